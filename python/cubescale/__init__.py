@@ -1,0 +1,30 @@
+"""cubescale: small, fast, explorable performance data of very large parallel runs.
+
+The package is a Pythonic layer over the C++ core ``cubescale._core``:
+
+* :mod:`cubescale.systree` — system trees in single-node and sequence form (constant size
+  on regular machines), enumeration without expansion, hwloc hardware levels;
+* :mod:`cubescale.parallel` — collective algorithms over mpi4py (imported only when used).
+
+Example
+-------
+>>> import cubescale
+>>> tree = cubescale.systree.SystemTree.from_shape("node:4 process:8 thread:2")
+>>> tree.count("locations")
+64
+"""
+
+from __future__ import annotations
+
+import os as _os
+
+# Developers may point at a CMake build directory holding _core (CUBESCALE_DEV_BUILD), so
+# that several build trees can be tested from one source checkout without installing.
+if _os.environ.get("CUBESCALE_DEV_BUILD"):
+    __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
+
+from . import systree
+from .errors import FormatError
+
+__version__ = "0.1.0"
+__all__ = ["FormatError", "systree", "__version__"]

@@ -1,0 +1,51 @@
+"""The ``cubescale`` command line.
+
+Each subcommand lives in its own module under :mod:`cubescale.commands` and registers
+itself with :func:`add_parser`; this file only dispatches.
+
+Example
+-------
+>>> from cubescale.cli import main
+>>> main(["systree", "--shape", "node:2 process:4"])  # doctest: +ELLIPSIS
+machine ×1 > node ×2 > process ×4
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .commands import COMMANDS
+from .errors import FormatError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand (for ``--help`` and tests)."""
+    parser = argparse.ArgumentParser(
+        prog="cubescale",
+        description="Small, fast, explorable performance data of very large parallel runs.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 success, 2 bad input)."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args) or 0
+    except FormatError as e:
+        print(f"cubescale: error: {e}", file=sys.stderr)
+        return 2
+    except (OSError, ValueError) as e:
+        print(f"cubescale: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

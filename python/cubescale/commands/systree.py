@@ -1,0 +1,78 @@
+"""``cubescale systree``: describe a machine in sequence form, with its size in both forms.
+
+Example
+-------
+>>> from cubescale.cli import main
+>>> main(["systree", "--shape", "node:2 process:4", "--quiet"])
+machine ×1 > node ×2 > process ×4
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..systree import SystemTree
+
+HELP = "print a machine description (sequence form) and its size in both forms"
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``systree`` subcommand."""
+    p = subparsers.add_parser(
+        "systree",
+        help=HELP,
+        description=(
+            "Print a machine description in sequence form — from a shape spec, a JSON or binary "
+            "file, or this machine via hwloc — with its size as sequence records and as "
+            "single-node definitions."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            "  cubescale systree --shape juqueen\n"
+            "  cubescale systree --shape 'rack:2 node:32 process:64 thread:4'\n"
+            "  cubescale systree --shape figure4 --json-out fig4.json\n"
+            "  cubescale systree --local --threads 4\n"
+            "  cubescale systree --local --synthetic 'pack:2 l3:1 core:4 pu:2' --cpus 0-1\n"
+            "shape presets: juqueen, juqueen-threads, juqueen-rack, figure4"
+        ),
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--shape", metavar="SPEC", help="levels 'class:count ...' or a preset (default: juqueen)")
+    src.add_argument("--json", metavar="FILE", type=Path, help="a JSON description (cubescale-systree)")
+    src.add_argument("--input", metavar="FILE", type=Path, help="a binary sequence tree (from --bytes-out)")
+    src.add_argument("--local", action="store_true", help="this machine (or a synthetic one) via hwloc")
+    p.add_argument("--synthetic", metavar="DESC", help="with --local: hwloc synthetic topology")
+    p.add_argument("--cpus", metavar="LIST", help="with --local: the process binding (hwloc list, e.g. 0-3)")
+    p.add_argument("--threads", type=int, default=1, help="with --local: threads of the process")
+    p.add_argument("--json-out", metavar="FILE", type=Path, help="also write the JSON form")
+    p.add_argument("--bytes-out", metavar="FILE", type=Path, help="also write the binary form")
+    p.add_argument("--quiet", action="store_true", help="print only the tree")
+    p.set_defaults(run=run)
+
+
+def _load(args) -> SystemTree:
+    if args.json:
+        return SystemTree.from_json(args.json.read_text(), source=str(args.json))
+    if args.input:
+        return SystemTree.from_bytes(args.input.read_bytes(), source=str(args.input))
+    if args.local:
+        return SystemTree.local(threads=args.threads, synthetic=args.synthetic, cpus=args.cpus)
+    return SystemTree.from_shape(args.shape or "juqueen")
+
+
+def run(args) -> int:
+    """Execute ``cubescale systree``."""
+    if (args.synthetic or args.cpus) and not args.local:
+        print("cubescale: error: --synthetic and --cpus go with --local", file=sys.stderr)
+        return 2
+    tree = _load(args)
+    print(tree.render() if args.quiet else tree.summary())
+    if args.json_out:
+        args.json_out.write_text(tree.to_json())
+    if args.bytes_out:
+        args.bytes_out.write_bytes(tree.to_bytes())
+    return 0

@@ -1,0 +1,45 @@
+"""Errors raised by cubescale.
+
+Bad input never crashes the process: every parser raises :class:`FormatError`, a
+:class:`ValueError` that names the file, the member inside it and the byte offset.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FormatError"]
+
+
+class FormatError(ValueError):
+    """Malformed, truncated, hostile or unsupported input.
+
+    Attributes
+    ----------
+    file : str
+        The file (or ``"<bytes>"`` for in-memory data).
+    member : str
+        The part of the file: a tar member such as ``"0.data"``, or a section.
+    offset : int
+        The byte offset within the member where the problem was found.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> try:
+    ...     cubescale.systree.SystemTree.from_bytes(b"garbage", source="x.bin")
+    ... except cubescale.FormatError as e:
+    ...     print(e.file, e.member, e.offset)
+    x.bin sequence tree 0
+    """
+
+    def __init__(self, message: str, file: str = "", member: str = "", offset: int = 0):
+        self.message = message
+        self.file = file
+        self.member = member
+        self.offset = offset
+        where = file or "<bytes>"
+        if member:
+            where += f": member {member}"
+        super().__init__(f"{where}: offset {offset}: {message}")
+
+    def __reduce__(self):  # picklable, e.g. across mpi4py
+        return (type(self), (self.message, self.file, self.member, self.offset))

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Sets everything up and runs every test: C++ tests (ctest), the same C++ tests under
+# AddressSanitizer + UBSan, Python tests (pytest, including the mpirun tests in tests/mpi)
+# and bounded fuzzing of the parsers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo
+JOBS=${JOBS:-2}
+
+echo "== C++ tests (release)"
+cmake -S . -B build/ctest -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF >/dev/null
+ninja -C build/ctest -j "$JOBS" cubescale_tests >/dev/null
+ctest --test-dir build/ctest --output-on-failure -j "$JOBS" --timeout 300
+
+echo "== C++ tests (AddressSanitizer + UBSan)"
+cmake -S . -B build/asan -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF \
+  -DCUBESCALE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$JOBS" --timeout 600
+
+echo "== Python tests"
+# Run from tests/ so that the installed package, not the source tree, is imported.
+(cd tests && python3 -m pytest -q -p no:cacheprovider .)
+
+if ls fuzz/run_*.sh >/dev/null 2>&1; then
+  echo "== fuzzing (bounded)"
+  for f in fuzz/run_*.sh; do bash "$f" "${FUZZ_SECONDS:-60}"; done
+fi
