@@ -8,6 +8,7 @@ APT_PACKAGES=(
   build-essential pkg-config cmake ninja-build
   libhwloc-dev hwloc libopen-trace-format2-dev
   libopenmpi-dev openmpi-bin zlib1g-dev libgtest-dev
+  clang-14 libclang-rt-14-dev
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

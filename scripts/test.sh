@@ -19,7 +19,9 @@ echo "== C++ tests (AddressSanitizer + UBSan)"
 cmake -S . -B build/asan -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF \
   -DCUBESCALE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
-ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+# hwloc's PCI plugin (libpciaccess) leaks ~1 KB per topology load and is dlclosed before
+# LeakSanitizer reports, so no suppression can name it: leave that plugin out here only.
+HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j "$JOBS" --timeout 600
 
 echo "== Python tests"
