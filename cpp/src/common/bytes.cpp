@@ -48,6 +48,15 @@ std::uint64_t ByteReader::varint_at_most(std::uint64_t limit, const char* what) 
   return v;
 }
 
+void ByteReader::expect_header(std::string_view magic, std::uint16_t version, const std::string& what) {
+  if (remaining() < magic.size() || bytes(magic.size()) != magic)
+    fail_at(0, "not a cubescale " + what + " (bad magic)");
+  const auto found = u16();
+  if (found != version)
+    fail_at(magic.size(), "unsupported " + what + " version " + std::to_string(found) + " (this reader knows " +
+                              std::to_string(version) + ")");
+}
+
 std::string_view ByteReader::bytes(std::size_t n) {
   if (remaining() < n) fail("unexpected end of data (need " + std::to_string(n) + " bytes)");
   auto s = data_.substr(pos_, n);

@@ -50,8 +50,7 @@ std::string NameMap::serialize(std::size_t chunk_entries) const {
   sort();
   if (chunk_entries == 0) chunk_entries = 1;
   ByteWriter w;
-  w.bytes(kMagic);
-  w.u16(kVersion);
+  w.header(kMagic, kVersion);
   std::uint64_t last = 0;
   for (std::size_t begin = 0; begin < entries_.size(); begin += chunk_entries) {
     const std::size_t end = std::min(entries_.size(), begin + chunk_entries);
@@ -79,10 +78,7 @@ NameMap NameMap::deserialize(std::string_view bytes, const std::string& source) 
 NameStreamReader::NameStreamReader(std::string_view bytes, std::string source)
     : bytes_(bytes), source_(std::move(source)) {
   ByteReader r(bytes_, source_, "names");
-  if (r.bytes(kMagic.size()) != kMagic) r.fail_at(0, "not a cubescale name stream (bad magic)");
-  const auto version = r.u16();
-  if (version != kVersion)
-    r.fail_at(kMagic.size(), "unsupported name stream version " + std::to_string(version));
+  r.expect_header(kMagic, kVersion, "name stream");
   offset_ = r.offset();
 }
 

@@ -12,8 +12,7 @@ constexpr std::size_t kMaxString = 1u << 16;
 std::string serialize(const SequenceTree& tree) {
   if (!tree.canonical()) throw std::logic_error("serialize takes a canonical tree");
   ByteWriter w;
-  w.bytes(kMagic);
-  w.u16(kVersion);
+  w.header(kMagic, kVersion);
   w.varint(tree.classes().size());
   for (const auto& c : tree.classes()) w.string(c);
   w.varint(tree.size());
@@ -33,11 +32,7 @@ std::string serialize(const SequenceTree& tree) {
 
 SequenceTree deserialize(std::string_view bytes, const std::string& source) {
   ByteReader r(bytes, source, "sequence tree");
-  if (bytes.size() < kMagic.size() || r.bytes(kMagic.size()) != kMagic)
-    r.fail_at(0, "not a cubescale sequence tree (bad magic)");
-  const auto version = r.u16();
-  if (version != kVersion)
-    r.fail_at(kMagic.size(), "unsupported sequence tree version " + std::to_string(version) + " (this reader knows 1)");
+  r.expect_header(kMagic, kVersion, "sequence tree");
   const auto class_count = r.varint_at_most(r.remaining(), "class count");
   std::vector<std::string> classes;
   classes.reserve(class_count);

@@ -22,6 +22,11 @@ class ByteWriter {
     varint(s.size());
     bytes(s);
   }
+  // Magic and version that open each of our binary formats.
+  void header(std::string_view magic, std::uint16_t version) {
+    bytes(magic);
+    u16(version);
+  }
   std::string take() { return std::move(out_); }
   std::size_t size() const { return out_.size(); }
 
@@ -46,6 +51,10 @@ class ByteReader {
   std::uint64_t varint_at_most(std::uint64_t limit, const char* what);
   std::string_view bytes(std::size_t n);
   std::string_view string(std::size_t max_length);
+
+  // Checks the magic and version written by ByteWriter::header; `what` names the format
+  // in the error ("sequence tree").
+  void expect_header(std::string_view magic, std::uint16_t version, const std::string& what);
 
   std::size_t offset() const { return pos_; }
   std::size_t remaining() const { return data_.size() - pos_; }
