@@ -1,8 +1,242 @@
+// CUBE4 reports for Python. Metric values cross as NumPy arrays over the core's own buffers
+// (uint8 [cnodes, locations * width], viewed as the metric's dtype by cubescale.report), kept
+// alive by the shared_ptr that the array's base capsule holds: no copies.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/anchor_xml.hpp"
+#include "cubescale/cube/reader.hpp"
+#include "cubescale/cube/writer.hpp"
 #include "register.hpp"
 
-namespace cubescale::bindings {
+namespace py = pybind11;
 
-// CUBE4 reports: filled in by the cube concept (issue 3).
-void register_cube(pybind11::module_& m) { (void)m; }
+namespace cubescale::bindings {
+using namespace cubescale::cube;
+
+namespace {
+
+using ByteArray = py::array_t<std::uint8_t, py::array::c_style>;
+using IndexArray = py::array_t<std::uint32_t, py::array::c_style | py::array::forcecast>;
+
+// A read-only view of a (shared, cached) matrix.
+py::array bytes_view(std::shared_ptr<const Severity> values) {
+  const auto rows = static_cast<py::ssize_t>(values->cnodes());
+  const auto row_bytes = static_cast<py::ssize_t>(values->row_bytes());
+  auto* holder = new std::shared_ptr<const Severity>(values);
+  py::capsule base(holder, [](void* p) { delete static_cast<std::shared_ptr<const Severity>*>(p); });
+  py::array out(py::dtype::of<std::uint8_t>(), {rows, row_bytes}, {row_bytes, py::ssize_t(1)}, values->data(), base);
+  py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return out;
+}
+
+py::array present_view(const Severity& values) {
+  py::array_t<bool> out(static_cast<py::ssize_t>(values.cnodes()));
+  auto m = out.mutable_unchecked<1>();
+  for (std::size_t c = 0; c < values.cnodes(); ++c) m(c) = values.present(c);
+  return out;
+}
+
+template <class T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
+}
+
+py::dict attributes(const Attributes& a) {
+  py::dict d;
+  for (const auto& [k, v] : a) d[py::str(k)] = v;
+  return d;
+}
+
+py::dict metric_dict(const Metric& m, std::size_t index) {
+  py::dict d;
+  d["index"] = index;
+  d["file_id"] = m.file_id;
+  d["parent"] = m.parent == kNoParent ? py::object(py::none()) : py::object(py::int_(m.parent));
+  d["kind"] = m.kind == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE";
+  d["dtype"] = m.dtype.name;
+  d["width"] = m.dtype.width();
+  d["disp_name"] = m.disp_name;
+  d["uniq_name"] = m.uniq_name;
+  d["uom"] = m.uom;
+  d["val"] = m.val;
+  d["url"] = m.url;
+  d["descr"] = m.descr;
+  d["attrs"] = attributes(m.attrs);
+  return d;
+}
+
+py::dict region_dict(const Region& r) {
+  py::dict d;
+  d["file_id"] = r.file_id;
+  d["name"] = r.name;
+  d["mangled_name"] = r.mangled_name;
+  d["mod"] = r.mod;
+  d["begin"] = r.begin;
+  d["end"] = r.end;
+  d["paradigm"] = r.paradigm;
+  d["role"] = r.role;
+  d["url"] = r.url;
+  d["descr"] = r.descr;
+  d["attrs"] = attributes(r.attrs);
+  return d;
+}
+
+MetricKind kind_of(bool inclusive) { return inclusive ? MetricKind::Inclusive : MetricKind::Exclusive; }
+
+std::shared_ptr<const Severity> select(const Report& r, std::size_t metric, py::object inclusive) {
+  py::gil_scoped_release release;
+  if (inclusive.is_none()) return r.values(metric);
+  return r.values(metric, kind_of(inclusive.cast<bool>()));
+}
+
+void register_report(py::module_& m) {
+  py::class_<Report, std::shared_ptr<Report>>(m, "CubeReport")
+      .def_property_readonly("metric_count", &Report::metric_count)
+      .def_property_readonly("cnode_count", &Report::cnode_count)
+      .def_property_readonly("location_count", &Report::location_count)
+      .def_property_readonly("version", [](const Report& r) { return r.definitions().version; })
+      .def_property_readonly("attrs", [](const Report& r) { return attributes(r.definitions().attrs); })
+      .def_property_readonly("mirrors", [](const Report& r) { return r.definitions().mirrors; })
+      .def("metrics",
+           [](const Report& r) {
+             py::list out;
+             const auto& ms = r.definitions().metrics;
+             for (std::size_t i = 0; i < ms.size(); ++i) out.append(metric_dict(ms[i], i));
+             return out;
+           })
+      .def("regions",
+           [](const Report& r) {
+             py::list out;
+             for (const auto& reg : r.definitions().regions) out.append(region_dict(reg));
+             return out;
+           })
+      .def("cnode_parents",
+           [](const Report& r) {
+             std::vector<std::int64_t> p;
+             for (auto v : r.cnode_parents()) p.push_back(v == kNoParent ? -1 : std::int64_t(v));
+             return to_array(p);
+           })
+      .def("cnode_regions",
+           [](const Report& r) {
+             std::vector<std::uint32_t> v;
+             for (const auto& c : r.definitions().cnodes) v.push_back(c.region);
+             return to_array(v);
+           })
+      .def("cnode_file_ids",
+           [](const Report& r) {
+             std::vector<std::uint64_t> v;
+             for (const auto& c : r.definitions().cnodes) v.push_back(c.file_id);
+             return to_array(v);
+           })
+      .def("cnode_parameters",
+           [](const Report& r, std::size_t c) {
+             py::list out;
+             for (const auto& p : r.definitions().cnodes.at(c).parameters) out.append(attributes(p));
+             return out;
+           })
+      .def("system_tree", [](const Report& r) { return r.definitions().system; })
+      .def("location_elements", [](const Report& r) { return to_array(r.definitions().locations); })
+      .def("location_group_elements", [](const Report& r) { return to_array(r.definitions().location_groups); })
+      .def("location_ranks", [](const Report& r) { return to_array(r.definitions().location_rank); })
+      .def("location_group_ranks", [](const Report& r) { return to_array(r.definitions().group_rank); })
+      .def("location_file_ids", [](const Report& r) { return to_array(r.definitions().location_file_id); })
+      .def("location_ancestors",
+           [](const Report& r, std::uint32_t depth) { return to_array(r.definitions().location_ancestors(depth)); })
+      .def_property_readonly("topologies_xml", [](const Report& r) { return r.definitions().topologies_xml; })
+      .def("loaded", &Report::loaded)
+      .def(
+          "values", [](const Report& r, std::size_t metric, py::object inclusive) { return bytes_view(select(r, metric, inclusive)); },
+          py::arg("metric"), py::arg("inclusive") = py::none())
+      .def(
+          "present", [](const Report& r, std::size_t metric, py::object inclusive) { return present_view(*select(r, metric, inclusive)); },
+          py::arg("metric"), py::arg("inclusive") = py::none())
+      .def(
+          "combine_rows",
+          [](const Report& r, std::size_t metric, py::object inclusive) {
+            auto v = select(r, metric, inclusive);
+            py::gil_scoped_release release;
+            return combine_rows(*v);
+          },
+          py::arg("metric"), py::arg("inclusive") = py::none())
+      .def(
+          "combine_locations",
+          [](const Report& r, std::size_t metric, py::object inclusive, IndexArray group, std::size_t groups) {
+            auto v = select(r, metric, inclusive);
+            std::vector<std::uint32_t> g(group.data(), group.data() + group.size());
+            auto out = std::make_shared<const Severity>(combine_locations(*v, g, groups));
+            return bytes_view(out);
+          },
+          py::arg("metric"), py::arg("inclusive"), py::arg("group"), py::arg("groups"))
+      .def("set_values", [](Report& r, std::size_t metric, ByteArray data) {
+        const auto& dt = r.definitions().metrics.at(metric).dtype;
+        Severity s(dt, r.cnode_count(), r.location_count());
+        if (static_cast<std::size_t>(data.size()) != s.bytes())
+          throw std::invalid_argument("expected " + std::to_string(s.bytes()) + " bytes of values");
+        std::memcpy(s.data(), data.data(), s.bytes());
+        s.mark_nonzero_rows();
+        r.set_values(metric, std::move(s));
+      });
+}
+
+void register_writer(py::module_& m) {
+  py::class_<CubexWriter>(m, "CubexWriter")
+      .def(py::init([](const std::shared_ptr<Report>& report, const std::string& path, bool compress, bool system_member) {
+             return std::make_unique<CubexWriter>(path, report->definitions(), WriteOptions{compress, system_member});
+           }),
+           py::arg("definitions_from"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true)
+      .def("row_order", [](const CubexWriter& w, std::size_t metric) { return to_array(w.row_order(metric)); })
+      .def("begin_metric", &CubexWriter::begin_metric)
+      .def("write_rows",
+           [](CubexWriter& w, ByteArray rows) {
+             if (rows.ndim() != 2) throw std::invalid_argument("rows must be a 2-d byte array [rows, row bytes]");
+             py::gil_scoped_release release;
+             w.write_rows(rows.data(), static_cast<std::size_t>(rows.shape(0)));
+           })
+      .def("end_metric", &CubexWriter::end_metric)
+      .def("finish", &CubexWriter::finish);
+}
+
+}  // namespace
+
+void register_cube(py::module_& m) {
+  register_report(m);
+  register_writer(m);
+  m.def(
+      "open_cubex",
+      [](const std::string& path) {
+        py::gil_scoped_release release;
+        return open_cubex(path);
+      },
+      py::arg("path"));
+  m.def(
+      "open_cubex_bytes", [](py::bytes data, const std::string& name) { return open_cubex_bytes(std::string(data), name); },
+      py::arg("data"), py::arg("name") = "<bytes>");
+  m.def(
+      "report_from_anchor",
+      [](const std::string& xml, const std::string& name) {
+        return std::make_shared<Report>(parse_anchor(inflate_if_gzip(xml, name, "anchor.xml"), name));
+      },
+      py::arg("xml"), py::arg("name") = "<anchor.xml>");
+  m.def("load_all", [](const Report& r) {
+    py::gil_scoped_release release;
+    load_all(r);
+  });
+  m.def(
+      "write_cubex",
+      [](const Report& r, const std::string& path, bool compress, bool system_member) {
+        py::gil_scoped_release release;
+        write_cubex(r, path, WriteOptions{compress, system_member});
+      },
+      py::arg("report"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true);
+  m.def("metric_inclusive", [](const std::vector<double>& v, const std::vector<std::uint32_t>& parents) {
+    return metric_inclusive(v, parents);
+  });
+  m.def("metric_exclusive", [](const std::vector<double>& v, const std::vector<std::uint32_t>& parents) {
+    return metric_exclusive(v, parents);
+  });
+}
 
 }  // namespace cubescale::bindings

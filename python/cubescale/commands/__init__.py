@@ -1,9 +1,9 @@
 """Subcommands of the ``cubescale`` command line, one module each.
 
-A module provides ``add_parser(subparsers)``, which adds its parser and sets
+A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import systree
+from . import report, systree
 
-COMMANDS = [systree]
+COMMANDS = [systree, report]

@@ -1,0 +1,41 @@
+#pragma once
+// Aggregation over the enumerated trees (paper 001, section 5): every tree is in preorder, so
+// inclusive values are one backward loop (each row added to its parent's row) and exclusive
+// values one loop subtracting each row from its parent's row. The inner loops run along the
+// location axis and vectorize. Sums wrap around for integers (as the measurement counters do);
+// MIN/MAXDOUBLE take min/max; TAU_ATOMIC combines field-wise (N, sum, sum2 add; min, max).
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/severity.hpp"
+
+namespace cubescale::cube {
+
+// dst[i] = dst[i] (+) src[i] for n values of type t.
+void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
+// dst[i] = dst[i] (-) src[i]: the inverse of combine for sum-like fields; min/max are kept
+// (they have no inverse, so an "exclusive" minimum is the stored one).
+void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
+
+// Converts a metric's matrix between inclusive and exclusive along the call tree given by
+// `parents` (preorder: parents[i] < i, kNoParent for roots).
+Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents);
+Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents);
+Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents);
+
+// Combines the location columns into groups: out[c][g] = (+) of values[c][l] with group[l] == g
+// (e.g. all threads of a process, all processes of a node).
+Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups);
+
+// One number per value for the panes of a viewer: the value itself for scalars, the sum field
+// of TAU_ATOMIC, the first component of vectors. `out` has cnodes x locations doubles.
+void to_doubles(const Severity& values, double* out);
+// Per cnode, all locations combined into one double (the call-tree pane of Cube).
+std::vector<double> combine_rows(const Severity& values);
+
+// Metric tree: values per metric (e.g. totals), inclusive = own + all descendants.
+std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents);
+std::vector<double> metric_exclusive(const std::vector<double>& inclusive, const std::vector<std::uint32_t>& parents);
+
+}  // namespace cubescale::cube

@@ -1,0 +1,35 @@
+#pragma once
+// anchor.xml: the definitions of a CUBE4 report. The parser is a single loop over tokens
+// with explicit stacks (hostile nesting cannot overflow the C stack); it accepts the CUBE4
+// layout and CUBE3-style system tags (<machine>, <node>, <process>, <thread>). The writer
+// follows CubeW's layout, which CubeLib's grammar-based parser requires.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubescale/cube/definitions.hpp"
+
+namespace cubescale::cube {
+
+struct AnchorOptions {
+  // Skip the <system> element (its bytes are still checked for a closing tag): used when the
+  // system tree comes from our compact member instead.
+  bool skip_system = false;
+};
+
+// Parses anchor.xml (already inflated). Throws FormatError naming `file`, member
+// "anchor.xml" and the byte offset.
+Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOptions options = {});
+
+// Inflates a gzip-compressed anchor.xml; returns the input unchanged when it is not gzipped.
+std::string inflate_if_gzip(std::string_view bytes, const std::string& file, const std::string& member);
+
+struct AnchorText {
+  std::string xml;
+  // Our location index of each <location> in the order written: data columns follow it.
+  std::vector<std::uint32_t> location_order;
+};
+// Writes anchor.xml with ids renumbered to our indices (ids 0..n-1 in preorder).
+AnchorText write_anchor(const Definitions& defs);
+
+}  // namespace cubescale::cube

@@ -1,0 +1,18 @@
+#pragma once
+// Opens .cubex files: maps the file, lists the tar members, parses anchor.xml and returns a
+// Report whose metric values are decoded from N.index / N.data on first use.
+#include <memory>
+#include <string>
+
+#include "cubescale/cube/report.hpp"
+
+namespace cubescale::cube {
+
+// Throws FormatError for anything malformed, std::system_error when the file cannot be read.
+std::shared_ptr<Report> open_cubex(const std::string& path);
+// The same over bytes in memory (tests, fuzzing); `name` is used in error messages.
+std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& name = "<bytes>");
+// Opens and decodes every metric (what a fuzzer or a validity check wants).
+void load_all(const Report& report);
+
+}  // namespace cubescale::cube

@@ -1,0 +1,46 @@
+#pragma once
+// A CUBE4 report: definitions plus, per metric, the matrix of values in the metric's own kind
+// (INCLUSIVE or EXCLUSIVE, as stored). Reports opened from a file load a metric's values on
+// first use; opening reads only the tar headers and anchor.xml (or our system tree member).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/severity.hpp"
+
+namespace cubescale::cube {
+
+class Report {
+ public:
+  using Loader = std::function<Severity(std::size_t metric)>;
+
+  // A report whose values are all zero until set_values() (for building reports in memory).
+  explicit Report(Definitions defs);
+  Report(Definitions defs, Loader loader);
+
+  const Definitions& definitions() const { return defs_; }
+  std::size_t metric_count() const { return defs_.metrics.size(); }
+  std::size_t cnode_count() const { return defs_.cnodes.size(); }
+  std::size_t location_count() const { return defs_.locations.size(); }
+
+  // Values as stored (in the metric's kind); loaded on first use, then shared.
+  std::shared_ptr<const Severity> values(std::size_t metric) const;
+  // Values as inclusive or exclusive along the call tree (converted when needed).
+  std::shared_ptr<const Severity> values(std::size_t metric, MetricKind kind) const;
+  void set_values(std::size_t metric, Severity values);
+  bool loaded(std::size_t metric) const;
+  const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
+
+ private:
+  Definitions defs_;
+  Loader loader_;
+  std::vector<std::uint32_t> cnode_parents_;
+  mutable std::vector<std::shared_ptr<const Severity>> cache_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace cubescale::cube

@@ -1,0 +1,14 @@
+#pragma once
+// Text from hostile files reaches error messages and Python strings: it must be valid UTF-8.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace cubescale::cube {
+
+// True when `s` is well-formed UTF-8; otherwise `bad_offset` is where it goes wrong.
+bool valid_utf8(std::string_view s, std::size_t& bad_offset);
+// `s` with bytes outside printable ASCII written as \xNN: safe to quote in any message.
+std::string printable(std::string_view s);
+
+}  // namespace cubescale::cube

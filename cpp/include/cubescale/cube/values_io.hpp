@@ -1,0 +1,43 @@
+#pragma once
+// The per-metric members N.index and N.data. The index says which rows are stored (as
+// positions in the metric's row enumeration, see definitions.hpp) and, through its marker,
+// the byte order of both members. Data rows are fixed-width values, one per location Id;
+// ZCUBEX.DATA holds zlib streams addressed by a table of (uncompressed offset, compressed
+// offset, compressed size).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubescale/cube/severity.hpp"
+
+namespace cubescale::cube {
+
+struct MemberName {
+  std::string file;
+  std::string member;
+};
+
+struct ValueIndex {
+  bool big_endian = false;
+  bool dense = false;
+  std::vector<std::uint32_t> positions;  // stored rows, in the order of the data member
+};
+
+// `rows` is the size of the metric's row enumeration (the number of cnodes).
+ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberName& where);
+
+// Decodes the data member into `out` (zero-filled, cnodes x locations). Position p of the
+// index is the row of cnode order[p]; destination column l takes file column column_of[l]
+// (empty column_of: identity). Trailing extra rows in the member are ignored.
+void read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+               const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where);
+
+// Little-endian SPARSE index for the given positions.
+std::string sparse_index(const std::vector<std::uint32_t>& positions);
+
+inline constexpr std::string_view kDataMagic = "CUBEX.DATA";
+inline constexpr std::string_view kZDataMagic = "ZCUBEX.DATA";
+inline constexpr std::string_view kIndexMagic = "CUBEX.INDEX";
+
+}  // namespace cubescale::cube

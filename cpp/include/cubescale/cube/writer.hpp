@@ -1,0 +1,69 @@
+#pragma once
+// Streaming .cubex writer (paper 001, section 3): rows arrive one (metric, block of cnodes) at
+// a time and go straight to the file, so memory is bounded by one block whatever the number of
+// locations and cnodes. All-zero rows are left out (SPARSE index); rows may be zlib-compressed
+// one stream per row (ZCUBEX). The archive is written under a temporary name and renamed when
+// finish() succeeds, so a failed write never leaves a half-written report behind.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/report.hpp"
+#include "cubescale/cube/tar.hpp"
+
+namespace cubescale::cube {
+
+struct WriteOptions {
+  bool compress = false;       // ZCUBEX rows
+  bool system_member = true;   // also store the system tree as sequence definitions
+};
+
+class CubexWriter {
+ public:
+  CubexWriter(const std::string& path, Definitions defs, WriteOptions options = {});
+  ~CubexWriter();  // removes the temporary file unless finish() succeeded
+  CubexWriter(const CubexWriter&) = delete;
+  CubexWriter& operator=(const CubexWriter&) = delete;
+
+  const Definitions& definitions() const { return defs_; }
+  // The cnodes whose rows metric m's data member holds, in file order: write_rows() takes rows
+  // in exactly this order.
+  const std::vector<std::uint32_t>& row_order(std::size_t metric) const;
+  void begin_metric(std::size_t metric);
+  // `rows` consecutive rows in row_order, each locations x width bytes in native byte order
+  // with columns in our location order.
+  void write_rows(const std::uint8_t* data, std::size_t rows);
+  void end_metric();
+  void finish();
+
+ private:
+  void write_row(const std::uint8_t* row);
+  void end_compressed();
+
+  std::string path_, temp_path_;
+  Definitions defs_;
+  WriteOptions options_;
+  std::FILE* out_ = nullptr;
+  std::unique_ptr<TarWriter> tar_;
+  std::vector<std::uint32_t> deep_, wide_, column_of_;  // column_of_ empty: identity
+  std::string anchor_;
+  // State of the open metric.
+  std::size_t metric_ = 0;
+  bool open_ = false, finished_ = false;
+  std::size_t next_position_ = 0;
+  std::vector<std::uint32_t> positions_;
+  std::vector<std::uint8_t> row_buffer_;
+  std::FILE* spill_ = nullptr;  // compressed rows, copied into the member at end_metric()
+  std::vector<std::uint64_t> table_;
+  std::uint64_t spilled_ = 0;
+  std::vector<std::uint8_t> compressed_;
+};
+
+// Writes a whole report through CubexWriter, block by block.
+void write_cubex(const Report& report, const std::string& path, WriteOptions options = {},
+                 std::size_t block_bytes = std::size_t(64) << 20);
+
+}  // namespace cubescale::cube

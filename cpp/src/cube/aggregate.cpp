@@ -1,0 +1,287 @@
+#include "cubescale/cube/aggregate.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace cubescale::cube {
+
+namespace {
+
+// Values may be unaligned (TAU_ATOMIC is 36 bytes), so fields are moved with memcpy, which
+// compilers turn into plain loads and stores.
+template <class T>
+T load(const std::uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class T>
+void store(std::uint8_t* p, T v) {
+  std::memcpy(p, &v, sizeof v);
+}
+
+// Unsigned arithmetic wraps around; signed is done in unsigned to wrap without UB.
+template <class T>
+void add_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  auto* d = reinterpret_cast<T*>(dst);
+  const auto* s = reinterpret_cast<const T*>(src);
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<T>(static_cast<U>(d[i]) + static_cast<U>(s[i]));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) d[i] += s[i];
+  }
+}
+template <class T>
+void sub_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  auto* d = reinterpret_cast<T*>(dst);
+  const auto* s = reinterpret_cast<const T*>(src);
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    for (std::size_t i = 0; i < n; ++i) d[i] = static_cast<T>(static_cast<U>(d[i]) - static_cast<U>(s[i]));
+  } else {
+    for (std::size_t i = 0; i < n; ++i) d[i] -= s[i];
+  }
+}
+void min_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  auto* d = reinterpret_cast<double*>(dst);
+  const auto* s = reinterpret_cast<const double*>(src);
+  for (std::size_t i = 0; i < n; ++i) d[i] = std::min(d[i], s[i]);
+}
+void max_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  auto* d = reinterpret_cast<double*>(dst);
+  const auto* s = reinterpret_cast<const double*>(src);
+  for (std::size_t i = 0; i < n; ++i) d[i] = std::max(d[i], s[i]);
+}
+
+void tau_combine(std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
+  for (std::size_t i = 0; i < n; ++i, dst += 36, src += 36) {
+    const auto sign = subtract ? -1.0 : 1.0;
+    store<std::uint32_t>(dst, subtract ? load<std::uint32_t>(dst) - load<std::uint32_t>(src)
+                                       : load<std::uint32_t>(dst) + load<std::uint32_t>(src));
+    if (!subtract) {
+      store<double>(dst + 4, std::min(load<double>(dst + 4), load<double>(src + 4)));
+      store<double>(dst + 12, std::max(load<double>(dst + 12), load<double>(src + 12)));
+    }
+    store<double>(dst + 20, load<double>(dst + 20) + sign * load<double>(src + 20));
+    store<double>(dst + 28, load<double>(dst + 28) + sign * load<double>(src + 28));
+  }
+}
+
+void histogram_combine(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
+  const std::size_t w = t.width();
+  for (std::size_t i = 0; i < n; ++i, dst += w, src += w) {
+    if (!subtract) {
+      store<double>(dst, std::min(load<double>(dst), load<double>(src)));
+      store<double>(dst + 8, std::max(load<double>(dst + 8), load<double>(src + 8)));
+      add_array<double>(dst + 16, src + 16, t.count);
+    } else {
+      sub_array<double>(dst + 16, src + 16, t.count);
+    }
+  }
+}
+
+void sum_like(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const std::size_t count = n * (t.width() / sizeof(T));
+    subtract ? sub_array<T>(dst, src, count) : add_array<T>(dst, src, count);
+  };
+  switch (t.kind) {
+    case ValueKind::Int8: return run(std::int8_t{});
+    case ValueKind::Int16: return run(std::int16_t{});
+    case ValueKind::Int32: return run(std::int32_t{});
+    case ValueKind::Int64: return run(std::int64_t{});
+    case ValueKind::UInt8: return run(std::uint8_t{});
+    case ValueKind::UInt16: return run(std::uint16_t{});
+    case ValueKind::UInt32: return run(std::uint32_t{});
+    case ValueKind::UInt64: return run(std::uint64_t{});
+    default: return run(double{});  // DOUBLE and the double vectors: field-wise sums
+  }
+}
+
+}  // namespace
+
+void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  switch (t.combine()) {
+    case Combine::Min: return min_array(dst, src, n);
+    case Combine::Max: return max_array(dst, src, n);
+    case Combine::TauAtomic: return tau_combine(dst, src, n, false);
+    case Combine::Histogram: return histogram_combine(t, dst, src, n, false);
+    case Combine::Sum: return sum_like(t, dst, src, n, false);
+  }
+}
+
+void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  switch (t.combine()) {
+    case Combine::Min: case Combine::Max: return;
+    case Combine::TauAtomic: return tau_combine(dst, src, n, true);
+    case Combine::Histogram: return histogram_combine(t, dst, src, n, true);
+    case Combine::Sum: return sum_like(t, dst, src, n, true);
+  }
+}
+
+namespace {
+
+// Children of every cnode as one flat array (CSR): children of i are
+// child[first[i] .. first[i + 1]), in index order. Built in two loops.
+struct ChildLists {
+  std::vector<std::size_t> first;
+  std::vector<std::uint32_t> child;
+  explicit ChildLists(const std::vector<std::uint32_t>& parents) : first(parents.size() + 1, 0), child() {
+    for (auto p : parents)
+      if (p != kNoParent) ++first[p + 1];
+    for (std::size_t i = 0; i < parents.size(); ++i) first[i + 1] += first[i];
+    child.resize(first.back());
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < parents.size(); ++i)
+      if (parents[i] != kNoParent) child[next[parents[i]]++] = static_cast<std::uint32_t>(i);
+  }
+};
+
+void check_parents(const Severity& values, const std::vector<std::uint32_t>& parents) {
+  if (parents.size() != values.cnodes()) throw std::invalid_argument("parents and rows differ in size");
+  for (std::size_t i = 0; i < parents.size(); ++i)
+    if (parents[i] != kNoParent && parents[i] >= i) throw std::invalid_argument("parents must precede children");
+}
+
+}  // namespace
+
+// Each output row is written once: its own row, then its children's rows combined into it
+// (the same memory traffic as one element-wise NumPy sum). Backward, so that children are
+// already inclusive when their parent is computed.
+Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents) {
+  check_parents(exclusive, parents);
+  const ChildLists tree(parents);
+  Severity out(exclusive.dtype(), exclusive.cnodes(), exclusive.locations());
+  const auto& t = exclusive.dtype();
+  for (std::size_t i = parents.size(); i-- > 0;) {
+    bool have = exclusive.present(i);
+    if (have) std::memcpy(out.row(i), exclusive.row(i), out.row_bytes());
+    for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+      const auto c = tree.child[k];
+      if (!out.present(c)) continue;
+      // An absent row has no values: copying keeps MIN/MAX from starting at zero.
+      if (have) combine_values(t, out.row(i), out.row(c), out.locations());
+      else std::memcpy(out.row(i), out.row(c), out.row_bytes());
+      have = true;
+    }
+    out.set_present(i, have);
+  }
+  return out;
+}
+
+Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents) {
+  check_parents(inclusive, parents);
+  const ChildLists tree(parents);
+  Severity out(inclusive.dtype(), inclusive.cnodes(), inclusive.locations());
+  const auto& t = inclusive.dtype();
+  for (std::size_t i = 0; i < parents.size(); ++i) {
+    bool have = inclusive.present(i);
+    if (have) std::memcpy(out.row(i), inclusive.row(i), out.row_bytes());
+    for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+      const auto c = tree.child[k];
+      if (!inclusive.present(c)) continue;
+      subtract_values(t, out.row(i), inclusive.row(c), out.locations());
+      have = true;
+    }
+    out.set_present(i, have);
+  }
+  return out;
+}
+
+Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents) {
+  if (from == to) return values;
+  return to == MetricKind::Inclusive ? to_inclusive(values, parents) : to_exclusive(values, parents);
+}
+
+Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups) {
+  if (group.size() != values.locations()) throw std::invalid_argument("one group per location expected");
+  for (auto g : group)
+    if (g >= groups) throw std::invalid_argument("group index out of range");
+  Severity out(values.dtype(), values.cnodes(), groups);
+  const std::size_t w = values.dtype().width();
+  std::vector<std::uint8_t> seen(groups);
+  for (std::size_t c = 0; c < values.cnodes(); ++c) {
+    if (!values.present(c)) continue;
+    out.set_present(c, true);
+    std::fill(seen.begin(), seen.end(), 0);
+    const auto* src = values.row(c);
+    auto* dst = out.row(c);
+    for (std::size_t l = 0; l < group.size(); ++l) {
+      // The first value of a group is copied, so that MIN/MAX do not start from zero.
+      if (!seen[group[l]]) std::memcpy(dst + group[l] * w, src + l * w, w), seen[group[l]] = 1;
+      else combine_values(values.dtype(), dst + group[l] * w, src + l * w, 1);
+    }
+  }
+  return out;
+}
+
+void to_doubles(const Severity& values, double* out) {
+  const auto& t = values.dtype();
+  const std::size_t n = values.cnodes() * values.locations();
+  const std::uint8_t* p = values.data();
+  const std::size_t w = t.width();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(load<T>(p + i * w));
+  };
+  switch (t.kind) {
+    case ValueKind::Int8: return run(std::int8_t{});
+    case ValueKind::Int16: return run(std::int16_t{});
+    case ValueKind::Int32: return run(std::int32_t{});
+    case ValueKind::Int64: return run(std::int64_t{});
+    case ValueKind::UInt8: return run(std::uint8_t{});
+    case ValueKind::UInt16: return run(std::uint16_t{});
+    case ValueKind::UInt32: return run(std::uint32_t{});
+    case ValueKind::UInt64: return run(std::uint64_t{});
+    case ValueKind::TauAtomic:
+      for (std::size_t i = 0; i < n; ++i) out[i] = load<double>(p + i * w + 20);
+      return;
+    case ValueKind::Histogram:
+      for (std::size_t i = 0; i < n; ++i) {
+        double s = 0;
+        for (std::size_t b = 0; b < t.count; ++b) s += load<double>(p + i * w + 16 + 8 * b);
+        out[i] = s;
+      }
+      return;
+    default: return run(double{});
+  }
+}
+
+std::vector<double> combine_rows(const Severity& values) {
+  std::vector<double> all(values.cnodes() * values.locations());
+  to_doubles(values, all.data());
+  std::vector<double> out(values.cnodes(), 0.0);
+  const auto how = values.dtype().combine();
+  const std::size_t L = values.locations();
+  for (std::size_t c = 0; c < values.cnodes(); ++c) {
+    const double* row = all.data() + c * L;
+    if (L == 0) continue;
+    double acc = row[0];
+    for (std::size_t l = 1; l < L; ++l)
+      acc = how == Combine::Min ? std::min(acc, row[l]) : how == Combine::Max ? std::max(acc, row[l]) : acc + row[l];
+    out[c] = acc;
+  }
+  return out;
+}
+
+std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents) {
+  if (parents.size() != exclusive.size()) throw std::invalid_argument("parents and values differ in size");
+  std::vector<double> out = exclusive;
+  for (std::size_t i = parents.size(); i-- > 0;)
+    if (parents[i] != kNoParent) out[parents[i]] += out[i];
+  return out;
+}
+
+std::vector<double> metric_exclusive(const std::vector<double>& inclusive, const std::vector<std::uint32_t>& parents) {
+  if (parents.size() != inclusive.size()) throw std::invalid_argument("parents and values differ in size");
+  std::vector<double> out = inclusive;
+  for (std::size_t i = 0; i < parents.size(); ++i)
+    if (parents[i] != kNoParent) out[parents[i]] -= inclusive[i];
+  return out;
+}
+
+}  // namespace cubescale::cube

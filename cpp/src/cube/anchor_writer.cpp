@@ -1,0 +1,205 @@
+// Writes anchor.xml in CubeW's layout: CubeLib reads it with a grammar, so element order
+// (name, class, attrs, location groups, then child nodes; metric fields in fixed order)
+// matters, not only well-formedness. Ids are our indices, so location Id = data column.
+#include <algorithm>
+
+#include "cubescale/cube/anchor_xml.hpp"
+#include "cubescale/cube/xml.hpp"
+
+namespace cubescale::cube {
+
+namespace {
+
+using systree::Kind;
+
+void element(std::string& out, const char* tag, std::string_view text) {
+  out += '<';
+  out += tag;
+  out += '>';
+  out += xml_escape(text);
+  out += "</";
+  out += tag;
+  out += ">\n";
+}
+
+void attrs(std::string& out, const Attributes& a) {
+  for (const auto& [k, v] : a) out += "<attr key=\"" + xml_escape(k) + "\" value=\"" + xml_escape(v) + "\"/>\n";
+}
+
+void write_header(std::string& out, const Definitions& d) {
+  out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\n<cube version=\"4.4\">\n";
+  attrs(out, d.attrs);
+  out += "<doc>\n<mirrors>\n";
+  for (const auto& m : d.mirrors) element(out, "murl", m);
+  out += "</mirrors>\n</doc>\n";
+}
+
+void write_metrics(std::string& out, const Definitions& d) {
+  out += "<metrics>\n";
+  const auto n = d.metrics.size();
+  std::vector<std::uint32_t> open;  // metric ancestors whose </metric> is pending
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const auto& m = d.metrics[i];
+    while (!open.empty() && open.back() != m.parent) out += "</metric>\n", open.pop_back();
+    out += "<metric id=\"" + std::to_string(i) + "\" type=\"" +
+           (m.kind == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE") + "\"";
+    for (const auto& [k, v] : m.xml_attributes) out += " " + k + "=\"" + xml_escape(v) + "\"";
+    out += ">\n";
+    element(out, "disp_name", m.disp_name);
+    element(out, "uniq_name", m.uniq_name);
+    element(out, "dtype", m.dtype.name);
+    element(out, "uom", m.uom);
+    if (!m.val.empty()) element(out, "val", m.val);
+    element(out, "url", m.url);
+    element(out, "descr", m.descr);
+    attrs(out, m.attrs);
+    open.push_back(i);
+  }
+  while (!open.empty()) out += "</metric>\n", open.pop_back();
+  out += "</metrics>\n";
+}
+
+void write_program(std::string& out, const Definitions& d) {
+  out += "<program>\n";
+  for (std::size_t i = 0; i < d.regions.size(); ++i) {
+    const auto& r = d.regions[i];
+    out += "<region id=\"" + std::to_string(i) + "\" mod=\"" + xml_escape(r.mod) + "\" begin=\"" +
+           std::to_string(r.begin) + "\" end=\"" + std::to_string(r.end) + "\">\n";
+    element(out, "name", r.name);
+    element(out, "mangled_name", r.mangled_name);
+    element(out, "paradigm", r.paradigm);
+    element(out, "role", r.role);
+    element(out, "url", r.url);
+    element(out, "descr", r.descr);
+    attrs(out, r.attrs);
+    out += "</region>\n";
+  }
+  std::vector<std::uint32_t> open;
+  for (std::uint32_t i = 0; i < d.cnodes.size(); ++i) {
+    const auto& c = d.cnodes[i];
+    while (!open.empty() && open.back() != c.parent) out += "</cnode>\n", open.pop_back();
+    out += "<cnode id=\"" + std::to_string(i) + "\" calleeId=\"" + std::to_string(c.region) + "\">\n";
+    for (const auto& p : c.parameters) {
+      out += "<parameter";
+      for (const auto& [k, v] : p) out += " " + k + "=\"" + xml_escape(v) + "\"";
+      out += "/>\n";
+    }
+    attrs(out, c.attrs);
+    open.push_back(i);
+  }
+  while (!open.empty()) out += "</cnode>\n", open.pop_back();
+  out += "</program>\n";
+}
+
+// Depth-first over the system tree with an explicit stack; location groups are written
+// before child nodes, as CubeW does.
+class SystemWriter {
+ public:
+  SystemWriter(const Definitions& d, std::string& out) : d_(d), out_(out) {
+    location_index_.assign(d.system.size(), 0);
+    group_index_.assign(d.system.size(), 0);
+    for (std::uint32_t l = 0; l < d.locations.size(); ++l) location_index_[d.locations[l]] = l;
+    for (std::uint32_t g = 0; g < d.location_groups.size(); ++g) group_index_[d.location_groups[g]] = g;
+  }
+
+  std::vector<std::uint32_t> run() {
+    out_ += "<system>\n";
+    for (std::uint32_t e = 0; e < d_.system.size(); ++e)
+      if (d_.system.parent(e) == systree::SingleTree::kNoParent) write_from(e);
+    out_ += "<topologies>\n";
+    if (topologies_valid()) out_ += d_.topologies_xml + (d_.topologies_xml.empty() || d_.topologies_xml.back() == '\n' ? "" : "\n");
+    out_ += "</topologies>\n</system>\n";
+    return std::move(order_);
+  }
+
+ private:
+  // Topologies address locations by Id; they stay valid only when Ids equal our indices.
+  bool topologies_valid() const {
+    for (std::size_t l = 0; l < d_.location_file_id.size(); ++l)
+      if (d_.location_file_id[l] != l) return false;
+    return true;
+  }
+
+  void write_from(std::uint32_t root) {
+    // Stack entries: element to open, or (element | kClose) to close.
+    constexpr std::uint64_t kClose = 1ull << 32;
+    std::vector<std::uint64_t> stack{root};
+    while (!stack.empty()) {
+      const auto top = stack.back();
+      stack.pop_back();
+      const auto e = static_cast<std::uint32_t>(top & 0xffffffffu);
+      if (top & kClose) {
+        close(e);
+        continue;
+      }
+      open(e);
+      stack.push_back(kClose | e);
+      const auto& children = d_.system.children(e);
+      // Pushed in reverse so that they pop in order: groups/locations first, then nodes.
+      for (auto it = children.rbegin(); it != children.rend(); ++it)
+        if (d_.system.kind(*it) == Kind::Node) stack.push_back(*it);
+      for (auto it = children.rbegin(); it != children.rend(); ++it)
+        if (d_.system.kind(*it) != Kind::Node) stack.push_back(*it);
+    }
+  }
+
+  void open(std::uint32_t e) {
+    const auto& t = d_.system;
+    const auto props = [&] { attrs(out_, t.properties(e)); };
+    switch (t.kind(e)) {
+      case Kind::Node:
+        out_ += "<systemtreenode Id=\"" + std::to_string(node_id_++) + "\">\n";
+        element(out_, "name", t.name(e));
+        element(out_, "class", t.cls(e));
+        props();
+        break;
+      case Kind::LocationGroup: {
+        const auto g = group_index_[e];
+        out_ += "<locationgroup Id=\"" + std::to_string(g) + "\">\n";
+        element(out_, "name", t.name(e));
+        element(out_, "rank", std::to_string(d_.group_rank[g]));
+        element(out_, "type", t.cls(e));
+        props();
+        break;
+      }
+      case Kind::Location: {
+        const auto l = location_index_[e];
+        out_ += "<location Id=\"" + std::to_string(order_.size()) + "\">\n";
+        order_.push_back(l);
+        element(out_, "name", t.name(e));
+        element(out_, "rank", std::to_string(d_.location_rank[l]));
+        element(out_, "type", t.cls(e));
+        props();
+        break;
+      }
+    }
+  }
+
+  void close(std::uint32_t e) {
+    switch (d_.system.kind(e)) {
+      case Kind::Node: out_ += "</systemtreenode>\n"; break;
+      case Kind::LocationGroup: out_ += "</locationgroup>\n"; break;
+      case Kind::Location: out_ += "</location>\n"; break;
+    }
+  }
+
+  const Definitions& d_;
+  std::string& out_;
+  std::vector<std::uint32_t> location_index_, group_index_, order_;
+  std::uint64_t node_id_ = 0;
+};
+
+}  // namespace
+
+AnchorText write_anchor(const Definitions& defs) {
+  AnchorText result;
+  auto& out = result.xml;
+  write_header(out, defs);
+  write_metrics(out, defs);
+  write_program(out, defs);
+  result.location_order = SystemWriter(defs, out).run();
+  out += "</cube>\n";
+  return result;
+}
+
+}  // namespace cubescale::cube

@@ -1,0 +1,52 @@
+#include "cubescale/cube/report.hpp"
+
+#include <stdexcept>
+
+#include "cubescale/cube/aggregate.hpp"
+
+namespace cubescale::cube {
+
+Report::Report(Definitions defs) : Report(std::move(defs), nullptr) {}
+
+Report::Report(Definitions defs, Loader loader)
+    : defs_(std::move(defs)), loader_(std::move(loader)), cnode_parents_(defs_.cnode_parents()), cache_(defs_.metrics.size()) {
+  validate(defs_);
+}
+
+std::shared_ptr<const Severity> Report::values(std::size_t metric) const {
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  {
+    std::lock_guard lock(mutex_);
+    if (cache_[metric]) return cache_[metric];
+  }
+  // Loading happens outside the lock so that several metrics can be read in parallel.
+  auto loaded = loader_ ? std::make_shared<const Severity>(loader_(metric))
+                        : std::make_shared<const Severity>(defs_.metrics[metric].dtype, cnode_count(), location_count());
+  std::lock_guard lock(mutex_);
+  if (!cache_[metric]) cache_[metric] = std::move(loaded);
+  return cache_[metric];
+}
+
+std::shared_ptr<const Severity> Report::values(std::size_t metric, MetricKind kind) const {
+  auto stored = values(metric);
+  const auto from = defs_.metrics[metric].kind;
+  if (from == kind) return stored;
+  return std::make_shared<const Severity>(convert(*stored, from, kind, cnode_parents_));
+}
+
+void Report::set_values(std::size_t metric, Severity values) {
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  if (values.cnodes() != cnode_count() || values.locations() != location_count())
+    throw std::invalid_argument("values must have one row per cnode and one column per location");
+  if (values.dtype().kind != defs_.metrics[metric].dtype.kind || values.dtype().count != defs_.metrics[metric].dtype.count)
+    throw std::invalid_argument("values have a different data type than the metric");
+  std::lock_guard lock(mutex_);
+  cache_[metric] = std::make_shared<const Severity>(std::move(values));
+}
+
+bool Report::loaded(std::size_t metric) const {
+  std::lock_guard lock(mutex_);
+  return metric < cache_.size() && cache_[metric] != nullptr;
+}
+
+}  // namespace cubescale::cube

@@ -1,0 +1,69 @@
+#include "cubescale/cube/severity.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+
+#include <sys/mman.h>
+
+namespace cubescale::cube {
+
+Severity::Severity(DataType dtype, std::size_t cnodes, std::size_t locations)
+    : dtype_(std::move(dtype)), cnodes_(cnodes), locations_(locations), present_(cnodes, 0) {
+  if (locations_ && dtype_.width() && cnodes_ > SIZE_MAX / locations_ / dtype_.width()) throw std::bad_alloc();
+  storage_ = allocate_zeroed(bytes());
+}
+
+void Severity::Release::operator()(std::uint8_t* p) const noexcept {
+  if (mapped_bytes) ::munmap(p, mapped_bytes);
+  else std::free(p);
+}
+
+std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate_zeroed(std::size_t bytes) {
+  constexpr std::size_t kMapFrom = std::size_t(4) << 20;
+  if (bytes >= kMapFrom) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
+#endif
+    return std::unique_ptr<std::uint8_t[], Release>(static_cast<std::uint8_t*>(p), Release{bytes});
+  }
+  auto* p = static_cast<std::uint8_t*>(std::calloc(std::max<std::size_t>(bytes, 1), 1));
+  if (!p) throw std::bad_alloc();
+  return std::unique_ptr<std::uint8_t[], Release>(p, Release{0});
+}
+
+Severity::Severity(const Severity& other)
+    : dtype_(other.dtype_), cnodes_(other.cnodes_), locations_(other.locations_), present_(other.present_) {
+  storage_ = allocate_zeroed(bytes());
+  if (bytes()) std::memcpy(storage_.get(), other.storage_.get(), bytes());
+}
+
+Severity& Severity::operator=(const Severity& other) {
+  if (this != &other) *this = Severity(other);
+  return *this;
+}
+
+bool row_is_zero(const std::uint8_t* row, std::size_t bytes) {
+  // Word-wise test: rows are long and mostly non-zero, so the first word usually decides.
+  std::size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, row + i, 8);
+    if (w) return false;
+  }
+  for (; i < bytes; ++i)
+    if (row[i]) return false;
+  return true;
+}
+
+void Severity::mark_nonzero_rows() {
+  for (std::size_t c = 0; c < cnodes_; ++c) present_[c] = row_is_zero(row(c), row_bytes()) ? 0 : 1;
+}
+
+std::size_t Severity::present_rows() const {
+  return static_cast<std::size_t>(std::count(present_.begin(), present_.end(), std::uint8_t(1)));
+}
+
+}  // namespace cubescale::cube

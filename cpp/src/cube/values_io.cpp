@@ -1,0 +1,163 @@
+#include "cubescale/cube/values_io.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::cube {
+
+namespace {
+
+constexpr std::uint8_t kSparse = 1, kDense = 3;
+
+std::uint64_t read_uint(std::string_view bytes, std::size_t at, int n, bool big_endian) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto b = static_cast<std::uint8_t>(bytes[at + i]);
+    v |= std::uint64_t(b) << (8 * (big_endian ? n - 1 - i : i));
+  }
+  return v;
+}
+
+[[noreturn]] void fail(const MemberName& where, std::size_t offset, const std::string& message) {
+  throw FormatError(where.file, where.member, offset, message);
+}
+
+void need(std::string_view bytes, std::size_t at, std::size_t n, const MemberName& where, const char* what) {
+  if (bytes.size() < at || bytes.size() - at < n)
+    fail(where, bytes.size(), std::string("truncated ") + what + " (need " + std::to_string(at + n) + " bytes, have " +
+                                  std::to_string(bytes.size()) + ")");
+}
+
+// Inflates ZCUBEX streams into `raw` (sized to what the index needs); output beyond that size
+// belongs to trailing rows and is dropped.
+std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t needed, const MemberName& where) {
+  std::size_t at = kZDataMagic.size();
+  need(bytes, at, 8, where, "ZCUBEX header");
+  const auto count = read_uint(bytes, at, 8, big_endian);
+  at += 8;
+  if (count > (bytes.size() - at) / 24) fail(where, at - 8, "ZCUBEX block count " + std::to_string(count) + " exceeds the member");
+  const std::size_t table = at;
+  const std::size_t streams = table + 24 * count;
+  std::string raw(needed, '\0');
+  for (std::uint64_t b = 0; b < count; ++b) {
+    const auto entry = table + 24 * b;
+    const auto uoff = read_uint(bytes, entry, 8, big_endian);
+    const auto coff = read_uint(bytes, entry + 8, 8, big_endian);
+    const auto csize = read_uint(bytes, entry + 16, 8, big_endian);
+    if (csize == 0 || uoff >= needed) continue;
+    if (coff > bytes.size() - streams || csize > bytes.size() - streams - coff)
+      fail(where, entry, "ZCUBEX block " + std::to_string(b) + " lies outside the member");
+    z_stream z{};
+    if (inflateInit(&z) != Z_OK) fail(where, entry, "cannot start inflating");
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + streams + coff));
+    z.avail_in = static_cast<uInt>(csize);
+    z.next_out = reinterpret_cast<Bytef*>(raw.data() + uoff);
+    z.avail_out = static_cast<uInt>(needed - uoff);
+    int rc = inflate(&z, Z_FINISH);
+    // A full buffer: the block continues into trailing rows. They are inflated into scratch
+    // space and dropped, so that the stream's checksum is still verified.
+    char scratch[1 << 14];
+    while ((rc == Z_BUF_ERROR || rc == Z_OK) && z.avail_out == 0 && z.avail_in > 0) {
+      z.next_out = reinterpret_cast<Bytef*>(scratch);
+      z.avail_out = sizeof scratch;
+      rc = inflate(&z, Z_FINISH);
+    }
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END) fail(where, streams + coff, "corrupt zlib stream in ZCUBEX block " + std::to_string(b));
+  }
+  return raw;
+}
+
+void swap_fields(std::uint8_t* value, const std::vector<std::uint8_t>& fields) {
+  for (auto f : fields) {
+    std::reverse(value, value + f);
+    value += f;
+  }
+}
+
+}  // namespace
+
+ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberName& where) {
+  need(bytes, 0, kIndexMagic.size() + 7, where, "index header");
+  if (bytes.substr(0, kIndexMagic.size()) != kIndexMagic) fail(where, 0, "not a CUBEX.INDEX member (wrong magic)");
+  ValueIndex index;
+  std::size_t at = kIndexMagic.size();
+  const auto marker = read_uint(bytes, at, 4, false);
+  if (marker == 1) index.big_endian = false;
+  else if (marker == 0x01000000u) index.big_endian = true;
+  else fail(where, at, "bad endianness marker " + std::to_string(marker));
+  at += 4 + 2;  // marker, version
+  const auto format = static_cast<std::uint8_t>(bytes[at++]);
+  if (format == kDense) {
+    index.dense = true;
+    index.positions.resize(rows);
+    for (std::size_t i = 0; i < rows; ++i) index.positions[i] = static_cast<std::uint32_t>(i);
+    return index;
+  }
+  if (format != kSparse) fail(where, at - 1, "unknown index format " + std::to_string(format));
+  need(bytes, at, 4, where, "index count");
+  const auto n = read_uint(bytes, at, 4, index.big_endian);
+  if (n > rows) fail(where, at, "index lists " + std::to_string(n) + " rows but the call tree has " + std::to_string(rows));
+  at += 4;
+  need(bytes, at, 4 * n, where, "index positions");
+  index.positions.resize(n);
+  for (std::size_t i = 0; i < n; ++i, at += 4) {
+    const auto p = read_uint(bytes, at, 4, index.big_endian);
+    if (p >= rows) fail(where, at, "row position " + std::to_string(p) + " outside the call tree of " + std::to_string(rows));
+    index.positions[i] = static_cast<std::uint32_t>(p);
+  }
+  return index;
+}
+
+void read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+               const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
+  const std::size_t width = out.dtype().width();
+  const std::size_t row_bytes = out.row_bytes();
+  const std::size_t needed = index.positions.size() * row_bytes;
+  std::string inflated;
+  std::string_view raw;
+  if (bytes.substr(0, kZDataMagic.size()) == kZDataMagic) {
+    inflated = inflate_rows(bytes, index.big_endian, needed, where);
+    raw = inflated;
+  } else if (bytes.substr(0, kDataMagic.size()) == kDataMagic) {
+    raw = bytes.substr(kDataMagic.size());
+    if (raw.size() < needed)
+      fail(where, bytes.size(), "data member has " + std::to_string(raw.size()) + " bytes of rows, the index needs " +
+                                    std::to_string(needed));
+  } else {
+    fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
+  }
+  const bool swap = index.big_endian && width > 1;
+  const auto fields = out.dtype().fields();
+  const std::size_t locations = out.locations();
+  for (std::size_t k = 0; k < index.positions.size(); ++k) {
+    const auto c = order[index.positions[k]];
+    const auto* src = reinterpret_cast<const std::uint8_t*>(raw.data()) + k * row_bytes;
+    auto* dst = out.row(c);
+    out.set_present(c, true);
+    if (column_of.empty()) std::memcpy(dst, src, row_bytes);
+    else
+      for (std::size_t l = 0; l < locations; ++l) std::memcpy(dst + l * width, src + column_of[l] * width, width);
+    if (swap)
+      for (std::size_t l = 0; l < locations; ++l) swap_fields(dst + l * width, fields);
+  }
+}
+
+std::string sparse_index(const std::vector<std::uint32_t>& positions) {
+  std::string out(kIndexMagic);
+  auto put = [&](std::uint64_t v, int n) {
+    for (int i = 0; i < n; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  };
+  put(1, 4);
+  put(0, 2);
+  put(kSparse, 1);
+  put(positions.size(), 4);
+  for (auto p : positions) put(p, 4);
+  return out;
+}
+
+}  // namespace cubescale::cube

@@ -1,0 +1,174 @@
+#include "cubescale/cube/writer.hpp"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+#include "cubescale/cube/anchor_xml.hpp"
+#include "cubescale/cube/severity.hpp"
+#include "cubescale/cube/system_member.hpp"
+#include "cubescale/cube/values_io.hpp"
+
+namespace cubescale::cube {
+
+namespace {
+
+void put_u64(std::string& out, std::uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+}  // namespace
+
+CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions options)
+    : path_(path), temp_path_(path + ".tmp-cubescale"), defs_(std::move(defs)), options_(options) {
+  validate(defs_);
+  deep_ = deep_order(defs_);
+  wide_ = wide_order(defs_);
+  auto anchor = write_anchor(defs_);
+  anchor_ = std::move(anchor.xml);
+  bool identity = true;
+  for (std::size_t i = 0; i < anchor.location_order.size(); ++i) identity &= anchor.location_order[i] == i;
+  if (!identity) column_of_ = std::move(anchor.location_order);
+  out_ = std::fopen(temp_path_.c_str(), "wb+");
+  if (!out_) throw std::system_error(errno, std::generic_category(), temp_path_);
+  tar_ = std::make_unique<TarWriter>(out_);
+  if (options_.system_member && identity) {
+    if (auto member = encode_system_member(defs_)) tar_->add_member(kSystemMember, *member, 0);
+  }
+}
+
+CubexWriter::~CubexWriter() {
+  if (spill_) std::fclose(spill_);
+  if (out_) std::fclose(out_);
+  if (!finished_) std::remove(temp_path_.c_str());
+}
+
+const std::vector<std::uint32_t>& CubexWriter::row_order(std::size_t metric) const {
+  return cube::row_order(defs_.metrics.at(metric).kind, deep_, wide_);
+}
+
+void CubexWriter::begin_metric(std::size_t metric) {
+  if (open_) throw std::logic_error("begin_metric: metric still open");
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  metric_ = metric;
+  open_ = true;
+  next_position_ = 0;
+  positions_.clear();
+  row_buffer_.resize(defs_.locations.size() * defs_.metrics[metric].dtype.width());
+  const auto name = std::to_string(metric) + ".data";
+  if (options_.compress) {
+    spill_ = std::tmpfile();
+    if (!spill_) throw std::system_error(errno, std::generic_category(), "temporary file");
+    table_.clear();
+    spilled_ = 0;
+  } else {
+    tar_->begin_member(name);
+    tar_->write(kDataMagic);
+  }
+}
+
+void CubexWriter::write_rows(const std::uint8_t* data, std::size_t rows) {
+  if (!open_) throw std::logic_error("write_rows: no metric open");
+  const std::size_t row_bytes = row_buffer_.size();
+  if (next_position_ + rows > defs_.cnodes.size()) throw std::out_of_range("more rows than cnodes");
+  for (std::size_t r = 0; r < rows; ++r) write_row(data + r * row_bytes);
+}
+
+void CubexWriter::write_row(const std::uint8_t* row) {
+  const std::size_t row_bytes = row_buffer_.size();
+  const auto position = next_position_++;
+  // Keep all-zero rows out, except that a metric gets at least its first row: some readers
+  // (pycubexr) reject an empty index.
+  const bool last_chance = next_position_ == defs_.cnodes.size() && positions_.empty();
+  if (row_is_zero(row, row_bytes) && !last_chance) return;
+  positions_.push_back(static_cast<std::uint32_t>(position));
+  const std::uint8_t* src = row;
+  if (!column_of_.empty()) {
+    const std::size_t w = defs_.metrics[metric_].dtype.width();
+    for (std::size_t l = 0; l < column_of_.size(); ++l) std::memcpy(row_buffer_.data() + l * w, row + column_of_[l] * w, w);
+    src = row_buffer_.data();
+  }
+  if (!options_.compress) {
+    tar_->write(src, row_bytes);
+    return;
+  }
+  uLongf size = compressBound(row_bytes);
+  compressed_.resize(size);
+  if (compress2(compressed_.data(), &size, src, row_bytes, Z_DEFAULT_COMPRESSION) != Z_OK)
+    throw std::runtime_error("zlib compression failed");
+  if (std::fwrite(compressed_.data(), 1, size, spill_) != size) throw std::runtime_error("write failed (disk full?)");
+  table_.push_back((positions_.size() - 1) * row_bytes);
+  table_.push_back(spilled_);
+  table_.push_back(size);
+  spilled_ += size;
+}
+
+void CubexWriter::end_compressed() {
+  const auto name = std::to_string(metric_) + ".data";
+  std::string head(kZDataMagic);
+  put_u64(head, table_.size() / 3);
+  for (auto v : table_) put_u64(head, v);
+  tar_->begin_member(name);
+  tar_->write(head);
+  std::rewind(spill_);
+  std::vector<char> buf(1 << 20);
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), spill_)) > 0) tar_->write(buf.data(), n);
+  std::fclose(spill_);
+  spill_ = nullptr;
+  tar_->end_member(0);  // a trailing zero byte after the last stream is ignored by readers
+}
+
+void CubexWriter::end_metric() {
+  if (!open_) throw std::logic_error("end_metric: no metric open");
+  if (next_position_ != defs_.cnodes.size())
+    throw std::logic_error("end_metric: " + std::to_string(next_position_) + " of " + std::to_string(defs_.cnodes.size()) +
+                           " rows written");
+  if (options_.compress) end_compressed();
+  else tar_->end_member(0);  // only 1- and 2-byte types can hit a 512 multiple; readers ignore the byte
+  tar_->add_member(std::to_string(metric_) + ".index", sparse_index(positions_));
+  open_ = false;
+}
+
+void CubexWriter::finish() {
+  if (open_) throw std::logic_error("finish: metric still open");
+  // A trailing newline pads anchor.xml off a 512-byte multiple (see TarWriter::end_member).
+  tar_->add_member("anchor.xml", anchor_, '\n');
+  tar_->finish();
+  if (std::fflush(out_) != 0 || std::fclose(out_) != 0) {
+    out_ = nullptr;
+    throw std::runtime_error("cannot write " + temp_path_);
+  }
+  out_ = nullptr;
+  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) throw std::system_error(errno, std::generic_category(), path_);
+  finished_ = true;
+}
+
+void write_cubex(const Report& report, const std::string& path, WriteOptions options, std::size_t block_bytes) {
+  CubexWriter writer(path, report.definitions(), options);
+  std::vector<std::uint8_t> block;
+  for (std::size_t m = 0; m < report.metric_count(); ++m) {
+    const auto values = report.values(m);
+    const auto& order = writer.row_order(m);
+    const std::size_t row_bytes = values->row_bytes();
+    const std::size_t rows_per_block = std::max<std::size_t>(1, block_bytes / std::max<std::size_t>(1, row_bytes));
+    writer.begin_metric(m);
+    if (report.definitions().metrics[m].kind == MetricKind::Exclusive) {  // preorder: rows already in file order
+      writer.write_rows(values->data(), values->cnodes());
+      writer.end_metric();
+      continue;
+    }
+    for (std::size_t first = 0; first < order.size(); first += rows_per_block) {
+      const std::size_t rows = std::min(rows_per_block, order.size() - first);
+      block.resize(rows * row_bytes);
+      for (std::size_t r = 0; r < rows; ++r) std::memcpy(block.data() + r * row_bytes, values->row(order[first + r]), row_bytes);
+      writer.write_rows(block.data(), rows);
+    }
+    writer.end_metric();
+  }
+  writer.finish();
+}
+
+}  // namespace cubescale::cube

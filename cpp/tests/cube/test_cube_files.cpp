@@ -1,0 +1,128 @@
+// Container and document layer: tar, XML, anchor.xml, and whole files from the shared data.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/anchor_xml.hpp"
+#include "cubescale/cube/reader.hpp"
+#include "cubescale/cube/tar.hpp"
+#include "cubescale/cube/writer.hpp"
+#include "cubescale/cube/xml.hpp"
+
+using namespace cubescale::cube;
+
+namespace {
+std::string shared(const std::string& name) { return std::string(CUBESCALE_SHARED_DATA) + "/cubex/" + name; }
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+TEST(CubeTar, HeaderChecksumAndListing) {
+  std::string archive = tar_header("a.txt", 3) + "abc" + std::string(509, '\0') + std::string(1024, '\0');
+  auto members = list_tar(archive, "t");
+  ASSERT_EQ(members.size(), 1u);
+  EXPECT_EQ(members[0].name, "a.txt");
+  EXPECT_EQ(members[0].size, 3u);
+  EXPECT_TRUE(members[0].checksum_ok);
+  archive[0] = 'b';  // a wrong checksum is tolerated, as Cube does
+  members = list_tar(archive, "t");
+  EXPECT_FALSE(members[0].checksum_ok);
+  EXPECT_EQ(members[0].name, "b.txt");
+}
+
+TEST(CubeTar, RealFileWithWrongChecksumsLists) {
+  const auto data = slurp(shared("bt-mz.p2x4.bad_checksums.cubex"));
+  const auto members = list_tar(data, "bad");
+  ASSERT_FALSE(members.empty());
+  EXPECT_FALSE(members[0].checksum_ok);
+  EXPECT_EQ(members.back().name, "anchor.xml");
+}
+
+TEST(CubeXml, EntitiesCdataAndSelfClosing) {
+  XmlTokenizer t("<?xml version=\"1.0\"?><a k=\"x&amp;y\"><b/>t &lt;1&#65;<![CDATA[<raw>]]></a>", "f", "m");
+  EXPECT_EQ(t.next().name, "a");
+  EXPECT_EQ(t.token().attributes[0].second, "x&y");
+  EXPECT_EQ(t.next().name, "b");
+  EXPECT_TRUE(t.token().self_closing);
+  EXPECT_EQ(t.next().type, XmlToken::End);
+  EXPECT_EQ(t.next().text, "t <1A<raw>");
+  EXPECT_EQ(t.next().type, XmlToken::End);
+  EXPECT_EQ(t.next().type, XmlToken::Eof);
+  XmlTokenizer bad("<a k=\"1></a>", "f", "m");
+  EXPECT_THROW(bad.next(), cubescale::FormatError);
+}
+
+TEST(CubeAnchor, ParsesRealAnchorAndWritesItBack) {
+  const auto report = open_cubex(shared("call_tree_test.cubex"));
+  const auto& d = report->definitions();
+  EXPECT_EQ(d.metrics.size(), 8u);
+  EXPECT_EQ(d.cnodes.size(), 18u);
+  EXPECT_EQ(d.regions[d.cnodes[1].region].name, "main");
+  EXPECT_EQ(d.system.name(d.locations[0]), "Master thread");
+  const auto text = write_anchor(d);
+  const auto again = parse_anchor(text.xml, "again");
+  EXPECT_EQ(again.cnodes.size(), d.cnodes.size());
+  EXPECT_EQ(again.metrics[1].uniq_name, "time");
+  EXPECT_EQ(again.metrics[1].kind, MetricKind::Inclusive);
+  EXPECT_NE(text.xml.find("<cart name=\"Process x Thread\""), std::string::npos);
+}
+
+TEST(CubeAnchor, MalformedXmlNamesTheOffset) {
+  const std::string xml = "<cube version=\"4.4\"><metrics><metric id=\"0\"></metrics></cube>";
+  try {
+    parse_anchor(xml, "file.cubex");
+    FAIL();
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_EQ(e.file(), "file.cubex");
+    EXPECT_EQ(e.member(), "anchor.xml");
+    EXPECT_EQ(e.offset(), xml.find("</metrics>"));
+  }
+}
+
+TEST(CubeAnchor, Cube3SystemTags) {
+  const std::string xml =
+      "<cube version=\"3.0\"><program><region id=\"0\" mod=\"\" begin=\"1\" end=\"2\"><name>main</name></region>"
+      "<cnode id=\"0\" calleeId=\"0\"/></program><system><machine Id=\"0\"><name>m</name><node Id=\"0\">"
+      "<name>n0</name><process Id=\"0\"><name>p</name><rank>0</rank><thread Id=\"0\"><name>t</name><rank>0</rank>"
+      "</thread></process></node></machine></system></cube>";
+  const auto d = parse_anchor(xml, "cube3");
+  ASSERT_EQ(d.locations.size(), 1u);
+  EXPECT_EQ(d.system.cls(d.locations[0]), "thread");
+  EXPECT_EQ(d.system.cls(d.location_groups[0]), "process");
+  EXPECT_EQ(d.system.name(d.system.parent(d.location_groups[0])), "n0");
+}
+
+TEST(CubeWriter, StreamedBlocksReadBackAndTempFileIsRenamed) {
+  const auto original = open_cubex(shared("time.p4.cubex"));
+  const std::string path = ::testing::TempDir() + "/cube_writer_test.cubex";
+  for (bool compress : {false, true}) {
+    write_cubex(*original, path, WriteOptions{compress, true}, 64);  // tiny blocks: many write_rows calls
+    const auto copy = open_cubex(path);
+    for (std::size_t m = 0; m < original->metric_count(); ++m) {
+      const auto a = original->values(m), b = copy->values(m);
+      ASSERT_EQ(a->bytes(), b->bytes());
+      EXPECT_EQ(std::memcmp(a->data(), b->data(), a->bytes()), 0) << "metric " << m;
+    }
+  }
+  std::FILE* tmp = std::fopen((path + ".tmp-cubescale").c_str(), "rb");
+  EXPECT_EQ(tmp, nullptr);
+  std::remove(path.c_str());
+}
+
+TEST(CubeWriter, AbandonedWriteLeavesNoFile) {
+  const auto original = open_cubex(shared("call_tree_test.cubex"));
+  const std::string path = ::testing::TempDir() + "/cube_abandoned.cubex";
+  {
+    CubexWriter writer(path, original->definitions());
+    writer.begin_metric(0);
+  }
+  EXPECT_EQ(std::fopen(path.c_str(), "rb"), nullptr);
+  EXPECT_EQ(std::fopen((path + ".tmp-cubescale").c_str(), "rb"), nullptr);
+}

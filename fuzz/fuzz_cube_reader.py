@@ -1,0 +1,39 @@
+"""atheris fuzz target for the .cubex reader through the Python API.
+
+Every mutated input must end in :class:`cubescale.FormatError` or in a report whose metrics
+all load; any other exception is a finding. Run through ``fuzz/run_cube_fuzz.sh``, or::
+
+    python3 fuzz/fuzz_cube_reader.py -max_total_time=30 CORPUS_DIR SEED_DIR
+"""
+
+from __future__ import annotations
+
+import sys
+
+import atheris
+
+with atheris.instrument_imports():
+    import cubescale
+    from cubescale import _core
+
+
+def test_one_input(data: bytes) -> None:
+    try:
+        report = _core.open_cubex_bytes(data, "fuzz")
+        _core.load_all(report)
+        wrapped = cubescale.Report(report)
+        for metric in wrapped.metrics:
+            values = wrapped.values(metric, inclusive=None)  # dtype views must fit the bytes
+            if values.nbytes < (16 << 20):
+                wrapped.values(metric, inclusive=True)
+    except cubescale.FormatError:
+        pass
+
+
+def main() -> None:
+    atheris.Setup(sys.argv, test_one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    main()

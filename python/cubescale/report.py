@@ -1,0 +1,563 @@
+"""CUBE4 reports (``.cubex``): open, explore, aggregate and write call-path profiles.
+
+A report has three hierarchies — metrics, call paths (cnodes) and the system tree — and one
+severity function ``value(metric, cnode, location)``. Every hierarchy is enumerated so that a
+child has a higher index than its parent; metric values are NumPy arrays ``[cnode, location]``
+indexed by those enumerations (cnodes in call-tree preorder, locations in system-tree order).
+Opening a report reads only its definitions; a metric's values are read on first use.
+
+Example
+-------
+>>> import cubescale
+>>> report = cubescale.open(cubescale.report._example_path())
+>>> report
+<Report call_tree_test.cubex: 8 metrics, 18 call paths, 1 location>
+>>> time = report.values("time")             # inclusive by default
+>>> round(float(time[0].sum()), 4)
+74.0505
+>>> round(float(report.values("time", inclusive=False)[0, 0]), 6)
+0.000559
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator, Sequence
+
+import numpy as np
+
+from . import _core
+from .systree import SingleNodeTree
+
+__all__ = ["Report", "Metric", "Region", "Cnode", "Location", "open", "write"]
+
+
+def _example_path() -> str:
+    """A small real report for examples: the shared call_tree_test.cubex, if present."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for base in (os.environ.get("CUBESCALE_SHARED_DATA", ""), os.path.join(here, "..", "..", "..", "shared", "data")):
+        path = os.path.join(base, "cubex", "call_tree_test.cubex")
+        if base and os.path.exists(path):
+            return path
+    return "/work/shared/data/cubex/call_tree_test.cubex"
+
+
+# ---------------------------------------------------------------------------------- dtypes
+
+_SCALAR_DTYPES = {
+    "DOUBLE": "f8", "FLOAT": "f8", "MINDOUBLE": "f8", "MAXDOUBLE": "f8",
+    "INT8": "i1", "INT16": "i2", "SHORT INT": "i2", "SIGNED SHORT INT": "i2",
+    "INT32": "i4", "INT": "i4", "SIGNED INT": "i4", "INT64": "i8", "INTEGER": "i8", "SIGNED INTEGER": "i8",
+    "UINT8": "u1", "CHAR": "u1", "UINT16": "u2", "UNSIGNED SHORT INT": "u2", "UINT32": "u4",
+    "UNSIGNED INT": "u4", "UINT64": "u8", "UNSIGNED INTEGER": "u8",
+    "COMPLEX": "c16",
+}
+_TAU_ATOMIC = np.dtype([("n", "u4"), ("min", "f8"), ("max", "f8"), ("sum", "f8"), ("sum2", "f8")])
+_RATE = np.dtype([("main", "f8"), ("time", "f8")])
+
+
+def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
+    """NumPy element type and trailing shape of one value of a CUBE data type."""
+    name = dtype_name.strip()
+    if name in _SCALAR_DTYPES:
+        return np.dtype(_SCALAR_DTYPES[name]), ()
+    if name == "TAU_ATOMIC":
+        return _TAU_ATOMIC, ()
+    if name == "RATE":
+        return _RATE, ()
+    if name == "SCALE_FUNC":
+        return np.dtype("f8"), (27,)
+    match = re.fullmatch(r"(NDOUBLES|HISTOGRAM)\s*\(\s*(\d+)\s*\)", name)
+    if match and match[1] == "NDOUBLES":
+        return np.dtype("f8"), (int(match[2]),)
+    if match:
+        n = int(match[2])
+        return np.dtype([("min", "f8"), ("max", "f8"), ("bins", "f8", (n,))]), ()
+    raise ValueError(f"unsupported CUBE data type {dtype_name!r}")
+
+
+# ---------------------------------------------------------------------------------- records
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric of the metric tree.
+
+    ``kind`` is ``"INCLUSIVE"`` or ``"EXCLUSIVE"``: how the values are stored along the call
+    tree. ``dtype`` is the CUBE data type (``"DOUBLE"``, ``"UINT64"``, ``"TAU_ATOMIC"`` ...).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> m = cubescale.open(cubescale.report._example_path()).metric("time")
+    >>> (m.name, m.kind, m.dtype, m.unit)
+    ('time', 'INCLUSIVE', 'DOUBLE', 'sec')
+    """
+
+    index: int
+    name: str
+    display_name: str
+    kind: str
+    dtype: str
+    unit: str
+    description: str
+    url: str
+    parent: int | None
+    children: tuple[int, ...]
+    attrs: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Region:
+    """A code region (function, loop, MPI call) that call paths point to.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> cubescale.open(cubescale.report._example_path()).regions[3].name
+    'main'
+    """
+
+    index: int
+    name: str
+    mangled_name: str
+    module: str
+    begin: int
+    end: int
+    paradigm: str
+    role: str
+
+
+@dataclass(frozen=True)
+class Cnode:
+    """A call path: a region called from its parent call path.
+
+    ``index`` is the position in call-tree preorder (the row of :meth:`Report.values`);
+    ``id`` the cnode id in the file it was read from.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> c = cubescale.open(cubescale.report._example_path()).cnodes[1]
+    >>> (c.index, c.region.name, c.parent)
+    (1, 'main', 0)
+    """
+
+    index: int
+    id: int
+    region: Region
+    parent: int | None
+    children: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A location (thread, GPU stream): a column of :meth:`Report.values`.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> loc = cubescale.open(cubescale.report._example_path()).locations[0]
+    >>> (loc.index, loc.name, loc.type, loc.rank, loc.process_rank)
+    (0, 'Master thread', 'thread', 0, 0)
+    """
+
+    index: int
+    id: int
+    name: str
+    type: str
+    rank: int
+    process: str
+    process_rank: int
+
+
+# ---------------------------------------------------------------------------------- report
+
+class Report:
+    """A CUBE4 report: metric tree, call tree, system tree and lazily loaded values.
+
+    Create one with :func:`cubescale.open`. Values are NumPy arrays ``[cnode, location]``;
+    the stored form of a metric is returned without copying (read-only), the converted form
+    (inclusive from exclusive or back) is computed in the C++ core in one loop.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> [m.name for m in r.metrics][:3]
+    ['visits', 'time', 'min_time']
+    >>> r.values("visits", inclusive=True)[:, 0][:3].tolist()
+    [72, 71, 7]
+    """
+
+    def __init__(self, core: "_core.CubeReport", path: str = ""):
+        self._core = core
+        self.path = path
+        metas = core.metrics()
+        children: dict[int, list[int]] = {m["index"]: [] for m in metas}
+        for m in metas:
+            if m["parent"] is not None:
+                children[m["parent"]].append(m["index"])
+        self.metrics: list[Metric] = [
+            Metric(m["index"], m["uniq_name"], m["disp_name"], m["kind"], m["dtype"], m["uom"], m["descr"],
+                   m["url"], m["parent"], tuple(children[m["index"]]), m["attrs"])
+            for m in metas
+        ]
+        self._regions: list[Region] | None = None
+        self._cnodes: list[Cnode] | None = None
+        self._locations: list[Location] | None = None
+
+    @classmethod
+    def from_anchor_xml(cls, xml: str | bytes) -> "Report":
+        """A report with the definitions of an ``anchor.xml`` text and all values zero;
+        fill it with :meth:`set_values` (e.g. to generate reports).
+
+        Example
+        -------
+        >>> import cubescale, numpy as np
+        >>> xml = (b'<cube version="4.4"><metrics><metric id="0" type="EXCLUSIVE"><uniq_name>t</uniq_name>'
+        ...        b'<dtype>DOUBLE</dtype></metric></metrics><program><region id="0" mod="" begin="0" end="0">'
+        ...        b'<name>main</name></region><cnode id="0" calleeId="0"/></program><system>'
+        ...        b'<systemtreenode Id="0"><name>m</name><class>machine</class><locationgroup Id="0">'
+        ...        b'<name>p</name><rank>0</rank><type>process</type><location Id="0"><name>t</name>'
+        ...        b'<rank>0</rank><type>thread</type></location></locationgroup></systemtreenode></system></cube>')
+        >>> r = cubescale.Report.from_anchor_xml(xml)
+        >>> r.set_values("t", np.array([[2.5]]))
+        >>> float(r.values("t")[0, 0])
+        2.5
+        """
+        data = xml.encode() if isinstance(xml, str) else bytes(xml)
+        return cls(_core.report_from_anchor(data), "")
+
+    def set_values(self, metric: int | str | Metric, values: np.ndarray) -> None:
+        """Replaces a metric's values (as stored: in the metric's kind) by an array of shape
+        ``[cnode, location]`` (plus value fields) convertible to the metric's dtype.
+
+        Example
+        -------
+        >>> import cubescale, numpy as np
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.set_values("visits", np.ones(r.shape, dtype=np.uint64))
+        >>> int(r.values("visits", inclusive=True)[0, 0])
+        18
+        """
+        m = self.metric(metric)
+        element, trailing = _numpy_type(m.dtype)
+        array = np.ascontiguousarray(values, dtype=element)
+        if array.shape != self.shape + trailing:
+            raise ValueError(f"values must have shape {self.shape + trailing}, not {array.shape}")
+        self._core.set_values(m.index, array.view(np.uint8).reshape(-1))
+
+    # ---- definitions
+
+    @property
+    def attrs(self) -> dict[str, str]:
+        """Report-level attributes (creator, CUBE version, ...)."""
+        return self._core.attrs
+
+    @property
+    def regions(self) -> list[Region]:
+        """All code regions (built on first use: opening a report does not need them)."""
+        if self._regions is None:
+            self._regions = [
+                Region(i, r["name"], r["mangled_name"], r["mod"], r["begin"], r["end"], r["paradigm"], r["role"])
+                for i, r in enumerate(self._core.regions())
+            ]
+        return self._regions
+
+    @property
+    def cnode_parents(self) -> np.ndarray:
+        """Parent index of every cnode (-1 for roots), in preorder: ``parents[i] < i``."""
+        return self._core.cnode_parents()
+
+    @property
+    def cnodes(self) -> list[Cnode]:
+        """All call paths in preorder (built on first use)."""
+        if self._cnodes is None:
+            parents = self.cnode_parents.tolist()
+            regions = self._core.cnode_regions().tolist()
+            ids = self._core.cnode_file_ids().tolist()
+            children: list[list[int]] = [[] for _ in parents]
+            for i, p in enumerate(parents):
+                if p >= 0:
+                    children[p].append(i)
+            self._cnodes = [
+                Cnode(i, ids[i], self.regions[regions[i]], None if parents[i] < 0 else parents[i], tuple(children[i]))
+                for i in range(len(parents))
+            ]
+        return self._cnodes
+
+    @property
+    def system(self) -> SingleNodeTree:
+        """The system tree (machine, nodes, processes, threads) as a single-node tree."""
+        return SingleNodeTree(self._core.system_tree())
+
+    @property
+    def locations(self) -> list[Location]:
+        """All locations in system-tree order: the columns of :meth:`values`."""
+        if self._locations is None:
+            tree = self._core.system_tree()
+            elements = self._core.location_elements().tolist()
+            ranks = self._core.location_ranks().tolist()
+            ids = self._core.location_file_ids().tolist()
+            group_rank = dict(zip(self._core.location_group_elements().tolist(),
+                                  self._core.location_group_ranks().tolist()))
+            self._locations = []
+            for i, e in enumerate(elements):
+                group = tree.parent(e)
+                self._locations.append(Location(i, ids[i], tree.name(e), tree.class_name(e), ranks[i],
+                                                 tree.name(group), group_rank.get(group, -1)))
+        return self._locations
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(number of cnodes, number of locations): the shape of every values array."""
+        return (self._core.cnode_count, self._core.location_count)
+
+    def metric(self, key: int | str | Metric) -> Metric:
+        """A metric by index, unique name or display name.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).metric("Time").name
+        'time'
+        """
+        if isinstance(key, Metric):
+            return key
+        if isinstance(key, (int, np.integer)):
+            return self.metrics[int(key)]
+        for m in self.metrics:
+            if m.name == key:
+                return m
+        for m in self.metrics:
+            if m.display_name == key:
+                return m
+        raise KeyError(f"no metric {key!r}; metrics are {', '.join(m.name for m in self.metrics)}")
+
+    # ---- values
+
+    def _view(self, raw: np.ndarray, metric: Metric) -> np.ndarray:
+        element, trailing = _numpy_type(metric.dtype)
+        cnodes, locations = self.shape
+        return raw.view(element).reshape((cnodes, locations) + trailing)
+
+    def values(self, metric: int | str | Metric, inclusive: bool | None = True) -> np.ndarray:
+        """The values of a metric as an array ``[cnode, location]`` (plus value fields).
+
+        ``inclusive=True`` gives inclusive values along the call tree, ``False`` exclusive,
+        ``None`` the values as stored in the file (never copied). The array is read-only and
+        its dtype follows the metric's data type (``float64``, ``uint64``, a structured
+        TAU_ATOMIC record, ``[..., n]`` for NDOUBLES(n) ...).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> v = r.values("min_time", inclusive=True)   # MINDOUBLE: minimum over the subtree
+        >>> (v.shape, v.dtype.name, round(float(v[0, 0]), 4))
+        ((18, 1), 'float64', 0.0101)
+        """
+        m = self.metric(metric)
+        return self._view(self._core.values(m.index, inclusive), m)
+
+    def present(self, metric: int | str | Metric) -> np.ndarray:
+        """Which cnode rows the file stores for a metric (the others are all zero).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> int(cubescale.open(cubescale.report._example_path()).present("time").sum())
+        18
+        """
+        return self._core.present(self.metric(metric).index, None)
+
+    def cnode_values(self, metric: int | str | Metric, inclusive: bool = True) -> np.ndarray:
+        """Per call path, the metric over all locations (the call-tree pane of Cube): sums,
+        or minimum / maximum for MINDOUBLE / MAXDOUBLE.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.cnode_values("visits", inclusive=True)[:3].tolist()
+        [72.0, 71.0, 7.0]
+        """
+        return np.asarray(self._core.combine_rows(self.metric(metric).index, inclusive))
+
+    def metric_totals(self, inclusive: bool = True) -> np.ndarray:
+        """Per metric, its value over the whole program and machine (the metric pane of Cube);
+        with ``inclusive=True`` a metric includes its child metrics.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> int(r.metric_totals()[0])     # all visits
+        72
+        """
+        roots = [c.index for c in self.cnodes if c.parent is None]
+        own = [float(self.cnode_values(m, inclusive=True)[roots].sum()) if self._summable(m) else 0.0
+               for m in self.metrics]
+        parents = [0xFFFFFFFF if m.parent is None else m.parent for m in self.metrics]
+        return np.asarray(_core.metric_inclusive(own, parents) if inclusive else own)
+
+    @staticmethod
+    def _summable(metric: Metric) -> bool:
+        return metric.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+
+    def location_values(self, metric: int | str | Metric, level: str | int = "process",
+                        inclusive: bool = True) -> tuple[np.ndarray, list[str]]:
+        """Values combined over system-tree subtrees: one column per element at ``level``
+        (a class such as ``"process"`` or ``"node"``, or a depth). Returns the array
+        ``[cnode, element]`` and the elements' names.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> values, names = r.location_values("visits", "node")
+        >>> names, values[0].tolist()
+        (['node gpu1'], [72])
+        """
+        m = self.metric(metric)
+        tree = self._core.system_tree()
+        depth = level if isinstance(level, int) else self._depth_of_class(tree, level)
+        ancestors = self._core.location_ancestors(depth)
+        elements, group = np.unique(ancestors, return_inverse=True)
+        raw = self._core.combine_locations(m.index, inclusive, group.astype(np.uint32), len(elements))
+        element, trailing = _numpy_type(m.dtype)
+        out = raw.view(element).reshape((self.shape[0], len(elements)) + trailing)
+        return out, [tree.name(int(e)) for e in elements]
+
+    def _depth_of_class(self, tree, cls: str) -> int:
+        for e in range(len(tree)):
+            if tree.class_name(e) == cls:
+                return tree.depth(e)
+        raise KeyError(f"no system tree element of class {cls!r}")
+
+    def load_all(self) -> None:
+        """Reads the values of every metric now (otherwise each is read on first use)."""
+        _core.load_all(self._core)
+
+    # ---- views
+
+    def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
+        """A pandas DataFrame with one row per (cnode, location) and one column per metric
+        (metrics with scalar values only; requires pandas).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> df = cubescale.open(cubescale.report._example_path()).to_dataframe(["visits", "time"])
+        >>> int(df.loc[(0, 0), "visits"])
+        72
+        """
+        import pandas as pd
+
+        chosen = [self.metric(m) for m in (metrics if metrics is not None else self.metrics)]
+        columns = {}
+        for m in chosen:
+            element, trailing = _numpy_type(m.dtype)
+            if trailing or element.names:
+                continue
+            columns[m.name] = np.asarray(self.values(m, inclusive)).reshape(-1)
+        cnodes, locations = self.shape
+        index = pd.MultiIndex.from_product([range(cnodes), range(locations)], names=["cnode", "location"])
+        return pd.DataFrame(columns, index=index)
+
+    def call_tree_text(self, metric: int | str | Metric | None = None, inclusive: bool = True,
+                       max_depth: int | None = None, max_lines: int = 200) -> str:
+        """The call tree as indented text, with each call path's value over all locations.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> print(r.call_tree_text("visits", max_depth=1))
+        visits (occ, inclusive)
+        72  test.x
+          71  main
+        """
+        m = self.metric(metric if metric is not None else 0)
+        values = self.cnode_values(m, inclusive)
+        depth = np.zeros(len(self.cnodes), dtype=np.int64)
+        lines = [f"{m.name} ({m.unit}, {'inclusive' if inclusive else 'exclusive'})"]
+        for c in self.cnodes:  # preorder: a parent's depth is known before its children's
+            depth[c.index] = 0 if c.parent is None else depth[c.parent] + 1
+            if max_depth is not None and depth[c.index] > max_depth:
+                continue
+            if len(lines) > max_lines:
+                lines.append("...")
+                break
+            lines.append(f"{'  ' * int(depth[c.index])}{_format(values[c.index])}  {c.region.name}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        cnodes, locations = self.shape
+        name = os.path.basename(self.path) if self.path else "in memory"
+        return (f"<Report {name}: {len(self.metrics)} metrics, {cnodes} call paths, "
+                f"{locations} location{'s' if locations != 1 else ''}>")
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><td style='text-align:left'>{'&nbsp;' * 4 * self._metric_depth(m)}{html.escape(m.display_name)}</td>"
+            f"<td>{html.escape(m.name)}</td><td>{m.kind}</td><td>{html.escape(m.dtype)}</td>"
+            f"<td>{html.escape(m.unit)}</td></tr>"
+            for m in self.metrics
+        )
+        tree = html.escape(self.call_tree_text(max_depth=3, max_lines=40))
+        return (f"<div><b>{html.escape(repr(self))}</b>"
+                f"<table><tr><th>metric</th><th>name</th><th>kind</th><th>type</th><th>unit</th></tr>{rows}</table>"
+                f"<pre>{tree}</pre></div>")
+
+    def _metric_depth(self, m: Metric) -> int:
+        depth = 0
+        while m.parent is not None:
+            m = self.metrics[m.parent]
+            depth += 1
+        return depth
+
+
+def _format(value: float) -> str:
+    if float(value).is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+# ---------------------------------------------------------------------------------- entry points
+
+def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.open on purpose)
+    """Opens a CUBE4 report (``.cubex``). Reads the definitions only; values load on use.
+
+    Raises :class:`cubescale.FormatError` (with ``file``, ``member`` and ``offset``) for
+    malformed input and ``OSError`` when the file cannot be read.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> cubescale.open(cubescale.report._example_path()).shape
+    (18, 1)
+    """
+    path = os.fspath(path)
+    return Report(_core.open_cubex(path), path)
+
+
+def write(report: Report, path: str | os.PathLike, compress: bool = False) -> None:
+    """Writes a report as ``.cubex`` that Cube, pycubexr and cubescale read.
+
+    Rows are streamed in blocks (bounded memory), all-zero rows are left out, ``compress``
+    stores zlib-compressed rows (ZCUBEX); the file appears only when complete.
+
+    Example
+    -------
+    >>> import cubescale, tempfile, os
+    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> out = os.path.join(tempfile.mkdtemp(), "copy.cubex")
+    >>> cubescale.write(r, out)
+    >>> bool((cubescale.open(out).values("time") == r.values("time")).all())
+    True
+    """
+    _core.write_cubex(report._core, os.fspath(path), compress)

@@ -1,0 +1,59 @@
+"""The command line: cubescale info / dump / convert."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import pytest
+
+import cubescale
+from cubescale.cli import main
+
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", "/work/shared/data"), "cubex")
+
+
+def test_info(capsys):
+    assert main(["info", os.path.join(DATA, "blast.p64.cubex")]) == 0
+    out = capsys.readouterr().out
+    assert "15 metrics, 32 call paths, 64 locations" in out
+    assert "6278914" in out  # all visits
+
+
+def test_dump_matches_values(capsys):
+    path = os.path.join(DATA, "time.p4.cubex")
+    assert main(["dump", path, "--metric", "visits", "--metric", "time", "--inclusive"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    report = cubescale.open(path)
+    assert len(rows) == report.shape[0] * report.shape[1]
+    visits, time = report.values("visits"), report.values("time")
+    for row in rows:
+        c, loc = int(row["cnode"]), int(row["location"])
+        assert int(row["visits"]) == visits[c, loc]
+        assert float(row["time"]) == time[c, loc]
+
+
+def test_dump_one_cnode_by_region_name(capsys):
+    assert main(["dump", os.path.join(DATA, "call_tree_test.cubex"), "--metric", "visits", "--cnode", "main"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1] == "1,1,main,0,1"
+
+
+def test_convert_compressed(tmp_path, capsys):
+    out = tmp_path / "z.cubex"
+    src = os.path.join(DATA, "l2dcm.p128.cubex")
+    assert main(["convert", src, str(out), "--compress"]) == 0
+    assert "converted" in capsys.readouterr().err
+    assert out.stat().st_size < os.path.getsize(src)
+    a, b = cubescale.open(src), cubescale.open(out)
+    for m in a.metrics:
+        assert (a.values(m, None) == b.values(m, None)).all()
+
+
+@pytest.mark.parametrize("command", ["info", "dump", "convert"])
+def test_help(command, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([command, "--help"])
+    assert exit_info.value.code == 0
+    assert "usage" in capsys.readouterr().out
