@@ -1,0 +1,178 @@
+// The distributed kernels, driven by the simulation, must give what the naive baseline
+// (gather all views, union, fold) gives: the same tree and every rank's same indices.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/systree/distributed.hpp"
+#include "cubescale/systree/hwloc_levels.hpp"
+#include "cubescale/systree/serialize.hpp"
+#include "cubescale/systree/simulate.hpp"
+
+using namespace cubescale::systree;
+using namespace cubescale::systree::distributed;
+
+namespace {
+
+NaiveResult naive_of(const ViewSource& source) {
+  std::vector<std::string> packed;
+  for (std::uint64_t r = 0; r < source.ranks(); ++r) packed.push_back(pack_view(source.view(r)));
+  std::vector<std::string_view> views(packed.begin(), packed.end());
+  return naive_build(views, "node", {"node"});
+}
+
+void expect_same_as_naive(const ViewSource& source) {
+  const auto sim = simulate(source, true);
+  const auto naive = naive_of(source);
+  EXPECT_TRUE(sim.tree == naive.tree) << to_json(sim.tree, -1) << "\n" << to_json(naive.tree, -1);
+  EXPECT_EQ(sim.location_offsets, naive.location_offsets);
+  EXPECT_EQ(sim.location_indices, naive.location_indices);
+  EXPECT_EQ(sim.location_group_index, naive.location_group_index);
+  EXPECT_EQ(sim.responsible, naive.responsible);
+  // Every location appears exactly once.
+  std::set<std::uint64_t> seen(sim.location_indices.begin(), sim.location_indices.end());
+  EXPECT_EQ(seen.size(), sim.tree.total(kLocations));
+}
+
+// Inhomogeneous: nodes differ in thread counts, and some processes have a GPU stream.
+SingleTree mixed_view(std::uint64_t rank) {
+  SingleTree t;
+  const auto m = t.add_root(Kind::Node, "machine", "machine");
+  const auto n = t.add_child(m, Kind::Node, "node", "host" + std::to_string(rank / 3));
+  const auto p = t.add_child(n, Kind::LocationGroup, "process", "rank " + std::to_string(rank));
+  const std::uint64_t threads = 1 + (rank / 3) % 2 + (rank % 5 == 0);
+  for (std::uint64_t i = 0; i < threads; ++i) t.add_child(p, Kind::Location, "thread", "thread " + std::to_string(i));
+  if (rank % 4 == 1) t.add_child(p, Kind::Location, "gpu_stream", "stream 0");
+  return t;
+}
+
+// Hardware levels from hwloc, different topologies on different hosts, processes bound to
+// different cores: the shared hardware must appear once per host.
+SingleTree hwloc_view(std::uint64_t rank) {
+  static const Topology small = Topology::synthetic("pack:2 core:2 pu:2");
+  static const Topology big = Topology::synthetic("pack:1 l3:2 core:2 pu:1");
+  const auto host = rank / 3;
+  const Topology& topo = host % 2 ? big : small;
+  // Increasing CPUs within a host: the simulation needs block placement.
+  const auto cpu = std::to_string((rank % 3) * topo.pu_count() / 3);
+  return local_view(topo, "host" + std::to_string(host), "rank " + std::to_string(rank), 1 + rank % 2, cpu);
+}
+
+}  // namespace
+
+TEST(DistributedLinks, PreorderBinaryTreeCoversEveryRankOnce) {
+  for (int size = 1; size <= 40; ++size) {
+    std::vector<int> parent_count(size, 0);
+    for (int r = 0; r < size; ++r) {
+      const auto links = binary_tree_links(r, size);
+      EXPECT_EQ(links.parent < 0, r == 0);
+      if (links.parent >= 0) EXPECT_LT(links.parent, r);
+      EXPECT_LE(links.children.size(), 2u);
+      for (auto c : links.children) {
+        EXPECT_EQ(binary_tree_links(c, size).parent, r);
+        parent_count[c] += 1;
+      }
+    }
+    for (int r = 1; r < size; ++r) EXPECT_EQ(parent_count[r], 1);
+  }
+  EXPECT_THROW(binary_tree_links(3, 3), std::out_of_range);
+}
+
+TEST(DistributedMerge, PlacementsGiveOffsetsOfEveryInput) {
+  auto payload = [](std::uint64_t threads, std::uint64_t copies) {
+    Payload p;
+    const auto n = p.tree.add_root(Kind::Node, "node");
+    const auto proc = p.tree.add_record(n, Kind::LocationGroup, "process", copies);
+    p.tree.add_record(proc, Kind::Location, "thread", threads);
+    p.tree.canonicalize();
+    return p;
+  };
+  const Payload a = payload(2, 1), b = payload(4, 1), c = payload(2, 3);
+  MergeState state;
+  const Payload merged = merge_payloads({&a, &b, &c}, state);
+  ASSERT_EQ(merged.tree.record(0).children.size(), 2u);
+  const auto starts = state.input_starts(state.result_starts({10, 5, 100}));
+  // Canonical order puts the 4-thread process first (by structural hash); then a, and c's
+  // three copies right after a's, as equal siblings keep their input order.
+  constexpr int loc = static_cast<int>(Kind::Location), group = static_cast<int>(Kind::LocationGroup);
+  EXPECT_EQ(starts[1][0][loc], 100u);
+  EXPECT_EQ(starts[1][0][group], 5u);
+  EXPECT_EQ(starts[0][0][loc], 104u);
+  EXPECT_EQ(starts[0][0][group], 6u);
+  EXPECT_EQ(starts[2][0][loc], 106u);
+  EXPECT_EQ(starts[2][0][group], 7u);
+  EXPECT_EQ(unpack_starts(pack_starts(starts[2])), starts[2]);
+  const Payload back = Payload::unpack(merged.pack());
+  EXPECT_TRUE(back.tree == merged.tree);
+}
+
+TEST(DistributedMerge, RejectsDifferentRoots) {
+  Payload a, b;
+  a.tree.add_root(Kind::Node, "node");
+  a.tree.canonicalize();
+  b.tree.add_root(Kind::Node, "rack");
+  b.tree.canonicalize();
+  MergeState state;
+  EXPECT_THROW(merge_payloads({&a, &b}, state), std::invalid_argument);
+}
+
+TEST(DistributedView, PackUnpackRoundTrip) {
+  const auto view = hwloc_view(4);
+  const auto back = unpack_view(pack_view(view));
+  EXPECT_EQ(back.serialize(), view.serialize());
+  EXPECT_THROW(unpack_view("CSVIEW01\x05"), cubescale::FormatError);
+}
+
+TEST(DistributedSimulation, RegularMachineEqualsNaive) {
+  for (const char* shape : {"node:4 process:2 thread:3", "rack:2 node:3 process:4 thread:2 gpu_stream:1",
+                            "node:1 process:1 thread:1", "node:5 process:3"}) {
+    SCOPED_TRACE(shape);
+    expect_same_as_naive(RegularViews(parse_shape(shape)));
+  }
+}
+
+TEST(DistributedSimulation, RegularMachineGivesConstantSizeTree) {
+  const auto sim = simulate(RegularViews(parse_shape("rack:2 nodeboard:4 node:8 process:16 thread:4")));
+  EXPECT_TRUE(sim.tree == regular_sequence(parse_shape("rack:2 nodeboard:4 node:8 process:16 thread:4")));
+  EXPECT_EQ(sim.rounds, 4u);
+  EXPECT_GT(sim.peak_bytes_min, 0u);
+}
+
+TEST(DistributedSimulation, InhomogeneousMachineEqualsNaive) {
+  for (std::uint64_t p : {1, 2, 5, 12, 31}) {
+    SCOPED_TRACE(p);
+    expect_same_as_naive(FunctionViews(p, mixed_view));
+  }
+}
+
+TEST(DistributedSimulation, HardwareLevelsAppearOncePerHost) {
+  for (std::uint64_t p : {1, 3, 4, 9, 13}) {
+    SCOPED_TRACE(p);
+    expect_same_as_naive(FunctionViews(p, hwloc_view));
+  }
+}
+
+TEST(DistributedSimulation, PeakBytesFlatOnRegularMachines) {
+  const auto small = simulate(RegularViews(parse_shape("rack:2 midplane:2 nodeboard:3 node:4 process:8 thread:4")));
+  const auto large = simulate(RegularViews(parse_shape("rack:4 midplane:2 nodeboard:16 node:32 process:64 thread:4")));
+  EXPECT_LE(large.peak_bytes_max, small.peak_bytes_max * 11 / 10);
+  EXPECT_GT(large.naive_rank0_bytes, 1000 * large.peak_bytes_rank0);
+}
+
+TEST(DistributedSimulation, RejectsScatteredPlacement) {
+  // Hosts 0 and 1 alternate: the ranks of a host are not consecutive.
+  auto scattered = [](std::uint64_t rank) {
+    SingleTree t;
+    const auto m = t.add_root(Kind::Node, "machine", "machine");
+    const auto n = t.add_child(m, Kind::Node, "node", "host" + std::to_string(rank % 2));
+    t.add_child(n, Kind::LocationGroup, "process", "rank " + std::to_string(rank));
+    return t;
+  };
+  EXPECT_THROW(simulate(FunctionViews(4, scattered)), std::invalid_argument);
+}
+
+TEST(DistributedRank, ResponsibleIsLowestRankOfHost) {
+  const auto sim = simulate(FunctionViews(9, hwloc_view), true);
+  for (std::uint64_t r = 0; r < 9; ++r) EXPECT_EQ(sim.responsible[r], r % 3 == 0) << r;
+}

@@ -1,0 +1,34 @@
+"""Collective algorithms over any mpi4py communicator.
+
+This layer only moves the byte strings and arrays that the C++ core produces and consumes;
+mpi4py is imported lazily, so exploring a report never needs MPI.
+
+* :func:`build_system_tree` — the distributed construction of sequence definitions
+  (paper 000, section 4) with every rank's global location indices;
+* :func:`build_system_tree_naive` — the baseline: gather every view to rank 0 and fold there;
+* :func:`simulate_system_tree` — the same kernels for P virtual ranks in one process;
+* :func:`regular_view` — one rank's view of a regular machine shape (tests, benchmarks).
+
+Example
+-------
+>>> from mpi4py import MPI
+>>> from cubescale.parallel import build_system_tree, regular_view
+>>> result = build_system_tree(MPI.COMM_SELF, regular_view("node:1 process:1 thread:2", 0))
+>>> result.tree.render(), result.location_indices.tolist()
+('machine ×1 > node ×1 > process ×1 > thread ×2', [0, 1])
+"""
+
+from __future__ import annotations
+
+from .naive import build_system_tree_naive
+from .simulate import simulate_system_tree
+from .systree import DistributedSystemTree, build_system_tree
+from .views import regular_view
+
+__all__ = [
+    "DistributedSystemTree",
+    "build_system_tree",
+    "build_system_tree_naive",
+    "regular_view",
+    "simulate_system_tree",
+]
