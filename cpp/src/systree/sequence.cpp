@@ -401,7 +401,9 @@ std::string SequenceTree::generated_name(const std::vector<PathStep>& path) cons
   index_of(path, kAllKinds);  // validates the path
   const Record& last = records_[path.back().record];
   std::uint64_t number = 0;
-  if (last.kind == Kind::Location) {
+  // Subtrees rooted at a process or thread exist (the distributed algorithm ships them):
+  // a location at the root is the first of its kind.
+  if (last.kind == Kind::Location && last.parent != kNone) {
     for (auto s : records_[last.parent].children) {
       if (s == path.back().record) break;
       if (records_[s].cls == last.cls) number += records_[s].copies;
@@ -572,7 +574,7 @@ std::uint64_t single_serialized_size(const SequenceTree& tree) {
     for (const auto& [k, v] : rec.properties) props += string_size(k.size()) + string_size(v.size());
     bytes += mult[r] * (1 + varint_size(order_of_class[rec.cls]) + varint_size(children) + props);
     const auto cls_length = tree.classes()[rec.cls].size();
-    if (rec.kind == Kind::Location) {
+    if (rec.kind == Kind::Location && rec.parent != SequenceTree::kNone) {
       // Numbered within the location group: this record continues after earlier siblings
       // of the same class, in every copy of the parent.
       std::uint64_t first = 0;

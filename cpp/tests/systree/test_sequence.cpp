@@ -195,3 +195,21 @@ TEST(Sequence, StructuralRulesAreEnforced) {
   EXPECT_THROW(t.add_record(p, Kind::Node, "node", 1), std::invalid_argument);
   EXPECT_THROW(t.add_record(0, Kind::Node, "node", 0), std::invalid_argument);
 }
+
+TEST(Sequence, SubtreesRootedBelowTheMachineWork) {
+  // Found by fuzzing: a tree whose root is a location (or a process) has no parent to
+  // number its locations within.
+  SequenceTree thread;
+  thread.add_root(Kind::Location, "thread");
+  thread.canonicalize();
+  EXPECT_EQ(thread.generated_name({{0, 0}}), "thread 0");
+  EXPECT_EQ(single_serialized_size(thread), expand(thread).serialize().size());
+
+  SequenceTree process;
+  const auto p = process.add_root(Kind::LocationGroup, "process");
+  process.add_record(p, Kind::Location, "thread", 4);
+  process.add_record(p, Kind::Location, "gpu_stream", 2);
+  process.canonicalize();
+  EXPECT_EQ(process.generated_name(process.path_of(5, kLocations)), "thread 3");
+  EXPECT_EQ(single_serialized_size(process), expand(process).serialize().size());
+}
