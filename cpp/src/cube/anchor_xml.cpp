@@ -2,8 +2,8 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
-#include <unordered_map>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/text.hpp"
@@ -31,17 +31,96 @@ struct SystemElement {
   std::size_t offset = 0;
 };
 
-bool system_kind(std::string_view tag, Kind& kind, std::string& cube3_class) {
-  cube3_class.clear();
-  if (tag == "systemtreenode") kind = Kind::Node;
-  else if (tag == "machine" || tag == "node") kind = Kind::Node, cube3_class = tag;
-  else if (tag == "locationgroup") kind = Kind::LocationGroup;
-  else if (tag == "process") kind = Kind::LocationGroup, cube3_class = tag;
-  else if (tag == "location") kind = Kind::Location;
-  else if (tag == "thread") kind = Kind::Location, cube3_class = tag;
-  else return false;
+// The tags the parser acts on; any other is Other. A tag name is classified once, so that the
+// dispatch on every start and end tag compares small numbers instead of strings.
+enum class Tag : std::uint8_t {
+  Other, Cube, Attr, Murl, Metrics, Metric, Region, Program, Cnode, Parameter, Topologies, System,
+  SystemTreeNode, Machine, Node, LocationGroup, Process, Location, Thread,  // system tree elements
+  DispName, UniqName, Dtype, Uom, Val, Url, Descr,                          // metric fields
+  Name, MangledName, Paradigm, Role, Class, Type, Rank                      // region, system fields
+};
+
+Tag classify(std::string_view name) {
+  // By length first: then each comparison is with a string of known size.
+  switch (name.size()) {
+    case 3:
+      if (name == "uom") return Tag::Uom;
+      if (name == "val") return Tag::Val;
+      if (name == "url") return Tag::Url;
+      break;
+    case 4:
+      if (name == "cube") return Tag::Cube;
+      if (name == "attr") return Tag::Attr;
+      if (name == "murl") return Tag::Murl;
+      if (name == "name") return Tag::Name;
+      if (name == "node") return Tag::Node;
+      if (name == "role") return Tag::Role;
+      if (name == "rank") return Tag::Rank;
+      if (name == "type") return Tag::Type;
+      break;
+    case 5:
+      if (name == "cnode") return Tag::Cnode;
+      if (name == "dtype") return Tag::Dtype;
+      if (name == "descr") return Tag::Descr;
+      if (name == "class") return Tag::Class;
+      break;
+    case 6:
+      if (name == "metric") return Tag::Metric;
+      if (name == "region") return Tag::Region;
+      if (name == "system") return Tag::System;
+      if (name == "thread") return Tag::Thread;
+      break;
+    case 7:
+      if (name == "metrics") return Tag::Metrics;
+      if (name == "program") return Tag::Program;
+      if (name == "machine") return Tag::Machine;
+      if (name == "process") return Tag::Process;
+      break;
+    case 8:
+      if (name == "location") return Tag::Location;
+      if (name == "paradigm") return Tag::Paradigm;
+      break;
+    case 9:
+      if (name == "parameter") return Tag::Parameter;
+      if (name == "disp_name") return Tag::DispName;
+      if (name == "uniq_name") return Tag::UniqName;
+      break;
+    case 10:
+      if (name == "topologies") return Tag::Topologies;
+      break;
+    case 12:
+      if (name == "mangled_name") return Tag::MangledName;
+      break;
+    case 13:
+      if (name == "locationgroup") return Tag::LocationGroup;
+      break;
+    case 14:
+      if (name == "systemtreenode") return Tag::SystemTreeNode;
+      break;
+  }
+  return Tag::Other;
+}
+
+// CUBE3-style tags (<machine>, <process>, ...) also give the class of the element.
+bool system_kind(Tag tag, std::string_view name, Kind& kind, std::string_view& cube3_class) {
+  cube3_class = {};
+  switch (tag) {
+    case Tag::SystemTreeNode: kind = Kind::Node; break;
+    case Tag::Machine: case Tag::Node: kind = Kind::Node, cube3_class = name; break;
+    case Tag::LocationGroup: kind = Kind::LocationGroup; break;
+    case Tag::Process: kind = Kind::LocationGroup, cube3_class = name; break;
+    case Tag::Location: kind = Kind::Location; break;
+    case Tag::Thread: kind = Kind::Location, cube3_class = name; break;
+    default: return false;
+  }
   return true;
 }
+
+// An element that is open: its name (to match the end tag) and its class.
+struct OpenElement {
+  std::string_view name;
+  Tag tag;
+};
 
 class AnchorParser {
  public:
@@ -54,18 +133,21 @@ class AnchorParser {
       const auto& t = tokens_.next();
       if (t.type == XmlToken::Eof) break;
       if (t.type == XmlToken::Start) {
+        const auto tag = classify(t.name);
         if (stack_.size() >= kMaxNesting) tokens_.fail(t.offset, "elements nested too deeply");
-        if (stack_.empty() && t.name != "cube") tokens_.fail(t.offset, "the root element must be <cube>");
+        if (stack_.empty() && tag != Tag::Cube) tokens_.fail(t.offset, "the root element must be <cube>");
         saw_cube = true;
-        stack_.push_back(t.name);
-        text_.clear();
-        start(t);
+        stack_.push_back({t.name, tag});
+        text_ = {};
+        start(t, tag);
       } else if (t.type == XmlToken::End) {
-        if (stack_.empty() || stack_.back() != t.name)
+        // Known tags have distinct classes: comparing classes compares their names.
+        const auto tag = classify(t.name);
+        if (stack_.empty() || stack_.back().tag != tag || (tag == Tag::Other && stack_.back().name != t.name))
           tokens_.fail(t.offset, "unexpected end tag </" + std::string(t.name) + ">");
         stack_.pop_back();
-        end(t);
-        text_.clear();
+        end(t, tag);
+        text_ = {};
       } else if (t.type == XmlToken::Text) {
         if (stack_.empty()) tokens_.fail(t.offset, "text outside the root element");
         text_ = t.text;
@@ -73,16 +155,17 @@ class AnchorParser {
       }
     }
     if (!saw_cube) tokens_.fail(0, "no <cube> element");
-    if (!stack_.empty()) tokens_.fail(tokens_.source().size(), "unexpected end: <" + std::string(stack_.back()) + "> not closed");
+    if (!stack_.empty()) tokens_.fail(tokens_.source().size(), "unexpected end: <" + std::string(stack_.back().name) + "> not closed");
     finish();
     return std::move(defs_);
   }
 
  private:
-  std::string_view parent_tag() const { return stack_.size() >= 2 ? stack_[stack_.size() - 2] : std::string_view(); }
+  // The class of the element around the current start tag (whose own entry is on the stack).
+  Tag parent_tag() const { return stack_.size() >= 2 ? stack_[stack_.size() - 2].tag : Tag::Other; }
 
   std::uint64_t id_attribute(const XmlToken& t, std::string_view key) {
-    const auto* v = tokens_.attribute(key);
+    const auto v = tokens_.attribute(key);
     if (!v) tokens_.fail(t.offset, "<" + std::string(t.name) + "> without " + std::string(key));
     std::uint64_t id = 0;
     auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), id);
@@ -91,7 +174,7 @@ class AnchorParser {
     return id;
   }
 
-  std::int64_t integer(const std::string& text, std::size_t offset, const char* what) {
+  std::int64_t integer(std::string_view text, std::size_t offset, const char* what) {
     std::int64_t v = 0;
     auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || p != text.data() + text.size())
@@ -99,31 +182,30 @@ class AnchorParser {
     return v;
   }
 
-  void start(const XmlToken& t) {
-    const auto name = t.name;
-    if (name == "cube") {
-      if (const auto* v = tokens_.attribute("version")) defs_.version = *v;
-    } else if (name == "system" && options_.skip_system) {
+  void start(const XmlToken& t, Tag tag) {
+    if (tag == Tag::Cube) {
+      if (const auto v = tokens_.attribute("version")) defs_.version = *v;
+    } else if (tag == Tag::System && options_.skip_system) {
       skip_system(t);
-    } else if (name == "metric") {
+    } else if (tag == Tag::Metric) {
       start_metric(t);
-    } else if (name == "region") {
+    } else if (tag == Tag::Region) {
       start_region(t);
-    } else if (name == "cnode") {
+    } else if (tag == Tag::Cnode) {
       start_cnode(t);
-    } else if (name == "parameter" && parent_tag() == "cnode") {
+    } else if (tag == Tag::Parameter && parent_tag() == Tag::Cnode) {
       Attributes a;
-      for (const auto& [k, v] : t.attributes) a.emplace_back(std::string(k), v);
+      for (const auto& [k, v] : t.attributes) a.emplace_back(k, v);
       defs_.cnodes[cnode_stack_.back()].parameters.push_back(std::move(a));
-    } else if (name == "attr") {
+    } else if (tag == Tag::Attr) {
       add_attr(t);
-    } else if (name == "topologies") {
+    } else if (tag == Tag::Topologies) {
       topologies_start_ = t.end;
     } else {
       Kind kind;
-      std::string cube3_class;
-      if (in_system_ && system_kind(name, kind, cube3_class)) start_system_element(t, kind, cube3_class);
-      else if (name == "system") in_system_ = true;
+      std::string_view cube3_class;
+      if (in_system_ && system_kind(tag, t.name, kind, cube3_class)) start_system_element(t, kind, cube3_class);
+      else if (tag == Tag::System) in_system_ = true;
     }
   }
 
@@ -143,12 +225,12 @@ class AnchorParser {
   void start_metric(const XmlToken& t) {
     Metric m;
     m.file_id = id_attribute(t, "id");
-    m.parent = parent_tag() == "metric" ? metric_stack_.back() : kNoParent;
-    if (m.parent == kNoParent && parent_tag() != "metrics") tokens_.fail(t.offset, "<metric> outside <metrics>");
-    const auto* type = tokens_.attribute("type");
+    m.parent = parent_tag() == Tag::Metric ? metric_stack_.back() : kNoParent;
+    if (m.parent == kNoParent && parent_tag() != Tag::Metrics) tokens_.fail(t.offset, "<metric> outside <metrics>");
+    const auto type = tokens_.attribute("type");
     m.kind = (type && *type == "INCLUSIVE") ? MetricKind::Inclusive : MetricKind::Exclusive;
     for (const auto& [k, v] : t.attributes)
-      if (k != "id" && k != "type") m.xml_attributes.emplace_back(std::string(k), v);
+      if (k != "id" && k != "type") m.xml_attributes.emplace_back(k, v);
     metric_stack_.push_back(static_cast<std::uint32_t>(defs_.metrics.size()));
     defs_.metrics.push_back(std::move(m));
     metric_offsets_.push_back(t.offset);
@@ -157,9 +239,9 @@ class AnchorParser {
   void start_region(const XmlToken& t) {
     Region r;
     r.file_id = id_attribute(t, "id");
-    if (const auto* v = tokens_.attribute("mod")) r.mod = *v;
-    if (const auto* v = tokens_.attribute("begin")) r.begin = integer(*v, t.offset, "region begin");
-    if (const auto* v = tokens_.attribute("end")) r.end = integer(*v, t.offset, "region end");
+    if (const auto v = tokens_.attribute("mod")) r.mod = *v;
+    if (const auto v = tokens_.attribute("begin")) r.begin = integer(*v, t.offset, "region begin");
+    if (const auto v = tokens_.attribute("end")) r.end = integer(*v, t.offset, "region end");
     defs_.regions.push_back(std::move(r));
     region_open_ = true;
   }
@@ -167,14 +249,14 @@ class AnchorParser {
   void start_cnode(const XmlToken& t) {
     Cnode c;
     c.file_id = id_attribute(t, "id");
-    c.parent = parent_tag() == "cnode" ? cnode_stack_.back() : kNoParent;
-    if (c.parent == kNoParent && parent_tag() != "program") tokens_.fail(t.offset, "<cnode> outside <program>");
+    c.parent = parent_tag() == Tag::Cnode ? cnode_stack_.back() : kNoParent;
+    if (c.parent == kNoParent && parent_tag() != Tag::Program) tokens_.fail(t.offset, "<cnode> outside <program>");
     callee_.push_back({id_attribute(t, "calleeId"), t.offset});
     cnode_stack_.push_back(static_cast<std::uint32_t>(defs_.cnodes.size()));
     defs_.cnodes.push_back(std::move(c));
   }
 
-  void start_system_element(const XmlToken& t, Kind kind, const std::string& cube3_class) {
+  void start_system_element(const XmlToken& t, Kind kind, std::string_view cube3_class) {
     SystemElement e;
     e.kind = kind;
     e.offset = t.offset;
@@ -199,73 +281,74 @@ class AnchorParser {
   }
 
   void add_attr(const XmlToken& t) {
-    const auto* key = tokens_.attribute("key");
-    const auto* value = tokens_.attribute("value");
+    const auto key = tokens_.attribute("key");
+    const auto value = tokens_.attribute("value");
     if (!key || !value) tokens_.fail(t.offset, "<attr> needs key and value");
     const auto parent = parent_tag();
-    if (parent == "cube") defs_.attrs.emplace_back(*key, *value);
-    else if (parent == "metric") defs_.metrics[metric_stack_.back()].attrs.emplace_back(*key, *value);
-    else if (parent == "region" && region_open_) defs_.regions.back().attrs.emplace_back(*key, *value);
-    else if (parent == "cnode") defs_.cnodes[cnode_stack_.back()].attrs.emplace_back(*key, *value);
+    if (parent == Tag::Cube) defs_.attrs.emplace_back(*key, *value);
+    else if (parent == Tag::Metric) defs_.metrics[metric_stack_.back()].attrs.emplace_back(*key, *value);
+    else if (parent == Tag::Region && region_open_) defs_.regions.back().attrs.emplace_back(*key, *value);
+    else if (parent == Tag::Cnode) defs_.cnodes[cnode_stack_.back()].attrs.emplace_back(*key, *value);
     else if (!system_stack_.empty()) system_[system_stack_.back()].properties.emplace_back(*key, *value);
   }
 
-  void end(const XmlToken& t) {
-    const auto name = t.name;
-    const auto parent = stack_.empty() ? std::string_view() : stack_.back();
-    if (name == "metric") {
+  // `tag` is the class of the element that ends; the stack already holds its parent on top.
+  void end(const XmlToken& t, Tag tag) {
+    const auto parent = stack_.empty() ? Tag::Other : stack_.back().tag;
+    if (tag == Tag::Metric) {
       metric_stack_.pop_back();
-    } else if (name == "cnode") {
+    } else if (tag == Tag::Cnode) {
       cnode_stack_.pop_back();
-    } else if (name == "region") {
+    } else if (tag == Tag::Region) {
       region_open_ = false;
-    } else if (name == "murl") {
-      defs_.mirrors.push_back(text_);
-    } else if (name == "topologies" && topologies_start_) {
+    } else if (tag == Tag::Murl) {
+      defs_.mirrors.emplace_back(text_);
+    } else if (tag == Tag::Topologies && topologies_start_) {
       defs_.topologies_xml = std::string(tokens_.source().substr(topologies_start_, t.offset - topologies_start_));
-    } else if (name == "system") {
+    } else if (tag == Tag::System) {
       in_system_ = false;
-    } else if (parent == "metric") {
-      metric_field(name, defs_.metrics[metric_stack_.back()]);
-    } else if (parent == "region" && region_open_) {
-      region_field(name, defs_.regions.back());
-    } else if (!system_stack_.empty() && (name == "name" || name == "class" || name == "type" || name == "rank")) {
-      system_field(name, system_[system_stack_.back()]);
+    } else if (parent == Tag::Metric) {
+      metric_field(tag, defs_.metrics[metric_stack_.back()]);
+    } else if (parent == Tag::Region && region_open_) {
+      region_field(tag, defs_.regions.back());
+    } else if (!system_stack_.empty() &&
+               (tag == Tag::Name || tag == Tag::Class || tag == Tag::Type || tag == Tag::Rank)) {
+      system_field(tag, system_[system_stack_.back()]);
     } else if (!system_stack_.empty()) {
       Kind kind;
-      std::string ignored;
-      if (system_kind(name, kind, ignored)) system_stack_.pop_back();
+      std::string_view ignored;
+      if (system_kind(tag, t.name, kind, ignored)) system_stack_.pop_back();
     }
   }
 
-  void metric_field(std::string_view name, Metric& m) {
-    if (name == "disp_name") m.disp_name = text_;
-    else if (name == "uniq_name") m.uniq_name = text_;
-    else if (name == "uom") m.uom = text_;
-    else if (name == "val") m.val = text_;
-    else if (name == "url") m.url = text_;
-    else if (name == "descr") m.descr = text_;
-    else if (name == "dtype") {
+  void metric_field(Tag tag, Metric& m) {
+    if (tag == Tag::DispName) m.disp_name = text_;
+    else if (tag == Tag::UniqName) m.uniq_name = text_;
+    else if (tag == Tag::Uom) m.uom = text_;
+    else if (tag == Tag::Val) m.val = text_;
+    else if (tag == Tag::Url) m.url = text_;
+    else if (tag == Tag::Descr) m.descr = text_;
+    else if (tag == Tag::Dtype) {
       auto t = parse_data_type(text_);
       if (!t) tokens_.fail(text_offset_, "unknown metric data type \"" + printable(text_) + "\"");
       m.dtype = std::move(*t);
     }
   }
 
-  void region_field(std::string_view name, Region& r) {
-    if (name == "name") r.name = text_;
-    else if (name == "mangled_name") r.mangled_name = text_;
-    else if (name == "paradigm") r.paradigm = text_;
-    else if (name == "role") r.role = text_;
-    else if (name == "url") r.url = text_;
-    else if (name == "descr") r.descr = text_;
+  void region_field(Tag tag, Region& r) {
+    if (tag == Tag::Name) r.name = text_;
+    else if (tag == Tag::MangledName) r.mangled_name = text_;
+    else if (tag == Tag::Paradigm) r.paradigm = text_;
+    else if (tag == Tag::Role) r.role = text_;
+    else if (tag == Tag::Url) r.url = text_;
+    else if (tag == Tag::Descr) r.descr = text_;
   }
 
-  void system_field(std::string_view name, SystemElement& e) {
-    if (name == "name") e.name = text_;
-    else if (name == "class") e.cls = text_;
-    else if (name == "type") e.type = text_;
-    else if (name == "rank") e.rank = integer(text_, text_offset_, "rank");
+  void system_field(Tag tag, SystemElement& e) {
+    if (tag == Tag::Name) e.name = text_;
+    else if (tag == Tag::Class) e.cls = text_;
+    else if (tag == Tag::Type) e.type = text_;
+    else if (tag == Tag::Rank) e.rank = integer(text_, text_offset_, "rank");
   }
 
   void finish() {
@@ -277,12 +360,16 @@ class AnchorParser {
   }
 
   void resolve_callees() {
-    std::unordered_map<std::uint64_t, std::uint32_t> region_of_id;
-    for (std::uint32_t i = 0; i < defs_.regions.size(); ++i) region_of_id.emplace(defs_.regions[i].file_id, i);
+    // (id, region index) sorted by id then index: one allocation instead of a hash node per
+    // region. For a repeated id, the first match found is the first region with that id.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> region_of_id(defs_.regions.size());
+    for (std::uint32_t i = 0; i < defs_.regions.size(); ++i) region_of_id[i] = {defs_.regions[i].file_id, i};
+    std::sort(region_of_id.begin(), region_of_id.end());
     for (std::size_t c = 0; c < defs_.cnodes.size(); ++c) {
-      const auto it = region_of_id.find(callee_[c].first);
-      if (it == region_of_id.end())
-        tokens_.fail(callee_[c].second, "cnode calls unknown region " + std::to_string(callee_[c].first));
+      const auto id = callee_[c].first;
+      const auto it = std::lower_bound(region_of_id.begin(), region_of_id.end(), std::pair<std::uint64_t, std::uint32_t>{id, 0});
+      if (it == region_of_id.end() || it->first != id)
+        tokens_.fail(callee_[c].second, "cnode calls unknown region " + std::to_string(id));
       defs_.cnodes[c].region = it->second;
     }
   }
@@ -329,8 +416,8 @@ class AnchorParser {
   std::string file_;
   AnchorOptions options_;
   Definitions defs_;
-  std::vector<std::string_view> stack_;
-  std::string text_;
+  std::vector<OpenElement> stack_;
+  std::string_view text_;  // of the last Text token: a view, see XmlToken::text
   std::size_t text_offset_ = 0;
   std::vector<std::uint32_t> metric_stack_, cnode_stack_, system_stack_;
   std::vector<std::size_t> metric_offsets_;
@@ -349,9 +436,12 @@ Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOp
   return AnchorParser(xml, file, options).run();
 }
 
+bool is_gzip(std::string_view bytes) {
+  return bytes.size() >= 2 && static_cast<unsigned char>(bytes[0]) == 0x1f && static_cast<unsigned char>(bytes[1]) == 0x8b;
+}
+
 std::string inflate_if_gzip(std::string_view bytes, const std::string& file, const std::string& member) {
-  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x1f || static_cast<unsigned char>(bytes[1]) != 0x8b)
-    return std::string(bytes);
+  if (!is_gzip(bytes)) return std::string(bytes);
   z_stream z{};
   if (inflateInit2(&z, 15 + 32) != Z_OK) throw FormatError(file, member, 0, "cannot start inflating");
   std::string out;

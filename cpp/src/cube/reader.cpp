@@ -111,7 +111,10 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
   const auto* system = f->find(kSystemMember);
-  const auto xml = inflate_if_gzip(f->member(*anchor), name, "anchor.xml");
+  // A plain anchor.xml is parsed where it is mapped; only a gzipped one needs a buffer.
+  const auto stored_anchor = f->member(*anchor);
+  const auto inflated_anchor = is_gzip(stored_anchor) ? inflate_if_gzip(stored_anchor, name, "anchor.xml") : std::string();
+  const auto xml = is_gzip(stored_anchor) ? std::string_view(inflated_anchor) : stored_anchor;
   auto defs = parse_anchor(xml, name, AnchorOptions{system != nullptr});
   if (system) decode_system_member(f->member(*system), defs, name);
   f->deep = deep_order(defs);

@@ -1,6 +1,9 @@
 #include "cubescale/cube/xml.hpp"
 
+#include <array>
+#include <bit>
 #include <charconv>
+#include <cstring>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/text.hpp"
@@ -9,10 +12,35 @@ namespace cubescale::cube {
 
 namespace {
 
+constexpr std::string_view kCdataOpen = "<![CDATA[";
+
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-         c == ':' || c == '.';
+
+// A table, since names are scanned byte by byte and this is the tokenizer's inner loop.
+constexpr std::array<bool, 256> kNameChars = [] {
+  std::array<bool, 256> table{};
+  for (int c = 0; c < 256; ++c)
+    table[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+               c == ':' || c == '.';
+  return table;
+}();
+bool is_name_char(char c) { return kNameChars[static_cast<unsigned char>(c)]; }
+
+// How many of the 8 bytes at `p` are spaces before the first other byte (8: all are).
+std::size_t leading_spaces(const char* p) {
+  std::uint64_t word;
+  std::memcpy(&word, p, sizeof word);
+  const std::uint64_t differs = word ^ 0x2020202020202020ull;  // zero bytes where p has ' '
+  if (differs == 0) return 8;
+  // The first byte in memory is the low byte on little-endian machines, the high one on big.
+  const int zero_bits =
+      std::endian::native == std::endian::little ? std::countr_zero(differs) : std::countl_zero(differs);
+  return static_cast<std::size_t>(zero_bits) / 8;
+}
+
+std::string_view trim_trailing_space(std::string_view s) {
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
 }
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -32,21 +60,22 @@ void XmlTokenizer::fail(std::size_t offset, const std::string& message) const {
   throw FormatError(file_, member_, offset, message);
 }
 
-const std::string* XmlTokenizer::attribute(std::string_view key) const {
+std::optional<std::string_view> XmlTokenizer::attribute(std::string_view key) const {
   for (const auto& [k, v] : token_.attributes)
-    if (k == key) return &v;
-  return nullptr;
+    if (k == key) return v;
+  return std::nullopt;
 }
 
-std::string XmlTokenizer::decode(std::string_view raw, std::size_t at) const {
-  if (raw.find('&') == std::string_view::npos) return std::string(raw);
-  std::string out;
-  out.reserve(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    if (raw[i] != '&') {
-      out += raw[i];
-      continue;
+void XmlTokenizer::decode_into(std::string& out, std::string_view raw, std::size_t at) const {
+  std::size_t i = 0;
+  while (i < raw.size()) {
+    const auto amp = raw.find('&', i);
+    if (amp == std::string_view::npos) {
+      out.append(raw.substr(i));
+      return;
     }
+    out.append(raw.substr(i, amp - i));
+    i = amp;
     const auto semi = raw.find(';', i);
     if (semi == std::string_view::npos || semi - i > 12) fail(at + i, "unterminated entity");
     const auto name = raw.substr(i + 1, semi - i - 1);
@@ -66,9 +95,8 @@ std::string XmlTokenizer::decode(std::string_view raw, std::size_t at) const {
     } else {
       fail(at + i, "unknown entity &" + printable(name) + ";");
     }
-    i = semi;
+    i = semi + 1;
   }
-  return out;
 }
 
 std::size_t XmlTokenizer::skip_special() {
@@ -82,6 +110,51 @@ std::size_t XmlTokenizer::skip_special() {
   return skip_to(">");  // <!DOCTYPE ...> without internal subset
 }
 
+// Most calls find no space at all (before '>' or '=', before a tag after text): only those
+// that do pay for the call of skip_space_run().
+inline void XmlTokenizer::skip_space() {
+  if (pos_ < xml_.size() && is_space(xml_[pos_])) skip_space_run();
+}
+
+void XmlTokenizer::skip_space_run() {
+  const auto size = xml_.size();
+  auto pos = pos_;
+  while (pos < size) {
+    // Indentation is a newline and a run of spaces: take the spaces up to 8 at a time.
+    if (size - pos >= 8) {
+      const auto spaces = leading_spaces(xml_.data() + pos);
+      pos += spaces;
+      if (spaces == 8) continue;
+    }
+    if (!is_space(xml_[pos])) break;
+    ++pos;
+  }
+  pos_ = pos;
+}
+
+std::size_t XmlTokenizer::name_end(std::size_t pos) const {
+  const auto size = xml_.size();
+  const char* data = xml_.data();
+  // Four bytes per bounds check: the busiest loop of the tokenizer.
+  for (; size - pos >= 4; pos += 4) {
+    if (!is_name_char(data[pos])) return pos;
+    if (!is_name_char(data[pos + 1])) return pos + 1;
+    if (!is_name_char(data[pos + 2])) return pos + 2;
+    if (!is_name_char(data[pos + 3])) return pos + 3;
+  }
+  while (pos < size && is_name_char(data[pos])) ++pos;
+  return pos;
+}
+
+void XmlTokenizer::begin_token(XmlToken::Type type) {
+  token_.type = type;
+  token_.name = {};
+  token_.attributes.clear();
+  token_.text = {};
+  token_.self_closing = false;
+  token_.offset = token_.end = pos_;
+}
+
 const XmlToken& XmlTokenizer::next() {
   if (pending_end_) {
     pending_end_ = false;
@@ -91,15 +164,16 @@ const XmlToken& XmlTokenizer::next() {
     return token_;
   }
   while (true) {
-    while (pos_ < xml_.size() && is_space(xml_[pos_])) ++pos_;
+    skip_space();
     if (pos_ >= xml_.size()) {
-      token_ = XmlToken{};
-      token_.offset = token_.end = pos_;
+      begin_token(XmlToken::Eof);
       return token_;
     }
     if (xml_[pos_] != '<') return read_text(), token_;
-    if (xml_.substr(pos_, 9) == "<![CDATA[") return read_text(), token_;
-    if (xml_.substr(pos_, 2) == "<?" || xml_.substr(pos_, 2) == "<!") {
+    // Only the byte after '<' tells tags from the rest.
+    const char after = pos_ + 1 < xml_.size() ? xml_[pos_ + 1] : '\0';
+    if (after == '!' && xml_.substr(pos_, kCdataOpen.size()) == kCdataOpen) return read_text(), token_;
+    if (after == '?' || after == '!') {
       pos_ = skip_special();
       continue;
     }
@@ -109,43 +183,69 @@ const XmlToken& XmlTokenizer::next() {
 }
 
 void XmlTokenizer::read_text() {
-  token_ = XmlToken{};
-  token_.type = XmlToken::Text;
-  token_.offset = pos_;
-  // Leading whitespace was skipped by next(); text is kept as written otherwise.
+  begin_token(XmlToken::Text);
+  // Leading whitespace was skipped by next(); text is kept as written otherwise. Most text
+  // has no entity and no CDATA: then it is the bytes up to the next '<', viewed in place.
+  const auto text_end = std::min(xml_.find('<', pos_), xml_.size());
+  const auto raw = xml_.substr(pos_, text_end - pos_);
+  if (raw.find('&') != std::string_view::npos || xml_.substr(text_end, kCdataOpen.size()) == kCdataOpen) {
+    read_text_with_markup();
+  } else {
+    token_.text = trim_trailing_space(raw);
+    pos_ = text_end;
+  }
+  token_.end = pos_;
+}
+
+void XmlTokenizer::read_text_with_markup() {
+  decoded_text_.clear();
   while (pos_ < xml_.size()) {
-    if (xml_.substr(pos_, 9) == "<![CDATA[") {
-      const auto end = xml_.find("]]>", pos_ + 9);
+    if (xml_.substr(pos_, kCdataOpen.size()) == kCdataOpen) {
+      const auto end = xml_.find("]]>", pos_ + kCdataOpen.size());
       if (end == std::string_view::npos) fail(pos_, "unterminated CDATA section");
-      token_.text.append(xml_.substr(pos_ + 9, end - pos_ - 9));
+      decoded_text_.append(xml_.substr(pos_ + kCdataOpen.size(), end - pos_ - kCdataOpen.size()));
       pos_ = end + 3;
       continue;
     }
     if (xml_[pos_] == '<') break;
-    auto end = xml_.find_first_of("<", pos_);
-    if (end == std::string_view::npos) end = xml_.size();
-    token_.text += decode(xml_.substr(pos_, end - pos_), pos_);
+    const auto end = std::min(xml_.find('<', pos_), xml_.size());
+    decode_into(decoded_text_, xml_.substr(pos_, end - pos_), pos_);
     pos_ = end;
   }
-  while (!token_.text.empty() && is_space(token_.text.back())) token_.text.pop_back();
-  token_.end = pos_;
+  token_.text = trim_trailing_space(decoded_text_);
+}
+
+std::string_view XmlTokenizer::attribute_value(std::size_t start, char quote) {
+  // Values are short (ids, keys): one byte loop that also notes entities beats two memchr calls.
+  const auto size = xml_.size();
+  const char* data = xml_.data();
+  auto end = start;
+  bool has_entity = false;
+  while (end < size && data[end] != quote) has_entity |= data[end++] == '&';
+  if (end == size) fail(start, "unterminated attribute value");
+  pos_ = end + 1;
+  const auto raw = xml_.substr(start, end - start);
+  if (!has_entity) return raw;
+  if (decoded_values_used_ == decoded_values_.size()) decoded_values_.emplace_back();
+  auto& out = decoded_values_[decoded_values_used_++];
+  out.clear();
+  decode_into(out, raw, start);
+  return out;
 }
 
 void XmlTokenizer::read_tag() {
-  token_.attributes.clear();
-  token_.text.clear();
-  token_.self_closing = false;
-  token_.offset = pos_;
+  begin_token(XmlToken::Start);
+  decoded_values_used_ = 0;
   ++pos_;  // '<'
   const bool closing = pos_ < xml_.size() && xml_[pos_] == '/';
   if (closing) ++pos_;
   const auto name_start = pos_;
-  while (pos_ < xml_.size() && is_name_char(xml_[pos_])) ++pos_;
+  pos_ = name_end(pos_);
   if (pos_ == name_start) fail(token_.offset, "expected a tag name after '<'");
   token_.name = xml_.substr(name_start, pos_ - name_start);
   token_.type = closing ? XmlToken::End : XmlToken::Start;
   while (true) {
-    while (pos_ < xml_.size() && is_space(xml_[pos_])) ++pos_;
+    skip_space();
     if (pos_ >= xml_.size()) fail(token_.offset, "unterminated tag <" + printable(token_.name));
     const char c = xml_[pos_];
     if (c == '>') {
@@ -160,19 +260,16 @@ void XmlTokenizer::read_tag() {
     }
     if (closing) fail(pos_, "unexpected character in end tag");
     const auto key_start = pos_;
-    while (pos_ < xml_.size() && is_name_char(xml_[pos_])) ++pos_;
+    pos_ = name_end(pos_);
     if (pos_ == key_start) fail(pos_, "expected an attribute name");
     const auto key = xml_.substr(key_start, pos_ - key_start);
-    while (pos_ < xml_.size() && is_space(xml_[pos_])) ++pos_;
+    skip_space();
     if (pos_ >= xml_.size() || xml_[pos_] != '=') fail(pos_, "expected '=' after attribute " + printable(key));
     ++pos_;
-    while (pos_ < xml_.size() && is_space(xml_[pos_])) ++pos_;
+    skip_space();
     if (pos_ >= xml_.size() || (xml_[pos_] != '"' && xml_[pos_] != '\'')) fail(pos_, "expected a quoted value");
     const char quote = xml_[pos_++];
-    const auto end = xml_.find(quote, pos_);
-    if (end == std::string_view::npos) fail(pos_, "unterminated attribute value");
-    token_.attributes.emplace_back(key, decode(xml_.substr(pos_, end - pos_), pos_));
-    pos_ = end + 1;
+    token_.attributes.emplace_back(key, attribute_value(pos_, quote));
   }
   token_.end = pos_;
 }

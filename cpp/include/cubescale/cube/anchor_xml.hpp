@@ -21,6 +21,8 @@ struct AnchorOptions {
 // "anchor.xml" and the byte offset.
 Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOptions options = {});
 
+// True when `bytes` start with the gzip magic.
+bool is_gzip(std::string_view bytes);
 // Inflates a gzip-compressed anchor.xml; returns the input unchanged when it is not gzipped.
 std::string inflate_if_gzip(std::string_view bytes, const std::string& file, const std::string& member);
 

@@ -2,7 +2,13 @@
 // A small pull tokenizer for the XML subset that CUBE writers produce: declarations,
 // comments, start/end/empty tags with quoted attributes, text with the predefined and numeric
 // entities, CDATA. No DTDs, no namespaces. Errors are FormatErrors with the byte offset.
+//
+// Tokens are views: names, attribute values and text point into the document when they are
+// stored there as they read (the common case), otherwise into buffers of the tokenizer that
+// hold the decoded form. So a token costs no allocation once the buffers have grown.
 #include <cstdint>
+#include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,8 +19,10 @@ namespace cubescale::cube {
 struct XmlToken {
   enum Type { Start, End, Text, Eof } type = Eof;
   std::string_view name;  // tag name for Start / End
-  std::vector<std::pair<std::string_view, std::string>> attributes;
-  std::string text;          // decoded, for Text
+  // Valid until the next Start token.
+  std::vector<std::pair<std::string_view, std::string_view>> attributes;
+  // Decoded, for Text; valid until the next Text token (it survives the tags in between).
+  std::string_view text;
   bool self_closing = false;  // <tag/>: an End token with the same name follows
   std::size_t offset = 0;     // where the token starts
   std::size_t end = 0;        // one past its last byte
@@ -33,19 +41,32 @@ class XmlTokenizer {
   std::string_view source() const { return xml_; }
   [[noreturn]] void fail(std::size_t offset, const std::string& message) const;
   // Looks up an attribute of the current Start token.
-  const std::string* attribute(std::string_view key) const;
+  std::optional<std::string_view> attribute(std::string_view key) const;
 
  private:
+  void skip_space();
+  void skip_space_run();
+  std::size_t name_end(std::size_t pos) const;  // first byte at or after `pos` not in a name
   void read_tag();
   void read_text();
+  void read_text_with_markup();
+  void begin_token(XmlToken::Type type);
+  // The value that starts at `start` and ends at `quote` (decoded); moves past the quote.
+  std::string_view attribute_value(std::size_t start, char quote);
   std::size_t skip_special();  // <?...?>, <!--...-->, <!DOCTYPE>: returns the new position
-  std::string decode(std::string_view raw, std::size_t at) const;
+  void decode_into(std::string& out, std::string_view raw, std::size_t at) const;
 
   std::string_view xml_;
   std::string file_, member_;
   std::size_t pos_ = 0;
   XmlToken token_;
   bool pending_end_ = false;
+  // Decoded text of the current Text token when it had entities or CDATA.
+  std::string decoded_text_;
+  // Decoded attribute values of the current tag: a deque, so that growing it keeps the
+  // strings (and views of them) in place; strings are reused to keep their capacity.
+  std::deque<std::string> decoded_values_;
+  std::size_t decoded_values_used_ = 0;
 };
 
 // Escapes &, <, >, " and ' for text and attribute values.
