@@ -167,7 +167,7 @@ def row(name: str, size: int, ours: float, theirs: float | None, limit: float, n
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", default=os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", "/work/shared/data"), "cubex"))
+    parser.add_argument("--data", default=os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex"))
     parser.add_argument("--cnodes", type=int, default=5000)
     parser.add_argument("--nodes", type=int, default=512, help="nodes x processes x threads = locations")
     parser.add_argument("--processes", type=int, default=32)

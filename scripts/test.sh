@@ -9,6 +9,9 @@ bash scripts/setup.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader OMPI_MCA_oob_tcp_if_include=lo
 JOBS=${JOBS:-2}
+# Real measurement data beside the checkout (../shared/data); tests and doctests of the
+# installed package find it through this variable.
+export CUBESCALE_SHARED_DATA=${CUBESCALE_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 
 echo "== C++ tests (release)"
 cmake -S . -B build/ctest -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF >/dev/null

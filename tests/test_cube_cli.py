@@ -11,7 +11,8 @@ import pytest
 import cubescale
 from cubescale.cli import main
 
-DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", "/work/shared/data"), "cubex")
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise.
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
 
 
 def test_info(capsys):

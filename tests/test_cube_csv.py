@@ -13,7 +13,8 @@ import pytest
 
 import cubescale
 
-DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", "/work/shared/data"), "cubex")
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise.
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
 REPORTS = ["blast.p64", "call_tree_test", "time.p4"]
 
 

@@ -32,17 +32,18 @@ import numpy as np
 from . import _core
 from .systree import SingleNodeTree
 
-__all__ = ["Report", "Metric", "Region", "Cnode", "Location", "open", "write"]
+__all__ = ["Report", "Metric", "Region", "Cnode", "Location", "Panes", "open", "write"]
 
 
 def _example_path() -> str:
-    """A small real report for examples: the shared call_tree_test.cubex, if present."""
+    """A small real report for the examples: call_tree_test.cubex of the shared test data,
+    found through CUBESCALE_SHARED_DATA or beside a source checkout (``../shared/data``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     for base in (os.environ.get("CUBESCALE_SHARED_DATA", ""), os.path.join(here, "..", "..", "..", "shared", "data")):
         path = os.path.join(base, "cubex", "call_tree_test.cubex")
         if base and os.path.exists(path):
             return path
-    return "/work/shared/data/cubex/call_tree_test.cubex"
+    raise FileNotFoundError("the examples need the shared test data: set CUBESCALE_SHARED_DATA to its folder")
 
 
 # ---------------------------------------------------------------------------------- dtypes
@@ -174,6 +175,34 @@ class Location:
 
 
 # ---------------------------------------------------------------------------------- report
+
+@dataclass(frozen=True)
+class Panes:
+    """The values of Cube's three panes for one selection (see :meth:`Report.panes`).
+
+    ``metric_own[m]`` / ``metric_inclusive[m]``: metric ``m`` over the whole program and
+    machine, without / with its child metrics (a node expanded / collapsed in the metric
+    pane). ``call_inclusive[c]`` / ``call_exclusive[c]``: the selected metric at call path
+    ``c`` over all locations, with / without the callees (collapsed / expanded in the call
+    pane). ``system[l]``: the selected metric at the selected call path for location ``l``.
+    Sums, or minimum / maximum for MINDOUBLE / MAXDOUBLE metrics.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
+    >>> int(p.metric_own[0]), int(p.call_inclusive[0]), p.system.tolist()
+    (72, 72, [72])
+    """
+
+    metric: int
+    cnode: int
+    metric_own: np.ndarray
+    metric_inclusive: np.ndarray
+    call_inclusive: np.ndarray
+    call_exclusive: np.ndarray
+    system: np.ndarray
+
 
 class Report:
     """A CUBE4 report: metric tree, call tree, system tree and lazily loaded values.
@@ -389,7 +418,8 @@ class Report:
 
     def metric_totals(self, inclusive: bool = True) -> np.ndarray:
         """Per metric, its value over the whole program and machine (the metric pane of Cube);
-        with ``inclusive=True`` a metric includes its child metrics.
+        with ``inclusive=True`` a metric includes its child metrics of the same unit.
+        MINDOUBLE / MAXDOUBLE metrics give their minimum / maximum.
 
         Example
         -------
@@ -399,10 +429,68 @@ class Report:
         72
         """
         roots = [c.index for c in self.cnodes if c.parent is None]
-        own = [float(self.cnode_values(m, inclusive=True)[roots].sum()) if self._summable(m) else 0.0
-               for m in self.metrics]
-        parents = [0xFFFFFFFF if m.parent is None else m.parent for m in self.metrics]
-        return np.asarray(_core.metric_inclusive(own, parents) if inclusive else own)
+        own = np.asarray([self._total(m, roots) for m in self.metrics], dtype=float)
+        if not inclusive:
+            return own
+        return np.asarray([sum(own[d] for d in self._metric_family(m)) for m in self.metrics])
+
+    def _total(self, metric: Metric, roots: list[int]) -> float:
+        if _numpy_type(metric.dtype)[1]:  # tuples (TAU_ATOMIC, NDOUBLES ...): no single total
+            return 0.0
+        at_roots = self.cnode_values(metric, inclusive=True)[roots]
+        if metric.dtype == "MINDOUBLE":
+            return float(at_roots.min())
+        if metric.dtype == "MAXDOUBLE":
+            return float(at_roots.max())
+        return float(at_roots.sum())
+
+    def _metric_family(self, metric: Metric) -> list[int]:
+        """The metric and its descendants that add up with it: summable scalar metrics of the
+        same unit (Cube's collapsed metric node). MIN/MAX metrics stand alone."""
+        if not self._summable(metric) or _numpy_type(metric.dtype)[1]:
+            return [metric.index]
+        family, stack = [], [metric.index]
+        while stack:
+            m = self.metrics[stack.pop()]
+            if m.index == metric.index or (self._summable(m) and m.unit == metric.unit
+                                            and not _numpy_type(m.dtype)[1]):
+                family.append(m.index)
+                stack.extend(m.children)
+        return family
+
+    def panes(self, metric: int | str | Metric, cnode: int | None = None,
+              metric_expanded: bool = False, cnode_expanded: bool = False) -> Panes:
+        """The values Cube shows for a selection: a metric (collapsed: with its child metrics
+        of the same unit; expanded: alone) and a call path (collapsed: with its callees;
+        expanded: alone; default the first root).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> p = r.panes("time", cnode=0, cnode_expanded=True)
+        >>> bool(p.call_inclusive[0] >= p.call_exclusive[0])
+        True
+        """
+        m = self.metric(metric)
+        c = next(x.index for x in self.cnodes if x.parent is None) if cnode is None else int(cnode)
+        if not 0 <= c < self.shape[0]:
+            raise IndexError(f"call path {c} out of range ({self.shape[0]} call paths)")
+        family = [m.index] if metric_expanded else self._metric_family(m)
+
+        def combined(fn):
+            parts = [fn(self.metrics[f]) for f in family]
+            return parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+
+        return Panes(
+            metric=m.index,
+            cnode=c,
+            metric_own=self.metric_totals(inclusive=False),
+            metric_inclusive=self.metric_totals(inclusive=True),
+            call_inclusive=combined(lambda x: self.cnode_values(x, inclusive=True)),
+            call_exclusive=combined(lambda x: self.cnode_values(x, inclusive=False)),
+            system=combined(lambda x: np.array(self.values(x, inclusive=not cnode_expanded)[c])),
+        )
 
     @staticmethod
     def _summable(metric: Metric) -> bool:
