@@ -83,23 +83,29 @@ void histogram_combine(const DataType& t, std::uint8_t* dst, const std::uint8_t*
   }
 }
 
+// Calls f(T{}) with the C++ type of an integer value kind; false for every other kind.
+template <typename F>
+bool visit_integer(ValueKind kind, F&& f) {
+  switch (kind) {
+    case ValueKind::Int8: f(std::int8_t{}); return true;
+    case ValueKind::Int16: f(std::int16_t{}); return true;
+    case ValueKind::Int32: f(std::int32_t{}); return true;
+    case ValueKind::Int64: f(std::int64_t{}); return true;
+    case ValueKind::UInt8: f(std::uint8_t{}); return true;
+    case ValueKind::UInt16: f(std::uint16_t{}); return true;
+    case ValueKind::UInt32: f(std::uint32_t{}); return true;
+    case ValueKind::UInt64: f(std::uint64_t{}); return true;
+    default: return false;
+  }
+}
+
 void sum_like(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const std::size_t count = n * (t.width() / sizeof(T));
     subtract ? sub_array<T>(dst, src, count) : add_array<T>(dst, src, count);
   };
-  switch (t.kind) {
-    case ValueKind::Int8: return run(std::int8_t{});
-    case ValueKind::Int16: return run(std::int16_t{});
-    case ValueKind::Int32: return run(std::int32_t{});
-    case ValueKind::Int64: return run(std::int64_t{});
-    case ValueKind::UInt8: return run(std::uint8_t{});
-    case ValueKind::UInt16: return run(std::uint16_t{});
-    case ValueKind::UInt32: return run(std::uint32_t{});
-    case ValueKind::UInt64: return run(std::uint64_t{});
-    default: return run(double{});  // DOUBLE and the double vectors: field-wise sums
-  }
+  if (!visit_integer(t.kind, run)) run(double{});  // DOUBLE and the double vectors: field-wise sums
 }
 
 }  // namespace
@@ -228,15 +234,8 @@ void to_doubles(const Severity& values, double* out) {
     using T = decltype(tag);
     for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(load<T>(p + i * w));
   };
+  if (visit_integer(t.kind, run)) return;
   switch (t.kind) {
-    case ValueKind::Int8: return run(std::int8_t{});
-    case ValueKind::Int16: return run(std::int16_t{});
-    case ValueKind::Int32: return run(std::int32_t{});
-    case ValueKind::Int64: return run(std::int64_t{});
-    case ValueKind::UInt8: return run(std::uint8_t{});
-    case ValueKind::UInt16: return run(std::uint16_t{});
-    case ValueKind::UInt32: return run(std::uint32_t{});
-    case ValueKind::UInt64: return run(std::uint64_t{});
     case ValueKind::TauAtomic:
       for (std::size_t i = 0; i < n; ++i) out[i] = load<double>(p + i * w + 20);
       return;
