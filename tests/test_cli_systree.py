@@ -50,3 +50,4 @@ def test_bad_input_exits_2(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"format": "cubescale-systree", "version": 1}))
     out = run("systree", "--json", str(tmp_path / "bad.json"))
     assert out.returncode == 2 and "bad record" in out.stderr
+

@@ -5,6 +5,8 @@ from __future__ import annotations
 import csv
 import io
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -58,3 +60,16 @@ def test_help(command, capsys):
         main([command, "--help"])
     assert exit_info.value.code == 0
     assert "usage" in capsys.readouterr().out
+
+
+def test_closed_pipe_is_quiet():
+    # `cubescale dump ... | head -1`: the reader leaves early; no traceback, no message, and
+    # the exit status a shell reports for a tool stopped by SIGPIPE.
+    proc = subprocess.Popen([sys.executable, "-m", "cubescale.cli", "dump", os.path.join(DATA, "blast.p64.cubex")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"cnode,cnode_id,region,location")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert err == ""
+    assert proc.returncode == 141

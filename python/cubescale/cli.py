@@ -15,6 +15,7 @@ machine ×1 > node ×2 > process ×4
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .commands import COMMANDS
@@ -38,7 +39,14 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; returns the exit status (0 success, 2 bad input)."""
     args = build_parser().parse_args(argv)
     try:
-        return args.run(args) or 0
+        status = args.run(args) or 0
+        sys.stdout.flush()
+        return status
+    except BrokenPipeError:
+        # The reader went away (`cubescale dump ... | head`): stop quietly, as Unix tools do,
+        # and keep Python from complaining again when it flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for such a tool
     except FormatError as e:
         print(f"cubescale: error: {e}", file=sys.stderr)
         return 2
