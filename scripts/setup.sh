@@ -9,6 +9,7 @@ APT_PACKAGES=(
   libhwloc-dev hwloc libopen-trace-format2-dev
   libopenmpi-dev openmpi-bin zlib1g-dev libgtest-dev
   clang-14 libclang-rt-14-dev
+  python3-dev python3-pip
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -23,10 +24,16 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 PY=${PYTHON:-python3}
+PIP=("$PY" -m pip install -q)
+# Debian's own Python marks itself externally managed (PEP 668); this script is the
+# machine's setup, so it installs there on purpose. Other Pythons (pyenv, venv) need nothing.
+if "$PY" -c 'import os, sysconfig; raise SystemExit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+  PIP+=(--break-system-packages)
+fi
 # mpi4py is built against the system Open MPI (not a wheel with its own MPI).
 if ! "$PY" -c "import mpi4py" 2>/dev/null; then
   echo "setup: building mpi4py against the system Open MPI" >&2
-  "$PY" -m pip install -q --no-binary mpi4py "mpi4py>=3.1"
+  "${PIP[@]}" --no-binary mpi4py "mpi4py>=3.1"
 fi
 echo "setup: pip install .[test]" >&2
-"$PY" -m pip install -q ".[test]"
+"${PIP[@]}" ".[test]"
