@@ -9,6 +9,7 @@
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/reader.hpp"
 #include "cubescale/cube/writer.hpp"
+#include "arrays.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -37,11 +38,6 @@ py::array present_view(const Severity& values) {
   auto m = out.mutable_unchecked<1>();
   for (std::size_t c = 0; c < values.cnodes(); ++c) m(c) = values.present(c);
   return out;
-}
-
-template <class T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
 }
 
 py::dict attributes(const Attributes& a) {

@@ -7,6 +7,7 @@
 #include "cubescale/systree/distributed.hpp"
 #include "cubescale/systree/serialize.hpp"
 #include "cubescale/systree/simulate.hpp"
+#include "arrays.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -16,11 +17,6 @@ using namespace cubescale::systree;
 using namespace cubescale::systree::distributed;
 
 namespace {
-
-template <typename T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-  return py::array_t<T>(static_cast<py::ssize_t>(v.size()), v.data());
-}
 
 py::dict stats_dict(const RankStats& s) {
   py::dict d;
