@@ -428,10 +428,14 @@ class Report:
         >>> int(r.metric_totals()[0])     # all visits
         72
         """
+        own = self._own_totals()
+        return self._with_child_metrics(own) if inclusive else own
+
+    def _own_totals(self) -> np.ndarray:
         roots = [c.index for c in self.cnodes if c.parent is None]
-        own = np.asarray([self._total(m, roots) for m in self.metrics], dtype=float)
-        if not inclusive:
-            return own
+        return np.asarray([self._total(m, roots) for m in self.metrics], dtype=float)
+
+    def _with_child_metrics(self, own: np.ndarray) -> np.ndarray:
         return np.asarray([sum(own[d] for d in self._metric_family(m)) for m in self.metrics])
 
     def _total(self, metric: Metric, roots: list[int]) -> float:
@@ -482,11 +486,12 @@ class Report:
             parts = [fn(self.metrics[f]) for f in family]
             return parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
 
+        own = self._own_totals()  # once: the inclusive totals are derived from it
         return Panes(
             metric=m.index,
             cnode=c,
-            metric_own=self.metric_totals(inclusive=False),
-            metric_inclusive=self.metric_totals(inclusive=True),
+            metric_own=own,
+            metric_inclusive=self._with_child_metrics(own),
             call_inclusive=combined(lambda x: self.cnode_values(x, inclusive=True)),
             call_exclusive=combined(lambda x: self.cnode_values(x, inclusive=False)),
             system=combined(lambda x: np.array(self.values(x, inclusive=not cnode_expanded)[c])),
