@@ -84,13 +84,15 @@ struct OpenedFile {
 Severity load_metric(const OpenedFile& f, std::size_t metric) {
   const auto& m = f.metrics[metric];
   const auto cnodes = f.deep.size();
-  Severity out(m.dtype, cnodes, f.locations);
   const auto id = std::to_string(m.file_id);
   const auto* index_member = f.find(id + ".index");
   const auto* data_member = f.find(id + ".data");
-  if (!index_member || !data_member) return out;  // a metric without data is all zero
+  if (!index_member || !data_member) return Severity(m.dtype, cnodes, f.locations);  // no data: all zero
   const auto index = parse_index(f.member(*index_member), cnodes, {f.name, id + ".index"});
+  // Rows in the file are written whole; only the others need clearing.
+  auto out = Severity::for_overwrite(m.dtype, cnodes, f.locations);
   read_data(f.member(*data_member), index, row_order(m.kind, f.deep, f.wide), f.column_of, out, {f.name, id + ".data"});
+  out.zero_absent_rows();
   return out;
 }
 

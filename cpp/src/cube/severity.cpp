@@ -6,20 +6,42 @@
 
 #include <sys/mman.h>
 
+#include "cubescale/common/recycled_buffers.hpp"
+
 namespace cubescale::cube {
 
 Severity::Severity(DataType dtype, std::size_t cnodes, std::size_t locations)
     : dtype_(std::move(dtype)), cnodes_(cnodes), locations_(locations), present_(cnodes, 0) {
   if (locations_ && dtype_.width() && cnodes_ > SIZE_MAX / locations_ / dtype_.width()) throw std::bad_alloc();
-  storage_ = allocate_zeroed(bytes());
+  storage_ = allocate(bytes(), true);
+}
+
+Severity Severity::for_overwrite(DataType dtype, std::size_t cnodes, std::size_t locations) {
+  Severity s;
+  s.dtype_ = std::move(dtype);
+  s.cnodes_ = cnodes;
+  s.locations_ = locations;
+  s.present_.assign(cnodes, 0);
+  if (locations && s.dtype_.width() && cnodes > SIZE_MAX / locations / s.dtype_.width()) throw std::bad_alloc();
+  s.storage_ = allocate(s.bytes(), false);
+  s.absent_rows_zero_ = s.storage_.get_deleter().mapped_bytes != 0;  // fresh mappings are zero
+  return s;
+}
+
+void Severity::zero_absent_rows() {
+  if (absent_rows_zero_) return;
+  for (std::size_t c = 0; c < cnodes_; ++c)
+    if (!present_[c]) std::memset(row(c), 0, row_bytes());
+  absent_rows_zero_ = true;
 }
 
 void Severity::Release::operator()(std::uint8_t* p) const noexcept {
   if (mapped_bytes) ::munmap(p, mapped_bytes);
+  else if (recycled_bytes) RecycledBuffers::shared().give_back(p, recycled_bytes);
   else std::free(p);
 }
 
-std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate_zeroed(std::size_t bytes) {
+std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate(std::size_t bytes, bool zeroed) {
   constexpr std::size_t kMapFrom = std::size_t(4) << 20;
   if (bytes >= kMapFrom) {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -27,16 +49,23 @@ std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate_zeroed(std
 #ifdef MADV_HUGEPAGE
     ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
 #endif
-    return std::unique_ptr<std::uint8_t[], Release>(static_cast<std::uint8_t*>(p), Release{bytes});
+    return std::unique_ptr<std::uint8_t[], Release>(static_cast<std::uint8_t*>(p), Release{bytes, 0});
   }
-  auto* p = static_cast<std::uint8_t*>(std::calloc(std::max<std::size_t>(bytes, 1), 1));
+  if (RecycledBuffers::serves(bytes)) {
+    auto& store = RecycledBuffers::shared();
+    auto* p = zeroed ? store.take_zeroed(bytes) : store.take_for_overwrite(bytes);
+    if (!p) throw std::bad_alloc();
+    return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, bytes});
+  }
+  const auto size = std::max<std::size_t>(bytes, 1);
+  auto* p = static_cast<std::uint8_t*>(zeroed ? std::calloc(size, 1) : std::malloc(size));
   if (!p) throw std::bad_alloc();
-  return std::unique_ptr<std::uint8_t[], Release>(p, Release{0});
+  return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, 0});
 }
 
 Severity::Severity(const Severity& other)
     : dtype_(other.dtype_), cnodes_(other.cnodes_), locations_(other.locations_), present_(other.present_) {
-  storage_ = allocate_zeroed(bytes());
+  storage_ = allocate(bytes(), false);
   if (bytes()) std::memcpy(storage_.get(), other.storage_.get(), bytes());
 }
 

@@ -18,6 +18,9 @@ class Severity {
  public:
   Severity() = default;
   Severity(DataType dtype, std::size_t cnodes, std::size_t locations);
+  // A matrix whose values are unspecified until written: the caller writes every present row,
+  // then calls zero_absent_rows(). Saves clearing rows that a file is about to fill.
+  static Severity for_overwrite(DataType dtype, std::size_t cnodes, std::size_t locations);
   Severity(const Severity& other);
   Severity& operator=(const Severity& other);
   Severity(Severity&&) noexcept = default;
@@ -38,6 +41,8 @@ class Severity {
   void set_present(std::size_t c, bool p) { present_[c] = p ? 1 : 0; }
   // Marks rows present exactly when they hold a non-zero byte.
   void mark_nonzero_rows();
+  // Clears the rows that are not present (after for_overwrite; no-op for zeroed storage).
+  void zero_absent_rows();
   std::size_t present_rows() const;
 
  private:
@@ -46,12 +51,16 @@ class Severity {
   // Zeroed storage, 16-byte aligned (f64 / u64 views need no copy). Large matrices are
   // anonymous mappings with transparent huge pages: page faults on first touch otherwise cost
   // more than the arithmetic. Zero pages of rows a file leaves out are never touched.
+  // Mid-sized ones are recycled between reports (see common/recycled_buffers.hpp).
   struct Release {
-    std::size_t mapped_bytes;  // 0: allocated with calloc (no initializer: GCC needs the class complete)
+    // Both 0: allocated with calloc (no initializers: GCC needs the class complete).
+    std::size_t mapped_bytes;    // an anonymous mapping of this size
+    std::size_t recycled_bytes;  // from RecycledBuffers, asked for this size
     void operator()(std::uint8_t* p) const noexcept;
   };
-  static std::unique_ptr<std::uint8_t[], Release> allocate_zeroed(std::size_t bytes);
+  static std::unique_ptr<std::uint8_t[], Release> allocate(std::size_t bytes, bool zeroed);
   std::unique_ptr<std::uint8_t[], Release> storage_;
+  bool absent_rows_zero_ = true;  // false after for_overwrite until zero_absent_rows()
   std::vector<std::uint8_t> present_;
 };
 
