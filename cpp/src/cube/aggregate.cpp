@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 namespace cubescale::cube {
 
@@ -155,52 +156,90 @@ void check_parents(const Severity& values, const std::vector<std::uint32_t>& par
 
 }  // namespace
 
+// Calls body(first, count) for slices of the location axis, on several threads for large
+// matrices. Conversions are bound by memory bandwidth and by the page faults of their fresh
+// output (the kernel zeroes every page on first touch); both grow with the cores that work.
+// Slices start on page boundaries of a row, so that threads never share a page of output.
+template <class Body>
+void over_location_slices(const Severity& out, unsigned threads, Body&& body) {
+  constexpr std::size_t kThreadedFrom = std::size_t(64) << 20;
+  constexpr unsigned kMaxThreads = 8;
+  const auto locations = out.locations();
+  const auto width = out.dtype().width();
+  if (threads == kAutomaticThreads)
+    threads = out.bytes() >= kThreadedFrom ? std::min(std::max(1u, std::thread::hardware_concurrency()), kMaxThreads) : 1;
+  const std::size_t per_page = width ? std::max<std::size_t>(1, 4096 / width) : locations;
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, (locations + per_page - 1) / per_page));
+  if (threads <= 1) return body(std::size_t(0), locations);
+  const std::size_t step = (locations / threads + per_page - 1) / per_page * per_page;
+  std::vector<std::thread> workers;
+  for (std::size_t first = step; first < locations; first += step)
+    workers.emplace_back([&body, first, count = std::min(step, locations - first)] { body(first, count); });
+  body(0, std::min(step, locations));
+  for (auto& w : workers) w.join();
+}
+
 // Each output row is written once: its own row, then its children's rows combined into it
 // (the same memory traffic as one element-wise NumPy sum). Backward, so that children are
-// already inclusive when their parent is computed.
-Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents) {
+// already inclusive when their parent is computed. Which rows end up present is decided first,
+// so that the slices only move values.
+Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
   check_parents(exclusive, parents);
   const ChildLists tree(parents);
   Severity out(exclusive.dtype(), exclusive.cnodes(), exclusive.locations());
-  const auto& t = exclusive.dtype();
   for (std::size_t i = parents.size(); i-- > 0;) {
     bool have = exclusive.present(i);
-    if (have) std::memcpy(out.row(i), exclusive.row(i), out.row_bytes());
-    for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
-      const auto c = tree.child[k];
-      if (!out.present(c)) continue;
-      // An absent row has no values: copying keeps MIN/MAX from starting at zero.
-      if (have) combine_values(t, out.row(i), out.row(c), out.locations());
-      else std::memcpy(out.row(i), out.row(c), out.row_bytes());
-      have = true;
-    }
+    for (auto k = tree.first[i]; k < tree.first[i + 1] && !have; ++k) have = out.present(tree.child[k]);
     out.set_present(i, have);
   }
+  const auto& t = exclusive.dtype();
+  const auto width = t.width();
+  over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    const auto at = first * width, bytes = count * width;
+    for (std::size_t i = parents.size(); i-- > 0;) {
+      bool have = exclusive.present(i);
+      if (have) std::memcpy(out.row(i) + at, exclusive.row(i) + at, bytes);
+      for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+        const auto c = tree.child[k];
+        if (!out.present(c)) continue;
+        // An absent row has no values: copying keeps MIN/MAX from starting at zero.
+        if (have) combine_values(t, out.row(i) + at, out.row(c) + at, count);
+        else std::memcpy(out.row(i) + at, out.row(c) + at, bytes);
+        have = true;
+      }
+    }
+  });
   return out;
 }
 
-Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents) {
+Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
   check_parents(inclusive, parents);
   const ChildLists tree(parents);
   Severity out(inclusive.dtype(), inclusive.cnodes(), inclusive.locations());
-  const auto& t = inclusive.dtype();
   for (std::size_t i = 0; i < parents.size(); ++i) {
     bool have = inclusive.present(i);
-    if (have) std::memcpy(out.row(i), inclusive.row(i), out.row_bytes());
-    for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
-      const auto c = tree.child[k];
-      if (!inclusive.present(c)) continue;
-      subtract_values(t, out.row(i), inclusive.row(c), out.locations());
-      have = true;
-    }
+    for (auto k = tree.first[i]; k < tree.first[i + 1] && !have; ++k) have = inclusive.present(tree.child[k]);
     out.set_present(i, have);
   }
+  const auto& t = inclusive.dtype();
+  const auto width = t.width();
+  over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    const auto at = first * width, bytes = count * width;
+    for (std::size_t i = 0; i < parents.size(); ++i) {
+      if (inclusive.present(i)) std::memcpy(out.row(i) + at, inclusive.row(i) + at, bytes);
+      for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+        const auto c = tree.child[k];
+        if (inclusive.present(c)) subtract_values(t, out.row(i) + at, inclusive.row(c) + at, count);
+      }
+    }
+  });
   return out;
 }
 
-Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents) {
+Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
+                 unsigned threads) {
   if (from == to) return values;
-  return to == MetricKind::Inclusive ? to_inclusive(values, parents) : to_exclusive(values, parents);
+  return to == MetricKind::Inclusive ? to_inclusive(values, parents, threads) : to_exclusive(values, parents, threads);
 }
 
 Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups) {

@@ -19,10 +19,15 @@ void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* sr
 void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
 
 // Converts a metric's matrix between inclusive and exclusive along the call tree given by
-// `parents` (preorder: parents[i] < i, kNoParent for roots).
-Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents);
-Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents);
-Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents);
+// `parents` (preorder: parents[i] < i, kNoParent for roots). Slices of the location axis run on
+// `threads` threads; kAutomaticThreads: one per core (up to 8) from 64 MiB on, else one.
+constexpr unsigned kAutomaticThreads = 0;
+Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents,
+                      unsigned threads = kAutomaticThreads);
+Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents,
+                      unsigned threads = kAutomaticThreads);
+Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
+                 unsigned threads = kAutomaticThreads);
 
 // Combines the location columns into groups: out[c][g] = (+) of values[c][l] with group[l] == g
 // (e.g. all threads of a process, all processes of a node).

@@ -1,0 +1,91 @@
+// Inclusive <-> exclusive on several threads (slices of the location axis) gives the same bytes
+// as one thread, for every combine rule and with absent rows. Small matrices with the thread
+// count forced, so that the slicing is exercised without gigabytes of test data.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "cubescale/common/recycled_buffers.hpp"
+#include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/dtype.hpp"
+
+using namespace cubescale::cube;
+
+namespace {
+
+// A random call tree in preorder: each cnode's parent is on the path to the previous one.
+std::vector<std::uint32_t> random_parents(std::size_t n, std::mt19937& rng) {
+  std::vector<std::uint32_t> parents(n, kNoParent), path{0};
+  for (std::size_t i = 1; i < n; ++i) {
+    path.resize(1 + rng() % path.size());
+    parents[i] = path.back();
+    path.push_back(static_cast<std::uint32_t>(i));
+  }
+  return parents;
+}
+
+Severity random_values(const DataType& t, std::size_t cnodes, std::size_t locations, std::mt19937& rng) {
+  Severity s(t, cnodes, locations);
+  for (std::size_t c = 0; c < cnodes; ++c) {
+    if (rng() % 4 == 0) continue;  // an absent (all-zero) row
+    // Whole doubles (or integers) in bytes that are valid for every kind: small non-negative values.
+    for (std::size_t b = 0; b + 8 <= s.row_bytes(); b += 8) {
+      const double v = static_cast<double>(rng() % 1000);
+      if (t.kind == ValueKind::UInt64 || t.kind == ValueKind::Int64) {
+        const std::uint64_t u = rng() % 1000;
+        std::memcpy(s.row(c) + b, &u, 8);
+      } else {
+        std::memcpy(s.row(c) + b, &v, 8);
+      }
+    }
+    s.set_present(c, true);
+  }
+  return s;
+}
+
+void expect_same(const Severity& a, const Severity& b) {
+  ASSERT_EQ(a.bytes(), b.bytes());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0);
+  for (std::size_t c = 0; c < a.cnodes(); ++c) EXPECT_EQ(a.present(c), b.present(c)) << "row " << c;
+}
+
+}  // namespace
+
+TEST(CubeThreadedConvert, SlicesGiveTheBytesOfOneThread) {
+  std::mt19937 rng(7);
+  for (const char* name : {"DOUBLE", "UINT64", "MINDOUBLE", "MAXDOUBLE", "TAU_ATOMIC", "NDOUBLES(3)"}) {
+    SCOPED_TRACE(name);
+    const auto t = *parse_data_type(name);
+    const auto parents = random_parents(60, rng);
+    // 3000 locations: several page-sized slices, the last one shorter.
+    const auto values = random_values(t, parents.size(), 3000, rng);
+    for (unsigned threads : {2u, 3u, 7u}) {
+      expect_same(to_inclusive(values, parents, 1), to_inclusive(values, parents, threads));
+      expect_same(to_exclusive(values, parents, 1), to_exclusive(values, parents, threads));
+    }
+  }
+}
+
+TEST(CubeThreadedConvert, FewLocationsUseOneSlice) {
+  std::mt19937 rng(3);
+  const auto t = *parse_data_type("DOUBLE");
+  const auto parents = random_parents(10, rng);
+  const auto values = random_values(t, parents.size(), 5, rng);
+  expect_same(to_inclusive(values, parents, 1), to_inclusive(values, parents, 8));
+}
+
+TEST(RecycledBuffers, ReusedBuffersComeBackZeroed) {
+  auto& store = cubescale::RecycledBuffers::shared();
+  const std::size_t bytes = 40000;
+  auto* p = store.take_zeroed(bytes);
+  ASSERT_NE(p, nullptr);
+  std::memset(p, 0xab, bytes);
+  const auto held = store.held_bytes();
+  store.give_back(p, bytes);
+  EXPECT_EQ(store.held_bytes(), held + cubescale::RecycledBuffers::capacity(bytes));
+  auto* q = store.take_zeroed(bytes + 100);  // the same number of pages: the same buffer
+  EXPECT_EQ(q, p);
+  for (std::size_t i = 0; i < bytes; ++i) ASSERT_EQ(q[i], 0) << i;
+  store.give_back(q, bytes + 100);
+}
