@@ -101,6 +101,18 @@ Tag classify(std::string_view name) {
   return Tag::Other;
 }
 
+// Elements that hold only text: the parser acts on them at their end tag.
+bool is_field(Tag tag) {
+  switch (tag) {
+    case Tag::DispName: case Tag::UniqName: case Tag::Dtype: case Tag::Uom: case Tag::Val: case Tag::Url:
+    case Tag::Descr: case Tag::Name: case Tag::MangledName: case Tag::Paradigm: case Tag::Role:
+    case Tag::Class: case Tag::Type: case Tag::Rank: case Tag::Murl:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // CUBE3-style tags (<machine>, <process>, ...) also give the class of the element.
 bool system_kind(Tag tag, std::string_view name, Kind& kind, std::string_view& cube3_class) {
   cube3_class = {};
@@ -137,14 +149,24 @@ class AnchorParser {
         if (stack_.size() >= kMaxNesting) tokens_.fail(t.offset, "elements nested too deeply");
         if (stack_.empty() && tag != Tag::Cube) tokens_.fail(t.offset, "the root element must be <cube>");
         saw_cube = true;
+        if (is_field(tag) && !t.self_closing) {
+          // A field such as <name>main</name>: handled as its end tag with the text.
+          if (const auto text = tokens_.leaf_text(t.name)) {
+            text_ = *text;  // a view into the document
+            text_offset_ = static_cast<std::size_t>(text->data() - tokens_.source().data());
+            end(t, tag);
+            text_ = {};
+            continue;
+          }
+        }
         stack_.push_back({t.name, tag});
         text_ = {};
         start(t, tag);
       } else if (t.type == XmlToken::End) {
-        // Known tags have distinct classes: comparing classes compares their names.
-        const auto tag = classify(t.name);
-        if (stack_.empty() || stack_.back().tag != tag || (tag == Tag::Other && stack_.back().name != t.name))
+        // The end tag must name the open element, whose class is already known.
+        if (stack_.empty() || stack_.back().name != t.name)
           tokens_.fail(t.offset, "unexpected end tag </" + std::string(t.name) + ">");
+        const auto tag = stack_.back().tag;
         stack_.pop_back();
         end(t, tag);
         text_ = {};

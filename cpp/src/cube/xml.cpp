@@ -99,6 +99,20 @@ void XmlTokenizer::decode_into(std::string& out, std::string_view raw, std::size
   }
 }
 
+std::optional<std::string_view> XmlTokenizer::leaf_text(std::string_view name) {
+  if (pending_end_) return std::nullopt;
+  const auto lt = xml_.find('<', pos_);
+  if (lt == std::string_view::npos || xml_.size() - lt < name.size() + 3) return std::nullopt;
+  const char* close = xml_.data() + lt;
+  if (close[1] != '/' || std::memcmp(close + 2, name.data(), name.size()) != 0 || close[2 + name.size()] != '>')
+    return std::nullopt;
+  auto text = xml_.substr(pos_, lt - pos_);
+  if (text.find('&') != std::string_view::npos) return std::nullopt;
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  pos_ = lt + name.size() + 3;
+  return trim_trailing_space(text);
+}
+
 std::size_t XmlTokenizer::skip_special() {
   auto skip_to = [&](std::string_view terminator) {
     const auto end = xml_.find(terminator, pos_);

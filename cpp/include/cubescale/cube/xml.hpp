@@ -42,6 +42,11 @@ class XmlTokenizer {
   [[noreturn]] void fail(std::size_t offset, const std::string& message) const;
   // Looks up an attribute of the current Start token.
   std::optional<std::string_view> attribute(std::string_view key) const;
+  // Right after the Start token `name` (not self-closing): when the element is plain text
+  // closed at once (`text</name>`, no entity, no CDATA, no child), consumes it through the end
+  // tag and returns the text as next() would (surrounding whitespace dropped). Otherwise
+  // consumes nothing. Most elements of an anchor.xml are such fields: one step instead of three.
+  std::optional<std::string_view> leaf_text(std::string_view name);
 
  private:
   void skip_space();
