@@ -224,19 +224,34 @@ class Report:
     def __init__(self, core: "_core.CubeReport", path: str = ""):
         self._core = core
         self.path = path
-        metas = core.metrics()
-        children: dict[int, list[int]] = {m["index"]: [] for m in metas}
-        for m in metas:
-            if m["parent"] is not None:
-                children[m["parent"]].append(m["index"])
-        self.metrics: list[Metric] = [
-            Metric(m["index"], m["uniq_name"], m["disp_name"], m["kind"], m["dtype"], m["uom"], m["descr"],
-                   m["url"], m["parent"], tuple(children[m["index"]]), m["attrs"])
-            for m in metas
-        ]
+        self._metrics: list[Metric] | None = None
         self._regions: list[Region] | None = None
         self._cnodes: list[Cnode] | None = None
         self._locations: list[Location] | None = None
+
+    @property
+    def metrics(self) -> list[Metric]:
+        """The metric tree in document order (parents before children), built on first use.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.metrics[1].name, r.metrics[1].kind
+        ('time', 'INCLUSIVE')
+        """
+        if self._metrics is None:
+            metas = self._core.metrics()
+            children: dict[int, list[int]] = {m["index"]: [] for m in metas}
+            for m in metas:
+                if m["parent"] is not None:
+                    children[m["parent"]].append(m["index"])
+            self._metrics = [
+                Metric(m["index"], m["uniq_name"], m["disp_name"], m["kind"], m["dtype"], m["uom"], m["descr"],
+                       m["url"], m["parent"], tuple(children[m["index"]]), m["attrs"])
+                for m in metas
+            ]
+        return self._metrics
 
     @classmethod
     def from_anchor_xml(cls, xml: str | bytes) -> "Report":

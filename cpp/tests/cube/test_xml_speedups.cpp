@@ -131,3 +131,32 @@ TEST(XmlFastPath, ErrorOffsets) {
   EXPECT_EQ(offset_of("<a>ok</a>   <"), 12u);
   EXPECT_EQ(offset_of("<a>x<![CDATA[never closed</a>"), 4u);
 }
+
+// leaf_text takes <name>text</name> in one step: where it does, it must give the text and the
+// position of the Start, Text, End sequence; where it does not, it must consume nothing.
+TEST(XmlFastPath, LeafTextAgreesWithTheTokens) {
+  const std::vector<std::pair<std::string, bool>> bodies = {
+      {"", true},           {"   ", true},        {"main", true},         {"  main \n ", true},
+      {"\n a b \t\n", true}, {"a&amp;b", false},  {"a<!--c-->b", false},  {"<x/>", false},
+      {"a</name >", false},  {"a</nam>", false},  {"a<![CDATA[b]]>", false}, {"a</namex>", false}};
+  for (const auto& [body, taken] : bodies) {
+    const std::string xml = "<name>" + body + (body.find("</") == std::string::npos ? "</name>" : "") + "<next/>";
+    SCOPED_TRACE(xml);
+    XmlTokenizer fast(xml, "f", "m");
+    fast.next();
+    const auto before = fast.offset();
+    const auto text = fast.leaf_text("name");
+    ASSERT_EQ(text.has_value(), taken);
+    if (!taken) {
+      EXPECT_EQ(fast.offset(), before);
+      continue;
+    }
+    XmlTokenizer slow(xml, "f", "m");
+    slow.next();
+    std::string_view expected;
+    while (slow.next().type != XmlToken::End) expected = slow.token().text;
+    EXPECT_EQ(*text, expected);
+    EXPECT_EQ(fast.offset(), slow.offset());
+    EXPECT_EQ(fast.next().name, "next");
+  }
+}
