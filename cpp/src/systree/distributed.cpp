@@ -199,6 +199,26 @@ std::vector<std::vector<Counts>> MergeState::input_starts(const std::vector<Coun
   return out;
 }
 
+MergeState MergeState::compose(const MergeState& earlier, const MergeState& latest) {
+  if (latest.inputs.empty() || latest.inputs[0].size() != earlier.per_copy.size())
+    throw std::invalid_argument("compose(): the latest merge did not take the earlier result as input 0");
+  MergeState out;
+  out.root_kind = latest.root_kind;
+  out.per_copy = latest.per_copy;
+  out.copies = latest.copies;
+  // Copy f of an earlier record that landed at (P, F) is copy F + f of P: the copies of one
+  // input record stay contiguous in every merge.
+  for (const auto& in : earlier.inputs) {
+    auto& mapped = out.inputs.emplace_back();
+    for (const auto& slot : in) {
+      const auto& via = latest.inputs[0].at(slot.position);
+      mapped.push_back({via.position, via.first_copy + slot.first_copy});
+    }
+  }
+  out.inputs.insert(out.inputs.end(), latest.inputs.begin() + 1, latest.inputs.end());
+  return out;
+}
+
 std::string MergeState::pack() const {
   ByteWriter w;
   w.u8(static_cast<std::uint8_t>(root_kind));
@@ -353,7 +373,7 @@ void RankState::begin_up(std::uint32_t round) {
     throw std::logic_error("begin_up(): this rank does not hold a depth-" + std::to_string(round) + " element");
   if (!payload_) payload_ = initial_payload();
   round_ = round;
-  rounds_[round].chain.clear();
+  rounds_[round].merges.clear();
   stats_.rounds += 1;
   observe(payload_->pack().size());
 }
@@ -366,9 +386,12 @@ void RankState::absorb(std::string_view child_payload) {
   const std::uint64_t so_far = payload_->pack().size(), now = merged.pack().size();
   stats_.messages_received += 1;
   stats_.bytes_received += child_payload.size();
-  observe(so_far + child_payload.size() + now);
-  rounds_[round_].chain.push_back(state.pack());
-  retained_ += rounds_[round_].chain.back().size();
+  std::string& kept = rounds_[round_].merges;
+  std::string composed = kept.empty() ? state.pack() : MergeState::compose(MergeState::unpack(kept), state).pack();
+  observe(so_far + child_payload.size() + now + composed.size());
+  retained_ += composed.size();
+  retained_ -= kept.size();
+  kept = std::move(composed);
   payload_ = std::move(merged);
 }
 
@@ -423,41 +446,28 @@ void RankState::promote(std::uint32_t round) {
   observe(transient + payload_->pack().size());
 }
 
-std::vector<std::vector<Counts>> RankState::unwind(const std::vector<MergeState>& chain, std::vector<Counts> result) {
-  std::vector<std::vector<Counts>> children(chain.size());
-  for (std::size_t i = chain.size(); i-- > 0;) {
-    auto inputs = chain[i].input_starts(result);
-    children[i] = std::move(inputs[1]);
-    result = std::move(inputs[0]);
-  }
-  children.insert(children.begin(), std::move(result));
-  return children;
-}
-
 std::uint64_t RankState::round_bytes(const Round& r) {
-  std::uint64_t bytes = r.completion.size();
-  for (const auto& m : r.chain) bytes += m.size();
-  return bytes;
+  return r.completion.size() + r.merges.size();
 }
 
 std::size_t RankState::result_records(const Round& r) const {
-  if (!r.chain.empty()) return MergeState::unpack(r.chain.back()).per_copy.size();
+  if (!r.merges.empty()) return MergeState::unpack(r.merges).per_copy.size();
   return 1;  // its own payload: exactly its element
 }
 
 std::vector<std::string> RankState::down(std::uint32_t round, std::string_view from_parent) {
   if (!took_part(round)) throw std::logic_error("down(): this rank took no part in round " + std::to_string(round));
   Round& r = rounds_[round];
-  std::vector<MergeState> chain;
-  for (const auto& packed : r.chain) chain.push_back(MergeState::unpack(packed));
+  const std::optional<MergeState> merges =
+      r.merges.empty() ? std::nullopt : std::optional<MergeState>(MergeState::unpack(r.merges));
   std::vector<Counts> result;
   if (r.group_root) {
     const Counts start_of_parent = round == 1 ? Counts{0, 0, 0} : starts_.at(round - 1).value();
     if (!r.completion.empty()) {
       const auto completion = MergeState::unpack(r.completion);
       result = completion.input_starts(completion.result_starts(start_of_parent))[0];
-    } else if (!chain.empty()) {
-      result = chain.back().result_starts(start_of_parent);
+    } else if (merges) {
+      result = merges->result_starts(start_of_parent);
     } else {
       Counts s = start_of_parent;
       s[static_cast<int>(view_.kind(spine_[round - 1]))] += 1;
@@ -469,7 +479,9 @@ std::vector<std::string> RankState::down(std::uint32_t round, std::string_view f
     stats_.bytes_received += from_parent.size();
   }
   if (result.size() != result_records(r)) throw std::invalid_argument("offsets for a different payload");
-  const auto per_input = unwind(chain, std::move(result));
+  // Without merges the rank's own payload is the result; else the composed state places
+  // its own and every child's records in it.
+  const auto per_input = merges ? merges->input_starts(result) : std::vector<std::vector<Counts>>{std::move(result)};
   if (per_input[0].size() != 1) throw std::logic_error("a rank's own payload holds exactly one element");
   starts_[round] = per_input[0][0];
   std::vector<std::string> out;
@@ -499,9 +511,12 @@ void RankState::account_down_pass() {
       stats_.messages_received += 1;
       stats_.bytes_received += in;
     }
-    for (const auto& packed : r.chain) {
-      out += starts_message_bytes(MergeState::unpack(packed).inputs[1].size());
-      stats_.messages_sent += 1;
+    if (!r.merges.empty()) {
+      const auto merges = MergeState::unpack(r.merges);
+      for (std::size_t c = 1; c < merges.inputs.size(); ++c) {
+        out += starts_message_bytes(merges.inputs[c].size());
+        stats_.messages_sent += 1;
+      }
     }
     stats_.bytes_sent += out;
     observe(in + out);

@@ -178,3 +178,33 @@ TEST(DistributedRank, ResponsibleIsLowestRankOfHost) {
   const auto sim = simulate(FunctionViews(9, hwloc_view), true);
   for (std::uint64_t r = 0; r < 9; ++r) EXPECT_EQ(sim.responsible[r], r % 3 == 0) << r;
 }
+
+// A rank absorbing children one by one keeps one composed merge state per round: it must
+// place every input exactly where a single merge of all inputs places it.
+TEST(DistributedMergeState, ComposedMergesPlaceInputsLikeOneMerge) {
+  auto payload = [](std::vector<std::pair<std::string, int>> nodes) {
+    SingleTree t;
+    const auto m = t.add_root(Kind::Node, "machine", "machine");
+    for (const auto& [name, threads] : nodes) {
+      const auto p = t.add_child(t.add_child(m, Kind::Node, "node", name), Kind::LocationGroup, "process", "p");
+      for (int i = 0; i < threads; ++i) t.add_child(p, Kind::Location, "thread", "t");
+    }
+    return Payload{fold(t), {}};
+  };
+  // Equal subtrees across inputs (copies to share) and different ones (new records).
+  const auto a = payload({{"n0", 2}, {"n1", 4}});
+  const auto b = payload({{"n2", 2}});
+  const auto c = payload({{"n3", 4}, {"n4", 2}, {"n5", 1}});
+  MergeState all, first, second;
+  const auto once = merge_payloads({&a, &b, &c}, all);
+  const auto ab = merge_payloads({&a, &b}, first);
+  const auto abc = merge_payloads({&ab, &c}, second);
+  EXPECT_TRUE(once.tree == abc.tree);
+  const auto composed = MergeState::compose(first, second);
+  ASSERT_EQ(composed.inputs.size(), 3u);
+  const Counts root{0, 0, 0};
+  EXPECT_EQ(composed.input_starts(composed.result_starts(root)), all.input_starts(all.result_starts(root)));
+  // Packed, the composed state grows by a few bytes per input, not by a whole state.
+  EXPECT_LT(composed.pack().size(), first.pack().size() + second.pack().size());
+  EXPECT_THROW(MergeState::compose(second, first), std::invalid_argument);
+}

@@ -82,6 +82,11 @@ class MergeState {
   // regular machine a dozen bytes each, so what a rank retains hardly depends on how many
   // children its spanning trees gave it.
   std::string pack() const;
+  // One state for two merges in a row, where `latest` took the result of `earlier` as its
+  // input 0: the inputs of `earlier`, then the other inputs of `latest`, all placed in the
+  // result of `latest`. A rank that absorbs its children one by one keeps one state per
+  // round this way, growing by one input (a few bytes) per child instead of a whole state.
+  static MergeState compose(const MergeState& earlier, const MergeState& latest);
   static MergeState unpack(std::string_view bytes);
 };
 
@@ -160,12 +165,11 @@ class RankState {
 
  private:
   struct Round {
-    std::vector<std::string> chain;          // packed: one merge per absorbed child (so far, child)
+    std::string merges;                     // packed: all merges of the round composed (own, children...)
     std::string completion;                 // packed; group root with unheld children only
     bool group_root = false;
     bool took_part = false;
   };
-  static std::vector<std::vector<Counts>> unwind(const std::vector<MergeState>& chain, std::vector<Counts> result);
   static std::uint64_t round_bytes(const Round& r);
   std::size_t result_records(const Round& r) const;
   Payload initial_payload() const;
