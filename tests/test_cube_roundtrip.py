@@ -6,6 +6,7 @@ from __future__ import annotations
 import glob
 import io
 import os
+import re
 import tarfile
 
 import numpy as np
@@ -121,3 +122,31 @@ def test_pycubexr_reads_what_we_write(path, compress, tmp_path):
                 theirs = np.stack([_pycubexr_values(parsed, metrics[m.name], c, m.kind != "INCLUSIVE")
                                    for c in range(ours.shape[0])])
                 np.testing.assert_allclose(theirs.astype(np.float64), converted.astype(np.float64), rtol=1e-9)
+
+
+def test_topologies_follow_renumbered_locations(tmp_path):
+    """all_dtypes.cubex numbers its locations out of document order; we write them in order.
+    A Cartesian topology over them must still put every location at its coordinate."""
+    source = os.path.join(DATA, "all_dtypes.cubex")
+    with tarfile.open(source) as tar:
+        anchor = tar.extractfile("anchor.xml").read().decode()
+    original = cubescale.open(source)
+    ids = [loc.id for loc in original.locations]
+    assert ids != sorted(ids)  # the premise: Ids out of document order
+    coords = "".join(f'<coord locId="{i}">{i} 0</coord>\n' for i in sorted(ids))
+    cart = (f'<cart name="grid" ndims="2">\n<dim name="x" size="{len(ids)}" periodic="false"/>\n'
+            f'<dim name="y" size="1" periodic="false"/>\n{coords}</cart>\n')
+    start, end = anchor.index("<topologies>") + len("<topologies>"), anchor.index("</topologies>")
+    report = cubescale.Report.from_anchor_xml(anchor[:start] + cart + anchor[end:])
+    out = tmp_path / "topology.cubex"
+    cubescale.write(report, out)
+
+    back = cubescale.open(out)
+    text = back._core.topologies_xml
+    placed = {int(m.group(2)): int(m.group(1)) for m in re.finditer(r'<coord locId="(\d+)">(\d+) 0</coord>', text)}
+    assert sorted(placed) == sorted(ids)
+    by_old_id = {loc.id: (loc.process, loc.name) for loc in original.locations}
+    by_new_id = {loc.id: (loc.process, loc.name) for loc in back.locations}
+    for coordinate, written_id in placed.items():  # the coordinate was the old Id
+        assert by_new_id[written_id] == by_old_id[coordinate]
+    assert [loc.id for loc in back.locations] == list(range(len(ids)))

@@ -2,6 +2,8 @@
 // (name, class, attrs, location groups, then child nodes; metric fields in fixed order)
 // matters, not only well-formedness. Ids are our indices, so location Id = data column.
 #include <algorithm>
+#include <charconv>
+#include <optional>
 
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/xml.hpp"
@@ -107,17 +109,30 @@ class SystemWriter {
     for (std::uint32_t e = 0; e < d_.system.size(); ++e)
       if (d_.system.parent(e) == systree::SingleTree::kNoParent) write_from(e);
     out_ += "<topologies>\n";
-    if (topologies_valid()) out_ += d_.topologies_xml + (d_.topologies_xml.empty() || d_.topologies_xml.back() == '\n' ? "" : "\n");
+    if (const auto topologies = topologies_with_written_ids()) {
+      out_ += *topologies;
+      if (!topologies->empty() && topologies->back() != '\n') out_ += '\n';
+    }
     out_ += "</topologies>\n</system>\n";
     return std::move(order_);
   }
 
  private:
-  // Topologies address locations by Id; they stay valid only when Ids equal our indices.
-  bool topologies_valid() const {
-    for (std::size_t l = 0; l < d_.location_file_id.size(); ++l)
-      if (d_.location_file_id[l] != l) return false;
-    return true;
+  // Topologies address locations by the Ids of the file read; the Ids written are the write
+  // order. Verbatim when the two agree, else with every locId rewritten; dropped (nullopt)
+  // when coordinates also name other elements, whose Ids are not kept.
+  std::optional<std::string> topologies_with_written_ids() const {
+    const auto n = d_.location_file_id.size();
+    std::vector<std::uint64_t> written_id(n);  // indexed by the Id in the file read
+    bool same = true;
+    for (std::uint32_t w = 0; w < order_.size(); ++w) {
+      const auto file_id = d_.location_file_id[order_[w]];
+      if (file_id >= n) return std::nullopt;
+      written_id[file_id] = w;
+      same = same && file_id == w;
+    }
+    if (same) return d_.topologies_xml;
+    return remap_location_ids(d_.topologies_xml, written_id);
   }
 
   void write_from(std::uint32_t root) {
@@ -190,6 +205,50 @@ class SystemWriter {
 };
 
 }  // namespace
+
+std::optional<std::string> remap_location_ids(std::string_view topologies, const std::vector<std::uint64_t>& new_id) {
+  std::string out;
+  out.reserve(topologies.size());
+  std::size_t at = 0;
+  while (true) {
+    const auto tag = topologies.find("<coord", at);
+    if (tag == std::string_view::npos) break;
+    const auto end = topologies.find('>', tag);
+    if (end == std::string_view::npos) return std::nullopt;
+    const char after = topologies[tag + 6];
+    if (after != ' ' && after != '\t' && after != '\n' && after != '\r' && after != '>' && after != '/') {
+      out.append(topologies.substr(at, tag + 6 - at));  // another tag that starts alike
+      at = tag + 6;
+      continue;
+    }
+    out.append(topologies.substr(at, tag + 6 - at));
+    // Attributes of the coordinate: only locId="number" is understood.
+    auto pos = tag + 6;
+    bool has_location = false;
+    while (true) {
+      while (pos < end && (topologies[pos] == ' ' || topologies[pos] == '\t' || topologies[pos] == '\n' ||
+                           topologies[pos] == '\r'))
+        out += topologies[pos++];
+      if (pos >= end || topologies[pos] == '/') break;
+      const auto eq = topologies.find('=', pos);
+      if (eq == std::string_view::npos || eq > end || topologies.substr(pos, eq - pos) != "locId") return std::nullopt;
+      const char quote = eq + 1 < end ? topologies[eq + 1] : '\0';
+      const auto close = (quote == '"' || quote == '\'') ? topologies.find(quote, eq + 2) : std::string_view::npos;
+      if (close == std::string_view::npos || close > end) return std::nullopt;
+      std::uint64_t id = 0;
+      const auto digits = topologies.substr(eq + 2, close - eq - 2);
+      const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+      if (ec != std::errc() || p != digits.data() + digits.size() || id >= new_id.size()) return std::nullopt;
+      out += "locId=\"" + std::to_string(new_id[id]) + "\"";
+      has_location = true;
+      pos = close + 1;
+    }
+    if (!has_location) return std::nullopt;
+    at = pos;
+  }
+  out.append(topologies.substr(at));
+  return out;
+}
 
 AnchorText write_anchor(const Definitions& defs) {
   AnchorText result;

@@ -126,3 +126,20 @@ TEST(CubeWriter, AbandonedWriteLeavesNoFile) {
   EXPECT_EQ(std::fopen(path.c_str(), "rb"), nullptr);
   EXPECT_EQ(std::fopen((path + ".tmp-cubescale").c_str(), "rb"), nullptr);
 }
+
+TEST(CubeAnchor, TopologyLocationIdsAreRenamed) {
+  const std::vector<std::uint64_t> new_id{2, 0, 1};
+  EXPECT_EQ(remap_location_ids("<cart name=\"c\" ndims=\"1\">\n<dim name=\"x\" size=\"3\"/>\n"
+                               "<coord locId=\"0\">0</coord>\n<coord  locId='2'>2</coord>\n<coord locId=\"1\"/>\n</cart>",
+                               new_id),
+            "<cart name=\"c\" ndims=\"1\">\n<dim name=\"x\" size=\"3\"/>\n"
+            "<coord locId=\"2\">0</coord>\n<coord  locId=\"1\">2</coord>\n<coord locId=\"0\"/>\n</cart>");
+  EXPECT_EQ(remap_location_ids("", new_id), "");
+  EXPECT_EQ(remap_location_ids("<coordinates/>", new_id), "<coordinates/>");  // not a coord tag
+  // Coordinates of other elements, unknown Ids and broken tags cannot be renamed.
+  EXPECT_FALSE(remap_location_ids("<coord lgId=\"0\">0</coord>", new_id));
+  EXPECT_FALSE(remap_location_ids("<coord locId=\"3\">0</coord>", new_id));
+  EXPECT_FALSE(remap_location_ids("<coord locId=\"x\">0</coord>", new_id));
+  EXPECT_FALSE(remap_location_ids("<coord>0</coord>", new_id));
+  EXPECT_FALSE(remap_location_ids("<coord locId=\"0\"", new_id));
+}

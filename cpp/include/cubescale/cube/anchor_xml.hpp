@@ -3,6 +3,7 @@
 // with explicit stacks (hostile nesting cannot overflow the C stack); it accepts the CUBE4
 // layout and CUBE3-style system tags (<machine>, <node>, <process>, <thread>). The writer
 // follows CubeW's layout, which CubeLib's grammar-based parser requires.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,5 +34,9 @@ struct AnchorText {
 };
 // Writes anchor.xml with ids renumbered to our indices (ids 0..n-1 in preorder).
 AnchorText write_anchor(const Definitions& defs);
+
+// The inner text of <topologies> with every <coord locId="i"> renamed to locId="new_id[i]";
+// nullopt when a coordinate names anything else (lgId, stnId, CUBE3 forms) or an unknown Id.
+std::optional<std::string> remap_location_ids(std::string_view topologies, const std::vector<std::uint64_t>& new_id);
 
 }  // namespace cubescale::cube
