@@ -124,10 +124,12 @@ class SystemWriter {
   std::optional<std::string> topologies_with_written_ids() const {
     const auto n = d_.location_file_id.size();
     std::vector<std::uint64_t> written_id(n);  // indexed by the Id in the file read
+    std::vector<bool> seen(n, false);
     bool same = true;
     for (std::uint32_t w = 0; w < order_.size(); ++w) {
       const auto file_id = d_.location_file_id[order_[w]];
-      if (file_id >= n) return std::nullopt;
+      if (file_id >= n || seen[file_id]) return std::nullopt;  // not a permutation: cannot rename
+      seen[file_id] = true;
       written_id[file_id] = w;
       same = same && file_id == w;
     }

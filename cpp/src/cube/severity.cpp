@@ -64,7 +64,11 @@ std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate(std::size_
 }
 
 Severity::Severity(const Severity& other)
-    : dtype_(other.dtype_), cnodes_(other.cnodes_), locations_(other.locations_), present_(other.present_) {
+    : dtype_(other.dtype_),
+      cnodes_(other.cnodes_),
+      locations_(other.locations_),
+      absent_rows_zero_(other.absent_rows_zero_),
+      present_(other.present_) {
   storage_ = allocate(bytes(), false);
   if (bytes()) std::memcpy(storage_.get(), other.storage_.get(), bytes());
 }
