@@ -158,6 +158,15 @@ void register_report(py::module_& m) {
           },
           py::arg("metric"), py::arg("inclusive") = py::none())
       .def(
+          "row_doubles",
+          [](const Report& r, std::size_t metric, py::object inclusive, std::size_t cnode) {
+            auto v = select(r, metric, inclusive);
+            std::vector<double> out(v->locations());
+            to_doubles(*v, cnode, 1, out.data());
+            return out;
+          },
+          py::arg("metric"), py::arg("inclusive"), py::arg("cnode"))
+      .def(
           "combine_locations",
           [](const Report& r, std::size_t metric, py::object inclusive, IndexArray group, std::size_t groups) {
             auto v = select(r, metric, inclusive);

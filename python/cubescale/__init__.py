@@ -5,6 +5,7 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.systree` — system trees in single-node and sequence form (constant size
   on regular machines), enumeration without expansion, hwloc hardware levels;
 * :mod:`cubescale.report` — CUBE4 reports (``.cubex``): :func:`open`, :func:`write`, :class:`Report`;
+* :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.parallel` — collective algorithms over mpi4py (imported only when used).
 
 Example
@@ -24,9 +25,9 @@ import os as _os
 if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
-from . import report, systree
+from . import report, scale_func, systree
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "open", "report", "systree", "write", "__version__"]
+__all__ = ["FormatError", "Report", "open", "report", "scale_func", "systree", "write", "__version__"]

@@ -35,12 +35,12 @@ from .systree import SingleNodeTree
 __all__ = ["Report", "Metric", "Region", "Cnode", "Location", "Panes", "open", "write"]
 
 
-def _example_path() -> str:
-    """A small real report for the examples: call_tree_test.cubex of the shared test data,
-    found through CUBESCALE_SHARED_DATA or beside a source checkout (``../shared/data``)."""
+def _example_path(name: str = "call_tree_test.cubex") -> str:
+    """A small real report for the examples (call_tree_test.cubex unless named) of the shared
+    test data, found through CUBESCALE_SHARED_DATA or beside a source checkout (``../shared/data``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     for base in (os.environ.get("CUBESCALE_SHARED_DATA", ""), os.path.join(here, "..", "..", "..", "shared", "data")):
-        path = os.path.join(base, "cubex", "call_tree_test.cubex")
+        path = os.path.join(base, "cubex", name)
         if base and os.path.exists(path):
             return path
     raise FileNotFoundError("the examples need the shared test data: set CUBESCALE_SHARED_DATA to its folder")
@@ -58,6 +58,7 @@ _SCALAR_DTYPES = {
 }
 _TAU_ATOMIC = np.dtype([("n", "u4"), ("min", "f8"), ("max", "f8"), ("sum", "f8"), ("sum2", "f8")])
 _RATE = np.dtype([("main", "f8"), ("time", "f8")])
+_SCALE_FUNC = np.dtype([("terms", "<u4"), ("measurements", "<u4"), ("data", "V840")])  # = scale_func.SLOT
 
 
 def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
@@ -69,8 +70,8 @@ def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
         return _TAU_ATOMIC, ()
     if name == "RATE":
         return _RATE, ()
-    if name == "SCALE_FUNC":
-        return np.dtype("f8"), (27,)
+    if name == "SCALE_FUNC":  # decode with cubescale.scale_func
+        return _SCALE_FUNC, ()
     match = re.fullmatch(r"(NDOUBLES|HISTOGRAM)\s*\(\s*(\d+)\s*\)", name)
     if match and match[1] == "NDOUBLES":
         return np.dtype("f8"), (int(match[2]),)
@@ -192,7 +193,7 @@ class Panes:
     >>> import cubescale
     >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
     >>> int(p.metric_own[0]), int(p.call_inclusive[0]), p.system.tolist()
-    (72, 72, [72])
+    (72, 72, [72.0])
     """
 
     metric: int
@@ -509,7 +510,7 @@ class Report:
             metric_inclusive=self._with_child_metrics(own),
             call_inclusive=combined(lambda x: self.cnode_values(x, inclusive=True)),
             call_exclusive=combined(lambda x: self.cnode_values(x, inclusive=False)),
-            system=combined(lambda x: np.array(self.values(x, inclusive=not cnode_expanded)[c])),
+            system=combined(lambda x: np.asarray(self._core.row_doubles(x.index, not cnode_expanded, c))),
         )
 
     @staticmethod

@@ -2,26 +2,18 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
+
+#include "cubescale/common/unaligned.hpp"
+#include "cubescale/cube/scale_func.hpp"
 
 namespace cubescale::cube {
 
 namespace {
-
-// Values may be unaligned (TAU_ATOMIC is 36 bytes), so fields are moved with memcpy, which
-// compilers turn into plain loads and stores.
-template <class T>
-T load(const std::uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class T>
-void store(std::uint8_t* p, T v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 // Unsigned arithmetic wraps around; signed is done in unsigned to wrap without UB.
 template <class T>
@@ -58,16 +50,17 @@ void max_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
 }
 
 void tau_combine(std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
+  auto f64 = [](const std::uint8_t* p) { return load_unaligned<double>(p); };
   for (std::size_t i = 0; i < n; ++i, dst += 36, src += 36) {
     const auto sign = subtract ? -1.0 : 1.0;
-    store<std::uint32_t>(dst, subtract ? load<std::uint32_t>(dst) - load<std::uint32_t>(src)
-                                       : load<std::uint32_t>(dst) + load<std::uint32_t>(src));
+    const auto count = load_unaligned<std::uint32_t>(dst), other = load_unaligned<std::uint32_t>(src);
+    store_unaligned<std::uint32_t>(dst, subtract ? count - other : count + other);
     if (!subtract) {
-      store<double>(dst + 4, std::min(load<double>(dst + 4), load<double>(src + 4)));
-      store<double>(dst + 12, std::max(load<double>(dst + 12), load<double>(src + 12)));
+      store_unaligned(dst + 4, std::min(f64(dst + 4), f64(src + 4)));
+      store_unaligned(dst + 12, std::max(f64(dst + 12), f64(src + 12)));
     }
-    store<double>(dst + 20, load<double>(dst + 20) + sign * load<double>(src + 20));
-    store<double>(dst + 28, load<double>(dst + 28) + sign * load<double>(src + 28));
+    store_unaligned(dst + 20, f64(dst + 20) + sign * f64(src + 20));
+    store_unaligned(dst + 28, f64(dst + 28) + sign * f64(src + 28));
   }
 }
 
@@ -75,8 +68,8 @@ void histogram_combine(const DataType& t, std::uint8_t* dst, const std::uint8_t*
   const std::size_t w = t.width();
   for (std::size_t i = 0; i < n; ++i, dst += w, src += w) {
     if (!subtract) {
-      store<double>(dst, std::min(load<double>(dst), load<double>(src)));
-      store<double>(dst + 8, std::max(load<double>(dst + 8), load<double>(src + 8)));
+      store_unaligned<double>(dst, std::min(load_unaligned<double>(dst), load_unaligned<double>(src)));
+      store_unaligned<double>(dst + 8, std::max(load_unaligned<double>(dst + 8), load_unaligned<double>(src + 8)));
       add_array<double>(dst + 16, src + 16, t.count);
     } else {
       sub_array<double>(dst + 16, src + 16, t.count);
@@ -117,6 +110,7 @@ void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* sr
     case Combine::Max: return max_array(dst, src, n);
     case Combine::TauAtomic: return tau_combine(dst, src, n, false);
     case Combine::Histogram: return histogram_combine(t, dst, src, n, false);
+    case Combine::ScaleFunc: return scale_func_combine(dst, src, n, t.width(), +1);
     case Combine::Sum: return sum_like(t, dst, src, n, false);
   }
 }
@@ -126,6 +120,7 @@ void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* s
     case Combine::Min: case Combine::Max: return;
     case Combine::TauAtomic: return tau_combine(dst, src, n, true);
     case Combine::Histogram: return histogram_combine(t, dst, src, n, true);
+    case Combine::ScaleFunc: return scale_func_combine(dst, src, n, t.width(), -1);
     case Combine::Sum: return sum_like(t, dst, src, n, true);
   }
 }
@@ -166,17 +161,36 @@ void over_location_slices(const Severity& out, unsigned threads, Body&& body) {
   constexpr unsigned kMaxThreads = 8;
   const auto locations = out.locations();
   const auto width = out.dtype().width();
+  if (locations == 0 || width == 0) return body(std::size_t(0), locations);
   if (threads == kAutomaticThreads)
     threads = out.bytes() >= kThreadedFrom ? std::min(std::max(1u, std::thread::hardware_concurrency()), kMaxThreads) : 1;
-  const std::size_t per_page = width ? std::max<std::size_t>(1, 4096 / width) : locations;
+  const std::size_t per_page = std::max<std::size_t>(1, 4096 / width);
   threads = static_cast<unsigned>(std::min<std::size_t>(threads, (locations + per_page - 1) / per_page));
   if (threads <= 1) return body(std::size_t(0), locations);
-  const std::size_t step = (locations / threads + per_page - 1) / per_page * per_page;
+  const std::size_t per_thread = (locations + threads - 1) / threads;
+  const std::size_t step = (per_thread + per_page - 1) / per_page * per_page;
+  // An exception must not leave a worker (that would terminate the process): each slice keeps
+  // its own, and the first is rethrown once all have joined.
+  std::vector<std::exception_ptr> errors((locations + step - 1) / step);
+  auto slice = [&body, &errors, step, locations](std::size_t first) {
+    try {
+      body(first, std::min(step, locations - first));
+    } catch (...) {
+      errors[first / step] = std::current_exception();
+    }
+  };
   std::vector<std::thread> workers;
-  for (std::size_t first = step; first < locations; first += step)
-    workers.emplace_back([&body, first, count = std::min(step, locations - first)] { body(first, count); });
-  body(0, std::min(step, locations));
+  std::size_t first = step;
+  try {
+    for (; first < locations; first += step) workers.emplace_back(slice, first);
+  } catch (const std::system_error&) {
+    // No more threads (process or cgroup limit): the slices left run here.
+    for (; first < locations; first += step) slice(first);
+  }
+  slice(0);
   for (auto& w : workers) w.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 // Each output row is written once: its own row, then its children's rows combined into it
@@ -264,24 +278,30 @@ Severity combine_locations(const Severity& values, const std::vector<std::uint32
   return out;
 }
 
-void to_doubles(const Severity& values, double* out) {
+void to_doubles(const Severity& values, double* out) { to_doubles(values, 0, values.cnodes(), out); }
+
+void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows, double* out) {
+  if (first_row > values.cnodes() || rows > values.cnodes() - first_row) throw std::out_of_range("rows out of range");
   const auto& t = values.dtype();
-  const std::size_t n = values.cnodes() * values.locations();
-  const std::uint8_t* p = values.data();
+  const std::size_t n = rows * values.locations();
+  const std::uint8_t* p = values.data() + first_row * values.row_bytes();
   const std::size_t w = t.width();
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(load<T>(p + i * w));
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<double>(load_unaligned<T>(p + i * w));
   };
   if (visit_integer(t.kind, run)) return;
   switch (t.kind) {
     case ValueKind::TauAtomic:
-      for (std::size_t i = 0; i < n; ++i) out[i] = load<double>(p + i * w + 20);
+      for (std::size_t i = 0; i < n; ++i) out[i] = load_unaligned<double>(p + i * w + 20);
+      return;
+    case ValueKind::ScaleFunc:  // CubeLib's number for a scaling function
+      for (std::size_t i = 0; i < n; ++i) out[i] = ScaleFunc::decode(p + i * w, w).asymptotic();
       return;
     case ValueKind::Histogram:
       for (std::size_t i = 0; i < n; ++i) {
         double s = 0;
-        for (std::size_t b = 0; b < t.count; ++b) s += load<double>(p + i * w + 16 + 8 * b);
+        for (std::size_t b = 0; b < t.count; ++b) s += load_unaligned<double>(p + i * w + 16 + 8 * b);
         out[i] = s;
       }
       return;
@@ -290,6 +310,16 @@ void to_doubles(const Severity& values, double* out) {
 }
 
 std::vector<double> combine_rows(const Severity& values) {
+  if (values.dtype().kind == ValueKind::ScaleFunc) {  // add the functions, then take their number
+    const auto w = values.dtype().width();
+    std::vector<double> out(values.cnodes(), 0.0);
+    for (std::size_t c = 0; c < values.cnodes(); ++c) {
+      ScaleFunc sum;
+      for (std::size_t l = 0; l < values.locations(); ++l) sum.add(ScaleFunc::decode(values.row(c) + l * w, w), +1);
+      out[c] = sum.asymptotic();
+    }
+    return out;
+  }
   std::vector<double> all(values.cnodes() * values.locations());
   to_doubles(values, all.data());
   std::vector<double> out(values.cnodes(), 0.0);

@@ -1,5 +1,7 @@
 #include "cubescale/cube/dtype.hpp"
 
+#include "cubescale/cube/scale_func.hpp"
+
 #include <charconv>
 #include <utility>
 
@@ -77,7 +79,7 @@ std::size_t DataType::width() const {
     case ValueKind::Rate: case ValueKind::Complex: return 16;
     case ValueKind::NDoubles: return 8 * std::size_t(count);
     case ValueKind::Histogram: return 8 * (std::size_t(count) + 2);
-    case ValueKind::ScaleFunc: return 216;
+    case ValueKind::ScaleFunc: return kScaleFuncWidth;
     default: return 8;
   }
 }
@@ -85,13 +87,14 @@ std::size_t DataType::width() const {
 std::size_t DataType::doubles() const {
   switch (kind) {
     case ValueKind::Rate: case ValueKind::Complex: case ValueKind::NDoubles:
-    case ValueKind::Histogram: case ValueKind::ScaleFunc: return width() / 8;
+    case ValueKind::Histogram: return width() / 8;
     default: return 0;
   }
 }
 
 std::vector<std::uint8_t> DataType::fields() const {
   if (kind == ValueKind::TauAtomic) return {4, 8, 8, 8, 8};
+  if (kind == ValueKind::ScaleFunc) return {};  // depends on the value: scale_func_swap
   if (doubles() > 0) return std::vector<std::uint8_t>(doubles(), 8);
   return {static_cast<std::uint8_t>(width())};
 }
@@ -102,6 +105,7 @@ Combine DataType::combine() const {
     case ValueKind::MaxDouble: return Combine::Max;
     case ValueKind::TauAtomic: return Combine::TauAtomic;
     case ValueKind::Histogram: return Combine::Histogram;
+    case ValueKind::ScaleFunc: return Combine::ScaleFunc;
     default: return Combine::Sum;
   }
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/scale_func.hpp"
 
 namespace cubescale::cube {
 
@@ -94,8 +95,9 @@ void swap_words(std::uint8_t* p, std::size_t n) {
 // Big-endian rows to native order. Values made of equal words (integers, doubles, vectors of
 // doubles) swap word by word in a loop the compiler vectorizes; mixed fields (TAU_ATOMIC) one by one.
 void swap_row(std::uint8_t* row, std::size_t values, std::size_t width, const std::vector<std::uint8_t>& fields) {
+  if (fields.empty()) return;
   const bool uniform = std::all_of(fields.begin(), fields.end(), [&](auto f) { return f == fields[0]; });
-  const std::size_t words = uniform && !fields.empty() ? values * (width / fields[0]) : 0;
+  const std::size_t words = uniform ? values * (width / fields[0]) : 0;
   if (uniform && fields[0] == 8) return swap_words<std::uint64_t>(row, words);
   if (uniform && fields[0] == 4) return swap_words<std::uint32_t>(row, words);
   if (uniform && fields[0] == 2) return swap_words<std::uint16_t>(row, words);
@@ -152,6 +154,13 @@ void read_data(std::string_view bytes, const ValueIndex& index, const std::vecto
     if (raw.size() < needed)
       fail(where, bytes.size(), "data member has " + std::to_string(raw.size()) + " bytes of rows, the index needs " +
                                     std::to_string(needed));
+    // A whole row more than the index lists means the rows are not what the metric's data type
+    // says (a wrong value width would otherwise be read silently). Writers may pad a byte or so.
+    if (row_bytes && raw.size() - needed >= row_bytes)
+      fail(where, kDataMagic.size() + needed,
+           "data member has " + std::to_string(raw.size()) + " bytes of rows, the index lists " +
+               std::to_string(index.positions.size()) + " rows of " + std::to_string(row_bytes) +
+               " bytes: the values are not " + out.dtype().name);
   } else {
     fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
   }
@@ -166,7 +175,10 @@ void read_data(std::string_view bytes, const ValueIndex& index, const std::vecto
     if (column_of.empty()) std::memcpy(dst, src, row_bytes);
     else
       for (std::size_t l = 0; l < locations; ++l) std::memcpy(dst + l * width, src + column_of[l] * width, width);
-    if (swap) swap_row(dst, locations, width, fields);
+    if (swap && out.dtype().kind == ValueKind::ScaleFunc)
+      for (std::size_t l = 0; l < locations; ++l) scale_func_swap(dst + l * width, width);
+    else if (swap)
+      swap_row(dst, locations, width, fields);
   }
 }
 

@@ -75,6 +75,15 @@ TEST(CubeThreadedConvert, FewLocationsUseOneSlice) {
   expect_same(to_inclusive(values, parents, 1), to_inclusive(values, parents, 8));
 }
 
+TEST(CubeThreadedConvert, NoLocationsOrNoWidthRunOnce) {
+  std::mt19937 rng(5);
+  const auto parents = random_parents(4, rng);
+  const Severity none(*parse_data_type("DOUBLE"), parents.size(), 0);
+  EXPECT_EQ(to_inclusive(none, parents, 4).bytes(), 0u);
+  const Severity empty(DataType{ValueKind::NDoubles, 0, "NDOUBLES(0)"}, parents.size(), 3);  // only from C++
+  EXPECT_EQ(to_exclusive(empty, parents, 4).bytes(), 0u);
+}
+
 TEST(RecycledBuffers, ReusedBuffersComeBackZeroed) {
   auto& store = cubescale::RecycledBuffers::shared();
   const std::size_t bytes = 40000;

@@ -34,8 +34,11 @@ Severity convert(const Severity& values, MetricKind from, MetricKind to, const s
 Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups);
 
 // One number per value for the panes of a viewer: the value itself for scalars, the sum field
-// of TAU_ATOMIC, the first component of vectors. `out` has cnodes x locations doubles.
+// of TAU_ATOMIC, the sum of histogram bins, CubeLib's number for SCALE_FUNC, the first component
+// of other vectors. `out` has cnodes x locations doubles.
 void to_doubles(const Severity& values, double* out);
+// The same for `rows` rows from `first_row` (out has rows x locations doubles).
+void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows, double* out);
 // Per cnode, all locations combined into one double (the call-tree pane of Cube).
 std::vector<double> combine_rows(const Severity& values);
 

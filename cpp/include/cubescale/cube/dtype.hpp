@@ -17,11 +17,11 @@ enum class ValueKind : std::uint8_t {
   Complex,     // f64 real, f64 imaginary
   NDoubles,    // n x f64
   Histogram,   // f64 min, f64 max, n x f64 bins
-  ScaleFunc,   // 27 x f64 (opaque to us, summed field-wise)
+  ScaleFunc,   // scaling function in an 848-byte slot (scale_func.hpp)
 };
 
 // How two values combine when aggregating along a tree.
-enum class Combine : std::uint8_t { Sum, Min, Max, TauAtomic, Histogram };
+enum class Combine : std::uint8_t { Sum, Min, Max, TauAtomic, Histogram, ScaleFunc };
 
 struct DataType {
   ValueKind kind = ValueKind::Double;
@@ -29,7 +29,9 @@ struct DataType {
   std::string name;         // spelled as in the file, written back unchanged
 
   std::size_t width() const;              // bytes per value
-  std::vector<std::uint8_t> fields() const;  // byte sizes of the fields, for byte swapping
+  // Byte sizes of the fields, for byte swapping (SCALE_FUNC: see scale_func_swap, its layout
+  // depends on the value).
+  std::vector<std::uint8_t> fields() const;
   Combine combine() const;
   bool is_integer() const;
   bool is_signed() const;
