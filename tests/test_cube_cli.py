@@ -43,6 +43,16 @@ def test_dump_one_cnode_by_region_name(capsys):
     assert lines[1] == "1,1,main,0,1"
 
 
+def test_dump_writes_scale_functions_as_text(capsys):
+    path = os.path.join(DATA, "all_dtypes.cubex")
+    assert main(["dump", path, "--metric", "SCALE_FUNC3", "--inclusive", "--cnode", "0"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    values = cubescale.open(path).values("SCALE_FUNC3", inclusive=True)
+    assert [row["SCALE_FUNC3"] for row in rows] == [str(cubescale.scale_func.decode(v)) for v in values[0]]
+    # main's inclusive function at location 0 sums all three call paths' terms
+    assert rows[0]["SCALE_FUNC3"].startswith("2*x^(5/6)*log2(x)^7 + 1*x^(4/5)*log2(x)^6 + ")
+
+
 def test_convert_compressed(tmp_path, capsys):
     out = tmp_path / "z.cubex"
     src = os.path.join(DATA, "l2dcm.p128.cubex")

@@ -83,6 +83,27 @@ class ScaleFunction:
     def __call__(self, x: float) -> float:
         return sum(t.a * x ** (t.b / t.c) * math.log2(x) ** t.d for t in self.terms)
 
+    def __str__(self) -> str:
+        """The function as text, dominant term first (``0`` without terms).
+
+        Example
+        -------
+        >>> from cubescale.scale_func import ScaleFunction, Term
+        >>> str(ScaleFunction([Term(2.0, 2, 3, 4), Term(1.5, 1, 1, 0), Term(3.0, 0, 1, 0)]))
+        '2*x^(2/3)*log2(x)^4 + 1.5*x + 3'
+        """
+        if not self.terms:
+            return "0"
+        parts = []
+        for t in self.terms:
+            text = f"{t.a:g}"
+            if t.b:
+                text += "*x" if t.b == t.c else f"*x^({t.b}/{t.c})"
+            if t.d:
+                text += "*log2(x)" if t.d == 1 else f"*log2(x)^{t.d}"
+            parts.append(text)
+        return " + ".join(parts)
+
     @property
     def asymptotic(self) -> float:
         """CubeLib's number for the function: 1000 * b / c + d + a / 1000 of the dominant term.

@@ -18,8 +18,10 @@ import os
 import sys
 import time
 
+import numpy as np
 
 from .. import report as cube
+from .. import scale_func
 
 
 def add_parser(subparsers) -> None:
@@ -97,6 +99,10 @@ def run_dump(args) -> int:
     columns = []
     for m in metrics:
         values = r.values(m, inclusive=args.inclusive)
+        if m.dtype == "SCALE_FUNC":  # one column of function texts
+            texts = np.array([[str(scale_func.decode(v)) for v in row] for row in values], dtype=object)
+            columns.append((m.name, texts))
+            continue
         if values.dtype.names or values.ndim > 2:
             print(f"cubescale: skipping {m.name}: {m.dtype} values are not scalars", file=sys.stderr)
             continue
