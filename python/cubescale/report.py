@@ -29,7 +29,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import _core
+from . import _core, scale_func
 from .systree import SingleNodeTree
 
 __all__ = ["Report", "Metric", "Region", "Cnode", "Location", "Panes", "open", "write"]
@@ -58,7 +58,6 @@ _SCALAR_DTYPES = {
 }
 _TAU_ATOMIC = np.dtype([("n", "u4"), ("min", "f8"), ("max", "f8"), ("sum", "f8"), ("sum2", "f8")])
 _RATE = np.dtype([("main", "f8"), ("time", "f8")])
-_SCALE_FUNC = np.dtype([("terms", "<u4"), ("measurements", "<u4"), ("data", "V840")])  # = scale_func.SLOT
 
 
 def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
@@ -71,7 +70,7 @@ def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
     if name == "RATE":
         return _RATE, ()
     if name == "SCALE_FUNC":  # decode with cubescale.scale_func
-        return _SCALE_FUNC, ()
+        return scale_func.SLOT, ()
     match = re.fullmatch(r"(NDOUBLES|HISTOGRAM)\s*\(\s*(\d+)\s*\)", name)
     if match and match[1] == "NDOUBLES":
         return np.dtype("f8"), (int(match[2]),)

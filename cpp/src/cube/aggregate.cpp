@@ -15,6 +15,9 @@ namespace cubescale::cube {
 
 namespace {
 
+// A double at any offset of a packed record.
+double f64(const std::uint8_t* p) { return load_unaligned<double>(p); }
+
 // Unsigned arithmetic wraps around; signed is done in unsigned to wrap without UB.
 template <class T>
 void add_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
@@ -50,7 +53,6 @@ void max_array(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
 }
 
 void tau_combine(std::uint8_t* dst, const std::uint8_t* src, std::size_t n, bool subtract) {
-  auto f64 = [](const std::uint8_t* p) { return load_unaligned<double>(p); };
   for (std::size_t i = 0; i < n; ++i, dst += 36, src += 36) {
     const auto sign = subtract ? -1.0 : 1.0;
     const auto count = load_unaligned<std::uint32_t>(dst), other = load_unaligned<std::uint32_t>(src);
@@ -68,8 +70,8 @@ void histogram_combine(const DataType& t, std::uint8_t* dst, const std::uint8_t*
   const std::size_t w = t.width();
   for (std::size_t i = 0; i < n; ++i, dst += w, src += w) {
     if (!subtract) {
-      store_unaligned<double>(dst, std::min(load_unaligned<double>(dst), load_unaligned<double>(src)));
-      store_unaligned<double>(dst + 8, std::max(load_unaligned<double>(dst + 8), load_unaligned<double>(src + 8)));
+      store_unaligned(dst, std::min(f64(dst), f64(src)));
+      store_unaligned(dst + 8, std::max(f64(dst + 8), f64(src + 8)));
       add_array<double>(dst + 16, src + 16, t.count);
     } else {
       sub_array<double>(dst + 16, src + 16, t.count);
@@ -293,7 +295,7 @@ void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows,
   if (visit_integer(t.kind, run)) return;
   switch (t.kind) {
     case ValueKind::TauAtomic:
-      for (std::size_t i = 0; i < n; ++i) out[i] = load_unaligned<double>(p + i * w + 20);
+      for (std::size_t i = 0; i < n; ++i) out[i] = f64(p + i * w + 20);
       return;
     case ValueKind::ScaleFunc:  // CubeLib's number for a scaling function
       for (std::size_t i = 0; i < n; ++i) out[i] = ScaleFunc::decode(p + i * w, w).asymptotic();
@@ -301,7 +303,7 @@ void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows,
     case ValueKind::Histogram:
       for (std::size_t i = 0; i < n; ++i) {
         double s = 0;
-        for (std::size_t b = 0; b < t.count; ++b) s += load_unaligned<double>(p + i * w + 16 + 8 * b);
+        for (std::size_t b = 0; b < t.count; ++b) s += f64(p + i * w + 16 + 8 * b);
         out[i] = s;
       }
       return;

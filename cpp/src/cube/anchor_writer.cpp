@@ -3,8 +3,10 @@
 // matters, not only well-formedness. Ids are our indices, so location Id = data column.
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <optional>
 
+#include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/xml.hpp"
 
@@ -209,46 +211,32 @@ class SystemWriter {
 }  // namespace
 
 std::optional<std::string> remap_location_ids(std::string_view topologies, const std::vector<std::uint64_t>& new_id) {
+  // The tokenizer finds each coordinate's attribute value in place; all else is copied as written.
+  XmlTokenizer tokens(topologies, "", "topologies");
+  const auto begin = reinterpret_cast<std::uintptr_t>(topologies.data());
   std::string out;
-  out.reserve(topologies.size());
-  std::size_t at = 0;
-  while (true) {
-    const auto tag = topologies.find("<coord", at);
-    if (tag == std::string_view::npos) break;
-    const auto end = topologies.find('>', tag);
-    if (end == std::string_view::npos) return std::nullopt;
-    const char after = topologies[tag + 6];
-    if (after != ' ' && after != '\t' && after != '\n' && after != '\r' && after != '>' && after != '/') {
-      out.append(topologies.substr(at, tag + 6 - at));  // another tag that starts alike
-      at = tag + 6;
-      continue;
-    }
-    out.append(topologies.substr(at, tag + 6 - at));
-    // Attributes of the coordinate: only locId="number" is understood.
-    auto pos = tag + 6;
-    bool has_location = false;
-    while (true) {
-      while (pos < end && (topologies[pos] == ' ' || topologies[pos] == '\t' || topologies[pos] == '\n' ||
-                           topologies[pos] == '\r'))
-        out += topologies[pos++];
-      if (pos >= end || topologies[pos] == '/') break;
-      const auto eq = topologies.find('=', pos);
-      if (eq == std::string_view::npos || eq > end || topologies.substr(pos, eq - pos) != "locId") return std::nullopt;
-      const char quote = eq + 1 < end ? topologies[eq + 1] : '\0';
-      const auto close = (quote == '"' || quote == '\'') ? topologies.find(quote, eq + 2) : std::string_view::npos;
-      if (close == std::string_view::npos || close > end) return std::nullopt;
+  std::size_t copied = 0;
+  try {
+    for (const auto* t = &tokens.next(); t->type != XmlToken::Eof; t = &tokens.next()) {
+      if (t->type != XmlToken::Start || t->name != "coord") continue;
+      if (t->attributes.size() != 1 || t->attributes[0].first != "locId") return std::nullopt;
+      const auto value = t->attributes[0].second;
+      const auto at = reinterpret_cast<std::uintptr_t>(value.data()) - begin;
+      if (at == 0 || at > topologies.size() || value.size() > topologies.size() - at)
+        return std::nullopt;  // decoded from an entity: not in the text
       std::uint64_t id = 0;
-      const auto digits = topologies.substr(eq + 2, close - eq - 2);
-      const auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
-      if (ec != std::errc() || p != digits.data() + digits.size() || id >= new_id.size()) return std::nullopt;
-      out += "locId=\"" + std::to_string(new_id[id]) + "\"";
-      has_location = true;
-      pos = close + 1;
+      const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), id);
+      if (ec != std::errc() || p != value.data() + value.size() || id >= new_id.size()) return std::nullopt;
+      out.append(topologies.substr(copied, at - 1 - copied));  // up to the opening quote
+      out += '"';
+      out += std::to_string(new_id[id]);
+      out += '"';
+      copied = at + value.size() + 1;  // past the closing quote
     }
-    if (!has_location) return std::nullopt;
-    at = pos;
+  } catch (const FormatError&) {
+    return std::nullopt;
   }
-  out.append(topologies.substr(at));
+  out.append(topologies.substr(copied));
   return out;
 }
 

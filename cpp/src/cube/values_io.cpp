@@ -93,8 +93,14 @@ void swap_words(std::uint8_t* p, std::size_t n) {
 }
 
 // Big-endian rows to native order. Values made of equal words (integers, doubles, vectors of
-// doubles) swap word by word in a loop the compiler vectorizes; mixed fields (TAU_ATOMIC) one by one.
-void swap_row(std::uint8_t* row, std::size_t values, std::size_t width, const std::vector<std::uint8_t>& fields) {
+// doubles) swap word by word in a loop the compiler vectorizes; mixed fields (TAU_ATOMIC) one by
+// one; SCALE_FUNC slots by their own counts. `fields` is t.fields(), computed once per member.
+void swap_row(std::uint8_t* row, std::size_t values, const DataType& t, const std::vector<std::uint8_t>& fields) {
+  const std::size_t width = t.width();
+  if (t.kind == ValueKind::ScaleFunc) {
+    for (std::size_t l = 0; l < values; ++l) scale_func_swap(row + l * width, width);
+    return;
+  }
   if (fields.empty()) return;
   const bool uniform = std::all_of(fields.begin(), fields.end(), [&](auto f) { return f == fields[0]; });
   const std::size_t words = uniform ? values * (width / fields[0]) : 0;
@@ -175,10 +181,7 @@ void read_data(std::string_view bytes, const ValueIndex& index, const std::vecto
     if (column_of.empty()) std::memcpy(dst, src, row_bytes);
     else
       for (std::size_t l = 0; l < locations; ++l) std::memcpy(dst + l * width, src + column_of[l] * width, width);
-    if (swap && out.dtype().kind == ValueKind::ScaleFunc)
-      for (std::size_t l = 0; l < locations; ++l) scale_func_swap(dst + l * width, width);
-    else if (swap)
-      swap_row(dst, locations, width, fields);
+    if (swap) swap_row(dst, locations, out.dtype(), fields);
   }
 }
 
