@@ -196,3 +196,14 @@ def test_text_that_is_not_utf8_is_a_format_error():
     anchor = members["anchor.xml"].replace(b"<name>main</name>", b"<name>ma\xf1n</name>", 1)
     error = _error(_archive(members | {"anchor.xml": anchor}))
     assert (error.member, error.offset) == ("anchor.xml", anchor.index(b"\xf1"))
+
+
+def test_missing_file_and_directory_are_os_errors(tmp_path):
+    missing = str(tmp_path / "missing.cubex")
+    with pytest.raises(FileNotFoundError) as caught:
+        cubescale.open(missing)
+    assert caught.value.filename == missing
+    with pytest.raises(IsADirectoryError):
+        cubescale.open(str(tmp_path))
+    with pytest.raises(FileNotFoundError):  # the writer's temporary file in a missing folder
+        cubescale.write(cubescale.open(SOURCE), str(tmp_path / "no" / "such" / "out.cubex"))

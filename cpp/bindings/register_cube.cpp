@@ -147,6 +147,24 @@ void register_report(py::module_& m) {
           "values", [](const Report& r, std::size_t metric, py::object inclusive) { return bytes_view(select(r, metric, inclusive)); },
           py::arg("metric"), py::arg("inclusive") = py::none())
       .def(
+          "values_into",
+          [](const Report& r, std::size_t metric, py::object inclusive, py::array out) {
+            if (metric >= r.metric_count()) throw py::index_error("metric index out of range");
+            if (!out.writeable()) throw py::value_error("out= must be a writable array");
+            if (!(out.flags() & py::array::c_style)) throw py::value_error("out= must be C-contiguous");
+            const auto& meta = r.definitions().metrics[metric];
+            const auto want = r.cnode_count() * r.location_count() * meta.dtype.width();
+            if (static_cast<std::size_t>(out.nbytes()) != want)
+              throw py::value_error("out= holds " + std::to_string(out.nbytes()) + " bytes, the metric needs " +
+                                    std::to_string(want));
+            auto* memory = static_cast<std::uint8_t*>(out.mutable_data());
+            const auto kind = inclusive.is_none() ? meta.kind : kind_of(inclusive.cast<bool>());
+            py::gil_scoped_release release;
+            Severity target = Severity::borrowing(memory, meta.dtype, r.cnode_count(), r.location_count());
+            r.values_into(metric, kind, target);
+          },
+          py::arg("metric"), py::arg("inclusive"), py::arg("out"))
+      .def(
           "present", [](const Report& r, std::size_t metric, py::object inclusive) { return present_view(*select(r, metric, inclusive)); },
           py::arg("metric"), py::arg("inclusive") = py::none())
       .def(

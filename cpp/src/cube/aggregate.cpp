@@ -195,14 +195,54 @@ void over_location_slices(const Severity& out, unsigned threads, Body&& body) {
     if (e) std::rethrow_exception(e);
 }
 
+namespace {
+
+void check_output(const Severity& in, const Severity& out) {
+  if (out.cnodes() != in.cnodes() || out.locations() != in.locations() || out.dtype().kind != in.dtype().kind ||
+      out.dtype().count != in.dtype().count)
+    throw std::invalid_argument("the output matrix differs from the input in shape or data type");
+}
+
+// Whether output rows are computed in a small buffer and copied out (see write_row).
+bool needs_stage(const Severity& in, const Severity& out) {
+  constexpr std::uintptr_t kLine = 64;
+  return (reinterpret_cast<std::uintptr_t>(out.data()) - reinterpret_cast<std::uintptr_t>(in.data())) % kLine != 0;
+}
+
+// Computes the values [first, first + count) of one output row with op(dst, byte_offset, n),
+// into `row` directly or, when `staged`, block by block into a buffer half a page away from
+// the destination and then copied there. Why: when the output sits a few bytes past the input
+// modulo 4096 (a NumPy buffer starts 16 bytes past a page, our matrices on a page), every
+// store looks like it may feed the next loads (4K aliasing) and the conversion ran 1.7-2.3x
+// slower (measured); the staged loop runs within 10% of the aligned one.
+template <class Op>
+void write_row(std::uint8_t* row, std::size_t first, std::size_t count, std::size_t width, bool staged, Op&& op) {
+  if (!staged) return op(row + first * width, first * width, count);
+  constexpr std::size_t kPage = 4096, kBlockBytes = 8192;
+  const std::size_t per_block = std::max<std::size_t>(1, kBlockBytes / width);
+  thread_local std::vector<std::uint8_t> buffer;
+  buffer.resize(per_block * width + kPage);
+  const auto base = reinterpret_cast<std::uintptr_t>(buffer.data());
+  for (std::size_t done = 0; done < count; done += per_block) {
+    const std::size_t n = std::min(per_block, count - done);
+    std::uint8_t* dst = row + (first + done) * width;
+    const auto shift = (reinterpret_cast<std::uintptr_t>(dst) + kPage / 2 - base) % kPage;
+    std::uint8_t* stage = buffer.data() + shift;  // same alignment as dst, 2048 bytes apart mod 4096
+    op(stage, (first + done) * width, n);
+    std::memcpy(dst, stage, n * width);
+  }
+}
+
+}  // namespace
+
 // Each output row is written once: its own row, then its children's rows combined into it
 // (the same memory traffic as one element-wise NumPy sum). Backward, so that children are
 // already inclusive when their parent is computed. Which rows end up present is decided first,
 // so that the slices only move values.
-Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
+void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
   check_parents(exclusive, parents);
+  check_output(exclusive, out);
   const ChildLists tree(parents);
-  Severity out(exclusive.dtype(), exclusive.cnodes(), exclusive.locations());
   for (std::size_t i = parents.size(); i-- > 0;) {
     bool have = exclusive.present(i);
     for (auto k = tree.first[i]; k < tree.first[i + 1] && !have; ++k) have = out.present(tree.child[k]);
@@ -210,28 +250,31 @@ Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t
   }
   const auto& t = exclusive.dtype();
   const auto width = t.width();
+  const bool staged = needs_stage(exclusive, out);
   over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
-    const auto at = first * width, bytes = count * width;
     for (std::size_t i = parents.size(); i-- > 0;) {
-      bool have = exclusive.present(i);
-      if (have) std::memcpy(out.row(i) + at, exclusive.row(i) + at, bytes);
-      for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
-        const auto c = tree.child[k];
-        if (!out.present(c)) continue;
-        // An absent row has no values: copying keeps MIN/MAX from starting at zero.
-        if (have) combine_values(t, out.row(i) + at, out.row(c) + at, count);
-        else std::memcpy(out.row(i) + at, out.row(c) + at, bytes);
-        have = true;
-      }
+      if (!out.present(i)) continue;
+      write_row(out.row(i), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+        bool have = exclusive.present(i);
+        if (have) std::memcpy(dst, exclusive.row(i) + at, n * width);
+        for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+          const auto c = tree.child[k];
+          if (!out.present(c)) continue;
+          // An absent row has no values: copying keeps MIN/MAX from starting at zero.
+          if (have) combine_values(t, dst, out.row(c) + at, n);
+          else std::memcpy(dst, out.row(c) + at, n * width);
+          have = true;
+        }
+      });
     }
   });
-  return out;
+  out.zero_absent_rows();  // rows that nothing was written to
 }
 
-Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
+void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
   check_parents(inclusive, parents);
+  check_output(inclusive, out);
   const ChildLists tree(parents);
-  Severity out(inclusive.dtype(), inclusive.cnodes(), inclusive.locations());
   for (std::size_t i = 0; i < parents.size(); ++i) {
     bool have = inclusive.present(i);
     for (auto k = tree.first[i]; k < tree.first[i + 1] && !have; ++k) have = inclusive.present(tree.child[k]);
@@ -239,16 +282,33 @@ Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t
   }
   const auto& t = inclusive.dtype();
   const auto width = t.width();
+  const bool staged = needs_stage(inclusive, out);
   over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
-    const auto at = first * width, bytes = count * width;
     for (std::size_t i = 0; i < parents.size(); ++i) {
-      if (inclusive.present(i)) std::memcpy(out.row(i) + at, inclusive.row(i) + at, bytes);
-      for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
-        const auto c = tree.child[k];
-        if (inclusive.present(c)) subtract_values(t, out.row(i) + at, inclusive.row(c) + at, count);
-      }
+      if (!out.present(i)) continue;
+      write_row(out.row(i), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+        // A row absent from the input is zero, whatever `out` held before.
+        if (inclusive.present(i)) std::memcpy(dst, inclusive.row(i) + at, n * width);
+        else std::memset(dst, 0, n * width);
+        for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
+          const auto c = tree.child[k];
+          if (inclusive.present(c)) subtract_values(t, dst, inclusive.row(c) + at, n);
+        }
+      });
     }
   });
+  out.zero_absent_rows();
+}
+
+Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
+  Severity out(exclusive.dtype(), exclusive.cnodes(), exclusive.locations());
+  to_inclusive(exclusive, parents, out, threads);
+  return out;
+}
+
+Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
+  Severity out(inclusive.dtype(), inclusive.cnodes(), inclusive.locations());
+  to_exclusive(inclusive, parents, out, threads);
   return out;
 }
 
@@ -256,6 +316,25 @@ Severity convert(const Severity& values, MetricKind from, MetricKind to, const s
                  unsigned threads) {
   if (from == to) return values;
   return to == MetricKind::Inclusive ? to_inclusive(values, parents, threads) : to_exclusive(values, parents, threads);
+}
+
+void convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
+             Severity& out, unsigned threads) {
+  if (from != to)
+    return to == MetricKind::Inclusive ? to_inclusive(values, parents, out, threads)
+                                       : to_exclusive(values, parents, out, threads);
+  check_output(values, out);
+  for (std::size_t c = 0; c < values.cnodes(); ++c) out.set_present(c, values.present(c));
+  const auto width = values.dtype().width();
+  const bool staged = needs_stage(values, out);
+  over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    for (std::size_t c = 0; c < values.cnodes(); ++c)
+      if (values.present(c))
+        write_row(out.row(c), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+          std::memcpy(dst, values.row(c) + at, n * width);
+        });
+  });
+  out.zero_absent_rows();
 }
 
 Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups) {

@@ -32,6 +32,10 @@ class Archive {
       ::close(fd);
       throw std::system_error(e, std::generic_category(), path);
     }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      throw std::system_error(EISDIR, std::generic_category(), path);
+    }
     a->size_ = static_cast<std::size_t>(st.st_size);
     if (a->size_ > 0) {
       void* p = ::mmap(nullptr, a->size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -34,6 +34,11 @@ std::shared_ptr<const Severity> Report::values(std::size_t metric, MetricKind ki
   return std::make_shared<const Severity>(convert(*stored, from, kind, cnode_parents_));
 }
 
+void Report::values_into(std::size_t metric, MetricKind kind, Severity& out) const {
+  auto stored = values(metric);
+  convert(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, out);
+}
+
 void Report::set_values(std::size_t metric, Severity values) {
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
   if (values.cnodes() != cnode_count() || values.locations() != location_count())

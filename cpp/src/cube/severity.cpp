@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <new>
+#include <stdexcept>
 
 #include <sys/mman.h>
 
@@ -28,6 +29,22 @@ Severity Severity::for_overwrite(DataType dtype, std::size_t cnodes, std::size_t
   return s;
 }
 
+Severity Severity::borrowing(std::uint8_t* memory, DataType dtype, std::size_t cnodes, std::size_t locations) {
+  Severity s;
+  s.dtype_ = std::move(dtype);
+  s.cnodes_ = cnodes;
+  s.locations_ = locations;
+  s.present_.assign(cnodes, 0);
+  if (locations && s.dtype_.width() && cnodes > SIZE_MAX / locations / s.dtype_.width())
+    throw std::invalid_argument("matrix too large for any buffer");
+  if (!memory && s.bytes()) throw std::invalid_argument("no memory to borrow");
+  if (reinterpret_cast<std::uintptr_t>(memory) % element_alignment(s.dtype_) != 0)
+    throw std::invalid_argument("borrowed memory is not aligned for " + s.dtype_.name);
+  s.storage_ = std::unique_ptr<std::uint8_t[], Release>(memory, Release{0, 0, true});
+  s.absent_rows_zero_ = false;
+  return s;
+}
+
 void Severity::zero_absent_rows() {
   if (absent_rows_zero_) return;
   for (std::size_t c = 0; c < cnodes_; ++c)
@@ -36,6 +53,7 @@ void Severity::zero_absent_rows() {
 }
 
 void Severity::Release::operator()(std::uint8_t* p) const noexcept {
+  if (borrowed) return;
   if (mapped_bytes) ::munmap(p, mapped_bytes);
   else if (recycled_bytes) RecycledBuffers::shared().give_back(p, recycled_bytes);
   else std::free(p);
@@ -49,18 +67,18 @@ std::unique_ptr<std::uint8_t[], Severity::Release> Severity::allocate(std::size_
 #ifdef MADV_HUGEPAGE
     ::madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure only costs speed
 #endif
-    return std::unique_ptr<std::uint8_t[], Release>(static_cast<std::uint8_t*>(p), Release{bytes, 0});
+    return std::unique_ptr<std::uint8_t[], Release>(static_cast<std::uint8_t*>(p), Release{bytes, 0, false});
   }
   if (RecycledBuffers::serves(bytes)) {
     auto& store = RecycledBuffers::shared();
     auto* p = zeroed ? store.take_zeroed(bytes) : store.take_for_overwrite(bytes);
     if (!p) throw std::bad_alloc();
-    return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, bytes});
+    return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, bytes, false});
   }
   const auto size = std::max<std::size_t>(bytes, 1);
   auto* p = static_cast<std::uint8_t*>(zeroed ? std::calloc(size, 1) : std::malloc(size));
   if (!p) throw std::bad_alloc();
-  return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, 0});
+  return std::unique_ptr<std::uint8_t[], Release>(p, Release{0, 0, false});
 }
 
 Severity::Severity(const Severity& other)
@@ -97,6 +115,21 @@ void Severity::mark_nonzero_rows() {
 
 std::size_t Severity::present_rows() const {
   return static_cast<std::size_t>(std::count(present_.begin(), present_.end(), std::uint8_t(1)));
+}
+
+std::size_t element_alignment(const DataType& dtype) {
+  switch (dtype.combine()) {
+    case Combine::TauAtomic:
+    case Combine::ScaleFunc:
+      return 1;  // packed records: every field is loaded unaligned
+    case Combine::Histogram:
+      return alignof(double);
+    case Combine::Sum:
+    case Combine::Min:
+    case Combine::Max:
+      return dtype.is_integer() ? dtype.width() : alignof(double);
+  }
+  return alignof(double);
 }
 
 }  // namespace cubescale::cube

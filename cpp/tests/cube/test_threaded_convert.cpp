@@ -9,6 +9,7 @@
 #include "cubescale/common/recycled_buffers.hpp"
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/dtype.hpp"
+#include "expect_same_severity.hpp"
 
 using namespace cubescale::cube;
 
@@ -44,11 +45,6 @@ Severity random_values(const DataType& t, std::size_t cnodes, std::size_t locati
   return s;
 }
 
-void expect_same(const Severity& a, const Severity& b) {
-  ASSERT_EQ(a.bytes(), b.bytes());
-  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0);
-  for (std::size_t c = 0; c < a.cnodes(); ++c) EXPECT_EQ(a.present(c), b.present(c)) << "row " << c;
-}
 
 }  // namespace
 

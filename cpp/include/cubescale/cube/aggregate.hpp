@@ -28,6 +28,15 @@ Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t
                       unsigned threads = kAutomaticThreads);
 Severity convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
                  unsigned threads = kAutomaticThreads);
+// The same into `out` (same data type and shape; any contents, e.g. Severity::borrowing a
+// buffer that the caller reuses): every row and present flag of `out` is written. With
+// from == to the values are copied.
+void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, Severity& out,
+                  unsigned threads = kAutomaticThreads);
+void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, Severity& out,
+                  unsigned threads = kAutomaticThreads);
+void convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
+             Severity& out, unsigned threads = kAutomaticThreads);
 
 // Combines the location columns into groups: out[c][g] = (+) of values[c][l] with group[l] == g
 // (e.g. all threads of a process, all processes of a node).

@@ -31,6 +31,9 @@ class Report {
   std::shared_ptr<const Severity> values(std::size_t metric) const;
   // Values as inclusive or exclusive along the call tree (converted when needed).
   std::shared_ptr<const Severity> values(std::size_t metric, MetricKind kind) const;
+  // The same written into `out` (see convert(): any contents, every row is written), e.g. a
+  // buffer the caller reuses across metrics instead of a fresh matrix per call.
+  void values_into(std::size_t metric, MetricKind kind, Severity& out) const;
   void set_values(std::size_t metric, Severity values);
   bool loaded(std::size_t metric) const;
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }

@@ -21,6 +21,11 @@ class Severity {
   // A matrix whose values are unspecified until written: the caller writes every present row,
   // then calls zero_absent_rows(). Saves clearing rows that a file is about to fill.
   static Severity for_overwrite(DataType dtype, std::size_t cnodes, std::size_t locations);
+  // A matrix over `bytes()` bytes of the caller's memory (unspecified values, as for_overwrite),
+  // which must outlive it and be aligned for the dtype's scalars (element_alignment()). Lets a
+  // conversion write into a buffer the caller reuses, instead of fresh pages that the kernel
+  // must zero first. Copies of it own their storage.
+  static Severity borrowing(std::uint8_t* memory, DataType dtype, std::size_t cnodes, std::size_t locations);
   Severity(const Severity& other);
   Severity& operator=(const Severity& other);
   Severity(Severity&&) noexcept = default;
@@ -56,6 +61,7 @@ class Severity {
     // Both 0: allocated with calloc (no initializers: GCC needs the class complete).
     std::size_t mapped_bytes;    // an anonymous mapping of this size
     std::size_t recycled_bytes;  // from RecycledBuffers, asked for this size
+    bool borrowed;               // the caller's memory: never released here
     void operator()(std::uint8_t* p) const noexcept;
   };
   static std::unique_ptr<std::uint8_t[], Release> allocate(std::size_t bytes, bool zeroed);
@@ -65,5 +71,8 @@ class Severity {
 };
 
 bool row_is_zero(const std::uint8_t* row, std::size_t bytes);
+// The alignment the aggregation kernels need for a value type: that of the scalar they
+// add as a whole (8 for doubles); 1 for packed records, which are read field by field.
+std::size_t element_alignment(const DataType& dtype);
 
 }  // namespace cubescale::cube
