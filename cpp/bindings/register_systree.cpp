@@ -142,6 +142,12 @@ void register_names(py::module_& m) {
   py::class_<NameMap>(m, "NameMap")
       .def(py::init<>())
       .def("add", &NameMap::add)
+      .def(
+          "add_stream",
+          [](NameMap& n, py::bytes data, const std::string& source) {
+            return n.add_stream(std::string_view(data), source);
+          },
+          py::arg("data"), py::arg("source") = "")
       .def("find", [](const NameMap& n, std::uint64_t i) -> py::object {
         auto s = n.find(i);
         return s ? py::object(py::str(std::string(*s))) : py::object(py::none());

@@ -16,6 +16,18 @@ void NameMap::add(std::uint64_t index, std::string_view name) {
   entries_.emplace_back(index, std::string(name));
 }
 
+std::optional<std::uint64_t> NameMap::add_stream(std::string_view bytes, const std::string& source) {
+  NameStreamReader reader(bytes, source);
+  std::vector<std::pair<std::uint64_t, std::string>> chunk;
+  std::optional<std::uint64_t> last;
+  while (reader.next(chunk))
+    for (auto& [index, name] : chunk) {
+      add(index, name);
+      last = index;
+    }
+  return last;
+}
+
 void NameMap::sort() const {
   if (sorted_) return;
   std::stable_sort(entries_.begin(), entries_.end(),

@@ -120,3 +120,16 @@ TEST(Names, StreamsInBoundedChunks) {
   for (std::size_t n = 0; n + 1 < bytes.size(); ++n)
     EXPECT_THROW(NameMap::deserialize(std::string_view(bytes).substr(0, n)), FormatError);
 }
+
+TEST(Names, StreamsAppendToAMap) {
+  NameMap first, collected;
+  for (std::uint64_t i = 0; i < 100; ++i) first.add(i * 3, "node" + std::to_string(i));
+  collected.add(1000, "earlier");
+  EXPECT_EQ(collected.add_stream(first.serialize(16), "names").value(), 99u * 3);
+  EXPECT_EQ(collected.size(), 101u);
+  EXPECT_EQ(collected.find(42).value(), "node14");
+  EXPECT_EQ(collected.find(1000).value(), "earlier");
+  EXPECT_FALSE(collected.add_stream(NameMap().serialize(16), "names").has_value());
+  const auto bytes = first.serialize(16);
+  EXPECT_THROW(collected.add_stream(std::string_view(bytes).substr(0, bytes.size() / 2), "names"), FormatError);
+}

@@ -201,15 +201,13 @@ def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
         if parent >= 0:
             comm.send(data, dest=parent, tag=_NAMES)
         last = None
-        if comm.rank == 0:
+        if comm.rank == 0 and sink is not None:
             block = next(iter(_core.NameStreamReader(data, "names")), [])
             if block:
-                if sink is not None:
-                    sink(block)
-                else:
-                    for index, name in block:  # the receiver's own copy: one entry per host
-                        collected.add(index, name)
+                sink(block)
                 last = block[-1][0]
+        elif comm.rank == 0:  # the receiver's own copy, one entry per host, added in C++
+            last = collected.add_stream(data, "names")
         last = comm.bcast(last, root=0)
         if last is None:
             return collected

@@ -15,6 +15,9 @@ namespace cubescale::systree {
 class NameMap {
  public:
   void add(std::uint64_t index, std::string_view name);
+  // Adds every entry of a name stream (as serialize() writes it); returns the last index read,
+  // nullopt for an empty stream. Malformed streams raise FormatError naming `source`.
+  std::optional<std::uint64_t> add_stream(std::string_view bytes, const std::string& source);
   std::optional<std::string_view> find(std::uint64_t index) const;
   std::size_t size() const { return entries_.size(); }
   const std::vector<std::pair<std::uint64_t, std::string>>& entries() const;
