@@ -205,5 +205,11 @@ def test_missing_file_and_directory_are_os_errors(tmp_path):
     assert caught.value.filename == missing
     with pytest.raises(IsADirectoryError):
         cubescale.open(str(tmp_path))
-    with pytest.raises(FileNotFoundError):  # the writer's temporary file in a missing folder
-        cubescale.write(cubescale.open(SOURCE), str(tmp_path / "no" / "such" / "out.cubex"))
+    target = str(tmp_path / "no" / "such" / "out.cubex")
+    with pytest.raises(FileNotFoundError) as caught:  # named by the path asked for, not our temporary
+        cubescale.write(cubescale.open(SOURCE), target)
+    assert caught.value.filename == target
+    undecodable = os.path.join(os.fsencode(tmp_path), b"\xff-missing.cubex")
+    with pytest.raises(FileNotFoundError) as caught:
+        cubescale.open(undecodable)
+    assert os.fsencode(caught.value.filename) == undecodable

@@ -93,3 +93,22 @@ def test_buffers_off_a_page_get_the_same_values(offset):
         for inclusive in (True, False):
             report.values(metric, inclusive=inclusive, out=out)
             assert out.tobytes() == report.values(metric, inclusive=inclusive).tobytes()
+
+
+@pytest.mark.parametrize("name", ["RATE", "HISTOGRAM5", "TAU_ATOMIC"])
+def test_packed_records_need_the_alignment_of_their_fields(name):
+    # NumPy calls these record dtypes 1-aligned; the sums still add whole doubles, except for
+    # TAU_ATOMIC, whose fields are read one by one at any address.
+    report = cubescale.open(os.path.join(DATA, "all_dtypes.cubex"))
+    metric = report.metric(name)
+    element, shape = report._layout(metric)
+    nbytes = int(np.prod(shape)) * element.itemsize
+    raw = np.zeros(nbytes + 64, dtype=np.uint8)
+    start = -raw.ctypes.data % 64 + 4
+    out = raw[start:start + nbytes].view(element).reshape(shape)
+    if name == "TAU_ATOMIC":
+        report.values(metric, out=out)
+        assert out.tobytes() == report.values(metric).tobytes()
+    else:
+        with pytest.raises(ValueError, match="out= must start at a multiple of 8 bytes"):
+            report.values(metric, out=out)

@@ -83,9 +83,11 @@ py::dict region_dict(const Region& r) {
 MetricKind kind_of(bool inclusive) { return inclusive ? MetricKind::Inclusive : MetricKind::Exclusive; }
 
 std::shared_ptr<const Severity> select(const Report& r, std::size_t metric, py::object inclusive) {
+  // Python objects are read before the GIL is released (np.bool_ converts through Python).
+  const bool stored = inclusive.is_none();
+  const MetricKind kind = stored ? MetricKind::Inclusive : kind_of(inclusive.cast<bool>());
   py::gil_scoped_release release;
-  if (inclusive.is_none()) return r.values(metric);
-  return r.values(metric, kind_of(inclusive.cast<bool>()));
+  return stored ? r.values(metric) : r.values(metric, kind);
 }
 
 void register_report(py::module_& m) {
@@ -158,6 +160,10 @@ void register_report(py::module_& m) {
               throw py::value_error("out= holds " + std::to_string(out.nbytes()) + " bytes, the metric needs " +
                                     std::to_string(want));
             auto* memory = static_cast<std::uint8_t*>(out.mutable_data());
+            const auto alignment = element_alignment(meta.dtype);
+            if (reinterpret_cast<std::uintptr_t>(memory) % alignment != 0)
+              throw py::value_error("out= must start at a multiple of " + std::to_string(alignment) + " bytes for " +
+                                    meta.dtype.name);
             const auto kind = inclusive.is_none() ? meta.kind : kind_of(inclusive.cast<bool>());
             py::gil_scoped_release release;
             Severity target = Severity::borrowing(memory, meta.dtype, r.cnode_count(), r.location_count());

@@ -420,7 +420,9 @@ class Report:
         returns it. Reusing one buffer across calls saves the fresh memory of every call: for a
         matrix of gigabytes, the kernel's zeroing of new pages costs about as much as the
         conversion itself. Buffers from ``values_like`` start on a page, which is fastest;
-        any other aligned buffer works too.
+        any other buffer aligned for the value type (8 bytes for doubles) works too. If the
+        conversion fails (e.g. OverflowError for SCALE_FUNC), ``out`` holds unspecified values.
+        Threads that share one ``out`` must not convert into it at the same time.
 
         Example
         -------

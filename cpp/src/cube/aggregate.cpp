@@ -1,12 +1,15 @@
 #include "cubescale/cube/aggregate.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <exception>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include "cubescale/common/unaligned.hpp"
 #include "cubescale/cube/scale_func.hpp"
@@ -201,45 +204,70 @@ void check_output(const Severity& in, const Severity& out) {
   if (out.cnodes() != in.cnodes() || out.locations() != in.locations() || out.dtype().kind != in.dtype().kind ||
       out.dtype().count != in.dtype().count)
     throw std::invalid_argument("the output matrix differs from the input in shape or data type");
+  // Rows are read after others are written (children before or after their parent): the
+  // result would depend on the order. std::less orders unrelated pointers too.
+  const std::less<const std::uint8_t*> before;
+  if (in.bytes() && out.bytes() && before(out.data(), in.data() + in.bytes()) && before(in.data(), out.data() + out.bytes()))
+    throw std::invalid_argument("the output matrix overlaps the input");
 }
 
-// Whether output rows are computed in a small buffer and copied out (see write_row).
-bool needs_stage(const Severity& in, const Severity& out) {
-  constexpr std::uintptr_t kLine = 64;
-  return (reinterpret_cast<std::uintptr_t>(out.data()) - reinterpret_cast<std::uintptr_t>(in.data())) % kLine != 0;
-}
+// Where a slice's output rows are computed. Why: when the output sits a few bytes past the
+// input modulo 4096 (a NumPy buffer starts 16 bytes past a page, our matrices on a page),
+// every store looks like it may feed the next loads (4K aliasing), and the conversion ran
+// 1.7-2.3x slower (measured). Such outputs are computed block by block in a buffer placed
+// well away (mod 4096) from both the input row and the destination, then copied out: within
+// 10-20% of an aligned output.
+class RowStage {
+ public:
+  RowStage(const Severity& in, const Severity& out)
+      : staged_((address(out.data()) - address(in.data())) % kLine != 0) {}
 
-// Computes the values [first, first + count) of one output row with op(dst, byte_offset, n),
-// into `row` directly or, when `staged`, block by block into a buffer half a page away from
-// the destination and then copied there. Why: when the output sits a few bytes past the input
-// modulo 4096 (a NumPy buffer starts 16 bytes past a page, our matrices on a page), every
-// store looks like it may feed the next loads (4K aliasing) and the conversion ran 1.7-2.3x
-// slower (measured); the staged loop runs within 10% of the aligned one.
-template <class Op>
-void write_row(std::uint8_t* row, std::size_t first, std::size_t count, std::size_t width, bool staged, Op&& op) {
-  if (!staged) return op(row + first * width, first * width, count);
-  constexpr std::size_t kPage = 4096, kBlockBytes = 8192;
-  const std::size_t per_block = std::max<std::size_t>(1, kBlockBytes / width);
-  thread_local std::vector<std::uint8_t> buffer;
-  buffer.resize(per_block * width + kPage);
-  const auto base = reinterpret_cast<std::uintptr_t>(buffer.data());
-  for (std::size_t done = 0; done < count; done += per_block) {
-    const std::size_t n = std::min(per_block, count - done);
-    std::uint8_t* dst = row + (first + done) * width;
-    const auto shift = (reinterpret_cast<std::uintptr_t>(dst) + kPage / 2 - base) % kPage;
-    std::uint8_t* stage = buffer.data() + shift;  // same alignment as dst, 2048 bytes apart mod 4096
-    op(stage, (first + done) * width, n);
-    std::memcpy(dst, stage, n * width);
+  // Computes the values [first, first + count) of an output row with op(dst, byte_offset, n).
+  // `in_row` is the input row the op reads most (where the buffer must not alias).
+  template <class Op>
+  void write(const std::uint8_t* in_row, std::uint8_t* out_row, std::size_t first, std::size_t count,
+             std::size_t width, Op&& op) {
+    if (!staged_) return op(out_row + first * width, first * width, count);
+    const std::size_t per_block = std::max<std::size_t>(1, kBlockBytes / width);
+    buffer_.resize(per_block * width + kPage);
+    for (std::size_t done = 0; done < count; done += per_block) {
+      const std::size_t n = std::min(per_block, count - done), at = (first + done) * width;
+      std::uint8_t* stage = place(address(in_row + at), address(out_row + at));
+      op(stage, at, n);
+      std::memcpy(out_row + at, stage, n * width);
+    }
   }
-}
+
+ private:
+  static constexpr std::uintptr_t kLine = 64, kPage = 4096, kBlockBytes = 8192, kApart = 256;
+  static std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+  static bool far(std::uintptr_t a, std::uintptr_t b) {
+    const auto d = (a - b) % kPage;
+    return d >= kApart && d <= kPage - kApart;
+  }
+  // Half a page past the input, or a quarter when that is near the destination. Offsets by
+  // whole kilobytes keep the input's alignment, which the element-wise ops need.
+  std::uint8_t* place(std::uintptr_t in, std::uintptr_t dst) {
+    const auto base = address(buffer_.data());
+    std::uintptr_t want = in + kPage / 2;
+    if (!far(want, dst)) want = in + kPage / 4;
+    return buffer_.data() + (want - base) % kPage;
+  }
+
+  bool staged_;
+  std::vector<std::uint8_t> buffer_;
+};
 
 }  // namespace
+
+namespace {
 
 // Each output row is written once: its own row, then its children's rows combined into it
 // (the same memory traffic as one element-wise NumPy sum). Backward, so that children are
 // already inclusive when their parent is computed. Which rows end up present is decided first,
-// so that the slices only move values.
-void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
+// so that the slices only move values. These write the present rows and every present flag;
+// absent rows keep what `out` held (zero in a fresh matrix).
+void inclusive_rows(const Severity& exclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
   check_parents(exclusive, parents);
   check_output(exclusive, out);
   const ChildLists tree(parents);
@@ -250,11 +278,11 @@ void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& p
   }
   const auto& t = exclusive.dtype();
   const auto width = t.width();
-  const bool staged = needs_stage(exclusive, out);
   over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    RowStage stage(exclusive, out);
     for (std::size_t i = parents.size(); i-- > 0;) {
       if (!out.present(i)) continue;
-      write_row(out.row(i), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+      stage.write(exclusive.row(i), out.row(i), first, count, width, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
         bool have = exclusive.present(i);
         if (have) std::memcpy(dst, exclusive.row(i) + at, n * width);
         for (auto k = tree.first[i]; k < tree.first[i + 1]; ++k) {
@@ -268,10 +296,9 @@ void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& p
       });
     }
   });
-  out.zero_absent_rows();  // rows that nothing was written to
 }
 
-void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
+void exclusive_rows(const Severity& inclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
   check_parents(inclusive, parents);
   check_output(inclusive, out);
   const ChildLists tree(parents);
@@ -282,11 +309,11 @@ void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& p
   }
   const auto& t = inclusive.dtype();
   const auto width = t.width();
-  const bool staged = needs_stage(inclusive, out);
   over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    RowStage stage(inclusive, out);
     for (std::size_t i = 0; i < parents.size(); ++i) {
       if (!out.present(i)) continue;
-      write_row(out.row(i), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+      stage.write(inclusive.row(i), out.row(i), first, count, width, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
         // A row absent from the input is zero, whatever `out` held before.
         if (inclusive.present(i)) std::memcpy(dst, inclusive.row(i) + at, n * width);
         else std::memset(dst, 0, n * width);
@@ -297,18 +324,33 @@ void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& p
       });
     }
   });
-  out.zero_absent_rows();
 }
+
+void copied_rows(const Severity& values, Severity& out, unsigned threads) {
+  check_output(values, out);
+  for (std::size_t c = 0; c < values.cnodes(); ++c) out.set_present(c, values.present(c));
+  const auto width = values.dtype().width();
+  over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
+    RowStage stage(values, out);
+    for (std::size_t c = 0; c < values.cnodes(); ++c)
+      if (values.present(c))
+        stage.write(values.row(c), out.row(c), first, count, width, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
+          std::memcpy(dst, values.row(c) + at, n * width);
+        });
+  });
+}
+
+}  // namespace
 
 Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
   Severity out(exclusive.dtype(), exclusive.cnodes(), exclusive.locations());
-  to_inclusive(exclusive, parents, out, threads);
+  inclusive_rows(exclusive, parents, out, threads);
   return out;
 }
 
 Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, unsigned threads) {
   Severity out(inclusive.dtype(), inclusive.cnodes(), inclusive.locations());
-  to_exclusive(inclusive, parents, out, threads);
+  exclusive_rows(inclusive, parents, out, threads);
   return out;
 }
 
@@ -318,23 +360,24 @@ Severity convert(const Severity& values, MetricKind from, MetricKind to, const s
   return to == MetricKind::Inclusive ? to_inclusive(values, parents, threads) : to_exclusive(values, parents, threads);
 }
 
+// Into a caller's matrix, whatever it held: absent rows are cleared too.
+void to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
+  inclusive_rows(exclusive, parents, out, threads);
+  out.clear_absent_rows();
+}
+
+void to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents, Severity& out, unsigned threads) {
+  exclusive_rows(inclusive, parents, out, threads);
+  out.clear_absent_rows();
+}
+
 void convert(const Severity& values, MetricKind from, MetricKind to, const std::vector<std::uint32_t>& parents,
              Severity& out, unsigned threads) {
   if (from != to)
     return to == MetricKind::Inclusive ? to_inclusive(values, parents, out, threads)
                                        : to_exclusive(values, parents, out, threads);
-  check_output(values, out);
-  for (std::size_t c = 0; c < values.cnodes(); ++c) out.set_present(c, values.present(c));
-  const auto width = values.dtype().width();
-  const bool staged = needs_stage(values, out);
-  over_location_slices(out, threads, [&](std::size_t first, std::size_t count) {
-    for (std::size_t c = 0; c < values.cnodes(); ++c)
-      if (values.present(c))
-        write_row(out.row(c), first, count, width, staged, [&](std::uint8_t* dst, std::size_t at, std::size_t n) {
-          std::memcpy(dst, values.row(c) + at, n * width);
-        });
-  });
-  out.zero_absent_rows();
+  copied_rows(values, out, threads);
+  out.clear_absent_rows();
 }
 
 Severity combine_locations(const Severity& values, const std::vector<std::uint32_t>& group, std::size_t groups) {

@@ -46,7 +46,8 @@ void Report::set_values(std::size_t metric, Severity values) {
   if (values.dtype().kind != defs_.metrics[metric].dtype.kind || values.dtype().count != defs_.metrics[metric].dtype.count)
     throw std::invalid_argument("values have a different data type than the metric");
   std::lock_guard lock(mutex_);
-  cache_[metric] = std::make_shared<const Severity>(std::move(values));
+  // The report outlives any loan: a borrowed matrix is copied into memory of its own.
+  cache_[metric] = std::make_shared<const Severity>(values.borrowed() ? Severity(values) : std::move(values));
 }
 
 bool Report::loaded(std::size_t metric) const {

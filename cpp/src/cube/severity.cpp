@@ -46,9 +46,13 @@ Severity Severity::borrowing(std::uint8_t* memory, DataType dtype, std::size_t c
 }
 
 void Severity::zero_absent_rows() {
-  if (absent_rows_zero_) return;
-  for (std::size_t c = 0; c < cnodes_; ++c)
-    if (!present_[c]) std::memset(row(c), 0, row_bytes());
+  if (!absent_rows_zero_) clear_absent_rows();
+}
+
+void Severity::clear_absent_rows() {
+  if (row_bytes() != 0)
+    for (std::size_t c = 0; c < cnodes_; ++c)
+      if (!present_[c]) std::memset(row(c), 0, row_bytes());
   absent_rows_zero_ = true;
 }
 

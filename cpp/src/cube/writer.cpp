@@ -32,7 +32,8 @@ CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions
   for (std::size_t i = 0; i < anchor.location_order.size(); ++i) identity &= anchor.location_order[i] == i;
   if (!identity) column_of_ = std::move(anchor.location_order);
   out_ = std::fopen(temp_path_.c_str(), "wb+");
-  if (!out_) throw std::system_error(errno, std::generic_category(), temp_path_);
+  // Named by the path asked for: the temporary file beside it is ours, not the caller's.
+  if (!out_) throw std::system_error(errno, std::generic_category(), path_);
   tar_ = std::make_unique<TarWriter>(out_);
   if (options_.system_member && identity) {
     if (auto member = encode_system_member(defs_)) tar_->add_member(kSystemMember, *member, 0);

@@ -95,3 +95,51 @@ TEST(CubeConvertInto, CopiesOfABorrowingMatrixOwnTheirMemory) {
   EXPECT_NE(copy.data(), borrowed.data());
   EXPECT_EQ(std::memcmp(copy.data(), borrowed.data(), borrowed.bytes()), 0);
 }
+
+TEST(CubeConvertInto, AReusedMatrixLosesRowsThatBecomeAbsent) {
+  const auto t = *parse_data_type("DOUBLE");
+  const auto parents = chain_and_fan(6);
+  Severity full(t, parents.size(), 3), sparse(t, parents.size(), 3);
+  for (std::size_t c = 0; c < full.cnodes(); ++c) {
+    for (std::size_t l = 0; l < 3; ++l) {
+      const double v = 1.0 + static_cast<double>(c);
+      std::memcpy(full.row(c) + 8 * l, &v, 8);
+      if (c == 0) std::memcpy(sparse.row(c) + 8 * l, &v, 8);
+    }
+    full.set_present(c, true);
+  }
+  sparse.set_present(0, true);  // only the root row
+  DirtyBuffer memory(full.bytes());
+  Severity owned(t, parents.size(), 3);
+  Severity borrowed = Severity::borrowing(memory.data(), t, parents.size(), 3);
+  for (Severity* out : {&owned, &borrowed}) {
+    for (auto to : {MetricKind::Exclusive, MetricKind::Inclusive}) {
+      convert(full, MetricKind::Inclusive, to, parents, *out, 2);
+      convert(sparse, MetricKind::Inclusive, to, parents, *out, 2);
+      expect_same(convert(sparse, MetricKind::Inclusive, to, parents, 1), *out);
+    }
+  }
+}
+
+TEST(CubeConvertInto, RejectsAnOutputOverlappingTheInput) {
+  const auto t = *parse_data_type("DOUBLE");
+  const auto parents = chain_and_fan(4);
+  DirtyBuffer memory(2 * 8 * 4 * 2);
+  Severity in = Severity::borrowing(memory.data(), t, 4, 2);
+  for (std::size_t c = 0; c < 4; ++c) in.set_present(c, true);
+  Severity same = Severity::borrowing(memory.data(), t, 4, 2);
+  Severity shifted = Severity::borrowing(memory.data() + 8, t, 4, 2);
+  Severity after = Severity::borrowing(memory.data() + in.bytes(), t, 4, 2);
+  EXPECT_THROW(to_inclusive(in, parents, same), std::invalid_argument);
+  EXPECT_THROW(convert(in, MetricKind::Inclusive, MetricKind::Inclusive, parents, shifted), std::invalid_argument);
+  EXPECT_NO_THROW(to_exclusive(in, parents, after));  // right after the input: no overlap
+}
+
+TEST(CubeConvertInto, EmptyBorrowedMatrices) {
+  const auto t = *parse_data_type("DOUBLE");
+  const auto parents = chain_and_fan(3);
+  const Severity none(t, parents.size(), 0);
+  Severity out = Severity::borrowing(nullptr, t, parents.size(), 0);
+  to_exclusive(none, parents, out);
+  EXPECT_EQ(out.bytes(), 0u);
+}

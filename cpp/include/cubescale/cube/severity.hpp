@@ -24,7 +24,8 @@ class Severity {
   // A matrix over `bytes()` bytes of the caller's memory (unspecified values, as for_overwrite),
   // which must outlive it and be aligned for the dtype's scalars (element_alignment()). Lets a
   // conversion write into a buffer the caller reuses, instead of fresh pages that the kernel
-  // must zero first. Copies of it own their storage.
+  // must zero first. Copies of it own their storage; so does a matrix assigned to it, whose
+  // values then no longer reach the caller's memory.
   static Severity borrowing(std::uint8_t* memory, DataType dtype, std::size_t cnodes, std::size_t locations);
   Severity(const Severity& other);
   Severity& operator=(const Severity& other);
@@ -48,6 +49,10 @@ class Severity {
   void mark_nonzero_rows();
   // Clears the rows that are not present (after for_overwrite; no-op for zeroed storage).
   void zero_absent_rows();
+  // Clears the rows that are not present, whatever the storage held (for reused matrices).
+  void clear_absent_rows();
+  // Whether the values live in memory the caller lent (borrowing()).
+  bool borrowed() const { return storage_.get_deleter().borrowed; }
   std::size_t present_rows() const;
 
  private:
