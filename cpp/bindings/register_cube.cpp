@@ -160,13 +160,14 @@ void register_report(py::module_& m) {
               throw py::value_error("out= holds " + std::to_string(out.nbytes()) + " bytes, the metric needs " +
                                     std::to_string(want));
             auto* memory = static_cast<std::uint8_t*>(out.mutable_data());
-            const auto alignment = element_alignment(meta.dtype);
-            if (reinterpret_cast<std::uintptr_t>(memory) % alignment != 0)
-              throw py::value_error("out= must start at a multiple of " + std::to_string(alignment) + " bytes for " +
-                                    meta.dtype.name);
             const auto kind = inclusive.is_none() ? meta.kind : kind_of(inclusive.cast<bool>());
+            Severity target;
+            try {
+              target = Severity::borrowing(memory, meta.dtype, r.cnode_count(), r.location_count());
+            } catch (const std::invalid_argument& e) {  // e.g. misaligned for the value type
+              throw py::value_error(std::string("out= ") + e.what());
+            }
             py::gil_scoped_release release;
-            Severity target = Severity::borrowing(memory, meta.dtype, r.cnode_count(), r.location_count());
             r.values_into(metric, kind, target);
           },
           py::arg("metric"), py::arg("inclusive"), py::arg("out"))

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <exception>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <system_error>
@@ -257,10 +257,6 @@ class RowStage {
   bool staged_;
   std::vector<std::uint8_t> buffer_;
 };
-
-}  // namespace
-
-namespace {
 
 // Each output row is written once: its own row, then its children's rows combined into it
 // (the same memory traffic as one element-wise NumPy sum). Backward, so that children are

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include <sys/mman.h>
 
@@ -11,35 +12,35 @@
 
 namespace cubescale::cube {
 
+Severity::Severity(DataType dtype, std::size_t cnodes, std::size_t locations, Unallocated)
+    : dtype_(std::move(dtype)), cnodes_(cnodes), locations_(locations), present_(cnodes, 0) {}
+
+bool Severity::addressable() const {
+  return !(locations_ && dtype_.width() && cnodes_ > SIZE_MAX / locations_ / dtype_.width());
+}
+
 Severity::Severity(DataType dtype, std::size_t cnodes, std::size_t locations)
-    : dtype_(std::move(dtype)), cnodes_(cnodes), locations_(locations), present_(cnodes, 0) {
-  if (locations_ && dtype_.width() && cnodes_ > SIZE_MAX / locations_ / dtype_.width()) throw std::bad_alloc();
+    : Severity(std::move(dtype), cnodes, locations, Unallocated{}) {
+  if (!addressable()) throw std::bad_alloc();
   storage_ = allocate(bytes(), true);
 }
 
 Severity Severity::for_overwrite(DataType dtype, std::size_t cnodes, std::size_t locations) {
-  Severity s;
-  s.dtype_ = std::move(dtype);
-  s.cnodes_ = cnodes;
-  s.locations_ = locations;
-  s.present_.assign(cnodes, 0);
-  if (locations && s.dtype_.width() && cnodes > SIZE_MAX / locations / s.dtype_.width()) throw std::bad_alloc();
+  Severity s(std::move(dtype), cnodes, locations, Unallocated{});
+  if (!s.addressable()) throw std::bad_alloc();
   s.storage_ = allocate(s.bytes(), false);
   s.absent_rows_zero_ = s.storage_.get_deleter().mapped_bytes != 0;  // fresh mappings are zero
   return s;
 }
 
 Severity Severity::borrowing(std::uint8_t* memory, DataType dtype, std::size_t cnodes, std::size_t locations) {
-  Severity s;
-  s.dtype_ = std::move(dtype);
-  s.cnodes_ = cnodes;
-  s.locations_ = locations;
-  s.present_.assign(cnodes, 0);
-  if (locations && s.dtype_.width() && cnodes > SIZE_MAX / locations / s.dtype_.width())
-    throw std::invalid_argument("matrix too large for any buffer");
+  Severity s(std::move(dtype), cnodes, locations, Unallocated{});
+  if (!s.addressable()) throw std::invalid_argument("matrix too large for any buffer");
   if (!memory && s.bytes()) throw std::invalid_argument("no memory to borrow");
-  if (reinterpret_cast<std::uintptr_t>(memory) % element_alignment(s.dtype_) != 0)
-    throw std::invalid_argument("borrowed memory is not aligned for " + s.dtype_.name);
+  const auto alignment = element_alignment(s.dtype_);
+  if (reinterpret_cast<std::uintptr_t>(memory) % alignment != 0)
+    throw std::invalid_argument("must start at a multiple of " + std::to_string(alignment) + " bytes for " +
+                                s.dtype_.name);
   s.storage_ = std::unique_ptr<std::uint8_t[], Release>(memory, Release{0, 0, true});
   s.absent_rows_zero_ = false;
   return s;

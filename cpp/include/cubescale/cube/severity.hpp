@@ -70,6 +70,11 @@ class Severity {
     void operator()(std::uint8_t* p) const noexcept;
   };
   static std::unique_ptr<std::uint8_t[], Release> allocate(std::size_t bytes, bool zeroed);
+  // The shape without storage: where every constructor starts.
+  struct Unallocated {};
+  Severity(DataType dtype, std::size_t cnodes, std::size_t locations, Unallocated);
+  // Whether cnodes x locations values fit in a size_t of bytes.
+  bool addressable() const;
   std::unique_ptr<std::uint8_t[], Release> storage_;
   bool absent_rows_zero_ = true;  // false after for_overwrite until zero_absent_rows()
   std::vector<std::uint8_t> present_;
