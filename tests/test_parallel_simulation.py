@@ -71,6 +71,22 @@ def test_per_rank_memory_is_flat_in_p_on_regular_machines():
     assert large["naive_rank0_bytes"] >= 1000 * large["peak_bytes_rank0"]
 
 
+def test_per_rank_memory_is_flat_from_two_ranks():
+    # The shapes benchmarks/systree_mpi.py runs on 2..64 real ranks (the simulation gives the
+    # same per-rank costs as mpirun, test above): between the passes a rank keeps one start
+    # per round, so the peak no longer grows with the groups' sizes.
+    shapes = ["node:2 process:1 thread:4", "node:2 process:2 thread:4", "node:4 process:2 thread:4",
+              "node:4 process:4 thread:4", "node:8 process:4 thread:4", "node:8 process:8 thread:4"]
+    peaks = [simulate_system_tree(s, collect=True)["peak_bytes_max"] for s in shapes]
+    assert max(peaks) <= 1.1 * min(peaks), peaks
+    # JUQUEEN's depth, every level branching, from 32 to 4,096 virtual ranks.
+    deep = [simulate_system_tree(f"rack:2 midplane:2 nodeboard:{n} node:{n} process:{p} thread:4")
+            for n, p in ((2, 2), (4, 4), (8, 16))]
+    assert deep[-1]["ranks"] == 4096
+    deep_peaks = [d["peak_bytes_max"] for d in deep]
+    assert max(deep_peaks) <= 1.1 * min(deep_peaks), deep_peaks
+
+
 def test_scattered_placement_is_rejected():
     def scattered(rank):
         return KINDS["random2"](rank, 8)

@@ -55,6 +55,12 @@ std::vector<Level> to_levels(const std::vector<std::pair<std::string, std::uint6
   return out;
 }
 
+py::list to_bytes_list(const std::vector<std::string>& messages) {
+  py::list out;
+  for (const auto& msg : messages) out.append(py::bytes(msg));
+  return out;
+}
+
 void register_rank_state(py::module_& m) {
   py::class_<RankState>(m, "RankState", "One rank's part of the distributed system tree algorithm.")
       .def(py::init<SingleTree, std::string>(), py::arg("view"), py::arg("host_class") = "node")
@@ -69,11 +75,13 @@ void register_rank_state(py::module_& m) {
       .def("end_up", [](RankState& s, bool is_root) { return py::bytes(s.end_up(is_root)); })
       .def("promote", &RankState::promote)
       .def("took_part", &RankState::took_part)
+      .def("settle",
+           [](RankState& s, std::uint32_t round, py::bytes from_parent) {
+             return to_bytes_list(s.settle(round, std::string_view(from_parent)));
+           })
       .def("down",
            [](RankState& s, std::uint32_t round, py::bytes from_parent) {
-             py::list out;
-             for (auto& msg : s.down(round, std::string_view(from_parent))) out.append(py::bytes(msg));
-             return out;
+             return to_bytes_list(s.down(round, std::string_view(from_parent)));
            })
       .def("global_tree", [](const RankState& s) { return SequenceTree(s.global_tree()); })
       .def("global_tree_bytes", [](const RankState& s) { return py::bytes(serialize(s.global_tree())); })

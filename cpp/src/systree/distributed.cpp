@@ -392,6 +392,7 @@ void RankState::absorb(std::string_view child_payload) {
   retained_ += composed.size();
   retained_ -= kept.size();
   kept = std::move(composed);
+  rounds_[round_].children += 1;
   payload_ = std::move(merged);
 }
 
@@ -455,24 +456,36 @@ std::size_t RankState::result_records(const Round& r) const {
   return 1;  // its own payload: exactly its element
 }
 
-std::vector<std::string> RankState::down(std::uint32_t round, std::string_view from_parent) {
-  if (!took_part(round)) throw std::logic_error("down(): this rank took no part in round " + std::to_string(round));
+void RankState::release_merges(Round& r) {
+  retained_ -= round_bytes(r);
+  std::string().swap(r.merges);
+  std::string().swap(r.completion);
+  r.settled = true;
+  retained_ += kWithinBytes;
+}
+
+// The group root's offsets for the records of its merged payload, relative to the start of
+// N (the element it promoted to): N itself first, then unheld children the completion added.
+std::vector<Counts> RankState::group_root_starts(std::uint32_t round, const Round& r) const {
+  const Counts start_of_n{};
+  if (!r.completion.empty()) {
+    const auto completion = MergeState::unpack(r.completion);
+    return completion.input_starts(completion.result_starts(start_of_n))[0];
+  }
+  if (!r.merges.empty()) return MergeState::unpack(r.merges).result_starts(start_of_n);
+  Counts s = start_of_n;
+  s[static_cast<int>(view_.kind(spine_[round - 1]))] += 1;
+  return {s};
+}
+
+std::vector<std::string> RankState::settle(std::uint32_t round, std::string_view from_parent) {
+  if (!took_part(round)) throw std::logic_error("settle(): this rank took no part in round " + std::to_string(round));
   Round& r = rounds_[round];
-  const std::optional<MergeState> merges =
-      r.merges.empty() ? std::nullopt : std::optional<MergeState>(MergeState::unpack(r.merges));
+  if (r.settled) throw std::logic_error("settle(): round " + std::to_string(round) + " is settled already");
+  if (r.group_root && holds_ >= round) throw std::logic_error("settle(): the group root settles after promote()");
   std::vector<Counts> result;
   if (r.group_root) {
-    const Counts start_of_parent = round == 1 ? Counts{0, 0, 0} : starts_.at(round - 1).value();
-    if (!r.completion.empty()) {
-      const auto completion = MergeState::unpack(r.completion);
-      result = completion.input_starts(completion.result_starts(start_of_parent))[0];
-    } else if (merges) {
-      result = merges->result_starts(start_of_parent);
-    } else {
-      Counts s = start_of_parent;
-      s[static_cast<int>(view_.kind(spine_[round - 1]))] += 1;
-      result = {s};
-    }
+    result = group_root_starts(round, r);
   } else {
     result = unpack_starts(from_parent);
     stats_.messages_received += 1;
@@ -481,9 +494,11 @@ std::vector<std::string> RankState::down(std::uint32_t round, std::string_view f
   if (result.size() != result_records(r)) throw std::invalid_argument("offsets for a different payload");
   // Without merges the rank's own payload is the result; else the composed state places
   // its own and every child's records in it.
+  const std::optional<MergeState> merges =
+      r.merges.empty() ? std::nullopt : std::optional<MergeState>(MergeState::unpack(r.merges));
   const auto per_input = merges ? merges->input_starts(result) : std::vector<std::vector<Counts>>{std::move(result)};
   if (per_input[0].size() != 1) throw std::logic_error("a rank's own payload holds exactly one element");
-  starts_[round] = per_input[0][0];
+  r.within = per_input[0][0];
   std::vector<std::string> out;
   std::uint64_t out_bytes = 0;
   for (std::size_t c = 1; c < per_input.size(); ++c) {
@@ -492,8 +507,35 @@ std::vector<std::string> RankState::down(std::uint32_t round, std::string_view f
     stats_.messages_sent += 1;
     stats_.bytes_sent += out.back().size();
   }
-  observe((r.group_root ? 0 : from_parent.size()) + out_bytes);
-  retained_ -= round_bytes(r);
+  observe((r.group_root ? 0 : from_parent.size()) + out_bytes + kWithinBytes);
+  release_merges(r);
+  return out;
+}
+
+std::vector<std::string> RankState::down(std::uint32_t round, std::string_view from_parent) {
+  if (!took_part(round)) throw std::logic_error("down(): this rank took no part in round " + std::to_string(round));
+  Round& r = rounds_[round];
+  if (!r.settled || r.done) throw std::logic_error("down(): round " + std::to_string(round) + " is not settled or is over");
+  Counts start_of_n{};
+  if (r.group_root) {
+    if (round > 1) start_of_n = starts_.at(round - 1).value();
+  } else {
+    const auto received = unpack_starts(from_parent);
+    if (received.size() != 1) throw std::invalid_argument("down(): expected the start of one element");
+    start_of_n = received[0];
+    stats_.messages_received += 1;
+    stats_.bytes_received += from_parent.size();
+  }
+  Counts start = start_of_n;
+  for (int k = 0; k < kKindCount; ++k) start[k] += r.within[k];
+  starts_[round] = start;
+  const std::string message = pack_starts({start_of_n});
+  std::vector<std::string> out(r.children, message);
+  stats_.messages_sent += r.children;
+  stats_.bytes_sent += r.children * message.size();
+  observe((r.group_root ? 0 : from_parent.size()) + r.children * message.size());
+  retained_ -= kWithinBytes;
+  r.done = true;
   return out;
 }
 
@@ -502,9 +544,10 @@ bool RankState::took_part(std::uint32_t round) const {
 }
 
 void RankState::account_down_pass() {
+  // Settling the round it was absorbed in (its group roots settled the others for real).
   for (std::uint32_t round = 1; round < rounds_.size(); ++round) {
-    if (!took_part(round)) continue;
-    const Round& r = rounds_[round];
+    Round& r = rounds_[round];
+    if (!r.took_part || r.settled) continue;
     std::uint64_t in = 0, out = 0;
     if (!r.group_root) {
       in = starts_message_bytes(result_records(r));
@@ -513,14 +556,27 @@ void RankState::account_down_pass() {
     }
     if (!r.merges.empty()) {
       const auto merges = MergeState::unpack(r.merges);
-      for (std::size_t c = 1; c < merges.inputs.size(); ++c) {
-        out += starts_message_bytes(merges.inputs[c].size());
-        stats_.messages_sent += 1;
-      }
+      for (std::size_t c = 1; c < merges.inputs.size(); ++c) out += starts_message_bytes(merges.inputs[c].size());
     }
+    stats_.messages_sent += r.children;
     stats_.bytes_sent += out;
-    observe(in + out);
-    retained_ -= round_bytes(r);
+    observe(in + out + kWithinBytes);
+    release_merges(r);
+  }
+  for (std::uint32_t round = 1; round < rounds_.size(); ++round) {
+    Round& r = rounds_[round];
+    if (!r.took_part || r.done) continue;
+    const std::uint64_t message = starts_message_bytes(1);
+    const std::uint64_t in = r.group_root ? 0 : message;
+    if (!r.group_root) {
+      stats_.messages_received += 1;
+      stats_.bytes_received += in;
+    }
+    stats_.messages_sent += r.children;
+    stats_.bytes_sent += r.children * message;
+    observe(in + r.children * message);
+    retained_ -= kWithinBytes;
+    r.done = true;
   }
 }
 

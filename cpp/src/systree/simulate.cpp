@@ -149,7 +149,22 @@ class Simulation {
     const auto m = members(lo, x);
     auto [root, payload] = reduce(m, 0, m.size(), x + 1);
     root->promote(x + 1);
+    settle(*root, m[0], x + 1, {});
     return std::move(root);
+  }
+
+  // Settles round `round` below `state` (rank `rank`). Without collect the other members are
+  // gone already and account for their part when dropped: only the group root settles here.
+  void settle(RankState& state, std::uint64_t rank, std::uint32_t round, std::string_view from_parent) {
+    const auto out = state.settle(round, from_parent);
+    if (!collect_) return;
+    const auto& kids = kids_in(rank, round);
+    for (std::size_t c = 0; c < kids.size(); ++c) settle(*kept_[kids[c]], kids[c], round, out.at(c));
+  }
+
+  const std::vector<std::uint64_t>& kids_in(std::uint64_t rank, std::uint32_t round) const {
+    const auto& all = children_of_[rank];
+    return std::find_if(all.begin(), all.end(), [&](const auto& e) { return e.first == round; })->second;
   }
 
   // Member a of the spanning-tree range [a, b): the same shape as binary_tree_links.
@@ -173,7 +188,8 @@ class Simulation {
     return {std::move(me), std::move(merged)};
   }
 
-  // A rank whose up pass is over: keep it for the down pass, or account for it and drop it.
+  // A rank whose up pass is over: keep it for the settle and down passes, or account for
+  // its part in them and drop it.
   void finish(std::unique_ptr<RankState> state, std::uint64_t rank) {
     if (collect_) {
       kept_[rank] = std::move(state);
@@ -192,7 +208,7 @@ class Simulation {
     result_.bytes_total += s.bytes_sent;
   }
 
-  // With every rank kept: offsets flow from parents (lower ranks) to children, round by round.
+  // With every rank kept: starts flow from parents (lower ranks) to children, round by round.
   void down_pass() {
     for (std::uint32_t d = 1; d <= max_depth_; ++d) {
       std::unordered_map<std::uint64_t, std::string> inbox;
@@ -200,9 +216,7 @@ class Simulation {
         if (!kept_[r]->took_part(d)) continue;
         auto it = inbox.find(r);
         const auto out = kept_[r]->down(d, it == inbox.end() ? std::string_view() : std::string_view(it->second));
-        const auto& kids = std::find_if(children_of_[r].begin(), children_of_[r].end(),
-                                        [&](const auto& e) { return e.first == d; })
-                               ->second;
+        const auto& kids = kids_in(r, d);
         for (std::size_t c = 0; c < kids.size(); ++c) inbox[kids[c]] = out.at(c);
       }
     }

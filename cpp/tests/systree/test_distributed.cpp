@@ -208,3 +208,47 @@ TEST(DistributedMergeState, ComposedMergesPlaceInputsLikeOneMerge) {
   EXPECT_LT(composed.pack().size(), first.pack().size() + second.pack().size());
   EXPECT_THROW(MergeState::compose(second, first), std::invalid_argument);
 }
+
+// Three processes of one node, driven by hand as the MPI driver does: between the passes each
+// rank keeps one relative start per round it took part in, not the merge states.
+TEST(DistributedRankState, SettlingKeepsOneStartPerRound) {
+  const RegularViews views(parse_shape("node:1 process:3 thread:2"));
+  std::vector<RankState> ranks;
+  for (std::uint64_t r = 0; r < 3; ++r) ranks.emplace_back(views.view(r));
+  constexpr std::uint64_t kStart = sizeof(Counts);
+  // Round 2: ranks 1 and 2 are rank 0's spanning-tree children.
+  const auto from1 = ranks[1].up(2, {}, false);
+  const auto from2 = ranks[2].up(2, {}, false);
+  ranks[0].up(2, {from1, from2}, true);
+  EXPECT_GT(ranks[0].retained_bytes(), 0u);  // the composed merge state
+  EXPECT_THROW(ranks[0].settle(2, ""), std::logic_error);  // before promote()
+  ranks[0].promote(2);
+  const auto to_children = ranks[0].settle(2, "");
+  ASSERT_EQ(to_children.size(), 2u);
+  EXPECT_EQ(ranks[0].retained_bytes(), kStart);
+  EXPECT_THROW(ranks[0].settle(2, ""), std::logic_error);  // settled already
+  EXPECT_TRUE(ranks[1].settle(2, to_children[0]).empty());
+  EXPECT_TRUE(ranks[2].settle(2, to_children[1]).empty());
+  EXPECT_EQ(ranks[1].retained_bytes(), kStart);
+  EXPECT_EQ(ranks[2].retained_bytes(), kStart);
+  // Round 1: rank 0 alone under the machine.
+  EXPECT_THROW(ranks[0].down(1, ""), std::logic_error);  // round 1 not taken part in yet
+  ranks[0].up(1, {}, true);
+  ranks[0].promote(1);
+  EXPECT_TRUE(ranks[0].settle(1, "").empty());
+  EXPECT_EQ(ranks[0].retained_bytes(), 2 * kStart);
+  // Down pass: the node's global start reaches both children.
+  EXPECT_TRUE(ranks[0].down(1, "").empty());
+  const auto starts = ranks[0].down(2, "");
+  ASSERT_EQ(starts.size(), 2u);
+  EXPECT_EQ(starts[0], starts[1]);
+  EXPECT_THROW(ranks[1].down(2, pack_starts({Counts{}, Counts{}})), std::invalid_argument);
+  ranks[1].down(2, starts[0]);
+  ranks[2].down(2, starts[1]);
+  for (std::uint64_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(ranks[r].retained_bytes(), 0u);
+    EXPECT_EQ(ranks[r].location_indices(), (std::vector<std::uint64_t>{2 * r, 2 * r + 1}));
+    EXPECT_EQ(ranks[r].location_group_index(), r);
+  }
+  EXPECT_TRUE(ranks[0].global_tree() == regular_sequence(parse_shape("node:1 process:3 thread:2")));
+}

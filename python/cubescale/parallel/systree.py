@@ -4,8 +4,10 @@ Every rank knows only its own path from the machine root to its threads. Level b
 from the leaves, the ranks holding the children of one element form a communicator (split
 by a hash of the element's name path, names checked, split again on a collision) and merge
 their sequence subtrees along a binary spanning tree to its first rank, which holds the
-element in the next round. Offsets then flow back along the same edges, so every rank
-learns the global depth-first indices of its locations. No rank holds data that grows with
+element in the next round, and offsets relative to that element flow straight back down
+the group's tree (each member then keeps one start per round, not merge states). After the
+last round the elements' global starts flow down the same edges, so every rank learns the
+global depth-first indices of its locations. No rank holds data that grows with
 the number of ranks on a regular machine. The merging is done by the C++ kernels
 (``_core.RankState``); this module only moves their bytes.
 """
@@ -23,7 +25,7 @@ from ._mpi import mpi
 
 __all__ = ["DistributedSystemTree", "build_system_tree"]
 
-_UP, _DOWN, _NAMES = 41, 42, 43
+_UP, _DOWN, _NAMES, _SETTLE = 41, 42, 43, 44
 NameSink = Callable[[list], None]
 
 
@@ -125,14 +127,12 @@ def build_system_tree(
             parent, children = _core.binary_tree_links(group.rank, group.size)
             groups[round_] = (group, parent, children)
             _up(state, round_, group, parent, children)
+            _pass_down(state.settle, round_, group, parent, children, _SETTLE)
         roots = comm.allreduce(int(state.holds_root), op=MPI.SUM)
         if roots != 1:
             raise ValueError(f"the views have {roots} different machine roots; they must share one")
         for round_ in sorted(groups):
-            group, parent, children = groups[round_]
-            incoming = b"" if parent < 0 else group.recv(source=parent, tag=_DOWN)
-            for child, message in zip(children, state.down(round_, incoming)):
-                group.send(message, dest=child, tag=_DOWN)
+            _pass_down(state.down, round_, *groups[round_], _DOWN)
     finally:
         for group, _, _ in groups.values():
             group.Free()
@@ -165,6 +165,13 @@ def _up(state, round_: int, group, parent: int, children: list[int]) -> None:
         state.promote(round_)
     else:
         group.send(payload, dest=parent, tag=_UP)
+
+
+def _pass_down(step, round_: int, group, parent: int, children: list[int], tag: int) -> None:
+    # Parent's message in (none for the group root), one message out to each child.
+    incoming = b"" if parent < 0 else group.recv(source=parent, tag=tag)
+    for child, message in zip(children, step(round_, incoming)):
+        group.send(message, dest=child, tag=tag)
 
 
 def _verify_names(group, key: bytes) -> tuple:

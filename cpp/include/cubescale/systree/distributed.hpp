@@ -13,9 +13,13 @@
 //   group merges them along a binary spanning tree to its first rank. That rank completes N
 //   with N's children that no process runs below (from its own view: identical on a host)
 //   and holds N in round d-1. Every element is therefore contributed exactly once.
-// * Down pass: start offsets (elements of each kind before an element in depth-first order)
-//   flow back along the same edges; a rank's locations get start + their index inside its
-//   own process subtree.
+// * Settling, right after round d: offsets *relative to N's start* flow back down the group's
+//   spanning tree, and each member keeps only where its element starts inside N (one Counts)
+//   instead of the merge states. So between the passes every rank holds one Counts per round
+//   it took part in, whatever the size of its groups.
+// * Down pass: N's global start flows back along the same edges (one Counts per message);
+//   a member's element starts at N's start plus its relative start, and its locations at
+//   that plus their index inside its own process subtree.
 // The first rank of a group is the lowest rank below N, so the rank holding a host's node
 // element is the lowest rank on the host: the one responsible for its shared hardware (004).
 #include <array>
@@ -62,7 +66,7 @@ struct Payload {
 };
 
 // How one merge placed its inputs' top-level records (the children of N) in the result:
-// kept for the down pass, so that offsets can be sent back without the trees.
+// kept until the round is settled, so that offsets can be sent back without the trees.
 class MergeState {
  public:
   struct Slot {
@@ -78,9 +82,8 @@ class MergeState {
   std::vector<Counts> result_starts(const Counts& root) const;
   // Start offsets of every input's top-level records from the result's.
   std::vector<std::vector<Counts>> input_starts(const std::vector<Counts>& result) const;
-  // Between the up and the down pass a rank keeps its states packed (varints): on a
-  // regular machine a dozen bytes each, so what a rank retains hardly depends on how many
-  // children its spanning trees gave it.
+  // Until its round is settled a rank keeps the round's state packed (varints): on a
+  // regular machine a dozen bytes.
   std::string pack() const;
   // One state for two merges in a row, where `latest` took the result of `earlier` as its
   // input 0: the inputs of `earlier`, then the other inputs of `latest`, all placed in the
@@ -98,8 +101,8 @@ std::string pack_starts(const std::vector<Counts>& starts);
 std::vector<Counts> unpack_starts(std::string_view bytes);
 
 // Cost of one rank's part of the algorithm: the algorithm's own data only (payloads,
-// merge states, offsets; not the input view, not MPI's communicators), and the
-// point-to-point traffic of the up and down passes.
+// merge states, relative starts, offsets; not the input view, not MPI's communicators),
+// and the point-to-point traffic of the up, settle and down passes.
 struct RankStats {
   std::uint64_t peak_bytes = 0;
   std::uint64_t messages_sent = 0, messages_received = 0;
@@ -109,8 +112,9 @@ struct RankStats {
 
 // One rank's state machine. The driver calls, for d = deepest .. 1, on the ranks that hold a
 // depth-d element (holds() == d): the up pass (begin_up, absorb, end_up) in every group
-// member, promote(d) in the group's first rank; then for d = 1 .. deepest down(d, ...) on
-// the ranks that took part in round d, parents before children.
+// member, promote(d) in the group's first rank, then settle(d, ...) in every member, parents
+// before children; after the last round, for d = 1 .. deepest down(d, ...) on the ranks that
+// took part in round d, parents before children.
 class RankState {
  public:
   // `host_class`: class of the element whose holder is responsible for the shared hardware.
@@ -135,11 +139,19 @@ class RankState {
   // element from now on.
   void promote(std::uint32_t round);
 
-  // Down pass: `from_parent` holds the packed offsets of the payload it sent (empty for a
-  // group root). Returns the packed offsets for each child, in the order of up().
+  // Settling round d, right after its up pass (and promote): `from_parent` holds the packed
+  // offsets of the payload it sent, relative to the start of the group's element (empty for
+  // the group root). Keeps where its own element starts inside the group's element, drops
+  // the round's merge states, and returns the packed relative offsets for each child, in
+  // the order of absorb().
+  std::vector<std::string> settle(std::uint32_t round, std::string_view from_parent);
+  // Down pass, after the last round: `from_parent` holds the packed global start of the
+  // group's element (empty for the group root, which knows it from round d-1). Returns the
+  // message for each child (that same start).
   std::vector<std::string> down(std::uint32_t round, std::string_view from_parent);
-  // The down pass's effect on stats() without its values (message sizes do not depend on
-  // them): lets a simulation drop ranks after their up pass.
+  // The effect on stats() of settling the round it was absorbed in and of the down pass,
+  // without their values (message sizes do not depend on them): lets a simulation drop a
+  // rank as soon as its up pass is over.
   void account_down_pass();
   // Whether this rank took part in round d.
   bool took_part(std::uint32_t round) const;
@@ -160,18 +172,26 @@ class RankState {
   std::vector<std::pair<std::uint64_t, std::string>> held_names(const std::vector<std::string>& classes) const;
 
   const RankStats& stats() const { return stats_; }
-  // Bytes of merge states kept for the down pass right now.
+  // Bytes kept between the passes right now: merge states of a round not settled yet, and
+  // one Counts per settled round.
   std::uint64_t retained_bytes() const { return retained_; }
 
  private:
   struct Round {
     std::string merges;                     // packed: all merges of the round composed (own, children...)
     std::string completion;                 // packed; group root with unheld children only
+    Counts within{};                        // after settle(): its element's start inside N's
+    std::uint32_t children = 0;             // spanning-tree children absorbed
     bool group_root = false;
     bool took_part = false;
+    bool settled = false;                   // merge states replaced by `within`
+    bool done = false;                      // down pass over
   };
+  static constexpr std::uint64_t kWithinBytes = sizeof(Counts);
   static std::uint64_t round_bytes(const Round& r);
   std::size_t result_records(const Round& r) const;
+  void release_merges(Round& r);
+  std::vector<Counts> group_root_starts(std::uint32_t round, const Round& r) const;
   Payload initial_payload() const;
   Payload completion_payload(std::uint32_t depth, const std::vector<std::string>& held) const;
   Payload promoted_payload(const Payload& merged_at) const;

@@ -74,8 +74,8 @@ struct SimulationResult {
   std::vector<std::uint8_t> responsible;
 };
 
-// `collect` keeps every rank's state to run the down pass with values and return per-rank
-// indices; otherwise the down pass is only accounted for.
+// `collect` keeps every rank's state to run the settle and down passes with values and
+// return per-rank indices; otherwise a member's part in them is only accounted for.
 SimulationResult simulate(const ViewSource& source, bool collect = false, const std::string& host_class = "node");
 
 }  // namespace cubescale::systree::distributed
