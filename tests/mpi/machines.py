@@ -23,6 +23,17 @@ def regular(rank: int, size: int) -> SingleNodeTree:
     return regular_view(regular_shape(size), rank)
 
 
+def branching_shape(size: int) -> str:
+    """A regular machine in which every level has two or more members from 2 ranks on (as in
+    benchmarks/systree_mpi.py): 2 = node:2 process:1, 4 = node:2 process:2, 8 = node:4 process:2."""
+    per_node = 2 if size >= 4 and size % 2 == 0 else 1
+    return f"node:{size // per_node} process:{per_node} thread:4"
+
+
+def branching(rank: int, size: int) -> SingleNodeTree:
+    return regular_view(branching_shape(size), rank)
+
+
 def _path(host: str, rank: int, threads: int, gpu: bool, above=()) -> SingleNodeTree:
     t = SingleNodeTree()
     parent = t.add_root("machine", "machine")
@@ -84,6 +95,7 @@ def random_machine(seed: int, scattered: bool):
 
 KINDS = {
     "regular": regular,
+    "branching": branching,
     "mixed": mixed,
     "hwloc": hwloc,
     "random1": random_machine(1, scattered=False),

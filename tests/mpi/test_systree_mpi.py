@@ -19,7 +19,7 @@ SIZES = [2, 4, 8]
 @functools.lru_cache(maxsize=None)
 def results(size: int) -> dict:
     # One mpirun per size runs every scenario: start-up dominates the run time.
-    return {r["scenario"]: r for r in mpirun(size, "worker_systree.py", *SCENARIOS, "badroot")}
+    return {r["scenario"]: r for r in mpirun(size, "worker_systree.py", *SCENARIOS, "branching", "badroot")}
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -69,6 +69,14 @@ def test_regular_machine_is_constant_size(size):
     # No rank holds more than a few payloads: far below what the naive rank 0 gathers at 8.
     peaks = [s["peak_bytes"] for s in r["stats"]]
     assert max(peaks) < 2000
+
+
+def test_per_rank_peak_is_flat_from_two_ranks():
+    # Every level has two or more members at each size: what a rank keeps between the passes
+    # must not grow with the size of its groups (issue 4: max/min <= 1.1).
+    peaks = [max(s["peak_bytes"] for s in results(size)["branching"]["stats"]) for size in SIZES]
+    assert all(results(size)["branching"]["ours"] == results(size)["branching"]["naive"] for size in SIZES)
+    assert max(peaks) <= 1.1 * min(peaks), peaks
 
 
 @pytest.mark.parametrize("size", SIZES)
