@@ -66,6 +66,11 @@ def hwloc(rank: int, size: int) -> SingleNodeTree:
                                 host=f"host{host}", process_name=f"rank {rank}")
 
 
+def this_host(rank: int, size: int) -> SingleNodeTree:
+    """This machine's real hwloc topology and each rank's real binding, 2 threads."""
+    return SingleNodeTree.local(threads=2, process_name=f"rank {rank}")
+
+
 def random_machine(seed: int, scattered: bool):
     """A random machine: random hosts (round-robin placement when ``scattered``), racks of
     different depth, thread counts, GPU streams, and hwloc levels on some hosts."""
@@ -96,6 +101,7 @@ def random_machine(seed: int, scattered: bool):
 KINDS = {
     "regular": regular,
     "branching": branching,
+    "this_host": this_host,
     "mixed": mixed,
     "hwloc": hwloc,
     "random1": random_machine(1, scattered=False),

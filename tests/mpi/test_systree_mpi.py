@@ -19,7 +19,7 @@ SIZES = [2, 4, 8]
 @functools.lru_cache(maxsize=None)
 def results(size: int) -> dict:
     # One mpirun per size runs every scenario: start-up dominates the run time.
-    return {r["scenario"]: r for r in mpirun(size, "worker_systree.py", *SCENARIOS, "branching", "badroot")}
+    return {r["scenario"]: r for r in mpirun(size, "worker_systree.py", *SCENARIOS, "branching", "this_host", "badroot")}
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -69,6 +69,17 @@ def test_regular_machine_is_constant_size(size):
     # No rank holds more than a few payloads: far below what the naive rank 0 gathers at 8.
     peaks = [s["peak_bytes"] for s in r["stats"]]
     assert max(peaks) < 2000
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_real_hwloc_topology_of_this_host(size):
+    # Every rank reads this machine's topology with hwloc: one host, rank 0 responsible for
+    # its hardware, the same tree and indices as the naive gather.
+    r = results(size)["this_host"]
+    assert r["trees_equal"] and r["ours"] == r["naive"]
+    assert r["records"] > 4, r["json"]  # hardware levels (package, cores...) below the node
+    assert [flag for _, _, flag in r["ours"]] == [True] + [False] * (size - 1)
+    assert sorted(i for indices, _, _ in r["ours"] for i in indices) == list(range(2 * size))
 
 
 def test_per_rank_peak_is_flat_from_two_ranks():
