@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 MODULES = ["cubescale", "cubescale.errors", "cubescale.systree", "cubescale.cli",
-           "cubescale.commands.systree", "cubescale.report", "cubescale.commands.report", "cubescale.scale_func"]
+           "cubescale.commands.systree", "cubescale.report", "cubescale.commands.report", "cubescale.scale_func",
+           "cubescale.builder"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -17,7 +18,8 @@ def test_docstring_examples(name):
     assert result.failed == 0
 
 
-@pytest.mark.parametrize("name", ["cubescale.systree", "cubescale.report", "cubescale.scale_func"])
+@pytest.mark.parametrize("name", ["cubescale.systree", "cubescale.report", "cubescale.scale_func",
+                                  "cubescale.builder"])
 def test_public_api_is_documented_with_examples(name):
     module = importlib.import_module(name)
     for export in module.__all__:

@@ -5,5 +5,6 @@ PYBIND11_MODULE(_core, m) {
   cubescale::bindings::register_errors(m);
   cubescale::bindings::register_systree(m);
   cubescale::bindings::register_cube(m);
+  cubescale::bindings::register_assemble(m);
   cubescale::bindings::register_distributed(m);
 }

@@ -6,5 +6,6 @@ namespace cubescale::bindings {
 void register_errors(pybind11::module_& m);
 void register_systree(pybind11::module_& m);
 void register_cube(pybind11::module_& m);
+void register_assemble(pybind11::module_& m);
 void register_distributed(pybind11::module_& m);
 }  // namespace cubescale::bindings

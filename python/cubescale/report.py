@@ -348,6 +348,18 @@ class Report:
             ]
         return self._cnodes
 
+    def cnode_parameters(self, cnode: int) -> list[dict[str, str]]:
+        """The parameters of a call path as stored: one dict of XML attributes per
+        ``<parameter>`` (``partype``, ``parkey``, ``parvalue`` in files Score-P writes).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).cnode_parameters(0)
+        []
+        """
+        return self._core.cnode_parameters(int(cnode))
+
     @property
     def system(self) -> SingleNodeTree:
         """The system tree (machine, nodes, processes, threads) as a single-node tree."""
