@@ -488,8 +488,6 @@ std::vector<std::string> RankState::settle(std::uint32_t round, std::string_view
     result = group_root_starts(round, r);
   } else {
     result = unpack_starts(from_parent);
-    stats_.messages_received += 1;
-    stats_.bytes_received += from_parent.size();
   }
   if (result.size() != result_records(r)) throw std::invalid_argument("offsets for a different payload");
   // Without merges the rank's own payload is the result; else the composed state places
@@ -504,11 +502,8 @@ std::vector<std::string> RankState::settle(std::uint32_t round, std::string_view
   for (std::size_t c = 1; c < per_input.size(); ++c) {
     out.push_back(pack_starts(per_input[c]));
     out_bytes += out.back().size();
-    stats_.messages_sent += 1;
-    stats_.bytes_sent += out.back().size();
   }
-  observe((r.group_root ? 0 : from_parent.size()) + out_bytes + kWithinBytes);
-  release_merges(r);
+  count_settle(r, from_parent.size(), out_bytes);
   return out;
 }
 
@@ -523,20 +518,40 @@ std::vector<std::string> RankState::down(std::uint32_t round, std::string_view f
     const auto received = unpack_starts(from_parent);
     if (received.size() != 1) throw std::invalid_argument("down(): expected the start of one element");
     start_of_n = received[0];
-    stats_.messages_received += 1;
-    stats_.bytes_received += from_parent.size();
   }
   Counts start = start_of_n;
   for (int k = 0; k < kKindCount; ++k) start[k] += r.within[k];
   starts_[round] = start;
   const std::string message = pack_starts({start_of_n});
-  std::vector<std::string> out(r.children, message);
+  count_down(r, from_parent.size(), message.size());
+  return std::vector<std::string>(r.children, message);
+}
+
+// The bookkeeping of settling a round and of its down pass, shared by the passes run with
+// values and by account_down_pass(), so that both count alike. `in`: bytes received (none
+// for a group root); settling sends `out` bytes in all, the down pass one `message` to
+// each child.
+void RankState::count_settle(Round& r, std::uint64_t in, std::uint64_t out) {
+  if (!r.group_root) {
+    stats_.messages_received += 1;
+    stats_.bytes_received += in;
+  }
   stats_.messages_sent += r.children;
-  stats_.bytes_sent += r.children * message.size();
-  observe((r.group_root ? 0 : from_parent.size()) + r.children * message.size());
+  stats_.bytes_sent += out;
+  observe((r.group_root ? 0 : in) + out + kWithinBytes);
+  release_merges(r);
+}
+
+void RankState::count_down(Round& r, std::uint64_t in, std::uint64_t message) {
+  if (!r.group_root) {
+    stats_.messages_received += 1;
+    stats_.bytes_received += in;
+  }
+  stats_.messages_sent += r.children;
+  stats_.bytes_sent += r.children * message;
+  observe((r.group_root ? 0 : in) + r.children * message);
   retained_ -= kWithinBytes;
   r.done = true;
-  return out;
 }
 
 bool RankState::took_part(std::uint32_t round) const {
@@ -548,35 +563,16 @@ void RankState::account_down_pass() {
   for (std::uint32_t round = 1; round < rounds_.size(); ++round) {
     Round& r = rounds_[round];
     if (!r.took_part || r.settled) continue;
-    std::uint64_t in = 0, out = 0;
-    if (!r.group_root) {
-      in = starts_message_bytes(result_records(r));
-      stats_.messages_received += 1;
-      stats_.bytes_received += in;
-    }
+    std::uint64_t out = 0;
     if (!r.merges.empty()) {
       const auto merges = MergeState::unpack(r.merges);
       for (std::size_t c = 1; c < merges.inputs.size(); ++c) out += starts_message_bytes(merges.inputs[c].size());
     }
-    stats_.messages_sent += r.children;
-    stats_.bytes_sent += out;
-    observe(in + out + kWithinBytes);
-    release_merges(r);
+    count_settle(r, starts_message_bytes(result_records(r)), out);
   }
   for (std::uint32_t round = 1; round < rounds_.size(); ++round) {
     Round& r = rounds_[round];
-    if (!r.took_part || r.done) continue;
-    const std::uint64_t message = starts_message_bytes(1);
-    const std::uint64_t in = r.group_root ? 0 : message;
-    if (!r.group_root) {
-      stats_.messages_received += 1;
-      stats_.bytes_received += in;
-    }
-    stats_.messages_sent += r.children;
-    stats_.bytes_sent += r.children * message;
-    observe(in + r.children * message);
-    retained_ -= kWithinBytes;
-    r.done = true;
+    if (r.took_part && !r.done) count_down(r, starts_message_bytes(1), starts_message_bytes(1));
   }
 }
 

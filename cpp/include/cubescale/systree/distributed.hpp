@@ -191,6 +191,8 @@ class RankState {
   static std::uint64_t round_bytes(const Round& r);
   std::size_t result_records(const Round& r) const;
   void release_merges(Round& r);
+  void count_settle(Round& r, std::uint64_t in, std::uint64_t out);
+  void count_down(Round& r, std::uint64_t in, std::uint64_t message);
   std::vector<Counts> group_root_starts(std::uint32_t round, const Round& r) const;
   Payload initial_payload() const;
   Payload completion_payload(std::uint32_t depth, const std::vector<std::string>& held) const;
