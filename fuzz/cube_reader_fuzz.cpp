@@ -1,7 +1,7 @@
 // libFuzzer target for the .cubex reader: tar listing, anchor.xml (plain or gzipped), our
 // system tree member, N.index / N.data (SPARSE, DENSE, ZCUBEX, both byte orders). Any input
-// must end in a FormatError or a report whose every metric loads and converts; any other
-// exception, crash or sanitizer report is a bug.
+// must end in a FormatError or a report whose regions parse and whose every metric loads and
+// converts; any other exception, crash or sanitizer report is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -16,6 +16,7 @@ using namespace cubescale;
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
     const auto report = cube::open_cubex_bytes(std::string(reinterpret_cast<const char*>(data), size), "fuzz");
+    report->definitions();  // the regions, parsed on first use
     for (std::size_t m = 0; m < report->metric_count(); ++m) {
       const auto stored = report->values(m);
       // Converting copies the matrix; skip that for the rare huge ones to keep runs fast.

@@ -3,14 +3,13 @@ truncated files, wrong magic, absurd counts, malformed XML. Never a crash, never
 
 from __future__ import annotations
 
-import io
 import os
-import tarfile
 
 import pytest
 
 import cubescale
 from cubescale import _core
+from tar_members import archive, read_members
 
 # ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise.
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
@@ -18,23 +17,14 @@ SOURCE = os.path.join(DATA, "call_tree_test.cubex")
 
 
 def _members(path=SOURCE) -> dict[str, bytes]:
-    with tarfile.open(path) as tar:
-        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}
-
-
-def _archive(members: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+    return read_members(path)
 
 
 def _open_and_load(data: bytes, name="bad.cubex"):
+    """Opens, loads every metric and reads the regions (which are parsed on first use)."""
     report = _core.open_cubex_bytes(data, name)
     _core.load_all(report)
+    report.regions()
     return report
 
 
@@ -46,7 +36,7 @@ def _error(data: bytes) -> cubescale.FormatError:
 
 
 def test_a_good_rebuilt_archive_opens():
-    _open_and_load(_archive(_members()))
+    _open_and_load(archive(_members()))
 
 
 def test_file_errors_name_the_path(tmp_path):
@@ -75,27 +65,27 @@ def test_not_a_tar_file():
 def test_no_anchor():
     members = _members()
     del members["anchor.xml"]
-    assert _error(_archive(members)).member == "anchor.xml"
+    assert _error(archive(members)).member == "anchor.xml"
 
 
 def test_wrong_index_magic():
     members = _members()
     members["1.index"] = b"CUBEX.INDEY" + members["1.index"][11:]
-    error = _error(_archive(members))
+    error = _error(archive(members))
     assert (error.member, error.offset) == ("1.index", 0)
 
 
 def test_wrong_data_magic():
     members = _members()
     members["0.data"] = b"NOTCUBEDATA" + members["0.data"][11:]
-    error = _error(_archive(members))
+    error = _error(archive(members))
     assert (error.member, error.offset) == ("0.data", 0)
 
 
 def test_absurd_index_count():
     members = _members()
     members["2.index"] = members["2.index"][:18] + b"\xf0\xff\xff\xff" + members["2.index"][22:]
-    error = _error(_archive(members))
+    error = _error(archive(members))
     assert (error.member, error.offset) == ("2.index", 18)
     assert "rows" in error.message
 
@@ -104,28 +94,28 @@ def test_row_position_outside_the_call_tree():
     members = _members()
     index = bytearray(members["2.index"])
     index[22:26] = (1000).to_bytes(4, "little")
-    error = _error(_archive(members | {"2.index": bytes(index)}))
+    error = _error(archive(members | {"2.index": bytes(index)}))
     assert (error.member, error.offset) == ("2.index", 22)
 
 
 def test_bad_endianness_marker():
     members = _members()
     members["0.index"] = members["0.index"][:11] + b"\x02\x00\x00\x00" + members["0.index"][15:]
-    error = _error(_archive(members))
+    error = _error(archive(members))
     assert (error.member, error.offset) == ("0.index", 11)
 
 
 def test_data_shorter_than_the_index_says():
     members = _members()
     members["3.data"] = members["3.data"][:-9]
-    assert _error(_archive(members)).member == "3.data"
+    assert _error(archive(members)).member == "3.data"
 
 
 def test_absurd_zcubex_block_count():
     members = _members(os.path.join(DATA, "mm.zcubex.cubex"))
     data = members["0.data"]
     members["0.data"] = data[:11] + (2**62).to_bytes(8, "little") + data[19:]
-    error = _error(_archive(members))
+    error = _error(archive(members))
     assert (error.member, error.offset) == ("0.data", 11)
 
 
@@ -133,7 +123,7 @@ def test_corrupt_zlib_stream():
     members = _members(os.path.join(DATA, "mm.zcubex.cubex"))
     data = bytearray(members["1.data"])
     data[-8:] = b"\xff" * 8
-    assert _error(_archive(members | {"1.data": bytes(data)})).member == "1.data"
+    assert _error(archive(members | {"1.data": bytes(data)})).member == "1.data"
 
 
 @pytest.mark.parametrize(
@@ -152,7 +142,7 @@ def test_corrupt_zlib_stream():
 def test_malformed_xml(damage, needle):
     members = _members()
     anchor = damage(members["anchor.xml"])
-    error = _error(_archive(members | {"anchor.xml": anchor}))
+    error = _error(archive(members | {"anchor.xml": anchor}))
     assert error.member == "anchor.xml"
     if needle:  # the offset points at the damage
         at = anchor.index(needle)
@@ -164,13 +154,13 @@ def test_gzip_anchor_that_is_corrupt():
 
     members = _members()
     members["anchor.xml"] = gzip.compress(members["anchor.xml"])[:200]
-    assert _error(_archive(members)).member == "anchor.xml"
+    assert _error(archive(members)).member == "anchor.xml"
 
 
 def test_deep_nesting_does_not_overflow_the_stack():
     members = _members()
     anchor = members["anchor.xml"].replace(b"</program>", b"<a>" * 200000 + b"</a>" * 200000 + b"</program>", 1)
-    assert _error(_archive(members | {"anchor.xml": anchor})).member == "anchor.xml"
+    assert _error(archive(members | {"anchor.xml": anchor})).member == "anchor.xml"
 
 
 def test_cli_reports_format_errors(tmp_path, capsys):
@@ -187,14 +177,14 @@ def test_second_system_root_is_a_format_error():
     anchor = members["anchor.xml"]
     start, end = anchor.index(b"<systemtreenode"), anchor.index(b"<topologies>")
     tree = anchor[start:end]
-    error = _error(_archive(members | {"anchor.xml": anchor[:end] + tree + anchor[end:]}))
+    error = _error(archive(members | {"anchor.xml": anchor[:end] + tree + anchor[end:]}))
     assert (error.member, error.offset) == ("anchor.xml", end)
 
 
 def test_text_that_is_not_utf8_is_a_format_error():
     members = _members()
     anchor = members["anchor.xml"].replace(b"<name>main</name>", b"<name>ma\xf1n</name>", 1)
-    error = _error(_archive(members | {"anchor.xml": anchor}))
+    error = _error(archive(members | {"anchor.xml": anchor}))
     assert (error.member, error.offset) == ("anchor.xml", anchor.index(b"\xf1"))
 
 

@@ -95,13 +95,13 @@ void register_report(py::module_& m) {
       .def_property_readonly("metric_count", &Report::metric_count)
       .def_property_readonly("cnode_count", &Report::cnode_count)
       .def_property_readonly("location_count", &Report::location_count)
-      .def_property_readonly("version", [](const Report& r) { return r.definitions().version; })
-      .def_property_readonly("attrs", [](const Report& r) { return attributes(r.definitions().attrs); })
-      .def_property_readonly("mirrors", [](const Report& r) { return r.definitions().mirrors; })
+      .def_property_readonly("version", [](const Report& r) { return r.structure().version; })
+      .def_property_readonly("attrs", [](const Report& r) { return attributes(r.structure().attrs); })
+      .def_property_readonly("mirrors", [](const Report& r) { return r.structure().mirrors; })
       .def("metrics",
            [](const Report& r) {
              py::list out;
-             const auto& ms = r.definitions().metrics;
+             const auto& ms = r.structure().metrics;
              for (std::size_t i = 0; i < ms.size(); ++i) out.append(metric_dict(ms[i], i));
              return out;
            })
@@ -120,30 +120,30 @@ void register_report(py::module_& m) {
       .def("cnode_regions",
            [](const Report& r) {
              std::vector<std::uint32_t> v;
-             for (const auto& c : r.definitions().cnodes) v.push_back(c.region);
+             for (const auto& c : r.structure().cnodes) v.push_back(c.region);
              return to_array(v);
            })
       .def("cnode_file_ids",
            [](const Report& r) {
              std::vector<std::uint64_t> v;
-             for (const auto& c : r.definitions().cnodes) v.push_back(c.file_id);
+             for (const auto& c : r.structure().cnodes) v.push_back(c.file_id);
              return to_array(v);
            })
       .def("cnode_parameters",
            [](const Report& r, std::size_t c) {
              py::list out;
-             for (const auto& p : r.definitions().cnodes.at(c).parameters) out.append(attributes(p));
+             for (const auto& p : r.structure().cnodes.at(c).parameters) out.append(attributes(p));
              return out;
            })
-      .def("system_tree", [](const Report& r) { return r.definitions().system; })
-      .def("location_elements", [](const Report& r) { return to_array(r.definitions().locations); })
-      .def("location_group_elements", [](const Report& r) { return to_array(r.definitions().location_groups); })
-      .def("location_ranks", [](const Report& r) { return to_array(r.definitions().location_rank); })
-      .def("location_group_ranks", [](const Report& r) { return to_array(r.definitions().group_rank); })
-      .def("location_file_ids", [](const Report& r) { return to_array(r.definitions().location_file_id); })
+      .def("system_tree", [](const Report& r) { return r.structure().system; })
+      .def("location_elements", [](const Report& r) { return to_array(r.structure().locations); })
+      .def("location_group_elements", [](const Report& r) { return to_array(r.structure().location_groups); })
+      .def("location_ranks", [](const Report& r) { return to_array(r.structure().location_rank); })
+      .def("location_group_ranks", [](const Report& r) { return to_array(r.structure().group_rank); })
+      .def("location_file_ids", [](const Report& r) { return to_array(r.structure().location_file_id); })
       .def("location_ancestors",
-           [](const Report& r, std::uint32_t depth) { return to_array(r.definitions().location_ancestors(depth)); })
-      .def_property_readonly("topologies_xml", [](const Report& r) { return r.definitions().topologies_xml; })
+           [](const Report& r, std::uint32_t depth) { return to_array(r.structure().location_ancestors(depth)); })
+      .def_property_readonly("topologies_xml", [](const Report& r) { return r.structure().topologies_xml; })
       .def("loaded", &Report::loaded)
       .def(
           "values", [](const Report& r, std::size_t metric, py::object inclusive) { return bytes_view(select(r, metric, inclusive)); },
@@ -154,7 +154,7 @@ void register_report(py::module_& m) {
             if (metric >= r.metric_count()) throw py::index_error("metric index out of range");
             if (!out.writeable()) throw py::value_error("out= must be a writable array");
             if (!(out.flags() & py::array::c_style)) throw py::value_error("out= must be C-contiguous");
-            const auto& meta = r.definitions().metrics[metric];
+            const auto& meta = r.structure().metrics[metric];
             const auto want = r.cnode_count() * r.location_count() * meta.dtype.width();
             if (static_cast<std::size_t>(out.nbytes()) != want)
               throw py::value_error("out= holds " + std::to_string(out.nbytes()) + " bytes, the metric needs " +
@@ -201,7 +201,7 @@ void register_report(py::module_& m) {
           },
           py::arg("metric"), py::arg("inclusive"), py::arg("group"), py::arg("groups"))
       .def("set_values", [](Report& r, std::size_t metric, ByteArray data) {
-        const auto& dt = r.definitions().metrics.at(metric).dtype;
+        const auto& dt = r.structure().metrics.at(metric).dtype;
         Severity s(dt, r.cnode_count(), r.location_count());
         if (static_cast<std::size_t>(data.size()) != s.bytes())
           throw std::invalid_argument("expected " + std::to_string(s.bytes()) + " bytes of values");

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/text.hpp"
 #include "cubescale/cube/xml.hpp"
 
@@ -139,7 +140,7 @@ class AnchorParser {
   AnchorParser(std::string_view xml, const std::string& file, AnchorOptions options)
       : tokens_(xml, file, kMember), file_(file), options_(options) {}
 
-  Definitions run() {
+  AnchorParts run() {
     bool saw_cube = false;
     while (true) {
       const auto& t = tokens_.next();
@@ -179,30 +180,12 @@ class AnchorParser {
     if (!saw_cube) tokens_.fail(0, "no <cube> element");
     if (!stack_.empty()) tokens_.fail(tokens_.source().size(), "unexpected end: <" + std::string(stack_.back().name) + "> not closed");
     finish();
-    return std::move(defs_);
+    return {std::move(defs_), std::move(region_offsets_)};
   }
 
  private:
   // The class of the element around the current start tag (whose own entry is on the stack).
   Tag parent_tag() const { return stack_.size() >= 2 ? stack_[stack_.size() - 2].tag : Tag::Other; }
-
-  std::uint64_t id_attribute(const XmlToken& t, std::string_view key) {
-    const auto v = tokens_.attribute(key);
-    if (!v) tokens_.fail(t.offset, "<" + std::string(t.name) + "> without " + std::string(key));
-    std::uint64_t id = 0;
-    auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), id);
-    if (ec != std::errc() || p != v->data() + v->size() || id > 0xffffffffull)
-      tokens_.fail(t.offset, "bad " + std::string(key) + " \"" + printable(*v) + "\"");
-    return id;
-  }
-
-  std::int64_t integer(std::string_view text, std::size_t offset, const char* what) {
-    std::int64_t v = 0;
-    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || p != text.data() + text.size())
-      tokens_.fail(offset, std::string("bad ") + what + " \"" + printable(text) + "\"");
-    return v;
-  }
 
   void start(const XmlToken& t, Tag tag) {
     if (tag == Tag::Cube) {
@@ -246,7 +229,7 @@ class AnchorParser {
 
   void start_metric(const XmlToken& t) {
     Metric m;
-    m.file_id = id_attribute(t, "id");
+    m.file_id = tokens_.id_attribute("id");
     m.parent = parent_tag() == Tag::Metric ? metric_stack_.back() : kNoParent;
     if (m.parent == kNoParent && parent_tag() != Tag::Metrics) tokens_.fail(t.offset, "<metric> outside <metrics>");
     const auto type = tokens_.attribute("type");
@@ -258,22 +241,28 @@ class AnchorParser {
     metric_offsets_.push_back(t.offset);
   }
 
+  // A region is noted by id and offset and read by parse_regions(); its body is skipped here
+  // when that is safe, which is most of the document.
   void start_region(const XmlToken& t) {
-    Region r;
-    r.file_id = id_attribute(t, "id");
-    if (const auto v = tokens_.attribute("mod")) r.mod = *v;
-    if (const auto v = tokens_.attribute("begin")) r.begin = integer(*v, t.offset, "region begin");
-    if (const auto v = tokens_.attribute("end")) r.end = integer(*v, t.offset, "region end");
-    defs_.regions.push_back(std::move(r));
-    region_open_ = true;
+    region_ids_.push_back(tokens_.id_attribute("id"));
+    region_offsets_.push_back(t.offset);
+    if (!t.self_closing) skip_region_body(t);
+  }
+
+  // Jumps to the region's end tag where that is safe (see region_body_end()).
+  void skip_region_body(const XmlToken& t) {
+    const auto close = region_body_end(tokens_.source(), t.end);
+    if (close == std::string_view::npos) return;
+    // The regions that follow are most of the document: noted in one scan where possible.
+    tokens_.seek(note_region_run(tokens_.source(), close, region_ids_, region_offsets_));
   }
 
   void start_cnode(const XmlToken& t) {
     Cnode c;
-    c.file_id = id_attribute(t, "id");
+    c.file_id = tokens_.id_attribute("id");
     c.parent = parent_tag() == Tag::Cnode ? cnode_stack_.back() : kNoParent;
     if (c.parent == kNoParent && parent_tag() != Tag::Program) tokens_.fail(t.offset, "<cnode> outside <program>");
-    callee_.push_back({id_attribute(t, "calleeId"), t.offset});
+    callee_.push_back({tokens_.id_attribute("calleeId"), t.offset});
     cnode_stack_.push_back(static_cast<std::uint32_t>(defs_.cnodes.size()));
     defs_.cnodes.push_back(std::move(c));
   }
@@ -297,7 +286,7 @@ class AnchorParser {
     }
     if (system_stack_.size() >= systree::kMaxDepth) tokens_.fail(t.offset, "system tree deeper than the limit");
     const char* id_key = tokens_.attribute("Id") ? "Id" : "id";
-    e.file_id = id_attribute(t, id_key);
+    e.file_id = tokens_.id_attribute(id_key);
     system_stack_.push_back(static_cast<std::uint32_t>(system_.size()));
     system_.push_back(std::move(e));
   }
@@ -309,7 +298,7 @@ class AnchorParser {
     const auto parent = parent_tag();
     if (parent == Tag::Cube) defs_.attrs.emplace_back(*key, *value);
     else if (parent == Tag::Metric) defs_.metrics[metric_stack_.back()].attrs.emplace_back(*key, *value);
-    else if (parent == Tag::Region && region_open_) defs_.regions.back().attrs.emplace_back(*key, *value);
+    else if (parent == Tag::Region) return;  // read by parse_regions()
     else if (parent == Tag::Cnode) defs_.cnodes[cnode_stack_.back()].attrs.emplace_back(*key, *value);
     else if (!system_stack_.empty()) system_[system_stack_.back()].properties.emplace_back(*key, *value);
   }
@@ -321,8 +310,6 @@ class AnchorParser {
       metric_stack_.pop_back();
     } else if (tag == Tag::Cnode) {
       cnode_stack_.pop_back();
-    } else if (tag == Tag::Region) {
-      region_open_ = false;
     } else if (tag == Tag::Murl) {
       defs_.mirrors.emplace_back(text_);
     } else if (tag == Tag::Topologies && topologies_start_) {
@@ -331,8 +318,8 @@ class AnchorParser {
       in_system_ = false;
     } else if (parent == Tag::Metric) {
       metric_field(tag, defs_.metrics[metric_stack_.back()]);
-    } else if (parent == Tag::Region && region_open_) {
-      region_field(tag, defs_.regions.back());
+    } else if (parent == Tag::Region) {
+      // a field of a region whose body was not skipped: read by parse_regions()
     } else if (!system_stack_.empty() &&
                (tag == Tag::Name || tag == Tag::Class || tag == Tag::Type || tag == Tag::Rank)) {
       system_field(tag, system_[system_stack_.back()]);
@@ -357,20 +344,11 @@ class AnchorParser {
     }
   }
 
-  void region_field(Tag tag, Region& r) {
-    if (tag == Tag::Name) r.name = text_;
-    else if (tag == Tag::MangledName) r.mangled_name = text_;
-    else if (tag == Tag::Paradigm) r.paradigm = text_;
-    else if (tag == Tag::Role) r.role = text_;
-    else if (tag == Tag::Url) r.url = text_;
-    else if (tag == Tag::Descr) r.descr = text_;
-  }
-
   void system_field(Tag tag, SystemElement& e) {
     if (tag == Tag::Name) e.name = text_;
     else if (tag == Tag::Class) e.cls = text_;
     else if (tag == Tag::Type) e.type = text_;
-    else if (tag == Tag::Rank) e.rank = integer(text_, text_offset_, "rank");
+    else if (tag == Tag::Rank) e.rank = tokens_.integer(text_, text_offset_, "rank");
   }
 
   void finish() {
@@ -384,8 +362,8 @@ class AnchorParser {
   void resolve_callees() {
     // (id, region index) sorted by id then index: one allocation instead of a hash node per
     // region. For a repeated id, the first match found is the first region with that id.
-    std::vector<std::pair<std::uint64_t, std::uint32_t>> region_of_id(defs_.regions.size());
-    for (std::uint32_t i = 0; i < defs_.regions.size(); ++i) region_of_id[i] = {defs_.regions[i].file_id, i};
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> region_of_id(region_ids_.size());
+    for (std::uint32_t i = 0; i < region_ids_.size(); ++i) region_of_id[i] = {region_ids_[i], i};
     std::sort(region_of_id.begin(), region_of_id.end());
     for (std::size_t c = 0; c < defs_.cnodes.size(); ++c) {
       const auto id = callee_[c].first;
@@ -399,6 +377,15 @@ class AnchorParser {
   void build_system() {
     std::vector<std::uint32_t> element(system_.size());
     std::vector<std::uint32_t> location_in_group(system_.size(), 0);
+    std::size_t name_bytes = 0, locations = 0, groups = 0;
+    for (const auto& e : system_) {
+      name_bytes += e.name.size();
+      locations += e.kind == Kind::Location;
+      groups += e.kind == Kind::LocationGroup;
+    }
+    defs_.system.reserve(system_.size(), name_bytes);
+    defs_.locations.reserve(locations), defs_.location_rank.reserve(locations), defs_.location_file_id.reserve(locations);
+    defs_.location_groups.reserve(groups), defs_.group_rank.reserve(groups);
     for (std::size_t i = 0; i < system_.size(); ++i) {
       auto& e = system_[i];
       std::string cls = e.kind == Kind::Node ? e.cls : (!e.type.empty() ? e.type : (!e.cls.empty() ? e.cls : std::string()));
@@ -444,18 +431,26 @@ class AnchorParser {
   std::vector<std::uint32_t> metric_stack_, cnode_stack_, system_stack_;
   std::vector<std::size_t> metric_offsets_;
   std::vector<std::pair<std::uint64_t, std::size_t>> callee_;
+  std::vector<std::uint64_t> region_ids_;
+  std::vector<std::size_t> region_offsets_;
   std::vector<SystemElement> system_;
-  bool region_open_ = false, in_system_ = false, has_system_root_ = false;
+  bool in_system_ = false, has_system_root_ = false;
   std::size_t topologies_start_ = 0;
 };
 
 }  // namespace
 
-Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOptions options) {
+AnchorParts parse_anchor_parts(std::string_view xml, const std::string& file, AnchorOptions options) {
   // Names end up as Python strings: reject bytes that are not UTF-8 once, up front.
   std::size_t bad = 0;
   if (!valid_utf8(xml, bad)) throw FormatError(file, kMember, bad, "anchor.xml is not valid UTF-8");
   return AnchorParser(xml, file, options).run();
+}
+
+Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOptions options) {
+  auto parts = parse_anchor_parts(xml, file, options);
+  parts.defs.regions = parse_regions(xml, file, parts.region_offsets);
+  return std::move(parts.defs);
 }
 
 bool is_gzip(std::string_view bytes) {

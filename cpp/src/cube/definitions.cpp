@@ -68,11 +68,13 @@ const std::vector<std::uint32_t>& row_order(MetricKind kind, const std::vector<s
   return kind == MetricKind::Inclusive ? wide : deep;
 }
 
-void validate(const Definitions& defs) {
+void validate(const Definitions& defs) { validate(defs, defs.regions.size()); }
+
+void validate(const Definitions& defs, std::size_t region_count) {
   for (std::size_t i = 0; i < defs.cnodes.size(); ++i) {
     const auto& c = defs.cnodes[i];
     if (c.parent != kNoParent && c.parent >= i) throw std::invalid_argument("cnode parent must precede its child");
-    if (c.region >= defs.regions.size()) throw std::invalid_argument("cnode region out of range");
+    if (c.region >= region_count) throw std::invalid_argument("cnode region out of range");
   }
   for (std::size_t i = 0; i < defs.metrics.size(); ++i) {
     if (defs.metrics[i].parent != kNoParent && defs.metrics[i].parent >= i)

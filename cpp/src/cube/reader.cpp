@@ -19,10 +19,11 @@ namespace cubescale::cube {
 
 namespace {
 
-// The bytes of an archive: a read-only mapping of the file, or an owned string.
+// The bytes of an archive: a small file read into memory, a read-only mapping of a larger
+// one, or an owned string.
 class Archive {
  public:
-  static std::shared_ptr<Archive> map(const std::string& path) {
+  static std::shared_ptr<Archive> from_file(const std::string& path) {
     auto a = std::make_shared<Archive>();
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
@@ -37,7 +38,20 @@ class Archive {
       throw std::system_error(EISDIR, std::generic_category(), path);
     }
     a->size_ = static_cast<std::size_t>(st.st_size);
-    if (a->size_ > 0) {
+    if (a->size_ > 0 && a->size_ <= kReadLimit) {
+      a->read_.reset(new char[a->size_]);
+      std::size_t done = 0;
+      while (done < a->size_) {
+        const auto n = ::pread(fd, a->read_.get() + done, a->size_ - done, static_cast<off_t>(done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          const int e = n < 0 ? errno : EIO;
+          ::close(fd);
+          throw std::system_error(e, std::generic_category(), path);
+        }
+        done += static_cast<std::size_t>(n);
+      }
+    } else if (a->size_ > 0) {
       void* p = ::mmap(nullptr, a->size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (p == MAP_FAILED) {
         const int e = errno;
@@ -60,9 +74,15 @@ class Archive {
   ~Archive() {
     if (mapped_) ::munmap(const_cast<char*>(mapped_), size_);
   }
-  std::string_view bytes() const { return mapped_ ? std::string_view(mapped_, size_) : std::string_view(owned_); }
+  std::string_view bytes() const {
+    if (read_) return {read_.get(), size_};
+    return mapped_ ? std::string_view(mapped_, size_) : std::string_view(owned_);
+  }
 
  private:
+  // Small files are read: mapping costs more in page faults and unmapping than copying them.
+  static constexpr std::size_t kReadLimit = std::size_t(1) << 20;
+  std::unique_ptr<char[]> read_;
   const char* mapped_ = nullptr;
   std::size_t size_ = 0;
   std::string owned_;
@@ -117,11 +137,18 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
   const auto* system = f->find(kSystemMember);
-  // A plain anchor.xml is parsed where it is mapped; only a gzipped one needs a buffer.
+  // A plain anchor.xml is parsed where it lies in the archive; only a gzipped one needs a buffer.
   const auto stored_anchor = f->member(*anchor);
-  const auto inflated_anchor = is_gzip(stored_anchor) ? inflate_if_gzip(stored_anchor, name, "anchor.xml") : std::string();
-  const auto xml = is_gzip(stored_anchor) ? std::string_view(inflated_anchor) : stored_anchor;
-  auto defs = parse_anchor(xml, name, AnchorOptions{system != nullptr});
+  // Regions are parsed from these bytes later (see Report::definitions()): they stay alive
+  // with the regions, as the mapped archive or as the inflated text.
+  DeferredRegions regions{f->archive, stored_anchor, name, {}};
+  if (is_gzip(stored_anchor)) {
+    auto inflated = std::make_shared<const std::string>(inflate_if_gzip(stored_anchor, name, "anchor.xml"));
+    regions.xml = *inflated;
+    regions.owner = std::move(inflated);
+  }
+  auto [defs, region_offsets] = parse_anchor_parts(regions.xml, name, AnchorOptions{system != nullptr});
+  regions.offsets = std::move(region_offsets);
   if (system) decode_system_member(f->member(*system), defs, name);
   f->deep = deep_order(defs);
   f->wide = wide_order(defs);
@@ -135,12 +162,12 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     f->metrics.push_back(std::move(slim));
   }
   auto loader = [f](std::size_t metric) { return load_metric(*f, metric); };
-  return std::make_shared<Report>(std::move(defs), std::move(loader));
+  return std::make_shared<Report>(std::move(defs), std::move(loader), std::move(regions));
 }
 
 }  // namespace
 
-std::shared_ptr<Report> open_cubex(const std::string& path) { return open_archive(Archive::map(path), path); }
+std::shared_ptr<Report> open_cubex(const std::string& path) { return open_archive(Archive::from_file(path), path); }
 
 std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& name) {
   return open_archive(Archive::own(std::move(bytes)), name);

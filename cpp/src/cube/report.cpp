@@ -13,6 +13,34 @@ Report::Report(Definitions defs, Loader loader)
   validate(defs_);
 }
 
+Report::Report(Definitions defs, Loader loader, DeferredRegions regions)
+    : defs_(std::move(defs)),
+      loader_(std::move(loader)),
+      deferred_(std::move(regions)),
+      regions_ready_(false),
+      cnode_parents_(defs_.cnode_parents()),
+      cache_(defs_.metrics.size()) {
+  if (!defs_.regions.empty()) throw std::invalid_argument("deferred regions replace the definitions' regions");
+  validate(defs_, deferred_.offsets.size());
+}
+
+const Definitions& Report::definitions() const {
+  if (!regions_ready_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(regions_mutex_);
+    if (!regions_ready_.load(std::memory_order_relaxed)) {
+      defs_.regions = deferred_.parse();  // on FormatError nothing changes: the next call throws again
+      deferred_ = {};                     // releases the bytes it kept alive
+      regions_ready_.store(true, std::memory_order_release);
+    }
+  }
+  return defs_;
+}
+
+std::size_t Report::region_count() const {
+  std::lock_guard lock(regions_mutex_);
+  return regions_ready_.load(std::memory_order_relaxed) ? defs_.regions.size() : deferred_.offsets.size();
+}
+
 std::shared_ptr<const Severity> Report::values(std::size_t metric) const {
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
   {

@@ -66,6 +66,24 @@ std::optional<std::string_view> XmlTokenizer::attribute(std::string_view key) co
   return std::nullopt;
 }
 
+std::uint64_t XmlTokenizer::id_attribute(std::string_view key) const {
+  const auto v = attribute(key);
+  if (!v) fail(token_.offset, "<" + std::string(token_.name) + "> without " + std::string(key));
+  std::uint64_t id = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), id);
+  if (ec != std::errc() || p != v->data() + v->size() || id > 0xffffffffull)
+    fail(token_.offset, "bad " + std::string(key) + " \"" + printable(*v) + "\"");
+  return id;
+}
+
+std::int64_t XmlTokenizer::integer(std::string_view text, std::size_t offset, std::string_view what) const {
+  std::int64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size())
+    fail(offset, "bad " + std::string(what) + " \"" + printable(text) + "\"");
+  return v;
+}
+
 void XmlTokenizer::decode_into(std::string& out, std::string_view raw, std::size_t at) const {
   std::size_t i = 0;
   while (i < raw.size()) {
@@ -101,13 +119,18 @@ void XmlTokenizer::decode_into(std::string& out, std::string_view raw, std::size
 
 std::optional<std::string_view> XmlTokenizer::leaf_text(std::string_view name) {
   if (pending_end_) return std::nullopt;
-  const auto lt = xml_.find('<', pos_);
-  if (lt == std::string_view::npos || xml_.size() - lt < name.size() + 3) return std::nullopt;
-  const char* close = xml_.data() + lt;
+  // Field texts are short (names, numbers): one byte loop that also notes entities beats two
+  // memchr calls.
+  const char* data = xml_.data();
+  const auto size = xml_.size();
+  auto lt = pos_;
+  bool has_entity = false;
+  while (lt < size && data[lt] != '<') has_entity |= data[lt++] == '&';
+  if (has_entity || size - lt < name.size() + 3) return std::nullopt;
+  const char* close = data + lt;
   if (close[1] != '/' || std::memcmp(close + 2, name.data(), name.size()) != 0 || close[2 + name.size()] != '>')
     return std::nullopt;
   auto text = xml_.substr(pos_, lt - pos_);
-  if (text.find('&') != std::string_view::npos) return std::nullopt;
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   pos_ = lt + name.size() + 3;
   return trim_trailing_space(text);
@@ -234,11 +257,17 @@ std::string_view XmlTokenizer::attribute_value(std::size_t start, char quote) {
   const auto size = xml_.size();
   const char* data = xml_.data();
   auto end = start;
-  bool has_entity = false;
-  while (end < size && data[end] != quote) has_entity |= data[end++] == '&';
+  bool has_entity = false, has_lt = false;
+  while (end < size && data[end] != quote) {
+    const char c = data[end++];
+    has_entity |= c == '&';
+    has_lt |= c == '<';
+  }
   if (end == size) fail(start, "unterminated attribute value");
-  pos_ = end + 1;
   const auto raw = xml_.substr(start, end - start);
+  // XML forbids a raw '<' in values; the anchor parser relies on that to skip region bodies.
+  if (has_lt) fail(start + raw.find('<'), "'<' in an attribute value");
+  pos_ = end + 1;
   if (!has_entity) return raw;
   if (decoded_values_used_ == decoded_values_.size()) decoded_values_.emplace_back();
   auto& out = decoded_values_[decoded_values_used_++];

@@ -29,6 +29,16 @@ std::uint32_t SingleTree::add(std::uint32_t parent, Kind kind, std::string_view 
   return id;
 }
 
+void SingleTree::reserve(std::size_t elements, std::size_t name_bytes) {
+  parent_.reserve(elements);
+  kind_.reserve(elements);
+  depth_.reserve(elements);
+  class_.reserve(elements);
+  name_end_.reserve(elements);
+  children_.reserve(elements);
+  names_.reserve(name_bytes);
+}
+
 std::uint32_t SingleTree::add_root(Kind kind, std::string_view cls, std::string_view name) {
   if (size() != 0) throw std::logic_error("the system tree already has a root");
   return add(kNoParent, kind, cls, name);

@@ -22,6 +22,15 @@ struct AnchorOptions {
 // "anchor.xml" and the byte offset.
 Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOptions options = {});
 
+// The same without reading the regions' names: `defs.regions` is empty (call paths already
+// know their region's index), `region_offsets` tell parse_regions() where each one starts.
+// The bodies of regions are not checked yet; parse_regions() does that.
+struct AnchorParts {
+  Definitions defs;
+  std::vector<std::size_t> region_offsets;
+};
+AnchorParts parse_anchor_parts(std::string_view xml, const std::string& file, AnchorOptions options = {});
+
 // True when `bytes` start with the gzip magic.
 bool is_gzip(std::string_view bytes);
 // Inflates a gzip-compressed anchor.xml; returns the input unchanged when it is not gzipped.

@@ -83,5 +83,7 @@ const std::vector<std::uint32_t>& row_order(MetricKind kind, const std::vector<s
 // Checks the invariants that the rest of the core relies on (parents precede children,
 // region indices valid, location bookkeeping consistent); throws std::invalid_argument.
 void validate(const Definitions& defs);
+// The same for definitions whose `region_count` regions are not parsed yet.
+void validate(const Definitions& defs, std::size_t region_count);
 
 }  // namespace cubescale::cube

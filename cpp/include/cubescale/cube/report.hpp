@@ -2,6 +2,9 @@
 // A CUBE4 report: definitions plus, per metric, the matrix of values in the metric's own kind
 // (INCLUSIVE or EXCLUSIVE, as stored). Reports opened from a file load a metric's values on
 // first use; opening reads only the tar headers and anchor.xml (or our system tree member).
+// The regions of a report opened from a file are parsed when its definitions are first asked
+// for: values need only the call tree, which knows each call path's region index.
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/severity.hpp"
 
 namespace cubescale::cube {
@@ -21,8 +25,15 @@ class Report {
   // A report whose values are all zero until set_values() (for building reports in memory).
   explicit Report(Definitions defs);
   Report(Definitions defs, Loader loader);
+  // `defs` without regions; `regions` says where to parse them (one per region index).
+  Report(Definitions defs, Loader loader, DeferredRegions regions);
 
-  const Definitions& definitions() const { return defs_; }
+  // All definitions; parses deferred regions first (FormatError if they are malformed).
+  const Definitions& definitions() const;
+  // Metrics, call tree and system tree without forcing the regions: `regions` may still be
+  // empty (a call path's `region` index is valid either way).
+  const Definitions& structure() const { return defs_; }
+  std::size_t region_count() const;
   std::size_t metric_count() const { return defs_.metrics.size(); }
   std::size_t cnode_count() const { return defs_.cnodes.size(); }
   std::size_t location_count() const { return defs_.locations.size(); }
@@ -39,8 +50,12 @@ class Report {
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
 
  private:
-  Definitions defs_;
+  // mutable: deferred regions are filled in by definitions(), once, under regions_mutex_.
+  mutable Definitions defs_;
   Loader loader_;
+  mutable DeferredRegions deferred_;
+  mutable std::atomic<bool> regions_ready_{true};
+  mutable std::mutex regions_mutex_;
   std::vector<std::uint32_t> cnode_parents_;
   mutable std::vector<std::shared_ptr<const Severity>> cache_;
   mutable std::mutex mutex_;

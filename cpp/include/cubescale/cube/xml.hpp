@@ -42,6 +42,10 @@ class XmlTokenizer {
   [[noreturn]] void fail(std::size_t offset, const std::string& message) const;
   // Looks up an attribute of the current Start token.
   std::optional<std::string_view> attribute(std::string_view key) const;
+  // A required attribute of the current Start token holding a number below 2^32 (an id).
+  std::uint64_t id_attribute(std::string_view key) const;
+  // `text` (found at `offset`) as a decimal integer; `what` names it in the error.
+  std::int64_t integer(std::string_view text, std::size_t offset, std::string_view what) const;
   // Right after the Start token `name` (not self-closing): when the element is plain text
   // closed at once (`text</name>`, no entity, no CDATA, no child), consumes it through the end
   // tag and returns the text as next() would (surrounding whitespace dropped). Otherwise

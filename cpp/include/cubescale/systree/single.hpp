@@ -19,6 +19,9 @@ class SingleTree {
  public:
   static constexpr std::uint32_t kNoParent = 0xffffffffu;
 
+  // Room for `elements` elements whose names take `name_bytes` in all: one allocation per
+  // column instead of a growing series when the size is known (as when parsing a file).
+  void reserve(std::size_t elements, std::size_t name_bytes);
   std::uint32_t add_root(Kind kind, std::string_view cls, std::string_view name);
   std::uint32_t add_child(std::uint32_t parent, Kind kind, std::string_view cls, std::string_view name);
   void set_property(std::uint32_t node, std::string_view key, std::string_view value);
