@@ -3,7 +3,6 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <charconv>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/region_xml.hpp"
@@ -16,9 +15,6 @@ namespace {
 
 using systree::Kind;
 
-constexpr const char* kMember = "anchor.xml";
-// Far deeper than any real tree; bounds the explicit stacks against hostile nesting.
-constexpr std::size_t kMaxNesting = 100000;
 
 // A system tree element as parsed; SingleTree wants name and class at creation, which come
 // after the start tag, so elements are collected first and built in one loop at the end.
@@ -138,7 +134,7 @@ struct OpenElement {
 class AnchorParser {
  public:
   AnchorParser(std::string_view xml, const std::string& file, AnchorOptions options)
-      : tokens_(xml, file, kMember), file_(file), options_(options) {}
+      : tokens_(xml, file, kAnchorMember), file_(file), options_(options) {}
 
   AnchorParts run() {
     bool saw_cube = false;
@@ -147,7 +143,7 @@ class AnchorParser {
       if (t.type == XmlToken::Eof) break;
       if (t.type == XmlToken::Start) {
         const auto tag = classify(t.name);
-        if (stack_.size() >= kMaxNesting) tokens_.fail(t.offset, "elements nested too deeply");
+        if (stack_.size() >= kMaxAnchorNesting) tokens_.fail(t.offset, "elements nested too deeply");
         if (stack_.empty() && tag != Tag::Cube) tokens_.fail(t.offset, "the root element must be <cube>");
         saw_cube = true;
         if (is_field(tag) && !t.self_closing) {
@@ -443,7 +439,7 @@ class AnchorParser {
 AnchorParts parse_anchor_parts(std::string_view xml, const std::string& file, AnchorOptions options) {
   // Names end up as Python strings: reject bytes that are not UTF-8 once, up front.
   std::size_t bad = 0;
-  if (!valid_utf8(xml, bad)) throw FormatError(file, kMember, bad, "anchor.xml is not valid UTF-8");
+  if (!valid_utf8(xml, bad)) throw FormatError(file, kAnchorMember, bad, "anchor.xml is not valid UTF-8");
   return AnchorParser(xml, file, options).run();
 }
 

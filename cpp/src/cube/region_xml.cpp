@@ -8,16 +8,13 @@
 #include <emmintrin.h>
 #endif
 
+#include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/text.hpp"
 #include "cubescale/cube/xml.hpp"
 
 namespace cubescale::cube {
 
 namespace {
-
-constexpr const char* kMember = "anchor.xml";
-// Far deeper than any real region; bounds the stack of open elements against hostile nesting.
-constexpr std::size_t kMaxNesting = 100000;
 
 // The text fields of a region, by tag name; nullptr for any other element.
 std::string* field_of(Region& r, std::string_view name) {
@@ -31,12 +28,16 @@ std::string* field_of(Region& r, std::string_view name) {
   }
 }
 
+#if defined(__SSE2__)
+// `c` in each of 16 bytes, to compare a chunk with.
+__m128i bytes(char c) { return _mm_set1_epi8(c); }
+#endif
+
 // The first '<' at or after `pos` that is followed by '!', '?' or "/re" (or `size`): the only
 // tags that can end a region body early or end it. 16 bytes a step where SSE2 exists (every
 // x86-64): most tags of a body ("</name>", "<paradigm>") are ruled out without a branch.
 std::size_t next_candidate(const char* data, std::size_t pos, std::size_t size) {
 #if defined(__SSE2__)
-  const auto bytes = [](char c) { return _mm_set1_epi8(c); };
   for (; pos + 19 <= size; pos += 16) {
     const auto at = [&](std::size_t k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + pos + k)); };
     const __m128i next = at(1);
@@ -56,11 +57,9 @@ std::size_t next_candidate(const char* data, std::size_t pos, std::size_t size) 
   return size;
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 class RegionParser {
  public:
-  RegionParser(std::string_view xml, const std::string& file) : tokens_(xml, file, kMember) {}
+  RegionParser(std::string_view xml, const std::string& file) : tokens_(xml, file, kAnchorMember) {}
 
   // The <region> element whose start tag begins at `offset`, through its end tag. Its
   // direct children <name>, <mangled_name>, ... give the fields and <attr> its attributes;
@@ -99,7 +98,7 @@ class RegionParser {
           }
         }
         if (open_.size() == 1 && t.name == "attr") add_attr(r);
-        if (open_.size() >= kMaxNesting) tokens_.fail(t.offset, "elements nested too deeply");
+        if (open_.size() >= kMaxAnchorNesting) tokens_.fail(t.offset, "elements nested too deeply");
         open_.push_back(t.name);
         text = {};
       } else {
@@ -132,7 +131,7 @@ std::size_t region_body_end(std::string_view xml, std::size_t body) {
   for (auto pos = next_candidate(data, body, size); pos + 8 < size; pos = next_candidate(data, pos + 1, size)) {
     const char next = data[pos + 1];
     if (next == '!' || next == '?') return std::string_view::npos;
-    if (std::memcmp(data + pos + 2, "region", 6) == 0 && (data[pos + 8] == '>' || is_space(data[pos + 8]))) return pos;
+    if (std::memcmp(data + pos + 2, "region", 6) == 0 && (data[pos + 8] == '>' || is_xml_space(data[pos + 8]))) return pos;
   }
   return std::string_view::npos;
 }
@@ -141,7 +140,7 @@ namespace {
 
 // Past the whitespace at `pos`.
 std::size_t skip_spaces(std::string_view xml, std::size_t pos) {
-  while (pos < xml.size() && is_space(xml[pos])) ++pos;
+  while (pos < xml.size() && is_xml_space(xml[pos])) ++pos;
   return pos;
 }
 
@@ -154,7 +153,6 @@ std::size_t start_tag_end(std::string_view xml, std::size_t pos) {
   // 16 bytes a step while values are in double quotes (as CubeW writes them): a '>' ends the
   // tag when an even number of quotes precede it. The prefix XOR of the quote bits tells,
   // for every byte, whether it is inside a value.
-  const auto bytes = [](char c) { return _mm_set1_epi8(c); };
   unsigned inside = 0;  // all ones while a value is open at the start of the chunk
   for (; pos + 16 <= xml.size(); pos += 16) {
     const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + pos));

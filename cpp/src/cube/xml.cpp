@@ -14,8 +14,6 @@ namespace {
 
 constexpr std::string_view kCdataOpen = "<![CDATA[";
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
 // A table, since names are scanned byte by byte and this is the tokenizer's inner loop.
 constexpr std::array<bool, 256> kNameChars = [] {
   std::array<bool, 256> table{};
@@ -39,7 +37,7 @@ std::size_t leading_spaces(const char* p) {
 }
 
 std::string_view trim_trailing_space(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_xml_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
@@ -131,7 +129,7 @@ std::optional<std::string_view> XmlTokenizer::leaf_text(std::string_view name) {
   if (close[1] != '/' || std::memcmp(close + 2, name.data(), name.size()) != 0 || close[2 + name.size()] != '>')
     return std::nullopt;
   auto text = xml_.substr(pos_, lt - pos_);
-  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_xml_space(text.front())) text.remove_prefix(1);
   pos_ = lt + name.size() + 3;
   return trim_trailing_space(text);
 }
@@ -150,7 +148,7 @@ std::size_t XmlTokenizer::skip_special() {
 // Most calls find no space at all (before '>' or '=', before a tag after text): only those
 // that do pay for the call of skip_space_run().
 inline void XmlTokenizer::skip_space() {
-  if (pos_ < xml_.size() && is_space(xml_[pos_])) skip_space_run();
+  if (pos_ < xml_.size() && is_xml_space(xml_[pos_])) skip_space_run();
 }
 
 void XmlTokenizer::skip_space_run() {
@@ -163,7 +161,7 @@ void XmlTokenizer::skip_space_run() {
       pos += spaces;
       if (spaces == 8) continue;
     }
-    if (!is_space(xml_[pos])) break;
+    if (!is_xml_space(xml_[pos])) break;
     ++pos;
   }
   pos_ = pos;

@@ -12,6 +12,11 @@
 
 namespace cubescale::cube {
 
+// The member every anchor parser names in its FormatErrors.
+inline constexpr const char* kAnchorMember = "anchor.xml";
+// Far deeper than any real document; bounds the parsers' explicit stacks against hostile nesting.
+inline constexpr std::size_t kMaxAnchorNesting = 100000;
+
 struct AnchorOptions {
   // Skip the <system> element (its bytes are still checked for a closing tag): used when the
   // system tree comes from our compact member instead.

@@ -16,6 +16,9 @@
 
 namespace cubescale::cube {
 
+// XML's white space: space, tab, newline, carriage return.
+inline bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 struct XmlToken {
   enum Type { Start, End, Text, Eof } type = Eof;
   std::string_view name;  // tag name for Start / End
