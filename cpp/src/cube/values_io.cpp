@@ -111,6 +111,54 @@ void swap_row(std::uint8_t* row, std::size_t values, const DataType& t, const st
   for (std::size_t l = 0; l < values; ++l) swap_fields(row + l * width, fields);
 }
 
+template <class T>
+void swap_copy_words(std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * sizeof(T), sizeof v);
+    if constexpr (sizeof(T) == 8) v = __builtin_bswap64(v);
+    else if constexpr (sizeof(T) == 4) v = __builtin_bswap32(v);
+    else v = __builtin_bswap16(v);
+    std::memcpy(dst + i * sizeof(T), &v, sizeof v);
+  }
+}
+
+// How one stored row becomes one matrix row: gathered by column, byte-swapped, or both.
+// Decided once per member; rows of equal words are swapped while they are copied (one pass).
+class RowDecoder {
+ public:
+  RowDecoder(const Severity& out, const std::vector<std::uint32_t>& column_of, bool big_endian)
+      : dtype_(out.dtype()),
+        width_(dtype_.width()),
+        locations_(out.locations()),
+        row_bytes_(out.row_bytes()),
+        column_of_(column_of),
+        swap_(big_endian && width_ > 1),
+        fields_(dtype_.fields()) {
+    const bool uniform = !fields_.empty() && dtype_.kind != ValueKind::ScaleFunc &&
+                         std::all_of(fields_.begin(), fields_.end(), [&](auto f) { return f == fields_[0]; });
+    word_ = uniform && column_of_.empty() ? fields_[0] : 0;
+  }
+
+  void decode(std::uint8_t* dst, const std::uint8_t* src) const {
+    if (swap_ && word_ == 8) return swap_copy_words<std::uint64_t>(dst, src, row_bytes_ / 8);
+    if (swap_ && word_ == 4) return swap_copy_words<std::uint32_t>(dst, src, row_bytes_ / 4);
+    if (swap_ && word_ == 2) return swap_copy_words<std::uint16_t>(dst, src, row_bytes_ / 2);
+    if (column_of_.empty()) std::memcpy(dst, src, row_bytes_);
+    else
+      for (std::size_t l = 0; l < locations_; ++l) std::memcpy(dst + l * width_, src + column_of_[l] * width_, width_);
+    if (swap_) swap_row(dst, locations_, dtype_, fields_);
+  }
+
+ private:
+  const DataType& dtype_;
+  std::size_t width_, locations_, row_bytes_;
+  const std::vector<std::uint32_t>& column_of_;
+  bool swap_;
+  std::vector<std::uint8_t> fields_;
+  std::size_t word_ = 0;
+};
+
 }  // namespace
 
 ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberName& where) {
@@ -147,7 +195,6 @@ ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberNam
 
 void read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
                const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
-  const std::size_t width = out.dtype().width();
   const std::size_t row_bytes = out.row_bytes();
   const std::size_t needed = index.positions.size() * row_bytes;
   std::string inflated;
@@ -170,18 +217,12 @@ void read_data(std::string_view bytes, const ValueIndex& index, const std::vecto
   } else {
     fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
   }
-  const bool swap = index.big_endian && width > 1;
-  const auto fields = out.dtype().fields();
-  const std::size_t locations = out.locations();
+  const RowDecoder decoder(out, column_of, index.big_endian);
+  const auto* rows = reinterpret_cast<const std::uint8_t*>(raw.data());
   for (std::size_t k = 0; k < index.positions.size(); ++k) {
     const auto c = order[index.positions[k]];
-    const auto* src = reinterpret_cast<const std::uint8_t*>(raw.data()) + k * row_bytes;
-    auto* dst = out.row(c);
+    decoder.decode(out.row(c), rows + k * row_bytes);
     out.set_present(c, true);
-    if (column_of.empty()) std::memcpy(dst, src, row_bytes);
-    else
-      for (std::size_t l = 0; l < locations; ++l) std::memcpy(dst + l * width, src + column_of[l] * width, width);
-    if (swap) swap_row(dst, locations, out.dtype(), fields);
   }
 }
 

@@ -1,6 +1,7 @@
 // Core pieces of the cube concept: data types, orders, aggregation, index/data decoding.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "cubescale/common/format_error.hpp"
@@ -133,6 +134,36 @@ TEST(CubeValuesIo, DenseBigEndianIndexAndData) {
   EXPECT_EQ(v, 2u);
   std::memcpy(&v, out.row(0) + 8, 8);
   EXPECT_EQ(v, 3u);
+}
+
+// Big-endian rows in place (no column permutation) are swapped while they are copied; every
+// word size and the mixed TAU_ATOMIC fields must equal the little-endian reading of the same values.
+TEST(CubeValuesIo, BigEndianRowsEqualLittleEndianRows) {
+  for (const char* type : {"INT16", "UINT32", "DOUBLE", "TAU_ATOMIC", "COMPLEX"}) {
+    const auto dtype = *parse_data_type(type);
+    const std::size_t cnodes = 3, locations = 5, width = dtype.width();
+    std::string le_rows;
+    for (std::size_t i = 0; i < cnodes * locations * width; ++i) le_rows += static_cast<char>(i * 37 + 11);
+    std::string be_rows = le_rows;
+    for (std::size_t v = 0; v < cnodes * locations; ++v) {
+      std::size_t at = v * width;
+      for (auto f : dtype.fields()) {
+        std::reverse(be_rows.begin() + at, be_rows.begin() + at + f);
+        at += f;
+      }
+    }
+    auto index_of = [](bool big) {
+      std::string index = "CUBEX.INDEX";
+      index += big ? std::string("\x00\x00\x00\x01", 4) : std::string("\x01\x00\x00\x00", 4);
+      index += std::string("\x00\x00\x03", 3);
+      return parse_index(index, 3, {"f", "0.index"});
+    };
+    Severity le(dtype, cnodes, locations), be(dtype, cnodes, locations);
+    read_data("CUBEX.DATA" + le_rows, index_of(false), {2, 0, 1}, {}, le, {"f", "0.data"});
+    read_data("CUBEX.DATA" + be_rows, index_of(true), {2, 0, 1}, {}, be, {"f", "0.data"});
+    EXPECT_EQ(std::memcmp(le.data(), be.data(), le.bytes()), 0) << type;
+    EXPECT_EQ(std::memcmp(le.row(2), le_rows.data(), locations * width), 0) << type;
+  }
 }
 
 TEST(CubeValuesIo, SparseIndexRoundTripAndErrors) {
