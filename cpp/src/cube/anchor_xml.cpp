@@ -3,9 +3,11 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/region_xml.hpp"
+#include "cubescale/cube/system_xml.hpp"
 #include "cubescale/cube/text.hpp"
 #include "cubescale/cube/xml.hpp"
 
@@ -18,10 +20,11 @@ using systree::Kind;
 
 // A system tree element as parsed; SingleTree wants name and class at creation, which come
 // after the start tag, so elements are collected first and built in one loop at the end.
+// Texts are views into the document, or into the parser's store of decoded texts.
 struct SystemElement {
   Kind kind = Kind::Node;
   std::uint32_t parent = kNoParent;
-  std::string name, cls, type;
+  std::string_view name, cls, type;
   Attributes properties;
   std::uint64_t file_id = 0;
   std::int64_t rank = -1;
@@ -202,6 +205,8 @@ class AnchorParser {
       add_attr(t);
     } else if (tag == Tag::Topologies) {
       topologies_start_ = t.end;
+    } else if (tag == Tag::LocationGroup && in_system_ && read_plain_groups_at(t)) {
+      // this group and the plain ones after it are read (see system_xml.hpp)
     } else {
       Kind kind;
       std::string_view cube3_class;
@@ -287,6 +292,38 @@ class AnchorParser {
     system_.push_back(std::move(e));
   }
 
+  // Reads the location groups from the start tag `t` on in one pass where they have CubeW's
+  // layout; false (nothing read) otherwise, or where the general checks would fail.
+  bool read_plain_groups_at(const XmlToken& t) {
+    if (t.self_closing || system_stack_.empty() || system_[system_stack_.back()].kind != Kind::Node ||
+        system_stack_.size() + 1 >= systree::kMaxDepth)
+      return false;
+    plain_.clear();
+    const auto end = read_plain_groups(tokens_.source(), t.offset, plain_);
+    if (end == t.offset) return false;
+    const auto node = system_stack_.back();
+    for (std::size_t i = 0; i < plain_.size(); i += 1 + plain_[i].locations) {
+      const auto group = add_plain(plain_[i], Kind::LocationGroup, node);
+      for (std::uint32_t k = 1; k <= plain_[i].locations; ++k) add_plain(plain_[i + k], Kind::Location, group);
+    }
+    stack_.pop_back();  // the group's entry, pushed by run(): its end tag is read too
+    tokens_.seek(end);
+    return true;
+  }
+
+  std::uint32_t add_plain(const PlainSystemElement& p, Kind kind, std::uint32_t parent) {
+    SystemElement e;
+    e.kind = kind;
+    e.parent = parent;
+    e.name = p.name;
+    e.type = p.type;
+    e.file_id = p.id;
+    e.rank = p.rank;
+    e.offset = p.offset;
+    system_.push_back(std::move(e));
+    return static_cast<std::uint32_t>(system_.size() - 1);
+  }
+
   void add_attr(const XmlToken& t) {
     const auto key = tokens_.attribute("key");
     const auto value = tokens_.attribute("value");
@@ -341,10 +378,18 @@ class AnchorParser {
   }
 
   void system_field(Tag tag, SystemElement& e) {
-    if (tag == Tag::Name) e.name = text_;
-    else if (tag == Tag::Class) e.cls = text_;
-    else if (tag == Tag::Type) e.type = text_;
+    if (tag == Tag::Name) e.name = kept(text_);
+    else if (tag == Tag::Class) e.cls = kept(text_);
+    else if (tag == Tag::Type) e.type = kept(text_);
     else if (tag == Tag::Rank) e.rank = tokens_.integer(text_, text_offset_, "rank");
+  }
+
+  // `text` itself when it lies in the document, else a stored copy: decoded texts live in the
+  // tokenizer's buffer only until the next text.
+  std::string_view kept(std::string_view text) {
+    const auto doc = tokens_.source();
+    if (text.empty() || (text.data() >= doc.data() && text.data() + text.size() <= doc.data() + doc.size())) return text;
+    return decoded_texts_.emplace_back(text);
   }
 
   void finish() {
@@ -384,7 +429,7 @@ class AnchorParser {
     defs_.location_groups.reserve(groups), defs_.group_rank.reserve(groups);
     for (std::size_t i = 0; i < system_.size(); ++i) {
       auto& e = system_[i];
-      std::string cls = e.kind == Kind::Node ? e.cls : (!e.type.empty() ? e.type : (!e.cls.empty() ? e.cls : std::string()));
+      std::string_view cls = e.kind == Kind::Node ? e.cls : (!e.type.empty() ? e.type : e.cls);
       if (cls.empty()) cls = e.kind == Kind::Node ? "node" : e.kind == Kind::LocationGroup ? "process" : "thread";
       element[i] = e.parent == kNoParent ? defs_.system.add_root(e.kind, cls, e.name)
                                          : defs_.system.add_child(element[e.parent], e.kind, cls, e.name);
@@ -430,6 +475,8 @@ class AnchorParser {
   std::vector<std::uint64_t> region_ids_;
   std::vector<std::size_t> region_offsets_;
   std::vector<SystemElement> system_;
+  std::vector<PlainSystemElement> plain_;
+  std::deque<std::string> decoded_texts_;  // see kept()
   bool in_system_ = false, has_system_root_ = false;
   std::size_t topologies_start_ = 0;
 };
