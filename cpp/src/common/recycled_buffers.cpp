@@ -37,8 +37,11 @@ std::uint8_t* RecycledBuffers::take(std::size_t bytes, bool zeroed) {
       s.held_bytes -= size;
     }
   }
-  if (!p) return static_cast<std::uint8_t*>(zeroed ? std::calloc(size, 1) : std::malloc(size));
-  if (zeroed) std::memset(p, 0, size);
+  // Page-aligned: then a read from a file (whose pages start at offset 0) lands at the same
+  // page offset. A destination a few bytes past its source's page offset makes the string
+  // copy of AMD Zen cores ~10x slower, in the kernel's copy for pread as in memcpy.
+  if (!p) p = static_cast<std::uint8_t*>(std::aligned_alloc(kPage, size));
+  if (p && zeroed) std::memset(p, 0, size);
   return p;
 }
 

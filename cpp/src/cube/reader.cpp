@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/common/recycled_buffers.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/system_member.hpp"
 #include "cubescale/cube/tar.hpp"
@@ -39,7 +40,12 @@ class Archive {
     }
     a->size_ = static_cast<std::size_t>(st.st_size);
     if (a->size_ > 0 && a->size_ <= kReadLimit) {
-      a->read_.reset(new char[a->size_]);
+      try {
+        a->read_ = read_buffer(a->size_);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
       std::size_t done = 0;
       while (done < a->size_) {
         const auto n = ::pread(fd, a->read_.get() + done, a->size_ - done, static_cast<off_t>(done));
@@ -80,9 +86,26 @@ class Archive {
   }
 
  private:
-  // Small files are read: mapping costs more in page faults and unmapping than copying them.
-  static constexpr std::size_t kReadLimit = std::size_t(1) << 20;
-  std::unique_ptr<char[]> read_;
+  // Files of up to some MiB are read: mapping costs more in page faults and unmapping than
+  // copying them. They are read into recycled buffers, which are page-aligned (so the copy
+  // avoids the slow case of copy_bytes.hpp) and whose pages are already mapped: a fresh page
+  // costs a fault and its zeroing, which for a file of megabytes is as much as reading it.
+  static constexpr std::size_t kReadLimit = RecycledBuffers::kMaxBytes - 1;
+  struct Release {
+    std::size_t recycled_bytes;
+    void operator()(char* p) const {
+      if (recycled_bytes) RecycledBuffers::shared().give_back(reinterpret_cast<std::uint8_t*>(p), recycled_bytes);
+      else delete[] p;
+    }
+  };
+  using Buffer = std::unique_ptr<char[], Release>;
+  static Buffer read_buffer(std::size_t bytes) {
+    if (!RecycledBuffers::serves(bytes)) return Buffer(new char[bytes], Release{0});
+    auto* p = reinterpret_cast<char*>(RecycledBuffers::shared().take_for_overwrite(bytes));
+    if (!p) throw std::bad_alloc();
+    return Buffer(p, Release{bytes});
+  }
+  Buffer read_{nullptr, Release{0}};
   const char* mapped_ = nullptr;
   std::size_t size_ = 0;
   std::string owned_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cubescale/common/copy_bytes.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/scale_func.hpp"
 
@@ -144,7 +145,7 @@ class RowDecoder {
     if (swap_ && word_ == 8) return swap_copy_words<std::uint64_t>(dst, src, row_bytes_ / 8);
     if (swap_ && word_ == 4) return swap_copy_words<std::uint32_t>(dst, src, row_bytes_ / 4);
     if (swap_ && word_ == 2) return swap_copy_words<std::uint16_t>(dst, src, row_bytes_ / 2);
-    if (column_of_.empty()) std::memcpy(dst, src, row_bytes_);
+    if (column_of_.empty()) copy_bytes(dst, src, row_bytes_);
     else
       for (std::size_t l = 0; l < locations_; ++l) std::memcpy(dst + l * width_, src + column_of_[l] * width_, width_);
     if (swap_) swap_row(dst, locations_, dtype_, fields_);

@@ -85,6 +85,7 @@ TEST(RecycledBuffers, ReusedBuffersComeBackZeroed) {
   const std::size_t bytes = 40000;
   auto* p = store.take_zeroed(bytes);
   ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);  // page-aligned, see copy_bytes.hpp
   std::memset(p, 0xab, bytes);
   const auto held = store.held_bytes();
   store.give_back(p, bytes);
