@@ -6,6 +6,7 @@
 #include <deque>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/cnode_xml.hpp"
 #include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/system_xml.hpp"
 #include "cubescale/cube/text.hpp"
@@ -196,7 +197,10 @@ class AnchorParser {
     } else if (tag == Tag::Region) {
       start_region(t);
     } else if (tag == Tag::Cnode) {
-      start_cnode(t);
+      const auto id = tokens_.id_attribute("id");
+      const auto parent = cnode_parent(t.offset);
+      add_cnode(id, parent, tokens_.id_attribute("calleeId"), t.offset);
+      if (!t.self_closing) read_plain_cnodes(t.end);
     } else if (tag == Tag::Parameter && parent_tag() == Tag::Cnode) {
       Attributes a;
       for (const auto& [k, v] : t.attributes) a.emplace_back(k, v);
@@ -258,14 +262,45 @@ class AnchorParser {
     tokens_.seek(note_region_run(tokens_.source(), close, region_ids_, region_offsets_));
   }
 
-  void start_cnode(const XmlToken& t) {
+  // The parent of the <cnode> whose entry is on the stack.
+  std::uint32_t cnode_parent(std::size_t offset) const {
+    if (parent_tag() == Tag::Cnode) return cnode_stack_.back();
+    if (parent_tag() != Tag::Program) tokens_.fail(offset, "<cnode> outside <program>");
+    return kNoParent;
+  }
+
+  void add_cnode(std::uint64_t id, std::uint32_t parent, std::uint64_t callee, std::size_t offset) {
     Cnode c;
-    c.file_id = tokens_.id_attribute("id");
-    c.parent = parent_tag() == Tag::Cnode ? cnode_stack_.back() : kNoParent;
-    if (c.parent == kNoParent && parent_tag() != Tag::Program) tokens_.fail(t.offset, "<cnode> outside <program>");
-    callee_.push_back({tokens_.id_attribute("calleeId"), t.offset});
+    c.file_id = id;
+    c.parent = parent;
+    callee_.push_back({callee, offset});
     cnode_stack_.push_back(static_cast<std::uint32_t>(defs_.cnodes.size()));
     defs_.cnodes.push_back(std::move(c));
+  }
+
+  // Applies the plain cnode tags from `pos` on as their tokens would be applied, and hands
+  // the first other tag back to the tokenizer (see cnode_xml.hpp).
+  void read_plain_cnodes(std::size_t pos) {
+    static constexpr std::string_view kCnode = "cnode";
+    while (true) {
+      const auto tag = read_plain_cnode_tag(tokens_.source(), pos);
+      if (tag.kind == PlainCnodeTag::Close) {
+        if (stack_.empty() || stack_.back().tag != Tag::Cnode) break;
+        stack_.pop_back();
+        cnode_stack_.pop_back();
+      } else if (tag.kind == PlainCnodeTag::Open) {
+        // Where the general parser would fail, it is left to fail with its own message.
+        if (stack_.size() >= kMaxAnchorNesting || stack_.empty() ||
+            (stack_.back().tag != Tag::Cnode && stack_.back().tag != Tag::Program))
+          break;
+        stack_.push_back({kCnode, Tag::Cnode});
+        add_cnode(tag.id, cnode_parent(tag.offset), tag.callee, tag.offset);
+      } else {
+        break;
+      }
+      pos = tag.end;
+    }
+    tokens_.seek(pos);
   }
 
   void start_system_element(const XmlToken& t, Kind kind, std::string_view cube3_class) {

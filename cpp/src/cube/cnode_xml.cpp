@@ -1,0 +1,48 @@
+#include "cubescale/cube/cnode_xml.hpp"
+
+#include <charconv>
+
+#include "cubescale/cube/xml.hpp"
+
+namespace cubescale::cube {
+
+namespace {
+
+bool starts_with_at(std::string_view xml, std::size_t pos, std::string_view s) {
+  return xml.size() - pos >= s.size() && xml.compare(pos, s.size(), s) == 0;
+}
+
+// The id in `"N"` after `pos` (which is just past the opening quote); moves past the closing
+// quote.
+bool quoted_id(std::string_view xml, std::size_t& pos, std::uint64_t& id) {
+  const auto quote = xml.find('"', pos);
+  if (quote == std::string_view::npos) return false;
+  auto [p, ec] = std::from_chars(xml.data() + pos, xml.data() + quote, id);
+  if (ec != std::errc() || p != xml.data() + quote || id > 0xffffffffull) return false;
+  pos = quote + 1;
+  return true;
+}
+
+}  // namespace
+
+PlainCnodeTag read_plain_cnode_tag(std::string_view xml, std::size_t pos) {
+  constexpr std::string_view kOpen = "<cnode id=\"", kCallee = " calleeId=\"", kClose = "</cnode>";
+  PlainCnodeTag tag;
+  while (pos < xml.size() && is_xml_space(xml[pos])) ++pos;
+  tag.offset = pos;
+  if (starts_with_at(xml, pos, kClose)) {
+    tag.kind = PlainCnodeTag::Close;
+    tag.end = pos + kClose.size();
+    return tag;
+  }
+  if (!starts_with_at(xml, pos, kOpen)) return tag;
+  pos += kOpen.size();
+  if (!quoted_id(xml, pos, tag.id) || !starts_with_at(xml, pos, kCallee)) return tag;
+  pos += kCallee.size();
+  if (!quoted_id(xml, pos, tag.callee) || pos >= xml.size() || xml[pos] != '>') return tag;
+  tag.kind = PlainCnodeTag::Open;
+  tag.end = pos + 1;
+  return tag;
+}
+
+}  // namespace cubescale::cube
