@@ -8,10 +8,6 @@ namespace cubescale::cube {
 
 namespace {
 
-bool starts_with_at(std::string_view xml, std::size_t pos, std::string_view s) {
-  return xml.size() - pos >= s.size() && xml.compare(pos, s.size(), s) == 0;
-}
-
 // The id in `"N"` after `pos` (which is just past the opening quote); moves past the closing
 // quote.
 bool quoted_id(std::string_view xml, std::size_t& pos, std::uint64_t& id) {
@@ -26,19 +22,19 @@ bool quoted_id(std::string_view xml, std::size_t& pos, std::uint64_t& id) {
 }  // namespace
 
 PlainCnodeTag read_plain_cnode_tag(std::string_view xml, std::size_t pos) {
-  constexpr std::string_view kOpen = "<cnode id=\"", kCallee = " calleeId=\"", kClose = "</cnode>";
+  static constexpr char kOpen[] = "<cnode id=\"", kCallee[] = " calleeId=\"", kClose[] = "</cnode>";
   PlainCnodeTag tag;
   while (pos < xml.size() && is_xml_space(xml[pos])) ++pos;
   tag.offset = pos;
   if (starts_with_at(xml, pos, kClose)) {
     tag.kind = PlainCnodeTag::Close;
-    tag.end = pos + kClose.size();
+    tag.end = pos + (sizeof kClose - 1);
     return tag;
   }
   if (!starts_with_at(xml, pos, kOpen)) return tag;
-  pos += kOpen.size();
+  pos += (sizeof kOpen - 1);
   if (!quoted_id(xml, pos, tag.id) || !starts_with_at(xml, pos, kCallee)) return tag;
-  pos += kCallee.size();
+  pos += (sizeof kCallee - 1);
   if (!quoted_id(xml, pos, tag.callee) || pos >= xml.size() || xml[pos] != '>') return tag;
   tag.kind = PlainCnodeTag::Open;
   tag.end = pos + 1;

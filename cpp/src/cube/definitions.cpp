@@ -48,16 +48,25 @@ std::vector<std::uint32_t> deep_order(const Definitions& defs) {
 std::vector<std::uint32_t> wide_order(const Definitions& defs) {
   // Emit a node's children together when the node is visited; visit nodes in preorder.
   // Since the cnodes are stored in preorder, visiting is a forward loop over the indices.
-  const auto children = defs.cnode_children();
+  // Children lists are one array with offsets (children of j at [first[j], first[j + 1])),
+  // not a vector per node: opening a report calls this once, and most nodes are leaves.
+  const auto n = defs.cnodes.size();
+  std::vector<std::uint32_t> first(n + 1, 0), children(n);
+  for (const auto& c : defs.cnodes)
+    if (c.parent != kNoParent) ++first[c.parent + 1];
+  for (std::size_t j = 0; j < n; ++j) first[j + 1] += first[j];
+  auto next = first;
+  for (std::uint32_t i = 0; i < n; ++i)
+    if (defs.cnodes[i].parent != kNoParent) children[next[defs.cnodes[i].parent]++] = i;
   std::vector<std::uint32_t> order;
-  order.reserve(defs.cnodes.size());
-  for (std::uint32_t i = 0; i < defs.cnodes.size(); ++i) {
+  order.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
     if (defs.cnodes[i].parent == kNoParent) {
       order.push_back(i);
       // A root's subtree is the contiguous preorder range that starts at it.
       std::uint32_t end = i + 1;
-      while (end < defs.cnodes.size() && defs.cnodes[end].parent != kNoParent) ++end;
-      for (std::uint32_t j = i; j < end; ++j) order.insert(order.end(), children[j].begin(), children[j].end());
+      while (end < n && defs.cnodes[end].parent != kNoParent) ++end;
+      order.insert(order.end(), children.begin() + first[i], children.begin() + first[end]);
     }
   }
   return order;

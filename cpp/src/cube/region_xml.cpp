@@ -193,9 +193,9 @@ struct RegionTag {
   std::size_t end;
 };
 std::optional<RegionTag> region_tag(std::string_view xml, std::size_t pos) {
-  constexpr std::string_view kOpen = "<region id=\"";
-  if (xml.compare(pos, kOpen.size(), kOpen) != 0) return std::nullopt;
-  pos += kOpen.size();
+  static constexpr char kOpen[] = "<region id=\"";
+  if (pos > xml.size() || !starts_with_at(xml, pos, kOpen)) return std::nullopt;
+  pos += sizeof kOpen - 1;
   std::uint64_t id = 0;
   const auto digits = pos;
   for (; pos < xml.size() && xml[pos] >= '0' && xml[pos] <= '9' && pos - digits < 10; ++pos) id = id * 10 + (xml[pos] - '0');
@@ -209,9 +209,9 @@ std::optional<RegionTag> region_tag(std::string_view xml, std::size_t pos) {
 
 std::size_t note_region_run(std::string_view xml, std::size_t close, std::vector<std::uint64_t>& ids,
                             std::vector<std::size_t>& offsets) {
-  constexpr std::string_view kClose = "</region>";
-  while (xml.compare(close, kClose.size(), kClose) == 0) {
-    const auto start = skip_spaces(xml, close + kClose.size());
+  static constexpr char kClose[] = "</region>";
+  while (close <= xml.size() && starts_with_at(xml, close, kClose)) {
+    const auto start = skip_spaces(xml, close + sizeof kClose - 1);
     const auto tag = region_tag(xml, start);
     if (!tag) break;
     const auto next_close = region_body_end(xml, tag->end);

@@ -15,12 +15,14 @@ class PlainCursor {
   PlainCursor(std::string_view xml, std::size_t pos) : xml_(xml), pos_(pos) {}
   std::size_t pos() const { return pos_; }
 
-  bool literal(std::string_view s) {
-    if (xml_.size() - pos_ < s.size() || xml_.compare(pos_, s.size(), s) != 0) return false;
-    pos_ += s.size();
+  template <std::size_t N>
+  bool literal(const char (&s)[N]) {
+    if (!starts_with_at(xml_, pos_, s)) return false;
+    pos_ += N - 1;
     return true;
   }
-  bool peek(std::string_view s) const { return xml_.size() - pos_ >= s.size() && xml_.compare(pos_, s.size(), s) == 0; }
+  template <std::size_t N>
+  bool peek(const char (&s)[N]) const { return starts_with_at(xml_, pos_, s); }
   void space() {
     while (pos_ < xml_.size() && is_xml_space(xml_[pos_])) ++pos_;
   }
@@ -41,7 +43,8 @@ class PlainCursor {
     return true;
   }
   // `<tag Id="N">`: the start tag of a group or location with its one attribute.
-  bool start_tag(std::string_view open, std::uint64_t& id) {
+  template <std::size_t N>
+  bool start_tag(const char (&open)[N], std::uint64_t& id) {
     if (!literal(open)) return false;
     const auto quote = xml_.find('"', pos_);
     if (quote == std::string_view::npos) return false;

@@ -7,6 +7,7 @@
 // stored there as they read (the common case), otherwise into buffers of the tokenizer that
 // hold the decoded form. So a token costs no allocation once the buffers have grown.
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <string>
@@ -18,6 +19,14 @@ namespace cubescale::cube {
 
 // XML's white space: space, tab, newline, carriage return.
 inline bool is_xml_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Whether `literal` stands in `xml` at `pos` (<= xml.size()). Its length is known here, so the
+// comparison compiles to a few loads instead of a call: the fast readings of CubeW's layout
+// make one for every tag.
+template <std::size_t N>
+bool starts_with_at(std::string_view xml, std::size_t pos, const char (&literal)[N]) {
+  return xml.size() - pos >= N - 1 && std::memcmp(xml.data() + pos, literal, N - 1) == 0;
+}
 
 struct XmlToken {
   enum Type { Start, End, Text, Eof } type = Eof;
