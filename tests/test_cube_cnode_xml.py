@@ -100,3 +100,13 @@ def test_malformed_call_trees_fail_as_in_the_general_parser(variant):
     members, anchor = _variant(ERRORS[variant])
     assert_fails_alike(members, anchor, _general, lambda r: _call_tree(r, with_values=False),
                        inserted={b'general="1" ': 12, b"</cnode >": 1})
+
+
+def test_call_paths_nested_past_the_limit_fail_as_in_the_general_parser():
+    members = read_members(SOURCE)
+    anchor = members["anchor.xml"]
+    start, end = anchor.index(b"<cnode "), anchor.rindex(b"</cnode>") + len(b"</cnode>")
+    depth = 100_000  # with <cube> and <program> above them, the last ones pass the limit
+    chain = b"".join(b'<cnode id="%d" calleeId="0">\n' % i for i in range(depth)) + b"</cnode>\n" * depth
+    assert_fails_alike(members, anchor[:start] + chain + anchor[end:], _general,
+                       lambda r: _call_tree(r, with_values=False), inserted={b'general="1" ': 12, b"</cnode >": 1})

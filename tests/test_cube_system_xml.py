@@ -102,3 +102,15 @@ ERRORS = {
 def test_malformed_groups_fail_as_in_the_general_parser(variant):
     members, anchor = _with_first_group(ERRORS[variant])
     assert_fails_alike(members, anchor, _general, lambda report: report, inserted={b'general="1" ': 12})
+
+
+def test_groups_nested_at_the_limit_fail_as_in_the_general_parser():
+    """Unknown elements may wrap the system tree: where a location would pass the nesting limit
+    the fast reading must leave the group to the general parser, which reports it."""
+    members = read_members(SOURCE)
+    # <cube>, <system>, the wrappers, machine and node: the group's start tag is within the
+    # limit, its fields and location are one level past it.
+    depth = 100_000 - 5
+    anchor = members["anchor.xml"].replace(b"<system>", b"<system>" + b"<a>" * depth, 1)
+    anchor = anchor.replace(b"</system>", b"</a>" * depth + b"</system>", 1)
+    assert_fails_alike(members, anchor, _general, lambda report: report, inserted={b'general="1" ': 12})

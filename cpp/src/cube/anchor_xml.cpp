@@ -330,8 +330,10 @@ class AnchorParser {
   // Reads the location groups from the start tag `t` on in one pass where they have CubeW's
   // layout; false (nothing read) otherwise, or where the general checks would fail.
   bool read_plain_groups_at(const XmlToken& t) {
+    // A location and its fields nest two elements below the group: where that would pass a
+    // nesting limit, the general parser reports it.
     if (t.self_closing || system_stack_.empty() || system_[system_stack_.back()].kind != Kind::Node ||
-        system_stack_.size() + 1 >= systree::kMaxDepth)
+        system_stack_.size() + 1 >= systree::kMaxDepth || stack_.size() + 2 >= kMaxAnchorNesting)
       return false;
     plain_.clear();
     const auto end = read_plain_groups(tokens_.source(), t.offset, plain_);
