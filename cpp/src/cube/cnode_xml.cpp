@@ -1,25 +1,8 @@
 #include "cubescale/cube/cnode_xml.hpp"
 
-#include <charconv>
-
 #include "cubescale/cube/xml.hpp"
 
 namespace cubescale::cube {
-
-namespace {
-
-// The id in `"N"` after `pos` (which is just past the opening quote); moves past the closing
-// quote.
-bool quoted_id(std::string_view xml, std::size_t& pos, std::uint64_t& id) {
-  const auto quote = xml.find('"', pos);
-  if (quote == std::string_view::npos) return false;
-  auto [p, ec] = std::from_chars(xml.data() + pos, xml.data() + quote, id);
-  if (ec != std::errc() || p != xml.data() + quote || id > 0xffffffffull) return false;
-  pos = quote + 1;
-  return true;
-}
-
-}  // namespace
 
 PlainCnodeTag read_plain_cnode_tag(std::string_view xml, std::size_t pos) {
   static constexpr char kOpen[] = "<cnode id=\"", kCallee[] = " calleeId=\"", kClose[] = "</cnode>";
@@ -33,9 +16,9 @@ PlainCnodeTag read_plain_cnode_tag(std::string_view xml, std::size_t pos) {
   }
   if (!starts_with_at(xml, pos, kOpen)) return tag;
   pos += (sizeof kOpen - 1);
-  if (!quoted_id(xml, pos, tag.id) || !starts_with_at(xml, pos, kCallee)) return tag;
+  if (!plain_quoted_id(xml, pos, tag.id) || !starts_with_at(xml, pos, kCallee)) return tag;
   pos += (sizeof kCallee - 1);
-  if (!quoted_id(xml, pos, tag.callee) || pos >= xml.size() || xml[pos] != '>') return tag;
+  if (!plain_quoted_id(xml, pos, tag.callee) || pos >= xml.size() || xml[pos] != '>') return tag;
   tag.kind = PlainCnodeTag::Open;
   tag.end = pos + 1;
   return tag;

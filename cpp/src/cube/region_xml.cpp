@@ -197,10 +197,8 @@ std::optional<RegionTag> region_tag(std::string_view xml, std::size_t pos) {
   if (pos > xml.size() || !starts_with_at(xml, pos, kOpen)) return std::nullopt;
   pos += sizeof kOpen - 1;
   std::uint64_t id = 0;
-  const auto digits = pos;
-  for (; pos < xml.size() && xml[pos] >= '0' && xml[pos] <= '9' && pos - digits < 10; ++pos) id = id * 10 + (xml[pos] - '0');
-  if (pos == digits || pos >= xml.size() || xml[pos] != '"' || id > 0xffffffffull) return std::nullopt;
-  const auto end = start_tag_end(xml, pos + 1);
+  if (!plain_quoted_id(xml, pos, id)) return std::nullopt;
+  const auto end = start_tag_end(xml, pos);
   if (end == std::string_view::npos) return std::nullopt;
   return RegionTag{id, end};
 }

@@ -45,13 +45,7 @@ class PlainCursor {
   // `<tag Id="N">`: the start tag of a group or location with its one attribute.
   template <std::size_t N>
   bool start_tag(const char (&open)[N], std::uint64_t& id) {
-    if (!literal(open)) return false;
-    const auto quote = xml_.find('"', pos_);
-    if (quote == std::string_view::npos) return false;
-    auto [p, ec] = std::from_chars(xml_.data() + pos_, xml_.data() + quote, id);
-    if (ec != std::errc() || p != xml_.data() + quote || id > 0xffffffffull) return false;
-    pos_ = quote + 1;
-    return literal(">");
+    return literal(open) && plain_quoted_id(xml_, pos_, id) && literal(">");
   }
 
  private:

@@ -111,27 +111,18 @@ CUBESCALE_AVX2_CLONE void swap_copy_words2(std::uint8_t* dst, const std::uint8_t
   swap_copy_loop<std::uint16_t>(dst, src, n);
 }
 
-// Big-endian rows to native order. Values made of equal words (integers, doubles, vectors of
-// doubles) swap word by word in a loop the compiler vectorizes; mixed fields (TAU_ATOMIC) one by
-// one; SCALE_FUNC slots by their own counts. `fields` is t.fields(), computed once per member.
-void swap_row(std::uint8_t* row, std::size_t values, const DataType& t, const std::vector<std::uint8_t>& fields) {
-  const std::size_t width = t.width();
-  if (t.kind == ValueKind::ScaleFunc) {
-    for (std::size_t l = 0; l < values; ++l) scale_func_swap(row + l * width, width);
-    return;
-  }
-  if (fields.empty()) return;
-  const bool uniform = std::all_of(fields.begin(), fields.end(), [&](auto f) { return f == fields[0]; });
-  const std::size_t words = uniform ? values * (width / fields[0]) : 0;
-  if (uniform && fields[0] == 8) return swap_copy_words8(row, row, words);
-  if (uniform && fields[0] == 4) return swap_copy_words4(row, row, words);
-  if (uniform && fields[0] == 2) return swap_copy_words2(row, row, words);
-  if (uniform && fields[0] == 1) return;
-  for (std::size_t l = 0; l < values; ++l) swap_fields(row + l * width, fields);
+// Swaps n words of `word` bytes from src to dst (which may be src); false for other sizes.
+bool swap_copy_words(std::size_t word, std::uint8_t* dst, const std::uint8_t* src, std::size_t n) {
+  if (word == 8) return swap_copy_words8(dst, src, n), true;
+  if (word == 4) return swap_copy_words4(dst, src, n), true;
+  if (word == 2) return swap_copy_words2(dst, src, n), true;
+  return false;
 }
 
 // How one stored row becomes one matrix row: gathered by column, byte-swapped, or both.
-// Decided once per member; rows of equal words are swapped while they are copied (one pass).
+// Decided once per member. Big-endian values made of equal words (integers, doubles, vectors
+// of doubles) swap word by word, while they are copied when no gather is needed (one pass);
+// mixed fields (TAU_ATOMIC) one by one; SCALE_FUNC slots by their own counts.
 class RowDecoder {
  public:
   RowDecoder(const Severity& out, const std::vector<std::uint32_t>& column_of, bool big_endian)
@@ -144,26 +135,34 @@ class RowDecoder {
         fields_(dtype_.fields()) {
     const bool uniform = !fields_.empty() && dtype_.kind != ValueKind::ScaleFunc &&
                          std::all_of(fields_.begin(), fields_.end(), [&](auto f) { return f == fields_[0]; });
-    word_ = uniform && column_of_.empty() ? fields_[0] : 0;
+    word_ = uniform ? fields_[0] : 0;
   }
 
   void decode(std::uint8_t* dst, const std::uint8_t* src) const {
-    if (swap_ && word_ == 8) return swap_copy_words8(dst, src, row_bytes_ / 8);
-    if (swap_ && word_ == 4) return swap_copy_words4(dst, src, row_bytes_ / 4);
-    if (swap_ && word_ == 2) return swap_copy_words2(dst, src, row_bytes_ / 2);
+    if (swap_ && column_of_.empty() && swap_copy_words(word_, dst, src, row_bytes_ / std::max<std::size_t>(word_, 1)))
+      return;
     if (column_of_.empty()) copy_bytes(dst, src, row_bytes_);
     else
       for (std::size_t l = 0; l < locations_; ++l) std::memcpy(dst + l * width_, src + column_of_[l] * width_, width_);
-    if (swap_) swap_row(dst, locations_, dtype_, fields_);
+    if (swap_) swap_in_place(dst);
   }
 
  private:
+  void swap_in_place(std::uint8_t* row) const {
+    if (dtype_.kind == ValueKind::ScaleFunc) {
+      for (std::size_t l = 0; l < locations_; ++l) scale_func_swap(row + l * width_, width_);
+      return;
+    }
+    if (word_ == 1 || swap_copy_words(word_, row, row, row_bytes_ / std::max<std::size_t>(word_, 1))) return;
+    for (std::size_t l = 0; l < locations_; ++l) swap_fields(row + l * width_, fields_);
+  }
+
   const DataType& dtype_;
   std::size_t width_, locations_, row_bytes_;
   const std::vector<std::uint32_t>& column_of_;
   bool swap_;
   std::vector<std::uint8_t> fields_;
-  std::size_t word_ = 0;
+  std::size_t word_ = 0;  // the size of every field when all are equal, else 0
 };
 
 }  // namespace

@@ -21,7 +21,7 @@ struct PlainCnodeTag {
 };
 
 // The tag after the white space at `pos`, if it is one of the two plain cnode tags (kind None
-// otherwise). Ids are decimal below 2^32 as XmlTokenizer::id_attribute reads them.
+// otherwise). Ids are read by plain_quoted_id() (xml.hpp); other forms go to the tokenizer.
 PlainCnodeTag read_plain_cnode_tag(std::string_view xml, std::size_t pos);
 
 }  // namespace cubescale::cube
