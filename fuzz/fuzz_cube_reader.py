@@ -15,7 +15,7 @@ import atheris
 
 with atheris.instrument_imports():
     import cubescale
-    from cubescale import _core
+    from cubescale._core import cube as _core
 
 
 def test_one_input(data: bytes) -> None:

@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 
 import cubescale
-from cubescale import _core
+from cubescale._core import cube as _core
 from tar_members import archive, read_members
 
 

@@ -123,7 +123,7 @@ def test_call_tree_out_of_preorder_is_rejected():
 
 
 @pytest.mark.parametrize("break_it, message", [
-    (lambda b: b.add_metric("x", dtype="QUATERNION"), "unknown data type"),
+    (lambda b: b.add_metric("x", dtype="QUATERNION"), "metric x: unknown CUBE data type"),
     (lambda b: b.add_metric("x", kind="BOTH"), "INCLUSIVE or EXCLUSIVE"),
     (lambda b: b.add_metric("x", parent=5), "not preorder"),
     (lambda b: b.add_cnode(7), "calls region 7"),
@@ -133,8 +133,8 @@ def test_bad_parts_are_rejected(break_it, message):
     b = _minimal()
     b.add_metric("time")
     b.add_cnode(b.add_region("main"))
-    break_it(b)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message):  # when added (fields) or built (trees)
+        break_it(b)
         b.build()
 
 

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from anchor_oracle import assert_fails_alike, both_readings, open_with_anchor
-from cubescale import _core
+from cubescale._core import cube as _core
 from tar_members import read_members
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")

@@ -8,7 +8,7 @@ import os
 import pytest
 
 import cubescale
-from cubescale import _core
+from cubescale._core import cube as _core
 from tar_members import archive, read_members
 
 # ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise.

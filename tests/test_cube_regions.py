@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import cubescale
-from cubescale import _core
+from cubescale._core import cube as _core
 from tar_members import archive, read_members
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
@@ -44,7 +44,10 @@ def _expected(anchor: bytes):
 
 
 def _actual(report):
-    regions = [{k: r[k] for k in (*FIELDS, "file_id", "mod", "begin", "end", "attrs")} for r in report.regions()]
+    # The bound definitions' field names; the XML tags they come from where those differ.
+    renamed = {"descr": "description", "mod": "module"}
+    regions = [{k: getattr(r, renamed.get(k, k)) for k in (*FIELDS, "file_id", "mod", "begin", "end", "attrs")}
+               for r in report.regions()]
     return regions, report.cnode_regions().tolist()
 
 

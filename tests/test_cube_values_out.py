@@ -71,7 +71,7 @@ def test_one_buffer_serves_every_metric_of_a_type():
 
 
 def test_buffers_from_values_like_start_on_a_page():
-    from cubescale.report import _page_aligned_empty
+    from cubescale.dtypes import page_aligned_empty as _page_aligned_empty
 
     report = _example()
     assert report.values_like("time").ctypes.data % 4096 == 0

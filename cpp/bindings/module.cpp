@@ -1,10 +1,21 @@
+// cubescale._core: one submodule per concept of the C++ core, as cpp/include/cubescale/<concept>/.
+// Types are registered before the functions whose signatures name them, so that docstrings and
+// the stubs in python/cubescale/_core/ show Python names.
 #include "register.hpp"
 
+namespace py = pybind11;
+
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "cubescale C++ core: system trees, CUBE4 reports, aggregation";
+  m.doc() = "cubescale C++ core: one submodule per concept (systree, cube, distributed).";
   cubescale::bindings::register_errors(m);
-  cubescale::bindings::register_systree(m);
-  cubescale::bindings::register_cube(m);
-  cubescale::bindings::register_assemble(m);
-  cubescale::bindings::register_distributed(m);
+  auto systree = m.def_submodule(
+      "systree", "System trees: single-node and sequence form, names, shapes, hwloc hardware levels (paper 000, 004).");
+  cubescale::bindings::register_systree(systree);
+  auto cube = m.def_submodule(
+      "cube", "CUBE4 reports: data types, definitions, lazily loaded values, aggregation, reader and writer.");
+  cubescale::bindings::register_cube_definitions(cube);
+  cubescale::bindings::register_cube(cube);
+  auto distributed = m.def_submodule(
+      "distributed", "Kernels of the distributed system tree build and its simulation (paper 000, section 4).");
+  cubescale::bindings::register_distributed(distributed);
 }

@@ -46,40 +46,6 @@ py::dict attributes(const Attributes& a) {
   return d;
 }
 
-py::dict metric_dict(const Metric& m, std::size_t index) {
-  py::dict d;
-  d["index"] = index;
-  d["file_id"] = m.file_id;
-  d["parent"] = m.parent == kNoParent ? py::object(py::none()) : py::object(py::int_(m.parent));
-  d["kind"] = m.kind == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE";
-  d["dtype"] = m.dtype.name;
-  d["width"] = m.dtype.width();
-  d["disp_name"] = m.disp_name;
-  d["uniq_name"] = m.uniq_name;
-  d["uom"] = m.uom;
-  d["val"] = m.val;
-  d["url"] = m.url;
-  d["descr"] = m.descr;
-  d["attrs"] = attributes(m.attrs);
-  return d;
-}
-
-py::dict region_dict(const Region& r) {
-  py::dict d;
-  d["file_id"] = r.file_id;
-  d["name"] = r.name;
-  d["mangled_name"] = r.mangled_name;
-  d["mod"] = r.mod;
-  d["begin"] = r.begin;
-  d["end"] = r.end;
-  d["paradigm"] = r.paradigm;
-  d["role"] = r.role;
-  d["url"] = r.url;
-  d["descr"] = r.descr;
-  d["attrs"] = attributes(r.attrs);
-  return d;
-}
-
 MetricKind kind_of(bool inclusive) { return inclusive ? MetricKind::Inclusive : MetricKind::Exclusive; }
 
 std::shared_ptr<const Severity> select(const Report& r, std::size_t metric, py::object inclusive) {
@@ -91,63 +57,88 @@ std::shared_ptr<const Severity> select(const Report& r, std::size_t metric, py::
 }
 
 void register_report(py::module_& m) {
-  py::class_<Report, std::shared_ptr<Report>>(m, "CubeReport")
-      .def_property_readonly("metric_count", &Report::metric_count)
-      .def_property_readonly("cnode_count", &Report::cnode_count)
-      .def_property_readonly("location_count", &Report::location_count)
-      .def_property_readonly("version", [](const Report& r) { return r.structure().version; })
-      .def_property_readonly("attrs", [](const Report& r) { return attributes(r.structure().attrs); })
-      .def_property_readonly("mirrors", [](const Report& r) { return r.structure().mirrors; })
-      .def("metrics",
-           [](const Report& r) {
-             py::list out;
-             const auto& ms = r.structure().metrics;
-             for (std::size_t i = 0; i < ms.size(); ++i) out.append(metric_dict(ms[i], i));
-             return out;
-           })
-      .def("regions",
-           [](const Report& r) {
-             py::list out;
-             for (const auto& reg : r.definitions().regions) out.append(region_dict(reg));
-             return out;
-           })
-      .def("cnode_parents",
-           [](const Report& r) {
-             std::vector<std::int64_t> p;
-             for (auto v : r.cnode_parents()) p.push_back(v == kNoParent ? -1 : std::int64_t(v));
-             return to_array(p);
-           })
-      .def("cnode_regions",
-           [](const Report& r) {
-             std::vector<std::uint32_t> v;
-             for (const auto& c : r.structure().cnodes) v.push_back(c.region);
-             return to_array(v);
-           })
-      .def("cnode_file_ids",
-           [](const Report& r) {
-             std::vector<std::uint64_t> v;
-             for (const auto& c : r.structure().cnodes) v.push_back(c.file_id);
-             return to_array(v);
-           })
-      .def("cnode_parameters",
-           [](const Report& r, std::size_t c) {
-             py::list out;
-             for (const auto& p : r.structure().cnodes.at(c).parameters) out.append(attributes(p));
-             return out;
-           })
-      .def("system_tree", [](const Report& r) { return r.structure().system; })
-      .def("location_elements", [](const Report& r) { return to_array(r.structure().locations); })
-      .def("location_group_elements", [](const Report& r) { return to_array(r.structure().location_groups); })
-      .def("location_ranks", [](const Report& r) { return to_array(r.structure().location_rank); })
-      .def("location_group_ranks", [](const Report& r) { return to_array(r.structure().group_rank); })
-      .def("location_file_ids", [](const Report& r) { return to_array(r.structure().location_file_id); })
-      .def("location_ancestors",
-           [](const Report& r, std::uint32_t depth) { return to_array(r.structure().location_ancestors(depth)); })
-      .def_property_readonly("topologies_xml", [](const Report& r) { return r.structure().topologies_xml; })
-      .def("loaded", &Report::loaded)
+  py::class_<Report, std::shared_ptr<Report>>(
+      m, "CubeReport",
+      "A CUBE4 report: definitions (metric tree, regions, call tree, system tree, all in preorder) and "
+      "per-metric value matrices [cnode, location] loaded on first use.")
+      .def_property_readonly("metric_count", &Report::metric_count, "Number of metrics.")
+      .def_property_readonly("cnode_count", &Report::cnode_count, "Number of call paths (rows).")
+      .def_property_readonly("location_count", &Report::location_count, "Number of locations (columns).")
+      .def_property_readonly(
+          "version", [](const Report& r) { return r.structure().version; }, "The CUBE format version read.")
+      .def_property_readonly(
+          "attrs", [](const Report& r) { return attributes(r.structure().attrs); }, "Report-level <attr>s as a dict.")
+      .def_property_readonly(
+          "mirrors", [](const Report& r) { return r.structure().mirrors; }, "Documentation mirror URLs.")
+      .def(
+          "metrics", [](const Report& r) { return r.structure().metrics; },
+          "The metric definitions in preorder (copies).")
+      .def(
+          "regions", [](const Report& r) { return r.definitions().regions; },
+          "The region definitions (copies); parses deferred regions first.")
+      .def(
+          "cnode_parents",
+          [](const Report& r) {
+            std::vector<std::int64_t> p;
+            for (auto v : r.cnode_parents()) p.push_back(v == kNoParent ? -1 : std::int64_t(v));
+            return to_array(p);
+          },
+          "Parent index of every call path (-1 for roots), int64.")
+      .def(
+          "cnode_regions",
+          [](const Report& r) {
+            std::vector<std::uint32_t> v;
+            for (const auto& c : r.structure().cnodes) v.push_back(c.region);
+            return to_array(v);
+          },
+          "Region index of every call path, uint32.")
+      .def(
+          "cnode_file_ids",
+          [](const Report& r) {
+            std::vector<std::uint64_t> v;
+            for (const auto& c : r.structure().cnodes) v.push_back(c.file_id);
+            return to_array(v);
+          },
+          "The id every call path has in the file it was read from, uint64.")
+      .def(
+          "cnode_parameters",
+          [](const Report& r, std::size_t c) {
+            py::list out;
+            for (const auto& p : r.structure().cnodes.at(c).parameters) out.append(attributes(p));
+            return out;
+          },
+          py::arg("cnode"), "The <parameter> attribute dicts of one call path.")
+      .def(
+          "system_tree", [](const Report& r) { return r.structure().system; },
+          "The system tree (a copy) as a SingleTree.")
+      .def(
+          "location_elements", [](const Report& r) { return to_array(r.structure().locations); },
+          "System-tree element of every location, uint32.")
+      .def(
+          "location_group_elements", [](const Report& r) { return to_array(r.structure().location_groups); },
+          "System-tree element of every location group, uint32.")
+      .def(
+          "location_ranks", [](const Report& r) { return to_array(r.structure().location_rank); },
+          "<rank> of every location, int64.")
+      .def(
+          "location_group_ranks", [](const Report& r) { return to_array(r.structure().group_rank); },
+          "<rank> of every location group, int64.")
+      .def(
+          "location_file_ids", [](const Report& r) { return to_array(r.structure().location_file_id); },
+          "<location Id> of every location (its data column in the file), uint64.")
+      .def(
+          "location_ancestors",
+          [](const Report& r, std::uint32_t depth) { return to_array(r.structure().location_ancestors(depth)); },
+          py::arg("depth"), "For every location, its system-tree ancestor at `depth` (itself if shallower).")
+      .def_property_readonly(
+          "topologies_xml", [](const Report& r) { return r.structure().topologies_xml; },
+          "The inner text of <topologies>, verbatim.")
+      .def("loaded", &Report::loaded, py::arg("metric"), "True once a metric's values are in memory.")
       .def(
           "values", [](const Report& r, std::size_t metric, py::object inclusive) { return bytes_view(select(r, metric, inclusive)); },
-          py::arg("metric"), py::arg("inclusive") = py::none())
+          py::arg("metric"), py::arg("inclusive") = py::none(),
+          "A read-only uint8 view [cnodes, locations * width] of a metric's values: as stored (None), inclusive "
+          "(True) or exclusive (False) along the call tree.")
       .def(
           "values_into",
           [](const Report& r, std::size_t metric, py::object inclusive, py::array out) {
@@ -170,10 +161,11 @@ void register_report(py::module_& m) {
             py::gil_scoped_release release;
             r.values_into(metric, kind, target);
           },
-          py::arg("metric"), py::arg("inclusive"), py::arg("out"))
+          py::arg("metric"), py::arg("inclusive"), py::arg("out"),
+          "Writes a metric's values (stored kind if `inclusive` is None) into the writable C-contiguous array `out`.")
       .def(
           "present", [](const Report& r, std::size_t metric, py::object inclusive) { return present_view(*select(r, metric, inclusive)); },
-          py::arg("metric"), py::arg("inclusive") = py::none())
+          py::arg("metric"), py::arg("inclusive") = py::none(), "Which rows of a metric are stored (bool per cnode).")
       .def(
           "combine_rows",
           [](const Report& r, std::size_t metric, py::object inclusive) {
@@ -181,7 +173,8 @@ void register_report(py::module_& m) {
             py::gil_scoped_release release;
             return combine_rows(*v);
           },
-          py::arg("metric"), py::arg("inclusive") = py::none())
+          py::arg("metric"), py::arg("inclusive") = py::none(),
+          "Per call path, a metric over all locations (sum, or min / max for MIN/MAXDOUBLE), as doubles.")
       .def(
           "row_doubles",
           [](const Report& r, std::size_t metric, py::object inclusive, std::size_t cnode) {
@@ -190,7 +183,7 @@ void register_report(py::module_& m) {
             to_doubles(*v, cnode, 1, out.data());
             return out;
           },
-          py::arg("metric"), py::arg("inclusive"), py::arg("cnode"))
+          py::arg("metric"), py::arg("inclusive"), py::arg("cnode"), "One call path's row as doubles.")
       .def(
           "combine_locations",
           [](const Report& r, std::size_t metric, py::object inclusive, IndexArray group, std::size_t groups) {
@@ -199,34 +192,47 @@ void register_report(py::module_& m) {
             auto out = std::make_shared<const Severity>(combine_locations(*v, g, groups));
             return bytes_view(out);
           },
-          py::arg("metric"), py::arg("inclusive"), py::arg("group"), py::arg("groups"))
-      .def("set_values", [](Report& r, std::size_t metric, ByteArray data) {
+          py::arg("metric"), py::arg("inclusive"), py::arg("group"), py::arg("groups"),
+          "Combines the location columns into `groups` columns (location l into column group[l]): uint8 view.")
+      .def(
+          "set_values",
+          [](Report& r, std::size_t metric, ByteArray data) {
         const auto& dt = r.structure().metrics.at(metric).dtype;
         Severity s(dt, r.cnode_count(), r.location_count());
         if (static_cast<std::size_t>(data.size()) != s.bytes())
           throw std::invalid_argument("expected " + std::to_string(s.bytes()) + " bytes of values");
         std::memcpy(s.data(), data.data(), s.bytes());
-        s.mark_nonzero_rows();
-        r.set_values(metric, std::move(s));
-      });
+            s.mark_nonzero_rows();
+            r.set_values(metric, std::move(s));
+          },
+          py::arg("metric"), py::arg("data"),
+          "Replaces a metric's values (in its stored kind) by the bytes of a [cnode, location] array.");
 }
 
 void register_writer(py::module_& m) {
-  py::class_<CubexWriter>(m, "CubexWriter")
+  py::class_<CubexWriter>(m, "CubexWriter",
+                          "Streams a .cubex: per metric, blocks of rows in the metric's row order; the file "
+                          "appears under its name only when finish() completes.")
       .def(py::init([](const std::shared_ptr<Report>& report, const std::string& path, bool compress, bool system_member) {
              return std::make_unique<CubexWriter>(path, report->definitions(), WriteOptions{compress, system_member});
            }),
-           py::arg("definitions_from"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true)
-      .def("row_order", [](const CubexWriter& w, std::size_t metric) { return to_array(w.row_order(metric)); })
-      .def("begin_metric", &CubexWriter::begin_metric)
-      .def("write_rows",
-           [](CubexWriter& w, ByteArray rows) {
-             if (rows.ndim() != 2) throw std::invalid_argument("rows must be a 2-d byte array [rows, row bytes]");
-             py::gil_scoped_release release;
-             w.write_rows(rows.data(), static_cast<std::size_t>(rows.shape(0)));
-           })
-      .def("end_metric", &CubexWriter::end_metric)
-      .def("finish", &CubexWriter::finish);
+           py::arg("definitions_from"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true,
+           "A writer of the definitions of `definitions_from` to `path` (zlib rows if `compress`; our compact "
+           "system tree member if `system_member`).")
+      .def(
+          "row_order", [](const CubexWriter& w, std::size_t metric) { return to_array(w.row_order(metric)); },
+          py::arg("metric"), "The cnode of each row position of a metric, in the order rows are written.")
+      .def("begin_metric", &CubexWriter::begin_metric, py::arg("metric"), "Starts writing a metric's rows.")
+      .def(
+          "write_rows",
+          [](CubexWriter& w, ByteArray rows) {
+            if (rows.ndim() != 2) throw std::invalid_argument("rows must be a 2-d byte array [rows, row bytes]");
+            py::gil_scoped_release release;
+            w.write_rows(rows.data(), static_cast<std::size_t>(rows.shape(0)));
+          },
+          py::arg("rows"), "Writes the next rows (uint8 [rows, row bytes]); all-zero rows are left out.")
+      .def("end_metric", &CubexWriter::end_metric, "Ends the metric: writes its index.")
+      .def("finish", &CubexWriter::finish, "Writes anchor.xml and renames the file into place.");
 }
 
 }  // namespace
@@ -240,33 +246,33 @@ void register_cube(py::module_& m) {
         py::gil_scoped_release release;
         return open_cubex(path);
       },
-      py::arg("path"));
+      py::arg("path"),
+      "Opens a .cubex (reads anchor.xml only); FormatError for malformed input, OSError if unreadable.");
   m.def(
       "open_cubex_bytes", [](py::bytes data, const std::string& name) { return open_cubex_bytes(std::string(data), name); },
-      py::arg("data"), py::arg("name") = "<bytes>");
+      py::arg("data"), py::arg("name") = "<bytes>", "The same over the bytes of a .cubex (tests, fuzzing).");
   m.def(
       "report_from_anchor",
       [](const std::string& xml, const std::string& name) {
         return std::make_shared<Report>(parse_anchor(inflate_if_gzip(xml, name, "anchor.xml"), name));
       },
-      py::arg("xml"), py::arg("name") = "<anchor.xml>");
-  m.def("load_all", [](const Report& r) {
-    py::gil_scoped_release release;
-    load_all(r);
-  });
+      py::arg("xml"), py::arg("name") = "<anchor.xml>",
+      "A report with the definitions of an anchor.xml text (gzipped or not) and all values zero.");
+  m.def(
+      "load_all",
+      [](const Report& r) {
+        py::gil_scoped_release release;
+        load_all(r);
+      },
+      py::arg("report"), "Loads every metric's values now.");
   m.def(
       "write_cubex",
       [](const Report& r, const std::string& path, bool compress, bool system_member) {
         py::gil_scoped_release release;
         write_cubex(r, path, WriteOptions{compress, system_member});
       },
-      py::arg("report"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true);
-  m.def("metric_inclusive", [](const std::vector<double>& v, const std::vector<std::uint32_t>& parents) {
-    return metric_inclusive(v, parents);
-  });
-  m.def("metric_exclusive", [](const std::vector<double>& v, const std::vector<std::uint32_t>& parents) {
-    return metric_exclusive(v, parents);
-  });
+      py::arg("report"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true,
+      "Writes a report as .cubex through a temporary file renamed when complete.");
 }
 
 }  // namespace cubescale::bindings

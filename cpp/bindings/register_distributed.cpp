@@ -63,37 +63,61 @@ py::list to_bytes_list(const std::vector<std::string>& messages) {
 
 void register_rank_state(py::module_& m) {
   py::class_<RankState>(m, "RankState", "One rank's part of the distributed system tree algorithm.")
-      .def(py::init<SingleTree, std::string>(), py::arg("view"), py::arg("host_class") = "node")
-      .def_property_readonly("process_depth", &RankState::process_depth)
-      .def_property_readonly("holds", &RankState::holds)
-      .def_property_readonly("holds_root", &RankState::holds_root)
-      .def_property_readonly("host_depth", &RankState::host_depth)
-      .def_property_readonly("responsible", &RankState::responsible)
-      .def("group_key", [](const RankState& s, std::uint32_t round) { return py::bytes(s.group_key(round)); })
-      .def("begin_up", &RankState::begin_up)
-      .def("absorb", [](RankState& s, py::bytes child) { s.absorb(std::string_view(child)); })
-      .def("end_up", [](RankState& s, bool is_root) { return py::bytes(s.end_up(is_root)); })
-      .def("promote", &RankState::promote)
-      .def("took_part", &RankState::took_part)
-      .def("settle",
-           [](RankState& s, std::uint32_t round, py::bytes from_parent) {
-             return to_bytes_list(s.settle(round, std::string_view(from_parent)));
-           })
-      .def("down",
-           [](RankState& s, std::uint32_t round, py::bytes from_parent) {
-             return to_bytes_list(s.down(round, std::string_view(from_parent)));
-           })
-      .def("global_tree", [](const RankState& s) { return SequenceTree(s.global_tree()); })
-      .def("global_tree_bytes", [](const RankState& s) { return py::bytes(serialize(s.global_tree())); })
-      .def("location_indices", [](const RankState& s) { return to_array(s.location_indices()); })
-      .def_property_readonly("location_group_index", &RankState::location_group_index)
-      .def("held_names", &RankState::held_names)
-      .def_property_readonly("stats", [](const RankState& s) { return stats_dict(s.stats()); });
+      .def(py::init<SingleTree, std::string>(), py::arg("view"), py::arg("host_class") = "node",
+           "The state of one rank whose single-node path is `view`; the lowest rank below each element of "
+           "class `host_class` is responsible for its hardware.")
+      .def_property_readonly("process_depth", &RankState::process_depth, "Depth of this rank's process element.")
+      .def_property_readonly("holds", &RankState::holds,
+                             "Depth of the element this rank holds now (it takes part in that round).")
+      .def_property_readonly("holds_root", &RankState::holds_root, "True on the one rank that holds the root.")
+      .def_property_readonly("responsible", &RankState::responsible,
+                             "True when this rank is responsible for its host's shared hardware.")
+      .def(
+          "group_key", [](const RankState& s, std::uint32_t round) { return py::bytes(s.group_key(round)); },
+          py::arg("round"), "The name path of the parent of the element held in `round`: the group to join.")
+      .def("begin_up", &RankState::begin_up, py::arg("round"), "Starts the up pass of `round` with the own payload.")
+      .def(
+          "absorb", [](RankState& s, py::bytes child) { s.absorb(std::string_view(child)); }, py::arg("payload"),
+          "Merges a child's payload (children in rank order).")
+      .def(
+          "end_up", [](RankState& s, bool is_root) { return py::bytes(s.end_up(is_root)); }, py::arg("is_root"),
+          "Ends the up pass: the payload for the parent (group roots complete the element instead).")
+      .def("promote", &RankState::promote, py::arg("round"),
+           "On a group root: hold the group's element in the next round.")
+      .def(
+          "settle",
+          [](RankState& s, std::uint32_t round, py::bytes from_parent) {
+            return to_bytes_list(s.settle(round, std::string_view(from_parent)));
+          },
+          py::arg("round"), py::arg("from_parent"),
+          "Settles `round` right after its up pass: takes the parent's message (empty at the group root) and "
+          "returns one message per child with offsets relative to the group's element.")
+      .def(
+          "down",
+          [](RankState& s, std::uint32_t round, py::bytes from_parent) {
+            return to_bytes_list(s.down(round, std::string_view(from_parent)));
+          },
+          py::arg("round"), py::arg("from_parent"),
+          "The final down pass of `round`: the element's global start in, one message per child out.")
+      .def(
+          "global_tree_bytes", [](const RankState& s) { return py::bytes(serialize(s.global_tree())); },
+          "On the root's rank: the global sequence tree in binary form.")
+      .def(
+          "location_indices", [](const RankState& s) { return to_array(s.location_indices()); },
+          "Global location indices of this rank's locations (after the down pass).")
+      .def_property_readonly("location_group_index", &RankState::location_group_index,
+                             "Global index of this rank's process among all location groups.")
+      .def("held_names", &RankState::held_names, py::arg("classes"),
+           "(all-kinds index, name) of the elements of `classes` this rank holds, for the name stream.")
+      .def_property_readonly(
+          "stats", [](const RankState& s) { return stats_dict(s.stats()); },
+          "This rank's cost: peak bytes, messages and bytes sent and received, rounds.");
 }
 
 void register_naive(py::module_& m) {
-  m.def("pack_view", [](const SingleTree& v) { return py::bytes(pack_view(v)); });
-  m.def("unpack_view", [](py::bytes b) { return unpack_view(std::string_view(b)); });
+  m.def(
+      "pack_view", [](const SingleTree& v) { return py::bytes(pack_view(v)); }, py::arg("view"),
+      "A rank's view in the binary form the naive gather moves.");
   m.def(
       "naive_build",
       [](const std::vector<py::bytes>& views, const std::string& host_class, const std::vector<std::string>& classes) {
@@ -110,16 +134,19 @@ void register_naive(py::module_& m) {
         d["tree"] = std::move(r.tree);
         return d;
       },
-      py::arg("views"), py::arg("host_class") = "node", py::arg("name_classes") = std::vector<std::string>{"node"});
+      py::arg("views"), py::arg("host_class") = "node", py::arg("name_classes") = std::vector<std::string>{"node"},
+      "The baseline: folds every rank's packed view on one rank; returns a dict with the tree and per-rank "
+      "indices.");
 }
 
 void register_simulation(py::module_& m) {
   py::class_<RegularViews>(m, "RegularViews", "The views of the ranks of a regular machine shape.")
       .def(py::init([](const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
-        return RegularViews(to_levels(levels));
-      }))
-      .def_property_readonly("ranks", &RegularViews::ranks)
-      .def("view", &RegularViews::view);
+             return RegularViews(to_levels(levels));
+           }),
+           py::arg("levels"), "The views of a machine given as levels (class, count) from parse_shape.")
+      .def_property_readonly("ranks", &RegularViews::ranks, "Number of processes (ranks).")
+      .def("view", &RegularViews::view, py::arg("rank"), "The single-node view of one rank.");
   m.def(
       "simulate_regular",
       [](const std::vector<std::pair<std::string, std::uint64_t>>& levels, bool collect, const std::string& host) {
@@ -131,30 +158,47 @@ void register_simulation(py::module_& m) {
         }
         return simulation_dict(std::move(r));
       },
-      py::arg("levels"), py::arg("collect") = false, py::arg("host_class") = "node");
+      py::arg("levels"), py::arg("collect") = false, py::arg("host_class") = "node",
+      "Runs the distributed build for every rank of a regular machine in one process (the same kernels, "
+      "messages counted); `collect` keeps every rank's indices.");
   m.def(
       "simulate_views",
       [](std::uint64_t ranks, const std::function<SingleTree(std::uint64_t)>& view, bool collect,
          const std::string& host) { return simulation_dict(simulate(FunctionViews(ranks, view), collect, host)); },
-      py::arg("ranks"), py::arg("view"), py::arg("collect") = false, py::arg("host_class") = "node");
+      py::arg("ranks"), py::arg("view"), py::arg("collect") = false, py::arg("host_class") = "node",
+      "The same for `ranks` views given by a function of the rank.");
 }
 
 }  // namespace
 
 void register_distributed(py::module_& m) {
-  m.def("hash_name_path", [](py::bytes path) { return hash_name_path(std::string_view(path)); });
-  m.def("name_path", [](const SingleTree& v, std::uint32_t e) { return py::bytes(name_path(v, e)); });
-  m.def("binary_tree_links", [](int rank, int size) {
-    const auto l = binary_tree_links(rank, size);
-    return py::make_tuple(l.parent, l.children);
-  });
-  m.def("merge_name_chunks",
-        [](py::bytes a, py::bytes b, std::size_t limit) {
-          return py::bytes(merge_name_chunks(std::string_view(a), std::string_view(b), limit));
-        });
-  m.def("name_chunk_after",
-        [](const std::vector<std::pair<std::uint64_t, std::string>>& entries, std::optional<std::uint64_t> after,
-           std::size_t limit) { return py::bytes(name_chunk_after(entries, after, limit)); });
+  m.def(
+      "hash_name_path", [](py::bytes path) { return hash_name_path(std::string_view(path)); }, py::arg("path"),
+      "FNV-1a of an encoded name path: the same value on every machine.");
+  m.def(
+      "name_path", [](const SingleTree& v, std::uint32_t e) { return py::bytes(name_path(v, e)); }, py::arg("view"),
+      py::arg("element"), "An element's identity: the length-prefixed names on its path from the root.");
+  m.def(
+      "binary_tree_links",
+      [](int rank, int size) {
+        const auto l = binary_tree_links(rank, size);
+        return py::make_tuple(l.parent, l.children);
+      },
+      py::arg("rank"), py::arg("size"),
+      "(parent, children) of `rank` in the binary spanning tree over [0, size) rooted at 0 whose subtrees are "
+      "contiguous rank ranges (parent -1 at the root).");
+  m.def(
+      "merge_name_chunks",
+      [](py::bytes a, py::bytes b, std::size_t limit) {
+        return py::bytes(merge_name_chunks(std::string_view(a), std::string_view(b), limit));
+      },
+      py::arg("a"), py::arg("b"), py::arg("limit"), "The `limit` smallest entries of two name chunks, as a chunk.");
+  m.def(
+      "name_chunk_after",
+      [](const std::vector<std::pair<std::uint64_t, std::string>>& entries, std::optional<std::uint64_t> after,
+         std::size_t limit) { return py::bytes(name_chunk_after(entries, after, limit)); },
+      py::arg("entries"), py::arg("after"), py::arg("limit"),
+      "A chunk of at most `limit` entries with index above `after` (None: from the start).");
   register_rank_state(m);
   register_naive(m);
   register_simulation(m);

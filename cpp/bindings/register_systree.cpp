@@ -31,14 +31,19 @@ py::list from_path(const std::vector<PathStep>& path) {
 }
 
 void register_sequence(py::module_& m) {
-  py::class_<SequenceTree>(m, "SequenceTree")
-      .def(py::init<>())
-      .def("add_root", &SequenceTree::add_root)
+  py::class_<SequenceTree>(m, "SequenceTree",
+                           "A system tree in sequence form: records {kind, class, copies, children}; identical "
+                           "sibling subtrees are one record with a copy count (paper 000).")
+      .def(py::init<>(), "An empty tree; add a root with add_root.")
+      .def("add_root", &SequenceTree::add_root, py::arg("kind"), py::arg("cls"),
+           "Adds the root record (one copy) and returns its index.")
       .def("add_record", &SequenceTree::add_record, py::arg("parent"), py::arg("kind"), py::arg("cls"),
-           py::arg("copies") = 1, py::arg("properties") = Properties{})
-      .def("set_root_properties", &SequenceTree::set_root_properties)
-      .def("graft", &SequenceTree::graft)
-      .def("canonicalize",
+           py::arg("copies") = 1, py::arg("properties") = Properties{},
+           "Adds a record below `parent` standing for `copies` identical subtrees; returns its index.")
+      .def("set_root_properties", &SequenceTree::set_root_properties, py::arg("properties"),
+           "Replaces the root's properties (key/value pairs).")
+      .def(
+          "canonicalize",
            [](SequenceTree& t) {
              const auto placement = t.canonicalize();
              py::array_t<std::int64_t> record(placement.size()), first(placement.size());
@@ -49,31 +54,53 @@ void register_sequence(py::module_& m) {
                f(i) = static_cast<std::int64_t>(placement[i].first_copy);
              }
              return py::make_tuple(record, first);
-           })
-      .def_property_readonly("canonical", &SequenceTree::canonical)
-      .def("__len__", &SequenceTree::size)
-      .def_property_readonly("classes", &SequenceTree::classes)
-      .def_property_readonly("max_depth", &SequenceTree::max_depth)
-      .def("kind", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).kind; })
-      .def("class_name", &SequenceTree::class_name)
-      .def("copies", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).copies; })
-      .def("parent", [](const SequenceTree& t, std::uint32_t r) -> py::object {
-        const auto p = t.record(r).parent;
-        return p == SequenceTree::kNone ? py::object(py::none()) : py::int_(p);
-      })
-      .def("depth", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).depth; })
-      .def("children", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).children; })
-      .def("properties", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).properties; })
-      .def("hash", &SequenceTree::hash)
-      .def("count", &SequenceTree::count)
-      .def("total", &SequenceTree::total)
-      .def("index_of",
-           [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path, KindMask mask) {
-             return t.index_of(to_path(path), mask);
-           })
-      .def("path_of", [](const SequenceTree& t, std::uint64_t index, KindMask mask) {
-        return from_path(t.path_of(index, mask));
-      })
+           },
+           "Folds identical sibling subtrees into one record (bottom-up structural hashing). Returns, per old "
+           "record, its new record (-1 if folded away) and the first copy it occupies there.")
+      .def_property_readonly("canonical", &SequenceTree::canonical, "True when no two sibling records are equal.")
+      .def("__len__", &SequenceTree::size, "Number of records.")
+      .def_property_readonly("classes", &SequenceTree::classes, "The class names, indexed by class id.")
+      .def_property_readonly("max_depth", &SequenceTree::max_depth, "Depth of the deepest record (root: 0).")
+      .def(
+          "kind", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).kind; }, py::arg("record"),
+          "The kind (node, location group, location) of a record.")
+      .def("class_name", &SequenceTree::class_name, py::arg("record"), "The class name of a record.")
+      .def(
+          "copies", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).copies; }, py::arg("record"),
+          "How many identical subtrees a record stands for.")
+      .def(
+          "parent",
+          [](const SequenceTree& t, std::uint32_t r) -> std::optional<std::uint32_t> {
+            const auto p = t.record(r).parent;
+            if (p == SequenceTree::kNone) return std::nullopt;
+            return p;
+          },
+          py::arg("record"), "The parent record, None for the root.")
+      .def(
+          "depth", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).depth; }, py::arg("record"),
+          "Depth of a record (root: 0).")
+      .def(
+          "children", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).children; }, py::arg("record"),
+          "The child records in order.")
+      .def(
+          "properties", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).properties; },
+          py::arg("record"), "The key/value properties of a record.")
+      .def("hash", &SequenceTree::hash, py::arg("record"), "Structural hash of the subtree below a record.")
+      .def("count", &SequenceTree::count, py::arg("record"), py::arg("mask"),
+           "Elements of the kinds in `mask` in one copy of the subtree below a record.")
+      .def("total", &SequenceTree::total, py::arg("mask"), "Elements of the kinds in `mask` in the expanded tree.")
+      .def(
+          "index_of",
+          [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path, KindMask mask) {
+            return t.index_of(to_path(path), mask);
+          },
+          py::arg("path"), py::arg("mask"),
+          "Depth-first index among the kinds in `mask` of the element at `path` ((record, copy) from the root), "
+          "computed without expanding.")
+      .def(
+          "path_of",
+          [](const SequenceTree& t, std::uint64_t index, KindMask mask) { return from_path(t.path_of(index, mask)); },
+          py::arg("index"), py::arg("mask"), "The (record, copy) path from the root of the element with this index.")
       .def("paths_of",
            [](const SequenceTree& t, IndexArray indices, KindMask mask) {
              const auto n = static_cast<std::size_t>(indices.size());
@@ -85,7 +112,9 @@ void register_sequence(py::module_& m) {
                t.paths_of(indices.data(), n, mask, records.mutable_data(), copies.mutable_data());
              }
              return py::make_tuple(records, copies);
-           })
+           },
+           py::arg("indices"), py::arg("mask"),
+           "Paths of many elements at once: arrays [n, max_depth + 1] of records and copies.")
       .def("ancestors_of",
            [](const SequenceTree& t, IndexArray indices, KindMask from, std::uint32_t depth, KindMask to) {
              py::array_t<std::uint64_t> out(indices.size());
@@ -95,71 +124,98 @@ void register_sequence(py::module_& m) {
                               out.mutable_data());
              }
              return out;
-           })
-      .def("multiplicities",
-           [](const SequenceTree& t) {
-             const auto v = t.multiplicities();
-             return py::array_t<std::uint64_t>(v.size(), v.data());
-           })
-      .def("counts_per_class", &SequenceTree::counts_per_class)
-      .def("counts_per_depth", &SequenceTree::counts_per_depth)
-      .def("generated_name",
-           [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path) {
-             return t.generated_name(to_path(path));
-           })
-      .def("__eq__", [](const SequenceTree& a, const SequenceTree& b) { return a == b; })
-      .def("serialize", [](const SequenceTree& t) { return py::bytes(serialize(t)); })
+           },
+           py::arg("indices"), py::arg("from_mask"), py::arg("depth"), py::arg("to_mask"),
+           "For elements given by index among `from_mask`, the index among `to_mask` of their ancestor at `depth`.")
+      .def(
+          "multiplicities",
+          [](const SequenceTree& t) {
+            const auto v = t.multiplicities();
+            return py::array_t<std::uint64_t>(v.size(), v.data());
+          },
+          "Per record, how many elements of the expanded tree it stands for.")
+      .def("counts_per_class", &SequenceTree::counts_per_class, "Elements of the expanded tree per class name.")
+      .def("counts_per_depth", &SequenceTree::counts_per_depth, "Elements of the expanded tree per depth.")
+      .def(
+          "generated_name",
+          [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path) {
+            return t.generated_name(to_path(path));
+          },
+          py::arg("path"), "The Score-P-style name (class and running number) of the element at `path`.")
+      .def(
+          "__eq__", [](const SequenceTree& a, const SequenceTree& b) { return a == b; }, py::arg("other"),
+          "Structural equality (records, copies, classes, properties).")
+      .def(
+          "serialize", [](const SequenceTree& t) { return py::bytes(serialize(t)); },
+          "The compact binary form (see deserialize).")
       .def_static(
           "deserialize",
           [](py::bytes data, const std::string& source) { return deserialize(std::string_view(data), source); },
-          py::arg("data"), py::arg("source") = "")
-      .def("to_json", &to_json, py::arg("indent") = 2)
-      .def("__copy__", [](const SequenceTree& t) { return SequenceTree(t); });
+          py::arg("data"), py::arg("source") = "",
+          "Reads the binary form; FormatError naming `source` and the offset for bad input.")
+      .def("to_json", &to_json, py::arg("indent") = 2, "The records as JSON text (indent < 0: one line).");
 }
 
 void register_single(py::module_& m) {
-  py::class_<SingleTree>(m, "SingleTree")
-      .def(py::init<>())
-      .def("add_root", &SingleTree::add_root)
-      .def("add_child", &SingleTree::add_child)
-      .def("set_property", &SingleTree::set_property)
-      .def("__len__", &SingleTree::size)
-      .def("parent", [](const SingleTree& t, std::uint32_t n) -> py::object {
-        const auto p = t.parent(n);
-        return p == SingleTree::kNoParent ? py::object(py::none()) : py::int_(p);
-      })
-      .def("kind", &SingleTree::kind)
-      .def("class_name", &SingleTree::cls)
-      .def("name", [](const SingleTree& t, std::uint32_t n) { return std::string(t.name(n)); })
-      .def("depth", &SingleTree::depth)
-      .def("properties", &SingleTree::properties)
-      .def("children", &SingleTree::children)
-      .def("preorder", &SingleTree::preorder)
-      .def("serialize", [](const SingleTree& t) { return py::bytes(t.serialize()); });
+  py::class_<SingleTree>(m, "SingleTree", "A system tree with one element per node, process and thread.")
+      .def(py::init<>(), "An empty tree; add a root with add_root.")
+      .def("add_root", &SingleTree::add_root, py::arg("kind"), py::arg("cls"), py::arg("name"),
+           "Adds the root element and returns its index.")
+      .def("add_child", &SingleTree::add_child, py::arg("parent"), py::arg("kind"), py::arg("cls"), py::arg("name"),
+           "Adds an element below `parent` and returns its index.")
+      .def("set_property", &SingleTree::set_property, py::arg("element"), py::arg("key"), py::arg("value"),
+           "Sets a key/value property of an element.")
+      .def("__len__", &SingleTree::size, "Number of elements.")
+      .def(
+          "parent",
+          [](const SingleTree& t, std::uint32_t n) -> std::optional<std::uint32_t> {
+            const auto p = t.parent(n);
+            if (p == SingleTree::kNoParent) return std::nullopt;
+            return p;
+          },
+          py::arg("element"), "The parent element, None for the root.")
+      .def("kind", &SingleTree::kind, py::arg("element"), "The kind of an element.")
+      .def("class_name", &SingleTree::cls, py::arg("element"), "The class name of an element.")
+      .def(
+          "name", [](const SingleTree& t, std::uint32_t n) { return std::string(t.name(n)); }, py::arg("element"),
+          "The name of an element.")
+      .def("depth", &SingleTree::depth, py::arg("element"), "Depth of an element (root: 0).")
+      .def("properties", &SingleTree::properties, py::arg("element"), "The key/value properties of an element.")
+      .def("children", &SingleTree::children, py::arg("element"), "The child elements in order.")
+      .def("preorder", &SingleTree::preorder, "All elements in depth-first preorder.")
+      .def(
+          "serialize", [](const SingleTree& t) { return py::bytes(t.serialize()); },
+          "The binary form (its size is what the single-node form costs).");
 }
 
 void register_names(py::module_& m) {
-  py::class_<NameMap>(m, "NameMap")
-      .def(py::init<>())
-      .def("add", &NameMap::add)
+  py::class_<NameMap>(m, "NameMap", "Real names (e.g. host names) of elements, by all-kinds depth-first index.")
+      .def(py::init<>(), "An empty map.")
+      .def("add", &NameMap::add, py::arg("index"), py::arg("name"), "Adds the name of the element at `index`.")
       .def(
           "add_stream",
           [](NameMap& n, py::bytes data, const std::string& source) {
             return n.add_stream(std::string_view(data), source);
           },
-          py::arg("data"), py::arg("source") = "")
-      .def("find", [](const NameMap& n, std::uint64_t i) -> py::object {
-        auto s = n.find(i);
-        return s ? py::object(py::str(std::string(*s))) : py::object(py::none());
-      })
-      .def("__len__", &NameMap::size)
-      .def("entries", &NameMap::entries)
-      .def("serialize", [](const NameMap& n, std::size_t chunk) { return py::bytes(n.serialize(chunk)); },
-           py::arg("chunk_entries") = 4096)
+          py::arg("data"), py::arg("source") = "",
+          "Adds the entries of a name stream chunk; returns the last index added, or None if it was empty.")
+      .def(
+          "find",
+          [](const NameMap& n, std::uint64_t i) -> std::optional<std::string> {
+            auto s = n.find(i);
+            if (!s) return std::nullopt;
+            return std::string(*s);
+          },
+          py::arg("index"), "The name of the element at `index`, or None.")
+      .def("__len__", &NameMap::size, "Number of names.")
+      .def("entries", &NameMap::entries, "All (index, name) pairs in index order.")
+      .def(
+          "serialize", [](const NameMap& n, std::size_t chunk) { return py::bytes(n.serialize(chunk)); },
+          py::arg("chunk_entries") = 4096, "The streamable binary form: chunks of at most `chunk_entries` names.")
       .def_static(
           "deserialize",
           [](py::bytes data, const std::string& source) { return NameMap::deserialize(std::string_view(data), source); },
-          py::arg("data"), py::arg("source") = "");
+          py::arg("data"), py::arg("source") = "", "Reads the binary form; FormatError naming `source` for bad input.");
   // Streams over a bytes object that the reader keeps alive.
   struct PyNameStream {
     py::bytes data;
@@ -167,45 +223,47 @@ void register_names(py::module_& m) {
     PyNameStream(py::bytes d, const std::string& source)
         : data(std::move(d)), reader(std::string_view(data), source) {}
   };
-  py::class_<PyNameStream>(m, "NameStreamReader")
-      .def(py::init<py::bytes, const std::string&>(), py::arg("data"), py::arg("source") = "")
-      .def("__iter__", [](PyNameStream& s) -> PyNameStream& { return s; })
-      .def("__next__", [](PyNameStream& s) {
-        std::vector<std::pair<std::uint64_t, std::string>> chunk;
-        if (!s.reader.next(chunk)) throw py::stop_iteration();
-        return chunk;
-      });
+  py::class_<PyNameStream>(m, "NameStreamReader", "Iterates over the chunks of a name stream.")
+      .def(py::init<py::bytes, const std::string&>(), py::arg("data"), py::arg("source") = "",
+           "A reader over `data`; FormatError naming `source` for bad input.")
+      .def(
+          "__iter__", [](PyNameStream& s) -> PyNameStream& { return s; }, "The reader itself.")
+      .def(
+          "__next__",
+          [](PyNameStream& s) {
+            std::vector<std::pair<std::uint64_t, std::string>> chunk;
+            if (!s.reader.next(chunk)) throw py::stop_iteration();
+            return chunk;
+          },
+          "The next chunk: a list of (index, name).");
 }
 
 void register_hwloc(py::module_& m) {
-  py::class_<Topology>(m, "Topology")
-      .def_static("local", &Topology::local)
-      .def_static("synthetic", &Topology::synthetic)
-      .def_static("from_xml", &Topology::from_xml)
-      .def_property_readonly("is_this_system", &Topology::is_this_system)
-      .def_property_readonly("pu_count", &Topology::pu_count)
-      .def("current_binding", &Topology::current_binding);
-  py::class_<HardwareLevels>(m, "HardwareLevels")
-      .def_property_readonly("node", &HardwareLevels::node)
-      .def_property_readonly("elements", &HardwareLevels::elements)
-      .def("attach_point", &HardwareLevels::attach_point);
-  m.def("add_hardware_levels", &add_hardware_levels, py::arg("tree"), py::arg("node"), py::arg("topology"));
+  py::class_<Topology>(m, "Topology", "An hwloc topology: this machine's, a synthetic one or one from XML.")
+      .def_static("local", &Topology::local, "This machine's topology.")
+      .def_static("synthetic", &Topology::synthetic, py::arg("description"),
+                  "A synthetic topology such as \"pack:2 l3:1 core:4 pu:2\" (hwloc's syntax).")
+      .def_static("from_xml", &Topology::from_xml, py::arg("xml"), "A topology from hwloc's XML export.");
   m.def("local_view", &local_view, py::arg("topology"), py::arg("host"), py::arg("process_name"),
-        py::arg("threads"), py::arg("cpus") = "");
+        py::arg("threads"), py::arg("cpus") = "",
+        "One process's single-node view: machine > node `host` > hardware levels (runs of single-child levels "
+        "merged, PCI bridges skipped) > process > `threads` threads, under the hardware its binding `cpus` "
+        "(hwloc list syntax; empty: the current binding) covers.");
 }
 
 }  // namespace
 
 void register_systree(py::module_& m) {
-  py::enum_<Kind>(m, "Kind")
-      .value("NODE", Kind::Node)
-      .value("LOCATION_GROUP", Kind::LocationGroup)
-      .value("LOCATION", Kind::Location);
+  py::enum_<Kind>(m, "Kind", "What a system-tree element is: a node, a location group or a location.")
+      .value("NODE", Kind::Node, "machine, rack, node, hardware element ...")
+      .value("LOCATION_GROUP", Kind::LocationGroup, "process, accelerator context")
+      .value("LOCATION", Kind::Location, "thread, GPU stream");
   m.attr("MASK_NODES") = kNodes;
   m.attr("MASK_LOCATION_GROUPS") = kLocationGroups;
   m.attr("MASK_LOCATIONS") = kLocations;
   m.attr("MASK_ALL") = kAllKinds;
-  m.def("kind_of_class", &kind_of_class);
+  m.def("kind_of_class", &kind_of_class, py::arg("cls"),
+        "The kind Score-P gives an element of this class (process: location group, thread: location, ...).");
   register_sequence(m);
   register_single(m);
   register_names(m);
@@ -217,24 +275,34 @@ void register_systree(py::module_& m) {
         auto seq = fold(t, with_names ? &names : nullptr, name_kinds);
         return py::make_tuple(std::move(seq), std::move(names));
       },
-      py::arg("tree"), py::arg("with_names") = true, py::arg("name_kinds") = kNodes);
+      py::arg("tree"), py::arg("with_names") = true, py::arg("name_kinds") = kNodes,
+      "Folds a single-node tree into sequence form; returns (SequenceTree, NameMap of the real names of the "
+      "kinds in `name_kinds`).");
   m.def(
       "expand", [](const SequenceTree& t, const NameMap* names) { return expand(t, names); }, py::arg("tree"),
-      py::arg("names") = nullptr);
-  m.def("merge", &merge);
-  m.def("single_serialized_size", &single_serialized_size);
-  m.def("parse_shape", [](const std::string& spec) {
-    std::vector<std::pair<std::string, std::uint64_t>> out;
-    for (auto& l : parse_shape(spec)) out.emplace_back(l.cls, l.count);
-    return out;
-  });
-  m.def("shape_preset", &shape_preset);
-  m.def("regular_sequence", [](const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
-    std::vector<Level> ls;
-    for (auto& [c, n] : levels) ls.push_back({c, n});
-    return regular_sequence(ls);
-  });
-  m.def("figure4_sequence", &figure4_sequence);
+      py::arg("names") = nullptr, "Expands a sequence tree into single-node form (generated or real names).");
+  m.def("merge", &merge, py::arg("a"), py::arg("b"),
+        "Merges two sequence trees with one root: equal elements once, children of both in order.");
+  m.def("single_serialized_size", &single_serialized_size, py::arg("tree"),
+        "Bytes the single-node form of a sequence tree would take, computed without expanding.");
+  m.def(
+      "parse_shape",
+      [](const std::string& spec) {
+        std::vector<std::pair<std::string, std::uint64_t>> out;
+        for (auto& l : parse_shape(spec)) out.emplace_back(l.cls, l.count);
+        return out;
+      },
+      py::arg("spec"),
+      "Levels (class, count) of a shape such as \"node:4 process:8 thread:2\" or a preset name (juqueen, ...).");
+  m.def(
+      "regular_sequence",
+      [](const std::vector<std::pair<std::string, std::uint64_t>>& levels) {
+        std::vector<Level> ls;
+        for (auto& [c, n] : levels) ls.push_back({c, n});
+        return regular_sequence(ls);
+      },
+      py::arg("levels"), "The sequence tree of a regular machine: one record per level below a machine root.");
+  m.def("figure4_sequence", &figure4_sequence, "The inhomogeneous machine of paper 000, Figure 4.");
 }
 
 }  // namespace cubescale::bindings

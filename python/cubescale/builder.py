@@ -28,7 +28,8 @@ from typing import Mapping
 
 import numpy as np
 
-from . import _core
+from ._core import cube as _cube
+from .records import Metric, Region
 from .report import Report
 from .systree import SingleNodeTree, SystemTree
 
@@ -67,20 +68,23 @@ class ReportBuilder:
         if not isinstance(system, SingleNodeTree):
             raise TypeError("system must be a SystemTree or a SingleNodeTree")
         self._system = system
-        self._metrics: list[dict] = []
-        self._regions: list[dict] = []
+        self._metrics: list[_cube.MetricDefinition] = []
+        self._regions: list[_cube.RegionDefinition] = []
         self._parents: list[int] = []
         self._cnode_regions: list[int] = []
         self._parameters: list[list[dict]] = []
 
-    def add_metric(self, name: str, unit: str = "", dtype: str = "DOUBLE", kind: str = "EXCLUSIVE",
+    def add_metric(self, name: str | Metric, unit: str = "", dtype: str = "DOUBLE", kind: str = "EXCLUSIVE",
                    parent: int | None = None, display_name: str | None = None, description: str = "",
                    url: str = "", attrs: Mapping[str, str] | None = None) -> int:
         """Adds a metric and returns its index.
 
         ``dtype`` is a CUBE data type (``DOUBLE``, ``UINT64``, ``INT64``, ``MINDOUBLE``,
         ``MAXDOUBLE``, ``TAU_ATOMIC``, ...); ``kind`` says how values will be given along the
-        call tree: ``EXCLUSIVE`` (a call path without its callees) or ``INCLUSIVE``.
+        call tree: ``EXCLUSIVE`` (a call path without its callees) or ``INCLUSIVE``. A
+        :class:`~cubescale.report.Metric` of another report may be passed instead of a name:
+        every field is kept (``parent`` still chooses the parent here). An unknown data type
+        or kind raises ``ValueError`` at once.
 
         Example
         -------
@@ -90,18 +94,28 @@ class ReportBuilder:
         >>> t = b.add_metric("time", unit="sec")
         >>> b.add_metric("mpi", unit="sec", parent=t, display_name="MPI time")
         1
+        >>> b.add_metric(cubescale.open(cubescale.report._example_path()).metric("visits"))
+        2
         """
-        self._metrics.append({
-            "name": name, "display_name": display_name if display_name is not None else name, "unit": unit,
-            "dtype": dtype, "kind": kind, "parent": parent, "description": description, "url": url,
-            "attrs": dict(attrs or {}),
-        })
+        if isinstance(name, Metric):
+            definition = name.definition(parent=parent)
+            definition.parent = parent
+        else:
+            try:
+                definition = _cube.MetricDefinition(
+                    name=name, unit=unit, dtype=dtype, kind=kind, parent=parent, display_name=display_name,
+                    description=description, url=url, attrs=dict(attrs or {}))
+            except ValueError as e:
+                raise ValueError(f"metric {name}: {e}") from None
+        self._metrics.append(definition)
         return len(self._metrics) - 1
 
-    def add_region(self, name: str, module: str = "", begin: int = -1, end: int = -1, paradigm: str = "user",
-                   role: str = "function", mangled_name: str | None = None, description: str = "",
-                   url: str = "") -> int:
-        """Adds a code region (function, loop, MPI call) and returns its index.
+    def add_region(self, name: str | Region, module: str = "", begin: int = -1, end: int = -1,
+                   paradigm: str = "user", role: str = "function", mangled_name: str | None = None,
+                   description: str = "", url: str = "") -> int:
+        """Adds a code region (function, loop, MPI call) and returns its index. A
+        :class:`~cubescale.report.Region` of another report may be passed instead of a name:
+        every field is kept.
 
         Example
         -------
@@ -111,11 +125,13 @@ class ReportBuilder:
         >>> b.add_region("MPI_Send", paradigm="mpi")
         0
         """
-        self._regions.append({
-            "name": name, "mangled_name": mangled_name if mangled_name is not None else name, "module": module,
-            "begin": int(begin), "end": int(end), "paradigm": paradigm, "role": role,
-            "description": description, "url": url,
-        })
+        if isinstance(name, Region):
+            definition = name.definition()
+        else:
+            definition = _cube.RegionDefinition(
+                name=name, mangled_name=mangled_name, module=module, begin=int(begin), end=int(end),
+                paradigm=paradigm, role=role, description=description, url=url)
+        self._regions.append(definition)
         return len(self._regions) - 1
 
     def add_cnode(self, region: int, parent: int | None = None,
@@ -156,7 +172,7 @@ class ReportBuilder:
         (1, 4)
         """
         parameters = self._parameters if any(self._parameters) else []
-        core = _core.report_from_parts(
+        core = _cube.report_from_parts(
             self._metrics, self._regions, np.asarray(self._parents, dtype=np.int64),
             np.asarray(self._cnode_regions, dtype=np.int64), parameters, self._system._core)
         return Report(core, "")

@@ -21,19 +21,19 @@ Example
 
 from __future__ import annotations
 
-import html
-import mmap
 import os
-import re
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
+from typing import Iterable
 
 import numpy as np
 
-from . import _core, scale_func
+from . import panes as _panes, views as _views
+from ._core import cube as _cube
+from .dtypes import is_scalar, numpy_type, page_aligned_empty
+from .panes import Panes
+from .records import Cnode, Location, Metric, Region
 from .systree import SingleNodeTree
 
-__all__ = ["Report", "Metric", "Region", "Cnode", "Location", "Panes", "open", "write"]
+__all__ = ["Cnode", "Location", "Metric", "Panes", "Region", "Report", "open", "write"]
 
 
 def _example_path(name: str = "call_tree_test.cubex") -> str:
@@ -45,178 +45,6 @@ def _example_path(name: str = "call_tree_test.cubex") -> str:
         if base and os.path.exists(path):
             return path
     raise FileNotFoundError("the examples need the shared test data: set CUBESCALE_SHARED_DATA to its folder")
-
-
-# ---------------------------------------------------------------------------------- dtypes
-
-_SCALAR_DTYPES = {
-    "DOUBLE": "f8", "FLOAT": "f8", "MINDOUBLE": "f8", "MAXDOUBLE": "f8",
-    "INT8": "i1", "INT16": "i2", "SHORT INT": "i2", "SIGNED SHORT INT": "i2",
-    "INT32": "i4", "INT": "i4", "SIGNED INT": "i4", "INT64": "i8", "INTEGER": "i8", "SIGNED INTEGER": "i8",
-    "UINT8": "u1", "CHAR": "u1", "UINT16": "u2", "UNSIGNED SHORT INT": "u2", "UINT32": "u4",
-    "UNSIGNED INT": "u4", "UINT64": "u8", "UNSIGNED INTEGER": "u8",
-    "COMPLEX": "c16",
-}
-_TAU_ATOMIC = np.dtype([("n", "u4"), ("min", "f8"), ("max", "f8"), ("sum", "f8"), ("sum2", "f8")])
-_RATE = np.dtype([("main", "f8"), ("time", "f8")])
-
-
-def _numpy_type(dtype_name: str) -> tuple[np.dtype, tuple[int, ...]]:
-    """NumPy element type and trailing shape of one value of a CUBE data type."""
-    name = dtype_name.strip()
-    if name in _SCALAR_DTYPES:
-        return np.dtype(_SCALAR_DTYPES[name]), ()
-    if name == "TAU_ATOMIC":
-        return _TAU_ATOMIC, ()
-    if name == "RATE":
-        return _RATE, ()
-    if name == "SCALE_FUNC":  # decode with cubescale.scale_func
-        return scale_func.SLOT, ()
-    match = re.fullmatch(r"(NDOUBLES|HISTOGRAM)\s*\(\s*(\d+)\s*\)", name)
-    if match and match[1] == "NDOUBLES":
-        return np.dtype("f8"), (int(match[2]),)
-    if match:
-        n = int(match[2])
-        return np.dtype([("min", "f8"), ("max", "f8"), ("bins", "f8", (n,))]), ()
-    raise ValueError(f"unsupported CUBE data type {dtype_name!r}")
-
-
-def _page_aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """An uninitialized array that starts on a page: large ones in their own anonymous
-    mapping, with transparent huge pages asked for (the mapping lives as long as the array)."""
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if nbytes >= 4 << 20:
-        memory = mmap.mmap(-1, nbytes)
-        if hasattr(mmap, "MADV_HUGEPAGE"):
-            memory.madvise(mmap.MADV_HUGEPAGE)
-        return np.frombuffer(memory, dtype=dtype, count=nbytes // dtype.itemsize).reshape(shape)
-    raw = np.empty(nbytes + mmap.PAGESIZE, dtype=np.uint8)
-    skip = -raw.ctypes.data % mmap.PAGESIZE
-    return raw[skip:skip + nbytes].view(dtype).reshape(shape)
-
-
-# ---------------------------------------------------------------------------------- records
-
-@dataclass(frozen=True)
-class Metric:
-    """One metric of the metric tree.
-
-    ``kind`` is ``"INCLUSIVE"`` or ``"EXCLUSIVE"``: how the values are stored along the call
-    tree. ``dtype`` is the CUBE data type (``"DOUBLE"``, ``"UINT64"``, ``"TAU_ATOMIC"`` ...).
-
-    Example
-    -------
-    >>> import cubescale
-    >>> m = cubescale.open(cubescale.report._example_path()).metric("time")
-    >>> (m.name, m.kind, m.dtype, m.unit)
-    ('time', 'INCLUSIVE', 'DOUBLE', 'sec')
-    """
-
-    index: int
-    name: str
-    display_name: str
-    kind: str
-    dtype: str
-    unit: str
-    description: str
-    url: str
-    parent: int | None
-    children: tuple[int, ...]
-    attrs: dict = field(default_factory=dict, compare=False)
-
-
-@dataclass(frozen=True)
-class Region:
-    """A code region (function, loop, MPI call) that call paths point to.
-
-    Example
-    -------
-    >>> import cubescale
-    >>> cubescale.open(cubescale.report._example_path()).regions[3].name
-    'main'
-    """
-
-    index: int
-    name: str
-    mangled_name: str
-    module: str
-    begin: int
-    end: int
-    paradigm: str
-    role: str
-
-
-@dataclass(frozen=True)
-class Cnode:
-    """A call path: a region called from its parent call path.
-
-    ``index`` is the position in call-tree preorder (the row of :meth:`Report.values`);
-    ``id`` the cnode id in the file it was read from.
-
-    Example
-    -------
-    >>> import cubescale
-    >>> c = cubescale.open(cubescale.report._example_path()).cnodes[1]
-    >>> (c.index, c.region.name, c.parent)
-    (1, 'main', 0)
-    """
-
-    index: int
-    id: int
-    region: Region
-    parent: int | None
-    children: tuple[int, ...]
-
-
-@dataclass(frozen=True)
-class Location:
-    """A location (thread, GPU stream): a column of :meth:`Report.values`.
-
-    Example
-    -------
-    >>> import cubescale
-    >>> loc = cubescale.open(cubescale.report._example_path()).locations[0]
-    >>> (loc.index, loc.name, loc.type, loc.rank, loc.process_rank)
-    (0, 'Master thread', 'thread', 0, 0)
-    """
-
-    index: int
-    id: int
-    name: str
-    type: str
-    rank: int
-    process: str
-    process_rank: int
-
-
-# ---------------------------------------------------------------------------------- report
-
-@dataclass(frozen=True)
-class Panes:
-    """The values of Cube's three panes for one selection (see :meth:`Report.panes`).
-
-    ``metric_own[m]`` / ``metric_inclusive[m]``: metric ``m`` over the whole program and
-    machine, without / with its child metrics (a node expanded / collapsed in the metric
-    pane). ``call_inclusive[c]`` / ``call_exclusive[c]``: the selected metric at call path
-    ``c`` over all locations, with / without the callees (collapsed / expanded in the call
-    pane). ``system[l]``: the selected metric at the selected call path for location ``l``.
-    Sums, or minimum / maximum for MINDOUBLE / MAXDOUBLE metrics.
-
-    Example
-    -------
-    >>> import cubescale
-    >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
-    >>> int(p.metric_own[0]), int(p.call_inclusive[0]), p.system.tolist()
-    (72, 72, [72.0])
-    """
-
-    metric: int
-    cnode: int
-    metric_own: np.ndarray
-    metric_inclusive: np.ndarray
-    call_inclusive: np.ndarray
-    call_exclusive: np.ndarray
-    system: np.ndarray
 
 
 class Report:
@@ -236,7 +64,7 @@ class Report:
     [72, 71, 7]
     """
 
-    def __init__(self, core: "_core.CubeReport", path: str = ""):
+    def __init__(self, core: "_cube.CubeReport", path: str = ""):
         self._core = core
         self.path = path
         self._metrics: list[Metric] | None = None
@@ -256,16 +84,12 @@ class Report:
         ('time', 'INCLUSIVE')
         """
         if self._metrics is None:
-            metas = self._core.metrics()
-            children: dict[int, list[int]] = {m["index"]: [] for m in metas}
-            for m in metas:
-                if m["parent"] is not None:
-                    children[m["parent"]].append(m["index"])
-            self._metrics = [
-                Metric(m["index"], m["uniq_name"], m["disp_name"], m["kind"], m["dtype"], m["uom"], m["descr"],
-                       m["url"], m["parent"], tuple(children[m["index"]]), m["attrs"])
-                for m in metas
-            ]
+            definitions = self._core.metrics()
+            children: list[list[int]] = [[] for _ in definitions]
+            for i, d in enumerate(definitions):
+                if d.parent is not None:
+                    children[d.parent].append(i)
+            self._metrics = [Metric.from_definition(i, d, tuple(children[i])) for i, d in enumerate(definitions)]
         return self._metrics
 
     @classmethod
@@ -288,7 +112,7 @@ class Report:
         2.5
         """
         data = xml.encode() if isinstance(xml, str) else bytes(xml)
-        return cls(_core.report_from_anchor(data), "")
+        return cls(_cube.report_from_anchor(data), "")
 
     def set_values(self, metric: int | str | Metric, values: np.ndarray) -> None:
         """Replaces a metric's values (as stored: in the metric's kind) by an array of shape
@@ -303,7 +127,7 @@ class Report:
         18
         """
         m = self.metric(metric)
-        element, trailing = _numpy_type(m.dtype)
+        element, trailing = numpy_type(m.dtype)
         array = np.ascontiguousarray(values, dtype=element)
         if array.shape != self.shape + trailing:
             raise ValueError(f"values must have shape {self.shape + trailing}, not {array.shape}")
@@ -317,13 +141,22 @@ class Report:
         return self._core.attrs
 
     @property
+    def version(self) -> str:
+        """The CUBE format version the report was read as (``"4.4"`` for built reports).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).version
+        '4.4'
+        """
+        return self._core.version
+
+    @property
     def regions(self) -> list[Region]:
         """All code regions (built on first use: opening a report does not need them)."""
         if self._regions is None:
-            self._regions = [
-                Region(i, r["name"], r["mangled_name"], r["mod"], r["begin"], r["end"], r["paradigm"], r["role"])
-                for i, r in enumerate(self._core.regions())
-            ]
+            self._regions = [Region.from_definition(i, d) for i, d in enumerate(self._core.regions())]
         return self._regions
 
     @property
@@ -383,6 +216,18 @@ class Report:
         return self._locations
 
     @property
+    def location_group_count(self) -> int:
+        """The number of location groups (processes, accelerator contexts).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).location_group_count
+        1
+        """
+        return len(self._core.location_group_elements())
+
+    @property
     def shape(self) -> tuple[int, int]:
         """(number of cnodes, number of locations): the shape of every values array."""
         return (self._core.cnode_count, self._core.location_count)
@@ -416,7 +261,7 @@ class Report:
 
     def _layout(self, metric: Metric) -> tuple[np.dtype, tuple[int, ...]]:
         """NumPy dtype and shape of a metric's value array."""
-        element, trailing = _numpy_type(metric.dtype)
+        element, trailing = numpy_type(metric.dtype)
         return element, self.shape + trailing
 
     def values(self, metric: int | str | Metric, inclusive: bool | None = True,
@@ -470,7 +315,7 @@ class Report:
         (18, 1)
         """
         element, shape = self._layout(self.metric(metric))
-        return _page_aligned_empty(shape, element)
+        return page_aligned_empty(shape, element)
 
     def present(self, metric: int | str | Metric) -> np.ndarray:
         """Which cnode rows the file stores for a metric (the others are all zero).
@@ -508,39 +353,7 @@ class Report:
         >>> int(r.metric_totals()[0])     # all visits
         72
         """
-        own = self._own_totals()
-        return self._with_child_metrics(own) if inclusive else own
-
-    def _own_totals(self) -> np.ndarray:
-        roots = [c.index for c in self.cnodes if c.parent is None]
-        return np.asarray([self._total(m, roots) for m in self.metrics], dtype=float)
-
-    def _with_child_metrics(self, own: np.ndarray) -> np.ndarray:
-        return np.asarray([sum(own[d] for d in self._metric_family(m)) for m in self.metrics])
-
-    def _total(self, metric: Metric, roots: list[int]) -> float:
-        if _numpy_type(metric.dtype)[1]:  # tuples (TAU_ATOMIC, NDOUBLES ...): no single total
-            return 0.0
-        at_roots = self.cnode_values(metric, inclusive=True)[roots]
-        if metric.dtype == "MINDOUBLE":
-            return float(at_roots.min())
-        if metric.dtype == "MAXDOUBLE":
-            return float(at_roots.max())
-        return float(at_roots.sum())
-
-    def _metric_family(self, metric: Metric) -> list[int]:
-        """The metric and its descendants that add up with it: summable scalar metrics of the
-        same unit (Cube's collapsed metric node). MIN/MAX metrics stand alone."""
-        if not self._summable(metric) or _numpy_type(metric.dtype)[1]:
-            return [metric.index]
-        family, stack = [], [metric.index]
-        while stack:
-            m = self.metrics[stack.pop()]
-            if m.index == metric.index or (self._summable(m) and m.unit == metric.unit
-                                            and not _numpy_type(m.dtype)[1]):
-                family.append(m.index)
-                stack.extend(m.children)
-        return family
+        return _panes.metric_totals(self, inclusive)
 
     def panes(self, metric: int | str | Metric, cnode: int | None = None,
               metric_expanded: bool = False, cnode_expanded: bool = False) -> Panes:
@@ -556,30 +369,39 @@ class Report:
         >>> bool(p.call_inclusive[0] >= p.call_exclusive[0])
         True
         """
+        return _panes.select(self, self.metric(metric), cnode, metric_expanded, cnode_expanded)
+
+    def system_values(self, metric: int | str | Metric, cnode: int, inclusive: bool = True) -> np.ndarray:
+        """One call path's values of a metric per location as float64 (Cube's system pane),
+        with (``inclusive=True``) or without its callees.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.system_values("visits", 0).tolist(), r.system_values("visits", 0, inclusive=False).tolist()
+        ([72.0], [1.0])
+        """
         m = self.metric(metric)
-        c = next(x.index for x in self.cnodes if x.parent is None) if cnode is None else int(cnode)
-        if not 0 <= c < self.shape[0]:
-            raise IndexError(f"call path {c} out of range ({self.shape[0]} call paths)")
-        family = [m.index] if metric_expanded else self._metric_family(m)
+        if not 0 <= int(cnode) < self.shape[0]:
+            raise IndexError(f"call path {cnode} out of range ({self.shape[0]} call paths)")
+        return np.asarray(self._core.row_doubles(m.index, bool(inclusive), int(cnode)), dtype=np.float64)
 
-        def combined(fn):
-            parts = [fn(self.metrics[f]) for f in family]
-            return parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    def metric_depth(self, metric: int | str | Metric) -> int:
+        """How deep a metric sits in the metric tree (0 for a root).
 
-        own = self._own_totals()  # once: the inclusive totals are derived from it
-        return Panes(
-            metric=m.index,
-            cnode=c,
-            metric_own=own,
-            metric_inclusive=self._with_child_metrics(own),
-            call_inclusive=combined(lambda x: self.cnode_values(x, inclusive=True)),
-            call_exclusive=combined(lambda x: self.cnode_values(x, inclusive=False)),
-            system=combined(lambda x: np.asarray(self._core.row_doubles(x.index, not cnode_expanded, c))),
-        )
-
-    @staticmethod
-    def _summable(metric: Metric) -> bool:
-        return metric.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.metric_depth("time"), r.metric_depth("min_time")
+        (0, 0)
+        """
+        m, depth = self.metric(metric), 0
+        while m.parent is not None:
+            m = self.metrics[m.parent]
+            depth += 1
+        return depth
 
     def location_values(self, metric: int | str | Metric, level: str | int = "process",
                         inclusive: bool = True) -> tuple[np.ndarray, list[str]]:
@@ -601,7 +423,7 @@ class Report:
         ancestors = self._core.location_ancestors(depth)
         elements, group = np.unique(ancestors, return_inverse=True)
         raw = self._core.combine_locations(m.index, inclusive, group.astype(np.uint32), len(elements))
-        element, trailing = _numpy_type(m.dtype)
+        element, trailing = numpy_type(m.dtype)
         out = raw.view(element).reshape((self.shape[0], len(elements)) + trailing)
         return out, [tree.name(int(e)) for e in elements]
 
@@ -613,7 +435,7 @@ class Report:
 
     def load_all(self) -> None:
         """Reads the values of every metric now (otherwise each is read on first use)."""
-        _core.load_all(self._core)
+        _cube.load_all(self._core)
 
     # ---- views
 
@@ -628,18 +450,7 @@ class Report:
         >>> int(df.loc[(0, 0), "visits"])
         72
         """
-        import pandas as pd
-
-        chosen = [self.metric(m) for m in (metrics if metrics is not None else self.metrics)]
-        columns = {}
-        for m in chosen:
-            element, trailing = _numpy_type(m.dtype)
-            if trailing or element.names:
-                continue
-            columns[m.name] = np.asarray(self.values(m, inclusive)).reshape(-1)
-        cnodes, locations = self.shape
-        index = pd.MultiIndex.from_product([range(cnodes), range(locations)], names=["cnode", "location"])
-        return pd.DataFrame(columns, index=index)
+        return _views.to_dataframe(self, metrics, inclusive)
 
     def call_tree_text(self, metric: int | str | Metric | None = None, inclusive: bool = True,
                        max_depth: int | None = None, max_lines: int = 200) -> str:
@@ -654,19 +465,7 @@ class Report:
         72  test.x
           71  main
         """
-        m = self.metric(metric if metric is not None else 0)
-        values = self.cnode_values(m, inclusive)
-        depth = np.zeros(len(self.cnodes), dtype=np.int64)
-        lines = [f"{m.name} ({m.unit}, {'inclusive' if inclusive else 'exclusive'})"]
-        for c in self.cnodes:  # preorder: a parent's depth is known before its children's
-            depth[c.index] = 0 if c.parent is None else depth[c.parent] + 1
-            if max_depth is not None and depth[c.index] > max_depth:
-                continue
-            if len(lines) > max_lines:
-                lines.append("...")
-                break
-            lines.append(f"{'  ' * int(depth[c.index])}{_format(values[c.index])}  {c.region.name}")
-        return "\n".join(lines)
+        return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines)
 
     def __repr__(self) -> str:
         cnodes, locations = self.shape
@@ -675,29 +474,7 @@ class Report:
                 f"{locations} location{'s' if locations != 1 else ''}>")
 
     def _repr_html_(self) -> str:
-        rows = "".join(
-            f"<tr><td style='text-align:left'>{'&nbsp;' * 4 * self._metric_depth(m)}{html.escape(m.display_name)}</td>"
-            f"<td>{html.escape(m.name)}</td><td>{m.kind}</td><td>{html.escape(m.dtype)}</td>"
-            f"<td>{html.escape(m.unit)}</td></tr>"
-            for m in self.metrics
-        )
-        tree = html.escape(self.call_tree_text(max_depth=3, max_lines=40))
-        return (f"<div><b>{html.escape(repr(self))}</b>"
-                f"<table><tr><th>metric</th><th>name</th><th>kind</th><th>type</th><th>unit</th></tr>{rows}</table>"
-                f"<pre>{tree}</pre></div>")
-
-    def _metric_depth(self, m: Metric) -> int:
-        depth = 0
-        while m.parent is not None:
-            m = self.metrics[m.parent]
-            depth += 1
-        return depth
-
-
-def _format(value: float) -> str:
-    if float(value).is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:.6g}"
+        return _views.report_html(self)
 
 
 # ---------------------------------------------------------------------------------- entry points
@@ -715,7 +492,7 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     (18, 1)
     """
     path = os.fspath(path)
-    return Report(_core.open_cubex(path), path)
+    return Report(_cube.open_cubex(path), path)
 
 
 def write(report: Report, path: str | os.PathLike, compress: bool = False) -> None:
@@ -733,4 +510,4 @@ def write(report: Report, path: str | os.PathLike, compress: bool = False) -> No
     >>> bool((cubescale.open(out).values("time") == r.values("time")).all())
     True
     """
-    _core.write_cubex(report._core, os.fspath(path), compress)
+    _cube.write_cubex(report._core, os.fspath(path), compress)

@@ -32,7 +32,7 @@ from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
-from . import _core
+from ._core import systree as _tree
 from .errors import FormatError
 
 __all__ = [
@@ -43,15 +43,15 @@ __all__ = [
 ]
 
 _MASKS = {
-    "nodes": _core.MASK_NODES,
-    "location_groups": _core.MASK_LOCATION_GROUPS,
-    "locations": _core.MASK_LOCATIONS,
-    "all": _core.MASK_ALL,
+    "nodes": _tree.MASK_NODES,
+    "location_groups": _tree.MASK_LOCATION_GROUPS,
+    "locations": _tree.MASK_LOCATIONS,
+    "all": _tree.MASK_ALL,
 }
 _KIND_NAMES = {
-    _core.Kind.NODE: "node",
-    _core.Kind.LOCATION_GROUP: "location_group",
-    _core.Kind.LOCATION: "location",
+    _tree.Kind.NODE: "node",
+    _tree.Kind.LOCATION_GROUP: "location_group",
+    _tree.Kind.LOCATION: "location",
 }
 _KINDS_BY_NAME = {v: k for k, v in _KIND_NAMES.items()}
 
@@ -65,7 +65,7 @@ def kind_mask(kinds: str | int) -> int:
     5
     """
     if isinstance(kinds, int):
-        if not 0 < kinds <= _core.MASK_ALL:
+        if not 0 < kinds <= _tree.MASK_ALL:
             raise ValueError(f"bad kind mask {kinds}")
         return kinds
     mask = 0
@@ -77,10 +77,10 @@ def kind_mask(kinds: str | int) -> int:
     return mask
 
 
-def _kind(value: str | _core.Kind | None, cls: str) -> _core.Kind:
+def _kind(value: str | _tree.Kind | None, cls: str) -> _tree.Kind:
     if value is None:
-        return _core.kind_of_class(cls)
-    if isinstance(value, _core.Kind):
+        return _tree.kind_of_class(cls)
+    if isinstance(value, _tree.Kind):
         return value
     try:
         return _KINDS_BY_NAME[value]
@@ -124,11 +124,11 @@ class SystemTree:
     102
     """
 
-    def __init__(self, core: _core.SequenceTree, names: _core.NameMap | None = None):
+    def __init__(self, core: _tree.SequenceTree, names: _tree.NameMap | None = None):
         if not core.canonical:
             core.canonicalize()
         self._core = core
-        self._names = names if names is not None else _core.NameMap()
+        self._names = names if names is not None else _tree.NameMap()
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -149,10 +149,10 @@ class SystemTree:
         if spec.strip() == "figure4":
             return cls.figure4()
         try:
-            levels = _core.parse_shape(spec)
+            levels = _tree.parse_shape(spec)
         except ValueError as e:
             raise ValueError(f"bad shape {spec!r}: {e}") from None
-        return cls(_core.regular_sequence(levels))
+        return cls(_tree.regular_sequence(levels))
 
     @classmethod
     def figure4(cls) -> "SystemTree":
@@ -164,7 +164,7 @@ class SystemTree:
         >>> SystemTree.figure4().count("locations")
         448
         """
-        return cls(_core.figure4_sequence())
+        return cls(_tree.figure4_sequence())
 
     @classmethod
     def from_single(cls, tree: "SingleNodeTree", names: str = "nodes") -> "SystemTree":
@@ -178,7 +178,7 @@ class SystemTree:
         >>> SystemTree.from_single(single).render()
         'machine ×1 > node ×3 > process ×2'
         """
-        core, name_map = _core.fold(tree._core, True, kind_mask(names))
+        core, name_map = _tree.fold(tree._core, True, kind_mask(names))
         return cls(core, name_map)
 
     @classmethod
@@ -192,8 +192,8 @@ class SystemTree:
         >>> SystemTree.from_bytes(tree.to_bytes()) == tree
         True
         """
-        core = _core.SequenceTree.deserialize(bytes(data), source)
-        name_map = _core.NameMap.deserialize(bytes(names), source) if names is not None else None
+        core = _tree.SequenceTree.deserialize(bytes(data), source)
+        name_map = _tree.NameMap.deserialize(bytes(names), source) if names is not None else None
         return cls(core, name_map)
 
     @classmethod
@@ -214,7 +214,7 @@ class SystemTree:
             raise FormatError("not a cubescale-systree JSON document", source, "json", 0)
         if doc.get("version") != 1:
             raise FormatError(f"unsupported version {doc.get('version')!r}", source, "json", 0)
-        core = _core.SequenceTree()
+        core = _tree.SequenceTree()
         # Iterative walk: (JSON object, parent record id, path for messages).
         stack: list[tuple[object, int | None, str]] = [(doc.get("root"), None, "root")]
         while stack:
@@ -306,7 +306,7 @@ class SystemTree:
         -------
         >>> single = SingleNodeTree.from_shape("node:2 process:1")
         >>> tree = SystemTree.from_single(single)
-        >>> [len(c) for c in _core.NameStreamReader(tree.names_to_bytes(chunk_entries=2))]
+        >>> [len(c) for c in _tree.NameStreamReader(tree.names_to_bytes(chunk_entries=2))]
         [2, 1]
         """
         return self._names.serialize(chunk_entries)
@@ -330,7 +330,7 @@ class SystemTree:
         >>> len(single), single.name(4)
         (7, 'node 1')
         """
-        return SingleNodeTree(_core.expand(self._core, self._names))
+        return SingleNodeTree(_tree.expand(self._core, self._names))
 
     def merge(self, other: "SystemTree") -> "SystemTree":
         """Union of two trees with the same root: equal subtrees add their copies, others
@@ -342,7 +342,7 @@ class SystemTree:
         >>> a.merge(SystemTree.from_shape("node:3 process:4")).render()
         'machine ×1 > node ×5 > process ×4'
         """
-        return SystemTree(_core.merge(self._core, other._core))
+        return SystemTree(_tree.merge(self._core, other._core))
 
     # ------------------------------------------------------------------ structure
     def __len__(self) -> int:
@@ -368,7 +368,7 @@ class SystemTree:
         >>> tree.single_nbytes == tree.expand().nbytes
         True
         """
-        return _core.single_serialized_size(self._core)
+        return _tree.single_serialized_size(self._core)
 
     @property
     def max_depth(self) -> int:
@@ -499,7 +499,7 @@ class SystemTree:
         ['process 0', 'process 1', 'process 2', 'process 3']
         """
         path = self.path_of(index, kinds)
-        all_index = self._core.index_of(path, _core.MASK_ALL)
+        all_index = self._core.index_of(path, _tree.MASK_ALL)
         real = self._names.find(all_index)
         return real if real is not None else self._core.generated_name(path)
 
@@ -594,8 +594,8 @@ class SingleNodeTree:
     'machine ×1 > node ×1 > process ×1 > thread ×4'
     """
 
-    def __init__(self, core: _core.SingleTree | None = None):
-        self._core = core if core is not None else _core.SingleTree()
+    def __init__(self, core: _tree.SingleTree | None = None):
+        self._core = core if core is not None else _tree.SingleTree()
 
     @classmethod
     def from_shape(cls, spec: str) -> "SingleNodeTree":
@@ -623,13 +623,13 @@ class SingleNodeTree:
         if synthetic and xml:
             raise ValueError("give synthetic or xml, not both")
         if synthetic:
-            topo = _core.Topology.synthetic(synthetic)
+            topo = _tree.Topology.synthetic(synthetic)
         elif xml:
-            topo = _core.Topology.from_xml(xml)
+            topo = _tree.Topology.from_xml(xml)
         else:
-            topo = _core.Topology.local()
+            topo = _tree.Topology.local()
         return cls(
-            _core.local_view(topo, host or socket.gethostname(), process_name, threads, cpus or "")
+            _tree.local_view(topo, host or socket.gethostname(), process_name, threads, cpus or "")
         )
 
     def add_root(self, cls: str, name: str | None = None, kind: str | None = None) -> int:

@@ -70,6 +70,12 @@ std::optional<DataType> parse_data_type(std::string_view text) {
   return std::nullopt;
 }
 
+std::vector<std::string_view> data_type_names() {
+  std::vector<std::string_view> out;
+  for (const auto& named : kNames) out.push_back(named.name);
+  return out;
+}
+
 std::size_t DataType::width() const {
   switch (kind) {
     case ValueKind::Int8: case ValueKind::UInt8: return 1;

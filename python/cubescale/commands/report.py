@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import report as cube
 from .. import scale_func
+from ..views import format_value
 
 
 def add_parser(subparsers) -> None:
@@ -61,18 +62,18 @@ def add_parser(subparsers) -> None:
 def run_info(args) -> int:
     r = cube.open(args.file)
     cnodes, locations = r.shape
-    print(f"{os.path.basename(args.file)}: CUBE {r._core.version}, {len(r.metrics)} metrics, "
+    print(f"{os.path.basename(args.file)}: CUBE {r.version}, {len(r.metrics)} metrics, "
           f"{cnodes} call paths, {locations} location{'s' if locations != 1 else ''}")
     creator = r.attrs.get("Creator") or r.attrs.get("CUBE Library version")
     if creator:
         print(f"created by {creator}")
-    groups = len(r._core.location_group_elements())
-    print(f"system tree: {len(r._core.system_tree())} elements, {groups} location groups, {locations} locations")
+    groups = r.location_group_count
+    print(f"system tree: {len(r.system)} elements, {groups} location groups, {locations} locations")
     print("metrics (inclusive totals):")
     totals = r.metric_totals(inclusive=True)
     for m in r.metrics:
-        depth = r._metric_depth(m)
-        total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {cube._format(totals[m.index])} {m.unit}"
+        depth = r.metric_depth(m)
+        total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
         print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}")
     print(r.call_tree_text(r.metrics[0] if r.metrics else None, max_depth=args.depth, max_lines=60))
     return 0

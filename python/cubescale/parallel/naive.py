@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from .. import _core
+from .._core import distributed as _dist, systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 from ._mpi import mpi
 from .systree import DistributedSystemTree
@@ -38,13 +38,13 @@ def build_system_tree_naive(
     ('machine ×1 > node ×1 > process ×1 > thread ×3', [0, 1, 2])
     """
     mpi()
-    packed = _core.pack_view(local._core)
+    packed = _dist.pack_view(local._core)
     gathered = comm.gather(packed, root=0)
     mine = None
     tree_bytes = None
     name_map = None
     if comm.rank == 0:
-        built = _core.naive_build(gathered, host_class, list(name_classes))
+        built = _dist.naive_build(gathered, host_class, list(name_classes))
         del gathered
         offsets = built["location_offsets"]
         per_rank = [
@@ -66,7 +66,7 @@ def build_system_tree_naive(
         tree_bytes = comm.bcast(tree_bytes, root=0)
     tree = None
     if tree_bytes is not None:
-        tree = SystemTree(_core.SequenceTree.deserialize(tree_bytes), name_map)
+        tree = SystemTree(_tree.SequenceTree.deserialize(tree_bytes), name_map)
     locations, group_index, responsible = mine
     stats = {"peak_bytes": peak, "bytes_sent": len(packed) if comm.rank else 0}
     return DistributedSystemTree(tree, locations.copy(), group_index, responsible, stats)

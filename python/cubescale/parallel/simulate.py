@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .. import _core
+from .._core import distributed as _dist, systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 
 __all__ = ["simulate_system_tree"]
@@ -46,10 +46,10 @@ def simulate_system_tree(
     if (machine is None) == (view is None):
         raise ValueError("give a machine shape or a view function, not both")
     if machine is not None:
-        result = _core.simulate_regular(_core.parse_shape(machine), collect, host_class)
+        result = _dist.simulate_regular(_tree.parse_shape(machine), collect, host_class)
     else:
         if ranks is None or ranks < 1:
             raise ValueError("a view function needs the number of ranks")
-        result = _core.simulate_views(int(ranks), lambda r: view(r)._core, collect, host_class)
+        result = _dist.simulate_views(int(ranks), lambda r: view(r)._core, collect, host_class)
     result["tree"] = SystemTree(result["tree"])
     return result

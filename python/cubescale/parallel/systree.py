@@ -9,7 +9,7 @@ the group's tree (each member then keeps one start per round, not merge states).
 last round the elements' global starts flow down the same edges, so every rank learns the
 global depth-first indices of its locations. No rank holds data that grows with
 the number of ranks on a regular machine. The merging is done by the C++ kernels
-(``_core.RankState``); this module only moves their bytes.
+(``_dist.RankState``); this module only moves their bytes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from .. import _core
+from .._core import distributed as _dist, systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 from ._mpi import mpi
 
@@ -107,8 +107,8 @@ def build_system_tree(
     ([0, 1, 2, 3], 0, True)
     """
     MPI = mpi()
-    state = _core.RankState(local._core, host_class)
-    hash_fn = hash if hash is not None else _core.hash_name_path
+    state = _dist.RankState(local._core, host_class)
+    hash_fn = hash if hash is not None else _dist.hash_name_path
     deepest = comm.allreduce(state.process_depth, op=MPI.MAX)
     groups: dict[int, tuple] = {}
     resplits = 0
@@ -124,7 +124,7 @@ def build_system_tree(
                 continue
             group, extra = _verify_names(hashed, key)
             resplits += extra
-            parent, children = _core.binary_tree_links(group.rank, group.size)
+            parent, children = _dist.binary_tree_links(group.rank, group.size)
             groups[round_] = (group, parent, children)
             _up(state, round_, group, parent, children)
             _pass_down(state.settle, round_, group, parent, children, _SETTLE)
@@ -146,7 +146,7 @@ def build_system_tree(
         name_map = _stream_names(MPI, comm, state, list(name_classes), name_chunk, sink)
     tree = None
     if tree_bytes is not None:
-        core = _core.SequenceTree.deserialize(tree_bytes, "global system tree")
+        core = _tree.SequenceTree.deserialize(tree_bytes, "global system tree")
         tree = SystemTree(core, name_map)
     stats = dict(state.stats)
     stats["resplits"] = resplits
@@ -198,18 +198,18 @@ def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
     rank's next entries along a binary tree keeping the ``chunk`` smallest (C++ merge), so no
     rank holds more than three chunks. Returns a NameMap on rank 0 when there is no sink."""
     entries = state.held_names(classes)
-    parent, children = _core.binary_tree_links(comm.rank, comm.size)
-    collected = _core.NameMap() if (sink is None and comm.rank == 0) else None
+    parent, children = _dist.binary_tree_links(comm.rank, comm.size)
+    collected = _tree.NameMap() if (sink is None and comm.rank == 0) else None
     after = None
     while True:
-        data = _core.name_chunk_after(entries, after, chunk)
+        data = _dist.name_chunk_after(entries, after, chunk)
         for child in children:
-            data = _core.merge_name_chunks(data, comm.recv(source=child, tag=_NAMES), chunk)
+            data = _dist.merge_name_chunks(data, comm.recv(source=child, tag=_NAMES), chunk)
         if parent >= 0:
             comm.send(data, dest=parent, tag=_NAMES)
         last = None
         if comm.rank == 0 and sink is not None:
-            block = next(iter(_core.NameStreamReader(data, "names")), [])
+            block = next(iter(_tree.NameStreamReader(data, "names")), [])
             if block:
                 sink(block)
                 last = block[-1][0]

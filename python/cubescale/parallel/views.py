@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import _core
+from .._core import distributed as _dist, systree as _tree
 from ..systree import SingleNodeTree
 
 __all__ = ["regular_view"]
@@ -23,10 +23,10 @@ def regular_view(shape: str, rank: int) -> SingleNodeTree:
     ['machine', 'node 2', 'process 5', 'thread 0', 'thread 1']
     """
     try:
-        levels = _core.parse_shape(shape)
+        levels = _tree.parse_shape(shape)
     except ValueError as e:
         raise ValueError(f"bad shape {shape!r}: {e}") from None
-    views = _core.RegularViews(levels)
+    views = _dist.RegularViews(levels)
     if not 0 <= rank < views.ranks:
         raise ValueError(f"rank {rank} outside the machine's {views.ranks} processes")
     return SingleNodeTree(views.view(rank))

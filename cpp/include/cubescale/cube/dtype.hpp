@@ -42,5 +42,8 @@ struct DataType {
 // Parses a <dtype> text such as "DOUBLE", "FLOAT", "UINT64", "NDOUBLES(10)", "HISTOGRAM(5)";
 // nullopt for an unknown type.
 std::optional<DataType> parse_data_type(std::string_view text);
+// Every plain name parse_data_type accepts, aliases included (not NDOUBLES(n) / HISTOGRAM(n)):
+// the one list of data type names, also handed to Python.
+std::vector<std::string_view> data_type_names();
 
 }  // namespace cubescale::cube
