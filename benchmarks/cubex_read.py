@@ -135,7 +135,7 @@ def generated_anchor(cnodes: int, nodes: int, processes: int, threads: int, seed
     group = location = 0
     for n in range(nodes):
         out.append(f'<systemtreenode Id="{n + 1}">\n<name>node{n:05d}</name>\n<class>node</class>\n')
-        for p in range(processes):
+        for _ in range(processes):
             out.append(f'<locationgroup Id="{group}">\n<name>rank {group}</name>\n<rank>{group}</rank>\n'
                        f'<type>process</type>\n')
             for t in range(threads):
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
                                             ("reused buffer (`out=b`) vs `np.add(a, a, out=b)`", reused, reused_add)):
                 print(f"| {label} | {output} | {mine * 1e3:.1f} ms | {numpy_add * 1e3:.1f} ms | "
                       f"{mine / numpy_add:.2f}x | {mine / total:.2f}x |")
-        del buffer, inclusive, stored_exclusive
+        buffer = inclusive = stored_exclusive = None  # freed before the next table
     return 0
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Sets everything up and runs every test: C++ tests (ctest), the same C++ tests under
-# AddressSanitizer + UBSan, Python tests (pytest, including the mpirun tests in tests/mpi)
+# AddressSanitizer + UBSan, static checks (ruff, mypy, stubtest), Python tests (pytest, including the mpirun tests in tests/mpi)
 # and bounded fuzzing of the parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +26,11 @@ ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
 # LeakSanitizer reports, so no suppression can name it: leave that plugin out here only.
 HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j "$JOBS" --timeout 600
+
+echo "== static checks (ruff, mypy, stubtest of the installed extension)"
+python3 -m ruff check python tests benchmarks fuzz scripts
+python3 -m mypy
+(cd tests && python3 -m mypy.stubtest cubescale._core --allowlist stubtest_allowlist.txt)
 
 echo "== Python tests"
 # Run from tests/ so that the installed package, not the source tree, is imported.

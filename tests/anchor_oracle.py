@@ -10,10 +10,10 @@ import gzip
 from typing import Callable
 
 import pytest
+from tar_members import archive, read_members
 
 import cubescale
 from cubescale._core import cube as _core
-from tar_members import archive, read_members
 
 
 def anchor_text(members: dict[str, bytes]) -> bytes:

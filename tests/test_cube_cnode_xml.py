@@ -11,10 +11,10 @@ import os
 import re
 
 import pytest
-
 from anchor_oracle import assert_fails_alike, both_readings, open_with_anchor
-from cubescale._core import cube as _core
 from tar_members import read_members
+
+from cubescale._core import cube as _core
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
 FILES = sorted(f for f in os.listdir(DATA) if f.endswith(".cubex"))

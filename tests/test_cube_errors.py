@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from tar_members import archive, read_members
 
 import cubescale
 from cubescale._core import cube as _core
-from tar_members import archive, read_members
 
 # ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise.
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")

@@ -10,10 +10,10 @@ import os
 import xml.etree.ElementTree as ET
 
 import pytest
+from tar_members import archive, read_members
 
 import cubescale
 from cubescale._core import cube as _core
-from tar_members import archive, read_members
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
 FILES = sorted(f for f in os.listdir(DATA) if f.endswith(".cubex"))

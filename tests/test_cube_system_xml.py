@@ -11,7 +11,6 @@ import os
 import re
 
 import pytest
-
 from anchor_oracle import assert_fails_alike, both_readings, open_with_anchor
 from tar_members import read_members
 

@@ -4,10 +4,11 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from systree_strategies import canonical_text, single_trees
 
 from cubescale.systree import SingleNodeTree, SystemTree, kind_mask
-from systree_strategies import canonical_text, single_trees
 
 KINDS = ["nodes", "location_groups", "locations", "all"]
 KIND_OF = {"nodes": "node", "location_groups": "location_group", "locations": "location"}

@@ -5,10 +5,10 @@ import struct
 
 import pytest
 from hypothesis import given, settings
+from systree_strategies import single_trees
 
 import cubescale
 from cubescale.systree import SystemTree
-from systree_strategies import single_trees
 
 
 @settings(max_examples=100, deadline=None)
@@ -56,7 +56,9 @@ def test_oversized_counts_are_rejected_without_allocating():
     with pytest.raises(cubescale.FormatError, match="record count"):
         SystemTree.from_bytes(absurd_records)
     # Copies whose product exceeds 2^62 elements.
-    rec = lambda cls, copies, children: bytes([0]) + varint(cls) + varint(copies) + varint(0) + varint(children)
+    def rec(cls, copies, children):
+        return bytes([0]) + varint(cls) + varint(copies) + varint(0) + varint(children)
+
     overflow = (header + varint(2) + varint(7) + b"machine" + varint(4) + b"node" + varint(3)
                 + rec(0, 1, 1) + rec(1, 2**40, 1) + rec(1, 2**40, 0))
     with pytest.raises(cubescale.FormatError, match="2\\^62"):

@@ -253,8 +253,8 @@ void register_cube(py::module_& m) {
       py::arg("data"), py::arg("name") = "<bytes>", "The same over the bytes of a .cubex (tests, fuzzing).");
   m.def(
       "report_from_anchor",
-      [](const std::string& xml, const std::string& name) {
-        return std::make_shared<Report>(parse_anchor(inflate_if_gzip(xml, name, "anchor.xml"), name));
+      [](py::bytes xml, const std::string& name) {
+        return std::make_shared<Report>(parse_anchor(inflate_if_gzip(std::string(xml), name, "anchor.xml"), name));
       },
       py::arg("xml"), py::arg("name") = "<anchor.xml>",
       "A report with the definitions of an anchor.xml text (gzipped or not) and all values zero.");

@@ -213,6 +213,9 @@ void register_cube_definitions(py::module_& m) {
   register_data_types(m);
   register_metric_definition(m);
   register_region_definition(m);
+}
+
+void register_cube_builder(py::module_& m) {
   m.def(
       "report_from_parts",
       [](std::vector<Metric> metrics, std::vector<Region> regions,

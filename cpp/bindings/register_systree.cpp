@@ -1,6 +1,9 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
+#include <functional>
+#include <optional>
+
 #include "cubescale/systree/hwloc_levels.hpp"
 #include "cubescale/systree/names.hpp"
 #include "cubescale/systree/sequence.hpp"
@@ -143,8 +146,15 @@ void register_sequence(py::module_& m) {
           },
           py::arg("path"), "The Score-P-style name (class and running number) of the element at `path`.")
       .def(
-          "__eq__", [](const SequenceTree& a, const SequenceTree& b) { return a == b; }, py::arg("other"),
-          "Structural equality (records, copies, classes, properties).")
+          "__eq__",
+          [](const SequenceTree& a, const py::object& other) -> py::object {
+            if (!py::isinstance<SequenceTree>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::bool_(a == other.cast<const SequenceTree&>());
+          },
+          py::arg("other"), "Structural equality (records, copies, classes, properties).")
+      .def(
+          "__hash__", [](const SequenceTree& t) { return t.size() ? t.hash(0) : 0; },
+          "The root's structural hash (equal trees hash equally).")
       .def(
           "serialize", [](const SequenceTree& t) { return py::bytes(serialize(t)); },
           "The compact binary form (see deserialize).")
@@ -279,8 +289,10 @@ void register_systree(py::module_& m) {
       "Folds a single-node tree into sequence form; returns (SequenceTree, NameMap of the real names of the "
       "kinds in `name_kinds`).");
   m.def(
-      "expand", [](const SequenceTree& t, const NameMap* names) { return expand(t, names); }, py::arg("tree"),
-      py::arg("names") = nullptr, "Expands a sequence tree into single-node form (generated or real names).");
+      "expand", [](const SequenceTree& t, std::optional<std::reference_wrapper<const NameMap>> names) {
+        return expand(t, names ? &names->get() : nullptr);
+      },
+      py::arg("tree"), py::arg("names") = py::none(), "Expands a sequence tree into single-node form (generated or real names).");
   m.def("merge", &merge, py::arg("a"), py::arg("b"),
         "Merges two sequence trees with one root: equal elements once, children of both in order.");
   m.def("single_serialized_size", &single_serialized_size, py::arg("tree"),

@@ -26,11 +26,11 @@ import os as _os
 if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
-from . import report, scale_func, systree
+from . import dtypes, records, report, scale_func, systree
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "open", "report", "scale_func", "systree", "write",
+__all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "open", "records", "report", "scale_func", "systree", "write",
            "__version__"]

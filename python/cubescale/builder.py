@@ -23,8 +23,8 @@ Example
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Real
-from typing import Mapping
 
 import numpy as np
 

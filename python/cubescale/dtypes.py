@@ -31,7 +31,7 @@ RATE = np.dtype([("main", "f8"), ("time", "f8")])
 
 _K = _cube.ValueKind
 # The CUBE names (and their aliases) live in the C++ core; this maps its value kinds.
-_SCALARS = {
+_SCALARS: dict[_cube.ValueKind, np.dtype] = {
     _K.DOUBLE: np.dtype("f8"), _K.MINDOUBLE: np.dtype("f8"), _K.MAXDOUBLE: np.dtype("f8"),
     _K.INT8: np.dtype("i1"), _K.INT16: np.dtype("i2"), _K.INT32: np.dtype("i4"), _K.INT64: np.dtype("i8"),
     _K.UINT8: np.dtype("u1"), _K.UINT16: np.dtype("u2"), _K.UINT32: np.dtype("u4"), _K.UINT64: np.dtype("u8"),

@@ -22,13 +22,14 @@ Example
 from __future__ import annotations
 
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 
-from . import panes as _panes, views as _views
+from . import panes as _panes
+from . import views as _views
 from ._core import cube as _cube
-from .dtypes import is_scalar, numpy_type, page_aligned_empty
+from .dtypes import numpy_type, page_aligned_empty
 from .panes import Panes
 from .records import Cnode, Location, Metric, Region
 from .systree import SingleNodeTree
@@ -64,7 +65,7 @@ class Report:
     [72, 71, 7]
     """
 
-    def __init__(self, core: "_cube.CubeReport", path: str = ""):
+    def __init__(self, core: _cube.CubeReport, path: str = ""):
         self._core = core
         self.path = path
         self._metrics: list[Metric] | None = None
@@ -93,7 +94,7 @@ class Report:
         return self._metrics
 
     @classmethod
-    def from_anchor_xml(cls, xml: str | bytes) -> "Report":
+    def from_anchor_xml(cls, xml: str | bytes) -> Report:
         """A report with the definitions of an ``anchor.xml`` text and all values zero;
         fill it with :meth:`set_values` (e.g. to generate reports).
 
@@ -211,6 +212,7 @@ class Report:
             self._locations = []
             for i, e in enumerate(elements):
                 group = tree.parent(e)
+                assert group is not None  # a location sits in a location group
                 self._locations.append(Location(i, ids[i], tree.name(e), tree.class_name(e), ranks[i],
                                                  tree.name(group), group_rank.get(group, -1)))
         return self._locations

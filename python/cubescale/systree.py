@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -132,7 +132,7 @@ class SystemTree:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_shape(cls, spec: str) -> "SystemTree":
+    def from_shape(cls, spec: str) -> SystemTree:
         """A regular machine from ``"class:count"`` levels below a machine root.
 
         Presets: ``"juqueen"`` (28 racks × 2 midplanes × 16 nodeboards × 32 nodes × 64
@@ -155,7 +155,7 @@ class SystemTree:
         return cls(_tree.regular_sequence(levels))
 
     @classmethod
-    def figure4(cls) -> "SystemTree":
+    def figure4(cls) -> SystemTree:
         """Paper 000, Figure 4: 16 nodes of 4 processes × 4 threads and 16 nodes of 4 processes
         with 2 threads and a GPU stream each.
 
@@ -167,7 +167,7 @@ class SystemTree:
         return cls(_tree.figure4_sequence())
 
     @classmethod
-    def from_single(cls, tree: "SingleNodeTree", names: str = "nodes") -> "SystemTree":
+    def from_single(cls, tree: SingleNodeTree, names: str = "nodes") -> SystemTree:
         """Fold a single-node tree into sequence records; the names of the elements of the
         kinds in ``names`` (default: system tree nodes, e.g. host names) are kept in a
         separate name map, readable with :meth:`name`.
@@ -182,7 +182,7 @@ class SystemTree:
         return cls(core, name_map)
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = "", names: bytes | None = None) -> "SystemTree":
+    def from_bytes(cls, data: bytes, source: str = "", names: bytes | None = None) -> SystemTree:
         """Read the binary form written by :meth:`to_bytes` (and optionally a name stream
         written by :meth:`names_to_bytes`). Bad bytes raise :class:`~cubescale.FormatError`.
 
@@ -197,7 +197,7 @@ class SystemTree:
         return cls(core, name_map)
 
     @classmethod
-    def from_json(cls, text: str | dict, source: str = "") -> "SystemTree":
+    def from_json(cls, text: str | dict, source: str = "") -> SystemTree:
         """Read the JSON form written by :meth:`to_json` (a string or an already parsed dict).
 
         Example
@@ -264,7 +264,7 @@ class SystemTree:
         cpus: str | None = None,
         host: str | None = None,
         process_name: str = "process 0",
-    ) -> "SystemTree":
+    ) -> SystemTree:
         """This process's view of the machine from hwloc: machine > node (host) > hardware
         levels > process > threads, the process placed under the hardware element covering
         its CPU binding (``cpus`` in hwloc list syntax, default: the real binding).
@@ -321,7 +321,7 @@ class SystemTree:
         """
         return self._core.to_json(-1 if indent is None else indent)
 
-    def expand(self) -> "SingleNodeTree":
+    def expand(self) -> SingleNodeTree:
         """The single-node form, with generated names ("node 3") or the mapped real names.
 
         Example
@@ -332,7 +332,7 @@ class SystemTree:
         """
         return SingleNodeTree(_tree.expand(self._core, self._names))
 
-    def merge(self, other: "SystemTree") -> "SystemTree":
+    def merge(self, other: SystemTree) -> SystemTree:
         """Union of two trees with the same root: equal subtrees add their copies, others
         are inserted in canonical order; ``a.merge(b) == b.merge(a)``.
 
@@ -351,7 +351,7 @@ class SystemTree:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, SystemTree) and self._core == other._core
 
-    __hash__ = None  # mutable wrapper: compare, do not hash
+    __hash__ = None  # type: ignore[assignment]  # mutable wrapper: compare, do not hash
 
     @property
     def nbytes(self) -> int:
@@ -417,7 +417,7 @@ class SystemTree:
         5
         """
         try:
-            return self._core.index_of([tuple(s) for s in path], kind_mask(kinds))
+            return self._core.index_of([(int(s[0]), int(s[1])) for s in path], kind_mask(kinds))
         except IndexError as e:
             raise IndexError(str(e)) from None
 
@@ -598,7 +598,7 @@ class SingleNodeTree:
         self._core = core if core is not None else _tree.SingleTree()
 
     @classmethod
-    def from_shape(cls, spec: str) -> "SingleNodeTree":
+    def from_shape(cls, spec: str) -> SingleNodeTree:
         """The expanded form of :meth:`SystemTree.from_shape` (generated names)."""
         return SystemTree.from_shape(spec).expand()
 
@@ -611,7 +611,7 @@ class SingleNodeTree:
         cpus: str | None = None,
         host: str | None = None,
         process_name: str = "process 0",
-    ) -> "SingleNodeTree":
+    ) -> SingleNodeTree:
         """This process's single-node view with hwloc hardware levels; see :meth:`SystemTree.local`.
 
         Example

@@ -16,7 +16,8 @@ visits (occ, inclusive)
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 

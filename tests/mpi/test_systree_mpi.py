@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 
 import pytest
-
 from launch import mpirun
 
 KINDS = ["regular", "mixed", "hwloc", "random1", "random2", "random3"]
@@ -16,7 +15,7 @@ SCENARIOS = [k + o for k in KINDS for o in OPTIONS]
 SIZES = [2, 4, 8]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def results(size: int) -> dict:
     # One mpirun per size runs every scenario: start-up dominates the run time.
     return {r["scenario"]: r for r in mpirun(size, "worker_systree.py", *SCENARIOS, "branching", "this_host", "badroot")}

@@ -11,11 +11,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from machines import KINDS  # noqa: E402
 from mpi4py import MPI  # noqa: E402
 
 from cubescale.parallel import build_system_tree, build_system_tree_naive  # noqa: E402
-from machines import KINDS  # noqa: E402
-
 from cubescale.systree import SingleNodeTree  # noqa: E402
 
 HASHES = {"collide": lambda path: 0, "weak": lambda path: len(path) % 3}

@@ -6,9 +6,10 @@ what sequence definitions built in parallel avoid (paper 000, Figure 1).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from .._core import distributed as _dist, systree as _tree
+from .._core import distributed as _dist
+from .._core import systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 from ._mpi import mpi
 from .systree import DistributedSystemTree

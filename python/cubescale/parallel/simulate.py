@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from .._core import distributed as _dist, systree as _tree
+from .._core import distributed as _dist
+from .._core import systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 
 __all__ = ["simulate_system_tree"]
@@ -47,9 +48,10 @@ def simulate_system_tree(
         raise ValueError("give a machine shape or a view function, not both")
     if machine is not None:
         result = _dist.simulate_regular(_tree.parse_shape(machine), collect, host_class)
-    else:
+    elif view is not None:
         if ranks is None or ranks < 1:
             raise ValueError("a view function needs the number of ranks")
-        result = _dist.simulate_views(int(ranks), lambda r: view(r)._core, collect, host_class)
+        make_view = view
+        result = _dist.simulate_views(int(ranks), lambda r: make_view(r)._core, collect, host_class)
     result["tree"] = SystemTree(result["tree"])
     return result

@@ -14,12 +14,14 @@ the number of ranks on a regular machine. The merging is done by the C++ kernels
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Any, Callable
 
 import numpy as np
 
-from .._core import distributed as _dist, systree as _tree
+from .._core import distributed as _dist
+from .._core import systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 from ._mpi import mpi
 
@@ -110,7 +112,7 @@ def build_system_tree(
     state = _dist.RankState(local._core, host_class)
     hash_fn = hash if hash is not None else _dist.hash_name_path
     deepest = comm.allreduce(state.process_depth, op=MPI.MAX)
-    groups: dict[int, tuple] = {}
+    groups: dict[int, tuple[Any, int, list[int]]] = {}
     resplits = 0
     try:
         for round_ in range(deepest, 0, -1):
@@ -213,7 +215,7 @@ def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
             if block:
                 sink(block)
                 last = block[-1][0]
-        elif comm.rank == 0:  # the receiver's own copy, one entry per host, added in C++
+        elif collected is not None:  # rank 0's own copy, one entry per host, added in C++
             last = collected.add_stream(data, "names")
         last = comm.bcast(last, root=0)
         if last is None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .._core import distributed as _dist, systree as _tree
+from .._core import distributed as _dist
+from .._core import systree as _tree
 from ..systree import SingleNodeTree
 
 __all__ = ["regular_view"]
