@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <functional>
 #include <limits>
 #include <stdexcept>
-#include <system_error>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include "cubescale/common/unaligned.hpp"
+#include "cubescale/cube/location_slices.hpp"
 #include "cubescale/cube/scale_func.hpp"
 
 namespace cubescale::cube {
@@ -148,54 +147,18 @@ struct ChildLists {
   }
 };
 
+}  // namespace
+
 void check_parents(const Severity& values, const std::vector<std::uint32_t>& parents) {
   if (parents.size() != values.cnodes()) throw std::invalid_argument("parents and rows differ in size");
   for (std::size_t i = 0; i < parents.size(); ++i)
     if (parents[i] != kNoParent && parents[i] >= i) throw std::invalid_argument("parents must precede children");
 }
 
-}  // namespace
-
-// Calls body(first, count) for slices of the location axis, on several threads for large
-// matrices. Conversions are bound by memory bandwidth and by the page faults of their fresh
-// output (the kernel zeroes every page on first touch); both grow with the cores that work.
-// Slices start on page boundaries of a row, so that threads never share a page of output.
+// Conversions write a fresh or reused output matrix: the slices are decided by its size.
 template <class Body>
 void over_location_slices(const Severity& out, unsigned threads, Body&& body) {
-  constexpr std::size_t kThreadedFrom = std::size_t(64) << 20;
-  constexpr unsigned kMaxThreads = 8;
-  const auto locations = out.locations();
-  const auto width = out.dtype().width();
-  if (locations == 0 || width == 0) return body(std::size_t(0), locations);
-  if (threads == kAutomaticThreads)
-    threads = out.bytes() >= kThreadedFrom ? std::min(std::max(1u, std::thread::hardware_concurrency()), kMaxThreads) : 1;
-  const std::size_t per_page = std::max<std::size_t>(1, 4096 / width);
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, (locations + per_page - 1) / per_page));
-  if (threads <= 1) return body(std::size_t(0), locations);
-  const std::size_t per_thread = (locations + threads - 1) / threads;
-  const std::size_t step = (per_thread + per_page - 1) / per_page * per_page;
-  // An exception must not leave a worker (that would terminate the process): each slice keeps
-  // its own, and the first is rethrown once all have joined.
-  std::vector<std::exception_ptr> errors((locations + step - 1) / step);
-  auto slice = [&body, &errors, step, locations](std::size_t first) {
-    try {
-      body(first, std::min(step, locations - first));
-    } catch (...) {
-      errors[first / step] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> workers;
-  std::size_t first = step;
-  try {
-    for (; first < locations; first += step) workers.emplace_back(slice, first);
-  } catch (const std::system_error&) {
-    // No more threads (process or cgroup limit): the slices left run here.
-    for (; first < locations; first += step) slice(first);
-  }
-  slice(0);
-  for (auto& w : workers) w.join();
-  for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  over_location_slices(out.locations(), out.dtype().width(), out.bytes(), threads, std::forward<Body>(body));
 }
 
 namespace {
@@ -402,9 +365,10 @@ void to_doubles(const Severity& values, double* out) { to_doubles(values, 0, val
 
 void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows, double* out) {
   if (first_row > values.cnodes() || rows > values.cnodes() - first_row) throw std::out_of_range("rows out of range");
-  const auto& t = values.dtype();
-  const std::size_t n = rows * values.locations();
-  const std::uint8_t* p = values.data() + first_row * values.row_bytes();
+  to_doubles(values.dtype(), values.data() + first_row * values.row_bytes(), rows * values.locations(), out);
+}
+
+void to_doubles(const DataType& t, const std::uint8_t* p, std::size_t n, double* out) {
   const std::size_t w = t.width();
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -427,33 +391,6 @@ void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows,
       return;
     default: return run(double{});
   }
-}
-
-std::vector<double> combine_rows(const Severity& values) {
-  if (values.dtype().kind == ValueKind::ScaleFunc) {  // add the functions, then take their number
-    const auto w = values.dtype().width();
-    std::vector<double> out(values.cnodes(), 0.0);
-    for (std::size_t c = 0; c < values.cnodes(); ++c) {
-      ScaleFunc sum;
-      for (std::size_t l = 0; l < values.locations(); ++l) sum.add(ScaleFunc::decode(values.row(c) + l * w, w), +1);
-      out[c] = sum.asymptotic();
-    }
-    return out;
-  }
-  std::vector<double> all(values.cnodes() * values.locations());
-  to_doubles(values, all.data());
-  std::vector<double> out(values.cnodes(), 0.0);
-  const auto how = values.dtype().combine();
-  const std::size_t L = values.locations();
-  for (std::size_t c = 0; c < values.cnodes(); ++c) {
-    const double* row = all.data() + c * L;
-    if (L == 0) continue;
-    double acc = row[0];
-    for (std::size_t l = 1; l < L; ++l)
-      acc = how == Combine::Min ? std::min(acc, row[l]) : how == Combine::Max ? std::max(acc, row[l]) : acc + row[l];
-    out[c] = acc;
-  }
-  return out;
 }
 
 std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents) {

@@ -9,7 +9,8 @@ namespace cubescale::cube {
 Report::Report(Definitions defs) : Report(std::move(defs), nullptr) {}
 
 Report::Report(Definitions defs, Loader loader)
-    : defs_(std::move(defs)), loader_(std::move(loader)), cnode_parents_(defs_.cnode_parents()), cache_(defs_.metrics.size()) {
+    : defs_(std::move(defs)), loader_(std::move(loader)), cnode_parents_(defs_.cnode_parents()), cache_(defs_.metrics.size()),
+      totals_(defs_.metrics.size()) {
   validate(defs_);
 }
 
@@ -19,7 +20,8 @@ Report::Report(Definitions defs, Loader loader, DeferredRegions regions)
       deferred_(std::move(regions)),
       regions_ready_(false),
       cnode_parents_(defs_.cnode_parents()),
-      cache_(defs_.metrics.size()) {
+      cache_(defs_.metrics.size()),
+      totals_(defs_.metrics.size()) {
   if (!defs_.regions.empty()) throw std::invalid_argument("deferred regions replace the definitions' regions");
   validate(defs_, deferred_.offsets.size());
 }
@@ -67,6 +69,25 @@ void Report::values_into(std::size_t metric, MetricKind kind, Severity& out) con
   convert(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, out);
 }
 
+std::shared_ptr<const CnodeTotals> Report::cnode_totals(std::size_t metric) const {
+  auto stored = values(metric);
+  {
+    std::lock_guard lock(mutex_);
+    if (totals_[metric]) return totals_[metric];
+  }
+  // Computed outside the lock (other metrics' panes need not wait), kept only if the values
+  // they were computed from are still the metric's.
+  auto totals = std::make_shared<const CnodeTotals>(cube::cnode_totals(*stored, defs_.metrics[metric].kind, cnode_parents_));
+  std::lock_guard lock(mutex_);
+  if (cache_[metric] == stored && !totals_[metric]) totals_[metric] = totals;
+  return cache_[metric] == stored ? totals_[metric] : totals;
+}
+
+void Report::cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, double* out) const {
+  auto stored = values(metric);
+  cube::cnode_row(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, cnode, out);
+}
+
 void Report::set_values(std::size_t metric, Severity values) {
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
   if (values.cnodes() != cnode_count() || values.locations() != location_count())
@@ -76,6 +97,7 @@ void Report::set_values(std::size_t metric, Severity values) {
   std::lock_guard lock(mutex_);
   // The report outlives any loan: a borrowed matrix is copied into memory of its own.
   cache_[metric] = std::make_shared<const Severity>(values.borrowed() ? Severity(values) : std::move(values));
+  totals_[metric] = nullptr;  // of the replaced values
 }
 
 bool Report::loaded(std::size_t metric) const {

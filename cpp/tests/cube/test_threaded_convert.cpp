@@ -4,49 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
 #include "cubescale/common/recycled_buffers.hpp"
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/dtype.hpp"
 #include "expect_same_severity.hpp"
+#include "random_severity.hpp"
 
 using namespace cubescale::cube;
-
-namespace {
-
-// A random call tree in preorder: each cnode's parent is on the path to the previous one.
-std::vector<std::uint32_t> random_parents(std::size_t n, std::mt19937& rng) {
-  std::vector<std::uint32_t> parents(n, kNoParent), path{0};
-  for (std::size_t i = 1; i < n; ++i) {
-    path.resize(1 + rng() % path.size());
-    parents[i] = path.back();
-    path.push_back(static_cast<std::uint32_t>(i));
-  }
-  return parents;
-}
-
-Severity random_values(const DataType& t, std::size_t cnodes, std::size_t locations, std::mt19937& rng) {
-  Severity s(t, cnodes, locations);
-  for (std::size_t c = 0; c < cnodes; ++c) {
-    if (rng() % 4 == 0) continue;  // an absent (all-zero) row
-    // Whole doubles (or integers) in bytes that are valid for every kind: small non-negative values.
-    for (std::size_t b = 0; b + 8 <= s.row_bytes(); b += 8) {
-      const double v = static_cast<double>(rng() % 1000);
-      if (t.kind == ValueKind::UInt64 || t.kind == ValueKind::Int64) {
-        const std::uint64_t u = rng() % 1000;
-        std::memcpy(s.row(c) + b, &u, 8);
-      } else {
-        std::memcpy(s.row(c) + b, &v, 8);
-      }
-    }
-    s.set_present(c, true);
-  }
-  return s;
-}
-
-
-}  // namespace
 
 TEST(CubeThreadedConvert, SlicesGiveTheBytesOfOneThread) {
   std::mt19937 rng(7);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/location_slices.hpp"
 #include "cubescale/cube/severity.hpp"
 
 namespace cubescale::cube {
@@ -18,10 +19,14 @@ void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* sr
 // (they have no inverse, so an "exclusive" minimum is the stored one).
 void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
 
+// Throws std::invalid_argument unless `parents` has one entry per row of `values` and every
+// parent precedes its child (preorder), as the loops over index ranges below assume.
+void check_parents(const Severity& values, const std::vector<std::uint32_t>& parents);
+
 // Converts a metric's matrix between inclusive and exclusive along the call tree given by
 // `parents` (preorder: parents[i] < i, kNoParent for roots). Slices of the location axis run on
-// `threads` threads; kAutomaticThreads: one per core (up to 8) from 64 MiB on, else one.
-constexpr unsigned kAutomaticThreads = 0;
+// `threads` threads; kAutomaticThreads: one per core (up to 8) from 64 MiB on, else one
+// (location_slices.hpp).
 Severity to_inclusive(const Severity& exclusive, const std::vector<std::uint32_t>& parents,
                       unsigned threads = kAutomaticThreads);
 Severity to_exclusive(const Severity& inclusive, const std::vector<std::uint32_t>& parents,
@@ -48,8 +53,9 @@ Severity combine_locations(const Severity& values, const std::vector<std::uint32
 void to_doubles(const Severity& values, double* out);
 // The same for `rows` rows from `first_row` (out has rows x locations doubles).
 void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows, double* out);
-// Per cnode, all locations combined into one double (the call-tree pane of Cube).
-std::vector<double> combine_rows(const Severity& values);
+// The same for n values of type t at `values` (a slice of a row, or a row computed elsewhere).
+void to_doubles(const DataType& t, const std::uint8_t* values, std::size_t n, double* out);
+// Per-cnode combination over all locations (Cube's call-tree pane): see panes.hpp.
 
 // Metric tree: values per metric (e.g. totals), inclusive = own + all descendants.
 std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents);

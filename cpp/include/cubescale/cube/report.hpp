@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/panes.hpp"
 #include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/severity.hpp"
 
@@ -45,6 +46,13 @@ class Report {
   // The same written into `out` (see convert(): any contents, every row is written), e.g. a
   // buffer the caller reuses across metrics instead of a fresh matrix per call.
   void values_into(std::size_t metric, MetricKind kind, Severity& out) const;
+  // Per cnode, the metric over all locations in both kinds (Cube's call-tree pane; the
+  // metric pane takes the roots'): one pass over the stored matrix on first use (panes.hpp),
+  // then kept with the values (O(cnodes) per metric) until set_values() replaces them.
+  std::shared_ptr<const CnodeTotals> cnode_totals(std::size_t metric) const;
+  // One call path's row in `kind` as doubles (Cube's system pane) into out[0 .. locations),
+  // from the stored matrix without converting it.
+  void cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, double* out) const;
   void set_values(std::size_t metric, Severity values);
   bool loaded(std::size_t metric) const;
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
@@ -58,6 +66,7 @@ class Report {
   mutable std::mutex regions_mutex_;
   std::vector<std::uint32_t> cnode_parents_;
   mutable std::vector<std::shared_ptr<const Severity>> cache_;
+  mutable std::vector<std::shared_ptr<const CnodeTotals>> totals_;  // per metric, of cache_'s values
   mutable std::mutex mutex_;
 };
 
