@@ -16,6 +16,7 @@ PYBIND11_MODULE(_core, m) {
   cubescale::bindings::register_cube_definitions(cube);
   cubescale::bindings::register_cube(cube);
   cubescale::bindings::register_cube_builder(cube);
+  cubescale::bindings::register_panes(cube);
   auto distributed = m.def_submodule(
       "distributed", "Kernels of the distributed system tree build and its simulation (paper 000, section 4).");
   cubescale::bindings::register_distributed(distributed);

@@ -9,5 +9,6 @@ void register_systree(pybind11::module_& m);
 void register_cube_definitions(pybind11::module_& m);
 void register_cube(pybind11::module_& m);
 void register_cube_builder(pybind11::module_& m);  // after register_cube: returns CubeReport
+void register_panes(pybind11::module_& m);
 void register_distributed(pybind11::module_& m);
 }  // namespace cubescale::bindings

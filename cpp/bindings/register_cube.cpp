@@ -167,24 +167,6 @@ void register_report(py::module_& m) {
           "present", [](const Report& r, std::size_t metric, py::object inclusive) { return present_view(*select(r, metric, inclusive)); },
           py::arg("metric"), py::arg("inclusive") = py::none(), "Which rows of a metric are stored (bool per cnode).")
       .def(
-          "combine_rows",
-          [](const Report& r, std::size_t metric, py::object inclusive) {
-            auto v = select(r, metric, inclusive);
-            py::gil_scoped_release release;
-            return combine_rows(*v);
-          },
-          py::arg("metric"), py::arg("inclusive") = py::none(),
-          "Per call path, a metric over all locations (sum, or min / max for MIN/MAXDOUBLE), as doubles.")
-      .def(
-          "row_doubles",
-          [](const Report& r, std::size_t metric, py::object inclusive, std::size_t cnode) {
-            auto v = select(r, metric, inclusive);
-            std::vector<double> out(v->locations());
-            to_doubles(*v, cnode, 1, out.data());
-            return out;
-          },
-          py::arg("metric"), py::arg("inclusive"), py::arg("cnode"), "One call path's row as doubles.")
-      .def(
           "combine_locations",
           [](const Report& r, std::size_t metric, py::object inclusive, IndexArray group, std::size_t groups) {
             auto v = select(r, metric, inclusive);

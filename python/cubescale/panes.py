@@ -106,7 +106,7 @@ def select(report: Report, metric: Metric, cnode: int | None = None, metric_expa
     >>> select(r, r.metric("visits"), 0).call_exclusive[:2].tolist()
     [1.0, 1.0]
     """
-    c = next(x.index for x in report.cnodes if x.parent is None) if cnode is None else int(cnode)
+    c = int(_roots(report)[0]) if cnode is None else int(cnode)
     if not 0 <= c < report.shape[0]:
         raise IndexError(f"call path {c} out of range ({report.shape[0]} call paths)")
     family = [metric.index] if metric_expanded else metric_family(report, metric)
@@ -127,8 +127,13 @@ def select(report: Report, metric: Metric, cnode: int | None = None, metric_expa
     )
 
 
+def _roots(report: Report) -> np.ndarray:
+    """The root call paths (without building the call-path records: they need the regions)."""
+    return np.flatnonzero(report.cnode_parents < 0)
+
+
 def _own_totals(report: Report) -> np.ndarray:
-    roots = [c.index for c in report.cnodes if c.parent is None]
+    roots = _roots(report)
     return np.asarray([_total(report, m, roots) for m in report.metrics], dtype=float)
 
 
@@ -136,7 +141,7 @@ def _with_child_metrics(report: Report, own: np.ndarray) -> np.ndarray:
     return np.asarray([sum(own[d] for d in metric_family(report, m)) for m in report.metrics])
 
 
-def _total(report: Report, metric: Metric, roots: list[int]) -> float:
+def _total(report: Report, metric: Metric, roots: np.ndarray) -> float:
     if numpy_type(metric.dtype)[1]:  # tuples (TAU_ATOMIC, NDOUBLES ...): no single total
         return 0.0
     at_roots = report.cnode_values(metric, inclusive=True)[roots]

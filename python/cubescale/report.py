@@ -334,6 +334,10 @@ class Report:
         """Per call path, the metric over all locations (the call-tree pane of Cube): sums,
         or minimum / maximum for MINDOUBLE / MAXDOUBLE.
 
+        The report computes both kinds once per metric, in one pass over the stored values on
+        all cores (never converting the whole matrix), and keeps them; later calls copy
+        one number per call path.
+
         Example
         -------
         >>> import cubescale
@@ -341,7 +345,7 @@ class Report:
         >>> r.cnode_values("visits", inclusive=True)[:3].tolist()
         [72.0, 71.0, 7.0]
         """
-        return np.asarray(self._core.combine_rows(self.metric(metric).index, inclusive))
+        return np.array(_cube.cnode_totals(self._core, self.metric(metric).index, bool(inclusive)))
 
     def metric_totals(self, inclusive: bool = True) -> np.ndarray:
         """Per metric, its value over the whole program and machine (the metric pane of Cube);
@@ -375,7 +379,8 @@ class Report:
 
     def system_values(self, metric: int | str | Metric, cnode: int, inclusive: bool = True) -> np.ndarray:
         """One call path's values of a metric per location as float64 (Cube's system pane),
-        with (``inclusive=True``) or without its callees.
+        with (``inclusive=True``) or without its callees: from the stored values, reading
+        only the rows of the call path's subtree (or children), never converting the matrix.
 
         Example
         -------
@@ -387,7 +392,7 @@ class Report:
         m = self.metric(metric)
         if not 0 <= int(cnode) < self.shape[0]:
             raise IndexError(f"call path {cnode} out of range ({self.shape[0]} call paths)")
-        return np.asarray(self._core.row_doubles(m.index, bool(inclusive), int(cnode)), dtype=np.float64)
+        return _cube.cnode_row(self._core, m.index, bool(inclusive), int(cnode))
 
     def metric_depth(self, metric: int | str | Metric) -> int:
         """How deep a metric sits in the metric tree (0 for a root).

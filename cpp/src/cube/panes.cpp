@@ -85,11 +85,80 @@ std::vector<double> scale_func_rows(const Severity& values) {
   return out;
 }
 
-// Whether totals over locations commute with the call-tree aggregation of the values (see
-// panes.hpp): not for scaling functions (their sum is not a sum of numbers) and not for
-// integers narrower than 64 bits, whose sums wrap around at values that doubles hold exactly.
-bool totals_commute(const DataType& t) {
-  return t.kind != ValueKind::ScaleFunc && !(t.is_integer() && t.width() < 8);
+// Whether the other kind's totals follow from the stored kind's (see panes.hpp). Not for
+// scaling functions (their sum is not a sum of numbers), not for integers narrower than 64
+// bits (their sums wrap around at values that doubles hold exactly), and not for exclusive
+// unsigned values from inclusive ones: a callee above its caller at one location wraps
+// around below zero there (real files have such rows: all_dtypes.cubex).
+bool totals_commute(const DataType& t, MetricKind stored_kind) {
+  if (t.kind == ValueKind::ScaleFunc || (t.is_integer() && t.width() < 8)) return false;
+  return !(t.is_integer() && !t.is_signed() && stored_kind == MetricKind::Inclusive);
+}
+
+// Values per row and slice of the location axis, combined over the slices in their order
+// (so that a result does not depend on which thread finished first). row_total(c, first,
+// count) gives row c's total over [first, first + count); rows with skip(c) are 0.
+template <class RowTotal>
+std::vector<double> sliced_totals(const Severity& values, Combine how, std::size_t work_bytes, unsigned threads,
+                                  RowTotal&& row_total) {
+  const std::size_t cnodes = values.cnodes(), width = values.dtype().width();
+  std::vector<double> out(cnodes, 0.0);
+  if (values.locations() == 0 || width == 0) return out;
+  std::map<std::size_t, std::vector<double>> partial;
+  std::mutex mutex;
+  over_location_slices(values.locations(), width, work_bytes, threads, [&](std::size_t first, std::size_t count) {
+    std::vector<double> mine(cnodes, 0.0);
+    for (std::size_t c = 0; c < cnodes; ++c) mine[c] = row_total(c, first, count);
+    std::lock_guard lock(mutex);
+    partial.emplace(first, std::move(mine));
+  });
+  bool first_slice = true;
+  for (const auto& [start, totals] : partial) {
+    for (std::size_t c = 0; c < cnodes; ++c)
+      out[c] = first_slice ? totals[c]
+               : how == Combine::Min ? std::min(out[c], totals[c])
+               : how == Combine::Max ? std::max(out[c], totals[c])
+                                     : out[c] + totals[c];
+    first_slice = false;
+  }
+  return out;
+}
+
+// Values of a row block: bytes [at, at + n * width) of row c's exclusive values from the
+// inclusive `stored` matrix, as to_exclusive computes them (the row, or zero if absent, minus
+// every present child row). `kids` lists c's children.
+void exclusive_block(const Severity& stored, std::size_t c, const std::uint32_t* kids, std::size_t kid_count,
+                     std::size_t at, std::size_t n, std::uint8_t* block) {
+  const auto& t = stored.dtype();
+  if (stored.present(c)) std::memcpy(block, stored.row(c) + at, n * t.width());
+  else std::memset(block, 0, n * t.width());
+  for (std::size_t k = 0; k < kid_count; ++k)
+    if (stored.present(kids[k])) subtract_values(t, block, stored.row(kids[k]) + at, n);
+}
+
+// Values per block of the location axis: a block of rows stays in L1/L2 while rows combine into it.
+std::size_t values_per_block(std::size_t width) { return std::max<std::size_t>(1, 16384 / std::max<std::size_t>(width, 1)); }
+
+// Exclusive totals of an inclusive matrix whose exclusive values cannot be derived from its
+// row totals: each row's exclusive values block by block, never a whole matrix. Reads every
+// row twice (as itself and as its parent's child) and writes nothing.
+std::vector<double> exclusive_totals_by_blocks(const Severity& stored, const std::vector<std::uint32_t>& parents,
+                                               unsigned threads) {
+  const ChildLists tree(parents);
+  const auto& t = stored.dtype();
+  const std::size_t width = t.width(), per_block = values_per_block(width);
+  return sliced_totals(stored, Combine::Sum, 2 * stored.present_rows() * stored.row_bytes(), threads,
+                       [&](std::size_t c, std::size_t first, std::size_t count) {
+                         std::vector<std::uint8_t> block(per_block * width);
+                         double acc = 0;
+                         for (std::size_t done = 0; done < count; done += per_block) {
+                           const std::size_t n = std::min(per_block, count - done);
+                           exclusive_block(stored, c, tree.child.data() + tree.first[c], tree.first[c + 1] - tree.first[c],
+                                           (first + done) * width, n, block.data());
+                           acc += slice_total(t, Combine::Sum, block.data(), n);
+                         }
+                         return acc;
+                       });
 }
 
 // The end of cnode c's subtree: preorder puts it at [c, end).
@@ -132,37 +201,32 @@ std::vector<double> other_kind(const Severity& stored, MetricKind stored_kind, c
   return out;
 }
 
+// Bytes [at, at + n * width) of row c's inclusive values from the exclusive `stored` matrix:
+// row c and the present rows `below` it in its subtree combined (an absent row has no values:
+// it neither starts a minimum at zero nor adds); zero when none is present.
+void subtree_block(const Severity& stored, std::size_t c, const std::vector<std::uint32_t>& below, std::size_t at,
+                   std::size_t n, std::uint8_t* block) {
+  const auto& t = stored.dtype();
+  bool have = stored.present(c);
+  if (have) std::memcpy(block, stored.row(c) + at, n * t.width());
+  else std::memset(block, 0, n * t.width());
+  for (auto r : below) {
+    if (have) combine_values(t, block, stored.row(r) + at, n);
+    else std::memcpy(block, stored.row(r) + at, n * t.width());
+    have = true;
+  }
+}
+
 }  // namespace
 
 std::vector<double> combine_rows(const Severity& values, unsigned threads) {
   const auto& t = values.dtype();
   if (t.kind == ValueKind::ScaleFunc) return scale_func_rows(values);
   const auto how = t.combine();
-  const std::size_t cnodes = values.cnodes(), width = t.width();
-  std::vector<double> out(cnodes, 0.0);
-  if (values.locations() == 0 || width == 0) return out;
-  // Each slice's partial totals, merged in slice order so that a result does not depend on
-  // which thread finished first.
-  std::map<std::size_t, std::vector<double>> partial;
-  std::mutex mutex;
-  over_location_slices(values.locations(), width, values.present_rows() * values.row_bytes(), threads,
-                       [&](std::size_t first, std::size_t count) {
-                         std::vector<double> mine(cnodes, 0.0);
-                         for (std::size_t c = 0; c < cnodes; ++c)
-                           if (values.present(c)) mine[c] = slice_total(t, how, values.row(c) + first * width, count);
-                         std::lock_guard lock(mutex);
-                         partial.emplace(first, std::move(mine));
+  return sliced_totals(values, how, values.present_rows() * values.row_bytes(), threads,
+                       [&](std::size_t c, std::size_t first, std::size_t count) {
+                         return values.present(c) ? slice_total(t, how, values.row(c) + first * t.width(), count) : 0.0;
                        });
-  bool first_slice = true;
-  for (const auto& [start, totals] : partial) {
-    for (std::size_t c = 0; c < cnodes; ++c)
-      out[c] = first_slice ? totals[c]
-               : how == Combine::Min ? std::min(out[c], totals[c])
-               : how == Combine::Max ? std::max(out[c], totals[c])
-                                     : out[c] + totals[c];
-    first_slice = false;
-  }
-  return out;
 }
 
 CnodeTotals cnode_totals(const Severity& stored, MetricKind stored_kind, const std::vector<std::uint32_t>& parents,
@@ -170,12 +234,15 @@ CnodeTotals cnode_totals(const Severity& stored, MetricKind stored_kind, const s
   check_parents(stored, parents);
   auto rows = combine_rows(stored, threads);
   std::vector<double> other;
-  if (!totals_commute(stored.dtype())) {
-    const auto to = stored_kind == MetricKind::Inclusive ? MetricKind::Exclusive : MetricKind::Inclusive;
-    other = combine_rows(convert(stored, stored_kind, to, parents, threads), threads);
-  } else {
+  if (totals_commute(stored.dtype(), stored_kind))
     other = other_kind(stored, stored_kind, rows, parents);
-  }
+  else if (stored_kind == MetricKind::Inclusive && stored.dtype().kind != ValueKind::ScaleFunc)
+    other = exclusive_totals_by_blocks(stored, parents, threads);
+  else  // narrow integers stored exclusive, scaling functions: rare and small, as before
+    other = combine_rows(convert(stored, stored_kind, MetricKind::Inclusive == stored_kind ? MetricKind::Exclusive
+                                                                                            : MetricKind::Inclusive,
+                                 parents, threads),
+                         threads);
   CnodeTotals out;
   (stored_kind == MetricKind::Inclusive ? out.inclusive : out.exclusive) = std::move(rows);
   (stored_kind == MetricKind::Inclusive ? out.exclusive : out.inclusive) = std::move(other);
@@ -193,26 +260,17 @@ void cnode_row(const Severity& stored, MetricKind stored_kind, MetricKind kind, 
     return to_doubles(convert(stored, stored_kind, kind, parents, threads), cnode, 1, out);
   // The present rows the value depends on: the subtree (inclusive) or the children (exclusive).
   const bool inclusive = kind == MetricKind::Inclusive;
-  std::vector<std::size_t> rows;
+  std::vector<std::uint32_t> rows;
   for (std::size_t r = cnode + 1, end = subtree_end(parents, cnode); r < end; ++r)
-    if (stored.present(r) && (inclusive || parents[r] == cnode)) rows.push_back(r);
-  const bool own = stored.present(cnode);
-  const std::size_t per_block = std::max<std::size_t>(1, 16384 / std::max<std::size_t>(width, 1));
+    if (stored.present(r) && (inclusive || parents[r] == cnode)) rows.push_back(static_cast<std::uint32_t>(r));
+  const std::size_t per_block = values_per_block(width);
   over_location_slices(locations, width, (rows.size() + 1) * stored.row_bytes(), threads,
                        [&](std::size_t first, std::size_t count) {
                          std::vector<std::uint8_t> block(per_block * width);
                          for (std::size_t done = 0; done < count; done += per_block) {
                            const std::size_t n = std::min(per_block, count - done), at = (first + done) * width;
-                           // An absent row has no values: it neither starts a minimum at zero nor subtracts.
-                           bool have = own;
-                           if (own) std::memcpy(block.data(), stored.row(cnode) + at, n * width);
-                           else std::memset(block.data(), 0, n * width);
-                           for (auto r : rows) {
-                             if (!inclusive) subtract_values(t, block.data(), stored.row(r) + at, n);
-                             else if (have) combine_values(t, block.data(), stored.row(r) + at, n);
-                             else std::memcpy(block.data(), stored.row(r) + at, n * width);
-                             have = true;
-                           }
+                           if (inclusive) subtree_block(stored, cnode, rows, at, n, block.data());
+                           else exclusive_block(stored, cnode, rows.data(), rows.size(), at, n, block.data());
                            to_doubles(t, block.data(), n, out + first + done);
                          }
                        });

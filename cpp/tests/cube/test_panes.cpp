@@ -73,6 +73,22 @@ TEST(CubePanes, TotalsOfBothKindsEqualThoseOfTheConvertedMatrix) {
   }
 }
 
+TEST(CubePanes, UnsignedExclusiveValuesWrapAsInTheConvertedMatrix) {
+  // Inclusive values with callees above their callers: exclusive values wrap around below zero.
+  std::mt19937 rng(13);
+  for (const char* name : {"UINT64", "UINT32"}) {
+    SCOPED_TRACE(name);
+    const auto parents = random_parents(40, rng);
+    const auto stored = random_values(*parse_data_type(name), parents.size(), 1500, rng);
+    const auto want = reference_totals(to_exclusive(stored, parents));
+    ASSERT_GT(*std::max_element(want.begin(), want.end()), 1e9);  // some did wrap (past 2^32 at least)
+    for (unsigned threads : {1u, 3u}) {
+      const auto got = cnode_totals(stored, MetricKind::Inclusive, parents, threads).exclusive;
+      for (std::size_t c = 0; c < want.size(); ++c) EXPECT_NEAR(got[c], want[c], 1e-12 * want[c]) << "cnode " << c;
+    }
+  }
+}
+
 TEST(CubePanes, RowOfEitherKindEqualsTheConvertedMatrixRow) {
   std::mt19937 rng(12);
   for (const char* name : kTypes) {

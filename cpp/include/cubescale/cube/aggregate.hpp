@@ -19,6 +19,22 @@ void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* sr
 // (they have no inverse, so an "exclusive" minimum is the stored one).
 void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
 
+// Children of every cnode as one flat array (CSR): children of i are
+// child[first[i] .. first[i + 1]), in index order. Built in two loops.
+struct ChildLists {
+  std::vector<std::size_t> first;
+  std::vector<std::uint32_t> child;
+  explicit ChildLists(const std::vector<std::uint32_t>& parents) : first(parents.size() + 1, 0), child() {
+    for (auto p : parents)
+      if (p != kNoParent) ++first[p + 1];
+    for (std::size_t i = 0; i < parents.size(); ++i) first[i + 1] += first[i];
+    child.resize(first.back());
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::size_t i = 0; i < parents.size(); ++i)
+      if (parents[i] != kNoParent) child[next[parents[i]]++] = static_cast<std::uint32_t>(i);
+  }
+};
+
 // Throws std::invalid_argument unless `parents` has one entry per row of `values` and every
 // parent precedes its child (preorder), as the loops over index ranges below assume.
 void check_parents(const Severity& values, const std::vector<std::uint32_t>& parents);

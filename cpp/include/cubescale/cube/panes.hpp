@@ -17,10 +17,13 @@
 // pass, and the converted matrix (gigabytes, whose fresh pages the kernel must also zero) is
 // never built. Sums equal the totals of the converted matrix up to rounding (the additions
 // are associated differently); 64-bit integer sums are exact while they stay below 2^53.
-// Two kinds do not commute: a SCALE_FUNC total is CubeLib's number of a sum of functions, not
-// a sum of numbers, and integers narrower than 64 bits wrap around (as counters do) at sums a
-// double holds exactly. For them the other kind is taken from the converted matrix, as before
-// (no real report we know stores large matrices of either).
+// Where values wrap around, totals do not commute: unsigned exclusive values below zero (a
+// callee above its caller at one location, as in all_dtypes.cubex) and sums of integers
+// narrower than 64 bits. Exclusive totals of such inclusive matrices are computed per row,
+// block by block of the location axis (the row minus its children's rows, reduced at once:
+// each row read twice, nothing written); inclusive totals of narrow integers and both kinds
+// of SCALE_FUNC totals (CubeLib's number of a sum of functions, not a sum of numbers) come
+// from the converted matrix, as before (no report we know has large matrices of either).
 //
 // The system pane is one cnode's row over all locations. Inclusive from exclusive combines
 // the present rows of the cnode's subtree (a contiguous index range in preorder); exclusive
