@@ -74,20 +74,29 @@ def load_pycubexr(path: str) -> int:
     return failed
 
 
-def load_limit(path: str) -> None:
-    """Read the bytes and inflate what is compressed: no reader can do less."""
-    with open(path, "rb") as f:
-        data = f.read()
+def tar_members(data) -> list[tuple[str, int, int]]:
+    """(name, data offset, size) of every member of a ustar archive held in `data` (bytes, or
+    an mmap of the file), from its 512-byte headers."""
+    members = []
     offset = 0
     while offset + 512 <= len(data) and data[offset:offset + 512].strip(b"\0"):
         header = data[offset:offset + 512]
         size = int(header[124:136].strip(b"\0 ") or b"0", 8)
-        body = memoryview(data)[offset + 512:offset + 512 + size]
+        members.append((header[:100].rstrip(b"\0").decode(), offset + 512, size))
+        offset += 512 + (size + 511) // 512 * 512
+    return members
+
+
+def load_limit(path: str) -> None:
+    """Read the bytes and inflate what is compressed: no reader can do less."""
+    with open(path, "rb") as f:
+        data = f.read()
+    for _, offset, size in tar_members(data):
+        body = memoryview(data)[offset:offset + size]
         if bytes(body[:2]) == b"\x1f\x8b":
             gzip.decompress(body)
         elif bytes(body[:11]) == b"ZCUBEX.DATA":
             inflate_zcubex(body)
-        offset += 512 + (size + 511) // 512 * 512
 
 
 def inflate_zcubex(body: memoryview) -> None:
@@ -149,14 +158,17 @@ def generated_anchor(cnodes: int, nodes: int, processes: int, threads: int, seed
     return "".join(out), parents
 
 
-def write_large_report(path: str, cnodes: int, nodes: int, processes: int, threads: int) -> cubescale.Report:
+def write_large_report(path: str, cnodes: int, nodes: int, processes: int, threads: int,
+                       visit_rows: float = 0.1) -> cubescale.Report:
+    """Writes a generated report: 'time' (DOUBLE, INCLUSIVE, every row random) and 'visits'
+    (UINT64, EXCLUSIVE, 7 in about a `visit_rows` fraction of the rows, the others left out)."""
     xml, _ = generated_anchor(cnodes, nodes, processes, threads)
     report = cubescale.Report.from_anchor_xml(xml)
     rng = np.random.default_rng(2)
     shape = report.shape
     report.set_values("time", rng.random(shape))
     visits = np.zeros(shape, dtype=np.uint64)
-    visits[rng.random(shape[0]) < 0.1] = 7  # sparse: most rows all zero and left out
+    visits[rng.random(shape[0]) < visit_rows] = 7  # by default sparse: most rows all zero and left out
     report.set_values("visits", visits)
     del visits
     cubescale.write(report, path)

@@ -19,6 +19,11 @@ constexpr std::size_t kChunk = 512;
 // not, and the compiler keeps them in vector registers (without reordering a single sum,
 // which it may not do for doubles).
 constexpr std::size_t kLanes = 8;
+// Bytes of a row combined at a time by the row kernels: the block stays in L2 (512 KiB per core
+// here) while every row of the subtree is combined into it, and each row is read in runs of
+// 32 pages, long enough for the hardware prefetchers. Measured on the 1M-location report
+// (subtree of 100 rows, 0.84 GB): 16 KiB blocks 160 ms, 128 KiB 119 ms, 256 KiB 206 ms.
+constexpr std::size_t kBlockBytes = 131072;
 
 bool is_sum(Combine how) { return how != Combine::Min && how != Combine::Max; }
 
@@ -56,8 +61,35 @@ bool plain_double(const DataType& t) {
   return t.kind == ValueKind::Double || t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble;
 }
 
+// The sum of n 64-bit integers as the sum of their doubles. Chunks whose values all lie in
+// [0, 2^52) are added as integers (SSE2 has no 64-bit integer to double conversion, so
+// converting first runs at half the memory bandwidth): such a chunk's sum is exact either
+// way. Other chunks are converted value by value.
+double integer_total(const DataType& t, const std::uint8_t* p, std::size_t n) {
+  double chunk[kChunk];
+  double acc = 0;
+  for (std::size_t done = 0; done < n; done += kChunk) {
+    const std::size_t m = std::min(kChunk, n - done);
+    std::uint64_t any = 0, sum = 0;
+    for (std::size_t i = 0; i < m; ++i) {
+      std::uint64_t v;
+      std::memcpy(&v, p + 8 * (done + i), 8);
+      any |= v;
+      sum += v;
+    }
+    if (any >> 52 == 0) {
+      acc += static_cast<double>(sum);
+    } else {
+      to_doubles(t, p + 8 * done, m, chunk);
+      acc = reduce(Combine::Sum, chunk, m, acc);
+    }
+  }
+  return acc;
+}
+
 // The total of n values of type t (to_doubles of each, combined).
 double slice_total(const DataType& t, Combine how, const std::uint8_t* p, std::size_t n) {
+  if (t.kind == ValueKind::UInt64 || t.kind == ValueKind::Int64) return integer_total(t, p, n);
   if (plain_double(t)) {
     double first;
     std::memcpy(&first, p, sizeof first);
@@ -136,8 +168,8 @@ void exclusive_block(const Severity& stored, std::size_t c, const std::uint32_t*
     if (stored.present(kids[k])) subtract_values(t, block, stored.row(kids[k]) + at, n);
 }
 
-// Values per block of the location axis: a block of rows stays in L1/L2 while rows combine into it.
-std::size_t values_per_block(std::size_t width) { return std::max<std::size_t>(1, 16384 / std::max<std::size_t>(width, 1)); }
+// Values per block of the location axis (kBlockBytes).
+std::size_t values_per_block(std::size_t width) { return std::max<std::size_t>(1, kBlockBytes / std::max<std::size_t>(width, 1)); }
 
 // Exclusive totals of an inclusive matrix whose exclusive values cannot be derived from its
 // row totals: each row's exclusive values block by block, never a whole matrix. Reads every
