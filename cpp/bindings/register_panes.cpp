@@ -22,12 +22,11 @@ void check_metric(const Report& r, std::size_t metric) {
 }
 
 // A read-only float64 view of one kind's totals; the capsule keeps the (shared) totals alive.
-py::array totals_view(std::shared_ptr<const CnodeTotals> totals, MetricKind kind) {
+py::array_t<double> totals_view(std::shared_ptr<const CnodeTotals> totals, MetricKind kind) {
   const auto& values = totals->of(kind);
   auto* holder = new std::shared_ptr<const CnodeTotals>(std::move(totals));
   py::capsule base(holder, [](void* p) { delete static_cast<std::shared_ptr<const CnodeTotals>*>(p); });
-  py::array out(py::dtype::of<double>(), {static_cast<py::ssize_t>(values.size())}, {py::ssize_t(sizeof(double))},
-                values.data(), base);
+  py::array_t<double> out({static_cast<py::ssize_t>(values.size())}, {py::ssize_t(sizeof(double))}, values.data(), base);
   py::detail::array_proxy(out.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
   return out;
 }

@@ -16,6 +16,8 @@ __all__: list[str] = [
     "MetricDefinition",
     "RegionDefinition",
     "ValueKind",
+    "cnode_row",
+    "cnode_totals",
     "data_type_names",
     "load_all",
     "open_cubex",
@@ -375,12 +377,6 @@ class CubeReport:
         """
         Combines the location columns into `groups` columns (location l into column group[l]): uint8 view.
         """
-    def combine_rows(
-        self, metric: typing.SupportsInt | typing.SupportsIndex, inclusive: typing.Any = None
-    ) -> list[float]:
-        """
-        Per call path, a metric over all locations (sum, or min / max for MIN/MAXDOUBLE), as doubles.
-        """
     def loaded(self, metric: typing.SupportsInt | typing.SupportsIndex) -> bool:
         """
         True once a metric's values are in memory.
@@ -424,15 +420,6 @@ class CubeReport:
     def regions(self) -> list[RegionDefinition]:
         """
         The region definitions (copies); parses deferred regions first.
-        """
-    def row_doubles(
-        self,
-        metric: typing.SupportsInt | typing.SupportsIndex,
-        inclusive: typing.Any,
-        cnode: typing.SupportsInt | typing.SupportsIndex,
-    ) -> list[float]:
-        """
-        One call path's row as doubles.
         """
     def set_values(
         self,
@@ -527,6 +514,26 @@ class CubexWriter:
         """
         Writes the next rows (uint8 [rows, row bytes]); all-zero rows are left out.
         """
+
+def cnode_row(
+    report: CubeReport,
+    metric: typing.SupportsInt | typing.SupportsIndex,
+    inclusive: bool,
+    cnode: typing.SupportsInt | typing.SupportsIndex,
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    One call path's values per location as float64, with or without callees, computed from the
+    stored values without converting the whole matrix.
+    """
+
+def cnode_totals(
+    report: CubeReport, metric: typing.SupportsInt | typing.SupportsIndex, inclusive: bool
+) -> numpy.typing.NDArray[numpy.float64]:
+    """
+    Per call path, a metric over all locations (sum, or min / max for MIN/MAXDOUBLE) with or without
+    callees: a read-only float64 view of totals the report computes once per metric, in one pass
+    over the stored values on all cores.
+    """
 
 def data_type_names() -> list[str]:
     """
