@@ -15,8 +15,9 @@ INCLUSIVE) and 'visits' (UINT64, stored EXCLUSIVE), by default with every row st
                ``--repeat``, each on a fresh report): loads both metrics, computes the panes;
 * load_all + pass -- the same split in two: loading every metric, then the first query on
                a loaded report (the pane computation alone);
-* later     -- queries on the same report for other call paths, expansions and the other
-               metric (each timed once): the slowest and the median;
+* later     -- then queries on the same report for other call paths, expansions and the
+               other metric: the slowest and the median (load_all, pass and each later
+               query: best of ``--repeat`` fresh reports);
 * memory    -- how far the peak RSS of the first query rose above the RSS after it (the
                loaded metrics stay; anything above them was a temporary copy).
 
@@ -97,20 +98,32 @@ def first_query(path: str) -> tuple[float, float]:
     return elapsed, extra
 
 
-def loaded_queries(path: str) -> tuple[float, float, list[float]]:
-    """On one report: load_all, then the first pane query (the panes alone), then each of
-    LATER once."""
-    report = cubescale.open(path)
-    load = best_of(1, report.load_all)
-    passed = best_of(1, lambda: report.panes("time", cnode=5))
-    later = []
-    for metric, cnode, cnode_expanded, metric_expanded in LATER:
-        gc.disable()
+def once(fn, *args, **kwargs) -> float:
+    """Time of one call, garbage collector off (as best_of)."""
+    gc.disable()
+    try:
         start = time.perf_counter()
-        report.panes(metric, cnode=cnode, cnode_expanded=cnode_expanded, metric_expanded=metric_expanded)
-        later.append(time.perf_counter() - start)
+        fn(*args, **kwargs)
+        return time.perf_counter() - start
+    finally:
         gc.enable()
-    return load, passed, later
+
+
+def loaded_queries(path: str, repeat: int) -> tuple[float, float, list[float]]:
+    """On a fresh report each of `repeat` times: load_all, then the first pane query (the
+    panes alone), then each of LATER once; the best time of each step."""
+    runs = []
+    for _ in range(repeat):
+        report = cubescale.open(path)
+        times = [once(report.load_all), once(report.panes, "time", cnode=5)]
+        for metric, cnode, cnode_expanded, metric_expanded in LATER:
+            times.append(once(report.panes, metric, cnode=cnode, cnode_expanded=cnode_expanded,
+                              metric_expanded=metric_expanded))
+        runs.append(times)
+        del report
+        gc.collect()
+    best = [min(run[k] for run in runs) for k in range(len(runs[0]))]
+    return best[0], best[1], best[2:]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -147,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         firsts = [first_query(path) for _ in range(args.repeat)]
         first, extra = min(firsts)
 
-        load, passed, later = loaded_queries(path)
+        load, passed, later = loaded_queries(path, args.repeat)
 
     ms = 1e3
     print()
@@ -158,11 +171,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| open | {opened * ms:.0f} ms | {opened / limit:.2f}x |")
     print(f"| **first pane query** (`panes(\"time\", cnode=5)` just opened, best of {args.repeat}) | "
           f"**{first * ms:.0f} ms** | **{first / limit:.2f}x** |")
-    print(f"| of which: load_all | {load * ms:.0f} ms | {load / limit:.2f}x |")
-    print(f"| of which: the panes on loaded metrics | {passed * ms:.0f} ms | {passed / limit:.2f}x |")
+    print(f"| split: load_all | {load * ms:.0f} ms | {load / limit:.2f}x |")
+    print(f"| split: then the first query on the loaded report | {passed * ms:.0f} ms | {passed / limit:.2f}x |")
     print(f"| **later queries**, slowest of {len(later)} | **{max(later) * ms:.1f} ms** | **{max(later) / limit:.3f}x** |")
     print(f"| later queries, median | {statistics.median(later) * ms:.1f} ms | {statistics.median(later) / limit:.3f}x |")
-    print(f"| first query's peak RSS above the loaded metrics | {extra / 2**20:.0f} MiB | |")
+    print(f"| first query's peak RSS above the RSS after it (loaded metrics kept) | {extra / 2**20:.0f} MiB | |")
     print()
     print("later queries (metric, cnode, cnode_expanded, metric_expanded): " +
           ", ".join(f"{m} {c}{' x' if ce else ''}{' m' if me else ''} {t * ms:.1f} ms"
