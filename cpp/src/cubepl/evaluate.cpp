@@ -21,7 +21,7 @@ class Interpreter {
       : ctx_(context), globals_(globals), init_globals_(init_globals), same_(same) {
     const auto& d = ctx_.dims;
     const std::size_t size = d.cnodes + ctx_.regions.size() + d.locations + ctx_.metric_count;
-    max_steps_ = 2'000'000 + 100 * size;
+    max_steps_ = 200'000 + 100 * size;
     max_index_ = 65'536 + 2 * size;
   }
 
