@@ -172,14 +172,17 @@ def test_unsupported_constructs_name_metric_and_construct(tmp_path, capsys):
     extra = (derived_xml("fixed", "POSTDERIVED", "metric::fixed::time()")
              + derived_xml("loop_a", "POSTDERIVED", "metric::loop_b()")
              + derived_xml("loop_b", "POSTDERIVED", "metric::loop_a() + 1")
-             + derived_xml("bad_init", "PREDERIVED_EXCLUSIVE", "1", init="{ ${x} = metric::time(); return 0; }"))
+             + derived_xml("bad_init", "PREDERIVED_EXCLUSIVE", "1",
+                           init="{ global(x); ${x}[0] = 1; ${y} = metric::time(); return 0; }")
+             + derived_xml("reads_bad_global", "POSTDERIVED", "${x}[0] * metric::time()"))
     r = derived_report(tmp_path, extra)
     with pytest.raises(ValueError, match=r"derived metric 'fixed', <cubepl> at offset 0: unsupported construct 'metric::fixed::'"):
         r.values("fixed")
     with pytest.raises(ValueError, match="refers to itself"):
         r.values("loop_a")
-    with pytest.raises(ValueError, match=r"'bad_init', <cubeplinit> .*metric values in <cubeplinit>"):
-        r.values("bad_init")
+    for name in ("bad_init", "reads_bad_global"):  # a failed init's globals are not read as 0
+        with pytest.raises(ValueError, match=r"'bad_init', <cubeplinit> .*metric values in <cubeplinit>"):
+            r.values(name)
     assert r.values("mpi").shape == r.shape  # the rest of the report stays usable
     assert np.isnan(r.metric_totals()[r.metric("fixed").index])
     with pytest.raises(ValueError, match="is derived"):
@@ -204,3 +207,57 @@ def test_every_shipped_spec_program_parses_and_runs(tmp_path):
         r.set_values("time", np.ones(r.shape))
         for n in names:
             assert np.isfinite(r.values(f"d_{n}", inclusive=True)).all(), n
+
+
+def remapped(path: Path) -> cubescale.Report:
+    """What cube_remap2 computes: the report with the derived metrics of the remapping.spec
+    that Score-P stored inside it (its masks filled by one <cubeplinit>)."""
+    members = read_members(str(path))
+    anchor, spec = members["anchor.xml"].decode(), members["remapping.spec"].decode()
+    stored = cubescale.open(path)
+    have = {m.name for m in stored.metrics}
+    extra = []
+    tags = list(re.finditer(r"<metric(\s[^>]*)?>|</metric>", spec))
+    for k, t in enumerate(tags):
+        if t.group(0).startswith("</"):
+            continue
+        own = spec[t.end():tags[k + 1].start() if k + 1 < len(tags) else len(spec)]  # up to its first child
+
+        def field(name: str) -> str:
+            found = re.search(rf"<{name}>(.*?)</{name}>", own, re.S)
+            return found.group(1) if found else ""
+
+        kind = re.search(r'type="([A-Z_]+)"', t.group(0))
+        uniq, init = field("uniq_name"), field("cubeplinit")
+        if kind and "DERIVED" in kind.group(1) and uniq not in have:
+            extra.append(derived_xml(uniq, kind.group(1), field("cubepl"), init, field("dtype")))
+        elif init and uniq in have:
+            at = anchor.index("</descr>", anchor.index(f"<uniq_name>{uniq}</uniq_name>")) + len("</descr>")
+            anchor = anchor[:at] + f"<cubeplinit>{html.escape(init, quote=False)}</cubeplinit>" + anchor[at:]
+    r = cubescale.Report.from_anchor_xml(anchor.replace("</metrics>", "".join(extra) + "</metrics>"))
+    for m in stored.metrics:
+        r.set_values(m.name, np.asarray(stored.values(m, inclusive=None)))
+    return r
+
+
+@pytest.mark.parametrize("name", ["call_tree_test", "time.p4", "l2dcm.p128", "bt-mz.p2x4.bad_checksums"])
+def test_real_reports_with_their_own_remapping_spec(shared_data, name):
+    r = remapped(shared_data / "cubex" / f"{name}.cubex")
+    derived = [m for m in r.metrics if m.derived]
+    assert len(derived) >= 95
+    for m in derived:
+        assert np.isfinite(r.values(m, inclusive=True)).all(), m.name
+    # Independent of CubePL: Score-P's "mpi" is the work time of call paths in MPI regions.
+    names = {m.name for m in r.metrics}
+
+    def values(metric: str, inclusive: bool = True):  # a metric the report lacks reads 0, as in CubePL
+        return r.values(metric, inclusive=inclusive) if metric in names else 0.0
+
+    work = values("time", False) - values("omp_idle_threads", False)
+    paradigm = np.array([c.region.paradigm == "mpi" for c in r.cnodes], dtype=float)[:, None]
+    assert paradigm.any() == (name != "call_tree_test")  # the one report without MPI
+    np.testing.assert_allclose(r.values("mpi", inclusive=False), paradigm * work, rtol=1e-12, atol=1e-15)
+    # "comp" (POSTDERIVED) is execution minus the paradigms' times.
+    parts = ["mpi", "shmem_time", "omp_time", "pthread_time", "openacc_time", "opencl_time", "cuda_time", "hip_time"]
+    want = r.values("execution") - sum(values(p) for p in parts)
+    np.testing.assert_allclose(r.values("comp"), want, rtol=1e-12, atol=1e-12)

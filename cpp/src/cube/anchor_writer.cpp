@@ -55,10 +55,8 @@ void write_metrics(std::string& out, const Definitions& d) {
     if (!m.val.empty()) element(out, "val", m.val);
     element(out, "url", m.url);
     element(out, "descr", m.descr);
-    if (is_derived(m)) {  // CubeW: the expressions follow <descr>; no data members
-      element(out, "cubepl", m.cubepl);
-      if (!m.cubepl_init.empty()) element(out, "cubeplinit", m.cubepl_init);
-    }
+    if (is_derived(m)) element(out, "cubepl", m.cubepl);  // CubeW: after <descr>; no data members
+    if (!m.cubepl_init.empty()) element(out, "cubeplinit", m.cubepl_init);  // also kept for stored metrics
     attrs(out, m.attrs);
     open.push_back(i);
   }

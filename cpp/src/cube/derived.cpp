@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "cubescale/cubepl/parser.hpp"
+#include "cubescale/cubepl/variables.hpp"
 
 namespace cubescale::cube {
 
@@ -35,7 +36,7 @@ void store(const std::vector<double>& v, Severity& out) {
 }  // namespace
 
 DerivedMetrics::DerivedMetrics(const Definitions& defs)
-    : defs_(defs), init_error_(defs.metrics.size()), programs_(defs.metrics.size()) {}
+    : defs_(defs), programs_(defs.metrics.size()) {}
 
 std::string DerivedMetrics::message(std::size_t metric, const char* part, const cubepl::Error& e) const {
   return "derived metric '" + defs_.metrics[metric].uniq_name + "', " + part + " at offset " + std::to_string(e.offset()) +
@@ -49,14 +50,20 @@ void DerivedMetrics::initialize() {
   for (const auto& r : defs_.regions) c.regions.push_back({r.name, r.mangled_name, r.mod, r.paradigm, r.role, r.url, r.descr});
   c.metric_count = defs_.metrics.size();
   c.location_group_count = defs_.location_groups.size();
-  // Every <cubeplinit> runs once, in metric order, before any metric is evaluated.
+  // Every <cubeplinit> runs once, in metric order, before any metric is evaluated; Score-P's
+  // newer specs fill all masks in one of them.
   for (std::size_t m = 0; m < defs_.metrics.size(); ++m) {
     const auto& text = defs_.metrics[m].cubepl_init;
-    if (!is_derived(defs_.metrics[m]) || text.empty()) continue;
+    if (text.empty()) continue;
+    std::optional<cubepl::Program> init;
     try {
-      cubepl::run_init(cubepl::parse(text), c, globals_);
+      init = cubepl::parse(text);
+      cubepl::run_init(*init, c, globals_);
     } catch (const cubepl::Error& e) {
-      init_error_[m] = message(m, "<cubeplinit>", e);  // reported when this metric is asked for
+      // Its globals are unreliable: the metrics reading them fail (evaluate()).
+      FailedInit failed{message(m, "<cubeplinit>", e), m, !init, {}};
+      if (init) failed.globals = cubepl::declared_globals(*init);
+      failed_inits_.push_back(std::move(failed));
     }
   }
   initialized_ = true;
@@ -65,13 +72,18 @@ void DerivedMetrics::initialize() {
 const cubepl::Program& DerivedMetrics::program(std::size_t metric) {
   std::lock_guard lock(mutex_);
   if (!initialized_) initialize();
-  if (init_error_[metric]) throw DerivedMetricError(*init_error_[metric]);
   if (!programs_[metric]) {
     try {
       programs_[metric] = std::make_shared<const cubepl::Program>(cubepl::parse(defs_.metrics[metric].cubepl));
     } catch (const cubepl::Error& e) {
       throw DerivedMetricError(message(metric, "<cubepl>", e));
     }
+  }
+  const auto read = cubepl::variables_read(*programs_[metric]);
+  for (const auto& f : failed_inits_) {
+    bool affected = f.metric == metric || (f.unparsed && !read.empty());
+    for (const auto& g : f.globals) affected |= read.count(g) > 0;
+    if (affected) throw DerivedMetricError(f.message);
   }
   return *programs_[metric];
 }

@@ -90,6 +90,7 @@ class Interpreter {
         result_ = eval(*s.value);
         return true;
       case Stmt::Kind::While: return loop(s);
+      case Stmt::Kind::MetricSet: return false;  // a property for viewers, not a value
       case Stmt::Kind::If: return branch(s, 0);
     }
     return false;
@@ -236,7 +237,7 @@ class Interpreter {
     if (!starts_with(name, prefix)) return nullptr;
     const auto rest = name.substr(prefix.size());
     if (rest == "name") return &RegionText::name;
-    if (rest == "mangled::name") return &RegionText::mangled_name;
+    if (rest == "mangled_name" || rest == "mangled::name") return &RegionText::mangled_name;
     if (rest == "mod") return &RegionText::mod;
     if (rest == "paradigm") return &RegionText::paradigm;
     if (rest == "role") return &RegionText::role;

@@ -20,6 +20,9 @@ struct Token {
   double number = 0;
 };
 
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+constexpr std::string_view kMetricSet = "cube::metric::set::";
+
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == ':'; }
 bool name_char(char c) { return word_char(c) || c == '#' || c == '.'; }
 
@@ -286,17 +289,27 @@ class Parser {
     return e;
   }
 
-  // std::regex compiles and matches recursively: keep patterns small and free of counted
-  // repetitions, whose expansion is the one way a short pattern becomes a huge automaton.
+  // std::regex compiles and matches recursively and expands counted repetitions into copies:
+  // keep patterns small, with few groups and small counts (Score-P's specs use {0,1}).
   static void check_regex(const Token& pattern) {
-    if (pattern.text.size() > kMaxRegexBytes) throw Error(pattern.offset, "regular expression longer than 512 bytes");
-    std::size_t groups = 0;
-    for (std::size_t i = 0; i < pattern.text.size(); ++i) {
-      if (pattern.text[i] == '\\') ++i;
-      else if (pattern.text[i] == '(') ++groups;
-      else if (pattern.text[i] == '{') throw Error(pattern.offset, "unsupported construct: counted repetition {n} in a regular expression");
+    const auto p = pattern.text;
+    if (p.size() > kMaxRegexBytes) throw Error(pattern.offset, "regular expression longer than " + std::to_string(kMaxRegexBytes) + " bytes");
+    std::size_t groups = 0, repeated = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      if (p[i] == '\\') {
+        ++i;
+      } else if (p[i] == '(') {
+        ++groups;
+      } else if (p[i] == '{') {
+        std::size_t n = 0;  // the largest count of {n}, {n,} or {n,m}
+        for (std::size_t j = i + 1; j < p.size() && p[j] != '}'; ++j)
+          if (std::isdigit(static_cast<unsigned char>(p[j]))) n = std::min<std::size_t>(n * 10 + (p[j] - '0'), 100000);
+          else if (p[j] == ',') repeated += n, n = 0;
+        repeated += n;
+      }
     }
-    if (groups > 32) throw Error(pattern.offset, "regular expression with more than 32 groups");
+    if (groups > 128) throw Error(pattern.offset, "regular expression with more than 128 groups");
+    if (repeated > 256) throw Error(pattern.offset, "unsupported construct: counted repetitions adding up to more than 256 in a regular expression");
   }
 
   ExprPtr sum() {
@@ -478,8 +491,23 @@ class Parser {
       if (!global) s.name.clear();  // local(x): variables are local anyway
       return s;
     }
+    if (cur_.type == T::Ident && starts_with(cur_.text, kMetricSet)) return metric_set(std::move(s));
     if (cur_.type == T::Ident) unsupported_word(cur_.text);
     fail("expected a statement");
+  }
+
+  // cube::metric::set::m("key", "value"): a property for viewers (Score-P's specs mark
+  // metrics of absent paradigms "VOID", which Cube hides); it does not change values.
+  Stmt metric_set(Stmt s) {
+    s.kind = Stmt::Kind::MetricSet;
+    s.name = cur_.text.substr(kMetricSet.size());
+    advance();
+    expect(T::LParen, "( after cube::metric::set::" + s.name);
+    for (const char* what : {"a \"property\"", ", between property and value", "a \"value\""}) {
+      if (!accept(what[0] == ',' ? T::Comma : T::String)) fail(std::string("expected ") + what);
+    }
+    expect(T::RParen, ") after cube::metric::set::" + s.name + "(...)");
+    return s;
   }
 
   Stmt assignment(Stmt s) {

@@ -9,6 +9,7 @@
 
 #include "cubescale/cubepl/evaluate.hpp"
 #include "cubescale/cubepl/parser.hpp"
+#include "cubescale/cubepl/variables.hpp"
 
 using namespace cubescale::cubepl;
 
@@ -150,7 +151,16 @@ TEST(CubePL, SyntaxErrorsGiveOffsets) {
   }
   EXPECT_THROW(parse(std::string(100000, '(')), Error);  // nesting bounded, no stack overflow
   EXPECT_THROW(parse(std::string(100000, '-') + "1"), Error);
-  EXPECT_THROW(parse("\"a\" =~ /a{1000}{1000}/"), Error);  // counted repetitions refused
+  EXPECT_THROW(parse("\"a\" =~ /a{1000}{1000}/"), Error);  // large counted repetitions refused
+  EXPECT_NO_THROW(parse("\"MPI_Init\" =~ /^MPI_(Init(_thread|ialized){0,1})$/"));  // Score-P's newer specs
   EXPECT_THROW(parse("${a"), Error);
   EXPECT_THROW(parse("{ ${a} = 1; "), Error);
+}
+
+TEST(CubePL, MetricPropertiesAreAcceptedAndGlobalsFound) {
+  // Score-P's newer specs hide metrics of absent paradigms; values are not affected.
+  EXPECT_EQ(run(R"({ cube::metric::set::mpi("value", "VOID"); return 2; })"), std::vector<double>(6, 2.0));
+  const auto p = parse(R"({ global(mask); ${mask}[0] = ${other} + ${cube::#callpaths}; return 0; })");
+  EXPECT_EQ(declared_globals(p), (std::set<std::string, std::less<>>{"mask"}));
+  EXPECT_EQ(variables_read(p), (std::set<std::string, std::less<>>{"other"}));
 }

@@ -1,17 +1,19 @@
 #pragma once
 // Derived metrics of a report: values computed by CubePL expressions (cubepl/) instead of
-// read from data members. The first request parses every derived metric's <cubeplinit> and
-// runs them in metric order into one set of global variables (Score-P's spec fills
+// read from data members. The first request parses every metric's <cubeplinit> and runs
+// them in metric order into one set of global variables (Score-P's spec fills
 // per-call-path masks there), and parses a metric's <cubepl> on its first use; programs and
 // globals are then read-only, so metrics evaluate concurrently. A metric whose expression is
 // malformed or outside the supported subset fails with DerivedMetricError naming the metric,
 // the program (<cubepl> / <cubeplinit>), the offset and the construct; the rest of the
-// report stays usable. Operands are read through a callback (Report supplies its values,
+// report stays usable; so does a failed <cubeplinit>, for its metric and the metrics that
+// read its globals. Operands are read through a callback (Report supplies its values,
 // derived or stored, in the requested flavour); metrics the report lacks read as 0 (CubeLib).
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -51,7 +53,15 @@ class DerivedMetrics {
   bool initialized_ = false;
   cubepl::Context context_;
   cubepl::Globals globals_;
-  std::vector<std::optional<std::string>> init_error_;     // per metric: its <cubeplinit> failed
+  // A <cubeplinit> that failed: its own metric and every metric reading one of its globals
+  // (all that read any variable, if it did not even parse) fail with its message.
+  struct FailedInit {
+    std::string message;
+    std::size_t metric;
+    bool unparsed;
+    std::set<std::string, std::less<>> globals;
+  };
+  std::vector<FailedInit> failed_inits_;
   std::vector<std::shared_ptr<const cubepl::Program>> programs_;
 };
 

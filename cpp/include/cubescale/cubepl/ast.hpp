@@ -46,10 +46,10 @@ struct Expr {
 };
 
 struct Stmt {
-  enum class Kind : std::uint8_t { Assign, If, While, Global, Return };
+  enum class Kind : std::uint8_t { Assign, If, While, Global, Return, MetricSet };
   Kind kind = Kind::Assign;
   std::size_t offset = 0;
-  std::string name;                 // Assign, Global: variable
+  std::string name;                 // Assign, Global: variable; MetricSet: metric
   ExprPtr index;                    // Assign: element (null: element 0)
   ExprPtr value;                    // Assign: value; While: condition; Return: result
   std::vector<ExprPtr> conditions;  // If: if, elseif ...

@@ -4,7 +4,8 @@
 // numbers, "strings", ${variables} with [index], metric::name(), metric::name(i|e|*[, i|e|*]),
 // + - * / ^, unary -, == != < > <= >=, and or xor not, eq seq =~ /regex/, lowercase,
 // uppercase, sqrt sin asin cos acos tan atan exp log abs sgn floor ceil, min, max, blocks { ...; return x; }, if / elseif / else, while,
-// global(name), local(name), and // comments. Constructs of full CubePL outside the subset
+// global(name), local(name), cube::metric::set::m("key", "value") (accepted, no effect on
+// values) and // comments. Constructs of full CubePL outside the subset
 // (metric::fixed::, metric::call::, cube::metric::..., env, random, sizeof, defined, pos,
 // neg, arg1, arg2, <cubeplaggr> programs) are an Error naming the construct.
 // Nesting is bounded (kMaxNesting), so hostile input cannot overflow the stack, and regular
@@ -17,7 +18,7 @@
 namespace cubescale::cubepl {
 
 inline constexpr std::size_t kMaxNesting = 256;
-inline constexpr std::size_t kMaxRegexBytes = 512;
+inline constexpr std::size_t kMaxRegexBytes = 4096;
 
 // Throws Error (offset into `text`) on a syntax error or an unsupported construct.
 Program parse(std::string_view text);
