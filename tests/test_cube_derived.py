@@ -4,17 +4,16 @@ them back as expressions or as values; errors for constructs outside the support
 from __future__ import annotations
 
 import html
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from tar_members import read_members
 
 import cubescale
 from cubescale.cli import main
 from cubescale.systree import SystemTree
-from tar_members import read_members
 
 SPECS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cubepl"
 
@@ -223,7 +222,7 @@ def remapped(path: Path) -> cubescale.Report:
             continue
         own = spec[t.end():tags[k + 1].start() if k + 1 < len(tags) else len(spec)]  # up to its first child
 
-        def field(name: str) -> str:
+        def field(name: str, own: str = own) -> str:
             found = re.search(rf"<{name}>(.*?)</{name}>", own, re.S)
             return found.group(1) if found else ""
 
@@ -261,3 +260,26 @@ def test_real_reports_with_their_own_remapping_spec(shared_data, name):
     parts = ["mpi", "shmem_time", "omp_time", "pthread_time", "openacc_time", "opencl_time", "cuda_time", "hip_time"]
     want = r.values("execution") - sum(values(p) for p in parts)
     np.testing.assert_allclose(r.values("comp"), want, rtol=1e-12, atol=1e-12)
+
+
+def test_builder_defines_derived_metrics(tmp_path):
+    b = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:2 thread:2"))
+    time = b.add_metric("time", unit="sec", kind="INCLUSIVE")
+    b.add_metric("per_visit", unit="sec", kind="POSTDERIVED", parent=time,
+                 expression="metric::time() / metric::visits()")
+    b.add_metric("visits", unit="occ", dtype="UINT64")
+    main = b.add_cnode(b.add_region("main"))
+    b.add_cnode(b.add_region("solve"), parent=main)
+    r = b.build()
+    r.set_values("time", np.array([[4.0, 6.0, 8.0, 2.0], [1.0, 3.0, 0.0, 2.0]]))
+    r.set_values("visits", np.array([[1, 1, 1, 1], [2, 3, 4, 0]], dtype=np.uint64))
+    inclusive_visits = r.values("visits", inclusive=True).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = np.where(inclusive_visits == 0, np.nan, r.values("time") / inclusive_visits)
+    want = np.where(r.values("time") == 0, 0.0, quotient)  # CubeLib: 0 / x is 0, x / 0 NaN
+    np.testing.assert_array_equal(r.values("per_visit"), want)
+    assert np.isnan(r.values("per_visit")[1, 3])
+    cubescale.write(r, tmp_path / "built.cubex")
+    back = cubescale.open(tmp_path / "built.cubex")
+    assert back.metric("per_visit").expression == "metric::time() / metric::visits()"
+    np.testing.assert_array_equal(back.values("per_visit"), want)

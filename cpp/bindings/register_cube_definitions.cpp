@@ -48,8 +48,8 @@ void set_kind(Metric& m, const std::string& text) {
   for (const char* k : kKinds) {
     if (text == k) return set_metric_type(m, text);
   }
-  throw py::value_error("metric kind must be INCLUSIVE, EXCLUSIVE, POSTDERIVED, PREDERIVED_INCLUSIVE or "
-                        "PREDERIVED_EXCLUSIVE, not \"" + text + "\"");
+  throw py::value_error("metric kind must be INCLUSIVE or EXCLUSIVE (or derived: POSTDERIVED, PREDERIVED_INCLUSIVE, "
+                        "PREDERIVED_EXCLUSIVE), not \"" + text + "\"");
 }
 
 std::optional<std::uint32_t> optional_parent(std::uint32_t p) {
