@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 
 namespace cubescale::cubepl {
 
@@ -232,25 +233,31 @@ class Parser {
 
   ExprPtr expression() { return disjunction(); }
 
-  ExprPtr disjunction() {
-    auto left = conjunction();
-    while (is_word("or") || is_word("xor")) {
-      const auto op = cur_.text == "or" ? Op::Or : Op::Xor;
+  // One left-associative level: operands from `next`, operators recognized by `op_of`.
+  template <class OpOf>
+  ExprPtr left_associative(ExprPtr (Parser::*next)(), OpOf op_of) {
+    auto left = (this->*next)();
+    while (const auto op = op_of()) {
       const auto at = cur_.offset;
       advance();
-      left = apply(op, at, std::move(left), conjunction());
+      left = apply(*op, at, std::move(left), (this->*next)());
     }
     return left;
   }
 
+  ExprPtr disjunction() {
+    return left_associative(&Parser::conjunction, [this]() -> std::optional<Op> {
+      if (is_word("or")) return Op::Or;
+      if (is_word("xor")) return Op::Xor;
+      return std::nullopt;
+    });
+  }
+
   ExprPtr conjunction() {
-    auto left = comparison();
-    while (is_word("and")) {
-      const auto at = cur_.offset;
-      advance();
-      left = apply(Op::And, at, std::move(left), comparison());
-    }
-    return left;
+    return left_associative(&Parser::comparison, [this]() -> std::optional<Op> {
+      if (is_word("and")) return Op::And;
+      return std::nullopt;
+    });
   }
 
   ExprPtr comparison() {
@@ -313,25 +320,19 @@ class Parser {
   }
 
   ExprPtr sum() {
-    auto left = product();
-    while (cur_.type == T::Plus || cur_.type == T::Minus) {
-      const auto op = cur_.type == T::Plus ? Op::Add : Op::Sub;
-      const auto at = cur_.offset;
-      advance();
-      left = apply(op, at, std::move(left), product());
-    }
-    return left;
+    return left_associative(&Parser::product, [this]() -> std::optional<Op> {
+      if (cur_.type == T::Plus) return Op::Add;
+      if (cur_.type == T::Minus) return Op::Sub;
+      return std::nullopt;
+    });
   }
 
   ExprPtr product() {
-    auto left = unary();
-    while (cur_.type == T::Star || cur_.type == T::Slash) {
-      const auto op = cur_.type == T::Star ? Op::Mul : Op::Div;
-      const auto at = cur_.offset;
-      advance();
-      left = apply(op, at, std::move(left), unary());
-    }
-    return left;
+    return left_associative(&Parser::unary, [this]() -> std::optional<Op> {
+      if (cur_.type == T::Star) return Op::Mul;
+      if (cur_.type == T::Slash) return Op::Div;
+      return std::nullopt;
+    });
   }
 
   ExprPtr unary() {
