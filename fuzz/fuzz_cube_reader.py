@@ -25,7 +25,12 @@ def test_one_input(data: bytes) -> None:
         wrapped = cubescale.Report(report)
         _ = wrapped.cnodes  # names the call paths: parses the regions, deferred at open
         for metric in wrapped.metrics:
-            values = wrapped.values(metric, inclusive=None)  # dtype views must fit the bytes
+            try:
+                values = wrapped.values(metric, inclusive=None)  # dtype views must fit the bytes
+            except ValueError as e:  # a derived metric outside the CubePL subset: documented
+                if not (metric.derived and str(e).startswith("derived metric")):
+                    raise
+                continue
             if values.nbytes < (16 << 20):
                 try:
                     wrapped.values(metric, inclusive=True)

@@ -37,7 +37,7 @@ CXX=${FUZZ_CXX:-clang++-14}
 if command -v "$CXX" >/dev/null; then
   "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I "$ROOT/cpp/include" "$ROOT/fuzz/cube_reader_fuzz.cpp" \
-    "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp \
+    "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp "$ROOT"/cpp/src/cubepl/*.cpp \
     "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp -lz \
     -o "$OUT/cube_reader_fuzz"
   "$OUT/cube_reader_fuzz" -max_total_time="$HALF" -max_len=400000 -timeout=20 -rss_limit_mb=4096 \

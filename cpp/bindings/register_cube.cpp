@@ -249,12 +249,14 @@ void register_cube(py::module_& m) {
       py::arg("report"), "Loads every metric's values now.");
   m.def(
       "write_cubex",
-      [](const Report& r, const std::string& path, bool compress, bool system_member) {
+      [](const Report& r, const std::string& path, bool compress, bool system_member, bool derived_as_values) {
         py::gil_scoped_release release;
-        write_cubex(r, path, WriteOptions{compress, system_member});
+        write_cubex(r, path, WriteOptions{compress, system_member, derived_as_values});
       },
       py::arg("report"), py::arg("path"), py::arg("compress") = false, py::arg("system_member") = true,
-      "Writes a report as .cubex through a temporary file renamed when complete.");
+      py::arg("derived_as_values") = false,
+      "Writes a report as .cubex through a temporary file renamed when complete; derived metrics as CubePL "
+      "expressions without data, or with derived_as_values as ordinary metrics holding their values.");
 }
 
 }  // namespace cubescale::bindings

@@ -41,12 +41,15 @@ DataType data_type(const std::string& name) {
   return std::move(*parsed);
 }
 
-const char* kind_name(MetricKind k) { return k == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE"; }
-
-MetricKind metric_kind(const std::string& text) {
-  if (text == "INCLUSIVE") return MetricKind::Inclusive;
-  if (text == "EXCLUSIVE") return MetricKind::Exclusive;
-  throw py::value_error("metric kind must be INCLUSIVE or EXCLUSIVE, not \"" + text + "\"");
+// INCLUSIVE / EXCLUSIVE, or a derived type whose values a CubePL expression computes.
+void set_kind(Metric& m, const std::string& text) {
+  static constexpr const char* kKinds[] = {"INCLUSIVE", "EXCLUSIVE", "POSTDERIVED", "PREDERIVED_INCLUSIVE",
+                                           "PREDERIVED_EXCLUSIVE"};
+  for (const char* k : kKinds) {
+    if (text == k) return set_metric_type(m, text);
+  }
+  throw py::value_error("metric kind must be INCLUSIVE or EXCLUSIVE (or derived: POSTDERIVED, PREDERIVED_INCLUSIVE, "
+                        "PREDERIVED_EXCLUSIVE), not \"" + text + "\"");
 }
 
 std::optional<std::uint32_t> optional_parent(std::uint32_t p) {
@@ -87,27 +90,32 @@ void register_data_types(py::module_& m) {
 void register_metric_definition(py::module_& m) {
   py::class_<Metric>(m, "MetricDefinition",
                      "A metric as a report defines it. Fields: name (unique name), display_name, unit, dtype, "
-                     "kind (INCLUSIVE / EXCLUSIVE), parent (index or None), description, url, value, attrs.")
+                     "kind (INCLUSIVE / EXCLUSIVE / POSTDERIVED / PREDERIVED_INCLUSIVE / PREDERIVED_EXCLUSIVE), "
+                     "parent (index or None), description, url, value, attrs, expression, init_expression.")
       .def(py::init([](const std::string& name, const std::string& unit, const std::string& dtype,
                        const std::string& kind, std::optional<std::uint32_t> parent,
                        std::optional<std::string> display_name, const std::string& description,
-                       const std::string& url, const std::string& value, const py::dict& attrs) {
+                       const std::string& url, const std::string& value, const py::dict& attrs,
+                       const std::string& expression, const std::string& init_expression) {
              Metric out;
              out.uniq_name = name;
              out.disp_name = display_name.value_or(name);
              out.uom = unit;
              out.dtype = data_type(dtype);
-             out.kind = metric_kind(kind);
+             set_kind(out, kind);
              out.parent = parent.value_or(kNoParent);
              out.descr = description;
              out.url = url;
              out.val = value;
              out.attrs = from_dict(attrs);
+             out.cubepl = expression;
+             out.cubepl_init = init_expression;
              return out;
            }),
            py::kw_only(), py::arg("name"), py::arg("unit") = "", py::arg("dtype") = "DOUBLE",
            py::arg("kind") = "EXCLUSIVE", py::arg("parent") = py::none(), py::arg("display_name") = py::none(),
            py::arg("description") = "", py::arg("url") = "", py::arg("value") = "", py::arg("attrs") = py::dict(),
+           py::arg("expression") = "", py::arg("init_expression") = "",
            "A metric definition; every field by keyword (an unknown one is a TypeError).")
       .def_readonly("file_id", &Metric::file_id, "The metric's id in the file it was read from (0 if built).")
       .def_readwrite("name", &Metric::uniq_name, "The unique name.")
@@ -117,9 +125,12 @@ void register_metric_definition(py::module_& m) {
           "dtype", [](const Metric& x) { return x.dtype.name; },
           [](Metric& x, const std::string& name) { x.dtype = data_type(name); }, "The CUBE data type name.")
       .def_property(
-          "kind", [](const Metric& x) { return kind_name(x.kind); },
-          [](Metric& x, const std::string& text) { x.kind = metric_kind(text); },
-          "How values are stored along the call tree: INCLUSIVE or EXCLUSIVE.")
+          "kind", [](const Metric& x) { return metric_type_name(x); }, &set_kind,
+          "How values are stored along the call tree (INCLUSIVE, EXCLUSIVE), or the derived type whose "
+          "CubePL expression computes them (POSTDERIVED, PREDERIVED_INCLUSIVE, PREDERIVED_EXCLUSIVE).")
+      .def_readwrite("expression", &Metric::cubepl, "The CubePL program (<cubepl>) of a derived metric.")
+      .def_readwrite("init_expression", &Metric::cubepl_init,
+                     "The CubePL program run once before any derived metric is computed (<cubeplinit>).")
       .def_property(
           "parent", [](const Metric& x) { return optional_parent(x.parent); },
           [](Metric& x, std::optional<std::uint32_t> p) { x.parent = p.value_or(kNoParent); },

@@ -76,7 +76,8 @@ class ReportBuilder:
 
     def add_metric(self, name: str | Metric, unit: str = "", dtype: str = "DOUBLE", kind: str = "EXCLUSIVE",
                    parent: int | None = None, display_name: str | None = None, description: str = "",
-                   url: str = "", attrs: Mapping[str, str] | None = None) -> int:
+                   url: str = "", attrs: Mapping[str, str] | None = None, expression: str = "",
+                   init_expression: str = "") -> int:
         """Adds a metric and returns its index.
 
         ``dtype`` is a CUBE data type (``DOUBLE``, ``UINT64``, ``INT64``, ``MINDOUBLE``,
@@ -84,7 +85,9 @@ class ReportBuilder:
         call tree: ``EXCLUSIVE`` (a call path without its callees) or ``INCLUSIVE``. A
         :class:`~cubescale.report.Metric` of another report may be passed instead of a name:
         every field is kept (``parent`` still chooses the parent here). An unknown data type
-        or kind raises ``ValueError`` at once.
+        or kind raises ``ValueError`` at once. A derived metric (``kind`` ``POSTDERIVED``,
+        ``PREDERIVED_INCLUSIVE`` or ``PREDERIVED_EXCLUSIVE``) takes its CubePL program in
+        ``expression`` (and optionally ``init_expression``) and no values.
 
         Example
         -------
@@ -96,6 +99,8 @@ class ReportBuilder:
         1
         >>> b.add_metric(cubescale.open(cubescale.report._example_path()).metric("visits"))
         2
+        >>> b.add_metric("twice", unit="sec", kind="POSTDERIVED", expression="2 * metric::time()")
+        3
         """
         if isinstance(name, Metric):
             definition = name.definition(parent=parent)
@@ -104,7 +109,8 @@ class ReportBuilder:
             try:
                 definition = _cube.MetricDefinition(
                     name=name, unit=unit, dtype=dtype, kind=kind, parent=parent, display_name=display_name,
-                    description=description, url=url, attrs=dict(attrs or {}))
+                    description=description, url=url, attrs=dict(attrs or {}), expression=expression,
+                    init_expression=init_expression)
             except ValueError as e:
                 raise ValueError(f"metric {name}: {e}") from None
         self._metrics.append(definition)

@@ -61,7 +61,8 @@ class Panes:
 
 def metric_totals(report: Report, inclusive: bool = True) -> np.ndarray:
     """Per metric, its value over the whole program and machine (Cube's metric pane); with
-    ``inclusive=True`` a metric includes its child metrics of the same unit.
+    ``inclusive=True`` a metric includes its child metrics of the same unit. A derived metric
+    whose expression cannot be computed gives NaN (``Report.values`` raises the reason).
 
     Example
     -------
@@ -144,7 +145,12 @@ def _with_child_metrics(report: Report, own: np.ndarray) -> np.ndarray:
 def _total(report: Report, metric: Metric, roots: np.ndarray) -> float:
     if numpy_type(metric.dtype)[1]:  # tuples (TAU_ATOMIC, NDOUBLES ...): no single total
         return 0.0
-    at_roots = report.cnode_values(metric, inclusive=True)[roots]
+    try:
+        at_roots = report.cnode_values(metric, inclusive=True)[roots]
+    except ValueError:
+        if not metric.derived:
+            raise
+        return float("nan")  # an expression outside the supported CubePL subset: values() says why
     if metric.dtype == "MINDOUBLE":
         return float(at_roots.min())
     if metric.dtype == "MAXDOUBLE":

@@ -19,13 +19,18 @@ from typing import Any
 
 __all__ = ["Cnode", "Location", "Metric", "Region"]
 
+DERIVED_KINDS = ("POSTDERIVED", "PREDERIVED_INCLUSIVE", "PREDERIVED_EXCLUSIVE")
+
 
 @dataclass(frozen=True)
 class Metric:
     """One metric of the metric tree.
 
     ``kind`` is ``"INCLUSIVE"`` or ``"EXCLUSIVE"``: how the values are stored along the call
-    tree. ``dtype`` is the CUBE data type (``"DOUBLE"``, ``"UINT64"``, ``"TAU_ATOMIC"`` ...).
+    tree, or for a derived metric its type (``"POSTDERIVED"``, ``"PREDERIVED_INCLUSIVE"``,
+    ``"PREDERIVED_EXCLUSIVE"``), whose values its CubePL ``expression`` computes (after the
+    report's ``init_expression`` programs ran). ``dtype`` is the CUBE data type (``"DOUBLE"``,
+    ``"UINT64"``, ``"TAU_ATOMIC"`` ...).
 
     Example
     -------
@@ -47,6 +52,20 @@ class Metric:
     children: tuple[int, ...]
     attrs: dict[str, str] = field(default_factory=dict, compare=False)
     value: str = ""
+    expression: str = ""       # <cubepl> of a derived metric
+    init_expression: str = ""  # <cubeplinit>
+
+    @property
+    def derived(self) -> bool:
+        """Whether a CubePL expression computes the values (no data stored).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).metric("time").derived
+        False
+        """
+        return self.kind in DERIVED_KINDS
 
     @classmethod
     def from_definition(cls, index: int, d: Any, children: tuple[int, ...] = ()) -> Metric:
@@ -59,7 +78,7 @@ class Metric:
         'sec'
         """
         return cls(index, d.name, d.display_name, d.kind, d.dtype, d.unit, d.description, d.url, d.parent,
-                   children, d.attrs, d.value)
+                   children, d.attrs, d.value, d.expression, d.init_expression)
 
     def definition(self, parent: int | None = None) -> Any:
         """This metric as a core definition (``_core.cube.MetricDefinition``) with every field,
@@ -75,7 +94,8 @@ class Metric:
 
         return MetricDefinition(name=self.name, display_name=self.display_name, unit=self.unit, dtype=self.dtype,
                                 kind=self.kind, parent=self.parent if parent is None else parent,
-                                description=self.description, url=self.url, value=self.value, attrs=self.attrs)
+                                description=self.description, url=self.url, value=self.value, attrs=self.attrs,
+                                expression=self.expression, init_expression=self.init_expression)
 
 
 @dataclass(frozen=True)

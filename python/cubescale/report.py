@@ -502,11 +502,14 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     return Report(_cube.open_cubex(path), path)
 
 
-def write(report: Report, path: str | os.PathLike, compress: bool = False) -> None:
+def write(report: Report, path: str | os.PathLike, compress: bool = False, derived: str = "expressions") -> None:
     """Writes a report as ``.cubex`` that Cube, pycubexr and cubescale read.
 
     Rows are streamed in blocks (bounded memory), all-zero rows are left out, ``compress``
     stores zlib-compressed rows (ZCUBEX); the file appears only when complete.
+    Derived metrics are written as CubePL expressions without data (``derived="expressions"``,
+    as CubeW does; Cube and cubescale compute them, pycubexr 2.1 rejects such files) or with
+    their computed values as ordinary metrics (``derived="values"``, readable everywhere).
 
     Example
     -------
@@ -517,4 +520,6 @@ def write(report: Report, path: str | os.PathLike, compress: bool = False) -> No
     >>> bool((cubescale.open(out).values("time") == r.values("time")).all())
     True
     """
-    _cube.write_cubex(report._core, os.fspath(path), compress)
+    if derived not in ("expressions", "values"):
+        raise ValueError(f"derived= must be 'expressions' or 'values', not {derived!r}")
+    _cube.write_cubex(report._core, os.fspath(path), compress, derived_as_values=derived == "values")

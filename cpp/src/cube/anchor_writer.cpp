@@ -45,8 +45,7 @@ void write_metrics(std::string& out, const Definitions& d) {
   for (std::uint32_t i = 0; i < n; ++i) {
     const auto& m = d.metrics[i];
     while (!open.empty() && open.back() != m.parent) out += "</metric>\n", open.pop_back();
-    out += "<metric id=\"" + std::to_string(i) + "\" type=\"" +
-           (m.kind == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE") + "\"";
+    out += "<metric id=\"" + std::to_string(i) + "\" type=\"" + metric_type_name(m) + "\"";
     for (const auto& [k, v] : m.xml_attributes) out += " " + k + "=\"" + xml_escape(v) + "\"";
     out += ">\n";
     element(out, "disp_name", m.disp_name);
@@ -56,6 +55,8 @@ void write_metrics(std::string& out, const Definitions& d) {
     if (!m.val.empty()) element(out, "val", m.val);
     element(out, "url", m.url);
     element(out, "descr", m.descr);
+    if (is_derived(m)) element(out, "cubepl", m.cubepl);  // CubeW: after <descr>; no data members
+    if (!m.cubepl_init.empty()) element(out, "cubeplinit", m.cubepl_init);  // also kept for stored metrics
     attrs(out, m.attrs);
     open.push_back(i);
   }

@@ -37,7 +37,7 @@ struct SystemElement {
 enum class Tag : std::uint8_t {
   Other, Cube, Attr, Murl, Metrics, Metric, Region, Program, Cnode, Parameter, Topologies, System,
   SystemTreeNode, Machine, Node, LocationGroup, Process, Location, Thread,  // system tree elements
-  DispName, UniqName, Dtype, Uom, Val, Url, Descr,                          // metric fields
+  DispName, UniqName, Dtype, Uom, Val, Url, Descr, CubePL, CubePLInit,      // metric fields
   Name, MangledName, Paradigm, Role, Class, Type, Rank                      // region, system fields
 };
 
@@ -70,6 +70,7 @@ Tag classify(std::string_view name) {
       if (name == "region") return Tag::Region;
       if (name == "system") return Tag::System;
       if (name == "thread") return Tag::Thread;
+      if (name == "cubepl") return Tag::CubePL;
       break;
     case 7:
       if (name == "metrics") return Tag::Metrics;
@@ -88,6 +89,7 @@ Tag classify(std::string_view name) {
       break;
     case 10:
       if (name == "topologies") return Tag::Topologies;
+      if (name == "cubeplinit") return Tag::CubePLInit;
       break;
     case 12:
       if (name == "mangled_name") return Tag::MangledName;
@@ -106,7 +108,7 @@ Tag classify(std::string_view name) {
 bool is_field(Tag tag) {
   switch (tag) {
     case Tag::DispName: case Tag::UniqName: case Tag::Dtype: case Tag::Uom: case Tag::Val: case Tag::Url:
-    case Tag::Descr: case Tag::Name: case Tag::MangledName: case Tag::Paradigm: case Tag::Role:
+    case Tag::Descr: case Tag::CubePL: case Tag::CubePLInit: case Tag::Name: case Tag::MangledName: case Tag::Paradigm: case Tag::Role:
     case Tag::Class: case Tag::Type: case Tag::Rank: case Tag::Murl:
       return true;
     default:
@@ -237,8 +239,7 @@ class AnchorParser {
     m.file_id = tokens_.id_attribute("id");
     m.parent = parent_tag() == Tag::Metric ? metric_stack_.back() : kNoParent;
     if (m.parent == kNoParent && parent_tag() != Tag::Metrics) tokens_.fail(t.offset, "<metric> outside <metrics>");
-    const auto type = tokens_.attribute("type");
-    m.kind = (type && *type == "INCLUSIVE") ? MetricKind::Inclusive : MetricKind::Exclusive;
+    if (const auto type = tokens_.attribute("type")) set_metric_type(m, *type);
     for (const auto& [k, v] : t.attributes)
       if (k != "id" && k != "type") m.xml_attributes.emplace_back(k, v);
     metric_stack_.push_back(static_cast<std::uint32_t>(defs_.metrics.size()));
@@ -407,6 +408,8 @@ class AnchorParser {
     else if (tag == Tag::Val) m.val = text_;
     else if (tag == Tag::Url) m.url = text_;
     else if (tag == Tag::Descr) m.descr = text_;
+    else if (tag == Tag::CubePL) m.cubepl = text_;
+    else if (tag == Tag::CubePLInit) m.cubepl_init = text_;
     else if (tag == Tag::Dtype) {
       auto t = parse_data_type(text_);
       if (!t) tokens_.fail(text_offset_, "unknown metric data type \"" + printable(text_) + "\"");

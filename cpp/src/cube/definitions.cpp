@@ -24,6 +24,30 @@ std::vector<std::uint32_t> parents_of(const std::vector<Item>& items) {
 
 }  // namespace
 
+const char* metric_type_name(const Metric& m) {
+  switch (m.derivation) {
+    case Derivation::PostDerived: return "POSTDERIVED";
+    case Derivation::PreDerivedInclusive: return "PREDERIVED_INCLUSIVE";
+    case Derivation::PreDerivedExclusive: return "PREDERIVED_EXCLUSIVE";
+    case Derivation::Stored: break;
+  }
+  return m.kind == MetricKind::Inclusive ? "INCLUSIVE" : "EXCLUSIVE";
+}
+
+void set_metric_type(Metric& m, std::string_view type) {
+  m.derivation = Derivation::Stored;
+  m.kind = MetricKind::Exclusive;
+  if (type == "INCLUSIVE") {
+    m.kind = MetricKind::Inclusive;
+  } else if (type == "POSTDERIVED") {
+    m.derivation = Derivation::PostDerived, m.kind = MetricKind::Inclusive;
+  } else if (type == "PREDERIVED_INCLUSIVE") {
+    m.derivation = Derivation::PreDerivedInclusive, m.kind = MetricKind::Inclusive;
+  } else if (type == "PREDERIVED_EXCLUSIVE") {
+    m.derivation = Derivation::PreDerivedExclusive;
+  }
+}
+
 std::vector<std::vector<std::uint32_t>> Definitions::cnode_children() const { return children_of(cnodes); }
 std::vector<std::vector<std::uint32_t>> Definitions::metric_children() const { return children_of(metrics); }
 std::vector<std::uint32_t> Definitions::cnode_parents() const { return parents_of(cnodes); }

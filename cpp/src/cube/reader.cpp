@@ -197,7 +197,8 @@ std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& n
 }
 
 void load_all(const Report& report) {
-  for (std::size_t m = 0; m < report.metric_count(); ++m) report.values(m);
+  for (std::size_t m = 0; m < report.metric_count(); ++m)
+    if (!is_derived(report.structure().metrics[m])) report.values(m);  // derived ones are computed on use
 }
 
 }  // namespace cubescale::cube

@@ -50,14 +50,47 @@ std::shared_ptr<const Severity> Report::values(std::size_t metric) const {
     if (cache_[metric]) return cache_[metric];
   }
   // Loading happens outside the lock so that several metrics can be read in parallel.
-  auto loaded = loader_ ? std::make_shared<const Severity>(loader_(metric))
-                        : std::make_shared<const Severity>(defs_.metrics[metric].dtype, cnode_count(), location_count());
+  std::shared_ptr<const Severity> loaded;
+  if (is_derived(defs_.metrics[metric])) loaded = compute(metric, defs_.metrics[metric].kind);
+  else if (loader_) loaded = std::make_shared<const Severity>(loader_(metric));
+  else loaded = std::make_shared<const Severity>(defs_.metrics[metric].dtype, cnode_count(), location_count());
   std::lock_guard lock(mutex_);
   if (!cache_[metric]) cache_[metric] = std::move(loaded);
   return cache_[metric];
 }
 
+std::shared_ptr<const Severity> Report::compute(std::size_t metric, MetricKind kind) const {
+  const auto& defs = definitions();  // region names: parsed before taking mutex_
+  DerivedMetrics* derived;
+  {
+    std::lock_guard lock(mutex_);
+    if (!derived_) derived_ = std::make_unique<DerivedMetrics>(defs);
+    derived = derived_.get();
+  }
+  const DerivedMetrics::Operand operand = [this](std::size_t m, MetricKind k) {
+    auto v = values(m, k);
+    auto doubles = std::make_shared<std::vector<double>>(v->cnodes() * v->locations());
+    to_doubles(*v, doubles->data());
+    return std::shared_ptr<const std::vector<double>>(std::move(doubles));
+  };
+  return std::make_shared<const Severity>(derived->evaluate(metric, kind, operand));
+}
+
+std::shared_ptr<const Severity> Report::post_exclusive(std::size_t metric) const {
+  {
+    std::lock_guard lock(mutex_);
+    if (post_exclusive_cache_.empty()) post_exclusive_cache_.resize(defs_.metrics.size());
+    if (post_exclusive_cache_[metric]) return post_exclusive_cache_[metric];
+  }
+  auto v = compute(metric, MetricKind::Exclusive);
+  std::lock_guard lock(mutex_);
+  if (!post_exclusive_cache_[metric]) post_exclusive_cache_[metric] = std::move(v);
+  return post_exclusive_cache_[metric];
+}
+
 std::shared_ptr<const Severity> Report::values(std::size_t metric, MetricKind kind) const {
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  if (defs_.metrics[metric].derivation == Derivation::PostDerived && kind == MetricKind::Exclusive) return post_exclusive(metric);
   auto stored = values(metric);
   const auto from = defs_.metrics[metric].kind;
   if (from == kind) return stored;
@@ -65,6 +98,11 @@ std::shared_ptr<const Severity> Report::values(std::size_t metric, MetricKind ki
 }
 
 void Report::values_into(std::size_t metric, MetricKind kind, Severity& out) const {
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  if (defs_.metrics[metric].derivation == Derivation::PostDerived) {  // already in `kind`: copied
+    convert(*values(metric, kind), kind, kind, cnode_parents_, out);
+    return;
+  }
   auto stored = values(metric);
   convert(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, out);
 }
@@ -94,6 +132,8 @@ void Report::set_values(std::size_t metric, Severity values) {
     throw std::invalid_argument("values must have one row per cnode and one column per location");
   if (values.dtype().kind != defs_.metrics[metric].dtype.kind || values.dtype().count != defs_.metrics[metric].dtype.count)
     throw std::invalid_argument("values have a different data type than the metric");
+  if (is_derived(defs_.metrics[metric]))
+    throw std::invalid_argument("metric '" + defs_.metrics[metric].uniq_name + "' is derived: its values come from its CubePL expression");
   std::lock_guard lock(mutex_);
   // The report outlives any loan: a borrowed matrix is copied into memory of its own.
   cache_[metric] = std::make_shared<const Severity>(values.borrowed() ? Severity(values) : std::move(values));

@@ -53,6 +53,8 @@ const std::vector<std::uint32_t>& CubexWriter::row_order(std::size_t metric) con
 void CubexWriter::begin_metric(std::size_t metric) {
   if (open_) throw std::logic_error("begin_metric: metric still open");
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  if (is_derived(defs_.metrics[metric]))
+    throw std::logic_error("begin_metric: metric '" + defs_.metrics[metric].uniq_name + "' is derived and stores no data");
   metric_ = metric;
   open_ = true;
   next_position_ = 0;
@@ -147,10 +149,28 @@ void CubexWriter::finish() {
   finished_ = true;
 }
 
+namespace {
+
+// The definitions to write: derived metrics become stored ones in their own kind.
+Definitions written_definitions(const Definitions& defs, const WriteOptions& options) {
+  Definitions out = defs;
+  if (!options.derived_as_values) return out;
+  for (auto& m : out.metrics) {
+    if (!is_derived(m)) continue;
+    m.derivation = Derivation::Stored;
+    m.cubepl.clear();
+    m.cubepl_init.clear();
+  }
+  return out;
+}
+
+}  // namespace
+
 void write_cubex(const Report& report, const std::string& path, WriteOptions options, std::size_t block_bytes) {
-  CubexWriter writer(path, report.definitions(), options);
+  CubexWriter writer(path, written_definitions(report.definitions(), options), options);
   std::vector<std::uint8_t> block;
   for (std::size_t m = 0; m < report.metric_count(); ++m) {
+    if (is_derived(report.definitions().metrics[m]) && !options.derived_as_values) continue;  // CubeW: no data
     const auto values = report.values(m);
     const auto& order = writer.row_order(m);
     const std::size_t row_bytes = values->row_bytes();

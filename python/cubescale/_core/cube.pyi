@@ -147,7 +147,7 @@ class DataType:
 
 class MetricDefinition:
     """
-    A metric as a report defines it. Fields: name (unique name), display_name, unit, dtype, kind (INCLUSIVE / EXCLUSIVE), parent (index or None), description, url, value, attrs.
+    A metric as a report defines it. Fields: name (unique name), display_name, unit, dtype, kind (INCLUSIVE / EXCLUSIVE / POSTDERIVED / PREDERIVED_INCLUSIVE / PREDERIVED_EXCLUSIVE), parent (index or None), description, url, value, attrs, expression, init_expression.
     """
     def __init__(
         self,
@@ -162,6 +162,8 @@ class MetricDefinition:
         url: str = "",
         value: str = "",
         attrs: dict = {},
+        expression: str = "",
+        init_expression: str = "",
     ) -> None:
         """
         A metric definition; every field by keyword (an unknown one is a TypeError).
@@ -199,14 +201,28 @@ class MetricDefinition:
     @dtype.setter
     def dtype(self, arg1: str) -> None: ...
     @property
+    def expression(self) -> str:
+        """
+        The CubePL program (<cubepl>) of a derived metric.
+        """
+    @expression.setter
+    def expression(self, arg0: str) -> None: ...
+    @property
     def file_id(self) -> int:
         """
         The metric's id in the file it was read from (0 if built).
         """
     @property
+    def init_expression(self) -> str:
+        """
+        The CubePL program run once before any derived metric is computed (<cubeplinit>).
+        """
+    @init_expression.setter
+    def init_expression(self, arg0: str) -> None: ...
+    @property
     def kind(self) -> str:
         """
-        How values are stored along the call tree: INCLUSIVE or EXCLUSIVE.
+        How values are stored along the call tree (INCLUSIVE, EXCLUSIVE), or the derived type whose CubePL expression computes them (POSTDERIVED, PREDERIVED_INCLUSIVE, PREDERIVED_EXCLUSIVE).
         """
     @kind.setter
     def kind(self, arg1: str) -> None: ...
@@ -572,7 +588,9 @@ def report_from_parts(
     A report with all values zero from metric and region definitions, a call tree in preorder (parent indices, -1 for roots, and region indices; per cnode a list of <parameter> attribute dicts, or an empty list) and a system tree; ValueError naming the bad element.
     """
 
-def write_cubex(report: CubeReport, path: str, compress: bool = False, system_member: bool = True) -> None:
+def write_cubex(
+    report: CubeReport, path: str, compress: bool = False, system_member: bool = True, derived_as_values: bool = False
+) -> None:
     """
-    Writes a report as .cubex through a temporary file renamed when complete.
+    Writes a report as .cubex through a temporary file renamed when complete; derived metrics as CubePL expressions without data, or with derived_as_values as ordinary metrics holding their values.
     """

@@ -59,6 +59,17 @@ def add_parser(subparsers) -> None:
     convert.set_defaults(run=run_convert)
 
 
+def _derived_note(r: cube.Report, m) -> str:
+    """Why a derived metric has no values, or nothing."""
+    if not m.derived:
+        return ""
+    try:
+        r.values(m)
+    except ValueError as e:
+        return f"  (not computed: {e})"
+    return ""
+
+
 def run_info(args) -> int:
     r = cube.open(args.file)
     cnodes, locations = r.shape
@@ -74,7 +85,7 @@ def run_info(args) -> int:
     for m in r.metrics:
         depth = r.metric_depth(m)
         total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
-        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}")
+        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m)}")
     print(r.call_tree_text(r.metrics[0] if r.metrics else None, max_depth=args.depth, max_lines=60))
     return 0
 

@@ -5,6 +5,7 @@
 // Ids as they appear in a file are kept only to read that file; our indices are positions.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,15 +21,29 @@ using Attributes = std::vector<std::pair<std::string, std::string>>;
 // callees) or exclusive.
 enum class MetricKind : std::uint8_t { Exclusive, Inclusive };
 
+// Derived metrics store no values: a CubePL expression computes them (cube/derived.hpp).
+// PREDERIVED ones are computed per (call path, location) from their operands in one flavour
+// and then aggregated like stored metrics in `kind` (PREDERIVED_EXCLUSIVE: Exclusive);
+// POSTDERIVED ones are computed from their operands in whichever flavour is asked for.
+enum class Derivation : std::uint8_t { Stored, PostDerived, PreDerivedInclusive, PreDerivedExclusive };
+
 struct Metric {
   std::uint64_t file_id = 0;
   std::uint32_t parent = kNoParent;
   MetricKind kind = MetricKind::Exclusive;
+  Derivation derivation = Derivation::Stored;
+  std::string cubepl, cubepl_init;  // <cubepl>, <cubeplinit> of a derived metric (unescaped)
   DataType dtype;
   std::string disp_name, uniq_name, uom, val, url, descr;
   Attributes xml_attributes;  // attributes of <metric> other than id and type (viewtype, ...)
   Attributes attrs;           // <attr key value/> children
 };
+
+// The `type` attribute of <metric>: INCLUSIVE, EXCLUSIVE, POSTDERIVED, PREDERIVED_INCLUSIVE ...
+const char* metric_type_name(const Metric& m);
+// Sets kind and derivation from a `type` attribute; unknown types read as EXCLUSIVE.
+void set_metric_type(Metric& m, std::string_view type);
+inline bool is_derived(const Metric& m) { return m.derivation != Derivation::Stored; }
 
 struct Region {
   std::uint64_t file_id = 0;

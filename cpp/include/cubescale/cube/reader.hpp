@@ -12,7 +12,8 @@ namespace cubescale::cube {
 std::shared_ptr<Report> open_cubex(const std::string& path);
 // The same over bytes in memory (tests, fuzzing); `name` is used in error messages.
 std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& name = "<bytes>");
-// Opens and decodes every metric (what a fuzzer or a validity check wants).
+// Decodes every stored metric (what a fuzzer or a validity check wants); derived metrics are
+// computed when asked for, so an expression outside the CubePL subset does not stop it.
 void load_all(const Report& report);
 
 }  // namespace cubescale::cube

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cubescale/cube/definitions.hpp"
+#include "cubescale/cube/derived.hpp"
 #include "cubescale/cube/panes.hpp"
 #include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/severity.hpp"
@@ -39,7 +40,9 @@ class Report {
   std::size_t cnode_count() const { return defs_.cnodes.size(); }
   std::size_t location_count() const { return defs_.locations.size(); }
 
-  // Values as stored (in the metric's kind); loaded on first use, then shared.
+  // Values as stored (in the metric's kind); loaded on first use, then shared. Derived
+  // metrics are computed instead (POSTDERIVED: from inclusive operands); their errors are
+  // DerivedMetricError and leave the other metrics usable.
   std::shared_ptr<const Severity> values(std::size_t metric) const;
   // Values as inclusive or exclusive along the call tree (converted when needed).
   std::shared_ptr<const Severity> values(std::size_t metric, MetricKind kind) const;
@@ -64,8 +67,13 @@ class Report {
   mutable DeferredRegions deferred_;
   mutable std::atomic<bool> regions_ready_{true};
   mutable std::mutex regions_mutex_;
+  std::shared_ptr<const Severity> compute(std::size_t metric, MetricKind kind) const;
+  // POSTDERIVED metrics computed from exclusive operands (not a conversion of the stored ones).
+  std::shared_ptr<const Severity> post_exclusive(std::size_t metric) const;
+
   std::vector<std::uint32_t> cnode_parents_;
-  mutable std::vector<std::shared_ptr<const Severity>> cache_;
+  mutable std::unique_ptr<DerivedMetrics> derived_;  // created on first use, under mutex_
+  mutable std::vector<std::shared_ptr<const Severity>> cache_, post_exclusive_cache_;
   mutable std::vector<std::shared_ptr<const CnodeTotals>> totals_;  // per metric, of cache_'s values
   mutable std::mutex mutex_;
 };

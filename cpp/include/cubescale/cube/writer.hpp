@@ -19,6 +19,10 @@ namespace cubescale::cube {
 struct WriteOptions {
   bool compress = false;       // ZCUBEX rows
   bool system_member = true;   // also store the system tree as sequence definitions
+  // Derived metrics: false keeps them as CubePL expressions without data, as CubeW writes
+  // them (Cube computes them; pycubexr 2.1 rejects any metric type but INCLUSIVE/EXCLUSIVE);
+  // true stores their computed values as ordinary metrics instead (readable everywhere).
+  bool derived_as_values = false;
 };
 
 class CubexWriter {
