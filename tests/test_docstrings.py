@@ -8,7 +8,7 @@ import pytest
 
 MODULES = ["cubescale", "cubescale.errors", "cubescale.systree", "cubescale.cli",
            "cubescale.commands.systree", "cubescale.report", "cubescale.commands.report", "cubescale.scale_func",
-           "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views"]
+           "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -19,7 +19,7 @@ def test_docstring_examples(name):
 
 
 @pytest.mark.parametrize("name", ["cubescale.systree", "cubescale.report", "cubescale.scale_func",
-                                  "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views"])
+                                  "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile"])
 def test_public_api_is_documented_with_examples(name):
     module = importlib.import_module(name)
     for export in module.__all__:

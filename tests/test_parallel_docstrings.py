@@ -7,7 +7,8 @@ import inspect
 import pytest
 
 MODULES = ["cubescale.parallel", "cubescale.parallel.systree", "cubescale.parallel.naive",
-           "cubescale.parallel.simulate", "cubescale.parallel.views", "cubescale.parallel._mpi"]
+           "cubescale.parallel.simulate", "cubescale.parallel.views", "cubescale.parallel._mpi",
+           "cubescale.parallel.collective", "cubescale.parallel.unify", "cubescale.parallel.collate"]
 
 
 @pytest.mark.parametrize("name", MODULES)

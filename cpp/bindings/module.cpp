@@ -6,7 +6,7 @@
 namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "cubescale C++ core: one submodule per concept (systree, cube, distributed).";
+  m.doc() = "cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile).";
   cubescale::bindings::register_errors(m);
   auto systree = m.def_submodule(
       "systree", "System trees: single-node and sequence form, names, shapes, hwloc hardware levels (paper 000, 004).");
@@ -20,4 +20,10 @@ PYBIND11_MODULE(_core, m) {
   auto distributed = m.def_submodule(
       "distributed", "Kernels of the distributed system tree build and its simulation (paper 000, section 4).");
   cubescale::bindings::register_distributed(distributed);
+  auto collective = m.def_submodule(
+      "collective", "Generic pieces of the collective algorithms: spanning-tree links and hashing.");
+  cubescale::bindings::register_collective(collective);
+  auto profile = m.def_submodule(
+      "profile", "Local call-path profiles, their unification and collation (papers 001, 002).");
+  cubescale::bindings::register_profile(profile);
 }

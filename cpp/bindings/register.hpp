@@ -11,4 +11,6 @@ void register_cube(pybind11::module_& m);
 void register_cube_builder(pybind11::module_& m);  // after register_cube: returns CubeReport
 void register_panes(pybind11::module_& m);
 void register_distributed(pybind11::module_& m);
+void register_collective(pybind11::module_& m);
+void register_profile(pybind11::module_& m);  // after register_cube: returns CubeReport
 }  // namespace cubescale::bindings

@@ -213,6 +213,9 @@ void register_writer(py::module_& m) {
             w.write_rows(rows.data(), static_cast<std::size_t>(rows.shape(0)));
           },
           py::arg("rows"), "Writes the next rows (uint8 [rows, row bytes]); all-zero rows are left out.")
+      .def("skip_rows", &CubexWriter::skip_rows, py::arg("rows"), "The next rows are zero everywhere: left out.")
+      .def("begin_row", &CubexWriter::begin_row, "Starts a non-zero row given in pieces (write_row_piece).")
+      .def("end_row", &CubexWriter::end_row, "Ends the row given in pieces (all its bytes written).")
       .def("end_metric", &CubexWriter::end_metric, "Ends the metric: writes its index.")
       .def("finish", &CubexWriter::finish, "Writes anchor.xml and renames the file into place.");
 }

@@ -179,15 +179,6 @@ void register_distributed(py::module_& m) {
       "name_path", [](const SingleTree& v, std::uint32_t e) { return py::bytes(name_path(v, e)); }, py::arg("view"),
       py::arg("element"), "An element's identity: the length-prefixed names on its path from the root.");
   m.def(
-      "binary_tree_links",
-      [](int rank, int size) {
-        const auto l = binary_tree_links(rank, size);
-        return py::make_tuple(l.parent, l.children);
-      },
-      py::arg("rank"), py::arg("size"),
-      "(parent, children) of `rank` in the binary spanning tree over [0, size) rooted at 0 whose subtrees are "
-      "contiguous rank ranges (parent -1 at the root).");
-  m.def(
       "merge_name_chunks",
       [](py::bytes a, py::bytes b, std::size_t limit) {
         return py::bytes(merge_name_chunks(std::string_view(a), std::string_view(b), limit));

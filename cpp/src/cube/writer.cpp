@@ -21,6 +21,15 @@ void put_u64(std::string& out, std::uint64_t v) {
 
 }  // namespace
 
+// One row compressed as it arrives in pieces: a single zlib stream, as write_row makes.
+struct RowDeflater {
+  z_stream z{};
+  bool open = false;
+  ~RowDeflater() {
+    if (open) deflateEnd(&z);
+  }
+};
+
 CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions options)
     : path_(path), temp_path_(path + ".tmp-cubescale"), defs_(std::move(defs)), options_(options) {
   validate(defs_);
@@ -41,6 +50,7 @@ CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions
 }
 
 CubexWriter::~CubexWriter() {
+  deflater_.reset();
   if (spill_) std::fclose(spill_);
   if (out_) std::fclose(out_);
   if (!finished_) std::remove(temp_path_.c_str());
@@ -59,7 +69,9 @@ void CubexWriter::begin_metric(std::size_t metric) {
   open_ = true;
   next_position_ = 0;
   positions_.clear();
-  row_buffer_.resize(defs_.locations.size() * defs_.metrics[metric].dtype.width());
+  row_bytes_ = defs_.locations.size() * defs_.metrics[metric].dtype.width();
+  // Only a permuted location order needs a row of its own (rows in pieces never allocate one).
+  row_buffer_.resize(column_of_.empty() ? 0 : row_bytes_);
   const auto name = std::to_string(metric) + ".data";
   if (options_.compress) {
     spill_ = std::tmpfile();
@@ -74,13 +86,13 @@ void CubexWriter::begin_metric(std::size_t metric) {
 
 void CubexWriter::write_rows(const std::uint8_t* data, std::size_t rows) {
   if (!open_) throw std::logic_error("write_rows: no metric open");
-  const std::size_t row_bytes = row_buffer_.size();
+  const std::size_t row_bytes = row_bytes_;
   if (next_position_ + rows > defs_.cnodes.size()) throw std::out_of_range("more rows than cnodes");
   for (std::size_t r = 0; r < rows; ++r) write_row(data + r * row_bytes);
 }
 
 void CubexWriter::write_row(const std::uint8_t* row) {
-  const std::size_t row_bytes = row_buffer_.size();
+  const std::size_t row_bytes = row_bytes_;
   const auto position = next_position_++;
   // Keep all-zero rows out, except that a metric gets at least its first row: some readers
   // (pycubexr) reject an empty index.
@@ -108,6 +120,80 @@ void CubexWriter::write_row(const std::uint8_t* row) {
   spilled_ += size;
 }
 
+void CubexWriter::skip_rows(std::size_t rows) {
+  if (!open_ || in_row_) throw std::logic_error("skip_rows: no metric open, or a row in pieces");
+  if (next_position_ + rows > defs_.cnodes.size()) throw std::out_of_range("more rows than cnodes");
+  if (rows == 0) return;
+  next_position_ += rows - 1;
+  if (next_position_ + 1 == defs_.cnodes.size() && positions_.empty() && !column_of_.empty()) {
+    const std::vector<std::uint8_t> zeros(row_bytes_, 0);
+    write_row(zeros.data());
+  } else if (next_position_ + 1 == defs_.cnodes.size() && positions_.empty()) {
+    // write_row's rule: a metric keeps at least one row. Zeros in pieces: no whole-row buffer.
+    const std::vector<std::uint8_t> zeros(std::min<std::size_t>(row_bytes_, 1 << 16), 0);
+    begin_row();
+    for (std::size_t done = 0; done < row_bytes_; done += zeros.size())
+      write_row_piece(zeros.data(), std::min(zeros.size(), row_bytes_ - done));
+    end_row();
+  } else {
+    next_position_ += 1;
+  }
+}
+
+void CubexWriter::begin_row() {
+  if (!open_ || in_row_) throw std::logic_error("begin_row: no metric open, or a row already begun");
+  if (!column_of_.empty()) throw std::logic_error("begin_row: rows in pieces need the file's location order");
+  if (next_position_ >= defs_.cnodes.size()) throw std::out_of_range("more rows than cnodes");
+  positions_.push_back(static_cast<std::uint32_t>(next_position_++));
+  in_row_ = true;
+  row_written_ = 0;
+  if (!options_.compress) return;
+  if (!deflater_) deflater_ = std::make_unique<RowDeflater>();
+  deflater_->z = z_stream{};
+  if (deflateInit(&deflater_->z, Z_DEFAULT_COMPRESSION) != Z_OK) throw std::runtime_error("zlib init failed");
+  deflater_->open = true;
+}
+
+void CubexWriter::write_row_piece(const std::uint8_t* data, std::size_t bytes) {
+  if (!in_row_) throw std::logic_error("write_row_piece: no row begun");
+  if (row_written_ + bytes > row_bytes_) throw std::out_of_range("row piece past the end of the row");
+  row_written_ += bytes;
+  if (!options_.compress) {
+    tar_->write(data, bytes);
+    return;
+  }
+  auto& z = deflater_->z;
+  z.next_in = const_cast<Bytef*>(data);
+  z.avail_in = static_cast<uInt>(bytes);
+  const bool last = row_written_ == row_bytes_;
+  compressed_.resize(1 << 16);
+  int status;
+  do {
+    z.next_out = compressed_.data();
+    z.avail_out = static_cast<uInt>(compressed_.size());
+    status = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
+    if (status == Z_STREAM_ERROR) throw std::runtime_error("zlib compression failed");
+    const std::size_t n = compressed_.size() - z.avail_out;
+    if (n && std::fwrite(compressed_.data(), 1, n, spill_) != n) throw std::runtime_error("write failed (disk full?)");
+  } while (z.avail_out == 0 || (last && status != Z_STREAM_END));
+}
+
+void CubexWriter::end_row() {
+  if (!in_row_) throw std::logic_error("end_row: no row begun");
+  if (row_written_ != row_bytes_)
+    throw std::logic_error("end_row: " + std::to_string(row_written_) + " of " + std::to_string(row_bytes_) +
+                           " row bytes written");
+  in_row_ = false;
+  if (!options_.compress) return;
+  const std::uint64_t size = deflater_->z.total_out;
+  deflateEnd(&deflater_->z);
+  deflater_->open = false;
+  table_.push_back((positions_.size() - 1) * row_bytes_);
+  table_.push_back(spilled_);
+  table_.push_back(size);
+  spilled_ += size;
+}
+
 void CubexWriter::end_compressed() {
   const auto name = std::to_string(metric_) + ".data";
   std::string head(kZDataMagic);
@@ -125,7 +211,7 @@ void CubexWriter::end_compressed() {
 }
 
 void CubexWriter::end_metric() {
-  if (!open_) throw std::logic_error("end_metric: no metric open");
+  if (!open_ || in_row_) throw std::logic_error("end_metric: no metric open, or a row in pieces");
   if (next_position_ != defs_.cnodes.size())
     throw std::logic_error("end_metric: " + std::to_string(next_position_) + " of " + std::to_string(defs_.cnodes.size()) +
                            " rows written");

@@ -61,24 +61,6 @@ SingleTree hwloc_view(std::uint64_t rank) {
 
 }  // namespace
 
-TEST(DistributedLinks, PreorderBinaryTreeCoversEveryRankOnce) {
-  for (int size = 1; size <= 40; ++size) {
-    std::vector<int> parent_count(size, 0);
-    for (int r = 0; r < size; ++r) {
-      const auto links = binary_tree_links(r, size);
-      EXPECT_EQ(links.parent < 0, r == 0);
-      if (links.parent >= 0) EXPECT_LT(links.parent, r);
-      EXPECT_LE(links.children.size(), 2u);
-      for (auto c : links.children) {
-        EXPECT_EQ(binary_tree_links(c, size).parent, r);
-        parent_count[c] += 1;
-      }
-    }
-    for (int r = 1; r < size; ++r) EXPECT_EQ(parent_count[r], 1);
-  }
-  EXPECT_THROW(binary_tree_links(3, 3), std::out_of_range);
-}
-
 TEST(DistributedMerge, PlacementsGiveOffsetsOfEveryInput) {
   auto payload = [](std::uint64_t threads, std::uint64_t copies) {
     Payload p;

@@ -1,10 +1,12 @@
 """
-cubescale C++ core: one submodule per concept (systree, cube, distributed).
+cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile).
 """
 
 from __future__ import annotations
 from . import systree
 from . import cube
 from . import distributed
+from . import collective
+from . import profile
 
-__all__: list[str] = ["cube", "distributed", "systree"]
+__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree"]

@@ -514,9 +514,17 @@ class CubexWriter:
         """
         Starts writing a metric's rows.
         """
+    def begin_row(self) -> None:
+        """
+        Starts a non-zero row given in pieces (write_row_piece).
+        """
     def end_metric(self) -> None:
         """
         Ends the metric: writes its index.
+        """
+    def end_row(self) -> None:
+        """
+        Ends the row given in pieces (all its bytes written).
         """
     def finish(self) -> None:
         """
@@ -525,6 +533,10 @@ class CubexWriter:
     def row_order(self, metric: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint32]:
         """
         The cnode of each row position of a metric, in the order rows are written.
+        """
+    def skip_rows(self, rows: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The next rows are zero everywhere: left out.
         """
     def write_rows(self, rows: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8]) -> None:
         """

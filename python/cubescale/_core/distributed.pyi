@@ -12,7 +12,6 @@ import typing
 __all__: list[str] = [
     "RankState",
     "RegularViews",
-    "binary_tree_links",
     "hash_name_path",
     "merge_name_chunks",
     "naive_build",
@@ -119,13 +118,6 @@ class RegularViews:
         """
         Number of processes (ranks).
         """
-
-def binary_tree_links(
-    rank: typing.SupportsInt | typing.SupportsIndex, size: typing.SupportsInt | typing.SupportsIndex
-) -> tuple[int, list[int]]:
-    """
-    (parent, children) of `rank` in the binary spanning tree over [0, size) rooted at 0 whose subtrees are contiguous rank ranges (parent -1 at the root).
-    """
 
 def hash_name_path(path: bytes) -> int:
     """

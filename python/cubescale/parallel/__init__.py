@@ -7,7 +7,11 @@ mpi4py is imported lazily, so exploring a report never needs MPI.
   (paper 000, section 4) with every rank's global location indices;
 * :func:`build_system_tree_naive` — the baseline: gather every view to rank 0 and fold there;
 * :func:`simulate_system_tree` — the same kernels for P virtual ranks in one process;
-* :func:`regular_view` — one rank's view of a regular machine shape (tests, benchmarks).
+* :func:`regular_view` — one rank's view of a regular machine shape (tests, benchmarks);
+* :func:`unify` — global definitions and local -> global maps from every rank's
+  :class:`~cubescale.profile.LocalProfile` (paper 002, section 4.3);
+* :func:`collate` and :func:`write_report` — every rank's values into one ``.cubex`` with
+  the writer's buffers bounded (paper 001, section 3).
 
 Example
 -------
@@ -20,13 +24,21 @@ Example
 
 from __future__ import annotations
 
+from .collate import collate, write_report
+from .collective import CollectiveError
 from .naive import build_system_tree_naive
 from .simulate import simulate_system_tree
 from .systree import DistributedSystemTree, build_system_tree
+from .unify import Unification, unify
 from .views import regular_view
 
 __all__ = [
+    "CollectiveError",
     "DistributedSystemTree",
+    "Unification",
+    "collate",
+    "unify",
+    "write_report",
     "build_system_tree",
     "build_system_tree_naive",
     "regular_view",

@@ -14,6 +14,7 @@ the number of ranks on a regular machine. The merging is done by the C++ kernels
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -24,6 +25,7 @@ from .._core import distributed as _dist
 from .._core import systree as _tree
 from ..systree import SingleNodeTree, SystemTree
 from ._mpi import mpi
+from .collective import down_pass, split_checked, tree_links, up_pass
 
 __all__ = ["DistributedSystemTree", "build_system_tree"]
 
@@ -112,31 +114,32 @@ def build_system_tree(
     state = _dist.RankState(local._core, host_class)
     hash_fn = hash if hash is not None else _dist.hash_name_path
     deepest = comm.allreduce(state.process_depth, op=MPI.MAX)
-    groups: dict[int, tuple[Any, int, list[int]]] = {}
+    groups: dict[int, tuple[Any, tuple[int, list[int]]]] = {}
     resplits = 0
     try:
         for round_ in range(deepest, 0, -1):
             # One split of the whole communicator per round: the ranks holding a depth-d
-            # element, coloured by the hash of their parent's name path.
-            here = state.holds == round_
-            key = state.group_key(round_) if here else b""
-            colour = int(hash_fn(key)) & 0x7FFFFFFF if here else MPI.UNDEFINED
-            hashed = comm.Split(colour, comm.rank)
-            if hashed == MPI.COMM_NULL:
+            # element, grouped by their parent's name path.
+            key = state.group_key(round_) if state.holds == round_ else None
+            group, extra = split_checked(comm, key, hash_fn)
+            if group is None:
                 continue
-            group, extra = _verify_names(hashed, key)
             resplits += extra
-            parent, children = _dist.binary_tree_links(group.rank, group.size)
-            groups[round_] = (group, parent, children)
-            _up(state, round_, group, parent, children)
-            _pass_down(state.settle, round_, group, parent, children, _SETTLE)
+            links = tree_links(group)
+            groups[round_] = (group, links)
+            state.begin_up(round_)
+            error = up_pass(group, links, state.absorb, state.end_up, _UP)
+            if links[0] < 0 and error is None:
+                state.promote(round_)
+            down_pass(group, links, functools.partial(state.settle, round_), _SETTLE, error)
         roots = comm.allreduce(int(state.holds_root), op=MPI.SUM)
         if roots != 1:
             raise ValueError(f"the views have {roots} different machine roots; they must share one")
         for round_ in sorted(groups):
-            _pass_down(state.down, round_, *groups[round_], _DOWN)
+            group, links = groups[round_]
+            down_pass(group, links, functools.partial(state.down, round_), _DOWN)
     finally:
-        for group, _, _ in groups.values():
+        for group, _ in groups.values():
             group.Free()
 
     tree_bytes = state.global_tree_bytes() if state.holds_root else None
@@ -157,50 +160,12 @@ def build_system_tree(
     )
 
 
-def _up(state, round_: int, group, parent: int, children: list[int]) -> None:
-    # Children's payloads are absorbed one at a time, in rank order.
-    state.begin_up(round_)
-    for child in children:
-        state.absorb(group.recv(source=child, tag=_UP))
-    payload = state.end_up(parent < 0)
-    if parent < 0:
-        state.promote(round_)
-    else:
-        group.send(payload, dest=parent, tag=_UP)
-
-
-def _pass_down(step, round_: int, group, parent: int, children: list[int], tag: int) -> None:
-    # Parent's message in (none for the group root), one message out to each child.
-    incoming = b"" if parent < 0 else group.recv(source=parent, tag=tag)
-    for child, message in zip(children, step(round_, incoming)):
-        group.send(message, dest=child, tag=tag)
-
-
-def _verify_names(group, key: bytes) -> tuple:
-    """Make every member of ``group`` (split by a hash of ``key``) share ``key``: each checks
-    its key against the first rank's and the mismatches split off and check again, so a
-    collision costs one extra split, never a wrong merge. Rank order is kept."""
-    MPI = mpi()
-    resplits = 0
-    while True:
-        first = group.bcast(key if group.rank == 0 else None, root=0)
-        same = first == key
-        if group.allreduce(same, op=MPI.LAND):
-            return group, resplits
-        sub = group.Split(0 if same else 1, group.rank)
-        group.Free()
-        group = sub
-        resplits += 1
-        if same:
-            return group, resplits
-
-
 def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
     """Host names to rank 0 in index order, ``chunk`` at a time: each round reduces every
     rank's next entries along a binary tree keeping the ``chunk`` smallest (C++ merge), so no
     rank holds more than three chunks. Returns a NameMap on rank 0 when there is no sink."""
     entries = state.held_names(classes)
-    parent, children = _dist.binary_tree_links(comm.rank, comm.size)
+    parent, children = tree_links(comm)
     collected = _tree.NameMap() if (sink is None and comm.rank == 0) else None
     after = None
     while True:

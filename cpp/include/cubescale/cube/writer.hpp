@@ -40,6 +40,14 @@ class CubexWriter {
   // `rows` consecutive rows in row_order, each locations x width bytes in native byte order
   // with columns in our location order.
   void write_rows(const std::uint8_t* data, std::size_t rows);
+  // The next `rows` rows are zero everywhere (a collating writer knows it without the data).
+  void skip_rows(std::size_t rows);
+  // A row that is not zero, given in pieces of whole values in column order (for rows wider
+  // than a writer's buffer budget): begin_row(), write_row_piece() until the row is complete,
+  // end_row(). Needs our location order to be the file's (true for assembled definitions).
+  void begin_row();
+  void write_row_piece(const std::uint8_t* data, std::size_t bytes);
+  void end_row();
   void end_metric();
   void finish();
 
@@ -59,11 +67,16 @@ class CubexWriter {
   bool open_ = false, finished_ = false;
   std::size_t next_position_ = 0;
   std::vector<std::uint32_t> positions_;
+  std::size_t row_bytes_ = 0;
   std::vector<std::uint8_t> row_buffer_;
   std::FILE* spill_ = nullptr;  // compressed rows, copied into the member at end_metric()
   std::vector<std::uint64_t> table_;
   std::uint64_t spilled_ = 0;
   std::vector<std::uint8_t> compressed_;
+  // The row being written in pieces.
+  bool in_row_ = false;
+  std::size_t row_written_ = 0;
+  std::unique_ptr<struct RowDeflater> deflater_;
 };
 
 // Writes a whole report through CubexWriter, block by block.

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "cubescale/collective/spanning_tree.hpp"
 #include "cubescale/systree/names.hpp"
 #include "cubescale/systree/sequence.hpp"
 #include "cubescale/systree/single.hpp"
@@ -44,15 +45,11 @@ std::string name_path(const SingleTree& view, std::uint32_t element);
 // FNV-1a over an encoded name path: the same value on every machine.
 std::uint64_t hash_name_path(std::string_view path);
 
-// A binary spanning tree over ranks [0, size) rooted at 0 in which every subtree is a
-// contiguous range of ranks beginning with its root (root, then left range, then right
-// range). Merging own, left, right therefore keeps rank order, which makes equal siblings
-// take their copies in rank order, as a sequential fold would.
-struct TreeLinks {
-  int parent = -1;
-  std::vector<int> children;  // at most two, in rank order
-};
-TreeLinks binary_tree_links(int rank, int size);
+// The spanning tree of every round's group (collective/spanning_tree.hpp): merging own,
+// left, right keeps rank order, which makes equal siblings take their copies in rank order,
+// as a sequential fold would.
+using collective::TreeLinks;
+using collective::binary_tree_links;
 
 // What a group member sends up: a tree rooted at the group's element N holding the members'
 // children of N, and the names of those children that have siblings in the views (so that

@@ -1,0 +1,202 @@
+"""
+Local call-path profiles, their unification and collation (papers 001, 002).
+"""
+
+from __future__ import annotations
+import collections.abc
+import cubescale._core.cube
+import cubescale._core.systree
+import numpy
+import numpy.typing
+import typing
+
+__all__: list[str] = ["BlockAssembler", "LocalProfile", "RowSource", "UnifyState", "unify_in_process"]
+
+class LocalProfile:
+    """
+    What one rank measured, with local ids: definitions, locations and value matrices.
+    """
+    def __init__(
+        self,
+        *,
+        metrics: collections.abc.Sequence[cubescale._core.cube.MetricDefinition],
+        regions: collections.abc.Sequence[cubescale._core.cube.RegionDefinition],
+        cnode_parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+        cnode_regions: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+        cnode_parameters: list,
+        locations: collections.abc.Sequence[tuple[str, str]],
+        values: collections.abc.Sequence[typing.Annotated[numpy.typing.ArrayLike, numpy.uint8]],
+    ) -> None:
+        """
+        A profile from metric and region definitions, a call tree in preorder (parents, -1 for roots; region indices; per cnode a list of parameter dicts, or an empty list), locations as (name, type) and per metric the bytes of a [cnode, location] array of its data type; ValueError naming the bad part.
+        """
+    def cnode_parents(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        Parent of every local call path (-1 for roots), int64.
+        """
+    def cnode_regions(self) -> numpy.typing.NDArray[numpy.uint32]:
+        """
+        Local region index of every call path, uint32.
+        """
+    def parameters(self, cnode: typing.SupportsInt | typing.SupportsIndex) -> list:
+        """
+        The parameter dicts of one local call path.
+        """
+    def values(self, metric: typing.SupportsInt | typing.SupportsIndex) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        A copy of a metric's values as bytes [cnodes, locations * width].
+        """
+    @property
+    def cnode_count(self) -> int:
+        """
+        Number of local call paths.
+        """
+    @property
+    def location_count(self) -> int:
+        """
+        Number of local locations.
+        """
+    @property
+    def locations(self) -> list[tuple[str, str]]:
+        """
+        (name, type) of every location.
+        """
+    @property
+    def metrics(self) -> list[cubescale._core.cube.MetricDefinition]:
+        """
+        The metric definitions (copies).
+        """
+    @property
+    def regions(self) -> list[cubescale._core.cube.RegionDefinition]:
+        """
+        The region definitions (copies).
+        """
+
+class UnifyState:
+    """
+    One rank's part of the unification: up pass (absorb, end_up), down pass (down).
+    """
+    def __init__(self, profile: LocalProfile) -> None:
+        """
+        The state of a rank holding `profile`.
+        """
+    def absorb(self, child_set: bytes) -> None:
+        """
+        Merges a child's packed definitions (children in rank order).
+        """
+    def cnode_map(self) -> numpy.typing.NDArray[numpy.uint32]:
+        """
+        After down: the global (preorder) index of every local call path.
+        """
+    def cnode_wide_position(self) -> numpy.typing.NDArray[numpy.uint32]:
+        """
+        After down: each local call path's row position in INCLUSIVE metrics' data.
+        """
+    def down(self, from_parent: bytes) -> list:
+        """
+        The down pass: the parent's map message in (b'' at the root), one per child out.
+        """
+    def end_up(self, is_root: bool) -> bytes:
+        """
+        Ends the up pass: the packed merged definitions for the parent (b'' at the root).
+        """
+    def global_definitions(self) -> bytes:
+        """
+        At the root: the packed global definitions (compare with definitions_bytes of another run).
+        """
+    def global_report(self, system: cubescale._core.systree.SingleTree) -> cubescale._core.cube.CubeReport:
+        """
+        At the root: the global definitions over `system` as a report of zeros.
+        """
+    def metric_map(self) -> numpy.typing.NDArray[numpy.uint32]:
+        """
+        After down: the global index of every local metric.
+        """
+    @property
+    def global_counts(self) -> tuple[int, int, int]:
+        """
+        At the root: (metrics, regions, call paths) of the global definitions.
+        """
+    @property
+    def stats(self) -> dict:
+        """
+        Peak bytes held, messages and bytes sent and received.
+        """
+
+class RowSource:
+    """
+    A rank's side of collation: its non-zero rows, cut into block parts.
+    """
+    def __init__(
+        self,
+        profile: LocalProfile,
+        metric_map: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32],
+        cnode_map: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32],
+        wide_position: typing.Annotated[numpy.typing.ArrayLike, numpy.uint32],
+        first_location: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        The rows of `profile` placed by unification's maps, its locations starting at global column `first_location`.
+        """
+    def block(
+        self,
+        metric: typing.SupportsInt | typing.SupportsIndex,
+        p0: typing.SupportsInt | typing.SupportsIndex,
+        p1: typing.SupportsInt | typing.SupportsIndex,
+        c0: typing.SupportsInt | typing.SupportsIndex,
+        c1: typing.SupportsInt | typing.SupportsIndex,
+    ) -> numpy.typing.NDArray[numpy.uint8]:
+        """
+        This rank's part of the block of row positions [p0, p1) and columns [c0, c1) of a global metric (uint8 array, empty when it has no non-zero row there).
+        """
+    def nonzero(
+        self, metric: typing.SupportsInt | typing.SupportsIndex, position: typing.SupportsInt | typing.SupportsIndex
+    ) -> bool:
+        """
+        Whether this rank has non-zero values in a row of a global metric.
+        """
+
+class BlockAssembler:
+    """
+    The writer's side of collation: one dense block of rows.
+    """
+    def __init__(self, width: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        An assembler for values of `width` bytes.
+        """
+    def add_parts(
+        self,
+        buffer: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8],
+        counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    ) -> None:
+        """
+        Places the parts gathered into `buffer`, one after another with the given byte counts.
+        """
+    def reset(
+        self,
+        p0: typing.SupportsInt | typing.SupportsIndex,
+        p1: typing.SupportsInt | typing.SupportsIndex,
+        c0: typing.SupportsInt | typing.SupportsIndex,
+        c1: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        Starts an all-zero block of positions [p0, p1) and columns [c0, c1).
+        """
+    def write_piece_to(self, writer: cubescale._core.cube.CubexWriter) -> None:
+        """
+        Writes the block's single row as the next piece of the writer's open row.
+        """
+    def write_to(self, writer: cubescale._core.cube.CubexWriter) -> None:
+        """
+        Writes the block's whole rows: the sent ones, and skips the others.
+        """
+    @property
+    def capacity_bytes(self) -> int:
+        """
+        Bytes the block buffers hold.
+        """
+
+def unify_in_process(profiles: collections.abc.Sequence[LocalProfile]) -> dict:
+    """
+    The whole unification of P profiles in one process along the same spanning tree (tests, simulation): a dict with the packed global definitions, metrics, regions, call tree and per-profile maps.
+    """

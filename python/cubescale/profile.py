@@ -1,0 +1,227 @@
+"""Local call-path profiles: what one rank measured, with local ids (paper 002, section 4.3).
+
+A :class:`LocalProfile` holds the metrics, regions and call paths one rank saw, its locations
+(threads, GPU streams) and one NumPy array ``[local cnode, local location]`` per metric.
+Ranks may see different call trees, and the threads of one rank may visit different call
+paths (zeros elsewhere). :func:`cubescale.parallel.write_report` unifies the definitions of
+all ranks and collates their values into one ``.cubex``.
+
+Example
+-------
+>>> import numpy as np
+>>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+>>> p = LocalProfile(
+...     metrics=[MetricDefinition(name="time", unit="sec"), MetricDefinition(name="visits", dtype="UINT64")],
+...     regions=[RegionDefinition(name="main"), RegionDefinition(name="solve")],
+...     cnode_parents=[-1, 0], cnode_regions=[0, 1],
+...     locations=[("Master thread", "thread"), ("OMP thread 1", "thread")],
+...     values=[np.array([[1.0, 0.5], [2.0, 2.5]]), np.array([[1, 1], [10, 12]], dtype=np.uint64)])
+>>> p.shape
+(2, 2)
+>>> p.values("visits")[1].tolist()
+[10, 12]
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._core import profile as _profile
+from ._core.cube import MetricDefinition, RegionDefinition
+from .dtypes import numpy_type
+from .records import Metric, Region
+from .systree import SingleNodeTree
+
+__all__ = ["LocalProfile"]  # MetricDefinition, RegionDefinition: the core's, re-exported
+
+
+def _metric_definition(m: Metric | MetricDefinition) -> MetricDefinition:
+    return m.definition() if isinstance(m, Metric) else m
+
+
+def _region_definition(r: Region | RegionDefinition) -> RegionDefinition:
+    return r.definition() if isinstance(r, Region) else r
+
+
+class LocalProfile:
+    """One rank's call-path profile with local ids.
+
+    Parameters
+    ----------
+    metrics : MetricDefinition or Metric records
+        In preorder of the metric tree (``parent`` indices into this list).
+    regions : RegionDefinition or Region records
+    cnode_parents, cnode_regions : array-like of int
+        The call tree in preorder: each call path's parent (-1 for a root) and region.
+    locations : sequence of (name, type)
+        The rank's locations (threads ``"thread"``, GPU streams ``"gpu"`` ...), the columns.
+    values : sequence of arrays
+        Per metric an array ``[cnode, location]`` convertible to its data type, in its kind
+        (EXCLUSIVE: without callees, INCLUSIVE: with them).
+    cnode_parameters : sequence of mappings, optional
+        Per call path its parameters (e.g. ``{"omp_threads": 4}``), numbers as ``numeric``.
+    host, process : str, optional
+        Where the rank ran (its system tree path); defaults: this host, ``"rank <r>"``.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> p = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main")], [-1], [0],
+    ...                  [("Master thread", "thread")], [np.ones((1, 1))])
+    >>> p
+    <LocalProfile: 1 metric, 1 call path, 1 location>
+    """
+
+    def __init__(self, metrics: Sequence[Metric | MetricDefinition], regions: Sequence[Region | RegionDefinition],
+                 cnode_parents: Any, cnode_regions: Any, locations: Sequence[tuple[str, str]],
+                 values: Sequence[Any], cnode_parameters: Sequence[Any] | None = None,
+                 host: str | None = None, process: str | None = None):
+        definitions = [_metric_definition(m) for m in metrics]
+        parents = np.asarray(cnode_parents, dtype=np.int64).reshape(-1)
+        shape = (len(parents), len(locations))
+        raw = []
+        for d, v in zip(definitions, values):
+            element, trailing = numpy_type(d.dtype)
+            array = np.ascontiguousarray(v, dtype=element)
+            if array.shape != shape + trailing:
+                raise ValueError(f"metric {d.name}: values must have shape {shape + trailing}, not {array.shape}")
+            raw.append(array.view(np.uint8).reshape(-1))
+        parameters = [] if cnode_parameters is None else [_parameters(p) for p in cnode_parameters]
+        self._core = _profile.LocalProfile(
+            metrics=definitions, regions=[_region_definition(r) for r in regions], cnode_parents=parents,
+            cnode_regions=np.asarray(cnode_regions, dtype=np.int64).reshape(-1), cnode_parameters=parameters,
+            locations=[(str(n), str(t)) for n, t in locations], values=raw)
+        self.host = host
+        self.process = process
+
+    @classmethod
+    def from_report(cls, report, part: tuple[int, int] = (0, 1)) -> LocalProfile:
+        """The processes ``i, i + n, i + 2n ...`` of a loaded report (``part=(i, n)``) with
+        their threads: every metric in its stored kind, the whole call tree (call paths the
+        part never visited are zero). Lets an mpirun script re-collate a report, and tests
+        compare a collated report with its source.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+        >>> LocalProfile.from_report(r, part=(1, 2)).shape
+        (127, 4)
+        """
+        i, n = (int(x) for x in part)
+        if not 0 <= i < n:
+            raise ValueError(f"part {part}: need 0 <= i < n")
+        groups = sorted({loc.process_rank for loc in report.locations})
+        mine = set(groups[i::n])
+        columns = [loc.index for loc in report.locations if loc.process_rank in mine]
+        values = [np.asarray(report.values(m, inclusive=None))[:, columns] for m in report.metrics]
+        first = report.locations[columns[0]] if columns else None
+        system = report.system
+        host = None
+        if first is not None:
+            element = int(report._core.location_elements()[first.index])
+            node = system.parent(system.parent(element))
+            host = system.name(node) if node is not None else None
+        return cls([m.definition() for m in report.metrics], [r.definition() for r in report.regions],
+                   report.cnode_parents, [c.region.index for c in report.cnodes],
+                   [(report.locations[c].name, report.locations[c].type) for c in columns], values,
+                   [_parameters_of(report, c) for c in range(report.shape[0])],
+                   host=host, process=first.process if first is not None else None)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(local call paths, local locations): the shape of every values array.
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        ...              [("t0", "thread"), ("t1", "thread")], [np.zeros((1, 2))]).shape
+        (1, 2)
+        """
+        return (self._core.cnode_count, self._core.location_count)
+
+    @property
+    def metrics(self) -> list[MetricDefinition]:
+        """The metric definitions (copies).
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        ...              [("t0", "thread")], [np.zeros((1, 1))]).metrics[0].name
+        't'
+        """
+        return list(self._core.metrics)
+
+    @property
+    def locations(self) -> list[tuple[str, str]]:
+        """(name, type) of every location.
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        ...              [("t0", "thread")], [np.zeros((1, 1))]).locations
+        [('t0', 'thread')]
+        """
+        return list(self._core.locations)
+
+    def values(self, metric: int | str) -> np.ndarray:
+        """A copy of a metric's values ``[cnode, location]`` in its data type.
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        ...              [("t0", "thread")], [np.full((1, 1), 2.5)]).values("t").tolist()
+        [[2.5]]
+        """
+        index = metric if isinstance(metric, int) else [m.name for m in self.metrics].index(metric)
+        element, trailing = numpy_type(self.metrics[index].dtype)
+        return self._core.values(index).view(element).reshape(self.shape + trailing)
+
+    def view(self, rank: int = 0) -> SingleNodeTree:
+        """This rank's path in the machine: machine > host > process > its locations, for
+        :func:`cubescale.parallel.build_system_tree`.
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> p = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        ...                  [("t0", "thread")], [np.zeros((1, 1))], host="n1")
+        >>> v = p.view(rank=3)
+        >>> [v.name(e) for e in range(len(v))]
+        ['machine', 'n1', 'rank 3', 't0']
+        """
+        tree = SingleNodeTree()
+        machine = tree.add_root("machine")
+        node = tree.add(machine, "node", self.host or socket.gethostname())
+        process = tree.add(node, "process", self.process or f"rank {rank}")
+        for name, kind in self.locations:
+            tree.add(process, kind, name, kind="location")
+        return tree
+
+    def __repr__(self) -> str:
+        m, (c, loc) = len(self.metrics), self.shape
+        return (f"<LocalProfile: {m} metric{'s' if m != 1 else ''}, {c} call path{'s' if c != 1 else ''}, "
+                f"{loc} location{'s' if loc != 1 else ''}>")
+
+
+def _parameters(mapping: Any) -> list[dict[str, str]]:
+    """A call path's parameters as CUBE ``<parameter>`` attribute dicts."""
+    if isinstance(mapping, (list, tuple)):  # already attribute dicts (from a report)
+        return [dict(a) for a in mapping]
+    out = []
+    for key, value in dict(mapping).items():
+        numeric = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+        out.append({"partype": "numeric" if numeric else "string", "parkey": str(key), "parvalue": str(value)})
+    return out
+
+
+def _parameters_of(report, cnode: int) -> list[dict[str, str]]:
+    return report.cnode_parameters(cnode)
