@@ -3,7 +3,9 @@
 # finding (crash, sanitizer report, exception other than FormatError):
 #  1. the C++ reader under libFuzzer + ASan + UBSan (clang++; skipped with a note if absent),
 #  2. the Python API under atheris (pip install atheris; skipped with a note if absent).
-# Seeds: every shared .cubex and each of its members (so mutations reach every parser).
+# Seeds: every shared .cubex and each of its members (so mutations reach every parser), and
+# files with trailing rows and extra members. The C++ target also reads every input on demand
+# from a file (the path of large files) and compares.
 # Needs the package importable (CUBESCALE_DEV_BUILD=build-dir PYTHONPATH=python, or installed).
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
@@ -30,6 +32,33 @@ for path in sorted(data.glob("*.cubex")):
         if size <= 200_000:
             (seeds / f"{path.stem}.{name}").write_bytes(raw[offset:offset + 512 + (size + 511) // 512 * 512])
         offset += 512 + (size + 511) // 512 * 512
+
+# Files as Scalasca 2 and CUBE 4.0 writers leave them (issue #19), rebuilt with tarfile:
+# every CUBEX.DATA member followed by a copy of its rows (whole trailing rows), and extra
+# members (a text file, a remapping.spec) that the reader lists and keeps.
+import io, tarfile
+def members(raw):
+    out, offset = {}, 0
+    while offset + 512 <= len(raw) and raw[offset:offset + 512].strip(b"\0"):
+        header = raw[offset:offset + 512]
+        size = int(header[124:136].strip(b"\0 ") or b"0", 8)
+        out[header[:100].rstrip(b"\0").decode(errors="replace")] = raw[offset + 512:offset + 512 + size]
+        offset += 512 + (size + 511) // 512 * 512
+    return out
+def archive(ms):
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name, data in ms.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+for name in ("call_tree_test", "kripke.p8", "all_dtypes", "mm.zcubex"):
+    ms = members((data / f"{name}.cubex").read_bytes())
+    trailing = {n: (b + b[10:] if b.startswith(b"CUBEX.DATA") else b) for n, b in ms.items()}
+    (seeds / f"{name}.trailing_rows").write_bytes(archive(trailing))
+    extra = {"notes.txt": b"run on 4 nodes\n", "remapping.spec": b"<?xml version='1.0'?>\n<cube/>\n"}
+    (seeds / f"{name}.extra_members").write_bytes(archive(extra | ms))
 PY
 
 HALF=$(( (SECONDS_TO_RUN + 1) / 2 ))

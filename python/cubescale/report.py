@@ -476,7 +476,7 @@ class Report:
         >>> import cubescale
         >>> r = cubescale.open(cubescale.report._example_path())
         >>> r.extra_member_bytes("remapping.spec")[:5]
-        b'<?xml'
+        b'<doc>'
         """
         return _core.report_extra_member_bytes(self._core, name)
 

@@ -15,8 +15,7 @@ namespace cubescale::cube {
 
 namespace {
 
-// Files of up to some MiB are read whole: see the header.
-constexpr std::uint64_t kReadLimit = RecycledBuffers::kMaxBytes - 1;
+static_assert(Archive::kReadWholeBelow <= RecycledBuffers::kMaxBytes, "files read whole fit a recycled buffer");
 // Tar headers of a file read on demand come through a window of this size: index members
 // are small, so one read usually covers several headers.
 constexpr std::size_t kHeaderWindow = 64 << 10;
@@ -71,7 +70,7 @@ Archive::~Archive() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::shared_ptr<Archive> Archive::open(const std::string& path) {
+std::shared_ptr<Archive> Archive::open(const std::string& path, std::uint64_t read_whole_below) {
   std::shared_ptr<Archive> a(new Archive());
   a->name_ = path;
   a->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);  // closed by the destructor from here on
@@ -80,7 +79,7 @@ std::shared_ptr<Archive> Archive::open(const std::string& path) {
   if (::fstat(a->fd_, &st) != 0) throw std::system_error(errno, std::generic_category(), path);
   if (S_ISDIR(st.st_mode)) throw std::system_error(EISDIR, std::generic_category(), path);
   a->size_ = static_cast<std::uint64_t>(st.st_size);
-  if (a->size_ > kReadLimit) return a;  // read on demand
+  if (a->size_ >= read_whole_below) return a;  // read on demand
   if (a->size_ > 0) {
     char* p = a->buffer_->allocate(a->size_);
     if (read_fully(a->fd_, 0, a->size_, p, path) != a->size_)

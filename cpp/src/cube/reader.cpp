@@ -153,6 +153,10 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
 
 std::shared_ptr<Report> open_cubex(const std::string& path) { return open_archive(Archive::open(path), path); }
 
+std::shared_ptr<Report> open_cubex(const std::string& path, std::uint64_t read_whole_below) {
+  return open_archive(Archive::open(path, read_whole_below), path);
+}
+
 std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& name) {
   return open_archive(Archive::own(std::move(bytes), name), name);
 }

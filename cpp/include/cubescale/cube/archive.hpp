@@ -23,8 +23,11 @@ namespace cubescale::cube {
 
 class Archive {
  public:
-  // Throws std::system_error when the file cannot be opened or read.
-  static std::shared_ptr<Archive> open(const std::string& path);
+  // Files smaller than this are read whole, larger ones on demand.
+  static constexpr std::uint64_t kReadWholeBelow = std::uint64_t(4) << 20;
+  // Throws std::system_error when the file cannot be opened or read. `read_whole_below` other
+  // than the default is for tests and fuzzing (0: every file on demand).
+  static std::shared_ptr<Archive> open(const std::string& path, std::uint64_t read_whole_below = kReadWholeBelow);
   // An archive in memory (tests, fuzzing); `name` is used in error messages.
   static std::shared_ptr<Archive> own(std::string bytes, std::string name);
   ~Archive();
