@@ -242,28 +242,33 @@ void check_trailing(std::uint64_t extra, std::size_t row_bytes, std::string_view
 }
 
 // Rows of a CUBEX.DATA member that is read on demand: runs of rows that go unchanged to
-// consecutive matrix rows are read straight into the matrix, others through a buffer.
+// consecutive matrix rows and are large enough (a system call costs about as much as copying
+// 64 KiB) are read straight into the matrix, others 8 MB at a time through a buffer.
 void read_rows_on_demand(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
                          const RowDecoder& decoder, Severity& out) {
+  constexpr std::size_t kDirectBytes = 64 << 10, kBufferBytes = 8 << 20;
   const std::size_t row_bytes = out.row_bytes();
   const auto& positions = index.positions;
   std::string scratch;
-  const std::size_t rows_per_read = std::max<std::size_t>(1, (std::size_t(8) << 20) / std::max<std::size_t>(row_bytes, 1));
+  const std::size_t rows_per_read = std::max<std::size_t>(1, kBufferBytes / std::max<std::size_t>(row_bytes, 1));
   for (std::size_t k = 0; k < positions.size();) {
-    const auto first = order[positions[k]];
-    std::size_t run = 1;
     if (decoder.plain()) {
+      const auto first = order[positions[k]];
+      std::size_t run = 1;
       while (k + run < positions.size() && order[positions[k + run]] == first + run) ++run;
-      bytes.copy(kDataMagic.size() + k * row_bytes, run * row_bytes, out.row(first));
-      for (std::size_t r = 0; r < run; ++r) out.set_present(first + r, true);
-    } else {
-      run = std::min(rows_per_read, positions.size() - k);
-      const auto block = bytes.view(kDataMagic.size() + k * row_bytes, run * row_bytes, scratch);
-      for (std::size_t r = 0; r < run; ++r) {
-        const auto c = order[positions[k + r]];
-        decoder.decode(out.row(c), reinterpret_cast<const std::uint8_t*>(block.data()) + r * row_bytes);
-        out.set_present(c, true);
+      if (run * row_bytes >= kDirectBytes) {
+        bytes.copy(kDataMagic.size() + k * row_bytes, run * row_bytes, out.row(first));
+        for (std::size_t r = 0; r < run; ++r) out.set_present(first + r, true);
+        k += run;
+        continue;
       }
+    }
+    const auto run = std::min(rows_per_read, positions.size() - k);
+    const auto block = bytes.view(kDataMagic.size() + k * row_bytes, run * row_bytes, scratch);
+    for (std::size_t r = 0; r < run; ++r) {
+      const auto c = order[positions[k + r]];
+      decoder.decode(out.row(c), reinterpret_cast<const std::uint8_t*>(block.data()) + r * row_bytes);
+      out.set_present(c, true);
     }
     k += run;
   }
