@@ -16,7 +16,7 @@ SEEDS="$OUT/cube_seeds"
 mkdir -p "$OUT/cube_corpus" "$SEEDS"
 
 # Whole small files and every member (members alone exercise the error paths early).
-python3 - "$DATA" "$SEEDS" <<'PY'
+python3 - "$DATA" "$SEEDS" "$ROOT/tests" <<'PY'
 import sys
 from pathlib import Path
 data, seeds = Path(sys.argv[1]), Path(sys.argv[2])
@@ -36,25 +36,10 @@ for path in sorted(data.glob("*.cubex")):
 # Files as Scalasca 2 and CUBE 4.0 writers leave them (issue #19), rebuilt with tarfile:
 # every CUBEX.DATA member followed by a copy of its rows (whole trailing rows), and extra
 # members (a text file, a remapping.spec) that the reader lists and keeps.
-import io, tarfile
-def members(raw):
-    out, offset = {}, 0
-    while offset + 512 <= len(raw) and raw[offset:offset + 512].strip(b"\0"):
-        header = raw[offset:offset + 512]
-        size = int(header[124:136].strip(b"\0 ") or b"0", 8)
-        out[header[:100].rstrip(b"\0").decode(errors="replace")] = raw[offset + 512:offset + 512 + size]
-        offset += 512 + (size + 511) // 512 * 512
-    return out
-def archive(ms):
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.USTAR_FORMAT) as tar:
-        for name, data in ms.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+sys.path.insert(0, sys.argv[3])
+from tar_members import archive, read_members
 for name in ("call_tree_test", "kripke.p8", "all_dtypes", "mm.zcubex"):
-    ms = members((data / f"{name}.cubex").read_bytes())
+    ms = read_members(str(data / f"{name}.cubex"))
     trailing = {n: (b + b[10:] if b.startswith(b"CUBEX.DATA") else b) for n, b in ms.items()}
     (seeds / f"{name}.trailing_rows").write_bytes(archive(trailing))
     extra = {"notes.txt": b"run on 4 nodes\n", "remapping.spec": b"<?xml version='1.0'?>\n<cube/>\n"}
