@@ -13,11 +13,11 @@ import zlib
 
 import numpy as np
 import pytest
+from tar_members import archive, read_members
 
 import cubescale
-from cubescale import _core
+from cubescale._core import cube as _core
 from cubescale.cli import main
-from tar_members import archive, read_members
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "cubex")
 # blast.p64: 64 locations, UINT64 and DOUBLE metrics; all_dtypes: every data type CUBE has

@@ -294,9 +294,9 @@ void register_cube(py::module_& m) {
   m.def(
       "report_extra_members",
       [](const Report& r) {
-        py::list out;
+        std::vector<std::pair<std::string, std::uint64_t>> out;
         if (const auto* source = r.source())
-          for (const auto& e : source->extra_members()) out.append(py::make_tuple(e.name, e.size));
+          for (const auto& e : source->extra_members()) out.emplace_back(e.name, e.size);
         return out;
       },
       "(name, size) of every member of the report's file that is not part of the report "

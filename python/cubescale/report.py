@@ -453,7 +453,7 @@ class Report:
         >>> cubescale.open(cubescale.report._example_path()).ignored_bytes("time")
         0
         """
-        return _core.report_ignored_bytes(self._core, self.metric(metric).index)
+        return _cube.report_ignored_bytes(self._core, self.metric(metric).index)
 
     @property
     def extra_members(self) -> list[tuple[str, int]]:
@@ -466,7 +466,7 @@ class Report:
         >>> cubescale.open(cubescale.report._example_path()).extra_members
         [('remapping.spec', 111364)]
         """
-        return [(name, int(size)) for name, size in _core.report_extra_members(self._core)]
+        return [(name, int(size)) for name, size in _cube.report_extra_members(self._core)]
 
     def extra_member_bytes(self, name: str) -> bytes:
         """The bytes of the extra member ``name`` (``KeyError`` if there is none).
@@ -478,7 +478,7 @@ class Report:
         >>> r.extra_member_bytes("remapping.spec")[:5]
         b'<doc>'
         """
-        return _core.report_extra_member_bytes(self._core, name)
+        return _cube.report_extra_member_bytes(self._core, name)
 
     # ---- views
 
