@@ -206,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--skip-pycubexr", action="store_true")
     parser.add_argument("--skip-small", action="store_true", help="only the generated large report")
+    parser.add_argument("--large-file", help="generate the large report here once and keep it (later runs reuse it: "
+                                             "compare builds on the same file)")
+    parser.add_argument("--large-repeat", type=int, default=2, help="runs of the large report (best counts)")
+    parser.add_argument("--skip-convert", action="store_true", help="no inclusive <-> exclusive conversions")
     args = parser.parse_args(argv)
 
     print(f"{'file':34s} {'MB':>9s} {'ours ms':>10s} {'pycubexr':>10s} {'limit ms':>10s} "
@@ -227,18 +231,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     locations = args.nodes * args.processes * args.threads
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "large.cubex")
-        start = time.perf_counter()
-        report = write_large_report(path, args.cnodes, args.nodes, args.processes, args.threads)
-        written = time.perf_counter() - start
-        del report
+        path = args.large_file or os.path.join(tmp, "large.cubex")
+        note = "(reused)"
+        if not os.path.exists(path):
+            start = time.perf_counter()
+            report = write_large_report(path, args.cnodes, args.nodes, args.processes, args.threads)
+            note = f"(generated and written in {time.perf_counter() - start:.1f} s)"
+            del report
         gc.collect()
-        repeat = 2
+        repeat = args.large_repeat
         ours = best_of(repeat, lambda: load_ours(path))
         limit = best_of(repeat, lambda: load_limit(path))
         theirs = None if args.skip_pycubexr else best_of(1, lambda: load_pycubexr(path))
         name = f"generated {args.cnodes}x{locations}"
-        print(row(name, os.path.getsize(path), ours, theirs, limit, f"(generated and written in {written:.1f} s)"))
+        print(row(name, os.path.getsize(path), ours, theirs, limit, note))
+        if args.skip_convert:
+            return 0
 
         report = cubescale.open(path)
         inclusive = report.values("time", inclusive=True)

@@ -24,6 +24,9 @@ def test_one_input(data: bytes) -> None:
         _core.load_all(report)
         wrapped = cubescale.Report(report)
         _ = wrapped.cnodes  # names the call paths: parses the regions, deferred at open
+        for name, size in wrapped.extra_members:  # members that are not part of the report
+            if len(wrapped.extra_member_bytes(name)) != size:
+                raise AssertionError(f"extra member {name!r} is not {size} bytes")
         for metric in wrapped.metrics:
             try:
                 values = wrapped.values(metric, inclusive=None)  # dtype views must fit the bytes
@@ -31,6 +34,8 @@ def test_one_input(data: bytes) -> None:
                 if not (metric.derived and str(e).startswith("derived metric")):
                     raise
                 continue
+            if wrapped.ignored_bytes(metric) < 0:
+                raise AssertionError("negative ignored bytes")
             if values.nbytes < (16 << 20):
                 try:
                     wrapped.values(metric, inclusive=True)

@@ -3,7 +3,9 @@
 # finding (crash, sanitizer report, exception other than FormatError):
 #  1. the C++ reader under libFuzzer + ASan + UBSan (clang++; skipped with a note if absent),
 #  2. the Python API under atheris (pip install atheris; skipped with a note if absent).
-# Seeds: every shared .cubex and each of its members (so mutations reach every parser).
+# Seeds: every shared .cubex and each of its members (so mutations reach every parser), and
+# files with trailing rows and extra members. The C++ target also reads every input on demand
+# from a file (the path of large files) and compares.
 # Needs the package importable (CUBESCALE_DEV_BUILD=build-dir PYTHONPATH=python, or installed).
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
@@ -14,7 +16,7 @@ SEEDS="$OUT/cube_seeds"
 mkdir -p "$OUT/cube_corpus" "$SEEDS"
 
 # Whole small files and every member (members alone exercise the error paths early).
-python3 - "$DATA" "$SEEDS" <<'PY'
+python3 - "$DATA" "$SEEDS" "$ROOT/tests" <<'PY'
 import sys
 from pathlib import Path
 data, seeds = Path(sys.argv[1]), Path(sys.argv[2])
@@ -30,6 +32,18 @@ for path in sorted(data.glob("*.cubex")):
         if size <= 200_000:
             (seeds / f"{path.stem}.{name}").write_bytes(raw[offset:offset + 512 + (size + 511) // 512 * 512])
         offset += 512 + (size + 511) // 512 * 512
+
+# Files as Scalasca 2 and CUBE 4.0 writers leave them (issue #19), rebuilt with tarfile:
+# every CUBEX.DATA member followed by a copy of its rows (whole trailing rows), and extra
+# members (a text file, a remapping.spec) that the reader lists and keeps.
+sys.path.insert(0, sys.argv[3])
+from tar_members import archive, read_members
+for name in ("call_tree_test", "kripke.p8", "all_dtypes", "mm.zcubex"):
+    ms = read_members(str(data / f"{name}.cubex"))
+    trailing = {n: (b + b[10:] if b.startswith(b"CUBEX.DATA") else b) for n, b in ms.items()}
+    (seeds / f"{name}.trailing_rows").write_bytes(archive(trailing))
+    extra = {"notes.txt": b"run on 4 nodes\n", "remapping.spec": b"<?xml version='1.0'?>\n<cube/>\n"}
+    (seeds / f"{name}.extra_members").write_bytes(archive(extra | ms))
 PY
 
 HALF=$(( (SECONDS_TO_RUN + 1) / 2 ))

@@ -260,6 +260,52 @@ void register_cube(py::module_& m) {
       py::arg("derived_as_values") = false,
       "Writes a report as .cubex through a temporary file renamed when complete; derived metrics as CubePL "
       "expressions without data, or with derived_as_values as ordinary metrics holding their values.");
+
+  // --- what a report knows about its file (issue #19): ignored bytes, extra members.
+  // A separate block, to be moved into the `_core.cube` submodule.
+  m.def(
+      "report_ignored_bytes",
+      [](const Report& r, std::size_t metric) -> std::uint64_t {
+        if (metric >= r.metric_count()) throw py::index_error("metric index out of range");
+        const auto* source = r.source();
+        if (!source) return 0;
+        {
+          py::gil_scoped_release release;
+          r.values(metric);  // loading counts them
+        }
+        return source->ignored_bytes(metric).value_or(0);
+      },
+      "Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), "
+      "ignored when it was loaded; loads the metric first. 0 for reports not read from a file.",
+      py::arg("report"), py::arg("metric"));
+  m.def(
+      "report_extra_members",
+      [](const Report& r) {
+        std::vector<std::pair<std::string, std::uint64_t>> out;
+        if (const auto* source = r.source())
+          for (const auto& e : source->extra_members()) out.emplace_back(e.name, e.size);
+        return out;
+      },
+      "(name, size) of every member of the report's file that is not part of the report "
+      "(not anchor.xml, N.index, N.data or cubescale.systree), in file order; written again by write_cubex.",
+      py::arg("report"));
+  m.def(
+      "report_extra_member_bytes",
+      [](const Report& r, const std::string& name) {
+        const auto* source = r.source();
+        const auto& extras = source ? source->extra_members() : std::vector<ExtraMember>{};
+        for (std::size_t i = 0; i < extras.size(); ++i) {
+          if (extras[i].name != name) continue;
+          std::string bytes(extras[i].size, '\0');
+          {
+            py::gil_scoped_release release;
+            source->read_extra(i, 0, bytes.size(), bytes.data());
+          }
+          return py::bytes(bytes);
+        }
+        throw py::key_error("no extra member named " + name);
+      },
+      "The bytes of the extra member `name` (KeyError if there is none).", py::arg("report"), py::arg("name"));
 }
 
 }  // namespace cubescale::bindings

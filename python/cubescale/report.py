@@ -444,6 +444,47 @@ class Report:
         """Reads the values of every metric now (otherwise each is read on first use)."""
         _cube.load_all(self._core)
 
+    # ---- the file beyond the report (issue #19; small block, to be moved with the split)
+
+    def ignored_bytes(self, metric: int | str | Metric) -> int:
+        """Bytes of ``metric``'s data member beyond the rows its index lists, which were
+        ignored when it was loaded (as Cube ignores them): trailing rows that Scalasca and
+        CUBE 4.0 writers leave, or a few bytes of padding. Loads the metric if needed; 0 for
+        reports not read from a file.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).ignored_bytes("time")
+        0
+        """
+        return _cube.report_ignored_bytes(self._core, self.metric(metric).index)
+
+    @property
+    def extra_members(self) -> list[tuple[str, int]]:
+        """``(name, size)`` of each member of the file that is not part of the report (text
+        files, a ``remapping.spec`` ...), in file order. :func:`write` copies them.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.report._example_path()).extra_members
+        [('remapping.spec', 111364)]
+        """
+        return [(name, int(size)) for name, size in _cube.report_extra_members(self._core)]
+
+    def extra_member_bytes(self, name: str) -> bytes:
+        """The bytes of the extra member ``name`` (``KeyError`` if there is none).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r.extra_member_bytes("remapping.spec")[:5]
+        b'<doc>'
+        """
+        return _cube.report_extra_member_bytes(self._core, name)
+
     # ---- views
 
     def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
@@ -510,6 +551,8 @@ def write(report: Report, path: str | os.PathLike, compress: bool = False, deriv
     Derived metrics are written as CubePL expressions without data (``derived="expressions"``,
     as CubeW does; Cube and cubescale compute them, pycubexr 2.1 rejects such files) or with
     their computed values as ordinary metrics (``derived="values"``, readable everywhere).
+    Members of the file a report was read from that are not part of the report
+    (:attr:`Report.extra_members`) are copied first.
 
     Example
     -------

@@ -1,17 +1,12 @@
 #include "cubescale/cube/reader.hpp"
 
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <system_error>
+#include <atomic>
+#include <cctype>
 #include <unordered_map>
 
 #include "cubescale/common/format_error.hpp"
-#include "cubescale/common/recycled_buffers.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
+#include "cubescale/cube/archive.hpp"
 #include "cubescale/cube/system_member.hpp"
 #include "cubescale/cube/tar.hpp"
 #include "cubescale/cube/values_io.hpp"
@@ -20,113 +15,50 @@ namespace cubescale::cube {
 
 namespace {
 
-// The bytes of an archive: a small file read into memory, a read-only mapping of a larger
-// one, or an owned string.
-class Archive {
- public:
-  static std::shared_ptr<Archive> from_file(const std::string& path) {
-    auto a = std::make_shared<Archive>();
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::system_error(errno, std::generic_category(), path);
-    struct stat st {};
-    if (::fstat(fd, &st) != 0) {
-      const int e = errno;
-      ::close(fd);
-      throw std::system_error(e, std::generic_category(), path);
-    }
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd);
-      throw std::system_error(EISDIR, std::generic_category(), path);
-    }
-    a->size_ = static_cast<std::size_t>(st.st_size);
-    if (a->size_ > 0 && a->size_ <= kReadLimit) {
-      try {
-        a->read_ = read_buffer(a->size_);
-      } catch (...) {
-        ::close(fd);
-        throw;
-      }
-      std::size_t done = 0;
-      while (done < a->size_) {
-        const auto n = ::pread(fd, a->read_.get() + done, a->size_ - done, static_cast<off_t>(done));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-          const int e = n < 0 ? errno : EIO;
-          ::close(fd);
-          throw std::system_error(e, std::generic_category(), path);
-        }
-        done += static_cast<std::size_t>(n);
-      }
-    } else if (a->size_ > 0) {
-      void* p = ::mmap(nullptr, a->size_, PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p == MAP_FAILED) {
-        const int e = errno;
-        ::close(fd);
-        throw std::system_error(e, std::generic_category(), path);
-      }
-      a->mapped_ = static_cast<const char*>(p);
-    }
-    ::close(fd);
-    return a;
-  }
-  static std::shared_ptr<Archive> own(std::string bytes) {
-    auto a = std::make_shared<Archive>();
-    a->owned_ = std::move(bytes);
-    return a;
-  }
-  Archive() = default;
-  Archive(const Archive&) = delete;
-  Archive& operator=(const Archive&) = delete;
-  ~Archive() {
-    if (mapped_) ::munmap(const_cast<char*>(mapped_), size_);
-  }
-  std::string_view bytes() const {
-    if (read_) return {read_.get(), size_};
-    return mapped_ ? std::string_view(mapped_, size_) : std::string_view(owned_);
-  }
-
- private:
-  // Files of up to some MiB are read: mapping costs more in page faults and unmapping than
-  // copying them. They are read into recycled buffers, which are page-aligned (so the copy
-  // avoids the slow case of copy_bytes.hpp) and whose pages are already mapped: a fresh page
-  // costs a fault and its zeroing, which for a file of megabytes is as much as reading it.
-  static constexpr std::size_t kReadLimit = RecycledBuffers::kMaxBytes - 1;
-  struct Release {
-    std::size_t recycled_bytes;
-    void operator()(char* p) const {
-      if (recycled_bytes) RecycledBuffers::shared().give_back(reinterpret_cast<std::uint8_t*>(p), recycled_bytes);
-      else delete[] p;
-    }
-  };
-  using Buffer = std::unique_ptr<char[], Release>;
-  static Buffer read_buffer(std::size_t bytes) {
-    if (!RecycledBuffers::serves(bytes)) return Buffer(new char[bytes], Release{0});
-    auto* p = reinterpret_cast<char*>(RecycledBuffers::shared().take_for_overwrite(bytes));
-    if (!p) throw std::bad_alloc();
-    return Buffer(p, Release{bytes});
-  }
-  Buffer read_{nullptr, Release{0}};
-  const char* mapped_ = nullptr;
-  std::size_t size_ = 0;
-  std::string owned_;
-};
-
-// Everything a metric loader needs; shared by the loader closure and kept alive by it.
-struct OpenedFile {
+// Everything a metric loader needs; shared by the loader closure and kept alive by it. It is
+// also the report's SourceFile (extra members, ignored bytes).
+struct OpenedFile final : SourceFile {
   std::shared_ptr<Archive> archive;
   std::string name;
   std::unordered_map<std::string, TarMember> members;
+  std::vector<TarMember> extras;  // members that are not part of the report, in file order
+  std::vector<ExtraMember> extra_list;
   std::vector<std::uint32_t> deep, wide;
   std::vector<std::uint32_t> column_of;  // empty when location Ids are in document order
   std::vector<Metric> metrics;           // only file id, kind and data type are used
   std::size_t locations = 0;
+  std::unique_ptr<std::atomic<std::int64_t>[]> ignored;  // per metric; -1 until loaded
 
-  std::string_view member(const TarMember& m) const { return archive->bytes().substr(m.data_offset, m.size); }
+  MemberBytes member(const TarMember& m) const { return MemberBytes(*archive, m); }
   const TarMember* find(const std::string& n) const {
     const auto it = members.find(n);
     return it == members.end() ? nullptr : &it->second;
   }
+
+  const std::vector<ExtraMember>& extra_members() const override { return extra_list; }
+  void read_extra(std::size_t i, std::uint64_t offset, std::size_t n, void* dst) const override {
+    const auto& m = extras.at(i);
+    member(m).copy(offset, n, dst);
+  }
+  std::optional<std::uint64_t> ignored_bytes(std::size_t metric) const override {
+    const auto v = ignored[metric].load(std::memory_order_relaxed);
+    if (v < 0) return std::nullopt;
+    return static_cast<std::uint64_t>(v);
+  }
 };
+
+// Whether a member belongs to the report itself: anchor.xml, our system tree member, or a
+// values member `N.index` / `N.data` (of a metric or a stale id: those are not copied either,
+// as the writer renumbers metric ids).
+bool report_member(const std::string& name) {
+  if (name == "anchor.xml" || name == kSystemMember) return true;
+  const auto dot = name.find('.');
+  if (dot == 0 || dot == std::string::npos) return false;
+  for (std::size_t i = 0; i < dot; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return false;
+  const auto ext = name.substr(dot);
+  return ext == ".index" || ext == ".data";
+}
 
 Severity load_metric(const OpenedFile& f, std::size_t metric) {
   const auto& m = f.metrics[metric];
@@ -134,12 +66,17 @@ Severity load_metric(const OpenedFile& f, std::size_t metric) {
   const auto id = std::to_string(m.file_id);
   const auto* index_member = f.find(id + ".index");
   const auto* data_member = f.find(id + ".data");
-  if (!index_member || !data_member) return Severity(m.dtype, cnodes, f.locations);  // no data: all zero
+  if (!index_member || !data_member) {  // no data: all zero
+    f.ignored[metric].store(0, std::memory_order_relaxed);
+    return Severity(m.dtype, cnodes, f.locations);
+  }
   const auto index = parse_index(f.member(*index_member), cnodes, {f.name, id + ".index"});
   // Rows in the file are written whole; only the others need clearing.
   auto out = Severity::for_overwrite(m.dtype, cnodes, f.locations);
-  read_data(f.member(*data_member), index, row_order(m.kind, f.deep, f.wide), f.column_of, out, {f.name, id + ".data"});
+  const auto ignored = read_data(f.member(*data_member), index, row_order(m.kind, f.deep, f.wide), f.column_of, out,
+                                 {f.name, id + ".data"});
   out.zero_absent_rows();
+  f.ignored[metric].store(static_cast<std::int64_t>(ignored), std::memory_order_relaxed);
   return out;
 }
 
@@ -156,15 +93,32 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   auto f = std::make_shared<OpenedFile>();
   f->archive = std::move(archive);
   f->name = name;
-  for (auto& m : list_tar(f->archive->bytes(), name)) f->members.emplace(m.name, std::move(m));
+  for (auto& m : f->archive->members()) {
+    if (!report_member(m.name)) {
+      f->extras.push_back(m);
+      f->extra_list.push_back({m.name, m.size});
+    }
+    f->members.emplace(m.name, std::move(m));
+  }
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
   const auto* system = f->find(kSystemMember);
-  // A plain anchor.xml is parsed where it lies in the archive; only a gzipped one needs a buffer.
-  const auto stored_anchor = f->member(*anchor);
+  // A plain anchor.xml of an archive in memory is parsed where it lies; one read on demand is
+  // read into a buffer, a gzipped one inflated into one.
+  std::shared_ptr<const std::string> anchor_copy;
+  std::string_view stored_anchor;
+  if (f->archive->in_memory()) {
+    stored_anchor = f->archive->memory().substr(anchor->data_offset, anchor->size);
+  } else {
+    auto text = std::make_shared<std::string>(anchor->size, '\0');
+    f->member(*anchor).copy(0, anchor->size, text->data());
+    stored_anchor = *text;
+    anchor_copy = std::move(text);
+  }
   // Regions are parsed from these bytes later (see Report::definitions()): they stay alive
-  // with the regions, as the mapped archive or as the inflated text.
-  DeferredRegions regions{f->archive, stored_anchor, name, {}};
+  // with the regions, as the archive in memory or as a text of their own.
+  DeferredRegions regions{anchor_copy ? std::shared_ptr<const void>(anchor_copy) : std::shared_ptr<const void>(f->archive),
+                          stored_anchor, name, {}};
   if (is_gzip(stored_anchor)) {
     auto inflated = std::make_shared<const std::string>(inflate_if_gzip(stored_anchor, name, "anchor.xml"));
     regions.xml = *inflated;
@@ -172,7 +126,10 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   }
   auto [defs, region_offsets] = parse_anchor_parts(regions.xml, name, AnchorOptions{system != nullptr});
   regions.offsets = std::move(region_offsets);
-  if (system) decode_system_member(f->member(*system), defs, name);
+  if (system) {
+    std::string scratch;
+    decode_system_member(f->member(*system).view(0, system->size, scratch), defs, name);
+  }
   f->deep = deep_order(defs);
   f->wide = wide_order(defs);
   f->column_of = columns_of(defs);
@@ -184,16 +141,24 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     slim.dtype = m.dtype;
     f->metrics.push_back(std::move(slim));
   }
+  f->ignored = std::make_unique<std::atomic<std::int64_t>[]>(f->metrics.size());
+  for (std::size_t m = 0; m < f->metrics.size(); ++m) f->ignored[m].store(-1, std::memory_order_relaxed);
   auto loader = [f](std::size_t metric) { return load_metric(*f, metric); };
-  return std::make_shared<Report>(std::move(defs), std::move(loader), std::move(regions));
+  auto report = std::make_shared<Report>(std::move(defs), std::move(loader), std::move(regions));
+  report->set_source(f);
+  return report;
 }
 
 }  // namespace
 
-std::shared_ptr<Report> open_cubex(const std::string& path) { return open_archive(Archive::from_file(path), path); }
+std::shared_ptr<Report> open_cubex(const std::string& path) { return open_archive(Archive::open(path), path); }
+
+std::shared_ptr<Report> open_cubex(const std::string& path, std::uint64_t read_whole_below) {
+  return open_archive(Archive::open(path, read_whole_below), path);
+}
 
 std::shared_ptr<Report> open_cubex_bytes(std::string bytes, const std::string& name) {
-  return open_archive(Archive::own(std::move(bytes)), name);
+  return open_archive(Archive::own(std::move(bytes), name), name);
 }
 
 void load_all(const Report& report) {

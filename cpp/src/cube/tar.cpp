@@ -59,11 +59,15 @@ bool all_zero(std::string_view block) {
 }  // namespace
 
 std::vector<TarMember> list_tar(std::string_view archive, const std::string& file) {
+  return list_tar(archive.size(), [archive](std::uint64_t offset) { return archive.substr(offset, kBlock); }, file);
+}
+
+std::vector<TarMember> list_tar(std::uint64_t size, const TarBlockReader& block, const std::string& file) {
   std::vector<TarMember> members;
   std::uint64_t offset = 0;
-  while (offset < archive.size()) {
-    if (archive.size() - offset < kBlock) throw FormatError(file, "tar header", offset, "truncated tar header");
-    const auto header = archive.substr(offset, kBlock);
+  while (offset < size) {
+    if (size - offset < kBlock) throw FormatError(file, "tar header", offset, "truncated tar header");
+    const auto header = block(offset);
     if (header[0] == '\0' && all_zero(header)) break;  // end-of-archive marker
     const auto magic = header.substr(257, 5);
     if (magic != "ustar") throw FormatError(file, "tar header", offset, "not a ustar tar header");
@@ -78,7 +82,7 @@ std::vector<TarMember> list_tar(std::string_view archive, const std::string& fil
     m.checksum_ok = parse_number(header.substr(148, 8), stored_sum) && stored_sum == checksum_of(header);
     if (!parse_number(header.substr(124, 12), m.size))
       throw FormatError(file, m.name, offset + 124, "tar member size is not a number");
-    if (m.size > archive.size() - m.data_offset)
+    if (m.size > size - m.data_offset)
       throw FormatError(file, m.name, offset + 124,
                         "tar member of " + std::to_string(m.size) + " bytes runs past the end of the file");
     const char type = header[156];

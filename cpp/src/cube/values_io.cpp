@@ -34,9 +34,13 @@ void need(std::string_view bytes, std::size_t at, std::size_t n, const MemberNam
                                   std::to_string(bytes.size()) + ")");
 }
 
-// Inflates ZCUBEX streams into `raw` (sized to what the index needs); output beyond that size
-// belongs to trailing rows and is dropped.
-std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t needed, const MemberName& where) {
+// Inflates ZCUBEX streams into a buffer of the `needed` bytes the index asks for. Blocks must
+// follow each other without gaps (every writer we know writes one stream per row, in order);
+// output beyond `needed` belongs to trailing rows: it is inflated into scratch space, so that
+// the streams' checksums are still verified, counted in `extra` and dropped. Fewer bytes than
+// needed, a stream that ends early (a gap) or a truncated stream is a FormatError.
+std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t needed, std::uint64_t& extra,
+                         const MemberName& where) {
   std::size_t at = kZDataMagic.size();
   need(bytes, at, 8, where, "ZCUBEX header");
   const auto count = read_uint(bytes, at, 8, big_endian);
@@ -45,32 +49,40 @@ std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t ne
   const std::size_t table = at;
   const std::size_t streams = table + 24 * count;
   std::string raw(needed, '\0');
+  std::uint64_t covered = 0;  // bytes of rows inflated so far
+  char scratch[1 << 14];
   for (std::uint64_t b = 0; b < count; ++b) {
     const auto entry = table + 24 * b;
     const auto uoff = read_uint(bytes, entry, 8, big_endian);
     const auto coff = read_uint(bytes, entry + 8, 8, big_endian);
     const auto csize = read_uint(bytes, entry + 16, 8, big_endian);
-    if (csize == 0 || uoff >= needed) continue;
+    if (uoff != covered)
+      fail(where, entry, "ZCUBEX block " + std::to_string(b) + " starts at row byte " + std::to_string(uoff) +
+                             ", the blocks before it end at " + std::to_string(covered));
+    if (csize == 0) continue;
     if (coff > bytes.size() - streams || csize > bytes.size() - streams - coff)
       fail(where, entry, "ZCUBEX block " + std::to_string(b) + " lies outside the member");
     z_stream z{};
     if (inflateInit(&z) != Z_OK) fail(where, entry, "cannot start inflating");
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + streams + coff));
     z.avail_in = static_cast<uInt>(csize);
-    z.next_out = reinterpret_cast<Bytef*>(raw.data() + uoff);
-    z.avail_out = static_cast<uInt>(needed - uoff);
+    const bool into_rows = uoff < needed;
+    z.next_out = reinterpret_cast<Bytef*>(into_rows ? raw.data() + uoff : scratch);
+    z.avail_out = static_cast<uInt>(into_rows ? needed - uoff : sizeof scratch);
     int rc = inflate(&z, Z_FINISH);
-    // A full buffer: the block continues into trailing rows. They are inflated into scratch
-    // space and dropped, so that the stream's checksum is still verified.
-    char scratch[1 << 14];
     while ((rc == Z_BUF_ERROR || rc == Z_OK) && z.avail_out == 0 && z.avail_in > 0) {
       z.next_out = reinterpret_cast<Bytef*>(scratch);
       z.avail_out = sizeof scratch;
       rc = inflate(&z, Z_FINISH);
     }
+    covered += z.total_out;
     inflateEnd(&z);
-    if (rc != Z_STREAM_END) fail(where, streams + coff, "corrupt zlib stream in ZCUBEX block " + std::to_string(b));
+    if (rc != Z_STREAM_END) fail(where, streams + coff, "corrupt or truncated zlib stream in ZCUBEX block " + std::to_string(b));
   }
+  if (covered < needed)
+    fail(where, bytes.size(), "ZCUBEX streams hold " + std::to_string(covered) + " bytes of rows, the index needs " +
+                                  std::to_string(needed));
+  extra = covered - needed;
   return raw;
 }
 
@@ -138,6 +150,9 @@ class RowDecoder {
     word_ = uniform ? fields_[0] : 0;
   }
 
+  // Whether a stored row is the matrix row as it is (no byte swap, no column gather).
+  bool plain() const { return !swap_ && column_of_.empty(); }
+
   void decode(std::uint8_t* dst, const std::uint8_t* src) const {
     if (swap_ && column_of_.empty() && swap_copy_words(word_, dst, src, row_bytes_ / std::max<std::size_t>(word_, 1)))
       return;
@@ -166,6 +181,11 @@ class RowDecoder {
 };
 
 }  // namespace
+
+ValueIndex parse_index(const MemberBytes& member, std::size_t rows, const MemberName& where) {
+  std::string scratch;  // index members are small: read whole
+  return parse_index(member.view(0, member.size(), scratch), rows, where);
+}
 
 ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberName& where) {
   need(bytes, 0, kIndexMagic.size() + 7, where, "index header");
@@ -199,37 +219,109 @@ ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberNam
   return index;
 }
 
-void read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
-               const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
+namespace {
+
+// Up to this many zero bytes after the last whole row are padding (our writer appends one to
+// keep a member off a multiple of 512 bytes, see writer.hpp).
+constexpr std::size_t kMaxPadding = 8;
+
+// The bytes after the indexed rows (`extra` of them, ending with `tail`) must be whole rows or a
+// short zero padding: a value width that differs from the file's (a wrong data type) almost
+// always leaves a part of a row, which is then reported instead of being read as values.
+void check_trailing(std::uint64_t extra, std::size_t row_bytes, std::string_view tail, bool whole_rows_only,
+                    std::uint64_t offset, std::size_t rows, const DataType& dtype, const MemberName& where) {
+  const auto part = row_bytes ? extra % row_bytes : extra;
+  if (part == 0) return;
+  if (!whole_rows_only && part <= kMaxPadding && tail.size() == part &&
+      std::all_of(tail.begin(), tail.end(), [](char c) { return c == 0; }))
+    return;
+  fail(where, offset,
+       "the index lists " + std::to_string(rows) + " rows of " + std::to_string(row_bytes) + " bytes and " +
+           std::to_string(extra) + " bytes follow them, which is not a whole number of rows: the values are not " +
+           dtype.name);
+}
+
+// Rows of a CUBEX.DATA member that is read on demand: runs of rows that go unchanged to
+// consecutive matrix rows and are large enough (a system call costs about as much as copying
+// 64 KiB) are read straight into the matrix, others 8 MB at a time through a buffer.
+void read_rows_on_demand(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+                         const RowDecoder& decoder, Severity& out) {
+  constexpr std::size_t kDirectBytes = 64 << 10, kBufferBytes = 8 << 20;
   const std::size_t row_bytes = out.row_bytes();
-  const std::size_t needed = index.positions.size() * row_bytes;
-  std::string inflated;
+  const auto& positions = index.positions;
+  std::string scratch;
+  const std::size_t rows_per_read = std::max<std::size_t>(1, kBufferBytes / std::max<std::size_t>(row_bytes, 1));
+  for (std::size_t k = 0; k < positions.size();) {
+    if (decoder.plain()) {
+      const auto first = order[positions[k]];
+      std::size_t run = 1;
+      while (k + run < positions.size() && order[positions[k + run]] == first + run) ++run;
+      if (run * row_bytes >= kDirectBytes) {
+        bytes.copy(kDataMagic.size() + k * row_bytes, run * row_bytes, out.row(first));
+        for (std::size_t r = 0; r < run; ++r) out.set_present(first + r, true);
+        k += run;
+        continue;
+      }
+    }
+    const auto run = std::min(rows_per_read, positions.size() - k);
+    const auto block = bytes.view(kDataMagic.size() + k * row_bytes, run * row_bytes, scratch);
+    for (std::size_t r = 0; r < run; ++r) {
+      const auto c = order[positions[k + r]];
+      decoder.decode(out.row(c), reinterpret_cast<const std::uint8_t*>(block.data()) + r * row_bytes);
+      out.set_present(c, true);
+    }
+    k += run;
+  }
+}
+
+}  // namespace
+
+std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+                        const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
+  const std::size_t row_bytes = out.row_bytes();
+  const std::size_t rows = index.positions.size();
+  const std::size_t needed = rows * row_bytes;
+  std::string head_scratch;
+  const std::string head(bytes.view(0, std::min<std::uint64_t>(bytes.size(), kZDataMagic.size()), head_scratch));
+  std::string inflated, whole_scratch;
   std::string_view raw;
-  if (bytes.substr(0, kZDataMagic.size()) == kZDataMagic) {
-    inflated = inflate_rows(bytes, index.big_endian, needed, where);
+  std::uint64_t extra = 0;
+  if (std::string_view(head).substr(0, kZDataMagic.size()) == kZDataMagic) {
+    const auto whole = bytes.view(0, bytes.size(), whole_scratch);
+    inflated = inflate_rows(whole, index.big_endian, needed, extra, where);
+    check_trailing(extra, row_bytes, {}, true, bytes.size(), rows, out.dtype(), where);
     raw = inflated;
-  } else if (bytes.substr(0, kDataMagic.size()) == kDataMagic) {
-    raw = bytes.substr(kDataMagic.size());
-    if (raw.size() < needed)
-      fail(where, bytes.size(), "data member has " + std::to_string(raw.size()) + " bytes of rows, the index needs " +
+  } else if (std::string_view(head).substr(0, kDataMagic.size()) == kDataMagic) {
+    const auto stored = bytes.size() - kDataMagic.size();
+    if (stored < needed)
+      fail(where, bytes.size(), "data member has " + std::to_string(stored) + " bytes of rows, the index needs " +
                                     std::to_string(needed));
-    // A whole row more than the index lists means the rows are not what the metric's data type
-    // says (a wrong value width would otherwise be read silently). Writers may pad a byte or so.
-    if (row_bytes && raw.size() - needed >= row_bytes)
-      fail(where, kDataMagic.size() + needed,
-           "data member has " + std::to_string(raw.size()) + " bytes of rows, the index lists " +
-               std::to_string(index.positions.size()) + " rows of " + std::to_string(row_bytes) +
-               " bytes: the values are not " + out.dtype().name);
+    extra = stored - needed;
+    const auto part = row_bytes ? extra % row_bytes : extra;
+    std::string tail_scratch;
+    const auto tail = part <= kMaxPadding ? bytes.view(bytes.size() - part, part, tail_scratch) : std::string_view();
+    check_trailing(extra, row_bytes, tail, false, kDataMagic.size() + needed, rows, out.dtype(), where);
+    if (!bytes.in_memory()) {
+      read_rows_on_demand(bytes, index, order, RowDecoder(out, column_of, index.big_endian), out);
+      return extra;
+    }
+    raw = bytes.view(kDataMagic.size(), needed, whole_scratch);
   } else {
     fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
   }
   const RowDecoder decoder(out, column_of, index.big_endian);
-  const auto* rows = reinterpret_cast<const std::uint8_t*>(raw.data());
-  for (std::size_t k = 0; k < index.positions.size(); ++k) {
+  const auto* stored_rows = reinterpret_cast<const std::uint8_t*>(raw.data());
+  for (std::size_t k = 0; k < rows; ++k) {
     const auto c = order[index.positions[k]];
-    decoder.decode(out.row(c), rows + k * row_bytes);
+    decoder.decode(out.row(c), stored_rows + k * row_bytes);
     out.set_present(c, true);
   }
+  return extra;
+}
+
+std::uint64_t read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+                        const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
+  return read_data(MemberBytes(bytes), index, order, column_of, out, where);
 }
 
 std::string sparse_index(const std::vector<std::uint32_t>& positions) {

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -60,8 +61,21 @@ const std::vector<std::uint32_t>& CubexWriter::row_order(std::size_t metric) con
   return cube::row_order(defs_.metrics.at(metric).kind, deep_, wide_);
 }
 
+void CubexWriter::add_extra_member(const std::string& name, std::uint64_t size, const MemberReader& read) {
+  if (metrics_begun_) throw std::logic_error("add_extra_member: extra members go before the metrics");
+  tar_->begin_member(name);
+  std::vector<char> buf(std::min<std::uint64_t>(size, 1 << 20));
+  for (std::uint64_t at = 0; at < size; at += buf.size()) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buf.size(), size - at));
+    read(at, n, buf.data());
+    tar_->write(buf.data(), n);
+  }
+  tar_->end_member('\n');
+}
+
 void CubexWriter::begin_metric(std::size_t metric) {
   if (open_) throw std::logic_error("begin_metric: metric still open");
+  metrics_begun_ = true;
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
   if (is_derived(defs_.metrics[metric]))
     throw std::logic_error("begin_metric: metric '" + defs_.metrics[metric].uniq_name + "' is derived and stores no data");
@@ -254,6 +268,12 @@ Definitions written_definitions(const Definitions& defs, const WriteOptions& opt
 
 void write_cubex(const Report& report, const std::string& path, WriteOptions options, std::size_t block_bytes) {
   CubexWriter writer(path, written_definitions(report.definitions(), options), options);
+  if (const auto* source = report.source()) {
+    const auto& extras = source->extra_members();
+    for (std::size_t i = 0; i < extras.size(); ++i)
+      writer.add_extra_member(extras[i].name, extras[i].size,
+                              [&](std::uint64_t at, std::size_t n, void* dst) { source->read_extra(i, at, n, dst); });
+  }
   std::vector<std::uint8_t> block;
   for (std::size_t m = 0; m < report.metric_count(); ++m) {
     if (is_derived(report.definitions().metrics[m]) && !options.derived_as_values) continue;  // CubeW: no data

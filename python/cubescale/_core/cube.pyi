@@ -22,8 +22,11 @@ __all__: list[str] = [
     "load_all",
     "open_cubex",
     "open_cubex_bytes",
+    "report_extra_member_bytes",
+    "report_extra_members",
     "report_from_anchor",
     "report_from_parts",
+    "report_ignored_bytes",
     "write_cubex",
 ]
 
@@ -583,6 +586,16 @@ def open_cubex_bytes(data: bytes, name: str = "<bytes>") -> CubeReport:
     The same over the bytes of a .cubex (tests, fuzzing).
     """
 
+def report_extra_member_bytes(report: CubeReport, name: str) -> bytes:
+    """
+    The bytes of the extra member `name` (KeyError if there is none).
+    """
+
+def report_extra_members(report: CubeReport) -> list[tuple[str, int]]:
+    """
+    (name, size) of every member of the report's file that is not part of the report (not anchor.xml, N.index, N.data or cubescale.systree), in file order; written again by write_cubex.
+    """
+
 def report_from_anchor(xml: bytes, name: str = "<anchor.xml>") -> CubeReport:
     """
     A report with the definitions of an anchor.xml text (gzipped or not) and all values zero.
@@ -598,6 +611,11 @@ def report_from_parts(
 ) -> CubeReport:
     """
     A report with all values zero from metric and region definitions, a call tree in preorder (parent indices, -1 for roots, and region indices; per cnode a list of <parameter> attribute dicts, or an empty list) and a system tree; ValueError naming the bad element.
+    """
+
+def report_ignored_bytes(report: CubeReport, metric: typing.SupportsInt | typing.SupportsIndex) -> int:
+    """
+    Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), ignored when it was loaded; loads the metric first. 0 for reports not read from a file.
     """
 
 def write_cubex(

@@ -29,7 +29,8 @@ def add_parser(subparsers) -> None:
     """Register the ``info``, ``dump`` and ``convert`` subcommands."""
     info = subparsers.add_parser(
         "info", help="summarize a .cubex report: metrics, call tree, system tree",
-        description="Print the metric tree (with totals), the top of the call tree and the system tree size.",
+        description="Print the metric tree (with totals), bytes of data members beyond their index (ignored), "
+                    "members that are not part of the report, the top of the call tree and the system tree size.",
         epilog="example:\n  cubescale info profile.cubex --depth 3", formatter_class=argparse.RawDescriptionHelpFormatter)
     info.add_argument("file", help=".cubex report")
     info.add_argument("--depth", type=int, default=2, help="call tree levels to show (default 2)")
@@ -50,7 +51,9 @@ def add_parser(subparsers) -> None:
     convert = subparsers.add_parser(
         "convert", help="rewrite a .cubex report (optionally with zlib-compressed rows)",
         description="Read a report and write it again with cubescale's writer: SPARSE index, CUBE 4.4 anchor, "
-                    "compact system tree member; --compress stores zlib-compressed rows (ZCUBEX).",
+                    "compact system tree member; --compress stores zlib-compressed rows (ZCUBEX). Members that are "
+                    "not part of the report (text files, remapping.spec) are copied; rows beyond a metric's index "
+                    "are dropped.",
         epilog="example:\n  cubescale convert old.cubex new.cubex --compress",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     convert.add_argument("input", help=".cubex report to read")
@@ -86,6 +89,12 @@ def run_info(args) -> int:
         depth = r.metric_depth(m)
         total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
         print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m)}")
+    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones: loaded above
+    for m, n in ignored:
+        if n:
+            print(f"{m.name}: {n} bytes of its data member beyond the indexed rows ignored (trailing rows, as Cube does)")
+    for name, size in r.extra_members:
+        print(f"extra member {name} ({size} bytes), kept by convert")
     print(r.call_tree_text(r.metrics[0] if r.metrics else None, max_depth=args.depth, max_lines=60))
     return 0
 

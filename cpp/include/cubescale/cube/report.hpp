@@ -17,6 +17,7 @@
 #include "cubescale/cube/panes.hpp"
 #include "cubescale/cube/region_xml.hpp"
 #include "cubescale/cube/severity.hpp"
+#include "cubescale/cube/source_file.hpp"
 
 namespace cubescale::cube {
 
@@ -60,7 +61,13 @@ class Report {
   bool loaded(std::size_t metric) const;
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
 
+  // The file the report was read from (extra members, ignored bytes); null for reports built
+  // in memory. Set once by the reader.
+  const SourceFile* source() const { return source_.get(); }
+  void set_source(std::shared_ptr<const SourceFile> source) { source_ = std::move(source); }
+
  private:
+  std::shared_ptr<const SourceFile> source_;
   // mutable: deferred regions are filled in by definitions(), once, under regions_mutex_.
   mutable Definitions defs_;
   Loader loader_;

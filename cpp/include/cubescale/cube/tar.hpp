@@ -5,6 +5,7 @@
 // header when the member ends, so rows can be written before their number is known.
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ struct TarMember {
 // Lists the regular-file members of `archive`. Throws FormatError (with `file`) on a header
 // that is not ustar, a size that runs past the end, or a truncated header.
 std::vector<TarMember> list_tar(std::string_view archive, const std::string& file);
+// The same over an archive of `size` bytes read block by block: `block(offset)` returns the
+// 512 bytes at `offset` (offset + 512 <= size).
+using TarBlockReader = std::function<std::string_view(std::uint64_t offset)>;
+std::vector<TarMember> list_tar(std::uint64_t size, const TarBlockReader& block, const std::string& file);
 
 class TarWriter {
  public:

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cubescale/cube/archive.hpp"
 #include "cubescale/cube/severity.hpp"
 
 namespace cubescale::cube {
@@ -26,12 +27,23 @@ struct ValueIndex {
 
 // `rows` is the size of the metric's row enumeration (the number of cnodes).
 ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberName& where);
+ValueIndex parse_index(const MemberBytes& bytes, std::size_t rows, const MemberName& where);
 
-// Decodes the data member into `out` (zero-filled, cnodes x locations). Position p of the
-// index is the row of cnode order[p]; destination column l takes file column column_of[l]
-// (empty column_of: identity). Trailing extra rows in the member are ignored.
-void read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
-               const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where);
+// Decodes the data member into `out` (cnodes x locations; rows the index lists are written,
+// marked present, others left alone). Position p of the index is the row of cnode order[p];
+// destination column l takes file column column_of[l] (empty column_of: identity).
+//
+// Returns the number of bytes of rows beyond what the index needs, which are ignored, as Cube
+// ignores them: Scalasca's analyzer writes one trailing all-zero row per metric, and CUBE 4.0
+// writers leave the rows of call paths that the index does not list. Those bytes must be whole
+// rows (for ZCUBEX.DATA: inflated bytes) or, in CUBEX.DATA, up to 8 zero bytes of padding;
+// anything else means the rows are not of the metric's width (a wrong data type) and is a
+// FormatError, as are fewer bytes than the index needs, gaps between ZCUBEX blocks and
+// truncated or corrupt zlib streams.
+std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+                        const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where);
+std::uint64_t read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+                        const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where);
 
 // Little-endian SPARSE index for the given positions.
 std::string sparse_index(const std::vector<std::uint32_t>& positions);

@@ -6,6 +6,7 @@
 // finish() succeeds, so a failed write never leaves a half-written report behind.
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,11 @@ class CubexWriter {
   // The cnodes whose rows metric m's data member holds, in file order: write_rows() takes rows
   // in exactly this order.
   const std::vector<std::uint32_t>& row_order(std::size_t metric) const;
+  // Copies a member that is not part of the report (see source_file.hpp), before any metric:
+  // `read(offset, n, dst)` gives its bytes, which go to the file 1 MiB at a time. A member of
+  // exactly k x 512 bytes gets a trailing newline (see TarWriter::end_member).
+  using MemberReader = std::function<void(std::uint64_t offset, std::size_t n, void* dst)>;
+  void add_extra_member(const std::string& name, std::uint64_t size, const MemberReader& read);
   void begin_metric(std::size_t metric);
   // `rows` consecutive rows in row_order, each locations x width bytes in native byte order
   // with columns in our location order.
@@ -64,7 +70,7 @@ class CubexWriter {
   std::string anchor_;
   // State of the open metric.
   std::size_t metric_ = 0;
-  bool open_ = false, finished_ = false;
+  bool open_ = false, finished_ = false, metrics_begun_ = false;
   std::size_t next_position_ = 0;
   std::vector<std::uint32_t> positions_;
   std::size_t row_bytes_ = 0;
@@ -79,7 +85,8 @@ class CubexWriter {
   std::unique_ptr<struct RowDeflater> deflater_;
 };
 
-// Writes a whole report through CubexWriter, block by block.
+// Writes a whole report through CubexWriter, block by block, with the extra members of the
+// file it was read from (Report::source()).
 void write_cubex(const Report& report, const std::string& path, WriteOptions options = {},
                  std::size_t block_bytes = std::size_t(64) << 20);
 
