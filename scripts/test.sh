@@ -28,7 +28,7 @@ HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace
   ctest --test-dir build/asan --output-on-failure -j "$JOBS" --timeout 600
 
 echo "== static checks (ruff, mypy, stubtest of the installed extension)"
-python3 -m ruff check python tests benchmarks fuzz scripts
+python3 -m ruff check python tests benchmarks fuzz scripts examples
 python3 -m mypy
 (cd tests && python3 -m mypy.stubtest cubescale._core --allowlist stubtest_allowlist.txt)
 

@@ -73,3 +73,19 @@ def test_conflicting_metric_definitions_raise_on_every_rank(size, out_dir):
     r = results(size, out_dir)["conflict"]
     assert all("visits is defined differently" in e for e in r["errors"]), r["errors"]
     assert r["left_behind"] == []
+
+
+def test_the_example_script_writes_one_report_of_all_ranks(tmp_path):
+    import numpy as np
+
+    import cubescale
+
+    out = tmp_path / "demo.cubex"
+    mpirun(3, "../../examples/collate_demo.py", str(out), timeout=120)
+    report = cubescale.open(out)
+    assert report.shape == (6, 6)  # 6 call paths, 3 ranks x 2 threads
+    assert [loc.process for loc in report.locations] == ["rank 0"] * 2 + ["rank 1"] * 2 + ["rank 2"] * 2
+    visits = report.values("visits", inclusive=False)
+    compute = [c.index for c in report.cnodes if c.region.name == "compute"][0]
+    assert visits[compute].tolist() == [10] * 6
+    assert np.all(report.values("time", inclusive=True)[0] > 0)
