@@ -43,7 +43,7 @@ def measure(comm) -> LocalProfile:
     for _ in range(10):
         visits[2, 0] += 1
         for t in range(THREADS):  # the "threads" of a rank, run in turn here
-            timed(3, lambda: [np.sqrt(work).sum() for _ in range(1 + comm.rank + t)], thread=t)
+            timed(3, lambda n=1 + comm.rank + t: [np.sqrt(work).sum() for _ in range(n)], thread=t)
         timed(4, lambda: comm.allreduce(float(work[0])))
     timed(5, lambda: None)
     visits[0, 0] = 1
