@@ -3,10 +3,12 @@ real (oversubscribed) ranks in one run.
 
     python3 benchmarks/collate.py                  # 2, 4, 8, 16, 32, 64 ranks
     python3 benchmarks/collate.py --sizes 2 4 8 --cnodes 100
+    python3 benchmarks/collate.py --simulate          # unification's critical path, 2..1024 ranks
 
-Every rank holds a random local profile (deterministic per rank): --cnodes call paths drawn
-from a shared pool of regions (ranks see different trees), 4 threads, 3 metrics (time DOUBLE,
-visits UINT64, bytes INT64 inclusive). Three ways to one report, each timed from a barrier to
+Every rank holds a random local profile (deterministic per rank), shaped like a real SPMD run:
+--cnodes call paths of a call tree all ranks share plus 5% of paths only that rank visited
+(ranks see different trees), 4 threads, 3 metrics (time DOUBLE, visits UINT64, bytes INT64
+inclusive). Three ways to one report, each timed from a barrier to
 the file being complete (max over ranks):
 
 * ours — cubescale.parallel.write_report: unification by reduction tree, distributed system
@@ -45,22 +47,28 @@ METRICS = [("time", "DOUBLE", "EXCLUSIVE"), ("visits", "UINT64", "EXCLUSIVE"), (
 THREADS = 4
 
 
-def make_profile(rank: int, cnodes: int):
+def make_profile(rank: int, cnodes: int, unique: float = 0.05):
     import numpy as np
 
     from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
 
-    rng = np.random.default_rng(rank)
     parents, regions, seen = [], [], set()
-    while len(parents) < cnodes:
-        n = len(parents)
-        parent = -1 if n == 0 else int(rng.integers(max(0, n - 8), n))  # deep-ish trees
-        region = 0 if n == 0 else int(rng.integers(1, len(REGIONS)))
-        if (parent, region) in seen or (n and parent < 0):
-            continue
-        seen.add((parent, region))
-        parents.append(parent)
-        regions.append(region)
+
+    def grow(rng, count):
+        while len(parents) < count:
+            n = len(parents)
+            parent = -1 if n == 0 else int(rng.integers(max(0, n - 8), n))  # deep-ish trees
+            region = 0 if n == 0 else int(rng.integers(1, len(REGIONS)))
+            if (parent, region) in seen:
+                continue
+            seen.add((parent, region))
+            parents.append(parent)
+            regions.append(region)
+
+    grow(np.random.default_rng(12345), cnodes)  # the tree every rank shares
+    rng = np.random.default_rng(rank)
+    grow(rng, cnodes + int(cnodes * unique))  # and paths only this rank saw
+    cnodes = len(parents)
     shape = (cnodes, THREADS)
     values = [rng.random(shape), rng.integers(1, 1000, shape).astype(np.uint64),
               rng.integers(0, 1 << 20, shape).astype(np.int64)]
@@ -211,16 +219,48 @@ def _same_values(a: str, b: str) -> bool:
                for n, _, _ in METRICS)
 
 
+def simulate(sizes: list[int], cnodes: int) -> None:
+    """Unification of P profiles in one process along the same spanning tree (the C++ kernels
+    of the MPI runs): the critical path with one core per rank, for identical call trees and
+    for 5% rank-specific call paths."""
+    from cubescale._core import profile as _profile
+
+    print()
+    print(f"Unification simulated in one process ({cnodes} shared call paths per rank): critical path = the "
+          "longest chain of merges and map compositions, leaf -> root -> leaf, one core per rank")
+    print()
+    print("| ranks | rank-specific paths | global call paths | rounds | critical path ms | all ranks' work ms | "
+          "most bytes one rank received |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for unique in (0.0, 0.05):
+        for size in sizes:
+            profiles = [make_profile(r, cnodes, unique)._core for r in range(size)]
+            best = None
+            for _ in range(3):
+                r = _profile.unify_in_process(profiles)
+                if best is None or r["critical_path_seconds"] < best["critical_path_seconds"]:
+                    best = r
+            assert best is not None
+            print(f"| {size} | {unique:.0%} | {len(best['cnode_parents'])} | {best['rounds']} | "
+                  f"{best['critical_path_seconds'] * 1e3:.1f} | {best['total_seconds'] * 1e3:.0f} | "
+                  f"{best['max_bytes_received'] / 1024:.0f} KiB |", flush=True)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
     parser.add_argument("--cnodes", type=int, default=300, help="call paths per rank")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--simulate", type=int, nargs="*", default=None,
+                        help="only the in-process unification for these numbers of ranks (default 2..1024)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(args.cnodes, args.repeat, args.out)
+        return 0
+    if args.simulate is not None:
+        simulate(args.simulate or [2, 8, 64, 256, 1024], args.cnodes)
         return 0
     print(f"{args.cnodes} call paths x {THREADS} threads x {len(METRICS)} metrics per rank; median of {args.repeat}")
     print("| ranks | ours s | files+merge s | gather s | files/ours | gather/ours | writer buffers (budget 1 MiB) | "

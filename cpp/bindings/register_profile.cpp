@@ -221,11 +221,16 @@ void register_unify(py::module_& m) {
         d["cnode_maps"] = cnode_maps;
         d["wide_positions"] = wide;
         d["rounds"] = r.rounds;
+        d["critical_path_seconds"] = r.critical_path_seconds;
+        d["total_seconds"] = r.total_seconds;
+        d["max_bytes_received"] = r.max_bytes_received;
         return d;
       },
       py::arg("profiles"),
       "The whole unification of P profiles in one process along the same spanning tree (tests, simulation): "
-      "a dict with the packed global definitions, metrics, regions, call tree and per-profile maps.");
+      "a dict with the packed global definitions, metrics, regions, call tree, per-profile maps, the rounds, "
+      "the passes' critical path with a core per rank and their total time (seconds), and the most bytes any "
+      "rank received.");
 }
 
 void register_collation(py::module_& m) {

@@ -1,6 +1,7 @@
 #include "cubescale/profile/unify.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 #include <stdexcept>
 
@@ -158,19 +159,41 @@ UnifiedInProcess unify_in_process(const std::vector<const LocalProfile*>& profil
   std::vector<collective::TreeLinks> links;
   for (int r = 0; r < size; ++r) links.push_back(collective::binary_tree_links(r, size));
   // Children have higher ranks than their parents: the up pass runs from the last rank down.
+  using Clock = std::chrono::steady_clock;
+  const auto seconds = [](Clock::time_point a) { return std::chrono::duration<double>(Clock::now() - a).count(); };
   std::vector<std::string> sent(size);
+  std::vector<double> up_done(size, 0.0);  // when a rank's up pass could end, one core per rank
+  UnifiedInProcess out;
   for (int r = size - 1; r >= 0; --r) {
-    for (int c : links[r].children) states[r].absorb(sent[c]);
+    const auto start = Clock::now();
+    double ready = 0;
+    for (int c : links[r].children) {
+      states[r].absorb(sent[c]);
+      ready = std::max(ready, up_done[c]);
+    }
     sent[r] = states[r].end_up(r == 0);
+    const double own = seconds(start);
+    up_done[r] = ready + own;
+    out.total_seconds += own;
   }
   std::vector<std::string> from_parent(size);
+  std::vector<double> down_done(size, 0.0);
+  down_done[0] = up_done[0];
   for (int r = 0; r < size; ++r) {
+    const auto start = Clock::now();
     auto messages = states[r].down(from_parent[r]);
-    for (std::size_t k = 0; k < messages.size(); ++k) from_parent[links[r].children[k]] = std::move(messages[k]);
+    const double own = seconds(start);
+    out.total_seconds += own;
+    down_done[r] += own;
+    for (std::size_t k = 0; k < messages.size(); ++k) {
+      from_parent[links[r].children[k]] = std::move(messages[k]);
+      down_done[links[r].children[k]] = down_done[r];
+    }
   }
-  UnifiedInProcess out;
+  out.critical_path_seconds = *std::max_element(down_done.begin(), down_done.end());
   out.global = states[0].global();
   for (auto& s : states) {
+    out.max_bytes_received = std::max(out.max_bytes_received, s.stats().bytes_received);
     out.metric_maps.push_back(s.metric_map());
     out.cnode_maps.push_back(s.cnode_map());
     out.wide_positions.push_back(s.cnode_wide_position());

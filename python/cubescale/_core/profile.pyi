@@ -198,5 +198,5 @@ class BlockAssembler:
 
 def unify_in_process(profiles: collections.abc.Sequence[LocalProfile]) -> dict:
     """
-    The whole unification of P profiles in one process along the same spanning tree (tests, simulation): a dict with the packed global definitions, metrics, regions, call tree and per-profile maps.
+    The whole unification of P profiles in one process along the same spanning tree (tests, simulation): a dict with the packed global definitions, metrics, regions, call tree, per-profile maps, the rounds, the passes' critical path with a core per rank and their total time (seconds), and the most bytes any rank received.
     """

@@ -74,6 +74,10 @@ struct UnifiedInProcess {
   DefinitionSet global;
   std::vector<std::vector<std::uint32_t>> metric_maps, cnode_maps, wide_positions;
   std::uint32_t rounds = 0;  // levels of the spanning tree
+  // The up and down passes' critical path with one core per rank: the longest chain of
+  // merges (and map compositions) from a leaf to the root and back, messages not counted.
+  double critical_path_seconds = 0, total_seconds = 0;
+  std::uint64_t max_bytes_received = 0;  // by any one rank
 };
 UnifiedInProcess unify_in_process(const std::vector<const LocalProfile*>& profiles);
 
