@@ -370,3 +370,18 @@ def test_in_memory_archives_still_check_ranges():
     report = _core.open_cubex_bytes(data, "mem.cubex")
     _core.load_all(report)
     assert _core.report_extra_members(report) == [("remapping.spec", len(read_members(os.path.join(DATA, "call_tree_test.cubex"))["remapping.spec"]))]
+
+
+def test_an_extra_member_name_seen_twice_counts_once_first_wins():
+    # Found by atheris: two extra members named alike (here ""), listed twice but found once.
+    members = read_members(os.path.join(DATA, "call_tree_test.cubex"))
+    notes = archive({"notes.txt": b"first"})
+    twice = archive({"notes.txt": b"second, longer"})
+    block = archive(members)
+    # Splice: the two notes members (header + data blocks, without the end-of-archive blocks)
+    # before the report's own members.
+    body = notes[:1024] + twice[:1024] + block
+    report = cubescale.Report(_core.open_cubex_bytes(body, "twice.cubex"))
+    assert report.extra_members[:1] == [("notes.txt", 5)]
+    assert [n for n, _ in report.extra_members].count("notes.txt") == 1
+    assert report.extra_member_bytes("notes.txt") == b"first"

@@ -94,7 +94,9 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   f->archive = std::move(archive);
   f->name = name;
   for (auto& m : f->archive->members()) {
-    if (!report_member(m.name)) {
+    // A name seen twice: the first member counts, for extras as for the report's members
+    // (members.emplace keeps the first), so every listed extra member is found by its name.
+    if (!report_member(m.name) && !f->members.count(m.name)) {
       f->extras.push_back(m);
       f->extra_list.push_back({m.name, m.size});
     }
