@@ -26,4 +26,7 @@ PYBIND11_MODULE(_core, m) {
   auto profile = m.def_submodule(
       "profile", "Local call-path profiles, their unification and collation (papers 001, 002).");
   cubescale::bindings::register_profile(profile);
+  auto threads = m.def_submodule(
+      "threads", "Thread aggregation of reports and local profiles: sum, set, key, calltree, value (paper 003).");
+  cubescale::bindings::register_threads(threads);
 }

@@ -99,6 +99,15 @@ class LocalProfile:
         self.process = process
 
     @classmethod
+    def _from_core(cls, core: Any, host: str | None = None, process: str | None = None) -> LocalProfile:
+        """A profile around a core ``_core.profile.LocalProfile`` (e.g. one the core aggregated)."""
+        profile = cls.__new__(cls)
+        profile._core = core
+        profile.host = host
+        profile.process = process
+        return profile
+
+    @classmethod
     def from_report(cls, report, part: tuple[int, int] = (0, 1)) -> LocalProfile:
         """The processes ``i, i + n, i + 2n ...`` of a loaded report (``part=(i, n)``) with
         their threads: every metric in its stored kind, the whole call tree (call paths the

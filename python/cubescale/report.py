@@ -487,6 +487,22 @@ class Report:
 
     # ---- views
 
+    def aggregate_threads(self, strategy: str = "sum", **options) -> Report:
+        """A new report with every process's threads aggregated: ``"sum"``, ``"set"``,
+        ``"key"``, ``"calltree"`` or ``"value"`` (see :mod:`cubescale.threads` for the
+        strategies and :func:`cubescale.threads.aggregate` for the options).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+        >>> r.shape, r.aggregate_threads("sum").shape
+        ((127, 8), (127, 2))
+        """
+        from .threads import aggregate
+
+        return aggregate(self, strategy, **options)
+
     def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
         """A pandas DataFrame with one row per (cnode, location) and one column per metric
         (metrics with scalar values only; requires pandas).

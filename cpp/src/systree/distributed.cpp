@@ -583,6 +583,14 @@ std::vector<std::pair<std::uint64_t, std::string>> RankState::held_names(const s
     if (std::find(classes.begin(), classes.end(), view_.cls(e)) == classes.end()) continue;
     out.emplace_back(total_of(element_start(d)), std::string(view_.name(e)));
   }
+  // This rank's locations are leaves right below its process: they follow it in preorder.
+  const auto process = spine_[process_depth_];
+  auto index = total_of(element_start(process_depth_));
+  for (const auto child : view_.children(process)) {
+    ++index;
+    if (std::find(classes.begin(), classes.end(), view_.cls(child)) != classes.end())
+      out.emplace_back(index, std::string(view_.name(child)));
+  }
   return out;
 }
 

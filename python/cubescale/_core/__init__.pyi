@@ -8,5 +8,6 @@ from . import cube
 from . import distributed
 from . import collective
 from . import profile
+from . import threads
 
-__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree"]
+__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree", "threads"]

@@ -183,10 +183,14 @@ def _write_piece(assembler, writer, got, p: int, c0: int, c1: int) -> None:
 
 
 def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress: bool = False,
-                 block_bytes: int = 1 << 20, view=None, names: bool = True, progress: Any = None) -> dict:
+                 block_bytes: int = 1 << 20, view=None, names: bool = True, progress: Any = None,
+                 threads: str | None = None, **thread_options: Any) -> dict:
     """One call for mpirun scripts: unify every rank's definitions, build the global system
     tree (each rank's ``view``, default :meth:`LocalProfile.view`), and collate the values
     into one ``.cubex`` at ``path`` written by rank 0 with buffers within ``block_bytes``.
+    ``threads`` aggregates each rank's threads first (``"sum"``, ``"set"``, ``"key"``,
+    ``"calltree"``, ``"value"``; options as :func:`cubescale.threads.aggregate_profile`), so
+    only the aggregated values leave the rank; the new locations keep their names.
     Returns this rank's costs per phase.
 
     Example
@@ -202,12 +206,26 @@ def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress:
     >>> cubescale.open(out).values("visits").tolist()
     [[3]]
     """
+    aggregate_seconds = 0.0
+    if threads is not None:
+        from ..threads import aggregate_profile
+
+        start = time.perf_counter()
+        error = None
+        try:
+            profile = aggregate_profile(profile, threads, **thread_options)
+        except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
+            error = e
+        agree(comm, error)
+        aggregate_seconds = time.perf_counter() - start
     unified = unify(comm, profile)
     start = time.perf_counter()
     # Host and process names are kept (streamed to rank 0 in bounded chunks); threads get
-    # Score-P's generated names.
+    # Score-P's generated names, aggregated locations keep theirs ("master thread" ...).
+    classes = ("node", "process") if threads is None else ("node", "process", "thread")
     system = build_system_tree(comm, view if view is not None else profile.view(comm.rank), root_only=True,
-                               names=names, name_classes=("node", "process"))
+                               names=names, name_classes=classes)
     system_seconds = time.perf_counter() - start
     stats = collate(comm, profile, path, unified, system, compress, block_bytes, progress)
-    return {"unify": unified.stats, "system_tree": {"seconds": system_seconds, **system.stats}, "collate": stats}
+    return {"threads": {"seconds": aggregate_seconds}, "unify": unified.stats,
+            "system_tree": {"seconds": system_seconds, **system.stats}, "collate": stats}

@@ -165,7 +165,8 @@ class RankState {
   // True on the lowest rank of its host: it holds the host element (of class host_class).
   bool responsible() const;
   std::uint32_t host_depth() const { return host_depth_; }
-  // (all-kinds index, name) of the spine elements it holds whose class is in `classes`.
+  // (all-kinds index, name) of the spine elements it holds and of its locations, for those
+  // whose class is in `classes`.
   std::vector<std::pair<std::uint64_t, std::string>> held_names(const std::vector<std::string>& classes) const;
 
   const RankStats& stats() const { return stats_; }
