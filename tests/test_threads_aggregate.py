@@ -82,7 +82,7 @@ def test_set_tuples_match_numpy_on_the_thread_columns(report):
             assert np.allclose(y["sum2"][:, p], (x[:, cols] ** 2).sum(axis=1), rtol=1e-12, atol=0), m.name
 
 
-@pytest.mark.parametrize("strategy", ["sum", "key", "calltree", "value"])
+@pytest.mark.parametrize("strategy", ["sum", "calltree", "value"])
 def test_num_threads_counts_the_member_threads_that_visited(report, strategy):
     out = threads.aggregate(report, strategy)
     visited = _visited(report)
@@ -191,6 +191,11 @@ def test_local_profile_aggregation_equals_the_report_aggregation(report):
         assert [n for n, _ in local.locations] == [out.locations[c].name for c in cols]
         for m in out.metrics:
             assert np.array_equal(local.values(m.name), out.values(m.name, inclusive=None)[:, cols]), (strategy, m.name)
+
+
+def test_num_threads_only_where_a_location_stands_for_several_threads(report):
+    assert "num_threads" not in [m.name for m in threads.aggregate(report, "key").metrics]
+    assert "num_threads" not in [m.name for m in threads.aggregate(report, "set").metrics]
 
 
 def test_options_and_errors(report):

@@ -13,11 +13,12 @@ set        "aggregated threads" with every metric a TAU_ATOMIC tuple (N, min, ma
            of squares) over the threads; N = threads that visited the call path (thread_tuple)
 key        "master thread", "fastest thread", "slowest thread", "aggregated worker threads":
            fastest / slowest among the workers by work = time outside synchronization
-           regions, both always kept (key_threads)
-calltree   "cluster i": threads that visited the same call paths (cluster_threads)
+           regions, both always kept (key_threads; no num_threads, as there)
+calltree   "cluster i": threads that visited the same call paths, plus num_threads
+           (cluster_threads)
 value      "cluster i": threads with similar per-call-path time profiles (deterministic
-           farthest-first seeding and k-means, at most ``max_clusters``); can tell apart
-           threads that CALLTREE cannot, e.g. those that did less work
+           farthest-first seeding and k-means, at most ``max_clusters``), plus num_threads;
+           tells apart threads that CALLTREE cannot, e.g. those that did less work
 =========  ==================================================================================
 
 Sums keep every process's totals (exact for integers). For key, calltree and value the
@@ -138,7 +139,11 @@ def memberships(report: Report) -> dict[tuple[int, str], list[int]]:
     for key, value in report.attrs.items():
         if key.startswith(prefix):
             rank, _, name = key[len(prefix):].partition("::")
-            out[(int(rank), name)] = [int(t) for t in value.split()]
+            members: list[int] = []
+            for part in value.split():
+                first, _, last = part.partition("-")
+                members.extend(range(int(first), int(last or first) + 1))
+            out[(int(rank), name)] = members
     return out
 
 

@@ -102,31 +102,51 @@ std::vector<std::uint8_t> work_flags(const Source& s, const Options& o) {
   return is_work;
 }
 
+// Work per location: exclusive time summed over the work call paths, read straight from the
+// stored matrix in one pass. For inclusive storage, exclusive(c) = inclusive(c) - inclusive
+// of c's children, so the sum takes inclusive(c) x (work(c) - work(parent(c))).
+std::vector<double> location_work(const Source& s, std::size_t metric, const std::vector<std::uint8_t>& is_work) {
+  const auto values = s.values(metric, s.metrics[metric].kind);
+  const bool inclusive = s.metrics[metric].kind == MetricKind::Inclusive;
+  std::vector<double> work(s.locations, 0.0), row(s.locations);
+  for (std::size_t c = 0; c < s.cnodes(); ++c) {
+    const auto parent = s.cnode_parents[c];
+    const double weight = double(is_work[c]) - (inclusive && parent != cube::kNoParent ? double(is_work[parent]) : 0.0);
+    if (weight == 0) continue;
+    cube::to_doubles(values->dtype(), values->row(c), s.locations, row.data());
+    for (std::size_t l = 0; l < s.locations; ++l) work[l] += weight * row[l];
+  }
+  return work;
+}
+
 Plan make_plan(const Source& s, const std::vector<Process>& processes, const Options& o) {
   if (o.strategy == Strategy::Value && o.max_clusters == 0) throw std::invalid_argument("max_clusters must be at least 1");
   Plan plan;
   plan.visited = visited_mask(s);
-  const bool needs_time = o.strategy == Strategy::Key || o.strategy == Strategy::Value;
-  std::vector<double> time;  // [cnode][location], exclusive
+  std::vector<double> time, work;  // [cnode][location] exclusive (VALUE); per location (KEY)
   std::vector<std::uint8_t> is_work(s.cnodes(), 1);
-  if (needs_time) {
-    const auto values = s.values(work_metric(s, o), MetricKind::Exclusive);
-    time.resize(s.cnodes() * s.locations);
-    cube::to_doubles(*values, time.data());
+  if (o.strategy == Strategy::Key) {
     is_work = work_flags(s, o);
+    work = location_work(s, work_metric(s, o), is_work);
+  } else if (o.strategy == Strategy::Value) {
+    const auto exclusive = s.values(work_metric(s, o), MetricKind::Exclusive);
+    time.resize(s.cnodes() * s.locations);
+    cube::to_doubles(*exclusive, time.data());
   }
   for (const auto& process : processes) {
     ThreadProfiles p;
     p.threads = process.threads.size();
     p.cnodes = s.cnodes();
     p.visited.resize(p.threads * p.cnodes);
-    if (needs_time) p.time.resize(p.threads * p.cnodes);
+    if (!time.empty()) p.time.resize(p.threads * p.cnodes);
     for (std::size_t c = 0; c < p.cnodes; ++c)
       for (std::size_t t = 0; t < p.threads; ++t) {
         const auto l = process.threads[t];
         p.visited[t * p.cnodes + c] = plan.visited[c * s.locations + l];
-        if (needs_time) p.time[t * p.cnodes + c] = time[c * s.locations + l];
+        if (!time.empty()) p.time[t * p.cnodes + c] = time[c * s.locations + l];
       }
+    for (auto l : process.threads)
+      if (!work.empty()) p.work.push_back(work[l]);
     auto& out = plan.processes.emplace_back();
     for (const auto& g : group_threads(p, o, is_work, process.thread_ranks)) {
       std::vector<std::uint32_t> columns;
@@ -140,13 +160,17 @@ Plan make_plan(const Source& s, const std::vector<Process>& processes, const Opt
   return plan;
 }
 
+// SUM and the clusterings say how many threads a location stands for; SET has N in every
+// tuple, and KEY's single threads need no count (as Score-P's key_threads).
+bool counts_threads(Strategy s) { return s == Strategy::Sum || s == Strategy::Calltree || s == Strategy::Value; }
+
 std::vector<Metric> output_metrics(const std::vector<Metric>& in, const Options& o) {
   std::vector<Metric> out = in;
   if (o.strategy == Strategy::Set) {
     for (auto& m : out)
       if (stored(m) && is_scalar(m.dtype)) m.dtype = *cube::parse_data_type("TAU_ATOMIC");
-    return out;
   }
+  if (!counts_threads(o.strategy)) return out;
   Metric n;
   n.uniq_name = std::string(kThreadCountMetric);
   n.disp_name = "number of threads";
@@ -164,7 +188,7 @@ std::vector<Metric> output_metrics(const std::vector<Metric>& in, const Options&
 // Calls set(metric, values) for every output metric with values (derived ones have none).
 template <class Set>
 void aggregate_values(const Source& s, const Plan& plan, const Options& o, const Progress& progress, Set&& set) {
-  const std::size_t total = s.metrics.size() + (o.strategy == Strategy::Set ? 0 : 1);
+  const std::size_t total = s.metrics.size() + (counts_threads(o.strategy) ? 1 : 0);
   for (std::size_t m = 0; m < s.metrics.size(); ++m) {
     if (stored(s.metrics[m])) {
       const auto in = s.values(m, s.metrics[m].kind);
@@ -173,15 +197,23 @@ void aggregate_values(const Source& s, const Plan& plan, const Options& o, const
     }
     if (progress) progress(m + 1, total);
   }
-  if (o.strategy != Strategy::Set) {
+  if (counts_threads(o.strategy)) {
     set(s.metrics.size(), count_visits(plan.columns, plan.visited, s.cnodes(), s.locations));
     if (progress) progress(total, total);
   }
 }
 
-std::string join_ranks(const std::vector<std::int64_t>& ranks) {
+// "0 2-5 9": runs of consecutive ranks as ranges, so that "all workers" stays short.
+std::string join_ranks(std::vector<std::int64_t> ranks) {
+  std::sort(ranks.begin(), ranks.end());
   std::string out;
-  for (auto r : ranks) out += (out.empty() ? "" : " ") + std::to_string(r);
+  for (std::size_t i = 0; i < ranks.size();) {
+    std::size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    out += (out.empty() ? "" : " ") + std::to_string(ranks[i]);
+    if (j > i) out += "-" + std::to_string(ranks[j]);
+    i = j + 1;
+  }
   return out;
 }
 

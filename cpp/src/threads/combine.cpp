@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <type_traits>
 
 #include "cubescale/common/unaligned.hpp"
@@ -16,11 +18,16 @@ using cube::Severity;
 using cube::ValueKind;
 
 void ColumnGroups::add(const std::vector<std::uint32_t>& columns) {
+  bool run = true;
+  for (std::size_t i = 1; i < columns.size(); ++i) run &= columns[i] == columns[i - 1] + 1;
   member.insert(member.end(), columns.begin(), columns.end());
   first.push_back(member.size());
+  consecutive.push_back(run ? 1 : 0);
 }
 
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // Calls f(T{}) with the C++ type of a scalar value kind; false for records.
 template <class F>
@@ -48,18 +55,47 @@ void check(const Severity& in, const ColumnGroups& groups, const std::vector<std
     if (m >= in.locations()) throw std::invalid_argument("group member out of range");
 }
 
-// Sums in the unsigned type for integers: wraps around like the counters, no overflow UB.
+// Rows split over the cores for large matrices (each row is independent); the first
+// exception of any part is rethrown after all have joined.
+template <class Body>
+void over_rows(std::size_t rows, std::size_t bytes, Body&& body) {
+  constexpr std::size_t kThreadedFrom = std::size_t(8) << 20;
+  const unsigned cores = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t parts = bytes < kThreadedFrom ? 1 : std::min<std::size_t>(cores, rows);
+  if (parts <= 1) return body(std::size_t(0), rows);
+  std::vector<std::thread> workers;
+  std::vector<std::exception_ptr> errors(parts);
+  for (std::size_t k = 0; k < parts; ++k)
+    workers.emplace_back([&, k] {
+      try {
+        body(rows * k / parts, rows * (k + 1) / parts);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  for (auto& w : workers) w.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
 template <class T, bool = std::is_integral_v<T>>
 struct Accumulator { using type = T; };
 template <class T>
 struct Accumulator<T, true> { using type = std::make_unsigned_t<T>; };
 
+// Sums in the unsigned type for integers: wraps around like the counters, no overflow UB.
 template <class T>
 void sum_row(const T* src, T* dst, const ColumnGroups& g) {
   using Acc = typename Accumulator<T>::type;
   for (std::size_t o = 0; o < g.size(); ++o) {
+    const std::size_t b = g.first[o], e = g.first[o + 1];
     Acc acc = 0;
-    for (std::size_t i = g.first[o]; i < g.first[o + 1]; ++i) acc = static_cast<Acc>(acc + static_cast<Acc>(src[g.member[i]]));
+    if (g.consecutive[o] && e > b) {
+      const T* s = src + g.member[b];
+      for (std::size_t i = 0; i < e - b; ++i) acc = static_cast<Acc>(acc + static_cast<Acc>(s[i]));
+    } else {
+      for (std::size_t i = b; i < e; ++i) acc = static_cast<Acc>(acc + static_cast<Acc>(src[g.member[i]]));
+    }
     dst[o] = static_cast<T>(acc);
   }
 }
@@ -67,19 +103,20 @@ void sum_row(const T* src, T* dst, const ColumnGroups& g) {
 // Minimum (or maximum) over the members that visited; over all members when none did.
 template <bool Max>
 void extreme_row(const double* src, double* dst, const ColumnGroups& g, const std::uint8_t* visited) {
+  auto pick = [](double a, double b) { return Max ? std::max(a, b) : std::min(a, b); };
+  const double none = Max ? -kInf : kInf;
   for (std::size_t o = 0; o < g.size(); ++o) {
-    bool any = false;
-    double acc = Max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-    for (std::size_t i = g.first[o]; i < g.first[o + 1]; ++i) {
+    const std::size_t b = g.first[o], e = g.first[o + 1];
+    double acc = none;
+    unsigned any = 0;
+    for (std::size_t i = b; i < e; ++i) {
       const auto m = g.member[i];
-      if (!visited[m]) continue;
-      acc = Max ? std::max(acc, src[m]) : std::min(acc, src[m]);
-      any = true;
+      acc = pick(acc, visited[m] ? src[m] : none);
+      any |= visited[m];
     }
     if (!any)
-      for (std::size_t i = g.first[o]; i < g.first[o + 1]; ++i)
-        acc = Max ? std::max(acc, src[g.member[i]]) : std::min(acc, src[g.member[i]]);
-    dst[o] = g.first[o] == g.first[o + 1] ? 0.0 : acc;
+      for (std::size_t i = b; i < e; ++i) acc = pick(acc, src[g.member[i]]);
+    dst[o] = e == b ? 0.0 : acc;
   }
 }
 
@@ -102,6 +139,53 @@ void record_row(const DataType& t, const std::uint8_t* src, std::uint8_t* dst, c
   }
 }
 
+struct Tuple {
+  std::uint32_t n = 0;
+  double lo = kInf, hi = -kInf, sum = 0, sum2 = 0;
+};
+
+// One group's tuple: N, min and max over the visited members, sums over all.
+template <class T>
+Tuple tuple_of(const T* src, const std::uint8_t* visited, const ColumnGroups& g, std::size_t o) {
+  const std::size_t b = g.first[o], e = g.first[o + 1];
+  Tuple t;
+  auto take = [&](std::size_t m) {
+    const double x = static_cast<double>(src[m]);
+    const bool v = visited[m] != 0;
+    t.sum += x, t.sum2 += x * x, t.n += v;
+    t.lo = std::min(t.lo, v ? x : kInf), t.hi = std::max(t.hi, v ? x : -kInf);
+  };
+  if (g.consecutive[o] && e > b) {
+    // Separate simple loops over the run: each one vectorizes (the combined one did not).
+    const T* x = src + g.member[b];
+    const std::uint8_t* v = visited + g.member[b];
+    const std::size_t n = e - b;
+    double sum = 0, sum2 = 0, lo = kInf, hi = -kInf;
+    std::uint32_t count = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double y = static_cast<double>(x[i]);
+      sum += y, sum2 += y * y;
+    }
+    for (std::size_t i = 0; i < n; ++i) count += v[i] != 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double y = static_cast<double>(x[i]);
+      lo = v[i] && y < lo ? y : lo;
+      hi = v[i] && y > hi ? y : hi;
+    }
+    t.sum = sum, t.sum2 = sum2, t.lo = lo, t.hi = hi, t.n = count;
+  } else {
+    for (std::size_t i = b; i < e; ++i) take(g.member[i]);
+  }
+  if (t.n == 0) {  // nobody visited: the extremes of what is there (zeros, as a rule)
+    for (std::size_t i = b; i < e; ++i) {
+      const double x = static_cast<double>(src[g.member[i]]);
+      t.lo = std::min(t.lo, x), t.hi = std::max(t.hi, x);
+    }
+    if (e == b) t.lo = t.hi = 0;
+  }
+  return t;
+}
+
 }  // namespace
 
 bool is_scalar(const DataType& t) {
@@ -113,24 +197,26 @@ Severity fold_columns(const Severity& in, const ColumnGroups& groups, const std:
   const auto& t = in.dtype();
   Severity out(t, in.cnodes(), groups.size());
   const std::size_t locations = in.locations();
-  for (std::size_t c = 0; c < in.cnodes(); ++c) {
-    // Matrices built from bytes (local profiles) may not mark their present rows.
-    if (!in.present(c) && cube::row_is_zero(in.row(c), in.row_bytes())) continue;
-    out.set_present(c, true);
-    const auto* flags = visited.data() + c * locations;
-    if (t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble) {
-      const auto* src = reinterpret_cast<const double*>(in.row(c));
-      auto* dst = reinterpret_cast<double*>(out.row(c));
-      if (t.kind == ValueKind::MaxDouble) extreme_row<true>(src, dst, groups, flags);
-      else extreme_row<false>(src, dst, groups, flags);
-      continue;
+  over_rows(in.cnodes(), in.bytes(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t c = begin; c < end; ++c) {
+      // Matrices built from bytes (local profiles) may not mark their present rows.
+      if (!in.present(c) && cube::row_is_zero(in.row(c), in.row_bytes())) continue;
+      out.set_present(c, true);
+      const auto* flags = visited.data() + c * locations;
+      if (t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble) {
+        const auto* src = reinterpret_cast<const double*>(in.row(c));
+        auto* dst = reinterpret_cast<double*>(out.row(c));
+        if (t.kind == ValueKind::MaxDouble) extreme_row<true>(src, dst, groups, flags);
+        else extreme_row<false>(src, dst, groups, flags);
+        continue;
+      }
+      const bool scalar = visit_scalar(t.kind, [&](auto tag) {
+        using T = decltype(tag);
+        sum_row(reinterpret_cast<const T*>(in.row(c)), reinterpret_cast<T*>(out.row(c)), groups);
+      });
+      if (!scalar) record_row(t, in.row(c), out.row(c), groups, flags);
     }
-    const bool scalar = visit_scalar(t.kind, [&](auto tag) {
-      using T = decltype(tag);
-      sum_row(reinterpret_cast<const T*>(in.row(c)), reinterpret_cast<T*>(out.row(c)), groups);
-    });
-    if (!scalar) record_row(t, in.row(c), out.row(c), groups, flags);
-  }
+  });
   return out;
 }
 
@@ -139,41 +225,29 @@ Severity tuple_columns(const Severity& in, const ColumnGroups& groups, const std
   if (!is_scalar(in.dtype())) throw std::invalid_argument("SET makes tuples of scalar values only");
   Severity out(*cube::parse_data_type("TAU_ATOMIC"), in.cnodes(), groups.size());
   const std::size_t locations = in.locations();
-  std::vector<double> row(locations);
   // Every row, present or not: a call path the threads visited without a value (0 bytes
   // sent) still has its N, and zero minima and maxima.
-  for (std::size_t c = 0; c < in.cnodes(); ++c) {
-    bool nonzero = false;
-    visit_scalar(in.dtype().kind, [&](auto tag) {
-      using T = decltype(tag);
-      const auto* src = reinterpret_cast<const T*>(in.row(c));
-      for (std::size_t l = 0; l < locations; ++l) row[l] = static_cast<double>(src[l]);
-    });
-    const auto* flags = visited.data() + c * locations;
-    for (std::size_t o = 0; o < groups.size(); ++o) {
-      std::uint32_t n = 0;
-      double lo = std::numeric_limits<double>::infinity(), hi = -lo, sum = 0, sum2 = 0;
-      for (std::size_t i = groups.first[o]; i < groups.first[o + 1]; ++i) {
-        const auto m = groups.member[i];
-        const double x = row[m];
-        sum += x, sum2 += x * x;
-        if (flags[m]) ++n, lo = std::min(lo, x), hi = std::max(hi, x);
-      }
-      if (n == 0) {  // nobody visited: the extremes of what is there (zeros, as a rule)
-        for (std::size_t i = groups.first[o]; i < groups.first[o + 1]; ++i)
-          lo = std::min(lo, row[groups.member[i]]), hi = std::max(hi, row[groups.member[i]]);
-        if (groups.first[o] == groups.first[o + 1]) lo = hi = 0;
-      }
-      nonzero |= n != 0 || sum != 0 || lo != 0 || hi != 0;
-      auto* dst = out.row(c) + o * 36;
-      store_unaligned(dst, n);
-      store_unaligned(dst + 4, lo);
-      store_unaligned(dst + 12, hi);
-      store_unaligned(dst + 20, sum);
-      store_unaligned(dst + 28, sum2);
+  over_rows(in.cnodes(), in.bytes(), [&](std::size_t begin, std::size_t end) {
+    for (std::size_t c = begin; c < end; ++c) {
+      bool nonzero = false;
+      const auto* flags = visited.data() + c * locations;
+      visit_scalar(in.dtype().kind, [&](auto tag) {
+        using T = decltype(tag);
+        const auto* src = reinterpret_cast<const T*>(in.row(c));
+        for (std::size_t o = 0; o < groups.size(); ++o) {
+          const auto t = tuple_of(src, flags, groups, o);
+          nonzero |= t.n != 0 || t.sum != 0 || t.lo != 0 || t.hi != 0;
+          auto* dst = out.row(c) + o * 36;
+          store_unaligned(dst, t.n);
+          store_unaligned(dst + 4, t.lo);
+          store_unaligned(dst + 12, t.hi);
+          store_unaligned(dst + 20, t.sum);
+          store_unaligned(dst + 28, t.sum2);
+        }
+      });
+      out.set_present(c, nonzero);
     }
-    out.set_present(c, nonzero);
-  }
+  });
   return out;
 }
 

@@ -175,7 +175,7 @@ std::vector<ThreadGroup> group_threads(const ThreadProfiles& p, const Options& o
   switch (options.strategy) {
     case Strategy::Sum:
     case Strategy::Set: return {{std::string(kAggregatedThreads), 0, all_threads(p.threads)}};
-    case Strategy::Key: return key_groups(thread_work(p, is_work), thread_ranks);
+    case Strategy::Key: return key_groups(p.work.empty() ? thread_work(p, is_work) : p.work, thread_ranks);
     case Strategy::Calltree: return calltree_groups(p);
     case Strategy::Value: return value_groups(p, options.max_clusters, options.tolerance);
   }

@@ -16,6 +16,9 @@ namespace cubescale::threads {
 struct ColumnGroups {
   std::vector<std::size_t> first{0};
   std::vector<std::uint32_t> member;
+  // 1 where a group's members are consecutive columns (a process's threads under SUM/SET,
+  // KEY's workers mostly): the kernels then read them as one run that vectorizes.
+  std::vector<std::uint8_t> consecutive;
   std::size_t size() const { return first.size() - 1; }
   void add(const std::vector<std::uint32_t>& columns);
 };

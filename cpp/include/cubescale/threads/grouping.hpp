@@ -20,6 +20,8 @@ struct ThreadProfiles {
   std::vector<std::uint8_t> visited;  // 1 where the thread visited the call path
   // Exclusive values of the work metric (time) per call path, for KEY and VALUE; else empty.
   std::vector<double> time;
+  // KEY: each thread's work (time outside synchronization); empty: computed from `time`.
+  std::vector<double> work;
   const std::uint8_t* visited_row(std::size_t t) const { return visited.data() + t * cnodes; }
   const double* time_row(std::size_t t) const { return time.data() + t * cnodes; }
 };

@@ -8,9 +8,11 @@
 //   KEY       "master thread", "fastest thread", "slowest thread", "aggregated worker threads":
 //             fastest/slowest by work (time outside synchronization regions), both always
 //             kept (Score-P's `if ... else if` loses one when one thread sets both extremes);
-//   CALLTREE  one location "cluster i" per set of threads with the same visited call paths;
+//   CALLTREE  one location "cluster i" per set of threads with the same visited call paths,
+//             + num_threads;
 //   VALUE     one "cluster i" per group of threads with similar per-call-path work profiles
-//             (deterministic farthest-first seeding + Lloyd iterations, bounded count).
+//             (deterministic farthest-first seeding + Lloyd iterations, bounded count),
+//             + num_threads.
 // Everything is per process, without communication, and one pass over the values per metric:
 // a strategy only decides which threads form which output location (grouping.hpp); the
 // kernels (combine.hpp) then fold the member columns of every output location.
