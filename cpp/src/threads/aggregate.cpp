@@ -164,6 +164,12 @@ Plan make_plan(const Source& s, const std::vector<Process>& processes, const Opt
 // tuple, and KEY's single threads need no count (as Score-P's key_threads).
 bool counts_threads(Strategy s) { return s == Strategy::Sum || s == Strategy::Calltree || s == Strategy::Value; }
 
+// SUM's count is UINT64 as Score-P's; a cluster's count takes 4 bytes, as the paper's tuple
+// count: every cluster location stores it next to the metrics it keeps.
+cube::DataType out_count_type(const Options& o) {
+  return *cube::parse_data_type(o.strategy == Strategy::Sum ? "UINT64" : "UINT32");
+}
+
 std::vector<Metric> output_metrics(const std::vector<Metric>& in, const Options& o) {
   std::vector<Metric> out = in;
   if (o.strategy == Strategy::Set) {
@@ -176,7 +182,7 @@ std::vector<Metric> output_metrics(const std::vector<Metric>& in, const Options&
   n.disp_name = "number of threads";
   n.uom = "threads";
   n.descr = "Threads that visited the call path, per aggregated location";
-  n.dtype = *cube::parse_data_type("UINT64");
+  n.dtype = out_count_type(o);
   n.kind = MetricKind::Exclusive;
   std::uint64_t id = 0;
   for (const auto& m : in) id = std::max(id, m.file_id + 1);
@@ -198,7 +204,7 @@ void aggregate_values(const Source& s, const Plan& plan, const Options& o, const
     if (progress) progress(m + 1, total);
   }
   if (counts_threads(o.strategy)) {
-    set(s.metrics.size(), count_visits(plan.columns, plan.visited, s.cnodes(), s.locations));
+    set(s.metrics.size(), count_visits(plan.columns, plan.visited, s.cnodes(), s.locations, out_count_type(o)));
     if (progress) progress(total, total);
   }
 }

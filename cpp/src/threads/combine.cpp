@@ -252,17 +252,19 @@ Severity tuple_columns(const Severity& in, const ColumnGroups& groups, const std
 }
 
 Severity count_visits(const ColumnGroups& groups, const std::vector<std::uint8_t>& visited, std::size_t cnodes,
-                      std::size_t locations) {
+                      std::size_t locations, const cube::DataType& dtype) {
   if (visited.size() != cnodes * locations) throw std::invalid_argument("one visited flag per (call path, location) expected");
-  Severity out(*cube::parse_data_type("UINT64"), cnodes, groups.size());
+  if (dtype.kind != ValueKind::UInt64 && dtype.kind != ValueKind::UInt32)
+    throw std::invalid_argument("thread counts are UINT64 or UINT32");
+  Severity out(dtype, cnodes, groups.size());
   for (std::size_t c = 0; c < cnodes; ++c) {
     const auto* flags = visited.data() + c * locations;
-    auto* dst = reinterpret_cast<std::uint64_t*>(out.row(c));
     bool any = false;
     for (std::size_t o = 0; o < groups.size(); ++o) {
       std::uint64_t n = 0;
       for (std::size_t i = groups.first[o]; i < groups.first[o + 1]; ++i) n += flags[groups.member[i]] != 0;
-      dst[o] = n;
+      if (dtype.kind == ValueKind::UInt64) reinterpret_cast<std::uint64_t*>(out.row(c))[o] = n;
+      else reinterpret_cast<std::uint32_t*>(out.row(c))[o] = static_cast<std::uint32_t>(n);
       any |= n != 0;
     }
     out.set_present(c, any);

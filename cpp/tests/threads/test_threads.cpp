@@ -104,7 +104,7 @@ TEST(Fold, IntegersWrapAroundMinimaTakeVisitingThreads) {
   const auto min = fold_columns(minima, g, visited);
   EXPECT_EQ(get<double>(min, 0, 0), 2.0);
   EXPECT_EQ(get<double>(min, 0, 1), 5.0);
-  const auto n = count_visits(g, visited, 1, 4);
+  const auto n = count_visits(g, visited, 1, 4, *cube::parse_data_type("UINT64"));
   EXPECT_EQ(get<std::uint64_t>(n, 0, 0), 2u);
   EXPECT_THROW(fold_columns(counts, g, {1, 0}), std::invalid_argument);
 }

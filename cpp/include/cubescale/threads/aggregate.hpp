@@ -3,8 +3,8 @@
 // strategies). A report is aggregated process by process (location group by location group);
 // locations that are not CPU threads (GPU streams, metric locations) are kept unchanged after
 // the aggregated ones. The metrics keep their names, kinds and order; SET turns every scalar
-// metric into TAU_ATOMIC; SUM, CALLTREE and VALUE gain num_threads (UINT64, "number of
-// threads": the member threads that visited the call path) at the end. Memberships of KEY and cluster locations are kept as report attributes
+// metric into TAU_ATOMIC; SUM, CALLTREE and VALUE gain num_threads ("number of threads": the
+// member threads that visited the call path; UINT64 for SUM, UINT32 for clusters) at the end. Memberships of KEY and cluster locations are kept as report attributes
 // "cubescale::threads::<group rank>::<location name>" = the member threads' ranks, runs
 // written as ranges ("0 2-5 9").
 #include <cstddef>

@@ -29,9 +29,10 @@ cube::Severity fold_columns(const cube::Severity& in, const ColumnGroups& groups
 // min / max over those (over all members when none did), sum and sum of squares over all
 // members (so that the sums keep the totals). Scalar input types only.
 cube::Severity tuple_columns(const cube::Severity& in, const ColumnGroups& groups, const std::vector<std::uint8_t>& visited);
-// num_threads: per (cnode, output column) the members that visited the call path (UINT64).
+// num_threads: per (cnode, output column) the members that visited the call path, as
+// `dtype` (UINT64 or UINT32).
 cube::Severity count_visits(const ColumnGroups& groups, const std::vector<std::uint8_t>& visited, std::size_t cnodes,
-                            std::size_t locations);
+                            std::size_t locations, const cube::DataType& dtype);
 // Whether SET can turn values of this type into tuples (integers, doubles, MIN/MAXDOUBLE).
 bool is_scalar(const cube::DataType& t);
 
