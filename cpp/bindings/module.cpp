@@ -29,4 +29,7 @@ PYBIND11_MODULE(_core, m) {
   auto threads = m.def_submodule(
       "threads", "Thread aggregation of reports and local profiles: sum, set, key, calltree, value (paper 003).");
   cubescale::bindings::register_threads(threads);
+  auto timeline = m.def_submodule(
+      "timeline", "Metric timelines and aggregate expressions over the system tree, evaluated in stages (paper 004).");
+  cubescale::bindings::register_timeline(timeline);
 }

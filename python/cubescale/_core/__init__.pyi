@@ -9,5 +9,6 @@ from . import distributed
 from . import collective
 from . import profile
 from . import threads
+from . import timeline
 
-__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree", "threads"]
+__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree", "threads", "timeline"]

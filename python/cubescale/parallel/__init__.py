@@ -11,7 +11,9 @@ mpi4py is imported lazily, so exploring a report never needs MPI.
 * :func:`unify` — global definitions and local -> global maps from every rank's
   :class:`~cubescale.profile.LocalProfile` (paper 002, section 4.3);
 * :func:`collate` and :func:`write_report` — every rank's values into one ``.cubex`` with
-  the writer's buffers bounded (paper 001, section 3).
+  the writer's buffers bounded (paper 001, section 3);
+* :func:`evaluate_staged` — metric expressions with ``aggregate`` over the system tree,
+  partial timelines of bounded size reduced along a tree (paper 004).
 
 Example
 -------
@@ -29,6 +31,7 @@ from .collective import CollectiveError
 from .naive import build_system_tree_naive
 from .simulate import simulate_system_tree
 from .systree import DistributedSystemTree, build_system_tree
+from .timeline import evaluate_staged
 from .unify import Unification, unify
 from .views import regular_view
 
@@ -39,6 +42,7 @@ __all__ = [
     "collate",
     "unify",
     "write_report",
+    "evaluate_staged",
     "build_system_tree",
     "build_system_tree_naive",
     "regular_view",
