@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cubescale/timeline/evaluate.hpp"
+#include "cubescale/timeline/synthetic_trace.hpp"
 #include "arrays.hpp"
 #include "register.hpp"
 
@@ -166,6 +167,23 @@ void register_timeline(py::module_& m) {
       },
       py::arg("expression"), py::arg("store"), py::arg("target"), py::arg("start"), py::arg("stop"), py::arg("points"),
       "The expression on the grid with every aggregate over this store alone (one process).");
+  m.def(
+      "write_synthetic_trace",
+      [](const std::string& directory, const std::string& name, std::uint32_t nodes, std::uint32_t packages_per_node,
+         std::uint32_t cores_per_package, std::uint32_t gpus_per_node, std::uint32_t seconds,
+         std::uint32_t samples_per_second) {
+        SyntheticMachine machine;
+        machine.nodes = nodes, machine.packages_per_node = packages_per_node;
+        machine.cores_per_package = cores_per_package, machine.gpus_per_node = gpus_per_node;
+        machine.seconds = seconds, machine.samples_per_second = samples_per_second;
+        py::gil_scoped_release release;
+        return write_synthetic_trace(directory, name, machine);
+      },
+      py::arg("directory"), py::arg("name") = "traces", py::kw_only(), py::arg("nodes") = 2,
+      py::arg("packages_per_node") = 2, py::arg("cores_per_package") = 4, py::arg("gpus_per_node") = 1,
+      py::arg("seconds") = 60, py::arg("samples_per_second") = 1,
+      "Writes an OTF2 trace of a machine with packages, cores and GPUs whose energy (J) and FLOP counters grow "
+      "at known rates (see synthetic_trace.hpp); returns the anchor file's path.");
 }
 
 }  // namespace cubescale::bindings

@@ -16,6 +16,7 @@ __all__: list[str] = [
     "evaluate_local",
     "merge_partials",
     "partial_aggregate",
+    "write_synthetic_trace",
 ]
 
 class Timeline:
@@ -150,4 +151,19 @@ def partial_aggregate(
 ) -> bytes:
     """
     This worker's partial of aggregate `index` for `target` as bytes (16 bytes per grid point + 13).
+    """
+
+def write_synthetic_trace(
+    directory: str,
+    name: str = "traces",
+    *,
+    nodes: typing.SupportsInt | typing.SupportsIndex = 2,
+    packages_per_node: typing.SupportsInt | typing.SupportsIndex = 2,
+    cores_per_package: typing.SupportsInt | typing.SupportsIndex = 4,
+    gpus_per_node: typing.SupportsInt | typing.SupportsIndex = 1,
+    seconds: typing.SupportsInt | typing.SupportsIndex = 60,
+    samples_per_second: typing.SupportsInt | typing.SupportsIndex = 1,
+) -> str:
+    """
+    Writes an OTF2 trace of a machine with packages, cores and GPUs whose energy (J) and FLOP counters grow at known rates (see synthetic_trace.hpp); returns the anchor file's path.
     """
