@@ -93,10 +93,19 @@ py::dict stats_dict(const UnifyStats& s) {
   return d;
 }
 
-// The global definitions as a report of zeros over `system` (the writer's definitions).
-std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const systree::SingleTree& system) {
+// The global definitions as a report of zeros over `system` (the writer's definitions), with
+// each location group's <rank> (its MPI rank) when given, else its position.
+std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const systree::SingleTree& system,
+                                            const std::vector<std::int64_t>& group_ranks) {
   cube::CallTreeParts calls{set.cnode_parents, set.cnode_regions, set.cnode_parameters};
-  return std::make_shared<cube::Report>(cube::assemble_definitions(set.metrics, set.regions, std::move(calls), system));
+  auto defs = cube::assemble_definitions(set.metrics, set.regions, std::move(calls), system);
+  if (!group_ranks.empty()) {
+    if (group_ranks.size() != defs.group_rank.size())
+      throw py::value_error(std::to_string(group_ranks.size()) + " ranks for " + std::to_string(defs.group_rank.size()) +
+                            " location groups");
+    defs.group_rank = group_ranks;
+  }
+  return std::make_shared<cube::Report>(std::move(defs));
 }
 
 void register_local_profile(py::module_& m) {
@@ -173,8 +182,12 @@ void register_unify(py::module_& m) {
           py::arg("from_parent"), "The down pass: the parent's map message in (b'' at the root), one per child out.")
       .def(
           "global_report",
-          [](const UnifyState& s, const systree::SingleTree& system) { return global_report(s.global(), system); },
-          py::arg("system"), "At the root: the global definitions over `system` as a report of zeros.")
+          [](const UnifyState& s, const systree::SingleTree& system, const std::vector<std::int64_t>& group_ranks) {
+            return global_report(s.global(), system, group_ranks);
+          },
+          py::arg("system"), py::arg("group_ranks") = std::vector<std::int64_t>{},
+          "At the root: the global definitions over `system` as a report of zeros; group_ranks: each location "
+          "group's <rank> (empty: its position).")
       .def_property_readonly(
           "global_counts",
           [](const UnifyState& s) {

@@ -30,4 +30,5 @@ def out_dir(tmp_path_factory):
 def test_collated_aggregation_equals_the_aggregated_report(report, ranks, strategy, shared_data, out_dir):
     r = results(report, ranks, str(shared_data), out_dir)[strategy]
     assert r["mismatches"] == 0
+    assert r["ranks_match"]  # each location group's <rank> is the MPI rank that held it
     assert r["locations"] < r["threads"] or strategy in ("key", "value")

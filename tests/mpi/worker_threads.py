@@ -69,7 +69,10 @@ def main(argv: list[str]) -> int:
                 digest = hashlib.sha256(f.read()).hexdigest()
             print(json.dumps({"strategy": strategy, "mismatches": compare(collated, expected),
                               "locations": collated.shape[1], "threads": report.shape[1], "sha256": digest,
-                              "bytes": os.path.getsize(path)}), flush=True)
+                              "bytes": os.path.getsize(path),
+                              # bt-mz's process names carry their MPI ranks: the collated <rank>s must agree
+                              "ranks_match": all(loc.process == f"MPI Rank {loc.process_rank}"
+                                                 for loc in collated.locations)}), flush=True)
     return 0
 
 

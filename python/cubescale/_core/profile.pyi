@@ -104,9 +104,13 @@ class UnifyState:
         """
         At the root: the packed global definitions (compare with definitions_bytes of another run).
         """
-    def global_report(self, system: cubescale._core.systree.SingleTree) -> cubescale._core.cube.CubeReport:
+    def global_report(
+        self,
+        system: cubescale._core.systree.SingleTree,
+        group_ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+    ) -> cubescale._core.cube.CubeReport:
         """
-        At the root: the global definitions over `system` as a report of zeros.
+        At the root: the global definitions over `system` as a report of zeros; group_ranks: each location group's <rank> (empty: its position).
         """
     def metric_map(self) -> numpy.typing.NDArray[numpy.uint32]:
         """

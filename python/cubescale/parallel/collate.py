@@ -77,11 +77,18 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     writer = assembler = None
     error: BaseException | None = None
     info = None
+    # Each location group's <rank> is the MPI rank that holds it: processes of equal structure
+    # are grouped in the sequence tree, so a group's position need not be its rank.
+    owners = np.full(comm.size, -1, dtype=np.int64) if root else None
+    comm.Gather(np.array([system.location_group_index], dtype=np.int64), owners, root=0)
     try:
         source = _row_source(profile, unified, _first_location(system))
         if root:
-            assert system.tree is not None
-            report = unified.state.global_report(system.tree.expand()._core)  # type: ignore[attr-defined]
+            assert system.tree is not None and owners is not None
+            expanded = system.tree.expand()._core  # type: ignore[attr-defined]
+            group_ranks = np.full(int(owners.max()) + 1 if len(owners) else 0, -1, dtype=np.int64)
+            group_ranks[owners] = np.arange(comm.size, dtype=np.int64)
+            report = unified.state.global_report(expanded, group_ranks.tolist() if (group_ranks >= 0).all() else [])
             writer = _cube.CubexWriter(report, path, compress)
             metrics = report.metrics()
             info = ([_cube.DataType(m.dtype).width for m in metrics], report.cnode_count, report.location_count)
