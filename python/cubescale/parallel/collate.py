@@ -88,7 +88,8 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
             expanded = system.tree.expand()._core  # type: ignore[attr-defined]
             group_ranks = np.full(int(owners.max()) + 1 if len(owners) else 0, -1, dtype=np.int64)
             group_ranks[owners] = np.arange(comm.size, dtype=np.int64)
-            report = unified.state.global_report(expanded, group_ranks.tolist() if (group_ranks >= 0).all() else [])
+            report = unified.state.global_report(  # type: ignore[attr-defined]
+                expanded, group_ranks.tolist() if (group_ranks >= 0).all() else [])
             writer = _cube.CubexWriter(report, path, compress)
             metrics = report.metrics()
             info = ([_cube.DataType(m.dtype).width for m in metrics], report.cnode_count, report.location_count)
