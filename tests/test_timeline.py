@@ -26,6 +26,7 @@ ENERGY_PER_FLOP = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff
     ('"e" "stairstep" source-counter "2"', 31, "2 results left"),
     ('"e" "stairstep" source-counter sqrt', 31, "unknown operator 'sqrt'"),
     ('"e', 0, "unterminated"),
+    ('1 ' + '1 + ' * 1000, 2048, "nested deeper than 512 levels"),
     ('', 0, "empty expression"),
 ])
 def test_parse_errors_name_the_position(text, position, message):

@@ -115,8 +115,10 @@ std::string Partial::serialize() const {
   out += static_cast<char>(aggregation);
   const std::uint64_t n = values.size();
   out.append(reinterpret_cast<const char*>(&n), 8);
-  out.append(reinterpret_cast<const char*>(values.data()), n * 8);
-  out.append(reinterpret_cast<const char*>(counts.data()), n * 8);
+  if (n > 0) {  // an empty vector's data() may be null
+    out.append(reinterpret_cast<const char*>(values.data()), n * 8);
+    out.append(reinterpret_cast<const char*>(counts.data()), n * 8);
+  }
   return out;
 }
 
@@ -133,8 +135,10 @@ Partial Partial::deserialize(std::string_view bytes) {
     throw std::invalid_argument("timeline partial: " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
                                 " points");
   p.values.resize(n), p.counts.resize(n);
-  std::memcpy(p.values.data(), bytes.data() + 13, n * 8);
-  std::memcpy(p.counts.data(), bytes.data() + 13 + n * 8, n * 8);
+  if (n > 0) {  // memcpy from or to null is undefined even for 0 bytes
+    std::memcpy(p.values.data(), bytes.data() + 13, n * 8);
+    std::memcpy(p.counts.data(), bytes.data() + 13 + n * 8, n * 8);
+  }
   return p;
 }
 

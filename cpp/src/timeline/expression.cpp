@@ -1,5 +1,6 @@
 #include "cubescale/timeline/expression.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -89,6 +90,14 @@ bool contains_aggregate(const Node& n) {
   return false;
 }
 
+// Sets a new node's depth from its children; refuses expressions deeper than the limit.
+std::unique_ptr<Node> finished(std::unique_ptr<Node> n) {
+  for (const auto& c : n->children) n->depth = std::max(n->depth, c->depth + 1);
+  if (n->depth > kMaxExpressionDepth)
+    throw ExpressionError(n->position, "expression nested deeper than " + std::to_string(kMaxExpressionDepth) + " levels");
+  return n;
+}
+
 void apply_operator(std::vector<Entry>& stack, const Token& op) {
   using K = Node::Kind;
   if (op.text == "source-counter") {
@@ -99,7 +108,7 @@ void apply_operator(std::vector<Entry>& stack, const Token& op) {
     if (!how) throw ExpressionError(interpolation.position, "unknown interpolation '" + interpolation.text + "' (stairstep, linear)");
     n->interpolation = *how;
     n->metric = metric.text;
-    stack.emplace_back(std::move(n));
+    stack.emplace_back(finished(std::move(n)));
   } else if (op.text == "aggregate") {
     const auto function = pop_literal(stack, op, "a function (\"sum\", \"min\", \"max\" or \"avg\")");
     auto child = pop_expression(stack, op);
@@ -111,7 +120,7 @@ void apply_operator(std::vector<Entry>& stack, const Token& op) {
     else if (function.text == "avg") n->aggregation = Aggregation::Avg;
     else throw ExpressionError(function.position, "unknown aggregate function '" + function.text + "' (sum, min, max, avg)");
     n->children.push_back(std::move(child));
-    stack.emplace_back(std::move(n));
+    stack.emplace_back(finished(std::move(n)));
   } else if (op.text == "diff-quot") {
     const auto window = pop_literal(stack, op, "a window (grid points, e.g. \"0\")");
     auto child = pop_expression(stack, op);
@@ -122,7 +131,7 @@ void apply_operator(std::vector<Entry>& stack, const Token& op) {
     auto n = make(K::DiffQuot, op.position);
     n->window = static_cast<std::size_t>(*w);
     n->children.push_back(std::move(child));
-    stack.emplace_back(std::move(n));
+    stack.emplace_back(finished(std::move(n)));
   } else if (op.text == "+" || op.text == "-" || op.text == "*" || op.text == "/") {
     auto b = pop_expression(stack, op);
     auto a = pop_expression(stack, op);
@@ -130,7 +139,7 @@ void apply_operator(std::vector<Entry>& stack, const Token& op) {
     auto n = make(kind, op.position);
     n->children.push_back(std::move(a));
     n->children.push_back(std::move(b));
-    stack.emplace_back(std::move(n));
+    stack.emplace_back(finished(std::move(n)));
   } else {
     throw ExpressionError(op.position, "unknown operator '" + op.text +
                                            "' (source-counter, aggregate, diff-quot, + - * /; literals are quoted)");

@@ -40,7 +40,10 @@ struct Node {
   std::size_t window = 0;                             // DiffQuot
   std::vector<std::unique_ptr<Node>> children;
   std::size_t position = 0;                           // of its operator token
+  std::size_t depth = 1;                              // levels below and including it
 };
+// Deeper expressions are refused: evaluation recurses once per level.
+inline constexpr std::size_t kMaxExpressionDepth = 512;
 
 struct Expression {
   std::unique_ptr<Node> root;
