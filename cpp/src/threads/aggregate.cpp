@@ -11,6 +11,7 @@
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/threads/combine.hpp"
 #include "cubescale/threads/grouping.hpp"
+#include "cubescale/threads/parallel_ranges.hpp"
 #include "cubescale/threads/synchronization.hpp"
 
 namespace cubescale::threads {
@@ -133,22 +134,33 @@ Plan make_plan(const Source& s, const std::vector<Process>& processes, const Opt
     time.resize(s.cnodes() * s.locations);
     cube::to_doubles(*exclusive, time.data());
   }
-  for (const auto& process : processes) {
-    ThreadProfiles p;
-    p.threads = process.threads.size();
-    p.cnodes = s.cnodes();
-    p.visited.resize(p.threads * p.cnodes);
-    if (!time.empty()) p.time.resize(p.threads * p.cnodes);
-    for (std::size_t c = 0; c < p.cnodes; ++c)
-      for (std::size_t t = 0; t < p.threads; ++t) {
-        const auto l = process.threads[t];
-        p.visited[t * p.cnodes + c] = plan.visited[c * s.locations + l];
-        if (!time.empty()) p.time[t * p.cnodes + c] = time[c * s.locations + l];
-      }
-    for (auto l : process.threads)
-      if (!work.empty()) p.work.push_back(work[l]);
+  // Each process is grouped on its own (no shared state), so processes spread over the cores.
+  std::vector<std::vector<ThreadGroup>> groups(processes.size());
+  auto group_range = [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      const auto& process = processes[i];
+      ThreadProfiles p;
+      p.threads = process.threads.size();
+      p.cnodes = s.cnodes();
+      p.visited.resize(p.threads * p.cnodes);
+      if (!time.empty()) p.time.resize(p.threads * p.cnodes);
+      for (std::size_t c = 0; c < p.cnodes; ++c)
+        for (std::size_t t = 0; t < p.threads; ++t) {
+          const auto l = process.threads[t];
+          p.visited[t * p.cnodes + c] = plan.visited[c * s.locations + l];
+          if (!time.empty()) p.time[t * p.cnodes + c] = time[c * s.locations + l];
+        }
+      for (auto l : process.threads)
+        if (!work.empty()) p.work.push_back(work[l]);
+      groups[i] = group_threads(p, o, is_work, process.thread_ranks);
+    }
+  };
+  // Threads pay off from about a million values on.
+  over_ranges(processes.size(), s.cnodes() * s.locations < (std::size_t(1) << 20), group_range);
+  for (std::size_t i = 0; i < processes.size(); ++i) {
+    const auto& process = processes[i];
     auto& out = plan.processes.emplace_back();
-    for (const auto& g : group_threads(p, o, is_work, process.thread_ranks)) {
+    for (const auto& g : groups[i]) {
       std::vector<std::uint32_t> columns;
       OutputLocation loc{g.name, "thread", g.rank, {}};
       for (auto t : g.members) columns.push_back(process.threads[t]), loc.member_ranks.push_back(process.thread_ranks[t]);

@@ -2,14 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <exception>
 #include <limits>
 #include <stdexcept>
-#include <thread>
 #include <type_traits>
 
 #include "cubescale/common/unaligned.hpp"
 #include "cubescale/cube/aggregate.hpp"
+#include "cubescale/threads/parallel_ranges.hpp"
 
 namespace cubescale::threads {
 
@@ -55,27 +54,10 @@ void check(const Severity& in, const ColumnGroups& groups, const std::vector<std
     if (m >= in.locations()) throw std::invalid_argument("group member out of range");
 }
 
-// Rows split over the cores for large matrices (each row is independent); the first
-// exception of any part is rethrown after all have joined.
+// Rows split over the cores for matrices of 8 MiB and more (each row is independent).
 template <class Body>
 void over_rows(std::size_t rows, std::size_t bytes, Body&& body) {
-  constexpr std::size_t kThreadedFrom = std::size_t(8) << 20;
-  const unsigned cores = std::min(8u, std::max(1u, std::thread::hardware_concurrency()));
-  const std::size_t parts = bytes < kThreadedFrom ? 1 : std::min<std::size_t>(cores, rows);
-  if (parts <= 1) return body(std::size_t(0), rows);
-  std::vector<std::thread> workers;
-  std::vector<std::exception_ptr> errors(parts);
-  for (std::size_t k = 0; k < parts; ++k)
-    workers.emplace_back([&, k] {
-      try {
-        body(rows * k / parts, rows * (k + 1) / parts);
-      } catch (...) {
-        errors[k] = std::current_exception();
-      }
-    });
-  for (auto& w : workers) w.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+  over_ranges(rows, bytes < (std::size_t(8) << 20), body);
 }
 
 template <class T, bool = std::is_integral_v<T>>
