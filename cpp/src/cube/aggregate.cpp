@@ -12,6 +12,7 @@
 #include "cubescale/common/unaligned.hpp"
 #include "cubescale/cube/location_slices.hpp"
 #include "cubescale/cube/scale_func.hpp"
+#include "cubescale/cube/visit_value.hpp"
 
 namespace cubescale::cube {
 
@@ -78,22 +79,6 @@ void histogram_combine(const DataType& t, std::uint8_t* dst, const std::uint8_t*
     } else {
       sub_array<double>(dst + 16, src + 16, t.count);
     }
-  }
-}
-
-// Calls f(T{}) with the C++ type of an integer value kind; false for every other kind.
-template <typename F>
-bool visit_integer(ValueKind kind, F&& f) {
-  switch (kind) {
-    case ValueKind::Int8: f(std::int8_t{}); return true;
-    case ValueKind::Int16: f(std::int16_t{}); return true;
-    case ValueKind::Int32: f(std::int32_t{}); return true;
-    case ValueKind::Int64: f(std::int64_t{}); return true;
-    case ValueKind::UInt8: f(std::uint8_t{}); return true;
-    case ValueKind::UInt16: f(std::uint16_t{}); return true;
-    case ValueKind::UInt32: f(std::uint32_t{}); return true;
-    case ValueKind::UInt64: f(std::uint64_t{}); return true;
-    default: return false;
   }
 }
 

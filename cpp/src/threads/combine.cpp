@@ -8,6 +8,7 @@
 
 #include "cubescale/common/unaligned.hpp"
 #include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/visit_value.hpp"
 #include "cubescale/threads/parallel_ranges.hpp"
 
 namespace cubescale::threads {
@@ -28,24 +29,7 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// Calls f(T{}) with the C++ type of a scalar value kind; false for records.
-template <class F>
-bool visit_scalar(ValueKind kind, F&& f) {
-  switch (kind) {
-    case ValueKind::Int8: f(std::int8_t{}); return true;
-    case ValueKind::Int16: f(std::int16_t{}); return true;
-    case ValueKind::Int32: f(std::int32_t{}); return true;
-    case ValueKind::Int64: f(std::int64_t{}); return true;
-    case ValueKind::UInt8: f(std::uint8_t{}); return true;
-    case ValueKind::UInt16: f(std::uint16_t{}); return true;
-    case ValueKind::UInt32: f(std::uint32_t{}); return true;
-    case ValueKind::UInt64: f(std::uint64_t{}); return true;
-    case ValueKind::Double:
-    case ValueKind::MinDouble:
-    case ValueKind::MaxDouble: f(double{}); return true;
-    default: return false;
-  }
-}
+using cube::visit_scalar;
 
 void check(const Severity& in, const ColumnGroups& groups, const std::vector<std::uint8_t>& visited) {
   if (visited.size() != in.cnodes() * in.locations())
