@@ -276,33 +276,28 @@ void register_collation(py::module_& m) {
           "This rank's part of the block of row positions [p0, p1) and columns [c0, c1) of a global metric "
           "(uint8 array, empty when it has no non-zero row there).")
       .def("nonzero", &RowSource::nonzero, py::arg("metric"), py::arg("position"),
-           "Whether this rank has non-zero values in a row of a global metric.");
-  py::class_<BlockAssembler>(m, "BlockAssembler", "The writer's side of collation: one dense block of rows.")
-      .def(py::init<std::size_t>(), py::arg("width"), "An assembler for values of `width` bytes.")
-      .def("reset", &BlockAssembler::reset, py::arg("p0"), py::arg("p1"), py::arg("c0"), py::arg("c1"),
-           "Starts an all-zero block of positions [p0, p1) and columns [c0, c1).")
+           "Whether this rank has non-zero values in a row of a global metric.")
       .def(
-          "add_parts",
-          [](BlockAssembler& a, ByteArray buffer, py::array_t<std::int64_t> counts) {
-            const auto* bytes = reinterpret_cast<const char*>(buffer.data());
-            std::size_t at = 0;
-            for (py::ssize_t r = 0; r < counts.size(); ++r) {
-              const auto n = static_cast<std::size_t>(counts.data()[r]);
-              if (at + n > static_cast<std::size_t>(buffer.size())) throw py::value_error("counts exceed the buffer");
-              a.add(std::string_view(bytes + at, n));
-              at += n;
-            }
+          "row_costs",
+          [](const RowSource& s, std::uint32_t metric, std::uint32_t positions) {
+            return to_array(s.row_costs(metric, positions));
           },
-          py::arg("buffer"), py::arg("counts"),
-          "Places the parts gathered into `buffer`, one after another with the given byte counts.")
-      .def_property_readonly("capacity_bytes", &BlockAssembler::capacity_bytes, "Bytes the block buffers hold.")
-      .def(
-          "write_to", [](const BlockAssembler& a, cube::CubexWriter& w) { write_block(w, a); }, py::arg("writer"),
-          "Writes the block's whole rows: the sent ones, and skips the others.")
-      .def(
-          "write_piece_to",
-          [](const BlockAssembler& a, cube::CubexWriter& w) { w.write_row_piece(a.row(0), a.row_bytes()); },
-          py::arg("writer"), "Writes the block's single row as the next piece of the writer's open row.");
+          py::arg("metric"), py::arg("positions"),
+          "Per position, the bytes this rank's part costs the writer for that row (values + 12), 0 where it "
+          "sends nothing; uint64.");
+  m.def(
+      "write_parts",
+      [](cube::CubexWriter& writer, ByteArray buffer, py::array_t<std::int64_t> counts, std::uint32_t p0,
+         std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width, bool piece) {
+        const std::string_view parts(reinterpret_cast<const char*>(buffer.data()), std::size_t(buffer.size()));
+        const std::vector<std::int64_t> sizes(counts.data(), counts.data() + counts.size());
+        return write_parts(writer, parts, sizes, p0, p1, c0, c1, width, piece);
+      },
+      py::arg("writer"), py::arg("buffer"), py::arg("counts"), py::arg("p0"), py::arg("p1"), py::arg("c0"),
+      py::arg("c1"), py::arg("width"), py::arg("piece") = false,
+      "Writes a block from the ranks' gathered parts (counts: bytes per rank) without a dense copy: sent rows "
+      "composed one at a time, the others skipped; piece: one row as the next piece of the open row. Returns "
+      "the bytes held besides the parts.");
 }
 
 }  // namespace

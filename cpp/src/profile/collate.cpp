@@ -61,6 +61,18 @@ bool RowSource::nonzero(std::uint32_t global_metric, std::uint32_t position) con
   return it != rows.end() && it->position == position;
 }
 
+std::vector<std::uint64_t> RowSource::row_costs(std::uint32_t global_metric, std::uint32_t positions) const {
+  std::vector<std::uint64_t> out(positions, 0);
+  if (global_metric >= rows_.size() || local_metric_[global_metric] < 0) return out;
+  const auto& values = profile_.values[local_metric_[global_metric]];
+  const std::uint64_t cost = values.row_bytes() + kRowOverhead;
+  for (const auto& r : rows_[global_metric]) {
+    if (r.position >= positions) throw std::invalid_argument("row position beyond the metric's rows");
+    out[r.position] = cost;
+  }
+  return out;
+}
+
 std::string RowSource::block(std::uint32_t global_metric, std::uint32_t p0, std::uint32_t p1, std::uint64_t c0,
                              std::uint64_t c1) const {
   if (global_metric >= rows_.size() || local_metric_[global_metric] < 0) return {};
@@ -83,50 +95,88 @@ std::string RowSource::block(std::uint32_t global_metric, std::uint32_t p0, std:
   return out;
 }
 
-void BlockAssembler::reset(std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1) {
-  if (p1 < p0 || c1 < c0) throw std::invalid_argument("empty block range reversed");
-  p0_ = p0;
-  p1_ = p1;
-  c0_ = c0;
-  c1_ = c1;
-  data_.assign(rows() * row_bytes(), 0);
-  sent_.assign(rows(), 0);
-}
+namespace {
 
-void BlockAssembler::add(std::string_view part) {
-  if (part.empty()) return;
+// Where one rank's values of one row are in the gathered parts.
+struct PartRow {
+  std::uint32_t position;
+  std::uint32_t column;   // first column, relative to the block's c0
+  std::uint32_t columns;
+  std::uint64_t offset;   // of the values in the gathered bytes
+};
+static_assert(sizeof(PartRow) <= 24, "RowSource::kRowOverhead counts 24 bytes per index entry");
+
+}  // namespace
+
+std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const std::vector<std::int64_t>& sizes,
+                        std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width,
+                        bool piece) {
   const auto bad = [&](const std::string& what) -> FormatError {
     return FormatError("collation", "row block", 0, what);
   };
-  if (part.size() < 8) throw bad("part shorter than its header");
-  const std::uint64_t first = get_u32(part, 0);
-  const std::size_t k = get_u32(part, 4);
-  if (k == 0 || k > rows() || part.size() < 8 + 4 * k) throw bad("row count does not fit the block");
-  const std::size_t data = part.size() - 8 - 4 * k;
-  if (data % (k * width_) != 0) throw bad("row bytes are not whole values");
-  const std::uint64_t columns = data / (k * width_);
-  if (first < c0_ || first + columns > c1_ || columns == 0) throw bad("columns outside the block");
-  const char* values = part.data() + 8 + 4 * k;
-  const std::size_t piece = columns * width_;
-  for (std::size_t i = 0; i < k; ++i) {
-    const std::uint32_t position = get_u32(part, 8 + 4 * i);
-    if (position < p0_ || position >= p1_) throw bad("row position outside the block");
-    const std::size_t r = position - p0_;
-    std::memcpy(data_.data() + r * row_bytes() + (first - c0_) * width_, values + i * piece, piece);
-    sent_[r] = 1;
+  if (p1 < p0 || c1 < c0 || (piece && p1 != p0 + 1)) throw std::invalid_argument("bad block range");
+  // Entries counted first, so that the index holds exactly what the budget counted.
+  std::size_t entries = 0, at = 0;
+  for (const auto size : sizes) {
+    if (size < 0 || at + std::size_t(size) > parts.size()) throw bad("part sizes exceed the gathered bytes");
+    if (size >= 8) entries += get_u32(parts, at + 4);
+    at += std::size_t(size);
   }
-}
-
-void write_block(cube::CubexWriter& writer, const BlockAssembler& block) {
-  const auto& sent = block.sent();
-  std::size_t r = 0;
-  while (r < block.rows()) {  // runs of sent and of skipped rows
-    std::size_t end = r;
-    while (end < block.rows() && sent[end] == sent[r]) ++end;
-    if (sent[r]) writer.write_rows(block.row(r), end - r);
-    else writer.skip_rows(end - r);
-    r = end;
+  std::vector<PartRow> index;
+  index.reserve(std::min<std::size_t>(entries, parts.size() / 4));
+  at = 0;
+  for (const auto size : sizes) {
+    if (size < 0 || at + std::size_t(size) > parts.size()) throw bad("part sizes exceed the gathered bytes");
+    const auto part = parts.substr(at, std::size_t(size));
+    if (!part.empty()) {
+      if (part.size() < 8) throw bad("part shorter than its header");
+      const std::uint64_t first = get_u32(part, 0);
+      const std::size_t k = get_u32(part, 4);
+      if (k == 0 || k > p1 - p0 || part.size() < 8 + 4 * k) throw bad("row count does not fit the block");
+      const std::size_t data = part.size() - 8 - 4 * k;
+      if (data % (k * width) != 0) throw bad("row bytes are not whole values");
+      const std::uint64_t columns = data / (k * width);
+      if (first < c0 || first + columns > c1 || columns == 0) throw bad("columns outside the block");
+      for (std::size_t i = 0; i < k; ++i) {
+        const std::uint32_t position = get_u32(part, 8 + 4 * i);
+        if (position < p0 || position >= p1) throw bad("row position outside the block");
+        index.push_back({position, static_cast<std::uint32_t>(first - c0), static_cast<std::uint32_t>(columns),
+                         at + 8 + 4 * k + i * columns * width});
+      }
+    }
+    at += std::size_t(size);
   }
+  std::sort(index.begin(), index.end(), [](const PartRow& a, const PartRow& b) {
+    return a.position != b.position ? a.position < b.position : a.column < b.column;
+  });
+  std::vector<std::uint8_t> row((c1 - c0) * width);
+  const auto compose = [&](std::size_t from, std::size_t to) {  // index[from, to) is one row
+    std::fill(row.begin(), row.end(), 0);
+    for (std::size_t i = from; i < to; ++i)
+      std::memcpy(row.data() + std::size_t(index[i].column) * width, parts.data() + index[i].offset,
+                  std::size_t(index[i].columns) * width);
+  };
+  std::uint32_t next = p0;  // first position not written yet
+  for (std::size_t i = 0; i < index.size();) {
+    std::size_t j = i;
+    while (j < index.size() && index[j].position == index[i].position) ++j;
+    compose(i, j);
+    if (piece) {
+      writer.write_row_piece(row.data(), row.size());
+    } else {
+      if (index[i].position > next) writer.skip_rows(index[i].position - next);
+      writer.write_rows(row.data(), 1);
+    }
+    next = index[i].position + 1;
+    i = j;
+  }
+  if (piece && index.empty()) {
+    std::fill(row.begin(), row.end(), 0);
+    writer.write_row_piece(row.data(), row.size());
+  } else if (!piece && next < p1) {
+    writer.skip_rows(p1 - next);
+  }
+  return index.capacity() * sizeof(PartRow) + row.capacity();
 }
 
 }  // namespace cubescale::profile

@@ -10,7 +10,7 @@ import numpy
 import numpy.typing
 import typing
 
-__all__: list[str] = ["BlockAssembler", "LocalProfile", "RowSource", "UnifyState", "unify_in_process"]
+__all__: list[str] = ["LocalProfile", "RowSource", "UnifyState", "unify_in_process", "write_parts"]
 
 class LocalProfile:
     """
@@ -159,48 +159,29 @@ class RowSource:
         """
         Whether this rank has non-zero values in a row of a global metric.
         """
-
-class BlockAssembler:
-    """
-    The writer's side of collation: one dense block of rows.
-    """
-    def __init__(self, width: typing.SupportsInt | typing.SupportsIndex) -> None:
+    def row_costs(
+        self, metric: typing.SupportsInt | typing.SupportsIndex, positions: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.typing.NDArray[numpy.uint64]:
         """
-        An assembler for values of `width` bytes.
-        """
-    def add_parts(
-        self,
-        buffer: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8],
-        counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
-    ) -> None:
-        """
-        Places the parts gathered into `buffer`, one after another with the given byte counts.
-        """
-    def reset(
-        self,
-        p0: typing.SupportsInt | typing.SupportsIndex,
-        p1: typing.SupportsInt | typing.SupportsIndex,
-        c0: typing.SupportsInt | typing.SupportsIndex,
-        c1: typing.SupportsInt | typing.SupportsIndex,
-    ) -> None:
-        """
-        Starts an all-zero block of positions [p0, p1) and columns [c0, c1).
-        """
-    def write_piece_to(self, writer: cubescale._core.cube.CubexWriter) -> None:
-        """
-        Writes the block's single row as the next piece of the writer's open row.
-        """
-    def write_to(self, writer: cubescale._core.cube.CubexWriter) -> None:
-        """
-        Writes the block's whole rows: the sent ones, and skips the others.
-        """
-    @property
-    def capacity_bytes(self) -> int:
-        """
-        Bytes the block buffers hold.
+        Per position, the bytes this rank's part costs the writer for that row (values + 12), 0 where it sends nothing; uint64.
         """
 
 def unify_in_process(profiles: collections.abc.Sequence[LocalProfile]) -> dict:
     """
     The whole unification of P profiles in one process along the same spanning tree (tests, simulation): a dict with the packed global definitions, metrics, regions, call tree, per-profile maps, the rounds, the passes' critical path with a core per rank and their total time (seconds), and the most bytes any rank received.
+    """
+
+def write_parts(
+    writer: cubescale._core.cube.CubexWriter,
+    buffer: typing.Annotated[numpy.typing.ArrayLike, numpy.uint8],
+    counts: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
+    p0: typing.SupportsInt | typing.SupportsIndex,
+    p1: typing.SupportsInt | typing.SupportsIndex,
+    c0: typing.SupportsInt | typing.SupportsIndex,
+    c1: typing.SupportsInt | typing.SupportsIndex,
+    width: typing.SupportsInt | typing.SupportsIndex,
+    piece: bool = False,
+) -> int:
+    """
+    Writes a block from the ranks' gathered parts (counts: bytes per rank) without a dense copy: sent rows composed one at a time, the others skipped; piece: one row as the next piece of the open row. Returns the bytes held besides the parts.
     """

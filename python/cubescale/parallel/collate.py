@@ -2,14 +2,16 @@
 (paper 001, section 3; paper 002, section 4.3).
 
 After :func:`~cubescale.parallel.unify` and :func:`~cubescale.parallel.build_system_tree`,
-the writer (rank 0) streams the report: for each metric and each block of rows in the
-metric's row order, every rank sends only its non-zero rows of the block (a rank that never
-visited a call path sends nothing for it), rank 0 gathers them (``Gatherv``), places them in
-one block buffer (C++ ``BlockAssembler``) and hands the rows to ``CubexWriter``; rows nobody
-sent are zero everywhere and are left out of the SPARSE index. A row wider than the budget is
-gathered and written in column pieces, so the writer's buffers stay within ``block_bytes``
-whatever the number of ranks (MPI's ``Gatherv`` itself takes a count and a displacement per
-rank on the root: 16 bytes per rank, outside the data budget).
+the writer (rank 0) streams the report: for each metric, one reduction of per-row costs
+tells every rank how many bytes each row will bring, and blocks of rows in the metric's row
+order are cut to the budget by what is really sent. Every rank sends only its non-zero rows
+of the block (a rank that never visited a call path sends nothing for it), rank 0 gathers
+them (``Gatherv``), and C++ (``write_parts``) composes each sent row in one row buffer and
+hands it to ``CubexWriter``; rows nobody sent are zero everywhere and are left out of the
+SPARSE index. A row wider than the budget is gathered and written in column pieces, so the
+writer's buffers stay within ``block_bytes`` whatever the number of ranks (MPI's ``Gatherv``
+itself takes a count and a displacement per rank on the root: 16 bytes per rank, and the
+cost reduction 8 bytes per call path on every rank, outside the data budget).
 
 An error on any rank (including the writer's) is raised on every rank after the collective
 steps already under way have ended, and no file (temporary or final) is left behind.
@@ -74,7 +76,7 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     start = time.perf_counter()
     path = os.fspath(path)
     root = comm.rank == 0
-    writer = assembler = None
+    writer = None
     error: BaseException | None = None
     info = None
     # Each location group's <rank> is the MPI rank that holds it: processes of equal structure
@@ -102,13 +104,12 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
         raise
     widths, cnodes, locations = comm.bcast(info, root=0)
     stats: dict[str, float] = {"bytes_sent": 0, "writer_buffer_bytes": 0, "blocks": 0}
-    # What one value (cell) of a block can cost the writer at most: its bytes in the gathered
-    # parts and in the block, a position (4) and a part header (8) if every cell came from
-    # another rank, and the row's flag (1). Blocks hold block_bytes // that many cells.
+    # The smallest block: one value in a row piece, sent by another rank (header 8, position 4,
+    # index entry 24, the value in the part and in the row buffer).
     widest = max(widths, default=0)
-    if int(block_bytes) < 2 * widest + 13:
+    if int(block_bytes) < 2 * widest + 36:
         raise ValueError(f"block_bytes={block_bytes} cannot hold one value of {widest} bytes "
-                         f"(needs {2 * widest + 13})")
+                         f"(needs {2 * widest + 36})")
     failure: BaseException | None = None
 
     def gather(part: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -119,10 +120,13 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
         stats["bytes_sent"] += len(part)
         stats["blocks"] += 1
         if root:
-            assert assembler is not None
-            stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], buffer.nbytes + assembler.capacity_bytes)
             return buffer, counts  # type: ignore[return-value]
         return None
+
+    def write(got, p0: int, p1: int, c0: int, c1: int, width: int, piece: bool) -> None:
+        buffer, counts = got
+        held = _profile.write_parts(writer, buffer, counts, p0, p1, c0, c1, width, piece)
+        stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], buffer.nbytes + held)
 
     def part_of(metric: int, p0: int, p1: int, c0: int, c1: int) -> np.ndarray:
         nonlocal failure
@@ -142,29 +146,32 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
                 failure, writer = e, None
 
     for metric, width in enumerate(widths):
-        cells = int(block_bytes) // (2 * width + 13)
-        assembler = _profile.BlockAssembler(width) if root else None
         on_writer(lambda m=metric: writer.begin_metric(m))  # type: ignore[union-attr]
-        if locations <= cells:
-            rows = cells // locations
-            for p0 in range(0, cnodes, rows):
-                p1 = min(cnodes, p0 + rows)
+        # Blocks are planned by what every rank really sends: one reduction of per-row costs.
+        costs = np.zeros(cnodes, dtype=np.uint64)
+        if failure is None:
+            try:
+                costs = source.row_costs(metric, cnodes)
+            except Exception as e:  # noqa: BLE001 - keeps taking part; raised at the end
+                failure = e
+        comm.Allreduce(MPI.IN_PLACE, costs, op=MPI.SUM)
+        for kind, p0, p1 in _plan_blocks(costs.astype(np.int64), locations * width, int(block_bytes)):
+            if kind == "skip":
+                on_writer(lambda n=p1 - p0: writer.skip_rows(n))  # type: ignore[union-attr]
+            elif kind == "rows":
                 got = gather(part_of(metric, p0, p1, 0, locations))
                 if root and failure is None:
-                    on_writer(lambda g=got, a=p0, b=p1, s=assembler: _write_block(s, writer, g, a, b, 0, locations))
-        else:  # rows wider than the budget: one row at a time, in column pieces
-            columns = cells
-            for p in range(cnodes):
-                nonzero = comm.allreduce(failure is None and bool(source.nonzero(metric, p)), op=MPI.LOR)
-                if not nonzero:
-                    on_writer(lambda: writer.skip_rows(1))  # type: ignore[union-attr]
-                    continue
+                    on_writer(lambda g=got, a=p0, b=p1, w=width: write(g, a, b, 0, locations, w, False))
+            else:  # a row wider than the budget: in column pieces
+                # Worst case per column: every value from another rank (8 header + 4 position +
+                # 24 index + the value) and its place in the row buffer.
+                columns = max(1, int(block_bytes) // (2 * width + 36))
                 on_writer(lambda: writer.begin_row())  # type: ignore[union-attr]
                 for c0 in range(0, locations, columns):
                     c1 = min(locations, c0 + columns)
-                    got = gather(part_of(metric, p, p + 1, c0, c1))
+                    got = gather(part_of(metric, p0, p0 + 1, c0, c1))
                     if root and failure is None:
-                        on_writer(lambda g=got, a=p, c=c0, d=c1, s=assembler: _write_piece(s, writer, g, a, c, d))
+                        on_writer(lambda g=got, a=p0, c=c0, d=c1, w=width: write(g, a, a + 1, c, d, w, True))
                 on_writer(lambda: writer.end_row())  # type: ignore[union-attr]
         on_writer(lambda: writer.end_metric())  # type: ignore[union-attr]
         if progress is not None and root:
@@ -176,18 +183,26 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     return stats
 
 
-def _write_block(assembler, writer, got, p0: int, p1: int, c0: int, c1: int) -> None:
-    buffer, counts = got
-    assembler.reset(p0, p1, c0, c1)
-    assembler.add_parts(buffer, counts)
-    assembler.write_to(writer)
-
-
-def _write_piece(assembler, writer, got, p: int, c0: int, c1: int) -> None:
-    buffer, counts = got
-    assembler.reset(p, p + 1, c0, c1)
-    assembler.add_parts(buffer, counts)
-    assembler.write_piece_to(writer)
+def _plan_blocks(costs: np.ndarray, row_bytes: int, budget: int):
+    """Blocks of one metric's rows, the same on every rank: ``(kind, p0, p1)`` with kind
+    ``"skip"`` (nobody sends a row of [p0, p1)), ``"rows"`` (whole rows: the ranks' parts and
+    the writer's index of them, plus one row buffer, within ``budget``) or ``"wide"`` (row p0
+    alone, wider than that: in column pieces). ``costs``: per row, what all ranks' parts of
+    it cost the writer (0: nobody sends it); rows nobody sends cost nothing."""
+    room = budget - row_bytes
+    wide = np.flatnonzero((costs > 0) & (costs > room))  # rows nobody sends are skipped, never wide
+    cumulative = np.concatenate([[0], np.cumsum(costs)])
+    p0, n = 0, len(costs)
+    while p0 < n:
+        k = int(np.searchsorted(wide, p0))
+        if k < len(wide) and wide[k] == p0:
+            yield "wide", p0, p0 + 1
+            p0 += 1
+            continue
+        limit = int(np.searchsorted(cumulative, cumulative[p0] + room, side="right")) - 1
+        p1 = max(p0 + 1, min(limit, int(wide[k]) if k < len(wide) else n))
+        yield ("rows" if cumulative[p1] > cumulative[p0] else "skip"), p0, p1
+        p0 = p1
 
 
 def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress: bool = False,

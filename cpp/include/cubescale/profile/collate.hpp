@@ -38,6 +38,12 @@ class RowSource {
                     std::uint64_t c1) const;
   // Whether this rank has non-zero values in the row at `position` of a metric.
   bool nonzero(std::uint32_t global_metric, std::uint32_t position) const;
+  // Per position 0 .. positions-1, what this rank's part of a whole-row block costs the writer
+  // for that row: its values, the row's position (4), a share of the part header (8) and the
+  // writer's index entry (24, see write_parts); 0 where it has no row. Summed over ranks,
+  // these plan blocks by the bytes really sent.
+  std::vector<std::uint64_t> row_costs(std::uint32_t global_metric, std::uint32_t positions) const;
+  static constexpr std::uint64_t kRowOverhead = 12 + 24;  // position, header share, index entry
 
  private:
   struct Row {
@@ -50,30 +56,14 @@ class RowSource {
   std::vector<std::vector<Row>> rows_;
 };
 
-// The writer's side: one dense block of rows, filled from the ranks' parts.
-class BlockAssembler {
- public:
-  explicit BlockAssembler(std::size_t width) : width_(width) {}
-  // Starts a block of positions [p0, p1) and columns [c0, c1), all zero.
-  void reset(std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1);
-  // Places one rank's part; FormatError if it does not fit the block.
-  void add(std::string_view part);
-  // Rows of the block that some rank sent (the others are zero everywhere).
-  const std::vector<std::uint8_t>& sent() const { return sent_; }
-  const std::uint8_t* row(std::size_t r) const { return data_.data() + r * row_bytes(); }
-  std::size_t row_bytes() const { return (c1_ - c0_) * width_; }
-  std::size_t rows() const { return p1_ - p0_; }
-  std::size_t capacity_bytes() const { return data_.capacity() + sent_.capacity(); }
-
- private:
-  std::size_t width_;
-  std::uint32_t p0_ = 0, p1_ = 0;
-  std::uint64_t c0_ = 0, c1_ = 0;
-  std::vector<std::uint8_t> data_, sent_;
-};
-
-// Hands a block of whole rows to the writer: the rows some rank sent are written, the others
-// skipped (zero everywhere).
-void write_block(cube::CubexWriter& writer, const BlockAssembler& block);
-
+// The writer's side without a dense copy of the block: the ranks' parts of positions
+// [p0, p1) and columns [c0, c1) as gathered (`sizes[r]` bytes from rank r, one after the
+// other) are checked and indexed by row (24 bytes per rank and row); each row some rank sent
+// is composed in one row buffer and written, runs of rows nobody sent are skipped. With
+// `piece`, the block is one row and goes out as the next piece of the writer's open row.
+// Returns the bytes it held besides the parts (index and row buffer). FormatError for parts
+// that do not fit the block.
+std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const std::vector<std::int64_t>& sizes,
+                        std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width,
+                        bool piece);
 }  // namespace cubescale::profile
