@@ -125,6 +125,7 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
 
     def write(got, p0: int, p1: int, c0: int, c1: int, width: int, piece: bool) -> None:
         buffer, counts = got
+        assert writer is not None  # on_writer calls this on the root only, while it writes
         held = _profile.write_parts(writer, buffer, counts, p0, p1, c0, c1, width, piece)
         stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], buffer.nbytes + held)
 
