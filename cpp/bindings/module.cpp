@@ -32,4 +32,7 @@ PYBIND11_MODULE(_core, m) {
   auto timeline = m.def_submodule(
       "timeline", "Metric timelines and aggregate expressions over the system tree, evaluated in stages (paper 004).");
   cubescale::bindings::register_timeline(timeline);
+  auto measure = m.def_submodule(
+      "measure", "The measurement runtime: per-thread call-path recording, manual regions, the profiling hook.");
+  cubescale::bindings::register_measure(measure);
 }

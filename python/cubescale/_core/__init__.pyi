@@ -10,5 +10,6 @@ from . import collective
 from . import profile
 from . import threads
 from . import timeline
+from . import measure
 
-__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree", "threads", "timeline"]
+__all__: list[str] = ["collective", "cube", "distributed", "measure", "profile", "systree", "threads", "timeline"]

@@ -1,0 +1,180 @@
+// The measurement runtime for Python (cpp/include/cubescale/measure/): manual regions, and an
+// automatic mode that records every Python function call (optionally C calls) through the
+// C-level profiling hook (PyEval_SetProfile), not a Python callback. A code object's region
+// id is cached in the code object itself (co_extra), so a call costs a pointer lookup, the
+// clock and the recorder's enter. The core stays free of Python: only this file knows frames.
+#include <Python.h>
+#include <frameobject.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <string>
+
+#include "cubescale/measure/scope.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace cubescale::bindings {
+using namespace cubescale::measure;
+
+namespace {
+
+#if PY_VERSION_HEX >= 0x030C0000
+#define CUBESCALE_REQUEST_EXTRA PyUnstable_Eval_RequestCodeExtraIndex
+#define CUBESCALE_GET_EXTRA PyUnstable_Code_GetExtra
+#define CUBESCALE_SET_EXTRA PyUnstable_Code_SetExtra
+#else
+#define CUBESCALE_REQUEST_EXTRA _PyEval_RequestCodeExtraIndex
+#define CUBESCALE_GET_EXTRA _PyCode_GetExtra
+#define CUBESCALE_SET_EXTRA _PyCode_SetExtra
+#endif
+
+Py_ssize_t extra_index = -1;
+bool record_c_calls = false;
+// Python calls the hook entered on this thread: returns of frames that were already running
+// when the hook was installed must not pop anything.
+thread_local std::uint64_t hook_depth = 0;
+
+// co_extra holds (epoch << 32) | (region + 1): a value from before a reset is stale.
+RegionId code_region(PyCodeObject* code) {
+  void* extra = nullptr;
+  const auto now = epoch();
+  if (extra_index >= 0 && CUBESCALE_GET_EXTRA(reinterpret_cast<PyObject*>(code), extra_index, &extra) == 0 && extra) {
+    const auto v = reinterpret_cast<std::uintptr_t>(extra);
+    if ((v >> 32) == (now & 0xffffffffu)) return static_cast<RegionId>((v & 0xffffffffu) - 1);
+  }
+  auto text = [&](const char* attr) {
+    PyObject* o = PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), attr);
+    std::string s;
+    if (o && PyUnicode_Check(o)) s = PyUnicode_AsUTF8(o);
+    Py_XDECREF(o);
+    PyErr_Clear();
+    return s;
+  };
+  auto name = text("co_qualname");
+  if (name.empty()) name = text("co_name");
+  const auto r = global().region(name, text("co_filename"), code->co_firstlineno, "python", "function");
+  if (extra_index >= 0)
+    CUBESCALE_SET_EXTRA(reinterpret_cast<PyObject*>(code), extra_index,
+                        reinterpret_cast<void*>(((now & 0xffffffffu) << 32) | (std::uintptr_t(r) + 1)));
+  return r;
+}
+
+// A builtin's region, cached by its method definition (stable; the function objects are not).
+RegionId c_region(PyObject* function) {
+  static thread_local std::unordered_map<const void*, std::pair<std::uint64_t, RegionId>> cache;
+  const void* key = function;
+  std::string name = "builtin";
+  if (PyCFunction_Check(function)) {
+    auto* f = reinterpret_cast<PyCFunctionObject*>(function);
+    key = f->m_ml;
+    name = f->m_ml->ml_name;
+    if (f->m_self && !PyModule_Check(f->m_self)) name = std::string(Py_TYPE(f->m_self)->tp_name) + "." + name;
+    else if (f->m_module && PyUnicode_Check(f->m_module)) name = std::string(PyUnicode_AsUTF8(f->m_module)) + "." + name;
+  }
+  const auto now = epoch();
+  if (auto it = cache.find(key); it != cache.end() && it->second.first == now) return it->second.second;
+  const auto r = global().region(name, "", -1, "python", "function");
+  cache[key] = {now, r};
+  return r;
+}
+
+int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  switch (what) {
+    case PyTrace_CALL: {
+      PyCodeObject* code = PyFrame_GetCode(frame);
+      const auto r = code_region(code);
+      Py_DECREF(code);
+      this_thread().enter(r, global().recorded(r), now_ns());
+      ++hook_depth;
+      break;
+    }
+    case PyTrace_RETURN:
+      if (hook_depth > 0) --hook_depth, this_thread().exit(now_ns());
+      break;
+    case PyTrace_C_CALL:
+      if (record_c_calls) {
+        const auto r = c_region(arg);
+        this_thread().enter(r, global().recorded(r), now_ns());
+        ++hook_depth;
+      }
+      break;
+    case PyTrace_C_RETURN:
+    case PyTrace_C_EXCEPTION:
+      if (record_c_calls && hook_depth > 0) --hook_depth, this_thread().exit(now_ns());
+      break;
+    default: break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_measure(py::module_& m) {
+  if (extra_index < 0) extra_index = CUBESCALE_REQUEST_EXTRA(nullptr);
+  m.def(
+      "reset",
+      [](const std::string& filter, std::size_t depth_limit) {
+        reset(RegionFilter::parse(filter), depth_limit);
+      },
+      py::arg("filter") = "", py::arg("depth_limit") = 128,
+      "Starts a new measurement: filter in Score-P's filter-file syntax, call paths deeper than depth_limit "
+      "not recorded. Only while no thread measures.");
+  m.def(
+      "region",
+      [](const std::string& name, const std::string& file, std::int64_t line, const std::string& paradigm,
+         const std::string& role) { return global().region(name, file, line, paradigm, role); },
+      py::arg("name"), py::arg("file") = "", py::arg("line") = -1, py::arg("paradigm") = "user",
+      py::arg("role") = "function", "Registers a region (once per name, file, line); returns its id.");
+  m.def(
+      "enter", [](RegionId r) { this_thread().enter(r, global().recorded(r), now_ns()); }, py::arg("region"),
+      "Enters a region on this thread.");
+  m.def("exit", [] { this_thread().exit(now_ns()); }, "Leaves the innermost region of this thread.");
+  m.def(
+      "add_bytes", [](std::uint64_t sent, std::uint64_t received) { this_thread().add_bytes(sent, received); },
+      py::arg("sent"), py::arg("received"), "Adds bytes to this thread's current call path.");
+  m.def(
+      "counter", [](const std::string& name, const std::string& unit) { return global().counter(name, unit); },
+      py::arg("name"), py::arg("unit") = "", "Registers a user counter (a metric); returns its id.");
+  m.def(
+      "add", [](std::uint32_t counter, double value) { this_thread().add_counter(counter, value); },
+      py::arg("counter"), py::arg("value"), "Adds to a user counter on this thread's current call path.");
+  m.def(
+      "name_thread", [](const std::string& name) { name_this_thread(name); }, py::arg("name"),
+      "Names this thread's location.");
+  m.def(
+      "ignore_code",
+      [](py::object code) {
+        if (!PyCode_Check(code.ptr())) throw py::type_error("expected a code object");
+        global().ignore(code_region(reinterpret_cast<PyCodeObject*>(code.ptr())));
+      },
+      py::arg("code"), "Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).");
+  m.def(
+      "start_hook",
+      [](bool c_calls) {
+        record_c_calls = c_calls;
+        hook_depth = 0;
+        this_thread();  // the thread that starts the hook gets its recorder first
+        PyEval_SetProfile(profile_hook, nullptr);
+      },
+      py::arg("c_calls") = false,
+      "Installs the C-level profiling hook on this thread: every Python call (and C call) becomes a region.");
+  m.def(
+      "stop_hook", [] { PyEval_SetProfile(nullptr, nullptr); }, "Removes the profiling hook from this thread.");
+  m.def(
+      "close_all", [] { close_all_threads(); },
+      "Closes every thread's open regions now (finalization; no thread may measure).");
+  m.def(
+      "to_profile", [] { return std::make_shared<profile::LocalProfile>(global().to_profile()); },
+      "Every thread's call tree as one local profile (_core.profile.LocalProfile).");
+  m.def(
+      "epoch", [] { return epoch(); }, "Changes with every reset(): cached region ids must be registered again.");
+  m.def(
+      "thread_count", [] { return global().thread_count(); }, "Threads that recorded something.");
+  m.def(
+      "glob_match", [](const std::string& pattern, const std::string& text) { return glob_match(pattern, text); },
+      py::arg("pattern"), py::arg("text"), "Shell-style pattern match as the filters use it.");
+}
+
+}  // namespace cubescale::bindings

@@ -1,0 +1,24 @@
+/* The C API of the recorder, for C, Fortran (through ISO_C_BINDING) and other languages:
+ *   uint32_t solve = cubescale_region("solve", __FILE__, __LINE__);
+ *   cubescale_enter(solve); ... cubescale_exit();
+ * Regions are registered once; enter and exit are the hot path. Bytes and counters go to the
+ * current call path of the calling thread. */
+#ifndef CUBESCALE_MEASURE_C_API_H
+#define CUBESCALE_MEASURE_C_API_H
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+uint32_t cubescale_region(const char* name, const char* file, int64_t line);
+void cubescale_enter(uint32_t region);
+void cubescale_exit(void);
+void cubescale_bytes(uint64_t sent, uint64_t received);
+uint32_t cubescale_counter(const char* name, const char* unit);
+void cubescale_add(uint32_t counter, double value);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,143 @@
+#pragma once
+// Call-path summarization at run time (paper 002, section 5.1): each thread keeps its own
+// call tree, created on the first visit of a call path, and per call path its visits,
+// inclusive time, minimum and maximum time of one visit, bytes sent and received and user
+// counters. After a call path exists, enter and exit neither lock nor allocate: a thread
+// finds the child of its current node by the region (the last child entered is checked
+// first), pushes or pops a frame of a stack reserved to the depth limit, and reads a
+// monotonic clock. Memory per thread grows with the call paths visited, never with the calls.
+//
+// Regions are registered once (under a lock) and filtered then: an excluded region, and every
+// call below the depth limit, costs a counter increment on enter and exit. Finalization turns
+// every thread's tree into one local profile (cubescale::profile::LocalProfile): the union of
+// the threads' call trees, one location per thread, the pipeline's input for unification and
+// collation.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cubescale/measure/filter.hpp"
+#include "cubescale/profile/local_profile.hpp"
+
+namespace cubescale::measure {
+
+using RegionId = std::uint32_t;
+
+struct RegionInfo {
+  std::string name, file, paradigm = "user", role = "function";
+  std::int64_t line = -1;
+  bool recorded = true;  // false: filtered out
+};
+
+// A thread's call tree and stack. Used only by its own thread while measuring.
+class ThreadRecorder {
+ public:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  struct Node {
+    RegionId region;
+    std::uint32_t parent, first_child = kNone, next_sibling = kNone, last_entered = kNone;
+    std::uint64_t visits = 0;
+    std::int64_t inclusive_ns = 0, min_ns = INT64_MAX, max_ns = 0;
+    std::uint64_t bytes_sent = 0, bytes_received = 0;
+  };
+
+  ThreadRecorder(std::string name, std::size_t depth_limit);
+  // `recorded` is the region's filter decision (RegionInfo::recorded).
+  void enter(RegionId region, bool recorded, std::int64_t now_ns) {
+    if (!recorded || stack_.size() >= depth_limit_) {
+      ++skipped_depth_;
+      return;
+    }
+    const auto node = child(stack_.empty() ? kNone : stack_.back().node, region);
+    stack_.push_back({node, now_ns});
+  }
+  void exit(std::int64_t now_ns) {
+    if (skipped_depth_ > 0) {
+      --skipped_depth_;
+      return;
+    }
+    if (stack_.empty()) {
+      ++unmatched_exits_;
+      return;
+    }
+    const auto frame = stack_.back();
+    stack_.pop_back();
+    auto& n = nodes_[frame.node];
+    const auto d = now_ns - frame.start_ns;
+    ++n.visits;
+    n.inclusive_ns += d;
+    if (d < n.min_ns) n.min_ns = d;
+    if (d > n.max_ns) n.max_ns = d;
+  }
+  // Bytes and counters go to the current call path (ignored outside any region).
+  void add_bytes(std::uint64_t sent, std::uint64_t received);
+  void add_counter(std::uint32_t counter, double value);
+  // Closes the open frames at `now_ns` (an application that ended inside regions).
+  void close_all(std::int64_t now_ns);
+
+  const std::string& name() const { return name_; }
+  void rename(std::string name) { name_ = std::move(name); }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<std::vector<double>>& counters() const { return counters_; }  // [counter][node]
+  std::size_t depth() const { return stack_.size(); }
+  std::uint64_t unmatched_exits() const { return unmatched_exits_; }
+
+ private:
+  struct Frame {
+    std::uint32_t node;
+    std::int64_t start_ns;
+  };
+  std::uint32_t child(std::uint32_t parent, RegionId region);
+  std::string name_;
+  std::size_t depth_limit_;
+  std::vector<Node> nodes_;
+  std::vector<Frame> stack_;
+  std::vector<std::vector<double>> counters_;
+  std::uint64_t skipped_depth_ = 0, unmatched_exits_ = 0;
+  std::uint32_t first_root_ = kNone, last_root_entered_ = kNone;
+};
+
+// The regions, filter and thread recorders of one process.
+class Recorder {
+ public:
+  explicit Recorder(RegionFilter filter = {}, std::size_t depth_limit = 128);
+  // Registers a region (or finds one with the same name, file and line); thread-safe.
+  RegionId region(std::string_view name, std::string_view file = "", std::int64_t line = -1,
+                  std::string_view paradigm = "user", std::string_view role = "function");
+  bool recorded(RegionId r) const { return regions_recorded_[r] != 0; }
+  // Leaves a region out whatever the filter says (e.g. the measurement's own wrappers).
+  void ignore(RegionId r);
+  // Closes the open frames of every thread at `now` (finalization; no thread may measure).
+  void close_all_threads(std::int64_t now);
+  std::uint32_t counter(std::string_view name, std::string_view unit = "");
+  // A new thread's recorder (owned here; valid until the Recorder goes). Thread-safe.
+  ThreadRecorder* add_thread(std::string name);
+  std::vector<RegionInfo> regions() const;
+  std::size_t thread_count() const;
+
+  // Every thread's tree as one local profile: call paths = the union of the threads' trees
+  // in preorder (siblings by first appearance), one location per thread (type "thread"), and
+  // metrics visits, time (INCLUSIVE, seconds), min_time, max_time, bytes_sent,
+  // bytes_received and the user counters (EXCLUSIVE). Call only while no thread measures.
+  profile::LocalProfile to_profile() const;
+
+ private:
+  RegionFilter filter_;
+  std::size_t depth_limit_;
+  mutable std::mutex mutex_;
+  std::vector<RegionInfo> regions_;
+  // Read without the lock by the hot path: fixed capacity, entries written before published.
+  std::unique_ptr<std::uint8_t[]> regions_recorded_;
+  static constexpr std::size_t kMaxRegions = 1 << 20;
+  std::vector<std::pair<std::string, std::string>> counters_;
+  std::vector<std::unique_ptr<ThreadRecorder>> threads_;
+};
+
+// The monotonic clock of the recorder, in nanoseconds.
+std::int64_t now_ns();
+
+}  // namespace cubescale::measure

@@ -1,0 +1,62 @@
+#include "cubescale/measure/scope.hpp"
+
+#include <memory>
+#include <mutex>
+
+#include "cubescale/measure/c_api.h"
+
+namespace cubescale::measure {
+
+namespace {
+
+std::mutex reset_mutex;
+std::unique_ptr<Recorder> current = std::make_unique<Recorder>();
+std::atomic<std::uint64_t> epoch_counter{1};
+
+struct ThreadSlot {
+  std::uint64_t epoch = 0;
+  ThreadRecorder* recorder = nullptr;
+};
+thread_local ThreadSlot slot;
+
+}  // namespace
+
+Recorder& global() { return *current; }
+
+void reset(RegionFilter filter, std::size_t depth_limit) {
+  std::lock_guard lock(reset_mutex);
+  current = std::make_unique<Recorder>(std::move(filter), depth_limit);
+  epoch_counter.fetch_add(1);
+}
+
+ThreadRecorder& this_thread() {
+  const auto now = epoch_counter.load(std::memory_order_relaxed);
+  if (slot.epoch != now || !slot.recorder) {
+    auto& r = global();
+    const auto n = r.thread_count();
+    slot.recorder = r.add_thread(n == 0 ? "Master thread" : "thread " + std::to_string(n));
+    slot.epoch = now;
+  }
+  return *slot.recorder;
+}
+
+void name_this_thread(std::string name) { this_thread().rename(std::move(name)); }
+
+std::uint64_t epoch() { return epoch_counter.load(std::memory_order_relaxed); }
+
+void close_all_threads() { global().close_all_threads(now_ns()); }
+
+}  // namespace cubescale::measure
+
+using namespace cubescale::measure;
+
+extern "C" uint32_t cubescale_region(const char* name, const char* file, int64_t line) {
+  return global().region(name ? name : "", file ? file : "", line);
+}
+extern "C" void cubescale_enter(uint32_t region) { this_thread().enter(region, global().recorded(region), now_ns()); }
+extern "C" void cubescale_exit(void) { this_thread().exit(now_ns()); }
+extern "C" void cubescale_bytes(uint64_t sent, uint64_t received) { this_thread().add_bytes(sent, received); }
+extern "C" uint32_t cubescale_counter(const char* name, const char* unit) {
+  return global().counter(name ? name : "", unit ? unit : "");
+}
+extern "C" void cubescale_add(uint32_t counter, double value) { this_thread().add_counter(counter, value); }

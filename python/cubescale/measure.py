@@ -1,0 +1,247 @@
+"""Measuring Python programs: call-path profiles per thread, written as one ``.cubex``
+(paper 002, section 5.1).
+
+Regions are entered and left in C++ (the core's recorder: per-thread call trees created on
+first visit, no lock or allocation afterwards). Mark regions by hand with :class:`region`
+(a context manager and a decorator), or :func:`start` the automatic mode that records every
+Python function call through the C-level profiling hook (``PyEval_SetProfile``), in the main
+thread and in every ``threading`` thread started afterwards (thread pools included), each
+its own location. :func:`profile` hands back the :class:`~cubescale.profile.LocalProfile`
+that :func:`cubescale.parallel.write_report` unifies and collates over MPI; :func:`write`
+does that for one process or a communicator. ``cubescale run app.py`` does all of it.
+
+Example
+-------
+>>> import os, tempfile, cubescale
+>>> from cubescale import measure
+>>> measure.start()
+>>> with measure.region("setup"):
+...     total = sum(range(1000))
+>>> @measure.region("work")
+... def work(n):
+...     return sum(range(n))
+>>> for n in range(3):
+...     _ = work(10)
+>>> measure.stop()
+>>> p = measure.profile()
+>>> [(r.name, int(v)) for r, v in zip([p._core.regions[i] for i in p._core.cnode_regions()], p.values("visits")[:, 0])]
+[('setup', 1), ('work', 3)]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from ._core import measure as _measure
+from .profile import LocalProfile
+
+__all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write"]
+
+_active = {"auto": False}
+
+
+class region:  # noqa: N801 - used like a function: cubescale.region("name")
+    """A code region: ``with region("solve"):`` or ``@region("solve")`` (or ``@region()``,
+    named after the function). ``paradigm`` and ``role`` are CUBE's (``"mpi"``,
+    ``"point2point"`` ...). Regions register once and survive :func:`start` resets.
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start()
+    >>> with measure.region("io", role="file io"):
+    ...     pass
+    >>> measure.stop()
+    >>> measure.profile().shape
+    (1, 1)
+    """
+
+    def __init__(self, name: str | None = None, paradigm: str = "user", role: str = "function",
+                 file: str = "", line: int = -1):
+        if file == "" and line == -1:
+            caller = sys._getframe(1)
+            file, line = caller.f_code.co_filename, caller.f_lineno
+        self.name, self.paradigm, self.role, self.file, self.line = name, paradigm, role, file, line
+        self._id = (-1, 0)
+
+    def _region(self) -> int:
+        epoch = _measure.epoch()
+        if self._id[0] != epoch:
+            self._id = (epoch, _measure.region(self.name or "?", self.file, self.line, self.paradigm, self.role))
+        return self._id[1]
+
+    def __enter__(self) -> region:
+        _measure.enter(self._region())
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        _measure.exit()
+
+    def __call__(self, function: Callable) -> Callable:
+        if self.name is None:
+            self.name = function.__qualname__
+            self.file, self.line = function.__code__.co_filename, function.__code__.co_firstlineno
+
+        @functools.wraps(function)
+        def measured(*args, **kwargs):
+            _measure.enter(self._region())
+            try:
+                return function(*args, **kwargs)
+            finally:
+                _measure.exit()
+
+        _measure.ignore_code(measured.__code__)  # the wrapper is not a region of its own
+        return measured
+
+
+def start(auto: bool = False, c_calls: bool = False, filter: str | None = None,  # noqa: A002 - Score-P's word
+          depth_limit: int = 128) -> None:
+    """Starts a new measurement (earlier data is dropped). ``auto``: every Python function
+    call becomes a region (``c_calls``: calls of builtins too), in this thread and in threads
+    started afterwards. ``filter``: Score-P filter-file text (``SCOREP_REGION_NAMES_BEGIN /
+    EXCLUDE * / INCLUDE main solve* / SCOREP_REGION_NAMES_END``) or a path to such a file;
+    call paths deeper than ``depth_limit`` are not recorded.
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start(auto=True, filter="SCOREP_REGION_NAMES_BEGIN EXCLUDE helper* SCOREP_REGION_NAMES_END")
+    >>> def helper_a(): return 1
+    >>> def compute(): return helper_a() + 1
+    >>> _ = compute()
+    >>> measure.stop()
+    >>> sorted({r.name for r in measure.profile()._core.regions} & {"compute", "helper_a"})
+    ['compute', 'helper_a']
+    """
+    text = filter or ""
+    if text and os.path.exists(text):
+        with open(text) as f:
+            text = f.read()
+    _measure.reset(text, int(depth_limit))
+    _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
+                         else threading.current_thread().name)
+    if auto:
+        threading.setprofile(_bootstrap_thread(c_calls))
+        _measure.start_hook(c_calls)
+        _active["auto"] = True
+
+
+def _bootstrap_thread(c_calls: bool) -> Callable:
+    def bootstrap(frame, event, arg):
+        # Runs once in each new thread (threading.setprofile), then hands over to C.
+        _measure.name_thread(threading.current_thread().name)
+        _measure.start_hook(c_calls)
+
+    return bootstrap
+
+
+def stop() -> None:
+    """Stops measuring: the hook leaves this thread and new threads, open regions are closed.
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start(auto=True)
+    >>> measure.stop()
+    """
+    if _active["auto"]:
+        _measure.stop_hook()
+        threading.setprofile(None)  # type: ignore[arg-type]
+        _active["auto"] = False
+    _measure.close_all()
+
+
+def add_bytes(sent: int = 0, received: int = 0) -> None:
+    """Adds bytes sent / received to this thread's current call path (e.g. from I/O code).
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start()
+    >>> with measure.region("send"):
+    ...     measure.add_bytes(sent=64)
+    >>> measure.stop()
+    >>> int(measure.profile().values("bytes_sent")[0, 0])
+    64
+    """
+    _measure.add_bytes(int(sent), int(received))
+
+
+def counter(name: str, unit: str = "") -> Callable[[float], None]:
+    """A user counter (a metric of its own): returns ``add(value)``, which adds to this
+    thread's current call path.
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start()
+    >>> cells = measure.counter("cells", "#")
+    >>> with measure.region("update"):
+    ...     cells(100.0)
+    >>> measure.stop()
+    >>> float(measure.profile().values("cells")[0, 0])
+    100.0
+    """
+    counter_id = _measure.counter(name, unit)
+    return lambda value: _measure.add(counter_id, float(value))
+
+
+def profile(host: str | None = None, process: str | None = None) -> LocalProfile:
+    """What this process measured, as one :class:`~cubescale.profile.LocalProfile`: the
+    union of its threads' call trees, one location per thread; metrics visits, time
+    (inclusive), min_time, max_time, bytes_sent, bytes_received and the user counters.
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> measure.start()
+    >>> with measure.region("main"):
+    ...     pass
+    >>> measure.stop()
+    >>> [m.name for m in measure.profile().metrics][:4]
+    ['visits', 'time', 'min_time', 'max_time']
+    """
+    return LocalProfile._from_core(_measure.to_profile(), host=host, process=process)
+
+
+def write(path: str | os.PathLike, comm=None, threads: str | None = None, progress: bool = True) -> dict:
+    """Writes what was measured to ``path``: collective over ``comm`` (default: this process
+    alone, ``MPI.COMM_SELF``), through :func:`cubescale.parallel.write_report` (optionally
+    aggregating threads first). Returns this rank's costs per phase.
+
+    Example
+    -------
+    >>> import os, tempfile, cubescale
+    >>> from cubescale import measure
+    >>> measure.start()
+    >>> with measure.region("main"):
+    ...     pass
+    >>> measure.stop()
+    >>> out = os.path.join(tempfile.mkdtemp(), "run.cubex")
+    >>> _ = measure.write(out, progress=False)
+    >>> cubescale.open(out).shape
+    (1, 1)
+    """
+    from mpi4py import MPI
+
+    from .parallel import write_report
+
+    comm = comm if comm is not None else MPI.COMM_SELF
+    prof = profile(process=f"MPI Rank {comm.rank}" if comm.size > 1 or comm is not MPI.COMM_SELF else None)
+    show = _progress_line(os.fspath(path)) if progress and comm.rank == 0 else None
+    costs = write_report(comm, prof, path, progress=show, threads=threads)
+    if show is not None:
+        print(file=sys.stderr, flush=True)
+    return costs
+
+
+def _progress_line(path: str) -> Callable[[int, int], None]:
+    def show(done: int, total: int) -> None:
+        print(f"\rcubescale: writing {path}: metric {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    return show
