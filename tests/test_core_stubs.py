@@ -13,7 +13,7 @@ import pytest
 import cubescale
 import cubescale._core as core
 
-SUBMODULES = ("systree", "cube", "distributed", "collective", "profile")
+SUBMODULES = ("systree", "cube", "distributed", "collective", "profile", "trace")
 STUBS = Path(cubescale.__file__).parent / "_core"
 
 

@@ -13,4 +13,5 @@ void register_panes(pybind11::module_& m);
 void register_distributed(pybind11::module_& m);
 void register_collective(pybind11::module_& m);
 void register_profile(pybind11::module_& m);  // after register_cube: returns CubeReport
+void register_trace(pybind11::module_& m);    // after register_profile: returns LocalProfile
 }  // namespace cubescale::bindings

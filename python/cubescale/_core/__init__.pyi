@@ -1,5 +1,5 @@
 """
-cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile).
+cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile, trace).
 """
 
 from __future__ import annotations
@@ -8,5 +8,6 @@ from . import cube
 from . import distributed
 from . import collective
 from . import profile
+from . import trace
 
-__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree"]
+__all__: list[str] = ["collective", "cube", "distributed", "profile", "systree", "trace"]

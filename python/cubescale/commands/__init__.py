@@ -4,6 +4,6 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import report, systree
+from . import report, systree, trace
 
-COMMANDS = [systree, report]
+COMMANDS = [systree, report, trace]
