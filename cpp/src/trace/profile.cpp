@@ -26,9 +26,13 @@ struct Column {
   }
 };
 
-struct Interval {  // a visit of a parallel region by an earlier thread of the process
+// What an earlier thread of the process had open: a fork..join (workers' call paths are
+// children of the call path that forked) or a visit of an OpenMP region (a worker entering
+// the same region is on the same call path).
+struct Interval {
   std::uint64_t enter, leave;
   std::uint32_t cnode;
+  bool fork;
 };
 
 class ProfileSink final : public EventSink {
@@ -46,15 +50,22 @@ class ProfileSink final : public EventSink {
     }
     slots_ = slot_members_.size();
     current_.assign(slots_, 0);
-    for (std::uint32_t r = 0; r < defs_.regions.size(); ++r)
-      if (defs_.regions[r].role == "parallel") parallel_region_.insert(r);
+    // Regions whose visits may hold a worker thread's start: OpenMP parallel regions, and the
+    // implicit tasks and unclassified regions OMPT-based measurements record for them.
+    for (std::uint32_t r = 0; r < defs_.regions.size(); ++r) {
+      const auto& region = defs_.regions[r];
+      if (region.role == "parallel" ||
+          (region.paradigm == "openmp" && (region.role == "unknown" || region.role == "task")))
+        parallel_region_.insert(r);
+    }
   }
 
   void begin_location(std::uint32_t location) override {
     const auto group = defs_.locations[location].group;
-    if (group != group_ || group == kNone) intervals_.clear();
+    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear();
     group_ = group;
     location_ = location;
+    cpu_thread_ = defs_.locations[location].type == "cpu_thread";
     columns_.emplace_back();
     column_ = &columns_.back();
     stack_.clear();
@@ -62,6 +73,7 @@ class ProfileSink final : public EventSink {
     std::fill(current_.begin(), current_.end(), 0);
     last_time_ = 0;
     opened_.clear();
+    forks_.clear();
   }
 
   void event(const Event& e) override {
@@ -83,6 +95,18 @@ class ProfileSink final : public EventSink {
         add(kBytesReceived, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
+      case EventType::ThreadFork:
+      case EventType::OmpFork:
+        forks_.push_back({e.time, 0, stack_.empty() ? kNone : stack_.back().cnode, true});
+        break;
+      case EventType::ThreadJoin:
+      case EventType::OmpJoin:
+        if (!forks_.empty()) {
+          forks_.back().leave = e.time;
+          opened_.push_back(forks_.back());
+          forks_.pop_back();
+        }
+        break;
       default: break;
     }
   }
@@ -98,6 +122,9 @@ class ProfileSink final : public EventSink {
     // This thread's parallel regions are where later threads of its process start.
     intervals_.insert(intervals_.end(), opened_.begin(), opened_.end());
     std::sort(intervals_.begin(), intervals_.end(), [](const Interval& a, const Interval& b) { return a.enter < b.enter; });
+    reach_.resize(intervals_.size());
+    std::uint64_t reach = 0;
+    for (std::size_t i = 0; i < intervals_.size(); ++i) reach_[i] = reach = std::max(reach, intervals_[i].leave);
   }
 
   profile::LocalProfile finish(const std::vector<std::uint32_t>& locations);
@@ -119,27 +146,41 @@ class ProfileSink final : public EventSink {
     return c;
   }
 
-  // Where a thread that starts with an empty stack at `time` hangs: the innermost parallel
-  // region an earlier thread of its process had open then, or nowhere (a root).
-  std::uint32_t graft_point(std::uint64_t time) const {
+  // Where a thread that starts with an empty stack at `time` in `region` goes (Score-P
+  // grafts worker threads into their process's call tree): below the innermost fork..join or
+  // OpenMP region an earlier thread of the process had open then. Entering the same region
+  // is the same call path (a worker entering the team's parallel region, OPARI2 style, even
+  // before the master does); another region becomes a child (an OMPT implicit task below
+  // the parallel region, a worker's parallel region below the forking call path). A root
+  // when nothing was open.
+  std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time) {
     auto it = std::upper_bound(intervals_.begin(), intervals_.end(), time,
                                [](std::uint64_t t, const Interval& i) { return t < i.enter; });
     while (it != intervals_.begin()) {
       --it;
-      if (it->leave >= time) return it->cnode;
+      // No interval at or before this one reaches `time`: stop (keeps the walk short).
+      if (reach_[static_cast<std::size_t>(it - intervals_.begin())] < time) break;
+      if (it->leave < time) continue;
+      if (!it->fork && cnode_region_[it->cnode] == region) return it->cnode;
+      return child(it->cnode, region);
     }
-    return kNone;
+    return child(kNone, region);
   }
 
   void enter(std::uint32_t region, std::uint64_t time, const Event& e) {
     if (region == kNone) throw FormatError(trace_.path(), trace_.event_member(location_), e.position, "Enter of no region");
-    const auto parent = stack_.empty() ? graft_point(time) : stack_.back().cnode;
-    if (last_cache_parent_ != parent || last_cache_region_ != region) {
-      last_cache_child_ = child(parent, region);
-      last_cache_parent_ = parent;
-      last_cache_region_ = region;
+    std::uint32_t c;
+    if (stack_.empty()) {
+      c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
+    } else {
+      const auto parent = stack_.back().cnode;
+      if (last_cache_parent_ != parent || last_cache_region_ != region) {  // loops repeat one child
+        last_cache_child_ = child(parent, region);
+        last_cache_parent_ = parent;
+        last_cache_region_ = region;
+      }
+      c = last_cache_child_;
     }
-    const auto c = last_cache_child_;
     column_->grow(cnode_parent_.size(), slots_);
     stack_.push_back({c, time});
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
@@ -180,7 +221,7 @@ class ProfileSink final : public EventSink {
       }
       snapshots_.resize(snapshots_.size() - slots_);
     }
-    if (parallel_region_.count(region)) opened_.push_back({frame.enter, time, c});
+    if (parallel_region_.count(region)) opened_.push_back({frame.enter, time, c, false});
     stack_.pop_back();
   }
 
@@ -235,7 +276,9 @@ class ProfileSink final : public EventSink {
   std::vector<std::uint64_t> snapshots_, current_;
   std::uint32_t location_ = kNone, group_ = kNone - 1;
   std::uint64_t last_time_ = 0;
-  std::vector<Interval> intervals_, opened_;
+  std::vector<Interval> intervals_, opened_, forks_;
+  std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
+  bool cpu_thread_ = true;
 };
 
 cube::Metric make_metric(const std::string& name, const std::string& display, const char* dtype, bool inclusive,
