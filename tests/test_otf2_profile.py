@@ -127,3 +127,35 @@ def test_profile_round_trip(tmp_path):
     for m in ("visits", "time", "bytes_sent"):
         assert np.array_equal(again.values(m, inclusive=False), report.values(m, inclusive=False))
     assert [loc.type for loc in again.locations].count("gpu") == 2
+
+
+def test_synthetic_trace_profile(tmp_path):
+    from cubescale._core import trace as _trace
+
+    written = _trace.write_synthetic_trace(str(tmp_path), "syn", processes=3, iterations=25)
+    assert written == 3 * (25 * 18 + 2)
+    t = otf2.open(tmp_path / "syn.otf2")
+    assert _trace.read_with_empty_callbacks(t._core) == written
+    r = t.profile()
+    visits = r.values("visits", inclusive=False)
+    by_name = {c.region.name: c.index for c in r.cnodes}
+    assert visits[by_name["compute"]].tolist() == [25, 25, 25]
+    assert r.values("bytes_sent", inclusive=False)[by_name["MPI_Send"]].tolist() == [25 * 1024] * 3
+    assert r.values("bytes_sent", inclusive=False)[by_name["MPI_Allreduce"]].tolist() == [25 * 8] * 3
+    # The counters grow in every step; main holds all of solve's increments.
+    cycles = r.values("PAPI_TOT_CYC", inclusive=True)
+    assert (cycles[by_name["solve"]] > cycles[by_name["compute"]]).all()
+    assert (cycles[by_name["compute"]] > 0).all()
+
+
+def test_defects_in_event_streams(tmp_path):
+    from cubescale._core import trace as _trace
+
+    _trace.write_synthetic_trace(str(tmp_path), "unclosed", processes=2, iterations=3, defect="unclosed")
+    _, stats = otf2.open(tmp_path / "unclosed.otf2").local_profile()
+    assert stats["unclosed_frames"] == 2  # main on both ranks, closed at the last event
+    _trace.write_synthetic_trace(str(tmp_path), "bad", processes=2, iterations=3, defect="mismatched_leave")
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.profile(tmp_path / "bad.otf2")
+    assert e.value.member == "bad/0.evt" and e.value.offset > 0
+    assert 'Leave of "solve" inside "compute"' in str(e.value)

@@ -10,6 +10,7 @@
 #include "cubescale/trace/columns.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
+#include "cubescale/trace/synthetic.hpp"
 #include "cubescale/trace/system_tree.hpp"
 #include "register.hpp"
 
@@ -241,6 +242,27 @@ void register_trace(py::module_& m) {
           py::arg("locations"),
           "The call-path profile of `locations` (columns in this order) in one streaming pass: (LocalProfile, "
           "stats dict with events read and frames left open at a location's end).");
+  m.def(
+      "read_with_empty_callbacks",
+      [](const Trace& t, std::optional<std::vector<std::uint32_t>> locations) {
+        py::gil_scoped_release release;
+        return t.read_with_empty_callbacks(chosen(t, locations));
+      },
+      py::arg("trace"), py::arg("locations") = py::none(),
+      "Reads the events with callbacks that do nothing (the limit of any reader over libotf2); returns the number "
+      "of events.");
+  m.def(
+      "write_synthetic_trace",
+      [](const std::string& directory, const std::string& name, std::uint32_t processes, std::uint64_t iterations,
+         bool counters, const std::string& defect) {
+        py::gil_scoped_release release;
+        return write_synthetic_trace(directory, name, {processes, iterations, counters, defect});
+      },
+      py::arg("directory"), py::arg("name"), py::arg("processes") = 4, py::arg("iterations") = 1000,
+      py::arg("counters") = true, py::arg("defect") = "",
+      "Writes a synthetic trace <directory>/<name>.otf2 with OTF2's writer: a ring of MPI processes iterating "
+      "solve > {compute, MPI_Send, MPI_Recv, MPI_Allreduce}, two accumulated counters (18 events per iteration, "
+      "14 without counters). defect: '' , 'unclosed' or 'mismatched_leave'. Returns the events written.");
   m.def(
       "event_type_names",
       [] {

@@ -6,17 +6,18 @@ namespace cubescale::trace {
 
 namespace {
 
-std::int64_t opt(std::uint32_t v) { return v == kNone ? -1 : static_cast<std::int64_t>(v); }
+std::int32_t opt(std::uint32_t v) { return v == kNone ? -1 : static_cast<std::int32_t>(v); }
 
 class ColumnSink final : public EventSink {
  public:
-  ColumnSink(const Trace& trace, const EventFilter& filter, EventColumns& out)
+  ColumnSink(const Trace& trace, const std::vector<std::uint32_t>& locations, const EventFilter& filter,
+             EventColumns& out)
       : defs_(trace.definitions()), filter_(filter), out_(out) {
     out_.member_values.resize(defs_.metric_members.size());
     std::uint64_t announced = 0;
-    for (const auto& l : defs_.locations) announced += l.events;
+    for (auto l : locations) announced += defs_.locations[l].events;
     // A guess from the definitions saves regrowing; capped so a bogus count cannot exhaust memory.
-    reserve(std::min<std::uint64_t>(announced, std::uint64_t(1) << 24));
+    reserve(std::min<std::uint64_t>(announced, std::uint64_t(1) << 28));
   }
 
   void event(const Event& e) override {
@@ -69,6 +70,7 @@ class ColumnSink final : public EventSink {
     out_.bytes_received.reserve(n);
     out_.request.reserve(n);
     out_.metric.reserve(n);
+    for (auto& col : out_.member_values) col.reserve(n);
   }
   const Definitions& defs_;
   const EventFilter& filter_;
@@ -79,7 +81,7 @@ class ColumnSink final : public EventSink {
 
 EventColumns event_columns(const Trace& trace, const std::vector<std::uint32_t>& locations, const EventFilter& filter) {
   EventColumns out;
-  ColumnSink sink(trace, filter, out);
+  ColumnSink sink(trace, locations, filter, out);
   trace.read(locations, sink);
   sink.finish();
   return out;

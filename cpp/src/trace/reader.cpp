@@ -491,6 +491,18 @@ void set_plain(OTF2_ErrorCode (*setter)(OTF2_EvtReaderCallbacks*, Callback), OTF
   setter(cbs, &Plain<T, Callback>::fn);
 }
 
+// The limit a reader can reach: callbacks that do nothing (benchmarks compare with it).
+template <typename Callback>
+struct Empty;
+template <typename... Args>
+struct Empty<OTF2_CallbackCode (*)(Args...)> {
+  static OTF2_CallbackCode fn(Args...) { return OTF2_CALLBACK_SUCCESS; }
+};
+template <typename Callback>
+void set_empty(OTF2_ErrorCode (*setter)(OTF2_EvtReaderCallbacks*, Callback), OTF2_EvtReaderCallbacks* cbs) {
+  setter(cbs, &Empty<Callback>::fn);
+}
+
 #define CUBESCALE_EVT_HEAD(Type)                                                                    \
   auto& c = ectx(ud);                                                                               \
   auto& e = c.start(EventType::Type, time, position);                                              \
@@ -785,10 +797,27 @@ std::string Trace::event_member(std::uint32_t location) const {
 }
 
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
+  std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
+                                                                                           OTF2_EvtReaderCallbacks_Delete);
+  EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}};
+  stream(locations, cbs.get(), &c);
+}
+
+std::uint64_t Trace::read_with_empty_callbacks(const std::vector<std::uint32_t>& locations) const {
+  std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(
+      OTF2_EvtReaderCallbacks_New(), OTF2_EvtReaderCallbacks_Delete);
+#define CUBESCALE_SET_EMPTY(name) set_empty(&OTF2_EvtReaderCallbacks_Set##name##Callback, cbs.get());
+  CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_SET_EMPTY)
+#undef CUBESCALE_SET_EMPTY
+  return stream(locations, cbs.get(), nullptr);
+}
+
+std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* callbacks, void* context) const {
+  auto* c = static_cast<EvtContext*>(context);
   for (auto l : locations)
     if (l >= defs_.locations.size())
       throw std::out_of_range("location index " + std::to_string(l) + " out of range");
-  if (locations.empty()) return;
+  if (locations.empty()) return 0;
   auto reader = open_reader(path_);
   const auto fail = [&](std::uint32_t l, std::uint64_t pos, const std::string& what) {
     return FormatError(path_, event_member(l), pos, what);
@@ -816,29 +845,33 @@ void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) c
     OTF2_Reader_CloseDefFiles(reader.get());
   }
   if (auto rc = OTF2_Reader_OpenEvtFiles(reader.get()); rc != OTF2_SUCCESS) throw fail(locations[0], 0, describe(rc));
-  std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
-                                                                                           OTF2_EvtReaderCallbacks_Delete);
-  EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}};
+  std::uint64_t total = 0;
   for (auto l : locations) {
     auto* er = OTF2_Reader_GetEvtReader(reader.get(), defs_.locations[l].id);
     if (!er) throw fail(l, 0, "cannot open the events: " + describe(OTF2_ERROR_FILE_CAN_NOT_OPEN));
-    if (auto rc = OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, cbs.get(), &c); rc != OTF2_SUCCESS)
+    if (auto rc = OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, static_cast<OTF2_EvtReaderCallbacks*>(callbacks),
+                                                   context);
+        rc != OTF2_SUCCESS)
       throw fail(l, 0, describe(rc));
-    c.location = l;
-    sink.begin_location(l);
+    if (c) {
+      c->location = l;
+      c->sink->begin_location(l);
+    }
     uint64_t n = 0;
     const auto rc = OTF2_Reader_ReadAllLocalEvents(reader.get(), er, &n);
     OTF2_Reader_CloseEvtReader(reader.get(), er);
-    if (c.error) std::rethrow_exception(c.error);
-    if (!c.problem.empty()) throw fail(l, c.event.position, c.problem);
+    if (c && c->error) std::rethrow_exception(c->error);
+    if (c && !c->problem.empty()) throw fail(l, c->event.position, c->problem);
     if (rc != OTF2_SUCCESS) throw fail(l, n, "after " + std::to_string(n) + " events: " + describe(rc));
     const auto announced = defs_.locations[l].events;
     if (announced != 0 && n != announced)
       throw fail(l, n, "the definitions announce " + std::to_string(announced) + " events, the file holds " +
                            std::to_string(n) + " (truncated?)");
-    sink.end_location(l);
+    total += n;
+    if (c) c->sink->end_location(l);
   }
   OTF2_Reader_CloseEvtFiles(reader.get());
+  return total;
 }
 
 namespace {

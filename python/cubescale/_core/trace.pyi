@@ -10,7 +10,7 @@ import numpy
 import numpy.typing
 import typing
 
-__all__: list[str] = ["Trace", "event_type_names"]
+__all__: list[str] = ["Trace", "event_type_names", "read_with_empty_callbacks", "write_synthetic_trace"]
 
 class Trace:
     """
@@ -85,4 +85,23 @@ class Trace:
 def event_type_names() -> list[str]:
     """
     otf2-print's names of the event types, indexed by event type number.
+    """
+
+def read_with_empty_callbacks(
+    trace: Trace, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None
+) -> int:
+    """
+    Reads the events with callbacks that do nothing (the limit of any reader over libotf2); returns the number of events.
+    """
+
+def write_synthetic_trace(
+    directory: str,
+    name: str,
+    processes: typing.SupportsInt | typing.SupportsIndex = 4,
+    iterations: typing.SupportsInt | typing.SupportsIndex = 1000,
+    counters: bool = True,
+    defect: str = "",
+) -> int:
+    """
+    Writes a synthetic trace <directory>/<name>.otf2 with OTF2's writer: a ring of MPI processes iterating solve > {compute, MPI_Send, MPI_Recv, MPI_Allreduce}, two accumulated counters (18 events per iteration, 14 without counters). defect: '' , 'unclosed' or 'mismatched_leave'. Returns the events written.
     """

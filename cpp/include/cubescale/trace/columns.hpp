@@ -22,9 +22,9 @@ struct EventColumns {
   std::vector<std::uint64_t> time;
   std::vector<std::uint32_t> location;
   std::vector<std::uint8_t> type;
-  std::vector<std::int64_t> region, partner, communicator, tag;  // -1: none
+  std::vector<std::int32_t> region, partner, communicator, tag;  // -1: none (ids fit 31 bits in real traces)
   std::vector<std::uint64_t> bytes, bytes_received, request;
-  std::vector<std::int64_t> metric;  // metric class/instance index, -1: none
+  std::vector<std::int32_t> metric;  // metric class/instance index, -1: none
   // One column per metric member (NaN where an event holds no value of it).
   std::vector<std::vector<double>> member_values;
 
