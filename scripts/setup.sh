@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
   build-essential pkg-config cmake ninja-build
-  libhwloc-dev hwloc libopen-trace-format2-dev
+  libhwloc-dev hwloc libopen-trace-format2-dev otf2-tools
   libopenmpi-dev openmpi-bin zlib1g-dev libgtest-dev
   clang-14 libclang-rt-14-dev
   python3-dev python3-pip

@@ -13,7 +13,7 @@ import pytest
 import cubescale
 import cubescale._core as core
 
-SUBMODULES = ("systree", "cube", "distributed", "collective", "profile", "threads", "timeline", "measure")
+SUBMODULES = ("systree", "cube", "distributed", "collective", "profile", "trace", "threads", "timeline", "measure")
 STUBS = Path(cubescale.__file__).parent / "_core"
 
 

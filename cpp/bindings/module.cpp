@@ -6,7 +6,7 @@
 namespace py = pybind11;
 
 PYBIND11_MODULE(_core, m) {
-  m.doc() = "cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile).";
+  m.doc() = "cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile, trace).";
   cubescale::bindings::register_errors(m);
   auto systree = m.def_submodule(
       "systree", "System trees: single-node and sequence form, names, shapes, hwloc hardware levels (paper 000, 004).");
@@ -26,6 +26,9 @@ PYBIND11_MODULE(_core, m) {
   auto profile = m.def_submodule(
       "profile", "Local call-path profiles, their unification and collation (papers 001, 002).");
   cubescale::bindings::register_profile(profile);
+  auto trace = m.def_submodule(
+      "trace", "OTF2 traces: definitions, streaming event reader, events as columns, trace -> profile (paper 002).");
+  cubescale::bindings::register_trace(trace);
   auto threads = m.def_submodule(
       "threads", "Thread aggregation of reports and local profiles: sum, set, key, calltree, value (paper 003).");
   cubescale::bindings::register_threads(threads);

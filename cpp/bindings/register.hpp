@@ -13,6 +13,7 @@ void register_panes(pybind11::module_& m);
 void register_distributed(pybind11::module_& m);
 void register_collective(pybind11::module_& m);
 void register_profile(pybind11::module_& m);  // after register_cube: returns CubeReport
+void register_trace(pybind11::module_& m);    // after register_profile: returns LocalProfile
 void register_threads(pybind11::module_& m);  // after register_profile: takes LocalProfile
 void register_timeline(pybind11::module_& m);
 void register_measure(pybind11::module_& m);  // after register_profile: returns LocalProfile

@@ -94,17 +94,14 @@ py::dict stats_dict(const UnifyStats& s) {
 }
 
 // The global definitions as a report of zeros over `system` (the writer's definitions), with
-// each location group's <rank> (its MPI rank) when given, else its position.
+// each location group's <rank> (its MPI rank) when one is given per group, else its position.
 std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const systree::SingleTree& system,
                                             const std::vector<std::int64_t>& group_ranks) {
   cube::CallTreeParts calls{set.cnode_parents, set.cnode_regions, set.cnode_parameters};
   auto defs = cube::assemble_definitions(set.metrics, set.regions, std::move(calls), system);
-  if (!group_ranks.empty()) {
-    if (group_ranks.size() != defs.group_rank.size())
-      throw py::value_error(std::to_string(group_ranks.size()) + " ranks for " + std::to_string(defs.group_rank.size()) +
-                            " location groups");
-    defs.group_rank = group_ranks;
-  }
+  // One process per rank (write_report): each group's <rank> is its rank. Ranks holding several
+  // processes (a trace's) keep the positions.
+  if (group_ranks.size() == defs.group_rank.size()) defs.group_rank = group_ranks;
   return std::make_shared<cube::Report>(std::move(defs));
 }
 
@@ -187,7 +184,7 @@ void register_unify(py::module_& m) {
           },
           py::arg("system"), py::arg("group_ranks") = std::vector<std::int64_t>{},
           "At the root: the global definitions over `system` as a report of zeros; group_ranks: each location "
-          "group's <rank> (empty: its position).")
+          "group's <rank> when one per group is given (else its position).")
       .def_property_readonly(
           "global_counts",
           [](const UnifyState& s) {

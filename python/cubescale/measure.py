@@ -95,7 +95,7 @@ class region:  # noqa: N801 - used like a function: cubescale.region("name")
             finally:
                 _measure.exit()
 
-        _measure.ignore_code(measured.__code__)  # the wrapper is not a region of its own
+        _measure.ignore_code(measured.__code__)  # type: ignore[attr-defined]  # the wrapper is no region
         return measured
 
 

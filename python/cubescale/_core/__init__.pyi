@@ -1,5 +1,5 @@
 """
-cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile).
+cubescale C++ core: one submodule per concept (systree, cube, distributed, collective, profile, trace).
 """
 
 from __future__ import annotations
@@ -8,8 +8,19 @@ from . import cube
 from . import distributed
 from . import collective
 from . import profile
+from . import trace
 from . import threads
 from . import timeline
 from . import measure
 
-__all__: list[str] = ["collective", "cube", "distributed", "measure", "profile", "systree", "threads", "timeline"]
+__all__: list[str] = [
+    "collective",
+    "cube",
+    "distributed",
+    "measure",
+    "profile",
+    "systree",
+    "threads",
+    "timeline",
+    "trace",
+]

@@ -110,7 +110,7 @@ class UnifyState:
         group_ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
     ) -> cubescale._core.cube.CubeReport:
         """
-        At the root: the global definitions over `system` as a report of zeros; group_ranks: each location group's <rank> (empty: its position).
+        At the root: the global definitions over `system` as a report of zeros; group_ranks: each location group's <rank> when one per group is given (else its position).
         """
     def metric_map(self) -> numpy.typing.NDArray[numpy.uint32]:
         """

@@ -4,6 +4,6 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import report, systree, threads
+from . import report, systree, threads, trace
 
-COMMANDS = [systree, report, threads]
+COMMANDS = [systree, report, threads, trace]

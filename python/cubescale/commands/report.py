@@ -32,7 +32,7 @@ def add_parser(subparsers) -> None:
         description="Print the metric tree (with totals), bytes of data members beyond their index (ignored), "
                     "members that are not part of the report, the top of the call tree and the system tree size.",
         epilog="example:\n  cubescale info profile.cubex --depth 3", formatter_class=argparse.RawDescriptionHelpFormatter)
-    info.add_argument("file", help=".cubex report")
+    info.add_argument("file", help=".cubex report, or an OTF2 trace's anchor (traces.otf2)")
     info.add_argument("--depth", type=int, default=2, help="call tree levels to show (default 2)")
     info.set_defaults(run=run_info)
 
@@ -74,6 +74,10 @@ def _derived_note(r: cube.Report, m) -> str:
 
 
 def run_info(args) -> int:
+    if args.file.endswith(".otf2"):  # an OTF2 trace's anchor
+        from .trace import run_info as run_trace_info
+
+        return run_trace_info(args.file)
     r = cube.open(args.file)
     cnodes, locations = r.shape
     print(f"{os.path.basename(args.file)}: CUBE {r.version}, {len(r.metrics)} metrics, "

@@ -88,10 +88,12 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
         if root:
             assert system.tree is not None and owners is not None
             expanded = system.tree.expand()._core  # type: ignore[attr-defined]
-            group_ranks = np.full(int(owners.max()) + 1 if len(owners) else 0, -1, dtype=np.int64)
-            group_ranks[owners] = np.arange(comm.size, dtype=np.int64)
-            report = unified.state.global_report(  # type: ignore[attr-defined]
-                expanded, group_ranks.tolist() if (group_ranks >= 0).all() else [])
+            # Only when every rank holds its own process (write_report); ranks holding several
+            # processes (a trace's) leave the groups' positions as ranks.
+            group_ranks: list[int] = []
+            if np.array_equal(np.sort(owners), np.arange(comm.size)):
+                group_ranks = np.argsort(owners).tolist()
+            report = unified.state.global_report(expanded, group_ranks)  # type: ignore[attr-defined]
             writer = _cube.CubexWriter(report, path, compress)
             metrics = report.metrics()
             info = ([_cube.DataType(m.dtype).width for m in metrics], report.cnode_count, report.location_count)

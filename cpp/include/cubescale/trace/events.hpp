@@ -1,0 +1,93 @@
+#pragma once
+// The events of an OTF2 trace as the reader streams them: one small struct per event, handed
+// to an EventSink one location after another (each location's events in recorded order).
+// A sink sees every kind of event OTF2 3.0 defines; the fields a kind does not use keep their
+// defaults. Nothing is buffered between events: a sink keeps what it needs (a call stack,
+// counters, columns) and nothing else.
+#include <cstdint>
+#include <string_view>
+
+#include "cubescale/trace/definitions.hpp"
+
+namespace cubescale::trace {
+
+// Every OTF2 3.0 event record, in the order of OTF2's event reader callbacks. X(name): the
+// reader's callback setter is OTF2_EvtReaderCallbacks_Set<name>Callback; the kind's display
+// name is <name> in upper snake case, as otf2-print prints it (MpiIsend -> MPI_ISEND).
+#define CUBESCALE_TRACE_EVENT_TYPES(X)                                                              \
+  X(BufferFlush) X(MeasurementOnOff) X(Enter) X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete)   \
+  X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(MpiRequestTest) X(MpiRequestCancelled)                \
+  X(MpiCollectiveBegin) X(MpiCollectiveEnd) X(OmpFork) X(OmpJoin) X(OmpAcquireLock)                 \
+  X(OmpReleaseLock) X(OmpTaskCreate) X(OmpTaskSwitch) X(OmpTaskComplete) X(Metric)                  \
+  X(ParameterString) X(ParameterInt) X(ParameterUnsignedInt) X(RmaWinCreate) X(RmaWinDestroy)       \
+  X(RmaCollectiveBegin) X(RmaCollectiveEnd) X(RmaGroupSync) X(RmaRequestLock) X(RmaAcquireLock)     \
+  X(RmaTryLock) X(RmaReleaseLock) X(RmaSync) X(RmaWaitChange) X(RmaPut) X(RmaGet) X(RmaAtomic)      \
+  X(RmaOpCompleteBlocking) X(RmaOpCompleteNonBlocking) X(RmaOpTest) X(RmaOpCompleteRemote)          \
+  X(ThreadFork) X(ThreadJoin) X(ThreadTeamBegin) X(ThreadTeamEnd) X(ThreadAcquireLock)              \
+  X(ThreadReleaseLock) X(ThreadTaskCreate) X(ThreadTaskSwitch) X(ThreadTaskComplete)                \
+  X(ThreadCreate) X(ThreadBegin) X(ThreadWait) X(ThreadEnd) X(CallingContextEnter)                  \
+  X(CallingContextLeave) X(CallingContextSample) X(IoCreateHandle) X(IoDestroyHandle)               \
+  X(IoDuplicateHandle) X(IoSeek) X(IoChangeStatusFlags) X(IoDeleteFile) X(IoOperationBegin)         \
+  X(IoOperationTest) X(IoOperationIssued) X(IoOperationComplete) X(IoOperationCancelled)            \
+  X(IoAcquireLock) X(IoReleaseLock) X(IoTryLock) X(ProgramBegin) X(ProgramEnd)                      \
+  X(NonBlockingCollectiveRequest) X(NonBlockingCollectiveComplete) X(CommCreate) X(CommDestroy)
+
+enum class EventType : std::uint8_t {
+#define CUBESCALE_TRACE_ENUM(name) name,
+  CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_TRACE_ENUM)
+#undef CUBESCALE_TRACE_ENUM
+};
+inline constexpr int kEventTypeCount = 0
+#define CUBESCALE_TRACE_COUNT(name) +1
+    CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_TRACE_COUNT)
+#undef CUBESCALE_TRACE_COUNT
+    ;
+
+// "ENTER", "MPI_ISEND", ... (otf2-print's names).
+std::string_view event_type_name(EventType type);
+
+// One metric value as OTF2 stores it: its type says which member is meaningful.
+union MetricValue {
+  std::int64_t signed_int;
+  std::uint64_t unsigned_int;
+  double floating_point;
+};
+enum class ValueType : std::uint8_t { Int64, UInt64, Double, Other };
+
+struct Event {
+  EventType type = EventType::Enter;
+  std::uint32_t location = kNone;  // dense index into Definitions::locations
+  std::uint64_t time = 0;          // ticks (Definitions::clock)
+  std::uint64_t position = 0;      // the event's number in its location's stream (from 1)
+  // Enter/Leave: region index; CallingContext*: calling context index; ParameterX: parameter
+  // index; ThreadFork/OmpFork: requested threads.
+  std::uint32_t region = kNone;
+  // MPI point to point: the peer rank; collectives (MPI, RMA): the root; RMA: remote rank;
+  // ThreadTaskCreate/Switch/Complete: creating thread.
+  std::uint32_t partner = kNone;
+  std::uint32_t communicator = kNone;  // index (MPI, thread teams); RMA window id
+  // MPI point to point: message tag; collectives: the operation (OTF2_CollectiveOp).
+  std::uint32_t tag = kNone;
+  std::uint64_t bytes = 0;           // sent: message length, collective bytes sent, RMA bytes
+  std::uint64_t bytes_received = 0;  // collectives
+  std::uint64_t request = 0;  // MPI request id, RMA matching id, task id, int parameter value
+  // Metric events: the metric (class or instance) index and its values.
+  std::uint32_t metric = kNone;
+  std::uint8_t metric_count = 0;
+  const std::uint8_t* metric_types = nullptr;  // OTF2_Type per value
+  const MetricValue* metric_values = nullptr;
+};
+
+// What a metric value is, from its OTF2_Type.
+ValueType value_type(std::uint8_t otf2_type);
+double as_double(std::uint8_t otf2_type, MetricValue v);
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  virtual void begin_location(std::uint32_t location) { (void)location; }
+  virtual void event(const Event& e) = 0;
+  virtual void end_location(std::uint32_t location) { (void)location; }
+};
+
+}  // namespace cubescale::trace

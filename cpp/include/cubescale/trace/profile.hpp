@@ -1,0 +1,38 @@
+#pragma once
+// Trace -> call-path profile (paper 002: the summary Score-P would have written for the same
+// run), one streaming pass per location, no event kept.
+//
+// Per location a call stack of frames {call path, enter time, counter values at enter};
+// Enter finds or adds the child call path (region below the current one), Leave closes the
+// frame: visits + 1, inclusive time += leave - enter, min/max of that duration. MPI events
+// add bytes sent / received to the call path they occur in (point to point and collectives,
+// as Score-P's profile does). Metric events of synchronous classes update the location's
+// current counter values; accumulated counters (PAPI) add leave - enter deltas per visit.
+// OpenMP worker threads start with an empty stack: their call paths hang below the call path
+// of the parallel region their process's earlier thread had open at that time (Score-P grafts
+// them there), so a process's threads share one call tree.
+//
+// Metrics, in this order: visits, time, min_time, max_time, bytes_sent, bytes_received, then
+// every accumulated member of the trace's synchronous metric classes. They and the regions
+// come from the global definitions, not from what a share of locations saw, so every rank of
+// a conversion gives the same local definitions a unification expects.
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/profile/local_profile.hpp"
+#include "cubescale/trace/reader.hpp"
+#include "cubescale/trace/system_tree.hpp"
+
+namespace cubescale::trace {
+
+struct ProfileStats {
+  std::uint64_t events = 0;
+  std::uint64_t unclosed_frames = 0;  // frames still open at a location's end, closed there
+};
+
+// The profile of `locations` (dense indices; columns in this order). FormatError on
+// inconsistent streams (a Leave that does not match the Enter, time going backwards).
+profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                    ProfileStats* stats = nullptr);
+
+}  // namespace cubescale::trace

@@ -1,0 +1,387 @@
+#include "cubescale/trace/profile.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::trace {
+
+namespace {
+
+enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived, kFixed };
+
+// One location's values, indexed by call path (grown as call paths appear).
+struct Column {
+  std::vector<std::uint64_t> fixed[kFixed];  // ticks for the times, counts and bytes otherwise
+  std::vector<std::uint64_t> counters;       // [cnode * slots + slot], raw bits of the value type
+
+  void grow(std::size_t cnodes, std::size_t slots) {
+    if (fixed[kVisits].size() >= cnodes) return;
+    const auto n = std::max(cnodes, fixed[kVisits].size() * 2);
+    for (std::size_t f = 0; f < kFixed; ++f) fixed[f].resize(n, f == kMinTime ? ~std::uint64_t(0) : 0);
+    counters.resize(n * slots, 0);
+  }
+};
+
+// What an earlier thread of the process had open: a fork..join (workers' call paths are
+// children of the call path that forked) or a visit of an OpenMP region (a worker entering
+// the same region is on the same call path).
+struct Interval {
+  std::uint64_t enter, leave;
+  std::uint32_t cnode;
+  bool fork;
+};
+
+class ProfileSink final : public EventSink {
+ public:
+  ProfileSink(const Trace& trace, std::size_t locations) : trace_(trace), defs_(trace.definitions()) {
+    columns_.reserve(locations);
+    member_slot_.assign(defs_.metric_members.size(), kNone);
+    for (const auto& m : defs_.metrics) {
+      if (m.instance || m.occurrence == "asynchronous") continue;
+      for (auto member : m.members)
+        if (member != kNone && defs_.metric_members[member].accumulated && member_slot_[member] == kNone) {
+          member_slot_[member] = static_cast<std::uint32_t>(slot_members_.size());
+          slot_members_.push_back(member);
+        }
+    }
+    slots_ = slot_members_.size();
+    current_.assign(slots_, 0);
+    // Regions whose visits may hold a worker thread's start: OpenMP parallel regions, and the
+    // implicit tasks and unclassified regions OMPT-based measurements record for them.
+    for (std::uint32_t r = 0; r < defs_.regions.size(); ++r) {
+      const auto& region = defs_.regions[r];
+      if (region.role == "parallel" ||
+          (region.paradigm == "openmp" && (region.role == "unknown" || region.role == "task")))
+        parallel_region_.insert(r);
+    }
+  }
+
+  void begin_location(std::uint32_t location) override {
+    const auto group = defs_.locations[location].group;
+    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear();
+    group_ = group;
+    location_ = location;
+    cpu_thread_ = defs_.locations[location].type == "cpu_thread";
+    columns_.emplace_back();
+    column_ = &columns_.back();
+    stack_.clear();
+    snapshots_.clear();
+    std::fill(current_.begin(), current_.end(), 0);
+    last_time_ = 0;
+    opened_.clear();
+    forks_.clear();
+  }
+
+  void event(const Event& e) override {
+    ++stats_.events;
+    last_time_ = e.time;
+    switch (e.type) {
+      case EventType::Enter: enter(e.region, e.time, e); break;
+      case EventType::Leave: leave(e.region, e.time, e); break;
+      case EventType::MpiSend:
+      case EventType::MpiIsend:
+        add(kBytesSent, e.bytes);
+        break;
+      case EventType::MpiRecv:
+      case EventType::MpiIrecv:
+        add(kBytesReceived, e.bytes);
+        break;
+      case EventType::MpiCollectiveEnd:
+        add(kBytesSent, e.bytes);
+        add(kBytesReceived, e.bytes_received);
+        break;
+      case EventType::Metric: metric(e); break;
+      case EventType::ThreadFork:
+      case EventType::OmpFork:
+        forks_.push_back({e.time, 0, stack_.empty() ? kNone : stack_.back().cnode, true});
+        break;
+      case EventType::ThreadJoin:
+      case EventType::OmpJoin:
+        if (!forks_.empty()) {
+          forks_.back().leave = e.time;
+          opened_.push_back(forks_.back());
+          forks_.pop_back();
+        }
+        break;
+      default: break;
+    }
+  }
+
+  void end_location(std::uint32_t) override {
+    // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
+    while (!stack_.empty()) {
+      ++stats_.unclosed_frames;
+      Event e;
+      e.time = last_time_;
+      leave(cnode_region_[stack_.back().cnode], last_time_, e);
+    }
+    // This thread's parallel regions are where later threads of its process start.
+    intervals_.insert(intervals_.end(), opened_.begin(), opened_.end());
+    std::sort(intervals_.begin(), intervals_.end(), [](const Interval& a, const Interval& b) { return a.enter < b.enter; });
+    reach_.resize(intervals_.size());
+    std::uint64_t reach = 0;
+    for (std::size_t i = 0; i < intervals_.size(); ++i) reach_[i] = reach = std::max(reach, intervals_[i].leave);
+  }
+
+  profile::LocalProfile finish(const std::vector<std::uint32_t>& locations);
+  ProfileStats stats_;
+
+ private:
+  struct Frame {
+    std::uint32_t cnode;
+    std::uint64_t enter;
+  };
+
+  std::uint32_t child(std::uint32_t parent, std::uint32_t region) {
+    const std::uint64_t key = (std::uint64_t(parent) << 32) | region;  // parent kNone: roots
+    if (auto it = child_.find(key); it != child_.end()) return it->second;
+    const auto c = static_cast<std::uint32_t>(cnode_parent_.size());
+    cnode_parent_.push_back(parent);
+    cnode_region_.push_back(region);
+    child_.emplace(key, c);
+    return c;
+  }
+
+  // Where a thread that starts with an empty stack at `time` in `region` goes (Score-P
+  // grafts worker threads into their process's call tree): below the innermost fork..join or
+  // OpenMP region an earlier thread of the process had open then. Entering the same region
+  // is the same call path (a worker entering the team's parallel region, OPARI2 style, even
+  // before the master does); another region becomes a child (an OMPT implicit task below
+  // the parallel region, a worker's parallel region below the forking call path). A root
+  // when nothing was open.
+  std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time) {
+    auto it = std::upper_bound(intervals_.begin(), intervals_.end(), time,
+                               [](std::uint64_t t, const Interval& i) { return t < i.enter; });
+    while (it != intervals_.begin()) {
+      --it;
+      // No interval at or before this one reaches `time`: stop (keeps the walk short).
+      if (reach_[static_cast<std::size_t>(it - intervals_.begin())] < time) break;
+      if (it->leave < time) continue;
+      if (!it->fork && cnode_region_[it->cnode] == region) return it->cnode;
+      return child(it->cnode, region);
+    }
+    return child(kNone, region);
+  }
+
+  void enter(std::uint32_t region, std::uint64_t time, const Event& e) {
+    if (region == kNone) throw FormatError(trace_.path(), trace_.event_member(location_), e.position, "Enter of no region");
+    std::uint32_t c;
+    if (stack_.empty()) {
+      c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
+    } else {
+      const auto parent = stack_.back().cnode;
+      if (last_cache_parent_ != parent || last_cache_region_ != region) {  // loops repeat one child
+        last_cache_child_ = child(parent, region);
+        last_cache_parent_ = parent;
+        last_cache_region_ = region;
+      }
+      c = last_cache_child_;
+    }
+    column_->grow(cnode_parent_.size(), slots_);
+    stack_.push_back({c, time});
+    snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
+  }
+
+  void leave(std::uint32_t region, std::uint64_t time, const Event& e) {
+    if (stack_.empty())
+      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
+                        "Leave of " + region_name(region) + " outside every region");
+    const auto frame = stack_.back();
+    if (region != cnode_region_[frame.cnode])
+      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
+                        "Leave of " + region_name(region) + " inside " + region_name(cnode_region_[frame.cnode]));
+    if (time < frame.enter)
+      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
+                        "Leave of " + region_name(region) + " before its Enter");
+    const auto c = frame.cnode;
+    const auto d = time - frame.enter;
+    auto& col = *column_;
+    col.fixed[kVisits][c] += 1;
+    col.fixed[kTime][c] += d;
+    col.fixed[kMinTime][c] = std::min(col.fixed[kMinTime][c], d);
+    col.fixed[kMaxTime][c] = std::max(col.fixed[kMaxTime][c], d);
+    if (slots_) {
+      const auto* start = snapshots_.data() + snapshots_.size() - slots_;
+      auto* out = col.counters.data() + std::size_t(c) * slots_;
+      for (std::size_t s = 0; s < slots_; ++s) {
+        if (slot_double_(s)) {
+          double a, b, sum;
+          std::memcpy(&a, &current_[s], 8);
+          std::memcpy(&b, start + s, 8);
+          std::memcpy(&sum, out + s, 8);
+          sum += a - b;
+          std::memcpy(out + s, &sum, 8);
+        } else {
+          out[s] += current_[s] - start[s];  // wraps as the counters do (int64 and uint64 alike)
+        }
+      }
+      snapshots_.resize(snapshots_.size() - slots_);
+    }
+    if (parallel_region_.count(region)) opened_.push_back({frame.enter, time, c, false});
+    stack_.pop_back();
+  }
+
+  void add(Fixed what, std::uint64_t bytes) {
+    if (!stack_.empty()) column_->fixed[what][stack_.back().cnode] += bytes;
+  }
+
+  void metric(const Event& e) {
+    if (e.metric == kNone) return;
+    const auto& m = defs_.metrics[e.metric];
+    const auto n = std::min<std::size_t>(m.members.size(), e.metric_count);
+    for (std::size_t j = 0; j < n; ++j) {
+      const auto member = m.members[j];
+      if (member == kNone || member_slot_[member] == kNone) continue;
+      const auto s = member_slot_[member];
+      const auto v = e.metric_values[j];
+      if (slot_double_(s)) {
+        const double x = as_double(e.metric_types[j], v);
+        std::memcpy(&current_[s], &x, 8);
+      } else {
+        current_[s] = value_type(e.metric_types[j]) == ValueType::Double
+                          ? static_cast<std::uint64_t>(static_cast<std::int64_t>(v.floating_point))
+                          : v.unsigned_int;
+      }
+    }
+  }
+
+  bool slot_double_(std::size_t s) const { return defs_.metric_members[slot_members_[s]].value_type == "double"; }
+
+  std::string region_name(std::uint32_t r) const {
+    return r < defs_.regions.size() ? "\"" + defs_.regions[r].name + "\"" : std::string("an undefined region");
+  }
+
+  const Trace& trace_;
+  const Definitions& defs_;
+  std::vector<std::uint32_t> cnode_parent_, cnode_region_;
+  std::unordered_map<std::uint64_t, std::uint32_t> child_;
+  std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;
+  std::vector<std::uint32_t> member_slot_, slot_members_;
+  std::size_t slots_ = 0;
+  struct RegionSet {
+    std::vector<std::uint8_t> bits;
+    void insert(std::uint32_t r) {
+      if (r >= bits.size()) bits.resize(r + 1, 0);
+      bits[r] = 1;
+    }
+    bool count(std::uint32_t r) const { return r < bits.size() && bits[r]; }
+  } parallel_region_;
+  std::vector<Column> columns_;
+  Column* column_ = nullptr;
+  std::vector<Frame> stack_;
+  std::vector<std::uint64_t> snapshots_, current_;
+  std::uint32_t location_ = kNone, group_ = kNone - 1;
+  std::uint64_t last_time_ = 0;
+  std::vector<Interval> intervals_, opened_, forks_;
+  std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
+  bool cpu_thread_ = true;
+};
+
+cube::Metric make_metric(const std::string& name, const std::string& display, const char* dtype, bool inclusive,
+                         const std::string& unit, const std::string& description) {
+  cube::Metric m;
+  m.uniq_name = name;
+  m.disp_name = display;
+  m.dtype = *cube::parse_data_type(dtype);
+  m.kind = inclusive ? cube::MetricKind::Inclusive : cube::MetricKind::Exclusive;
+  m.uom = unit;
+  m.descr = description;
+  return m;
+}
+
+profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& locations) {
+  profile::LocalProfile p;
+  // Metrics as Score-P names them.
+  p.metrics.push_back(make_metric("visits", "Visits", "UINT64", false, "occ", "Number of visits"));
+  p.metrics.push_back(make_metric("time", "Time", "DOUBLE", true, "sec", "Total CPU allocation time"));
+  p.metrics.push_back(make_metric("min_time", "Minimum Inclusive Time", "MINDOUBLE", false, "sec",
+                                  "Minimum inclusive CPU allocation time"));
+  p.metrics.push_back(make_metric("max_time", "Maximum Inclusive Time", "MAXDOUBLE", false, "sec",
+                                  "Maximum inclusive CPU allocation time"));
+  p.metrics.push_back(make_metric("bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent"));
+  p.metrics.push_back(make_metric("bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received"));
+  for (auto member : slot_members_) {
+    const auto& mm = defs_.metric_members[member];
+    const char* dtype = mm.value_type == "double" ? "DOUBLE" : mm.value_type == "int64" ? "INT64" : "UINT64";
+    p.metrics.push_back(make_metric(mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description));
+  }
+  for (const auto& r : defs_.regions) {
+    cube::Region c;
+    c.name = r.name;
+    c.mangled_name = r.canonical_name.empty() ? r.name : r.canonical_name;
+    c.mod = r.file;
+    c.paradigm = r.paradigm;
+    c.role = r.role;
+    c.descr = r.description;
+    c.begin = r.begin_line;
+    c.end = r.end_line;
+    p.regions.push_back(std::move(c));
+  }
+  // Call paths in preorder, children in order of appearance.
+  const auto n = cnode_parent_.size();
+  std::vector<std::vector<std::uint32_t>> children(n);
+  std::vector<std::uint32_t> roots;
+  for (std::uint32_t c = 0; c < n; ++c) (cnode_parent_[c] == kNone ? roots : children[cnode_parent_[c]]).push_back(c);
+  std::vector<std::uint32_t> order, new_index(n);
+  order.reserve(n);
+  std::vector<std::uint32_t> todo(roots.rbegin(), roots.rend());
+  while (!todo.empty()) {
+    const auto c = todo.back();
+    todo.pop_back();
+    new_index[c] = static_cast<std::uint32_t>(order.size());
+    order.push_back(c);
+    for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) todo.push_back(*it);
+  }
+  for (auto c : order) {
+    p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
+    p.cnode_regions.push_back(cnode_region_[c]);
+  }
+  for (auto l : locations) p.locations.push_back({defs_.locations[l].name, location_class(defs_.locations[l])});
+  const auto cols = columns_.size();
+  const double tick = 1.0 / static_cast<double>(defs_.clock.resolution);
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    cube::Severity s(p.metrics[m].dtype, n, cols);
+    for (std::size_t row = 0; row < n; ++row) {
+      const auto c = order[row];
+      auto* out = s.row(row);
+      for (std::size_t l = 0; l < cols; ++l) {
+        const auto& col = columns_[l];
+        if (c >= col.fixed[kVisits].size()) continue;  // the location never reached this call path
+        const bool visited = col.fixed[kVisits][c] != 0;
+        std::uint64_t bits = 0;
+        if (m < kFixed) {
+          const auto v = col.fixed[m][c];
+          if (m == kTime || m == kMinTime || m == kMaxTime) {
+            const double sec = visited ? static_cast<double>(v) * tick : 0.0;
+            std::memcpy(&bits, &sec, 8);
+          } else {
+            bits = v;
+          }
+        } else {
+          bits = col.counters[std::size_t(c) * slots_ + (m - kFixed)];
+        }
+        std::memcpy(out + l * 8, &bits, 8);
+      }
+    }
+    s.mark_nonzero_rows();
+    p.values.push_back(std::move(s));
+  }
+  return p;
+}
+
+}  // namespace
+
+profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                    ProfileStats* stats) {
+  ProfileSink sink(trace, locations.size());
+  trace.read(locations, sink);
+  auto p = sink.finish(locations);
+  if (stats) *stats = sink.stats_;
+  return p;
+}
+
+}  // namespace cubescale::trace

@@ -1,0 +1,922 @@
+#include "cubescale/trace/reader.hpp"
+
+#include <otf2/otf2.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::trace {
+
+static_assert(sizeof(MetricValue) == sizeof(OTF2_MetricValue));
+static_assert(sizeof(OTF2_Type) == sizeof(std::uint8_t));
+
+namespace {
+
+// OTF2 prints its errors to stderr by default; we keep the last message of this thread and
+// put it into the FormatError instead.
+thread_local std::string last_otf2_message;
+
+OTF2_ErrorCode keep_message(void*, const char*, uint64_t, const char*, OTF2_ErrorCode code, const char* format,
+                            va_list va) {
+  char buffer[512];
+  std::vsnprintf(buffer, sizeof buffer, format ? format : "", va);
+  last_otf2_message = buffer;
+  return code;
+}
+
+void silence_otf2() {
+  static std::once_flag once;
+  std::call_once(once, [] { OTF2_Error_RegisterCallback(keep_message, nullptr); });
+}
+
+std::string describe(OTF2_ErrorCode code) {
+  std::string text = OTF2_Error_GetDescription(code);
+  if (!last_otf2_message.empty()) text += ": " + last_otf2_message;
+  last_otf2_message.clear();
+  return text;
+}
+
+struct ReaderCloser {
+  void operator()(OTF2_Reader* r) const { OTF2_Reader_Close(r); }
+};
+using ReaderPtr = std::unique_ptr<OTF2_Reader, ReaderCloser>;
+
+ReaderPtr open_reader(const std::string& path) {
+  silence_otf2();
+  last_otf2_message.clear();
+  std::FILE* probe = std::fopen(path.c_str(), "rb");
+  if (!probe) throw FormatError(path, "anchor", 0, "cannot open the anchor file");
+  std::fclose(probe);
+  ReaderPtr reader(OTF2_Reader_Open(path.c_str()));
+  if (!reader) throw FormatError(path, "anchor", 0, "not an OTF2 anchor file" +
+                                                        (last_otf2_message.empty() ? "" : ": " + last_otf2_message));
+  if (auto rc = OTF2_Reader_SetSerialCollectiveCallbacks(reader.get()); rc != OTF2_SUCCESS)
+    throw FormatError(path, "anchor", 0, describe(rc));
+  return reader;
+}
+
+std::string upper_snake(std::string_view camel) {
+  std::string out;
+  for (std::size_t i = 0; i < camel.size(); ++i) {
+    const char c = camel[i];
+    if (c >= 'A' && c <= 'Z') {
+      if (i > 0) out += '_';
+      out += c;
+    } else {
+      out += static_cast<char>(c - 'a' + 'A');
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string>& event_type_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+#define CUBESCALE_TRACE_NAME(name) v.push_back(upper_snake(#name));
+    CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_TRACE_NAME)
+#undef CUBESCALE_TRACE_NAME
+    return v;
+  }();
+  return names;
+}
+
+// ---- global definitions ------------------------------------------------------------------
+
+// References between definitions and to strings are resolved after all definitions are read:
+// OTF2 does not promise that a string comes before its first use.
+struct DefContext {
+  Definitions* defs;
+  std::vector<std::function<void()>> pending;
+  std::string error;
+  // Node properties and domains may come before their node.
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::uint8_t, OTF2_AttributeValue>> properties;
+  std::vector<std::pair<std::uint32_t, std::uint8_t>> domains;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> instance_classes;  // instance index, class id
+};
+
+DefContext& ctx(void* ud) { return *static_cast<DefContext*>(ud); }
+
+// A string by id; "" for OTF2_UNDEFINED_STRING; an error noted for an undefined one.
+std::string resolve(DefContext& c, OTF2_StringRef ref, const char* what) {
+  if (ref == OTF2_UNDEFINED_STRING) return {};
+  const auto i = c.defs->string_index.find(ref);
+  if (i == kNone) {
+    if (c.error.empty()) c.error = std::string(what) + " names undefined string " + std::to_string(ref);
+    return {};
+  }
+  return c.defs->strings[i];
+}
+
+std::uint32_t lookup(DefContext& c, const IdIndex& index, std::uint64_t ref, std::uint64_t undefined, const char* what) {
+  if (ref == undefined) return kNone;
+  // Tolerated, as otf2-print does (OTF2's own integrity trace has locations in an undefined
+  // group): noted in the definitions' warnings, the reference left undefined.
+  const auto i = index.find(ref);
+  if (i == kNone && c.defs->warnings.size() < 100)
+    c.defs->warnings.push_back(std::string("reference to undefined ") + what + " " + std::to_string(ref));
+  return i;
+}
+
+std::string location_type_name(OTF2_LocationType t) {
+  switch (t) {
+    case OTF2_LOCATION_TYPE_CPU_THREAD: return "cpu_thread";
+    case OTF2_LOCATION_TYPE_ACCELERATOR_STREAM: return "accelerator_stream";
+    case OTF2_LOCATION_TYPE_METRIC: return "metric";
+    default: return "unknown";
+  }
+}
+
+std::string group_type_name(OTF2_GroupType t) {
+  switch (t) {
+    case OTF2_GROUP_TYPE_LOCATIONS: return "locations";
+    case OTF2_GROUP_TYPE_REGIONS: return "regions";
+    case OTF2_GROUP_TYPE_METRIC: return "metric";
+    case OTF2_GROUP_TYPE_COMM_LOCATIONS: return "comm_locations";
+    case OTF2_GROUP_TYPE_COMM_GROUP: return "comm_group";
+    case OTF2_GROUP_TYPE_COMM_SELF: return "comm_self";
+    default: return "unknown";
+  }
+}
+
+std::string type_name(OTF2_Type t) {
+  switch (t) {
+    case OTF2_TYPE_UINT8: case OTF2_TYPE_UINT16: case OTF2_TYPE_UINT32: case OTF2_TYPE_UINT64: return "uint64";
+    case OTF2_TYPE_INT8: case OTF2_TYPE_INT16: case OTF2_TYPE_INT32: case OTF2_TYPE_INT64: return "int64";
+    case OTF2_TYPE_FLOAT: case OTF2_TYPE_DOUBLE: return "double";
+    case OTF2_TYPE_STRING: return "string";
+    default: return "ref" + std::to_string(unsigned(t));
+  }
+}
+
+std::string metric_mode_name(OTF2_MetricMode m) {
+  std::string value;
+  switch (m & OTF2_METRIC_VALUE_MASK) {
+    case OTF2_METRIC_VALUE_ACCUMULATED: value = "accumulated"; break;
+    case OTF2_METRIC_VALUE_ABSOLUTE: value = "absolute"; break;
+    case OTF2_METRIC_VALUE_RELATIVE: value = "relative"; break;
+    default: value = "value" + std::to_string(m & OTF2_METRIC_VALUE_MASK);
+  }
+  switch (m & OTF2_METRIC_TIMING_MASK) {
+    case OTF2_METRIC_TIMING_START: return value + "_start";
+    case OTF2_METRIC_TIMING_POINT: return value + "_point";
+    case OTF2_METRIC_TIMING_LAST: return value + "_last";
+    case OTF2_METRIC_TIMING_NEXT: return value + "_next";
+    default: return value;
+  }
+}
+
+const char* const kDomains[] = {"machine", "shared_memory", "numa",  "socket", "cache",
+                                "core",    "pu",            "accelerator_device", "networking_device"};
+
+OTF2_CallbackCode on_clock(void* ud, uint64_t resolution, uint64_t offset, uint64_t length, uint64_t) {
+  ctx(ud).defs->clock = {resolution ? resolution : 1, offset, length};
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_string(void* ud, OTF2_StringRef self, const char* s) {
+  auto& d = *ctx(ud).defs;
+  d.string_index.add(self, static_cast<std::uint32_t>(d.strings.size()));
+  d.strings.emplace_back(s ? s : "");
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_node(void* ud, OTF2_SystemTreeNodeRef self, OTF2_StringRef name, OTF2_StringRef cls,
+                          OTF2_SystemTreeNodeRef parent) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->system_tree_nodes.size());
+  c.defs->node_index.add(self, i);
+  c.defs->system_tree_nodes.push_back({self, {}, {}, kNone, {}, {}});
+  c.pending.push_back([&c, i, name, cls, parent] {
+    auto& n = c.defs->system_tree_nodes[i];
+    n.name = resolve(c, name, "system tree node");
+    n.class_name = resolve(c, cls, "system tree node");
+    n.parent = lookup(c, c.defs->node_index, parent, OTF2_UNDEFINED_SYSTEM_TREE_NODE, "system tree node");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_node_property(void* ud, OTF2_SystemTreeNodeRef node, OTF2_StringRef name, OTF2_Type type,
+                                   OTF2_AttributeValue value) {
+  ctx(ud).properties.emplace_back(node, name, type, value);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_node_domain(void* ud, OTF2_SystemTreeNodeRef node, OTF2_SystemTreeDomain domain) {
+  ctx(ud).domains.emplace_back(node, domain);
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_location_group(void* ud, OTF2_LocationGroupRef self, OTF2_StringRef name,
+                                    OTF2_LocationGroupType type, OTF2_SystemTreeNodeRef parent,
+                                    OTF2_LocationGroupRef creator) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->location_groups.size());
+  c.defs->location_group_index.add(self, i);
+  c.defs->location_groups.push_back({self, {},
+                                     type == OTF2_LOCATION_GROUP_TYPE_PROCESS       ? "process"
+                                     : type == OTF2_LOCATION_GROUP_TYPE_ACCELERATOR ? "accelerator"
+                                                                                    : "unknown",
+                                     kNone, kNone});
+  c.pending.push_back([&c, i, name, parent, creator] {
+    auto& g = c.defs->location_groups[i];
+    g.name = resolve(c, name, "location group");
+    g.system_tree_node = lookup(c, c.defs->node_index, parent, OTF2_UNDEFINED_SYSTEM_TREE_NODE, "system tree node");
+    g.creator = lookup(c, c.defs->location_group_index, creator, OTF2_UNDEFINED_LOCATION_GROUP, "location group");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_location(void* ud, OTF2_LocationRef self, OTF2_StringRef name, OTF2_LocationType type,
+                              uint64_t events, OTF2_LocationGroupRef group) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->locations.size());
+  c.defs->location_index.add(self, i);
+  c.defs->locations.push_back({self, {}, location_type_name(type), events, kNone});
+  c.pending.push_back([&c, i, name, group] {
+    auto& l = c.defs->locations[i];
+    l.name = resolve(c, name, "location");
+    l.group = lookup(c, c.defs->location_group_index, group, OTF2_UNDEFINED_LOCATION_GROUP, "location group");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_region(void* ud, OTF2_RegionRef self, OTF2_StringRef name, OTF2_StringRef canonical,
+                            OTF2_StringRef description, OTF2_RegionRole role, OTF2_Paradigm paradigm,
+                            OTF2_RegionFlag, OTF2_StringRef file, uint32_t begin, uint32_t end) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->regions.size());
+  c.defs->region_index.add(self, i);
+  Region r;
+  r.id = self;
+  r.role = region_role_name(role);
+  r.paradigm = paradigm_name(paradigm);
+  r.begin_line = begin;
+  r.end_line = end;
+  c.defs->regions.push_back(std::move(r));
+  c.pending.push_back([&c, i, name, canonical, description, file] {
+    auto& r = c.defs->regions[i];
+    r.name = resolve(c, name, "region");
+    r.canonical_name = resolve(c, canonical, "region");
+    r.description = resolve(c, description, "region");
+    r.file = resolve(c, file, "region");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_group(void* ud, OTF2_GroupRef self, OTF2_StringRef name, OTF2_GroupType type,
+                           OTF2_Paradigm paradigm, OTF2_GroupFlag, uint32_t n, const uint64_t* members) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->groups.size());
+  c.defs->group_index.add(self, i);
+  c.defs->groups.push_back({self, {}, group_type_name(type), paradigm_name(paradigm),
+                            std::vector<std::uint64_t>(members, members + n)});
+  c.pending.push_back([&c, i, name] { c.defs->groups[i].name = resolve(c, name, "group"); });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group, OTF2_CommRef parent,
+                          OTF2_CommFlag) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->communicators.size());
+  c.defs->communicator_index.add(self, i);
+  c.defs->communicators.push_back({self, {}, kNone, kNone});
+  c.pending.push_back([&c, i, name, group, parent] {
+    auto& m = c.defs->communicators[i];
+    m.name = resolve(c, name, "communicator");
+    m.group = lookup(c, c.defs->group_index, group, OTF2_UNDEFINED_GROUP, "group");
+    m.parent = lookup(c, c.defs->communicator_index, parent, OTF2_UNDEFINED_COMM, "communicator");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_metric_member(void* ud, OTF2_MetricMemberRef self, OTF2_StringRef name,
+                                   OTF2_StringRef description, OTF2_MetricType type, OTF2_MetricMode mode,
+                                   OTF2_Type value_type, OTF2_Base base, int64_t exponent, OTF2_StringRef unit) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->metric_members.size());
+  c.defs->member_index.add(self, i);
+  MetricMember m;
+  m.id = self;
+  m.metric_type = type == OTF2_METRIC_TYPE_PAPI     ? "papi"
+                  : type == OTF2_METRIC_TYPE_RUSAGE ? "rusage"
+                  : type == OTF2_METRIC_TYPE_USER   ? "user"
+                                                    : "other";
+  m.mode = metric_mode_name(mode);
+  m.accumulated = (mode & OTF2_METRIC_VALUE_MASK) == OTF2_METRIC_VALUE_ACCUMULATED;
+  m.value_type = type_name(value_type);
+  m.base = base == OTF2_BASE_BINARY ? 2 : 10;
+  m.exponent = exponent;
+  c.defs->metric_members.push_back(std::move(m));
+  c.pending.push_back([&c, i, name, description, unit] {
+    auto& m = c.defs->metric_members[i];
+    m.name = resolve(c, name, "metric member");
+    m.description = resolve(c, description, "metric member");
+    m.unit = resolve(c, unit, "metric member");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_metric_class(void* ud, OTF2_MetricRef self, uint8_t n, const OTF2_MetricMemberRef* members,
+                                  OTF2_MetricOccurrence occurrence, OTF2_RecorderKind kind) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->metrics.size());
+  c.defs->metric_index.add(self, i);
+  Metric m;
+  m.id = self;
+  m.occurrence = occurrence == OTF2_METRIC_SYNCHRONOUS_STRICT ? "synchronous_strict"
+                 : occurrence == OTF2_METRIC_SYNCHRONOUS      ? "synchronous"
+                                                              : "asynchronous";
+  m.recorder_kind = kind == OTF2_RECORDER_KIND_ABSTRACT ? "abstract"
+                    : kind == OTF2_RECORDER_KIND_CPU    ? "cpu"
+                    : kind == OTF2_RECORDER_KIND_GPU    ? "gpu"
+                                                        : "unknown";
+  c.defs->metrics.push_back(std::move(m));
+  std::vector<OTF2_MetricMemberRef> refs(members, members + n);
+  c.pending.push_back([&c, i, refs] {
+    for (auto r : refs)
+      c.defs->metrics[i].members.push_back(lookup(c, c.defs->member_index, r, OTF2_UNDEFINED_METRIC_MEMBER, "metric member"));
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_metric_instance(void* ud, OTF2_MetricRef self, OTF2_MetricRef cls, OTF2_LocationRef recorder,
+                                     OTF2_MetricScope, uint64_t) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->metrics.size());
+  c.defs->metric_index.add(self, i);
+  Metric m;
+  m.id = self;
+  m.instance = true;
+  m.occurrence = "asynchronous";
+  m.recorder = recorder;
+  c.defs->metrics.push_back(std::move(m));
+  c.pending.push_back([&c, i, cls] {
+    auto& m = c.defs->metrics[i];
+    m.metric_class = lookup(c, c.defs->metric_index, cls, OTF2_UNDEFINED_METRIC, "metric class");
+    if (m.metric_class != kNone) {
+      m.members = c.defs->metrics[m.metric_class].members;
+      m.recorder_kind = c.defs->metrics[m.metric_class].recorder_kind;
+    }
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_attribute(void* ud, OTF2_AttributeRef self, OTF2_StringRef name, OTF2_StringRef description,
+                               OTF2_Type type) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->attributes.size());
+  c.defs->attribute_index.add(self, i);
+  c.defs->attributes.push_back({self, {}, {}, type_name(type)});
+  c.pending.push_back([&c, i, name, description] {
+    c.defs->attributes[i].name = resolve(c, name, "attribute");
+    c.defs->attributes[i].description = resolve(c, description, "attribute");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_parameter(void* ud, OTF2_ParameterRef self, OTF2_StringRef name, OTF2_ParameterType type) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->parameters.size());
+  c.defs->parameter_index.add(self, i);
+  c.defs->parameters.push_back({self, {},
+                                type == OTF2_PARAMETER_TYPE_STRING  ? "string"
+                                : type == OTF2_PARAMETER_TYPE_INT64 ? "int64"
+                                                                    : "uint64"});
+  c.pending.push_back([&c, i, name] { c.defs->parameters[i].name = resolve(c, name, "parameter"); });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+OTF2_CallbackCode on_calling_context(void* ud, OTF2_CallingContextRef self, OTF2_RegionRef region,
+                                     OTF2_SourceCodeLocationRef, OTF2_CallingContextRef parent) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->calling_contexts.size());
+  c.defs->context_index.add(self, i);
+  c.defs->calling_contexts.push_back({self, kNone, kNone});
+  c.pending.push_back([&c, i, region, parent] {
+    auto& cc = c.defs->calling_contexts[i];
+    cc.region = lookup(c, c.defs->region_index, region, OTF2_UNDEFINED_REGION, "region");
+    cc.parent = lookup(c, c.defs->context_index, parent, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+
+void finish_definitions(DefContext& c) {
+  for (auto& f : c.pending) f();
+  auto& d = *c.defs;
+  for (auto& [node, name, type, value] : c.properties) {
+    const auto i = lookup(c, d.node_index, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE, "system tree node");
+    if (i == kNone) continue;
+    std::string text;
+    if (type == OTF2_TYPE_STRING) text = resolve(c, value.stringRef, "property");
+    else if (type == OTF2_TYPE_INT64) text = std::to_string(value.int64);
+    else if (type == OTF2_TYPE_UINT64) text = std::to_string(value.uint64);
+    else if (type == OTF2_TYPE_DOUBLE) text = std::to_string(value.float64);
+    else text = std::to_string(value.uint64);
+    d.system_tree_nodes[i].properties.emplace_back(resolve(c, name, "property"), text);
+  }
+  for (auto [node, domain] : c.domains) {
+    const auto i = lookup(c, d.node_index, node, OTF2_UNDEFINED_SYSTEM_TREE_NODE, "system tree node");
+    if (i == kNone) continue;
+    d.system_tree_nodes[i].domains.push_back(domain < std::size(kDomains) ? kDomains[domain]
+                                                                          : "domain" + std::to_string(domain));
+  }
+}
+
+// ---- events ----------------------------------------------------------------------------
+
+struct EvtContext {
+  const Definitions* defs;
+  EventSink* sink;
+  std::uint32_t location = kNone;
+  Event event;
+  std::exception_ptr error;
+  std::string problem;  // an undefined reference, with the event's position
+
+  Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
+    event = Event{};
+    event.type = type;
+    event.location = location;
+    event.time = time;
+    event.position = position;
+    return event;
+  }
+  std::uint32_t ref(const IdIndex& index, std::uint64_t id, std::uint64_t undefined, const char* what) {
+    if (id == undefined) return kNone;
+    const auto i = index.find(id);
+    if (i == kNone && problem.empty())
+      problem = "event " + std::to_string(event.position) + " (" + std::string(event_type_name(event.type)) +
+                ") refers to undefined " + what + " " + std::to_string(id);
+    return i;
+  }
+  // References only for information (communicators, teams): tolerated when undefined, as in
+  // OTF2's own integrity trace, which sends on a communicator it never defines.
+  std::uint32_t soft(const IdIndex& index, std::uint64_t id, std::uint64_t undefined) const {
+    return id == undefined ? kNone : index.find(id);
+  }
+  OTF2_CallbackCode emit() {
+    if (!problem.empty()) return OTF2_CALLBACK_INTERRUPT;
+    try {
+      sink->event(event);
+    } catch (...) {
+      error = std::current_exception();
+      return OTF2_CALLBACK_INTERRUPT;
+    }
+    return OTF2_CALLBACK_SUCCESS;
+  }
+};
+
+EvtContext& ectx(void* ud) { return *static_cast<EvtContext*>(ud); }
+
+// Every event kind without a handler of its own: type, time and position only. The template
+// takes the callback's trailing parameters from the setter's signature.
+template <EventType T, typename Callback>
+struct Plain;
+template <EventType T, typename... Rest>
+struct Plain<T, OTF2_CallbackCode (*)(OTF2_LocationRef, OTF2_TimeStamp, uint64_t, void*, OTF2_AttributeList*, Rest...)> {
+  static OTF2_CallbackCode fn(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t position, void* ud,
+                              OTF2_AttributeList*, Rest...) {
+    auto& c = ectx(ud);
+    c.start(T, time, position);
+    return c.emit();
+  }
+};
+template <EventType T, typename Callback>
+void set_plain(OTF2_ErrorCode (*setter)(OTF2_EvtReaderCallbacks*, Callback), OTF2_EvtReaderCallbacks* cbs) {
+  setter(cbs, &Plain<T, Callback>::fn);
+}
+
+// The limit a reader can reach: callbacks that do nothing (benchmarks compare with it).
+template <typename Callback>
+struct Empty;
+template <typename... Args>
+struct Empty<OTF2_CallbackCode (*)(Args...)> {
+  static OTF2_CallbackCode fn(Args...) { return OTF2_CALLBACK_SUCCESS; }
+};
+template <typename Callback>
+void set_empty(OTF2_ErrorCode (*setter)(OTF2_EvtReaderCallbacks*, Callback), OTF2_EvtReaderCallbacks* cbs) {
+  setter(cbs, &Empty<Callback>::fn);
+}
+
+#define CUBESCALE_EVT_HEAD(Type)                                                                    \
+  auto& c = ectx(ud);                                                                               \
+  auto& e = c.start(EventType::Type, time, position);                                              \
+  (void)e;                                                                                          \
+  (void)attributes
+#define CUBESCALE_EVT_ARGS OTF2_LocationRef, OTF2_TimeStamp time, uint64_t position, void *ud, OTF2_AttributeList *attributes
+
+OTF2_CallbackCode ev_enter(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
+  CUBESCALE_EVT_HEAD(Enter);
+  e.region = c.ref(c.defs->region_index, region, OTF2_UNDEFINED_REGION, "region");
+  return c.emit();
+}
+OTF2_CallbackCode ev_leave(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
+  CUBESCALE_EVT_HEAD(Leave);
+  e.region = c.ref(c.defs->region_index, region, OTF2_UNDEFINED_REGION, "region");
+  return c.emit();
+}
+
+OTF2_CallbackCode p2p(EvtContext& c, Event& e, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes,
+                      uint64_t request) {
+  e.partner = peer;
+  e.communicator = c.soft(c.defs->communicator_index, comm, OTF2_UNDEFINED_COMM);
+  e.tag = tag;
+  e.bytes = bytes;
+  e.request = request;
+  return c.emit();
+}
+OTF2_CallbackCode ev_send(CUBESCALE_EVT_ARGS, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes) {
+  CUBESCALE_EVT_HEAD(MpiSend);
+  return p2p(c, e, peer, comm, tag, bytes, 0);
+}
+OTF2_CallbackCode ev_isend(CUBESCALE_EVT_ARGS, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes,
+                           uint64_t request) {
+  CUBESCALE_EVT_HEAD(MpiIsend);
+  return p2p(c, e, peer, comm, tag, bytes, request);
+}
+OTF2_CallbackCode ev_recv(CUBESCALE_EVT_ARGS, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes) {
+  CUBESCALE_EVT_HEAD(MpiRecv);
+  return p2p(c, e, peer, comm, tag, bytes, 0);
+}
+OTF2_CallbackCode ev_irecv(CUBESCALE_EVT_ARGS, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes,
+                           uint64_t request) {
+  CUBESCALE_EVT_HEAD(MpiIrecv);
+  return p2p(c, e, peer, comm, tag, bytes, request);
+}
+template <EventType T>
+OTF2_CallbackCode ev_request(CUBESCALE_EVT_ARGS, uint64_t request) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  c.start(T, time, position).request = request;
+  return c.emit();
+}
+OTF2_CallbackCode ev_coll_end(CUBESCALE_EVT_ARGS, OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
+                              uint64_t sent, uint64_t received) {
+  CUBESCALE_EVT_HEAD(MpiCollectiveEnd);
+  e.tag = op;
+  e.communicator = c.soft(c.defs->communicator_index, comm, OTF2_UNDEFINED_COMM);
+  e.partner = root;
+  e.bytes = sent;
+  e.bytes_received = received;
+  return c.emit();
+}
+OTF2_CallbackCode ev_metric(CUBESCALE_EVT_ARGS, OTF2_MetricRef metric, uint8_t n, const OTF2_Type* types,
+                            const OTF2_MetricValue* values) {
+  CUBESCALE_EVT_HEAD(Metric);
+  e.metric = c.ref(c.defs->metric_index, metric, OTF2_UNDEFINED_METRIC, "metric");
+  e.metric_count = n;
+  e.metric_types = types;
+  e.metric_values = reinterpret_cast<const MetricValue*>(values);
+  return c.emit();
+}
+OTF2_CallbackCode ev_omp_fork(CUBESCALE_EVT_ARGS, uint32_t threads) {
+  CUBESCALE_EVT_HEAD(OmpFork);
+  e.region = threads;
+  return c.emit();
+}
+OTF2_CallbackCode ev_thread_fork(CUBESCALE_EVT_ARGS, OTF2_Paradigm model, uint32_t threads) {
+  CUBESCALE_EVT_HEAD(ThreadFork);
+  e.region = threads;
+  e.tag = model;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.communicator = c.soft(c.defs->communicator_index, team, OTF2_UNDEFINED_COMM);
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_task(CUBESCALE_EVT_ARGS, OTF2_CommRef team, uint32_t creator, uint32_t generation) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.communicator = c.soft(c.defs->communicator_index, team, OTF2_UNDEFINED_COMM);
+  e.partner = creator;
+  e.request = generation;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_omp_task(CUBESCALE_EVT_ARGS, uint64_t task) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  c.start(T, time, position).request = task;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_rma_transfer(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32_t remote, uint64_t bytes,
+                                  uint64_t matching) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.communicator = win;
+  e.partner = remote;
+  e.bytes = bytes;
+  e.request = matching;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_rma_complete(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint64_t matching) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.communicator = win;
+  e.request = matching;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_context(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+  e.request = unwind;
+  return c.emit();
+}
+OTF2_CallbackCode ev_context_leave(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context) {
+  CUBESCALE_EVT_HEAD(CallingContextLeave);
+  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+  return c.emit();
+}
+OTF2_CallbackCode ev_sample(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind,
+                            OTF2_InterruptGeneratorRef) {
+  CUBESCALE_EVT_HEAD(CallingContextSample);
+  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+  e.request = unwind;
+  return c.emit();
+}
+OTF2_CallbackCode ev_param_int(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, int64_t value) {
+  CUBESCALE_EVT_HEAD(ParameterInt);
+  e.region = c.ref(c.defs->parameter_index, parameter, OTF2_UNDEFINED_PARAMETER, "parameter");
+  e.request = static_cast<std::uint64_t>(value);
+  return c.emit();
+}
+OTF2_CallbackCode ev_param_uint(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, uint64_t value) {
+  CUBESCALE_EVT_HEAD(ParameterUnsignedInt);
+  e.region = c.ref(c.defs->parameter_index, parameter, OTF2_UNDEFINED_PARAMETER, "parameter");
+  e.request = value;
+  return c.emit();
+}
+OTF2_CallbackCode ev_param_string(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, OTF2_StringRef value) {
+  CUBESCALE_EVT_HEAD(ParameterString);
+  e.region = c.ref(c.defs->parameter_index, parameter, OTF2_UNDEFINED_PARAMETER, "parameter");
+  e.request = value;
+  return c.emit();
+}
+
+OTF2_EvtReaderCallbacks* make_callbacks() {
+  auto* cbs = OTF2_EvtReaderCallbacks_New();
+#define CUBESCALE_SET_PLAIN(name) set_plain<EventType::name>(&OTF2_EvtReaderCallbacks_Set##name##Callback, cbs);
+  CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_SET_PLAIN)
+#undef CUBESCALE_SET_PLAIN
+  OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
+  OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
+  OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, ev_send);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, ev_isend);
+  OTF2_EvtReaderCallbacks_SetMpiRecvCallback(cbs, ev_recv);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvCallback(cbs, ev_irecv);
+  OTF2_EvtReaderCallbacks_SetMpiIsendCompleteCallback(cbs, ev_request<EventType::MpiIsendComplete>);
+  OTF2_EvtReaderCallbacks_SetMpiIrecvRequestCallback(cbs, ev_request<EventType::MpiIrecvRequest>);
+  OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cbs, ev_request<EventType::MpiRequestTest>);
+  OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cbs, ev_request<EventType::MpiRequestCancelled>);
+  OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cbs, ev_coll_end);
+  OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, ev_metric);
+  OTF2_EvtReaderCallbacks_SetOmpForkCallback(cbs, ev_omp_fork);
+  OTF2_EvtReaderCallbacks_SetOmpTaskCreateCallback(cbs, ev_omp_task<EventType::OmpTaskCreate>);
+  OTF2_EvtReaderCallbacks_SetOmpTaskSwitchCallback(cbs, ev_omp_task<EventType::OmpTaskSwitch>);
+  OTF2_EvtReaderCallbacks_SetOmpTaskCompleteCallback(cbs, ev_omp_task<EventType::OmpTaskComplete>);
+  OTF2_EvtReaderCallbacks_SetThreadForkCallback(cbs, ev_thread_fork);
+  OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(cbs, ev_team<EventType::ThreadTeamBegin>);
+  OTF2_EvtReaderCallbacks_SetThreadTeamEndCallback(cbs, ev_team<EventType::ThreadTeamEnd>);
+  OTF2_EvtReaderCallbacks_SetThreadTaskCreateCallback(cbs, ev_task<EventType::ThreadTaskCreate>);
+  OTF2_EvtReaderCallbacks_SetThreadTaskSwitchCallback(cbs, ev_task<EventType::ThreadTaskSwitch>);
+  OTF2_EvtReaderCallbacks_SetThreadTaskCompleteCallback(cbs, ev_task<EventType::ThreadTaskComplete>);
+  OTF2_EvtReaderCallbacks_SetRmaPutCallback(cbs, ev_rma_transfer<EventType::RmaPut>);
+  OTF2_EvtReaderCallbacks_SetRmaGetCallback(cbs, ev_rma_transfer<EventType::RmaGet>);
+  OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(cbs, ev_rma_complete<EventType::RmaOpCompleteBlocking>);
+  OTF2_EvtReaderCallbacks_SetRmaOpCompleteNonBlockingCallback(cbs,
+                                                              ev_rma_complete<EventType::RmaOpCompleteNonBlocking>);
+  OTF2_EvtReaderCallbacks_SetRmaOpTestCallback(cbs, ev_rma_complete<EventType::RmaOpTest>);
+  OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback(cbs, ev_context<EventType::CallingContextEnter>);
+  OTF2_EvtReaderCallbacks_SetCallingContextLeaveCallback(cbs, ev_context_leave);
+  OTF2_EvtReaderCallbacks_SetCallingContextSampleCallback(cbs, ev_sample);
+  OTF2_EvtReaderCallbacks_SetParameterIntCallback(cbs, ev_param_int);
+  OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(cbs, ev_param_uint);
+  OTF2_EvtReaderCallbacks_SetParameterStringCallback(cbs, ev_param_string);
+  return cbs;
+}
+
+}  // namespace
+
+void IdIndex::add(std::uint64_t id, std::uint32_t index) {
+  constexpr std::uint64_t kDenseLimit = std::uint64_t(1) << 24;
+  if (id < kDenseLimit) {
+    if (id >= dense_.size()) dense_.resize(id + 1, kNone);
+    dense_[id] = index;
+  } else {
+    sparse_[id] = index;
+  }
+}
+
+std::string_view event_type_name(EventType type) {
+  const auto& names = event_type_names();
+  const auto i = static_cast<std::size_t>(type);
+  return i < names.size() ? std::string_view(names[i]) : std::string_view("UNKNOWN");
+}
+
+ValueType value_type(std::uint8_t t) {
+  switch (t) {
+    case OTF2_TYPE_INT8: case OTF2_TYPE_INT16: case OTF2_TYPE_INT32: case OTF2_TYPE_INT64: return ValueType::Int64;
+    case OTF2_TYPE_UINT8: case OTF2_TYPE_UINT16: case OTF2_TYPE_UINT32: case OTF2_TYPE_UINT64: return ValueType::UInt64;
+    case OTF2_TYPE_FLOAT: case OTF2_TYPE_DOUBLE: return ValueType::Double;
+    default: return ValueType::Other;
+  }
+}
+
+double as_double(std::uint8_t t, MetricValue v) {
+  switch (value_type(t)) {
+    case ValueType::Int64: return static_cast<double>(v.signed_int);
+    case ValueType::UInt64: return static_cast<double>(v.unsigned_int);
+    case ValueType::Double: return v.floating_point;
+    default: return 0.0;
+  }
+}
+
+Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
+  archive_ = path_;
+  if (archive_.size() > 5 && archive_.compare(archive_.size() - 5, 5, ".otf2") == 0) archive_.resize(archive_.size() - 5);
+  auto reader = open_reader(path_);
+  const std::string member = archive_.substr(archive_.find_last_of('/') + 1) + ".def";
+  auto* gdr = OTF2_Reader_GetGlobalDefReader(reader.get());
+  if (!gdr) throw FormatError(path_, member, 0, "cannot open the global definitions: " + describe(OTF2_ERROR_FILE_CAN_NOT_OPEN));
+  DefContext c{&defs_, {}, {}, {}, {}, {}};
+  auto* cbs = OTF2_GlobalDefReaderCallbacks_New();
+  OTF2_GlobalDefReaderCallbacks_SetClockPropertiesCallback(cbs, on_clock);
+  OTF2_GlobalDefReaderCallbacks_SetStringCallback(cbs, on_string);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeCallback(cbs, on_node);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodePropertyCallback(cbs, on_node_property);
+  OTF2_GlobalDefReaderCallbacks_SetSystemTreeNodeDomainCallback(cbs, on_node_domain);
+  OTF2_GlobalDefReaderCallbacks_SetLocationGroupCallback(cbs, on_location_group);
+  OTF2_GlobalDefReaderCallbacks_SetLocationCallback(cbs, on_location);
+  OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cbs, on_region);
+  OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cbs, on_group);
+  OTF2_GlobalDefReaderCallbacks_SetCommCallback(cbs, on_comm);
+  OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(cbs, on_metric_member);
+  OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cbs, on_metric_class);
+  OTF2_GlobalDefReaderCallbacks_SetMetricInstanceCallback(cbs, on_metric_instance);
+  OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cbs, on_attribute);
+  OTF2_GlobalDefReaderCallbacks_SetParameterCallback(cbs, on_parameter);
+  OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(cbs, on_calling_context);
+  auto rc = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &c);
+  OTF2_GlobalDefReaderCallbacks_Delete(cbs);
+  if (rc != OTF2_SUCCESS) throw FormatError(path_, member, 0, describe(rc));
+  uint64_t read = 0;
+  rc = OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &read);
+  if (rc != OTF2_SUCCESS)
+    throw FormatError(path_, member, read, "definition " + std::to_string(read) + ": " + describe(rc));
+  finish_definitions(c);
+  if (!c.error.empty()) throw FormatError(path_, member, 0, c.error);
+}
+
+std::vector<std::uint32_t> Trace::all_locations() const {
+  std::vector<std::uint32_t> out(defs_.locations.size());
+  for (std::uint32_t i = 0; i < out.size(); ++i) out[i] = i;
+  return out;
+}
+
+std::string Trace::event_member(std::uint32_t location) const {
+  const auto base = archive_.substr(archive_.find_last_of('/') + 1);
+  return base + "/" + std::to_string(defs_.locations.at(location).id) + ".evt";
+}
+
+void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
+  std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
+                                                                                           OTF2_EvtReaderCallbacks_Delete);
+  EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}};
+  stream(locations, cbs.get(), &c);
+}
+
+std::uint64_t Trace::read_with_empty_callbacks(const std::vector<std::uint32_t>& locations) const {
+  std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(
+      OTF2_EvtReaderCallbacks_New(), OTF2_EvtReaderCallbacks_Delete);
+#define CUBESCALE_SET_EMPTY(name) set_empty(&OTF2_EvtReaderCallbacks_Set##name##Callback, cbs.get());
+  CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_SET_EMPTY)
+#undef CUBESCALE_SET_EMPTY
+  return stream(locations, cbs.get(), nullptr);
+}
+
+std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* callbacks, void* context) const {
+  auto* c = static_cast<EvtContext*>(context);
+  for (auto l : locations)
+    if (l >= defs_.locations.size())
+      throw std::out_of_range("location index " + std::to_string(l) + " out of range");
+  if (locations.empty()) return 0;
+  auto reader = open_reader(path_);
+  const auto fail = [&](std::uint32_t l, std::uint64_t pos, const std::string& what) {
+    return FormatError(path_, event_member(l), pos, what);
+  };
+  for (auto l : locations)
+    if (auto rc = OTF2_Reader_SelectLocation(reader.get(), defs_.locations[l].id); rc != OTF2_SUCCESS)
+      throw fail(l, 0, describe(rc));
+  // Local definitions carry the mapping tables from local to global ids: read them first.
+  const bool local_defs = OTF2_Reader_OpenDefFiles(reader.get()) == OTF2_SUCCESS;
+  last_otf2_message.clear();
+  if (local_defs) {
+    for (auto l : locations) {
+      auto* dr = OTF2_Reader_GetDefReader(reader.get(), defs_.locations[l].id);
+      last_otf2_message.clear();
+      if (!dr) continue;  // no local definitions for this location: nothing to map
+      uint64_t n = 0;
+      const auto rc = OTF2_Reader_ReadAllLocalDefinitions(reader.get(), dr, &n);
+      OTF2_Reader_CloseDefReader(reader.get(), dr);
+      if (rc != OTF2_SUCCESS) {
+        auto member = event_member(l);
+        member.replace(member.size() - 4, 4, ".def");
+        throw FormatError(path_, member, n, "local definitions: " + describe(rc));
+      }
+    }
+    OTF2_Reader_CloseDefFiles(reader.get());
+  }
+  if (auto rc = OTF2_Reader_OpenEvtFiles(reader.get()); rc != OTF2_SUCCESS) throw fail(locations[0], 0, describe(rc));
+  std::uint64_t total = 0;
+  for (auto l : locations) {
+    auto* er = OTF2_Reader_GetEvtReader(reader.get(), defs_.locations[l].id);
+    if (!er) throw fail(l, 0, "cannot open the events: " + describe(OTF2_ERROR_FILE_CAN_NOT_OPEN));
+    if (auto rc = OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, static_cast<OTF2_EvtReaderCallbacks*>(callbacks),
+                                                   context);
+        rc != OTF2_SUCCESS)
+      throw fail(l, 0, describe(rc));
+    if (c) {
+      c->location = l;
+      c->sink->begin_location(l);
+    }
+    uint64_t n = 0;
+    const auto rc = OTF2_Reader_ReadAllLocalEvents(reader.get(), er, &n);
+    OTF2_Reader_CloseEvtReader(reader.get(), er);
+    if (c && c->error) std::rethrow_exception(c->error);
+    if (c && !c->problem.empty()) throw fail(l, c->event.position, c->problem);
+    if (rc != OTF2_SUCCESS) throw fail(l, n, "after " + std::to_string(n) + " events: " + describe(rc));
+    const auto announced = defs_.locations[l].events;
+    if (announced != 0 && n != announced)
+      throw fail(l, n, "the definitions announce " + std::to_string(announced) + " events, the file holds " +
+                           std::to_string(n) + " (truncated?)");
+    total += n;
+    if (c) c->sink->end_location(l);
+  }
+  OTF2_Reader_CloseEvtFiles(reader.get());
+  return total;
+}
+
+namespace {
+struct Counter final : EventSink {
+  std::vector<std::vector<std::uint64_t>>* counts;
+  std::size_t row = 0;
+  void begin_location(std::uint32_t) override {}
+  void event(const Event& e) override { (*counts)[row][static_cast<std::size_t>(e.type)]++; }
+  void end_location(std::uint32_t) override { ++row; }
+};
+}  // namespace
+
+std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const std::vector<std::uint32_t>& locations) {
+  std::vector<std::vector<std::uint64_t>> counts(locations.size(), std::vector<std::uint64_t>(kEventTypeCount));
+  Counter counter;
+  counter.counts = &counts;
+  trace.read(locations, counter);
+  return counts;
+}
+
+std::string region_role_name(unsigned role) {
+  static const char* const names[] = {
+      "unknown", "function", "wrapper", "loop", "code", "parallel", "sections", "section", "workshare", "single",
+      "single_sblock", "master", "critical", "critical_sblock", "atomic", "barrier", "implicit_barrier", "flush",
+      "ordered", "ordered_sblock", "task", "task_create", "task_wait", "coll_one2all", "coll_all2one",
+      "coll_all2all", "coll_other", "file_io", "point2point", "rma", "data_transfer", "artificial",
+      "thread_create", "thread_wait", "task_untied", "allocate", "deallocate", "reallocate", "file_io_metadata"};
+  return role < std::size(names) ? names[role] : "role" + std::to_string(role);
+}
+
+std::string paradigm_name(unsigned paradigm) {
+  static const char* const names[] = {
+      "unknown", "user", "compiler", "openmp", "mpi", "cuda", "measurement_system", "pthread", "hmpp", "ompss",
+      "hardware", "gaspi", "upc", "shmem", "winthread", "qtthread", "acethread", "tbbthread", "openacc", "opencl",
+      "mtapi", "sampling", "none", "hip", "kokkos"};
+  return paradigm < std::size(names) ? names[paradigm] : "paradigm" + std::to_string(paradigm);
+}
+
+std::string collective_op_name(unsigned op) {
+  static const char* const names[] = {
+      "barrier", "bcast", "gather", "gatherv", "scatter", "scatterv", "allgather", "allgatherv", "alltoall",
+      "alltoallv", "alltoallw", "allreduce", "reduce", "reduce_scatter", "scan", "exscan", "reduce_scatter_block",
+      "create_handle", "destroy_handle", "allocate", "deallocate", "create_handle_and_allocate",
+      "destroy_handle_and_deallocate"};
+  return op < std::size(names) ? names[op] : "op" + std::to_string(op);
+}
+
+}  // namespace cubescale::trace

@@ -1,0 +1,72 @@
+"""``cubescale trace-profile``: OTF2 traces from the command line (``cubescale info
+traces.otf2`` summarizes a trace through :func:`run_info`, dispatched from ``info``).
+
+Example
+-------
+>>> import os, tempfile
+>>> from cubescale.cli import main
+>>> from cubescale.otf2 import _example_path
+>>> out = os.path.join(tempfile.mkdtemp(), "profile.cubex")
+>>> main(["trace-profile", _example_path(), "-o", out])  # doctest: +ELLIPSIS
+traces.otf2 -> profile.cubex: 6 metrics, 12 call paths, 4 locations (110 events...)
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``trace-profile`` subcommand."""
+    p = subparsers.add_parser(
+        "trace-profile", help="convert an OTF2 trace into the call-path profile (.cubex) of the same run",
+        description="Read an OTF2 trace (Score-P) and write the call-path profile Score-P would have written: visits, "
+                    "time, min/max time, bytes sent/received and accumulated counters (PAPI) per call path and "
+                    "location. Under mpirun every rank reads a contiguous share of the processes (location groups) "
+                    "and rank 0 writes the collated report; the file is the same for any number of ranks.",
+        epilog="examples:\n  cubescale trace-profile traces.otf2 -o profile.cubex\n"
+               "  mpirun -n 8 python -m cubescale trace-profile traces.otf2 -o profile.cubex",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
+    p.add_argument("-o", "--output", required=True, help=".cubex report to write")
+    p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
+    p.add_argument("--serial", action="store_true", help="one process without MPI, even when mpi4py is there")
+    p.set_defaults(run=run_trace_profile)
+
+
+def _under_mpirun() -> bool:
+    return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"))
+
+
+def run_trace_profile(args) -> int:
+    start = time.perf_counter()
+    if _under_mpirun() and not args.serial:
+        from ..parallel._mpi import mpi
+        from ..parallel.trace import profile_trace
+
+        comm = mpi().COMM_WORLD
+        stats = profile_trace(comm, args.trace, args.output, compress=args.compress)
+        if comm.rank != 0:
+            return 0
+        shape = stats["shape"]
+        metrics, events = stats["metrics"], stats["events"]
+    else:
+        from .. import otf2
+
+        report = otf2.profile(args.trace, args.output, compress=args.compress)
+        shape, metrics = report.shape, len(report.metrics)
+        events = int(otf2.open(args.trace).locations["events"].sum())
+    print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {metrics} metrics, "
+          f"{shape[0]} call paths, {shape[1]} locations ({events} events, {time.perf_counter() - start:.2f} s)")
+    return 0
+
+
+def run_info(path: str) -> int:
+    """``cubescale info traces.otf2``."""
+    from .. import otf2
+
+    print(otf2.open(path).summary())
+    return 0

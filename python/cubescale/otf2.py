@@ -1,0 +1,481 @@
+"""OTF2 traces (Score-P's trace format): definitions and events as DataFrames, the call-path
+profile Score-P would have written for the same run, and the trace's machine as a system tree.
+
+The C++ core (``_core.trace``) reads the trace over libotf2, streaming one location after
+another: :func:`events` builds NumPy columns in C++ (no Python object per event),
+:func:`profile` runs the trace -> profile kernel in one pass per location. Under mpirun,
+:func:`cubescale.parallel.trace.profile_trace` (``cubescale trace-profile``) gives each
+rank a share of the processes and collates one ``.cubex``. Broken input raises
+:class:`cubescale.FormatError` naming the archive file and the event's position.
+
+Example
+-------
+>>> import cubescale.otf2
+>>> path = cubescale.otf2._example_path()
+>>> trace = cubescale.otf2.open(path)
+>>> trace
+<Trace late-sender-barrier/traces.otf2: 4 locations, 4 processes, 212 regions>
+>>> trace.event_counts().sum().to_dict()
+{'ENTER': 48, 'LEAVE': 48, 'MPI_SEND': 3, 'MPI_RECV': 3, 'MPI_COLLECTIVE_BEGIN': 4, 'MPI_COLLECTIVE_END': 4}
+>>> report = cubescale.otf2.profile(path)
+>>> int(report.values("visits", inclusive=False).sum())
+48
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._core import profile as _profile
+from ._core import trace as _trace
+from .profile import LocalProfile
+from .report import Report
+from .report import write as _write_report
+from .systree import SingleNodeTree, SystemTree
+
+__all__ = ["EVENT_TYPES", "Trace", "events", "open", "profile"]
+
+EVENT_TYPES: list[str] = list(_trace.event_type_names())
+"""The OTF2 3.0 event types by number, as otf2-print names them ("ENTER", "MPI_ISEND" ...)."""
+
+_REGION_EVENTS = (EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("LEAVE"))
+
+
+def _example_path(name: str = "late-sender-barrier") -> str:
+    """A shared trace's anchor (tests and docstrings; ``CUBESCALE_SHARED_DATA`` or ../shared/data)."""
+    root = os.environ.get("CUBESCALE_SHARED_DATA") or os.path.join(
+        os.path.dirname(__file__), "..", "..", "..", "shared", "data")
+    folder = os.path.join(root, "otf2", name)
+    anchors = sorted(f for f in os.listdir(folder) if f.endswith(".otf2"))
+    return os.path.join(folder, anchors[0])
+
+
+def is_anchor(path: str | os.PathLike) -> bool:
+    """Whether ``path`` names an OTF2 anchor file (``.otf2``).
+
+    Example
+    -------
+    >>> is_anchor("traces.otf2"), is_anchor("profile.cubex")
+    (True, False)
+    """
+    return os.fspath(path).endswith(".otf2")
+
+
+class Trace:
+    """An opened OTF2 trace: global definitions as DataFrames, events read on demand.
+
+    Tables (``regions``, ``locations`` ...) have one row per definition in definition order;
+    their index is the dense index that events and other tables refer to (-1: none).
+
+    Example
+    -------
+    >>> t = open(_example_path("ping-pong-papi"))
+    >>> t.metrics[["name", "mode", "value_type"]].values.tolist()[0]
+    ['PAPI_TOT_CYC', 'accumulated_start', 'uint64']
+    >>> t.locations[["name", "type", "group"]].values.tolist()
+    [['Master thread', 'cpu_thread', 0], ['Master thread', 'cpu_thread', 1]]
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._core = _trace.Trace(self.path)
+        self._tables = {name: pd.DataFrame(columns) for name, columns in self._core.definitions().items()}
+
+    # --- definitions ---------------------------------------------------------------------
+
+    @property
+    def regions(self) -> pd.DataFrame:
+        """Regions: name, canonical_name, description, role, paradigm, file, lines (copy)."""
+        return self._tables["regions"].copy()
+
+    @property
+    def locations(self) -> pd.DataFrame:
+        """Locations: OTF2 id, name, type (cpu_thread, accelerator_stream, metric), announced
+        events, location group index (copy)."""
+        return self._tables["locations"].copy()
+
+    @property
+    def location_groups(self) -> pd.DataFrame:
+        """Location groups (processes, accelerators) with their system tree node index (copy)."""
+        return self._tables["location_groups"].copy()
+
+    @property
+    def system_tree_nodes(self) -> pd.DataFrame:
+        """System tree nodes (machine, nodes ...) with parent index, domains, properties (copy)."""
+        return self._tables["system_tree_nodes"].copy()
+
+    @property
+    def metrics(self) -> pd.DataFrame:
+        """Metric members (e.g. PAPI counters): name, unit, metric_type, mode, value_type (copy)."""
+        return self._tables["metric_members"].copy()
+
+    @property
+    def metric_classes(self) -> pd.DataFrame:
+        """Metric classes and instances: members (indices), occurrence, recorder (copy)."""
+        return self._tables["metrics"].copy()
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Any definition table: system_tree_nodes, location_groups, locations, regions, groups,
+        communicators, metric_members, metrics, attributes, parameters, calling_contexts.
+
+        Example
+        -------
+        >>> open(_example_path()).table("communicators")["name"].tolist()[:2]
+        ['MPI_COMM_WORLD', '']
+        """
+        if name not in self._tables:
+            raise KeyError(f"no definition table {name!r}; there are {sorted(self._tables)}")
+        return self._tables[name].copy()
+
+    @property
+    def clock(self) -> tuple[int, int, int]:
+        """(ticks per second, global offset, trace length in ticks)."""
+        return tuple(self._core.clock)  # type: ignore[return-value]
+
+    @property
+    def duration(self) -> float:
+        """Length of the trace in seconds.
+
+        Example
+        -------
+        >>> round(open(_example_path()).duration, 3)
+        20.086
+        """
+        resolution, _, length = self.clock
+        return length / resolution
+
+    @property
+    def warnings(self) -> list[str]:
+        """Inconsistencies of the definitions that were tolerated (undefined references)."""
+        return list(self._core.warnings)
+
+    # --- selections ----------------------------------------------------------------------
+
+    def location_indices(self, locations: Iterable[int] | int | None = None) -> list[int]:
+        """Dense location indices from indices (None: all, in the system tree's order).
+
+        Example
+        -------
+        >>> open(_example_path()).location_indices([3, 1])
+        [3, 1]
+        """
+        if locations is None:
+            return [int(x) for x in self._system()[1]]
+        if isinstance(locations, (int, np.integer)):
+            locations = [int(locations)]
+        out = [int(x) for x in locations]
+        n = len(self._tables["locations"])
+        bad = [x for x in out if not 0 <= x < n]
+        if bad:
+            raise ValueError(f"location index {bad[0]} outside the trace's {n} locations")
+        return out
+
+    def region_indices(self, regions: Iterable[int | str] | str) -> list[int]:
+        """Region indices from names (every region of that name) or indices.
+
+        Example
+        -------
+        >>> open(_example_path()).region_indices(["MPI_Send", "MPI_Recv"])
+        [165, 152]
+        """
+        if isinstance(regions, str):
+            regions = [regions]
+        names = self._tables["regions"]["name"]
+        out: list[int] = []
+        for r in regions:
+            if isinstance(r, str):
+                found = np.flatnonzero(names.to_numpy() == r).tolist()
+                if not found:
+                    raise KeyError(f"no region named {r!r}")
+                out.extend(found)
+            else:
+                out.append(int(r))
+        return out
+
+    # --- events --------------------------------------------------------------------------
+
+    def event_counts(self, locations: Iterable[int] | None = None, all_types: bool = False) -> pd.DataFrame:
+        """Events per location (rows) and type (columns: only types that occur unless
+        ``all_types``), from one streaming pass.
+
+        Example
+        -------
+        >>> int(open(_example_path()).event_counts().loc[0, "MPI_SEND"])
+        1
+        """
+        chosen = self.location_indices(locations)
+        counts = self._core.count_events(chosen)
+        frame = pd.DataFrame(counts.astype(np.int64), index=pd.Index(chosen, name="location"), columns=EVENT_TYPES)
+        return frame if all_types else frame.loc[:, counts.sum(axis=0) > 0]
+
+    def events(self, locations: Iterable[int] | int | None = None, regions: Iterable[int | str] | str | None = None,
+               time: tuple[float, float] | None = None, types: Iterable[str] | None = None,
+               regions_only: bool = False) -> pd.DataFrame:
+        """The events as a DataFrame, one row per event, locations one after another, each in
+        recorded order.
+
+        Columns (names as pipit's ``Trace.events`` where it has them): ``Timestamp (ns)``
+        (since the trace's start), ``Event Type`` (ENTER, LEAVE, MPI_SEND ...), ``Name``
+        (region for Enter/Leave, otherwise the event type), ``Location``, ``Process``
+        (location group index), ``Region`` (index, -1), ``Partner`` (peer rank or root,
+        -1), ``Communicator`` (index, -1), ``Tag`` (message tag, collective operation),
+        ``Bytes``, ``Bytes Received``, ``Request`` (request, matching or task id),
+        ``Metric`` (metric class index on METRIC events), then one float column per metric
+        member (values on METRIC events, NaN elsewhere), and ``Ticks`` (raw timestamps).
+
+        Parameters
+        ----------
+        locations : indices, optional
+            Which locations (default all, in the system tree's order).
+        regions : names or indices, optional
+            Keep only these regions' Enter/Leave (other events stay unless ``regions_only``).
+        time : (begin, end) seconds since the trace's start, optional
+        types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``)
+
+        Example
+        -------
+        >>> t = open(_example_path())
+        >>> df = t.events(types=["MPI_SEND", "MPI_RECV"])
+        >>> df[["Event Type", "Location", "Partner", "Bytes"]].values.tolist()[:2]
+        [['MPI_SEND', 0, 1, 4], ['MPI_RECV', 1, 0, 4]]
+        """
+        resolution, offset, _ = self.clock
+        kwargs: dict[str, Any] = {"locations": self.location_indices(locations)}
+        if types is not None:
+            names = list(types)
+            unknown = [n for n in names if n not in EVENT_TYPES]
+            if unknown:
+                raise ValueError(f"unknown event type {unknown[0]!r}; known: {', '.join(EVENT_TYPES)}")
+            kwargs["types"] = [EVENT_TYPES.index(n) for n in names]
+        if regions is not None:
+            kwargs["regions"] = self.region_indices(regions)
+            kwargs["regions_only"] = regions_only
+        if time is not None:
+            begin, end = time
+            kwargs["begin"] = max(0, int(np.floor(offset + begin * resolution)))
+            kwargs["end"] = int(np.ceil(offset + end * resolution))
+        columns = self._core.event_columns(**kwargs)
+        return self._frame(columns)
+
+    def _frame(self, c: dict) -> pd.DataFrame:
+        resolution, offset, _ = self.clock
+        ticks = c["time"]
+        kind = c["type"].astype(np.int64)
+        region = c["region"]
+        region_names = self._tables["regions"]["name"].to_numpy(dtype=object)
+        unique, region_code = np.unique(region_names.astype(str), return_inverse=True) if len(region_names) else (
+            np.array([], dtype=str), np.array([], dtype=np.int64))
+        is_region = np.isin(kind, _REGION_EVENTS) & (region >= 0)
+        codes = np.where(is_region, region_code[np.where(is_region, region, 0)] if len(region_code) else 0,
+                         len(unique) + kind)
+        categories = [str(u) for u in unique] + [f"[{n}]" if n in set(unique) else n for n in EVENT_TYPES]
+        groups = self._tables["locations"]["group"].to_numpy(dtype=np.int64)
+        frame = pd.DataFrame({
+            "Timestamp (ns)": (ticks.astype(np.float64) - offset) * (1e9 / resolution),
+            "Event Type": pd.Categorical.from_codes(kind, categories=EVENT_TYPES),
+            "Name": pd.Categorical.from_codes(codes, categories=categories),
+            "Location": c["location"].astype(np.int64),
+            "Process": groups[c["location"]] if len(groups) else np.zeros(0, dtype=np.int64),
+            "Region": region,
+            "Partner": c["partner"],
+            "Communicator": c["communicator"],
+            "Tag": c["tag"],
+            "Bytes": c["bytes"],
+            "Bytes Received": c["bytes_received"],
+            "Request": c["request"],
+            "Metric": c["metric"],
+        }, copy=False)
+        for name, values in zip(self._tables["metric_members"]["name"], c["member_values"]):
+            frame[name] = values
+        frame["Ticks"] = ticks
+        return frame
+
+    # --- machine and profile -------------------------------------------------------------
+
+    def _system(self):
+        if not hasattr(self, "_system_cache"):
+            self._system_cache = self._core.system_tree()
+        return self._system_cache
+
+    def system_tree(self) -> SingleNodeTree:
+        """The trace's machine: system tree nodes > location groups > locations.
+
+        Example
+        -------
+        >>> tree = open(_example_path()).system_tree()
+        >>> [tree.name(e) for e in tree.preorder()][:4]
+        ['Linux', 'zih', 'MPI Rank 0', 'Master thread']
+        """
+        return SingleNodeTree(self._core.system_tree()[0])
+
+    def sequence_tree(self) -> SystemTree:
+        """The machine in sequence form (identical processes folded; real names kept).
+
+        Example
+        -------
+        >>> open(_example_path()).sequence_tree().render()
+        'machine ×1 > node ×1 > process ×4 > thread ×1'
+        """
+        return SystemTree.from_single(self.system_tree(), names="all")
+
+    def process_groups(self) -> list[list[int]]:
+        """Locations per location group, groups in the system tree's order (the units a
+        parallel conversion distributes).
+
+        Example
+        -------
+        >>> open(_example_path()).process_groups()
+        [[0], [1], [2], [3]]
+        """
+        return [[int(x) for x in locs] for _, _, locs in self._system()[3]]
+
+    def local_profile(self, locations: Sequence[int] | None = None) -> tuple[LocalProfile, dict]:
+        """The call-path profile of ``locations`` (default all, in system tree order) as a
+        :class:`~cubescale.profile.LocalProfile`, and the kernel's stats (events read).
+
+        Example
+        -------
+        >>> p, stats = open(_example_path()).local_profile([0])
+        >>> p.shape, stats["events"]
+        ((11, 1), 25)
+        """
+        chosen = self.location_indices(locations)
+        core, stats = self._core.profile(chosen)
+        first = chosen[0] if chosen else None
+        groups = self._tables["location_groups"]
+        process = None
+        if first is not None:
+            g = int(self._tables["locations"]["group"][first])
+            process = str(groups["name"][g]) if g >= 0 else None
+        p = LocalProfile.__new__(LocalProfile)
+        p._core = core
+        p.host = None
+        p.process = process
+        return p, dict(stats)
+
+    def profile(self, output: str | os.PathLike | None = None, compress: bool = False) -> Report:
+        """The call-path profile Score-P would have written for the traced run: metrics
+        visits, time (inclusive), min_time, max_time, bytes_sent, bytes_received and
+        accumulated counters (PAPI) as inclusive sums of their deltas; the trace's machine as
+        system tree. Written to ``output`` as well when given.
+
+        Example
+        -------
+        >>> r = open(_example_path()).profile()
+        >>> [m.name for m in r.metrics]
+        ['visits', 'time', 'min_time', 'max_time', 'bytes_sent', 'bytes_received']
+        >>> r.shape
+        (12, 4)
+        """
+        local, _ = self.local_profile()
+        state = _profile.UnifyState(local._core)
+        state.end_up(True)
+        state.down(b"")
+        tree = self._core.system_tree()[0]
+        report = Report(state.global_report(tree), self.path)
+        rows = np.asarray(state.cnode_map(), dtype=np.int64)
+        for i, metric in enumerate(local.metrics):
+            values = local.values(i)
+            full = np.zeros((report.shape[0],) + values.shape[1:], dtype=values.dtype)
+            full[rows] = values
+            report.set_values(metric.name, full)
+        if output is not None:
+            _write_report(report, output, compress=compress)
+        return report
+
+    def summary(self) -> str:
+        """A readable summary: machine, locations, regions used, event counts per type,
+        metrics, duration (``cubescale info traces.otf2``).
+
+        Example
+        -------
+        >>> print(open(_example_path()).summary())  # doctest: +ELLIPSIS
+        traces.otf2: OTF2 trace, 4 locations in 4 location groups, 20.085519 s
+        ...
+        """
+        loc = self._tables["locations"]
+        counts = self._core.count_events(list(range(len(loc))))
+        per_type = counts.sum(axis=0)
+        lines = [f"{os.path.basename(self.path)}: OTF2 trace, {len(loc)} location{'s' if len(loc) != 1 else ''} in "
+                 f"{len(self._tables['location_groups'])} location groups, {self.duration:.6f} s"]
+        resolution, offset, length = self.clock
+        lines.append(f"clock: {resolution} ticks/s, offset {offset}, length {length} ticks")
+        lines.append(f"machine: {self.sequence_tree().render()}")
+        lines.append(f"events: {int(per_type.sum()):,} in all")
+        for k in np.flatnonzero(per_type):
+            lines.append(f"  {EVENT_TYPES[k]:<28} {int(per_type[k]):>14,}")
+        lines.append("locations:")
+        groups = self._tables["location_groups"]["name"]
+        shown = min(len(loc), 16)
+        for i in range(shown):
+            g = int(loc["group"][i])
+            lines.append(f"  {i:>4} {loc['name'][i]:<24} {loc['type'][i]:<18} "
+                         f"{(groups[g] if g >= 0 else '-'):<20} {int(counts[i].sum()):>12,} events")
+        if shown < len(loc):
+            lines.append(f"  ... {len(loc) - shown} more")
+        used = np.flatnonzero(np.bincount(
+            self.events(types=["ENTER"])["Region"].to_numpy(), minlength=len(self._tables["regions"])))
+        lines.append(f"regions: {len(self._tables['regions'])} defined, {len(used)} entered")
+        names = self._tables["regions"]["name"]
+        for r in used[:20]:
+            lines.append(f"  {names[r]} ({self._tables['regions']['paradigm'][r]}, {self._tables['regions']['role'][r]})")
+        if len(used) > 20:
+            lines.append(f"  ... {len(used) - 20} more")
+        members = self._tables["metric_members"]
+        lines.append(f"metrics: {len(members)}")
+        for i in range(len(members)):
+            lines.append(f"  {members['name'][i]} ({members['metric_type'][i]}, {members['mode'][i]}, "
+                         f"{members['value_type'][i]}{', ' + members['unit'][i] if members['unit'][i] else ''})")
+        for w in self.warnings[:5]:
+            lines.append(f"warning: {w}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        parts = self.path.replace(os.sep, "/").split("/")
+        name = "/".join(parts[-2:])
+        return (f"<Trace {name}: {len(self._tables['locations'])} locations, "
+                f"{len(self._tables['location_groups'])} processes, {len(self._tables['regions'])} regions>")
+
+
+def open(path: str | os.PathLike) -> Trace:  # noqa: A001 (mirrors cubescale.open)
+    """Opens an OTF2 trace at its anchor file (``traces.otf2``): reads the global
+    definitions; events are read on use. :class:`cubescale.FormatError` for broken input.
+
+    Example
+    -------
+    >>> open(_example_path()).regions.loc[165, ["name", "role", "paradigm"]].tolist()
+    ['MPI_Send', 'point2point', 'mpi']
+    """
+    return Trace(path)
+
+
+def events(path: str | os.PathLike, locations: Iterable[int] | int | None = None,
+           regions: Iterable[int | str] | str | None = None, time: tuple[float, float] | None = None,
+           types: Iterable[str] | None = None) -> pd.DataFrame:
+    """The events of a trace as a DataFrame (see :meth:`Trace.events` for the columns).
+
+    Example
+    -------
+    >>> df = events(_example_path(), locations=[0], regions="MPI_Send")
+    >>> df[df["Event Type"] == "ENTER"]["Name"].tolist()
+    ['MPI_Send']
+    """
+    return Trace(path).events(locations=locations, regions=regions, time=time, types=types)
+
+
+def profile(path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False) -> Report:
+    """The call-path profile of a trace as a :class:`cubescale.Report` (written to ``output``
+    too when given); see :meth:`Trace.profile`.
+
+    Example
+    -------
+    >>> r = profile(_example_path())
+    >>> int(r.values("bytes_sent").sum())   # 3 messages of 4 bytes, and the barrier's bytes
+    36
+    """
+    return Trace(path).profile(output, compress=compress)

@@ -1,0 +1,161 @@
+"""Trace -> profile: against Score-P's own profile of the same run (late-sender-barrier and
+any shared trace with a profile.cubex beside it), and self-consistency on every shared trace
+(visits = Enter events, PAPI deltas, OpenMP threads in their process's call tree)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from otf2_oracle import SHARED_OTF2, anchor_ids, anchors
+
+import cubescale
+import cubescale.otf2 as otf2
+
+WITH_PROFILE = [a for a in anchors() if (a.parent / "profile.cubex").exists()]
+
+
+def call_paths(report) -> dict[tuple[str, ...], int]:
+    """{region names from the root: cnode index}."""
+    out: dict[tuple[str, ...], int] = {}
+    parents = report.cnode_parents
+    for c in report.cnodes:
+        path, x = [], c.index
+        while x >= 0:
+            path.append(report.cnodes[x].region.name)
+            x = int(parents[x])
+        out[tuple(reversed(path))] = c.index
+    return out
+
+
+def location_keys(report) -> list[tuple[str, str]]:
+    return [(loc.process, loc.name) for loc in report.locations]
+
+
+def test_late_sender_barrier_has_a_profile():
+    assert [a.parent.name for a in WITH_PROFILE] == ["late-sender-barrier"]
+
+
+@pytest.mark.parametrize("anchor", WITH_PROFILE, ids=[a.parent.name for a in WITH_PROFILE])
+def test_same_call_tree_visits_and_times_as_score_p(anchor: Path):
+    scorep = cubescale.open(anchor.parent / "profile.cubex")
+    ours = otf2.profile(anchor)
+    a, b = call_paths(scorep), call_paths(ours)
+    assert set(a) == set(b)
+    assert location_keys(scorep) == location_keys(ours)
+    rows_a, rows_b = list(a.values()), [b[k] for k in a]
+    visits_a = scorep.values("visits", inclusive=False)[rows_a]
+    visits_b = ours.values("visits", inclusive=False)[rows_b]
+    assert np.array_equal(visits_a, visits_b)
+    for metric in ("time", "min_time", "max_time"):
+        x = scorep.values(metric, inclusive=metric == "time")[rows_a]
+        y = ours.values(metric, inclusive=metric == "time")[rows_b]
+        assert np.allclose(x, y, rtol=1e-3, atol=0), metric
+    for metric in ("bytes_sent", "bytes_received"):
+        assert np.array_equal(scorep.values(metric, inclusive=False)[rows_a],
+                              ours.values(metric, inclusive=False)[rows_b]), metric
+
+
+def test_time_differences_are_the_clock_corrections():
+    # What differs from Score-P's numbers: OTF2's reader moves each location's timestamps by
+    # the clock offsets Score-P recorded (CLOCK_OFFSET, interpolated linearly in time: rank 0
+    # +0/+0 ns, rank 1 +107/+19, rank 2 -54/-55, rank 3 +123/-96), while Score-P's profile
+    # measured uncorrected local durations. Rank 0 is identical; the others differ by at most
+    # the drift of their offset over the run (88, 1 and 219 ns in 20 s): < 2e-8 relative.
+    anchor = SHARED_OTF2 / "late-sender-barrier" / "traces.otf2"
+    scorep = cubescale.open(anchor.parent / "profile.cubex")
+    ours = otf2.profile(anchor)
+    a, b = call_paths(scorep), call_paths(ours)
+    x = scorep.values("time", inclusive=True)[list(a.values())]
+    y = ours.values("time", inclusive=True)[[b[k] for k in a]]
+    difference = np.abs(x - y)
+    assert np.allclose(x[:, 0], y[:, 0], rtol=1e-14, atol=0)
+    drift_ns = np.array([0, 88, 1, 219])
+    assert (difference <= (drift_ns + 1.5) * 1e-9).all()
+    assert (difference / np.where(x > 0, x, 1)).max() < 2e-8
+
+
+@pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
+def test_visits_equal_enter_events(anchor: Path):
+    trace = otf2.open(anchor)
+    report = trace.profile()
+    enters = trace.event_counts(all_types=True)["ENTER"]
+    order = trace.location_indices()
+    visits = report.values("visits", inclusive=False).sum(axis=0)
+    assert visits.tolist() == [int(enters[loc]) for loc in order]
+    # Inclusive time of the roots of a location never exceeds the trace's length.
+    roots = [c.index for c in report.cnodes if c.parent is None]
+    if trace.clock[2]:  # OTF2's integrity trace has no clock definition
+        assert report.values("time", inclusive=True)[roots].sum(axis=0).max() <= trace.duration * (1 + 1e-9)
+
+
+def test_papi_counters_are_deltas_of_the_metric_events():
+    anchor = SHARED_OTF2 / "ping-pong-papi" / "traces.otf2"
+    trace = otf2.open(anchor)
+    report = trace.profile()
+    assert [m.name for m in report.metrics][6:] == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
+    main = [c.index for c in report.cnodes if c.region.name == "int main(int, char**)"]
+    assert len(main) == 1
+    events = trace.events(types=["METRIC"])
+    for counter in ("PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"):
+        ours = report.values(counter, inclusive=True)[main[0]]
+        for loc in range(2):
+            values = events[events["Location"] == loc][counter].to_numpy()
+            # main is entered after the first metric event and left at the last one
+            assert int(ours[loc]) == int(values[-1] - values[0]), counter
+
+
+def test_openmp_threads_hang_below_the_parallel_region():
+    anchor = SHARED_OTF2 / "openmp-nested" / "traces.otf2"
+    report = otf2.profile(anchor)
+    roots = [c for c in report.cnodes if c.parent is None]
+    assert [r.region.name for r in roots] == ["main"]
+    visits = report.values("visits", inclusive=False)
+    tasks = [c.index for c in report.cnodes if c.region.name == "!$omp implicit_task"]
+    # Every thread ran implicit tasks, each below a parallel region.
+    assert (visits[tasks].sum(axis=0) > 0).all()
+    for t in tasks:
+        assert report.cnodes[report.cnodes[t].parent].region.name.startswith("!$omp parallel")
+
+
+def test_profile_round_trip(tmp_path):
+    anchor = SHARED_OTF2 / "jacobi-hybrid" / "traces.otf2"
+    report = otf2.profile(anchor, tmp_path / "p.cubex")
+    again = cubescale.open(tmp_path / "p.cubex")
+    assert again.shape == report.shape == (report.shape[0], 10)
+    for m in ("visits", "time", "bytes_sent"):
+        assert np.array_equal(again.values(m, inclusive=False), report.values(m, inclusive=False))
+    assert [loc.type for loc in again.locations].count("gpu") == 2
+
+
+def test_synthetic_trace_profile(tmp_path):
+    from cubescale._core import trace as _trace
+
+    written = _trace.write_synthetic_trace(str(tmp_path), "syn", processes=3, iterations=25)
+    assert written == 3 * (25 * 18 + 2)
+    t = otf2.open(tmp_path / "syn.otf2")
+    assert _trace.read_with_empty_callbacks(t._core) == written
+    r = t.profile()
+    visits = r.values("visits", inclusive=False)
+    by_name = {c.region.name: c.index for c in r.cnodes}
+    assert visits[by_name["compute"]].tolist() == [25, 25, 25]
+    assert r.values("bytes_sent", inclusive=False)[by_name["MPI_Send"]].tolist() == [25 * 1024] * 3
+    assert r.values("bytes_sent", inclusive=False)[by_name["MPI_Allreduce"]].tolist() == [25 * 8] * 3
+    # The counters grow in every step; main holds all of solve's increments.
+    cycles = r.values("PAPI_TOT_CYC", inclusive=True)
+    assert (cycles[by_name["solve"]] > cycles[by_name["compute"]]).all()
+    assert (cycles[by_name["compute"]] > 0).all()
+
+
+def test_defects_in_event_streams(tmp_path):
+    from cubescale._core import trace as _trace
+
+    _trace.write_synthetic_trace(str(tmp_path), "unclosed", processes=2, iterations=3, defect="unclosed")
+    _, stats = otf2.open(tmp_path / "unclosed.otf2").local_profile()
+    assert stats["unclosed_frames"] == 2  # main on both ranks, closed at the last event
+    _trace.write_synthetic_trace(str(tmp_path), "bad", processes=2, iterations=3, defect="mismatched_leave")
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.profile(tmp_path / "bad.otf2")
+    assert e.value.member == "bad/0.evt" and e.value.offset > 0
+    assert 'Leave of "solve" inside "compute"' in str(e.value)

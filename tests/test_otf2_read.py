@@ -1,0 +1,138 @@
+"""The OTF2 reader on every shared trace: definitions, event counts per location and type
+equal to otf2-print's, streaming subsets, and FormatError on broken archives."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from otf2_oracle import anchor_ids, anchors, have_otf2_print, otf2_print_counts
+
+import cubescale
+import cubescale.otf2 as otf2
+
+
+@pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
+def test_counts_equal_otf2_print(anchor: Path):
+    if not have_otf2_print():
+        pytest.skip("otf2-print (Debian otf2-tools) not installed")
+    trace = otf2.open(anchor)
+    counts = trace.event_counts(all_types=True)
+    ids = trace.locations["id"].to_numpy()
+    ours = {(int(ids[loc]), t): int(n) for loc, row in counts.iterrows() for t, n in row.items() if n}
+    assert ours == otf2_print_counts(anchor)
+
+
+@pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
+def test_totals_per_location_match_events(anchor: Path):
+    trace = otf2.open(anchor)
+    counts = trace.event_counts(all_types=True).sort_index()
+    per_location = counts.sum(axis=1)
+    announced = trace.locations["events"]
+    assert (per_location.to_numpy() == announced.to_numpy()).all()
+    frame = trace.events()
+    assert len(frame) == int(per_location.sum())
+    rows = frame.groupby("Location").size().reindex(counts.index, fill_value=0)
+    assert (rows.to_numpy() == per_location.to_numpy()).all()
+    by_type = frame["Event Type"].value_counts()
+    for name, n in counts.sum(axis=0).items():
+        assert int(by_type.get(name, 0)) == int(n), name
+    # Each location's events come in recorded (time) order.
+    for _, group in frame.groupby("Location"):
+        assert np.all(np.diff(group["Ticks"].to_numpy().astype(np.int64)) >= 0)
+
+
+def test_definitions_ping_pong_papi(shared_data):
+    t = otf2.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
+    assert t.clock[0] == 2095191439
+    assert t.metrics["name"].tolist() == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
+    assert set(t.metrics["mode"]) == {"accumulated_start"}
+    assert t.location_groups["name"].tolist() == ["MPI Rank 0", "MPI Rank 1"]
+    nodes = t.system_tree_nodes
+    assert nodes["name"].tolist() == ["Linux", "quartz10"]
+    assert nodes["domains"].tolist() == [["machine"], ["shared_memory"]]
+    assert nodes["properties"][0] == [("platform", "Linux")]
+    barrier = t.region_indices("MPI_Barrier")
+    assert t.regions.loc[barrier, ["role", "paradigm"]].values.tolist() == [["barrier", "mpi"]]
+    assert "MPI_COMM_WORLD" in t.table("communicators")["name"].tolist()
+    assert t.sequence_tree().render() == "machine ×1 > node ×1 > process ×2 > thread ×1"
+
+
+def test_openmp_threads_and_gpu_streams(shared_data):
+    t = otf2.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
+    assert sorted(set(t.locations["type"])) == ["accelerator_stream", "cpu_thread"]
+    tree = t.system_tree()
+    classes = [tree.class_name(e) for e in tree.preorder()]
+    assert classes.count("gpu") == 2 and classes.count("thread") == 8 and classes.count("process") == 2
+    assert t.process_groups() == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+
+
+def test_undefined_references_are_tolerated(shared_data):
+    # OTF2's own integrity trace: locations in an undefined group, sends on an undefined
+    # communicator. Read as otf2-print reads it, with warnings.
+    t = otf2.open(shared_data / "otf2" / "integrity" / "TestTrace.otf2")
+    assert any("location group" in w for w in t.warnings)
+    assert t.sequence_tree().render() == "machine ×1 > process ×4 > thread ×1"
+    assert int(t.event_counts()["MPI_SEND"].sum()) == 80000
+
+
+def test_subset_of_locations_streams_only_those(shared_data):
+    t = otf2.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
+    everything = t.event_counts(all_types=True)
+    some = t.event_counts([9, 2], all_types=True)
+    assert some.loc[9].tolist() == everything.loc[9].tolist()
+    assert some.loc[2].tolist() == everything.loc[2].tolist()
+    assert set(t.events(locations=[4])["Location"]) == {4}
+
+
+def _writable_copy(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    for p in [dst, *dst.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dst
+
+
+def test_missing_event_file(shared_data, tmp_path):
+    d = _writable_copy(shared_data / "otf2" / "ping-pong", tmp_path / "t")
+    (d / "traces" / "1.evt").unlink()
+    t = otf2.open(d / "traces.otf2")  # definitions are fine
+    with pytest.raises(cubescale.FormatError) as e:
+        t.event_counts()
+    assert e.value.file == str(d / "traces.otf2") and e.value.member == "traces/1.evt"
+
+
+def test_truncated_event_file(shared_data, tmp_path):
+    d = _writable_copy(shared_data / "otf2" / "late-sender-barrier", tmp_path / "t")
+    evt = d / "traces" / "2.evt"
+    evt.write_bytes(evt.read_bytes()[: evt.stat().st_size // 2])
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.open(d / "traces.otf2").events()
+    assert e.value.member == "traces/2.evt"
+    with pytest.raises(cubescale.FormatError):
+        otf2.profile(d / "traces.otf2")
+
+
+def test_truncated_definitions(shared_data, tmp_path):
+    d = _writable_copy(shared_data / "otf2" / "ping-pong", tmp_path / "t")
+    (d / "traces.def").write_bytes((d / "traces.def").read_bytes()[:300])
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.open(d / "traces.otf2")
+    assert e.value.member == "traces.def"
+
+
+@pytest.mark.parametrize("content", [b"", b"not an anchor\n", b"\x00" * 64])
+def test_wrong_anchor(tmp_path, content):
+    bad = tmp_path / "traces.otf2"
+    bad.write_bytes(content)
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.open(bad)
+    assert e.value.file == str(bad)
+
+
+def test_anchor_of_another_format(shared_data):
+    with pytest.raises(cubescale.FormatError):
+        otf2.open(shared_data / "otf2" / "late-sender-barrier" / "profile.cubex")
+    with pytest.raises(cubescale.FormatError):
+        otf2.open(shared_data / "otf2" / "no-such-trace.otf2")
