@@ -9,6 +9,8 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "cubescale/measure/scope.hpp"
 #include "register.hpp"
@@ -61,6 +63,9 @@ RegionId code_region(PyCodeObject* code) {
   return r;
 }
 
+// Builtins of the measurement itself (its bindings): never regions.
+std::unordered_set<const void*> ignored_builtins;
+
 // A builtin's region, cached by its method definition (stable; the function objects are not).
 RegionId c_region(PyObject* function) {
   static thread_local std::unordered_map<const void*, std::pair<std::uint64_t, RegionId>> cache;
@@ -76,33 +81,40 @@ RegionId c_region(PyObject* function) {
   const auto now = epoch();
   if (auto it = cache.find(key); it != cache.end() && it->second.first == now) return it->second.second;
   const auto r = global().region(name, "", -1, "python", "function");
+  if (ignored_builtins.count(key)) global().ignore(r);
   cache[key] = {now, r};
   return r;
 }
 
 int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   switch (what) {
-    case PyTrace_CALL: {
+    case PyTrace_CALL:
+    case PyTrace_RETURN: {
+      // Functions that are not recorded (filtered, or the measurement's own code such as
+      // region.__enter__, which enters a region itself) are neither entered nor left: the
+      // return looks the frame's code up again, as cheap as the call.
       PyCodeObject* code = PyFrame_GetCode(frame);
       const auto r = code_region(code);
       Py_DECREF(code);
-      this_thread().enter(r, global().recorded(r), now_ns());
-      ++hook_depth;
+      if (!global().recorded(r)) break;
+      if (what == PyTrace_CALL) {
+        this_thread().enter(r, true, now_ns());
+        ++hook_depth;
+      } else if (hook_depth > 0) {
+        --hook_depth;
+        this_thread().exit(now_ns());
+      }
       break;
     }
-    case PyTrace_RETURN:
-      if (hook_depth > 0) --hook_depth, this_thread().exit(now_ns());
-      break;
     case PyTrace_C_CALL:
       if (record_c_calls) {
         const auto r = c_region(arg);
-        this_thread().enter(r, global().recorded(r), now_ns());
-        ++hook_depth;
+        if (global().recorded(r)) this_thread().enter(r, true, now_ns()), ++hook_depth;
       }
       break;
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
-      if (record_c_calls && hook_depth > 0) --hook_depth, this_thread().exit(now_ns());
+      if (record_c_calls && hook_depth > 0 && global().recorded(c_region(arg))) --hook_depth, this_thread().exit(now_ns());
       break;
     default: break;
   }
@@ -151,6 +163,13 @@ void register_measure(py::module_& m) {
       },
       py::arg("code"), "Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).");
   m.def(
+      "ignore_builtin",
+      [](py::object function) {
+        if (!PyCFunction_Check(function.ptr())) throw py::type_error("expected a builtin function");
+        ignored_builtins.insert(reinterpret_cast<PyCFunctionObject*>(function.ptr())->m_ml);
+      },
+      py::arg("function"), "Leaves a builtin (C) function out of the automatic mode's C calls.");
+  m.def(
       "start_hook",
       [](bool c_calls) {
         record_c_calls = c_calls;
@@ -166,8 +185,11 @@ void register_measure(py::module_& m) {
       "close_all", [] { close_all_threads(); },
       "Closes every thread's open regions now (finalization; no thread may measure).");
   m.def(
-      "to_profile", [] { return std::make_shared<profile::LocalProfile>(global().to_profile()); },
-      "Every thread's call tree as one local profile (_core.profile.LocalProfile).");
+      "to_profile",
+      [](std::optional<RegionId> program) { return std::make_shared<profile::LocalProfile>(global().to_profile(program)); },
+      py::arg("program") = py::none(),
+      "Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other "
+      "root goes below that region (one root).");
   m.def(
       "epoch", [] { return epoch(); }, "Changes with every reset(): cached region ids must be registered again.");
   m.def(

@@ -43,6 +43,14 @@ from .profile import LocalProfile
 __all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write"]
 
 _active = {"auto": False}
+# Code of the measurement itself (wrappers, runpy): never regions, in every measurement.
+_IGNORED: list[Any] = []
+
+
+def _ignore(code: Any) -> None:
+    """Leaves a code object out of the automatic mode, now and after every :func:`start`."""
+    _IGNORED.append(code)
+    _measure.ignore_code(code)
 
 
 class region:  # noqa: N801 - used like a function: cubescale.region("name")
@@ -95,7 +103,7 @@ class region:  # noqa: N801 - used like a function: cubescale.region("name")
             finally:
                 _measure.exit()
 
-        _measure.ignore_code(measured.__code__)  # type: ignore[attr-defined]  # the wrapper is no region
+        _ignore(measured.__code__)  # type: ignore[attr-defined]  # the wrapper is no region
         return measured
 
 
@@ -116,13 +124,15 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     >>> _ = compute()
     >>> measure.stop()
     >>> sorted({r.name for r in measure.profile()._core.regions} & {"compute", "helper_a"})
-    ['compute', 'helper_a']
+    ['compute']
     """
     text = filter or ""
     if text and os.path.exists(text):
         with open(text) as f:
             text = f.read()
     _measure.reset(text, int(depth_limit))
+    for code in _IGNORED:
+        _measure.ignore_code(code)
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
     if auto:
@@ -191,10 +201,12 @@ def counter(name: str, unit: str = "") -> Callable[[float], None]:
     return lambda value: _measure.add(counter_id, float(value))
 
 
-def profile(host: str | None = None, process: str | None = None) -> LocalProfile:
+def profile(host: str | None = None, process: str | None = None, program: region | None = None) -> LocalProfile:
     """What this process measured, as one :class:`~cubescale.profile.LocalProfile`: the
     union of its threads' call trees, one location per thread; metrics visits, time
-    (inclusive), min_time, max_time, bytes_sent, bytes_received and the user counters.
+    (inclusive), min_time, max_time, bytes_sent, bytes_received and the user counters. With
+    ``program`` (the :class:`region` the run was measured in) every other root, of every
+    thread, goes below it: one root, as in Score-P's profiles.
 
     Example
     -------
@@ -206,7 +218,8 @@ def profile(host: str | None = None, process: str | None = None) -> LocalProfile
     >>> [m.name for m in measure.profile().metrics][:4]
     ['visits', 'time', 'min_time', 'max_time']
     """
-    return LocalProfile._from_core(_measure.to_profile(), host=host, process=process)
+    root = program._region() if program is not None else None
+    return LocalProfile._from_core(_measure.to_profile(root), host=host, process=process)
 
 
 def write(path: str | os.PathLike, comm=None, threads: str | None = None, progress: bool = True) -> dict:
@@ -234,7 +247,7 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     comm = comm if comm is not None else MPI.COMM_SELF
     prof = profile(process=f"MPI Rank {comm.rank}" if comm.size > 1 or comm is not MPI.COMM_SELF else None)
     show = _progress_line(os.fspath(path)) if progress and comm.rank == 0 else None
-    costs = write_report(comm, prof, path, progress=show, threads=threads)
+    costs = write_report(comm, prof, path, progress=show, threads=threads, thread_names=True)
     if show is not None:
         print(file=sys.stderr, flush=True)
     return costs
@@ -245,3 +258,12 @@ def _progress_line(path: str) -> Callable[[int, int], None]:
         print(f"\rcubescale: writing {path}: metric {done}/{total}", end="", file=sys.stderr, flush=True)
 
     return show
+
+
+for _code in (region.__enter__.__code__, region.__exit__.__code__, region._region.__code__, stop.__code__,
+              add_bytes.__code__):
+    _IGNORED.append(_code)
+for _builtin in vars(_measure).values():  # the bindings, seen as C calls with c_calls=True
+    if type(_builtin).__name__ == "builtin_function_or_method":
+        _measure.ignore_builtin(_builtin)
+_IGNORED.append(threading.setprofile.__code__)  # called by stop() while the hook still runs

@@ -54,7 +54,8 @@ void ThreadRecorder::add_counter(std::uint32_t counter, double value) {
 }
 
 void ThreadRecorder::close_all(std::int64_t now) {
-  skipped_depth_ = 0;
+  skipped_at_root_ = 0;
+  for (auto& f : stack_) f.skipped = 0;
   while (!stack_.empty()) exit(now);
 }
 
@@ -135,17 +136,20 @@ struct Union {
 
 }  // namespace
 
-profile::LocalProfile Recorder::to_profile() const {
+profile::LocalProfile Recorder::to_profile(std::optional<RegionId> program) const {
   std::lock_guard lock(mutex_);
   Union u;
   std::vector<std::vector<std::uint32_t>> node_path(threads_.size());  // per thread: node -> union id
+  const auto top = program ? u.add(ThreadRecorder::kNone, *program) : ThreadRecorder::kNone;
   for (std::size_t t = 0; t < threads_.size(); ++t) {
     const auto& nodes = threads_[t]->nodes();
     auto& map = node_path[t];
     map.resize(nodes.size());
-    for (std::size_t n = 0; n < nodes.size(); ++n)  // parents come before children
-      map[n] = u.add(nodes[n].parent == ThreadRecorder::kNone ? ThreadRecorder::kNone : map[nodes[n].parent],
-                     nodes[n].region);
+    for (std::size_t n = 0; n < nodes.size(); ++n) {  // parents come before children
+      auto parent = nodes[n].parent == ThreadRecorder::kNone ? ThreadRecorder::kNone : map[nodes[n].parent];
+      if (parent == ThreadRecorder::kNone && program && nodes[n].region != *program) parent = top;
+      map[n] = u.add(parent, nodes[n].region);
+    }
   }
   // Preorder of the union (children in order of first appearance).
   std::vector<std::uint32_t> order, position(u.parents.size());
@@ -158,15 +162,20 @@ profile::LocalProfile Recorder::to_profile() const {
     for (auto it = u.children[c].rbegin(); it != u.children[c].rend(); ++it) stack.push_back(*it);
   }
   profile::LocalProfile p;
-  for (const auto& r : regions_) {
-    cube::Region region;
-    region.name = r.name, region.mod = r.file, region.paradigm = r.paradigm, region.role = r.role;
-    region.begin = r.line, region.end = r.line;
-    p.regions.push_back(std::move(region));
-  }
+  // Only the regions some call path uses (filtered and ignored ones are registered too).
+  std::vector<std::uint32_t> local(regions_.size(), ThreadRecorder::kNone);
   for (const auto c : order) {
+    auto& l = local[u.regions[c]];
+    if (l == ThreadRecorder::kNone) {
+      const auto& r = regions_[u.regions[c]];
+      cube::Region region;
+      region.name = r.name, region.mod = r.file, region.paradigm = r.paradigm, region.role = r.role;
+      region.begin = r.line, region.end = r.line;
+      l = static_cast<std::uint32_t>(p.regions.size());
+      p.regions.push_back(std::move(region));
+    }
     p.cnode_parents.push_back(u.parents[c] == ThreadRecorder::kNone ? cube::kNoParent : position[u.parents[c]]);
-    p.cnode_regions.push_back(u.regions[c]);
+    p.cnode_regions.push_back(l);
   }
   for (const auto& t : threads_) p.locations.push_back({t->name(), "thread"});
   auto metric = [&](const char* name, const char* display, const char* unit, const char* dtype, cube::MetricKind kind,
@@ -215,6 +224,18 @@ profile::LocalProfile Recorder::to_profile() const {
       const auto& cs = threads_[t]->counters();
       for (std::size_t k = 0; k < cs.size() && k < counters.size(); ++k)
         if (n < cs[k].size() && cs[k][n] != 0) put(counters[k], c, t, cs[k][n]);
+    }
+  }
+  if (program) {  // threads that never entered the program: its inclusive time is their calls'
+    const auto root = position[top];
+    auto* t = &p.values[1];
+    for (std::size_t l = 0; l < threads_.size(); ++l) {
+      if (reinterpret_cast<const std::uint64_t*>(p.values[0].row(root))[l] != 0) continue;
+      double sum = 0;
+      for (std::size_t c = 0; c < p.cnode_parents.size(); ++c)
+        if (p.cnode_parents[c] == root) sum += reinterpret_cast<const double*>(t->row(c))[l];
+      reinterpret_cast<double*>(t->row(root))[l] = sum;
+      if (sum != 0) t->set_present(root, true);
     }
   }
   p.validate();

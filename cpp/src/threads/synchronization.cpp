@@ -34,6 +34,9 @@ constexpr std::array kWaitNames{
     std::string_view{"pthread_mutex_lock"}, std::string_view{"pthread_cond_wait"},
     std::string_view{"pthread_cond_timedwait"}, std::string_view{"pthread_barrier_wait"},
     std::string_view{"mpi_barrier"}, std::string_view{"mpi_wait"}, std::string_view{"idle"},
+    // Python's threading, as cubescale's measurement names it
+    std::string_view{"barrier.wait"}, std::string_view{"condition.wait"}, std::string_view{"event.wait"},
+    std::string_view{"thread.join"}, std::string_view{"semaphore.acquire"},
 };
 
 }  // namespace

@@ -15,6 +15,7 @@ __all__: list[str] = [
     "epoch",
     "exit",
     "glob_match",
+    "ignore_builtin",
     "ignore_code",
     "name_thread",
     "region",
@@ -67,6 +68,11 @@ def glob_match(pattern: str, text: str) -> bool:
     Shell-style pattern match as the filters use it.
     """
 
+def ignore_builtin(function: typing.Any) -> None:
+    """
+    Leaves a builtin (C) function out of the automatic mode's C calls.
+    """
+
 def ignore_code(code: typing.Any) -> None:
     """
     Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).
@@ -108,7 +114,9 @@ def thread_count() -> int:
     Threads that recorded something.
     """
 
-def to_profile() -> cubescale._core.profile.LocalProfile:
+def to_profile(
+    program: typing.SupportsInt | typing.SupportsIndex | None = None,
+) -> cubescale._core.profile.LocalProfile:
     """
-    Every thread's call tree as one local profile (_core.profile.LocalProfile).
+    Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other root goes below that region (one root).
     """

@@ -210,14 +210,15 @@ def _plan_blocks(costs: np.ndarray, row_bytes: int, budget: int):
 
 def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress: bool = False,
                  block_bytes: int = 1 << 20, view=None, names: bool = True, progress: Any = None,
-                 threads: str | None = None, **thread_options: Any) -> dict:
+                 threads: str | None = None, thread_names: bool = False, **thread_options: Any) -> dict:
     """One call for mpirun scripts: unify every rank's definitions, build the global system
     tree (each rank's ``view``, default :meth:`LocalProfile.view`), and collate the values
     into one ``.cubex`` at ``path`` written by rank 0 with buffers within ``block_bytes``.
     ``threads`` aggregates each rank's threads first (``"sum"``, ``"set"``, ``"key"``,
     ``"calltree"``, ``"value"``; options as :func:`cubescale.threads.aggregate_profile`), so
     only the aggregated values leave the rank; the new locations keep their names.
-    Returns this rank's costs per phase.
+    ``thread_names``: keep every location's own name (e.g. a measurement's thread names)
+    instead of Score-P's generated ones. Returns this rank's costs per phase.
 
     Example
     -------
@@ -248,7 +249,7 @@ def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress:
     start = time.perf_counter()
     # Host and process names are kept (streamed to rank 0 in bounded chunks); threads get
     # Score-P's generated names, aggregated locations keep theirs ("master thread" ...).
-    classes = ("node", "process") if threads is None else ("node", "process", "thread")
+    classes = ("node", "process") if threads is None and not thread_names else ("node", "process", "thread")
     system = build_system_tree(comm, view if view is not None else profile.view(comm.rank), root_only=True,
                                names=names, name_classes=classes)
     system_seconds = time.perf_counter() - start

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,15 +50,17 @@ class ThreadRecorder {
   // `recorded` is the region's filter decision (RegionInfo::recorded).
   void enter(RegionId region, bool recorded, std::int64_t now_ns) {
     if (!recorded || stack_.size() >= depth_limit_) {
-      ++skipped_depth_;
+      // Not recorded: counted on the frame it runs in, so that its exit (LIFO) finds it.
+      ++(stack_.empty() ? skipped_at_root_ : stack_.back().skipped);
       return;
     }
     const auto node = child(stack_.empty() ? kNone : stack_.back().node, region);
-    stack_.push_back({node, now_ns});
+    stack_.push_back({node, now_ns, 0});
   }
   void exit(std::int64_t now_ns) {
-    if (skipped_depth_ > 0) {
-      --skipped_depth_;
+    auto& skipped = stack_.empty() ? skipped_at_root_ : stack_.back().skipped;
+    if (skipped > 0) {
+      --skipped;
       return;
     }
     if (stack_.empty()) {
@@ -90,6 +93,7 @@ class ThreadRecorder {
   struct Frame {
     std::uint32_t node;
     std::int64_t start_ns;
+    std::uint64_t skipped;  // open calls above it that are not recorded (filtered, too deep)
   };
   std::uint32_t child(std::uint32_t parent, RegionId region);
   std::string name_;
@@ -97,7 +101,7 @@ class ThreadRecorder {
   std::vector<Node> nodes_;
   std::vector<Frame> stack_;
   std::vector<std::vector<double>> counters_;
-  std::uint64_t skipped_depth_ = 0, unmatched_exits_ = 0;
+  std::uint64_t skipped_at_root_ = 0, unmatched_exits_ = 0;
   std::uint32_t first_root_ = kNone, last_root_entered_ = kNone;
 };
 
@@ -122,8 +126,11 @@ class Recorder {
   // Every thread's tree as one local profile: call paths = the union of the threads' trees
   // in preorder (siblings by first appearance), one location per thread (type "thread"), and
   // metrics visits, time (INCLUSIVE, seconds), min_time, max_time, bytes_sent,
-  // bytes_received and the user counters (EXCLUSIVE). Call only while no thread measures.
-  profile::LocalProfile to_profile() const;
+  // bytes_received and the user counters (EXCLUSIVE). With `program` (the region the whole
+  // run is measured in), every other root of every thread goes below it, so the profile has
+  // one root as Score-P's (and pycubexr's reader requires); a thread that never entered it
+  // has visits 0 there and the inclusive time of its calls. Call only while no thread measures.
+  profile::LocalProfile to_profile(std::optional<RegionId> program = std::nullopt) const;
 
  private:
   RegionFilter filter_;

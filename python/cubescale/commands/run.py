@@ -1,0 +1,95 @@
+"""``cubescale run``: measure a Python program (one process, or every rank under mpirun)
+and write one ``.cubex``.
+
+Example
+-------
+>>> import os, tempfile
+>>> from cubescale.cli import main
+>>> d = tempfile.mkdtemp()
+>>> app = os.path.join(d, "app.py")
+>>> with open(app, "w") as f:
+...     _ = f.write("def work(n):\\n    return sum(range(n))\\nfor i in range(3):\\n    work(1000)\\n")
+>>> main(["run", "-o", os.path.join(d, "app.cubex"), "--quiet", app])
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import socket
+import sys
+
+from .. import measure
+from .report import _progress
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``run`` subcommand."""
+    p = subparsers.add_parser(
+        "run", help="measure a Python program (every function call, threads, mpi4py calls) into one .cubex",
+        description="Runs APP with its arguments as __main__ and records its call paths per thread: every "
+                    "Python function call through the C-level profiling hook (or only cubescale.region's with "
+                    "--manual), mpi4py calls as MPI regions with their bytes. Under mpirun every rank measures "
+                    "itself and rank 0 writes one report (unification and collation over MPI). If APP raises, "
+                    "the report of what ran is written before the error is raised again.",
+        epilog="examples:\n  cubescale run app.py --size 100\n"
+               "  mpirun -n 4 python -m cubescale run -o run.cubex --threads key app.py\n"
+               "  cubescale run --filter scorep.filt --depth 20 app.py",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("-o", "--output", default="cubescale.cubex", help="report to write (default cubescale.cubex)")
+    p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
+                   help="aggregate each process's threads before collation")
+    p.add_argument("--filter", help="Score-P filter file (SCOREP_REGION_NAMES_BEGIN / EXCLUDE / INCLUDE)")
+    p.add_argument("--manual", action="store_true", help="record only cubescale.region's and MPI calls")
+    p.add_argument("--c-calls", action="store_true", help="record calls of builtins (C functions) too")
+    p.add_argument("--depth", type=int, default=128, help="deepest call path recorded (default 128)")
+    p.add_argument("--quiet", action="store_true", help="no progress or summary line")
+    p.add_argument("app", help="Python script to run")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
+    p.set_defaults(run=run_app)
+
+
+def run_app(args) -> int:
+    from mpi4py import MPI
+
+    from ..parallel.measure import trace_mpi, untrace_mpi
+
+    comm = MPI.COMM_WORLD
+    if not os.path.exists(args.app):
+        raise OSError(f"no such program: {args.app}")
+    for helper in vars(runpy).values():  # runpy's frames between us and the program
+        if callable(helper) and hasattr(helper, "__code__"):
+            measure._ignore(helper.__code__)
+    program = measure.region(os.path.basename(args.app), file=os.path.abspath(args.app), line=1)
+    measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
+    trace_mpi()
+    saved_argv, error, status = sys.argv, None, 0
+    sys.argv = [args.app, *args.args]
+    try:
+        with program:
+            runpy.run_path(args.app, run_name="__main__")
+    except SystemExit as e:  # the program's own exit status, after the report
+        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except BaseException as e:  # noqa: BLE001 - written first, raised again below
+        error = e
+    finally:
+        sys.argv = saved_argv
+        untrace_mpi()
+        measure.stop()
+    profile = measure.profile(host=socket.gethostname(), process=f"MPI Rank {comm.rank}", program=program)
+    from ..parallel import write_report
+
+    progress = None
+    if comm.rank == 0 and not args.quiet and sys.stderr.isatty():
+        def progress(done: int, total: int) -> None:
+            _progress(f"cubescale: writing {args.output}: metric {done}/{total}")
+    write_report(comm, profile, args.output, progress=progress, threads=args.threads, thread_names=True)
+    if comm.rank == 0 and not args.quiet:
+        _progress("")
+        print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
+              file=sys.stderr, flush=True)
+    if error is not None:
+        raise error
+    return status

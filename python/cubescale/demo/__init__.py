@@ -1,0 +1,1 @@
+"""The bundled demo application of ``cubescale demo``: :mod:`cubescale.demo.stencil`."""

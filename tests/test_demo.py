@@ -1,0 +1,60 @@
+"""`cubescale demo` end to end: it runs the bundled solver under mpirun (4 ranks on this
+machine, oversubscribed), writes the report, and the report shows the injected imbalance: the
+last rank has the most update work, and in every process "worker 3" (half the rows) works
+longest. The summary names both, and the machine in both forms."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cubescale
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo") / "demo.cubex"
+    done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "40"],
+                          capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    return cubescale.open(out), done.stdout
+
+
+def _work(report, name="update_chunk"):
+    time = report.values("time", inclusive=False)
+    rows = [c.index for c in report.cnodes if c.region.name == name]
+    return time[rows].sum(axis=0)
+
+
+def test_the_report_has_every_rank_and_thread(demo):
+    report, _ = demo
+    assert sorted({loc.process_rank for loc in report.locations}) == [0, 1, 2, 3]
+    names = {loc.name for loc in report.locations}
+    assert {"Master thread", "worker 0", "worker 1", "worker 2", "worker 3"} <= names
+    assert len(report.cnodes) > 5 and report.cnodes[0].parent is None
+    assert sum(1 for c in report.cnodes if c.parent is None) == 1  # one root, as Score-P's
+
+
+def test_the_injected_imbalance_is_on_the_right_ranks_and_threads(demo):
+    report, _ = demo
+    work = _work(report)
+    per_rank = {g: work[[loc.index for loc in report.locations if loc.process_rank == g]].sum() for g in range(4)}
+    assert per_rank[3] > per_rank[0]
+    for g in range(4):
+        threads = {loc.name: work[loc.index] for loc in report.locations if loc.process_rank == g}
+        assert threads["worker 3"] > 1.5 * max(threads["worker 0"], threads["worker 1"]), (g, threads)
+
+
+def test_the_summary_tells_where_the_time_goes(demo):
+    _, out = demo
+    assert "Where the time goes" in out and "update_chunk" in out
+    assert "the most work: MPI Rank" in out
+    assert "worker 3" in out
+    assert "machine ×1 > node ×1 > process ×4 > thread ×5" in out
+    assert "explore_demo.ipynb" in out
+    shares = [float(line.split("%")[0].split()[-1]) for line in out.splitlines() if "worker" in line and "%" in line]
+    assert len(shares) == 4 and np.argmax(shares) == 3
