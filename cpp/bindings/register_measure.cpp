@@ -34,9 +34,21 @@ namespace {
 
 Py_ssize_t extra_index = -1;
 bool record_c_calls = false;
-// Python calls the hook entered on this thread: returns of frames that were already running
-// when the hook was installed must not pop anything.
-thread_local std::uint64_t hook_depth = 0;
+// What the hook keeps per thread, in one thread-local (each access to a thread-local of a
+// shared library is a call): the thread's recorder for the current measurement, and one entry
+// per Python (or C) call the hook saw, whether it entered a region. The return pops it, so it
+// needs no second lookup of the frame's code; returns of frames that were already running when
+// the hook was installed find the stack empty and do nothing.
+struct HookThread {
+  std::uint64_t epoch = 0;
+  ThreadRecorder* recorder = nullptr;
+  std::vector<std::uint8_t> entered;
+  ThreadRecorder& thread() {
+    if (epoch != measure::epoch() || !recorder) recorder = &this_thread(), epoch = measure::epoch();
+    return *recorder;
+  }
+};
+thread_local HookThread hook_thread;
 
 // co_extra holds (epoch << 32) | (region + 1): a value from before a reset is stale.
 RegionId code_region(PyCodeObject* code) {
@@ -87,34 +99,35 @@ RegionId c_region(PyObject* function) {
 }
 
 int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  auto& h = hook_thread;
   switch (what) {
-    case PyTrace_CALL:
-    case PyTrace_RETURN: {
-      // Functions that are not recorded (filtered, or the measurement's own code such as
-      // region.__enter__, which enters a region itself) are neither entered nor left: the
-      // return looks the frame's code up again, as cheap as the call.
+    case PyTrace_CALL: {
       PyCodeObject* code = PyFrame_GetCode(frame);
       const auto r = code_region(code);
       Py_DECREF(code);
-      if (!global().recorded(r)) break;
-      if (what == PyTrace_CALL) {
-        this_thread().enter(r, true, now_ns());
-        ++hook_depth;
-      } else if (hook_depth > 0) {
-        --hook_depth;
-        this_thread().exit(now_ns());
-      }
+      // Functions that are not recorded (filtered, or the measurement's own code such as
+      // region.__enter__, which enters a region itself) are neither entered nor left.
+      const bool recorded = global().recorded(r);
+      if (recorded) h.thread().enter(r, true, now());
+      h.entered.push_back(recorded);
       break;
     }
-    case PyTrace_C_CALL:
-      if (record_c_calls) {
-        const auto r = c_region(arg);
-        if (global().recorded(r)) this_thread().enter(r, true, now_ns()), ++hook_depth;
-      }
+    case PyTrace_C_CALL: {
+      if (!record_c_calls) break;
+      const auto r = c_region(arg);
+      const bool recorded = global().recorded(r);
+      if (recorded) h.thread().enter(r, true, now());
+      h.entered.push_back(recorded);
       break;
+    }
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
-      if (record_c_calls && hook_depth > 0 && global().recorded(c_region(arg))) --hook_depth, this_thread().exit(now_ns());
+      if (!record_c_calls) break;
+      [[fallthrough]];
+    case PyTrace_RETURN:
+      if (h.entered.empty()) break;
+      if (h.entered.back()) h.thread().exit(now());
+      h.entered.pop_back();
       break;
     default: break;
   }
@@ -140,9 +153,9 @@ void register_measure(py::module_& m) {
       py::arg("name"), py::arg("file") = "", py::arg("line") = -1, py::arg("paradigm") = "user",
       py::arg("role") = "function", "Registers a region (once per name, file, line); returns its id.");
   m.def(
-      "enter", [](RegionId r) { this_thread().enter(r, global().recorded(r), now_ns()); }, py::arg("region"),
+      "enter", [](RegionId r) { this_thread().enter(r, global().recorded(r), now()); }, py::arg("region"),
       "Enters a region on this thread.");
-  m.def("exit", [] { this_thread().exit(now_ns()); }, "Leaves the innermost region of this thread.");
+  m.def("exit", [] { this_thread().exit(now()); }, "Leaves the innermost region of this thread.");
   m.def(
       "add_bytes", [](std::uint64_t sent, std::uint64_t received) { this_thread().add_bytes(sent, received); },
       py::arg("sent"), py::arg("received"), "Adds bytes to this thread's current call path.");
@@ -173,7 +186,8 @@ void register_measure(py::module_& m) {
       "start_hook",
       [](bool c_calls) {
         record_c_calls = c_calls;
-        hook_depth = 0;
+        hook_thread.entered.clear();
+        hook_thread.entered.reserve(256);
         this_thread();  // the thread that starts the hook gets its recorder first
         PyEval_SetProfile(profile_hook, nullptr);
       },
@@ -190,6 +204,9 @@ void register_measure(py::module_& m) {
       py::arg("program") = py::none(),
       "Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other "
       "root goes below that region (one root).");
+  m.def(
+      "memory_bytes", [] { return global().memory_bytes(); },
+      "Bytes the threads' recorders hold (call trees, stacks, counters).");
   m.def(
       "epoch", [] { return epoch(); }, "Changes with every reset(): cached region ids must be registered again.");
   m.def(

@@ -6,11 +6,6 @@
 
 namespace cubescale::measure {
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 ThreadRecorder::ThreadRecorder(std::string name, std::size_t depth_limit)
     : name_(std::move(name)), depth_limit_(depth_limit) {
   stack_.reserve(depth_limit);  // the stack never allocates while measuring
@@ -51,6 +46,12 @@ void ThreadRecorder::add_counter(std::uint32_t counter, double value) {
   if (stack_.empty()) return;
   if (counter >= counters_.size()) counters_.resize(counter + 1, std::vector<double>(nodes_.size(), 0.0));
   counters_[counter][stack_.back().node] += value;
+}
+
+std::size_t ThreadRecorder::memory_bytes() const {
+  std::size_t bytes = sizeof(*this) + nodes_.capacity() * sizeof(Node) + stack_.capacity() * sizeof(Frame);
+  for (const auto& c : counters_) bytes += c.capacity() * sizeof(double);
+  return bytes;
 }
 
 void ThreadRecorder::close_all(std::int64_t now) {
@@ -107,6 +108,13 @@ ThreadRecorder* Recorder::add_thread(std::string name) {
 std::vector<RegionInfo> Recorder::regions() const {
   std::lock_guard lock(mutex_);
   return regions_;
+}
+
+std::size_t Recorder::memory_bytes() const {
+  std::lock_guard lock(mutex_);
+  std::size_t bytes = 0;
+  for (const auto& t : threads_) bytes += t->memory_bytes();
+  return bytes;
 }
 
 std::size_t Recorder::thread_count() const {
@@ -210,15 +218,16 @@ profile::LocalProfile Recorder::to_profile(std::optional<RegionId> program) cons
     reinterpret_cast<decltype(v)*>(s->row(c))[l] = v;
     s->set_present(c, true);
   };
+  const double seconds = seconds_per_tick();
   for (std::size_t t = 0; t < threads_.size(); ++t) {
     const auto& nodes = threads_[t]->nodes();
     for (std::size_t n = 0; n < nodes.size(); ++n) {
       const auto c = position[node_path[t][n]];
       const auto& x = nodes[n];
-      if (x.visits == 0 && x.inclusive_ns == 0) continue;
+      if (x.visits == 0 && x.inclusive == 0) continue;
       put(visits, c, t, std::uint64_t(x.visits));
-      put(time, c, t, double(x.inclusive_ns) * 1e-9);
-      if (x.visits) put(min_time, c, t, double(x.min_ns) * 1e-9), put(max_time, c, t, double(x.max_ns) * 1e-9);
+      put(time, c, t, double(x.inclusive) * seconds);
+      if (x.visits) put(min_time, c, t, double(x.min) * seconds), put(max_time, c, t, double(x.max) * seconds);
       if (x.bytes_sent) put(sent, c, t, std::uint64_t(x.bytes_sent));
       if (x.bytes_received) put(received, c, t, std::uint64_t(x.bytes_received));
       const auto& cs = threads_[t]->counters();

@@ -44,7 +44,7 @@ void name_this_thread(std::string name) { this_thread().rename(std::move(name));
 
 std::uint64_t epoch() { return epoch_counter.load(std::memory_order_relaxed); }
 
-void close_all_threads() { global().close_all_threads(now_ns()); }
+void close_all_threads() { global().close_all_threads(now()); }
 
 }  // namespace cubescale::measure
 
@@ -53,8 +53,8 @@ using namespace cubescale::measure;
 extern "C" uint32_t cubescale_region(const char* name, const char* file, int64_t line) {
   return global().region(name ? name : "", file ? file : "", line);
 }
-extern "C" void cubescale_enter(uint32_t region) { this_thread().enter(region, global().recorded(region), now_ns()); }
-extern "C" void cubescale_exit(void) { this_thread().exit(now_ns()); }
+extern "C" void cubescale_enter(uint32_t region) { this_thread().enter(region, global().recorded(region), now()); }
+extern "C" void cubescale_exit(void) { this_thread().exit(now()); }
 extern "C" void cubescale_bytes(uint64_t sent, uint64_t received) { this_thread().add_bytes(sent, received); }
 extern "C" uint32_t cubescale_counter(const char* name, const char* unit) {
   return global().counter(name ? name : "", unit ? unit : "");

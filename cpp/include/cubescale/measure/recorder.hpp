@@ -5,7 +5,7 @@
 // counters. After a call path exists, enter and exit neither lock nor allocate: a thread
 // finds the child of its current node by the region (the last child entered is checked
 // first), pushes or pops a frame of a stack reserved to the depth limit, and reads a
-// monotonic clock. Memory per thread grows with the call paths visited, never with the calls.
+// monotonic clock (the invariant TSC where there is one, clock.hpp). Memory per thread grows with the call paths visited, never with the calls.
 //
 // Regions are registered once (under a lock) and filtered then: an excluded region, and every
 // call below the depth limit, costs a counter increment on enter and exit. Finalization turns
@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cubescale/measure/clock.hpp"
 #include "cubescale/measure/filter.hpp"
 #include "cubescale/profile/local_profile.hpp"
 
@@ -42,22 +43,22 @@ class ThreadRecorder {
     RegionId region;
     std::uint32_t parent, first_child = kNone, next_sibling = kNone, last_entered = kNone;
     std::uint64_t visits = 0;
-    std::int64_t inclusive_ns = 0, min_ns = INT64_MAX, max_ns = 0;
+    std::int64_t inclusive = 0, min = INT64_MAX, max = 0;  // clock ticks (clock.hpp)
     std::uint64_t bytes_sent = 0, bytes_received = 0;
   };
 
   ThreadRecorder(std::string name, std::size_t depth_limit);
   // `recorded` is the region's filter decision (RegionInfo::recorded).
-  void enter(RegionId region, bool recorded, std::int64_t now_ns) {
+  void enter(RegionId region, bool recorded, std::int64_t now) {
     if (!recorded || stack_.size() >= depth_limit_) {
       // Not recorded: counted on the frame it runs in, so that its exit (LIFO) finds it.
       ++(stack_.empty() ? skipped_at_root_ : stack_.back().skipped);
       return;
     }
     const auto node = child(stack_.empty() ? kNone : stack_.back().node, region);
-    stack_.push_back({node, now_ns, 0});
+    stack_.push_back({node, now, 0});
   }
-  void exit(std::int64_t now_ns) {
+  void exit(std::int64_t now) {
     auto& skipped = stack_.empty() ? skipped_at_root_ : stack_.back().skipped;
     if (skipped > 0) {
       --skipped;
@@ -70,29 +71,31 @@ class ThreadRecorder {
     const auto frame = stack_.back();
     stack_.pop_back();
     auto& n = nodes_[frame.node];
-    const auto d = now_ns - frame.start_ns;
+    const auto d = now - frame.start;
     ++n.visits;
-    n.inclusive_ns += d;
-    if (d < n.min_ns) n.min_ns = d;
-    if (d > n.max_ns) n.max_ns = d;
+    n.inclusive += d;
+    if (d < n.min) n.min = d;
+    if (d > n.max) n.max = d;
   }
   // Bytes and counters go to the current call path (ignored outside any region).
   void add_bytes(std::uint64_t sent, std::uint64_t received);
   void add_counter(std::uint32_t counter, double value);
-  // Closes the open frames at `now_ns` (an application that ended inside regions).
-  void close_all(std::int64_t now_ns);
+  // Closes the open frames at `now` (an application that ended inside regions).
+  void close_all(std::int64_t now);
 
   const std::string& name() const { return name_; }
   void rename(std::string name) { name_ = std::move(name); }
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<std::vector<double>>& counters() const { return counters_; }  // [counter][node]
   std::size_t depth() const { return stack_.size(); }
+  // Bytes this thread's recorder holds (call tree, stack, counters).
+  std::size_t memory_bytes() const;
   std::uint64_t unmatched_exits() const { return unmatched_exits_; }
 
  private:
   struct Frame {
     std::uint32_t node;
-    std::int64_t start_ns;
+    std::int64_t start;
     std::uint64_t skipped;  // open calls above it that are not recorded (filtered, too deep)
   };
   std::uint32_t child(std::uint32_t parent, RegionId region);
@@ -122,6 +125,8 @@ class Recorder {
   ThreadRecorder* add_thread(std::string name);
   std::vector<RegionInfo> regions() const;
   std::size_t thread_count() const;
+  // Bytes every thread's recorder holds (call trees, stacks, counters), not the regions.
+  std::size_t memory_bytes() const;
 
   // Every thread's tree as one local profile: call paths = the union of the threads' trees
   // in preorder (siblings by first appearance), one location per thread (type "thread"), and
@@ -144,7 +149,7 @@ class Recorder {
   std::vector<std::unique_ptr<ThreadRecorder>> threads_;
 };
 
-// The monotonic clock of the recorder, in nanoseconds.
-std::int64_t now_ns();
+// The recorder's clock (ticks, see clock.hpp).
+inline std::int64_t now() { return now_ticks(); }
 
 }  // namespace cubescale::measure

@@ -26,8 +26,8 @@ void close_all_threads();
 
 class Scope {
  public:
-  explicit Scope(RegionId region) : thread_(this_thread()) { thread_.enter(region, global().recorded(region), now_ns()); }
-  ~Scope() { thread_.exit(now_ns()); }
+  explicit Scope(RegionId region) : thread_(this_thread()) { thread_.enter(region, global().recorded(region), now()); }
+  ~Scope() { thread_.exit(now()); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 

@@ -1,0 +1,79 @@
+// The recorder: call trees per thread, filters (Score-P syntax and globs), the depth limit,
+// calls not recorded leaving their callers intact, and times in seconds of the real clock.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cubescale/measure/c_api.h"
+#include "cubescale/measure/scope.hpp"
+
+using namespace cubescale::measure;
+
+TEST(Filter, ScorepSyntaxAndGlobs) {
+  const auto f = RegionFilter::parse(
+      "# comment\nSCOREP_REGION_NAMES_BEGIN\n  EXCLUDE *\n  INCLUDE main solve_[a-c]* MANGLED x?\n"
+      "SCOREP_REGION_NAMES_END\nSCOREP_FILE_NAMES_BEGIN\n EXCLUDE */io/*\nSCOREP_FILE_NAMES_END\n");
+  EXPECT_TRUE(f.included("main"));
+  EXPECT_TRUE(f.included("solve_b2"));
+  EXPECT_FALSE(f.included("solve_d"));
+  EXPECT_TRUE(f.included("xy"));
+  EXPECT_FALSE(f.included("xyz"));
+  EXPECT_THROW(RegionFilter::parse("EXCLUDE a"), std::invalid_argument);
+  EXPECT_TRUE(glob_match("*.wait", "Barrier.wait"));
+  EXPECT_FALSE(glob_match("[!a]*", "abc"));
+}
+
+TEST(Recorder, TreesFiltersDepthAndTime) {
+  RegionFilter filter;
+  filter.exclude("hidden");
+  Recorder r(filter, 3);
+  const auto main_r = r.region("main"), hidden = r.region("hidden"), work = r.region("work");
+  auto* t = r.add_thread("Master thread");
+  t->enter(main_r, r.recorded(main_r), now());
+  for (int i = 0; i < 3; ++i) {
+    t->enter(hidden, r.recorded(hidden), now());  // not recorded: work nests below main
+    t->enter(work, r.recorded(work), now());
+    t->enter(work, true, now());
+    t->enter(work, true, now());  // beyond the depth limit of 3
+    t->exit(now());
+    t->exit(now());
+    t->exit(now());
+    t->exit(now());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  t->exit(now());
+  const auto p = r.to_profile();
+  ASSERT_EQ(p.cnode_count(), 3u);  // main > work > work
+  EXPECT_EQ(p.cnode_parents[1], 0u);
+  EXPECT_EQ(p.cnode_parents[2], 1u);
+  const auto* visits = reinterpret_cast<const std::uint64_t*>(p.values[0].data());
+  EXPECT_EQ(visits[0], 1u);
+  EXPECT_EQ(visits[1], 3u);
+  EXPECT_EQ(visits[2], 3u);
+  const double main_time = reinterpret_cast<const double*>(p.values[1].row(0))[0];
+  EXPECT_GT(main_time, 0.029);  // the clock's ticks turn into real seconds
+  EXPECT_LT(main_time, 1.0);
+}
+
+TEST(Recorder, ThreadsAndCApi) {
+  reset();
+  const auto region = cubescale_region("c region", __FILE__, __LINE__);
+  std::thread worker([&] {
+    name_this_thread("worker");
+    for (int i = 0; i < 5; ++i) {
+      cubescale_enter(region);
+      cubescale_bytes(8, 0);
+      cubescale_exit();
+    }
+  });
+  worker.join();
+  { CUBESCALE_REGION("scoped"); }
+  const auto p = global().to_profile();
+  ASSERT_EQ(p.locations.size(), 2u);
+  EXPECT_EQ(p.locations[0].name, "worker");
+  EXPECT_EQ(p.locations[1].name, "thread 1");
+  EXPECT_EQ(p.cnode_count(), 2u);
+  const auto* sent = reinterpret_cast<const std::uint64_t*>(p.values[4].row(0));
+  EXPECT_EQ(sent[0], 40u);
+}
