@@ -8,6 +8,7 @@
 #include <string>
 
 #include "cubescale/timeline/evaluate.hpp"
+#include "cubescale/timeline/from_trace.hpp"
 #include "cubescale/timeline/synthetic_trace.hpp"
 #include "arrays.hpp"
 #include "register.hpp"
@@ -99,6 +100,13 @@ void register_timeline(py::module_& m) {
              return std::make_shared<TimelineStore>(std::move(p));
            }),
            py::arg("parents"), "A store over a system tree given by each element's parent (-1 for roots, preorder).")
+      .def(
+          "get",
+          [](const TimelineStore& s, std::uint32_t element, const std::string& metric) -> std::optional<Timeline> {
+            const auto* t = s.find(element, metric);
+            return t ? std::optional<Timeline>(*t) : std::nullopt;
+          },
+          py::arg("element"), py::arg("metric"), "The timeline of `metric` on `element` (a copy), or None.")
       .def("add", &TimelineStore::add, py::arg("element"), py::arg("metric"), py::arg("timeline"),
            "Adds (or replaces) the timeline of `metric` on `element`.")
       .def("time_range", &TimelineStore::time_range,
@@ -184,6 +192,24 @@ void register_timeline(py::module_& m) {
       py::arg("seconds") = 60, py::arg("samples_per_second") = 1,
       "Writes an OTF2 trace of a machine with packages, cores and GPUs whose energy (J) and FLOP counters grow "
       "at known rates (see synthetic_trace.hpp); returns the anchor file's path.");
+  m.def(
+      "trace_timelines",
+      [](const trace::Trace& t, std::optional<std::vector<std::uint32_t>> locations) {
+        const auto system = trace::system_tree(t.definitions());
+        TraceTimelines out{TimelineStore({})};
+        {
+          py::gil_scoped_release release;
+          out = trace_timelines(t, system, locations ? *locations : t.all_locations());
+        }
+        py::dict stats;
+        stats["metric_events"] = out.metric_events;
+        stats["samples"] = out.samples;
+        return py::make_tuple(std::make_shared<TimelineStore>(std::move(out.store)), stats);
+      },
+      py::arg("trace"), py::arg("locations") = py::none(),
+      "The metric timelines of a trace's locations (dense indices; default all) as a TimelineStore over the "
+      "trace's machine (elements as in Trace.system_tree()): class metrics on their location, instances on their "
+      "scope. Also {metric_events, samples}.");
 }
 
 }  // namespace cubescale::bindings

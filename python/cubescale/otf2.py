@@ -323,6 +323,24 @@ class Trace:
         """
         return SystemTree.from_single(self.system_tree(), names="all")
 
+    def timelines(self, locations: Iterable[int] | None = None):
+        """The metric timelines of ``locations`` (default: all) as a
+        :class:`cubescale.timeline.TimelineStore` over the trace's machine (its elements as
+        in :meth:`system_tree`): counters of a metric class on the location that recorded
+        them, metric instances on their scope (a package's energy on the package).
+
+        Example
+        -------
+        >>> store = open(_example_path("ping-pong-papi")).timelines()
+        >>> sorted({metric for _, metric in store.metrics()})
+        ['PAPI_BR_MSP', 'PAPI_L2_TCM', 'PAPI_TOT_CYC']
+        """
+        from ._core import timeline as _timeline
+
+        chosen = None if locations is None else self.location_indices(locations)
+        store, _ = _timeline.trace_timelines(self._core, chosen)
+        return store
+
     def process_groups(self) -> list[list[int]]:
         """Locations per location group, groups in the system tree's order (the units a
         parallel conversion distributes).

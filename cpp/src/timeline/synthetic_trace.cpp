@@ -41,6 +41,8 @@ struct Counter {
 std::string write_synthetic_trace(const std::string& directory, const std::string& name, const SyntheticMachine& m) {
   if (m.nodes == 0 || m.packages_per_node == 0 || m.cores_per_package == 0 || m.samples_per_second == 0 || m.seconds == 0)
     throw std::invalid_argument("a synthetic machine needs nodes, packages, cores, seconds and samples");
+  if (1000 % m.samples_per_second != 0 || m.core_flops % m.samples_per_second != 0)
+    throw std::invalid_argument("samples_per_second must divide 1000 and the FLOP rate (exact counter values)");
   OTF2_Archive* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024,
                                             4 * 1024 * 1024, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("OTF2: cannot create the archive " + directory + "/" + name);
@@ -81,13 +83,13 @@ std::string write_synthetic_trace(const std::string& directory, const std::strin
     const auto recorder = locations_of_node[n].front();
     for (std::uint32_t p = 0; p < m.packages_per_node; ++p) {
       instances.push_back({next_metric, recorder, packages[p]});
-      counters.push_back({next_metric++, recorder, m.package_watts + package_index++ * m.package_watts_step});
+      counters.push_back({next_metric++, recorder, (m.package_watts + package_index++ * m.package_watts_step) * 1000000});
     }
     for (std::uint32_t g = 0; g < m.gpus_per_node; ++g) {
       const auto gpu = static_cast<OTF2_SystemTreeNodeRef>(tree.size());
       tree.push_back({gpu, node, "gpu " + std::to_string(g), "gpu", OTF2_SYSTEM_TREE_DOMAIN_ACCELERATOR_DEVICE});
       instances.push_back({next_metric, recorder, gpu});
-      counters.push_back({next_metric++, recorder, m.gpu_watts + gpu_index++ * m.gpu_watts_step});
+      counters.push_back({next_metric++, recorder, (m.gpu_watts + gpu_index++ * m.gpu_watts_step) * 1000000});
     }
   }
 
@@ -104,7 +106,7 @@ std::string write_synthetic_trace(const std::string& directory, const std::strin
         if (c.recorder != loc) continue;
         OTF2_Type type = OTF2_TYPE_UINT64;
         OTF2_MetricValue value;
-        value.unsigned_int = c.rate * k / m.samples_per_second;  // floor(rate * t)
+        value.unsigned_int = c.rate * k / m.samples_per_second;  // exact: see the header
         check(OTF2_EvtWriter_Metric(writer, nullptr, ticks, c.metric, 1, &type, &value), "EvtWriter_Metric");
         ++events[loc];
       }
@@ -125,7 +127,7 @@ std::string write_synthetic_trace(const std::string& directory, const std::strin
   // Names first (strings must be defined before use), then the records that use them.
   std::vector<OTF2_StringRef> node_name, node_class;
   for (const auto& n : tree) node_name.push_back(str(n.name)), node_class.push_back(str(n.cls));
-  const auto flops_name = str("PAPI_FP_OPS"), flops_unit = str("#"), energy_name = str("energy"), joules = str("J");
+  const auto flops_name = str("PAPI_FP_OPS"), flops_unit = str("#"), energy_name = str("energy"), joules = str("uJ");
   const auto flops_descr = str("floating point operations"), energy_descr = str("energy since the start");
   std::vector<OTF2_StringRef> process_name, thread_name;
   for (std::uint32_t n = 0; n < m.nodes; ++n) process_name.push_back(str("MPI Rank " + std::to_string(n)));

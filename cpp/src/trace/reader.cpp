@@ -346,7 +346,7 @@ OTF2_CallbackCode on_metric_class(void* ud, OTF2_MetricRef self, uint8_t n, cons
 }
 
 OTF2_CallbackCode on_metric_instance(void* ud, OTF2_MetricRef self, OTF2_MetricRef cls, OTF2_LocationRef recorder,
-                                     OTF2_MetricScope, uint64_t) {
+                                     OTF2_MetricScope scope, uint64_t scope_ref) {
   auto& c = ctx(ud);
   const auto i = static_cast<std::uint32_t>(c.defs->metrics.size());
   c.defs->metric_index.add(self, i);
@@ -355,6 +355,12 @@ OTF2_CallbackCode on_metric_instance(void* ud, OTF2_MetricRef self, OTF2_MetricR
   m.instance = true;
   m.occurrence = "asynchronous";
   m.recorder = recorder;
+  m.scope = scope == OTF2_SCOPE_LOCATION           ? "location"
+            : scope == OTF2_SCOPE_LOCATION_GROUP   ? "location_group"
+            : scope == OTF2_SCOPE_SYSTEM_TREE_NODE ? "system_tree_node"
+            : scope == OTF2_SCOPE_GROUP            ? "group"
+                                                   : std::to_string(int(scope));
+  m.scope_ref = scope_ref;
   c.defs->metrics.push_back(std::move(m));
   c.pending.push_back([&c, i, cls] {
     auto& m = c.defs->metrics[i];

@@ -35,11 +35,14 @@ TraceSystem system_tree(const Definitions& defs) {
     (g == kNone ? orphan_locations : group_locations[g]).push_back(l);
   }
   out.location_element.assign(defs.locations.size(), 0);
+  out.node_element.assign(n_nodes, 0);
+  out.group_element.assign(defs.location_groups.size(), 0);
   std::vector<std::uint8_t> placed(n_nodes, 0);
 
   const auto add_group = [&](std::uint32_t parent, std::uint32_t g, const std::string& cls, const std::string& name,
                              const std::vector<std::uint32_t>& locations) {
     const auto e = tree.add_child(parent, Kind::LocationGroup, cls, name);
+    if (g != kNone) out.group_element[g] = e;
     TraceSystem::Group group{g, e, {}};
     for (auto l : locations) {
       const auto& loc = defs.locations[l];
@@ -69,6 +72,7 @@ TraceSystem system_tree(const Definitions& defs) {
       const auto e = parent == systree::SingleTree::kNoParent ? tree.add_root(Kind::Node, cls, n.name)
                                                               : tree.add_child(parent, Kind::Node, cls, n.name);
       for (const auto& [k, v] : n.properties) tree.set_property(e, k, v);
+      out.node_element[node] = e;
       add_groups(e, node_groups[node]);
       for (auto it = node_children[node].rbegin(); it != node_children[node].rend(); ++it) stack.push_back({*it, e});
     }

@@ -17,6 +17,7 @@ __all__: list[str] = [
     "glob_match",
     "ignore_builtin",
     "ignore_code",
+    "memory_bytes",
     "name_thread",
     "region",
     "reset",
@@ -76,6 +77,11 @@ def ignore_builtin(function: typing.Any) -> None:
 def ignore_code(code: typing.Any) -> None:
     """
     Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).
+    """
+
+def memory_bytes() -> int:
+    """
+    Bytes the threads' recorders hold (call trees, stacks, counters).
     """
 
 def name_thread(name: str) -> None:

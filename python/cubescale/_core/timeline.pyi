@@ -4,6 +4,7 @@ Metric timelines and aggregate expressions over the system tree, evaluated in st
 
 from __future__ import annotations
 import collections.abc
+import cubescale._core.trace
 import numpy
 import numpy.typing
 import typing
@@ -16,6 +17,7 @@ __all__: list[str] = [
     "evaluate_local",
     "merge_partials",
     "partial_aggregate",
+    "trace_timelines",
     "write_synthetic_trace",
 ]
 
@@ -101,6 +103,10 @@ class TimelineStore:
         """
         Elements that have a timeline of `metric`.
         """
+    def get(self, element: typing.SupportsInt | typing.SupportsIndex, metric: str) -> Timeline | None:
+        """
+        The timeline of `metric` on `element` (a copy), or None.
+        """
     def metrics(self) -> list[tuple[int, str]]:
         """
         (element, metric) of every timeline.
@@ -151,6 +157,14 @@ def partial_aggregate(
 ) -> bytes:
     """
     This worker's partial of aggregate `index` for `target` as bytes (16 bytes per grid point + 13).
+    """
+
+def trace_timelines(
+    trace: cubescale._core.trace.Trace,
+    locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None,
+) -> tuple[TimelineStore, dict]:
+    """
+    The metric timelines of a trace's locations (dense indices; default all) as a TimelineStore over the trace's machine (elements as in Trace.system_tree()): class metrics on their location, instances on their scope. Also {metric_events, samples}.
     """
 
 def write_synthetic_trace(

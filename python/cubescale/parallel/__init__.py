@@ -31,7 +31,7 @@ from .collective import CollectiveError
 from .naive import build_system_tree_naive
 from .simulate import simulate_system_tree
 from .systree import DistributedSystemTree, build_system_tree
-from .timeline import evaluate_staged
+from .timeline import evaluate_staged, evaluate_trace
 from .unify import Unification, unify
 from .views import regular_view
 
@@ -43,6 +43,7 @@ __all__ = [
     "unify",
     "write_report",
     "evaluate_staged",
+    "evaluate_trace",
     "build_system_tree",
     "build_system_tree_naive",
     "regular_view",

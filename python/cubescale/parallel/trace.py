@@ -60,6 +60,25 @@ def share_of_groups(weights: Any, size: int, rank: int) -> tuple[int, int]:
     return int(np.searchsorted(owner, rank, side="left")), int(np.searchsorted(owner, rank, side="right"))
 
 
+def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int], int]:
+    """What ``rank`` of ``size`` reads of a trace: its block of location groups (balanced by
+    the events the definitions announce), their locations in the machine's order, and the
+    global column of the first one.
+
+    Example
+    -------
+    >>> from cubescale import otf2
+    >>> rank_share(otf2.open(otf2._example_path()), 2, 1)
+    ((2, 4), [2, 3], 2)
+    """
+    groups = trace.process_groups()
+    announced = trace.locations["events"].to_numpy()
+    weights = [int(announced[g].sum()) for g in groups]
+    block = share_of_groups(weights, size, rank)
+    locations = [loc for g in groups[block[0]:block[1]] for loc in g]
+    return block, locations, sum(len(g) for g in groups[:block[0]])
+
+
 class _TraceMachine:
     """The trace's own machine for the writer: its expansion is the trace's tree as it is
     (folding would reorder unequal siblings, and the columns follow the trace's order)."""
@@ -88,12 +107,7 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     first = 0
     try:
         trace = otf2.open(path)
-        groups = trace.process_groups()
-        announced = trace.locations["events"].to_numpy()
-        weights = [int(announced[g].sum()) for g in groups]
-        block = share_of_groups(weights, comm.size, comm.rank)
-        locations = [loc for g in groups[block[0]:block[1]] for loc in g]
-        first = sum(len(g) for g in groups[:block[0]])
+        block, locations, first = rank_share(trace, comm.size, comm.rank)
         local, kernel = trace.local_profile(locations)
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
         error = e

@@ -3,10 +3,11 @@
 // testing trace metrics (paper 004): machine > nodes > packages (sockets) > cores, plus GPUs
 // per node. Every core is a CPU-thread location of its node's process and records a FLOP
 // counter (a metric class, ACCUMULATED_START, recorded by itself); every package and GPU has
-// an energy counter in joules (a metric instance scoped to its system-tree node, recorded by
-// the node's first core), as Score-P records RAPL and GPU sensors. Counters grow at constant
-// integer rates and are sampled at integer multiples of 1 / samples_per_second, so every
-// expression over them has an analytic value.
+// an energy counter in microjoules (a metric instance scoped to its system-tree node, recorded
+// by the node's first core), as Score-P records RAPL and GPU sensors. Counters grow at constant
+// integer rates and are sampled every 1 / samples_per_second seconds (which must divide 1000
+// and the FLOP rate): every sample is exact, so expressions over them have analytic values
+// (energy per FLOP in uJ per FLOP = 1e6 x watts / FLOP rate).
 #include <cstdint>
 #include <string>
 

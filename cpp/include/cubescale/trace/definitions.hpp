@@ -84,6 +84,10 @@ struct Metric {
   std::string recorder_kind;           // "abstract", "cpu", "gpu", "unknown"
   std::uint32_t metric_class = kNone;  // instances: index of their class
   std::uint64_t recorder = 0;          // instances: location id
+  // Instances: what the values are about (paper 004: a package's energy is the package's, not
+  // the recording thread's): "location", "location_group", "system_tree_node", "group".
+  std::string scope;
+  std::uint64_t scope_ref = 0;  // the OTF2 id of that definition
 };
 
 struct Attribute {

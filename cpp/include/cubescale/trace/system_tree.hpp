@@ -20,6 +20,8 @@ struct TraceSystem {
   systree::SingleTree tree;
   std::vector<std::uint32_t> location_order;  // dense location indices, depth-first
   std::vector<std::uint32_t> location_element;  // tree element of each location (by dense index)
+  std::vector<std::uint32_t> node_element;      // tree element of each system tree node (dense index)
+  std::vector<std::uint32_t> group_element;     // tree element of each location group (dense index)
   // Location groups depth-first, each with its locations (dense indices, depth-first).
   // Locations without a group form synthetic groups (group index kNone).
   struct Group {

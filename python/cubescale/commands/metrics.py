@@ -1,0 +1,124 @@
+"""``cubescale metrics``: the metrics an OTF2 trace recorded, per system-tree node and
+location with their hardware level, and aggregate expressions over them (paper 004).
+
+Example
+-------
+>>> from cubescale.cli import main
+>>> from cubescale.otf2 import _example_path
+>>> main(["metrics", _example_path("ping-pong-papi")])  # doctest: +ELLIPSIS
+ping-pong-papi/traces.otf2: 3 metrics on 2 elements, 84 metric events
+element                        level      metric           mode         samples  first ... last
+...
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import numpy as np
+
+from .. import otf2
+from ..timeline import Expression
+
+
+def add_parser(subparsers) -> None:
+    """Register the ``metrics`` subcommand."""
+    p = subparsers.add_parser(
+        "metrics", help="list a trace's recorded metrics per system-tree node; evaluate aggregate expressions",
+        description="Without --expr: every metric the trace recorded, on the system-tree element it belongs to "
+                    "(counters on their location, metric instances on their scope: a package's energy on the "
+                    "package) with that element's level (class) and samples. With --expr: the expression in "
+                    "Vampir's reverse Polish notation for --node, on a grid of --points, as min/mean/max and, "
+                    "with --plot, a PNG. Under mpirun every rank reads its share of the locations and partial "
+                    "timelines of a bounded size are reduced along a tree.",
+        epilog='examples:\n  cubescale metrics traces.otf2\n'
+               '  cubescale metrics traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
+               '    \'"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
+               '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /\'\n'
+               '  mpirun -n 4 python -m cubescale metrics traces.otf2 --expr ...',
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
+    p.add_argument("--expr", help="metric expression (reverse Polish notation)")
+    p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
+    p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
+    p.add_argument("--plot", help="write the timeline as a PNG (matplotlib)")
+    p.set_defaults(run=run_metrics)
+
+
+def run_metrics(args) -> int:
+    trace = otf2.open(args.trace)
+    tree = trace.system_tree()
+    short = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(args.trace))), os.path.basename(args.trace))
+    if not args.expr:
+        from .._core import timeline as _tl
+
+        store, stats = _tl.trace_timelines(trace._core, None)
+        entries = store.metrics()
+        elements = sorted({e for e, _ in entries})
+        print(f"{short}: {len({m for _, m in entries})} metrics on {len(elements)} elements, "
+              f"{stats['metric_events']} metric events")
+        print(f"{'element':<30} {'level':<10} {'metric':<16} {'mode':<12} {'samples':>7}  first ... last")
+        for e, m in entries:
+            tl = store.get(e, m)
+            assert tl is not None  # listed by the store itself
+            values = tl.values
+            print(f"{_path(tree, e):<30} {tree.class_name(e):<10} {m:<16} {tl.mode:<12} {len(tl):>7}  "
+                  f"{values[0]:.6g} ... {values[-1]:.6g}")
+        return 0
+    expression = Expression(args.expr)
+    target: int | str = 0
+    if args.node is not None:
+        target = int(args.node) if args.node.isdigit() else args.node
+    times, values, stats = _evaluate(args.trace, expression, target, args.points)
+    finite = values[np.isfinite(values)]
+    where = tree.name(target) if isinstance(target, int) else target
+    print(f"{short}: {expression} for {where!r} on {len(times)} points from {times[0]:.6g} s to {times[-1]:.6g} s")
+    if finite.size:
+        print(f"min {finite.min():.6g}  mean {finite.mean():.6g}  max {finite.max():.6g}")
+    else:
+        print("no finite values")
+    if args.plot:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(8, 3))
+        ax.plot(times, values)
+        ax.set_xlabel("seconds since the trace's start")
+        ax.set_title(f"{where}: {args.expr}"[:110], fontsize=8)
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=120)
+        print(f"plot: {args.plot}")
+    return 0
+
+
+def _evaluate(path: str, expression: Expression, target: int | str, points: int):
+    """Staged over MPI when there is more than one rank, else in this process."""
+    try:
+        from mpi4py import MPI
+
+        comm = MPI.COMM_WORLD
+    except ImportError:
+        comm = None
+    if comm is not None and comm.size > 1:
+        from ..parallel.timeline import evaluate_trace
+
+        return evaluate_trace(comm, path, expression, target, points)
+    from ..timeline import evaluate
+
+    trace = otf2.open(path)
+    if isinstance(target, str):
+        from ..parallel.timeline import _element
+
+        target = _element(trace, target)
+    t, v = evaluate(expression, trace.timelines(), target, points)
+    return t, v, {}
+
+
+def _path(tree, e: int) -> str:
+    """The element's name with its parent's, as a person reads a machine."""
+    parent = tree.parent(e)
+    return f"{tree.name(parent)}/{tree.name(e)}" if parent is not None else tree.name(e)

@@ -1,0 +1,76 @@
+"""Trace metrics from OTF2 (paper 004): synthetic traces with packages, GPUs and cores whose
+counters grow at known rates give the analytic energy per FLOP for the machine, a node and a
+package; metric instances sit on their scope, not on the recorder; on the shared PAPI trace an
+aggregate over the machine equals NumPy's sum over its locations on the same grid."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cubescale import otf2
+from cubescale._core import timeline as _tl
+from cubescale.cli import main
+from cubescale.timeline import evaluate
+
+EPF = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
+       '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /')
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    return _tl.write_synthetic_trace(str(tmp_path_factory.mktemp("syn")), "traces", seconds=20, samples_per_second=4)
+
+
+def _element(tree, name):
+    return next(e for e in tree.preorder() if tree.name(e) == name)
+
+
+def test_energy_per_flop_is_analytic_for_machine_node_and_package(synthetic):
+    trace = otf2.open(synthetic)
+    store, tree = trace.timelines(), trace.system_tree()
+    watts_packages = [40, 45, 50, 55]
+    flops = [1000 * (c + 1) for c in range(16)]
+    cases = {tree.preorder()[0]: (sum(watts_packages) + 200 + 250, sum(flops)),
+             _element(tree, "node 1"): (50 + 55 + 250, sum(flops[8:]))}
+    for target, (watts, flop) in cases.items():
+        t, v = evaluate(EPF, store, target, points=81)  # on the samples' times
+        assert np.allclose(v, 1e6 * watts / flop, rtol=1e-12), tree.name(target)
+        t, v = evaluate(EPF.replace("stairstep", "linear"), store, target, points=57)  # between samples
+        assert np.allclose(v, 1e6 * watts / flop, rtol=1e-9), tree.name(target)
+    package = _element(tree, "package 0")
+    t, w = evaluate('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot', store, package, points=81)
+    assert np.allclose(w, 40e6)
+
+
+def test_metric_instances_sit_on_their_scope(synthetic):
+    trace = otf2.open(synthetic)
+    store, tree = trace.timelines(), trace.system_tree()
+    on = {tree.class_name(e) for e, m in store.metrics() if m == "energy"}
+    assert on == {"package", "gpu"}
+    assert {tree.class_name(e) for e, m in store.metrics() if m == "PAPI_FP_OPS"} == {"thread"}
+
+
+def test_machine_aggregate_equals_numpy_on_the_shared_papi_trace(shared_data):
+    trace = otf2.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
+    store = trace.timelines()
+    for metric in ("PAPI_TOT_CYC", "PAPI_L2_TCM"):
+        t, v = evaluate(f'"{metric}" "linear" source-counter "sum" aggregate', store, 0, points=200)
+        columns = []
+        for e, m in store.metrics():
+            if m == metric:
+                tl = store.get(e, m)
+                columns.append(np.interp(t, tl.times, tl.values))
+        assert len(columns) == 2
+        assert np.allclose(v, np.sum(columns, axis=0), rtol=1e-12), metric
+
+
+def test_cli_lists_and_evaluates(synthetic, tmp_path, capsys):
+    assert main(["metrics", synthetic]) == 0
+    listing = capsys.readouterr().out
+    assert "package" in listing and "energy" in listing and "PAPI_FP_OPS" in listing
+    png = tmp_path / "epf.png"
+    assert main(["metrics", synthetic, "--node", "node 0", "--points", "21", "--plot", str(png), "--expr", EPF]) == 0
+    out = capsys.readouterr().out
+    assert f"{1e6 * 285 / 36000:.6g}" in out and png.stat().st_size > 1000
+    assert main(["metrics", synthetic, "--expr", '"energy" source-counter']) == 2
