@@ -34,6 +34,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--serial", action="store_true", help="one process without MPI, even when mpi4py is there")
+    p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
+                   help="aggregate each process's threads in the written report (see `cubescale threads`)")
     p.set_defaults(run=run_trace_profile)
 
 
@@ -59,6 +61,14 @@ def run_trace_profile(args) -> int:
         report = otf2.profile(args.trace, args.output, compress=args.compress)
         shape, metrics = report.shape, len(report.metrics)
         events = int(otf2.open(args.trace).locations["events"].sum())
+    if args.threads:
+        # A rank here holds several processes of the trace, and the machine comes from the
+        # trace's definitions: the written report is aggregated by rank 0, process by process.
+        from .. import report as cube
+
+        aggregated = cube.open(args.output).aggregate_threads(args.threads)
+        cube.write(aggregated, args.output, compress=args.compress)
+        shape, metrics = aggregated.shape, len(aggregated.metrics)
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {metrics} metrics, "
           f"{shape[0]} call paths, {shape[1]} locations ({events} events, {time.perf_counter() - start:.2f} s)")
     return 0
