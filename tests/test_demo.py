@@ -58,3 +58,14 @@ def test_the_summary_tells_where_the_time_goes(demo):
     assert "explore_demo.ipynb" in out
     shares = [float(line.split("%")[0].split()[-1]) for line in out.splitlines() if "worker" in line and "%" in line]
     assert len(shares) == 4 and np.argmax(shares) == 3
+
+
+def test_the_filter_leaves_the_solver_and_its_waits(demo):
+    report, _ = demo
+    parents = {report.cnodes[c.parent].region.name for c in report.cnodes
+               if c.region.name == "update_chunk" and c.parent is not None}
+    assert parents == {"Team._work"}  # each worker below its thread function
+    files = {r.module for r in report.regions if r.module}
+    stdlib = [f for f in files if "/lib/python3" in f and "-packages/" not in f and not f.endswith("threading.py")]
+    assert stdlib == [] and not [f for f in files if f.startswith("<frozen")]
+    assert "Barrier.wait" in {r.name for r in report.regions}
