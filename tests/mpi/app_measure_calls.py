@@ -46,9 +46,38 @@ def collectives():
     comm.Barrier()
 
 
+def derived():
+    cart = comm.Create_cart([size], periods=[True])                          # a traced Cartcomm
+    cart.Allreduce(np.ones(2), np.empty(2))                                  # 16 B each way
+    half = comm.Split(color=rank % 2, key=rank)
+    half.Barrier()
+    return cart, half
+
+
+def rooted():
+    block = np.arange(4 * size, dtype=np.float64)
+    comm.Scatter([block, 4, MPI.DOUBLE] if rank == 0 else None, np.empty(4), root=0)  # root 32 B x size; 32 in
+    comm.Reduce(np.ones(3), np.empty(3) if rank == 0 else None, root=0)     # 24 out; root 24 in
+    return comm.gather(rank, root=0)
+
+
+def completions():
+    requests = [comm.Irecv(np.empty(8, dtype=np.int64), source=left, tag=5)]
+    comm.Send(np.zeros(3, dtype=np.int64), dest=right, tag=5)                # 24 B
+    index = MPI.Request.Waitany(requests)
+    request = comm.Irecv(np.empty(2, dtype=np.int64), source=left, tag=6)
+    comm.Send(np.zeros(2, dtype=np.int64), dest=right, tag=6)                # 16 B
+    while not MPI.Request.Testall([request]):
+        pass
+    return index
+
+
 blocking()
 typed()
 objects()
 nonblocking()
 nonblocking_objects()
 collectives()
+derived()
+rooted()
+completions()

@@ -77,6 +77,21 @@ def test_collectives_count_what_each_rank_gives_and_gets(measured):
     assert _call(r, "collectives", "MPI_Barrier")[1:] == ([0] * ranks, [0] * ranks)
 
 
+def test_derived_communicators_rooted_calls_and_completions(measured):
+    ranks, r = measured
+    assert _call(r, "derived", "MPI_Cart_create")[0] == [1] * ranks
+    assert _call(r, "derived", "MPI_Allreduce")[1:] == ([16] * ranks, [16] * ranks)  # on the Cartcomm
+    assert _call(r, "derived", "MPI_Comm_split")[0] == [1] * ranks
+    assert _call(r, "derived", "MPI_Barrier")[0] == [1] * ranks  # on the split communicator
+    assert _call(r, "rooted", "MPI_Scatter")[1:] == ([32 * ranks] + [0] * (ranks - 1), [32] * ranks)
+    assert _call(r, "rooted", "MPI_Reduce")[1:] == ([24] * ranks, [24] + [0] * (ranks - 1))
+    gathered = [_pickled(k) for k in range(ranks)]
+    assert _call(r, "rooted", "MPI_Gather")[1:] == (gathered, [sum(gathered)] + [0] * (ranks - 1))
+    assert _call(r, "completions", "MPI_Waitany")[2] == [24] * ranks
+    visits, _, received = _call(r, "completions", "MPI_Testall")
+    assert min(visits) >= 1 and received == [16] * ranks  # counted once, by the test that completed it
+
+
 def test_regions_have_score_p_names_and_roles(measured):
     _, r = measured
     roles = {reg.name: (reg.paradigm, reg.role) for reg in r.regions if reg.name.startswith("MPI_")}
