@@ -69,3 +69,17 @@ def test_the_filter_leaves_the_solver_and_its_waits(demo):
     stdlib = [f for f in files if "/lib/python3" in f and "-packages/" not in f and not f.endswith("threading.py")]
     assert stdlib == [] and not [f for f in files if f.startswith("<frozen")]
     assert "Barrier.wait" in {r.name for r in report.regions}
+
+
+def test_without_mpirun_the_demo_measures_one_process_and_says_so(tmp_path):
+    out = tmp_path / "one.cubex"
+    env = dict(os.environ, PATH=str(tmp_path))  # no mpirun to be found
+    done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "10"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "mpirun not found; measuring one process without MPI" in done.stdout
+    report = cubescale.open(out)
+    assert {loc.process_rank for loc in report.locations} == {0}
+    assert sorted(loc.name for loc in report.locations) == ["Master thread", "worker 0", "worker 1", "worker 2",
+                                                             "worker 3"]
+    assert "Where the time goes" in done.stdout

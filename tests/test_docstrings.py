@@ -8,7 +8,8 @@ import pytest
 
 MODULES = ["cubescale", "cubescale.errors", "cubescale.systree", "cubescale.cli",
            "cubescale.commands.systree", "cubescale.report", "cubescale.commands.report", "cubescale.scale_func",
-           "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile"]
+           "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile",
+           "cubescale.measure", "cubescale.commands.run", "cubescale.commands.demo"]
 
 
 @pytest.mark.parametrize("name", MODULES)
@@ -19,7 +20,8 @@ def test_docstring_examples(name):
 
 
 @pytest.mark.parametrize("name", ["cubescale.systree", "cubescale.report", "cubescale.scale_func",
-                                  "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile"])
+                                  "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile",
+                                  "cubescale.measure"])
 def test_public_api_is_documented_with_examples(name):
     module = importlib.import_module(name)
     for export in module.__all__:

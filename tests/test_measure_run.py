@@ -1,7 +1,8 @@
 """`cubescale run` in one process (no mpirun): the program runs as ``__main__`` right below
 its own region (no frames of the launcher or of the measurement in the report), with its
 arguments, and an exception in it still writes the report of what ran before it is raised
-again; its exit status is kept."""
+again; its exit status is kept. Without mpi4py (or MPI) a program that does not use MPI is
+measured all the same; one that imports mpi4py has its MPI calls recorded."""
 
 from __future__ import annotations
 
@@ -34,12 +35,13 @@ APP = textwrap.dedent("""
 """)
 
 
-def _run(tmp_path, *args):
+def _run(tmp_path, *args, source=APP, env=None):
     app = tmp_path / "app.py"
-    app.write_text(APP)
+    app.write_text(source)
     out = tmp_path / "app.cubex"
     done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(out), "--quiet", str(app), *args],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ))
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env=env if env is not None else dict(os.environ))
     return done, out
 
 
@@ -81,3 +83,24 @@ def test_the_programs_exit_status_is_kept(tmp_path):
     done, out = _run(tmp_path, "2", "5")
     assert done.returncode == 5
     assert _tree(cubescale.open(out))["app.py/<module>/work"] == 2
+
+
+def test_without_mpi4py_a_program_without_mpi_is_measured(tmp_path):
+    blocker = tmp_path / "blocked" / "mpi4py"
+    blocker.mkdir(parents=True)
+    (blocker / "__init__.py").write_text("raise ImportError('mpi4py is not installed here')\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")]))
+    done, out = _run(tmp_path, "4", "0", env=env)
+    assert done.returncode == 0, done.stderr
+    report = cubescale.open(out)
+    assert _tree(report)["app.py/<module>/work"] == 4
+    assert [loc.process for loc in report.locations] == ["Process 0"]
+
+
+def test_a_program_importing_mpi4py_has_its_calls_recorded(tmp_path):
+    source = "from mpi4py import MPI\n\ndef total():\n    return MPI.COMM_WORLD.allreduce(5)\n\nassert total() == 5\n"
+    done, out = _run(tmp_path, source=source)
+    assert done.returncode == 0, done.stderr
+    report = cubescale.open(out)
+    assert _tree(report)["app.py/<module>/total/MPI_Allreduce"] == 1
+    assert [loc.process for loc in report.locations] == ["MPI Rank 0"]

@@ -222,9 +222,10 @@ def profile(host: str | None = None, process: str | None = None, program: region
 
 
 def write(path: str | os.PathLike, comm=None, threads: str | None = None, progress: bool = True) -> dict:
-    """Writes what was measured to ``path``: collective over ``comm`` (default: this process
-    alone, ``MPI.COMM_SELF``), through :func:`cubescale.parallel.write_report` (optionally
-    aggregating threads first). Returns this rank's costs per phase.
+    """Writes what was measured to ``path``: collective over ``comm`` (an mpi4py
+    communicator; default: this process alone, without MPI), through
+    :func:`cubescale.parallel.write_report` (optionally aggregating threads first). Returns
+    this rank's costs per phase.
 
     Example
     -------
@@ -239,12 +240,11 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     >>> cubescale.open(out).shape
     (1, 1)
     """
-    from mpi4py import MPI
-
     from .parallel import write_report
+    from .parallel.serial import SerialComm
 
-    comm = comm if comm is not None else MPI.COMM_SELF
-    prof = profile(process=f"MPI Rank {comm.rank}" if comm.size > 1 or comm is not MPI.COMM_SELF else None)
+    comm = comm if comm is not None else SerialComm()
+    prof = profile(process=f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else None)
     show = _progress_line(os.fspath(path)) if progress and comm.rank == 0 else None
     costs = write_report(comm, prof, path, progress=show, threads=threads, thread_names=True)
     if show is not None:

@@ -80,16 +80,20 @@ def run_demo(args) -> int:
                                   stdin=subprocess.DEVNULL, timeout=600)
             ran_mpi = done.returncode == 0
             if not ran_mpi:
-                print(f"cubescale demo: mpirun failed (exit {done.returncode}); measuring one process instead")
+                print(f"cubescale demo: mpirun failed (exit {done.returncode}); measuring one process without MPI "
+                      "instead")
         except subprocess.TimeoutExpired:
-            print("cubescale demo: mpirun timed out; measuring one process instead")
+            print("cubescale demo: mpirun timed out; measuring one process without MPI instead")
     else:
-        print("cubescale demo: mpirun not found; measuring one process (MPI calls with one rank)")
-    if not ran_mpi:
+        print("cubescale demo: mpirun not found; measuring one process without MPI")
+    if not ran_mpi:  # in this process, without touching MPI (which may be what failed)
         from ..cli import main
 
         app, filt = _stencil()
-        main(["run", "-o", args.output, "--filter", filt, "--quiet", app, "--iterations", str(args.iterations)])
+        status = main(["run", "-o", args.output, "--filter", filt, "--quiet", app, "--iterations",
+                       str(args.iterations), "--serial"])
+        if status:
+            return status
     report = cube.open(args.output)
     print(f"cubescale demo: measured and wrote {args.output} in {time.perf_counter() - start:.1f} s\n")
     print(summary(report, args.output))
@@ -121,8 +125,8 @@ def summary(report, path: str = "demo.cubex") -> str:
     per_path = time_.sum(axis=1)
     total = float(per_path.sum())
     groups = sorted({loc.process_rank for loc in report.locations})
-    out.append(f"Where the time goes (exclusive time over all {report.shape[1]} threads of {len(groups)} processes, "
-               f"total {total:.2f} s):")
+    out.append(f"Where the time goes (exclusive time over all {report.shape[1]} threads of {len(groups)} "
+               f"process{'es' if len(groups) != 1 else ''}, total {total:.2f} s):")
     for c in np.argsort(per_path)[::-1][:8]:
         out.append(f"  {100 * per_path[c] / total:5.1f} %  {per_path[c]:8.3f} s  {_path(report, int(c))}")
     # Processes: work (the solver's update_chunk, else all non-MPI time) and MPI time (waiting
@@ -140,7 +144,7 @@ def summary(report, path: str = "demo.cubex") -> str:
         work.append(w)
         name = report.locations[cols[0]].process
         out.append(f"  {name:<12} {w:8.3f} {m:8.3f}")
-    if work and np.mean(work) > 0:
+    if len(work) > 1 and np.mean(work) > 0:
         busiest = [loc for loc in report.locations if loc.process_rank == groups[int(np.argmax(work))]][0]
         out.append(f"  max / mean work: {max(work) / np.mean(work):.2f} (1.00 = balanced); the most work: "
                    f"{busiest.process}; the others wait for it in MPI")

@@ -64,13 +64,13 @@ def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:
 
 
 def run_app(args) -> int:
-    from mpi4py import MPI
+    from ..parallel._mpi import launched_by_mpirun, mpi
+    from ..parallel.measure import trace_mpi, trace_mpi_on_import, untrace_mpi
+    from ..parallel.serial import SerialComm
 
-    from ..parallel.measure import trace_mpi, untrace_mpi
-
-    comm = MPI.COMM_WORLD
     if not os.path.exists(args.app):
         raise OSError(f"no such program: {args.app}")
+    under_mpirun = launched_by_mpirun()
     path = os.path.abspath(args.app)
     code, module = _program(path)  # compiled before measuring: not the program's time
     program = measure.region(os.path.basename(args.app), file=path, line=1)
@@ -78,7 +78,10 @@ def run_app(args) -> int:
     sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
     sys.modules["__main__"] = module  # pickles of the program's classes name __main__
     error, status = None, 0
-    trace_mpi()
+    if under_mpirun:
+        trace_mpi()  # initializes MPI: every rank measures itself
+    else:
+        trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
     try:
         with program:  # the program runs right below its region (exec is no region)
@@ -91,7 +94,11 @@ def run_app(args) -> int:
         measure.stop()
         untrace_mpi()
         sys.argv, sys.modules["__main__"], sys.path[:] = saved
-    profile = measure.profile(host=socket.gethostname(), process=f"MPI Rank {comm.rank}", program=program)
+    # Without mpirun the report is written by this process alone, through MPI only if the
+    # program initialized it, else through a communicator that needs no MPI at all.
+    comm = mpi().COMM_WORLD if under_mpirun or "mpi4py.MPI" in sys.modules else SerialComm()
+    process = f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else "Process 0"
+    profile = measure.profile(host=socket.gethostname(), process=process, program=program)
     from ..parallel import write_report
 
     progress = None

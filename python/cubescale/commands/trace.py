@@ -18,6 +18,8 @@ import argparse
 import os
 import time
 
+from ..parallel._mpi import launched_by_mpirun
+
 
 def add_parser(subparsers) -> None:
     """Register the ``trace-profile`` subcommand."""
@@ -39,13 +41,9 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_trace_profile)
 
 
-def _under_mpirun() -> bool:
-    return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"))
-
-
 def run_trace_profile(args) -> int:
     start = time.perf_counter()
-    if _under_mpirun() and not args.serial:
+    if launched_by_mpirun() and not args.serial:
         from ..parallel._mpi import mpi
         from ..parallel.trace import profile_trace
 

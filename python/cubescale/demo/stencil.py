@@ -7,15 +7,20 @@ always its own chunk, of uneven size (1 : 1 : 2 : 4): "worker 3" works as long a
 together while they wait at the team's barrier. Run it measured:
 
     mpirun -n 4 python -m cubescale run -o demo.cubex cubescale/demo/stencil.py
+
+With ``--serial`` it runs as one process without MPI (cubescale's one-rank stand-in for
+mpi4py), as ``cubescale demo`` does where there is no mpirun.
 """
 
 from __future__ import annotations
 
 import argparse
 import threading
+from typing import Any
 
 import numpy as np
-from mpi4py import MPI
+
+MPI: Any = None  # mpi4py.MPI, or cubescale's stand-in with --serial (set by main)
 
 CHUNK_WEIGHTS = (1, 1, 2, 4)  # rows per thread, relative: the last thread gets half the rows
 
@@ -112,13 +117,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--columns", type=int, default=2000)
     parser.add_argument("--iterations", type=int, default=60)
     parser.add_argument("--imbalance", type=float, default=0.6, help="the last rank's extra share of rows")
+    parser.add_argument("--serial", action="store_true", help="one process without MPI")
     args = parser.parse_args(argv)
+    global MPI
+    if args.serial:
+        from cubescale.parallel import serial
+
+        MPI = serial.MPI
+    else:
+        from mpi4py import MPI as mpi
+
+        MPI = mpi
     comm = MPI.COMM_WORLD
     rows = rows_of(comm.rank, comm.size, args.rows, args.imbalance)
     config = comm.bcast({"columns": args.columns, "iterations": args.iterations} if comm.rank == 0 else None, root=0)
     norm = solve(comm, rows, config["columns"], config["iterations"])
     if comm.rank == 0:
-        print(f"stencil: {comm.size} ranks, residual {norm:.3e}")
+        print(f"stencil: {comm.size} rank{'s' if comm.size != 1 else ''}, residual {norm:.3e}")
 
 
 if __name__ == "__main__":

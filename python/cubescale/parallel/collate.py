@@ -72,7 +72,7 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     >>> cubescale.open(out).values("time").tolist()
     [[2.5]]
     """
-    MPI = mpi()
+    MPI = mpi(comm)
     start = time.perf_counter()
     path = os.fspath(path)
     root = comm.rank == 0

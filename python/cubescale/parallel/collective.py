@@ -140,7 +140,7 @@ def agree(comm, error: BaseException | None) -> None:
     >>> from mpi4py import MPI
     >>> agree(MPI.COMM_SELF, None)
     """
-    MPI = mpi()
+    MPI = mpi(comm)
     failed = comm.allreduce(comm.rank if error is not None else comm.size, op=MPI.MIN)
     if failed == comm.size:
         return
@@ -163,7 +163,7 @@ def split_checked(comm, key: bytes | None, hash_fn: Callable[[bytes], int] | Non
     >>> group.size, extra
     (1, 0)
     """
-    MPI = mpi()
+    MPI = mpi(comm)
     hash_fn = hash_fn if hash_fn is not None else _coll.fnv1a
     colour = int(hash_fn(key)) & 0x7FFFFFFF if key is not None else MPI.UNDEFINED
     group = comm.Split(colour, comm.rank)

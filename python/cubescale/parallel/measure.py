@@ -28,7 +28,7 @@ from typing import Any
 
 from .._core import measure as _measure
 
-__all__ = ["trace_mpi", "untrace_mpi"]
+__all__ = ["trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
 
 P2P, BARRIER, ONE2ALL, ALL2ONE, ALL2ALL, OTHER = (
     "point2point", "barrier", "one2all", "all2one", "all2all", "other collective")
@@ -423,6 +423,51 @@ def trace_mpi() -> None:
     MPI.Request = _request_class()
 
 
+class _TraceOnImport:
+    """A ``sys.meta_path`` finder that traces ``mpi4py.MPI`` right after the program imports
+    it: importing it initializes MPI, which a program that never uses MPI must not need."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "mpi4py.MPI":
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        loader = spec.loader
+
+        class Loader:
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                _MPI[:] = [module]
+                trace_mpi()
+
+        spec.loader = Loader()  # type: ignore[assignment]  # the loader protocol is enough
+        return spec
+
+
+def trace_mpi_on_import() -> None:
+    """Traces mpi4py as :func:`trace_mpi` does, now if ``mpi4py.MPI`` is imported already,
+    else when the program imports it (MPI is initialized only if the program uses it).
+    :func:`untrace_mpi` undoes both.
+
+    Example
+    -------
+    >>> from cubescale.parallel.measure import trace_mpi_on_import, untrace_mpi
+    >>> trace_mpi_on_import(); untrace_mpi()
+    """
+    import sys
+
+    if "mpi4py.MPI" in sys.modules:
+        trace_mpi()
+    elif not any(isinstance(f, _TraceOnImport) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TraceOnImport())
+
+
 def untrace_mpi() -> None:
     """Restores the original communicators and ``MPI.Request``.
 
@@ -431,10 +476,14 @@ def untrace_mpi() -> None:
     >>> from cubescale.parallel.measure import untrace_mpi
     >>> untrace_mpi()
     """
-    MPI = _mpi()
-    for name, value in _SAVED.items():
-        setattr(MPI, name, value)
-    _SAVED.clear()
+    import sys
+
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TraceOnImport)]
+    if _SAVED:
+        MPI = _mpi()
+        for name, value in _SAVED.items():
+            setattr(MPI, name, value)
+        _SAVED.clear()
 
 
 _measure.ignore_file(__file__)  # the wrappers and their byte counting are no regions themselves

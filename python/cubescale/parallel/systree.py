@@ -110,7 +110,7 @@ def build_system_tree(
     >>> result.location_indices.tolist(), result.location_group_index, result.responsible
     ([0, 1, 2, 3], 0, True)
     """
-    MPI = mpi()
+    MPI = mpi(comm)
     state = _dist.RankState(local._core, host_class)
     hash_fn = hash if hash is not None else _dist.hash_name_path
     deepest = comm.allreduce(state.process_depth, op=MPI.MAX)
