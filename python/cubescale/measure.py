@@ -51,10 +51,11 @@ def _ignore(code: Any) -> None:
     _measure.ignore_code(code)
 
 
-class region:  # noqa: N801 - used like a function: cubescale.region("name")
+class region(_measure.Region):  # noqa: N801 - used like a function: cubescale.region("name")
     """A code region: ``with region("solve"):`` or ``@region("solve")`` (or ``@region()``,
     named after the function). ``paradigm`` and ``role`` are CUBE's (``"mpi"``,
-    ``"point2point"`` ...). Regions register once and survive :func:`start` resets.
+    ``"point2point"`` ...). Regions register once and survive :func:`start` resets; entering
+    and leaving one runs no Python code (``__enter__`` and ``__exit__`` are C++).
 
     Example
     -------
@@ -72,34 +73,22 @@ class region:  # noqa: N801 - used like a function: cubescale.region("name")
         if file == "" and line == -1:
             caller = sys._getframe(1)
             file, line = caller.f_code.co_filename, caller.f_lineno
-        self.name, self.paradigm, self.role, self.file, self.line = name, paradigm, role, file, line
-        self._id = (-1, 0)
+        super().__init__(name or "", file, line, paradigm, role)
+        self._unnamed = name is None  # named after the function it decorates
 
     def _region(self) -> int:
-        epoch = _measure.epoch()
-        if self._id[0] != epoch:
-            self._id = (epoch, _measure.region(self.name or "?", self.file, self.line, self.paradigm, self.role))
-        return self._id[1]
-
-    def __enter__(self) -> region:
-        _measure.enter(self._region())
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        _measure.exit()
+        return self.id
 
     def __call__(self, function: Callable) -> Callable:
-        if self.name is None:
+        if self._unnamed:
             self.name = function.__qualname__
             self.file, self.line = function.__code__.co_filename, function.__code__.co_firstlineno
+            self._unnamed = False
 
         @functools.wraps(function)
         def measured(*args, **kwargs):
-            _measure.enter(self._region())
-            try:
+            with self:
                 return function(*args, **kwargs)
-            finally:
-                _measure.exit()
 
         return measured  # a function of this file: no region itself
 

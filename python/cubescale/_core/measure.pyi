@@ -7,6 +7,7 @@ import cubescale._core.profile
 import typing
 
 __all__: list[str] = [
+    "Region",
     "add",
     "add_bytes",
     "close_all",
@@ -27,6 +28,66 @@ __all__: list[str] = [
     "thread_count",
     "to_profile",
 ]
+
+class Region:
+    """
+    A code region as a context manager: `with Region("solve"):` records the block on this thread. Registered on first use; the id stays valid in later measurements.
+    """
+    def __enter__(self) -> typing.Any:
+        """
+        Enters the region on this thread.
+        """
+    def __exit__(self, exc_type: typing.Any, exc_value: typing.Any, traceback: typing.Any) -> None:
+        """
+        Leaves it (also when an exception leaves).
+        """
+    def __init__(
+        self,
+        name: str,
+        file: str = "",
+        line: typing.SupportsInt | typing.SupportsIndex = -1,
+        paradigm: str = "user",
+        role: str = "function",
+    ) -> None:
+        """
+        A region named `name` (source file and line, CUBE's paradigm and role).
+        """
+    @property
+    def file(self) -> str:
+        """
+        Its source file.
+        """
+    @file.setter
+    def file(self, arg1: str) -> None: ...
+    @property
+    def id(self) -> int:
+        """
+        The region's id (registers it on first use).
+        """
+    @property
+    def line(self) -> int:
+        """
+        Its first line (-1: none).
+        """
+    @line.setter
+    def line(self, arg1: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    @property
+    def name(self) -> str:
+        """
+        The region's name (set before its first use).
+        """
+    @name.setter
+    def name(self, arg1: str) -> None: ...
+    @property
+    def paradigm(self) -> str:
+        """
+        CUBE's paradigm (user, mpi ...).
+        """
+    @property
+    def role(self) -> str:
+        """
+        CUBE's role (function, barrier ...).
+        """
 
 def add(counter: typing.SupportsInt | typing.SupportsIndex, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
     """
