@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cubescale/measure/process_report.hpp"
 #include "cubescale/measure/scope.hpp"
 #include "register.hpp"
 
@@ -324,6 +325,13 @@ void register_measure(py::module_& m) {
       py::arg("program") = py::none(),
       "Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other "
       "root goes below that region (one root).");
+  m.def(
+      "write_process_report",
+      [](const std::string& path, const std::string& host, const std::string& process,
+         std::optional<RegionId> program) { write_process_report(global(), path, host, process, program); },
+      py::arg("path"), py::arg("host") = "", py::arg("process") = "Process 0", py::arg("program") = py::none(),
+      "Writes what this process measured as its own .cubex without MPI (machine > host > process > threads), as "
+      "the C API's cubescale_write does; `cubescale collate` unifies such files of many processes.");
   m.def(
       "memory_bytes", [] { return global().memory_bytes(); },
       "Bytes the threads' recorders hold (call trees, stacks, counters).");

@@ -1,9 +1,12 @@
 #include "cubescale/measure/scope.hpp"
 
+#include <cstdio>
+#include <exception>
 #include <memory>
 #include <mutex>
 
 #include "cubescale/measure/c_api.h"
+#include "cubescale/measure/process_report.hpp"
 
 namespace cubescale::measure {
 
@@ -63,3 +66,12 @@ extern "C" uint32_t cubescale_counter(const char* name, const char* unit) {
   return global().counter(name ? name : "", unit ? unit : "");
 }
 extern "C" void cubescale_add(uint32_t counter, double value) { this_thread().add_counter(counter, value); }
+extern "C" int cubescale_write(const char* path, const char* process) {
+  try {
+    write_process_report(global(), path ? path : "", "", process ? process : "Process 0");
+    return 0;
+  } catch (const std::exception& e) {  // C callers get a status, never an exception
+    std::fprintf(stderr, "cubescale_write: %s\n", e.what());
+    return -1;
+  }
+}

@@ -2,8 +2,13 @@
 // calls not recorded leaving their callers intact, and times in seconds of the real clock.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <thread>
+
+#include "cubescale/cube/reader.hpp"
 
 #include "cubescale/measure/c_api.h"
 #include "cubescale/measure/scope.hpp"
@@ -117,4 +122,41 @@ TEST(Recorder, RegionIdsOutliveAReset) {
   reset(RegionFilter::parse("SCOREP_REGION_NAMES_BEGIN EXCLUDE early SCOREP_REGION_NAMES_END"));
   EXPECT_FALSE(global().recorded(early));  // filtered again by the new measurement's filter
   EXPECT_TRUE(global().recorded(filtered));
+}
+
+TEST(ProcessReport, ACProgramWritesItsOwnReport) {
+  reset();
+  const auto solve = cubescale_region("solve", "app.c", 10), send = cubescale_region("send", "app.c", 20);
+  auto work = [&](int calls) {
+    cubescale_enter(solve);
+    for (int i = 0; i < calls; ++i) {
+      cubescale_enter(send);
+      cubescale_bytes(100, 0);
+      cubescale_exit();
+    }
+    cubescale_exit();
+  };
+  std::thread worker([&] {
+    name_this_thread("worker");
+    work(3);
+  });
+  worker.join();
+  work(2);
+  const auto path =
+      (std::filesystem::temp_directory_path() / ("cubescale-measure-" + std::to_string(::getpid()) + ".cubex")).string();
+  ASSERT_EQ(cubescale_write(path.c_str(), "MPI Rank 3"), 0);
+  const auto report = cubescale::cube::open_cubex(path);
+  std::filesystem::remove(path);
+  const auto& defs = report->definitions();
+  ASSERT_EQ(defs.cnodes.size(), 2u);  // solve > send
+  ASSERT_EQ(defs.location_count(), 2u);
+  EXPECT_EQ(defs.system.name(defs.location_groups[0]), "MPI Rank 3");
+  EXPECT_EQ(defs.system.name(defs.locations[0]), "worker");
+  const auto visits = report->values(0);
+  const auto* send_visits = reinterpret_cast<const std::uint64_t*>(visits->row(1));
+  EXPECT_EQ(send_visits[0], 3u);  // worker
+  EXPECT_EQ(send_visits[1], 2u);  // this thread
+  const auto sent = report->values(4);
+  EXPECT_EQ(reinterpret_cast<const std::uint64_t*>(sent->row(1))[0], 300u);
+  EXPECT_EQ(cubescale_write("/nonexistent-dir/x.cubex", nullptr), -1);  // a status, not an exception
 }

@@ -27,6 +27,7 @@ __all__: list[str] = [
     "stop_hook",
     "thread_count",
     "to_profile",
+    "write_process_report",
 ]
 
 class Region:
@@ -192,4 +193,14 @@ def to_profile(
 ) -> cubescale._core.profile.LocalProfile:
     """
     Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other root goes below that region (one root).
+    """
+
+def write_process_report(
+    path: str,
+    host: str = "",
+    process: str = "Process 0",
+    program: typing.SupportsInt | typing.SupportsIndex | None = None,
+) -> None:
+    """
+    Writes what this process measured as its own .cubex without MPI (machine > host > process > threads), as the C API's cubescale_write does; `cubescale collate` unifies such files of many processes.
     """
