@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "cubescale/cube/reader.hpp"
 
@@ -159,4 +160,33 @@ TEST(ProcessReport, ACProgramWritesItsOwnReport) {
   const auto sent = report->values(4);
   EXPECT_EQ(reinterpret_cast<const std::uint64_t*>(sent->row(1))[0], 300u);
   EXPECT_EQ(cubescale_write("/nonexistent-dir/x.cubex", nullptr), -1);  // a status, not an exception
+}
+
+TEST(Recorder, ManyThreadsRecordExactCountsWithoutLocks) {
+  reset();
+  const auto outer = cubescale_region("outer", "", -1), inner = cubescale_region("inner", "", -1);
+  constexpr int kThreads = 8, kCalls = 20000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        Scope a(outer);
+        for (int k = 0; k <= t % 3; ++k) Scope b(inner);
+      }
+    });
+  for (auto& t : threads) t.join();
+  // Memory grows with call paths, not calls: two call paths per thread.
+  EXPECT_LT(global().memory_bytes(), std::size_t(kThreads) * 64 * 1024);
+  const auto p = global().to_profile();
+  ASSERT_EQ(p.cnode_count(), 2u);
+  ASSERT_EQ(p.locations.size(), std::size_t(kThreads));
+  const auto* outer_visits = reinterpret_cast<const std::uint64_t*>(p.values[0].row(0));
+  const auto* inner_visits = reinterpret_cast<const std::uint64_t*>(p.values[0].row(1));
+  std::uint64_t inner_total = 0, expected = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(outer_visits[t], std::uint64_t(kCalls));
+    inner_total += inner_visits[t];
+    expected += std::uint64_t(kCalls) * (t % 3 + 1);
+  }
+  EXPECT_EQ(inner_total, expected);
 }
