@@ -112,3 +112,48 @@ def test_the_measurements_own_functions_are_never_regions():
     assert {"manual", "tick"} <= names
     files = {r.module for r in measure.profile()._core.regions}
     assert measure.__file__ not in files
+
+
+def test_decorated_generators_and_coroutines_are_a_visit_per_resumption():
+    import asyncio
+
+    @measure.region("produce")
+    def produce(n):
+        got = []
+        for i in range(n):
+            got.append((yield i))
+        return got
+
+    @measure.region("task")
+    async def task(k):
+        for _ in range(k):
+            await asyncio.sleep(0)
+        return k
+
+    async def both():
+        return await asyncio.gather(task(2), task(3))
+
+    measure.start()
+    gen = produce(3)
+    assert next(gen) == 0 and gen.send("a") == 1 and gen.send("b") == 2
+    try:
+        gen.send("c")
+    except StopIteration as stop:
+        assert stop.value == ["a", "b", "c"]
+    thrown = produce(5)
+    next(thrown)
+    try:
+        thrown.throw(KeyError("into the generator"))
+    except KeyError:
+        pass
+    assert asyncio.run(both()) == [2, 3]  # two tasks interleaved on one thread
+    measure.stop()
+    p = measure.profile()
+    paths = {}
+    parents, regions = p._core.cnode_parents(), p._core.cnode_regions()
+    for c in range(len(parents)):
+        paths[c] = (paths[parents[c]] if parents[c] >= 0 else ()) + (p._core.regions[regions[c]].name,)
+    visits = {paths[c]: int(v) for c, v in enumerate(p.values("visits")[:, 0])}
+    assert visits[("produce",)] == 4 + 2  # four resumptions, then one and the throw
+    assert visits[("task",)] == 3 + 4  # k awaits + the last resumption each
+    assert max(len(path) for path in visits) == 1  # never one region inside another

@@ -31,6 +31,7 @@ Example
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import sys
 import threading
@@ -55,7 +56,8 @@ class region(_measure.Region):  # noqa: N801 - used like a function: cubescale.r
     """A code region: ``with region("solve"):`` or ``@region("solve")`` (or ``@region()``,
     named after the function). ``paradigm`` and ``role`` are CUBE's (``"mpi"``,
     ``"point2point"`` ...). Regions register once and survive :func:`start` resets; entering
-    and leaving one runs no Python code (``__enter__`` and ``__exit__`` are C++).
+    and leaving one runs no Python code (``__enter__`` and ``__exit__`` are C++). A decorated
+    generator or ``async`` function is a visit per resumption, never open while it waits.
 
     Example
     -------
@@ -85,12 +87,53 @@ class region(_measure.Region):  # noqa: N801 - used like a function: cubescale.r
             self.file, self.line = function.__code__.co_filename, function.__code__.co_firstlineno
             self._unnamed = False
 
+        if inspect.isgeneratorfunction(function):  # a visit per resumption, as the automatic mode
+            @functools.wraps(function)
+            def measured_generator(*args, **kwargs):
+                return (yield from _resumptions(self, function(*args, **kwargs)))
+
+            return measured_generator
+        if inspect.iscoroutinefunction(function):  # never open while the coroutine waits
+            @functools.wraps(function)
+            async def measured_coroutine(*args, **kwargs):
+                return await _Awaitable(_resumptions(self, function(*args, **kwargs)))
+
+            return measured_coroutine
+
         @functools.wraps(function)
         def measured(*args, **kwargs):
             with self:
                 return function(*args, **kwargs)
 
         return measured  # a function of this file: no region itself
+
+
+def _resumptions(scope: region, inner: Any):
+    """Runs a generator or coroutine one resumption at a time, each inside ``scope``: a region
+    held open across a ``yield`` or an ``await`` would enclose whatever the thread runs
+    meanwhile (other tasks of an event loop), and leave the thread's stack out of order."""
+    step, value = inner.send, None
+    while True:
+        with scope:
+            try:
+                item = step(value)
+            except StopIteration as stop:
+                return stop.value
+        try:
+            value, step = (yield item), inner.send
+        except GeneratorExit:
+            inner.close()
+            raise
+        except BaseException as e:  # noqa: BLE001 - thrown into the wrapper: into the inner one
+            value, step = e, inner.throw
+
+
+class _Awaitable:
+    def __init__(self, steps: Any):
+        self._steps = steps
+
+    def __await__(self):
+        return self._steps
 
 
 def start(auto: bool = False, c_calls: bool = False, filter: str | None = None,  # noqa: A002 - Score-P's word
