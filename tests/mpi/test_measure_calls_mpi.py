@@ -95,6 +95,7 @@ def test_derived_communicators_rooted_calls_and_completions(measured):
 def test_regions_have_score_p_names_and_roles(measured):
     _, r = measured
     roles = {reg.name: (reg.paradigm, reg.role) for reg in r.regions if reg.name.startswith("MPI_")}
+    assert roles["MPI_Finalize"] == ("mpi", "function")  # called by the program, deferred
     assert roles["MPI_Send"] == roles["MPI_Waitall"] == ("mpi", "point2point")
     assert roles["MPI_Allreduce"] == ("mpi", "all2all") and roles["MPI_Bcast"] == ("mpi", "one2all")
     assert roles["MPI_Barrier"] == ("mpi", "barrier")
@@ -102,3 +103,18 @@ def test_regions_have_score_p_names_and_roles(measured):
     package = os.path.dirname(cubescale.__file__)
     assert not [reg.name for reg in r.regions if reg.module.startswith(package)]
     assert np.all(r.values("visits", inclusive=False) >= 0)
+
+
+def test_a_program_raising_on_every_rank_still_leaves_its_report(tmp_path):
+    app = tmp_path / "failing.py"
+    app.write_text("from mpi4py import MPI\n\ndef step():\n    return MPI.COMM_WORLD.allreduce(1)\n\n"
+                   "for _ in range(3):\n    step()\nraise ValueError('every rank fails')\n")
+    out = str(tmp_path / "failing.cubex")
+    env = dict(os.environ, **MPI_ENV)
+    passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
+    command = ["timeout", "-k", "5", "120", "mpirun", "-n", "2", *passed, sys.executable, "-m", "cubescale",
+               "run", "-o", out, "--quiet", str(app)]
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
+    assert done.returncode != 0 and "ValueError: every rank fails" in done.stderr
+    r = cubescale.open(out)
+    assert _call(r, "step", "MPI_Allreduce")[0] == [3, 3]

@@ -77,9 +77,13 @@ def run_app(args) -> int:
     saved = sys.argv, sys.modules["__main__"], list(sys.path)
     sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
     sys.modules["__main__"] = module  # pickles of the program's classes name __main__
-    error, status = None, 0
+    error, status, own = None, 0, None
     if under_mpirun:
-        trace_mpi()  # initializes MPI: every rank measures itself
+        # The report is written over a communicator of its own, made before the program runs:
+        # if some ranks raise while others still wait in the program's MPI calls, the report's
+        # messages can never match the program's (the job then waits instead of mixing them).
+        own = mpi().COMM_WORLD.Dup()
+        trace_mpi()  # every rank measures itself
     else:
         trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
@@ -96,7 +100,7 @@ def run_app(args) -> int:
         sys.argv, sys.modules["__main__"], sys.path[:] = saved
     # Without mpirun the report is written by this process alone, through MPI only if the
     # program initialized it, else through a communicator that needs no MPI at all.
-    comm = mpi().COMM_WORLD if under_mpirun or "mpi4py.MPI" in sys.modules else SerialComm()
+    comm = own if own is not None else mpi().COMM_WORLD if "mpi4py.MPI" in sys.modules else SerialComm()
     process = f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else "Process 0"
     profile = measure.profile(host=socket.gethostname(), process=process, program=program)
     from ..parallel import write_report
@@ -110,6 +114,8 @@ def run_app(args) -> int:
         _progress("")
         print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
               file=sys.stderr, flush=True)
+    if own is not None:
+        own.Free()
     if error is not None:
         args.program_error = error  # the program's own: the command line passes it on untouched
         raise error

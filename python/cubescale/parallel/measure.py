@@ -398,7 +398,8 @@ def _completed_bytes(method: str, requests: list, receives: list, active: list, 
 
 def trace_mpi() -> None:
     """Makes ``MPI.COMM_WORLD``, ``MPI.COMM_SELF`` and ``MPI.Request`` record their calls
-    (see the module). Call it before the program looks these names up.
+    (see the module), and ``MPI.Finalize`` wait for the report. Call it before the program
+    looks these names up.
 
     Example
     -------
@@ -421,6 +422,18 @@ def trace_mpi() -> None:
         setattr(MPI, name, _traced_comm(_SAVED[name]))
     _SAVED["Request"] = MPI.Request
     MPI.Request = _request_class()
+    _SAVED["Finalize"] = MPI.Finalize
+    MPI.Finalize = _finalize
+
+
+_FINALIZE = _Region("MPI_Finalize", "function")
+
+
+def _finalize() -> None:
+    """The program's ``MPI.Finalize()`` while traced: a region, and MPI stays up for the
+    report (mpi4py finalizes MPI when the interpreter exits)."""
+    _measure.enter(_FINALIZE())
+    _measure.exit()
 
 
 class _TraceOnImport:
