@@ -161,7 +161,9 @@ def summary(report, path: str = "demo.cubex") -> str:
     out.append(f"\nThe machine: {len(single.preorder())} elements in single-node form, "
                f"{sequence.nbytes} bytes as sequence records:")
     out.append("  " + sequence.render().replace("\n", "\n  "))
-    out.append(f"\nNext: cubescale info {path} --depth 4 | cubescale threads {path} key.cubex --strategy key\n"
+    out.append(f"\nNext: cubescale info {path} --depth 4\n"
+               f"  cubescale threads {path} key.cubex --strategy key   (threads aggregated, paper 003)\n"
                f"  python -c \"import cubescale; r = cubescale.open('{path}'); print(r.call_tree_text())\"\n"
-               f"  jupyter notebook notebooks/explore_demo.ipynb   (opens {path}: metrics, call tree, locations)")
+               f"  CUBESCALE_DEMO_REPORT={os.path.abspath(path)} jupyter notebook notebooks/explore_demo.ipynb\n"
+               f"    (the notebook opens that report: which metric, where in the call tree, on which locations)")
     return "\n".join(out)
