@@ -83,3 +83,14 @@ def test_a_failing_program_is_still_written_then_its_error_raised(tmp_path):
     report = cubescale.open(out)
     step = [c.index for c in report.cnodes if c.region.name == "step"]
     assert int(report.values("visits", inclusive=False)[step].sum()) == 4  # steps 0..3 ran
+
+
+def test_the_filter_leaves_the_solver_and_its_waits(demo):
+    report, _ = demo
+    parents = {report.cnodes[c.parent].region.name for c in report.cnodes
+               if c.region.name == "update_chunk" and c.parent is not None}
+    assert parents == {"Team._work"}  # each worker below its thread function
+    files = {r.module for r in report.regions if r.module}
+    stdlib = [f for f in files if "/lib/python3" in f and "-packages/" not in f and not f.endswith("threading.py")]
+    assert stdlib == [] and not [f for f in files if f.startswith("<frozen")]
+    assert "Barrier.wait" in {r.name for r in report.regions}

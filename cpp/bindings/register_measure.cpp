@@ -5,6 +5,7 @@
 // clock and the recorder's enter. The core stays free of Python: only this file knows frames.
 #include <Python.h>
 #include <frameobject.h>
+#include <pythread.h>
 #include <pybind11/stl.h>
 
 #include <memory>
@@ -34,21 +35,80 @@ namespace {
 
 Py_ssize_t extra_index = -1;
 bool record_c_calls = false;
+// Changes whenever the hook is installed on or removed from every thread: a thread's entries
+// from before belong to frames the hook no longer follows (read and written under the GIL).
+std::uint64_t hook_generation = 0;
+
+// The calling thread's name as Python's threading module knows it, "Master thread" for the main
+// thread (Score-P's name), "" when Python has no Thread object for it. Under the GIL; reads
+// dictionaries and instance attributes only, so no Python code runs inside the hook.
+std::string python_thread_name() {
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  std::string name;
+  PyObject* module_name = PyUnicode_FromString("threading");
+  PyObject* threading = module_name ? PyImport_GetModule(module_name) : nullptr;
+  Py_XDECREF(module_name);
+  PyObject* ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+  if (threading && ident) {
+    PyObject* main_thread = PyObject_GetAttrString(threading, "_main_thread");
+    PyObject* main_ident = main_thread ? PyObject_GetAttrString(main_thread, "_ident") : nullptr;
+    PyObject* active = PyObject_GetAttrString(threading, "_active");
+    if (main_ident && PyObject_RichCompareBool(main_ident, ident, Py_EQ) == 1) {
+      name = "Master thread";
+    } else if (active && PyDict_Check(active)) {
+      if (PyObject* thread = PyDict_GetItemWithError(active, ident)) {  // borrowed
+        PyObject* text = PyObject_GetAttrString(thread, "_name");
+        if (text && PyUnicode_Check(text)) name = PyUnicode_AsUTF8(text);
+        Py_XDECREF(text);
+      }
+    }
+    Py_XDECREF(main_thread);
+    Py_XDECREF(main_ident);
+    Py_XDECREF(active);
+  }
+  Py_XDECREF(ident);
+  Py_XDECREF(threading);
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return name;
+}
 // What the hook keeps per thread, in one thread-local (each access to a thread-local of a
 // shared library is a call): the thread's recorder for the current measurement, and one entry
 // per Python (or C) call the hook saw, whether it entered a region. The return pops it, so it
 // needs no second lookup of the frame's code; returns of frames that were already running when
 // the hook was installed find the stack empty and do nothing.
 struct HookThread {
-  std::uint64_t epoch = 0;
+  std::uint64_t epoch = 0, generation = 0;
   ThreadRecorder* recorder = nullptr;
   std::vector<std::uint8_t> entered;
+  // This thread's recorder in the current measurement; a thread new to it is named after its
+  // Python thread (threads that ran before start() and thread pools' workers included).
   ThreadRecorder& thread() {
-    if (epoch != measure::epoch() || !recorder) recorder = &this_thread(), epoch = measure::epoch();
+    if (epoch != measure::epoch() || !recorder) [[unlikely]] join();
     return *recorder;
+  }
+  [[gnu::noinline]] void join() {  // the slow path, kept out of the hook's code
+    const bool fresh = this_thread_is_new();
+    recorder = &this_thread(), epoch = measure::epoch();
+    if (fresh)
+      if (auto name = python_thread_name(); !name.empty()) recorder->rename(std::move(name));
   }
 };
 thread_local HookThread hook_thread;
+
+// Installs (or with nullptr removes) the hook on every thread of the interpreter, as Python
+// 3.12's PyEval_SetProfileAllThreads does; under the GIL, so no other thread runs meanwhile.
+void set_profile_all_threads(Py_tracefunc hook) {
+#if PY_VERSION_HEX >= 0x030C0000
+  PyEval_SetProfileAllThreads(hook, nullptr);
+#else
+  PyThreadState* current = PyThreadState_Get();
+  for (PyThreadState* t = PyInterpreterState_ThreadHead(current->interp); t; t = PyThreadState_Next(t))
+    if (_PyEval_SetProfile(t, hook, nullptr) < 0) throw py::error_already_set();
+#endif
+  ++hook_generation;
+}
 
 // co_extra holds (epoch << 32) | (region + 1): a value from before a reset is stale.
 RegionId code_region(PyCodeObject* code) {
@@ -100,6 +160,7 @@ RegionId c_region(PyObject* function) {
 
 int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   auto& h = hook_thread;
+  if (h.generation != hook_generation) h.entered.clear(), h.generation = hook_generation;
   switch (what) {
     case PyTrace_CALL: {
       PyCodeObject* code = PyFrame_GetCode(frame);
@@ -153,20 +214,20 @@ void register_measure(py::module_& m) {
       py::arg("name"), py::arg("file") = "", py::arg("line") = -1, py::arg("paradigm") = "user",
       py::arg("role") = "function", "Registers a region (once per name, file, line); returns its id.");
   m.def(
-      "enter", [](RegionId r) { this_thread().enter(r, global().recorded(r), now()); }, py::arg("region"),
+      "enter", [](RegionId r) { hook_thread.thread().enter(r, global().recorded(r), now()); }, py::arg("region"),
       "Enters a region on this thread.");
-  m.def("exit", [] { this_thread().exit(now()); }, "Leaves the innermost region of this thread.");
+  m.def("exit", [] { hook_thread.thread().exit(now()); }, "Leaves the innermost region of this thread.");
   m.def(
-      "add_bytes", [](std::uint64_t sent, std::uint64_t received) { this_thread().add_bytes(sent, received); },
+      "add_bytes", [](std::uint64_t sent, std::uint64_t received) { hook_thread.thread().add_bytes(sent, received); },
       py::arg("sent"), py::arg("received"), "Adds bytes to this thread's current call path.");
   m.def(
       "counter", [](const std::string& name, const std::string& unit) { return global().counter(name, unit); },
       py::arg("name"), py::arg("unit") = "", "Registers a user counter (a metric); returns its id.");
   m.def(
-      "add", [](std::uint32_t counter, double value) { this_thread().add_counter(counter, value); },
+      "add", [](std::uint32_t counter, double value) { hook_thread.thread().add_counter(counter, value); },
       py::arg("counter"), py::arg("value"), "Adds to a user counter on this thread's current call path.");
   m.def(
-      "name_thread", [](const std::string& name) { name_this_thread(name); }, py::arg("name"),
+      "name_thread", [](const std::string& name) { hook_thread.thread().rename(name); }, py::arg("name"),
       "Names this thread's location.");
   m.def(
       "ignore_code",
@@ -176,6 +237,9 @@ void register_measure(py::module_& m) {
       },
       py::arg("code"), "Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).");
   m.def(
+      "ignore_file", [](const std::string& file) { global().ignore_file(file); }, py::arg("file"),
+      "Leaves every function of a source file (co_filename) out, now and in later measurements.");
+  m.def(
       "ignore_builtin",
       [](py::object function) {
         if (!PyCFunction_Check(function.ptr())) throw py::type_error("expected a builtin function");
@@ -184,17 +248,28 @@ void register_measure(py::module_& m) {
       py::arg("function"), "Leaves a builtin (C) function out of the automatic mode's C calls.");
   m.def(
       "start_hook",
-      [](bool c_calls) {
+      [](bool c_calls, bool all_threads) {
         record_c_calls = c_calls;
         hook_thread.entered.clear();
         hook_thread.entered.reserve(256);
-        this_thread();  // the thread that starts the hook gets its recorder first
-        PyEval_SetProfile(profile_hook, nullptr);
+        hook_thread.thread();  // the thread that starts the hook gets its recorder first
+        if (all_threads) {
+          set_profile_all_threads(profile_hook);
+          hook_thread.generation = hook_generation;
+        } else {
+          PyEval_SetProfile(profile_hook, nullptr);
+        }
       },
-      py::arg("c_calls") = false,
-      "Installs the C-level profiling hook on this thread: every Python call (and C call) becomes a region.");
+      py::arg("c_calls") = false, py::arg("all_threads") = false,
+      "Installs the C-level profiling hook on this thread (all_threads: on every thread that exists): every "
+      "Python call (and C call) becomes a region.");
   m.def(
-      "stop_hook", [] { PyEval_SetProfile(nullptr, nullptr); }, "Removes the profiling hook from this thread.");
+      "stop_hook",
+      [](bool all_threads) {
+        if (all_threads) set_profile_all_threads(nullptr);
+        else PyEval_SetProfile(nullptr, nullptr);
+      },
+      py::arg("all_threads") = false, "Removes the profiling hook from this thread (all_threads: from every thread).");
   m.def(
       "close_all", [] { close_all_threads(); },
       "Closes every thread's open regions now (finalization; no thread may measure).");

@@ -19,7 +19,6 @@ import os
 import sys
 
 from .commands import COMMANDS
-from .errors import FormatError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,10 +46,9 @@ def main(argv: list[str] | None = None) -> int:
         # and keep Python from complaining again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for such a tool
-    except FormatError as e:
-        print(f"cubescale: error: {e}", file=sys.stderr)
-        return 2
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError) as e:  # FormatError included
+        if e is getattr(args, "program_error", None):  # raised by a program `cubescale run` ran
+            raise
         print(f"cubescale: error: {e}", file=sys.stderr)
         return 2
 

@@ -43,13 +43,11 @@ from .profile import LocalProfile
 __all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write"]
 
 _active = {"auto": False}
-# Code of the measurement itself (wrappers, runpy): never regions, in every measurement.
-_IGNORED: list[Any] = []
 
 
 def _ignore(code: Any) -> None:
-    """Leaves a code object out of the automatic mode, now and after every :func:`start`."""
-    _IGNORED.append(code)
+    """Leaves a code object out of the automatic mode, in this and every later measurement
+    (regions outlive :func:`start`)."""
     _measure.ignore_code(code)
 
 
@@ -103,17 +101,19 @@ class region:  # noqa: N801 - used like a function: cubescale.region("name")
             finally:
                 _measure.exit()
 
-        _ignore(measured.__code__)  # type: ignore[attr-defined]  # the wrapper is no region
-        return measured
+        return measured  # a function of this file: no region itself
 
 
 def start(auto: bool = False, c_calls: bool = False, filter: str | None = None,  # noqa: A002 - Score-P's word
           depth_limit: int = 128) -> None:
     """Starts a new measurement (earlier data is dropped). ``auto``: every Python function
-    call becomes a region (``c_calls``: calls of builtins too), in this thread and in threads
-    started afterwards. ``filter``: Score-P filter-file text (``SCOREP_REGION_NAMES_BEGIN /
-    EXCLUDE * / INCLUDE main solve* / SCOREP_REGION_NAMES_END``) or a path to such a file;
-    call paths deeper than ``depth_limit`` are not recorded.
+    call becomes a region (``c_calls``: calls of builtins too), in every thread, those running
+    now (an existing thread pool's workers) and those started afterwards, each its own
+    location named after its ``threading`` name. ``filter``: Score-P filter-file text
+    (``SCOREP_REGION_NAMES_BEGIN / EXCLUDE * / INCLUDE main solve* / SCOREP_REGION_NAMES_END``,
+    and ``SCOREP_FILE_NAMES_BEGIN / EXCLUDE */site-packages/* / SCOREP_FILE_NAMES_END`` for
+    the source files of Python functions) or a path to such a file; call paths deeper than
+    ``depth_limit`` are not recorded.
 
     Example
     -------
@@ -131,13 +131,11 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
         with open(text) as f:
             text = f.read()
     _measure.reset(text, int(depth_limit))
-    for code in _IGNORED:
-        _measure.ignore_code(code)
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
     if auto:
-        threading.setprofile(_bootstrap_thread(c_calls))
-        _measure.start_hook(c_calls)
+        threading.setprofile(_bootstrap_thread(c_calls))  # threads started from now on
+        _measure.start_hook(c_calls, all_threads=True)      # and every thread running now
         _active["auto"] = True
 
 
@@ -151,7 +149,8 @@ def _bootstrap_thread(c_calls: bool) -> Callable:
 
 
 def stop() -> None:
-    """Stops measuring: the hook leaves this thread and new threads, open regions are closed.
+    """Stops measuring: the hook leaves every thread (threads still running record no
+    more), new threads are not hooked, open regions are closed.
 
     Example
     -------
@@ -160,8 +159,8 @@ def stop() -> None:
     >>> measure.stop()
     """
     if _active["auto"]:
-        _measure.stop_hook()
         threading.setprofile(None)  # type: ignore[arg-type]
+        _measure.stop_hook(all_threads=True)
         _active["auto"] = False
     _measure.close_all()
 
@@ -260,10 +259,10 @@ def _progress_line(path: str) -> Callable[[int, int], None]:
     return show
 
 
-for _code in (region.__enter__.__code__, region.__exit__.__code__, region._region.__code__, stop.__code__,
-              add_bytes.__code__):
-    _IGNORED.append(_code)
-for _builtin in vars(_measure).values():  # the bindings, seen as C calls with c_calls=True
+# The measurement's own functions (region's __enter__ and wrappers, counters, stop) are no
+# regions; nor are the bindings, seen as C calls with c_calls=True.
+_measure.ignore_file(__file__)
+for _builtin in vars(_measure).values():
     if type(_builtin).__name__ == "builtin_function_or_method":
         _measure.ignore_builtin(_builtin)
-_IGNORED.append(threading.setprofile.__code__)  # called by stop() while the hook still runs
+_ignore(threading.setprofile.__code__)  # called by stop() while the hook still runs

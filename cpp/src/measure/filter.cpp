@@ -49,11 +49,16 @@ bool glob_match(std::string_view p, std::string_view t) {
   return pi == p.size();
 }
 
-bool RegionFilter::included(std::string_view name) const {
+bool RegionFilter::decide(const std::vector<Rule>& rules, std::string_view text) {
   bool in = true;
-  for (const auto& r : rules_)
-    if (glob_match(r.pattern, name)) in = r.include;
+  for (const auto& r : rules)
+    if (glob_match(r.pattern, text)) in = r.include;
   return in;
+}
+
+bool RegionFilter::included(std::string_view name, std::string_view file) const {
+  if (!file.empty() && !decide(file_rules_, file)) return false;
+  return decide(rules_, name);
 }
 
 RegionFilter RegionFilter::parse(std::string_view text) {
@@ -80,6 +85,7 @@ RegionFilter RegionFilter::parse(std::string_view text) {
         continue;
       } else if (in_rule) {
         if (block == Regions) (include ? f.include(word) : f.exclude(word));
+        else (include ? f.include_file(word) : f.exclude_file(word));
       } else {
         throw std::invalid_argument("filter line " + std::to_string(number) + ": unexpected '" + word + "'");
       }

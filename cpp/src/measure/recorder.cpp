@@ -1,5 +1,6 @@
 #include "cubescale/measure/recorder.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <stdexcept>
@@ -11,6 +12,18 @@ ThreadRecorder::ThreadRecorder(std::string name, std::size_t depth_limit)
   stack_.reserve(depth_limit);  // the stack never allocates while measuring
   nodes_.reserve(256);
 }
+
+namespace {
+// Regions are the same when name, file and line are (a NUL cannot occur in the first two).
+std::string region_key(std::string_view name, std::string_view file, std::int64_t line) {
+  std::string key;
+  key.reserve(name.size() + file.size() + 24);
+  key.append(name).push_back('\0');
+  key.append(file).push_back('\0');
+  key.append(std::to_string(line));
+  return key;
+}
+}  // namespace
 
 std::uint32_t ThreadRecorder::child(std::uint32_t parent, RegionId region) {
   auto& cached = parent == kNone ? last_root_entered_ : nodes_[parent].last_entered;
@@ -65,15 +78,30 @@ Recorder::Recorder(RegionFilter filter, std::size_t depth_limit)
   if (depth_limit == 0) throw std::invalid_argument("the depth limit must be at least 1");
 }
 
+Recorder::Recorder(RegionFilter filter, std::size_t depth_limit, const Recorder& previous)
+    : Recorder(std::move(filter), depth_limit) {
+  std::lock_guard lock(previous.mutex_);
+  regions_ = previous.regions_;
+  region_index_ = previous.region_index_;
+  ignored_files_ = previous.ignored_files_;
+  for (std::size_t r = 0; r < regions_.size(); ++r) {
+    auto& info = regions_[r];
+    info.recorded = !info.ignored && filter_.included(info.name, info.file);
+    regions_recorded_[r] = info.recorded ? 1 : 0;
+  }
+}
+
 RegionId Recorder::region(std::string_view name, std::string_view file, std::int64_t line, std::string_view paradigm,
                           std::string_view role) {
   std::lock_guard lock(mutex_);
-  for (std::size_t i = 0; i < regions_.size(); ++i)
-    if (regions_[i].name == name && regions_[i].file == file && regions_[i].line == line)
-      return static_cast<RegionId>(i);
+  auto key = region_key(name, file, line);
+  if (auto it = region_index_.find(key); it != region_index_.end()) return it->second;
   if (regions_.size() >= kMaxRegions) throw std::length_error("more than 2^20 regions");
+  region_index_.emplace(std::move(key), static_cast<RegionId>(regions_.size()));
+  const bool ignored = !file.empty() && std::find(ignored_files_.begin(), ignored_files_.end(), file) !=
+                                            ignored_files_.end();
   RegionInfo info{std::string(name), std::string(file), std::string(paradigm), std::string(role), line,
-                  filter_.included(name)};
+                  !ignored && filter_.included(name, file), ignored};
   regions_recorded_[regions_.size()] = info.recorded ? 1 : 0;
   regions_.push_back(std::move(info));
   return static_cast<RegionId>(regions_.size() - 1);
@@ -83,7 +111,16 @@ void Recorder::ignore(RegionId r) {
   std::lock_guard lock(mutex_);
   if (r >= regions_.size()) throw std::out_of_range("no region " + std::to_string(r));
   regions_[r].recorded = false;
+  regions_[r].ignored = true;
   regions_recorded_[r] = 0;
+}
+
+void Recorder::ignore_file(std::string_view file) {
+  std::lock_guard lock(mutex_);
+  if (std::find(ignored_files_.begin(), ignored_files_.end(), file) == ignored_files_.end())
+    ignored_files_.emplace_back(file);
+  for (std::size_t r = 0; r < regions_.size(); ++r)
+    if (regions_[r].file == file) regions_[r].recorded = false, regions_[r].ignored = true, regions_recorded_[r] = 0;
 }
 
 void Recorder::close_all_threads(std::int64_t now) {

@@ -25,7 +25,8 @@ Recorder& global() { return *current; }
 
 void reset(RegionFilter filter, std::size_t depth_limit) {
   std::lock_guard lock(reset_mutex);
-  current = std::make_unique<Recorder>(std::move(filter), depth_limit);
+  // The regions carry over (their ids stay valid); threads and values start afresh.
+  current = std::make_unique<Recorder>(std::move(filter), depth_limit, *current);
   epoch_counter.fetch_add(1);
 }
 
@@ -39,6 +40,8 @@ ThreadRecorder& this_thread() {
   }
   return *slot.recorder;
 }
+
+bool this_thread_is_new() { return slot.epoch != epoch_counter.load(std::memory_order_relaxed) || !slot.recorder; }
 
 void name_this_thread(std::string name) { this_thread().rename(std::move(name)); }
 

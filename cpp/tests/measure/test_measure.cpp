@@ -77,3 +77,44 @@ TEST(Recorder, ThreadsAndCApi) {
   const auto* sent = reinterpret_cast<const std::uint64_t*>(p.values[4].row(0));
   EXPECT_EQ(sent[0], 40u);
 }
+
+TEST(Filter, FileBlockExcludesTheRegionsOfItsFiles) {
+  const auto f = RegionFilter::parse(
+      "SCOREP_FILE_NAMES_BEGIN\n EXCLUDE */lib/python3* \n INCLUDE */lib/python3*/json/*\nSCOREP_FILE_NAMES_END\n"
+      "SCOREP_REGION_NAMES_BEGIN\n EXCLUDE helper\nSCOREP_REGION_NAMES_END\n");
+  EXPECT_FALSE(f.included("dumps", "/usr/lib/python3.11/pickle.py"));
+  EXPECT_TRUE(f.included("dumps", "/usr/lib/python3.11/json/__init__.py"));  // the last matching rule decides
+  EXPECT_TRUE(f.included("solve", "/home/me/app.py"));
+  EXPECT_FALSE(f.included("helper", "/home/me/app.py"));  // its name is excluded
+  EXPECT_TRUE(f.included("dumps"));                        // no file: only the name counts
+}
+
+TEST(Recorder, RegionIdsOutliveAReset) {
+  reset();
+  const auto early = cubescale_region("early", "a.c", 1);
+  const auto own = global().region("wrapper", "own.py", 3);
+  global().ignore_file("own.py");
+  reset(RegionFilter::parse("SCOREP_REGION_NAMES_BEGIN EXCLUDE filtered* SCOREP_REGION_NAMES_END"));
+  const auto filtered = global().region("filtered_one");
+  // Registered before the reset, recorded after it: an id in a static (CUBESCALE_REGION)
+  // still names its region, and the new filter and the ignored file still apply.
+  EXPECT_EQ(cubescale_region("early", "a.c", 1), early);
+  EXPECT_FALSE(global().recorded(own));
+  EXPECT_FALSE(global().recorded(global().region("later", "own.py", 9)));
+  EXPECT_FALSE(global().recorded(filtered));
+  for (int i = 0; i < 2; ++i) {
+    cubescale_enter(early);
+    cubescale_enter(own);
+    cubescale_enter(filtered);
+    cubescale_exit();
+    cubescale_exit();
+    cubescale_exit();
+  }
+  const auto p = global().to_profile();
+  ASSERT_EQ(p.cnode_count(), 1u);
+  EXPECT_EQ(p.regions[p.cnode_regions[0]].name, "early");
+  EXPECT_EQ(reinterpret_cast<const std::uint64_t*>(p.values[0].row(0))[0], 2u);
+  reset(RegionFilter::parse("SCOREP_REGION_NAMES_BEGIN EXCLUDE early SCOREP_REGION_NAMES_END"));
+  EXPECT_FALSE(global().recorded(early));  // filtered again by the new measurement's filter
+  EXPECT_TRUE(global().recorded(filtered));
+}

@@ -17,6 +17,7 @@ __all__: list[str] = [
     "glob_match",
     "ignore_builtin",
     "ignore_code",
+    "ignore_file",
     "memory_bytes",
     "name_thread",
     "region",
@@ -79,6 +80,11 @@ def ignore_code(code: typing.Any) -> None:
     Leaves a Python function out of the automatic mode (e.g. the measurement's own wrappers).
     """
 
+def ignore_file(file: str) -> None:
+    """
+    Leaves every function of a source file (co_filename) out, now and in later measurements.
+    """
+
 def memory_bytes() -> int:
     """
     Bytes the threads' recorders hold (call trees, stacks, counters).
@@ -105,14 +111,14 @@ def reset(filter: str = "", depth_limit: typing.SupportsInt | typing.SupportsInd
     Starts a new measurement: filter in Score-P's filter-file syntax, call paths deeper than depth_limit not recorded. Only while no thread measures.
     """
 
-def start_hook(c_calls: bool = False) -> None:
+def start_hook(c_calls: bool = False, all_threads: bool = False) -> None:
     """
-    Installs the C-level profiling hook on this thread: every Python call (and C call) becomes a region.
+    Installs the C-level profiling hook on this thread (all_threads: on every thread that exists): every Python call (and C call) becomes a region.
     """
 
-def stop_hook() -> None:
+def stop_hook(all_threads: bool = False) -> None:
     """
-    Removes the profiling hook from this thread.
+    Removes the profiling hook from this thread (all_threads: from every thread).
     """
 
 def thread_count() -> int:

@@ -16,12 +16,14 @@ Example
 from __future__ import annotations
 
 import argparse
+import builtins
 import os
-import runpy
 import socket
 import sys
+import types
 
 from .. import measure
+from .._core import measure as _core_measure
 from .report import _progress
 
 
@@ -51,6 +53,16 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_app)
 
 
+def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:
+    """The program's code and a fresh ``__main__`` module, as ``python app.py`` has them."""
+    with open(path, "rb") as f:
+        code = compile(f.read(), path, "exec")
+    main = types.ModuleType("__main__")
+    main.__file__ = path
+    main.__builtins__ = builtins  # type: ignore[attr-defined]
+    return code, main
+
+
 def run_app(args) -> int:
     from mpi4py import MPI
 
@@ -59,25 +71,26 @@ def run_app(args) -> int:
     comm = MPI.COMM_WORLD
     if not os.path.exists(args.app):
         raise OSError(f"no such program: {args.app}")
-    for helper in vars(runpy).values():  # runpy's frames between us and the program
-        if callable(helper) and hasattr(helper, "__code__"):
-            measure._ignore(helper.__code__)
-    program = measure.region(os.path.basename(args.app), file=os.path.abspath(args.app), line=1)
-    measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
+    path = os.path.abspath(args.app)
+    code, module = _program(path)  # compiled before measuring: not the program's time
+    program = measure.region(os.path.basename(args.app), file=path, line=1)
+    saved = sys.argv, sys.modules["__main__"], list(sys.path)
+    sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
+    sys.modules["__main__"] = module  # pickles of the program's classes name __main__
+    error, status = None, 0
     trace_mpi()
-    saved_argv, error, status = sys.argv, None, 0
-    sys.argv = [args.app, *args.args]
+    measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
     try:
-        with program:
-            runpy.run_path(args.app, run_name="__main__")
+        with program:  # the program runs right below its region (exec is no region)
+            exec(code, module.__dict__)
     except SystemExit as e:  # the program's own exit status, after the report
         status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     except BaseException as e:  # noqa: BLE001 - written first, raised again below
         error = e
     finally:
-        sys.argv = saved_argv
-        untrace_mpi()
         measure.stop()
+        untrace_mpi()
+        sys.argv, sys.modules["__main__"], sys.path[:] = saved
     profile = measure.profile(host=socket.gethostname(), process=f"MPI Rank {comm.rank}", program=program)
     from ..parallel import write_report
 
@@ -91,5 +104,9 @@ def run_app(args) -> int:
         print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
               file=sys.stderr, flush=True)
     if error is not None:
+        args.program_error = error  # the program's own: the command line passes it on untouched
         raise error
     return status
+
+
+_core_measure.ignore_builtin(exec)  # between the program's region and its <module> with --c-calls

@@ -1,53 +1,138 @@
 """mpi4py calls as MPI regions of the measurement (paper 002, section 5.1).
 
-:func:`trace_mpi` replaces ``mpi4py.MPI.COMM_WORLD`` (and ``COMM_SELF``) by communicators of
-a subclass whose point-to-point and collective methods enter a region named as Score-P names
-MPI calls (``MPI_Send``, ``MPI_Allreduce`` ...; paradigm ``mpi`` and Score-P's region roles)
-and add the bytes of the message to the current call path: the buffer's bytes for the
-upper-case methods, the pickled size for the lower-case ones (mpi4py sends exactly that; it
-is pickled once more here to count it). Collectives count what a rank contributes as sent and
-what it gets as received. Communicators made from traced ones (``Split``, ``Dup``) are traced
-too. The wrappers themselves are left out of the automatic mode.
+:func:`trace_mpi` replaces ``mpi4py.MPI.COMM_WORLD`` and ``COMM_SELF`` by communicators of a
+subclass, and ``MPI.Request`` by a subclass, whose methods enter a region named as Score-P
+names the MPI call (``MPI_Send``, ``MPI_Allreduce``, ``MPI_Wait`` ...; paradigm ``mpi`` and
+Score-P's region roles: point2point, barrier, one2all, all2one, all2all, other collective,
+function) and add the bytes of the message to the current call path:
+
+* sends count what they send: the buffer's bytes as its count and datatype give them
+  (upper-case methods), or the pickle mpi4py sends (lower-case ones; pickled once more here
+  with mpi4py's own pickler to count it);
+* blocking receives count the message they received, from its status (a buffer larger than
+  the message counts the message); non-blocking receives count at the wait or test that
+  completes them, as Score-P does;
+* collectives count what a rank contributes as sent and what it gets as received (v-variants
+  by their counts; ``MPI.IN_PLACE`` counts nothing).
+
+Communicators made from traced ones (``Split``, ``Dup``, ``Create_cart`` ...) are traced too
+and their creation is a region. The wrappers live in this file, which the automatic mode
+leaves out. Persistent requests (``Send_init``, ``Start``), one-sided communication and MPI
+I/O are not recorded.
 """
 
 from __future__ import annotations
 
-import pickle
+from collections.abc import Callable
 from typing import Any
 
-from .. import measure as _api
 from .._core import measure as _measure
 
 __all__ = ["trace_mpi", "untrace_mpi"]
 
-# method -> (region, role, bytes: which arguments / results count as sent and received)
-_CALLS: dict[str, tuple[str, str]] = {
-    "send": ("MPI_Send", "point2point"), "ssend": ("MPI_Ssend", "point2point"),
-    "isend": ("MPI_Isend", "point2point"), "recv": ("MPI_Recv", "point2point"),
-    "sendrecv": ("MPI_Sendrecv", "point2point"),
-    "Send": ("MPI_Send", "point2point"), "Ssend": ("MPI_Ssend", "point2point"),
-    "Isend": ("MPI_Isend", "point2point"), "Recv": ("MPI_Recv", "point2point"),
-    "Irecv": ("MPI_Irecv", "point2point"), "Sendrecv": ("MPI_Sendrecv", "point2point"),
-    "barrier": ("MPI_Barrier", "barrier"), "Barrier": ("MPI_Barrier", "barrier"),
-    "bcast": ("MPI_Bcast", "one2all"), "Bcast": ("MPI_Bcast", "one2all"),
-    "scatter": ("MPI_Scatter", "one2all"), "Scatter": ("MPI_Scatter", "one2all"),
-    "gather": ("MPI_Gather", "all2one"), "Gather": ("MPI_Gather", "all2one"),
-    "reduce": ("MPI_Reduce", "all2one"), "Reduce": ("MPI_Reduce", "all2one"),
-    "allreduce": ("MPI_Allreduce", "all2all"), "Allreduce": ("MPI_Allreduce", "all2all"),
-    "allgather": ("MPI_Allgather", "all2all"), "Allgather": ("MPI_Allgather", "all2all"),
-    "alltoall": ("MPI_Alltoall", "all2all"), "Alltoall": ("MPI_Alltoall", "all2all"),
-}
+P2P, BARRIER, ONE2ALL, ALL2ONE, ALL2ALL, OTHER = (
+    "point2point", "barrier", "one2all", "all2one", "all2all", "other collective")
+
+# method -> (MPI name, role, how its bytes count). One name for the pickle-based (lower-case)
+# and the buffer-based (upper-case) method where both exist.
+_CALLS: dict[str, tuple[str, str, str]] = {}
+for _methods, _call, _role, _kind in (
+        (("send", "Send"), "MPI_Send", P2P, "send"), (("ssend", "Ssend"), "MPI_Ssend", P2P, "send"),
+        (("bsend", "Bsend"), "MPI_Bsend", P2P, "send"), (("Rsend",), "MPI_Rsend", P2P, "send"),
+        (("isend", "Isend"), "MPI_Isend", P2P, "send"), (("issend", "Issend"), "MPI_Issend", P2P, "send"),
+        (("ibsend", "Ibsend"), "MPI_Ibsend", P2P, "send"), (("Irsend",), "MPI_Irsend", P2P, "send"),
+        (("recv", "Recv"), "MPI_Recv", P2P, "recv"), (("irecv", "Irecv"), "MPI_Irecv", P2P, "irecv"),
+        (("sendrecv", "Sendrecv"), "MPI_Sendrecv", P2P, "sendrecv"),
+        (("Sendrecv_replace",), "MPI_Sendrecv_replace", P2P, "sendrecv_replace"),
+        (("Isendrecv",), "MPI_Isendrecv", P2P, "isendrecv"),
+        (("probe", "Probe"), "MPI_Probe", P2P, "none"), (("iprobe", "Iprobe"), "MPI_Iprobe", P2P, "none"),
+        (("mprobe", "Mprobe"), "MPI_Mprobe", P2P, "none"), (("improbe", "Improbe"), "MPI_Improbe", P2P, "none"),
+        (("barrier", "Barrier"), "MPI_Barrier", BARRIER, "none"), (("Ibarrier",), "MPI_Ibarrier", BARRIER, "none"),
+        (("bcast", "Bcast"), "MPI_Bcast", ONE2ALL, "bcast"), (("Ibcast",), "MPI_Ibcast", ONE2ALL, "bcast"),
+        (("scatter", "Scatter"), "MPI_Scatter", ONE2ALL, "scatter"), (("Iscatter",), "MPI_Iscatter", ONE2ALL, "scatter"),
+        (("Scatterv",), "MPI_Scatterv", ONE2ALL, "scatter"), (("Iscatterv",), "MPI_Iscatterv", ONE2ALL, "scatter"),
+        (("gather", "Gather"), "MPI_Gather", ALL2ONE, "gather"), (("Igather",), "MPI_Igather", ALL2ONE, "gather"),
+        (("Gatherv",), "MPI_Gatherv", ALL2ONE, "gather"), (("Igatherv",), "MPI_Igatherv", ALL2ONE, "gather"),
+        (("reduce", "Reduce"), "MPI_Reduce", ALL2ONE, "gather"), (("Ireduce",), "MPI_Ireduce", ALL2ONE, "gather"),
+        (("allreduce", "Allreduce"), "MPI_Allreduce", ALL2ALL, "all"),
+        (("Iallreduce",), "MPI_Iallreduce", ALL2ALL, "all"),
+        (("allgather", "Allgather"), "MPI_Allgather", ALL2ALL, "all"),
+        (("Iallgather",), "MPI_Iallgather", ALL2ALL, "all"),
+        (("Allgatherv",), "MPI_Allgatherv", ALL2ALL, "all"), (("Iallgatherv",), "MPI_Iallgatherv", ALL2ALL, "all"),
+        (("alltoall", "Alltoall"), "MPI_Alltoall", ALL2ALL, "all"), (("Ialltoall",), "MPI_Ialltoall", ALL2ALL, "all"),
+        (("Alltoallv",), "MPI_Alltoallv", ALL2ALL, "all"), (("Ialltoallv",), "MPI_Ialltoallv", ALL2ALL, "all"),
+        (("Alltoallw",), "MPI_Alltoallw", ALL2ALL, "all"),
+        (("Reduce_scatter",), "MPI_Reduce_scatter", ALL2ALL, "all"),
+        (("Reduce_scatter_block",), "MPI_Reduce_scatter_block", ALL2ALL, "all"),
+        (("scan", "Scan"), "MPI_Scan", OTHER, "all"), (("Iscan",), "MPI_Iscan", OTHER, "all"),
+        (("exscan", "Exscan"), "MPI_Exscan", OTHER, "all"), (("Iexscan",), "MPI_Iexscan", OTHER, "all")):
+    for _method in _methods:
+        _CALLS[_method] = (_call, _role, _kind)
+
+# Methods that make communicators: traced too, their call an MPI region (role "function").
+_MAKERS = {"Dup": "MPI_Comm_dup", "Clone": "MPI_Comm_dup", "Split": "MPI_Comm_split",
+           "Split_type": "MPI_Comm_split_type", "Create": "MPI_Comm_create",
+           "Create_group": "MPI_Comm_create_group", "Create_cart": "MPI_Cart_create",
+           "Create_graph": "MPI_Graph_create", "Create_dist_graph": "MPI_Dist_graph_create",
+           "Create_dist_graph_adjacent": "MPI_Dist_graph_create_adjacent",
+           "Create_intercomm": "MPI_Intercomm_create", "Merge": "MPI_Intercomm_merge"}
+
+# Request completion: instance methods of one request (_ONE), class methods of a list.
+_ONE, _ANY, _SOME = {"Wait", "wait", "Test", "test"}, {"Waitany", "waitany", "Testany", "testany"}, \
+    {"Waitsome", "Testsome"}
+_COMPLETIONS = {"Wait": "MPI_Wait", "wait": "MPI_Wait", "Test": "MPI_Test", "test": "MPI_Test",
+                "Waitall": "MPI_Waitall", "waitall": "MPI_Waitall", "Waitany": "MPI_Waitany",
+                "waitany": "MPI_Waitany", "Waitsome": "MPI_Waitsome", "Testall": "MPI_Testall",
+                "testall": "MPI_Testall", "Testany": "MPI_Testany", "testany": "MPI_Testany",
+                "Testsome": "MPI_Testsome"}
+
+# Where a receive's status goes (argument position), so that its count can be read.
+_STATUS_AT = {"recv": 3, "Recv": 3, "sendrecv": 6, "Sendrecv": 6, "Sendrecv_replace": 5}
+
+
+class _Region:
+    """An MPI region's id in the current measurement (registered again after a reset)."""
+
+    def __init__(self, name: str, role: str):
+        self.name, self.role, self.epoch, self.id = name, role, -1, 0
+
+    def __call__(self) -> int:
+        epoch = _measure.epoch()
+        if epoch != self.epoch:
+            self.epoch, self.id = epoch, _measure.region(self.name, "", -1, "mpi", self.role)
+        return self.id
+
+
+_MPI: list[Any] = []
+
+
+def _mpi() -> Any:
+    """``mpi4py.MPI``, imported once (an import statement in a wrapper would be a call of
+    importlib's, recorded below the MPI region)."""
+    if not _MPI:
+        from ._mpi import mpi
+
+        _MPI.append(mpi())
+    return _MPI[0]
 
 
 def _pickled(obj: Any) -> int:
-    return len(pickle.dumps(obj, pickle.HIGHEST_PROTOCOL))
+    """The bytes mpi4py sends for a Python object."""
+    return len(_mpi().pickle.dumps(obj))
 
 
 def _buffer_bytes(spec: Any) -> int:
-    """Bytes of an mpi4py buffer argument: an array, or [array, ...] / (array, count, type)."""
-    if spec is None:
+    """Bytes of a buffer argument: ``buf``, ``[buf, type]``, ``[buf, count, type]`` or
+    ``[buf, (count, displ), type]``; 0 for ``None`` and ``MPI.IN_PLACE``."""
+    MPI = _mpi()
+    if spec is None or spec is MPI.IN_PLACE:
         return 0
     if isinstance(spec, (list, tuple)) and spec:
+        datatype = spec[-1] if isinstance(spec[-1], MPI.Datatype) else None
+        if len(spec) >= 3 and datatype is not None:
+            count = spec[1][0] if isinstance(spec[1], (list, tuple)) else spec[1]
+            if isinstance(count, int):
+                return count * datatype.Get_size()
         spec = spec[0]
     try:
         return memoryview(spec).nbytes
@@ -55,97 +140,265 @@ def _buffer_bytes(spec: Any) -> int:
         return 0
 
 
-def _bytes(method: str, comm: Any, args: tuple, kwargs: dict, result: Any) -> tuple[int, int]:
-    """(sent, received) by this rank for one call."""
-    def arg(i: int, name: str) -> Any:
-        return args[i] if len(args) > i else kwargs.get(name)
-
-    upper = method[0].isupper()
-    size = (lambda x: _buffer_bytes(x)) if upper else _pickled
-    root = arg(1, "root") if method in ("bcast", "scatter", "gather", "reduce") else \
-        arg(1, "root") if method in ("Bcast", "Scatter", "Gather", "Reduce") else 0
-    is_root = comm.Get_rank() == (root or 0)
-    if method in ("send", "ssend", "isend", "Send", "Ssend", "Isend"):
-        return size(arg(0, "obj" if not upper else "buf")), 0
-    if method in ("recv",):
-        return 0, _pickled(result)
-    if method in ("Recv", "Irecv"):
-        return 0, _buffer_bytes(arg(0, "buf"))
-    if method == "sendrecv":
-        return _pickled(arg(0, "sendobj")), _pickled(result)
-    if method == "Sendrecv":
-        return _buffer_bytes(arg(0, "sendbuf")), _buffer_bytes(arg(3, "recvbuf"))
-    if method in ("barrier", "Barrier"):
-        return 0, 0
-    if method in ("bcast", "Bcast"):
-        data = arg(0, "obj" if not upper else "buf")
-        return (size(data), 0) if is_root else (0, size(result if not upper else data))
-    if method in ("scatter",):
-        return (sum(_pickled(x) for x in (arg(0, "sendobj") or [])), _pickled(result)) if is_root else (0, _pickled(result))
-    if method in ("gather",):
-        mine = _pickled(arg(0, "sendobj"))
-        return mine, (sum(_pickled(x) for x in result) if is_root and result is not None else 0)
-    if method in ("reduce", "allreduce"):
-        return _pickled(arg(0, "sendobj")), (_pickled(result) if result is not None else 0)
-    if method in ("allgather", "alltoall"):
-        return _pickled(arg(0, "sendobj")), sum(_pickled(x) for x in result)
-    # Upper-case collectives: send buffer out, receive buffer in.
-    return _buffer_bytes(arg(0, "sendbuf")), _buffer_bytes(arg(1, "recvbuf"))
+def _vector_bytes(spec: Any) -> int:
+    """Bytes of a v-buffer argument ``[buf, counts, (displs,) type]`` (counts summed), else as
+    :func:`_buffer_bytes`."""
+    MPI = _mpi()
+    if isinstance(spec, (list, tuple)) and len(spec) >= 2 and spec is not MPI.IN_PLACE:
+        counts = spec[1]
+        if isinstance(counts, tuple) and len(counts) == 2 and not isinstance(counts[0], int):
+            counts = counts[0]  # (counts, displs)
+        if isinstance(counts, (list, tuple)) and counts and all(isinstance(c, int) for c in counts):
+            datatype = spec[-1] if isinstance(spec[-1], MPI.Datatype) else None
+            try:
+                size = datatype.Get_size() if datatype is not None else memoryview(spec[0]).itemsize
+            except TypeError:
+                return 0
+            return sum(counts) * size
+    return _buffer_bytes(spec)
 
 
-def _wrap(base: type, method: str, region_name: str, role: str):
+def _block_bytes(spec: Any, comm: Any) -> int:
+    """Bytes of a buffer of one block per rank: ``[buf, count, type]`` counts per rank."""
+    MPI = _mpi()
+    if isinstance(spec, (list, tuple)) and len(spec) >= 3 and isinstance(spec[1], int) \
+            and isinstance(spec[-1], MPI.Datatype):
+        return spec[1] * spec[-1].Get_size() * comm.Get_size()
+    return _buffer_bytes(spec)
+
+
+# Buffer kinds of upper-case collectives (send, receive): "B" a block per rank, "V" counts per
+# rank, "-" one buffer. Non-blocking variants ("Iallgather") as their blocking ones.
+_SPECS = {"Scatter": "B-", "Scatterv": "V-", "Gather": "-B", "Gatherv": "-V", "Allgather": "-B",
+          "Allgatherv": "-V", "Alltoall": "BB", "Alltoallv": "VV", "Alltoallw": "VV",
+          "Reduce_scatter_block": "B-"}
+
+
+def _spec_bytes(kind: str, spec: Any, comm: Any) -> int:
+    if kind == "B":
+        return _block_bytes(spec, comm)
+    if kind == "V":
+        return _vector_bytes(spec)
+    return _buffer_bytes(spec)
+
+
+def _argument(args: tuple, kwargs: dict, index: int, name: str) -> Any:
+    return args[index] if len(args) > index else kwargs.get(name)
+
+
+def _root(method: str, args: tuple, kwargs: dict) -> int:
+    """The root rank of a rooted collective (default 0)."""
+    at = {"bcast": 1, "Bcast": 1, "Ibcast": 1, "scatter": 1, "gather": 1, "reduce": 2, "Reduce": 3,
+          "Ireduce": 3}.get(method, 2)  # upper-case scatter/gather: (sendbuf, recvbuf, root)
+    root = _argument(args, kwargs, at, "root")
+    return root if isinstance(root, int) else 0
+
+
+def _collective_bytes(method: str, kind: str, comm: Any, args: tuple, kwargs: dict, result: Any) -> tuple[int, int]:
+    """(sent, received) by this rank in one collective call."""
+    lower = method[0].islower()
+    if lower:
+        obj = _argument(args, kwargs, 0, "sendobj" if method not in ("bcast",) else "obj")
+        rooted = kind in ("bcast", "scatter", "gather")
+        is_root = not rooted or comm.Get_rank() == _root(method, args, kwargs)
+        if kind == "bcast":
+            return (_pickled(obj), 0) if is_root else (0, _pickled(result))
+        if kind == "scatter":
+            return (sum(_pickled(x) for x in obj) if is_root and obj is not None else 0), _pickled(result)
+        if kind == "gather" and method == "gather":
+            return _pickled(obj), (sum(_pickled(x) for x in result) if is_root and result is not None else 0)
+        sent = sum(_pickled(x) for x in obj) if method == "alltoall" else _pickled(obj)
+        if isinstance(result, list) and method in ("allgather", "alltoall"):
+            return sent, sum(_pickled(x) for x in result)
+        return sent, (_pickled(result) if result is not None else 0)
+    if kind == "bcast":
+        data = _buffer_bytes(_argument(args, kwargs, 0, "buf"))
+        return (data, 0) if comm.Get_rank() == _root(method, args, kwargs) else (0, data)
+    send, receive = _argument(args, kwargs, 0, "sendbuf"), _argument(args, kwargs, 1, "recvbuf")
+    blocking = method[1:] if method[0] == "I" and method[1].isupper() else method
+    send_spec, receive_spec = tuple(_SPECS.get(blocking, "--"))
+    sent, received = _spec_bytes(send_spec, send, comm), _spec_bytes(receive_spec, receive, comm)
+    if kind == "scatter" and comm.Get_rank() != _root(method, args, kwargs):
+        sent = 0  # only the root's send buffer is significant
+    if kind == "gather" and comm.Get_rank() != _root(method, args, kwargs):
+        received = 0
+    return sent, received
+
+
+def _count(status: Any) -> int:
+    """Bytes of the message a status describes."""
+    MPI = _mpi()
+    count = status.Get_count(MPI.BYTE)
+    return count if count != MPI.UNDEFINED and count > 0 else 0
+
+
+def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
     original = getattr(base, method)
-    ids: dict[int, int] = {}
+    lower = method[0].islower()
+    status_at = _STATUS_AT.get(method)
 
     def call(self, *args, **kwargs):
-        epoch = _measure.epoch()
-        region = ids.get(epoch)
-        if region is None:
-            region = ids[epoch] = _measure.region(region_name, "", -1, "mpi", role)
-        _measure.enter(region)
+        status = None
+        if status_at is not None:  # a receive: its status tells the message's size
+            status = _argument(args, kwargs, status_at, "status")
+            if status is None:
+                status = _mpi().Status()
+                if len(args) > status_at:
+                    args = (*args[:status_at], status, *args[status_at + 1:])
+                else:
+                    kwargs["status"] = status
+        _measure.enter(region())
         try:
             result = original(self, *args, **kwargs)
-            sent, received = _bytes(method, self, args, kwargs, result)
-            _measure.add_bytes(sent, received)
+            sent = received = 0
+            if kind == "send":
+                data = _argument(args, kwargs, 0, "obj" if lower else "buf")
+                sent = _pickled(data) if lower else _buffer_bytes(data)
+            elif kind == "recv":
+                received = _count(status)
+            elif kind in ("sendrecv", "sendrecv_replace", "isendrecv"):
+                data = _argument(args, kwargs, 0, "sendobj" if lower else ("buf" if kind == "sendrecv_replace"
+                                                                            else "sendbuf"))
+                sent = _pickled(data) if lower else _buffer_bytes(data)
+                received = _count(status) if status is not None else 0
+            elif kind not in ("none", "irecv"):
+                sent, received = _collective_bytes(method, kind, self, args, kwargs, result)
+            if sent or received:
+                _measure.add_bytes(sent, received)
+            if isinstance(result, _base_request()):
+                result = _traced_request(result, receive=kind in ("irecv", "isendrecv"))
             return result
         finally:
             _measure.exit()
 
-    call.__name__ = method
-    call.__qualname__ = f"{base.__name__}.{method}"
+    call.__name__ = call.__qualname__ = method
     return call
 
 
-def _traced_class(base: type) -> type:
-    namespace: dict[str, Any] = {}
-    for method, (name, role) in _CALLS.items():
-        if hasattr(base, method):
-            namespace[method] = _wrap(base, method, name, role)
-    for method in ("Split", "Dup", "Create", "Split_type"):
-        if hasattr(base, method):
-            namespace[method] = _wrap_maker(base, method)
-    cls = type(f"Traced{base.__name__}", (base,), namespace)
-    for value in namespace.values():  # the wrappers are not regions of the automatic mode
-        _api._ignore(value.__code__)
-    return cls
-
-
-def _wrap_maker(base: type, method: str):
+def _wrap_maker(base: type, method: str, region: _Region) -> Callable:
     original = getattr(base, method)
 
     def make(self, *args, **kwargs):
-        made = original(self, *args, **kwargs)
-        return _TRACED.get(type(made), lambda c: c)(made)
+        _measure.enter(region())
+        try:
+            made = original(self, *args, **kwargs)
+        finally:
+            _measure.exit()
+        return _traced_comm(made)
 
+    make.__name__ = make.__qualname__ = method
     return make
 
 
-_TRACED: dict[type, Any] = {}
+_TRACED: dict[type, type] = {}
 _SAVED: dict[str, Any] = {}
 
 
+def _traced_comm(comm: Any) -> Any:
+    """``comm`` as an instance of its class's traced subclass (the same communicator)."""
+    MPI = _mpi()
+    if not isinstance(comm, MPI.Comm) or comm == MPI.COMM_NULL or type(comm) in _TRACED.values():
+        return comm
+    base = type(comm)
+    if base not in _TRACED:
+        namespace: dict[str, Any] = {}
+        for method, (name, role, kind) in _CALLS.items():
+            if hasattr(base, method):
+                namespace[method] = _wrap(base, method, _Region(name, role), kind)
+        for method, name in _MAKERS.items():
+            if hasattr(base, method):
+                namespace[method] = _wrap_maker(base, method, _Region(name, "function"))
+        _TRACED[base] = type(f"Traced{base.__name__}", (base,), namespace)
+    return _TRACED[base](comm)
+
+
+def _base_request() -> type:
+    """mpi4py's own ``Request`` class (``MPI.Request`` is the traced one while tracing)."""
+    return _SAVED.get("Request") or _mpi().Request
+
+
+def _request_class() -> type:
+    """``MPI.Request`` with its completion calls (``Wait``, ``Waitall`` ...) as MPI regions
+    that count the bytes of the receives they complete."""
+    base = _base_request()
+    if base not in _TRACED:
+        namespace: dict[str, Any] = {}
+        for method, name in _COMPLETIONS.items():
+            if hasattr(base, method):
+                completion = _wrap_completion(base, method, _Region(name, P2P))
+                namespace[method] = completion if method in _ONE else classmethod(completion)
+        _TRACED[base] = type("TracedRequest", (base,), namespace)
+    return _TRACED[base]
+
+
+def _traced_request(request: Any, receive: bool) -> Any:
+    traced = _request_class()(request)
+    traced._cubescale_receive = receive  # its completion counts the message's bytes
+    return traced
+
+
+def _is_receive(request: Any) -> bool:
+    return bool(getattr(request, "_cubescale_receive", False))
+
+
+def _wrap_completion(base: type, method: str, region: _Region) -> Callable:
+    MPI = _mpi()
+    original = getattr(base, method)
+
+    if method in _ONE:  # request.Wait(status) ...
+        def complete(self, status=None):
+            mine = status if status is not None else MPI.Status()
+            _measure.enter(region())
+            try:
+                result = original(self, mine)
+                if _is_receive(self) and self == MPI.REQUEST_NULL:  # completed now
+                    _measure.add_bytes(0, _count(mine))
+                return result
+            finally:
+                _measure.exit()
+
+        complete.__name__ = complete.__qualname__ = method
+        return complete
+
+    def complete_many(cls, requests, *args, **kwargs):
+        requests = list(requests)
+        receives = [_is_receive(r) for r in requests]
+        key = "status" if method in _ANY else "statuses"
+        given = _argument(args, kwargs, 0, key)
+        if given is None and any(receives):
+            given = MPI.Status() if method in _ANY else [MPI.Status() for _ in requests]
+            args, kwargs = (), {**kwargs, key: given}
+        active = [r != MPI.REQUEST_NULL for r in requests]
+        _measure.enter(region())
+        try:
+            result = original(requests, *args, **kwargs)
+            if given is not None and any(receives):
+                _measure.add_bytes(0, _completed_bytes(method, requests, receives, active, given, result))
+            return result
+        finally:
+            _measure.exit()
+
+    complete_many.__name__ = complete_many.__qualname__ = method
+    return complete_many
+
+
+def _completed_bytes(method: str, requests: list, receives: list, active: list, given: Any, result: Any) -> int:
+    """Bytes of the receives a Waitall / Waitany / Waitsome ... completed (were active, are
+    inactive now)."""
+    MPI = _mpi()
+    if method in _ANY:  # result: index, or (index, ...)
+        index = result if isinstance(result, int) else result[0]
+        ok = isinstance(index, int) and 0 <= index < len(requests) and receives[index] and active[index]
+        return _count(given) if ok else 0
+    if method in _SOME:  # result: indices of the completed requests; statuses in that order
+        return sum(_count(given[k]) for k, i in enumerate(result or []) if receives[i] and active[i])
+    return sum(_count(s) for r, s, receive, was in zip(requests, given, receives, active)
+               if receive and was and r == MPI.REQUEST_NULL)
+
+
 def trace_mpi() -> None:
-    """Makes ``MPI.COMM_WORLD`` and ``MPI.COMM_SELF`` record their calls (see the module).
+    """Makes ``MPI.COMM_WORLD``, ``MPI.COMM_SELF`` and ``MPI.Request`` record their calls
+    (see the module). Call it before the program looks these names up.
 
     Example
     -------
@@ -157,33 +410,31 @@ def trace_mpi() -> None:
     >>> MPI.COMM_WORLD.bcast({"n": 1}, root=0) == {"n": 1}
     True
     >>> untrace_mpi(); measure.stop()
-    >>> [r.name for r in measure.profile()._core.regions]
-    ['MPI_Bcast']
+    >>> [(r.name, r.role) for r in measure.profile()._core.regions]
+    [('MPI_Bcast', 'one2all')]
     """
-    from mpi4py import MPI
-
+    MPI = _mpi()
     if _SAVED:
         return
-    if not _TRACED:
-        _TRACED[MPI.Intracomm] = _traced_class(MPI.Intracomm)
-    traced = _TRACED[MPI.Intracomm]
     for name in ("COMM_WORLD", "COMM_SELF"):
         _SAVED[name] = getattr(MPI, name)
-        setattr(MPI, name, traced(_SAVED[name]))
-    _TRACED[MPI.Intracomm] = traced
-    _TRACED.setdefault(type(_SAVED["COMM_WORLD"]), traced)
+        setattr(MPI, name, _traced_comm(_SAVED[name]))
+    _SAVED["Request"] = MPI.Request
+    MPI.Request = _request_class()
 
 
 def untrace_mpi() -> None:
-    """Restores the original communicators.
+    """Restores the original communicators and ``MPI.Request``.
 
     Example
     -------
     >>> from cubescale.parallel.measure import untrace_mpi
     >>> untrace_mpi()
     """
-    from mpi4py import MPI
-
-    for name, comm in _SAVED.items():
-        setattr(MPI, name, comm)
+    MPI = _mpi()
+    for name, value in _SAVED.items():
+        setattr(MPI, name, value)
     _SAVED.clear()
+
+
+_measure.ignore_file(__file__)  # the wrappers and their byte counting are no regions themselves

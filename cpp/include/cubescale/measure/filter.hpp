@@ -1,12 +1,17 @@
 #pragma once
-// Region filters in Score-P's filter-file syntax (the region-name block):
+// Region filters in Score-P's filter-file syntax:
+//   SCOREP_FILE_NAMES_BEGIN
+//     EXCLUDE */lib/python3*
+//   SCOREP_FILE_NAMES_END
 //   SCOREP_REGION_NAMES_BEGIN
 //     EXCLUDE *
 //     INCLUDE main solve_*
 //   SCOREP_REGION_NAMES_END
-// Rules apply in order and the last one that matches a name decides (no match: included);
-// patterns are shell globs (* any run, ? one character, [...] a set), "#" starts a comment,
-// MANGLED / DEMANGLED keywords and the file-name block are accepted and ignored.
+// Within each block, rules apply in order and the last one that matches decides (no match:
+// included). A region is recorded when neither its source file (if it has one) nor its name is
+// excluded, as in Score-P. Patterns are shell globs (* any run, ? one character, [...] a set),
+// "#" starts a comment, the MANGLED / DEMANGLED keywords are accepted and ignored (regions here
+// have one name).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,15 +25,19 @@ class RegionFilter {
   static RegionFilter parse(std::string_view text);
   void exclude(std::string pattern) { rules_.push_back({false, std::move(pattern)}); }
   void include(std::string pattern) { rules_.push_back({true, std::move(pattern)}); }
-  bool included(std::string_view name) const;
-  bool empty() const { return rules_.empty(); }
+  void exclude_file(std::string pattern) { file_rules_.push_back({false, std::move(pattern)}); }
+  void include_file(std::string pattern) { file_rules_.push_back({true, std::move(pattern)}); }
+  // `file` empty: the region has no source file, only its name is matched.
+  bool included(std::string_view name, std::string_view file = {}) const;
+  bool empty() const { return rules_.empty() && file_rules_.empty(); }
 
  private:
   struct Rule {
     bool include;
     std::string pattern;
   };
-  std::vector<Rule> rules_;
+  static bool decide(const std::vector<Rule>& rules, std::string_view text);
+  std::vector<Rule> rules_, file_rules_;
 };
 
 // Shell-style glob match (*, ?, [abc], [a-z], [!abc]).

@@ -8,7 +8,10 @@
 // monotonic clock (the invariant TSC where there is one, clock.hpp). Memory per thread grows with the call paths visited, never with the calls.
 //
 // Regions are registered once (under a lock) and filtered then: an excluded region, and every
-// call below the depth limit, costs a counter increment on enter and exit. Finalization turns
+// call below the depth limit, costs a counter increment on enter and exit. Region ids stay
+// valid for the life of the process: a new measurement (scope.hpp's reset) takes over the
+// regions of the last one and decides their filtering again, so ids kept in static variables
+// (CUBESCALE_REGION) or by other languages still name the same region. Finalization turns
 // every thread's tree into one local profile (cubescale::profile::LocalProfile): the union of
 // the threads' call trees, one location per thread, the pipeline's input for unification and
 // collation.
@@ -19,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "cubescale/measure/clock.hpp"
@@ -32,7 +36,8 @@ using RegionId = std::uint32_t;
 struct RegionInfo {
   std::string name, file, paradigm = "user", role = "function";
   std::int64_t line = -1;
-  bool recorded = true;  // false: filtered out
+  bool recorded = true;  // false: filtered out, or ignored
+  bool ignored = false;  // the measurement's own code: never recorded, whatever the filter
 };
 
 // A thread's call tree and stack. Used only by its own thread while measuring.
@@ -112,12 +117,18 @@ class ThreadRecorder {
 class Recorder {
  public:
   explicit Recorder(RegionFilter filter = {}, std::size_t depth_limit = 128);
+  // A new measurement with the regions (same ids), ignored regions and ignored files of
+  // `previous`, filtered by this recorder's filter. Only while no thread measures.
+  Recorder(RegionFilter filter, std::size_t depth_limit, const Recorder& previous);
   // Registers a region (or finds one with the same name, file and line); thread-safe.
   RegionId region(std::string_view name, std::string_view file = "", std::int64_t line = -1,
                   std::string_view paradigm = "user", std::string_view role = "function");
   bool recorded(RegionId r) const { return regions_recorded_[r] != 0; }
   // Leaves a region out whatever the filter says (e.g. the measurement's own wrappers).
   void ignore(RegionId r);
+  // Leaves out every region of a source file, registered or to come (the measurement's own
+  // modules, a launcher's frames).
+  void ignore_file(std::string_view file);
   // Closes the open frames of every thread at `now` (finalization; no thread may measure).
   void close_all_threads(std::int64_t now);
   std::uint32_t counter(std::string_view name, std::string_view unit = "");
@@ -142,9 +153,11 @@ class Recorder {
   std::size_t depth_limit_;
   mutable std::mutex mutex_;
   std::vector<RegionInfo> regions_;
+  std::unordered_map<std::string, RegionId> region_index_;  // (name, file, line) -> id
   // Read without the lock by the hot path: fixed capacity, entries written before published.
   std::unique_ptr<std::uint8_t[]> regions_recorded_;
   static constexpr std::size_t kMaxRegions = 1 << 20;
+  std::vector<std::string> ignored_files_;
   std::vector<std::pair<std::string, std::string>> counters_;
   std::vector<std::unique_ptr<ThreadRecorder>> threads_;
 };

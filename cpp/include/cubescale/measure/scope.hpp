@@ -13,11 +13,14 @@
 namespace cubescale::measure {
 
 Recorder& global();
-// Replaces the process's recorder (filter, depth limit); the old one's data is dropped.
+// Replaces the process's recorder (filter, depth limit); the old one's data is dropped, its
+// regions are kept (ids stay valid) and filtered again.
 void reset(RegionFilter filter = {}, std::size_t depth_limit = 128);
 // This thread's recorder in the current recorder (created on first use; the first thread to
 // ask is named "Master thread", later ones "thread <n>" unless named).
 ThreadRecorder& this_thread();
+// Whether this thread has no recorder in the current measurement yet (this_thread() would make one).
+bool this_thread_is_new();
 void name_this_thread(std::string name);
 // Changes with every reset(): region ids cached elsewhere must be registered again.
 std::uint64_t epoch();

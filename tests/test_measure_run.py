@@ -1,0 +1,83 @@
+"""`cubescale run` in one process (no mpirun): the program runs as ``__main__`` right below
+its own region (no frames of the launcher or of the measurement in the report), with its
+arguments, and an exception in it still writes the report of what ran before it is raised
+again; its exit status is kept."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import cubescale
+
+APP = textwrap.dedent("""
+    import pickle, sys
+
+    class Point:
+        def __init__(self, x):
+            self.x = x
+
+    def work(n):
+        return sum(range(n))
+
+    def fail():
+        raise ValueError("the program failed")
+
+    for _ in range(int(sys.argv[1])):
+        work(100)
+    assert pickle.loads(pickle.dumps(Point(3))).x == 3  # classes of __main__ pickle
+    if sys.argv[2] == "raise":
+        fail()
+    sys.exit(int(sys.argv[2]))
+""")
+
+
+def _run(tmp_path, *args):
+    app = tmp_path / "app.py"
+    app.write_text(APP)
+    out = tmp_path / "app.cubex"
+    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(out), "--quiet", str(app), *args],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env=dict(os.environ))
+    return done, out
+
+
+def _tree(report) -> dict[str, int]:
+    visits = report.values("visits", inclusive=False)[:, 0]
+
+    def path(c):
+        names = []
+        while c is not None:
+            names.append(report.cnodes[c].region.name)
+            c = report.cnodes[c].parent
+        return "/".join(reversed(names))
+
+    return {path(c.index): int(visits[c.index]) for c in report.cnodes}
+
+
+def test_the_program_runs_right_below_its_region_with_its_arguments(tmp_path):
+    done, out = _run(tmp_path, "7", "0")
+    assert done.returncode == 0, done.stderr
+    report = cubescale.open(out)
+    tree = _tree(report)
+    assert tree["app.py"] == 1 and tree["app.py/<module>"] == 1
+    assert tree["app.py/<module>/work"] == 7
+    assert [p for p in tree if p.count("/") == 1] == ["app.py/<module>"]  # nothing beside the program
+    package = os.path.dirname(cubescale.__file__)
+    assert not [r.name for r in report.regions if r.module.startswith(package) or r.module.endswith("runpy.py")]
+
+
+def test_an_exception_writes_the_report_then_is_raised(tmp_path):
+    done, out = _run(tmp_path, "3", "raise")
+    assert done.returncode == 1
+    assert "ValueError: the program failed" in done.stderr  # its traceback, not a cubescale error line
+    assert "cubescale: error" not in done.stderr
+    tree = _tree(cubescale.open(out))
+    assert tree["app.py/<module>/work"] == 3 and tree["app.py/<module>/fail"] == 1
+
+
+def test_the_programs_exit_status_is_kept(tmp_path):
+    done, out = _run(tmp_path, "2", "5")
+    assert done.returncode == 5
+    assert _tree(cubescale.open(out))["app.py/<module>/work"] == 2
