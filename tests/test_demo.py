@@ -60,6 +60,31 @@ def test_the_summary_tells_where_the_time_goes(demo):
     assert len(shares) == 4 and np.argmax(shares) == 3
 
 
+def test_without_mpirun_the_demo_measures_one_process_and_says_so(tmp_path):
+    out = tmp_path / "one.cubex"
+    env = dict(os.environ, CUBESCALE_MPIRUN="")  # as if there were no mpirun
+    done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "10"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "mpirun not found; measuring one process" in done.stdout
+    report = cubescale.open(out)
+    assert {loc.process_rank for loc in report.locations} == {0}
+    assert "worker 3" in {loc.name for loc in report.locations}
+
+
+def test_a_failing_program_is_still_written_then_its_error_raised(tmp_path):
+    app = tmp_path / "fails.py"
+    app.write_text("def step(i):\n    if i == 3:\n        raise RuntimeError('boom at 3')\n"
+                   "for i in range(5):\n    step(i)\n")
+    out = tmp_path / "fails.cubex"
+    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(out), "--quiet", str(app)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode != 0 and "boom at 3" in done.stderr
+    report = cubescale.open(out)
+    step = [c.index for c in report.cnodes if c.region.name == "step"]
+    assert int(report.values("visits", inclusive=False)[step].sum()) == 4  # steps 0..3 ran
+
+
 def test_the_filter_leaves_the_solver_and_its_waits(demo):
     report, _ = demo
     parents = {report.cnodes[c.parent].region.name for c in report.cnodes
@@ -71,9 +96,9 @@ def test_the_filter_leaves_the_solver_and_its_waits(demo):
     assert "Barrier.wait" in {r.name for r in report.regions}
 
 
-def test_without_mpirun_the_demo_measures_one_process_and_says_so(tmp_path):
+def test_where_mpirun_is_missing_the_demo_touches_no_mpi(tmp_path):
     out = tmp_path / "one.cubex"
-    env = dict(os.environ, PATH=str(tmp_path))  # no mpirun to be found
+    env = dict(os.environ, PATH=str(tmp_path))  # no mpirun, and no orted for a singleton MPI either
     done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "10"],
                           capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -33,3 +33,18 @@ def mpirun(ranks: int, script: str, *args: str, timeout: int = 120) -> list[dict
         raise AssertionError(f"mpirun -n {ranks} {script} failed ({done.returncode}):\n"
                              f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+
+
+def run_worker(main) -> None:
+    """Runs ``main(argv)`` as an mpirun worker script: its return value is the exit status, and
+    an exception on one rank aborts the whole job (the others must not wait for it forever)."""
+    from mpi4py import MPI
+
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except Exception:  # noqa: BLE001 - printed, then every rank ends
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        MPI.COMM_WORLD.Abort(1)

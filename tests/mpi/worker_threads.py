@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 
 import numpy as np
+from launch import run_worker
 from mpi4py import MPI
 
 import cubescale
@@ -77,11 +77,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except Exception:  # a failed check on one rank must not leave the others waiting
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        MPI.COMM_WORLD.Abort(1)
+    run_worker(main)

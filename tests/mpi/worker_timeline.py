@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from launch import run_worker
 from mpi4py import MPI
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -27,7 +28,7 @@ EXPRESSIONS = {
 }
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
     comm = MPI.COMM_WORLD
     _, kinds = machine()
     targets = {"machine": 0, "node": kinds["node"][1], "package": kinds["package"][0]}
@@ -52,10 +53,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except Exception:  # a failed check on one rank must not leave the others waiting
-        import traceback
-
-        traceback.print_exc()
-        MPI.COMM_WORLD.Abort(1)
+    run_worker(main)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 
+from launch import run_worker
 from mpi4py import MPI
 
 from cubescale.parallel import evaluate_trace
@@ -30,10 +30,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except Exception:  # a failed check on one rank must not leave the others waiting
-        import traceback
-
-        traceback.print_exc()
-        MPI.COMM_WORLD.Abort(1)
+    run_worker(main)

@@ -31,7 +31,8 @@ def add_parser(subparsers) -> None:
                     "thread pool gets chunks of 1:1:2:4) under mpirun on this machine with `cubescale run`, "
                     "writes the report, and prints the top call paths, the imbalance across processes and "
                     "threads, the machine in single-node and sequence form, and how to explore it further. "
-                    "Without mpirun it runs one process and says so.",
+                    "Without mpirun it runs one process and says so (CUBESCALE_MPIRUN names another launcher; "
+                    "empty: none).",
         epilog="examples:\n  cubescale demo\n  cubescale demo --ranks 8 -o big.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("-o", "--output", default="demo.cubex", help="report to write (default demo.cubex)")
@@ -70,7 +71,8 @@ def mpi_environment() -> dict[str, str]:
 
 def run_demo(args) -> int:
     start = time.perf_counter()
-    mpirun = shutil.which("mpirun")
+    # CUBESCALE_MPIRUN names the launcher to use ("" for none); default: mpirun on the PATH.
+    mpirun = os.environ.get("CUBESCALE_MPIRUN", shutil.which("mpirun") or "") or None
     ran_mpi = False
     if mpirun:
         print(f"cubescale demo: measuring {args.ranks} MPI ranks x 4 threads of the stencil solver "
