@@ -23,7 +23,9 @@ struct Evaluating {
 void store(const std::vector<double>& v, Severity& out) {
   const auto kind = out.dtype().kind;
   if (kind == ValueKind::Double || kind == ValueKind::MinDouble || kind == ValueKind::MaxDouble) {
-    std::memcpy(out.data(), v.data(), v.size() * sizeof(double));
+    // An empty report (no call paths or no locations) has nothing to copy, and an empty
+    // vector's data() may be null, which memcpy does not allow even for zero bytes.
+    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(double));
   } else if (kind == ValueKind::Int64) {
     auto* o = reinterpret_cast<std::int64_t*>(out.data());
     for (std::size_t i = 0; i < v.size(); ++i) o[i] = std::isfinite(v[i]) ? static_cast<std::int64_t>(std::llround(v[i])) : 0;

@@ -8,6 +8,7 @@
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/reader.hpp"
+#include "cubescale/cube/report.hpp"
 #include "cubescale/cube/tar.hpp"
 #include "cubescale/cube/writer.hpp"
 #include "cubescale/cube/xml.hpp"
@@ -142,4 +143,24 @@ TEST(CubeAnchor, TopologyLocationIdsAreRenamed) {
   EXPECT_FALSE(remap_location_ids("<coord locId=\"x\">0</coord>", new_id));
   EXPECT_FALSE(remap_location_ids("<coord>0</coord>", new_id));
   EXPECT_FALSE(remap_location_ids("<coord locId=\"0\"", new_id));
+}
+
+// Found by the CubePL fuzzer: a derived metric of a report without locations has no values to
+// store, and storing them must not hand memcpy a null pointer (UBSan reported it).
+TEST(CubeDerived, ReportWithoutLocationsEvaluatesToNothing) {
+  const std::string xml =
+      R"(<cube version="4.4"><metrics><metric id="0" type="EXCLUSIVE"><uniq_name>time</uniq_name>)"
+      R"(<dtype>DOUBLE</dtype></metric><metric id="1" type="POSTDERIVED"><uniq_name>d</uniq_name>)"
+      R"(<dtype>DOUBLE</dtype><cubepl>metric::time() + 1</cubepl></metric></metrics><program>)"
+      R"(<region id="0" mod="MPI" begin="0" end="0"><name>MPI_Send</name></region>)"
+      R"(<cnode id="0" calleeId="0"/></program><system><systemtreenode Id="0"><name>m</name>)"
+      R"(<class>machine</class><locationgroup Id="0"><name>p</name><rank>0</rank><type>process</type>)"
+      R"(</locationgroup></systemtreenode></system></cube>)";
+  try {
+    const Report report(parse_anchor(xml, "no-locations"));
+    EXPECT_EQ(report.values(1, MetricKind::Inclusive)->bytes(), 0u);
+    EXPECT_EQ(report.values(1, MetricKind::Exclusive)->bytes(), 0u);
+  } catch (const std::invalid_argument&) {
+    // Definitions may also be refused whole; either way no undefined behaviour.
+  }
 }
