@@ -185,6 +185,9 @@ def worker(cnodes: int, repeat: int, out_dir: str) -> None:
     t_gather, gather_held = timed(gather)
     sent = comm.reduce(costs["unify"]["bytes_sent"] + costs["collate"]["bytes_sent"], op=MPI.SUM, root=0)
     unify_seconds = comm.allreduce(costs["unify"]["seconds"], op=MPI.MAX)
+    # The phases of ours (last run, slowest rank each): where the time goes.
+    system_seconds = comm.allreduce(costs["system_tree"]["seconds"], op=MPI.MAX)
+    collate_seconds = comm.allreduce(costs["collate"]["seconds"], op=MPI.MAX)
     if comm.rank == 0:
         same = _same_values(os.path.join(out_dir, "ours.cubex"), os.path.join(out_dir, "files.cubex"))
         print(json.dumps({
@@ -192,6 +195,7 @@ def worker(cnodes: int, repeat: int, out_dir: str) -> None:
             "writer_bytes": costs["collate"]["writer_buffer_bytes"], "files_held": files_held,
             "gather_held": gather_held, "bytes_moved": sent, "gather_moved": profile_bytes * (comm.size - 1),
             "rounds": costs["unify"]["rounds"], "unify_seconds": unify_seconds,
+            "system_seconds": system_seconds, "collate_seconds": collate_seconds,
             "unify_peak": costs["unify"]["peak_bytes"], "same_values": same,
             "size": os.path.getsize(os.path.join(out_dir, "ours.cubex")),
         }), flush=True)
@@ -264,8 +268,9 @@ def main(argv: list[str]) -> int:
         return 0
     print(f"{args.cnodes} call paths x {THREADS} threads x {len(METRICS)} metrics per rank; median of {args.repeat}")
     print("| ranks | ours s | files+merge s | gather s | files/ours | gather/ours | writer buffers (budget 1 MiB) | "
-          "baseline rank-0 matrices | bytes moved ours | gather | unify rounds | unify s | same values |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "baseline rank-0 matrices | bytes moved ours | gather | unify rounds | unify s | system tree s | collate s | "
+          "same values |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     env = dict(os.environ, **MPI_ENV)
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as out:
@@ -282,7 +287,8 @@ def main(argv: list[str]) -> int:
         print(f"| {r['ranks']} | {r['ours']:.3f} | {r['files']:.3f} | {r['gather']:.3f} | "
               f"{r['files'] / r['ours']:.1f}x | {r['gather'] / r['ours']:.1f}x | {r['writer_bytes'] / 1024:.0f} KiB | "
               f"{(r['gather_held']) / 1024:.0f} KiB | {r['bytes_moved'] / 1024:.0f} KiB | "
-              f"{r['gather_moved'] / 1024:.0f} KiB | {r['rounds']} | {r['unify_seconds']:.3f} | {r['same_values']} |",
+              f"{r['gather_moved'] / 1024:.0f} KiB | {r['rounds']} | {r['unify_seconds']:.3f} | "
+              f"{r['system_seconds']:.3f} | {r['collate_seconds']:.3f} | {r['same_values']} |",
               flush=True)
     return 0
 

@@ -285,16 +285,16 @@ void register_collation(py::module_& m) {
   m.def(
       "write_parts",
       [](cube::CubexWriter& writer, ByteArray buffer, py::array_t<std::int64_t> counts, std::uint32_t p0,
-         std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width, bool piece) {
+         std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width, bool piece, std::size_t trailer) {
         const std::string_view parts(reinterpret_cast<const char*>(buffer.data()), std::size_t(buffer.size()));
         const std::vector<std::int64_t> sizes(counts.data(), counts.data() + counts.size());
-        return write_parts(writer, parts, sizes, p0, p1, c0, c1, width, piece);
+        return write_parts(writer, parts, sizes, p0, p1, c0, c1, width, piece, trailer);
       },
       py::arg("writer"), py::arg("buffer"), py::arg("counts"), py::arg("p0"), py::arg("p1"), py::arg("c0"),
-      py::arg("c1"), py::arg("width"), py::arg("piece") = false,
+      py::arg("c1"), py::arg("width"), py::arg("piece") = false, py::arg("trailer") = 0,
       "Writes a block from the ranks' gathered parts (counts: bytes per rank) without a dense copy: sent rows "
-      "composed one at a time, the others skipped; piece: one row as the next piece of the open row. Returns "
-      "the bytes held besides the parts.");
+      "composed one at a time, the others skipped; piece: one row as the next piece of the open row; trailer: "
+      "bytes after each rank's part that are not values. Returns the bytes held besides the parts.");
 }
 
 }  // namespace

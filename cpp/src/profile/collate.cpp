@@ -110,7 +110,7 @@ static_assert(sizeof(PartRow) <= 24, "RowSource::kRowOverhead counts 24 bytes pe
 
 std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const std::vector<std::int64_t>& sizes,
                         std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width,
-                        bool piece) {
+                        bool piece, std::size_t trailer) {
   const auto bad = [&](const std::string& what) -> FormatError {
     return FormatError("collation", "row block", 0, what);
   };
@@ -118,15 +118,15 @@ std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const
   // Entries counted first, so that the index holds exactly what the budget counted.
   std::size_t entries = 0, at = 0;
   for (const auto size : sizes) {
-    if (size < 0 || at + std::size_t(size) > parts.size()) throw bad("part sizes exceed the gathered bytes");
+    if (size < 0 || at + std::size_t(size) + trailer > parts.size()) throw bad("part sizes exceed the gathered bytes");
     if (size >= 8) entries += get_u32(parts, at + 4);
-    at += std::size_t(size);
+    at += std::size_t(size) + trailer;
   }
   std::vector<PartRow> index;
   index.reserve(std::min<std::size_t>(entries, parts.size() / 4));
   at = 0;
   for (const auto size : sizes) {
-    if (size < 0 || at + std::size_t(size) > parts.size()) throw bad("part sizes exceed the gathered bytes");
+    if (size < 0 || at + std::size_t(size) + trailer > parts.size()) throw bad("part sizes exceed the gathered bytes");
     const auto part = parts.substr(at, std::size_t(size));
     if (!part.empty()) {
       if (part.size() < 8) throw bad("part shorter than its header");
@@ -144,7 +144,7 @@ std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const
                          at + 8 + 4 * k + i * columns * width});
       }
     }
-    at += std::size_t(size);
+    at += std::size_t(size) + trailer;
   }
   std::sort(index.begin(), index.end(), [](const PartRow& a, const PartRow& b) {
     return a.position != b.position ? a.position < b.position : a.column < b.column;

@@ -181,7 +181,8 @@ def write_parts(
     c1: typing.SupportsInt | typing.SupportsIndex,
     width: typing.SupportsInt | typing.SupportsIndex,
     piece: bool = False,
+    trailer: typing.SupportsInt | typing.SupportsIndex = 0,
 ) -> int:
     """
-    Writes a block from the ranks' gathered parts (counts: bytes per rank) without a dense copy: sent rows composed one at a time, the others skipped; piece: one row as the next piece of the open row. Returns the bytes held besides the parts.
+    Writes a block from the ranks' gathered parts (counts: bytes per rank) without a dense copy: sent rows composed one at a time, the others skipped; piece: one row as the next piece of the open row; trailer: bytes after each rank's part that are not values. Returns the bytes held besides the parts.
     """

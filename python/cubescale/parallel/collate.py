@@ -2,16 +2,18 @@
 (paper 001, section 3; paper 002, section 4.3).
 
 After :func:`~cubescale.parallel.unify` and :func:`~cubescale.parallel.build_system_tree`,
-the writer (rank 0) streams the report: for each metric, one reduction of per-row costs
-tells every rank how many bytes each row will bring, and blocks of rows in the metric's row
-order are cut to the budget by what is really sent. Every rank sends only its non-zero rows
-of the block (a rank that never visited a call path sends nothing for it), rank 0 gathers
-them (``Gatherv``), and C++ (``write_parts``) composes each sent row in one row buffer and
+the writer (rank 0) streams the report: for each metric, a reduction of per-row costs tells
+the writer how many bytes each row will bring, it cuts blocks of rows in the metric's row
+order to the budget by what is really sent and broadcasts that plan once. Every rank sends
+only its non-zero rows of the block (a rank that never visited a call path sends nothing for
+it) followed by the size of its next part, rank 0 gathers them (one ``Gatherv`` per block),
+and C++ (``write_parts``) composes each sent row in one row buffer and
 hands it to ``CubexWriter``; rows nobody sent are zero everywhere and are left out of the
 SPARSE index. A row wider than the budget is gathered and written in column pieces, so the
 writer's buffers stay within ``block_bytes`` whatever the number of ranks (MPI's ``Gatherv``
-itself takes a count and a displacement per rank on the root: 16 bytes per rank, and the
-cost reduction 8 bytes per call path on every rank, outside the data budget).
+itself takes a count and a displacement per rank on the root, and each part is followed by
+its rank's next size: 24 bytes per rank; the cost reduction takes 8 bytes per call path of
+one metric, the plan 48 bytes per block; all outside the data budget).
 
 An error on any rank (including the writer's) is raised on every rank after the collective
 steps already under way have ended, and no file (temporary or final) is left behind.
@@ -114,27 +116,11 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
                          f"(needs {2 * widest + 36})")
     failure: BaseException | None = None
 
-    def gather(part: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-        counts = np.zeros(comm.size, dtype=np.int64) if root else None
-        comm.Gather(np.array([len(part)], dtype=np.int64), counts, root=0)
-        buffer = np.empty(int(counts.sum()) if root else 0, dtype=np.uint8)  # type: ignore[union-attr]
-        comm.Gatherv(part, (buffer, counts) if root else None, root=0)
-        stats["bytes_sent"] += len(part)
-        stats["blocks"] += 1
-        if root:
-            return buffer, counts  # type: ignore[return-value]
-        return None
-
-    def write(got, p0: int, p1: int, c0: int, c1: int, width: int, piece: bool) -> None:
-        buffer, counts = got
-        assert writer is not None  # on_writer calls this on the root only, while it writes
-        held = _profile.write_parts(writer, buffer, counts, p0, p1, c0, c1, width, piece)
-        stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], buffer.nbytes + held)
-
-    def part_of(metric: int, p0: int, p1: int, c0: int, c1: int) -> np.ndarray:
+    def part_of(step: np.ndarray) -> np.ndarray:
         nonlocal failure
         if failure is None:
             try:
+                metric, _, p0, p1, c0, c1 = (int(x) for x in step)
                 return source.block(metric, p0, p1, c0, c1)
             except Exception as e:  # noqa: BLE001 - keeps taking part; raised at the end
                 failure = e
@@ -148,34 +134,56 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
             except Exception as e:  # noqa: BLE001
                 failure, writer = e, None
 
-    for metric, width in enumerate(widths):
-        on_writer(lambda m=metric: writer.begin_metric(m))  # type: ignore[union-attr]
-        # Blocks are planned by what every rank really sends: one reduction of per-row costs.
-        costs = np.zeros(cnodes, dtype=np.uint64)
+    def row_costs(metric: int) -> np.ndarray:
+        nonlocal failure
         if failure is None:
             try:
-                costs = source.row_costs(metric, cnodes)
+                return source.row_costs(metric, cnodes)
             except Exception as e:  # noqa: BLE001 - keeps taking part; raised at the end
                 failure = e
-        comm.Allreduce(MPI.IN_PLACE, costs, op=MPI.SUM)
-        for kind, p0, p1 in _plan_blocks(costs.astype(np.int64), locations * width, int(block_bytes)):
-            if kind == "skip":
+        return np.zeros(cnodes, dtype=np.uint64)
+
+    plan = _plan(comm, MPI, row_costs, widths, locations, int(block_bytes))
+    gathered = plan[plan[:, 1] != _SKIP]
+    # Every gathered block but the first learns each rank's part size from the block before:
+    # a rank sends its part followed by the size of its next part (8 bytes, as a separate
+    # gather of sizes would cost, without that collective's round trip per block).
+    current = part_of(gathered[0]) if len(gathered) else np.empty(0, dtype=np.uint8)
+    counts = np.zeros(comm.size, dtype=np.int64) if root else None
+    if len(gathered):
+        comm.Gather(np.array([len(current)], dtype=np.int64), counts, root=0)
+    blocks = iter(range(len(gathered)))
+    for metric, width in enumerate(widths):
+        on_writer(lambda m=metric: writer.begin_metric(m))  # type: ignore[union-attr]
+        for step in plan[plan[:, 0] == metric]:
+            _, kind, p0, p1, c0, c1 = (int(x) for x in step)
+            if kind == _SKIP:
                 on_writer(lambda n=p1 - p0: writer.skip_rows(n))  # type: ignore[union-attr]
-            elif kind == "rows":
-                got = gather(part_of(metric, p0, p1, 0, locations))
-                if root and failure is None:
-                    on_writer(lambda g=got, a=p0, b=p1, w=width: write(g, a, b, 0, locations, w, False))
-            else:  # a row wider than the budget: in column pieces
-                # Worst case per column: every value from another rank (8 header + 4 position +
-                # 24 index + the value) and its place in the row buffer.
-                columns = max(1, int(block_bytes) // (2 * width + 36))
-                on_writer(lambda: writer.begin_row())  # type: ignore[union-attr]
-                for c0 in range(0, locations, columns):
-                    c1 = min(locations, c0 + columns)
-                    got = gather(part_of(metric, p0, p0 + 1, c0, c1))
-                    if root and failure is None:
-                        on_writer(lambda g=got, a=p0, c=c0, d=c1, w=width: write(g, a, a + 1, c, d, w, True))
-                on_writer(lambda: writer.end_row())  # type: ignore[union-attr]
+                continue
+            i = next(blocks)
+            following = part_of(gathered[i + 1]) if i + 1 < len(gathered) else np.empty(0, dtype=np.uint8)
+            sent = np.concatenate([current, np.array([len(following)], dtype="<u8").view(np.uint8)])
+            buffer = np.empty(int(counts.sum()) + 8 * comm.size if root else 0, dtype=np.uint8)  # type: ignore[union-attr]
+            comm.Gatherv(sent, (buffer, counts + 8) if root else None, root=0)  # type: ignore[operator]
+            stats["bytes_sent"] += len(sent)
+            stats["blocks"] += 1
+            if root:
+                sizes, counts = counts, _trailers(buffer, counts)  # type: ignore[arg-type]
+                piece = kind == _PIECE
+
+                def write(b=buffer, s=sizes, a=p0, e=p1, f=c0, g=c1, w=width, one=piece) -> None:
+                    assert writer is not None
+                    held = _profile.write_parts(writer, b, s, a, e, f, g, w, one, 8)
+                    # The size trailers (8 bytes per rank) are counted with MPI's per-rank counts.
+                    data = b.nbytes - 8 * len(s)
+                    stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], data + held)
+
+                if piece and c0 == 0:
+                    on_writer(lambda: writer.begin_row())  # type: ignore[union-attr]
+                on_writer(write)
+                if piece and c1 == locations:
+                    on_writer(lambda: writer.end_row())  # type: ignore[union-attr]
+            current = following
         on_writer(lambda: writer.end_metric())  # type: ignore[union-attr]
         if progress is not None and root:
             progress(metric + 1, len(widths))
@@ -184,6 +192,53 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     agree(comm, failure)
     stats["seconds"] = time.perf_counter() - start
     return stats
+
+
+_SKIP, _ROWS, _PIECE = 0, 1, 2
+
+
+def _trailers(buffer: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The size of every rank's next part: the 8 bytes after its part in a gathered block
+    (read in chunks of ranks, so the index stays small at any number of ranks)."""
+    starts = np.cumsum(sizes + 8) - 8
+    out = np.empty(len(sizes), dtype=np.int64)
+    chunk = 1 << 16
+    for k in range(0, len(starts), chunk):
+        at = starts[k:k + chunk]
+        out[k:k + len(at)] = buffer[at[:, None] + np.arange(8)].view("<u8").ravel()
+    return out
+
+
+def _plan(comm, MPI, row_costs, widths: list[int], locations: int, budget: int) -> np.ndarray:
+    """Every step of the collation, the same on every rank: rows ``(metric, kind, p0, p1, c0,
+    c1)`` with kind ``_SKIP`` (rows [p0, p1) nobody sends), ``_ROWS`` (whole rows [p0, p1)) or
+    ``_PIECE`` (columns [c0, c1) of row p0, wider than the budget). Blocks are cut by what every
+    rank really sends: per metric, the ranks' per-row costs are summed on the writer (a
+    ``Reduce``: one metric's costs at a time there), which plans; one broadcast of the plan."""
+    steps: list[tuple[int, ...]] = []
+    for metric, width in enumerate(widths):
+        costs = row_costs(metric)
+        total = np.zeros_like(costs) if comm.rank == 0 else None
+        comm.Reduce(costs, total, op=MPI.SUM, root=0)
+        if comm.rank != 0:
+            continue
+        row_bytes = locations * width
+        # Worst case per column of a wide row: every value from another rank (8 header + 4
+        # position + 24 index + the value) and its place in the row buffer.
+        columns = max(1, budget // (2 * width + 36)) if width else 1
+        for kind, p0, p1 in _plan_blocks(total.astype(np.int64), row_bytes, budget):  # type: ignore[union-attr]
+            if kind == "skip":
+                steps.append((metric, _SKIP, p0, p1, 0, 0))
+            elif kind == "rows":
+                steps.append((metric, _ROWS, p0, p1, 0, locations))
+            else:
+                steps.extend((metric, _PIECE, p0, p1, c0, min(locations, c0 + columns))
+                             for c0 in range(0, locations, columns))
+    count = np.array([len(steps)], dtype=np.int64)
+    comm.Bcast(count, root=0)
+    plan = np.array(steps, dtype=np.int64).reshape(-1, 6) if comm.rank == 0 else np.empty((int(count[0]), 6), np.int64)
+    comm.Bcast(plan, root=0)
+    return plan
 
 
 def _plan_blocks(costs: np.ndarray, row_bytes: int, budget: int):

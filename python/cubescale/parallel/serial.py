@@ -104,6 +104,10 @@ class SerialComm:
         if sendbuf is not MPI.IN_PLACE:
             _flat(recvbuf)[:] = _flat(sendbuf)
 
+    def Reduce(self, sendbuf: Any, recvbuf: Any, op: Any = None, root: int = 0) -> None:  # noqa: N802
+        if sendbuf is not MPI.IN_PLACE:
+            _flat(recvbuf)[:] = _flat(sendbuf)
+
     def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:  # noqa: N802
         if sendbuf is not MPI.IN_PLACE:
             _flat(recvbuf)[:] = _flat(sendbuf)

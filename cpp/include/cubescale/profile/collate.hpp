@@ -61,9 +61,10 @@ class RowSource {
 // other) are checked and indexed by row (24 bytes per rank and row); each row some rank sent
 // is composed in one row buffer and written, runs of rows nobody sent are skipped. With
 // `piece`, the block is one row and goes out as the next piece of the writer's open row.
-// Returns the bytes it held besides the parts (index and row buffer). FormatError for parts
-// that do not fit the block.
+// `trailer` bytes follow each rank's part and are not values (collation carries the size of
+// the rank's next part there). Returns the bytes it held besides the parts (index and row
+// buffer). FormatError for parts that do not fit the block.
 std::size_t write_parts(cube::CubexWriter& writer, std::string_view parts, const std::vector<std::int64_t>& sizes,
                         std::uint32_t p0, std::uint32_t p1, std::uint64_t c0, std::uint64_t c1, std::size_t width,
-                        bool piece);
+                        bool piece, std::size_t trailer = 0);
 }  // namespace cubescale::profile
