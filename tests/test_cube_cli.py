@@ -83,3 +83,11 @@ def test_closed_pipe_is_quiet():
     proc.wait(timeout=60)
     assert err == ""
     assert proc.returncode == 141
+
+
+def test_unknown_metric_is_a_clear_error_not_a_traceback(capsys):
+    path = os.path.join(DATA, "all_dtypes.cubex")
+    assert main(["dump", path, "--metric", "time"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cubescale: error: no metric 'time'; metrics are INT8")
+    assert "Traceback" not in err

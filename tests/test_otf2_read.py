@@ -136,3 +136,58 @@ def test_anchor_of_another_format(shared_data):
         otf2.open(shared_data / "otf2" / "late-sender-barrier" / "profile.cubex")
     with pytest.raises(cubescale.FormatError):
         otf2.open(shared_data / "otf2" / "no-such-trace.otf2")
+
+
+def test_strings_that_are_not_utf8_are_replaced_and_named(shared_data, tmp_path):
+    # OTF2 strings carry no encoding: a Latin-1 name (é = 0xE9) must not break reading.
+    d = _writable_copy(shared_data / "otf2" / "ping-pong", tmp_path / "t")
+    defs = (d / "traces.def").read_bytes()
+    assert defs.count(b"MPI_Send") >= 1
+    (d / "traces.def").write_bytes(defs.replace(b"MPI_Send", b"MPI_S\xe9nd"))
+    t = otf2.open(d / "traces.otf2")
+    names = set(t.regions["name"])
+    assert "MPI_S\ufffdnd" in names and "MPI_Send" not in names
+    assert any("not UTF-8" in w for w in t.warnings)
+    report = otf2.profile(d / "traces.otf2")
+    assert "MPI_S\ufffdnd" in {r.name for r in report.regions}
+
+
+def _one_byte_changed(shared_data, tmp_path, trace: str, member: str, offset: int, was: int, now: int) -> Path:
+    """A copy of a shared trace with one byte of one archive file changed; returns its anchor."""
+    d = _writable_copy(shared_data / "otf2" / trace, tmp_path / "t")
+    data = bytearray((d / member).read_bytes())
+    assert data[offset] == was
+    data[offset] = now
+    (d / member).write_bytes(bytes(data))
+    return next(d.glob("*.otf2"))
+
+
+# Found by fuzz/otf2_mutate.py, each with the change that showed it:
+def test_a_damaged_chunk_that_sends_the_reader_back_is_an_error_not_a_hang(shared_data, tmp_path):
+    # A timestamp record type (5) changed to 141 makes libotf2 deliver location 1's events
+    # again and again (otf2-print prints for ever); reading stops one event past the announced.
+    anchor = _one_byte_changed(shared_data, tmp_path, "integrity", "TestTrace/1.evt", 1244918, 5, 141)
+    for read in (lambda: otf2.profile(anchor), lambda: otf2.open(anchor).timelines()):
+        with pytest.raises(cubescale.FormatError) as e:
+            read()
+        assert e.value.member == "TestTrace/1.evt"
+        assert "corrupt event records" in str(e.value)
+
+
+def test_a_metric_sample_earlier_than_the_one_before_is_a_format_error(shared_data, tmp_path):
+    # Was a bare ValueError from the timeline ("times must not decrease"), naming no file.
+    anchor = _one_byte_changed(shared_data, tmp_path, "ping-pong-papi", "traces/1.evt", 1338, 0xE5, 0x1C)
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.open(anchor).timelines()
+    assert e.value.member == "traces/1.evt"
+    assert "must be in time order" in str(e.value)
+
+
+def test_definitions_that_end_early_without_an_error_are_caught_by_the_anchor(shared_data, tmp_path):
+    # libotf2 ends the global definitions before any location without an error; profiling
+    # then failed on an empty call tree.
+    anchor = _one_byte_changed(shared_data, tmp_path, "ping-pong-papi", "traces.def", 3244, 0x17, 0x1F)
+    with pytest.raises(cubescale.FormatError) as e:
+        otf2.open(anchor)
+    assert e.value.member == "traces.def"
+    assert "announces 2 locations" in str(e.value)

@@ -46,10 +46,11 @@ def main(argv: list[str] | None = None) -> int:
         # and keep Python from complaining again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for such a tool
-    except (OSError, ValueError) as e:  # FormatError included
+    except (OSError, ValueError, KeyError) as e:  # FormatError included; KeyError: no such metric ...
         if e is getattr(args, "program_error", None):  # raised by a program `cubescale run` ran
             raise
-        print(f"cubescale: error: {e}", file=sys.stderr)
+        text = e.args[0] if isinstance(e, KeyError) and e.args else e  # without KeyError's quotes
+        print(f"cubescale: error: {text}", file=sys.stderr)
         return 2
 
 

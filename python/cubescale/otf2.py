@@ -391,6 +391,11 @@ class Trace:
         (12, 4)
         """
         local, _ = self.local_profile()
+        if local.shape[0] == 0:
+            from .errors import FormatError
+
+            raise FormatError("no location entered a region: the trace holds no call path to profile", self.path,
+                              os.path.basename(os.path.splitext(self.path)[0]) + "/*.evt", 0)
         state = _profile.UnifyState(local._core)
         state.end_up(True)
         state.down(b"")

@@ -51,6 +51,19 @@ bool valid_utf8(std::string_view s, std::size_t& bad_offset) {
   return true;
 }
 
+std::string replace_invalid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  std::size_t bad = 0;
+  while (!valid_utf8(s, bad)) {
+    out.append(s.data(), bad);
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    s.remove_prefix(bad + 1);
+  }
+  out.append(s);
+  return out;
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -2,7 +2,10 @@
 
 #include <otf2/otf2.h>
 
+#include <algorithm>
 #include <cstdarg>
+#include <filesystem>
+#include <limits>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -10,6 +13,7 @@
 #include <mutex>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/text.hpp"
 
 namespace cubescale::trace {
 
@@ -182,7 +186,17 @@ OTF2_CallbackCode on_clock(void* ud, uint64_t resolution, uint64_t offset, uint6
 OTF2_CallbackCode on_string(void* ud, OTF2_StringRef self, const char* s) {
   auto& d = *ctx(ud).defs;
   d.string_index.add(self, static_cast<std::uint32_t>(d.strings.size()));
-  d.strings.emplace_back(s ? s : "");
+  // OTF2 strings carry no encoding; names reach Python strings and reports as UTF-8, so a
+  // name in another encoding (a Latin-1 file path) keeps its ASCII and gets U+FFFD elsewhere.
+  const std::string_view text(s ? s : "");
+  std::size_t bad = 0;
+  if (cube::valid_utf8(text, bad)) {
+    d.strings.emplace_back(text);
+  } else {
+    d.strings.push_back(cube::replace_invalid_utf8(text));
+    d.warnings.push_back("string " + std::to_string(self) + " is not UTF-8 (byte " + std::to_string(bad) +
+                         "): invalid bytes replaced by U+FFFD");
+  }
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -789,6 +803,13 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
     throw FormatError(path_, member, read, "definition " + std::to_string(read) + ": " + describe(rc));
   finish_definitions(c);
   if (!c.error.empty()) throw FormatError(path_, member, 0, c.error);
+  // Definitions cut at a record boundary read without an error from libotf2; the anchor's
+  // count of locations tells.
+  uint64_t announced = 0;
+  if (OTF2_Reader_GetNumberOfLocations(reader.get(), &announced) == OTF2_SUCCESS && defs_.locations.size() < announced)
+    throw FormatError(path_, member, read,
+                      "the anchor announces " + std::to_string(announced) + " locations, the definitions define " +
+                          std::to_string(defs_.locations.size()) + " (truncated?)");
 }
 
 std::vector<std::uint32_t> Trace::all_locations() const {
@@ -800,6 +821,14 @@ std::vector<std::uint32_t> Trace::all_locations() const {
 std::string Trace::event_member(std::uint32_t location) const {
   const auto base = archive_.substr(archive_.find_last_of('/') + 1);
   return base + "/" + std::to_string(defs_.locations.at(location).id) + ".evt";
+}
+
+std::uint64_t Trace::event_file_bytes(std::uint32_t location) const {
+  // The POSIX substrate's file; other substrates (SIONlib) keep no file per location.
+  std::error_code ec;
+  const auto dir = std::filesystem::path(path_).parent_path();
+  const auto bytes = std::filesystem::file_size(dir / event_member(location), ec);
+  return ec ? std::numeric_limits<std::uint64_t>::max() - 1 : std::uint64_t(bytes);
 }
 
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
@@ -863,13 +892,29 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       c->location = l;
       c->sink->begin_location(l);
     }
+    // In batches, so that corrupt records cannot keep the reader going for ever: OTF2's reader
+    // can be sent back over its own data by a damaged chunk (a mutated record type), and then
+    // delivers the same events again and again. A location holds at most the events its
+    // definition announces, or one per byte of its event file.
+    const auto announced = defs_.locations[l].events;
+    const std::uint64_t limit = announced != 0 ? announced : event_file_bytes(l);
     uint64_t n = 0;
-    const auto rc = OTF2_Reader_ReadAllLocalEvents(reader.get(), er, &n);
+    OTF2_ErrorCode rc = OTF2_SUCCESS;
+    for (;;) {
+      const uint64_t want = std::min<std::uint64_t>(kEventBatch, limit - std::min(n, limit) + 1);
+      uint64_t got = 0;
+      rc = OTF2_Reader_ReadLocalEvents(reader.get(), er, want, &got);
+      n += got;
+      if (rc != OTF2_SUCCESS || got < want || n > limit || (c && (c->error || !c->problem.empty()))) break;
+    }
     OTF2_Reader_CloseEvtReader(reader.get(), er);
     if (c && c->error) std::rethrow_exception(c->error);
     if (c && !c->problem.empty()) throw fail(l, c->event.position, c->problem);
     if (rc != OTF2_SUCCESS) throw fail(l, n, "after " + std::to_string(n) + " events: " + describe(rc));
-    const auto announced = defs_.locations[l].events;
+    if (n > limit)
+      throw fail(l, n, "more than " + std::to_string(limit) + " events" +
+                           (announced != 0 ? " (as the definitions announce)" : " (one per byte of the file)") +
+                           ": corrupt event records");
     if (announced != 0 && n != announced)
       throw fail(l, n, "the definitions announce " + std::to_string(announced) + " events, the file holds " +
                            std::to_string(n) + " (truncated?)");

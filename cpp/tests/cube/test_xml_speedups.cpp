@@ -160,3 +160,15 @@ TEST(XmlFastPath, LeafTextAgreesWithTheTokens) {
     EXPECT_EQ(fast.next().name, "next");
   }
 }
+
+TEST(Utf8Replacement, EveryInvalidByteBecomesOneReplacementCharacter) {
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(replace_invalid_utf8("plain"), "plain");
+  EXPECT_EQ(replace_invalid_utf8("caf\xC3\xA9"), "caf\xC3\xA9");           // valid stays
+  EXPECT_EQ(replace_invalid_utf8("caf\xE9"), "caf" + fffd);                 // Latin-1 at the end
+  EXPECT_EQ(replace_invalid_utf8("\xE9t\xE9"), fffd + "t" + fffd);
+  EXPECT_EQ(replace_invalid_utf8("\xC3"), fffd);                             // cut sequence
+  EXPECT_EQ(replace_invalid_utf8("\xED\xA0\x80x"), fffd + fffd + fffd + "x");  // a surrogate
+  std::size_t bad = 0;
+  EXPECT_TRUE(valid_utf8(replace_invalid_utf8(std::string(40, '\xFF') + "abc"), bad));
+}
