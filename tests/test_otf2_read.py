@@ -4,6 +4,8 @@ equal to otf2-print's, streaming subsets, and FormatError on broken archives."""
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -191,3 +193,48 @@ def test_definitions_that_end_early_without_an_error_are_caught_by_the_anchor(sh
         otf2.open(anchor)
     assert e.value.member == "traces.def"
     assert "announces 2 locations" in str(e.value)
+
+
+_READ_EACH_IN_ONE_PROCESS = r"""
+import resource, sys
+import cubescale
+from cubescale import otf2
+resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # the old failure was an OOM kill
+for anchor in sys.argv[1:]:
+    try:
+        trace = otf2.open(anchor)
+        trace.sequence_tree()
+        otf2.profile(anchor)
+        trace.timelines()
+    except cubescale.FormatError as e:
+        print(e.member, e, flush=True)
+"""
+
+
+def _changed_copy(src: Path, dst: Path, member: str, changes: dict[int, int], cut: int | None = None) -> str:
+    d = _writable_copy(src, dst)
+    data = bytearray((d / member).read_bytes())
+    for offset, now in changes.items():
+        data[offset] = now
+    (d / member).write_bytes(bytes(data[:cut]))
+    return str(next(d.glob("*.otf2")))
+
+
+def test_definitions_read_again_and_again_stop_at_one_per_byte(shared_data, tmp_path):
+    # Three cases of one fuzz batch (seed 593467493): after the first two, libotf2 reads the
+    # global definitions of ping-pong cut at 2,894 bytes from a stale chunk buffer over and
+    # over, and the strings grew until the machine's memory ran out (24 GB, OOM-killed).
+    # Whether the buffer is stale depends on the heap, so the cases run in this order in a
+    # fresh process; the cut file must raise FormatError in any order.
+    otf2_dir = shared_data / "otf2"
+    anchors = [
+        _changed_copy(otf2_dir / "ping-pong-papi", tmp_path / "a", "traces.def", {446: 219, 7593: 5}),
+        _changed_copy(otf2_dir / "integrity", tmp_path / "b", "TestTrace/9.evt",
+                      {5466: 180, 173887: 246, 489540: 100, 695566: 82, 848077: 130}),
+        _changed_copy(otf2_dir / "ping-pong", tmp_path / "c", "traces.def", {}, cut=2894),
+    ]
+    done = subprocess.run([sys.executable, "-c", _READ_EACH_IN_ONE_PROCESS, *anchors], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("traces.def "), done.stdout

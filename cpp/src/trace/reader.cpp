@@ -769,6 +769,30 @@ double as_double(std::uint8_t t, MetricValue v) {
   }
 }
 
+namespace {
+// Reads records through `read_batch(want, &got)` (one of libotf2's Read*Definitions or
+// ReadLocalEvents) until the member ends, fails, `stop()` says so, or more than `limit`
+// records arrived. In batches because OTF2's reader can be sent back over its own data by a
+// damaged chunk (a mutated record type, a cut file whose stale buffer is read again), and then
+// delivers the same records again and again: a member holds at most one record per byte.
+template <class ReadBatch, class Stop>
+std::pair<OTF2_ErrorCode, std::uint64_t> read_at_most(std::uint64_t limit, std::uint64_t batch, ReadBatch read_batch,
+                                                      Stop stop) {
+  std::uint64_t n = 0;
+  OTF2_ErrorCode rc = OTF2_SUCCESS;
+  for (;;) {
+    const std::uint64_t want = std::min(batch, limit - std::min(n, limit) + 1);
+    std::uint64_t got = 0;
+    rc = read_batch(want, &got);
+    n += got;
+    if (rc != OTF2_SUCCESS || got < want || n > limit || stop()) break;
+  }
+  return {rc, n};
+}
+
+bool never() { return false; }
+}  // namespace
+
 Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   archive_ = path_;
   if (archive_.size() > 5 && archive_.compare(archive_.size() - 5, 5, ".otf2") == 0) archive_.resize(archive_.size() - 5);
@@ -797,10 +821,18 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   auto rc = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &c);
   OTF2_GlobalDefReaderCallbacks_Delete(cbs);
   if (rc != OTF2_SUCCESS) throw FormatError(path_, member, 0, describe(rc));
-  uint64_t read = 0;
-  rc = OTF2_Reader_ReadAllGlobalDefinitions(reader.get(), gdr, &read);
-  if (rc != OTF2_SUCCESS)
-    throw FormatError(path_, member, read, "definition " + std::to_string(read) + ": " + describe(rc));
+  const auto limit = member_bytes(member);
+  const auto [rc_read, read] = read_at_most(
+      limit, kRecordBatch,
+      [&](std::uint64_t want, std::uint64_t* got) {
+        return OTF2_Reader_ReadGlobalDefinitions(reader.get(), gdr, want, got);
+      },
+      never);
+  if (rc_read != OTF2_SUCCESS)
+    throw FormatError(path_, member, read, "definition " + std::to_string(read) + ": " + describe(rc_read));
+  if (read > limit)
+    throw FormatError(path_, member, read,
+                      "more than " + std::to_string(limit) + " definitions (one per byte of the file): corrupt records");
   finish_definitions(c);
   if (!c.error.empty()) throw FormatError(path_, member, 0, c.error);
   // Definitions cut at a record boundary read without an error from libotf2; the anchor's
@@ -823,11 +855,11 @@ std::string Trace::event_member(std::uint32_t location) const {
   return base + "/" + std::to_string(defs_.locations.at(location).id) + ".evt";
 }
 
-std::uint64_t Trace::event_file_bytes(std::uint32_t location) const {
+std::uint64_t Trace::member_bytes(const std::string& member) const {
   // The POSIX substrate's file; other substrates (SIONlib) keep no file per location.
   std::error_code ec;
   const auto dir = std::filesystem::path(path_).parent_path();
-  const auto bytes = std::filesystem::file_size(dir / event_member(location), ec);
+  const auto bytes = std::filesystem::file_size(dir / member, ec);
   return ec ? std::numeric_limits<std::uint64_t>::max() - 1 : std::uint64_t(bytes);
 }
 
@@ -868,14 +900,20 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       auto* dr = OTF2_Reader_GetDefReader(reader.get(), defs_.locations[l].id);
       last_otf2_message.clear();
       if (!dr) continue;  // no local definitions for this location: nothing to map
-      uint64_t n = 0;
-      const auto rc = OTF2_Reader_ReadAllLocalDefinitions(reader.get(), dr, &n);
+      auto member = event_member(l);
+      member.replace(member.size() - 4, 4, ".def");
+      const auto limit = member_bytes(member);
+      const auto [rc, n] = read_at_most(
+          limit, kRecordBatch,
+          [&](std::uint64_t want, std::uint64_t* got) {
+            return OTF2_Reader_ReadLocalDefinitions(reader.get(), dr, want, got);
+          },
+          never);
       OTF2_Reader_CloseDefReader(reader.get(), dr);
-      if (rc != OTF2_SUCCESS) {
-        auto member = event_member(l);
-        member.replace(member.size() - 4, 4, ".def");
-        throw FormatError(path_, member, n, "local definitions: " + describe(rc));
-      }
+      if (rc != OTF2_SUCCESS) throw FormatError(path_, member, n, "local definitions: " + describe(rc));
+      if (n > limit)
+        throw FormatError(path_, member, n,
+                          "more than " + std::to_string(limit) + " local definitions (one per byte of the file): corrupt records");
     }
     OTF2_Reader_CloseDefFiles(reader.get());
   }
@@ -892,21 +930,14 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       c->location = l;
       c->sink->begin_location(l);
     }
-    // In batches, so that corrupt records cannot keep the reader going for ever: OTF2's reader
-    // can be sent back over its own data by a damaged chunk (a mutated record type), and then
-    // delivers the same events again and again. A location holds at most the events its
-    // definition announces, or one per byte of its event file.
+    // A location holds at most the events its definition announces, or one per byte of its
+    // event file (see read_at_most).
     const auto announced = defs_.locations[l].events;
-    const std::uint64_t limit = announced != 0 ? announced : event_file_bytes(l);
-    uint64_t n = 0;
-    OTF2_ErrorCode rc = OTF2_SUCCESS;
-    for (;;) {
-      const uint64_t want = std::min<std::uint64_t>(kEventBatch, limit - std::min(n, limit) + 1);
-      uint64_t got = 0;
-      rc = OTF2_Reader_ReadLocalEvents(reader.get(), er, want, &got);
-      n += got;
-      if (rc != OTF2_SUCCESS || got < want || n > limit || (c && (c->error || !c->problem.empty()))) break;
-    }
+    const std::uint64_t limit = announced != 0 ? announced : member_bytes(event_member(l));
+    const auto [rc, n] = read_at_most(
+        limit, kRecordBatch,
+        [&](std::uint64_t want, std::uint64_t* got) { return OTF2_Reader_ReadLocalEvents(reader.get(), er, want, got); },
+        [c] { return c && (c->error || !c->problem.empty()); });
     OTF2_Reader_CloseEvtReader(reader.get(), er);
     if (c && c->error) std::rethrow_exception(c->error);
     if (c && !c->problem.empty()) throw fail(l, c->event.position, c->problem);

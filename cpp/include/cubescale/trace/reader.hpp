@@ -44,10 +44,11 @@ class Trace {
   // Selects the locations, reads their local definitions, streams their events through
   // `callbacks` (OTF2_EvtReaderCallbacks*) with `context` (the sink's EvtContext, or null).
   std::uint64_t stream(const std::vector<std::uint32_t>& locations, void* callbacks, void* context) const;
-  // Bytes of a location's event file (its most events); the largest count when unknown.
-  std::uint64_t event_file_bytes(std::uint32_t location) const;
-  // Events read per call into libotf2 between checks of the location's limit.
-  static constexpr std::uint64_t kEventBatch = 1 << 16;
+  // Bytes of an archive member ("<archive>.def", "<archive>/<id>.evt"): the most records it
+  // can hold; the largest count when unknown (substrates without a file per member).
+  std::uint64_t member_bytes(const std::string& member) const;
+  // Records read per call into libotf2 between checks of a member's limit.
+  static constexpr std::uint64_t kRecordBatch = 1 << 16;
 
   std::string path_, archive_;
   Definitions defs_;
