@@ -10,6 +10,7 @@
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/fuzz/seed.sh"
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 DATA=${CUBESCALE_SHARED_DATA:-$ROOT/../shared/data}/cubex
 SEEDS="$OUT/cube_seeds"
@@ -54,7 +55,7 @@ if command -v "$CXX" >/dev/null; then
     "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp "$ROOT"/cpp/src/cubepl/*.cpp \
     "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp -lz \
     -o "$OUT/cube_reader_fuzz"
-  "$OUT/cube_reader_fuzz" -max_total_time="$HALF" -max_len=400000 -timeout=20 -rss_limit_mb=4096 \
+  "$OUT/cube_reader_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$HALF" -max_len=400000 -timeout=20 -rss_limit_mb=4096 \
     -artifact_prefix="$OUT/" -print_final_stats=1 "$OUT/cube_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "cube reader fuzz (libFuzzer, ASan/UBSan): no findings in ${HALF}s"
 else
@@ -62,7 +63,7 @@ else
 fi
 
 if python3 -c "import atheris" 2>/dev/null; then
-  python3 "$ROOT/fuzz/fuzz_cube_reader.py" -max_total_time="$HALF" -max_len=400000 -timeout=20 \
+  python3 "$ROOT/fuzz/fuzz_cube_reader.py" -seed="$LIBFUZZER_SEED" -max_total_time="$HALF" -max_len=400000 -timeout=20 \
     -rss_limit_mb=4096 -artifact_prefix="$OUT/atheris-" "$OUT/cube_corpus" "$SEEDS" 2>&1 | tail -n 8
   echo "cube reader fuzz (atheris): no findings in ${HALF}s"
 else

@@ -8,6 +8,7 @@
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/fuzz/seed.sh"
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 DATA=${CUBESCALE_SHARED_DATA:-$ROOT/../shared/data}
 SEEDS="$OUT/cubepl_seeds"
@@ -64,7 +65,7 @@ if command -v "$CXX" >/dev/null; then
     "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp "$ROOT"/cpp/src/cubepl/*.cpp \
     "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp -lz \
     -o "$OUT/cubepl_fuzz"
-  "$OUT/cubepl_fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=200000 -timeout=60 -rss_limit_mb=4096 \
+  "$OUT/cubepl_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=200000 -timeout=60 -rss_limit_mb=4096 \
     -artifact_prefix="$OUT/cubepl-" -print_final_stats=1 "$OUT/cubepl_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "cubepl fuzz (libFuzzer, ASan/UBSan): no findings in ${SECONDS_TO_RUN}s"
 else

@@ -5,6 +5,7 @@
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/fuzz/seed.sh"
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 mkdir -p "$OUT"
 python3 "$ROOT/fuzz/otf2_mutate.py" "$SECONDS_TO_RUN" "$OUT"

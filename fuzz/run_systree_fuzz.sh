@@ -4,6 +4,7 @@
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/fuzz/seed.sh"
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 mkdir -p "$OUT/systree_corpus" "$OUT/systree_seeds"
 CXX=${FUZZ_CXX:-clang++-14}
@@ -23,6 +24,6 @@ for name, tree in trees.items():
 single = SingleNodeTree.from_shape("node:5 process:2")
 (out / "names.bin").write_bytes(SystemTree.from_single(single, names="all").names_to_bytes(2))
 PY
-"$OUT/systree_fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+"$OUT/systree_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "$OUT/systree_corpus" "$OUT/systree_seeds" 2>&1 | tail -n 12
 echo "systree fuzz: no findings in ${SECONDS_TO_RUN}s"

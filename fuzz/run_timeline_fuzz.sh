@@ -5,6 +5,7 @@
 set -euo pipefail
 SECONDS_TO_RUN=${1:-60}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$ROOT/fuzz/seed.sh"
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 SEEDS="$OUT/timeline_seeds"
 mkdir -p "$OUT/timeline_corpus" "$SEEDS"
@@ -18,7 +19,7 @@ if command -v "$CXX" >/dev/null; then
   "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I "$ROOT/cpp/include" "$ROOT/fuzz/timeline_fuzz.cpp" "$ROOT"/cpp/src/timeline/{timeline,expression,evaluate}.cpp \
     -o "$OUT/timeline_fuzz"
-  "$OUT/timeline_fuzz" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  "$OUT/timeline_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$OUT/timeline-" -print_final_stats=1 "$OUT/timeline_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "timeline fuzz (libFuzzer, ASan/UBSan): no findings in ${SECONDS_TO_RUN}s"
 else
