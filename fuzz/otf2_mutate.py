@@ -108,9 +108,10 @@ def main(argv: list[str]) -> int:
                 bad = min(passed, len(dirs) - 1)  # the case the child was in
                 keep = out / f"otf2-finding-{seed}-{cases + bad}"
                 shutil.rmtree(keep, ignore_errors=True)
+                shutil.rmtree(keep.with_name(f"{keep.name}-batch"), ignore_errors=True)
                 shutil.copytree(dirs[bad], keep)
                 for k, d in enumerate(dirs):  # state left by earlier cases of the child may matter
-                    shutil.copytree(d, keep.with_name(f"{keep.name}-batch/{k}"))
+                    shutil.copytree(d, keep.with_name(f"{keep.name}-batch") / str(k))
                 print(f"otf2 fuzz: FINDING (seed {seed}) in {changes[bad]}\n{detail}\n"
                       f"kept in {keep}; reproduce: python3 -c '{CHILD.strip()}' {next(keep.glob('*.otf2'))}")
                 return 1

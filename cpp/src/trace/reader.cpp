@@ -774,7 +774,7 @@ namespace {
 // ReadLocalEvents) until the member ends, fails, `stop()` says so, or more than `limit`
 // records arrived. In batches because OTF2's reader can be sent back over its own data by a
 // damaged chunk (a mutated record type, a cut file whose stale buffer is read again), and then
-// delivers the same records again and again: a member holds at most one record per byte.
+// delivers the same records again and again. `limit` is what the member can hold (most_records).
 template <class ReadBatch, class Stop>
 std::pair<OTF2_ErrorCode, std::uint64_t> read_at_most(std::uint64_t limit, std::uint64_t batch, ReadBatch read_batch,
                                                       Stop stop) {
@@ -821,7 +821,10 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   auto rc = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &c);
   OTF2_GlobalDefReaderCallbacks_Delete(cbs);
   if (rc != OTF2_SUCCESS) throw FormatError(path_, member, 0, describe(rc));
-  const auto limit = member_bytes(member);
+  OTF2_Compression compression = OTF2_COMPRESSION_NONE;
+  compressed_ = OTF2_Reader_GetCompression(reader.get(), &compression) == OTF2_SUCCESS &&
+                compression == OTF2_COMPRESSION_ZLIB;
+  const auto limit = most_records(member);
   const auto [rc_read, read] = read_at_most(
       limit, kRecordBatch,
       [&](std::uint64_t want, std::uint64_t* got) {
@@ -832,7 +835,7 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
     throw FormatError(path_, member, read, "definition " + std::to_string(read) + ": " + describe(rc_read));
   if (read > limit)
     throw FormatError(path_, member, read,
-                      "more than " + std::to_string(limit) + " definitions (one per byte of the file): corrupt records");
+                      "more than " + std::to_string(limit) + " definitions (more than the file can hold): corrupt records");
   finish_definitions(c);
   if (!c.error.empty()) throw FormatError(path_, member, 0, c.error);
   // Definitions cut at a record boundary read without an error from libotf2; the anchor's
@@ -855,12 +858,16 @@ std::string Trace::event_member(std::uint32_t location) const {
   return base + "/" + std::to_string(defs_.locations.at(location).id) + ".evt";
 }
 
-std::uint64_t Trace::member_bytes(const std::string& member) const {
+std::uint64_t Trace::most_records(const std::string& member) const {
   // The POSIX substrate's file; other substrates (SIONlib) keep no file per location.
+  constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max() - 1;
+  constexpr std::uint64_t kZlibLargestRatio = 1032;
   std::error_code ec;
   const auto dir = std::filesystem::path(path_).parent_path();
-  const auto bytes = std::filesystem::file_size(dir / member, ec);
-  return ec ? std::numeric_limits<std::uint64_t>::max() - 1 : std::uint64_t(bytes);
+  const std::uint64_t bytes = std::filesystem::file_size(dir / member, ec);
+  if (ec) return kUnknown;
+  if (!compressed_) return bytes;
+  return bytes > kUnknown / kZlibLargestRatio ? kUnknown : bytes * kZlibLargestRatio;
 }
 
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
@@ -902,7 +909,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       if (!dr) continue;  // no local definitions for this location: nothing to map
       auto member = event_member(l);
       member.replace(member.size() - 4, 4, ".def");
-      const auto limit = member_bytes(member);
+      const auto limit = most_records(member);
       const auto [rc, n] = read_at_most(
           limit, kRecordBatch,
           [&](std::uint64_t want, std::uint64_t* got) {
@@ -913,7 +920,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       if (rc != OTF2_SUCCESS) throw FormatError(path_, member, n, "local definitions: " + describe(rc));
       if (n > limit)
         throw FormatError(path_, member, n,
-                          "more than " + std::to_string(limit) + " local definitions (one per byte of the file): corrupt records");
+                          "more than " + std::to_string(limit) + " local definitions (more than the file can hold): corrupt records");
     }
     OTF2_Reader_CloseDefFiles(reader.get());
   }
@@ -930,10 +937,10 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       c->location = l;
       c->sink->begin_location(l);
     }
-    // A location holds at most the events its definition announces, or one per byte of its
-    // event file (see read_at_most).
+    // A location holds at most the events its definition announces, or what its event file
+    // can hold (see read_at_most).
     const auto announced = defs_.locations[l].events;
-    const std::uint64_t limit = announced != 0 ? announced : member_bytes(event_member(l));
+    const std::uint64_t limit = announced != 0 ? announced : most_records(event_member(l));
     const auto [rc, n] = read_at_most(
         limit, kRecordBatch,
         [&](std::uint64_t want, std::uint64_t* got) { return OTF2_Reader_ReadLocalEvents(reader.get(), er, want, got); },
@@ -944,7 +951,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
     if (rc != OTF2_SUCCESS) throw fail(l, n, "after " + std::to_string(n) + " events: " + describe(rc));
     if (n > limit)
       throw fail(l, n, "more than " + std::to_string(limit) + " events" +
-                           (announced != 0 ? " (as the definitions announce)" : " (one per byte of the file)") +
+                           (announced != 0 ? " (as the definitions announce)" : " (more than the file can hold)") +
                            ": corrupt event records");
     if (announced != 0 && n != announced)
       throw fail(l, n, "the definitions announce " + std::to_string(announced) + " events, the file holds " +

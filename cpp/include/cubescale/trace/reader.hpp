@@ -44,13 +44,15 @@ class Trace {
   // Selects the locations, reads their local definitions, streams their events through
   // `callbacks` (OTF2_EvtReaderCallbacks*) with `context` (the sink's EvtContext, or null).
   std::uint64_t stream(const std::vector<std::uint32_t>& locations, void* callbacks, void* context) const;
-  // Bytes of an archive member ("<archive>.def", "<archive>/<id>.evt"): the most records it
-  // can hold; the largest count when unknown (substrates without a file per member).
-  std::uint64_t member_bytes(const std::string& member) const;
+  // The most records an archive member ("<archive>.def", "<archive>/<id>.evt") can hold: one
+  // per byte, times zlib's largest ratio (1032:1) in a compressed archive; the largest count
+  // when unknown (substrates without a file per member).
+  std::uint64_t most_records(const std::string& member) const;
   // Records read per call into libotf2 between checks of a member's limit.
   static constexpr std::uint64_t kRecordBatch = 1 << 16;
 
   std::string path_, archive_;
+  bool compressed_ = false;
   Definitions defs_;
 };
 
