@@ -163,7 +163,8 @@ def build_system_tree(
 def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
     """Host names to rank 0 in index order, ``chunk`` at a time: each round reduces every
     rank's next entries along a binary tree keeping the ``chunk`` smallest (C++ merge), so no
-    rank holds more than three chunks. Returns a NameMap on rank 0 when there is no sink."""
+    rank holds more than three chunks; the rounds end with the first chunk that is not full.
+    Returns a NameMap on rank 0 when there is no sink."""
     entries = state.held_names(classes)
     parent, children = tree_links(comm)
     collected = _tree.NameMap() if (sink is None and comm.rank == 0) else None
@@ -175,13 +176,16 @@ def _stream_names(MPI, comm, state, classes: list[str], chunk: int, sink):
         if parent >= 0:
             comm.send(data, dest=parent, tag=_NAMES)
         last = None
-        if comm.rank == 0 and sink is not None:
+        if comm.rank == 0:
             block = next(iter(_tree.NameStreamReader(data, "names")), [])
-            if block:
+            if sink is not None and block:
                 sink(block)
+            elif collected is not None and block:  # rank 0's own copy, one entry per host, added in C++
+                collected.add_stream(data, "names")
+            # A chunk that is not full holds every remaining name: a chunk cut short anywhere
+            # below would have been full, so one round suffices when the names fit a chunk.
+            if block and len(block) >= chunk:
                 last = block[-1][0]
-        elif collected is not None:  # rank 0's own copy, one entry per host, added in C++
-            last = collected.add_stream(data, "names")
         last = comm.bcast(last, root=0)
         if last is None:
             return collected
