@@ -8,7 +8,8 @@ subtrees are contiguous rank ranges; this module moves byte strings along them:
 * :func:`down_pass` — the parent's message in, one message to each child;
 * :func:`split_checked` — split a communicator by a key's hash and verify the keys, so that a
   hash collision costs one more split, never a wrong group;
-* :func:`agree` — turn an error on any rank into the same error on every rank.
+* :func:`agree` — turn an error on any rank into the same error on every rank;
+  :func:`agree_with_root` — the same for an error only the root can have (one broadcast).
 
 The passes are fail-safe: a rank whose kernel raises sends an error marker instead of its
 message (so nobody waits forever), markers travel on, and every rank then raises
@@ -25,13 +26,16 @@ Example
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, Callable
+
+import numpy as np
 
 from .._core import collective as _coll
 from ._mpi import mpi
 
-__all__ = ["CollectiveError", "agree", "down_pass", "split_checked", "tree_links", "up_pass"]
+__all__ = ["CollectiveError", "agree", "agree_with_root", "down_pass", "split_checked", "tree_links", "up_pass"]
 
 _ERROR = b"\x00cubescale-error\x00"
 
@@ -149,12 +153,29 @@ def agree(comm, error: BaseException | None) -> None:
     raise CollectiveError(text)
 
 
+def agree_with_root(comm, error: BaseException | None, root: int = 0) -> None:
+    """Collective: raises :class:`CollectiveError` on every rank if ``error`` is set on
+    ``root`` (one broadcast; for a step only the root took, such as completing a file).
+
+    Example
+    -------
+    >>> from mpi4py import MPI
+    >>> agree_with_root(MPI.COMM_SELF, None)
+    """
+    text = comm.bcast(f"rank {comm.rank}: {type(error).__name__}: {error}"
+                      if comm.rank == root and error is not None else None, root=root)
+    if text is not None:
+        raise CollectiveError(text)
+
+
 def split_checked(comm, key: bytes | None, hash_fn: Callable[[bytes], int] | None = None):
     """Collective over ``comm``: the ranks with a ``key`` (None: take no part) split into one
     communicator per distinct key, keeping rank order. Splits by ``hash_fn(key)`` (default
     FNV-1a) and then verifies the keys: members whose key differs from the first member's
     split off and check again, so any hash function is correct. Returns (communicator or
-    ``None``, number of extra splits).
+    ``None``, number of extra splits). The first check is one ``Allreduce`` of the smallest and
+    largest 128-bit BLAKE2b digest of the members' keys; only a group whose digests differ
+    (a collision of ``hash_fn``) compares the keys themselves.
 
     Example
     -------
@@ -169,6 +190,8 @@ def split_checked(comm, key: bytes | None, hash_fn: Callable[[bytes], int] | Non
     group = comm.Split(colour, comm.rank)
     if group == MPI.COMM_NULL:
         return None, 0
+    if _same_key_everywhere(MPI, group, key if key is not None else b""):  # usually one step
+        return group, 0
     resplits = 0
     while True:
         first = group.bcast(key if group.rank == 0 else None, root=0)
@@ -181,3 +204,14 @@ def split_checked(comm, key: bytes | None, hash_fn: Callable[[bytes], int] | Non
         resplits += 1
         if same:
             return group, resplits
+
+
+def _same_key_everywhere(MPI, group, key: bytes) -> bool:
+    """Collective over ``group``: whether every member's key has the same 128-bit BLAKE2b
+    digest. The element-wise minimum of (digest words, their complements) gives the smallest
+    and the largest of each word in one step."""
+    words = np.frombuffer(hashlib.blake2b(key, digest_size=16).digest(), dtype="<u8").astype(np.uint64)
+    both = np.concatenate([words, ~words])
+    least = np.empty_like(both)
+    group.Allreduce(both, least, op=MPI.MIN)
+    return bool(np.array_equal(least[:2], ~least[2:]))
