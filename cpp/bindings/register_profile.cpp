@@ -192,6 +192,14 @@ void register_unify(py::module_& m) {
             return py::make_tuple(g.metrics.size(), g.regions.size(), g.cnode_parents.size());
           },
           "At the root: (metrics, regions, call paths) of the global definitions.")
+      .def_property_readonly(
+          "global_widths",
+          [](const UnifyState& s) {
+            std::vector<std::size_t> widths;
+            for (const auto& m : s.global().metrics) widths.push_back(m.dtype.width());
+            return widths;
+          },
+          "At the root: the bytes of one value of every global metric, in global order.")
       .def(
           "global_definitions", [](const UnifyState& s) { return py::bytes(s.global().pack()); },
           "At the root: the packed global definitions (compare with definitions_bytes of another run).")

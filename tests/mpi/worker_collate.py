@@ -4,8 +4,9 @@ report against every rank's input and prints one JSON line per scenario.
 
 Scenarios: ``values:<block_bytes>:<compress>`` (all dtypes; the file's SHA-256 is printed so
 that runs with other budgets can be compared byte for byte), ``pycubexr`` (dtypes pycubexr
-reads; pycubexr opens the file), ``fail`` (rank 1's collation raises), ``conflict`` (a metric
-with another data type on rank 1)."""
+reads; pycubexr opens the file), ``fail`` (rank 1's collation raises before any data moves),
+``fail_block`` (the last rank raises while cutting its third block of values, budget 300 bytes),
+``conflict`` (a metric with another data type on rank 1)."""
 
 from __future__ import annotations
 
@@ -62,6 +63,22 @@ def check_values(path: str, seed: int, size: int, dtypes) -> dict:
     return {"mismatches": mismatches, "cnodes": report.shape[0], "locations": report.shape[1]}
 
 
+class _FailsAtBlock:
+    """A rank's row source whose n-th block raises: a failure after data has moved."""
+
+    def __init__(self, source, n: int):
+        self.source, self.left = source, n
+
+    def row_costs(self, *args):
+        return self.source.row_costs(*args)
+
+    def block(self, *args):
+        self.left -= 1
+        if self.left == 0:
+            raise RuntimeError("injected failure in a block")
+        return self.source.block(*args)
+
+
 def main(argv: list[str]) -> int:
     comm = MPI.COMM_WORLD
     out_dir, seed, scenarios = argv[0], int(argv[1]), argv[2:]
@@ -88,7 +105,7 @@ def main(argv: list[str]) -> int:
                         time = parsed.get_metric_by_name("time")
                         values = parsed.get_metric_values(time)
                         result["pycubexr_cnodes"] = len(values.cnode_indices)
-        elif kind in ("fail", "conflict"):
+        elif kind in ("fail", "fail_block", "conflict"):
             collate_module = sys.modules["cubescale.parallel.collate"]  # the module, not the function
 
             original = collate_module._row_source
@@ -96,8 +113,14 @@ def main(argv: list[str]) -> int:
                 def broken(*args):
                     raise RuntimeError("injected failure")
                 collate_module._row_source = broken
+            if kind == "fail_block" and comm.rank == comm.size - 1:
+                def failing_later(*args, source=original):
+                    return _FailsAtBlock(source(*args), 3)
+                collate_module._row_source = failing_later
+            budget = 300 if kind == "fail_block" else 1 << 20
             try:
-                write_report(comm, random_profile(seed, comm.rank, PYCUBEXR_DTYPES, conflict=kind == "conflict"), path)
+                write_report(comm, random_profile(seed, comm.rank, PYCUBEXR_DTYPES, conflict=kind == "conflict"), path,
+                             block_bytes=budget)
                 raised = ""
             except CollectiveError as e:
                 raised = str(e)

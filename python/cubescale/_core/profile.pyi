@@ -122,6 +122,11 @@ class UnifyState:
         At the root: (metrics, regions, call paths) of the global definitions.
         """
     @property
+    def global_widths(self) -> list[int]:
+        """
+        At the root: the bytes of one value of every global metric, in global order.
+        """
+    @property
     def stats(self) -> dict:
         """
         Peak bytes held, messages and bytes sent and received.

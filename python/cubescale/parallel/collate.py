@@ -3,17 +3,18 @@
 
 After :func:`~cubescale.parallel.unify` and :func:`~cubescale.parallel.build_system_tree`,
 the writer (rank 0) streams the report: for each metric, a reduction of per-row costs tells
-the writer how many bytes each row will bring, it cuts blocks of rows in the metric's row
-order to the budget by what is really sent and broadcasts that plan once. Every rank sends
-only its non-zero rows of the block (a rank that never visited a call path sends nothing for
-it) followed by the size of its next part, rank 0 gathers them (one ``Gatherv`` per block),
-and C++ (``write_parts``) composes each sent row in one row buffer and
-hands it to ``CubexWriter``; rows nobody sent are zero everywhere and are left out of the
-SPARSE index. A row wider than the budget is gathered and written in column pieces, so the
-writer's buffers stay within ``block_bytes`` whatever the number of ranks (MPI's ``Gatherv``
-itself takes a count and a displacement per rank on the root, and each part is followed by
-its rank's next size: 24 bytes per rank; the cost reduction takes 8 bytes per call path of
-one metric, the plan 48 bytes per block; all outside the data budget).
+the writer how many bytes each row will bring; it cuts blocks of rows in the metric's row
+order to the budget by what is really sent and broadcasts that plan once. Each rank cuts its
+own part of every block (only its non-zero rows; a rank that never visited a call path sends
+nothing for it) and the writer fetches the non-empty parts of a block from their senders
+only (:mod:`~cubescale.parallel.blocks`: a ``Gatherv`` that skips the ranks with nothing to
+send); C++ (``write_parts``) composes each sent row in one row buffer and hands it to
+``CubexWriter``; rows nobody sent are zero everywhere and are left out of the SPARSE index. A
+row wider than the budget is gathered and written in column pieces, so the writer's buffers
+stay within ``block_bytes`` whatever the number of ranks. Outside the data budget: one
+``Gather`` of 24 bytes per rank (first block, its size, the rank's location group), one
+pending entry per sending rank, 16 bytes after each sent part; the cost reduction takes 8
+bytes per call path of up to ``_COSTS_AT_ONCE`` entries, the plan 48 bytes per block.
 
 An error on any rank (including the writer's) is raised on every rank after the collective
 steps already under way have ended, and no file (temporary or final) is left behind.
@@ -31,7 +32,8 @@ from .._core import cube as _cube
 from .._core import profile as _profile
 from ..profile import LocalProfile
 from ._mpi import mpi
-from .collective import agree
+from .blocks import TRAILER, BlockReceiver, first_of, nonempty_parts, send_parts
+from .collective import agree, agree_with_root
 from .systree import DistributedSystemTree, build_system_tree
 from .unify import Unification, unify
 
@@ -78,167 +80,207 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     start = time.perf_counter()
     path = os.fspath(path)
     root = comm.rank == 0
-    writer = None
-    error: BaseException | None = None
-    info = None
-    # Each location group's <rank> is the MPI rank that holds it: processes of equal structure
-    # are grouped in the sequence tree, so a group's position need not be its rank.
-    owners = np.full(comm.size, -1, dtype=np.int64) if root else None
-    comm.Gather(np.array([system.location_group_index], dtype=np.int64), owners, root=0)
+    failure: BaseException | None = None
+    source = None
     try:
         source = _row_source(profile, unified, _first_location(system))
-        if root:
-            assert system.tree is not None and owners is not None
-            expanded = system.tree.expand()._core  # type: ignore[attr-defined]
-            # Only when every rank holds its own process (write_report); ranks holding several
-            # processes (a trace's) leave the groups' positions as ranks.
-            group_ranks: list[int] = []
-            if np.array_equal(np.sort(owners), np.arange(comm.size)):
-                group_ranks = np.argsort(owners).tolist()
-            report = unified.state.global_report(expanded, group_ranks)  # type: ignore[attr-defined]
-            writer = _cube.CubexWriter(report, path, compress)
-            metrics = report.metrics()
-            info = ([_cube.DataType(m.dtype).width for m in metrics], report.cnode_count, report.location_count)
-    except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
-        error, writer = e, None
-    try:
-        agree(comm, error)
-    except BaseException:
-        writer = None  # released now: its temporary file goes with it
-        raise
-    widths, cnodes, locations = comm.bcast(info, root=0)
+    except Exception as e:  # noqa: BLE001 - keeps taking part; raised on every rank at the end
+        failure = e
+    # What every rank needs before the plan, from the global definitions on rank 0. A failure
+    # here leaves nothing to plan: every rank sees None and raises the root's error.
+    info = None
+    if root:
+        try:
+            assert system.tree is not None
+            info = (list(unified.state.global_widths), int(unified.state.global_counts[2]),  # type: ignore[attr-defined]
+                    int(system.tree.count("locations")))
+        except Exception as e:  # noqa: BLE001
+            failure = e
+    info = comm.bcast(info, root=0)
+    if info is None:
+        agree(comm, failure)
+    widths, cnodes, locations = info
     stats: dict[str, float] = {"bytes_sent": 0, "writer_buffer_bytes": 0, "blocks": 0}
     # The smallest block: one value in a row piece, sent by another rank (header 8, position 4,
     # index entry 24, the value in the part and in the row buffer).
     widest = max(widths, default=0)
-    if int(block_bytes) < 2 * widest + 36:
-        raise ValueError(f"block_bytes={block_bytes} cannot hold one value of {widest} bytes "
-                         f"(needs {2 * widest + 36})")
-    failure: BaseException | None = None
+    smallest = 2 * widest + 36
+    if int(block_bytes) < smallest:
+        raise ValueError(f"block_bytes={block_bytes} cannot hold one value of {widest} bytes (needs {smallest})")
 
     def part_of(step: np.ndarray) -> np.ndarray:
         nonlocal failure
         if failure is None:
             try:
                 metric, _, p0, p1, c0, c1 = (int(x) for x in step)
-                return source.block(metric, p0, p1, c0, c1)
-            except Exception as e:  # noqa: BLE001 - keeps taking part; raised at the end
+                return source.block(metric, p0, p1, c0, c1)  # type: ignore[union-attr]
+            except Exception as e:  # noqa: BLE001 - stops sending; raised on every rank at the end
                 failure = e
         return np.empty(0, dtype=np.uint8)
-
-    def on_writer(step) -> None:
-        nonlocal failure, writer
-        if root and failure is None:
-            try:
-                step()
-            except Exception as e:  # noqa: BLE001
-                failure, writer = e, None
 
     def row_costs(metric: int) -> np.ndarray:
         nonlocal failure
         if failure is None:
             try:
-                return source.row_costs(metric, cnodes)
+                return source.row_costs(metric, cnodes)  # type: ignore[union-attr]
             except Exception as e:  # noqa: BLE001 - keeps taking part; raised at the end
                 failure = e
         return np.zeros(cnodes, dtype=np.uint64)
 
-    plan = _plan(comm, MPI, row_costs, widths, locations, int(block_bytes))
+    # Blocks cut to half the budget let the writer ask for the next block before it writes
+    # one (see blocks.py); a budget too small to halve gets whole-budget blocks, one at a time.
+    prefetch = int(block_bytes) // 2 >= smallest
+    plan = _plan(comm, MPI, row_costs, widths, cnodes, locations, int(block_bytes) // (2 if prefetch else 1))
     gathered = plan[plan[:, 1] != _SKIP]
-    # Every gathered block but the first learns each rank's part size from the block before:
-    # a rank sends its part followed by the size of its next part (8 bytes, as a separate
-    # gather of sizes would cost, without that collective's round trip per block).
-    current = part_of(gathered[0]) if len(gathered) else np.empty(0, dtype=np.uint8)
-    counts = np.zeros(comm.size, dtype=np.int64) if root else None
-    if len(gathered):
-        comm.Gather(np.array([len(current)], dtype=np.int64), counts, root=0)
-    blocks = iter(range(len(gathered)))
-    for metric, width in enumerate(widths):
-        on_writer(lambda m=metric: writer.begin_metric(m))  # type: ignore[union-attr]
-        for step in plan[plan[:, 0] == metric]:
-            _, kind, p0, p1, c0, c1 = (int(x) for x in step)
-            if kind == _SKIP:
-                on_writer(lambda n=p1 - p0: writer.skip_rows(n))  # type: ignore[union-attr]
-                continue
-            i = next(blocks)
-            following = part_of(gathered[i + 1]) if i + 1 < len(gathered) else np.empty(0, dtype=np.uint8)
-            sent = np.concatenate([current, np.array([len(following)], dtype="<u8").view(np.uint8)])
-            buffer = np.empty(int(counts.sum()) + 8 * comm.size if root else 0, dtype=np.uint8)  # type: ignore[union-attr]
-            comm.Gatherv(sent, (buffer, counts + 8) if root else None, root=0)  # type: ignore[operator]
-            stats["bytes_sent"] += len(sent)
-            stats["blocks"] += 1
-            if root:
-                sizes, counts = counts, _trailers(buffer, counts)  # type: ignore[arg-type]
-                piece = kind == _PIECE
-
-                def write(b=buffer, s=sizes, a=p0, e=p1, f=c0, g=c1, w=width, one=piece) -> None:
-                    assert writer is not None
-                    held = _profile.write_parts(writer, b, s, a, e, f, g, w, one, 8)
-                    # The size trailers (8 bytes per rank) are counted with MPI's per-rank counts.
-                    data = b.nbytes - 8 * len(s)
-                    stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], data + held)
-
-                if piece and c0 == 0:
-                    on_writer(lambda: writer.begin_row())  # type: ignore[union-attr]
-                on_writer(write)
-                if piece and c1 == locations:
-                    on_writer(lambda: writer.end_row())  # type: ignore[union-attr]
-            current = following
-        on_writer(lambda: writer.end_metric())  # type: ignore[union-attr]
-        if progress is not None and root:
-            progress(metric + 1, len(widths))
-    on_writer(lambda: writer.finish())  # type: ignore[union-attr]
-    writer = None  # an unfinished writer removes its temporary file when released
-    agree(comm, failure)
+    parts = nonempty_parts(len(gathered), lambda i: part_of(gathered[i]))
+    first = next(parts, None)
+    # Every rank's first non-empty block and size, and its location group (its <rank>).
+    firsts = np.zeros((comm.size, 3), dtype=np.int64) if root else None
+    comm.Gather(np.array([*first_of(first), system.location_group_index], dtype=np.int64), firsts, root=0)
+    if not root:
+        send_parts(comm, first, parts, stats)
+        writer = None
+    else:
+        assert firsts is not None
+        writer = None
+        if failure is None:
+            try:
+                writer = _open_writer(unified, system, firsts[:, 2], path, compress)
+            except Exception as e:  # noqa: BLE001 - raised on every rank at the end
+                failure = e
+        receiver = BlockReceiver(comm, firsts[:, :2], first, parts, len(gathered), prefetch)
+        writer = _write_blocks(receiver, writer, plan, widths, locations, stats, progress)
+        if isinstance(writer, BaseException):
+            failure, writer = (failure or writer), None
+    # The file is completed only when no rank failed, and its completion's outcome is shared:
+    # a failing rank anywhere leaves no report and no temporary file behind.
+    try:
+        agree(comm, failure)
+        if root and writer is not None:
+            try:
+                writer.finish()
+            except Exception as e:  # noqa: BLE001 - raised on every rank just below
+                failure = e
+        agree_with_root(comm, failure)
+    finally:
+        writer = None  # an unfinished writer removes its temporary file when released
     stats["seconds"] = time.perf_counter() - start
     return stats
+
+
+def _write_blocks(receiver: BlockReceiver, writer, plan: np.ndarray, widths: list[int], locations: int,
+                  stats: dict, progress: Any):
+    """Rank 0: takes every gathered block in plan order and writes it (or, after the writer
+    failed, only takes it, so that every sender finishes). Returns the writer, or the
+    exception that ended it."""
+    failure: BaseException | None = None if writer is not None else RuntimeError("no writer")
+    blocks = 0
+    for metric, width in enumerate(widths):
+        steps = plan[plan[:, 0] == metric]
+        try:
+            if failure is None:
+                writer.begin_metric(metric)
+        except Exception as e:  # noqa: BLE001
+            failure = e
+        for step in steps:
+            _, kind, p0, p1, c0, c1 = (int(x) for x in step)
+            try:
+                if kind == _SKIP:
+                    if failure is None:
+                        writer.skip_rows(p1 - p0)
+                    continue
+                buffer, sizes = receiver.take(blocks)
+                blocks += 1
+                if failure is not None:
+                    continue
+                piece = kind == _PIECE
+                if piece and c0 == 0:
+                    writer.begin_row()
+                held = _profile.write_parts(writer, buffer, sizes, p0, p1, c0, c1, width, piece, TRAILER)
+                if piece and c1 == locations:
+                    writer.end_row()
+                # The trailers (16 bytes per part) are the writer's bookkeeping, not data.
+                data = buffer.nbytes - TRAILER * len(sizes) + receiver.held()
+                stats["writer_buffer_bytes"] = max(stats["writer_buffer_bytes"], data + held)
+            except Exception as e:  # noqa: BLE001 - keeps taking blocks: every sender must finish
+                if failure is None:
+                    failure = e
+        try:
+            if failure is None:
+                writer.end_metric()
+        except Exception as e:  # noqa: BLE001
+            failure = e
+        if progress is not None:
+            progress(metric + 1, len(widths))
+    stats["blocks"] = blocks
+    return writer if failure is None else failure
+
+
+def _open_writer(unified: Unification, system: DistributedSystemTree, groups: np.ndarray, path: str,
+                 compress: bool):
+    """Rank 0's writer over the global definitions; ``groups[r]``: the location group rank r
+    holds. Each location group's <rank> is the MPI rank that holds it (processes of equal
+    structure are grouped in the sequence tree, so a group's position need not be its rank),
+    when every rank holds its own process (write_report); ranks holding several processes (a
+    trace's) leave the groups' positions as ranks."""
+    assert system.tree is not None
+    expanded = system.tree.expand()._core  # type: ignore[attr-defined]
+    group_ranks: list[int] = []
+    if np.array_equal(np.sort(groups), np.arange(len(groups))):
+        group_ranks = np.argsort(groups).tolist()
+    report = unified.state.global_report(expanded, group_ranks)  # type: ignore[attr-defined]
+    return _cube.CubexWriter(report, path, compress)
 
 
 _SKIP, _ROWS, _PIECE = 0, 1, 2
 
 
-def _trailers(buffer: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """The size of every rank's next part: the 8 bytes after its part in a gathered block
-    (read in chunks of ranks, so the index stays small at any number of ranks)."""
-    starts = np.cumsum(sizes + 8) - 8
-    out = np.empty(len(sizes), dtype=np.int64)
-    chunk = 1 << 16
-    for k in range(0, len(starts), chunk):
-        at = starts[k:k + chunk]
-        out[k:k + len(at)] = buffer[at[:, None] + np.arange(8)].view("<u8").ravel()
-    return out
-
-
-def _plan(comm, MPI, row_costs, widths: list[int], locations: int, budget: int) -> np.ndarray:
+def _plan(comm, MPI, row_costs, widths: list[int], cnodes: int, locations: int, budget: int) -> np.ndarray:
     """Every step of the collation, the same on every rank: rows ``(metric, kind, p0, p1, c0,
     c1)`` with kind ``_SKIP`` (rows [p0, p1) nobody sends), ``_ROWS`` (whole rows [p0, p1)) or
     ``_PIECE`` (columns [c0, c1) of row p0, wider than the budget). Blocks are cut by what every
-    rank really sends: per metric, the ranks' per-row costs are summed on the writer (a
-    ``Reduce``: one metric's costs at a time there), which plans; one broadcast of the plan."""
+    rank really sends: the ranks' per-row costs are summed on the writer (``Reduce``s of as
+    many metrics at a time as fit ``_COSTS_AT_ONCE`` entries, at least one metric), which
+    plans; one broadcast of the plan."""
     steps: list[tuple[int, ...]] = []
-    for metric, width in enumerate(widths):
-        costs = row_costs(metric)
+    for metrics in _cost_batches(len(widths), cnodes):
+        costs = np.concatenate([row_costs(m) for m in metrics])
         total = np.zeros_like(costs) if comm.rank == 0 else None
         comm.Reduce(costs, total, op=MPI.SUM, root=0)
         if comm.rank != 0:
             continue
-        row_bytes = locations * width
-        # Worst case per column of a wide row: every value from another rank (8 header + 4
-        # position + 24 index + the value) and its place in the row buffer.
-        columns = max(1, budget // (2 * width + 36)) if width else 1
-        for kind, p0, p1 in _plan_blocks(total.astype(np.int64), row_bytes, budget):  # type: ignore[union-attr]
-            if kind == "skip":
-                steps.append((metric, _SKIP, p0, p1, 0, 0))
-            elif kind == "rows":
-                steps.append((metric, _ROWS, p0, p1, 0, locations))
-            else:
-                steps.extend((metric, _PIECE, p0, p1, c0, min(locations, c0 + columns))
-                             for c0 in range(0, locations, columns))
+        for k, metric in enumerate(metrics):
+            width = widths[metric]
+            one = total[k * cnodes:(k + 1) * cnodes]  # type: ignore[index]
+            row_bytes = locations * width
+            # Worst case per column of a wide row: every value from another rank (8 header + 4
+            # position + 24 index + the value) and its place in the row buffer.
+            columns = max(1, budget // (2 * width + 36)) if width else 1
+            for kind, p0, p1 in _plan_blocks(one.astype(np.int64), row_bytes, budget):
+                if kind == "skip":
+                    steps.append((metric, _SKIP, p0, p1, 0, 0))
+                elif kind == "rows":
+                    steps.append((metric, _ROWS, p0, p1, 0, locations))
+                else:
+                    steps.extend((metric, _PIECE, p0, p1, c0, min(locations, c0 + columns))
+                                 for c0 in range(0, locations, columns))
     count = np.array([len(steps)], dtype=np.int64)
     comm.Bcast(count, root=0)
     plan = np.array(steps, dtype=np.int64).reshape(-1, 6) if comm.rank == 0 else np.empty((int(count[0]), 6), np.int64)
     comm.Bcast(plan, root=0)
     return plan
+
+
+# Row costs reduced in one step: 8 MiB of uint64 (one metric at a time when a metric has more
+# call paths), so a report with few call paths per metric plans all metrics in one collective.
+_COSTS_AT_ONCE = 1 << 20
+
+
+def _cost_batches(metrics: int, rows: int) -> list[list[int]]:
+    """The metrics whose row costs are reduced together: consecutive runs of at most
+    ``_COSTS_AT_ONCE`` entries (at least one metric each)."""
+    per = max(1, _COSTS_AT_ONCE // max(rows, 1))
+    return [list(range(m, min(metrics, m + per))) for m in range(0, metrics, per)]
 
 
 def _plan_blocks(costs: np.ndarray, row_bytes: int, budget: int):

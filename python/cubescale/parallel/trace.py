@@ -89,6 +89,10 @@ class _TraceMachine:
     def expand(self) -> SingleNodeTree:
         return self._tree
 
+    def count(self, kinds: str = "locations") -> int:
+        assert kinds == "locations"
+        return sum(1 for e in range(len(self._tree)) if self._tree.kind(e) == "location")
+
 
 def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
                   block_bytes: int = 1 << 20) -> dict:
