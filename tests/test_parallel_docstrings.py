@@ -9,7 +9,7 @@ import pytest
 MODULES = ["cubescale.parallel", "cubescale.parallel.systree", "cubescale.parallel.naive",
            "cubescale.parallel.simulate", "cubescale.parallel.views", "cubescale.parallel._mpi",
            "cubescale.parallel.collective", "cubescale.parallel.unify", "cubescale.parallel.collate",
-           "cubescale.parallel.blocks",
+           "cubescale.parallel.blocks", "cubescale.parallel.known_machine", "cubescale.parallel.recollate",
            "cubescale.parallel.measure", "cubescale.parallel.serial"]
 
 

@@ -112,7 +112,10 @@ class LocalProfile:
         """The processes ``i, i + n, i + 2n ...`` of a loaded report (``part=(i, n)``) with
         their threads: every metric in its stored kind, the whole call tree (call paths the
         part never visited are zero). Lets an mpirun script re-collate a report, and tests
-        compare a collated report with its source.
+        compare a collated report with its source. A part of several processes is one
+        rank's profile (one process in :func:`~cubescale.parallel.write_report`'s machine);
+        :func:`cubescale.parallel.recollate` keeps the report's processes for any number
+        of ranks.
 
         Example
         -------
@@ -126,7 +129,22 @@ class LocalProfile:
             raise ValueError(f"part {part}: need 0 <= i < n")
         groups = sorted({loc.process_rank for loc in report.locations})
         mine = set(groups[i::n])
-        columns = [loc.index for loc in report.locations if loc.process_rank in mine]
+        return cls.from_report_columns(report, [loc.index for loc in report.locations if loc.process_rank in mine])
+
+    @classmethod
+    def from_report_columns(cls, report, columns: list[int]) -> LocalProfile:
+        """The locations ``columns`` (location indices) of a loaded report with every metric
+        and call path; host and process are those of the first one. For a rank that takes a
+        block of a report's processes (:func:`cubescale.parallel.recollate`).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+        >>> p = LocalProfile.from_report_columns(r, [4, 5])
+        >>> p.shape, p.process
+        ((127, 2), 'MPI Rank 1')
+        """
         values = [np.asarray(report.values(m, inclusive=None))[:, columns] for m in report.metrics]
         first = report.locations[columns[0]] if columns else None
         system = report.system

@@ -12,6 +12,8 @@ mpi4py is imported lazily, so exploring a report never needs MPI.
   :class:`~cubescale.profile.LocalProfile` (paper 002, section 4.3);
 * :func:`collate` and :func:`write_report` — every rank's values into one ``.cubex`` with
   the writer's buffers bounded (paper 001, section 3);
+* :func:`recollate` — a report collated again by any number of ranks, each holding a block of
+  its processes (the same file for every number of ranks);
 * :func:`evaluate_staged` — metric expressions with ``aggregate`` over the system tree,
   partial timelines of bounded size reduced along a tree (paper 004).
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 from .collate import collate, write_report
 from .collective import CollectiveError
 from .naive import build_system_tree_naive
+from .recollate import recollate
 from .simulate import simulate_system_tree
 from .systree import DistributedSystemTree, build_system_tree
 from .timeline import evaluate_staged, evaluate_trace
@@ -40,6 +43,7 @@ __all__ = [
     "DistributedSystemTree",
     "Unification",
     "collate",
+    "recollate",
     "unify",
     "write_report",
     "evaluate_staged",

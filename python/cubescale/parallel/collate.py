@@ -219,14 +219,14 @@ def _write_blocks(receiver: BlockReceiver, writer, plan: np.ndarray, widths: lis
 def _open_writer(unified: Unification, system: DistributedSystemTree, groups: np.ndarray, path: str,
                  compress: bool):
     """Rank 0's writer over the global definitions; ``groups[r]``: the location group rank r
-    holds. Each location group's <rank> is the MPI rank that holds it (processes of equal
-    structure are grouped in the sequence tree, so a group's position need not be its rank),
-    when every rank holds its own process (write_report); ranks holding several processes (a
-    trace's) leave the groups' positions as ranks."""
+    holds. Each location group's <rank> is the one a known machine gives (a report's), else
+    the MPI rank that holds it (processes of equal structure are grouped in the sequence
+    tree, so a group's position need not be its rank) when every rank holds its own process
+    (write_report); ranks holding several processes (a trace's) leave the groups' positions."""
     assert system.tree is not None
     expanded = system.tree.expand()._core  # type: ignore[attr-defined]
-    group_ranks: list[int] = []
-    if np.array_equal(np.sort(groups), np.arange(len(groups))):
+    group_ranks: list[int] = list(getattr(system.tree, "group_ranks", None) or [])  # KnownMachine's
+    if not group_ranks and np.array_equal(np.sort(groups), np.arange(len(groups))):
         group_ranks = np.argsort(groups).tolist()
     report = unified.state.global_report(expanded, group_ranks)  # type: ignore[attr-defined]
     return _cube.CubexWriter(report, path, compress)

@@ -25,39 +25,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any, cast
-
-import numpy as np
 
 from .. import otf2
-from ..systree import SingleNodeTree, SystemTree
-from .collate import collate
 from .collective import agree
-from .systree import DistributedSystemTree
-from .unify import unify
+from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
 
 __all__ = ["profile_trace", "share_of_groups"]
-
-
-def share_of_groups(weights: Any, size: int, rank: int) -> tuple[int, int]:
-    """The contiguous block ``[g0, g1)`` of location groups that ``rank`` of ``size`` takes:
-    group g goes to the rank whose equal share of the total weight holds the middle of g.
-
-    Example
-    -------
-    >>> [share_of_groups([5, 1, 1, 1, 1, 1], 2, r) for r in range(2)]
-    [(0, 1), (1, 6)]
-    >>> [share_of_groups([1, 1, 1], 4, r) for r in range(4)]
-    [(0, 1), (1, 1), (1, 2), (2, 3)]
-    """
-    w = np.asarray(weights, dtype=np.float64)
-    if len(w) == 0:
-        return (0, 0)
-    w = np.where(w > 0, w, 1.0)  # a group without events still belongs to someone
-    ends = np.cumsum(w)
-    middle = (ends - w / 2) / ends[-1]
-    owner = np.minimum((middle * size).astype(np.int64), size - 1)
-    return int(np.searchsorted(owner, rank, side="left")), int(np.searchsorted(owner, rank, side="right"))
 
 
 def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int], int]:
@@ -77,21 +50,6 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
     block = share_of_groups(weights, size, rank)
     locations = [loc for g in groups[block[0]:block[1]] for loc in g]
     return block, locations, sum(len(g) for g in groups[:block[0]])
-
-
-class _TraceMachine:
-    """The trace's own machine for the writer: its expansion is the trace's tree as it is
-    (folding would reorder unequal siblings, and the columns follow the trace's order)."""
-
-    def __init__(self, tree: SingleNodeTree):
-        self._tree = tree
-
-    def expand(self) -> SingleNodeTree:
-        return self._tree
-
-    def count(self, kinds: str = "locations") -> int:
-        assert kinds == "locations"
-        return sum(1 for e in range(len(self._tree)) if self._tree.kind(e) == "location")
 
 
 def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
@@ -118,11 +76,8 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     agree(comm, error)
     assert trace is not None and local is not None
     read_seconds = time.perf_counter() - start
-    unified = unify(comm, local)
-    machine = _TraceMachine(trace.system_tree()) if comm.rank == 0 else None
-    system = DistributedSystemTree(cast(SystemTree, machine), np.arange(first, first + len(locations), dtype=np.uint64),
-                                   block[0], comm.rank == 0)
-    costs = collate(comm, local, output, unified, system, compress, block_bytes)
+    unified, costs = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
+                                              first, len(locations), block[0], compress, block_bytes)
     events = comm.allreduce(int(kernel["events"]))
     counts = comm.bcast(tuple(unified.state.global_counts) if comm.rank == 0 else None, root=0)  # type: ignore[attr-defined]
     shape, metrics = (int(counts[2]), len(trace.locations)), int(counts[0])
