@@ -33,27 +33,24 @@ from ..profile import LocalProfile
 from .collective import agree
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
 
-__all__ = ["process_columns", "recollate"]
+__all__ = ["process_sizes", "recollate"]
 
 
-def process_columns(report) -> list[list[int]]:
-    """The columns (locations) of each location group (process) of a loaded report, in the
-    report's order.
+def process_sizes(report) -> np.ndarray:
+    """The number of locations (columns) of each location group (process) of a loaded report,
+    in the report's order; a group's columns follow each other (system-tree order).
 
     Example
     -------
     >>> import cubescale
-    >>> process_columns(cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex")))
-    [[0, 1, 2, 3], [4, 5, 6, 7]]
+    >>> process_sizes(cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))).tolist()
+    [4, 4]
     """
-    system = report.system
-    parents = [system.parent(int(e)) for e in report._core.location_elements()]
-    groups: list[list[int]] = []
-    for column, parent in enumerate(parents):
-        if column == 0 or parent != parents[column - 1]:
-            groups.append([])
-        groups[-1].append(column)
-    return groups
+    groups = np.asarray(report._core.location_group_elements(), dtype=np.int64)
+    locations = np.asarray(report._core.location_elements(), dtype=np.int64)
+    # In depth-first order a location's group is the nearest group element before it.
+    group_of = np.searchsorted(groups, locations, side="right") - 1
+    return np.bincount(group_of, minlength=len(groups))
 
 
 def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
@@ -83,15 +80,17 @@ def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, compre
     block, columns = (0, 0), []
     try:
         report = cubescale.open(source)
-        groups = process_columns(report)
-        block = share_of_groups([len(g) for g in groups], comm.size, comm.rank)
-        columns = [c for g in groups[block[0]:block[1]] for c in g]
+        sizes = process_sizes(report)
+        block = share_of_groups(sizes, comm.size, comm.rank)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        columns = list(range(int(starts[block[0]]), int(starts[block[1]])))
         profile = LocalProfile.from_report_columns(report, columns)
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
         error = e
     agree(comm, error)
     assert report is not None and profile is not None
     read_seconds = time.perf_counter() - start
+
     def machine() -> KnownMachine:  # the report's own: names, order and <rank>s kept
         return KnownMachine(report.system, np.asarray(report._core.location_group_ranks()).tolist())
 
