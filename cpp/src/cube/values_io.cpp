@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "cubescale/common/copy_bytes.hpp"
 #include "cubescale/common/format_error.hpp"
@@ -34,13 +35,19 @@ void need(std::string_view bytes, std::size_t at, std::size_t n, const MemberNam
                                   std::to_string(bytes.size()) + ")");
 }
 
-// Inflates ZCUBEX streams into a buffer of the `needed` bytes the index asks for. Blocks must
-// follow each other without gaps (every writer we know writes one stream per row, in order);
-// output beyond `needed` belongs to trailing rows: it is inflated into scratch space, so that
-// the streams' checksums are still verified, counted in `extra` and dropped. Fewer bytes than
-// needed, a stream that ends early (a gap) or a truncated stream is a FormatError.
-std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t needed, std::uint64_t& extra,
-                         const MemberName& where) {
+// Inflates ZCUBEX streams and hands the `needed` bytes the index asks for to `rows(first, data,
+// n)` as runs of n whole rows (row `first` onwards), through a buffer of at most
+// kInflateBufferBytes: a compressed metric never exists inflated in full beside its matrix.
+// Blocks must follow each other without gaps (every writer we know writes one stream per row,
+// in order); output beyond `needed` belongs to trailing rows: it is inflated into scratch
+// space, so that the streams' checksums are still verified, counted in `extra` and dropped.
+// Fewer bytes than needed, a stream that ends early (a gap) or a truncated stream is a
+// FormatError (rows handed over before it are then the caller's to drop).
+constexpr std::size_t kInflateBufferBytes = 8 << 20;
+
+template <class Rows>
+void inflate_rows(std::string_view bytes, bool big_endian, std::size_t needed, std::size_t row_bytes,
+                  std::uint64_t& extra, const MemberName& where, Rows&& rows) {
   std::size_t at = kZDataMagic.size();
   need(bytes, at, 8, where, "ZCUBEX header");
   const auto count = read_uint(bytes, at, 8, big_endian);
@@ -48,8 +55,16 @@ std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t ne
   if (count > (bytes.size() - at) / 24) fail(where, at - 8, "ZCUBEX block count " + std::to_string(count) + " exceeds the member");
   const std::size_t table = at;
   const std::size_t streams = table + 24 * count;
-  std::string raw(needed, '\0');
-  std::uint64_t covered = 0;  // bytes of rows inflated so far
+  // Whole rows only, so that every run handed over ends on a row (needed is whole rows).
+  const std::size_t per_buffer = row_bytes ? std::max<std::size_t>(1, kInflateBufferBytes / row_bytes) : 0;
+  std::vector<std::uint8_t> buffer(std::min<std::size_t>(needed, per_buffer * row_bytes));
+  std::size_t filled = 0, first_row = 0;
+  const auto hand_over = [&] {
+    rows(first_row, buffer.data(), filled / row_bytes);
+    first_row += filled / row_bytes;
+    filled = 0;
+  };
+  std::uint64_t covered = 0;  // bytes inflated by the streams before this one
   char scratch[1 << 14];
   for (std::uint64_t b = 0; b < count; ++b) {
     const auto entry = table + 24 * b;
@@ -66,14 +81,24 @@ std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t ne
     if (inflateInit(&z) != Z_OK) fail(where, entry, "cannot start inflating");
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data() + streams + coff));
     z.avail_in = static_cast<uInt>(csize);
-    const bool into_rows = uoff < needed;
-    z.next_out = reinterpret_cast<Bytef*>(into_rows ? raw.data() + uoff : scratch);
-    z.avail_out = static_cast<uInt>(into_rows ? needed - uoff : sizeof scratch);
-    int rc = inflate(&z, Z_FINISH);
-    while ((rc == Z_BUF_ERROR || rc == Z_OK) && z.avail_out == 0 && z.avail_in > 0) {
-      z.next_out = reinterpret_cast<Bytef*>(scratch);
-      z.avail_out = sizeof scratch;
-      rc = inflate(&z, Z_FINISH);
+    int rc = Z_OK;
+    bool into_rows = false;
+    for (;;) {
+      if (z.avail_out == 0) {  // room for the next output: the row buffer while rows are due
+        const std::uint64_t done = covered + z.total_out;
+        into_rows = done < needed;
+        const std::size_t room = into_rows ? std::min<std::uint64_t>(buffer.size() - filled, needed - done) : sizeof scratch;
+        z.next_out = into_rows ? reinterpret_cast<Bytef*>(buffer.data() + filled) : reinterpret_cast<Bytef*>(scratch);
+        z.avail_out = static_cast<uInt>(std::min<std::uint64_t>(room, std::numeric_limits<uInt>::max()));
+      }
+      const auto room = z.avail_out;
+      rc = inflate(&z, Z_NO_FLUSH);
+      if (into_rows) {
+        filled += room - z.avail_out;
+        if (filled == buffer.size() || covered + z.total_out == needed) hand_over();
+      }
+      if (rc == Z_STREAM_END || (rc != Z_OK && rc != Z_BUF_ERROR)) break;
+      if (z.avail_out != 0) break;  // the input ended before the stream did
     }
     covered += z.total_out;
     inflateEnd(&z);
@@ -83,7 +108,6 @@ std::string inflate_rows(std::string_view bytes, bool big_endian, std::size_t ne
     fail(where, bytes.size(), "ZCUBEX streams hold " + std::to_string(covered) + " bytes of rows, the index needs " +
                                   std::to_string(needed));
   extra = covered - needed;
-  return raw;
 }
 
 void swap_fields(std::uint8_t* value, const std::vector<std::uint8_t>& fields) {
@@ -283,14 +307,22 @@ std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const
   const std::size_t needed = rows * row_bytes;
   std::string head_scratch;
   const std::string head(bytes.view(0, std::min<std::uint64_t>(bytes.size(), kZDataMagic.size()), head_scratch));
-  std::string inflated, whole_scratch;
+  std::string whole_scratch;
   std::string_view raw;
   std::uint64_t extra = 0;
+  const RowDecoder decoder(out, column_of, index.big_endian);
   if (std::string_view(head).substr(0, kZDataMagic.size()) == kZDataMagic) {
     const auto whole = bytes.view(0, bytes.size(), whole_scratch);
-    inflated = inflate_rows(whole, index.big_endian, needed, extra, where);
+    inflate_rows(whole, index.big_endian, needed, row_bytes, extra, where,
+                 [&](std::size_t first, const std::uint8_t* data, std::size_t n) {
+                   for (std::size_t r = 0; r < n; ++r) {
+                     const auto c = order[index.positions[first + r]];
+                     decoder.decode(out.row(c), data + r * row_bytes);
+                     out.set_present(c, true);
+                   }
+                 });
     check_trailing(extra, row_bytes, {}, true, bytes.size(), rows, out.dtype(), where);
-    raw = inflated;
+    return extra;
   } else if (std::string_view(head).substr(0, kDataMagic.size()) == kDataMagic) {
     const auto stored = bytes.size() - kDataMagic.size();
     if (stored < needed)
@@ -302,14 +334,13 @@ std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const
     const auto tail = part <= kMaxPadding ? bytes.view(bytes.size() - part, part, tail_scratch) : std::string_view();
     check_trailing(extra, row_bytes, tail, false, kDataMagic.size() + needed, rows, out.dtype(), where);
     if (!bytes.in_memory()) {
-      read_rows_on_demand(bytes, index, order, RowDecoder(out, column_of, index.big_endian), out);
+      read_rows_on_demand(bytes, index, order, decoder, out);
       return extra;
     }
     raw = bytes.view(kDataMagic.size(), needed, whole_scratch);
   } else {
     fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
   }
-  const RowDecoder decoder(out, column_of, index.big_endian);
   const auto* stored_rows = reinterpret_cast<const std::uint8_t*>(raw.data());
   for (std::size_t k = 0; k < rows; ++k) {
     const auto c = order[index.positions[k]];

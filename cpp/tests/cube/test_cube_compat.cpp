@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/archive.hpp"
@@ -113,6 +114,54 @@ TEST(CubeCompat, CompressedBlocksMustCoverTheRows) {
   EXPECT_NO_THROW(read(gap, {0}));
   gap[11 + 8 + 24] = 40;  // block 1 now starts at 40: bytes 24..40 missing
   EXPECT_THROW(read(gap, {0}), cubescale::FormatError);
+}
+
+// Compressed rows are inflated through a bounded buffer, not whole: streams that cut rows at
+// any byte and cross the buffer's boundary (8 MiB) give the same matrix as the plain member,
+// with rows in any order, rows the index leaves out, and trailing rows; a corrupt stream past
+// the first buffer is still a FormatError.
+TEST(CubeCompat, CompressedRowsAcrossTheInflateBuffer) {
+  constexpr std::size_t cnodes = 40000, locations = 64, row = 8 * locations;  // 20 MB of rows
+  std::vector<std::uint32_t> positions, order(cnodes);
+  for (std::uint32_t c = 0; c < cnodes; ++c) {
+    order[c] = static_cast<std::uint32_t>(cnodes - 1 - c);
+    if (c % 7 != 3) positions.push_back(c);
+  }
+  std::vector<std::uint32_t> column_of(locations);
+  for (std::size_t l = 0; l < locations; ++l) column_of[l] = static_cast<std::uint32_t>((l * 5) % locations);
+  std::string rows(positions.size() * row + 2 * row, '\0');  // two trailing rows
+  for (std::size_t i = 0; i < rows.size(); i += 8) {
+    const double v = double(i) * 0.25;
+    std::memcpy(rows.data() + i, &v, 8);
+  }
+  const auto index = parse_index(sparse_index(positions), cnodes, {"f", "0.index"});
+  const auto decode = [&](const std::string& member, std::uint64_t* ignored) {
+    Severity out(*parse_data_type("DOUBLE"), cnodes, locations);
+    *ignored = read_data(member, index, order, column_of, out, {"f", "0.data"});
+    return out;
+  };
+  std::uint64_t plain_ignored = 0, z_ignored = 0;
+  const auto plain = decode("CUBEX.DATA" + rows, &plain_ignored);
+  std::vector<std::string> blocks;
+  std::size_t from = 0;
+  for (std::size_t cut : {std::size_t(1000003), std::size_t((8 << 20) - 1), std::size_t((8 << 20) + 1),
+                          std::size_t(16777300), rows.size()}) {
+    blocks.push_back(rows.substr(from, cut - from));
+    from = cut;
+  }
+  const auto member = zcubex(blocks);
+  const auto inflated = decode(member, &z_ignored);
+  EXPECT_EQ(z_ignored, plain_ignored);
+  EXPECT_EQ(z_ignored, 2 * row);
+  for (std::size_t c = 0; c < cnodes; ++c) {
+    ASSERT_EQ(inflated.present(c), plain.present(c)) << c;
+    ASSERT_EQ(std::memcmp(inflated.row(c), plain.row(c), row), 0) << c;
+  }
+  auto corrupt = member;
+  corrupt[corrupt.size() - 100] ^= 0x55;  // inside the last stream, beyond the first buffer
+  std::uint64_t ignored = 0;
+  EXPECT_THROW(decode(corrupt, &ignored), cubescale::FormatError);
+  EXPECT_THROW(decode(zcubex({blocks[0], blocks[1], blocks[2]}), &ignored), cubescale::FormatError);  // too few rows
 }
 
 // A file above the whole-read limit is read on demand; once shortened, the bytes it lost are a
