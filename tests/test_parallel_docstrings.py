@@ -10,6 +10,7 @@ MODULES = ["cubescale.parallel", "cubescale.parallel.systree", "cubescale.parall
            "cubescale.parallel.simulate", "cubescale.parallel.views", "cubescale.parallel._mpi",
            "cubescale.parallel.collective", "cubescale.parallel.unify", "cubescale.parallel.collate",
            "cubescale.parallel.blocks", "cubescale.parallel.known_machine", "cubescale.parallel.recollate",
+           "cubescale.parallel.collate_reports",
            "cubescale.parallel.measure", "cubescale.parallel.serial"]
 
 

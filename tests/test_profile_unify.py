@@ -32,6 +32,16 @@ def _local_paths(profile):
     return _paths(core.cnode_parents().tolist(), keys)
 
 
+def _named_paths(profile):
+    """Call paths by region name and parameters (a merged profile's regions are in canonical
+    order, not the pool's)."""
+    core = profile._core
+    names = [r.name for r in core.regions]
+    keys = [(names[r], tuple(sorted((a["parkey"], a["parvalue"]) for a in core.parameters(c))))
+            for c, r in enumerate(core.cnode_regions().tolist())]
+    return _paths(core.cnode_parents().tolist(), keys)
+
+
 def _unify(profiles):
     return _profile.unify_in_process([p._core for p in profiles])
 
@@ -139,3 +149,30 @@ def test_every_part_of_a_report_together_covers_it():
     assert sum(p.shape[1] for p in parts) == source.shape[1]
     for a, b in itertools.combinations(parts, 2):
         assert a.shape[0] == b.shape[0] == source.shape[0]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_merged_profiles_hold_every_profiles_values_side_by_side(seed):
+    profiles = [random_profile(seed, rank, ALL_DTYPES) for rank in range(5)]  # rank 2 visits nothing
+    merged = LocalProfile.merge(profiles)
+    assert merged.locations == [loc for p in profiles for loc in p.locations]
+    row_of = {path: i for i, path in enumerate(_named_paths(merged))}
+    assert set(row_of) == {path for p in profiles for path in _named_paths(p)}
+    column = 0
+    for p in profiles:
+        rows = [row_of[path] for path in _named_paths(p)]
+        others = np.setdiff1d(np.arange(merged.shape[0]), rows)
+        columns = slice(column, column + p.shape[1])
+        for name, _, _ in ALL_DTYPES:
+            got = np.ascontiguousarray(merged.values(name)[rows, columns])
+            assert got.tobytes() == np.ascontiguousarray(p.values(name)).tobytes(), (seed, name)
+            assert not np.ascontiguousarray(merged.values(name)[others, columns]).view(np.uint8).any()
+        column += p.shape[1]
+
+
+def test_merging_profiles_with_conflicting_metrics_raises():
+    profiles = [random_profile(0, rank, ALL_DTYPES, conflict=True) for rank in range(2)]
+    with pytest.raises(ValueError, match="visits"):
+        LocalProfile.merge(profiles)
+    with pytest.raises(ValueError, match="no profiles"):
+        LocalProfile.merge([])

@@ -12,6 +12,7 @@
 #include "cubescale/cube/report.hpp"
 #include "cubescale/cube/writer.hpp"
 #include "cubescale/profile/collate.hpp"
+#include "cubescale/profile/merge.hpp"
 #include "cubescale/profile/unify.hpp"
 #include "arrays.hpp"
 #include "register.hpp"
@@ -215,6 +216,17 @@ void register_unify(py::module_& m) {
       .def_property_readonly(
           "stats", [](const UnifyState& s) { return stats_dict(s.stats()); },
           "Peak bytes held, messages and bytes sent and received.");
+  m.def(
+      "merge_profiles",
+      [](const std::vector<std::shared_ptr<LocalProfile>>& profiles) {
+        std::vector<const LocalProfile*> ptrs;
+        for (const auto& p : profiles) ptrs.push_back(p.get());
+        py::gil_scoped_release release;
+        return std::make_shared<LocalProfile>(merge_profiles(ptrs));
+      },
+      py::arg("profiles"),
+      "Several profiles as one: the union of their definitions in canonical order, their locations side by "
+      "side (profile i's after those of profiles before it); zero where a profile never visited a call path.");
   m.def(
       "unify_in_process",
       [](const std::vector<std::shared_ptr<LocalProfile>>& profiles) {

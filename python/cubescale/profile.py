@@ -159,6 +159,29 @@ class LocalProfile:
                    [_parameters_of(report, c) for c in range(report.shape[0])],
                    host=host, process=first.process if first is not None else None)
 
+    @classmethod
+    def merge(cls, profiles: Sequence[LocalProfile]) -> LocalProfile:
+        """Several profiles as one: the union of their metrics, regions and call paths in
+        canonical order (the unification of :func:`cubescale.parallel.unify`, in this process)
+        and their locations side by side, the first profile's columns first; zero where a
+        profile never visited a call path. Host and process are the first profile's. For a
+        rank that holds several processes (``cubescale collate`` with fewer ranks than reports).
+
+        Example
+        -------
+        >>> import numpy as np
+        >>> a = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="main"), RegionDefinition(name="x")],
+        ...                  [-1, 0], [0, 1], [("t0", "thread")], [np.array([[1.0], [2.0]])])
+        >>> b = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="main")], [-1], [0],
+        ...                  [("t0", "thread"), ("t1", "thread")], [np.array([[3.0, 4.0]])])
+        >>> LocalProfile.merge([a, b]).values("t").tolist()
+        [[1.0, 3.0, 4.0], [2.0, 0.0, 0.0]]
+        """
+        if not profiles:
+            raise ValueError("no profiles to merge")
+        return cls._from_core(_profile.merge_profiles([p._core for p in profiles]), host=profiles[0].host,
+                              process=profiles[0].process)
+
     @property
     def shape(self) -> tuple[int, int]:
         """(local call paths, local locations): the shape of every values array.

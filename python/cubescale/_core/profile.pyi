@@ -10,7 +10,7 @@ import numpy
 import numpy.typing
 import typing
 
-__all__: list[str] = ["LocalProfile", "RowSource", "UnifyState", "unify_in_process", "write_parts"]
+__all__: list[str] = ["LocalProfile", "RowSource", "UnifyState", "merge_profiles", "unify_in_process", "write_parts"]
 
 class LocalProfile:
     """
@@ -170,6 +170,11 @@ class RowSource:
         """
         Per position, the bytes this rank's part costs the writer for that row (values + 12), 0 where it sends nothing; uint64.
         """
+
+def merge_profiles(profiles: collections.abc.Sequence[LocalProfile]) -> LocalProfile:
+    """
+    Several profiles as one: the union of their definitions in canonical order, their locations side by side (profile i's after those of profiles before it); zero where a profile never visited a call path.
+    """
 
 def unify_in_process(profiles: collections.abc.Sequence[LocalProfile]) -> dict:
     """

@@ -3,9 +3,10 @@
 
 A C or C++ program measured with cubescale's recorder (``CUBESCALE_REGION``, the C API)
 writes one report per process with ``cubescale_write(path, "MPI Rank 3")``; this command
-unifies them as ``cubescale run`` does for Python programs: under ``mpirun -n P`` with P
-reports, rank r reads the r-th (file names in natural order: ``run.2`` before ``run.10``) and
-:func:`cubescale.parallel.write_report` does the rest. One report needs no MPI.
+unifies them as ``cubescale run`` does for Python programs
+(:func:`cubescale.parallel.collate_reports`): under ``mpirun -n P`` with P reports, rank r
+reads the r-th (file names in natural order: ``run.2`` before ``run.10``); with fewer ranks
+than reports (down to one process without mpirun), each rank merges a block of them first.
 
 Example
 -------
@@ -29,7 +30,6 @@ Example
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 import time
 
@@ -40,9 +40,9 @@ def add_parser(subparsers) -> None:
         "collate", help="unify one-process reports of a run (a C/C++ program's, one per rank) into one .cubex",
         description="Reads one report per process (as cubescale_write() of the C API writes them) and writes one "
                     "report of all: definitions unified, values collated, optionally threads aggregated. Under "
-                    "mpirun give it one rank per report; one report needs no MPI.",
+                    "mpirun give it up to one rank per report; without mpirun one process reads them all.",
         epilog="examples:\n  mpirun -n 4 python -m cubescale collate run.*.cubex -o run.cubex\n"
-               "  cubescale collate run.0.cubex -o run.cubex --threads key",
+               "  cubescale collate run.*.cubex -o run.cubex --threads key",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", help="one-process reports, one per rank")
     p.add_argument("-o", "--output", required=True, help="the report to write")
@@ -53,37 +53,16 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_collate)
 
 
-def _natural(name: str) -> list:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
-
-
 def run_collate(args) -> int:
-    from .. import report as cube
-    from ..parallel import write_report
     from ..parallel._mpi import launched_by_mpirun, mpi
-    from ..parallel.collective import agree
+    from ..parallel.collate_reports import collate_reports
     from ..parallel.serial import SerialComm
-    from ..profile import LocalProfile
 
     start = time.perf_counter()
     comm = mpi().COMM_WORLD if launched_by_mpirun() else SerialComm()
-    inputs = sorted(args.inputs, key=_natural)
-    if len(inputs) != comm.size:  # the same on every rank
-        raise ValueError(f"{len(inputs)} reports need one rank each (mpirun -n {len(inputs)}); "
-                         f"this run has {comm.size}")
-    error, profile = None, None
-    try:
-        mine = cube.open(inputs[comm.rank])
-        processes = {loc.process_rank for loc in mine.locations}
-        if len(processes) != 1:
-            raise ValueError(f"{inputs[comm.rank]}: {len(processes)} processes; collate takes one-process reports")
-        profile = LocalProfile.from_report(mine)
-    except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
-        error = e
-    agree(comm, error)
-    assert profile is not None
-    write_report(comm, profile, args.output, compress=args.compress, threads=args.threads, thread_names=True)
+    collate_reports(comm, args.inputs, args.output, compress=args.compress, threads=args.threads)
     if comm.rank == 0 and not args.quiet:
-        print(f"cubescale: collated {len(inputs)} report{'s' if len(inputs) != 1 else ''} into {args.output} "
-              f"({time.perf_counter() - start:.2f} s)", file=sys.stderr, flush=True)
+        n = len(args.inputs)
+        print(f"cubescale: collated {n} report{'s' if n != 1 else ''} into {args.output} on {comm.size} "
+              f"rank{'s' if comm.size != 1 else ''} ({time.perf_counter() - start:.2f} s)", file=sys.stderr, flush=True)
     return 0

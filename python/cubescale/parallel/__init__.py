@@ -14,6 +14,8 @@ mpi4py is imported lazily, so exploring a report never needs MPI.
   the writer's buffers bounded (paper 001, section 3);
 * :func:`recollate` — a report collated again by any number of ranks, each holding a block of
   its processes (the same file for every number of ranks);
+* :func:`collate_reports` — one-process reports of a run (``cubescale_write()``) into one report
+  by up to one rank per report;
 * :func:`evaluate_staged` — metric expressions with ``aggregate`` over the system tree,
   partial timelines of bounded size reduced along a tree (paper 004).
 
@@ -29,6 +31,7 @@ Example
 from __future__ import annotations
 
 from .collate import collate, write_report
+from .collate_reports import collate_reports
 from .collective import CollectiveError
 from .naive import build_system_tree_naive
 from .recollate import recollate
@@ -43,6 +46,7 @@ __all__ = [
     "DistributedSystemTree",
     "Unification",
     "collate",
+    "collate_reports",
     "recollate",
     "unify",
     "write_report",
