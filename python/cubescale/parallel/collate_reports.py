@@ -155,7 +155,7 @@ def _collate_blocks(comm, inputs: list[str], output, compress: bool, threads: st
             if threads is not None:
                 p = aggregate_profile(p, threads, **thread_options)
             profiles.append(p)
-            described.append((i, p.host, p.process, p.locations))
+            described.append((i, every_host[i], p.process, p.locations))  # the host the order grouped by
         opened.clear()
         profile = LocalProfile.merge(profiles)
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
