@@ -36,7 +36,7 @@ from .dtypes import numpy_type
 from .records import Metric, Region
 from .systree import SingleNodeTree
 
-__all__ = ["LocalProfile"]  # MetricDefinition, RegionDefinition: the core's, re-exported
+__all__ = ["LocalProfile", "host_of"]  # MetricDefinition, RegionDefinition: the core's, re-exported
 
 
 def _metric_definition(m: Metric | MetricDefinition) -> MetricDefinition:
@@ -147,12 +147,7 @@ class LocalProfile:
         """
         values = [np.asarray(report.values(m, inclusive=None))[:, columns] for m in report.metrics]
         first = report.locations[columns[0]] if columns else None
-        system = report.system
-        host = None
-        if first is not None:
-            element = int(report._core.location_elements()[first.index])
-            node = system.parent(system.parent(element))
-            host = system.name(node) if node is not None else None
+        host = host_of(report, first.index) if first is not None else None
         return cls([m.definition() for m in report.metrics], [r.definition() for r in report.regions],
                    report.cnode_parents, [c.region.index for c in report.cnodes],
                    [(report.locations[c].name, report.locations[c].type) for c in columns], values,
@@ -260,6 +255,24 @@ class LocalProfile:
         m, (c, loc) = len(self.metrics), self.shape
         return (f"<LocalProfile: {m} metric{'s' if m != 1 else ''}, {c} call path{'s' if c != 1 else ''}, "
                 f"{loc} location{'s' if loc != 1 else ''}>")
+
+
+def host_of(report, location: int = 0) -> str | None:
+    """The name of the element above a location's process in a loaded report (its host, as
+    Score-P names nodes), or None for a process right under the root or no such location.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> host_of(cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex")), 4)
+    'node b104.pri.cosma.local'
+    """
+    if not 0 <= location < report.shape[1]:
+        return None
+    system = report.system
+    process = system.parent(int(report._core.location_elements()[location]))
+    node = system.parent(process) if process is not None else None
+    return system.name(node) if node is not None else None
 
 
 def _parameters(mapping: Any) -> list[dict[str, str]]:

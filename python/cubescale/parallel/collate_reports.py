@@ -41,7 +41,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from ..profile import LocalProfile
+from ..profile import LocalProfile, host_of
 from ..systree import SingleNodeTree
 from .collective import agree
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
@@ -71,16 +71,6 @@ def _one_process(path: str, report=None):
     if report.location_group_count != 1:
         raise ValueError(f"{path}: {report.location_group_count} processes; collate takes one-process reports")
     return report
-
-
-def _host_of(report) -> str | None:
-    """The name of the element above the report's process (its host), if any."""
-    system = report.system
-    if not report.shape[1]:
-        return None
-    process = system.parent(int(report._core.location_elements()[0]))
-    node = system.parent(process) if process is not None else None
-    return system.name(node) if node is not None else None
 
 
 def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.PathLike, compress: bool = False,
@@ -134,7 +124,7 @@ def _collate_blocks(comm, inputs: list[str], output, compress: bool, threads: st
     try:
         for path in inputs[a:b]:
             opened[path] = _one_process(path)
-            hosts.append(_host_of(opened[path]))
+            hosts.append(host_of(opened[path]))
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
         error = e
     agree(comm, error)
