@@ -58,35 +58,28 @@ def test_panes_equal_the_csv(name):
             np.testing.assert_allclose(p.call_exclusive.astype(float), combine(excl[metric], m.dtype, 1),
                                        rtol=1e-5, atol=1e-9)
         total = combine(incl[metric][roots], m.dtype, None)
-        assert p.metric_own[m.index] == pytest.approx(total, rel=1e-5)
+        assert p.metric_exclusive[m.index] == pytest.approx(total, rel=1e-5)
         assert p.metric_inclusive[m.index] == pytest.approx(total, rel=1e-5)  # flat metric tree
 
 
-def test_collapsed_metric_includes_its_subtree():
+def test_collapsed_metric_is_stored_and_expanded_subtracts_children():
+    """Scalasca's mpi stores its whole subtree: collapsed shows the stored values, expanded
+    the stored values minus the children's (never the children added on top)."""
     report = cubescale.open(os.path.join(DATA, "cubelib_example.p64.cubex"))
-
-    def subtree(m):
-        out, stack = [], [m]
-        while stack:
-            x = report.metrics[stack.pop()]
-            out.append(x.index)
-            stack.extend(x.children)
-        return out
-
     mpi = report.metric("mpi")
-    family = subtree(mpi.index)
-    assert len(family) > 5  # Scalasca's mpi > synchronization/communication/... tree
-    brute = sum(report.values(f, inclusive=True) for f in family)
+    assert len(mpi.children) >= 2  # Scalasca's mpi > synchronization/communication/... tree
+    stored = report.values("mpi", inclusive=True)
+    children = sum(report.values(c, inclusive=True) for c in mpi.children)
     collapsed = report.panes("mpi", cnode=0)
-    np.testing.assert_allclose(collapsed.system, brute[0], rtol=1e-12)
-    np.testing.assert_allclose(collapsed.call_inclusive, brute.sum(axis=1), rtol=1e-12)
+    np.testing.assert_allclose(collapsed.system, stored[0], rtol=1e-12)
+    np.testing.assert_allclose(collapsed.call_inclusive, stored.sum(axis=1), rtol=1e-12)
     expanded = report.panes("mpi", cnode=0, metric_expanded=True)
-    np.testing.assert_allclose(expanded.system, report.values("mpi", inclusive=True)[0], rtol=1e-12)
+    np.testing.assert_allclose(expanded.system, (stored - children)[0], rtol=1e-9, atol=1e-9)
     roots = [c.index for c in report.cnodes if c.parent is None]
-    assert expanded.metric_inclusive[mpi.index] == pytest.approx(brute[roots].sum(), rel=1e-12)
-    assert expanded.metric_own[mpi.index] == pytest.approx(
-        report.values("mpi", inclusive=True)[roots].sum(), rel=1e-12)
-    assert collapsed.metric_inclusive[mpi.index] > collapsed.metric_own[mpi.index]
+    assert expanded.metric_inclusive[mpi.index] == pytest.approx(stored[roots].sum(), rel=1e-12)
+    assert expanded.metric_exclusive[mpi.index] == pytest.approx(
+        (stored - children)[roots].sum(), rel=1e-9, abs=1e-9)
+    assert collapsed.metric_inclusive[mpi.index] >= collapsed.metric_exclusive[mpi.index]
 
 
 def test_bad_selection():

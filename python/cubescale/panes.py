@@ -2,8 +2,14 @@
 
 Cube shows a report as three coupled panes: the metric tree (each metric over the whole
 program and machine), the call tree (the selected metric per call path) and the system tree
-(the selected metric at the selected call path per location). A collapsed metric includes
-its child metrics of the same unit; a collapsed call path includes its callees.
+(the selected metric at the selected call path per location).
+
+Along the metric tree, a metric's *stored* values already include its child metrics (as
+CubeLib defines it: Scalasca stores ``mpi_latesender`` including ``mpi_latesender_wo``, a
+remapped summary's ``time`` including ``omp_idle_threads``). So a collapsed metric shows its
+stored values, and an expanded one its stored values minus its children's stored values
+(CubeLib's ``services::expand_metrics``); children are never added to a parent. Along the
+call tree, a collapsed call path includes its callees, an expanded one shows its own share.
 :meth:`Report.panes <cubescale.Report.panes>` is the entry point; this module holds the
 selection logic.
 
@@ -11,7 +17,7 @@ Example
 -------
 >>> import cubescale
 >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
->>> int(p.metric_own[0]), p.system.tolist()
+>>> int(p.metric_inclusive[0]), p.system.tolist()
 (72, [72.0])
 """
 
@@ -28,41 +34,45 @@ from .records import Metric
 if TYPE_CHECKING:
     from .report import Report
 
-__all__ = ["Panes", "metric_family", "metric_totals", "select"]
+__all__ = ["Panes", "metric_totals", "select", "subtracted_children"]
 
 
 @dataclass(frozen=True)
 class Panes:
     """The values of Cube's three panes for one selection (see :meth:`Report.panes`).
 
-    ``metric_own[m]`` / ``metric_inclusive[m]``: metric ``m`` over the whole program and
-    machine, without / with its child metrics (a node expanded / collapsed in the metric
-    pane). ``call_inclusive[c]`` / ``call_exclusive[c]``: the selected metric at call path
-    ``c`` over all locations, with / without the callees (collapsed / expanded in the call
-    pane). ``system[l]``: the selected metric at the selected call path for location ``l``.
-    Sums, or minimum / maximum for MINDOUBLE / MAXDOUBLE metrics.
+    ``metric_inclusive[m]`` / ``metric_exclusive[m]``: metric ``m`` over the whole program
+    and machine as Cube's metric pane shows it collapsed (its stored value, which includes
+    its child metrics) / expanded (stored minus its children's stored values).
+    ``call_inclusive[c]`` / ``call_exclusive[c]``: the selected metric (collapsed or
+    expanded as selected) at call path ``c`` over all locations, with / without the callees
+    (collapsed / expanded in the call pane). ``system[l]``: the selected metric at the
+    selected call path for location ``l``. Sums, or minimum / maximum for MINDOUBLE /
+    MAXDOUBLE metrics.
 
     Example
     -------
     >>> import cubescale
     >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
-    >>> int(p.metric_own[0]), int(p.call_inclusive[0]), p.system.tolist()
+    >>> int(p.metric_exclusive[0]), int(p.call_inclusive[0]), p.system.tolist()
     (72, 72, [72.0])
     """
 
     metric: int
     cnode: int
-    metric_own: np.ndarray
     metric_inclusive: np.ndarray
+    metric_exclusive: np.ndarray
     call_inclusive: np.ndarray
     call_exclusive: np.ndarray
     system: np.ndarray
 
 
 def metric_totals(report: Report, inclusive: bool = True) -> np.ndarray:
-    """Per metric, its value over the whole program and machine (Cube's metric pane); with
-    ``inclusive=True`` a metric includes its child metrics of the same unit. A derived metric
-    whose expression cannot be computed gives NaN (``Report.values`` raises the reason).
+    """Per metric, its value over the whole program and machine (Cube's metric pane):
+    with ``inclusive=True`` as a collapsed metric shows it (its stored value, which already
+    includes its child metrics), with ``inclusive=False`` as an expanded one (stored minus
+    the children's stored values). A derived metric whose expression cannot be computed
+    gives NaN (``Report.values`` raises the reason).
 
     Example
     -------
@@ -70,30 +80,28 @@ def metric_totals(report: Report, inclusive: bool = True) -> np.ndarray:
     >>> int(metric_totals(cubescale.open(cubescale.report._example_path()))[0])
     72
     """
-    own = _own_totals(report)
-    return _with_child_metrics(report, own) if inclusive else own
+    stored = _stored_totals(report)
+    return stored if inclusive else _minus_children(report, stored)
 
 
-def metric_family(report: Report, metric: Metric) -> list[int]:
-    """The metric and its descendants that add up with it: summable scalar metrics of the
-    same unit (Cube's collapsed metric node). MIN/MAX metrics and tuples stand alone.
+def subtracted_children(report: Report, metric: Metric) -> list[int]:
+    """The child metrics whose stored values an expanded ``metric`` leaves out: children
+    of the same unit whose values can be subtracted (summable scalars, as the parent).
+    CubeLib subtracts every child; Score-P and Scalasca only nest metrics of one unit, so
+    the two agree on their reports, and a child of another unit (seconds under bytes) or a
+    MIN/MAX or tuple metric, where a difference means nothing, is left alone here.
 
     Example
     -------
     >>> import cubescale
     >>> r = cubescale.open(cubescale.report._example_path())
-    >>> metric_family(r, r.metric("visits"))
-    [0]
+    >>> subtracted_children(r, r.metric("time"))
+    []
     """
-    if not _summable(metric) or numpy_type(metric.dtype)[1]:
-        return [metric.index]
-    family, stack = [], [metric.index]
-    while stack:
-        m = report.metrics[stack.pop()]
-        if m.index == metric.index or (_summable(m) and m.unit == metric.unit and not numpy_type(m.dtype)[1]):
-            family.append(m.index)
-            stack.extend(m.children)
-    return family
+    if not _subtractable(metric):
+        return []
+    return [c for c in metric.children
+            if _subtractable(report.metrics[c]) and report.metrics[c].unit == metric.unit]
 
 
 def select(report: Report, metric: Metric, cnode: int | None = None, metric_expanded: bool = False,
@@ -110,21 +118,23 @@ def select(report: Report, metric: Metric, cnode: int | None = None, metric_expa
     c = int(_roots(report)[0]) if cnode is None else int(cnode)
     if not 0 <= c < report.shape[0]:
         raise IndexError(f"call path {c} out of range ({report.shape[0]} call paths)")
-    family = [metric.index] if metric_expanded else metric_family(report, metric)
+    minus = subtracted_children(report, metric) if metric_expanded else []
 
-    def combined(fn):
-        parts = [fn(report.metrics[f]) for f in family]
-        return parts[0] if len(parts) == 1 else np.sum(parts, axis=0)
+    def selected(fn):
+        value = fn(report.metrics[metric.index])
+        for child in minus:  # stored values include the children: take them out again
+            value = value - fn(report.metrics[child])
+        return value
 
-    own = _own_totals(report)  # once: the inclusive totals are derived from it
+    stored = _stored_totals(report)  # once: the expanded totals are derived from it
     return Panes(
         metric=metric.index,
         cnode=c,
-        metric_own=own,
-        metric_inclusive=_with_child_metrics(report, own),
-        call_inclusive=combined(lambda x: report.cnode_values(x, inclusive=True)),
-        call_exclusive=combined(lambda x: report.cnode_values(x, inclusive=False)),
-        system=combined(lambda x: report.system_values(x, c, inclusive=not cnode_expanded)),
+        metric_inclusive=stored,
+        metric_exclusive=_minus_children(report, stored),
+        call_inclusive=selected(lambda x: report.cnode_values(x, inclusive=True)),
+        call_exclusive=selected(lambda x: report.cnode_values(x, inclusive=False)),
+        system=selected(lambda x: report.system_values(x, c, inclusive=not cnode_expanded)),
     )
 
 
@@ -133,13 +143,18 @@ def _roots(report: Report) -> np.ndarray:
     return np.flatnonzero(report.cnode_parents < 0)
 
 
-def _own_totals(report: Report) -> np.ndarray:
+def _stored_totals(report: Report) -> np.ndarray:
     roots = _roots(report)
     return np.asarray([_total(report, m, roots) for m in report.metrics], dtype=float)
 
 
-def _with_child_metrics(report: Report, own: np.ndarray) -> np.ndarray:
-    return np.asarray([sum(own[d] for d in metric_family(report, m)) for m in report.metrics])
+def _minus_children(report: Report, stored: np.ndarray) -> np.ndarray:
+    """Each metric's stored total minus the stored totals of its subtracted children."""
+    out = stored.copy()
+    for m in report.metrics:
+        for child in subtracted_children(report, m):
+            out[m.index] -= stored[child]
+    return out
 
 
 def _total(report: Report, metric: Metric, roots: np.ndarray) -> float:
@@ -158,5 +173,6 @@ def _total(report: Report, metric: Metric, roots: np.ndarray) -> float:
     return float(at_roots.sum())
 
 
-def _summable(metric: Metric) -> bool:
-    return metric.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+def _subtractable(metric: Metric) -> bool:
+    """Whether differences of the metric's values mean something: summable scalars."""
+    return metric.dtype not in ("MINDOUBLE", "MAXDOUBLE") and not numpy_type(metric.dtype)[1]

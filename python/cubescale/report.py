@@ -348,8 +348,10 @@ class Report:
         return np.array(_cube.cnode_totals(self._core, self.metric(metric).index, bool(inclusive)))
 
     def metric_totals(self, inclusive: bool = True) -> np.ndarray:
-        """Per metric, its value over the whole program and machine (the metric pane of Cube);
-        with ``inclusive=True`` a metric includes its child metrics of the same unit.
+        """Per metric, its value over the whole program and machine (the metric pane of Cube):
+        with ``inclusive=True`` as a collapsed metric shows it, its stored value (which, as
+        CubeLib defines it, already includes its child metrics); with ``inclusive=False`` as
+        an expanded one, the stored value minus the children's stored values.
         MINDOUBLE / MAXDOUBLE metrics give their minimum / maximum.
 
         Example
@@ -363,9 +365,10 @@ class Report:
 
     def panes(self, metric: int | str | Metric, cnode: int | None = None,
               metric_expanded: bool = False, cnode_expanded: bool = False) -> Panes:
-        """The values Cube shows for a selection: a metric (collapsed: with its child metrics
-        of the same unit; expanded: alone) and a call path (collapsed: with its callees;
-        expanded: alone; default the first root).
+        """The values Cube shows for a selection: a metric (collapsed: its stored values,
+        which include its child metrics; expanded: minus its children's stored values, see
+        :func:`cubescale.panes.subtracted_children`) and a call path (collapsed: with its
+        callees; expanded: alone; default the first root).
 
         Example
         -------

@@ -358,20 +358,4 @@ void to_doubles(const DataType& t, const std::uint8_t* p, std::size_t n, double*
   }
 }
 
-std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents) {
-  if (parents.size() != exclusive.size()) throw std::invalid_argument("parents and values differ in size");
-  std::vector<double> out = exclusive;
-  for (std::size_t i = parents.size(); i-- > 0;)
-    if (parents[i] != kNoParent) out[parents[i]] += out[i];
-  return out;
-}
-
-std::vector<double> metric_exclusive(const std::vector<double>& inclusive, const std::vector<std::uint32_t>& parents) {
-  if (parents.size() != inclusive.size()) throw std::invalid_argument("parents and values differ in size");
-  std::vector<double> out = inclusive;
-  for (std::size_t i = 0; i < parents.size(); ++i)
-    if (parents[i] != kNoParent) out[parents[i]] -= inclusive[i];
-  return out;
-}
-
 }  // namespace cubescale::cube

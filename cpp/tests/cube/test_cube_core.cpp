@@ -108,13 +108,6 @@ TEST(CubeAggregate, CombineLocationsIntoGroups) {
   EXPECT_EQ(at(m, 0, 0), 5);
 }
 
-TEST(CubeAggregate, MetricTree) {
-  const std::vector<std::uint32_t> parents{kNoParent, 0, 1, 0};
-  const auto incl = metric_inclusive({1, 2, 3, 4}, parents);
-  EXPECT_EQ(incl, (std::vector<double>{10, 5, 3, 4}));
-  EXPECT_EQ(metric_exclusive(incl, parents), (std::vector<double>{1, 2, 3, 4}));
-}
-
 TEST(CubeValuesIo, DenseBigEndianIndexAndData) {
   // DENSE index (format 3), big-endian: all rows present, in enumeration order.
   std::string index = "CUBEX.INDEX";

@@ -72,9 +72,7 @@ void to_doubles(const Severity& values, std::size_t first_row, std::size_t rows,
 // The same for n values of type t at `values` (a slice of a row, or a row computed elsewhere).
 void to_doubles(const DataType& t, const std::uint8_t* values, std::size_t n, double* out);
 // Per-cnode combination over all locations (Cube's call-tree pane): see panes.hpp.
-
-// Metric tree: values per metric (e.g. totals), inclusive = own + all descendants.
-std::vector<double> metric_inclusive(const std::vector<double>& exclusive, const std::vector<std::uint32_t>& parents);
-std::vector<double> metric_exclusive(const std::vector<double>& inclusive, const std::vector<std::uint32_t>& parents);
+// Along the metric tree nothing is aggregated: stored values already include the child
+// metrics (CubeLib's definition); python/cubescale/panes.py subtracts them for an expanded one.
 
 }  // namespace cubescale::cube
