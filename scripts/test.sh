@@ -32,6 +32,9 @@ python3 -m ruff check python tests benchmarks fuzz scripts examples
 python3 -m mypy
 (cd tests && python3 -m mypy.stubtest cubescale._core --allowlist stubtest_allowlist.txt)
 
+echo "== API reference (pdoc, from the docstrings) into build/api"
+python3 scripts/api_docs.py build/api
+
 echo "== Python tests"
 # Run from tests/ so that the installed package, not the source tree, is imported.
 (cd tests && python3 -m pytest -q -p no:cacheprovider .)
