@@ -35,13 +35,8 @@ import sys
 import tempfile
 import time
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl": "self,vader",
-    "OMPI_MCA_oob_tcp_if_include": "lo",
-}
+from cubescale.mpirun import local_environment
+
 REGIONS = [f"region_{i}" for i in range(60)]
 METRICS = [("time", "DOUBLE", "EXCLUSIVE"), ("visits", "UINT64", "EXCLUSIVE"), ("bytes", "INT64", "INCLUSIVE")]
 THREADS = 4
@@ -278,7 +273,7 @@ def main(argv: list[str]) -> int:
           "baseline rank-0 matrices | bytes moved ours | gather | unify rounds | unify s | system tree s | collate s | "
           "same values |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     for size in args.sizes:
         with tempfile.TemporaryDirectory() as out:
             command = ["timeout", "-k", "5", "1200", "mpirun", "-n", str(size), sys.executable, __file__, "--worker",

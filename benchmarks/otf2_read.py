@@ -41,10 +41,9 @@ import time
 
 import cubescale.otf2 as otf2
 from cubescale._core import trace as _trace
+from cubescale.mpirun import local_environment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl": "self,vader", "OMPI_MCA_oob_tcp_if_include": "lo"}
 
 
 def best(fn, repeat: int) -> float:
@@ -106,7 +105,7 @@ def mpi_worker(path: str, out: str) -> None:
 
 
 def mpirun(ranks: int, path: str, out: str) -> dict:
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in env for a in ("-x", k)]
     command = ["timeout", "-k", "5", "3600", "mpirun", "-n", str(ranks), *passed, sys.executable,
                os.path.abspath(__file__), "--mpi-worker", path, out]

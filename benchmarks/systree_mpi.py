@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from cubescale.mpirun import local_environment
+
 REAL_SHAPES = {
     2: "node:2 process:1 thread:4",
     4: "node:2 process:2 thread:4",
@@ -41,13 +43,6 @@ SMALL_JUQUEEN_DEPTH = [
     "rack:2 midplane:2 nodeboard:4 node:4 process:4 thread:4",
     "rack:2 midplane:2 nodeboard:8 node:8 process:16 thread:4",
 ]
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl": "self,vader",
-    "OMPI_MCA_oob_tcp_if_include": "lo",
-}
 
 
 def worker(shape: str, repeat: int) -> None:
@@ -79,7 +74,7 @@ def worker(shape: str, repeat: int) -> None:
 
 
 def real_row(ranks: int, repeat: int) -> dict:
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     command = ["timeout", "-k", "5", "300", "mpirun", "-n", str(ranks), *passed, sys.executable,
                str(Path(__file__).resolve()), "--worker", REAL_SHAPES[ranks], "--repeat", str(repeat)]

@@ -17,11 +17,11 @@ import sys
 import tempfile
 import time
 
+from cubescale.mpirun import local_environment
+
 EPF = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
        '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /')
 HERE = os.path.dirname(os.path.abspath(__file__))
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1", "OMPI_MCA_btl": "self,vader", "OMPI_MCA_oob_tcp_if_include": "lo"}
 
 
 def worker(path: str, points: int) -> None:
@@ -48,7 +48,7 @@ def run(ranks: int, path: str, points: int) -> dict:
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     done = subprocess.run(["timeout", "-k", "5", "900", "mpirun", "-n", str(ranks), *passed, sys.executable, __file__,
                            "--worker", path, "--points", str(points)],
-                          env=dict(os.environ, **MPI_ENV), stdin=subprocess.DEVNULL, capture_output=True, text=True)
+                          env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])

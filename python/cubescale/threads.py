@@ -39,11 +39,14 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from ._core import threads as _threads
 from .profile import LocalProfile
 from .records import Metric, Region
-from .report import Report
+
+if TYPE_CHECKING:  # report.py imports this module (Report.aggregate_threads): no cycle at run time
+    from .report import Report
 
 __all__ = ["STRATEGIES", "aggregate", "aggregate_profile", "is_synchronization", "memberships"]
 
@@ -80,7 +83,7 @@ def aggregate(report: Report, strategy: str = "sum", *, work_metric: int | str |
     options = _options(report.regions, report.metrics, work_metric, synchronization)
     core = _threads.aggregate_report(report._core, _strategy(strategy), max_clusters=int(max_clusters),
                                      tolerance=float(tolerance), progress=progress, **options)
-    return Report(core, "")
+    return type(report)(core, "")  # the input's class: no import of report.py at run time
 
 
 def aggregate_profile(profile: LocalProfile, strategy: str = "sum", *, work_metric: int | str | Metric | None = None,

@@ -8,22 +8,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cubescale.mpirun import local_environment
+
 HERE = Path(__file__).resolve().parent
 
-MPI_ENV = {
-    "OMPI_ALLOW_RUN_AS_ROOT": "1",
-    "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-    "OMPI_MCA_rmaps_base_oversubscribe": "1",
-    "OMPI_MCA_btl": "self,vader",
-    "OMPI_MCA_oob_tcp_if_include": "lo",
-}
 
 
 def mpirun(ranks: int, script: str, *args: str, timeout: int = 120) -> list[dict]:
     """Run ``script`` (a file next to this one) on ``ranks`` ranks; returns the JSON lines
     that rank 0 printed. Only CUBESCALE_DEV_BUILD / PYTHONPATH that are set are passed on,
     so an installed package works as well as a development build."""
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     command = ["timeout", "-k", "5", str(timeout), "mpirun", "-n", str(ranks), *passed,
                sys.executable, str(HERE / script), *args]

@@ -12,9 +12,10 @@ import sys
 
 import numpy as np
 import pytest
-from launch import HERE, MPI_ENV
+from launch import HERE
 
 import cubescale
+from cubescale.mpirun import local_environment
 from cubescale.parallel._mpi import mpi
 
 
@@ -22,7 +23,7 @@ from cubescale.parallel._mpi import mpi
 def measured(request, tmp_path_factory):
     ranks = request.param
     out = str(tmp_path_factory.mktemp("calls") / f"calls{ranks}.cubex")
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     command = ["timeout", "-k", "5", "120", "mpirun", "-n", str(ranks), *passed, sys.executable, "-m", "cubescale",
                "run", "-o", out, "--quiet", str(HERE / "app_measure_calls.py")]
@@ -110,7 +111,7 @@ def test_a_program_raising_on_every_rank_still_leaves_its_report(tmp_path):
     app.write_text("from mpi4py import MPI\n\ndef step():\n    return MPI.COMM_WORLD.allreduce(1)\n\n"
                    "for _ in range(3):\n    step()\nraise ValueError('every rank fails')\n")
     out = str(tmp_path / "failing.cubex")
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     command = ["timeout", "-k", "5", "120", "mpirun", "-n", "2", *passed, sys.executable, "-m", "cubescale",
                "run", "-o", out, "--quiet", str(app)]

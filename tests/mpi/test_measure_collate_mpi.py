@@ -15,11 +15,11 @@ import sys
 
 import numpy as np
 import pytest
-from launch import MPI_ENV
 
 import cubescale
 from cubescale import measure
 from cubescale._core import measure as _measure
+from cubescale.mpirun import local_environment
 
 RANKS = 3
 
@@ -41,7 +41,7 @@ def _write_rank(folder, rank: int, host: str = "node1", last: int = RANKS - 1) -
 
 def _collate(folder, files, ranks, name="all.cubex"):
     """``ranks=None``: without mpirun."""
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     out = os.path.join(folder, name)
     launcher = ["mpirun", "-n", str(ranks), *passed] if ranks is not None else []

@@ -9,13 +9,14 @@ import sys
 
 import numpy as np
 import pytest
-from launch import HERE, MPI_ENV
+from launch import HERE
 
 import cubescale
+from cubescale.mpirun import local_environment
 
 
 def _run(ranks: int, out: str) -> None:
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     command = ["timeout", "-k", "5", "120", "mpirun", "-n", str(ranks), *passed, sys.executable, "-m", "cubescale",
                "run", "-o", out, "--quiet", str(HERE / "app_measure.py")]

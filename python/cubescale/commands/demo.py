@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from .. import report as cube
+from ..mpirun import local_environment
 from ..systree import SystemTree
 
 
@@ -49,24 +50,22 @@ def _stencil() -> tuple[str, str]:
 
 
 def mpi_command(mpirun: str, ranks: int, output: str, iterations: int = 60) -> list[str]:
-    """The mpirun command line of the demo (environment set by :func:`mpi_environment`)."""
+    """The mpirun command line of the demo (environment: :func:`cubescale.mpirun.local_environment`)."""
     app, filt = _stencil()
     passed = [a for k in ("PYTHONPATH", "CUBESCALE_DEV_BUILD") if k in os.environ for a in ("-x", k)]
     return [mpirun, "-n", str(ranks), *passed, sys.executable, "-m", "cubescale", "run", "-o", output,
             "--filter", filt, "--quiet", app, "--iterations", str(iterations)]
 
 
-def mpi_environment() -> dict[str, str]:
-    """This machine's settings for a local Open MPI run: as root it must be allowed, and more
-    ranks than cores need oversubscription; shared memory and loopback transports only."""
-    env = dict(os.environ)
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
-    env.setdefault("OMPI_MCA_btl", "self,vader")
-    env.setdefault("OMPI_MCA_oob_tcp_if_include", "lo")
-    return env
+def _run_command(argv: list[str]) -> int:
+    """``cubescale run`` in this process, parsed by its own subcommand (not through cli.py,
+    which imports this module)."""
+    from . import run as run_command
+
+    parser = argparse.ArgumentParser(prog="cubescale")
+    run_command.add_parser(parser.add_subparsers())
+    parsed = parser.parse_args(argv)
+    return parsed.run(parsed) or 0
 
 
 def run_demo(args) -> int:
@@ -78,7 +77,7 @@ def run_demo(args) -> int:
         print(f"cubescale demo: measuring {args.ranks} MPI ranks x 4 threads of the stencil solver "
               f"(mpirun, {os.cpu_count()} cores here)...", flush=True)
         try:
-            done = subprocess.run(mpi_command(mpirun, args.ranks, args.output, args.iterations), env=mpi_environment(),
+            done = subprocess.run(mpi_command(mpirun, args.ranks, args.output, args.iterations), env=local_environment(),
                                   stdin=subprocess.DEVNULL, timeout=600)
             ran_mpi = done.returncode == 0
             if not ran_mpi:
@@ -89,11 +88,9 @@ def run_demo(args) -> int:
     else:
         print("cubescale demo: mpirun not found; measuring one process without MPI")
     if not ran_mpi:  # in this process, without touching MPI (which may be what failed)
-        from ..cli import main
-
         app, filt = _stencil()
-        status = main(["run", "-o", args.output, "--filter", filt, "--quiet", app, "--iterations",
-                       str(args.iterations), "--serial"])
+        status = _run_command(["run", "-o", args.output, "--filter", filt, "--quiet", app, "--iterations",
+                               str(args.iterations), "--serial"])
         if status:
             return status
     report = cube.open(args.output)
