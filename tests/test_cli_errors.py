@@ -66,6 +66,9 @@ def work(tmp_path):
         shutil.copy(OTF2 / "ping-pong" / name, tmp_path / "lonely" / name)
     (tmp_path / "nothing").mkdir()
     os.symlink(tmp_path / "a.cubex", tmp_path / "alias.cubex")
+    from cubescale.systree import SystemTree
+
+    (tmp_path / "machine.json").write_text(SystemTree.from_shape("node:2 process:4").to_json())
     return tmp_path
 
 
@@ -113,6 +116,8 @@ CASES = {
                                       ["{otf2}/ping-pong/traces.otf2"], [], ["traces.otf2 is the input"]),
     "trace-profile onto its definitions": (["trace-profile", "{otf2}/ping-pong", "-o", "{otf2}/ping-pong/traces.def"],
                                            ["{otf2}/ping-pong/traces.def"], [], ["traces.def is the input"]),
+    "systree onto its own JSON": (["systree", "--json", "{tmp}/machine.json", "--json-out", "{tmp}/machine.json"],
+                                  ["{tmp}/machine.json"], [], ["machine.json is the input"]),
     "no such file": (["info", "{tmp}/missing.cubex"], [], [], ["missing.cubex", "no such file"]),
     "no such metric": (["top", "{cubex}/bt-mz.B.8x4.cubex", "-m", "tiem"], ["{cubex}/bt-mz.B.8x4.cubex"], [],
                        ["no metric 'tiem'; metrics are visits, time"]),

@@ -140,6 +140,8 @@ def _fail(error: BaseException, everywhere: bool) -> int:
     waiting for this one (``mpirun -q`` keeps Open MPI's own notice of that away)."""
     rank, size, communicating = _world()
     text = one_line(error)
+    if size <= 1:  # a collective error of one process: no rank to tell apart
+        text = re.sub(r"^rank 0: ", "", text)
     if size > 1 and communicating and not everywhere:
         print(f"cubescale: error: rank {rank}: {text}", file=sys.stderr, flush=True)
         sys.stdout.flush()

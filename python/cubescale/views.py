@@ -232,12 +232,13 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     groups = report._core.location_ancestors(report._depth_of_class(report._core.system_tree(), "process"))
     elements = np.unique(groups)
     paths = call_paths(report)
+    tree, location_elements = report._core.system_tree(), report._core.location_elements()
     entries = []
     for k in chosen.tolist():
         cnode, process = divmod(k, len(names))
         columns = np.flatnonzero(groups == elements[process])
         row = report.system_values(m, cnode, inclusive=inclusive)[columns]
-        thread = report.locations[int(columns[np.argmax(row)])].name
+        thread = tree.name(int(location_elements[columns[np.argmax(row)]]))
         value = float(flat[k])
         entries.append({"value": value, "percent": 100.0 * value / total if share and total else None,
                         "cnode": cnode, "call_path": paths[cnode], "process": names[process],

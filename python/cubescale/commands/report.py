@@ -153,8 +153,10 @@ def _print_processes(r: cube.Report, limit: int | None) -> None:
     each = f"{low} location{'s' if low != 1 else ''}" if low == high else f"{low} to {high} locations"
     print(f"processes: {len(counts)}, {each} each (threads, GPU streams)")
     shown = len(counts) if limit is None else min(limit, len(counts))
+    by_group = np.argsort(owner, kind="stable")  # locations grouped, each group in tree order
+    starts = np.concatenate(([0], np.cumsum(counts)))
     for g in range(shown):
-        members = np.flatnonzero(owner == g)
+        members = by_group[starts[g]:starts[g + 1]]
         names = [tree.name(int(location_elements[k])) for k in members[:4]]
         more = f", ... ({len(members)})" if len(members) > 4 else ""
         print(f"  rank {int(group_ranks[g])}: {tree.name(int(group_elements[g]))}: {', '.join(names)}{more}")
