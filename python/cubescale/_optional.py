@@ -24,7 +24,13 @@ __all__ = ["MissingDependency", "OptionalModule", "require"]
 
 
 class MissingDependency(ImportError):
-    """An optional dependency is not installed; the message names the extra that brings it."""
+    """An optional dependency is not installed; the message names the extra that brings it.
+
+    Example
+    -------
+    >>> isinstance(MissingDependency("x needs pandas: pip install 'cubescale[pandas]'"), ImportError)
+    True
+    """
 
 
 def require(name: str, extra: str, purpose: str | None = None) -> ModuleType:

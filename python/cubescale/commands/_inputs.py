@@ -34,7 +34,13 @@ TRACE_NAMES = ("traces.otf2",)
 
 
 class UsageError(ValueError):
-    """The arguments contradict each other (an output that is also an input)."""
+    """The arguments contradict each other (an output that is also an input).
+
+    Example
+    -------
+    >>> isinstance(UsageError("the output a.cubex is the input a.cubex"), ValueError)
+    True
+    """
 
 
 def file_kind(path: str) -> str:
