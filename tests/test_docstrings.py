@@ -9,7 +9,9 @@ import pytest
 MODULES = ["cubescale", "cubescale.errors", "cubescale.systree", "cubescale.cli",
            "cubescale.commands.systree", "cubescale.report", "cubescale.commands.report", "cubescale.scale_func",
            "cubescale.builder", "cubescale.dtypes", "cubescale.records", "cubescale.panes", "cubescale.views", "cubescale.profile",
-           "cubescale.measure", "cubescale.commands.run", "cubescale.commands.demo", "cubescale.commands.collate"]
+           "cubescale.measure", "cubescale.commands.run", "cubescale.commands.demo", "cubescale.commands.collate",
+           "cubescale._optional", "cubescale.commands._inputs", "cubescale.commands.top", "cubescale.commands.threads",
+           "cubescale.commands.trace"]
 
 
 @pytest.mark.parametrize("name", MODULES)

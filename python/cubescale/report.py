@@ -506,22 +506,31 @@ class Report:
 
         return aggregate(self, strategy, **options)
 
-    def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
-        """A pandas DataFrame with one row per (cnode, location) and one column per metric
-        (metrics with scalar values only; requires pandas).
+    def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True,
+                     names: bool = True):
+        """A pandas DataFrame with one row per (cnode, location), indexed by ``(cnode,
+        location)``, with one column per metric (metrics with scalar values only) and, with
+        ``names``, the categorical columns ``region``, ``call_path`` (``"main/solve"``),
+        ``process`` and ``thread`` (requires pandas: ``pip install 'cubescale[pandas]'``).
 
         Example
         -------
         >>> import cubescale
         >>> df = cubescale.open(cubescale.report._example_path()).to_dataframe(["visits", "time"])
-        >>> int(df.loc[(0, 0), "visits"])
-        72
+        >>> int(df.loc[(0, 0), "visits"]), df.loc[(1, 0), "region"], df.loc[(1, 0), "thread"]
+        (72, 'main', 'Master thread')
+        >>> df.groupby("call_path", observed=True)["visits"].sum()["test.x/main"].item()
+        71
         """
-        return _views.to_dataframe(self, metrics, inclusive)
+        return _views.to_dataframe(self, metrics, inclusive, names)
 
     def call_tree_text(self, metric: int | str | Metric | None = None, inclusive: bool = True,
-                       max_depth: int | None = None, max_lines: int = 200) -> str:
-        """The call tree as indented text, with each call path's value over all locations.
+                       max_depth: int | None = None, max_lines: int = 200, *, percent: bool = False,
+                       sort: bool = False, hide_zero: bool = False) -> str:
+        """The call tree as indented text, with each call path's value of ``metric`` over all
+        locations: ``percent`` adds its share of the whole program, ``sort`` puts the largest
+        sibling first, ``hide_zero`` leaves out subtrees that are zero throughout. Tiny
+        negative values from rounding are shown as 0.
 
         Example
         -------
@@ -531,8 +540,13 @@ class Report:
         visits (occ, inclusive)
         72  test.x
           71  main
+        >>> print(r.call_tree_text("time", max_depth=1, percent=True))
+        time (sec, inclusive), % of 74.0505
+        74.0505  100.0%  test.x
+          74.05  100.0%  main
         """
-        return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines)
+        return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines, percent=percent, sort=sort,
+                                     hide_zero=hide_zero)
 
     def __repr__(self) -> str:
         cnodes, locations = self.shape
