@@ -11,13 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from launch import MPI_ENV
+from cubescale.mpirun import local_environment
 
 DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
 
 
 def cubescale_mpirun(*args: str | os.PathLike, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, **MPI_ENV)
+    env = local_environment()
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH", "CUBESCALE_SHARED_DATA") if k in os.environ
               for a in ("-x", k)]
     command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", *passed, sys.executable, "-m", "cubescale",
