@@ -34,6 +34,7 @@ import sys
 import time
 
 from ._inputs import check_output, report_path
+from ._shared import communicator
 
 
 def add_parser(subparsers) -> None:
@@ -62,12 +63,10 @@ def prepare_collate(args) -> None:
 
 
 def run_collate(args) -> int:
-    from ..parallel._mpi import launched_by_mpirun, mpi
     from ..parallel.collate_reports import collate_reports
-    from ..parallel.serial import SerialComm
 
     start = time.perf_counter()
-    comm = mpi().COMM_WORLD if launched_by_mpirun() else SerialComm()
+    comm = communicator()
     collate_reports(comm, args.inputs, args.output, compress=args.compress, threads=args.threads)
     if comm.rank == 0 and not args.quiet:
         n = len(args.inputs)

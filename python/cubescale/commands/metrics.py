@@ -23,6 +23,7 @@ from .. import otf2
 from .._optional import require
 from ..timeline import Expression
 from ._inputs import check_output, trace_path
+from ._shared import communicator
 
 
 def add_parser(subparsers) -> None:
@@ -105,13 +106,8 @@ def run_metrics(args) -> int:
 
 def _evaluate(path: str, expression: Expression, target: int | str, points: int):
     """Staged over MPI when there is more than one rank, else in this process."""
-    try:
-        from mpi4py import MPI
-
-        comm = MPI.COMM_WORLD
-    except ImportError:
-        comm = None
-    if comm is not None and comm.size > 1:
+    comm = communicator()
+    if comm.size > 1:
         from ..parallel.timeline import evaluate_trace
 
         return evaluate_trace(comm, path, expression, target, points)

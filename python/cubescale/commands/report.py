@@ -24,6 +24,7 @@ from .. import report as cube
 from .. import scale_func
 from ..views import call_paths, format_value
 from ._inputs import check_output, input_of_info, report_path
+from ._shared import progress
 
 
 def add_parser(subparsers) -> None:
@@ -211,12 +212,6 @@ def run_dump(args) -> int:
     return 0
 
 
-def _progress(text: str) -> None:
-    """A status line that overwrites itself on a terminal; logs get only the final line."""
-    if sys.stderr.isatty():
-        print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
-
-
 def prepare_convert(args) -> None:
     """The report ``convert`` reads; never the file it writes."""
     args.input = report_path(args.input)
@@ -229,10 +224,10 @@ def run_convert(args) -> int:
     n = len(r.metrics)
     for i, m in enumerate(r.metrics, 1):  # reading dominates; show it metric by metric
         r.values(m, inclusive=None)
-        _progress(f"reading metric {i}/{n}")
-    _progress(f"writing {args.output}...")
+        progress(f"reading metric {i}/{n}")
+    progress(f"writing {args.output}...")
     cube.write(r, args.output, compress=args.compress)
-    _progress("")
+    progress("")
     print(f"converted {args.input} -> {args.output} ({os.path.getsize(args.output)} bytes, "
           f"{time.perf_counter() - start:.2f} s)", file=sys.stderr)
     return 0

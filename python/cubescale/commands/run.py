@@ -26,7 +26,7 @@ import types
 from .. import measure
 from .._core import measure as _core_measure
 from ._inputs import check_output
-from .report import _progress
+from ._shared import progress
 
 
 def add_parser(subparsers) -> None:
@@ -112,13 +112,13 @@ def run_app(args) -> int:
     profile = measure.profile(host=socket.gethostname(), process=process, program=program)
     from ..parallel import write_report
 
-    progress = None
+    writing = None
     if comm.rank == 0 and not args.quiet and sys.stderr.isatty():
-        def progress(done: int, total: int) -> None:
-            _progress(f"cubescale: writing {args.output}: metric {done}/{total}")
-    write_report(comm, profile, args.output, progress=progress, threads=args.threads, thread_names=True)
+        def writing(done: int, total: int) -> None:
+            progress(f"cubescale: writing {args.output}: metric {done}/{total}")
+    write_report(comm, profile, args.output, progress=writing, threads=args.threads, thread_names=True)
     if comm.rank == 0 and not args.quiet:
-        _progress("")
+        progress("")
         print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
               file=sys.stderr, flush=True)
     if own is not None:

@@ -21,7 +21,7 @@ import time
 from .. import report as cube
 from ..threads import STRATEGIES, aggregate
 from ._inputs import check_output, report_path
-from .report import _progress
+from ._shared import progress
 
 
 def add_parser(subparsers) -> None:
@@ -62,13 +62,13 @@ def run_threads(args) -> int:
     for i, m in enumerate(r.metrics, 1):  # reading dominates; show it metric by metric
         if not m.derived:
             r.values(m, inclusive=None)
-        _progress(f"reading metric {i}/{n}")
+        progress(f"reading metric {i}/{n}")
     out = aggregate(r, args.strategy, work_metric=args.work_metric, max_clusters=args.max_clusters,
                     tolerance=args.tolerance,
-                    progress=lambda done, total: _progress(f"aggregating metric {done}/{total}"))
-    _progress(f"writing {args.output}...")
+                    progress=lambda done, total: progress(f"aggregating metric {done}/{total}"))
+    progress(f"writing {args.output}...")
     cube.write(out, args.output, compress=args.compress)
-    _progress("")
+    progress("")
     names = list(dict.fromkeys(loc.name for loc in out.locations))
     before, after = os.path.getsize(args.input), os.path.getsize(args.output)
     print(f"{args.strategy}: {r.shape[1]} locations -> {out.shape[1]} ({', '.join(names[:6])}"

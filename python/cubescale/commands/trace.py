@@ -20,6 +20,7 @@ import time
 
 from ..parallel._mpi import launched_by_mpirun
 from ._inputs import check_output, trace_path
+from ._shared import communicator
 
 
 def add_parser(subparsers) -> None:
@@ -51,10 +52,9 @@ def prepare_trace_profile(args) -> None:
 def run_trace_profile(args) -> int:
     start = time.perf_counter()
     if launched_by_mpirun() and not args.serial:
-        from ..parallel._mpi import mpi
         from ..parallel.trace import profile_trace
 
-        comm = mpi().COMM_WORLD
+        comm = communicator()
         stats = profile_trace(comm, args.trace, args.output, compress=args.compress)
         if comm.rank != 0:
             return 0
