@@ -1,0 +1,81 @@
+"""Writes the example data that ships in the wheel (python/cubescale/examples/) again.
+
+    python3 scripts/make_examples.py            # with the installed cubescale and mpirun
+
+* ``demo.cubex``: ``cubescale demo`` measures its bundled stencil solver under mpirun on 4
+  ranks (a master and 4 worker threads each); the script refuses a report of fewer processes
+  (the demo falls back to one process when mpirun fails).
+* ``ring/traces.otf2``: cubescale's synthetic OTF2 writer, 4 MPI processes x 20 iterations
+  with two counters.
+
+The report holds measured times: after regenerating it, the expected outputs of the docstring
+examples that print its values change (``tests/test_docstrings.py`` says which).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import cubescale
+from cubescale._core import trace as _trace
+from cubescale.commands.demo import mpi_environment
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "cubescale", "examples")
+RANKS = 4
+ITERATIONS = 20
+BUDGET = 300 * 1024  # bytes for all shipped examples together: they go into every wheel
+
+
+def make_report(out_dir: str, iterations: int) -> str:
+    """Run ``cubescale demo`` in a scratch folder and move its report to ``out_dir``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "demo.cubex")
+        subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", path, "--ranks", str(RANKS),
+                        "--iterations", str(iterations)], env=mpi_environment(), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, check=True, timeout=600)
+        processes = {loc.process_rank for loc in cubescale.open(path).locations}
+        if len(processes) != RANKS:
+            raise SystemExit(f"the demo measured {len(processes)} process(es), not {RANKS}: did mpirun fail?")
+        target = os.path.join(out_dir, "demo.cubex")
+        shutil.copyfile(path, target)
+    return target
+
+
+def make_trace(out_dir: str) -> str:
+    """Write the synthetic ring trace as ``out_dir/ring/traces.otf2`` (replacing an old one)."""
+    directory = os.path.join(out_dir, "ring")
+    shutil.rmtree(directory, ignore_errors=True)  # OTF2 refuses to write into an existing archive
+    _trace.write_synthetic_trace(directory, "traces", processes=RANKS, iterations=ITERATIONS, counters=True)
+    return os.path.join(directory, "traces.otf2")
+
+
+def total_bytes(directory: str) -> int:
+    """Bytes of the data files below ``directory`` (Python sources not counted)."""
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(directory)
+               for f in files if not f.endswith((".py", ".pyc")))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", choices=["report", "trace"], help="write only one of them")
+    parser.add_argument("--iterations", type=int, default=30, help="iterations of the demo's solver (default 30)")
+    args = parser.parse_args()
+    out_dir = os.path.abspath(EXAMPLES)
+    if args.only != "trace":
+        print("report:", make_report(out_dir, args.iterations))
+    if args.only != "report":
+        print("trace:", make_trace(out_dir))
+    size = total_bytes(out_dir)
+    print(f"examples: {size} bytes")
+    if size > BUDGET:
+        raise SystemExit(f"the examples take {size} bytes, more than the {BUDGET} bytes every wheel may carry")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
