@@ -7,10 +7,10 @@ Example
 -------
 >>> import cubescale
 >>> from cubescale.views import call_tree_text
->>> r = cubescale.open(cubescale.report._example_path())
+>>> r = cubescale.open(cubescale.examples.report_path())
 >>> print(call_tree_text(r, "visits", max_depth=0))
 visits (occ, inclusive)
-72  test.x
+3372  stencil.py
 """
 
 from __future__ import annotations
@@ -50,9 +50,9 @@ def to_dataframe(report: Report, metrics: Iterable[int | str | Metric] | None = 
     Example
     -------
     >>> import cubescale
-    >>> df = to_dataframe(cubescale.open(cubescale.report._example_path()), ["visits"])
+    >>> df = to_dataframe(cubescale.open(cubescale.examples.report_path()), ["visits"])
     >>> int(df.loc[(0, 0), "visits"])
-    72
+    220
     """
     import pandas as pd
 
@@ -71,9 +71,9 @@ def call_tree_text(report: Report, metric: int | str | Metric | None = None, inc
     Example
     -------
     >>> import cubescale
-    >>> print(call_tree_text(cubescale.open(cubescale.report._example_path()), "time", max_depth=0))
+    >>> print(call_tree_text(cubescale.open(cubescale.examples.report_path()), "time", max_depth=0))
     time (sec, inclusive)
-    74.0505  test.x
+    25.9828  stencil.py
     """
     m = report.metric(metric if metric is not None else 0)
     values = report.cnode_values(m, inclusive)
@@ -96,7 +96,7 @@ def report_html(report: Report) -> str:
     Example
     -------
     >>> import cubescale
-    >>> report_html(cubescale.open(cubescale.report._example_path())).startswith("<div><b>&lt;Report")
+    >>> report_html(cubescale.open(cubescale.examples.report_path())).startswith("<div><b>&lt;Report")
     True
     """
     rows = "".join(

@@ -118,9 +118,9 @@ def summary(report, path: str = "demo.cubex") -> str:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> print(summary(r).splitlines()[0])
-    Where the time goes (exclusive time over all 8 threads of 2 processes, total 400.53 s):
+    Where the time goes (exclusive time over all 20 threads of 4 processes, total 25.98 s):
     """
     out = []
     time_ = report.values("time", inclusive=False)
