@@ -40,7 +40,9 @@ def test_dump_matches_values(capsys):
 def test_dump_one_cnode_by_region_name(capsys):
     assert main(["dump", os.path.join(DATA, "call_tree_test.cubex"), "--metric", "visits", "--cnode", "main"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[1] == "1,1,main,0,1"
+    # beside the indices: the call path, the process (name, rank) and the thread (name, rank)
+    assert lines[0] == "cnode,cnode_id,region,call_path,location,process,process_rank,thread,thread_rank,visits"
+    assert lines[1] == "1,1,main,test.x/main,0,Process,0,Master thread,0,1"
 
 
 def test_dump_writes_scale_functions_as_text(capsys):
@@ -77,7 +79,7 @@ def test_closed_pipe_is_quiet():
     # the exit status a shell reports for a tool stopped by SIGPIPE.
     proc = subprocess.Popen([sys.executable, "-m", "cubescale.cli", "dump", os.path.join(DATA, "blast.p64.cubex")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout.readline().startswith(b"cnode,cnode_id,region,location")
+    assert proc.stdout.readline().startswith(b"cnode,cnode_id,region,call_path,location")
     proc.stdout.close()
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)

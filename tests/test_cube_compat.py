@@ -266,9 +266,20 @@ def test_info_mentions_ignored_bytes(tmp_path, capsys):
     members["0.data"] += bytes(width)
     source = tmp_path / "trailing.cubex"
     source.write_bytes(archive(members))
+    members["1.data"] += bytes(2 * _row_bytes(cubescale.open(path), 1))
+    source.write_bytes(archive(members))
+    # One summary line by default (Scalasca leaves such rows in every report) ...
     assert main(["info", str(source)]) == 0
-    name = cubescale.open(source).metrics[0].name
-    assert f"{name}: {width} bytes of its data member beyond the indexed rows ignored" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    total = width + 2 * _row_bytes(cubescale.open(path), 1)
+    assert f"2 metrics with rows beyond their index: {total} bytes ignored" in out
+    assert "bytes of its data member beyond" not in out
+    # ... and a line per metric with --verbose.
+    assert main(["info", str(source), "--verbose"]) == 0
+    out = capsys.readouterr().out
+    first, second = cubescale.open(source).metrics[:2]
+    assert f"{first.name}: {width} bytes of its data member beyond the indexed rows ignored" in out
+    assert f"{second.name}: {total - width} bytes of its data member beyond the indexed rows ignored" in out
 
 
 # ------------------------------------------------------------------------------ large files read on demand

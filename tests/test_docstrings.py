@@ -16,9 +16,6 @@ import cubescale
 NOT_HERE = ("cubescale.parallel", "cubescale.__main__", "cubescale._core")
 MODULES = sorted(["cubescale"] + [m.name for m in pkgutil.walk_packages(cubescale.__path__, "cubescale.")
                                   if not m.name.startswith(NOT_HERE)])
-# panes.py's examples still open the shared report call_tree_test.cubex (the lead moves them to
-# cubescale.examples after merging); they get the shared data here, and only they.
-NEEDS_SHARED_DATA = {"cubescale.panes"}
 
 
 def run_examples(name: str) -> doctest.TestResults:
@@ -27,11 +24,8 @@ def run_examples(name: str) -> doctest.TestResults:
 
 
 @pytest.mark.parametrize("name", MODULES)
-def test_docstring_examples(name, monkeypatch, shared_data):
-    if name in NEEDS_SHARED_DATA:
-        monkeypatch.setenv("CUBESCALE_SHARED_DATA", str(shared_data))
-    else:  # what a pip user has: no shared data, wherever this test runs
-        monkeypatch.delenv("CUBESCALE_SHARED_DATA", raising=False)
+def test_docstring_examples(name, monkeypatch):
+    monkeypatch.delenv("CUBESCALE_SHARED_DATA", raising=False)  # what a pip user has: no shared data
     result = run_examples(name)
     assert result.failed == 0
 

@@ -126,9 +126,7 @@ def test_docstring_examples_with_only_numpy(numpy_only, tmp_path):
     needs = needing(doc)
     print("docstring examples that need more than numpy:", json.dumps(needs, indent=1))
     assert sum(r["attempted"] for r in doc.values()) > 500
-    # Only examples of what is optional need an extra; panes.py's still open the shared data
-    # until they move to cubescale.examples (then no module needs "shared data").
-    assert {name for name, n in needs.items() if "shared data" in n} <= {"cubescale.panes"}
+    assert not {name for name, n in needs.items() if "shared data" in n}  # every example opens what ships
     # What works without extras imports without them, and its examples run (a DataFrame aside).
     for core in ("cubescale.report", "cubescale.systree", "cubescale.examples", "cubescale.threads",
                  "cubescale.records", "cubescale.builder", "cubescale.profile", "cubescale.cli",
@@ -154,7 +152,7 @@ def test_every_example_runs_with_the_extras(with_extras, tmp_path):
     doc = examples(with_extras, tmp_path, "doctests")
     assert_no_failures(doc)
     print("docstring examples that need more than the pandas and plot extras:", json.dumps(needing(doc), indent=1))
-    assert {extra for n in needing(doc).values() for extra in n} <= {"mpi", "shared data"}
+    assert {extra for n in needing(doc).values() for extra in n} <= {"mpi"}
     readme = examples(with_extras, tmp_path, "readme", REPO / "README.md")
     assert_no_failures(readme)
     assert {extra for n in needing(readme).values() for extra in n} <= {"mpi"}

@@ -1,7 +1,9 @@
 """The ``cubescale`` command line.
 
 Each subcommand lives in its own module under :mod:`cubescale.commands` and registers
-itself with :func:`add_parser`; this file only dispatches.
+itself with :func:`add_parser`; this file only dispatches, and turns every error a user can
+cause (bad input, missing files, too little memory, a missing optional dependency, an error
+on another MPI rank) into one line on stderr and exit status 2.
 
 Example
 -------
@@ -10,33 +12,78 @@ Example
 machine ×1 > node ×2 > process ×4
 ...
 0
+>>> main(["info", "/nonexistent/profile.cubex"])  # prints: cubescale: error: /nonexistent/...
+2
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 
+from . import __version__
 from .commands import COMMANDS
+
+# Errors a user causes; anything else is a bug of cubescale and keeps its traceback.
+# CollectiveError (an error on some MPI rank, raised on every rank) is added when its module
+# is loaded: a command that never used MPI cannot raise it.
+USER_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, IndexError, OverflowError,
+                                                MemoryError, ImportError)
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, from one rank under mpirun."""
+
+    def error(self, message: str):  # type: ignore[override]
+        if _environment_rank() != 0:
+            self.exit(2)
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand (for ``--help`` and tests)."""
-    parser = argparse.ArgumentParser(
+    """The argument parser with every subcommand (for ``--help`` and tests).
+
+    Example
+    -------
+    >>> "trace-profile" in build_parser().format_help()
+    True
+    """
+    parser = _Parser(
         prog="cubescale",
         description="Small, fast, explorable performance data of very large parallel runs.",
     )
+    parser.add_argument("--version", action="version", version=f"cubescale {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
     for command in COMMANDS:
         command.add_parser(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status (0 success, 2 bad input)."""
-    args = build_parser().parse_args(argv)
+    """Run the command line; returns the exit status (0 success, 2 bad input).
+
+    Example
+    -------
+    >>> main([])  # doctest: +ELLIPSIS
+    usage: cubescale [-h] [--version] COMMAND ...
+    ...
+    0
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # `cubescale` alone: what it can do
+        parser.print_help()
+        return 0
+    try:
+        # Checks of the arguments alone (kinds of input, outputs that are inputs): every rank
+        # under mpirun finds the same, before any rank waits for another.
+        prepare = getattr(args, "prepare", None)
+        if prepare is not None:
+            prepare(args)
+    except USER_ERRORS as e:
+        return _fail(e, everywhere=True)
     try:
         status = args.run(args) or 0
         sys.stdout.flush()
@@ -46,12 +93,81 @@ def main(argv: list[str] | None = None) -> int:
         # and keep Python from complaining again when it flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for such a tool
-    except (OSError, ValueError, KeyError) as e:  # FormatError included; KeyError: no such metric ...
-        if e is getattr(args, "program_error", None):  # raised by a program `cubescale run` ran
-            raise
-        text = e.args[0] if isinstance(e, KeyError) and e.args else e  # without KeyError's quotes
-        print(f"cubescale: error: {text}", file=sys.stderr)
+    except KeyboardInterrupt:
+        return 130  # 128 + SIGINT; the user knows why
+    except Exception as e:  # noqa: BLE001 - sorted below: user errors in one line, bugs re-raised
+        return _handle(e, args)
+
+
+def _handle(error: BaseException, args) -> int:
+    if error is getattr(args, "program_error", None):  # raised by a program `cubescale run` ran
+        raise error
+    collective = sys.modules.get("cubescale.parallel.collective")
+    if collective is not None and isinstance(error, collective.CollectiveError):
+        return _fail(error, everywhere=True)
+    if not isinstance(error, USER_ERRORS):
+        raise error
+    return _fail(error, everywhere=False)
+
+
+def one_line(error: BaseException) -> str:
+    """What went wrong, in one line without the exception's machinery.
+
+    Example
+    -------
+    >>> one_line(FileNotFoundError(2, "No such file or directory", "x.cubex"))
+    'x.cubex: No such file or directory'
+    >>> one_line(KeyError("no metric 'tme'")), one_line(MemoryError())
+    ("no metric 'tme'", 'out of memory')
+    """
+    if isinstance(error, KeyError) and error.args:
+        text = str(error.args[0])  # without KeyError's quotes
+    elif isinstance(error, OSError) and error.filename is not None and error.strerror:
+        text = f"{error.filename}: {error.strerror}"
+    elif isinstance(error, MemoryError):
+        text = f"out of memory{': ' + str(error) if str(error) else ''}"
+    else:
+        text = str(error) or type(error).__name__
+    if type(error).__name__ == "CollectiveError":  # "rank 3: FormatError: ...": the rank says enough
+        text = re.sub(r"^(rank \d+: )[A-Za-z_]\w*(Error|Exception): ", r"\1", text)
+    return " / ".join(line.strip() for line in text.splitlines() if line.strip())
+
+
+def _fail(error: BaseException, everywhere: bool) -> int:
+    """One line on stderr, exit status 2. Under mpirun an error every rank has (the same
+    arguments, or a :class:`CollectiveError`) is printed by rank 0 alone; an error only this
+    rank has is printed with its rank, and the job is aborted, since other ranks may be
+    waiting for this one (``mpirun -q`` keeps Open MPI's own notice of that away)."""
+    rank, size, communicating = _world()
+    text = one_line(error)
+    if size <= 1:  # a collective error of one process: no rank to tell apart
+        text = re.sub(r"^rank 0: ", "", text)
+    if size > 1 and communicating and not everywhere:
+        print(f"cubescale: error: rank {rank}: {text}", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        sys.modules["mpi4py.MPI"].COMM_WORLD.Abort(2)
         return 2
+    if rank == 0:
+        print(f"cubescale: error: {text}", file=sys.stderr, flush=True)
+    return 2
+
+
+def _environment_rank() -> int:
+    """This process's rank as mpirun / srun tell it (0 without them), without starting MPI."""
+    for key in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return 0
+
+
+def _world() -> tuple[int, int, bool]:
+    """(rank, size, whether the ranks communicate): from MPI if this process started it; else
+    each process ran on its own, and the environment tells the rank."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
+        return mpi.COMM_WORLD.rank, mpi.COMM_WORLD.size, True
+    size = os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or "1"
+    return _environment_rank(), int(size) if size.isdigit() else 1, False
 
 
 if __name__ == "__main__":

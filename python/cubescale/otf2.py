@@ -26,17 +26,22 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ._core import profile as _profile
 from ._core import trace as _trace
+from ._optional import OptionalModule
 from .profile import LocalProfile
 from .report import Report
 from .report import write as _write_report
 from .systree import SingleNodeTree, SystemTree
+
+if TYPE_CHECKING:
+    import pandas as pd
+else:  # definitions and events are DataFrames: pandas is needed once a trace is opened
+    pd = OptionalModule("pandas", "pandas", "reading OTF2 traces")
 
 __all__ = ["EVENT_TYPES", "Trace", "events", "open", "profile"]
 

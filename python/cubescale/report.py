@@ -37,18 +37,6 @@ from .systree import SingleNodeTree
 __all__ = ["Cnode", "Location", "Metric", "Panes", "Region", "Report", "open", "write"]
 
 
-def _example_path(name: str = "call_tree_test.cubex") -> str:
-    """A report of the shared test data (CUBESCALE_SHARED_DATA or ``../shared/data`` beside a
-    source checkout). Only panes.py's examples still open it; every other example opens the
-    report that ships, :func:`cubescale.examples.report_path`, and tests use their conftest."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for base in (os.environ.get("CUBESCALE_SHARED_DATA", ""), os.path.join(here, "..", "..", "..", "shared", "data")):
-        path = os.path.join(base, "cubex", name)
-        if base and os.path.exists(path):
-            return path
-    raise FileNotFoundError("the examples need the shared test data: set CUBESCALE_SHARED_DATA to its folder")
-
-
 class Report:
     """A CUBE4 report: metric tree, call tree, system tree and lazily loaded values.
 
@@ -509,22 +497,31 @@ class Report:
 
         return aggregate(self, strategy, **options)
 
-    def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
-        """A pandas DataFrame with one row per (cnode, location) and one column per metric
-        (metrics with scalar values only; requires pandas).
+    def to_dataframe(self, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True,
+                     names: bool = True):
+        """A pandas DataFrame with one row per (cnode, location), indexed by ``(cnode,
+        location)``, with one column per metric (metrics with scalar values only) and, with
+        ``names``, the categorical columns ``region``, ``call_path`` (``"main/solve"``),
+        ``process`` and ``thread`` (requires pandas: ``pip install 'cubescale[pandas]'``).
 
         Example
         -------
         >>> import cubescale
         >>> df = cubescale.open(cubescale.examples.report_path()).to_dataframe(["visits", "time"])
-        >>> int(df.loc[(0, 0), "visits"])
-        220
+        >>> int(df.loc[(0, 0), "visits"]), df.loc[(1, 0), "region"], df.loc[(1, 0), "thread"]
+        (220, '<module>', 'Master thread')
+        >>> df.groupby("call_path", observed=True)["visits"].sum()["stencil.py/Team._work/update_chunk"].item()
+        960
         """
-        return _views.to_dataframe(self, metrics, inclusive)
+        return _views.to_dataframe(self, metrics, inclusive, names)
 
     def call_tree_text(self, metric: int | str | Metric | None = None, inclusive: bool = True,
-                       max_depth: int | None = None, max_lines: int = 200) -> str:
-        """The call tree as indented text, with each call path's value over all locations.
+                       max_depth: int | None = None, max_lines: int = 200, *, percent: bool = False,
+                       sort: bool = False, hide_zero: bool = False) -> str:
+        """The call tree as indented text, with each call path's value of ``metric`` over all
+        locations: ``percent`` adds its share of the whole program, ``sort`` puts the largest
+        sibling first, ``hide_zero`` leaves out subtrees that are zero throughout. Tiny
+        negative values from rounding are shown as 0.
 
         Example
         -------
@@ -535,8 +532,14 @@ class Report:
         3372  stencil.py
           936  <module>
           2432  Team._work
+        >>> print(r.call_tree_text("time", max_depth=1, percent=True))
+        time (sec, inclusive), % of 25.9828
+        25.9828  100.0%  stencil.py
+          5.29908   20.4%  <module>
+          20.6819   79.6%  Team._work
         """
-        return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines)
+        return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines, percent=percent, sort=sort,
+                                     hide_zero=hide_zero)
 
     def __repr__(self) -> str:
         cnodes, locations = self.shape

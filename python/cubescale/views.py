@@ -1,4 +1,5 @@
-"""Views of a report for people: indented call-tree text, HTML for notebooks, pandas frames.
+"""Views of a report for people: indented call-tree text, the largest values by call path
+and process, HTML for notebooks, pandas frames.
 
 :class:`~cubescale.Report` exposes these as methods (``call_tree_text``, ``to_dataframe``,
 ``_repr_html_``); the functions here take the report as their first argument.
@@ -21,13 +22,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ._optional import require
 from .dtypes import is_scalar
 from .records import Metric
 
 if TYPE_CHECKING:
     from .report import Report
 
-__all__ = ["call_tree_text", "format_value", "report_html", "to_dataframe"]
+__all__ = ["call_paths", "call_tree_text", "format_value", "program_total", "report_html", "to_dataframe", "top"]
 
 
 def format_value(value: float) -> str:
@@ -43,30 +45,105 @@ def format_value(value: float) -> str:
     return f"{value:.6g}"
 
 
-def to_dataframe(report: Report, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True):
+def call_paths(report: Report) -> list[str]:
+    """Every call path as the regions from its root, ``"main/solve/MPI_Send"``, in cnode order.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> call_paths(cubescale.open(cubescale.examples.report_path()))[:2]
+    ['stencil.py', 'stencil.py/<module>']
+    """
+    paths: list[str] = []
+    for c in report.cnodes:  # preorder: a parent's path is known before its children's
+        paths.append(c.region.name if c.parent is None else f"{paths[c.parent]}/{c.region.name}")
+    return paths
+
+
+def _rounding_zeros(values: np.ndarray) -> np.ndarray:
+    """``values`` with tiny negatives (an exclusive value computed as a difference of nearly
+    equal inclusive ones, e.g. -1e-17 s) set to 0: they are rounding, not measurements."""
+    if values.dtype.kind != "f" or values.size == 0:
+        return values
+    scale = float(np.nanmax(np.abs(values))) if np.isfinite(values).any() else 0.0
+    tiny = (values < 0) & (values > -1e-9 * scale)
+    if not tiny.any():
+        return values
+    values = values.copy()
+    values[tiny] = 0.0
+    return values
+
+
+def _names_column(pd, names: list[str], codes: np.ndarray):
+    """A categorical column from per-item names and each row's item (few strings, many rows)."""
+    categories, inverse = np.unique(np.asarray(names, dtype=object), return_inverse=True)
+    return pd.Categorical.from_codes(inverse[codes], categories=categories)
+
+
+def to_dataframe(report: Report, metrics: Iterable[int | str | Metric] | None = None, inclusive: bool = True,
+                 names: bool = True):
     """A pandas DataFrame with one row per (cnode, location) and one column per metric with
-    scalar values; see :meth:`Report.to_dataframe <cubescale.Report.to_dataframe>`.
+    scalar values; with ``names`` also the columns ``region``, ``call_path``, ``process`` and
+    ``thread`` (categorical); see :meth:`Report.to_dataframe <cubescale.Report.to_dataframe>`.
 
     Example
     -------
     >>> import cubescale
     >>> df = to_dataframe(cubescale.open(cubescale.examples.report_path()), ["visits"])
-    >>> int(df.loc[(0, 0), "visits"])
-    220
+    >>> int(df.loc[(0, 0), "visits"]), df.loc[(1, 0), "call_path"]
+    (220, 'stencil.py/<module>')
     """
-    import pandas as pd
-
+    pd = require("pandas", "pandas", "to_dataframe")
     chosen = [report.metric(m) for m in (metrics if metrics is not None else report.metrics)]
-    columns = {m.name: np.asarray(report.values(m, inclusive)).reshape(-1) for m in chosen if is_scalar(m.dtype)}
     cnodes, locations = report.shape
+    columns = {}
+    if names:
+        rows_cnode = np.repeat(np.arange(cnodes), locations)
+        rows_location = np.tile(np.arange(locations), cnodes)
+        groups = report.locations
+        columns["region"] = _names_column(pd, [c.region.name for c in report.cnodes], rows_cnode)
+        columns["call_path"] = _names_column(pd, call_paths(report), rows_cnode)
+        columns["process"] = _names_column(pd, [loc.process for loc in groups], rows_location)
+        columns["thread"] = _names_column(pd, [loc.name for loc in groups], rows_location)
+    for m in chosen:
+        if is_scalar(m.dtype):
+            columns[m.name] = np.asarray(report.values(m, inclusive)).reshape(-1)
     index = pd.MultiIndex.from_product([range(cnodes), range(locations)], names=["cnode", "location"])
     return pd.DataFrame(columns, index=index)
 
 
+def program_total(report: Report, metric: int | str | Metric) -> float:
+    """A metric's value over the whole program: the sum of its roots' inclusive values in the
+    call tree (the denominator of the percentages that views show).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> program_total(cubescale.open(cubescale.examples.report_path()), "visits")
+    3372.0
+    """
+    roots = [c.index for c in report.cnodes if c.parent is None]
+    return float(report.cnode_values(metric, inclusive=True)[roots].sum())
+
+
+def _subtree_nonzero(report: Report, m: Metric) -> np.ndarray:
+    """Per call path, whether it or any call path below it has a non-zero value."""
+    own = _rounding_zeros(report.cnode_values(m, inclusive=False)) != 0
+    parents = report.cnode_parents
+    for c in range(len(parents) - 1, 0, -1):  # children after parents: fold upwards
+        if own[c] and parents[c] >= 0:
+            own[parents[c]] = True
+    return own
+
+
 def call_tree_text(report: Report, metric: int | str | Metric | None = None, inclusive: bool = True,
-                   max_depth: int | None = None, max_lines: int = 200) -> str:
+                   max_depth: int | None = None, max_lines: int = 200, *, percent: bool = False,
+                   sort: bool = False, hide_zero: bool = False) -> str:
     """The call tree as indented text with each call path's value over all locations; see
-    :meth:`Report.call_tree_text <cubescale.Report.call_tree_text>`.
+    :meth:`Report.call_tree_text <cubescale.Report.call_tree_text>`. ``percent`` adds each
+    value's share of the whole program (the roots' inclusive values), ``sort`` orders
+    siblings by value (largest first), ``hide_zero`` leaves out subtrees whose values are
+    all zero. Tiny negative values from rounding are shown as 0.
 
     Example
     -------
@@ -74,20 +151,101 @@ def call_tree_text(report: Report, metric: int | str | Metric | None = None, inc
     >>> print(call_tree_text(cubescale.open(cubescale.examples.report_path()), "time", max_depth=0))
     time (sec, inclusive)
     25.9828  stencil.py
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> print(call_tree_text(r, "visits", inclusive=False, max_depth=2, percent=True, sort=True, hide_zero=True))
+    visits (occ, exclusive), % of 3372
+    4    0.1%  stencil.py
+      16    0.5%  Team._work
+        976   28.9%  Barrier.wait
+        480   14.2%  cumsum
+        480   14.2%  update_chunk
+      4    0.1%  <module>
+        4    0.1%  Team
+        4    0.1%  main
     """
     m = report.metric(metric if metric is not None else 0)
-    values = report.cnode_values(m, inclusive)
-    depth = np.zeros(report.shape[0], dtype=np.int64)
-    lines = [f"{m.name} ({m.unit}, {'inclusive' if inclusive else 'exclusive'})"]
-    for c in report.cnodes:  # preorder: a parent's depth is known before its children's
-        depth[c.index] = 0 if c.parent is None else depth[c.parent] + 1
-        if max_depth is not None and depth[c.index] > max_depth:
+    values = _rounding_zeros(report.cnode_values(m, inclusive))
+    share = percent and m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+    header = f"{m.name} ({m.unit}, {'inclusive' if inclusive else 'exclusive'})"
+    roots = [c for c in report.cnodes if c.parent is None]
+    total = program_total(report, m) if share else 0.0
+    if share:
+        header += f", % of {format_value(total)}"
+    shown = _subtree_nonzero(report, m) if hide_zero else None
+    lines = [header]
+    stack = [(c, 0) for c in reversed(_ordered(roots, values, sort))]
+    while stack:  # depth first, the first sibling on top
+        c, depth = stack.pop()
+        if shown is not None and not shown[c.index]:
             continue
         if len(lines) > max_lines:
             lines.append("...")
             break
-        lines.append(f"{'  ' * int(depth[c.index])}{format_value(values[c.index])}  {c.region.name}")
+        part = f"  {_percent(values[c.index], total)}" if share else ""
+        lines.append(f"{'  ' * depth}{format_value(values[c.index])}{part}  {c.region.name}")
+        if max_depth is None or depth < max_depth:
+            children = [report.cnodes[k] for k in c.children]
+            stack.extend((k, depth + 1) for k in reversed(_ordered(children, values, sort)))
+    if len(lines) == 1 and hide_zero:
+        lines.append("(zero everywhere)")
     return "\n".join(lines)
+
+
+def _ordered(cnodes: list, values: np.ndarray, sort: bool) -> list:
+    """Siblings in file order, or largest value first (ties in file order)."""
+    return sorted(cnodes, key=lambda c: -values[c.index]) if sort else cnodes
+
+
+def _percent(value: float, total: float) -> str:
+    return f"{100.0 * value / total:5.1f}%" if total else "    -"
+
+
+def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool = False) -> list[dict]:
+    """The ``n`` largest values of a metric per (call path, process), largest first: which call
+    path, on which process. Each entry has ``value``, ``percent`` (of the whole program: the
+    roots' inclusive values; None for MINDOUBLE / MAXDOUBLE), ``cnode``, ``call_path``,
+    ``process`` (its name), ``process_index`` (its column among the processes) and ``thread``
+    (the name of its location with the largest value there). Values are exclusive by default
+    (the time spent in the call path itself); tiny negatives from rounding count as 0.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> best = top(r, "time", n=2)
+    >>> [(e["process"], e["call_path"].split("/")[-1]) for e in best]  # doctest: +SKIP
+    [('MPI Rank 3', 'MPI_Recv'), ...]
+    >>> best[0]["value"] >= best[1]["value"]
+    True
+    """
+    m = report.metric(metric)
+    if not is_scalar(m.dtype):
+        raise ValueError(f"top needs a metric with one number per value; {m.name} holds {m.dtype}")
+    per_process, names = report.location_values(m, "process", inclusive=inclusive)
+    per_process = _rounding_zeros(np.asarray(per_process, dtype=np.float64))
+    flat = per_process.reshape(-1)
+    n = max(0, min(int(n), flat.size))
+    if n == 0:
+        return []
+    chosen = np.argpartition(-flat, n - 1)[:n] if n < flat.size else np.arange(flat.size)
+    chosen = chosen[np.lexsort((chosen, -flat[chosen]))]  # largest first, ties in (cnode, process) order
+    share = m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+    total = program_total(report, m) if share else 0.0
+    groups = report._core.location_ancestors(report._depth_of_class(report._core.system_tree(), "process"))
+    elements = np.unique(groups)
+    paths = call_paths(report)
+    tree, location_elements = report._core.system_tree(), report._core.location_elements()
+    entries = []
+    for k in chosen.tolist():
+        cnode, process = divmod(k, len(names))
+        columns = np.flatnonzero(groups == elements[process])
+        row = report.system_values(m, cnode, inclusive=inclusive)[columns]
+        thread = tree.name(int(location_elements[columns[np.argmax(row)]]))
+        value = float(flat[k])
+        entries.append({"value": value, "percent": 100.0 * value / total if share and total else None,
+                        "cnode": cnode, "call_path": paths[cnode], "process": names[process],
+                        "process_index": process, "thread": thread})
+    return entries
 
 
 def report_html(report: Report) -> str:

@@ -33,6 +33,8 @@ import argparse
 import sys
 import time
 
+from ._inputs import check_output, report_path
+
 
 def add_parser(subparsers) -> None:
     """Register the ``collate`` subcommand."""
@@ -50,7 +52,13 @@ def add_parser(subparsers) -> None:
                    help="aggregate each process's threads before collation")
     p.add_argument("--compress", action="store_true", help="zlib-compressed rows (ZCUBEX)")
     p.add_argument("--quiet", action="store_true", help="no summary line")
-    p.set_defaults(run=run_collate)
+    p.set_defaults(run=run_collate, prepare=prepare_collate)
+
+
+def prepare_collate(args) -> None:
+    """Reports to read (each one process: checked when read); the output is none of them."""
+    args.inputs = [report_path(path) for path in args.inputs]
+    check_output(args.output, args.inputs)
 
 
 def run_collate(args) -> int:

@@ -20,7 +20,9 @@ import os
 import numpy as np
 
 from .. import otf2
+from .._optional import require
 from ..timeline import Expression
+from ._inputs import check_output, trace_path
 
 
 def add_parser(subparsers) -> None:
@@ -39,12 +41,19 @@ def add_parser(subparsers) -> None:
                '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /\'\n'
                '  mpirun -n 4 python -m cubescale metrics traces.otf2 --expr ...',
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
+    p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or an experiment directory holding it")
     p.add_argument("--expr", help="metric expression (reverse Polish notation)")
     p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
     p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
     p.add_argument("--plot", help="write the timeline as a PNG (matplotlib)")
-    p.set_defaults(run=run_metrics)
+    p.set_defaults(run=run_metrics, prepare=prepare_metrics)
+
+
+def prepare_metrics(args) -> None:
+    """The trace's anchor (an experiment directory resolved); the plot is none of its files."""
+    args.trace = trace_path(args.trace)
+    if args.plot:
+        check_output(args.plot, [args.trace])
 
 
 def run_metrics(args) -> int:
@@ -80,10 +89,9 @@ def run_metrics(args) -> int:
     else:
         print("no finite values")
     if args.plot:
-        import matplotlib
-
+        matplotlib = require("matplotlib", "plot", "--plot")
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plt = require("matplotlib.pyplot", "plot", "--plot")
 
         fig, ax = plt.subplots(figsize=(8, 3))
         ax.plot(times, values)

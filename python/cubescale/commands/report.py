@@ -22,44 +22,55 @@ import numpy as np
 
 from .. import report as cube
 from .. import scale_func
-from ..views import format_value
+from ..views import call_paths, format_value
+from ._inputs import check_output, input_of_info, report_path
 
 
 def add_parser(subparsers) -> None:
     """Register the ``info``, ``dump`` and ``convert`` subcommands."""
     info = subparsers.add_parser(
         "info", help="summarize a .cubex report: metrics, call tree, system tree",
-        description="Print the metric tree (with totals), bytes of data members beyond their index (ignored), "
-                    "members that are not part of the report, the top of the call tree and the system tree size.",
-        epilog="example:\n  cubescale info profile.cubex --depth 3", formatter_class=argparse.RawDescriptionHelpFormatter)
-    info.add_argument("file", help=".cubex report, or an OTF2 trace's anchor (traces.otf2)")
+        description="Print the metric tree (with totals), the processes and their threads, members that are not "
+                    "part of the report, the top of the call tree (largest first, with percentages, all-zero "
+                    "subtrees hidden) and one line on data rows beyond a metric's index (ignored, as Cube does; "
+                    "--verbose lists them). Given an OTF2 anchor, summarize the trace; given an experiment "
+                    "directory, its profile.cubex (or summary.cubex, trace.cubex), else its traces.otf2.",
+        epilog="examples:\n  cubescale info profile.cubex --depth 3\n  cubescale info scorep_bt-mz_B_8x4_sum -m visits\n"
+               "  cubescale info traces.otf2", formatter_class=argparse.RawDescriptionHelpFormatter)
+    info.add_argument("file", help=".cubex report, an OTF2 trace's anchor (traces.otf2) or an experiment directory")
     info.add_argument("--depth", type=int, default=2, help="call tree levels to show (default 2)")
-    info.set_defaults(run=run_info)
+    info.add_argument("-m", "--metric", help="metric of the call tree (unique or display name; default the first)")
+    info.add_argument("--exclusive", action="store_true", help="exclusive values in the call tree (default inclusive)")
+    info.add_argument("-v", "--verbose", action="store_true",
+                      help="every process, and every metric with rows beyond its index")
+    info.set_defaults(run=run_info, prepare=prepare_info)
 
     dump = subparsers.add_parser(
         "dump", help="print metric values per call path and location as CSV",
-        description="Print values as CSV: one line per (call path, location) with a column per metric.",
+        description="Print values as CSV: one line per (call path, location) with a column per metric, beside the "
+                    "indices: the region, the call path (regions from the root, joined by '/'), the process "
+                    "(name and rank) and the thread (name and rank) of the location.",
         epilog="examples:\n  cubescale dump profile.cubex --metric time --inclusive\n"
                "  cubescale dump profile.cubex --metric visits --cnode main",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    dump.add_argument("file", help=".cubex report")
-    dump.add_argument("--metric", action="append", help="metric (unique or display name); repeatable; default all")
+    dump.add_argument("file", help=".cubex report or an experiment directory")
+    dump.add_argument("-m", "--metric", action="append", help="metric (unique or display name); repeatable; default all")
     dump.add_argument("--cnode", help="only this call path: preorder index, or a region name (all its call paths)")
     dump.add_argument("--inclusive", action="store_true", help="inclusive values along the call tree (default exclusive)")
-    dump.set_defaults(run=run_dump)
+    dump.set_defaults(run=run_dump, prepare=prepare_dump)
 
     convert = subparsers.add_parser(
         "convert", help="rewrite a .cubex report (optionally with zlib-compressed rows)",
         description="Read a report and write it again with cubescale's writer: SPARSE index, CUBE 4.4 anchor, "
                     "compact system tree member; --compress stores zlib-compressed rows (ZCUBEX). Members that are "
                     "not part of the report (text files, remapping.spec) are copied; rows beyond a metric's index "
-                    "are dropped.",
+                    "are dropped. The output must not be the input.",
         epilog="example:\n  cubescale convert old.cubex new.cubex --compress",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    convert.add_argument("input", help=".cubex report to read")
+    convert.add_argument("input", help=".cubex report to read (or an experiment directory)")
     convert.add_argument("output", help=".cubex report to write (replaced only when complete)")
     convert.add_argument("--compress", action="store_true", help="zlib-compress the rows")
-    convert.set_defaults(run=run_convert)
+    convert.set_defaults(run=run_convert, prepare=prepare_convert)
 
 
 def _derived_note(r: cube.Report, m) -> str:
@@ -73,8 +84,13 @@ def _derived_note(r: cube.Report, m) -> str:
     return ""
 
 
+def prepare_info(args) -> None:
+    """The report or trace ``info`` reads (an experiment directory resolved)."""
+    args.kind, args.file = input_of_info(args.file)
+
+
 def run_info(args) -> int:
-    if args.file.endswith(".otf2"):  # an OTF2 trace's anchor
+    if args.kind == "otf2":
         from .trace import run_info as run_trace_info
 
         return run_trace_info(args.file)
@@ -87,20 +103,65 @@ def run_info(args) -> int:
         print(f"created by {creator}")
     groups = r.location_group_count
     print(f"system tree: {len(r.system)} elements, {groups} location groups, {locations} locations")
+    _print_processes(r, limit=None if args.verbose else 8)
     print("metrics (inclusive totals):")
     totals = r.metric_totals(inclusive=True)
     for m in r.metrics:
         depth = r.metric_depth(m)
         total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
         print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m)}")
-    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones: loaded above
-    for m, n in ignored:
-        if n:
-            print(f"{m.name}: {n} bytes of its data member beyond the indexed rows ignored (trailing rows, as Cube does)")
+    _print_ignored(r, args.verbose)
     for name, size in r.extra_members:
         print(f"extra member {name} ({size} bytes), kept by convert")
-    print(r.call_tree_text(r.metrics[0] if r.metrics else None, max_depth=args.depth, max_lines=60))
+    if r.metrics:
+        metric = r.metric(args.metric) if args.metric else r.metrics[0]
+        print(r.call_tree_text(metric, inclusive=not args.exclusive, max_depth=args.depth, max_lines=60,
+                               percent=True, sort=True, hide_zero=True))
     return 0
+
+
+def _print_ignored(r: cube.Report, verbose: bool) -> None:
+    """Rows beyond a metric's index (Scalasca writes them into every report): one summary
+    line, or one line per metric with ``--verbose``."""
+    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones: loaded above
+    ignored = [(m, n) for m, n in ignored if n]
+    if not ignored:
+        return
+    if verbose:
+        for m, n in ignored:
+            print(f"{m.name}: {n} bytes of its data member beyond the indexed rows ignored (trailing rows, as Cube does)")
+        return
+    total = sum(n for _, n in ignored)
+    print(f"{len(ignored)} metric{'s' if len(ignored) != 1 else ''} with rows beyond their index: {total} bytes "
+          f"ignored, as Cube does (--verbose lists them)")
+
+
+def _print_processes(r: cube.Report, limit: int | None) -> None:
+    """Processes (location groups) with their rank and threads (locations): ``limit`` of them."""
+    tree = r._core.system_tree()
+    group_elements = r._core.location_group_elements()
+    group_ranks = r._core.location_group_ranks()
+    location_elements = r._core.location_elements()
+    # Locations follow their group in the tree's depth-first order: a location belongs to
+    # the last group element before it.
+    order = np.argsort(group_elements, kind="stable")
+    owner = order[np.searchsorted(group_elements[order], location_elements, side="right") - 1]
+    counts = np.bincount(owner, minlength=len(group_elements))
+    if len(counts) == 0:
+        return
+    low, high = int(counts.min()), int(counts.max())
+    each = f"{low} location{'s' if low != 1 else ''}" if low == high else f"{low} to {high} locations"
+    print(f"processes: {len(counts)}, {each} each (threads, GPU streams)")
+    shown = len(counts) if limit is None else min(limit, len(counts))
+    by_group = np.argsort(owner, kind="stable")  # locations grouped, each group in tree order
+    starts = np.concatenate(([0], np.cumsum(counts)))
+    for g in range(shown):
+        members = by_group[starts[g]:starts[g + 1]]
+        names = [tree.name(int(location_elements[k])) for k in members[:4]]
+        more = f", ... ({len(members)})" if len(members) > 4 else ""
+        print(f"  rank {int(group_ranks[g])}: {tree.name(int(group_elements[g]))}: {', '.join(names)}{more}")
+    if shown < len(counts):
+        print(f"  ... {len(counts) - shown} more processes (--verbose lists them)")
 
 
 def _cnode_rows(r: cube.Report, selector: str | None) -> list[int]:
@@ -115,6 +176,11 @@ def _cnode_rows(r: cube.Report, selector: str | None) -> list[int]:
     if not rows:
         raise ValueError(f"no call path calls a region named {selector!r}")
     return rows
+
+
+def prepare_dump(args) -> None:
+    """The report ``dump`` reads (an experiment directory resolved)."""
+    args.file = report_path(args.file)
 
 
 def run_dump(args) -> int:
@@ -133,13 +199,15 @@ def run_dump(args) -> int:
             continue
         columns.append((m.name, values))
     out = csv.writer(sys.stdout, lineterminator="\n")  # region names may hold commas and quotes
-    out.writerow(["cnode", "cnode_id", "region", "location"] + [name for name, _ in columns])
-    cnodes = r.cnodes
+    out.writerow(["cnode", "cnode_id", "region", "call_path", "location", "process", "process_rank", "thread",
+                  "thread_rank"] + [name for name, _ in columns])
+    cnodes, paths = r.cnodes, call_paths(r)
+    where = [[loc.process, loc.process_rank, loc.name, loc.rank] for loc in r.locations]
     for c in rows:
-        prefix = [c, cnodes[c].id, cnodes[c].region.name]
+        prefix = [c, cnodes[c].id, cnodes[c].region.name, paths[c]]
         per_column = [v[c].tolist() for _, v in columns]  # exact integers, shortest round-trip floats
         lines = zip(*per_column) if per_column else [()] * r.shape[1]
-        out.writerows(prefix + [loc] + list(line) for loc, line in enumerate(lines))
+        out.writerows(prefix + [loc] + where[loc] + list(line) for loc, line in enumerate(lines))
     return 0
 
 
@@ -147,6 +215,12 @@ def _progress(text: str) -> None:
     """A status line that overwrites itself on a terminal; logs get only the final line."""
     if sys.stderr.isatty():
         print(f"\r\x1b[K{text}", end="", file=sys.stderr, flush=True)
+
+
+def prepare_convert(args) -> None:
+    """The report ``convert`` reads; never the file it writes."""
+    args.input = report_path(args.input)
+    check_output(args.output, [args.input])
 
 
 def run_convert(args) -> int:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import builtins
+import errno
 import os
 import socket
 import sys
@@ -24,6 +25,7 @@ import types
 
 from .. import measure
 from .._core import measure as _core_measure
+from ._inputs import check_output
 from .report import _progress
 
 
@@ -50,7 +52,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress or summary line")
     p.add_argument("app", help="Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
-    p.set_defaults(run=run_app)
+    p.set_defaults(run=run_app, prepare=prepare_run)
 
 
 def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:
@@ -63,13 +65,18 @@ def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:
     return code, main
 
 
+def prepare_run(args) -> None:
+    """The program must exist, and the report must not be written over it."""
+    if not os.path.isfile(args.app):
+        raise FileNotFoundError(errno.ENOENT, "no such program (expected a Python script)", args.app)
+    check_output(args.output, [args.app])
+
+
 def run_app(args) -> int:
     from ..parallel._mpi import launched_by_mpirun, mpi
     from ..parallel.measure import trace_mpi, trace_mpi_on_import, untrace_mpi
     from ..parallel.serial import SerialComm
 
-    if not os.path.exists(args.app):
-        raise OSError(f"no such program: {args.app}")
     under_mpirun = launched_by_mpirun()
     path = os.path.abspath(args.app)
     code, module = _program(path)  # compiled before measuring: not the program's time

@@ -11,10 +11,12 @@ machine ×1 > node ×2 > process ×4
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from ..systree import SystemTree
+from ._inputs import check_output
 
 HELP = "print a machine description (sequence form) and its size in both forms"
 
@@ -51,7 +53,26 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json-out", metavar="FILE", type=Path, help="also write the JSON form")
     p.add_argument("--bytes-out", metavar="FILE", type=Path, help="also write the binary form")
     p.add_argument("--quiet", action="store_true", help="print only the tree")
-    p.set_defaults(run=run)
+    p.set_defaults(run=run, prepare=prepare)
+
+
+def prepare(args) -> None:
+    """Neither output is the file the tree is read from."""
+    given = [str(f) for f in (args.json, args.input) if f is not None]
+    for out in (args.json_out, args.bytes_out):
+        if out is not None:
+            check_output(str(out), given)
+
+
+def _write(path: Path, data: bytes) -> None:
+    """The whole file or none: written beside its place, then renamed over it."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
 
 
 def _load(args) -> SystemTree:
@@ -72,7 +93,7 @@ def run(args) -> int:
     tree = _load(args)
     print(tree.render() if args.quiet else tree.summary())
     if args.json_out:
-        args.json_out.write_text(tree.to_json())
+        _write(args.json_out, tree.to_json().encode())
     if args.bytes_out:
-        args.bytes_out.write_bytes(tree.to_bytes())
+        _write(args.bytes_out, tree.to_bytes())
     return 0

@@ -20,6 +20,7 @@ import time
 
 from .. import report as cube
 from ..threads import STRATEGIES, aggregate
+from ._inputs import check_output, report_path
 from .report import _progress
 
 
@@ -37,7 +38,7 @@ def add_parser(subparsers) -> None:
                "  cubescale threads profile.cubex small.cubex --strategy sum --compress\n"
                "  cubescale threads profile.cubex c.cubex --strategy value --max-clusters 4",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("input", help=".cubex report to read")
+    p.add_argument("input", help=".cubex report to read (or an experiment directory)")
     p.add_argument("output", help=".cubex report to write (replaced only when complete)")
     p.add_argument("--strategy", choices=STRATEGIES, default="sum", help="aggregation strategy (default sum)")
     p.add_argument("--work-metric", help="time metric telling work from waiting (key, value; default 'time')")
@@ -45,7 +46,13 @@ def add_parser(subparsers) -> None:
     p.add_argument("--tolerance", type=float, default=0.1,
                    help="value: relative distance that opens a new cluster (default 0.1)")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
-    p.set_defaults(run=run_threads)
+    p.set_defaults(run=run_threads, prepare=prepare_threads)
+
+
+def prepare_threads(args) -> None:
+    """The report ``threads`` reads; never the file it writes."""
+    args.input = report_path(args.input)
+    check_output(args.output, [args.input])
 
 
 def run_threads(args) -> int:

@@ -19,6 +19,7 @@ import os
 import time
 
 from ..parallel._mpi import launched_by_mpirun
+from ._inputs import check_output, trace_path
 
 
 def add_parser(subparsers) -> None:
@@ -32,13 +33,19 @@ def add_parser(subparsers) -> None:
         epilog="examples:\n  cubescale trace-profile traces.otf2 -o profile.cubex\n"
                "  mpirun -n 8 python -m cubescale trace-profile traces.otf2 -o profile.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
+    p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or an experiment directory holding it")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--serial", action="store_true", help="one process without MPI, even when mpi4py is there")
     p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
                    help="aggregate each process's threads in the written report (see `cubescale threads`)")
-    p.set_defaults(run=run_trace_profile)
+    p.set_defaults(run=run_trace_profile, prepare=prepare_trace_profile)
+
+
+def prepare_trace_profile(args) -> None:
+    """The trace's anchor (an experiment directory resolved); the output is none of its files."""
+    args.trace = trace_path(args.trace)
+    check_output(args.output, [args.trace, os.path.splitext(args.trace)[0] + ".def"])
 
 
 def run_trace_profile(args) -> int:

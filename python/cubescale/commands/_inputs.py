@@ -1,0 +1,200 @@
+"""What the user gave on the command line, checked before a command reads or writes anything:
+a report where a report is expected, a trace where a trace is expected, an experiment
+directory resolved to the file inside it, and no output that is one of the inputs.
+
+Each check raises an error whose one line says what was given and what was expected
+(:class:`cubescale.FormatError` for the wrong kind of file, ``OSError`` with errno for a
+directory without the file or a missing event folder, :class:`UsageError` for outputs).
+
+Example
+-------
+>>> from cubescale import examples
+>>> report_path(examples.report_path()).endswith("demo.cubex")
+True
+>>> try:
+...     check_output(examples.report_path(), [examples.report_path()])
+... except UsageError as e:
+...     print(str(e).split(":")[-1].strip())
+write to another file (nothing was written)
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterable
+
+from ..errors import FormatError
+
+__all__ = ["UsageError", "check_output", "file_kind", "input_of_info", "report_path", "trace_path"]
+
+# Scalasca writes summary.cubex / trace.cubex into its experiment directories, Score-P profile.cubex.
+REPORT_NAMES = ("profile.cubex", "summary.cubex", "trace.cubex")
+TRACE_NAMES = ("traces.otf2",)
+
+
+class UsageError(ValueError):
+    """The arguments contradict each other (an output that is also an input).
+
+    Example
+    -------
+    >>> isinstance(UsageError("the output a.cubex is the input a.cubex"), ValueError)
+    True
+    """
+
+
+def file_kind(path: str) -> str:
+    """``"cubex"`` (a tar archive, as every CUBE4 writer makes), ``"otf2"`` (an OTF2 anchor),
+    ``"empty"``, ``"text"`` or ``"other"``, from the first 512 bytes.
+
+    Example
+    -------
+    >>> from cubescale import examples
+    >>> file_kind(examples.report_path()), file_kind(examples.trace_path())
+    ('cubex', 'otf2')
+    """
+    with open(path, "rb") as f:
+        head = f.read(512)
+    if not head:
+        return "empty"
+    if head[257:262] == b"ustar":
+        return "cubex"
+    if b"OTF2" in head[:8]:  # the anchor's first bytes: a record type and length, then the magic
+        return "otf2"
+    if b"\0" not in head:
+        try:
+            head.decode("utf-8")
+            return "text"
+        except UnicodeDecodeError as e:
+            if e.start < len(head) - 4:  # a character cut at the 512th byte is still text
+                return "other"
+            return "text"
+    return "other"
+
+
+def _inside(directory: str, names: Iterable[str]) -> str | None:
+    for name in names:
+        candidate = os.path.join(directory, name)
+        if os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _not_found(path: str) -> OSError:
+    return FileNotFoundError(errno.ENOENT, "no such file or directory", path)
+
+
+def report_path(path: str) -> str:
+    """The ``.cubex`` report that ``path`` names: the file itself, or the report inside an
+    experiment directory (``profile.cubex``, ``summary.cubex``, ``trace.cubex``).
+
+    Example
+    -------
+    >>> import os
+    >>> from cubescale import examples
+    >>> report_path(examples.report_path()) == examples.report_path()
+    True
+    >>> try:  # the shipped trace's folder: an experiment directory without a report
+    ...     report_path(os.path.dirname(examples.trace_path()))
+    ... except IsADirectoryError as e:
+    ...     print(e.strerror.split(";")[0])
+    an experiment directory with a trace (traces.otf2) but no report
+    """
+    if os.path.isdir(path):
+        found = _inside(path, REPORT_NAMES)
+        if found:
+            return found
+        if _inside(path, TRACE_NAMES):
+            raise IsADirectoryError(errno.EISDIR, "an experiment directory with a trace (traces.otf2) but no "
+                                    "report; `cubescale trace-profile` makes one of the trace", path)
+        raise IsADirectoryError(errno.EISDIR, f"a directory without a report; expected a .cubex report or an "
+                                              f"experiment directory holding {' or '.join(REPORT_NAMES)}", path)
+    if not os.path.exists(path):
+        raise _not_found(path)
+    kind = file_kind(path)
+    if kind == "otf2":
+        raise FormatError("an OTF2 trace's anchor, not a .cubex report; `cubescale trace-profile` "
+                          "makes a report of it", file=path)
+    if kind in ("text", "empty"):
+        raise FormatError(f"{'an empty file' if kind == 'empty' else 'a text file'}, not a .cubex report "
+                          "(a tar archive as Score-P, Scalasca and CubeLib write)", file=path)
+    return path
+
+
+def trace_path(path: str) -> str:
+    """The OTF2 anchor that ``path`` names: the file itself, or ``traces.otf2`` inside an
+    experiment directory; its event folder (``traces/`` beside ``traces.otf2``) must exist.
+
+    Example
+    -------
+    >>> import os
+    >>> from cubescale import examples
+    >>> trace_path(os.path.dirname(examples.trace_path())) == examples.trace_path()
+    True
+    """
+    if os.path.isdir(path):
+        found = _inside(path, TRACE_NAMES)
+        if found is None:
+            anchors = sorted(f for f in os.listdir(path) if f.endswith(".otf2"))
+            found = os.path.join(path, anchors[0]) if len(anchors) == 1 else None
+        if found is None:
+            holds = " (it holds a report: give that to info, dump or top)" if _inside(path, REPORT_NAMES) else ""
+            raise IsADirectoryError(errno.EISDIR, f"a directory without an OTF2 trace; expected the anchor "
+                                                  f"traces.otf2 or an experiment directory holding it{holds}", path)
+        path = found
+    if not os.path.exists(path):
+        raise _not_found(path)
+    kind = file_kind(path)
+    if kind == "cubex":
+        raise FormatError("a CUBE4 report (.cubex), not an OTF2 trace; expected a trace's anchor file "
+                          "(traces.otf2 of a Score-P experiment)", file=path)
+    if kind in ("text", "empty"):
+        raise FormatError(f"{'an empty file' if kind == 'empty' else 'a text file'}, not an OTF2 trace's "
+                          "anchor (traces.otf2)", file=path)
+    events = os.path.splitext(path)[0]  # OTF2 keeps the events in a folder named like the anchor
+    if not os.path.isdir(events):
+        raise FileNotFoundError(errno.ENOENT, f"the trace's event folder {os.path.basename(events)}/ "
+                                              f"is missing beside {os.path.basename(path)}", events)
+    return path
+
+
+def input_of_info(path: str) -> tuple[str, str]:
+    """``("cubex", report)`` or ``("otf2", anchor)``: what ``info`` summarizes of ``path``; an
+    experiment directory gives its report if it has one, else its trace.
+
+    Example
+    -------
+    >>> import os
+    >>> from cubescale import examples
+    >>> kind, path = input_of_info(os.path.dirname(examples.trace_path()))
+    >>> kind, os.path.basename(path)
+    ('otf2', 'traces.otf2')
+    """
+    if os.path.isdir(path):
+        if _inside(path, REPORT_NAMES) is None and _inside(path, TRACE_NAMES) is not None:
+            return "otf2", trace_path(path)
+        if _inside(path, REPORT_NAMES) is None:
+            raise IsADirectoryError(errno.EISDIR, "a directory without a report or a trace; expected a .cubex "
+                                                  "report, an OTF2 anchor (traces.otf2) or an experiment directory "
+                                                  "holding one", path)
+        return "cubex", report_path(path)
+    if path.endswith(".otf2") or (os.path.isfile(path) and file_kind(path) == "otf2"):
+        return "otf2", trace_path(path)
+    return "cubex", report_path(path)
+
+
+def check_output(output: str, inputs: Iterable[str]) -> None:
+    """Refuses an output that is one of the inputs (the same file under any name): a command
+    never writes over what it reads.
+
+    Example
+    -------
+    >>> check_output("/nonexistent/new.cubex", ["/nonexistent/old.cubex"]) is None
+    True
+    """
+    if not os.path.exists(output):
+        return
+    for given in inputs:
+        if os.path.exists(given) and os.path.samefile(output, given):
+            raise UsageError(f"the output {output} is the input {given}: write to another file "
+                             "(nothing was written)")

@@ -1,0 +1,70 @@
+"""The command line under ``mpirun -n 2`` when one rank's input is corrupt: every rank ends,
+with one line on stderr in all (rank 0's, naming the rank that read the bad input), no
+traceback, a non-zero exit status and no file written (issue #30 part 4). ``mpirun -q`` keeps
+Open MPI's own notice of a non-zero exit status away, as a user would run it for this."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from launch import MPI_ENV
+
+DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[2].parent / "shared" / "data"))
+
+
+def cubescale_mpirun(*args: str | os.PathLike, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, **MPI_ENV)
+    passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH", "CUBESCALE_SHARED_DATA") if k in os.environ
+              for a in ("-x", k)]
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", *passed, sys.executable, "-m", "cubescale",
+               *map(str, args)]
+    return subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+
+
+def check_one_line(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode not in (0, 124, 137), (done.returncode, done.stderr)  # failed, and not by timeout
+    assert "Traceback" not in done.stderr and "Abort" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+def truncate(path: Path, keep: int) -> None:
+    path.write_bytes(path.read_bytes()[:keep])
+
+
+def test_collate_with_one_ranks_report_truncated(tmp_path):
+    # rank r reads the r-th report in natural order: rank 1 gets the truncated one
+    shutil.copy(DATA / "cubex" / "call_tree_test.cubex", tmp_path / "run.0.cubex")
+    shutil.copy(DATA / "cubex" / "call_tree_test.cubex", tmp_path / "run.1.cubex")
+    truncate(tmp_path / "run.1.cubex", 60000)
+    done = cubescale_mpirun("collate", "run.0.cubex", "run.1.cubex", "-o", "all.cubex", cwd=tmp_path)
+    check_one_line(done, "cubescale: error: rank 1: run.1.cubex", "runs past the end of the file")
+    assert not (tmp_path / "all.cubex").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.0.cubex", "run.1.cubex"]  # no temporaries
+
+
+def test_trace_profile_with_one_ranks_events_truncated(tmp_path):
+    # each rank reads one process of the trace: rank 1 reads traces/1.evt
+    trace = tmp_path / "ping-pong"
+    shutil.copytree(DATA / "otf2" / "ping-pong", trace)
+    for path in trace.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)  # the shared copy is read-only
+    events = trace / "traces" / "1.evt"
+    truncate(events, events.stat().st_size // 2)
+    done = cubescale_mpirun("trace-profile", trace, "-o", "profile.cubex", cwd=tmp_path)
+    check_one_line(done, "cubescale: error: rank 1:", "traces/1.evt")
+    assert not (tmp_path / "profile.cubex").exists()
+
+
+def test_an_input_every_rank_rejects_is_reported_once(tmp_path):
+    (tmp_path / "notes.txt").write_text("not a report\n")
+    done = cubescale_mpirun("collate", "notes.txt", "notes.txt", "-o", "all.cubex", cwd=tmp_path)
+    check_one_line(done, "cubescale: error: notes.txt", "a text file, not a .cubex report")
+    assert not (tmp_path / "all.cubex").exists()
