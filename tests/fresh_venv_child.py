@@ -26,13 +26,20 @@ EXTRAS = {"pandas": "pandas", "matplotlib": "plot", "mpi4py": "mpi", "notebook":
 NOT_MODULES = ("cubescale.__main__", "cubescale._core")  # runs the CLI / the extension
 
 
+def named_extra(text: str) -> str | None:
+    """The extra a message of cubescale's asks to install (``pip install 'cubescale[pandas]'``)."""
+    if "pip install 'cubescale[" not in text:
+        return None
+    return text.split("pip install 'cubescale[", 1)[1].split("]", 1)[0]
+
+
 def missing_extra(exc: BaseException) -> str | None:
     """The extra whose absence raised ``exc``, if that is what happened ("shared data" for
     examples that still open the shared test data, which no pip user has)."""
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         return EXTRAS.get(exc.name.split(".")[0])
-    if isinstance(exc, ImportError) and "pip install 'cubescale[" in str(exc):  # cubescale's own message
-        return str(exc).split("pip install 'cubescale[", 1)[1].split("]", 1)[0]
+    if named_extra(str(exc)):  # cubescale's own message, whatever the exception's class
+        return named_extra(str(exc))
     if isinstance(exc, FileNotFoundError) and "shared test data" in str(exc):
         return "shared data"
     return None
@@ -49,9 +56,17 @@ class Runner(doctest.DocTestRunner):
 
     def run(self, test, *args, **kwargs):  # one docstring
         self._missing = None
-        return super().run(test, *args, **kwargs)
+        self._stderr = io.StringIO()
+        with contextlib.redirect_stderr(self._stderr):  # the CLI names a missing extra there
+            return super().run(test, *args, **kwargs)
+
+    def report_start(self, out, test, example):
+        self._stderr.seek(0)
+        self._stderr.truncate()
 
     def report_failure(self, out, test, example, got):
+        # A command that lacks an extra says so in one line on stderr and returns 2.
+        self._missing = named_extra(self._stderr.getvalue()) or self._missing
         if self._missing:
             self.needs[self._missing] = self.needs.get(self._missing, 0) + 1
         else:
@@ -82,7 +97,7 @@ def doctests() -> dict:
         runner = Runner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
         try:
             tests = doctest.DocTestFinder().find(module, name)
-        except Exception as e:
+        except Exception as e:  # e.g. a module attribute whose hasattr() raises: doctest cannot look
             out[name] = {"attempted": 0, "failed": [f"finding the examples raised {e!r}"], "needs": {}}
             continue
         for test in tests:
