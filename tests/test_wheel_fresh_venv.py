@@ -75,7 +75,11 @@ def fresh_venv(name: str, wheel: Path, extras: str = "", more: tuple[str, ...] =
         with_extras = f"{wheel}[{extras}]" if extras else wheel  # pip resolves the wheel's own requirements
         run([python, "-m", "pip", "install", "-q", with_extras, *more], REPO, timeout=900)
         stamp.write_text(json.dumps(wanted))
-    run([python, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel], REPO)
+    # A fresh copy of the package: files an earlier wheel had and this one lacks must not stay.
+    purelib = run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], REPO).stdout.strip()
+    run([python, "-m", "pip", "uninstall", "-q", "-y", "cubescale"], REPO)
+    shutil.rmtree(Path(purelib) / "cubescale", ignore_errors=True)
+    run([python, "-m", "pip", "install", "-q", "--no-deps", wheel], REPO)
     return venv
 
 
