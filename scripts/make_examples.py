@@ -100,8 +100,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["report", "trace"], help="write only one of them")
     parser.add_argument("--iterations", type=int, default=30, help="iterations of the demo's solver (default 30)")
+    parser.add_argument("--out", default=EXAMPLES, help="folder to write into (default: python/cubescale/examples)")
     args = parser.parse_args()
-    out_dir = os.path.abspath(EXAMPLES)
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
     if args.only != "trace":
         print("report:", make_report(out_dir, args.iterations))
     if args.only != "report":
