@@ -44,7 +44,7 @@ def make_report(out_dir: str, iterations: int) -> str:
         if len(processes) != RANKS:
             raise SystemExit(f"the demo measured {len(processes)} process(es), not {RANKS}: did mpirun fail?")
         target = os.path.join(out_dir, "demo.cubex")
-        with_readme(path, target, README.format(ranks=RANKS, iterations=iterations, version=cubescale.__version__))
+        finish_report(path, target, README.format(ranks=RANKS, iterations=iterations, version=cubescale.__version__))
     return target
 
 
@@ -53,16 +53,33 @@ README = ("This report was written by `cubescale demo --ranks {ranks} --iteratio
           "and 4 worker threads.\n")
 
 
-def with_readme(source: str, target: str, text: str) -> None:
-    """Copy the report ``source`` to ``target`` with ``text`` as its first member, README (an
-    extra member, as Score-P's remapping.spec: readers keep it and the examples show it)."""
+def local_paths_dropped(anchor: bytes) -> bytes:
+    """anchor.xml with the regions' files named from their import roots (``cubescale/demo/stencil.py``,
+    ``threading.py``) instead of this machine's absolute paths, which mean nothing elsewhere."""
+    roots = sorted({os.path.abspath(p) for p in sys.path if p and os.path.isabs(p)}, key=len, reverse=True)
+    for root in roots:
+        anchor = anchor.replace(f'mod="{root}{os.sep}'.encode(), b'mod="')
+    return anchor
+
+
+def finish_report(source: str, target: str, readme: str) -> None:
+    """Copy the report ``source`` to ``target`` with ``readme`` as its first member, README (an
+    extra member, as Score-P's remapping.spec: readers keep it and the examples show it), and
+    without this machine's paths in anchor.xml; the other members keep their order."""
     with tarfile.open(source) as src, tarfile.open(target, "w", format=tarfile.USTAR_FORMAT) as dst:
-        data = text.encode()
+        members = [m for m in src.getmembers() if m.name != "README"]
+        data = readme.encode()
         info = tarfile.TarInfo("README")
-        info.size, info.mtime, info.mode = len(data), src.getmembers()[0].mtime, 0o644
+        info.size, info.mtime, info.mode = len(data), members[0].mtime, 0o644
         dst.addfile(info, io.BytesIO(data))
-        for member in src.getmembers():  # data, index, anchor.xml last: the order stays
-            dst.addfile(member, src.extractfile(member))
+        for member in members:  # data, index, anchor.xml last
+            data = src.extractfile(member).read()
+            if member.name == "anchor.xml":
+                data = local_paths_dropped(data)
+                if len(data) % 512 == 0:  # CubeW's readers trip over a member of whole blocks
+                    data += b"\n"
+                member.size = len(data)
+            dst.addfile(member, io.BytesIO(data))
 
 
 def make_trace(out_dir: str) -> str:
@@ -83,8 +100,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["report", "trace"], help="write only one of them")
     parser.add_argument("--iterations", type=int, default=30, help="iterations of the demo's solver (default 30)")
+    parser.add_argument("--out", default=EXAMPLES, help="folder to write into (default: python/cubescale/examples)")
     args = parser.parse_args()
-    out_dir = os.path.abspath(EXAMPLES)
+    out_dir = os.path.abspath(args.out)
+    os.makedirs(out_dir, exist_ok=True)
     if args.only != "trace":
         print("report:", make_report(out_dir, args.iterations))
     if args.only != "report":
