@@ -165,8 +165,10 @@ def main() -> int:
         return 0
     ranks = [int(x) for x in args.ranks.split(",") if x]
     bindings = python_bindings()
-    shared = os.path.join(os.path.dirname(otf2._example_path()), "..")
-    anchors = [otf2._example_path(d) for d in sorted(os.listdir(shared))]
+    shared = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "otf2")
+    anchors = [os.path.join(shared, d, a) for d in sorted(os.listdir(shared))
+               for a in sorted(os.listdir(os.path.join(shared, d))) if a.endswith(".otf2")]
     largest = max(anchors, key=lambda a: int(otf2.open(a).locations["events"].sum()))
     work = args.dir or tempfile.mkdtemp(prefix="otf2bench")
     small = os.path.join(work, "small.otf2")

@@ -73,10 +73,10 @@ def test_shipped_stubs_equal_freshly_generated_ones(tmp_path):
 
 # ---- one vocabulary across the boundary
 
-def test_a_metric_handed_out_and_passed_back_keeps_every_field():
+def test_a_metric_handed_out_and_passed_back_keeps_every_field(shared_data):
     from cubescale.systree import SystemTree
 
-    source = cubescale.open(cubescale.report._example_path("cubelib_example.p64.cubex"))
+    source = cubescale.open(shared_data / "cubex" / "cubelib_example.p64.cubex")
     builder = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:1 thread:1"))
     for m in source.metrics:  # preorder: a parent is added before its children
         builder.add_metric(m, parent=m.parent)

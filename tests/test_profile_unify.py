@@ -123,8 +123,8 @@ def test_local_profile_rejects_bad_parts():
 
 
 @pytest.mark.parametrize("name", ["bt-mz.p2x4.bad_checksums.cubex", "time.p4.cubex", "all_dtypes.cubex"])
-def test_collating_a_real_report_in_one_process_keeps_every_value(name, tmp_path):
-    source = cubescale.open(cubescale.report._example_path(name))
+def test_collating_a_real_report_in_one_process_keeps_every_value(name, tmp_path, shared_data):
+    source = cubescale.open(shared_data / "cubex" / name)
     profile = LocalProfile.from_report(source)
     out = tmp_path / "again.cubex"
     write_report(MPI.COMM_SELF, profile, out, block_bytes=4096)
@@ -143,8 +143,8 @@ def test_collating_a_real_report_in_one_process_keeps_every_value(name, tmp_path
     assert [m.name for m in again.metrics] == [m.name for m in source.metrics]
 
 
-def test_every_part_of_a_report_together_covers_it():
-    source = cubescale.open(cubescale.report._example_path("time.p4.cubex"))
+def test_every_part_of_a_report_together_covers_it(shared_data):
+    source = cubescale.open(shared_data / "cubex" / "time.p4.cubex")
     parts = [LocalProfile.from_report(source, part=(i, 3)) for i in range(3)]
     assert sum(p.shape[1] for p in parts) == source.shape[1]
     for a, b in itertools.combinations(parts, 2):

@@ -68,7 +68,9 @@ class OptionalModule:
         self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
-        if attribute in ("_spec", "_module"):  # not set yet (copy, pickle): not the module's
+        if attribute in ("_spec", "_module") or attribute.startswith("__"):
+            # not set yet (copy, pickle), or a probe such as inspect.unwrap's __wrapped__ (doctest
+            # looks at every module global): answering it must not import the module
             raise AttributeError(attribute)
         if self._module is None:
             self._module = require(*self._spec)

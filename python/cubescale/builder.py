@@ -97,7 +97,7 @@ class ReportBuilder:
         >>> t = b.add_metric("time", unit="sec")
         >>> b.add_metric("mpi", unit="sec", parent=t, display_name="MPI time")
         1
-        >>> b.add_metric(cubescale.open(cubescale.report._example_path()).metric("visits"))
+        >>> b.add_metric(cubescale.open(cubescale.examples.report_path()).metric("visits"))
         2
         >>> b.add_metric("twice", unit="sec", kind="POSTDERIVED", expression="2 * metric::time()")
         3

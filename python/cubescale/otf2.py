@@ -11,15 +11,15 @@ rank a share of the processes and collates one ``.cubex``. Broken input raises
 Example
 -------
 >>> import cubescale.otf2
->>> path = cubescale.otf2._example_path()
+>>> path = cubescale.examples.trace_path()
 >>> trace = cubescale.otf2.open(path)
 >>> trace
-<Trace late-sender-barrier/traces.otf2: 4 locations, 4 processes, 212 regions>
+<Trace ring/traces.otf2: 4 locations, 4 processes, 6 regions>
 >>> trace.event_counts().sum().to_dict()
-{'ENTER': 48, 'LEAVE': 48, 'MPI_SEND': 3, 'MPI_RECV': 3, 'MPI_COLLECTIVE_BEGIN': 4, 'MPI_COLLECTIVE_END': 4}
+{'ENTER': 404, 'LEAVE': 404, 'MPI_SEND': 80, 'MPI_RECV': 80, 'MPI_COLLECTIVE_BEGIN': 80, 'MPI_COLLECTIVE_END': 80, 'METRIC': 320}
 >>> report = cubescale.otf2.profile(path)
 >>> int(report.values("visits", inclusive=False).sum())
-48
+404
 """
 
 from __future__ import annotations
@@ -51,15 +51,6 @@ EVENT_TYPES: list[str] = list(_trace.event_type_names())
 _REGION_EVENTS = (EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("LEAVE"))
 
 
-def _example_path(name: str = "late-sender-barrier") -> str:
-    """A shared trace's anchor (tests and docstrings; ``CUBESCALE_SHARED_DATA`` or ../shared/data)."""
-    root = os.environ.get("CUBESCALE_SHARED_DATA") or os.path.join(
-        os.path.dirname(__file__), "..", "..", "..", "shared", "data")
-    folder = os.path.join(root, "otf2", name)
-    anchors = sorted(f for f in os.listdir(folder) if f.endswith(".otf2"))
-    return os.path.join(folder, anchors[0])
-
-
 def is_anchor(path: str | os.PathLike) -> bool:
     """Whether ``path`` names an OTF2 anchor file (``.otf2``).
 
@@ -79,10 +70,11 @@ class Trace:
 
     Example
     -------
-    >>> t = open(_example_path("ping-pong-papi"))
+    >>> from cubescale.examples import trace_path
+    >>> t = open(trace_path())
     >>> t.metrics[["name", "mode", "value_type"]].values.tolist()[0]
     ['PAPI_TOT_CYC', 'accumulated_start', 'uint64']
-    >>> t.locations[["name", "type", "group"]].values.tolist()
+    >>> t.locations[["name", "type", "group"]].values.tolist()[:2]
     [['Master thread', 'cpu_thread', 0], ['Master thread', 'cpu_thread', 1]]
     """
 
@@ -130,8 +122,9 @@ class Trace:
 
         Example
         -------
-        >>> open(_example_path()).table("communicators")["name"].tolist()[:2]
-        ['MPI_COMM_WORLD', '']
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).table("communicators")["name"].tolist()
+        ['MPI_COMM_WORLD']
         """
         if name not in self._tables:
             raise KeyError(f"no definition table {name!r}; there are {sorted(self._tables)}")
@@ -148,8 +141,9 @@ class Trace:
 
         Example
         -------
-        >>> round(open(_example_path()).duration, 3)
-        20.086
+        >>> from cubescale.examples import trace_path
+        >>> round(open(trace_path()).duration * 1e6, 3)   # microseconds: a short synthetic run
+        14.463
         """
         resolution, _, length = self.clock
         return length / resolution
@@ -166,7 +160,8 @@ class Trace:
 
         Example
         -------
-        >>> open(_example_path()).location_indices([3, 1])
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).location_indices([3, 1])
         [3, 1]
         """
         if locations is None:
@@ -185,8 +180,9 @@ class Trace:
 
         Example
         -------
-        >>> open(_example_path()).region_indices(["MPI_Send", "MPI_Recv"])
-        [165, 152]
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).region_indices(["MPI_Send", "MPI_Recv"])
+        [3, 4]
         """
         if isinstance(regions, str):
             regions = [regions]
@@ -210,8 +206,9 @@ class Trace:
 
         Example
         -------
-        >>> int(open(_example_path()).event_counts().loc[0, "MPI_SEND"])
-        1
+        >>> from cubescale.examples import trace_path
+        >>> int(open(trace_path()).event_counts().loc[0, "MPI_SEND"])   # one per iteration
+        20
         """
         chosen = self.location_indices(locations)
         counts = self._core.count_events(chosen)
@@ -244,10 +241,11 @@ class Trace:
 
         Example
         -------
-        >>> t = open(_example_path())
+        >>> from cubescale.examples import trace_path
+        >>> t = open(trace_path())
         >>> df = t.events(types=["MPI_SEND", "MPI_RECV"])
         >>> df[["Event Type", "Location", "Partner", "Bytes"]].values.tolist()[:2]
-        [['MPI_SEND', 0, 1, 4], ['MPI_RECV', 1, 0, 4]]
+        [['MPI_SEND', 0, 1, 1024], ['MPI_RECV', 0, 3, 1024]]
         """
         resolution, offset, _ = self.clock
         kwargs: dict[str, Any] = {"locations": self.location_indices(locations)}
@@ -312,9 +310,10 @@ class Trace:
 
         Example
         -------
-        >>> tree = open(_example_path()).system_tree()
+        >>> from cubescale.examples import trace_path
+        >>> tree = open(trace_path()).system_tree()
         >>> [tree.name(e) for e in tree.preorder()][:4]
-        ['Linux', 'zih', 'MPI Rank 0', 'Master thread']
+        ['synthetic', 'node0', 'MPI Rank 0', 'Master thread']
         """
         return SingleNodeTree(self._core.system_tree()[0])
 
@@ -323,7 +322,8 @@ class Trace:
 
         Example
         -------
-        >>> open(_example_path()).sequence_tree().render()
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).sequence_tree().render()
         'machine ×1 > node ×1 > process ×4 > thread ×1'
         """
         return SystemTree.from_single(self.system_tree(), names="all")
@@ -336,9 +336,10 @@ class Trace:
 
         Example
         -------
-        >>> store = open(_example_path("ping-pong-papi")).timelines()
+        >>> from cubescale.examples import trace_path
+        >>> store = open(trace_path()).timelines()
         >>> sorted({metric for _, metric in store.metrics()})
-        ['PAPI_BR_MSP', 'PAPI_L2_TCM', 'PAPI_TOT_CYC']
+        ['PAPI_L2_TCM', 'PAPI_TOT_CYC']
         """
         from ._core import timeline as _timeline
 
@@ -352,7 +353,8 @@ class Trace:
 
         Example
         -------
-        >>> open(_example_path()).process_groups()
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).process_groups()
         [[0], [1], [2], [3]]
         """
         return [[int(x) for x in locs] for _, _, locs in self._system()[3]]
@@ -363,9 +365,10 @@ class Trace:
 
         Example
         -------
-        >>> p, stats = open(_example_path()).local_profile([0])
+        >>> from cubescale.examples import trace_path
+        >>> p, stats = open(trace_path()).local_profile([0])
         >>> p.shape, stats["events"]
-        ((11, 1), 25)
+        ((6, 1), 362)
         """
         chosen = self.location_indices(locations)
         core, stats = self._core.profile(chosen)
@@ -389,11 +392,12 @@ class Trace:
 
         Example
         -------
-        >>> r = open(_example_path()).profile()
+        >>> from cubescale.examples import trace_path
+        >>> r = open(trace_path()).profile()
         >>> [m.name for m in r.metrics]
-        ['visits', 'time', 'min_time', 'max_time', 'bytes_sent', 'bytes_received']
+        ['visits', 'time', 'min_time', 'max_time', 'bytes_sent', 'bytes_received', 'PAPI_TOT_CYC', 'PAPI_L2_TCM']
         >>> r.shape
-        (12, 4)
+        (6, 4)
         """
         local, _ = self.local_profile()
         if local.shape[0] == 0:
@@ -422,8 +426,9 @@ class Trace:
 
         Example
         -------
-        >>> print(open(_example_path()).summary())  # doctest: +ELLIPSIS
-        traces.otf2: OTF2 trace, 4 locations in 4 location groups, 20.085519 s
+        >>> from cubescale.examples import trace_path
+        >>> print(open(trace_path()).summary())  # doctest: +ELLIPSIS
+        traces.otf2: OTF2 trace, 4 locations in 4 location groups, 0.000014 s
         ...
         """
         loc = self._tables["locations"]
@@ -476,7 +481,8 @@ def open(path: str | os.PathLike) -> Trace:  # noqa: A001 (mirrors cubescale.ope
 
     Example
     -------
-    >>> open(_example_path()).regions.loc[165, ["name", "role", "paradigm"]].tolist()
+    >>> from cubescale.examples import trace_path
+    >>> open(trace_path()).regions.loc[3, ["name", "role", "paradigm"]].tolist()
     ['MPI_Send', 'point2point', 'mpi']
     """
     return Trace(path)
@@ -489,9 +495,11 @@ def events(path: str | os.PathLike, locations: Iterable[int] | int | None = None
 
     Example
     -------
-    >>> df = events(_example_path(), locations=[0], regions="MPI_Send")
-    >>> df[df["Event Type"] == "ENTER"]["Name"].tolist()
-    ['MPI_Send']
+    >>> from cubescale.examples import trace_path
+    >>> df = events(trace_path(), locations=[0], regions="MPI_Send")
+    >>> entered = df[df["Event Type"] == "ENTER"]["Name"]
+    >>> sorted(set(entered)), len(entered)   # one send per iteration
+    (['MPI_Send'], 20)
     """
     return Trace(path).events(locations=locations, regions=regions, time=time, types=types)
 
@@ -502,8 +510,9 @@ def profile(path: str | os.PathLike, output: str | os.PathLike | None = None, co
 
     Example
     -------
-    >>> r = profile(_example_path())
-    >>> int(r.values("bytes_sent").sum())   # 3 messages of 4 bytes, and the barrier's bytes
-    36
+    >>> from cubescale.examples import trace_path
+    >>> r = profile(trace_path())
+    >>> int(r.values("bytes_sent", inclusive=False).sum())   # 80 messages of 1024 bytes, 80 allreduces of 8
+    82560
     """
     return Trace(path).profile(output, compress=compress)

@@ -16,9 +16,9 @@ selection logic.
 Example
 -------
 >>> import cubescale
->>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
->>> int(p.metric_inclusive[0]), p.system.tolist()
-(72, [72.0])
+>>> p = cubescale.open(cubescale.examples.report_path()).panes("visits", cnode=0)
+>>> int(p.metric_inclusive[0]), p.system[:5].tolist()   # process 0: the master, then 4 workers
+(3372, [220.0, 152.0, 152.0, 152.0, 152.0])
 """
 
 from __future__ import annotations
@@ -53,9 +53,9 @@ class Panes:
     Example
     -------
     >>> import cubescale
-    >>> p = cubescale.open(cubescale.report._example_path()).panes("visits", cnode=0)
-    >>> int(p.metric_exclusive[0]), int(p.call_inclusive[0]), p.system.tolist()
-    (72, 72, [72.0])
+    >>> p = cubescale.open(cubescale.examples.report_path()).panes("visits", cnode=0)
+    >>> int(p.metric_exclusive[0]), int(p.call_inclusive[0]), p.system[:5].tolist()
+    (3372, 3372, [220.0, 152.0, 152.0, 152.0, 152.0])
     """
 
     metric: int
@@ -77,8 +77,8 @@ def metric_totals(report: Report, inclusive: bool = True) -> np.ndarray:
     Example
     -------
     >>> import cubescale
-    >>> int(metric_totals(cubescale.open(cubescale.report._example_path()))[0])
-    72
+    >>> int(metric_totals(cubescale.open(cubescale.examples.report_path()))[0])
+    3372
     """
     stored = _stored_totals(report)
     return stored if inclusive else _minus_children(report, stored)
@@ -94,7 +94,7 @@ def subtracted_children(report: Report, metric: Metric) -> list[int]:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> subtracted_children(r, r.metric("time"))
     []
     """
@@ -111,9 +111,9 @@ def select(report: Report, metric: Metric, cnode: int | None = None, metric_expa
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> select(r, r.metric("visits"), 0).call_exclusive[:2].tolist()
-    [1.0, 1.0]
+    [4.0, 4.0]
     """
     c = int(_roots(report)[0]) if cnode is None else int(cnode)
     if not 0 <= c < report.shape[0]:

@@ -120,9 +120,9 @@ class LocalProfile:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-        >>> LocalProfile.from_report(r, part=(1, 2)).shape
-        (127, 4)
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> LocalProfile.from_report(r, part=(1, 2)).shape   # processes 1 and 3, 5 threads each
+        (21, 10)
         """
         i, n = (int(x) for x in part)
         if not 0 <= i < n:
@@ -140,10 +140,10 @@ class LocalProfile:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-        >>> p = LocalProfile.from_report_columns(r, [4, 5])
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> p = LocalProfile.from_report_columns(r, [5, 6])
         >>> p.shape, p.process
-        ((127, 2), 'MPI Rank 1')
+        ((21, 2), 'MPI Rank 1')
         """
         values = [np.asarray(report.values(m, inclusive=None))[:, columns] for m in report.metrics]
         first = report.locations[columns[0]] if columns else None
@@ -264,8 +264,8 @@ def host_of(report, location: int = 0) -> str | None:
     Example
     -------
     >>> import cubescale
-    >>> host_of(cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex")), 4)
-    'node b104.pri.cosma.local'
+    >>> host_of(cubescale.open(cubescale.examples.report_path()), 4)   # the machine the demo ran on
+    'vm'
     """
     if not 0 <= location < report.shape[1]:
         return None

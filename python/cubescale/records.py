@@ -7,7 +7,7 @@ positions in the report's enumerations (a call path's ``index`` is its row in
 Example
 -------
 >>> import cubescale
->>> r = cubescale.open(cubescale.report._example_path())
+>>> r = cubescale.open(cubescale.examples.report_path())
 >>> isinstance(r.metrics[0], cubescale.records.Metric)
 True
 """
@@ -35,7 +35,7 @@ class Metric:
     Example
     -------
     >>> import cubescale
-    >>> m = cubescale.open(cubescale.report._example_path()).metric("time")
+    >>> m = cubescale.open(cubescale.examples.report_path()).metric("time")
     >>> (m.name, m.kind, m.dtype, m.unit)
     ('time', 'INCLUSIVE', 'DOUBLE', 'sec')
     """
@@ -62,7 +62,7 @@ class Metric:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).metric("time").derived
+        >>> cubescale.open(cubescale.examples.report_path()).metric("time").derived
         False
         """
         return self.kind in DERIVED_KINDS
@@ -87,7 +87,7 @@ class Metric:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).metric("time").definition()
+        >>> cubescale.open(cubescale.examples.report_path()).metric("time").definition()
         MetricDefinition(name="time")
         """
         from ._core.cube import MetricDefinition
@@ -105,8 +105,8 @@ class Region:
     Example
     -------
     >>> import cubescale
-    >>> cubescale.open(cubescale.report._example_path()).regions[3].name
-    'main'
+    >>> cubescale.open(cubescale.examples.report_path()).regions[3].name
+    'MPI_Bcast'
     """
 
     index: int
@@ -140,8 +140,8 @@ class Region:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).regions[3].definition()
-        RegionDefinition(name="main")
+        >>> cubescale.open(cubescale.examples.report_path()).regions[3].definition()
+        RegionDefinition(name="MPI_Bcast")
         """
         from ._core.cube import RegionDefinition
 
@@ -160,9 +160,9 @@ class Cnode:
     Example
     -------
     >>> import cubescale
-    >>> c = cubescale.open(cubescale.report._example_path()).cnodes[1]
+    >>> c = cubescale.open(cubescale.examples.report_path()).cnodes[1]
     >>> (c.index, c.region.name, c.parent)
-    (1, 'main', 0)
+    (1, '<module>', 0)
     """
 
     index: int
@@ -179,7 +179,7 @@ class Location:
     Example
     -------
     >>> import cubescale
-    >>> loc = cubescale.open(cubescale.report._example_path()).locations[0]
+    >>> loc = cubescale.open(cubescale.examples.report_path()).locations[0]
     >>> (loc.index, loc.name, loc.type, loc.rank, loc.process_rank)
     (0, 'Master thread', 'thread', 0, 0)
     """

@@ -9,14 +9,14 @@ Opening a report reads only its definitions; a metric's values are read on first
 Example
 -------
 >>> import cubescale
->>> report = cubescale.open(cubescale.report._example_path())
+>>> report = cubescale.open(cubescale.examples.report_path())
 >>> report
-<Report call_tree_test.cubex: 8 metrics, 18 call paths, 1 location>
+<Report demo.cubex: 6 metrics, 21 call paths, 20 locations>
 >>> time = report.values("time")             # inclusive by default
 >>> round(float(time[0].sum()), 4)
-74.0505
+25.9828
 >>> round(float(report.values("time", inclusive=False)[0, 0]), 6)
-0.000559
+0.001722
 """
 
 from __future__ import annotations
@@ -37,17 +37,6 @@ from .systree import SingleNodeTree
 __all__ = ["Cnode", "Location", "Metric", "Panes", "Region", "Report", "open", "write"]
 
 
-def _example_path(name: str = "call_tree_test.cubex") -> str:
-    """A small real report for the examples (call_tree_test.cubex unless named) of the shared
-    test data, found through CUBESCALE_SHARED_DATA or beside a source checkout (``../shared/data``)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    for base in (os.environ.get("CUBESCALE_SHARED_DATA", ""), os.path.join(here, "..", "..", "..", "shared", "data")):
-        path = os.path.join(base, "cubex", name)
-        if base and os.path.exists(path):
-            return path
-    raise FileNotFoundError("the examples need the shared test data: set CUBESCALE_SHARED_DATA to its folder")
-
-
 class Report:
     """A CUBE4 report: metric tree, call tree, system tree and lazily loaded values.
 
@@ -58,11 +47,11 @@ class Report:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> [m.name for m in r.metrics][:3]
     ['visits', 'time', 'min_time']
     >>> r.values("visits", inclusive=True)[:, 0][:3].tolist()
-    [72, 71, 7]
+    [220, 219, 1]
     """
 
     def __init__(self, core: _cube.CubeReport, path: str = ""):
@@ -80,7 +69,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> r.metrics[1].name, r.metrics[1].kind
         ('time', 'INCLUSIVE')
         """
@@ -122,10 +111,10 @@ class Report:
         Example
         -------
         >>> import cubescale, numpy as np
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> r.set_values("visits", np.ones(r.shape, dtype=np.uint64))
         >>> int(r.values("visits", inclusive=True)[0, 0])
-        18
+        21
         """
         m = self.metric(metric)
         element, trailing = numpy_type(m.dtype)
@@ -148,7 +137,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).version
+        >>> cubescale.open(cubescale.examples.report_path()).version
         '4.4'
         """
         return self._core.version
@@ -189,7 +178,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).cnode_parameters(0)
+        >>> cubescale.open(cubescale.examples.report_path()).cnode_parameters(0)
         []
         """
         return self._core.cnode_parameters(int(cnode))
@@ -224,8 +213,8 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).location_group_count
-        1
+        >>> cubescale.open(cubescale.examples.report_path()).location_group_count
+        4
         """
         return len(self._core.location_group_elements())
 
@@ -240,7 +229,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).metric("Time").name
+        >>> cubescale.open(cubescale.examples.report_path()).metric("Time").name
         'time'
         """
         if isinstance(key, Metric):
@@ -286,10 +275,10 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> v = r.values("min_time", inclusive=True)   # MINDOUBLE: minimum over the subtree
-        >>> (v.shape, v.dtype.name, round(float(v[0, 0]), 4))
-        ((18, 1), 'float64', 0.0101)
+        >>> (v.shape, v.dtype.name, round(float(v[3, 0]) * 1e6, 2))  # main's shortest call, in µs
+        ((21, 20), 'float64', 3.01)
         >>> buffer = r.values_like("time")
         >>> r.values("time", inclusive=False, out=buffer) is buffer
         True
@@ -312,9 +301,9 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> r.values_like("time").shape
-        (18, 1)
+        (21, 20)
         """
         element, shape = self._layout(self.metric(metric))
         return page_aligned_empty(shape, element)
@@ -325,8 +314,8 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> int(cubescale.open(cubescale.report._example_path()).present("time").sum())
-        18
+        >>> int(cubescale.open(cubescale.examples.report_path()).present("time").sum())
+        21
         """
         return self._core.present(self.metric(metric).index, None)
 
@@ -341,9 +330,9 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> r.cnode_values("visits", inclusive=True)[:3].tolist()
-        [72.0, 71.0, 7.0]
+        [3372.0, 936.0, 4.0]
         """
         return np.array(_cube.cnode_totals(self._core, self.metric(metric).index, bool(inclusive)))
 
@@ -357,9 +346,9 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> int(r.metric_totals()[0])     # all visits
-        72
+        3372
         """
         return _panes.metric_totals(self, inclusive)
 
@@ -373,7 +362,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> p = r.panes("time", cnode=0, cnode_expanded=True)
         >>> bool(p.call_inclusive[0] >= p.call_exclusive[0])
         True
@@ -388,9 +377,11 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
-        >>> r.system_values("visits", 0).tolist(), r.system_values("visits", 0, inclusive=False).tolist()
-        ([72.0], [1.0])
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> r.system_values("visits", 0)[:5].tolist()   # process 0: the master, then 4 workers
+        [220.0, 152.0, 152.0, 152.0, 152.0]
+        >>> r.system_values("visits", 0, inclusive=False)[:5].tolist()
+        [1.0, 0.0, 0.0, 0.0, 0.0]
         """
         m = self.metric(metric)
         if not 0 <= int(cnode) < self.shape[0]:
@@ -403,7 +394,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> r.metric_depth("time"), r.metric_depth("min_time")
         (0, 0)
         """
@@ -422,10 +413,10 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
-        >>> values, names = r.location_values("visits", "node")
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> values, names = r.location_values("visits", "process")
         >>> names, values[0].tolist()
-        (['node gpu1'], [72])
+        (['MPI Rank 0', 'MPI Rank 1', 'MPI Rank 2', 'MPI Rank 3'], [828, 858, 858, 828])
         """
         m = self.metric(metric)
         tree = self._core.system_tree()
@@ -458,7 +449,7 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).ignored_bytes("time")
+        >>> cubescale.open(cubescale.examples.report_path()).ignored_bytes("time")
         0
         """
         return _cube.report_ignored_bytes(self._core, self.metric(metric).index)
@@ -471,8 +462,8 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> cubescale.open(cubescale.report._example_path()).extra_members
-        [('remapping.spec', 111364)]
+        >>> cubescale.open(cubescale.examples.report_path()).extra_members
+        [('README', 208)]
         """
         return [(name, int(size)) for name, size in _cube.report_extra_members(self._core)]
 
@@ -482,9 +473,9 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
-        >>> r.extra_member_bytes("remapping.spec")[:5]
-        b'<doc>'
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> r.extra_member_bytes("README")[:25]
+        b'This report was written b'
         """
         return _cube.report_extra_member_bytes(self._core, name)
 
@@ -498,9 +489,9 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-        >>> r.shape, r.aggregate_threads("sum").shape
-        ((127, 8), (127, 2))
+        >>> r = cubescale.open(cubescale.examples.report_path())
+        >>> r.shape, r.aggregate_threads("sum").shape   # 4 processes x 5 threads -> 4 locations
+        ((21, 20), (21, 4))
         """
         from .threads import aggregate
 
@@ -516,11 +507,11 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> df = cubescale.open(cubescale.report._example_path()).to_dataframe(["visits", "time"])
+        >>> df = cubescale.open(cubescale.examples.report_path()).to_dataframe(["visits", "time"])
         >>> int(df.loc[(0, 0), "visits"]), df.loc[(1, 0), "region"], df.loc[(1, 0), "thread"]
-        (72, 'main', 'Master thread')
-        >>> df.groupby("call_path", observed=True)["visits"].sum()["test.x/main"].item()
-        71
+        (220, '<module>', 'Master thread')
+        >>> df.groupby("call_path", observed=True)["visits"].sum()["stencil.py/Team._work/update_chunk"].item()
+        960
         """
         return _views.to_dataframe(self, metrics, inclusive, names)
 
@@ -535,15 +526,17 @@ class Report:
         Example
         -------
         >>> import cubescale
-        >>> r = cubescale.open(cubescale.report._example_path())
+        >>> r = cubescale.open(cubescale.examples.report_path())
         >>> print(r.call_tree_text("visits", max_depth=1))
         visits (occ, inclusive)
-        72  test.x
-          71  main
+        3372  stencil.py
+          936  <module>
+          2432  Team._work
         >>> print(r.call_tree_text("time", max_depth=1, percent=True))
-        time (sec, inclusive), % of 74.0505
-        74.0505  100.0%  test.x
-          74.05  100.0%  main
+        time (sec, inclusive), % of 25.9828
+        25.9828  100.0%  stencil.py
+          5.29908   20.4%  <module>
+          20.6819   79.6%  Team._work
         """
         return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines, percent=percent, sort=sort,
                                      hide_zero=hide_zero)
@@ -569,8 +562,8 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     Example
     -------
     >>> import cubescale
-    >>> cubescale.open(cubescale.report._example_path()).shape
-    (18, 1)
+    >>> cubescale.open(cubescale.examples.report_path()).shape
+    (21, 20)
     """
     path = os.fspath(path)
     return Report(_cube.open_cubex(path), path)
@@ -590,7 +583,7 @@ def write(report: Report, path: str | os.PathLike, compress: bool = False, deriv
     Example
     -------
     >>> import cubescale, tempfile, os
-    >>> r = cubescale.open(cubescale.report._example_path())
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> out = os.path.join(tempfile.mkdtemp(), "copy.cubex")
     >>> cubescale.write(r, out)
     >>> bool((cubescale.open(out).values("time") == r.values("time")).all())

@@ -8,10 +8,11 @@ CubeLib's number for a function, :attr:`ScaleFunction.asymptotic`.
 
 Example
 -------
->>> import cubescale
+>>> import struct
 >>> from cubescale import scale_func
->>> r = cubescale.open(cubescale.report._example_path("all_dtypes.cubex"))
->>> f = scale_func.decode(r.values("SCALE_FUNC3", inclusive=False)[0, 0])
+>>> # one value as CubeLib packs it: counts of terms and measurements, then (a, b, c, d) per term
+>>> raw = struct.pack("<II", 2, 0) + struct.pack("<diIi", 2.0, 2, 3, 4) + struct.pack("<diIi", 1.0, 1, 2, 3)
+>>> f = scale_func.decode(raw)  # a report's value: decode(report.values(metric)[cnode, location])
 >>> f.terms
 [Term(a=2.0, b=2, c=3, d=4), Term(a=1.0, b=1, c=2, d=3)]
 >>> round(f(8.0), 3)  # 2 * 8^(2/3) * 3^4 + 8^(1/2) * 3^3

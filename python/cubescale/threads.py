@@ -28,7 +28,7 @@ member threads of every new location are in the report's attributes
 Example
 -------
 >>> import cubescale
->>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+>>> r = cubescale.open(cubescale.examples.report_path())
 >>> key = cubescale.threads.aggregate(r, "key")
 >>> [loc.name for loc in key.locations][:4]
 ['master thread', 'fastest thread', 'slowest thread', 'aggregated worker threads']
@@ -73,10 +73,10 @@ def aggregate(report: Report, strategy: str = "sum", *, work_metric: int | str |
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> s = aggregate(r, "sum")
-    >>> s.shape, s.metrics[-1].name
-    ((127, 2), 'num_threads')
+    >>> s.shape, s.metrics[-1].name    # one location per process, and how many threads it had
+    ((21, 4), 'num_threads')
     >>> aggregate(r, "set").metric("time").dtype
     'TAU_ATOMIC'
     """
@@ -97,7 +97,7 @@ def aggregate_profile(profile: LocalProfile, strategy: str = "sum", *, work_metr
     -------
     >>> import cubescale
     >>> from cubescale.profile import LocalProfile
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> p = LocalProfile.from_report(r, part=(0, 2))
     >>> aggregate_profile(p, "key").locations[:2]
     [('master thread', 'thread'), ('fastest thread', 'thread')]
@@ -119,9 +119,9 @@ def is_synchronization(region: Region) -> bool:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-    >>> sorted({g.name for g in r.regions if is_synchronization(g) and g.role == "wrapper"})
-    ['omp_set_lock', 'omp_set_nest_lock']
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> sorted({g.name for g in r.regions if is_synchronization(g)})   # the demo's thread barrier
+    ['Barrier.wait']
     """
     return bool(_threads.is_synchronization(region.definition()))
 
@@ -133,9 +133,9 @@ def memberships(report: Report) -> dict[tuple[int, str], list[int]]:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-    >>> memberships(aggregate(r, "calltree"))[(0, "cluster 1")]
-    [1, 2, 3]
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> memberships(aggregate(r, "calltree"))[(0, "cluster 1")]   # the 4 workers; the master apart
+    [1, 2, 3, 4]
     """
     out = {}
     prefix = "cubescale::threads::"

@@ -8,10 +8,10 @@ Example
 -------
 >>> import cubescale
 >>> from cubescale.views import call_tree_text
->>> r = cubescale.open(cubescale.report._example_path())
+>>> r = cubescale.open(cubescale.examples.report_path())
 >>> print(call_tree_text(r, "visits", max_depth=0))
 visits (occ, inclusive)
-72  test.x
+3372  stencil.py
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def call_paths(report: Report) -> list[str]:
     Example
     -------
     >>> import cubescale
-    >>> call_paths(cubescale.open(cubescale.report._example_path()))[:2]
-    ['test.x', 'test.x/main']
+    >>> call_paths(cubescale.open(cubescale.examples.report_path()))[:2]
+    ['stencil.py', 'stencil.py/<module>']
     """
     paths: list[str] = []
     for c in report.cnodes:  # preorder: a parent's path is known before its children's
@@ -89,9 +89,9 @@ def to_dataframe(report: Report, metrics: Iterable[int | str | Metric] | None = 
     Example
     -------
     >>> import cubescale
-    >>> df = to_dataframe(cubescale.open(cubescale.report._example_path()), ["visits"])
+    >>> df = to_dataframe(cubescale.open(cubescale.examples.report_path()), ["visits"])
     >>> int(df.loc[(0, 0), "visits"]), df.loc[(1, 0), "call_path"]
-    (72, 'test.x/main')
+    (220, 'stencil.py/<module>')
     """
     pd = require("pandas", "pandas", "to_dataframe")
     chosen = [report.metric(m) for m in (metrics if metrics is not None else report.metrics)]
@@ -119,8 +119,8 @@ def program_total(report: Report, metric: int | str | Metric) -> float:
     Example
     -------
     >>> import cubescale
-    >>> program_total(cubescale.open(cubescale.report._example_path()), "visits")
-    72.0
+    >>> program_total(cubescale.open(cubescale.examples.report_path()), "visits")
+    3372.0
     """
     roots = [c.index for c in report.cnodes if c.parent is None]
     return float(report.cnode_values(metric, inclusive=True)[roots].sum())
@@ -148,18 +148,20 @@ def call_tree_text(report: Report, metric: int | str | Metric | None = None, inc
     Example
     -------
     >>> import cubescale
-    >>> print(call_tree_text(cubescale.open(cubescale.report._example_path()), "time", max_depth=0))
+    >>> print(call_tree_text(cubescale.open(cubescale.examples.report_path()), "time", max_depth=0))
     time (sec, inclusive)
-    74.0505  test.x
-    >>> r = cubescale.open(cubescale.report._example_path())
+    25.9828  stencil.py
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> print(call_tree_text(r, "visits", inclusive=False, max_depth=2, percent=True, sort=True, hide_zero=True))
-    visits (occ, exclusive), % of 72
-    1    1.4%  test.x
-      1    1.4%  main
-        4    5.6%  double
-        3    4.2%  char
-        2    2.8%  bool
-        1    1.4%  signed char
+    visits (occ, exclusive), % of 3372
+    4    0.1%  stencil.py
+      16    0.5%  Team._work
+        976   28.9%  Barrier.wait
+        480   14.2%  cumsum
+        480   14.2%  update_chunk
+      4    0.1%  <module>
+        4    0.1%  Team
+        4    0.1%  main
     """
     m = report.metric(metric if metric is not None else 0)
     values = _rounding_zeros(report.cnode_values(m, inclusive))
@@ -209,7 +211,7 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("time.p4.cubex"))
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> best = top(r, "time", n=2)
     >>> [(e["process"], e["call_path"].split("/")[-1]) for e in best]  # doctest: +SKIP
     [('MPI Rank 3', 'MPI_Recv'), ...]
@@ -252,7 +254,7 @@ def report_html(report: Report) -> str:
     Example
     -------
     >>> import cubescale
-    >>> report_html(cubescale.open(cubescale.report._example_path())).startswith("<div><b>&lt;Report")
+    >>> report_html(cubescale.open(cubescale.examples.report_path())).startswith("<div><b>&lt;Report")
     True
     """
     rows = "".join(

@@ -7,3 +7,4 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 from . import collate, demo, metrics, report, run, systree, threads, top, trace
 
 COMMANDS = [demo, systree, report, top, threads, trace, metrics, run, collate]
+from . import notebooks as _notebooks; COMMANDS.append(_notebooks)  # noqa: E402, E702, I001 (one line per added command module)

@@ -8,11 +8,11 @@ directory without the file or a missing event folder, :class:`UsageError` for ou
 
 Example
 -------
->>> from cubescale.report import _example_path
->>> report_path(_example_path()).endswith("call_tree_test.cubex")
+>>> from cubescale import examples
+>>> report_path(examples.report_path()).endswith("demo.cubex")
 True
 >>> try:
-...     check_output(_example_path(), [_example_path()])
+...     check_output(examples.report_path(), [examples.report_path()])
 ... except UsageError as e:
 ...     print(str(e).split(":")[-1].strip())
 write to another file (nothing was written)
@@ -49,9 +49,9 @@ def file_kind(path: str) -> str:
 
     Example
     -------
-    >>> from cubescale.report import _example_path
-    >>> file_kind(_example_path())
-    'cubex'
+    >>> from cubescale import examples
+    >>> file_kind(examples.report_path()), file_kind(examples.trace_path())
+    ('cubex', 'otf2')
     """
     with open(path, "rb") as f:
         head = f.read(512)
@@ -91,9 +91,14 @@ def report_path(path: str) -> str:
     Example
     -------
     >>> import os
-    >>> from cubescale.otf2 import _example_path
-    >>> os.path.basename(report_path(os.path.dirname(_example_path("late-sender-barrier"))))
-    'profile.cubex'
+    >>> from cubescale import examples
+    >>> report_path(examples.report_path()) == examples.report_path()
+    True
+    >>> try:  # the shipped trace's folder: an experiment directory without a report
+    ...     report_path(os.path.dirname(examples.trace_path()))
+    ... except IsADirectoryError as e:
+    ...     print(e.strerror.split(";")[0])
+    an experiment directory with a trace (traces.otf2) but no report
     """
     if os.path.isdir(path):
         found = _inside(path, REPORT_NAMES)
@@ -123,8 +128,8 @@ def trace_path(path: str) -> str:
     Example
     -------
     >>> import os
-    >>> from cubescale.otf2 import _example_path
-    >>> trace_path(os.path.dirname(_example_path("ping-pong"))) == _example_path("ping-pong")
+    >>> from cubescale import examples
+    >>> trace_path(os.path.dirname(examples.trace_path())) == examples.trace_path()
     True
     """
     if os.path.isdir(path):
@@ -160,8 +165,8 @@ def input_of_info(path: str) -> tuple[str, str]:
     Example
     -------
     >>> import os
-    >>> from cubescale.otf2 import _example_path
-    >>> kind, path = input_of_info(os.path.dirname(_example_path("ping-pong")))
+    >>> from cubescale import examples
+    >>> kind, path = input_of_info(os.path.dirname(examples.trace_path()))
     >>> kind, os.path.basename(path)
     ('otf2', 'traces.otf2')
     """

@@ -115,9 +115,9 @@ def summary(report, path: str = "demo.cubex") -> str:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
+    >>> r = cubescale.open(cubescale.examples.report_path())
     >>> print(summary(r).splitlines()[0])
-    Where the time goes (exclusive time over all 8 threads of 2 processes, total 400.53 s):
+    Where the time goes (exclusive time over all 20 threads of 4 processes, total 25.98 s):
     """
     out = []
     time_ = report.values("time", inclusive=False)
@@ -160,9 +160,13 @@ def summary(report, path: str = "demo.cubex") -> str:
     out.append(f"\nThe machine: {len(single.preorder())} elements in single-node form, "
                f"{sequence.nbytes} bytes as sequence records:")
     out.append("  " + sequence.render().replace("\n", "\n  "))
+    from .notebooks import how_to_open  # the notebooks ship in the package: copied out, then opened
+
+    jupyter = "\n    ".join(how_to_open(os.path.join("notebooks", "explore_demo.ipynb"), os.path.abspath(path)))
     out.append(f"\nNext: cubescale info {path} --depth 4\n"
                f"  cubescale threads {path} key.cubex --strategy key   (threads aggregated, paper 003)\n"
                f"  python -c \"import cubescale; r = cubescale.open('{path}'); print(r.call_tree_text())\"\n"
-               f"  CUBESCALE_DEMO_REPORT={os.path.abspath(path)} jupyter notebook notebooks/explore_demo.ipynb\n"
+               f"  cubescale notebooks notebooks   (copies the notebooks that ship with cubescale to ./notebooks)\n"
+               f"  {jupyter}\n"
                f"    (the notebook opens that report: which metric, where in the call tree, on which locations)")
     return "\n".join(out)

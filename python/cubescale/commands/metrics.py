@@ -4,9 +4,9 @@ location with their hardware level, and aggregate expressions over them (paper 0
 Example
 -------
 >>> from cubescale.cli import main
->>> from cubescale.otf2 import _example_path
->>> main(["metrics", _example_path("ping-pong-papi")])  # doctest: +ELLIPSIS
-ping-pong-papi/traces.otf2: 3 metrics on 2 elements, 84 metric events
+>>> from cubescale.examples import trace_path
+>>> main(["metrics", trace_path()])  # doctest: +ELLIPSIS
+ring/traces.otf2: 2 metrics on 4 elements, 320 metric events
 element                        level      metric           mode         samples  first ... last
 ...
 0

@@ -3,9 +3,9 @@
 Example
 -------
 >>> from cubescale.cli import main
->>> from cubescale.report import _example_path
->>> main(["info", _example_path()])  # doctest: +ELLIPSIS
-call_tree_test.cubex: CUBE 4.4, 8 metrics, 18 call paths, 1 location
+>>> from cubescale.examples import report_path
+>>> main(["info", report_path()])  # doctest: +ELLIPSIS
+demo.cubex: CUBE 4.4, 6 metrics, 21 call paths, 20 locations
 ...
 0
 """

@@ -4,10 +4,10 @@ Example
 -------
 >>> import os, tempfile
 >>> from cubescale.cli import main
->>> from cubescale.report import _example_path
+>>> from cubescale.examples import report_path
 >>> out = os.path.join(tempfile.mkdtemp(), "key.cubex")
->>> main(["threads", _example_path("bt-mz.p2x4.bad_checksums.cubex"), out, "--strategy", "key"])  # doctest: +ELLIPSIS
-key: 8 locations -> 8 (master thread, fastest thread, slowest thread, aggregated worker threads), ...
+>>> main(["threads", report_path(), out, "--strategy", "key"])  # doctest: +ELLIPSIS
+key: 20 locations -> 16 (master thread, fastest thread, slowest thread, aggregated worker threads), ...
 0
 """
 

@@ -3,12 +3,12 @@
 Example
 -------
 >>> from cubescale.cli import main
->>> from cubescale.report import _example_path
->>> main(["top", _example_path("time.p4.cubex"), "-m", "time", "-n", "2"])  # doctest: +ELLIPSIS
-time (sec, exclusive) of 3.38415 sec in all: the 2 largest (call path, process)
+>>> from cubescale.examples import report_path
+>>> main(["top", report_path(), "-m", "time", "-n", "2"])  # doctest: +ELLIPSIS
+time (sec, exclusive) of 25.9828 sec in all: the 2 largest (call path, process)
        value  share  process              thread           call path
-    0.460242  13.6%  MPI Rank 0           Master thread    bg_time/main/MPI_Init
-    0.450932  13.3%  MPI Rank 3           Master thread    bg_time/main/MPI_Init
+     4.70033  18.1%  MPI Rank 0           worker 0         stencil.py/Team._work/Barrier.wait
+     4.69181  18.1%  MPI Rank 2           worker 0         stencil.py/Team._work/Barrier.wait
 0
 """
 

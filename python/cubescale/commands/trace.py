@@ -5,10 +5,10 @@ Example
 -------
 >>> import os, tempfile
 >>> from cubescale.cli import main
->>> from cubescale.otf2 import _example_path
+>>> from cubescale.examples import trace_path
 >>> out = os.path.join(tempfile.mkdtemp(), "profile.cubex")
->>> main(["trace-profile", _example_path(), "-o", out])  # doctest: +ELLIPSIS
-traces.otf2 -> profile.cubex: 6 metrics, 12 call paths, 4 locations (110 events...)
+>>> main(["trace-profile", trace_path(), "-o", out])  # doctest: +ELLIPSIS
+traces.otf2 -> profile.cubex: 8 metrics, 6 call paths, 4 locations (1448 events...)
 0
 """
 

@@ -8,10 +8,10 @@ machine as it is (its own order, its own names, its groups' ``<rank>``s when kno
 Example
 -------
 >>> import cubescale
->>> machine = KnownMachine(cubescale.open(cubescale.report._example_path("time.p4.cubex")).system)
+>>> machine = KnownMachine(cubescale.open(cubescale.examples.report_path()).system)
 >>> share = known_share(machine, first_location=2, locations=1, first_group=2, root=False)
 >>> machine.count("locations"), share.location_indices.tolist(), share.tree
-(4, [2], None)
+(20, [2], None)
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ class KnownMachine:
     Example
     -------
     >>> import cubescale
-    >>> r = cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))
-    >>> KnownMachine(r.system, [0, 1]).count("locations")
-    8
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> KnownMachine(r.system, [0, 1, 2, 3]).count("locations")
+    20
     """
 
     def __init__(self, tree: SingleNodeTree, group_ranks: Sequence[int] | None = None):
@@ -51,7 +51,7 @@ class KnownMachine:
         Example
         -------
         >>> import cubescale
-        >>> tree = cubescale.open(cubescale.report._example_path("time.p4.cubex")).system
+        >>> tree = cubescale.open(cubescale.examples.report_path()).system
         >>> len(KnownMachine(tree).expand()) == len(tree)
         True
         """
@@ -63,8 +63,8 @@ class KnownMachine:
         Example
         -------
         >>> import cubescale
-        >>> KnownMachine(cubescale.open(cubescale.report._example_path("time.p4.cubex")).system).count()
-        4
+        >>> KnownMachine(cubescale.open(cubescale.examples.report_path()).system).count()
+        20
         """
         if kinds != "locations":
             raise ValueError(f"a known machine counts locations, not {kinds!r}")
@@ -101,7 +101,7 @@ def collate_on_known_machine(comm, profile, output, machine: Callable[[], KnownM
     >>> from mpi4py import MPI
     >>> import cubescale
     >>> from cubescale.profile import LocalProfile
-    >>> report = cubescale.open(cubescale.report._example_path("time.p4.cubex"))
+    >>> report = cubescale.open(cubescale.examples.report_path())
     >>> out = os.path.join(tempfile.mkdtemp(), "again.cubex")
     >>> unified, costs = collate_on_known_machine(MPI.COMM_SELF, LocalProfile.from_report(report), out,
     ...                                           lambda: KnownMachine(report.system), 0, 4, 0)

@@ -14,7 +14,7 @@ Example
 >>> import os, tempfile
 >>> from mpi4py import MPI
 >>> import cubescale
->>> source = cubescale.report._example_path("time.p4.cubex")
+>>> source = cubescale.examples.report_path()
 >>> out = os.path.join(tempfile.mkdtemp(), "again.cubex")
 >>> costs = recollate(MPI.COMM_SELF, source, out)
 >>> costs["groups"], cubescale.open(out).shape == cubescale.open(source).shape
@@ -43,8 +43,8 @@ def process_sizes(report) -> np.ndarray:
     Example
     -------
     >>> import cubescale
-    >>> process_sizes(cubescale.open(cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex"))).tolist()
-    [4, 4]
+    >>> process_sizes(cubescale.open(cubescale.examples.report_path())).tolist()
+    [5, 5, 5, 5]
     """
     groups = np.asarray(report._core.location_group_elements(), dtype=np.int64)
     locations = np.asarray(report._core.location_elements(), dtype=np.int64)
@@ -65,12 +65,12 @@ def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, compre
     >>> import os, tempfile
     >>> from mpi4py import MPI
     >>> import cubescale
-    >>> source = cubescale.report._example_path("bt-mz.p2x4.bad_checksums.cubex")
+    >>> source = cubescale.examples.report_path()
     >>> out = os.path.join(tempfile.mkdtemp(), "again.cubex")
     >>> recollate(MPI.COMM_SELF, source, out)["locations"]
-    8
-    >>> [loc.process for loc in cubescale.open(out).locations][::4]
-    ['MPI Rank 0', 'MPI Rank 1']
+    20
+    >>> [loc.process for loc in cubescale.open(out).locations][::5]
+    ['MPI Rank 0', 'MPI Rank 1', 'MPI Rank 2', 'MPI Rank 3']
     """
     import cubescale
 

@@ -100,11 +100,11 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, target: int 
     Example
     -------
     >>> from mpi4py import MPI
-    >>> from cubescale.otf2 import _example_path
-    >>> t, v, stats = evaluate_trace(MPI.COMM_SELF, _example_path("ping-pong-papi"),
+    >>> from cubescale.examples import trace_path
+    >>> t, v, stats = evaluate_trace(MPI.COMM_SELF, trace_path(),
     ...                              '"PAPI_TOT_CYC" "stairstep" source-counter "sum" aggregate', points=4)
     >>> len(v), stats["metric_events"]
-    (4, 84)
+    (4, 320)
     """
     from .. import otf2
     from .._core import timeline as _tl

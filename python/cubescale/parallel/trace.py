@@ -16,9 +16,9 @@ Example
 >>> from mpi4py import MPI
 >>> import cubescale, cubescale.otf2
 >>> out = os.path.join(tempfile.mkdtemp(), "profile.cubex")
->>> stats = profile_trace(MPI.COMM_SELF, cubescale.otf2._example_path(), out)
+>>> stats = profile_trace(MPI.COMM_SELF, cubescale.examples.trace_path(), out)
 >>> stats["shape"], stats["events"]
-((12, 4), 110)
+((6, 4), 1448)
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
     Example
     -------
     >>> from cubescale import otf2
-    >>> rank_share(otf2.open(otf2._example_path()), 2, 1)
+    >>> from cubescale.examples import trace_path
+    >>> rank_share(otf2.open(trace_path()), 2, 1)
     ((2, 4), [2, 3], 2)
     """
     groups = trace.process_groups()
