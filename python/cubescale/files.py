@@ -218,7 +218,17 @@ def temporaries(directory: str | os.PathLike[str]) -> list[Temporary]:
     """Every regular file of cubescale's temporary naming in ``directory``, by name.
 
     Symlinks and other non-regular files are never ours (we create regular files exclusively)
-    and are left out. See :class:`Temporary` for an example.
+    and are left out.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> name = temporary_name("run.cubex", pid=7, host="node1")
+    >>> open(os.path.join(d, name), "wb").close()
+    >>> os.symlink("/etc/passwd", os.path.join(d, temporary_name("run.cubex", pid=7, host="node1")))
+    >>> [os.path.basename(t.path) == name for t in temporaries(d)]
+    [True]
     """
     found = []
     with os.scandir(directory) as entries:
