@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import doctest
+import errno
 import multiprocessing
 import os
 import signal
@@ -239,11 +240,11 @@ def test_full_disk_raises_oserror_enospc_naming_the_output(tmp_path, big_input):
         for compress in (False, True):
             with pytest.raises(OSError) as caught:
                 cubescale.write(report, target, compress=compress)
-            assert caught.value.errno == 28 and caught.value.filename == str(target)  # ENOSPC
+            assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(target)
             assert os.listdir(tiny) == []
         with pytest.raises(OSError) as caught:  # the Python writer the same
             files.write_bytes(target, bytes(2 << 20))
-        assert caught.value.errno == 28 and caught.value.filename == str(target)
+        assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(target)
         assert os.listdir(tiny) == []
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import re
 import secrets
@@ -140,7 +141,7 @@ def _create_temporary(target: str, directory: str, name: str) -> tuple[int, str]
             continue
         except OSError as e:
             raise OSError(e.errno, e.strerror, target) from None
-    raise FileExistsError(17, "no unused temporary name", target)
+    raise FileExistsError(errno.EEXIST, "no unused temporary name", target)
 
 
 def _renamed(temporary: str, target: str) -> None:
@@ -156,7 +157,7 @@ def _sync_directory(directory: str, target: str) -> None:
     try:
         os.fsync(fd)
     except OSError as e:
-        if e.errno not in (22, 95):  # EINVAL, ENOTSUP
+        if e.errno not in (errno.EINVAL, errno.ENOTSUP):
             raise OSError(e.errno, e.strerror, target) from None
     finally:
         os.close(fd)
