@@ -294,6 +294,16 @@ def test_python_writer_replaces_whole_or_not_at_all(tmp_path):
     assert caught.value.filename == str(tmp_path / "missing" / "x.bin")
 
 
+def test_names_are_cut_at_characters_and_any_name_is_printed(tmp_path, capsys):
+    assert files.parse_temporary_name(files.temporary_name("x" * 149 + "\u00e9.cubex"))[0] == "x" * 149
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    not_utf8 = os.fsdecode(b"\xffreport.cubex")  # file names are bytes; this one is no UTF-8
+    (tmp_path / files.temporary_name(not_utf8, pid=int(gone.stdout))).write_bytes(b"x")
+    assert main(["clean", str(tmp_path)]) == 0
+    assert "temporary of \\xffreport.cubex" in capsys.readouterr().out
+    assert os.listdir(tmp_path) == []
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

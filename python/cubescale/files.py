@@ -67,7 +67,11 @@ def temporary_name(target_name: str, pid: int | None = None, host: str | None = 
     >>> parse_temporary_name(name)
     ('run.cubex', 'node7', 4242)
     """
-    kept = os.fsencode(target_name)[:_KEPT_TARGET_BYTES]
+    encoded = os.fsencode(target_name)
+    cut = min(len(encoded), _KEPT_TARGET_BYTES)
+    while 0 < cut < len(encoded) and encoded[cut] & 0xC0 == 0x80:  # at a UTF-8 character boundary
+        cut -= 1
+    kept = encoded[:cut]
     return (f".{os.fsdecode(kept)}{MARKER}{_host() if host is None else host}."
             f"{os.getpid() if pid is None else pid}.{secrets.token_hex(8)}")
 

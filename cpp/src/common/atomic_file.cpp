@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <random>
@@ -65,7 +66,10 @@ std::string temporary_host() {
 }
 
 std::string temporary_name(std::string_view target_name) {
-  return "." + std::string(target_name.substr(0, kKeptTargetBytes)) + ".cubescale-tmp." + temporary_host() + "." +
+  // Cut at a UTF-8 character boundary: the kept part stays as readable as the target's name.
+  std::size_t kept = std::min(target_name.size(), kKeptTargetBytes);
+  while (kept < target_name.size() && kept > 0 && (static_cast<unsigned char>(target_name[kept]) & 0xC0) == 0x80) --kept;
+  return "." + std::string(target_name.substr(0, kept)) + ".cubescale-tmp." + temporary_host() + "." +
          std::to_string(::getpid()) + "." + random_hex();
 }
 

@@ -130,9 +130,11 @@ TEST(AtomicFile, TemporaryNamesAreUniqueAndSayWhoseTheyAre) {
     ASSERT_TRUE(std::regex_match(*names.rbegin(), scheme)) << *names.rbegin();
   }
   EXPECT_EQ(names.size(), 1000u);
-  // A long target name is cut so that the temporary's name stays within NAME_MAX.
+  // A long target name is cut so that the temporary's name stays within NAME_MAX, and never
+  // inside a UTF-8 character ("\xc3\xa9" is e-acute, its bytes 150 and 151).
   const std::string longest(255, 'x');
   EXPECT_LE(cubescale::temporary_name(longest).size(), 255u);
+  EXPECT_EQ(cubescale::temporary_name(std::string(149, 'x') + "\xc3\xa9.cubex").rfind("." + std::string(149, 'x') + ".cubescale-tmp.", 0), 0u);
   const auto dir = fresh_directory();
   AtomicFile file(dir + "/" + longest);
   file.write("x", 1);

@@ -50,13 +50,18 @@ def run_clean(args) -> int:
         if not args.dry_run and not _removed(t):
             continue
         removed.append(t)
-        print(f"{'would remove' if args.dry_run else 'removed'} {t.path}: {t.size} bytes "
-              f"(temporary of {t.target}, writer pid {t.pid} gone)")
+        print(f"{'would remove' if args.dry_run else 'removed'} {_shown(t.path)}: {t.size} bytes "
+              f"(temporary of {_shown(t.target)}, writer pid {t.pid} gone)")
     total = sum(t.size for t in removed)
     plural = "y" if len(removed) == 1 else "ies"
     print(f"{'would remove' if args.dry_run else 'removed'} {len(removed)} stale temporar{plural}, {total} bytes"
           + (f"; {kept} of running writers or other hosts left alone" if kept else ""))
     return 0
+
+
+def _shown(name: str) -> str:
+    """A file name printable on any terminal (names need not be UTF-8)."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
 
 
 def _removed(temporary: Temporary) -> bool:
