@@ -103,6 +103,47 @@ def test_racing_writers_leave_exactly_one_complete_report(tmp_path, expected):
     print(f"{ROUNDS} rounds of {WRITERS} writers: last writer was each of {len(winners)} inputs at least once")
 
 
+def _race_python_writer(barrier, errors, out: str, fill: int, rounds: int) -> None:
+    """One of the racing processes of the Python twin: 256 KiB of one byte value per round."""
+    data = bytes([fill]) * (1 << 18)
+    for _ in range(rounds):
+        barrier.wait(timeout=120)
+        try:
+            files.write_bytes(out, data)
+        except Exception as e:
+            errors.put(repr(e))
+        barrier.wait(timeout=120)
+
+
+def test_racing_python_writers_leave_exactly_one_complete_file(tmp_path):
+    out, writers, rounds = str(tmp_path / "tree.bin"), 16, 100
+    # fork: the children only run Python's os calls (no core threads to inherit), and spawning
+    # 16 interpreters would cost more than the 100 rounds.
+    ctx = multiprocessing.get_context("fork")
+    barrier, errors = ctx.Barrier(writers + 1), ctx.Queue()
+    procs = [ctx.Process(target=_race_python_writer, args=(barrier, errors, out, i + 1, rounds)) for i in range(writers)]
+    for p in procs:
+        p.start()
+    try:
+        for _ in range(rounds):
+            barrier.wait(timeout=120)
+            barrier.wait(timeout=120)
+            assert errors.empty(), errors.get()
+            with open(out, "rb") as f:
+                data = f.read()
+            assert len(data) == 1 << 18 and data == bytes([data[0]]) * len(data), "a mix of writers"
+            assert os.listdir(tmp_path) == ["tree.bin"]
+    except BaseException:
+        barrier.abort()
+        raise
+    finally:
+        for p in procs:
+            p.join(timeout=30)
+            if p.is_alive():
+                p.kill()
+    assert all(p.exitcode == 0 for p in procs)
+
+
 def test_racing_convert_commands_leave_exactly_one_complete_report(tmp_path, expected):
     # The issue's reproducer: `cubescale convert` processes on one output. One round by
     # default (each process costs 0.3 s of start-up; the 100 rounds above race the same
