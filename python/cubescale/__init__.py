@@ -9,6 +9,7 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
+* :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
 * :mod:`cubescale.parallel` — collective algorithms over mpi4py (imported only when used).
 
 Example
@@ -28,11 +29,12 @@ import os as _os
 if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
-from . import dtypes, examples, records, report, scale_func, systree, threads
+from . import dtypes, examples, files, records, report, scale_func, systree, threads
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "examples", "open", "records", "report", "scale_func", "systree", "threads", "write",
+__all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "examples", "files", "open", "records", "report", "scale_func",
+           "systree", "threads", "write",
            "__version__"]

@@ -128,8 +128,8 @@ def main(argv: list[str]) -> int:
             everyone = comm.gather(raised, root=0)
             if comm.rank == 0:
                 result["errors"] = everyone
-                mine = os.path.basename(path)  # the report and its temporary file
-                result["left_behind"] = sorted(f for f in os.listdir(out_dir) if f.startswith(mine))
+                mine = os.path.basename(path)  # the report and its temporaries (.<name>.cubescale-tmp.*)
+                result["left_behind"] = sorted(f for f in os.listdir(out_dir) if f.startswith((mine, f".{mine}.")))
         comm.Barrier()
         if comm.rank == 0:
             print(json.dumps(result), flush=True)

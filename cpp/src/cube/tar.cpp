@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cubescale/common/atomic_file.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/text.hpp"
 
@@ -117,13 +118,14 @@ void TarWriter::begin_member(const std::string& name) {
   name_ = name;
   size_ = 0;
   header_at_ = std::ftell(out_);
+  if (header_at_ < 0) throw_errno(file_);
   const auto h = tar_header(name, 0);
   write(h.data(), h.size());
   size_ = 0;
 }
 
 void TarWriter::write(const void* data, std::size_t n) {
-  if (n && std::fwrite(data, 1, n, out_) != n) throw std::runtime_error("write failed (disk full?)");
+  if (n && std::fwrite(data, 1, n, out_) != n) throw_errno(file_);
   size_ += n;
 }
 
@@ -139,9 +141,10 @@ std::uint64_t TarWriter::end_member(int pad_byte) {
   if (size % kBlock) write(zeros.data(), kBlock - size % kBlock);
   const long end = std::ftell(out_);
   const auto h = tar_header(name_, size);
-  if (std::fseek(out_, header_at_, SEEK_SET) != 0 || std::fwrite(h.data(), 1, h.size(), out_) != h.size() ||
+  // fseek flushes the buffer: a full disk shows here as well as in write().
+  if (end < 0 || std::fseek(out_, header_at_, SEEK_SET) != 0 || std::fwrite(h.data(), 1, h.size(), out_) != h.size() ||
       std::fseek(out_, end, SEEK_SET) != 0)
-    throw std::runtime_error("cannot patch tar header of " + name_);
+    throw_errno(file_);
   header_at_ = -1;
   return size;
 }
@@ -154,7 +157,7 @@ void TarWriter::add_member(const std::string& name, std::string_view data, int p
 
 void TarWriter::finish() {
   const std::string zeros(2 * kBlock, '\0');
-  if (std::fwrite(zeros.data(), 1, zeros.size(), out_) != zeros.size()) throw std::runtime_error("write failed");
+  if (std::fwrite(zeros.data(), 1, zeros.size(), out_) != zeros.size()) throw_errno(file_);
 }
 
 }  // namespace cubescale::cube

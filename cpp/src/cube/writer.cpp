@@ -32,9 +32,11 @@ struct RowDeflater {
 };
 
 constexpr std::size_t kOutputBuffer = 1 << 17;
+// Where std::tmpfile() spills compressed rows, named in its errors (a full /tmp is not a full target).
+constexpr const char* kSpillDirectory = P_tmpdir;
 
 CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions options)
-    : path_(path), temp_path_(path + ".tmp-cubescale"), defs_(std::move(defs)), options_(options) {
+    : path_(path), defs_(std::move(defs)), options_(options) {
   validate(defs_);
   deep_ = deep_order(defs_);
   wide_ = wide_order(defs_);
@@ -43,13 +45,12 @@ CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions
   bool identity = true;
   for (std::size_t i = 0; i < anchor.location_order.size(); ++i) identity &= anchor.location_order[i] == i;
   if (!identity) column_of_ = std::move(anchor.location_order);
-  out_ = std::fopen(temp_path_.c_str(), "wb+");
-  // Named by the path asked for: the temporary file beside it is ours, not the caller's.
-  if (!out_) throw std::system_error(errno, std::generic_category(), path_);
+  // Only valid definitions get a temporary file.
+  file_ = std::make_unique<AtomicFile>(path_);
   // Values arrive row by row (a few KiB each): a larger buffer than stdio's 4 KiB default
   // turns thousands of small write calls into a few.
-  std::setvbuf(out_, nullptr, _IOFBF, kOutputBuffer);
-  tar_ = std::make_unique<TarWriter>(out_);
+  std::setvbuf(file_->stream(), nullptr, _IOFBF, kOutputBuffer);
+  tar_ = std::make_unique<TarWriter>(file_->stream(), path_);
   if (options_.system_member && identity) {
     if (auto member = encode_system_member(defs_)) tar_->add_member(kSystemMember, *member, 0);
   }
@@ -58,8 +59,8 @@ CubexWriter::CubexWriter(const std::string& path, Definitions defs, WriteOptions
 CubexWriter::~CubexWriter() {
   deflater_.reset();
   if (spill_) std::fclose(spill_);
-  if (out_) std::fclose(out_);
-  if (!finished_) std::remove(temp_path_.c_str());
+  tar_.reset();
+  file_.reset();  // removes the temporary unless finish() renamed it
 }
 
 const std::vector<std::uint32_t>& CubexWriter::row_order(std::size_t metric) const {
@@ -67,7 +68,7 @@ const std::vector<std::uint32_t>& CubexWriter::row_order(std::size_t metric) con
 }
 
 void CubexWriter::add_extra_member(const std::string& name, std::uint64_t size, const MemberReader& read) {
-  if (metrics_begun_) throw std::logic_error("add_extra_member: extra members go before the metrics");
+  if (metrics_begun_ || finished_) throw std::logic_error("add_extra_member: extra members go before the metrics");
   tar_->begin_member(name);
   std::vector<char> buf(std::min<std::uint64_t>(size, 1 << 20));
   for (std::uint64_t at = 0; at < size; at += buf.size()) {
@@ -79,7 +80,7 @@ void CubexWriter::add_extra_member(const std::string& name, std::uint64_t size, 
 }
 
 void CubexWriter::begin_metric(std::size_t metric) {
-  if (open_) throw std::logic_error("begin_metric: metric still open");
+  if (open_ || finished_) throw std::logic_error("begin_metric: metric still open, or the file finished");
   metrics_begun_ = true;
   if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
   if (is_derived(defs_.metrics[metric]))
@@ -93,8 +94,8 @@ void CubexWriter::begin_metric(std::size_t metric) {
   row_buffer_.resize(column_of_.empty() ? 0 : row_bytes_);
   const auto name = std::to_string(metric) + ".data";
   if (options_.compress) {
-    spill_ = std::tmpfile();
-    if (!spill_) throw std::system_error(errno, std::generic_category(), "temporary file");
+    spill_ = std::tmpfile();  // unlinked already: nothing to clean up after a crash
+    if (!spill_) throw_errno(kSpillDirectory);
     table_.clear();
     spilled_ = 0;
   } else {
@@ -132,7 +133,7 @@ void CubexWriter::write_row(const std::uint8_t* row) {
   compressed_.resize(size);
   if (compress2(compressed_.data(), &size, src, row_bytes, Z_DEFAULT_COMPRESSION) != Z_OK)
     throw std::runtime_error("zlib compression failed");
-  if (std::fwrite(compressed_.data(), 1, size, spill_) != size) throw std::runtime_error("write failed (disk full?)");
+  if (std::fwrite(compressed_.data(), 1, size, spill_) != size) throw_errno(kSpillDirectory);
   table_.push_back((positions_.size() - 1) * row_bytes);
   table_.push_back(spilled_);
   table_.push_back(size);
@@ -193,7 +194,7 @@ void CubexWriter::write_row_piece(const std::uint8_t* data, std::size_t bytes) {
     status = deflate(&z, last ? Z_FINISH : Z_NO_FLUSH);
     if (status == Z_STREAM_ERROR) throw std::runtime_error("zlib compression failed");
     const std::size_t n = compressed_.size() - z.avail_out;
-    if (n && std::fwrite(compressed_.data(), 1, n, spill_) != n) throw std::runtime_error("write failed (disk full?)");
+    if (n && std::fwrite(compressed_.data(), 1, n, spill_) != n) throw_errno(kSpillDirectory);
   } while (z.avail_out == 0 || (last && status != Z_STREAM_END));
 }
 
@@ -220,10 +221,11 @@ void CubexWriter::end_compressed() {
   for (auto v : table_) put_u64(head, v);
   tar_->begin_member(name);
   tar_->write(head);
-  std::rewind(spill_);
+  if (std::fflush(spill_) != 0 || std::fseek(spill_, 0, SEEK_SET) != 0) throw_errno(kSpillDirectory);
   std::vector<char> buf(1 << 20);
   std::size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), spill_)) > 0) tar_->write(buf.data(), n);
+  if (std::ferror(spill_)) throw_errno(kSpillDirectory);
   std::fclose(spill_);
   spill_ = nullptr;
   tar_->end_member(0);  // a trailing zero byte after the last stream is ignored by readers
@@ -241,17 +243,13 @@ void CubexWriter::end_metric() {
 }
 
 void CubexWriter::finish() {
-  if (open_) throw std::logic_error("finish: metric still open");
+  if (open_ || finished_) throw std::logic_error("finish: metric still open, or finish() called before");
+  // Whether it succeeds or not, the file takes no more writes (a failed commit closes it).
+  finished_ = true;
   // A trailing newline pads anchor.xml off a 512-byte multiple (see TarWriter::end_member).
   tar_->add_member("anchor.xml", anchor_, '\n');
   tar_->finish();
-  if (std::fflush(out_) != 0 || std::fclose(out_) != 0) {
-    out_ = nullptr;
-    throw std::runtime_error("cannot write " + temp_path_);
-  }
-  out_ = nullptr;
-  if (std::rename(temp_path_.c_str(), path_.c_str()) != 0) throw std::system_error(errno, std::generic_category(), path_);
-  finished_ = true;
+  file_->commit();
 }
 
 namespace {

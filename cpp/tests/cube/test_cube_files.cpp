@@ -1,9 +1,13 @@
 // Container and document layer: tar, XML, anchor.xml, and whole files from the shared data.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
@@ -22,6 +26,15 @@ std::string slurp(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+// The writers' temporaries for `target` still in its directory (see common/atomic_file.hpp).
+int temporaries_of(const std::string& target) {
+  const std::filesystem::path path(target);
+  const std::string prefix = "." + path.filename().string() + ".cubescale-tmp.";
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(path.parent_path()))
+    n += entry.path().filename().string().rfind(prefix, 0) == 0;
+  return n;
 }
 }  // namespace
 
@@ -112,8 +125,7 @@ TEST(CubeWriter, StreamedBlocksReadBackAndTempFileIsRenamed) {
       EXPECT_EQ(std::memcmp(a->data(), b->data(), a->bytes()), 0) << "metric " << m;
     }
   }
-  std::FILE* tmp = std::fopen((path + ".tmp-cubescale").c_str(), "rb");
-  EXPECT_EQ(tmp, nullptr);
+  EXPECT_EQ(temporaries_of(path), 0);
   std::remove(path.c_str());
 }
 
@@ -123,9 +135,38 @@ TEST(CubeWriter, AbandonedWriteLeavesNoFile) {
   {
     CubexWriter writer(path, original->definitions());
     writer.begin_metric(0);
+    EXPECT_EQ(temporaries_of(path), 1);
   }
   EXPECT_EQ(std::fopen(path.c_str(), "rb"), nullptr);
-  EXPECT_EQ(std::fopen((path + ".tmp-cubescale").c_str(), "rb"), nullptr);
+  EXPECT_EQ(temporaries_of(path), 0);
+}
+
+TEST(CubeWriter, FailedWriteIsSystemErrorWithErrnoAndKeepsTheOldReport) {
+  const auto original = open_cubex(shared("call_tree_test.cubex"));
+  const std::string path = ::testing::TempDir() + "/cube_too_big.cubex";
+  { std::ofstream(path) << "old"; }
+  // Writes past RLIMIT_FSIZE fail with EFBIG, as a full disk fails with ENOSPC.
+  rlimit old{};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto* old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  rlimit limit = old;
+  limit.rlim_cur = 16 << 10;
+  ::setrlimit(RLIMIT_FSIZE, &limit);
+  int error = 0;
+  std::string what;
+  try {
+    write_cubex(*original, path);
+  } catch (const std::system_error& e) {
+    error = e.code().value();
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(error, EFBIG);
+  EXPECT_EQ(what.rfind(path + ": ", 0), 0u) << what;  // the bindings make OSError(errno, ..., path) of it
+  EXPECT_EQ(slurp(path), "old");
+  EXPECT_EQ(temporaries_of(path), 0);
+  std::remove(path.c_str());
 }
 
 TEST(CubeAnchor, TopologyLocationIdsAreRenamed) {

@@ -4,7 +4,6 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import collate, demo, metrics, report, run, systree, threads, top, trace
+from . import clean, collate, demo, metrics, notebooks, report, run, systree, threads, top, trace
 
-COMMANDS = [demo, systree, report, top, threads, trace, metrics, run, collate]
-from . import notebooks as _notebooks; COMMANDS.append(_notebooks)  # noqa: E402, E702, I001 (one line per added command module)
+COMMANDS = [demo, systree, report, top, threads, trace, metrics, run, collate, notebooks, clean]

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cubescale::cube {
@@ -30,7 +31,8 @@ std::vector<TarMember> list_tar(std::uint64_t size, const TarBlockReader& block,
 
 class TarWriter {
  public:
-  explicit TarWriter(std::FILE* out) : out_(out) {}
+  // `file` names the file in errors: a failed write throws std::system_error with its errno.
+  TarWriter(std::FILE* out, std::string file) : out_(out), file_(std::move(file)) {}
   // Starts a member; its data follows through write() until end_member().
   void begin_member(const std::string& name);
   void write(const void* data, std::size_t n);
@@ -46,6 +48,7 @@ class TarWriter {
 
  private:
   std::FILE* out_;
+  std::string file_;
   long header_at_ = -1;
   std::uint64_t size_ = 0;
   std::string name_;

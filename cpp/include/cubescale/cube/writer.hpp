@@ -2,8 +2,10 @@
 // Streaming .cubex writer (paper 001, section 3): rows arrive one (metric, block of cnodes) at
 // a time and go straight to the file, so memory is bounded by one block whatever the number of
 // locations and cnodes. All-zero rows are left out (SPARSE index); rows may be zlib-compressed
-// one stream per row (ZCUBEX). The archive is written under a temporary name and renamed when
-// finish() succeeds, so a failed write never leaves a half-written report behind.
+// one stream per row (ZCUBEX). The archive is written through an AtomicFile (exclusive unique
+// temporary beside the target, renamed when finish() succeeds), so a failed, abandoned or
+// concurrent write never leaves a half-written or mixed report behind. Failed system calls
+// throw std::system_error with their errno, naming the target.
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "cubescale/common/atomic_file.hpp"
 #include "cubescale/cube/definitions.hpp"
 #include "cubescale/cube/report.hpp"
 #include "cubescale/cube/tar.hpp"
@@ -61,10 +64,10 @@ class CubexWriter {
   void write_row(const std::uint8_t* row);
   void end_compressed();
 
-  std::string path_, temp_path_;
+  std::string path_;
   Definitions defs_;
   WriteOptions options_;
-  std::FILE* out_ = nullptr;
+  std::unique_ptr<AtomicFile> file_;
   std::unique_ptr<TarWriter> tar_;
   std::vector<std::uint32_t> deep_, wide_, column_of_;  // column_of_ empty: identity
   std::string anchor_;
