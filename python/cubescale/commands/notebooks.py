@@ -27,8 +27,8 @@ import argparse
 import errno
 import importlib.util
 import os
-import shutil
-import tempfile
+
+from .. import files
 
 NOTEBOOK_EXTRA = "pip install 'cubescale[notebook]'"
 """How to install what the notebooks need beyond numpy: Jupyter, pandas and matplotlib."""
@@ -82,15 +82,8 @@ def copy_notebooks(directory: str | os.PathLike, force: bool = False) -> list[st
                               existing[0])
     os.makedirs(directory, exist_ok=True)
     for source, target in zip(sources, targets):
-        fd, partial = tempfile.mkstemp(prefix=".notebook-", dir=directory)
-        try:
-            with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-                shutil.copyfileobj(src, out)
-            os.chmod(partial, 0o644)  # mkstemp makes it private; a notebook is an ordinary file
-            os.replace(partial, target)
-        except BaseException:
-            os.unlink(partial)
-            raise
+        with open(source, "rb") as src:
+            files.write_bytes(target, src.read())  # complete or not at all (cubescale.files)
     return targets
 
 

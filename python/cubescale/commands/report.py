@@ -20,8 +20,8 @@ import time
 
 import numpy as np
 
+from .. import files, scale_func
 from .. import report as cube
-from .. import scale_func
 from ..views import call_paths, format_value
 from ._inputs import check_output, input_of_info, report_path
 from ._shared import progress
@@ -35,7 +35,8 @@ def add_parser(subparsers) -> None:
                     "part of the report, the top of the call tree (largest first, with percentages, all-zero "
                     "subtrees hidden) and one line on data rows beyond a metric's index (ignored, as Cube does; "
                     "--verbose lists them). Given an OTF2 anchor, summarize the trace; given an experiment "
-                    "directory, its profile.cubex (or summary.cubex, trace.cubex), else its traces.otf2.",
+                    "directory, its profile.cubex (or summary.cubex, trace.cubex), else its traces.otf2. Temporaries that "
+                    "cubescale writers which died left beside the file are listed (cubescale clean removes them).",
         epilog="examples:\n  cubescale info profile.cubex --depth 3\n  cubescale info scorep_bt-mz_B_8x4_sum -m visits\n"
                "  cubescale info traces.otf2", formatter_class=argparse.RawDescriptionHelpFormatter)
     info.add_argument("file", help=".cubex report, an OTF2 trace's anchor (traces.otf2) or an experiment directory")
@@ -86,15 +87,42 @@ def _derived_note(r: cube.Report, m) -> str:
 
 
 def prepare_info(args) -> None:
-    """The report or trace ``info`` reads (an experiment directory resolved)."""
-    args.kind, args.file = input_of_info(args.file)
+    """The report or trace ``info`` reads (an experiment directory resolved); a directory
+    with neither but with stale temporaries of cubescale's writers gets only their list."""
+    args.directory = args.file if os.path.isdir(args.file) else os.path.dirname(os.path.abspath(args.file))
+    try:
+        args.kind, args.file = input_of_info(args.file)
+    except IsADirectoryError:
+        if not files.stale_temporaries(args.file):
+            raise
+        args.kind = "directory"
 
 
 def run_info(args) -> int:
+    if args.kind != "directory":
+        _run_info_of_file(args)
+    _print_stale_temporaries(args.directory)
+    return 0
+
+
+def _print_stale_temporaries(directory: str) -> None:
+    """What writers that died left in ``directory`` (never removed here: `clean` does it)."""
+    stale = files.stale_temporaries(directory)
+    if not stale:
+        return
+    total = sum(t.size for t in stale)
+    print(f"{len(stale)} temporar{'y' if len(stale) == 1 else 'ies'} of cubescale writers that died in {directory} "
+          f"({total} bytes): 'cubescale clean {directory}' removes them")
+    for t in stale[:8]:
+        print(f"  {os.path.basename(t.path)}: {t.size} bytes (temporary of {t.target}, writer pid {t.pid} gone)")
+
+
+def _run_info_of_file(args) -> None:
     if args.kind == "otf2":
         from .trace import run_info as run_trace_info
 
-        return run_trace_info(args.file)
+        run_trace_info(args.file)
+        return
     r = cube.open(args.file)
     cnodes, locations = r.shape
     print(f"{os.path.basename(args.file)}: CUBE {r.version}, {len(r.metrics)} metrics, "
@@ -118,7 +146,6 @@ def run_info(args) -> int:
         metric = r.metric(args.metric) if args.metric else r.metrics[0]
         print(r.call_tree_text(metric, inclusive=not args.exclusive, max_depth=args.depth, max_lines=60,
                                percent=True, sort=True, hide_zero=True))
-    return 0
 
 
 def _print_ignored(r: cube.Report, verbose: bool) -> None:

@@ -11,10 +11,10 @@ machine ×1 > node ×2 > process ×4
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
+from .. import files
 from ..systree import SystemTree
 from ._inputs import check_output
 
@@ -64,17 +64,6 @@ def prepare(args) -> None:
             check_output(str(out), given)
 
 
-def _write(path: Path, data: bytes) -> None:
-    """The whole file or none: written beside its place, then renamed over it."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        partial.write_bytes(data)
-        os.replace(partial, path)
-    finally:
-        if partial.exists():
-            partial.unlink()
-
-
 def _load(args) -> SystemTree:
     if args.json:
         return SystemTree.from_json(args.json.read_text(), source=str(args.json))
@@ -93,7 +82,7 @@ def run(args) -> int:
     tree = _load(args)
     print(tree.render() if args.quiet else tree.summary())
     if args.json_out:
-        _write(args.json_out, tree.to_json().encode())
+        files.write_bytes(args.json_out, tree.to_json().encode())
     if args.bytes_out:
-        _write(args.bytes_out, tree.to_bytes())
+        files.write_bytes(args.bytes_out, tree.to_bytes())
     return 0
