@@ -1,0 +1,350 @@
+"""What the viewer's JSON API answers: Cube's three panes for one open report, as plain dicts.
+
+Every number comes from the report's pane API (:meth:`Report.panes <cubescale.Report.panes>`,
+:meth:`Report.metric_totals <cubescale.Report.metric_totals>`): this module only selects,
+pages and labels. The one thing it adds is the system tree's collapsed values (a machine,
+node or process shows the selected metric summed, or min/max'ed, over the locations below
+it), done in NumPy over the pane's location vector, never in a Python loop.
+
+A :class:`Explorer` knows nothing of HTTP: the server (:mod:`cubescale.viewer.server`) turns
+its :class:`QueryError` into a 4xx answer. Ids arrive as strings from a query and are checked
+here (``parse_int``), so a hostile query never reaches the core with a bad index.
+
+Example
+-------
+>>> import cubescale
+>>> from cubescale.viewer.model import Explorer
+>>> ex = Explorer(cubescale.report._example_path())
+>>> [m["name"] for m in ex.report_summary()["metrics"]][:3]
+['visits', 'time', 'min_time']
+>>> ex.call_children({"metric": "0", "parent": "-1"})["children"][0]["inclusive"]
+72.0
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from ..records import Metric
+from ..report import Report
+from ..report import open as open_report
+
+__all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
+
+MAX_PAGE = 1000
+"""The most children one query returns: a million-location tree is paged, never shipped."""
+
+_CACHE = 16  # selections whose location vectors / element aggregates stay in memory
+
+
+class QueryError(ValueError):
+    """A query the viewer refuses (a bad or out-of-range id, a page too large): a 4xx answer.
+
+    Example
+    -------
+    >>> QueryError("no metric 99", status=404).status
+    404
+    """
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class ReportChanged(QueryError):
+    """The report file was changed or removed after the viewer opened it (409 Conflict).
+
+    Example
+    -------
+    >>> ReportChanged("gone").status
+    409
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message, status=409)
+
+
+def parse_int(query: dict[str, str], key: str, low: int, high: int, default: int | None = None) -> int:
+    """The integer ``query[key]`` if it lies in ``[low, high)``, else a :class:`QueryError`.
+
+    Only plain decimal digits with an optional minus sign are taken (no ``1e9``, ``0x10``,
+    spaces or 300-digit numbers).
+
+    Example
+    -------
+    >>> parse_int({"cnode": "3"}, "cnode", 0, 10)
+    3
+    >>> parse_int({"cnode": "99"}, "cnode", 0, 10)
+    Traceback (most recent call last):
+    ...
+    cubescale.viewer.model.QueryError: cnode=99 is out of range [0, 10)
+    """
+    text = query.get(key)
+    if text is None:
+        if default is None:
+            raise QueryError(f"missing query parameter {key!r}")
+        return default
+    body = text[1:] if text.startswith("-") else text
+    if not body or len(body) > 19 or not (body.isascii() and body.isdigit()):
+        raise QueryError(f"{key} must be an integer, not {text[:40]!r}")
+    value = int(text)
+    if not low <= value < high:
+        raise QueryError(f"{key}={value} is out of range [{low}, {high})")
+    return value
+
+
+def _flag(query: dict[str, str], key: str) -> bool:
+    text = query.get(key, "0")
+    if text not in ("0", "1", "true", "false"):
+        raise QueryError(f"{key} must be 0 or 1, not {text[:40]!r}")
+    return text in ("1", "true")
+
+
+def _number(x: float) -> float | None:
+    """A JSON number; NaN / infinities (no value: a derived metric Cube cannot compute,
+    an element without locations under a MIN metric) become null."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _signature(path: str) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class Explorer:
+    """One open report and the answers to the viewer's queries.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> ex = Explorer(cubescale.report._example_path())
+    >>> ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})["children"][0]["class"]
+    'machine'
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._signature = _signature(self.path)
+        self.report: Report = open_report(self.path)
+        self._tree = self.report.system
+        self._location_elements = np.asarray(self.report._core.location_elements())
+        self._location_of_element = {int(e): i for i, e in enumerate(self._location_elements.tolist())} \
+            if len(self._location_elements) <= 100_000 else None
+        self._ancestors: dict[int, np.ndarray] = {}
+        self._children_cache: OrderedDict[int, list[int]] = OrderedDict()
+        self._systems: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._aggregates: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._cnode_children: list[list[int]] | None = None
+
+    # ---- guards
+
+    def check_file(self) -> None:
+        """Raises :class:`ReportChanged` if the file was changed or removed since it was opened
+        (values are read lazily, so a changed file would mix two reports).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> Explorer(cubescale.report._example_path()).check_file()
+        """
+        try:
+            now = _signature(self.path)
+        except OSError as e:
+            raise ReportChanged(f"the report {self.path} can no longer be read ({e.strerror}): "
+                                "restart `cubescale view` to look at it again") from None
+        if now != self._signature:
+            raise ReportChanged(f"the report {self.path} was changed after the viewer opened it: "
+                                "restart `cubescale view` to see the new one")
+
+    def _metric(self, query: dict[str, str]) -> Metric:
+        return self.report.metrics[parse_int(query, "metric", 0, len(self.report.metrics))]
+
+    # ---- metric pane
+
+    def report_summary(self) -> dict[str, Any]:
+        """The report's definitions and its metric pane: every metric with its collapsed
+        (``inclusive``) and expanded (``exclusive``) value from :meth:`Report.metric_totals`.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> s = Explorer(cubescale.report._example_path()).report_summary()
+        >>> s["shape"], s["metrics"][1]["unit"]
+        ([18, 1], 'sec')
+        """
+        r = self.report
+        inclusive, exclusive = r.metric_totals(inclusive=True), r.metric_totals(inclusive=False)
+        metrics = [{
+            "index": m.index, "name": m.name, "display_name": m.display_name or m.name, "unit": m.unit,
+            "dtype": m.dtype, "kind": m.kind, "description": m.description, "url": m.url,
+            "expression": m.expression, "parent": m.parent, "children": list(m.children),
+            "inclusive": _number(inclusive[m.index]), "exclusive": _number(exclusive[m.index]),
+        } for m in r.metrics]
+        return {"file": os.path.basename(self.path), "path": self.path, "version": r.version,
+                "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics}
+
+    # ---- call pane
+
+    def _children_of_cnodes(self) -> list[list[int]]:
+        if self._cnode_children is None:
+            self._cnode_children = [list(c.children) for c in self.report.cnodes]
+        return self._cnode_children
+
+    def call_children(self, query: dict[str, str]) -> dict[str, Any]:
+        """The call paths under ``parent`` (-1: the roots), a page of them, with the selected
+        metric's collapsed (``inclusive``) and expanded (``exclusive``) values from
+        :meth:`Report.panes` and the pane's root total (``total``) for percentages.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.report._example_path())
+        >>> page = ex.call_children({"metric": "0", "parent": "0"})
+        >>> [(c["name"], c["inclusive"]) for c in page["children"]]
+        [('main', 71.0)]
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnodes = self.report.cnodes
+        parent = parse_int(query, "parent", -1, len(cnodes))
+        ids = [c.index for c in cnodes if c.parent is None] if parent < 0 else self._children_of_cnodes()[parent]
+        offset, limit = self._page(query, len(ids))
+        panes = self.report.panes(m, cnode=ids[0] if ids else None, metric_expanded=expanded)
+        roots = [c.index for c in cnodes if c.parent is None]
+        total = panes.metric_exclusive[m.index] if expanded else panes.metric_inclusive[m.index]
+        children = [{
+            "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
+            "inclusive": _number(panes.call_inclusive[c]), "exclusive": _number(panes.call_exclusive[c]),
+        } for c in ids[offset:offset + limit]]
+        return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
+                "total": _number(total), "roots": roots}
+
+    def cnode_details(self, query: dict[str, str]) -> dict[str, Any]:
+        """A call path's region (name, file, lines, description, URL), parameters and its
+        path from the root (the breadcrumb).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> d = Explorer(cubescale.report._example_path()).cnode_details({"cnode": "1"})
+        >>> [p["name"] for p in d["path"]]
+        ['test.x', 'main']
+        """
+        cnodes = self.report.cnodes
+        c = cnodes[parse_int(query, "cnode", 0, len(cnodes))]
+        path, walk = [], c
+        while True:
+            path.append({"index": walk.index, "name": walk.region.name})
+            if walk.parent is None:
+                break
+            walk = cnodes[walk.parent]
+        region = c.region
+        return {"index": c.index, "id": c.id, "path": path[::-1],
+                "parameters": self.report.cnode_parameters(c.index),
+                "region": {"name": region.name, "mangled_name": region.mangled_name, "module": region.module,
+                           "begin": region.begin, "end": region.end, "paradigm": region.paradigm,
+                           "role": region.role, "description": region.description, "url": region.url}}
+
+    # ---- system pane
+
+    def _system_vector(self, m: Metric, expanded: bool, cnode: int, cnode_expanded: bool) -> np.ndarray:
+        """Cube's system pane for the selection, per location (``Report.panes(...).system``)."""
+        key = (m.index, expanded, cnode, cnode_expanded)
+        if key not in self._systems:
+            panes = self.report.panes(m, cnode=cnode, metric_expanded=expanded, cnode_expanded=cnode_expanded)
+            _remember(self._systems, key, np.asarray(panes.system, dtype=float))
+        self._systems.move_to_end(key)
+        return self._systems[key]
+
+    def _ancestors_at(self, depth: int) -> np.ndarray:
+        if depth not in self._ancestors:
+            self._ancestors[depth] = np.asarray(self.report._core.location_ancestors(depth), dtype=np.int64)
+        return self._ancestors[depth]
+
+    def _collapsed(self, key: tuple, values: np.ndarray, dtype: str, depth: int) -> np.ndarray:
+        """Per system-tree element at ``depth``: the locations below it combined as the
+        metric combines (sum; min / max for MINDOUBLE / MAXDOUBLE). One NumPy pass, cached."""
+        full = key + (depth,)
+        if full not in self._aggregates:
+            owner = self._ancestors_at(depth)
+            if dtype == "MINDOUBLE":
+                out = np.full(len(self._tree), np.inf)
+                np.minimum.at(out, owner, values)
+            elif dtype == "MAXDOUBLE":
+                out = np.full(len(self._tree), -np.inf)
+                np.maximum.at(out, owner, values)
+            else:
+                out = np.bincount(owner, weights=values, minlength=len(self._tree))
+            _remember(self._aggregates, full, out)
+        self._aggregates.move_to_end(full)
+        return self._aggregates[full]
+
+    def _element_children(self, element: int) -> list[int]:
+        if element not in self._children_cache:
+            _remember(self._children_cache, element, self._tree.children(element), keep=64)
+        return self._children_cache[element]
+
+    def system_children(self, query: dict[str, str]) -> dict[str, Any]:
+        """A page of the system-tree elements under ``parent`` (-1: the root) with the selected
+        metric at the selected call path: ``inclusive`` (collapsed: over the element's
+        locations) and ``exclusive`` (expanded: its own value, which only a location has).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.report._example_path())
+        >>> page = ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})
+        >>> page["count"], page["children"][0]["inclusive"], page["total"]
+        (1, 72.0, 72.0)
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
+        cnode_expanded = _flag(query, "cnode_expanded")
+        parent = parse_int(query, "parent", -1, len(self._tree))
+        ids = [0] if parent < 0 else self._element_children(parent)
+        offset, limit = self._page(query, len(ids))
+        values = self._system_vector(m, expanded, cnode, cnode_expanded)
+        key = (m.index, expanded, cnode, cnode_expanded)
+        page = ids[offset:offset + limit]
+        depth = 0 if parent < 0 else self._tree._core.depth(parent) + 1
+        collapsed = self._collapsed(key, values, m.dtype, depth)
+        children = []
+        for e in page:  # one page (<= MAX_PAGE elements): labels, not data
+            location = self._location_index(e)
+            children.append({
+                "index": e, "name": self._tree.name(e), "class": self._tree.class_name(e),
+                "kind": self._tree.kind(e), "has_children": bool(self._tree._core.children(e)) if location is None
+                else False, "location": location,
+                "inclusive": _number(collapsed[e]),
+                "exclusive": _number(values[location]) if location is not None else 0.0,
+            })
+        total = self._collapsed(key, values, m.dtype, 0)[0]
+        return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
+                "total": _number(total)}
+
+    def _location_index(self, element: int) -> int | None:
+        """The location (column) an element is, None for machines, nodes and processes."""
+        if self._tree.kind(element) != "location":
+            return None
+        if self._location_of_element is not None:
+            return self._location_of_element.get(element)
+        hits = np.flatnonzero(self._location_elements == element)  # huge trees: no dict of a million entries
+        return int(hits[0]) if len(hits) else None
+
+    def _page(self, query: dict[str, str], count: int) -> tuple[int, int]:
+        offset = parse_int(query, "offset", 0, max(count, 1), default=0)
+        limit = parse_int(query, "limit", 1, MAX_PAGE + 1, default=200)
+        return offset, limit
+
+
+def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:
+    cache[key] = value
+    while len(cache) > keep:
+        cache.popitem(last=False)

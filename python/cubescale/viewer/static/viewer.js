@@ -1,0 +1,385 @@
+// cubescale view: Cube's three coupled trees (metric | call path | system) over the server's JSON API.
+// Every number comes from the server (Report.panes); this file only chooses which of the two
+// values a node shows (collapsed: inclusive, expanded: exclusive), formats it and colours it.
+"use strict";
+
+const state = {
+  report: null,          // /api/report
+  metric: null,          // selected metric index
+  cnode: null,           // selected call path index
+  system: null,          // selected system element index
+  metricOpen: new Set(), // expanded metrics
+  call: new Map(),       // call path index -> node; the roots under key -1
+  sys: new Map(),        // system element index -> node; the root under key -1
+  callTotal: null, systemTotal: null,
+  mode: "absolute",
+  generation: 0,         // answers of an older selection are dropped
+};
+
+// ---- server
+
+async function api(path, params) {
+  const query = new URLSearchParams(params || {});
+  const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
+  let body;
+  try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
+  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+  return body;
+}
+
+function showError(error) {
+  const box = document.getElementById("error");
+  box.textContent = String(error.message || error);
+  box.hidden = false;
+}
+
+function clearError() { document.getElementById("error").hidden = true; }
+
+// ---- values: which one a node shows, as text and as Cube's colour rank
+
+function shown(node, open) { return open && node.has_children ? node.exclusive : node.inclusive; }
+
+function format(value, root) {
+  if (value === null || value === undefined) return "–";
+  if (state.mode === "root") {
+    if (!root) return "–";
+    return `${(100 * value / root).toFixed(2)} %`;
+  }
+  const size = Math.abs(value);
+  if (size !== 0 && (size >= 1e7 || size < 1e-3)) return value.toExponential(3);
+  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toLocaleString("en-US", { maximumFractionDigits: 3 });
+}
+
+const RAMP = [[40, 60, 170], [0, 170, 220], [40, 190, 60], [240, 210, 0], [225, 30, 30]];
+
+function colour(value, root) {
+  if (value === null || !root) return "rgb(235,235,235)";
+  const x = Math.min(1, Math.max(0, Math.abs(value / root))) * (RAMP.length - 1);
+  const i = Math.min(RAMP.length - 2, Math.floor(x)), f = x - i;
+  const c = RAMP[i].map((v, k) => Math.round(v + f * (RAMP[i + 1][k] - v)));
+  return `rgb(${c[0]},${c[1]},${c[2]})`;
+}
+
+// ---- generic tree rows
+
+function row(kind, node, open, selected, root, depth) {
+  const div = document.createElement("div");
+  div.className = "row" + (selected ? " selected" : "");
+  div.setAttribute("role", "treeitem");
+  div.dataset.kind = kind;
+  div.dataset.index = node.index;
+  div.style.paddingLeft = `${0.4 + 1.1 * depth}em`;
+  const value = shown(node, open);
+  div.dataset.value = value === null ? "" : String(value);
+  div.dataset.state = node.has_children ? (open ? "expanded" : "collapsed") : "leaf";
+  if (node.has_children) div.setAttribute("aria-expanded", String(open));
+  div.setAttribute("aria-selected", String(selected));
+  const toggle = document.createElement("span");
+  toggle.className = "toggle";
+  toggle.textContent = node.has_children ? (open ? "▾" : "▸") : "";
+  const box = document.createElement("span");
+  box.className = "box";
+  box.style.background = colour(value, root);
+  const text = document.createElement("span");
+  text.className = "value";
+  text.textContent = format(value, root);
+  const name = document.createElement("span");
+  name.className = "name";
+  name.textContent = node.label;
+  name.title = node.label;
+  div.append(toggle, box, text, name);
+  return div;
+}
+
+function moreRow(depth, missing, onClick) {
+  const div = document.createElement("div");
+  div.className = "row more";
+  div.style.paddingLeft = `${1.5 + 1.1 * depth}em`;
+  div.textContent = `… ${missing.toLocaleString("en-US")} more`;
+  div.addEventListener("click", onClick);
+  return div;
+}
+
+function message(container, text) {
+  container.replaceChildren();
+  const p = document.createElement("div");
+  p.className = "pane-message";
+  p.textContent = text;
+  container.append(p);
+}
+
+// ---- metric pane (the whole metric tree comes with /api/report)
+
+function metricNode(m) {
+  return { index: m.index, label: m.display_name, has_children: m.children.length > 0,
+           inclusive: m.inclusive, exclusive: m.exclusive };
+}
+
+function metricRoot(m) {
+  const metrics = state.report.metrics;
+  while (m.parent !== null) m = metrics[m.parent];
+  return m.inclusive;
+}
+
+function renderMetrics() {
+  const tree = document.getElementById("metric-tree");
+  const metrics = state.report.metrics;
+  const rows = [];
+  const walk = (m, depth) => {
+    const open = state.metricOpen.has(m.index);
+    rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), depth));
+    if (open) m.children.forEach((c) => walk(metrics[c], depth + 1));
+  };
+  metrics.filter((m) => m.parent === null).forEach((m) => walk(m, 0));
+  tree.replaceChildren(...rows);
+}
+
+function metricExpanded() { return state.metricOpen.has(state.metric) && state.report.metrics[state.metric].children.length > 0; }
+
+// ---- lazy trees (call and system): nodes keyed by index, children fetched page by page
+
+function lazyParams(kind, parent, offset, limit) {
+  const p = { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0, parent, offset, limit };
+  if (kind === "system") Object.assign(p, { cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0 });
+  return p;
+}
+
+function store(kind, parent, page) {
+  const nodes = kind === "call" ? state.call : state.sys;
+  const holder = nodes.get(parent) || { index: parent, open: true };
+  nodes.set(parent, holder);
+  holder.count = page.count;
+  if (page.offset === 0) holder.children = [];
+  for (const c of page.children) {
+    const old = nodes.get(c.index) || { open: false };
+    const label = kind === "call" ? c.name : c.name;
+    nodes.set(c.index, Object.assign(old, c, { label }));
+    holder.children.push(c.index);
+  }
+  if (kind === "call") state.callTotal = page.total; else state.systemTotal = page.total;
+}
+
+async function loadChildren(kind, parent, offset, limit) {
+  const generation = state.generation;
+  const page = await api(kind === "call" ? "calltree" : "system", lazyParams(kind, parent, offset, limit || 200));
+  if (generation !== state.generation) return false;
+  store(kind, parent, page);
+  return true;
+}
+
+// Re-fetches every open node's loaded children for the current selection (values change with it).
+async function refresh(kind) {
+  const nodes = kind === "call" ? state.call : state.sys;
+  const open = [-1];
+  const collect = (index) => {
+    const node = nodes.get(index);
+    if (!node || !node.children) return;
+    for (const c of node.children) {
+      const child = nodes.get(c);
+      if (child && child.open && child.children) { open.push(c); collect(c); }
+    }
+  };
+  collect(-1);
+  // Hidden nodes (under a collapsed one) are forgotten: they load again when shown.
+  const visible = new Set(open);
+  for (const [index, node] of nodes) {
+    if (!visible.has(index) && node.children) { node.children = null; node.open = false; }
+  }
+  const results = await Promise.all(open.map((p) => {
+    const node = nodes.get(p);
+    const loaded = node && node.children ? node.children.length : 200;
+    return loadChildren(kind, p, 0, Math.max(1, Math.min(1000, loaded)));
+  }));
+  return results.every(Boolean);
+}
+
+function renderLazy(kind) {
+  const nodes = kind === "call" ? state.call : state.sys;
+  const tree = document.getElementById(kind === "call" ? "call-tree" : "system-tree");
+  const root = kind === "call" ? state.callTotal : state.systemTotal;
+  const selected = kind === "call" ? state.cnode : state.system;
+  const rows = [];
+  const walk = (parent, depth) => {
+    const holder = nodes.get(parent);
+    if (!holder || !holder.children) return;
+    for (const c of holder.children) {
+      const node = nodes.get(c);
+      rows.push(row(kind, node, node.open, c === selected, root, depth));
+      if (node.open) walk(c, depth + 1);
+    }
+    const missing = holder.count - holder.children.length;
+    if (missing > 0) {
+      rows.push(moreRow(depth, missing, () => guarded(async () => {
+        if (await loadChildren(kind, parent, holder.children.length, 200)) renderLazy(kind);
+      })));
+    }
+  };
+  walk(-1, 0);
+  tree.replaceChildren(...rows);
+}
+
+function cnodeExpanded() {
+  const node = state.call.get(state.cnode);
+  return Boolean(node && node.open && node.has_children);
+}
+
+// ---- actions
+
+async function guarded(action) {
+  try { clearError(); await action(); } catch (e) { showError(e); }
+}
+
+async function updateCallPane() {
+  state.generation += 1;
+  try {
+    if (await refresh("call")) renderLazy("call");
+  } catch (e) {
+    message(document.getElementById("call-tree"), e.message);
+    message(document.getElementById("system-tree"), "");
+    throw e;
+  }
+  await updateSystemPane();
+}
+
+async function updateSystemPane() {
+  if (state.cnode === null) return;
+  const generation = state.generation;
+  if (await refresh("system") && generation === state.generation) renderLazy("system");
+}
+
+function setUnits() {
+  const unit = state.report.metrics[state.metric].unit;
+  document.getElementById("call-unit").textContent = unit ? `(${unit})` : "";
+  document.getElementById("system-unit").textContent = unit ? `(${unit})` : "";
+}
+
+async function selectMetric(index) {
+  state.metric = index;
+  renderMetrics();
+  setUnits();
+  showMetricDetails();
+  await updateCallPane();
+}
+
+async function toggleMetric(index) {
+  if (state.metricOpen.has(index)) state.metricOpen.delete(index); else state.metricOpen.add(index);
+  renderMetrics();
+  if (index === state.metric) await updateCallPane();
+}
+
+async function selectCnode(index) {
+  state.cnode = index;
+  renderLazy("call");
+  state.generation += 1;
+  await Promise.all([showRegionDetails(index), updateSystemPane()]);
+}
+
+async function toggleLazy(kind, index) {
+  const nodes = kind === "call" ? state.call : state.sys;
+  const node = nodes.get(index);
+  node.open = !node.open;
+  if (node.open && !node.children) await loadChildren(kind, index, 0, 200);
+  renderLazy(kind);
+  if (kind === "call" && index === state.cnode) {
+    state.generation += 1;
+    await updateSystemPane();
+  }
+}
+
+function selectSystem(index) {
+  state.system = index;
+  renderLazy("system");
+}
+
+// ---- details and breadcrumb
+
+function details(container, title, entries) {
+  const h = document.createElement("h3");
+  h.textContent = title;
+  const dl = document.createElement("dl");
+  for (const [key, value] of entries) {
+    if (value === "" || value === null || value === undefined) continue;
+    const dt = document.createElement("dt");
+    dt.textContent = key;
+    const dd = document.createElement("dd");
+    if (key === "URL" && /^https?:\/\//.test(value)) {
+      const a = document.createElement("a");
+      a.href = value; a.textContent = value; a.rel = "noreferrer noopener"; a.target = "_blank";
+      dd.append(a);
+    } else {
+      dd.textContent = String(value);
+    }
+    dl.append(dt, dd);
+  }
+  container.replaceChildren(h, dl);
+}
+
+function showMetricDetails() {
+  const m = state.report.metrics[state.metric];
+  details(document.getElementById("metric-details"), `Metric: ${m.display_name}`, [
+    ["unique name", m.name], ["unit", m.unit], ["data type", m.dtype], ["kind", m.kind],
+    ["description", m.description], ["URL", m.url], ["expression", m.expression]]);
+}
+
+async function showRegionDetails(index) {
+  const generation = state.generation;
+  const d = await api("cnode", { cnode: index });
+  if (generation !== state.generation && state.cnode !== index) return;
+  const r = d.region;
+  const lines = r.begin > 0 || r.end > 0 ? `${r.begin}–${r.end}` : "";
+  const parameters = d.parameters.map((p) => `${p.parkey || p.partype || "?"}=${p.parvalue || ""}`).join(", ");
+  details(document.getElementById("region-details"), `Region: ${r.name}`, [
+    ["file", r.module], ["lines", lines], ["paradigm", r.paradigm], ["role", r.role],
+    ["mangled name", r.mangled_name !== r.name ? r.mangled_name : ""], ["description", r.description],
+    ["URL", r.url], ["parameters", parameters], ["call path id", d.id]]);
+  const nav = document.getElementById("breadcrumb");
+  const parts = [];
+  d.path.forEach((p, i) => {
+    if (i) { const s = document.createElement("span"); s.className = "sep"; s.textContent = "›"; parts.push(s); }
+    const a = document.createElement("a");
+    a.textContent = p.name;
+    a.dataset.index = p.index;
+    a.addEventListener("click", () => guarded(() => selectCnode(p.index)));
+    parts.push(a);
+  });
+  nav.replaceChildren(...parts);
+}
+
+// ---- wiring
+
+function onTreeClick(kind, handlers) {
+  document.getElementById(`${kind}-tree`).addEventListener("click", (event) => {
+    const div = event.target.closest(".row");
+    if (!div || div.classList.contains("more")) return;
+    const index = Number(div.dataset.index);
+    const action = event.target.classList.contains("toggle") ? handlers.toggle : handlers.select;
+    guarded(() => action(index));
+  });
+  document.getElementById(`${kind}-tree`).addEventListener("dblclick", (event) => {
+    const div = event.target.closest(".row");
+    if (div && !div.classList.contains("more") && !event.target.classList.contains("toggle")) {
+      guarded(() => handlers.toggle(Number(div.dataset.index)));
+    }
+  });
+}
+
+async function start() {
+  onTreeClick("metric", { select: selectMetric, toggle: toggleMetric });
+  onTreeClick("call", { select: selectCnode, toggle: (i) => toggleLazy("call", i) });
+  onTreeClick("system", { select: selectSystem, toggle: (i) => toggleLazy("system", i) });
+  document.getElementById("mode").addEventListener("change", (event) => {
+    state.mode = event.target.value;
+    renderMetrics(); renderLazy("call"); renderLazy("system");
+  });
+  state.report = await api("report");
+  document.getElementById("file").textContent = state.report.file;
+  document.title = `${state.report.file} – cubescale view`;
+  const roots = state.report.metrics.filter((m) => m.parent === null);
+  const first = roots.find((m) => m.name === "time") || roots[0] || state.report.metrics[0];
+  await selectMetric(first.index);
+  const callRoots = state.call.get(-1);
+  if (callRoots && callRoots.children.length) await selectCnode(callRoots.children[0]);
+  document.body.dataset.ready = "1";
+}
+
+guarded(start);
