@@ -39,8 +39,19 @@ function clearError() { document.getElementById("error").hidden = true; }
 
 function shown(node, open) { return open && node.has_children ? node.exclusive : node.inclusive; }
 
-function format(value, root) {
+// An expanded metric's values are differences (stored minus children): rounding leaves noise
+// such as -4e-14 s where the true value is 0. Below this share of the metric's stored total
+// (scale) a value is shown, and coloured, as 0.
+const NOISE = 1e-12;
+
+function clean(value, scale) {
+  return value !== null && scale && Math.abs(value) < NOISE * Math.abs(scale) ? 0 : value;
+}
+
+function format(value, root, scale) {
   if (value === null || value === undefined) return "–";
+  value = clean(value, scale);
+  root = clean(root, scale);
   if (state.mode === "root") {
     if (!root) return "–";
     return `${(100 * value / root).toFixed(2)} %`;
@@ -52,7 +63,9 @@ function format(value, root) {
 
 const RAMP = [[40, 60, 170], [0, 170, 220], [40, 190, 60], [240, 210, 0], [225, 30, 30]];
 
-function colour(value, root) {
+function colour(value, root, scale) {
+  value = clean(value, scale);
+  root = clean(root, scale);
   if (value === null || !root) return "rgb(235,235,235)";
   const x = Math.min(1, Math.max(0, Math.abs(value / root))) * (RAMP.length - 1);
   const i = Math.min(RAMP.length - 2, Math.floor(x)), f = x - i;
@@ -62,7 +75,7 @@ function colour(value, root) {
 
 // ---- generic tree rows
 
-function row(kind, node, open, selected, root, depth) {
+function row(kind, node, open, selected, root, scale, depth) {
   const div = document.createElement("div");
   div.className = "row" + (selected ? " selected" : "");
   div.setAttribute("role", "treeitem");
@@ -71,6 +84,7 @@ function row(kind, node, open, selected, root, depth) {
   div.style.paddingLeft = `${0.4 + 1.1 * depth}em`;
   const value = shown(node, open);
   div.dataset.value = value === null ? "" : String(value);
+  if (node.location !== undefined && node.location !== null) div.dataset.location = node.location;
   div.dataset.state = node.has_children ? (open ? "expanded" : "collapsed") : "leaf";
   if (node.has_children) div.setAttribute("aria-expanded", String(open));
   div.setAttribute("aria-selected", String(selected));
@@ -79,10 +93,10 @@ function row(kind, node, open, selected, root, depth) {
   toggle.textContent = node.has_children ? (open ? "▾" : "▸") : "";
   const box = document.createElement("span");
   box.className = "box";
-  box.style.background = colour(value, root);
+  box.style.background = colour(value, root, scale);
   const text = document.createElement("span");
   text.className = "value";
-  text.textContent = format(value, root);
+  text.textContent = format(value, root, scale);
   const name = document.createElement("span");
   name.className = "name";
   name.textContent = node.label;
@@ -127,7 +141,7 @@ function renderMetrics() {
   const rows = [];
   const walk = (m, depth) => {
     const open = state.metricOpen.has(m.index);
-    rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), depth));
+    rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), m.inclusive, depth));
     if (open) m.children.forEach((c) => walk(metrics[c], depth + 1));
   };
   metrics.filter((m) => m.parent === null).forEach((m) => walk(m, 0));
@@ -194,17 +208,19 @@ async function refresh(kind) {
 }
 
 function renderLazy(kind) {
+  if (state.metric === null) return;
   const nodes = kind === "call" ? state.call : state.sys;
   const tree = document.getElementById(kind === "call" ? "call-tree" : "system-tree");
   const root = kind === "call" ? state.callTotal : state.systemTotal;
   const selected = kind === "call" ? state.cnode : state.system;
+  const scale = state.report.metrics[state.metric].inclusive;  // the selected metric's stored total
   const rows = [];
   const walk = (parent, depth) => {
     const holder = nodes.get(parent);
     if (!holder || !holder.children) return;
     for (const c of holder.children) {
       const node = nodes.get(c);
-      rows.push(row(kind, node, node.open, c === selected, root, depth));
+      rows.push(row(kind, node, node.open, c === selected, root, scale, depth));
       if (node.open) walk(c, depth + 1);
     }
     const missing = holder.count - holder.children.length;
@@ -326,7 +342,7 @@ async function showRegionDetails(index) {
   const d = await api("cnode", { cnode: index });
   if (generation !== state.generation && state.cnode !== index) return;
   const r = d.region;
-  const lines = r.begin > 0 || r.end > 0 ? `${r.begin}–${r.end}` : "";
+  const lines = r.begin < 0 ? "" : r.end > r.begin ? `${r.begin}–${r.end}` : String(r.begin);
   const parameters = d.parameters.map((p) => `${p.parkey || p.partype || "?"}=${p.parvalue || ""}`).join(", ");
   details(document.getElementById("region-details"), `Region: ${r.name}`, [
     ["file", r.module], ["lines", lines], ["paradigm", r.paradigm], ["role", r.role],

@@ -1,0 +1,202 @@
+"""The viewer's page in a real browser (Debian's chromium driven by Playwright): click metric ->
+call path -> process, expand and collapse, and check every number the page shows against
+Report.panes for the same selection; a report removed under the server shows an error."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import cubescale
+
+pytest.importorskip("aiohttp")
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
+
+from viewer_process import running_viewer  # noqa: E402
+
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                           "shared", "data")), "cubex")
+TIMEOUT = 15_000  # ms for any one element to appear
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 850})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    yield p
+    context.close()
+    assert not errors, errors
+
+
+def _open(page, url):
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=TIMEOUT)
+
+
+def _row(page, pane, index):
+    return page.locator(f"#{pane}-tree .row[data-index='{index}']")
+
+
+def _value(page, pane, index) -> float:
+    row = _row(page, pane, index)
+    row.wait_for(timeout=TIMEOUT)
+    return float(row.get_attribute("data-value"))
+
+
+def _shown(page, pane, index) -> str:
+    return _row(page, pane, index).locator(".value").inner_text()
+
+
+def _close(a, b):
+    return bool(np.isclose(a, b, rtol=1e-12, atol=1e-9))
+
+
+def _wait_value(page, pane, index, want):
+    """Waits until the row shows ``want`` (the page fetches after a click) and returns it."""
+    page.wait_for_function(
+        "([sel, want]) => { const r = document.querySelector(sel);"
+        " return r && Math.abs(Number(r.dataset.value) - want) <= 1e-9 + 1e-12 * Math.abs(want); }",
+        arg=[f"#{pane}-tree .row[data-index='{index}']", float(want)], timeout=TIMEOUT)
+    return _value(page, pane, index)
+
+
+def _text_matches(text: str, value: float) -> bool:
+    """The formatted text (1,234.567 / 1.234e+9) stands for the value to its shown precision."""
+    number = float(text.replace(",", ""))
+    return bool(np.isclose(number, value, rtol=2e-3, atol=1e-3 if abs(value) >= 1e-3 else 0))
+
+
+def _expand_to_first_location(page):
+    """Expands the system tree along its first children down to the first location."""
+    element = 0
+    while True:
+        row = _row(page, "system", element)
+        if row.get_attribute("data-location") is not None:
+            return
+        if row.get_attribute("data-state") == "collapsed":
+            row.locator(".toggle").click()
+            page.wait_for_selector(f"#system-tree .row[data-index='{element}'][data-state='expanded']",
+                                   timeout=TIMEOUT)
+        element = int(page.locator(f"#system-tree .row[data-index='{element}'] + .row").get_attribute("data-index"))
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "bt-mz.B.8x4.remapped.cubex"])
+def test_click_metric_call_path_process_and_check_numbers(page, name):
+    path = os.path.join(DATA, name)
+    report = cubescale.open(path)
+    time_metric = report.metric("time").index
+    totals = report.metric_totals(inclusive=True)
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        # metric pane: every root metric collapsed shows its stored total
+        for m in report.metrics:
+            if m.parent is None:
+                assert _close(_value(page, "metric", m.index), totals[m.index]), m.name
+                assert _text_matches(_shown(page, "metric", m.index), totals[m.index]), m.name
+        # select time: the call tree shows it per call path, collapsed = inclusive
+        _row(page, "metric", time_metric).click()
+        p = report.panes(time_metric, cnode=root)
+        assert _close(_wait_value(page, "call", root, p.call_inclusive[root]), p.call_inclusive[root])
+        # expand the root call path: it shows its exclusive value, its children their inclusive ones
+        _row(page, "call", root).locator(".toggle").click()
+        child = max(report.cnodes[root].children, key=lambda c: p.call_inclusive[c])
+        assert _close(_wait_value(page, "call", root, p.call_exclusive[root]), p.call_exclusive[root])
+        for c in report.cnodes[root].children:
+            assert _close(_value(page, "call", c), p.call_inclusive[c])
+            assert _text_matches(_shown(page, "call", c), p.call_inclusive[c])
+        # select the heaviest child: breadcrumb and region details follow, the system pane is conditioned
+        _row(page, "call", child).click()
+        page.wait_for_function("n => document.querySelectorAll('#breadcrumb a').length === n", arg=2,
+                               timeout=TIMEOUT)
+        names = page.locator("#breadcrumb a").all_inner_texts()
+        assert names == [report.cnodes[root].region.name, report.cnodes[child].region.name]
+        assert report.cnodes[child].region.name in page.locator("#region-details").inner_text()
+        system = report.panes(time_metric, cnode=child).system
+        assert _close(_wait_value(page, "system", 0, system.sum()), system.sum())
+        # down to the threads: every shown process and thread against the pane's locations
+        _expand_to_first_location(page)
+        threads = page.locator("#system-tree .row[data-location]")
+        assert threads.count() >= 1
+        for i in range(threads.count()):
+            loc = int(threads.nth(i).get_attribute("data-location"))
+            assert _close(float(threads.nth(i).get_attribute("data-value")), system[loc])
+        # expand the selected call path: the system pane shows it without its callees
+        if report.cnodes[child].children:
+            _row(page, "call", child).locator(".toggle").click()
+            own = report.panes(time_metric, cnode=child, cnode_expanded=True).system
+            loc = int(threads.first.get_attribute("data-location"))
+            element = int(threads.first.get_attribute("data-index"))
+            assert _close(_wait_value(page, "system", element, own[loc]), own[loc])
+        # percent of root: the call tree's root collapsed is 100 %
+        _row(page, "call", root).locator(".toggle").click()  # collapse again
+        _wait_value(page, "call", root, p.call_inclusive[root])
+        page.select_option("#mode", "root")
+        assert _shown(page, "call", root) == "100.00 %"
+        page.select_option("#mode", "absolute")
+
+
+def test_expanded_metric_conditions_the_call_tree(page):
+    """Scalasca's time = execution + idle threads: expanded, time shows (and selects) the remainder."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex")
+    report = cubescale.open(path)
+    time_metric = report.metric("time")
+    assert time_metric.children
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _row(page, "metric", time_metric.index).click()
+        stored = report.metric_totals(inclusive=True)[time_metric.index]
+        assert _close(_value(page, "metric", time_metric.index), stored)
+        _row(page, "metric", time_metric.index).locator(".toggle").click()
+        p = report.panes(time_metric, cnode=root, metric_expanded=True)
+        assert _close(_wait_value(page, "metric", time_metric.index, p.metric_exclusive[time_metric.index]),
+                      report.metric_totals(inclusive=False)[time_metric.index])
+        for c in time_metric.children:  # children collapsed: their stored totals
+            assert _close(_value(page, "metric", c), report.metric_totals(inclusive=True)[c])
+        assert _close(_wait_value(page, "call", root, p.call_inclusive[root]), p.call_inclusive[root])
+        # an expanded metric's remainder is rounding noise here: shown as 0, not -4e-14
+        assert _shown(page, "call", root) == "0"
+        # select the child "execution": the call tree follows it
+        execution = report.metric("execution").index
+        _row(page, "metric", execution).click()
+        q = report.panes(execution, cnode=root)
+        assert _close(_wait_value(page, "call", root, q.call_inclusive[root]), q.call_inclusive[root])
+        assert report.metrics[execution].description.split()[0] in page.locator("#metric-details").inner_text()
+
+
+def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
+    path = tmp_path / "copy.cubex"
+    shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)
+    with running_viewer(str(path)) as v:
+        _open(page, v.url)
+        path.unlink()
+        _row(page, "metric", 0).click()
+        error = page.locator("#error")
+        error.wait_for(state="visible", timeout=TIMEOUT)
+        assert re.search("no longer be read", error.inner_text())
+        assert v.process.poll() is None
+
+
+def test_wrong_token_is_refused_in_the_browser(page):
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex")) as v:
+        response = page.goto(f"{v.base}/?token=wrong")
+        assert response.status == 403
+        assert "token" in page.inner_text("body")
