@@ -133,9 +133,12 @@ class Explorer:
         self._signature = _signature(self.path)
         self.report: Report = open_report(self.path)
         self._tree = self.report.system
-        self._location_elements = np.asarray(self.report._core.location_elements())
-        self._location_of_element = {int(e): i for i, e in enumerate(self._location_elements.tolist())} \
-            if len(self._location_elements) <= 100_000 else None
+        # element -> location (column), -1 for machines, nodes, processes: one NumPy scatter
+        self._location_of_element = np.full(len(self._tree), -1, dtype=np.int64)
+        elements = np.asarray(self.report._core.location_elements(), dtype=np.int64)
+        self._location_of_element[elements] = np.arange(len(elements))
+        self._call_roots = np.flatnonzero(self.report.cnode_parents < 0).tolist()
+        self._calls: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, float]] = OrderedDict()
         self._ancestors: dict[int, np.ndarray] = {}
         self._children_cache: OrderedDict[int, list[int]] = OrderedDict()
         self._systems: OrderedDict[tuple, np.ndarray] = OrderedDict()
@@ -213,17 +216,26 @@ class Explorer:
         expanded = _flag(query, "metric_expanded")
         cnodes = self.report.cnodes
         parent = parse_int(query, "parent", -1, len(cnodes))
-        ids = [c.index for c in cnodes if c.parent is None] if parent < 0 else self._children_of_cnodes()[parent]
+        ids = self._call_roots if parent < 0 else self._children_of_cnodes()[parent]
         offset, limit = self._page(query, len(ids))
-        panes = self.report.panes(m, cnode=ids[0] if ids else None, metric_expanded=expanded)
-        roots = [c.index for c in cnodes if c.parent is None]
-        total = panes.metric_exclusive[m.index] if expanded else panes.metric_inclusive[m.index]
+        inclusive, exclusive, total = self._call_pane(m, expanded)
         children = [{
             "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
-            "inclusive": _number(panes.call_inclusive[c]), "exclusive": _number(panes.call_exclusive[c]),
+            "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
         } for c in ids[offset:offset + limit]]
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
-                "total": _number(total), "roots": roots}
+                "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
+
+    def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
+        """Cube's call pane for a metric selection (``Report.panes``) and its root total
+        (the metric pane's value of the selected metric), kept for the next pages."""
+        key = (m.index, expanded)
+        if key not in self._calls:
+            panes = self.report.panes(m, cnode=self._call_roots[0], metric_expanded=expanded)
+            total = (panes.metric_exclusive if expanded else panes.metric_inclusive)[m.index]
+            _remember(self._calls, key, (panes.call_inclusive, panes.call_exclusive, float(total)))
+        self._calls.move_to_end(key)
+        return self._calls[key]
 
     def cnode_details(self, query: dict[str, str]) -> dict[str, Any]:
         """A call path's region (name, file, lines, description, URL), parameters and its
@@ -331,12 +343,8 @@ class Explorer:
 
     def _location_index(self, element: int) -> int | None:
         """The location (column) an element is, None for machines, nodes and processes."""
-        if self._tree.kind(element) != "location":
-            return None
-        if self._location_of_element is not None:
-            return self._location_of_element.get(element)
-        hits = np.flatnonzero(self._location_elements == element)  # huge trees: no dict of a million entries
-        return int(hits[0]) if len(hits) else None
+        location = int(self._location_of_element[element])
+        return None if location < 0 else location
 
     def _page(self, query: dict[str, str], count: int) -> tuple[int, int]:
         offset = parse_int(query, "offset", 0, max(count, 1), default=0)
