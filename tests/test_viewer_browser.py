@@ -131,6 +131,11 @@ def test_click_metric_call_path_process_and_check_numbers(page, name):
         assert report.cnodes[child].region.name in page.locator("#region-details").inner_text()
         system = report.panes(time_metric, cnode=child).system
         assert _close(_wait_value(page, "system", 0, system.sum()), system.sum())
+        # the distribution over all locations: min, mean, max
+        page.wait_for_function("want => Math.abs(Number(document.getElementById('distribution').dataset.max)"
+                               " - want) <= 1e-9", arg=float(system.max()), timeout=TIMEOUT)
+        shown = page.locator("#distribution").evaluate("e => [e.dataset.min, e.dataset.mean, e.dataset.max]")
+        assert np.allclose([float(x) for x in shown], [system.min(), system.mean(), system.max()], rtol=1e-12)
         # down to the threads: every shown process and thread against the pane's locations
         _expand_to_first_location(page)
         threads = page.locator("#system-tree .row[data-location]")

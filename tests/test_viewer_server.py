@@ -68,6 +68,8 @@ HOSTILE = [
     ("/api/system?metric=0&cnode=0&parent=4294967296", 400),
     ("/api/system?metric=0&cnode=0&parent=0&limit=0", 400),
     ("/api/cnode?cnode=-1", 400),
+    ("/api/distribution?metric=0&cnode=0&bins=100000", 400),
+    ("/api/distribution?metric=0&cnode=0&bins=0", 400),
     ("/api/cnode", 400),
     ("/api/nothing", 404),
     ("/static/..%2fserver.py", 404),
@@ -173,6 +175,41 @@ def test_system_pane_pages_and_matches_panes(viewer):
     assert element["kind"] == "location"
     assert np.isclose(element["inclusive"], system[element["location"]], rtol=1e-12)
     assert np.isclose(element["exclusive"], system[element["location"]], rtol=1e-12)
+
+
+def test_distribution_matches_panes(viewer):
+    report = cubescale.open(SCALASCA)
+    m, c = report.metric("time").index, 7
+    system = report.panes(m, cnode=c, cnode_expanded=True).system
+    status, d = viewer.get(f"/api/distribution?metric={m}&cnode={c}&cnode_expanded=1&bins=7")
+    assert status == 200 and d["locations"] == report.shape[1] == 32
+    assert (d["min"], d["max"]) == (system.min(), system.max()) and np.isclose(d["mean"], system.mean(), rtol=1e-12)
+    assert d["counts"] == np.histogram(system, bins=7)[0].tolist()
+    assert report.locations[d["max_at"]["location"]].name == d["max_at"]["name"]
+    assert system[d["max_at"]["location"]] == system.max()
+
+
+@pytest.mark.parametrize("name", ["blast.p64.cubex", "l2dcm.p128.cubex", "time.p4.cubex", "bt-mz.B.8x4.remapped.cubex"])
+def test_collapsed_system_values_by_ranges_and_by_ancestors_agree(name):
+    """The page path (each element's locations as one range, ufunc.reduceat) against the
+    general path (np.bincount / ufunc.at over every location's ancestor) at every depth."""
+    from cubescale.viewer.model import Explorer
+
+    ex = Explorer(os.path.join(DATA, name))
+    tree = ex.report.system
+    for metric in {ex.report.metrics[0], ex.report.metric("time")} | {m for m in ex.report.metrics
+                                                                    if m.dtype in ("MINDOUBLE", "MAXDOUBLE")}:
+        key = (metric.index, False, 0, False)
+        padded = ex._system_vector(metric, False, 0, False)
+        frontier, depth = [0], 0
+        while frontier:
+            assert ex._ranges_at(depth) is not None  # real reports: locations in system-tree order
+            by_range = ex._page_collapsed(key, padded, metric.dtype, depth, frontier)
+            general = ex._collapsed(key, padded[:-1], metric.dtype, depth)[frontier]
+            general[~np.isfinite(general)] = np.nan  # no locations below: inf in the general path
+            assert np.allclose(by_range, general, rtol=1e-12, equal_nan=True), (name, metric.name, depth)
+            frontier = [c for e in frontier for c in tree.children(e)]
+            depth += 1
 
 
 def test_every_data_type_answers_as_panes_does():

@@ -137,12 +137,14 @@ class Explorer:
         self._location_of_element = np.full(len(self._tree), -1, dtype=np.int64)
         elements = np.asarray(self.report._core.location_elements(), dtype=np.int64)
         self._location_of_element[elements] = np.arange(len(elements))
+        self._element_of_location = elements
         self._call_roots = np.flatnonzero(self.report.cnode_parents < 0).tolist()
         self._calls: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, float]] = OrderedDict()
         self._ancestors: dict[int, np.ndarray] = {}
         self._children_cache: OrderedDict[int, list[int]] = OrderedDict()
         self._systems: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._aggregates: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._ranges: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         self._cnode_children: list[list[int]] | None = None
 
     # ---- guards
@@ -266,13 +268,48 @@ class Explorer:
     # ---- system pane
 
     def _system_vector(self, m: Metric, expanded: bool, cnode: int, cnode_expanded: bool) -> np.ndarray:
-        """Cube's system pane for the selection, per location (``Report.panes(...).system``)."""
+        """Cube's system pane for the selection, per location (``Report.panes(...).system``),
+        followed by one 0 (so that ``ufunc.reduceat`` may take the end of every range)."""
         key = (m.index, expanded, cnode, cnode_expanded)
         if key not in self._systems:
             panes = self.report.panes(m, cnode=cnode, metric_expanded=expanded, cnode_expanded=cnode_expanded)
-            _remember(self._systems, key, np.asarray(panes.system, dtype=float))
+            _remember(self._systems, key, np.append(np.asarray(panes.system, dtype=float), 0.0))
         self._systems.move_to_end(key)
         return self._systems[key]
+
+    def _ranges_at(self, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Locations are in system-tree order, so the locations below an element are one range:
+        per element at ``depth`` its run (or -1), and the runs' starts (plus the end). None if
+        some element's locations are not one range (then ``_collapsed`` takes over)."""
+        if depth not in self._ranges:
+            owner = self._ancestors_at(depth)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(owner)) + 1, [len(owner)]))
+            run_element = owner[starts[:-1]]
+            ranges = None
+            if np.bincount(run_element, minlength=len(self._tree)).max(initial=0) <= 1:  # each element: one run
+                run_of = np.full(len(self._tree), -1, dtype=np.int64)
+                run_of[run_element] = np.arange(len(run_element))
+                ranges = (run_of, starts)
+            self._ranges[depth] = ranges
+        return self._ranges[depth]
+
+    def _page_collapsed(self, key: tuple, padded: np.ndarray, dtype: str, depth: int, page: list[int]) -> np.ndarray:
+        """The collapsed values of a page of elements at ``depth``: each element's range of
+        locations combined as the metric combines (sum; min / max for MINDOUBLE / MAXDOUBLE),
+        reading only the page's locations (one ``ufunc.reduceat``)."""
+        ranges = self._ranges_at(depth)
+        if ranges is None:
+            return self._collapsed(key, padded[:-1], dtype, depth)[page]
+        run_of, starts = ranges
+        run = run_of[np.asarray(page, dtype=np.int64)]
+        lo = np.where(run >= 0, starts[np.maximum(run, 0)], 0)
+        hi = np.where(run >= 0, starts[np.maximum(run, 0) + 1], 0)
+        bounds = np.empty(2 * len(page), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo, hi
+        ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+        out = ufunc.reduceat(padded, bounds)[0::2] if len(page) else np.zeros(0)
+        out[hi <= lo] = 0.0 if ufunc is np.add else np.nan  # no locations below
+        return out
 
     def _ancestors_at(self, depth: int) -> np.ndarray:
         if depth not in self._ancestors:
@@ -281,7 +318,8 @@ class Explorer:
 
     def _collapsed(self, key: tuple, values: np.ndarray, dtype: str, depth: int) -> np.ndarray:
         """Per system-tree element at ``depth``: the locations below it combined as the
-        metric combines (sum; min / max for MINDOUBLE / MAXDOUBLE). One NumPy pass, cached."""
+        metric combines, for trees whose elements' locations are not one range each.
+        One NumPy pass over all locations, cached."""
         full = key + (depth,)
         if full not in self._aggregates:
             owner = self._ancestors_at(depth)
@@ -322,24 +360,61 @@ class Explorer:
         parent = parse_int(query, "parent", -1, len(self._tree))
         ids = [0] if parent < 0 else self._element_children(parent)
         offset, limit = self._page(query, len(ids))
-        values = self._system_vector(m, expanded, cnode, cnode_expanded)
+        padded = self._system_vector(m, expanded, cnode, cnode_expanded)
+        values = padded[:-1]
         key = (m.index, expanded, cnode, cnode_expanded)
         page = ids[offset:offset + limit]
         depth = 0 if parent < 0 else self._tree._core.depth(parent) + 1
-        collapsed = self._collapsed(key, values, m.dtype, depth)
+        collapsed = self._page_collapsed(key, padded, m.dtype, depth, page)
         children = []
-        for e in page:  # one page (<= MAX_PAGE elements): labels, not data
+        for e, inclusive in zip(page, collapsed.tolist()):  # one page (<= MAX_PAGE elements): labels, not data
             location = self._location_index(e)
             children.append({
                 "index": e, "name": self._tree.name(e), "class": self._tree.class_name(e),
                 "kind": self._tree.kind(e), "has_children": bool(self._tree._core.children(e)) if location is None
                 else False, "location": location,
-                "inclusive": _number(collapsed[e]),
+                "inclusive": _number(inclusive),
                 "exclusive": _number(values[location]) if location is not None else 0.0,
             })
-        total = self._collapsed(key, values, m.dtype, 0)[0]
+        combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(m.dtype, np.sum)
+        total = combine(values) if len(values) else 0.0  # the root collapsed: every location
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
                 "total": _number(total)}
+
+    def distribution(self, query: dict[str, str]) -> dict[str, Any]:
+        """The selection's values over all locations (Cube's system pane as a distribution):
+        min, mean, max, the locations holding the min and max, and a histogram of ``bins``
+        (1..200, default 20) equal bins, from one NumPy pass over ``Report.panes(...).system``.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.report._example_path())
+        >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4"})
+        >>> d["min"], d["max"], d["counts"]
+        (72.0, 72.0, [0, 0, 1, 0])
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
+        cnode_expanded = _flag(query, "cnode_expanded")
+        bins = parse_int(query, "bins", 1, 201, default=20)
+        values = self._system_vector(m, expanded, cnode, cnode_expanded)[:-1]
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            return {"locations": len(values), "min": None, "mean": None, "max": None, "counts": [], "edges": []}
+        counts, edges = np.histogram(finite, bins=bins)
+        low, high = int(np.nanargmin(values)), int(np.nanargmax(values))
+
+        def where(location: int) -> dict[str, Any]:
+            element = int(self._element_of_location[location])
+            group = self._tree.parent(element)
+            return {"location": location, "name": self._tree.name(element),
+                    "process": self._tree.name(group) if group is not None else ""}
+
+        return {"locations": len(values), "min": _number(finite.min()), "mean": _number(finite.mean()),
+                "max": _number(finite.max()), "min_at": where(low), "max_at": where(high),
+                "counts": counts.tolist(), "edges": [float(e) for e in edges]}
 
     def _location_index(self, element: int) -> int | None:
         """The location (column) an element is, None for machines, nodes and processes."""

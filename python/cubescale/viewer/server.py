@@ -19,13 +19,15 @@ API (all ``GET``, all JSON):
     a page of the children of system-tree element E (-1: the root) for the selection
 ``/api/cnode?cnode=C``
     region details and the call path from the root
+``/api/distribution?metric=M&metric_expanded=&cnode=C&cnode_expanded=&bins=B``
+    the selection over all locations: min, mean, max (and where), a histogram
 
 Example
 -------
 >>> import cubescale
 >>> app = make_app(cubescale.report._example_path(), token="secret")
 >>> sorted({r.resource.canonical for r in app.router.routes()})
-['/', '/api/calltree', '/api/cnode', '/api/report', '/api/system', '/static/{name}']
+['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/system', '/static/{name}']
 """
 
 from __future__ import annotations
@@ -146,6 +148,7 @@ def make_app(path: str | os.PathLike, token: str | None = None) -> web.Applicati
     app.router.add_get("/api/calltree", _api(Explorer.call_children))
     app.router.add_get("/api/system", _api(Explorer.system_children))
     app.router.add_get("/api/cnode", _api(Explorer.cnode_details))
+    app.router.add_get("/api/distribution", _api(Explorer.distribution))
     return app
 
 

@@ -48,11 +48,11 @@ function clean(value, scale) {
   return value !== null && scale && Math.abs(value) < NOISE * Math.abs(scale) ? 0 : value;
 }
 
-function format(value, root, scale) {
+function format(value, root, scale, absolute = false) {
   if (value === null || value === undefined) return "–";
   value = clean(value, scale);
   root = clean(root, scale);
-  if (state.mode === "root") {
+  if (state.mode === "root" && !absolute) {
     if (!root) return "–";
     return `${(100 * value / root).toFixed(2)} %`;
   }
@@ -261,6 +261,40 @@ async function updateSystemPane() {
   if (state.cnode === null) return;
   const generation = state.generation;
   if (await refresh("system") && generation === state.generation) renderLazy("system");
+  await showDistribution(generation);
+}
+
+// The selection over all locations: min / mean / max and a histogram (Cube's distribution view).
+async function showDistribution(generation) {
+  const d = await api("distribution", { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
+                                        cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0, bins: 40 });
+  if (generation !== state.generation) return;
+  const scale = state.report.metrics[state.metric].inclusive;
+  const at = (w) => (w && w.name ? ` (${w.process} › ${w.name})` : w ? ` (location ${w.location})` : "");
+  const box = document.getElementById("distribution");
+  details(box, `Distribution over ${d.locations.toLocaleString("en-US")} locations`, [
+    ["min", d.min === null ? "–" : format(d.min, null, scale, true) + at(d.min_at)],
+    ["mean", d.mean === null ? "–" : format(d.mean, null, scale, true)],
+    ["max", d.max === null ? "–" : format(d.max, null, scale, true) + at(d.max_at)]]);
+  for (const key of ["min", "mean", "max"]) box.dataset[key] = d[key] === null ? "" : String(d[key]);
+  const canvas = document.createElement("canvas");
+  canvas.width = 320; canvas.height = 70;
+  canvas.title = "locations per value bin, from min (left) to max (right)";
+  const g = canvas.getContext("2d");
+  const top = Math.max(1, ...d.counts);
+  const w = canvas.width / Math.max(1, d.counts.length);
+  g.fillStyle = "rgb(43,85,192)";
+  d.counts.forEach((c, i) => {
+    const h = (canvas.height - 2) * c / top;
+    g.fillRect(i * w + 0.5, canvas.height - h, Math.max(1, w - 1), h);
+  });
+  const axis = document.createElement("div");
+  axis.className = "axis";
+  const left = document.createElement("span"), right = document.createElement("span");
+  left.textContent = format(d.min, null, scale, true);
+  right.textContent = `${format(d.max, null, scale, true)} · highest bin ${top.toLocaleString("en-US")} locations`;
+  axis.append(left, right);
+  box.append(canvas, axis);
 }
 
 function setUnits() {
