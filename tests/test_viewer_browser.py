@@ -187,6 +187,26 @@ def test_expanded_metric_conditions_the_call_tree(page):
         assert report.metrics[execution].description.split()[0] in page.locator("#metric-details").inner_text()
 
 
+def test_search_reveals_and_selects_a_call_path(page):
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    target = next(c for c in report.cnodes if c.region.name == "z_solve_")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "z_sol")
+        page.press("#search", "Enter")
+        page.locator(f"#search-results .hit[data-index='{target.index}']").click()
+        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target.index}']", timeout=TIMEOUT)
+        page.wait_for_function("n => document.querySelectorAll('#breadcrumb a').length === n",
+                               arg=len(page.locator(f"#search-results .hit[data-index='{target.index}']")
+                                       .inner_text().split(" › ")), timeout=TIMEOUT)
+        assert page.locator("#breadcrumb a").all_inner_texts()[-1] == "z_solve_"
+        m = report.metric("time").index
+        p = report.panes(m, cnode=target.index)
+        assert _close(_value(page, "call", target.index), p.call_inclusive[target.index])
+        assert _close(_wait_value(page, "system", 0, p.system.sum()), p.system.sum())
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

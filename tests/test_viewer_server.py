@@ -70,6 +70,9 @@ HOSTILE = [
     ("/api/cnode?cnode=-1", 400),
     ("/api/distribution?metric=0&cnode=0&bins=100000", 400),
     ("/api/distribution?metric=0&cnode=0&bins=0", 400),
+    ("/api/search?q=", 400),
+    ("/api/search?q=" + "a" * 201, 400),
+    ("/api/search?q=solve&limit=5000", 400),
     ("/api/cnode", 400),
     ("/api/nothing", 404),
     ("/static/..%2fserver.py", 404),
@@ -210,6 +213,18 @@ def test_collapsed_system_values_by_ranges_and_by_ancestors_agree(name):
             assert np.allclose(by_range, general, rtol=1e-12, equal_nan=True), (name, metric.name, depth)
             frontier = [c for e in frontier for c in tree.children(e)]
             depth += 1
+
+
+def test_search_finds_call_paths_by_region_name(viewer):
+    report = cubescale.open(SCALASCA)
+    want = [c.index for c in report.cnodes if "solve" in c.region.name.lower()]
+    status, found = viewer.get("/api/search?q=SOLVE&limit=1000")
+    assert status == 200 and found["count"] == len(want) > 0
+    assert [m["index"] for m in found["matches"]] == want
+    first = found["matches"][0]
+    assert first["path"][-1]["index"] == first["index"] and report.cnodes[first["path"][-2]["index"]].children
+    status, found = viewer.get("/api/search?q=%3Cscript%3E")
+    assert status == 200 and found["count"] == 0
 
 
 def test_every_data_type_answers_as_panes_does():

@@ -265,6 +265,29 @@ class Explorer:
                            "begin": region.begin, "end": region.end, "paradigm": region.paradigm,
                            "role": region.role, "description": region.description, "url": region.url}}
 
+    def search(self, query: dict[str, str]) -> dict[str, Any]:
+        """Call paths whose region name contains ``q`` (case-insensitive, 1..200 characters),
+        the first ``limit`` (<= 1000, default 50) in call-tree order, each with its path from
+        the root, and how many matched in all.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> found = Explorer(cubescale.report._example_path()).search({"q": "MAIN"})
+        >>> found["count"], [p["name"] for p in found["matches"][0]["path"]]
+        (1, ['test.x', 'main'])
+        """
+        text = query.get("q", "")
+        if not 0 < len(text) <= 200:
+            raise QueryError("q must have 1 to 200 characters")
+        limit = parse_int(query, "limit", 1, MAX_PAGE + 1, default=50)
+        needle = text.casefold()
+        regions = [r.index for r in self.report.regions if needle in r.name.casefold()]
+        hits = np.flatnonzero(np.isin(self.report._core.cnode_regions(), regions))
+        matches = [{"index": int(c), "path": self.cnode_details({"cnode": str(int(c))})["path"]}
+                   for c in hits[:limit]]
+        return {"q": text, "count": len(hits), "matches": matches}
+
     # ---- system pane
 
     def _system_vector(self, m: Metric, expanded: bool, cnode: int, cnode_expanded: bool) -> np.ndarray:

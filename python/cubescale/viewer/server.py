@@ -21,13 +21,16 @@ API (all ``GET``, all JSON):
     region details and the call path from the root
 ``/api/distribution?metric=M&metric_expanded=&cnode=C&cnode_expanded=&bins=B``
     the selection over all locations: min, mean, max (and where), a histogram
+``/api/search?q=TEXT&limit=``
+    call paths whose region name contains TEXT, with their paths from the root
 
 Example
 -------
 >>> import cubescale
 >>> app = make_app(cubescale.report._example_path(), token="secret")
->>> sorted({r.resource.canonical for r in app.router.routes()})
-['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/system', '/static/{name}']
+>>> sorted({r.resource.canonical for r in app.router.routes()})  # doctest: +NORMALIZE_WHITESPACE
+['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/search', '/api/system',
+ '/static/{name}']
 """
 
 from __future__ import annotations
@@ -149,6 +152,7 @@ def make_app(path: str | os.PathLike, token: str | None = None) -> web.Applicati
     app.router.add_get("/api/system", _api(Explorer.system_children))
     app.router.add_get("/api/cnode", _api(Explorer.cnode_details))
     app.router.add_get("/api/distribution", _api(Explorer.distribution))
+    app.router.add_get("/api/search", _api(Explorer.search))
     return app
 
 

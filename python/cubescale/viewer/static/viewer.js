@@ -395,6 +395,45 @@ async function showRegionDetails(index) {
   nav.replaceChildren(...parts);
 }
 
+// ---- search: call paths by region name; a hit opens the tree down to it and selects it
+
+async function search(text) {
+  const box = document.getElementById("search-results");
+  if (!text) { box.hidden = true; return; }
+  const found = await api("search", { q: text, limit: 50 });
+  const rows = [];
+  const count = document.createElement("div");
+  count.className = "count";
+  count.textContent = `${found.count.toLocaleString("en-US")} call paths match` +
+                      (found.count > found.matches.length ? ` (first ${found.matches.length})` : "");
+  rows.push(count);
+  for (const m of found.matches) {
+    const hit = document.createElement("div");
+    hit.className = "hit";
+    hit.dataset.index = m.index;
+    hit.textContent = m.path.map((p) => p.name).join(" › ");
+    hit.addEventListener("click", () => guarded(() => reveal(m.path.map((p) => p.index))));
+    rows.push(hit);
+  }
+  box.replaceChildren(...rows);
+  box.hidden = false;
+}
+
+async function reveal(path) {
+  for (const index of path.slice(0, -1)) {
+    const node = state.call.get(index);
+    if (!node) break;
+    if (!node.open) {
+      node.open = true;
+      if (!node.children) await loadChildren("call", index, 0, 1000);
+    }
+  }
+  const target = path[path.length - 1];
+  await selectCnode(target);
+  const div = document.querySelector(`#call-tree .row[data-index='${target}']`);
+  if (div) div.scrollIntoView({ block: "center" });
+}
+
 // ---- wiring
 
 function onTreeClick(kind, handlers) {
@@ -417,6 +456,10 @@ async function start() {
   onTreeClick("metric", { select: selectMetric, toggle: toggleMetric });
   onTreeClick("call", { select: selectCnode, toggle: (i) => toggleLazy("call", i) });
   onTreeClick("system", { select: selectSystem, toggle: (i) => toggleLazy("system", i) });
+  document.getElementById("search").addEventListener("keydown", (event) => {
+    if (event.key === "Enter") guarded(() => search(event.target.value.trim()));
+    if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
+  });
   document.getElementById("mode").addEventListener("change", (event) => {
     state.mode = event.target.value;
     renderMetrics(); renderLazy("call"); renderLazy("system");
