@@ -269,7 +269,7 @@ async function showDistribution(generation) {
   const d = await api("distribution", { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
                                         cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0, bins: 40 });
   if (generation !== state.generation) return;
-  const scale = state.report.metrics[state.metric].inclusive;
+  const scale = null;  // raw values: a location's tiny share is no rounding noise
   const at = (w) => (w && w.name ? ` (${w.process} › ${w.name})` : w ? ` (location ${w.location})` : "");
   const box = document.getElementById("distribution");
   details(box, `Distribution over ${d.locations.toLocaleString("en-US")} locations`, [
