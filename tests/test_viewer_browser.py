@@ -207,6 +207,35 @@ def test_search_reveals_and_selects_a_call_path(page):
         assert _close(_wait_value(page, "system", 0, p.system.sum()), p.system.sum())
 
 
+def test_notebook_iframe_on_another_origin(page):
+    """show(): the explorer inline, as a notebook shows it: an iframe in a page of another
+    origin (where the browser may withhold the server's cookie); stop() ends the server."""
+    import urllib.error
+    import urllib.request
+
+    from cubescale.viewer.notebook import show
+
+    path = os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex")
+    report = cubescale.open(path)
+    running = show(report, height=600)
+    try:
+        page.set_content(f"<html><body><h1>notebook</h1>{running._repr_html_()}</body></html>")
+        frame = page.frame_locator("iframe")
+        frame.locator("body[data-ready='1']").wait_for(timeout=TIMEOUT)
+        time_metric = report.metric("time").index
+        row = frame.locator(f"#metric-tree .row[data-index='{time_metric}']")
+        assert _close(float(row.get_attribute("data-value")), report.metric_totals()[time_metric])
+        root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+        p = report.panes(time_metric, cnode=root)
+        assert _close(float(frame.locator(f"#call-tree .row[data-index='{root}']").get_attribute("data-value")),
+                      p.call_inclusive[root])
+    finally:
+        running.stop()
+    assert not running.running
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(running.url, timeout=5)
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

@@ -90,7 +90,10 @@ async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitabl
     """Token check, JSON errors for everything refused, and nothing that escapes to kill the server."""
     config = request.app[_CONFIG]
     given = request.query.get("token") or request.cookies.get(config["cookie"], "")
-    if not secrets.compare_digest(given.encode(), config["token"].encode()):
+    # The page's own files hold no data: served without the token, so that the page also loads
+    # inside a notebook's iframe, where the browser may withhold the cookie (another site).
+    public = request.path.startswith("/static/") and request.method in ("GET", "HEAD")
+    if not public and not secrets.compare_digest(given.encode(), config["token"].encode()):
         return _error(403, "missing or wrong token: open the URL that `cubescale view` printed")
     try:
         response = await handler(request)
@@ -108,6 +111,8 @@ async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitabl
     if request.query.get("token"):  # the first visit: the page's own requests then carry the cookie
         response.set_cookie(config["cookie"], config["token"], httponly=True, samesite="Strict", path="/")
     response.headers.update(_SECURITY_HEADERS)
+    if config["embeddable"]:  # show(): inside a notebook, whose origin is not known here
+        response.headers["Content-Security-Policy"] = "default-src 'self'; img-src 'self' data:"
     return response
 
 
@@ -120,8 +125,10 @@ def _api(method: Callable[[Explorer, dict[str, str]], dict[str, Any]]):
     return handler
 
 
-def make_app(path: str | os.PathLike, token: str | None = None) -> web.Application:
+def make_app(path: str | os.PathLike, token: str | None = None, embeddable: bool = False) -> web.Application:
     """The aiohttp application for one report (opened now: a bad file fails here, not later).
+    ``embeddable`` lets other sites frame the page (a notebook's iframe); the token still guards
+    every query.
 
     Example
     -------
@@ -134,7 +141,8 @@ def make_app(path: str | os.PathLike, token: str | None = None) -> web.Applicati
     files = _static_files()
     app = web.Application(middlewares=[_guard], client_max_size=4096)
     app[_EXPLORER] = explorer
-    app[_CONFIG] = {"token": token or secrets.token_urlsafe(32), "cookie": "cubescale_token"}
+    app[_CONFIG] = {"token": token or secrets.token_urlsafe(32), "cookie": "cubescale_token",
+                    "embeddable": embeddable}
 
     async def index(request: web.Request) -> web.Response:
         return web.Response(body=files["index.html"], content_type="text/html")

@@ -18,8 +18,13 @@ const state = {
 
 // ---- server
 
+// The token of the page's URL goes with every query: inside a notebook's iframe the browser may
+// withhold the cookie that the server set.
+const TOKEN = new URLSearchParams(window.location.search).get("token");
+
 async function api(path, params) {
   const query = new URLSearchParams(params || {});
+  if (TOKEN) query.set("token", TOKEN);
   const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
   let body;
   try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
