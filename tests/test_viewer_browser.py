@@ -236,6 +236,21 @@ def test_notebook_iframe_on_another_origin(page):
         urllib.request.urlopen(running.url, timeout=5)
 
 
+def test_topology_view_paints_the_selection(page):
+    path = os.path.join(DATA, "call_tree_test.cubex")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#system-view", "0")
+        page.locator("#topology canvas").wait_for(timeout=TIMEOUT)
+        assert page.locator("#system-tree").is_hidden()
+        assert "Process x Thread" in page.locator("#topology .caption").inner_text()
+        # one cell holding the whole value: painted as Cube's 100 % colour (red)
+        pixel = page.locator("#topology canvas").evaluate("c => Array.from(c.getContext('2d').getImageData(1, 1, 1, 1).data)")
+        assert pixel == [225, 30, 30, 255]
+        page.select_option("#system-view", "tree")
+        assert page.locator("#system-tree").is_visible() and page.locator("#topology").is_hidden()
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

@@ -74,6 +74,7 @@ HOSTILE = [
     ("/api/search?q=", 400),
     ("/api/search?q=" + "a" * 201, 400),
     ("/api/search?q=solve&limit=5000", 400),
+    ("/api/topology?topology=0&metric=0&cnode=0", 404),                  # this report has none
     ("/api/cnode", 400),
     ("/api/nothing", 404),
     ("/static/..%2fserver.py", 404),
@@ -226,6 +227,22 @@ def test_search_finds_call_paths_by_region_name(viewer):
     assert first["path"][-1]["index"] == first["index"] and report.cnodes[first["path"][-2]["index"]].children
     status, found = viewer.get("/api/search?q=%3Cscript%3E")
     assert status == 200 and found["count"] == 0
+
+
+def test_topology_matches_panes():
+    """call_tree_test.cubex's Cartesian topology (Process x Thread, 1 x 1): the one cell is the
+    selection's value at its location."""
+    path = os.path.join(DATA, "call_tree_test.cubex")
+    report = cubescale.open(path)
+    with running_viewer(path) as v:
+        status, summary = v.get("/api/report")
+        assert summary["topologies"] == [{"name": "Process x Thread", "dims": [
+            {"name": "Process", "size": 1, "periodic": False}, {"name": "Thread", "size": 1, "periodic": False}]}]
+        for m in (report.metric("time"), report.metric("min_time")):
+            for c, expanded in ((0, False), (3, True)):
+                status, t = v.get(f"/api/topology?topology=0&metric={m.index}&cnode={c}&cnode_expanded={int(expanded)}")
+                assert status == 200 and t["values"] == [report.panes(m, cnode=c, cnode_expanded=expanded).system[0]]
+        assert v.get("/api/topology?topology=1&metric=0&cnode=0")[0] == 400
 
 
 def test_every_data_type_answers_as_panes_does():

@@ -27,6 +27,7 @@ import math
 import os
 from collections import OrderedDict
 from typing import Any
+from xml.etree import ElementTree
 
 import numpy as np
 
@@ -146,6 +147,7 @@ class Explorer:
         self._aggregates: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._ranges: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         self._cnode_children: list[list[int]] | None = None
+        self._topologies: list[dict[str, Any]] | None = None
 
     # ---- guards
 
@@ -191,8 +193,9 @@ class Explorer:
             "expression": m.expression, "parent": m.parent, "children": list(m.children),
             "inclusive": _number(inclusive[m.index]), "exclusive": _number(exclusive[m.index]),
         } for m in r.metrics]
+        topologies = [{"name": t["name"], "dims": t["dims"]} for t in self._cartesian()]
         return {"file": os.path.basename(self.path), "path": self.path, "version": r.version,
-                "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics}
+                "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics, "topologies": topologies}
 
     # ---- call pane
 
@@ -439,6 +442,58 @@ class Explorer:
                 "max": _number(finite.max()), "min_at": where(low), "max_at": where(high),
                 "counts": counts.tolist(), "edges": [float(e) for e in edges]}
 
+    # ---- topology pane
+
+    def _cartesian(self) -> list[dict[str, Any]]:
+        """The report's Cartesian topologies (``<cart>``), parsed once: dims and, per
+        coordinate of a location (``<coord locId>``), its grid cell and location index."""
+        if self._topologies is None:
+            self._topologies = []
+            text = self.report._core.topologies_xml
+            if "<cart" in text:
+                ids = np.asarray(self.report._core.location_file_ids(), dtype=np.int64)
+                order = np.argsort(ids)
+                try:
+                    carts = list(ElementTree.fromstring(f"<topologies>{text}</topologies>").iter("cart"))
+                except ElementTree.ParseError:
+                    carts = []  # the rest of the report is still worth showing
+                for cart in carts:
+                    try:
+                        self._topologies.append(_cart(cart, ids, order))
+                    except ValueError:  # a size or coordinate that is no integer: that topology is left out
+                        continue
+        return self._topologies
+
+    def topology(self, query: dict[str, str]) -> dict[str, Any]:
+        """The selection on Cartesian topology ``topology``: per grid cell (C order) the
+        locations mapped to it combined as the metric combines (null: no location). Grids
+        of at most 262,144 cells (a 512 x 512 heatmap).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> t = Explorer(cubescale.report._example_path()).topology({"metric": "0", "cnode": "0", "topology": "0"})
+        >>> t["name"], [d["size"] for d in t["dims"]], t["values"]
+        ('Process x Thread', [1, 1], [72.0])
+        """
+        carts = self._cartesian()
+        t = carts[parse_int(query, "topology", 0, max(len(carts), 1))] if carts else None
+        if t is None:
+            raise QueryError("the report has no Cartesian topology", status=404)
+        m = self._metric(query)
+        cells = int(np.prod([d["size"] for d in t["dims"]]))
+        if cells > 1 << 18:
+            raise QueryError(f"topology {t['name']!r} has {cells} cells; at most {1 << 18} are shown", status=422)
+        values = self._system_vector(m, _flag(query, "metric_expanded"), parse_int(query, "cnode", 0, self.report.shape[0]),
+                                     _flag(query, "cnode_expanded"))[:-1]
+        ufunc = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
+        grid = np.full(cells, np.nan)
+        hit = np.zeros(cells, dtype=bool)
+        hit[t["cells"]] = True
+        grid[hit] = 0.0 if ufunc is np.add else np.nan
+        ufunc.at(grid, t["cells"], values[t["locations"]])
+        return {"name": t["name"], "dims": t["dims"], "values": [_number(v) for v in grid.tolist()]}
+
     def _location_index(self, element: int) -> int | None:
         """The location (column) an element is, None for machines, nodes and processes."""
         location = int(self._location_of_element[element])
@@ -448,6 +503,27 @@ class Explorer:
         offset = parse_int(query, "offset", 0, max(count, 1), default=0)
         limit = parse_int(query, "limit", 1, MAX_PAGE + 1, default=200)
         return offset, limit
+
+
+def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray) -> dict[str, Any]:
+    """One ``<cart>``: its dims and, per ``<coord locId>`` naming a location, its grid cell
+    (C order) and location index. Coordinates outside the grid or of unknown locations are
+    left out (as Cube leaves them out)."""
+    sizes = [max(int(d.get("size", "0")), 0) for d in cart.iter("dim")]
+    dims = [{"name": d.get("name", ""), "size": n, "periodic": d.get("periodic") == "true"}
+            for d, n in zip(cart.iter("dim"), sizes)]
+    cells, locations = [], []
+    for coord in cart.iter("coord"):
+        loc_id = coord.get("locId")
+        point = [int(x) for x in (coord.text or "").split()]
+        if loc_id is None or len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
+            continue
+        at = int(np.searchsorted(ids, int(loc_id), sorter=order))
+        if at < len(ids) and ids[order[at]] == int(loc_id):
+            cells.append(int(np.ravel_multi_index(point, sizes)))
+            locations.append(int(order[at]))
+    return {"name": cart.get("name", ""), "dims": dims, "cells": np.asarray(cells, dtype=np.int64),
+            "locations": np.asarray(locations, dtype=np.int64)}
 
 
 def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:

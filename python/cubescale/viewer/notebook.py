@@ -26,9 +26,7 @@ import os
 import secrets
 import threading
 
-from aiohttp import web
-
-from .server import _url, make_app
+from .server import _url, make_app, web  # server's import of aiohttp names the extra if missing
 
 __all__ = ["RunningViewer", "show"]
 

@@ -23,6 +23,8 @@ API (all ``GET``, all JSON):
     the selection over all locations: min, mean, max (and where), a histogram
 ``/api/search?q=TEXT&limit=``
     call paths whose region name contains TEXT, with their paths from the root
+``/api/topology?topology=T&metric=M&metric_expanded=&cnode=C&cnode_expanded=``
+    the selection on Cartesian topology T: one value per grid cell
 
 Example
 -------
@@ -30,7 +32,7 @@ Example
 >>> app = make_app(cubescale.report._example_path(), token="secret")
 >>> sorted({r.resource.canonical for r in app.router.routes()})  # doctest: +NORMALIZE_WHITESPACE
 ['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/search', '/api/system',
- '/static/{name}']
+ '/api/topology', '/static/{name}']
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ def make_app(path: str | os.PathLike, token: str | None = None, embeddable: bool
     app.router.add_get("/api/cnode", _api(Explorer.cnode_details))
     app.router.add_get("/api/distribution", _api(Explorer.distribution))
     app.router.add_get("/api/search", _api(Explorer.search))
+    app.router.add_get("/api/topology", _api(Explorer.topology))
     return app
 
 

@@ -13,6 +13,7 @@ const state = {
   sys: new Map(),        // system element index -> node; the root under key -1
   callTotal: null, systemTotal: null,
   mode: "absolute",
+  view: "tree",          // the system pane: "tree" or the index of a Cartesian topology
   generation: 0,         // answers of an older selection are dropped
 };
 
@@ -266,7 +267,50 @@ async function updateSystemPane() {
   if (state.cnode === null) return;
   const generation = state.generation;
   if (await refresh("system") && generation === state.generation) renderLazy("system");
-  await showDistribution(generation);
+  await Promise.all([showDistribution(generation), showTopology(generation)]);
+}
+
+// The selection on a Cartesian topology as a heatmap: x along the first dimension, y along
+// the second, one grid per slice of the third (and further) dimensions; colours as in the trees.
+async function showTopology(generation) {
+  if (state.view === "tree") return;
+  const t = await api("topology", { topology: state.view, metric: state.metric,
+                                    metric_expanded: metricExpanded() ? 1 : 0, cnode: state.cnode,
+                                    cnode_expanded: cnodeExpanded() ? 1 : 0 });
+  if (generation !== state.generation) return;
+  const nx = t.dims.length > 0 ? t.dims[0].size : 1, ny = t.dims.length > 1 ? t.dims[1].size : 1;
+  const nz = Math.max(1, t.values.length / Math.max(1, nx * ny));
+  const top = Math.max(0, ...t.values.filter((v) => v !== null).map(Math.abs));
+  const cell = Math.max(2, Math.min(24, Math.floor(280 / Math.max(nx, ny))));
+  const caption = document.createElement("div");
+  caption.className = "caption";
+  caption.textContent = `${t.name}: ${t.dims.map((d) => `${d.name || "dim"} ${d.size}`).join(" × ")}` +
+                        (nz > 1 ? ` (${nz} slices)` : "") + `; red = ${format(top, null, null, true)}`;
+  const slices = [];
+  for (let z = 0; z < nz; z++) {
+    const canvas = document.createElement("canvas");
+    canvas.width = nx * cell; canvas.height = ny * cell;
+    canvas.dataset.slice = z;
+    const g = canvas.getContext("2d");
+    for (let x = 0; x < nx; x++) {
+      for (let y = 0; y < ny; y++) {
+        const v = t.values[(x * ny + y) * nz + z];
+        g.fillStyle = v === null ? "rgb(245,245,245)" : colour(v, top, null);
+        g.fillRect(x * cell, y * cell, cell, cell);
+      }
+    }
+    slices.push(canvas);
+  }
+  const box = document.getElementById("topology");
+  box.dataset.cells = t.values.length;
+  box.replaceChildren(caption, ...slices);
+}
+
+function setSystemView(view) {
+  state.view = view;
+  document.getElementById("system-tree").hidden = view !== "tree";
+  document.getElementById("topology").hidden = view === "tree";
+  return showTopology(state.generation);
 }
 
 // The selection over all locations: min / mean / max and a histogram (Cube's distribution view).
@@ -465,6 +509,9 @@ async function start() {
     if (event.key === "Enter") guarded(() => search(event.target.value.trim()));
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
   });
+  document.getElementById("system-view").addEventListener("change", (event) => {
+    guarded(() => setSystemView(event.target.value));
+  });
   document.getElementById("mode").addEventListener("change", (event) => {
     state.mode = event.target.value;
     renderMetrics(); renderLazy("call"); renderLazy("system");
@@ -472,6 +519,14 @@ async function start() {
   state.report = await api("report");
   document.getElementById("file").textContent = state.report.file;
   document.title = `${state.report.file} – cubescale view`;
+  const views = document.getElementById("system-view");
+  state.report.topologies.forEach((t, i) => {
+    const option = document.createElement("option");
+    option.value = String(i);
+    option.textContent = `topology: ${t.name || i}`;
+    views.append(option);
+  });
+  views.hidden = state.report.topologies.length === 0;
   const roots = state.report.metrics.filter((m) => m.parent === null);
   const first = roots.find((m) => m.name === "time") || roots[0] || state.report.metrics[0];
   await selectMetric(first.index);
