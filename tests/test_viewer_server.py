@@ -35,7 +35,7 @@ def viewer():
 
 
 def test_docstring_examples():
-    for name in ("cubescale.viewer.model", "cubescale.viewer.server", "cubescale.viewer.notebook",
+    for name in ("cubescale.viewer", "cubescale.viewer.model", "cubescale.viewer.server", "cubescale.viewer.notebook",
                  "cubescale.commands.view"):
         result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
         assert result.failed == 0 and result.attempted > 0, name
