@@ -94,6 +94,20 @@ def test_hostile_query_gets_4xx_json(viewer, path, status):
     assert viewer.process.poll() is None
 
 
+def test_other_methods_are_refused_with_json(viewer):
+    import json
+    import urllib.error
+    import urllib.request
+
+    for method in ("POST", "PUT", "DELETE"):
+        request = urllib.request.Request(f"{viewer.base}/api/report?token={viewer.token}", data=b"x" * 100,
+                                         method=method)
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(request, timeout=10)
+        assert e.value.code == 405 and json.loads(e.value.read())["status"] == 405
+    assert viewer.get("/api/report")[0] == 200
+
+
 def test_server_stays_up_after_hostile_queries(viewer):
     for path, _ in HOSTILE:
         viewer.get(path)
