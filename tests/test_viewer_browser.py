@@ -158,6 +158,30 @@ def test_click_metric_call_path_process_and_check_numbers(page, name):
         page.select_option("#mode", "absolute")
 
 
+EVERY_REPORT = sorted(f for f in os.listdir(DATA) if f.endswith(".cubex")) if os.path.isdir(DATA) else []
+
+
+@pytest.mark.parametrize("name", EVERY_REPORT)
+def test_every_shared_report_opens_with_its_panes(page, name):
+    """Score-P, Scalasca remapped, CubeLib, ZCUBEX, big-endian, bad checksums, every data type:
+    the page opens, shows no error, and its first panes are Report.panes' numbers."""
+    path = os.path.join(DATA, name)
+    report = cubescale.open(path)
+    totals = report.metric_totals()
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        assert page.locator("#error").is_hidden()
+        for m in report.metrics:
+            if m.parent is None and np.isfinite(totals[m.index]):
+                assert _close(_value(page, "metric", m.index), totals[m.index]), m.name
+        selected = int(page.locator("#metric-tree .row.selected").get_attribute("data-index"))
+        root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+        p = report.panes(selected, cnode=root)
+        assert _close(_value(page, "call", root), p.call_inclusive[root])
+        combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(report.metrics[selected].dtype, np.sum)
+        assert _close(_wait_value(page, "system", 0, combine(p.system)), combine(p.system))
+
+
 def test_expanded_metric_conditions_the_call_tree(page):
     """Scalasca's time = execution + idle threads: expanded, time shows (and selects) the remainder."""
     path = os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex")
