@@ -155,6 +155,12 @@ def test_click_metric_call_path_process_and_check_numbers(page, name):
         _wait_value(page, "call", root, p.call_inclusive[root])
         page.select_option("#mode", "root")
         assert _shown(page, "call", root) == "100.00 %"
+        # percent of the selection: the selected call path is 100 %, the others relative to it
+        page.select_option("#mode", "selection")
+        chosen = p.call_exclusive[child] if report.cnodes[child].children else p.call_inclusive[child]
+        assert _shown(page, "call", root) == f"{100 * p.call_inclusive[root] / chosen:.2f} %"
+        _row(page, "call", root).locator(".toggle").click()  # open again: the selection is 100 %
+        assert _row(page, "call", child).locator(".value").inner_text(timeout=TIMEOUT) == "100.00 %"
         page.select_option("#mode", "absolute")
 
 

@@ -58,7 +58,7 @@ function format(value, root, scale, absolute = false) {
   if (value === null || value === undefined) return "–";
   value = clean(value, scale);
   root = clean(root, scale);
-  if (state.mode === "root" && !absolute) {
+  if (state.mode !== "absolute" && !absolute) {
     if (!root) return "–";
     return `${(100 * value / root).toFixed(2)} %`;
   }
@@ -81,7 +81,9 @@ function colour(value, root, scale) {
 
 // ---- generic tree rows
 
-function row(kind, node, open, selected, root, scale, depth) {
+// ``reference`` is what percentages are of: the pane's root, or in "selection" mode the value
+// the pane's selected node shows (colours always rank against the root).
+function row(kind, node, open, selected, root, scale, depth, reference) {
   const div = document.createElement("div");
   div.className = "row" + (selected ? " selected" : "");
   div.setAttribute("role", "treeitem");
@@ -102,7 +104,7 @@ function row(kind, node, open, selected, root, scale, depth) {
   box.style.background = colour(value, root, scale);
   const text = document.createElement("span");
   text.className = "value";
-  text.textContent = format(value, root, scale);
+  text.textContent = format(value, reference === undefined ? root : reference, scale);
   const name = document.createElement("span");
   name.className = "name";
   name.textContent = node.label;
@@ -145,9 +147,13 @@ function renderMetrics() {
   const tree = document.getElementById("metric-tree");
   const metrics = state.report.metrics;
   const rows = [];
+  const chosen = metrics[state.metric];
+  const picked = chosen ? shown(metricNode(chosen), state.metricOpen.has(chosen.index)) : null;
   const walk = (m, depth) => {
     const open = state.metricOpen.has(m.index);
-    rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), m.inclusive, depth));
+    const reference = state.mode === "selection" && chosen ? picked : metricRoot(m);
+    rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), m.inclusive, depth,
+                  reference));
     if (open) m.children.forEach((c) => walk(metrics[c], depth + 1));
   };
   metrics.filter((m) => m.parent === null).forEach((m) => walk(m, 0));
@@ -220,13 +226,16 @@ function renderLazy(kind) {
   const root = kind === "call" ? state.callTotal : state.systemTotal;
   const selected = kind === "call" ? state.cnode : state.system;
   const scale = state.report.metrics[state.metric].inclusive;  // the selected metric's stored total
+  const chosen = nodes.get(selected);
+  const reference = state.mode === "selection" && chosen && chosen.inclusive !== undefined
+    ? shown(chosen, chosen.open) : root;
   const rows = [];
   const walk = (parent, depth) => {
     const holder = nodes.get(parent);
     if (!holder || !holder.children) return;
     for (const c of holder.children) {
       const node = nodes.get(c);
-      rows.push(row(kind, node, node.open, c === selected, root, scale, depth));
+      rows.push(row(kind, node, node.open, c === selected, root, scale, depth, reference));
       if (node.open) walk(c, depth + 1);
     }
     const missing = holder.count - holder.children.length;
