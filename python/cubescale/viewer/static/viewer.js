@@ -202,14 +202,14 @@ async function refresh(kind) {
     if (!node || !node.children) return;
     for (const c of node.children) {
       const child = nodes.get(c);
-      if (child && child.open && child.children) { open.push(c); collect(c); }
+      if (child && child.open) { open.push(c); if (child.children) collect(c); }  // open, not loaded yet: load
     }
   };
   collect(-1);
   // Hidden nodes (under a collapsed one) are forgotten: they load again when shown.
   const visible = new Set(open);
   for (const [index, node] of nodes) {
-    if (!visible.has(index) && node.children) { node.children = null; node.open = false; }
+    if (!visible.has(index) && (node.children || node.open)) { node.children = null; node.open = false; }
   }
   const results = await Promise.all(open.map((p) => {
     const node = nodes.get(p);
