@@ -10,6 +10,7 @@ APT_PACKAGES=(
   libopenmpi-dev openmpi-bin zlib1g-dev libgtest-dev
   clang-14 libclang-rt-14-dev
   python3-dev python3-pip
+  chromium
 )
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"

@@ -1,0 +1,539 @@
+"""What the viewer's JSON API answers: Cube's three panes for one open report, as plain dicts.
+
+Every number comes from the report's pane API (:meth:`Report.panes <cubescale.Report.panes>`,
+:meth:`Report.metric_totals <cubescale.Report.metric_totals>`): this module only selects,
+pages and labels. The one thing it adds is the system tree's collapsed values (a machine,
+node or process shows the selected metric summed, or min/max'ed, over the locations below
+it), done in NumPy over the pane's location vector, never in a Python loop.
+
+A :class:`Explorer` knows nothing of HTTP: the server (:mod:`cubescale.viewer.server`) turns
+its :class:`QueryError` into a 4xx answer. Ids arrive as strings from a query and are checked
+here (``parse_int``), so a hostile query never reaches the core with a bad index.
+
+Example
+-------
+>>> import cubescale
+>>> from cubescale.viewer.model import Explorer
+>>> ex = Explorer(cubescale.examples.report_path())
+>>> [m["name"] for m in ex.report_summary()["metrics"]][:3]
+['visits', 'time', 'min_time']
+>>> ex.call_children({"metric": "0", "parent": "-1"})["children"][0]["inclusive"]
+3372.0
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import OrderedDict
+from typing import Any
+from xml.etree import ElementTree
+
+import numpy as np
+
+from ..records import Metric
+from ..report import Report
+from ..report import open as open_report
+
+__all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
+
+MAX_PAGE = 1000
+"""The most children one query returns: a million-location tree is paged, never shipped."""
+
+_CACHE = 16  # selections whose location vectors / element aggregates stay in memory
+
+
+class QueryError(ValueError):
+    """A query the viewer refuses (a bad or out-of-range id, a page too large): a 4xx answer.
+
+    Example
+    -------
+    >>> QueryError("no metric 99", status=404).status
+    404
+    """
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.status = status
+
+
+class ReportChanged(QueryError):
+    """The report file was changed or removed after the viewer opened it (409 Conflict).
+
+    Example
+    -------
+    >>> ReportChanged("gone").status
+    409
+    """
+
+    def __init__(self, message: str):
+        super().__init__(message, status=409)
+
+
+def parse_int(query: dict[str, str], key: str, low: int, high: int, default: int | None = None) -> int:
+    """The integer ``query[key]`` if it lies in ``[low, high)``, else a :class:`QueryError`.
+
+    Only plain decimal digits with an optional minus sign are taken (no ``1e9``, ``0x10``,
+    spaces or 300-digit numbers).
+
+    Example
+    -------
+    >>> parse_int({"cnode": "3"}, "cnode", 0, 10)
+    3
+    >>> parse_int({"cnode": "99"}, "cnode", 0, 10)
+    Traceback (most recent call last):
+    ...
+    cubescale.viewer.model.QueryError: cnode=99 is out of range [0, 10)
+    """
+    text = query.get(key)
+    if text is None:
+        if default is None:
+            raise QueryError(f"missing query parameter {key!r}")
+        return default
+    body = text[1:] if text.startswith("-") else text
+    if not body or len(body) > 19 or not (body.isascii() and body.isdigit()):
+        raise QueryError(f"{key} must be an integer, not {text[:40]!r}")
+    value = int(text)
+    if not low <= value < high:
+        raise QueryError(f"{key}={value} is out of range [{low}, {high})")
+    return value
+
+
+def _flag(query: dict[str, str], key: str) -> bool:
+    text = query.get(key, "0")
+    if text not in ("0", "1", "true", "false"):
+        raise QueryError(f"{key} must be 0 or 1, not {text[:40]!r}")
+    return text in ("1", "true")
+
+
+def _number(x: float) -> float | None:
+    """A JSON number; NaN / infinities (no value: a derived metric Cube cannot compute,
+    an element without locations under a MIN metric) become null."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _signature(path: str) -> tuple[int, int, int]:
+    st = os.stat(path)
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+class Explorer:
+    """One open report and the answers to the viewer's queries.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> ex = Explorer(cubescale.examples.report_path())
+    >>> ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})["children"][0]["class"]
+    'machine'
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        self._signature = _signature(self.path)
+        self.report: Report = open_report(self.path)
+        self._tree = self.report.system
+        # element -> location (column), -1 for machines, nodes, processes: one NumPy scatter
+        self._location_of_element = np.full(len(self._tree), -1, dtype=np.int64)
+        elements = np.asarray(self.report._core.location_elements(), dtype=np.int64)
+        self._location_of_element[elements] = np.arange(len(elements))
+        self._element_of_location = elements
+        self._call_roots = np.flatnonzero(self.report.cnode_parents < 0).tolist()
+        self._calls: OrderedDict[tuple, tuple[np.ndarray, np.ndarray, float]] = OrderedDict()
+        self._ancestors: dict[int, np.ndarray] = {}
+        self._children_cache: OrderedDict[int, list[int]] = OrderedDict()
+        self._systems: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._aggregates: OrderedDict[tuple, np.ndarray] = OrderedDict()
+        self._ranges: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
+        self._cnode_children: list[list[int]] | None = None
+        self._topologies: list[dict[str, Any]] | None = None
+
+    # ---- guards
+
+    def check_file(self) -> None:
+        """Raises :class:`ReportChanged` if the file was changed or removed since it was opened
+        (values are read lazily, so a changed file would mix two reports).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> Explorer(cubescale.examples.report_path()).check_file()
+        """
+        try:
+            now = _signature(self.path)
+        except OSError as e:
+            raise ReportChanged(f"the report {self.path} can no longer be read ({e.strerror}): "
+                                "restart `cubescale view` to look at it again") from None
+        if now != self._signature:
+            raise ReportChanged(f"the report {self.path} was changed after the viewer opened it: "
+                                "restart `cubescale view` to see the new one")
+
+    def _metric(self, query: dict[str, str]) -> Metric:
+        return self.report.metrics[parse_int(query, "metric", 0, len(self.report.metrics))]
+
+    # ---- metric pane
+
+    def report_summary(self) -> dict[str, Any]:
+        """The report's definitions and its metric pane: every metric with its collapsed
+        (``inclusive``) and expanded (``exclusive``) value from :meth:`Report.metric_totals`.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> s = Explorer(cubescale.examples.report_path()).report_summary()
+        >>> s["shape"], s["metrics"][1]["unit"]
+        ([21, 20], 'sec')
+        """
+        r = self.report
+        inclusive, exclusive = r.metric_totals(inclusive=True), r.metric_totals(inclusive=False)
+        metrics = [{
+            "index": m.index, "name": m.name, "display_name": m.display_name or m.name, "unit": m.unit,
+            "dtype": m.dtype, "kind": m.kind, "description": m.description, "url": m.url,
+            "expression": m.expression, "parent": m.parent, "children": list(m.children),
+            "inclusive": _number(inclusive[m.index]), "exclusive": _number(exclusive[m.index]),
+        } for m in r.metrics]
+        topologies = [{"name": t["name"], "dims": t["dims"]} for t in self._cartesian()]
+        return {"file": os.path.basename(self.path), "path": self.path, "version": r.version,
+                "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics, "topologies": topologies}
+
+    # ---- call pane
+
+    def _children_of_cnodes(self) -> list[list[int]]:
+        if self._cnode_children is None:
+            self._cnode_children = [list(c.children) for c in self.report.cnodes]
+        return self._cnode_children
+
+    def call_children(self, query: dict[str, str]) -> dict[str, Any]:
+        """The call paths under ``parent`` (-1: the roots), a page of them, with the selected
+        metric's collapsed (``inclusive``) and expanded (``exclusive``) values from
+        :meth:`Report.panes` and the pane's root total (``total``) for percentages.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> page = ex.call_children({"metric": "0", "parent": "0"})
+        >>> [(c["name"], c["inclusive"]) for c in page["children"]]
+        [('<module>', 936.0), ('Team._work', 2432.0)]
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnodes = self.report.cnodes
+        parent = parse_int(query, "parent", -1, len(cnodes))
+        ids = self._call_roots if parent < 0 else self._children_of_cnodes()[parent]
+        offset, limit = self._page(query, len(ids))
+        inclusive, exclusive, total = self._call_pane(m, expanded)
+        children = [{
+            "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
+            "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
+        } for c in ids[offset:offset + limit]]
+        return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
+                "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
+
+    def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
+        """Cube's call pane for a metric selection (``Report.panes``) and its root total
+        (the metric pane's value of the selected metric), kept for the next pages."""
+        key = (m.index, expanded)
+        if key not in self._calls:
+            panes = self.report.panes(m, cnode=self._call_roots[0], metric_expanded=expanded)
+            total = (panes.metric_exclusive if expanded else panes.metric_inclusive)[m.index]
+            _remember(self._calls, key, (panes.call_inclusive, panes.call_exclusive, float(total)))
+        self._calls.move_to_end(key)
+        return self._calls[key]
+
+    def cnode_details(self, query: dict[str, str]) -> dict[str, Any]:
+        """A call path's region (name, file, lines, description, URL), parameters and its
+        path from the root (the breadcrumb).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> d = Explorer(cubescale.examples.report_path()).cnode_details({"cnode": "1"})
+        >>> [p["name"] for p in d["path"]]
+        ['stencil.py', '<module>']
+        """
+        cnodes = self.report.cnodes
+        c = cnodes[parse_int(query, "cnode", 0, len(cnodes))]
+        path, walk = [], c
+        while True:
+            path.append({"index": walk.index, "name": walk.region.name})
+            if walk.parent is None:
+                break
+            walk = cnodes[walk.parent]
+        region = c.region
+        return {"index": c.index, "id": c.id, "path": path[::-1],
+                "parameters": self.report.cnode_parameters(c.index),
+                "region": {"name": region.name, "mangled_name": region.mangled_name, "module": region.module,
+                           "begin": region.begin, "end": region.end, "paradigm": region.paradigm,
+                           "role": region.role, "description": region.description, "url": region.url}}
+
+    def search(self, query: dict[str, str]) -> dict[str, Any]:
+        """Call paths whose region name contains ``q`` (case-insensitive, 1..200 characters),
+        the first ``limit`` (<= 1000, default 50) in call-tree order, each with its path from
+        the root, and how many matched in all.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> found = Explorer(cubescale.examples.report_path()).search({"q": "MAIN"})
+        >>> found["count"], [p["name"] for p in found["matches"][0]["path"]]
+        (1, ['stencil.py', '<module>', 'main'])
+        """
+        text = query.get("q", "")
+        if not 0 < len(text) <= 200:
+            raise QueryError("q must have 1 to 200 characters")
+        limit = parse_int(query, "limit", 1, MAX_PAGE + 1, default=50)
+        needle = text.casefold()
+        regions = [r.index for r in self.report.regions if needle in r.name.casefold()]
+        hits = np.flatnonzero(np.isin(self.report._core.cnode_regions(), regions))
+        matches = [{"index": int(c), "path": self.cnode_details({"cnode": str(int(c))})["path"]}
+                   for c in hits[:limit]]
+        return {"q": text, "count": len(hits), "matches": matches}
+
+    # ---- system pane
+
+    def _system_vector(self, m: Metric, expanded: bool, cnode: int, cnode_expanded: bool) -> np.ndarray:
+        """Cube's system pane for the selection, per location (``Report.panes(...).system``),
+        followed by one 0 (so that ``ufunc.reduceat`` may take the end of every range)."""
+        key = (m.index, expanded, cnode, cnode_expanded)
+        if key not in self._systems:
+            panes = self.report.panes(m, cnode=cnode, metric_expanded=expanded, cnode_expanded=cnode_expanded)
+            _remember(self._systems, key, np.append(np.asarray(panes.system, dtype=float), 0.0))
+        self._systems.move_to_end(key)
+        return self._systems[key]
+
+    def _ranges_at(self, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Locations are in system-tree order, so the locations below an element are one range:
+        per element at ``depth`` its run (or -1), and the runs' starts (plus the end). None if
+        some element's locations are not one range (then ``_collapsed`` takes over)."""
+        if depth not in self._ranges:
+            owner = self._ancestors_at(depth)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(owner)) + 1, [len(owner)]))
+            run_element = owner[starts[:-1]]
+            ranges = None
+            if np.bincount(run_element, minlength=len(self._tree)).max(initial=0) <= 1:  # each element: one run
+                run_of = np.full(len(self._tree), -1, dtype=np.int64)
+                run_of[run_element] = np.arange(len(run_element))
+                ranges = (run_of, starts)
+            self._ranges[depth] = ranges
+        return self._ranges[depth]
+
+    def _page_collapsed(self, key: tuple, padded: np.ndarray, dtype: str, depth: int, page: list[int]) -> np.ndarray:
+        """The collapsed values of a page of elements at ``depth``: each element's range of
+        locations combined as the metric combines (sum; min / max for MINDOUBLE / MAXDOUBLE),
+        reading only the page's locations (one ``ufunc.reduceat``)."""
+        ranges = self._ranges_at(depth)
+        if ranges is None:
+            return self._collapsed(key, padded[:-1], dtype, depth)[page]
+        run_of, starts = ranges
+        run = run_of[np.asarray(page, dtype=np.int64)]
+        lo = np.where(run >= 0, starts[np.maximum(run, 0)], 0)
+        hi = np.where(run >= 0, starts[np.maximum(run, 0) + 1], 0)
+        bounds = np.empty(2 * len(page), dtype=np.int64)
+        bounds[0::2], bounds[1::2] = lo, hi
+        ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+        out = ufunc.reduceat(padded, bounds)[0::2] if len(page) else np.zeros(0)
+        out[hi <= lo] = 0.0 if ufunc is np.add else np.nan  # no locations below
+        return out
+
+    def _ancestors_at(self, depth: int) -> np.ndarray:
+        if depth not in self._ancestors:
+            self._ancestors[depth] = np.asarray(self.report._core.location_ancestors(depth), dtype=np.int64)
+        return self._ancestors[depth]
+
+    def _collapsed(self, key: tuple, values: np.ndarray, dtype: str, depth: int) -> np.ndarray:
+        """Per system-tree element at ``depth``: the locations below it combined as the
+        metric combines, for trees whose elements' locations are not one range each.
+        One NumPy pass over all locations, cached."""
+        full = key + (depth,)
+        if full not in self._aggregates:
+            owner = self._ancestors_at(depth)
+            if dtype == "MINDOUBLE":
+                out = np.full(len(self._tree), np.inf)
+                np.minimum.at(out, owner, values)
+            elif dtype == "MAXDOUBLE":
+                out = np.full(len(self._tree), -np.inf)
+                np.maximum.at(out, owner, values)
+            else:
+                out = np.bincount(owner, weights=values, minlength=len(self._tree))
+            _remember(self._aggregates, full, out)
+        self._aggregates.move_to_end(full)
+        return self._aggregates[full]
+
+    def _element_children(self, element: int) -> list[int]:
+        if element not in self._children_cache:
+            _remember(self._children_cache, element, self._tree.children(element), keep=64)
+        return self._children_cache[element]
+
+    def system_children(self, query: dict[str, str]) -> dict[str, Any]:
+        """A page of the system-tree elements under ``parent`` (-1: the root) with the selected
+        metric at the selected call path: ``inclusive`` (collapsed: over the element's
+        locations) and ``exclusive`` (expanded: its own value, which only a location has).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> page = ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})
+        >>> page["count"], page["children"][0]["inclusive"], page["total"]
+        (1, 3372.0, 3372.0)
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
+        cnode_expanded = _flag(query, "cnode_expanded")
+        parent = parse_int(query, "parent", -1, len(self._tree))
+        ids = [0] if parent < 0 else self._element_children(parent)
+        offset, limit = self._page(query, len(ids))
+        padded = self._system_vector(m, expanded, cnode, cnode_expanded)
+        values = padded[:-1]
+        key = (m.index, expanded, cnode, cnode_expanded)
+        page = ids[offset:offset + limit]
+        depth = 0 if parent < 0 else self._tree._core.depth(parent) + 1
+        collapsed = self._page_collapsed(key, padded, m.dtype, depth, page)
+        children = []
+        for e, inclusive in zip(page, collapsed.tolist()):  # one page (<= MAX_PAGE elements): labels, not data
+            location = self._location_index(e)
+            children.append({
+                "index": e, "name": self._tree.name(e), "class": self._tree.class_name(e),
+                "kind": self._tree.kind(e), "has_children": bool(self._tree._core.children(e)) if location is None
+                else False, "location": location,
+                "inclusive": _number(inclusive),
+                "exclusive": _number(values[location]) if location is not None else 0.0,
+            })
+        combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(m.dtype, np.sum)
+        total = combine(values) if len(values) else 0.0  # the root collapsed: every location
+        return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
+                "total": _number(total)}
+
+    def distribution(self, query: dict[str, str]) -> dict[str, Any]:
+        """The selection's values over all locations (Cube's system pane as a distribution):
+        min, mean, max, the locations holding the min and max, and a histogram of ``bins``
+        (1..200, default 20) equal bins, from one NumPy pass over ``Report.panes(...).system``.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4"})
+        >>> d["min"], d["max"], d["counts"]
+        (152.0, 250.0, [16, 0, 2, 2])
+        """
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
+        cnode_expanded = _flag(query, "cnode_expanded")
+        bins = parse_int(query, "bins", 1, 201, default=20)
+        values = self._system_vector(m, expanded, cnode, cnode_expanded)[:-1]
+        finite = values[np.isfinite(values)]
+        if not len(finite):
+            return {"locations": len(values), "min": None, "mean": None, "max": None, "counts": [], "edges": []}
+        counts, edges = np.histogram(finite, bins=bins)
+        low, high = int(np.nanargmin(values)), int(np.nanargmax(values))
+
+        def where(location: int) -> dict[str, Any]:
+            element = int(self._element_of_location[location])
+            group = self._tree.parent(element)
+            return {"location": location, "name": self._tree.name(element),
+                    "process": self._tree.name(group) if group is not None else ""}
+
+        return {"locations": len(values), "min": _number(finite.min()), "mean": _number(finite.mean()),
+                "max": _number(finite.max()), "min_at": where(low), "max_at": where(high),
+                "counts": counts.tolist(), "edges": [float(e) for e in edges]}
+
+    # ---- topology pane
+
+    def _cartesian(self) -> list[dict[str, Any]]:
+        """The report's Cartesian topologies (``<cart>``), parsed once: dims and, per
+        coordinate of a location (``<coord locId>``), its grid cell and location index."""
+        if self._topologies is None:
+            self._topologies = []
+            text = self.report._core.topologies_xml
+            if "<cart" in text:
+                ids = np.asarray(self.report._core.location_file_ids(), dtype=np.int64)
+                order = np.argsort(ids)
+                try:
+                    carts = list(ElementTree.fromstring(f"<topologies>{text}</topologies>").iter("cart"))
+                except ElementTree.ParseError:
+                    carts = []  # the rest of the report is still worth showing
+                for cart in carts:
+                    try:
+                        self._topologies.append(_cart(cart, ids, order))
+                    except ValueError:  # a size or coordinate that is no integer: that topology is left out
+                        continue
+        return self._topologies
+
+    def topology(self, query: dict[str, str]) -> dict[str, Any]:
+        """The selection on Cartesian topology ``topology``: per grid cell (C order) the
+        locations mapped to it combined as the metric combines (null: no location). Grids
+        of at most 262,144 cells (a 512 x 512 heatmap).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())   # the demo's report has no topology
+        >>> try:
+        ...     ex.topology({"metric": "0", "cnode": "0", "topology": "0"})
+        ... except QueryError as e:
+        ...     e.status, str(e)
+        (404, 'the report has no Cartesian topology')
+
+        On a report with one (Score-P's ``call_tree_test.cubex``: 1 x 1 process x thread grid)
+        the answer is ``{"name": "Process x Thread", "dims": [{"size": 1, ...}, ...], "values":
+        [72.0], ...}``.
+        """
+        carts = self._cartesian()
+        t = carts[parse_int(query, "topology", 0, max(len(carts), 1))] if carts else None
+        if t is None:
+            raise QueryError("the report has no Cartesian topology", status=404)
+        m = self._metric(query)
+        cells = int(np.prod([d["size"] for d in t["dims"]]))
+        if cells > 1 << 18:
+            raise QueryError(f"topology {t['name']!r} has {cells} cells; at most {1 << 18} are shown", status=422)
+        values = self._system_vector(m, _flag(query, "metric_expanded"), parse_int(query, "cnode", 0, self.report.shape[0]),
+                                     _flag(query, "cnode_expanded"))[:-1]
+        ufunc = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
+        grid = np.full(cells, np.nan)
+        hit = np.zeros(cells, dtype=bool)
+        hit[t["cells"]] = True
+        grid[hit] = 0.0 if ufunc is np.add else np.nan
+        ufunc.at(grid, t["cells"], values[t["locations"]])
+        return {"name": t["name"], "dims": t["dims"], "values": [_number(v) for v in grid.tolist()]}
+
+    def _location_index(self, element: int) -> int | None:
+        """The location (column) an element is, None for machines, nodes and processes."""
+        location = int(self._location_of_element[element])
+        return None if location < 0 else location
+
+    def _page(self, query: dict[str, str], count: int) -> tuple[int, int]:
+        offset = parse_int(query, "offset", 0, max(count, 1), default=0)
+        limit = parse_int(query, "limit", 1, MAX_PAGE + 1, default=200)
+        return offset, limit
+
+
+def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray) -> dict[str, Any]:
+    """One ``<cart>``: its dims and, per ``<coord locId>`` naming a location, its grid cell
+    (C order) and location index. Coordinates outside the grid or of unknown locations are
+    left out (as Cube leaves them out)."""
+    sizes = [max(int(d.get("size", "0")), 0) for d in cart.iter("dim")]
+    dims = [{"name": d.get("name", ""), "size": n, "periodic": d.get("periodic") == "true"}
+            for d, n in zip(cart.iter("dim"), sizes)]
+    cells, locations = [], []
+    for coord in cart.iter("coord"):
+        loc_id = coord.get("locId")
+        point = [int(x) for x in (coord.text or "").split()]
+        if loc_id is None or len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
+            continue
+        at = int(np.searchsorted(ids, int(loc_id), sorter=order))
+        if at < len(ids) and ids[order[at]] == int(loc_id):
+            cells.append(int(np.ravel_multi_index(point, sizes)))
+            locations.append(int(order[at]))
+    return {"name": cart.get("name", ""), "dims": dims, "cells": np.asarray(cells, dtype=np.int64),
+            "locations": np.asarray(locations, dtype=np.int64)}
+
+
+def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:
+    cache[key] = value
+    while len(cache) > keep:
+        cache.popitem(last=False)

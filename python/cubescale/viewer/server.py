@@ -1,0 +1,223 @@
+"""The viewer's local web server (aiohttp): the page's static files and a JSON API over one report.
+
+Safety, as Jupyter does it: the server binds 127.0.0.1 unless told otherwise, and every
+request needs a random token (``secrets.token_urlsafe``), given once in the printed URL
+(``?token=``) and then kept in a cookie for the page's own requests. Only the files of
+``static/`` are served (by name from a fixed list: no path reaches the file system). Every
+refused or malformed query is answered with a 4xx JSON ``{"error": ...}``, and an unexpected
+error with a 500 JSON answer: a query never ends the server. The report is opened once;
+before each query the file is checked, so a report changed or removed under the server gives
+a 409 that the page shows.
+
+API (all ``GET``, all JSON):
+
+``/api/report``
+    definitions and the metric pane (every metric collapsed and expanded)
+``/api/calltree?metric=M&metric_expanded=0|1&parent=C&offset=&limit=``
+    a page of the children of call path C (-1: the roots) with the selected metric
+``/api/system?metric=M&metric_expanded=&cnode=C&cnode_expanded=&parent=E&offset=&limit=``
+    a page of the children of system-tree element E (-1: the root) for the selection
+``/api/cnode?cnode=C``
+    region details and the call path from the root
+``/api/distribution?metric=M&metric_expanded=&cnode=C&cnode_expanded=&bins=B``
+    the selection over all locations: min, mean, max (and where), a histogram
+``/api/search?q=TEXT&limit=``
+    call paths whose region name contains TEXT, with their paths from the root
+``/api/topology?topology=T&metric=M&metric_expanded=&cnode=C&cnode_expanded=``
+    the selection on Cartesian topology T: one value per grid cell
+
+Example
+-------
+>>> import cubescale
+>>> app = make_app(cubescale.examples.report_path(), token="secret")
+>>> sorted({r.resource.canonical for r in app.router.routes()})  # doctest: +NORMALIZE_WHITESPACE
+['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/search', '/api/system',
+ '/api/topology', '/static/{name}']
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import sys
+import webbrowser
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from typing import Any
+
+from ..errors import FormatError
+from .model import Explorer, QueryError
+
+try:
+    from aiohttp import web
+except ImportError as e:  # pragma: no cover - depends on the installation
+    raise ImportError("cubescale view needs aiohttp: pip install 'cubescale[view]'") from e
+
+__all__ = ["make_app", "serve"]
+
+_log = logging.getLogger("cubescale.viewer")
+
+STATIC_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
+"""The only files served: those of ``static/`` with these suffixes, looked up by exact name."""
+
+_EXPLORER = web.AppKey("explorer", Explorer)
+_CONFIG = web.AppKey("config", dict)
+
+_SECURITY_HEADERS = {
+    # Everything the page loads comes from this server; no frames, no referrer (the URL has the token).
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+def _static_files() -> dict[str, bytes]:
+    """The page's files, read once from the package (works from a wheel, a zip or a checkout)."""
+    folder = resources.files("cubescale.viewer") / "static"
+    return {f.name: f.read_bytes() for f in folder.iterdir()
+            if f.is_file() and os.path.splitext(f.name)[1] in STATIC_TYPES}
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message, "status": status}, status=status, headers=_SECURITY_HEADERS)
+
+
+@web.middleware
+async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
+    """Token check, JSON errors for everything refused, and nothing that escapes to kill the server."""
+    config = request.app[_CONFIG]
+    given = request.query.get("token") or request.cookies.get(config["cookie"], "")
+    # The page's own files hold no data: served without the token, so that the page also loads
+    # inside a notebook's iframe, where the browser may withhold the cookie (another site).
+    public = request.path.startswith("/static/") and request.method in ("GET", "HEAD")
+    if not public and not secrets.compare_digest(given.encode(), config["token"].encode()):
+        return _error(403, "missing or wrong token: open the URL that `cubescale view` printed")
+    try:
+        response = await handler(request)
+    except QueryError as e:
+        return _error(e.status, str(e))
+    except FormatError as e:  # the report's content, read lazily, is broken
+        return _error(422, str(e))
+    except web.HTTPException as e:  # unknown path, wrong method ...
+        return _error(e.status, e.reason)
+    except (ValueError, KeyError, IndexError, OverflowError) as e:  # e.g. a derived metric Cube cannot compute
+        return _error(422, str(e.args[0]) if e.args else type(e).__name__)
+    except Exception:  # noqa: BLE001 - the server must stay up; the traceback goes to the log
+        _log.exception("query %s failed", request.path_qs[:200])
+        return _error(500, "internal error (see the server's log)")
+    if request.query.get("token"):  # the first visit: the page's own requests then carry the cookie
+        response.set_cookie(config["cookie"], config["token"], httponly=True, samesite="Strict", path="/")
+    response.headers.update(_SECURITY_HEADERS)
+    if config["embeddable"]:  # show(): inside a notebook, whose origin is not known here
+        response.headers["Content-Security-Policy"] = "default-src 'self'; img-src 'self' data:"
+    return response
+
+
+def _api(method: Callable[[Explorer, dict[str, str]], dict[str, Any]]):
+    async def handler(request: web.Request) -> web.Response:
+        explorer = request.app[_EXPLORER]
+        explorer.check_file()
+        body = json.dumps(method(explorer, dict(request.query)), allow_nan=False, separators=(",", ":"))
+        return web.Response(text=body, content_type="application/json")
+    return handler
+
+
+def make_app(path: str | os.PathLike, token: str | None = None, embeddable: bool = False) -> web.Application:
+    """The aiohttp application for one report (opened now: a bad file fails here, not later).
+    ``embeddable`` lets other sites frame the page (a notebook's iframe); the token still guards
+    every query.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> app = make_app(cubescale.examples.report_path(), token="t")
+    >>> app[_CONFIG]["token"]
+    't'
+    """
+    explorer = Explorer(path)
+    files = _static_files()
+    app = web.Application(middlewares=[_guard], client_max_size=4096)
+    app[_EXPLORER] = explorer
+    app[_CONFIG] = {"token": token or secrets.token_urlsafe(32), "cookie": "cubescale_token",
+                    "embeddable": embeddable}
+
+    async def index(request: web.Request) -> web.Response:
+        return web.Response(body=files["index.html"], content_type="text/html")
+
+    async def static(request: web.Request) -> web.Response:
+        name = request.match_info["name"]
+        if name not in files:  # exact names only: "../x", "%2e%2e", absolute paths never match
+            raise QueryError(f"no static file {name[:60]!r}", status=404)
+        return web.Response(body=files[name], content_type=STATIC_TYPES[os.path.splitext(name)[1]])
+
+    app.router.add_get("/", index)
+    app.router.add_get("/static/{name}", static)
+    app.router.add_get("/api/report", _api(lambda ex, q: ex.report_summary()))
+    app.router.add_get("/api/calltree", _api(Explorer.call_children))
+    app.router.add_get("/api/system", _api(Explorer.system_children))
+    app.router.add_get("/api/cnode", _api(Explorer.cnode_details))
+    app.router.add_get("/api/distribution", _api(Explorer.distribution))
+    app.router.add_get("/api/search", _api(Explorer.search))
+    app.router.add_get("/api/topology", _api(Explorer.topology))
+    return app
+
+
+def _url(host: str, port: int, token: str) -> str:
+    try:
+        bracket = ipaddress.ip_address(host).version == 6
+    except ValueError:
+        bracket = False
+    return f"http://{'[' + host + ']' if bracket else host}:{port}/?token={token}"
+
+
+def serve(path: str | os.PathLike, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
+          token: str | None = None) -> None:
+    """Serve the explorer for the report at ``path`` until Ctrl-C (port 0: a free one).
+    Prints the URL with its token when the server is ready, then opens a browser on it.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> callable(serve)   # serve(cubescale.examples.report_path()) runs until Ctrl-C
+    True
+    """
+    app = make_app(path, token)
+    try:
+        asyncio.run(_run(app, host, port, open_browser))
+    except KeyboardInterrupt:
+        print("cubescale view: stopped", file=sys.stderr)
+
+
+async def _run(app: web.Application, host: str, port: int, open_browser: bool) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, host, port)
+        await site.start()
+        bound = runner.addresses[0][1]
+        config = app[_CONFIG]
+        config["cookie"] = f"cubescale_token_{bound}"  # cookies ignore ports: one name per server
+        url = _url(host, bound, config["token"])
+        name = os.path.basename(app[_EXPLORER].path)
+        print(f"cubescale view: serving {name} at\n    {url}\n(Ctrl-C to stop)", flush=True)
+        if not ipaddress.ip_address(host).is_loopback if _is_ip(host) else host != "localhost":
+            print("cubescale view: warning: not bound to loopback; anyone who has the URL can read the report",
+                  file=sys.stderr, flush=True)
+        if open_browser:
+            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+        await asyncio.Event().wait()  # until Ctrl-C cancels this task
+    finally:
+        await runner.cleanup()
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        return False

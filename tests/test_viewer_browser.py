@@ -1,0 +1,301 @@
+"""The viewer's page in a real browser (Debian's chromium driven by Playwright): click metric ->
+call path -> process, expand and collapse, and check every number the page shows against
+Report.panes for the same selection; a report removed under the server shows an error."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+import cubescale
+
+pytest.importorskip("aiohttp")
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = "/usr/bin/chromium"
+if not os.path.exists(CHROMIUM):
+    pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
+
+from viewer_process import running_viewer  # noqa: E402
+
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                           "shared", "data")), "cubex")
+TIMEOUT = 15_000  # ms for any one element to appear
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 850})
+    p = context.new_page()
+    errors: list[str] = []
+    p.on("pageerror", lambda e: errors.append(str(e)))
+    yield p
+    context.close()
+    assert not errors, errors
+
+
+def _open(page, url):
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=TIMEOUT)
+
+
+def _row(page, pane, index):
+    return page.locator(f"#{pane}-tree .row[data-index='{index}']")
+
+
+def _value(page, pane, index) -> float:
+    row = _row(page, pane, index)
+    row.wait_for(timeout=TIMEOUT)
+    return float(row.get_attribute("data-value"))
+
+
+def _shown(page, pane, index) -> str:
+    return _row(page, pane, index).locator(".value").inner_text()
+
+
+def _close(a, b):
+    return bool(np.isclose(a, b, rtol=1e-12, atol=1e-9))
+
+
+def _wait_value(page, pane, index, want):
+    """Waits until the row shows ``want`` (the page fetches after a click) and returns it."""
+    page.wait_for_function(
+        "([sel, want]) => { const r = document.querySelector(sel);"
+        " return r && Math.abs(Number(r.dataset.value) - want) <= 1e-9 + 1e-12 * Math.abs(want); }",
+        arg=[f"#{pane}-tree .row[data-index='{index}']", float(want)], timeout=TIMEOUT)
+    return _value(page, pane, index)
+
+
+def _text_matches(text: str, value: float) -> bool:
+    """The formatted text (1,234.567 / 1.234e+9) stands for the value to its shown precision."""
+    number = float(text.replace(",", ""))
+    return bool(np.isclose(number, value, rtol=2e-3, atol=1e-3 if abs(value) >= 1e-3 else 0))
+
+
+def _expand_to_first_location(page):
+    """Expands the system tree along its first children down to the first location."""
+    element = 0
+    while True:
+        row = _row(page, "system", element)
+        if row.get_attribute("data-location") is not None:
+            return
+        if row.get_attribute("data-state") == "collapsed":
+            row.locator(".toggle").click()
+            page.wait_for_selector(f"#system-tree .row[data-index='{element}'][data-state='expanded']",
+                                   timeout=TIMEOUT)
+        element = int(page.locator(f"#system-tree .row[data-index='{element}'] + .row").get_attribute("data-index"))
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "bt-mz.B.8x4.remapped.cubex"])
+def test_click_metric_call_path_process_and_check_numbers(page, name):
+    path = os.path.join(DATA, name)
+    report = cubescale.open(path)
+    time_metric = report.metric("time").index
+    totals = report.metric_totals(inclusive=True)
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        # metric pane: every root metric collapsed shows its stored total
+        for m in report.metrics:
+            if m.parent is None:
+                assert _close(_value(page, "metric", m.index), totals[m.index]), m.name
+                assert _text_matches(_shown(page, "metric", m.index), totals[m.index]), m.name
+        # select time: the call tree shows it per call path, collapsed = inclusive
+        _row(page, "metric", time_metric).click()
+        p = report.panes(time_metric, cnode=root)
+        assert _close(_wait_value(page, "call", root, p.call_inclusive[root]), p.call_inclusive[root])
+        # expand the root call path: it shows its exclusive value, its children their inclusive ones
+        _row(page, "call", root).locator(".toggle").click()
+        child = max(report.cnodes[root].children, key=lambda c: p.call_inclusive[c])
+        assert _close(_wait_value(page, "call", root, p.call_exclusive[root]), p.call_exclusive[root])
+        for c in report.cnodes[root].children:
+            assert _close(_value(page, "call", c), p.call_inclusive[c])
+            assert _text_matches(_shown(page, "call", c), p.call_inclusive[c])
+        # select the heaviest child: breadcrumb and region details follow, the system pane is conditioned
+        _row(page, "call", child).click()
+        page.wait_for_function("n => document.querySelectorAll('#breadcrumb a').length === n", arg=2,
+                               timeout=TIMEOUT)
+        names = page.locator("#breadcrumb a").all_inner_texts()
+        assert names == [report.cnodes[root].region.name, report.cnodes[child].region.name]
+        assert report.cnodes[child].region.name in page.locator("#region-details").inner_text()
+        system = report.panes(time_metric, cnode=child).system
+        assert _close(_wait_value(page, "system", 0, system.sum()), system.sum())
+        # the distribution over all locations: min, mean, max
+        page.wait_for_function("want => Math.abs(Number(document.getElementById('distribution').dataset.max)"
+                               " - want) <= 1e-9", arg=float(system.max()), timeout=TIMEOUT)
+        shown = page.locator("#distribution").evaluate("e => [e.dataset.min, e.dataset.mean, e.dataset.max]")
+        assert np.allclose([float(x) for x in shown], [system.min(), system.mean(), system.max()], rtol=1e-12)
+        # down to the threads: every shown process and thread against the pane's locations
+        _expand_to_first_location(page)
+        threads = page.locator("#system-tree .row[data-location]")
+        assert threads.count() >= 1
+        for i in range(threads.count()):
+            loc = int(threads.nth(i).get_attribute("data-location"))
+            assert _close(float(threads.nth(i).get_attribute("data-value")), system[loc])
+        # expand the selected call path: the system pane shows it without its callees
+        if report.cnodes[child].children:
+            _row(page, "call", child).locator(".toggle").click()
+            own = report.panes(time_metric, cnode=child, cnode_expanded=True).system
+            loc = int(threads.first.get_attribute("data-location"))
+            element = int(threads.first.get_attribute("data-index"))
+            assert _close(_wait_value(page, "system", element, own[loc]), own[loc])
+        # percent of root: the call tree's root collapsed is 100 %
+        _row(page, "call", root).locator(".toggle").click()  # collapse again
+        _wait_value(page, "call", root, p.call_inclusive[root])
+        page.select_option("#mode", "root")
+        assert _shown(page, "call", root) == "100.00 %"
+        # percent of the selection: the selected call path is 100 %, the others relative to it
+        page.select_option("#mode", "selection")
+        chosen = p.call_exclusive[child] if report.cnodes[child].children else p.call_inclusive[child]
+        assert _shown(page, "call", root) == f"{100 * p.call_inclusive[root] / chosen:.2f} %"
+        _row(page, "call", root).locator(".toggle").click()  # open again: the selection is 100 %
+        assert _row(page, "call", child).locator(".value").inner_text(timeout=TIMEOUT) == "100.00 %"
+        page.select_option("#mode", "absolute")
+
+
+EVERY_REPORT = sorted(f for f in os.listdir(DATA) if f.endswith(".cubex")) if os.path.isdir(DATA) else []
+
+
+@pytest.mark.parametrize("name", EVERY_REPORT)
+def test_every_shared_report_opens_with_its_panes(page, name):
+    """Score-P, Scalasca remapped, CubeLib, ZCUBEX, big-endian, bad checksums, every data type:
+    the page opens, shows no error, and its first panes are Report.panes' numbers."""
+    path = os.path.join(DATA, name)
+    report = cubescale.open(path)
+    totals = report.metric_totals()
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        assert page.locator("#error").is_hidden()
+        for m in report.metrics:
+            if m.parent is None and np.isfinite(totals[m.index]):
+                assert _close(_value(page, "metric", m.index), totals[m.index]), m.name
+        selected = int(page.locator("#metric-tree .row.selected").get_attribute("data-index"))
+        root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+        p = report.panes(selected, cnode=root)
+        assert _close(_value(page, "call", root), p.call_inclusive[root])
+        combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(report.metrics[selected].dtype, np.sum)
+        assert _close(_wait_value(page, "system", 0, combine(p.system)), combine(p.system))
+
+
+def test_expanded_metric_conditions_the_call_tree(page):
+    """Scalasca's time = execution + idle threads: expanded, time shows (and selects) the remainder."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex")
+    report = cubescale.open(path)
+    time_metric = report.metric("time")
+    assert time_metric.children
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _row(page, "metric", time_metric.index).click()
+        stored = report.metric_totals(inclusive=True)[time_metric.index]
+        assert _close(_value(page, "metric", time_metric.index), stored)
+        _row(page, "metric", time_metric.index).locator(".toggle").click()
+        p = report.panes(time_metric, cnode=root, metric_expanded=True)
+        assert _close(_wait_value(page, "metric", time_metric.index, p.metric_exclusive[time_metric.index]),
+                      report.metric_totals(inclusive=False)[time_metric.index])
+        for c in time_metric.children:  # children collapsed: their stored totals
+            assert _close(_value(page, "metric", c), report.metric_totals(inclusive=True)[c])
+        assert _close(_wait_value(page, "call", root, p.call_inclusive[root]), p.call_inclusive[root])
+        # an expanded metric's remainder is rounding noise here: shown as 0, not -4e-14
+        assert _shown(page, "call", root) == "0"
+        # select the child "execution": the call tree follows it
+        execution = report.metric("execution").index
+        _row(page, "metric", execution).click()
+        q = report.panes(execution, cnode=root)
+        assert _close(_wait_value(page, "call", root, q.call_inclusive[root]), q.call_inclusive[root])
+        assert report.metrics[execution].description.split()[0] in page.locator("#metric-details").inner_text()
+
+
+def test_search_reveals_and_selects_a_call_path(page):
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    target = next(c for c in report.cnodes if c.region.name == "z_solve_")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "z_sol")
+        page.press("#search", "Enter")
+        page.locator(f"#search-results .hit[data-index='{target.index}']").click()
+        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target.index}']", timeout=TIMEOUT)
+        page.wait_for_function("n => document.querySelectorAll('#breadcrumb a').length === n",
+                               arg=len(page.locator(f"#search-results .hit[data-index='{target.index}']")
+                                       .inner_text().split(" › ")), timeout=TIMEOUT)
+        assert page.locator("#breadcrumb a").all_inner_texts()[-1] == "z_solve_"
+        m = report.metric("time").index
+        p = report.panes(m, cnode=target.index)
+        assert _close(_value(page, "call", target.index), p.call_inclusive[target.index])
+        assert _close(_wait_value(page, "system", 0, p.system.sum()), p.system.sum())
+
+
+def test_notebook_iframe_on_another_origin(page):
+    """show(): the explorer inline, as a notebook shows it: an iframe in a page of another
+    origin (where the browser may withhold the server's cookie); stop() ends the server."""
+    import urllib.error
+    import urllib.request
+
+    from cubescale.viewer.notebook import show
+
+    path = os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex")
+    report = cubescale.open(path)
+    running = show(report, height=600)
+    try:
+        page.set_content(f"<html><body><h1>notebook</h1>{running._repr_html_()}</body></html>")
+        frame = page.frame_locator("iframe")
+        frame.locator("body[data-ready='1']").wait_for(timeout=TIMEOUT)
+        time_metric = report.metric("time").index
+        row = frame.locator(f"#metric-tree .row[data-index='{time_metric}']")
+        assert _close(float(row.get_attribute("data-value")), report.metric_totals()[time_metric])
+        root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+        p = report.panes(time_metric, cnode=root)
+        assert _close(float(frame.locator(f"#call-tree .row[data-index='{root}']").get_attribute("data-value")),
+                      p.call_inclusive[root])
+    finally:
+        running.stop()
+    assert not running.running
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(running.url, timeout=5)
+
+
+def test_topology_view_paints_the_selection(page):
+    path = os.path.join(DATA, "call_tree_test.cubex")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#system-view", "0")
+        page.locator("#topology canvas").wait_for(timeout=TIMEOUT)
+        assert page.locator("#system-tree").is_hidden()
+        assert "Process x Thread" in page.locator("#topology .caption").inner_text()
+        # one cell holding the whole value: painted as Cube's 100 % colour (red)
+        pixel = page.locator("#topology canvas").evaluate("c => Array.from(c.getContext('2d').getImageData(1, 1, 1, 1).data)")
+        assert pixel == [225, 30, 30, 255]
+        page.select_option("#system-view", "tree")
+        assert page.locator("#system-tree").is_visible() and page.locator("#topology").is_hidden()
+
+
+def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
+    path = tmp_path / "copy.cubex"
+    shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)
+    with running_viewer(str(path)) as v:
+        _open(page, v.url)
+        path.unlink()
+        _row(page, "metric", 0).click()
+        error = page.locator("#error")
+        error.wait_for(state="visible", timeout=TIMEOUT)
+        assert re.search("no longer be read", error.inner_text())
+        assert v.process.poll() is None
+
+
+def test_wrong_token_is_refused_in_the_browser(page):
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex")) as v:
+        response = page.goto(f"{v.base}/?token=wrong")
+        assert response.status == 403
+        assert "token" in page.inner_text("body")
