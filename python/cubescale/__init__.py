@@ -31,7 +31,8 @@ from . import dtypes, records, report, scale_func, systree, threads
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
+from .analyze import analyze  # noqa: E402 (the function, not the module, is cubescale.analyze)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "open", "records", "report", "scale_func", "systree", "threads", "write",
+__all__ = ["FormatError", "Report", "ReportBuilder", "analyze", "dtypes", "open", "records", "report", "scale_func", "systree", "threads", "write",
            "__version__"]

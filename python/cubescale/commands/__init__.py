@@ -4,6 +4,6 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import collate, demo, metrics, report, run, systree, threads, trace
+from . import analyze, collate, demo, metrics, report, run, systree, threads, trace
 
-COMMANDS = [demo, systree, report, threads, trace, metrics, run, collate]
+COMMANDS = [demo, systree, report, threads, trace, metrics, run, collate, analyze]

@@ -1,0 +1,146 @@
+"""Wait-state analysis of OTF2 traces (paper 002, section 5.2): where MPI processes wait, and
+why, as Scalasca's scout names it.
+
+:func:`analyze` reads a trace once (the C++ core, ``_core.analysis``): beside the trace ->
+profile builder it keeps one small record per MPI message and collective, matches them across
+locations and computes Scalasca's patterns (``mpi_latesender``, ``mpi_barrier_wait``,
+``mpi_wait_nxn``, ``mpi_latebroadcast``, ``mpi_earlyreduce``). The result is the call-path
+profile of the same trace with Scalasca's metric tree below ``time`` (``execution`` > ``mpi`` >
+``mpi_communication`` > ``mpi_point2point`` > ``mpi_latesender`` ...), each pattern on the call
+path of the MPI call where the waiting happened, on the waiting location. A parent metric
+stores its children's values too (CubeLib reads metric trees so). Inconsistent traces raise
+:class:`cubescale.FormatError` naming the location's event file, the event and its time.
+docs/analysis.md has the definitions.
+
+Example
+-------
+>>> import cubescale
+>>> from cubescale.otf2 import _example_path
+>>> report = cubescale.analyze(_example_path())
+>>> [p.name for p in patterns(report)]
+['mpi_barrier_wait', 'mpi_latesender']
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._core import analysis as _analysis
+from .profile import LocalProfile
+from .report import Report
+
+__all__ = ["PATTERNS", "PatternSummary", "analyze", "patterns", "summary"]
+
+PATTERNS: list[str] = list(_analysis.pattern_names())
+"""Unique names (Scalasca's) of the patterns the analysis computes."""
+
+
+def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False) -> Report:
+    """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
+    :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
+    pattern metrics below ``time``, for the patterns whose MPI operations occur. Written to
+    ``output`` (``.cubex``) as well when given.
+
+    Example
+    -------
+    >>> from cubescale.otf2 import _example_path
+    >>> r = analyze(_example_path())
+    >>> late = r.values("mpi_latesender", inclusive=False).sum(axis=0)   # per process, seconds
+    >>> [round(float(x), 2) for x in late]
+    [0.0, 9.02, 10.01, 10.99]
+    """
+    from . import otf2
+
+    trace = otf2.open(trace_path)
+    core, _ = _analysis.analyze(trace._core, trace.location_indices())
+    local = LocalProfile.__new__(LocalProfile)
+    local._core = core
+    local.host = None
+    local.process = None
+    return trace._report(local, output, compress)
+
+
+@dataclass(frozen=True)
+class PatternSummary:
+    """One pattern of an analysis: its total time (seconds, over all call paths and
+    locations), the call path and the process where it is largest, with their shares.
+
+    Example
+    -------
+    >>> from cubescale.otf2 import _example_path
+    >>> p = patterns(analyze(_example_path()))[1]
+    >>> (p.name, p.call_path, p.process)
+    ('mpi_latesender', 'main > late_sender > MPI_Recv', 'MPI Rank 3')
+    """
+
+    name: str
+    display_name: str
+    total: float
+    call_path: str
+    call_path_time: float
+    process: str
+    process_time: float
+
+
+def _path(report: Report, cnode: int) -> str:
+    names = []
+    c: int | None = cnode
+    while c is not None:
+        names.append(report.cnodes[c].region.name)
+        c = report.cnodes[c].parent
+    return " > ".join(reversed(names))
+
+
+def patterns(report: Report) -> list[PatternSummary]:
+    """The patterns a report holds (in metric order), each summarized.
+
+    Example
+    -------
+    >>> from cubescale.otf2 import _example_path
+    >>> [round(p.total, 2) for p in patterns(analyze(_example_path()))]
+    [21.41, 30.02]
+    """
+    out = []
+    processes = np.array([loc.process for loc in report.locations], dtype=object)
+    names, group = np.unique(processes, return_inverse=True) if len(processes) else (np.array([]), np.array([]))
+    for m in report.metrics:
+        if m.name not in PATTERNS:
+            continue
+        values = report.values(m.name, inclusive=False)
+        per_path = values.sum(axis=1)
+        per_process = np.bincount(group, weights=values.sum(axis=0), minlength=len(names))
+        worst_path = int(np.argmax(per_path)) if per_path.size else 0
+        worst_process = int(np.argmax(per_process)) if per_process.size else 0
+        out.append(PatternSummary(m.name, m.display_name, float(values.sum()), _path(report, worst_path),
+                                  float(per_path[worst_path]) if per_path.size else 0.0,
+                                  str(names[worst_process]) if len(names) else "",
+                                  float(per_process[worst_process]) if per_process.size else 0.0))
+    return out
+
+
+def summary(report: Report) -> str:
+    """A short text: per pattern its total time, and the call path and process where it is
+    largest (``cubescale analyze`` prints it).
+
+    Example
+    -------
+    >>> from cubescale.otf2 import _example_path
+    >>> print(summary(analyze(_example_path())))  # doctest: +NORMALIZE_WHITESPACE
+    pattern            total [s]  most severe call path (s)                 most severe process (s)
+    mpi_barrier_wait   21.4093    main > barrier > MPI_Barrier (21.4093)    MPI Rank 1 (7.8352)
+    mpi_latesender     30.0206    main > late_sender > MPI_Recv (30.0206)   MPI Rank 3 (10.9904)
+    """
+    found = patterns(report)
+    if not found:
+        return "no MPI operation for any wait-state pattern in this trace"
+    wheres = [f"{p.call_path} ({p.call_path_time:.4f})" for p in found]
+    name_width = max(len("pattern"), *(len(p.name) for p in found)) + 2
+    where_width = max(len("most severe call path (s)"), *(len(w) for w in wheres)) + 2
+    lines = [f"{'pattern':<{name_width}}{'total [s]':<11}{'most severe call path (s)':<{where_width}}"
+             "most severe process (s)"]
+    for p, where in zip(found, wheres):
+        lines.append(f"{p.name:<{name_width}}{p.total:<11.4f}{where:<{where_width}}{p.process} ({p.process_time:.4f})")
+    return "\n".join(lines)
