@@ -28,10 +28,10 @@ if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
 from . import dtypes, records, report, scale_func, systree, threads
+from .analyze import analyze  # the function, not the module, is cubescale.analyze
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
-from .analyze import analyze  # noqa: E402 (the function, not the module, is cubescale.analyze)
 
 __version__ = "0.1.0"
 __all__ = ["FormatError", "Report", "ReportBuilder", "analyze", "dtypes", "open", "records", "report", "scale_func", "systree", "threads", "write",

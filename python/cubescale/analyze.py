@@ -129,18 +129,18 @@ def summary(report: Report) -> str:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> print(summary(analyze(_example_path())))  # doctest: +NORMALIZE_WHITESPACE
-    pattern            total [s]  most severe call path (s)                 most severe process (s)
-    mpi_barrier_wait   21.4093    main > barrier > MPI_Barrier (21.4093)    MPI Rank 1 (7.8352)
-    mpi_latesender     30.0206    main > late_sender > MPI_Recv (30.0206)   MPI Rank 3 (10.9904)
+    pattern           total [s]  most severe call path (s)                most severe process (s)
+    mpi_barrier_wait  21.4093    main > barrier > MPI_Barrier (21.4093)   MPI Rank 1 (7.83516)
+    mpi_latesender    30.0206    main > late_sender > MPI_Recv (30.0206)  MPI Rank 3 (10.9904)
     """
     found = patterns(report)
     if not found:
         return "no MPI operation for any wait-state pattern in this trace"
-    wheres = [f"{p.call_path} ({p.call_path_time:.4f})" for p in found]
+    wheres = [f"{p.call_path} ({p.call_path_time:.6g})" for p in found]
     name_width = max(len("pattern"), *(len(p.name) for p in found)) + 2
     where_width = max(len("most severe call path (s)"), *(len(w) for w in wheres)) + 2
     lines = [f"{'pattern':<{name_width}}{'total [s]':<11}{'most severe call path (s)':<{where_width}}"
              "most severe process (s)"]
     for p, where in zip(found, wheres):
-        lines.append(f"{p.name:<{name_width}}{p.total:<11.4f}{where:<{where_width}}{p.process} ({p.process_time:.4f})")
+        lines.append(f"{p.name:<{name_width}}{p.total:<11.6g}{where:<{where_width}}{p.process} ({p.process_time:.6g})")
     return "\n".join(lines)
