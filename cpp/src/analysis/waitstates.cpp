@@ -143,7 +143,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.location = e.location;
       r.communicator = e.communicator;
       r.op = e.tag;
-      if (e.communicator >= defs_.communicators.size()) peer_location(e.communicator, 0, e);  // raises
+      peer_location(e.communicator, 0, e);  // raises unless the communicator and its group are defined
       r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
       r.cnode = cnode;
       out.collectives.push_back(r);
@@ -288,8 +288,7 @@ void Matcher::messages(const std::vector<LocationRecords>& records) {
 // The analyzed locations of a communicator's members (in rank order).
 std::vector<std::uint32_t> Matcher::members(std::uint32_t communicator, std::uint32_t recorder) const {
   std::vector<std::uint32_t> out;
-  const auto group = defs_.communicators[communicator].group;
-  const auto& g = defs_.groups[group];
+  const auto& g = defs_.groups[defs_.communicators[communicator].group];  // checked by the extraction
   if (g.type == "comm_self") return {recorder};
   std::vector<std::uint32_t> world;
   for (const auto& w : defs_.groups)
@@ -471,7 +470,7 @@ cube::Metric tree_metric(const TreeMetric& t) {
   m.uniq_name = t.name;
   m.disp_name = t.display;
   m.dtype = *cube::parse_data_type("DOUBLE");
-  m.kind = cube::MetricKind::Inclusive;
+  m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
   m.uom = "sec";
   m.descr = t.description;
   return m;
@@ -483,17 +482,10 @@ double read_double(const std::uint8_t* p) {
   return v;
 }
 
-// Exclusive values [cnode][column] -> a DOUBLE matrix of inclusive values (children follow
-// their parents: one backward loop).
-cube::Severity inclusive_matrix(const profile::LocalProfile& p, std::vector<double> values, std::size_t cols) {
-  const auto n = p.cnode_count();
-  for (std::size_t c = n; c-- > 0;) {
-    const auto parent = p.cnode_parents[c];
-    if (parent == cube::kNoParent) continue;
-    for (std::size_t l = 0; l < cols; ++l) values[std::size_t(parent) * cols + l] += values[c * cols + l];
-  }
-  cube::Severity s(*cube::parse_data_type("DOUBLE"), n, cols);
-  for (std::size_t c = 0; c < n; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
+// Exclusive values [cnode][column] as a DOUBLE matrix.
+cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
+  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
+  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
   s.mark_nonzero_rows();
   return s;
 }
@@ -552,7 +544,7 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
             std::copy_n(own.begin() + c * cols, cols, exclusive.begin() + c * cols);
       }
       metrics.push_back(std::move(metric));
-      values.push_back(inclusive_matrix(p, std::move(exclusive), cols));
+      values.push_back(exclusive_matrix(n, cols, exclusive));
     }
   }
   p.metrics = std::move(metrics);

@@ -32,8 +32,8 @@ std::string write(const TempDir& dir, const std::vector<std::vector<trace::MpiCa
   return (dir.path / "t.otf2").string();
 }
 
-// Exclusive seconds of `metric` per (location, region name of the call path), non-zero only;
-// the stored values are inclusive along the call tree.
+// Seconds of `metric` (stored exclusive along the call tree) per (location, region name of
+// the call path), non-zero only.
 std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::LocalProfile& p, const std::string& metric) {
   std::size_t m = 0;
   while (m < p.metrics.size() && p.metrics[m].uniq_name != metric) ++m;
@@ -48,10 +48,7 @@ std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::Loc
   };
   for (std::size_t c = 0; c < p.cnode_count(); ++c)
     for (std::size_t l = 0; l < cols; ++l) {
-      double own = at(c, l);
-      for (std::size_t k = c + 1; k < p.cnode_count(); ++k)
-        if (p.cnode_parents[k] == c) own -= at(k, l);
-      if (own > 1e-15) out[{l, p.regions[p.cnode_regions[c]].name}] = own;
+      if (at(c, l) != 0) out[{l, p.regions[p.cnode_regions[c]].name}] = at(c, l);
     }
   return out;
 }

@@ -124,8 +124,9 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 // The profile of the trace (trace_profile) with Scalasca's metric tree below `time`:
 // execution > mpi > mpi_synchronization > mpi_sync_collective > mpi_barrier_wait,
 // mpi > mpi_communication > mpi_point2point > mpi_latesender and mpi_collective >
-// {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn}, for the patterns present; every metric
-// INCLUSIVE along the call tree like `time`, each storing its value including its children.
+// {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn}, for the patterns present; as scout
+// writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
+// INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.
 struct AnalysisStats {
   std::uint64_t events = 0, messages = 0, collectives = 0;
 };
