@@ -26,17 +26,17 @@ NS = 1e-9
 SPEC = SHARED_OTF2.parent / "cubepl" / "scalasca.spec"
 
 # Three ranks, times in ns: a Late Sender chain 0 -> 1 -> 2, an early send, an imbalanced
-# barrier, a broadcast whose root (1) is late, a reduce whose root (0) is early, an allreduce,
-# and a Waitall whose latest sender counts.
+# barrier that rank 1 leaves late, a broadcast whose root (1) is late, a reduce whose root (0)
+# is early, an allreduce that ranks 1 and 2 leave late, and a Waitall whose latest sender counts.
 RANKS = [
     [("MPI_Send", 100, 110, [1], 0), ("MPI_Send", 200, 210, [2], 0), ("MPI_Barrier", 1000, 1600, [], 0),
      ("MPI_Bcast", 2000, 2500, [1], 0), ("MPI_Reduce", 3000, 3400, [0], 0), ("MPI_Allreduce", 4000, 4700, [], 0),
      ("MPI_Send", 5000, 5010, [2], 0)],
-    [("MPI_Recv", 20, 120, [0], 0), ("MPI_Send", 130, 140, [2], 0), ("MPI_Barrier", 1500, 1600, [], 0),
-     ("MPI_Bcast", 2400, 2500, [1], 0), ("MPI_Reduce", 3300, 3400, [0], 0), ("MPI_Allreduce", 4100, 4700, [], 0),
+    [("MPI_Recv", 20, 120, [0], 0), ("MPI_Send", 130, 140, [2], 0), ("MPI_Barrier", 1500, 1650, [], 0),
+     ("MPI_Bcast", 2400, 2500, [1], 0), ("MPI_Reduce", 3300, 3400, [0], 0), ("MPI_Allreduce", 4100, 4750, [], 0),
      ("MPI_Send", 5300, 5310, [2], 0)],
     [("MPI_Recv", 30, 150, [1], 0), ("MPI_Recv", 300, 310, [0], 0), ("MPI_Barrier", 1200, 1600, [], 0),
-     ("MPI_Bcast", 2100, 2500, [1], 0), ("MPI_Reduce", 3200, 3400, [0], 0), ("MPI_Allreduce", 4600, 4700, [], 0),
+     ("MPI_Bcast", 2100, 2500, [1], 0), ("MPI_Reduce", 3200, 3400, [0], 0), ("MPI_Allreduce", 4600, 4800, [], 0),
      ("MPI_Waitall", 5100, 5400, [0, 1], 0)],
 ]
 # pattern -> {(rank, call region): ns}
@@ -46,6 +46,9 @@ EXPECTED = {
     "mpi_latebroadcast": {(0, "MPI_Bcast"): 400, (2, "MPI_Bcast"): 300},
     "mpi_earlyreduce": {(0, "MPI_Reduce"): 300},
     "mpi_wait_nxn": {(0, "MPI_Allreduce"): 600, (1, "MPI_Allreduce"): 500},
+    # my leave - max(earliest leave, min(latest enter, my leave))
+    "mpi_barrier_completion": {(1, "MPI_Barrier"): 50},
+    "mpi_nxn_completion": {(1, "MPI_Allreduce"): 50, (2, "MPI_Allreduce"): 100},
 }
 
 
@@ -91,7 +94,7 @@ def test_parents_store_their_children(synthetic):
     # execution is all of time here (no idle threads, no overhead); the barrier's time is all waiting or completion
     assert np.allclose(report.values("execution"), report.values("time"))
     barrier = report.values("mpi_sync_collective", inclusive=False).sum(axis=0)
-    assert barrier == pytest.approx(np.array([600, 100, 400]) * NS)
+    assert barrier == pytest.approx(np.array([600, 150, 400]) * NS)
 
 
 def spec_tree():
@@ -125,8 +128,9 @@ def test_metric_tree_is_scalascas(synthetic):
     tree = [time] + [m for m in report.metrics if m.parent is not None and m.index > time.index
                      and m.index < time.index + 1 + len(descendants(report, time.index))]
     assert [m.name for m in tree] == ["time", "execution", "mpi", "mpi_synchronization", "mpi_sync_collective",
-                                      "mpi_barrier_wait", "mpi_communication", "mpi_point2point", "mpi_latesender",
-                                      "mpi_collective", "mpi_earlyreduce", "mpi_latebroadcast", "mpi_wait_nxn"]
+                                      "mpi_barrier_wait", "mpi_barrier_completion", "mpi_communication",
+                                      "mpi_point2point", "mpi_latesender", "mpi_collective", "mpi_earlyreduce",
+                                      "mpi_latebroadcast", "mpi_wait_nxn", "mpi_nxn_completion"]
     for m in tree[1:]:
         display, parent = spec[m.name]
         assert m.display_name == display and report.metrics[m.parent].name == parent, m.name
@@ -227,15 +231,19 @@ def reference(path):
     for lists in by_comm.values():
         for instance in zip(*lists):
             latest = max(c["enter"] for c in instance)
+            earliest_leave = min(c["leave"] for c in instance)
             root = next((c["enter"] for c in instance if c["loc"] == instance[0]["root"]), None)
             for c in instance:
                 def wait(t, c=c):
                     return max(0, min(t, c["leave"]) - c["enter"]) * seconds
 
+                completion = max(0, c["leave"] - max(earliest_leave, min(latest, c["leave"]))) * seconds
                 if c["op"] == 0:
                     out["mpi_barrier_wait"][c["loc"]] += wait(latest)
+                    out["mpi_barrier_completion"][c["loc"]] += completion
                 elif c["op"] in N_TO_N:
                     out["mpi_wait_nxn"][c["loc"]] += wait(latest)
+                    out["mpi_nxn_completion"][c["loc"]] += completion
                 elif c["op"] in (1, 4, 5) and c["loc"] != c["root"]:
                     out["mpi_latebroadcast"][c["loc"]] += wait(root)
                 elif c["op"] in (2, 3, 12) and c["loc"] == c["root"]:

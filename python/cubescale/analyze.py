@@ -18,7 +18,7 @@ Example
 >>> from cubescale.otf2 import _example_path
 >>> report = cubescale.analyze(_example_path())
 >>> [p.name for p in patterns(report)]
-['mpi_barrier_wait', 'mpi_latesender']
+['mpi_barrier_wait', 'mpi_barrier_completion', 'mpi_latesender']
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ class PatternSummary:
     Example
     -------
     >>> from cubescale.otf2 import _example_path
-    >>> p = patterns(analyze(_example_path()))[1]
+    >>> p = patterns(analyze(_example_path()))[2]
     >>> (p.name, p.call_path, p.process)
     ('mpi_latesender', 'main > late_sender > MPI_Recv', 'MPI Rank 3')
     """
@@ -101,7 +101,7 @@ def patterns(report: Report) -> list[PatternSummary]:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> [round(p.total, 2) for p in patterns(analyze(_example_path()))]
-    [21.41, 30.02]
+    [21.41, 0.0, 30.02]
     """
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
@@ -129,9 +129,10 @@ def summary(report: Report) -> str:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> print(summary(analyze(_example_path())))  # doctest: +NORMALIZE_WHITESPACE
-    pattern           total [s]  most severe call path (s)                most severe process (s)
-    mpi_barrier_wait  21.4093    main > barrier > MPI_Barrier (21.4093)   MPI Rank 1 (7.83516)
-    mpi_latesender    30.0206    main > late_sender > MPI_Recv (30.0206)  MPI Rank 3 (10.9904)
+    pattern                 total [s]   most severe call path (s)                  most severe process (s)
+    mpi_barrier_wait        21.4093     main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
+    mpi_barrier_completion  6.8441e-05  main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
+    mpi_latesender          30.0206     main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
     """
     found = patterns(report)
     if not found:
@@ -139,8 +140,8 @@ def summary(report: Report) -> str:
     wheres = [f"{p.call_path} ({p.call_path_time:.6g})" for p in found]
     name_width = max(len("pattern"), *(len(p.name) for p in found)) + 2
     where_width = max(len("most severe call path (s)"), *(len(w) for w in wheres)) + 2
-    lines = [f"{'pattern':<{name_width}}{'total [s]':<11}{'most severe call path (s)':<{where_width}}"
+    lines = [f"{'pattern':<{name_width}}{'total [s]':<12}{'most severe call path (s)':<{where_width}}"
              "most severe process (s)"]
     for p, where in zip(found, wheres):
-        lines.append(f"{p.name:<{name_width}}{p.total:<11.6g}{where:<{where_width}}{p.process} ({p.process_time:.6g})")
+        lines.append(f"{p.name:<{name_width}}{p.total:<12.6g}{where:<{where_width}}{p.process} ({p.process_time:.6g})")
     return "\n".join(lines)

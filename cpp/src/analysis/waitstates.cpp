@@ -47,6 +47,8 @@ const char* pattern_name(Pattern p) {
     case Pattern::EarlyReduce: return "mpi_earlyreduce";
     case Pattern::LateBroadcast: return "mpi_latebroadcast";
     case Pattern::WaitNxN: return "mpi_wait_nxn";
+    case Pattern::BarrierCompletion: return "mpi_barrier_completion";
+    case Pattern::NxNCompletion: return "mpi_nxn_completion";
     case Pattern::Count: break;
   }
   return "?";
@@ -341,7 +343,7 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
       }
     std::vector<const CollectiveRecord*> instance(mine.size());
     for (std::size_t k = 0; k < most; ++k) {
-      std::uint64_t latest = 0, root_enter = 0;
+      std::uint64_t latest = 0, root_enter = 0, earliest_leave = ~std::uint64_t(0);
       for (std::size_t i = 0; i < mine.size(); ++i) {
         instance[i] = (*of[i])[k];
         if (instance[i]->op != instance[0]->op)
@@ -349,6 +351,7 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
                "MPI " + trace::collective_op_name(instance[i]->op) + " on " + name + " meets MPI " +
                    trace::collective_op_name(instance[0]->op) + " of " + group_name(instance[0]->location));
         latest = std::max(latest, instance[i]->enter);
+        earliest_leave = std::min(earliest_leave, instance[i]->leave);
         if (instance[i]->location == instance[0]->root) root_enter = instance[i]->enter;
       }
       const auto cls = collective_class(instance[0]->op);
@@ -358,14 +361,19 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
           const auto until = std::min(t, c->leave);
           return until > c->enter ? until - c->enter : 0;
         };
+        // Time to finish after the first member could leave (and after all had entered).
+        const auto from = std::max(earliest_leave, std::min(latest, c->leave));
+        const std::uint64_t completion = c->leave > from ? c->leave - from : 0;
         switch (cls) {
           case CollectiveClass::Barrier:
-            out_.present[std::size_t(Pattern::BarrierWait)] = true;
+            out_.present[std::size_t(Pattern::BarrierWait)] = out_.present[std::size_t(Pattern::BarrierCompletion)] = true;
             add(Pattern::BarrierWait, c->cnode, c->location, wait_for(latest));
+            add(Pattern::BarrierCompletion, c->cnode, c->location, completion);
             break;
           case CollectiveClass::NToN:
-            out_.present[std::size_t(Pattern::WaitNxN)] = true;
+            out_.present[std::size_t(Pattern::WaitNxN)] = out_.present[std::size_t(Pattern::NxNCompletion)] = true;
             add(Pattern::WaitNxN, c->cnode, c->location, wait_for(latest));
+            add(Pattern::NxNCompletion, c->cnode, c->location, completion);
             break;
           case CollectiveClass::OneToN:
             out_.present[std::size_t(Pattern::LateBroadcast)] = true;
@@ -449,6 +457,8 @@ const TreeMetric kTree[] = {
      "Time spent in MPI barriers"},
     {"mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", true, Calls::All, Pattern::BarrierWait,
      "Time in an MPI barrier until the last process entered it"},
+    {"mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", true, Calls::All,
+     Pattern::BarrierCompletion, "Time in an MPI barrier after the first process could leave it"},
     {"mpi_communication", "Communication", "mpi", false, Calls::Communication, Pattern::Count,
      "Time spent in MPI communication calls"},
     {"mpi_point2point", "Point-to-point", "mpi_communication", false, Calls::PointToPoint, Pattern::Count,
@@ -463,6 +473,8 @@ const TreeMetric kTree[] = {
      "Time a process of a 1-to-N operation waits for the root to enter it"},
     {"mpi_wait_nxn", "Wait at N x N", "mpi_collective", true, Calls::All, Pattern::WaitNxN,
      "Time in an N-to-N operation until the last process entered it"},
+    {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
+     "Time in an N-to-N operation after the first process could leave it"},
 };
 
 cube::Metric tree_metric(const TreeMetric& t) {

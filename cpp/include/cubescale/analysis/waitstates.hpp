@@ -16,6 +16,8 @@
 //                         MPI_Waitall/any/some: only the largest of its receives; MPI_Test*: none
 //      mpi_barrier_wait   barrier:   min(latest enter, my leave) - my enter
 //      mpi_wait_nxn       N x N:     min(latest enter, my leave) - my enter
+//      mpi_barrier_completion, mpi_nxn_completion (barrier, N x N):
+//                         my leave - max(earliest leave, min(latest enter, my leave))
 //      mpi_latebroadcast  1 to N:    min(root's enter, my leave) - my enter      (non-roots)
 //      mpi_earlyreduce    N to 1:    min(latest enter, my leave) - my enter      (root only)
 // Inconsistent traces (a receive without its send, a send never received, a collective some
@@ -72,7 +74,9 @@ struct LocationRecords {
 };
 
 // The patterns computed, in the order of their metrics below their parents.
-enum class Pattern : std::uint8_t { BarrierWait, LateSender, EarlyReduce, LateBroadcast, WaitNxN, Count };
+enum class Pattern : std::uint8_t {
+  BarrierWait, BarrierCompletion, LateSender, EarlyReduce, LateBroadcast, WaitNxN, NxNCompletion, Count
+};
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
 
 // Builds records while the profile builder walks a location's events.
@@ -122,9 +126,10 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
                  const std::vector<LocationRecords>& records, std::size_t cnodes);
 
 // The profile of the trace (trace_profile) with Scalasca's metric tree below `time`:
-// execution > mpi > mpi_synchronization > mpi_sync_collective > mpi_barrier_wait,
-// mpi > mpi_communication > mpi_point2point > mpi_latesender and mpi_collective >
-// {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn}, for the patterns present; as scout
+// execution > mpi > mpi_synchronization > mpi_sync_collective > {mpi_barrier_wait,
+// mpi_barrier_completion}, mpi > mpi_communication > mpi_point2point > mpi_latesender and
+// mpi_collective > {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn, mpi_nxn_completion},
+// for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
 // INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.
 struct AnalysisStats {
