@@ -129,12 +129,29 @@ def test_metric_tree_is_scalascas(synthetic):
                      and m.index < time.index + 1 + len(descendants(report, time.index))]
     assert [m.name for m in tree] == ["time", "execution", "mpi", "mpi_synchronization", "mpi_sync_collective",
                                       "mpi_barrier_wait", "mpi_barrier_completion", "mpi_communication",
-                                      "mpi_point2point", "mpi_latesender", "mpi_collective", "mpi_earlyreduce",
+                                      "mpi_point2point", "mpi_latesender", "mpi_latesender_wo", "mpi_lswo_different",
+                                      "mpi_lswo_same", "mpi_collective", "mpi_earlyreduce",
                                       "mpi_latebroadcast", "mpi_wait_nxn", "mpi_nxn_completion"]
     for m in tree[1:]:
         display, parent = spec[m.name]
         assert m.display_name == display and report.metrics[m.parent].name == parent, m.name
         assert (m.unit, m.kind, m.dtype) == ("sec", "EXCLUSIVE", "DOUBLE")  # as scout writes them
+
+
+def test_wrong_order(tmp_path):
+    # rank 2 first receives rank 0's late message, then rank 1's earlier one (different
+    # sources); rank 1 first receives rank 0's later message (tag 2), then its earlier one
+    # (tag 1, same source); the last receive of rank 2 is late but in order.
+    ranks = [[("MPI_Send", 100, 110, [1], 1), ("MPI_Send", 500, 510, [2], 0), ("MPI_Send", 520, 530, [1], 2)],
+             [("MPI_Send", 100, 110, [2], 0), ("MPI_Recv", 200, 600, [0], 2), ("MPI_Recv", 600, 610, [0], 1),
+              ("MPI_Send", 900, 910, [2], 0)],
+             [("MPI_Recv", 50, 600, [0], 0), ("MPI_Recv", 600, 610, [1], 0), ("MPI_Recv", 700, 950, [1], 0)]]
+    report = cubescale.analyze(write(tmp_path, ranks, end=1000))
+    assert by_call(report, "mpi_latesender") == pytest.approx(
+        {(1, "MPI_Recv"): 320 * NS, (2, "MPI_Recv"): (450 + 200) * NS})
+    assert by_call(report, "mpi_latesender_wo") == pytest.approx({(1, "MPI_Recv"): 320 * NS, (2, "MPI_Recv"): 450 * NS})
+    assert by_call(report, "mpi_lswo_same") == pytest.approx({(1, "MPI_Recv"): 320 * NS})
+    assert by_call(report, "mpi_lswo_different") == pytest.approx({(2, "MPI_Recv"): 450 * NS})
 
 
 def test_only_patterns_present(tmp_path):
@@ -188,21 +205,24 @@ def reference(path):
 
     events = trace.events()
     sends, receives, colls = defaultdict(deque), [], defaultdict(list)
+    calls = 0
     for loc, df in events.groupby("Location", sort=True):
-        stack = []  # [enter ticks, region name, pending records]
+        stack = []  # [enter ticks, region name, pending records, call number]
         for kind, region, partner, comm, tag, ticks in zip(df["Event Type"].astype(str), df["Region"], df["Partner"],
                                                             df["Communicator"], df["Tag"], df["Ticks"]):
             ticks = int(ticks)
             if kind == "ENTER":
-                stack.append([ticks, trace.regions["name"][region], []])
+                calls += 1
+                stack.append([ticks, trace.regions["name"][region], [], calls])
             elif kind == "LEAVE":
                 for record in stack.pop()[2]:
                     record["leave"] = ticks
             elif kind in ("MPI_SEND", "MPI_ISEND"):
-                sends[(loc, rank_location(comm, partner, loc), comm, tag)].append({"enter": stack[-1][0]})
+                sends[(loc, rank_location(comm, partner, loc), comm, tag)].append(
+                    {"enter": stack[-1][0], "time": ticks, "loc": loc})
             elif kind in ("MPI_RECV", "MPI_IRECV"):
                 r = {"loc": loc, "key": (rank_location(comm, partner, loc), loc, comm, tag), "enter": stack[-1][0],
-                     "region": stack[-1][1], "call": id(stack[-1])}
+                     "region": stack[-1][1], "call": stack[-1][3]}
                 stack[-1][2].append(r)
                 receives.append(r)
             elif kind == "MPI_COLLECTIVE_END":
@@ -212,18 +232,31 @@ def reference(path):
                 colls[(comm, loc)].append(c)
     seconds = 1.0 / trace.clock[0]
     out = defaultdict(lambda: np.zeros(len(locs)))
-    waitall = defaultdict(float)
+    recent = defaultdict(list)  # per receiver: its last 100 Late Senders (send time, sender, idle)
+
+    def late_sender(loc, s, idle):
+        if idle > 0:
+            out["mpi_latesender"][loc] += idle * seconds
+            recent[loc] = (recent[loc] + [(s["time"], s["loc"], idle)])[-100:]
+
+    waitall = None  # (loc, call, idle, send) of the MPI_Wait* call being completed
     for r in receives:
         s = sends[r["key"]].popleft()
+        if waitall and (waitall[0], waitall[1]) != (r["loc"], r["call"]):
+            late_sender(waitall[0], waitall[3], waitall[2])
+            waitall = None
         idle = max(0, min(s["enter"], r["leave"]) - r["enter"])
-        if r["region"].startswith("MPI_Test"):
-            continue
         if r["region"] in ("MPI_Waitall", "MPI_Waitany", "MPI_Waitsome"):
-            waitall[(r["loc"], r["call"])] = max(waitall[(r["loc"], r["call"])], idle)
-        else:
-            out["mpi_latesender"][r["loc"]] += idle * seconds
-    for (loc, _), idle in waitall.items():
-        out["mpi_latesender"][loc] += idle * seconds
+            if waitall is None or idle > waitall[2]:
+                waitall = (r["loc"], r["call"], idle, s)
+        elif not r["region"].startswith("MPI_Test"):
+            late_sender(r["loc"], s, idle)
+        for entry in [e for e in recent[r["loc"]] if e[0] > s["time"]]:
+            recent[r["loc"]].remove(entry)
+            out["mpi_latesender_wo"][r["loc"]] += entry[2] * seconds
+            out["mpi_lswo_same" if entry[1] == s["loc"] else "mpi_lswo_different"][r["loc"]] += entry[2] * seconds
+    if waitall:
+        late_sender(waitall[0], waitall[3], waitall[2])
     assert not any(sends.values())
     by_comm = defaultdict(list)
     for (comm, _loc), lst in colls.items():

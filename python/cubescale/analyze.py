@@ -17,8 +17,9 @@ Example
 >>> import cubescale
 >>> from cubescale.otf2 import _example_path
 >>> report = cubescale.analyze(_example_path())
->>> [p.name for p in patterns(report)]
-['mpi_barrier_wait', 'mpi_barrier_completion', 'mpi_latesender']
+>>> [p.name for p in patterns(report)]  # doctest: +NORMALIZE_WHITESPACE
+['mpi_barrier_wait', 'mpi_barrier_completion', 'mpi_latesender', 'mpi_latesender_wo', 'mpi_lswo_different',
+ 'mpi_lswo_same']
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def patterns(report: Report) -> list[PatternSummary]:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> [round(p.total, 2) for p in patterns(analyze(_example_path()))]
-    [21.41, 0.0, 30.02]
+    [21.41, 0.0, 30.02, 0.0, 0.0, 0.0]
     """
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
@@ -122,8 +123,8 @@ def patterns(report: Report) -> list[PatternSummary]:
 
 
 def summary(report: Report) -> str:
-    """A short text: per pattern its total time, and the call path and process where it is
-    largest (``cubescale analyze`` prints it).
+    """A short text: per pattern with waiting time its total, and the call path and process
+    where it is largest; then the patterns without any (``cubescale analyze`` prints it).
 
     Example
     -------
@@ -133,10 +134,15 @@ def summary(report: Report) -> str:
     mpi_barrier_wait        21.4093     main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
     mpi_barrier_completion  6.8441e-05  main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
     mpi_latesender          30.0206     main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
+    no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
     """
-    found = patterns(report)
-    if not found:
+    every = patterns(report)
+    if not every:
         return "no MPI operation for any wait-state pattern in this trace"
+    found = [p for p in every if p.total > 0]
+    zero = [p.name for p in every if p.total <= 0]
+    if not found:
+        return "no wait time in " + ", ".join(zero)
     wheres = [f"{p.call_path} ({p.call_path_time:.6g})" for p in found]
     name_width = max(len("pattern"), *(len(p.name) for p in found)) + 2
     where_width = max(len("most severe call path (s)"), *(len(w) for w in wheres)) + 2
@@ -144,4 +150,6 @@ def summary(report: Report) -> str:
              "most severe process (s)"]
     for p, where in zip(found, wheres):
         lines.append(f"{p.name:<{name_width}}{p.total:<12.6g}{where:<{where_width}}{p.process} ({p.process_time:.6g})")
+    if zero:
+        lines.append("no wait time in " + ", ".join(zero))
     return "\n".join(lines)

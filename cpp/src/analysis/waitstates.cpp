@@ -44,6 +44,9 @@ const char* pattern_name(Pattern p) {
   switch (p) {
     case Pattern::BarrierWait: return "mpi_barrier_wait";
     case Pattern::LateSender: return "mpi_latesender";
+    case Pattern::LateSenderWrongOrder: return "mpi_latesender_wo";
+    case Pattern::WrongOrderDifferent: return "mpi_lswo_different";
+    case Pattern::WrongOrderSame: return "mpi_lswo_same";
     case Pattern::EarlyReduce: return "mpi_earlyreduce";
     case Pattern::LateBroadcast: return "mpi_latebroadcast";
     case Pattern::WaitNxN: return "mpi_wait_nxn";
@@ -239,6 +242,36 @@ class Matcher {
   }
   std::vector<std::uint32_t> members(std::uint32_t communicator, std::uint32_t recorder) const;
 
+  // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
+  // remembered for the wrong-order check of the location's later receives.
+  void late_sender(const MessageRecord& r, const MessageRecord& s, std::uint64_t idle) {
+    if (idle == 0) return;
+    add(Pattern::LateSender, r.cnode, r.location, idle);
+    if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle});
+  }
+  // A message sent before the message of an earlier Late Sender but received after it: that
+  // Late Sender was caused by receiving in the wrong order.
+  void wrong_order(const MessageRecord& s) {
+    for (auto it = recent_.begin(); it != recent_.end();) {
+      if (it->send_time <= s.time) {
+        ++it;
+        continue;
+      }
+      add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle);
+      add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode, it->location,
+          it->idle);
+      it = recent_.erase(it);
+    }
+  }
+  struct RecentLateSender {
+    std::uint64_t send_time;
+    std::uint32_t sender, cnode, location;
+    std::uint64_t idle;
+  };
+  static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
+  std::vector<RecentLateSender> recent_;
+
   const trace::Trace& trace_;
   const trace::Definitions& defs_;
   std::vector<std::uint32_t> column_;
@@ -251,10 +284,14 @@ void Matcher::messages(const std::vector<LocationRecords>& records) {
   for (const auto& l : records)
     for (const auto& s : l.sends) queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
   for (const auto& l : records) {
-    if (!l.receives.empty()) out_.present[std::size_t(Pattern::LateSender)] = true;
+    if (!l.receives.empty())
+      for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
+        out_.present[std::size_t(p)] = true;
     // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
     std::uint64_t multi_max = 0;
     const MessageRecord* multi = nullptr;
+    const MessageRecord* multi_send = nullptr;
+    recent_.clear();
     for (const auto& r : l.receives) {
       if (column_[r.peer] == kNone)
         fail(r.location, r.position, r.time, "MPI receive from " + defs_.locations[r.peer].name + ", which is not analyzed");
@@ -264,20 +301,23 @@ void Matcher::messages(const std::vector<LocationRecords>& records) {
              "MPI receive from " + group_name(r.peer) + " (tag " + std::to_string(r.tag) + ") without a matching send");
       const MessageRecord& s = *it->second.first[it->second.second++];
       if (multi && multi->call != r.call) {
-        add(Pattern::LateSender, multi->cnode, multi->location, multi_max);
+        late_sender(*multi, *multi_send, multi_max);
         multi = nullptr, multi_max = 0;
       }
-      if (r.call_kind == CallKind::Test) continue;
-      const auto until = std::min(s.enter, r.leave);
-      const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
-      if (r.call_kind == CallKind::WaitMulti) {
-        multi_max = std::max(multi_max, idle);
-        multi = &r;
-      } else {
-        add(Pattern::LateSender, r.cnode, r.location, idle);
+      if (r.call_kind != CallKind::Test) {
+        const auto until = std::min(s.enter, r.leave);
+        const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
+        if (r.call_kind == CallKind::WaitMulti) {
+          if (!multi || idle > multi_max) multi_send = &s;
+          multi_max = std::max(multi_max, idle);
+          multi = &r;
+        } else {
+          late_sender(r, s, idle);
+        }
       }
+      wrong_order(s);
     }
-    if (multi) add(Pattern::LateSender, multi->cnode, multi->location, multi_max);
+    if (multi) late_sender(*multi, *multi_send, multi_max);
   }
   for (const auto& [key, queue] : queues)
     if (queue.second < queue.first.size()) {
@@ -465,6 +505,12 @@ const TreeMetric kTree[] = {
      "Time spent in MPI point-to-point calls"},
     {"mpi_latesender", "Late Sender", "mpi_point2point", true, Calls::All, Pattern::LateSender,
      "Time a receive waits for its message's send to start"},
+    {"mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", true, Calls::All,
+     Pattern::LateSenderWrongOrder, "Late Sender time caused by receiving messages in another order than sent"},
+    {"mpi_lswo_different", "From different sources", "mpi_latesender_wo", true, Calls::All,
+     Pattern::WrongOrderDifferent, "Wrong-order Late Sender time with messages from different senders"},
+    {"mpi_lswo_same", "From same source", "mpi_latesender_wo", true, Calls::All, Pattern::WrongOrderSame,
+     "Wrong-order Late Sender time with messages from the same sender"},
     {"mpi_collective", "Collective", "mpi_communication", false, Calls::Collective, Pattern::Count,
      "Time spent in MPI collective communication"},
     {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,

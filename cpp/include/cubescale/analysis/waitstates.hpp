@@ -14,6 +14,9 @@
 //    goes to the call path of the MPI call where the waiting happened, on the waiting location:
 //      mpi_latesender     receive:   min(enter_send, leave_recv) - enter_recv   (> 0 only)
 //                         MPI_Waitall/any/some: only the largest of its receives; MPI_Test*: none
+//      mpi_latesender_wo  a Late Sender whose message was sent after one the same location
+//                         receives later (among its last 100 Late Senders, as scout keeps),
+//                         split into mpi_lswo_different / mpi_lswo_same by the two senders
 //      mpi_barrier_wait   barrier:   min(latest enter, my leave) - my enter
 //      mpi_wait_nxn       N x N:     min(latest enter, my leave) - my enter
 //      mpi_barrier_completion, mpi_nxn_completion (barrier, N x N):
@@ -75,7 +78,8 @@ struct LocationRecords {
 
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
-  BarrierWait, BarrierCompletion, LateSender, EarlyReduce, LateBroadcast, WaitNxN, NxNCompletion, Count
+  BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
+  EarlyReduce, LateBroadcast, WaitNxN, NxNCompletion, Count
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
 
@@ -127,7 +131,8 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 
 // The profile of the trace (trace_profile) with Scalasca's metric tree below `time`:
 // execution > mpi > mpi_synchronization > mpi_sync_collective > {mpi_barrier_wait,
-// mpi_barrier_completion}, mpi > mpi_communication > mpi_point2point > mpi_latesender and
+// mpi_barrier_completion}, mpi > mpi_communication > mpi_point2point > mpi_latesender >
+// mpi_latesender_wo > {mpi_lswo_different, mpi_lswo_same} and
 // mpi_collective > {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn, mpi_nxn_completion},
 // for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
