@@ -186,6 +186,15 @@ def test_inconsistent_traces_raise_format_error_and_write_nothing(tmp_path, case
     assert not out.exists() and not any(p.name.startswith("out.cubex") for p in tmp_path.iterdir())
 
 
+def test_truncated_event_file_raises_format_error(tmp_path):
+    path = write(tmp_path, RANKS)
+    events = tmp_path / "mpi" / "1.evt"
+    events.write_bytes(events.read_bytes()[: events.stat().st_size // 2])
+    with pytest.raises(cubescale.FormatError, match="1.evt"):
+        cubescale.analyze(path, tmp_path / "out.cubex")
+    assert not (tmp_path / "out.cubex").exists()
+
+
 # --- shared traces against a reference from the event DataFrame --------------------------------
 
 N_TO_N = {6, 7, 8, 9, 10, 11, 13, 16}
