@@ -154,6 +154,14 @@ def test_wrong_order(tmp_path):
     assert by_call(report, "mpi_lswo_different") == pytest.approx({(2, "MPI_Recv"): 450 * NS})
 
 
+def test_early_scan(tmp_path):
+    # a rank waits for the latest of the ranks up to its own: rank 1 for rank 0, rank 3 for rank 2
+    ranks = [[("MPI_Scan", enter, 400, [], 0)] for enter in (100, 50, 300, 200)]
+    report = cubescale.analyze(write(tmp_path, ranks, end=500))
+    assert by_call(report, "mpi_earlyscan") == pytest.approx({(1, "MPI_Scan"): 50 * NS, (3, "MPI_Scan"): 100 * NS})
+    assert report.metrics[report.metric("mpi_earlyscan").parent].name == "mpi_collective"
+
+
 def test_only_patterns_present(tmp_path):
     path = write(tmp_path, [[("MPI_Barrier", 10, 50, [], 0)], [("MPI_Barrier", 30, 50, [], 0)]], end=100)
     names = [m.name for m in cubescale.analyze(path).metrics]
@@ -290,6 +298,8 @@ def reference(path):
                     out["mpi_latebroadcast"][c["loc"]] += wait(root)
                 elif c["op"] in (2, 3, 12) and c["loc"] == c["root"]:
                     out["mpi_earlyreduce"][c["loc"]] += wait(latest)
+                elif c["op"] in (14, 15):  # members in location order, which is rank order in these traces
+                    out["mpi_earlyscan"][c["loc"]] += wait(max(m["enter"] for m in instance if m["loc"] <= c["loc"]))
     return trace, dict(out)
 
 

@@ -13,7 +13,7 @@ namespace cubescale::analysis {
 namespace {
 
 // OTF2_CollectiveOp values and the class Scalasca gives each.
-enum class CollectiveClass { Barrier, OneToN, NToOne, NToN, Other };
+enum class CollectiveClass { Barrier, OneToN, NToOne, NToN, Scan, Other };
 CollectiveClass collective_class(std::uint32_t op) {
   switch (op) {
     case 0: return CollectiveClass::Barrier;                                    // barrier
@@ -21,7 +21,8 @@ CollectiveClass collective_class(std::uint32_t op) {
     case 2: case 3: case 12: return CollectiveClass::NToOne;                    // gather(v), reduce
     case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16:        // all*, reduce_scatter*
       return CollectiveClass::NToN;
-    default: return CollectiveClass::Other;  // scan, exscan (mpi_earlyscan: not yet), handles
+    case 14: case 15: return CollectiveClass::Scan;                             // scan, exscan
+    default: return CollectiveClass::Other;  // handles, allocation
   }
 }
 
@@ -48,6 +49,7 @@ const char* pattern_name(Pattern p) {
     case Pattern::WrongOrderDifferent: return "mpi_lswo_different";
     case Pattern::WrongOrderSame: return "mpi_lswo_same";
     case Pattern::EarlyReduce: return "mpi_earlyreduce";
+    case Pattern::EarlyScan: return "mpi_earlyscan";
     case Pattern::LateBroadcast: return "mpi_latebroadcast";
     case Pattern::WaitNxN: return "mpi_wait_nxn";
     case Pattern::BarrierCompletion: return "mpi_barrier_completion";
@@ -395,7 +397,9 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
         if (instance[i]->location == instance[0]->root) root_enter = instance[i]->enter;
       }
       const auto cls = collective_class(instance[0]->op);
+      std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
       for (const auto* c : instance) {
+        latest_so_far = std::max(latest_so_far, c->enter);
         const bool root = c->location == c->root;
         auto wait_for = [&](std::uint64_t t) {
           const auto until = std::min(t, c->leave);
@@ -422,6 +426,10 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
           case CollectiveClass::NToOne:
             out_.present[std::size_t(Pattern::EarlyReduce)] = true;
             if (root) add(Pattern::EarlyReduce, c->cnode, c->location, wait_for(latest));
+            break;
+          case CollectiveClass::Scan:
+            out_.present[std::size_t(Pattern::EarlyScan)] = true;
+            add(Pattern::EarlyScan, c->cnode, c->location, wait_for(latest_so_far));
             break;
           case CollectiveClass::Other: break;
         }
@@ -515,6 +523,8 @@ const TreeMetric kTree[] = {
      "Time spent in MPI collective communication"},
     {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,
      "Time the root of an N-to-1 operation waits for the last process to enter it"},
+    {"mpi_earlyscan", "Early Scan", "mpi_collective", true, Calls::All, Pattern::EarlyScan,
+     "Time a process of a prefix reduction waits for the last lower rank to enter it"},
     {"mpi_latebroadcast", "Late Broadcast", "mpi_collective", true, Calls::All, Pattern::LateBroadcast,
      "Time a process of a 1-to-N operation waits for the root to enter it"},
     {"mpi_wait_nxn", "Wait at N x N", "mpi_collective", true, Calls::All, Pattern::WaitNxN,

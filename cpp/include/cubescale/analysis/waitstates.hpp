@@ -23,6 +23,7 @@
 //                         my leave - max(earliest leave, min(latest enter, my leave))
 //      mpi_latebroadcast  1 to N:    min(root's enter, my leave) - my enter      (non-roots)
 //      mpi_earlyreduce    N to 1:    min(latest enter, my leave) - my enter      (root only)
+//      mpi_earlyscan      (ex)scan:  min(latest enter of ranks <= mine, my leave) - my enter
 // Inconsistent traces (a receive without its send, a send never received, a collective some
 // members of its communicator lack or call as another operation) raise FormatError naming the
 // location's event file, the event's position and its time.
@@ -79,7 +80,7 @@ struct LocationRecords {
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
   BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
-  EarlyReduce, LateBroadcast, WaitNxN, NxNCompletion, Count
+  EarlyReduce, EarlyScan, LateBroadcast, WaitNxN, NxNCompletion, Count
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
 
@@ -133,7 +134,8 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 // execution > mpi > mpi_synchronization > mpi_sync_collective > {mpi_barrier_wait,
 // mpi_barrier_completion}, mpi > mpi_communication > mpi_point2point > mpi_latesender >
 // mpi_latesender_wo > {mpi_lswo_different, mpi_lswo_same} and
-// mpi_collective > {mpi_earlyreduce, mpi_latebroadcast, mpi_wait_nxn, mpi_nxn_completion},
+// mpi_collective > {mpi_earlyreduce, mpi_earlyscan, mpi_latebroadcast, mpi_wait_nxn,
+// mpi_nxn_completion},
 // for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
 // INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.
