@@ -162,6 +162,24 @@ def test_early_scan(tmp_path):
     assert report.metrics[report.metric("mpi_earlyscan").parent].name == "mpi_collective"
 
 
+def test_init_and_finalize(tmp_path):
+    ranks = [[("MPI_Init", 0, 100, [], 0), ("MPI_Finalize", 500, 900, [], 0)],
+             [("MPI_Init", 20, 150, [], 0), ("MPI_Finalize", 800, 900, [], 0)],
+             [("MPI_Init", 50, 120, [], 0), ("MPI_Finalize", 600, 950, [], 0)]]
+    report = cubescale.analyze(write(tmp_path, ranks, end=1000))
+    # completion: my leave - max(earliest leave (100), min(latest enter (50), my leave))
+    assert by_call(report, "mpi_init_completion") == pytest.approx({(1, "MPI_Init"): 50 * NS, (2, "MPI_Init"): 20 * NS})
+    # the last process enters MPI_Finalize at 800
+    assert by_call(report, "mpi_finalize_wait") == pytest.approx({(0, "MPI_Finalize"): 300 * NS,
+                                                                  (2, "MPI_Finalize"): 200 * NS})
+    assert report.metrics[report.metric("mpi_finalize_wait").parent].name == "mpi_init_exit"
+    assert report.metrics[report.metric("mpi_init_exit").parent].name == "mpi"
+    # a process without MPI_Finalize in its trace: no Finalize pattern, and no error
+    ranks[2] = ranks[2][:1]
+    names = [m.name for m in cubescale.analyze(write(tmp_path, ranks, name="cut", end=1000)).metrics]
+    assert "mpi_init_completion" in names and "mpi_finalize_wait" not in names
+
+
 def test_only_patterns_present(tmp_path):
     path = write(tmp_path, [[("MPI_Barrier", 10, 50, [], 0)], [("MPI_Barrier", 30, 50, [], 0)]], end=100)
     names = [m.name for m in cubescale.analyze(path).metrics]
@@ -206,6 +224,7 @@ def test_truncated_event_file_raises_format_error(tmp_path):
 # --- shared traces against a reference from the event DataFrame --------------------------------
 
 N_TO_N = {6, 7, 8, 9, 10, 11, 13, 16}
+INIT_EXIT = {"MPI_Init": 1000, "MPI_Init_thread": 1000, "MPI_Finalize": 1001}
 
 
 def reference(path):
@@ -232,8 +251,12 @@ def reference(path):
                 calls += 1
                 stack.append([ticks, trace.regions["name"][region], [], calls])
             elif kind == "LEAVE":
-                for record in stack.pop()[2]:
+                frame = stack.pop()
+                for record in frame[2]:
                     record["leave"] = ticks
+                if frame[1] in INIT_EXIT:  # MPI_Init/Finalize: collectives over all processes
+                    colls[("finalize" if frame[1] == "MPI_Finalize" else "init", loc)].append(
+                        {"loc": loc, "op": INIT_EXIT[frame[1]], "enter": frame[0], "leave": ticks, "root": None})
             elif kind in ("MPI_SEND", "MPI_ISEND"):
                 sends[(loc, rank_location(comm, partner, loc), comm, tag)].append(
                     {"enter": stack[-1][0], "time": ticks, "loc": loc})
@@ -278,7 +301,9 @@ def reference(path):
     by_comm = defaultdict(list)
     for (comm, _loc), lst in colls.items():
         by_comm[comm].append(lst)
-    for lists in by_comm.values():
+    for comm, lists in by_comm.items():
+        if isinstance(comm, str) and (len(lists) < len(world) or len({len(x) for x in lists}) > 1):
+            continue  # MPI_Init/Finalize not on every process equally often: not analyzed
         for instance in zip(*lists):
             latest = max(c["enter"] for c in instance)
             earliest_leave = min(c["leave"] for c in instance)
@@ -298,6 +323,10 @@ def reference(path):
                     out["mpi_latebroadcast"][c["loc"]] += wait(root)
                 elif c["op"] in (2, 3, 12) and c["loc"] == c["root"]:
                     out["mpi_earlyreduce"][c["loc"]] += wait(latest)
+                elif c["op"] == 1000:
+                    out["mpi_init_completion"][c["loc"]] += completion
+                elif c["op"] == 1001:
+                    out["mpi_finalize_wait"][c["loc"]] += wait(latest)
                 elif c["op"] in (14, 15):  # members in location order, which is rank order in these traces
                     out["mpi_earlyscan"][c["loc"]] += wait(max(m["enter"] for m in instance if m["loc"] <= c["loc"]))
     return trace, dict(out)

@@ -19,7 +19,7 @@ Example
 >>> report = cubescale.analyze(_example_path())
 >>> [p.name for p in patterns(report)]  # doctest: +NORMALIZE_WHITESPACE
 ['mpi_barrier_wait', 'mpi_barrier_completion', 'mpi_latesender', 'mpi_latesender_wo', 'mpi_lswo_different',
- 'mpi_lswo_same']
+ 'mpi_lswo_same', 'mpi_init_completion', 'mpi_finalize_wait']
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def patterns(report: Report) -> list[PatternSummary]:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> [round(p.total, 2) for p in patterns(analyze(_example_path()))]
-    [21.41, 0.0, 30.02, 0.0, 0.0, 0.0]
+    [21.41, 0.0, 30.02, 0.0, 0.0, 0.0, 0.0, 0.0]
     """
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
@@ -130,10 +130,12 @@ def summary(report: Report) -> str:
     -------
     >>> from cubescale.otf2 import _example_path
     >>> print(summary(analyze(_example_path())))  # doctest: +NORMALIZE_WHITESPACE
-    pattern                 total [s]   most severe call path (s)                  most severe process (s)
-    mpi_barrier_wait        21.4093     main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
-    mpi_barrier_completion  6.8441e-05  main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
-    mpi_latesender          30.0206     main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
+    pattern                 total [s]    most severe call path (s)                  most severe process (s)
+    mpi_barrier_wait        21.4093      main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
+    mpi_barrier_completion  6.8441e-05   main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
+    mpi_latesender          30.0206      main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
+    mpi_init_completion     7.713e-06    main > MPI_Init (7.713e-06)                MPI Rank 0 (3.906e-06)
+    mpi_finalize_wait       0.000156056  main > MPI_Finalize (0.000156056)          MPI Rank 0 (5.7852e-05)
     no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
     """
     every = patterns(report)
@@ -143,13 +145,11 @@ def summary(report: Report) -> str:
     zero = [p.name for p in every if p.total <= 0]
     if not found:
         return "no wait time in " + ", ".join(zero)
-    wheres = [f"{p.call_path} ({p.call_path_time:.6g})" for p in found]
-    name_width = max(len("pattern"), *(len(p.name) for p in found)) + 2
-    where_width = max(len("most severe call path (s)"), *(len(w) for w in wheres)) + 2
-    lines = [f"{'pattern':<{name_width}}{'total [s]':<12}{'most severe call path (s)':<{where_width}}"
-             "most severe process (s)"]
-    for p, where in zip(found, wheres):
-        lines.append(f"{p.name:<{name_width}}{p.total:<12.6g}{where:<{where_width}}{p.process} ({p.process_time:.6g})")
+    rows = [("pattern", "total [s]", "most severe call path (s)", "most severe process (s)")]
+    rows += [(p.name, f"{p.total:.6g}", f"{p.call_path} ({p.call_path_time:.6g})", f"{p.process} ({p.process_time:.6g})")
+             for p in found]
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(3)]
+    lines = ["".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + row[3] for row in rows]
     if zero:
         lines.append("no wait time in " + ", ".join(zero))
     return "\n".join(lines)

@@ -13,9 +13,11 @@ namespace cubescale::analysis {
 namespace {
 
 // OTF2_CollectiveOp values and the class Scalasca gives each.
-enum class CollectiveClass { Barrier, OneToN, NToOne, NToN, Scan, Other };
+enum class CollectiveClass { Barrier, OneToN, NToOne, NToN, Scan, Init, Finalize, Other };
 CollectiveClass collective_class(std::uint32_t op) {
   switch (op) {
+    case kInitOp: return CollectiveClass::Init;
+    case kFinalizeOp: return CollectiveClass::Finalize;
     case 0: return CollectiveClass::Barrier;                                    // barrier
     case 1: case 4: case 5: return CollectiveClass::OneToN;                     // bcast, scatter(v)
     case 2: case 3: case 12: return CollectiveClass::NToOne;                    // gather(v), reduce
@@ -50,6 +52,8 @@ const char* pattern_name(Pattern p) {
     case Pattern::WrongOrderSame: return "mpi_lswo_same";
     case Pattern::EarlyReduce: return "mpi_earlyreduce";
     case Pattern::EarlyScan: return "mpi_earlyscan";
+    case Pattern::InitCompletion: return "mpi_init_completion";
+    case Pattern::FinalizeWait: return "mpi_finalize_wait";
     case Pattern::LateBroadcast: return "mpi_latebroadcast";
     case Pattern::WaitNxN: return "mpi_wait_nxn";
     case Pattern::BarrierCompletion: return "mpi_barrier_completion";
@@ -69,8 +73,11 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
     break;
   }
   region_kind_.assign(defs_.regions.size(), CallKind::Single);
+  region_init_exit_.assign(defs_.regions.size(), 0);
   for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
     const auto name = lower(defs_.regions[r].name);
+    if (name == "mpi_init" || name == "mpi_init_thread") region_init_exit_[r] = kInitOp;
+    if (name == "mpi_finalize") region_init_exit_[r] = kFinalizeOp;
     if (starts_with(name, "mpi_test")) region_kind_[r] = CallKind::Test;
     else if (name == "mpi_waitall" || name == "mpi_waitany" || name == "mpi_waitsome") region_kind_[r] = CallKind::WaitMulti;
   }
@@ -116,7 +123,19 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
     case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++}); break;
     case trace::EventType::Leave:
       close(e.time);
-      if (in_call) stack_.pop_back();
+      if (!in_call) break;
+      if (stack_.back().region < region_init_exit_.size() && region_init_exit_[stack_.back().region]) {
+        CollectiveRecord r;
+        r.enter = stack_.back().enter;
+        r.leave = r.time = e.time;
+        r.position = e.position;
+        r.location = e.location;
+        r.op = region_init_exit_[stack_.back().region];
+        r.communicator = r.op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
+        r.cnode = cnode;
+        out.collectives.push_back(r);
+      }
+      stack_.pop_back();
       break;
     case trace::EventType::MpiSend:
     case trace::EventType::MpiIsend:
@@ -332,14 +351,19 @@ void Matcher::messages(const std::vector<LocationRecords>& records) {
 // The analyzed locations of a communicator's members (in rank order).
 std::vector<std::uint32_t> Matcher::members(std::uint32_t communicator, std::uint32_t recorder) const {
   std::vector<std::uint32_t> out;
-  const auto& g = defs_.groups[defs_.communicators[communicator].group];  // checked by the extraction
-  if (g.type == "comm_self") return {recorder};
   std::vector<std::uint32_t> world;
   for (const auto& w : defs_.groups)
     if (w.type == "comm_locations" && w.paradigm == "mpi") {
       for (auto id : w.members) world.push_back(defs_.location(id));
       break;
     }
+  if (communicator == kInitCommunicator || communicator == kFinalizeCommunicator) {
+    for (auto l : world)
+      if (l != kNone && column_[l] != kNone) out.push_back(l);
+    return out;
+  }
+  const auto& g = defs_.groups[defs_.communicators[communicator].group];  // checked by the extraction
+  if (g.type == "comm_self") return {recorder};
   for (auto rank : g.members) {
     const auto l = rank < world.size() ? world[rank] : kNone;
     if (l != kNone && column_[l] != kNone) out.push_back(l);
@@ -370,7 +394,12 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
       of.push_back(it == lists.end() ? &kEmpty : &it->second);
       most = std::max(most, of.back()->size());
     }
-    const auto name = defs_.communicators[comm].name;
+    const bool init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
+    const auto name = init_exit ? std::string("MPI_COMM_WORLD") : defs_.communicators[comm].name;
+    // MPI_Init/Finalize of a process may lie outside its measurement: no pattern then, no error.
+    if (init_exit &&
+        std::any_of(of.begin(), of.end(), [&](const auto* list) { return list->size() != most; }))
+      continue;
     for (std::size_t i = 0; i < mine.size(); ++i)
       if (of[i]->size() < most) {
         // Name the first instance this member lacks, on a member that has it.
@@ -431,6 +460,14 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
             out_.present[std::size_t(Pattern::EarlyScan)] = true;
             add(Pattern::EarlyScan, c->cnode, c->location, wait_for(latest_so_far));
             break;
+          case CollectiveClass::Init:
+            out_.present[std::size_t(Pattern::InitCompletion)] = true;
+            add(Pattern::InitCompletion, c->cnode, c->location, completion);
+            break;
+          case CollectiveClass::Finalize:
+            out_.present[std::size_t(Pattern::FinalizeWait)] = true;
+            add(Pattern::FinalizeWait, c->cnode, c->location, wait_for(latest));
+            break;
           case CollectiveClass::Other: break;
         }
       }
@@ -454,7 +491,7 @@ namespace {
 
 // Which MPI calls a time metric of Scalasca's tree covers (by region name, as scalasca.spec's
 // CubePL does).
-enum class Calls { All, Mpi, Synchronization, SyncCollective, Communication, PointToPoint, Collective };
+enum class Calls { All, Mpi, Synchronization, SyncCollective, Communication, PointToPoint, Collective, InitExit };
 
 bool covers(Calls calls, const cube::Region& region) {
   const auto name = lower(region.name);
@@ -481,6 +518,7 @@ bool covers(Calls calls, const cube::Region& region) {
     case Calls::Communication: return p2p || collective || name == "mpi_get" || name == "mpi_put" || name == "mpi_accumulate";
     case Calls::PointToPoint: return p2p;
     case Calls::Collective: return collective;
+    case Calls::InitExit: return name == "mpi_init" || name == "mpi_init_thread" || name == "mpi_finalize";
     default: return false;
   }
 }
@@ -531,6 +569,12 @@ const TreeMetric kTree[] = {
      "Time in an N-to-N operation until the last process entered it"},
     {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
      "Time in an N-to-N operation after the first process could leave it"},
+    {"mpi_init_exit", "Init/Exit", "mpi", false, Calls::InitExit, Pattern::Count,
+     "Time spent in MPI initialization and finalization calls"},
+    {"mpi_init_completion", "MPI Initialization Completion", "mpi_init_exit", true, Calls::All,
+     Pattern::InitCompletion, "Time in MPI initialization after the first process could leave it"},
+    {"mpi_finalize_wait", "MPI Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
+     "Time in MPI_Finalize until the last process entered it"},
 };
 
 cube::Metric tree_metric(const TreeMetric& t) {

@@ -20,7 +20,7 @@ void check(OTF2_ErrorCode rc, const char* what) {
 struct CallKind {
   const char* name;
   OTF2_RegionRole role;
-  int collective_op;  // OTF2_CollectiveOp, -1 for point to point
+  int collective_op;  // OTF2_CollectiveOp, -1 for point to point, -2 for a call without events
   bool rooted;
 };
 
@@ -40,6 +40,8 @@ const CallKind kCalls[] = {
     {"MPI_Alltoall", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLTOALL, false},
     {"MPI_Allgather", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLGATHER, false},
     {"MPI_Scan", OTF2_REGION_ROLE_COLL_OTHER, OTF2_COLLECTIVE_OP_SCAN, false},
+    {"MPI_Init", OTF2_REGION_ROLE_FUNCTION, -2, false},
+    {"MPI_Finalize", OTF2_REGION_ROLE_FUNCTION, -2, false},
 };
 
 std::size_t call_index(const std::string& name) {
@@ -52,7 +54,7 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   const auto& k = kCalls[kind];
   const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
   const std::string name = k.name;
-  const bool needs_peer = k.collective_op < 0 || k.rooted;
+  const bool needs_peer = k.collective_op == -1 || k.rooted;
   if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
   for (auto p : c.peers)
     if (p >= ranks) throw std::invalid_argument(name + ": rank " + std::to_string(p) + " does not exist");
@@ -65,7 +67,7 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   } else if (name == "MPI_Wait" || name == "MPI_Waitall") {
     std::uint64_t request = 100;
     for (auto p : c.peers) check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, request++), "irecv");
-  } else {
+  } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), 0,
                                           k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32, c.bytes, c.bytes),

@@ -8,11 +8,13 @@ Example
 >>> from cubescale.otf2 import _example_path
 >>> out = os.path.join(tempfile.mkdtemp(), "scout.cubex")
 >>> main(["analyze", _example_path(), "-o", out])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-traces.otf2 -> scout.cubex: 18 metrics, 12 call paths, 4 locations (...)
-pattern                 total [s]   most severe call path (s)                  most severe process (s)
-mpi_barrier_wait        21.4093     main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
-mpi_barrier_completion  6.8441e-05  main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
-mpi_latesender          30.0206     main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
+traces.otf2 -> scout.cubex: 21 metrics, 12 call paths, 4 locations (...)
+pattern                 total [s]    most severe call path (s)                  most severe process (s)
+mpi_barrier_wait        21.4093      main > barrier > MPI_Barrier (21.4093)     MPI Rank 1 (7.83516)
+mpi_barrier_completion  6.8441e-05   main > barrier > MPI_Barrier (6.8441e-05)  MPI Rank 3 (5.6892e-05)
+mpi_latesender          30.0206      main > late_sender > MPI_Recv (30.0206)    MPI Rank 3 (10.9904)
+mpi_init_completion     7.713e-06    main > MPI_Init (7.713e-06)                MPI Rank 0 (3.906e-06)
+mpi_finalize_wait       0.000156056  main > MPI_Finalize (0.000156056)          MPI Rank 0 (5.7852e-05)
 no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
 0
 """

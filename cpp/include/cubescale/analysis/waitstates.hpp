@@ -24,6 +24,9 @@
 //      mpi_latebroadcast  1 to N:    min(root's enter, my leave) - my enter      (non-roots)
 //      mpi_earlyreduce    N to 1:    min(latest enter, my leave) - my enter      (root only)
 //      mpi_earlyscan      (ex)scan:  min(latest enter of ranks <= mine, my leave) - my enter
+//      mpi_init_completion  MPI_Init(_thread): completion as for barriers
+//      mpi_finalize_wait  MPI_Finalize: min(latest enter, my leave) - my enter
+//                         (both only when every process of MPI_COMM_WORLD calls them equally often)
 // Inconsistent traces (a receive without its send, a send never received, a collective some
 // members of its communicator lack or call as another operation) raise FormatError naming the
 // location's event file, the event's position and its time.
@@ -57,6 +60,12 @@ struct MessageRecord {
   std::uint8_t padding[7] = {};
 };
 
+// MPI_Init(_thread) and MPI_Finalize calls become collectives over all of MPI_COMM_WORLD
+// (they synchronize its processes) with these operation numbers beyond OTF2's, each kind on
+// a communicator number of its own (so that one missing on a process spoils only its kind).
+inline constexpr std::uint32_t kInitOp = 1000, kFinalizeOp = 1001;
+inline constexpr std::uint32_t kInitCommunicator = kNone - 2, kFinalizeCommunicator = kNone - 1;
+
 // One MPI collective (MPI_COLLECTIVE_END, with its MPI call region).
 struct CollectiveRecord {
   std::uint64_t enter = 0, leave = 0, time = 0, position = 0;
@@ -80,7 +89,7 @@ struct LocationRecords {
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
   BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
-  EarlyReduce, EarlyScan, LateBroadcast, WaitNxN, NxNCompletion, Count
+  EarlyReduce, EarlyScan, LateBroadcast, WaitNxN, NxNCompletion, InitCompletion, FinalizeWait, Count
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
 
@@ -106,6 +115,7 @@ class RecordExtractor final : public trace::CallPathObserver {
   const trace::Definitions& defs_;
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
   std::vector<CallKind> region_kind_;
+  std::vector<std::uint32_t> region_init_exit_;  // kInitOp, kFinalizeOp or 0
   std::vector<LocationRecords> records_;
   std::vector<Frame> stack_;
   std::uint32_t calls_ = 0;
@@ -135,7 +145,7 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 // mpi_barrier_completion}, mpi > mpi_communication > mpi_point2point > mpi_latesender >
 // mpi_latesender_wo > {mpi_lswo_different, mpi_lswo_same} and
 // mpi_collective > {mpi_earlyreduce, mpi_earlyscan, mpi_latebroadcast, mpi_wait_nxn,
-// mpi_nxn_completion},
+// mpi_nxn_completion}, mpi > mpi_init_exit > {mpi_init_completion, mpi_finalize_wait},
 // for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
 // INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.

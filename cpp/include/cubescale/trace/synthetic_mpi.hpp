@@ -16,7 +16,8 @@ namespace cubescale::trace {
 
 struct MpiCall {
   // "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
-  // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Allgather", "MPI_Scan".
+  // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Allgather", "MPI_Scan",
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only).
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
