@@ -38,4 +38,5 @@ PYBIND11_MODULE(_core, m) {
   auto measure = m.def_submodule(
       "measure", "The measurement runtime: per-thread call-path recording, manual regions, the profiling hook.");
   cubescale::bindings::register_measure(measure);
+  cubescale::bindings::register_analysis(m.def_submodule("analysis", "Wait-state analysis of MPI traces: Scalasca's patterns (paper 002, 5.2)."));
 }

@@ -17,4 +17,5 @@ void register_trace(pybind11::module_& m);    // after register_profile: returns
 void register_threads(pybind11::module_& m);  // after register_profile: takes LocalProfile
 void register_timeline(pybind11::module_& m);
 void register_measure(pybind11::module_& m);  // after register_profile: returns LocalProfile
+void register_analysis(pybind11::module_ m);  // after register_trace (takes Trace); a module handle: one line in module.cpp
 }  // namespace cubescale::bindings

@@ -30,11 +30,12 @@ if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
 from . import dtypes, examples, files, records, report, scale_func, systree, threads
+from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "examples", "files", "open", "records", "report", "scale_func",
-           "systree", "threads", "write",
+__all__ = ["FormatError", "Report", "ReportBuilder", "analyze", "dtypes", "examples", "files", "open", "records", "report",
+           "scale_func", "systree", "threads", "write",
            "__version__"]

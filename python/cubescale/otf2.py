@@ -400,6 +400,11 @@ class Trace:
         (6, 4)
         """
         local, _ = self.local_profile()
+        return self._report(local, output, compress)
+
+    def _report(self, local: LocalProfile, output: str | os.PathLike | None, compress: bool) -> Report:
+        """The report of a profile of all locations over the trace's machine (also written
+        to ``output`` when given): :meth:`profile` and :func:`cubescale.analyze` share it."""
         if local.shape[0] == 0:
             from .errors import FormatError
 

@@ -37,7 +37,8 @@ struct Interval {
 
 class ProfileSink final : public EventSink {
  public:
-  ProfileSink(const Trace& trace, std::size_t locations) : trace_(trace), defs_(trace.definitions()) {
+  ProfileSink(const Trace& trace, std::size_t locations, CallPathObserver* observer)
+      : trace_(trace), defs_(trace.definitions()), observer_(observer) {
     columns_.reserve(locations);
     member_slot_.assign(defs_.metric_members.size(), kNone);
     for (const auto& m : defs_.metrics) {
@@ -74,13 +75,20 @@ class ProfileSink final : public EventSink {
     last_time_ = 0;
     opened_.clear();
     forks_.clear();
+    if (observer_) observer_->begin_location(location);
   }
 
   void event(const Event& e) override {
     ++stats_.events;
     last_time_ = e.time;
+    // The observer sees an Enter after its frame is pushed, every other event before the
+    // builder handles it (so a Leave still has its frame).
+    if (observer_ && e.type != EventType::Enter) observer_->event(e, stack_.empty() ? kNone : stack_.back().cnode);
     switch (e.type) {
-      case EventType::Enter: enter(e.region, e.time, e); break;
+      case EventType::Enter:
+        enter(e.region, e.time, e);
+        if (observer_) observer_->event(e, stack_.back().cnode);
+        break;
       case EventType::Leave: leave(e.region, e.time, e); break;
       case EventType::MpiSend:
       case EventType::MpiIsend:
@@ -111,7 +119,8 @@ class ProfileSink final : public EventSink {
     }
   }
 
-  void end_location(std::uint32_t) override {
+  void end_location(std::uint32_t location) override {
+    if (observer_) observer_->end_location(location);
     // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
     while (!stack_.empty()) {
       ++stats_.unclosed_frames;
@@ -257,6 +266,7 @@ class ProfileSink final : public EventSink {
 
   const Trace& trace_;
   const Definitions& defs_;
+  CallPathObserver* observer_ = nullptr;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
   std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;
@@ -336,6 +346,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     order.push_back(c);
     for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) todo.push_back(*it);
   }
+  if (observer_) observer_->rows(new_index);
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
     p.cnode_regions.push_back(cnode_region_[c]);
@@ -376,8 +387,8 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
 }  // namespace
 
 profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::uint32_t>& locations,
-                                    ProfileStats* stats) {
-  ProfileSink sink(trace, locations.size());
+                                    ProfileStats* stats, CallPathObserver* observer) {
+  ProfileSink sink(trace, locations.size(), observer);
   trace.read(locations, sink);
   auto p = sink.finish(locations);
   if (stats) *stats = sink.stats_;

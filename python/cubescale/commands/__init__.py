@@ -4,6 +4,6 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import clean, collate, demo, metrics, notebooks, report, run, systree, threads, top, trace, view
+from . import analyze, clean, collate, demo, metrics, notebooks, report, run, systree, threads, top, trace, view
 
-COMMANDS = [demo, systree, report, top, threads, trace, metrics, run, collate, view, notebooks, clean]
+COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, view, notebooks, clean]

@@ -30,9 +30,24 @@ struct ProfileStats {
   std::uint64_t unclosed_frames = 0;  // frames still open at a location's end, closed there
 };
 
+// Sees every event beside the profile builder, with the call path the event happened on, so
+// that another analysis (wait states) shares the profile's call tree instead of building its
+// own. `cnode` is the innermost open call path: after the push for an Enter, before the pop
+// for a Leave, kNone outside every region. Call path numbers are the builder's own until
+// `rows` maps them to the rows of the finished profile (rows[cnode] = row).
+class CallPathObserver {
+ public:
+  virtual ~CallPathObserver() = default;
+  virtual void begin_location(std::uint32_t location) { (void)location; }
+  virtual void event(const Event& e, std::uint32_t cnode) = 0;
+  // Before the builder closes frames a stream cut short left open.
+  virtual void end_location(std::uint32_t location) { (void)location; }
+  virtual void rows(const std::vector<std::uint32_t>& rows) { (void)rows; }
+};
+
 // The profile of `locations` (dense indices; columns in this order). FormatError on
 // inconsistent streams (a Leave that does not match the Enter, time going backwards).
 profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::uint32_t>& locations,
-                                    ProfileStats* stats = nullptr);
+                                    ProfileStats* stats = nullptr, CallPathObserver* observer = nullptr);
 
 }  // namespace cubescale::trace

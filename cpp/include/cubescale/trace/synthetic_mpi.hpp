@@ -1,0 +1,34 @@
+#pragma once
+// Synthetic MPI traces with stated timings, written with OTF2's writer: each rank runs `main`
+// and inside it a list of MPI calls whose enter and leave times the caller chooses, so that a
+// test can state the exact wait states (a Late Sender chain, a barrier some ranks enter late, a
+// broadcast with a late root ...). One tick is one nanosecond.
+//
+// Per call the events are those Score-P writes: MPI_Send/Isend: Enter, MPI_SEND/ISEND at the
+// enter time, Leave; MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall:
+// Enter, one MPI_IRECV per peer at the leave time, Leave; collectives: Enter,
+// MPI_COLLECTIVE_BEGIN, MPI_COLLECTIVE_END (root, MPI_COMM_WORLD), Leave.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cubescale::trace {
+
+struct MpiCall {
+  // "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
+  // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Allgather", "MPI_Scan",
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only).
+  std::string name;
+  std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
+  std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
+  std::uint32_t tag = 0;
+  std::uint64_t bytes = 8;
+};
+
+// Writes `<directory>/<name>.otf2` with one process per entry of `ranks` (its calls in time
+// order); main runs from 0 to `end`. Returns the events written. std::invalid_argument for an
+// unknown call name, missing peer or times out of order.
+std::uint64_t write_mpi_trace(const std::string& directory, const std::string& name,
+                              const std::vector<std::vector<MpiCall>>& ranks, std::uint64_t end);
+
+}  // namespace cubescale::trace

@@ -1,0 +1,686 @@
+#include "cubescale/analysis/waitstates.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <unordered_map>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/dtype.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+// OTF2_CollectiveOp values and the class Scalasca gives each.
+enum class CollectiveClass { Barrier, OneToN, NToOne, NToN, Scan, Init, Finalize, Other };
+CollectiveClass collective_class(std::uint32_t op) {
+  switch (op) {
+    case kInitOp: return CollectiveClass::Init;
+    case kFinalizeOp: return CollectiveClass::Finalize;
+    case 0: return CollectiveClass::Barrier;                                    // barrier
+    case 1: case 4: case 5: return CollectiveClass::OneToN;                     // bcast, scatter(v)
+    case 2: case 3: case 12: return CollectiveClass::NToOne;                    // gather(v), reduce
+    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16:        // all*, reduce_scatter*
+      return CollectiveClass::NToN;
+    case 14: case 15: return CollectiveClass::Scan;                             // scan, exscan
+    default: return CollectiveClass::Other;  // handles, allocation
+  }
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+std::string seconds(const trace::Definitions& defs, std::uint64_t ticks) {
+  const double s = static_cast<double>(ticks - std::min(ticks, defs.clock.offset)) /
+                   static_cast<double>(defs.clock.resolution);
+  return std::to_string(s) + " s";
+}
+
+}  // namespace
+
+const char* pattern_name(Pattern p) {
+  switch (p) {
+    case Pattern::BarrierWait: return "mpi_barrier_wait";
+    case Pattern::LateSender: return "mpi_latesender";
+    case Pattern::LateSenderWrongOrder: return "mpi_latesender_wo";
+    case Pattern::WrongOrderDifferent: return "mpi_lswo_different";
+    case Pattern::WrongOrderSame: return "mpi_lswo_same";
+    case Pattern::EarlyReduce: return "mpi_earlyreduce";
+    case Pattern::EarlyScan: return "mpi_earlyscan";
+    case Pattern::InitCompletion: return "mpi_init_completion";
+    case Pattern::FinalizeWait: return "mpi_finalize_wait";
+    case Pattern::LateBroadcast: return "mpi_latebroadcast";
+    case Pattern::WaitNxN: return "mpi_wait_nxn";
+    case Pattern::BarrierCompletion: return "mpi_barrier_completion";
+    case Pattern::NxNCompletion: return "mpi_nxn_completion";
+    case Pattern::Count: break;
+  }
+  return "?";
+}
+
+// --- extraction ------------------------------------------------------------------------------
+
+RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), defs_(trace.definitions()) {
+  // Ranks of MPI_COMM_WORLD are positions in the MPI comm_locations group (Score-P writes one).
+  for (const auto& g : defs_.groups) {
+    if (g.type != "comm_locations" || g.paradigm != "mpi") continue;
+    for (auto id : g.members) rank_location_.push_back(defs_.location(id));
+    break;
+  }
+  region_kind_.assign(defs_.regions.size(), CallKind::Single);
+  region_init_exit_.assign(defs_.regions.size(), 0);
+  for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
+    const auto name = lower(defs_.regions[r].name);
+    if (name == "mpi_init" || name == "mpi_init_thread") region_init_exit_[r] = kInitOp;
+    if (name == "mpi_finalize") region_init_exit_[r] = kFinalizeOp;
+    if (starts_with(name, "mpi_test")) region_kind_[r] = CallKind::Test;
+    else if (name == "mpi_waitall" || name == "mpi_waitany" || name == "mpi_waitsome") region_kind_[r] = CallKind::WaitMulti;
+  }
+}
+
+void RecordExtractor::begin_location(std::uint32_t location) {
+  records_.push_back({});
+  records_.back().location = location;
+  stack_.clear();
+  pending_.clear();
+  calls_ = 0;
+  last_time_ = 0;
+}
+
+std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::uint32_t rank,
+                                             const trace::Event& e) const {
+  auto fail = [&](const std::string& what) {
+    throw FormatError(trace_.path(), trace_.event_member(e.location), e.position,
+                      std::string(trace::event_type_name(e.type)) + " at " + seconds(defs_, e.time) + ": " + what);
+  };
+  if (communicator == kNone || communicator >= defs_.communicators.size()) fail("no communicator");
+  const auto group = defs_.communicators[communicator].group;
+  if (group == kNone || group >= defs_.groups.size()) fail("communicator without a group");
+  const auto& g = defs_.groups[group];
+  if (g.type == "comm_self") {
+    if (rank != 0) fail("rank " + std::to_string(rank) + " on a self communicator");
+    return e.location;
+  }
+  if (rank >= g.members.size()) fail("rank " + std::to_string(rank) + " outside its communicator of " +
+                                     std::to_string(g.members.size()));
+  const auto world = g.members[rank];
+  if (world >= rank_location_.size() || rank_location_[world] == kNone)
+    fail("rank " + std::to_string(world) + " has no location");
+  return rank_location_[world];
+}
+
+void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
+  last_time_ = e.time;
+  auto& out = records_.back();
+  const bool in_call = !stack_.empty();
+  const std::uint64_t enter = in_call ? stack_.back().enter : e.time;
+  switch (e.type) {
+    case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++}); break;
+    case trace::EventType::Leave:
+      close(e.time);
+      if (!in_call) break;
+      if (stack_.back().region < region_init_exit_.size() && region_init_exit_[stack_.back().region]) {
+        CollectiveRecord r;
+        r.enter = stack_.back().enter;
+        r.leave = r.time = e.time;
+        r.position = e.position;
+        r.location = e.location;
+        r.op = region_init_exit_[stack_.back().region];
+        r.communicator = r.op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
+        r.cnode = cnode;
+        out.collectives.push_back(r);
+      }
+      stack_.pop_back();
+      break;
+    case trace::EventType::MpiSend:
+    case trace::EventType::MpiIsend:
+    case trace::EventType::MpiRecv:
+    case trace::EventType::MpiIrecv: {
+      const bool send = e.type == trace::EventType::MpiSend || e.type == trace::EventType::MpiIsend;
+      MessageRecord r;
+      r.enter = enter;
+      r.leave = e.time;  // until the call is left
+      r.time = e.time;
+      r.position = e.position;
+      r.location = e.location;
+      r.peer = peer_location(e.communicator, e.partner, e);
+      r.communicator = e.communicator;
+      r.tag = e.tag;
+      r.cnode = cnode;
+      r.call = in_call ? stack_.back().call : calls_++;
+      r.call_kind = in_call && stack_.back().region < region_kind_.size() ? region_kind_[stack_.back().region]
+                                                                         : CallKind::Single;
+      auto& list = send ? out.sends : out.receives;
+      list.push_back(r);
+      if (in_call) pending_.push_back({send ? 0 : 1, list.size() - 1, stack_.size()});
+      break;
+    }
+    case trace::EventType::MpiCollectiveEnd: {
+      CollectiveRecord r;
+      r.enter = enter;
+      r.leave = e.time;
+      r.time = e.time;
+      r.position = e.position;
+      r.location = e.location;
+      r.communicator = e.communicator;
+      r.op = e.tag;
+      peer_location(e.communicator, 0, e);  // raises unless the communicator and its group are defined
+      r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
+      r.cnode = cnode;
+      out.collectives.push_back(r);
+      if (in_call) pending_.push_back({2, out.collectives.size() - 1, stack_.size()});
+      break;
+    }
+    default: break;
+  }
+}
+
+// Records made inside the frame being left get its leave time.
+void RecordExtractor::close(std::uint64_t leave) {
+  auto& out = records_.back();
+  while (!pending_.empty() && pending_.back().depth == stack_.size()) {
+    const auto p = pending_.back();
+    pending_.pop_back();
+    if (p.list == 0) out.sends[p.index].leave = leave;
+    else if (p.list == 1) out.receives[p.index].leave = leave;
+    else out.collectives[p.index].leave = leave;
+  }
+}
+
+// A stream cut short: the profile closes open frames at the last event; so do the records.
+void RecordExtractor::end_location(std::uint32_t) {
+  while (!stack_.empty()) {
+    close(last_time_);
+    stack_.pop_back();
+  }
+}
+
+void RecordExtractor::rows(const std::vector<std::uint32_t>& rows) {
+  auto map = [&](std::uint32_t& c) {
+    if (c != kNone && c < rows.size()) c = rows[c];
+  };
+  for (auto& l : records_) {
+    for (auto& r : l.sends) map(r.cnode);
+    for (auto& r : l.receives) map(r.cnode);
+    for (auto& r : l.collectives) map(r.cnode);
+  }
+}
+
+// --- matching --------------------------------------------------------------------------------
+
+namespace {
+
+struct MessageKey {
+  std::uint32_t from, to, communicator, tag;
+  bool operator==(const MessageKey&) const = default;
+};
+struct MessageKeyHash {
+  std::size_t operator()(const MessageKey& k) const {
+    std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+  }
+};
+
+class Matcher {
+ public:
+  Matcher(const trace::Trace& trace, const std::vector<std::uint32_t>& locations, std::size_t cnodes)
+      : trace_(trace), defs_(trace.definitions()) {
+    column_.assign(defs_.locations.size(), kNone);
+    for (std::size_t c = 0; c < locations.size(); ++c) column_[locations[c]] = static_cast<std::uint32_t>(c);
+    out_.cnodes = cnodes;
+    out_.locations = locations.size();
+    out_.values.assign(std::size_t(Pattern::Count), std::vector<double>(cnodes * locations.size(), 0.0));
+    out_.present.assign(std::size_t(Pattern::Count), false);
+  }
+
+  void messages(const std::vector<LocationRecords>& records);
+  void collectives(const std::vector<LocationRecords>& records);
+  Severities finish() {
+    const double tick = 1.0 / static_cast<double>(defs_.clock.resolution);
+    for (auto& v : out_.values)
+      for (auto& x : v) x *= tick;
+    return std::move(out_);
+  }
+
+ private:
+  void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks) {
+    if (ticks == 0 || cnode == kNone || cnode >= out_.cnodes) return;
+    out_.values[std::size_t(p)][std::size_t(cnode) * out_.locations + column_[location]] += static_cast<double>(ticks);
+  }
+  [[noreturn]] void fail(std::uint32_t location, std::uint64_t position, std::uint64_t time, const std::string& what) const {
+    throw FormatError(trace_.path(), trace_.event_member(location), position,
+                      what + " (" + defs_.locations[location].name + " of " + group_name(location) + ", at " +
+                          seconds(defs_, time) + ")");
+  }
+  std::string group_name(std::uint32_t location) const {
+    const auto g = defs_.locations[location].group;
+    return g < defs_.location_groups.size() ? defs_.location_groups[g].name : "no process";
+  }
+  std::vector<std::uint32_t> members(std::uint32_t communicator, std::uint32_t recorder) const;
+
+  // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
+  // remembered for the wrong-order check of the location's later receives.
+  void late_sender(const MessageRecord& r, const MessageRecord& s, std::uint64_t idle) {
+    if (idle == 0) return;
+    add(Pattern::LateSender, r.cnode, r.location, idle);
+    if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle});
+  }
+  // A message sent before the message of an earlier Late Sender but received after it: that
+  // Late Sender was caused by receiving in the wrong order.
+  void wrong_order(const MessageRecord& s) {
+    for (auto it = recent_.begin(); it != recent_.end();) {
+      if (it->send_time <= s.time) {
+        ++it;
+        continue;
+      }
+      add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle);
+      add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode, it->location,
+          it->idle);
+      it = recent_.erase(it);
+    }
+  }
+  struct RecentLateSender {
+    std::uint64_t send_time;
+    std::uint32_t sender, cnode, location;
+    std::uint64_t idle;
+  };
+  static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
+  std::vector<RecentLateSender> recent_;
+
+  const trace::Trace& trace_;
+  const trace::Definitions& defs_;
+  std::vector<std::uint32_t> column_;
+  Severities out_;
+};
+
+// Late Sender: the k-th receive of B from A on (comm, tag) matches the k-th such send of A.
+void Matcher::messages(const std::vector<LocationRecords>& records) {
+  std::unordered_map<MessageKey, std::pair<std::vector<const MessageRecord*>, std::size_t>, MessageKeyHash> queues;
+  for (const auto& l : records)
+    for (const auto& s : l.sends) queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+  for (const auto& l : records) {
+    if (!l.receives.empty())
+      for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
+        out_.present[std::size_t(p)] = true;
+    // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
+    std::uint64_t multi_max = 0;
+    const MessageRecord* multi = nullptr;
+    const MessageRecord* multi_send = nullptr;
+    recent_.clear();
+    for (const auto& r : l.receives) {
+      if (column_[r.peer] == kNone)
+        fail(r.location, r.position, r.time, "MPI receive from " + defs_.locations[r.peer].name + ", which is not analyzed");
+      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
+      if (it == queues.end() || it->second.second == it->second.first.size())
+        fail(r.location, r.position, r.time,
+             "MPI receive from " + group_name(r.peer) + " (tag " + std::to_string(r.tag) + ") without a matching send");
+      const MessageRecord& s = *it->second.first[it->second.second++];
+      if (multi && multi->call != r.call) {
+        late_sender(*multi, *multi_send, multi_max);
+        multi = nullptr, multi_max = 0;
+      }
+      if (r.call_kind != CallKind::Test) {
+        const auto until = std::min(s.enter, r.leave);
+        const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
+        if (r.call_kind == CallKind::WaitMulti) {
+          if (!multi || idle > multi_max) multi_send = &s;
+          multi_max = std::max(multi_max, idle);
+          multi = &r;
+        } else {
+          late_sender(r, s, idle);
+        }
+      }
+      wrong_order(s);
+    }
+    if (multi) late_sender(*multi, *multi_send, multi_max);
+  }
+  for (const auto& [key, queue] : queues)
+    if (queue.second < queue.first.size()) {
+      const auto& s = *queue.first[queue.second];
+      fail(s.location, s.position, s.time,
+           "MPI send to " + group_name(s.peer) + " (tag " + std::to_string(s.tag) + ") never received");
+    }
+}
+
+// The analyzed locations of a communicator's members (in rank order).
+std::vector<std::uint32_t> Matcher::members(std::uint32_t communicator, std::uint32_t recorder) const {
+  std::vector<std::uint32_t> out;
+  std::vector<std::uint32_t> world;
+  for (const auto& w : defs_.groups)
+    if (w.type == "comm_locations" && w.paradigm == "mpi") {
+      for (auto id : w.members) world.push_back(defs_.location(id));
+      break;
+    }
+  if (communicator == kInitCommunicator || communicator == kFinalizeCommunicator) {
+    for (auto l : world)
+      if (l != kNone && column_[l] != kNone) out.push_back(l);
+    return out;
+  }
+  const auto& g = defs_.groups[defs_.communicators[communicator].group];  // checked by the extraction
+  if (g.type == "comm_self") return {recorder};
+  for (auto rank : g.members) {
+    const auto l = rank < world.size() ? world[rank] : kNone;
+    if (l != kNone && column_[l] != kNone) out.push_back(l);
+  }
+  return out;
+}
+
+// The k-th collective of every member of a communicator is one instance.
+void Matcher::collectives(const std::vector<LocationRecords>& records) {
+  // [communicator][location] -> that location's collectives on it, in order.
+  std::unordered_map<std::uint64_t, std::vector<const CollectiveRecord*>> lists;
+  std::vector<std::uint32_t> communicators;
+  std::unordered_map<std::uint32_t, std::uint32_t> some_recorder;
+  for (const auto& l : records)
+    for (const auto& c : l.collectives) {
+      auto& list = lists[(std::uint64_t(c.communicator) << 32) | c.location];
+      list.push_back(&c);
+      if (some_recorder.emplace(c.communicator, c.location).second) communicators.push_back(c.communicator);
+    }
+  std::sort(communicators.begin(), communicators.end());
+  static const std::vector<const CollectiveRecord*> kEmpty;
+  for (auto comm : communicators) {
+    const auto mine = members(comm, some_recorder[comm]);
+    std::vector<const std::vector<const CollectiveRecord*>*> of;
+    std::size_t most = 0;
+    for (auto m : mine) {
+      auto it = lists.find((std::uint64_t(comm) << 32) | m);
+      of.push_back(it == lists.end() ? &kEmpty : &it->second);
+      most = std::max(most, of.back()->size());
+    }
+    const bool init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
+    const auto name = init_exit ? std::string("MPI_COMM_WORLD") : defs_.communicators[comm].name;
+    // MPI_Init/Finalize of a process may lie outside its measurement: no pattern then, no error.
+    if (init_exit &&
+        std::any_of(of.begin(), of.end(), [&](const auto* list) { return list->size() != most; }))
+      continue;
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      if (of[i]->size() < most) {
+        // Name the first instance this member lacks, on a member that has it.
+        for (std::size_t j = 0; j < mine.size(); ++j)
+          if (of[j]->size() == most) {
+            const auto& c = *(*of[j])[of[i]->size()];
+            fail(c.location, c.position, c.time,
+                 "MPI " + trace::collective_op_name(c.op) + " on " + name + " has no counterpart on " +
+                     group_name(mine[i]) + ", which calls only " + std::to_string(of[i]->size()) +
+                     " collectives on it");
+          }
+      }
+    std::vector<const CollectiveRecord*> instance(mine.size());
+    for (std::size_t k = 0; k < most; ++k) {
+      std::uint64_t latest = 0, root_enter = 0, earliest_leave = ~std::uint64_t(0);
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        instance[i] = (*of[i])[k];
+        if (instance[i]->op != instance[0]->op)
+          fail(instance[i]->location, instance[i]->position, instance[i]->time,
+               "MPI " + trace::collective_op_name(instance[i]->op) + " on " + name + " meets MPI " +
+                   trace::collective_op_name(instance[0]->op) + " of " + group_name(instance[0]->location));
+        latest = std::max(latest, instance[i]->enter);
+        earliest_leave = std::min(earliest_leave, instance[i]->leave);
+        if (instance[i]->location == instance[0]->root) root_enter = instance[i]->enter;
+      }
+      const auto cls = collective_class(instance[0]->op);
+      std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
+      for (const auto* c : instance) {
+        latest_so_far = std::max(latest_so_far, c->enter);
+        const bool root = c->location == c->root;
+        auto wait_for = [&](std::uint64_t t) {
+          const auto until = std::min(t, c->leave);
+          return until > c->enter ? until - c->enter : 0;
+        };
+        // Time to finish after the first member could leave (and after all had entered).
+        const auto from = std::max(earliest_leave, std::min(latest, c->leave));
+        const std::uint64_t completion = c->leave > from ? c->leave - from : 0;
+        switch (cls) {
+          case CollectiveClass::Barrier:
+            out_.present[std::size_t(Pattern::BarrierWait)] = out_.present[std::size_t(Pattern::BarrierCompletion)] = true;
+            add(Pattern::BarrierWait, c->cnode, c->location, wait_for(latest));
+            add(Pattern::BarrierCompletion, c->cnode, c->location, completion);
+            break;
+          case CollectiveClass::NToN:
+            out_.present[std::size_t(Pattern::WaitNxN)] = out_.present[std::size_t(Pattern::NxNCompletion)] = true;
+            add(Pattern::WaitNxN, c->cnode, c->location, wait_for(latest));
+            add(Pattern::NxNCompletion, c->cnode, c->location, completion);
+            break;
+          case CollectiveClass::OneToN:
+            out_.present[std::size_t(Pattern::LateBroadcast)] = true;
+            if (!root && c->root != kNone) add(Pattern::LateBroadcast, c->cnode, c->location, wait_for(root_enter));
+            break;
+          case CollectiveClass::NToOne:
+            out_.present[std::size_t(Pattern::EarlyReduce)] = true;
+            if (root) add(Pattern::EarlyReduce, c->cnode, c->location, wait_for(latest));
+            break;
+          case CollectiveClass::Scan:
+            out_.present[std::size_t(Pattern::EarlyScan)] = true;
+            add(Pattern::EarlyScan, c->cnode, c->location, wait_for(latest_so_far));
+            break;
+          case CollectiveClass::Init:
+            out_.present[std::size_t(Pattern::InitCompletion)] = true;
+            add(Pattern::InitCompletion, c->cnode, c->location, completion);
+            break;
+          case CollectiveClass::Finalize:
+            out_.present[std::size_t(Pattern::FinalizeWait)] = true;
+            add(Pattern::FinalizeWait, c->cnode, c->location, wait_for(latest));
+            break;
+          case CollectiveClass::Other: break;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                 const std::vector<LocationRecords>& records, std::size_t cnodes) {
+  Matcher m(trace, locations, cnodes);
+  m.messages(records);
+  m.collectives(records);
+  return m.finish();
+}
+
+// --- the report's metric tree ------------------------------------------------------------------
+
+namespace {
+
+// Which MPI calls a time metric of Scalasca's tree covers (by region name, as scalasca.spec's
+// CubePL does).
+enum class Calls { All, Mpi, Synchronization, SyncCollective, Communication, PointToPoint, Collective, InitExit };
+
+bool covers(Calls calls, const cube::Region& region) {
+  const auto name = lower(region.name);
+  const bool mpi = region.paradigm == "mpi" || starts_with(name, "mpi_");
+  if (calls == Calls::All) return true;
+  if (!mpi) return false;
+  static const char* const kCollectives[] = {
+      "mpi_allgather", "mpi_allgatherv", "mpi_allreduce", "mpi_alltoall", "mpi_alltoallv", "mpi_alltoallw",
+      "mpi_bcast", "mpi_exscan", "mpi_gather", "mpi_gatherv", "mpi_reduce", "mpi_reduce_scatter",
+      "mpi_reduce_scatter_block", "mpi_scan", "mpi_scatter", "mpi_scatterv"};
+  static const char* const kWinSync[] = {"mpi_win_post", "mpi_win_wait", "mpi_win_start", "mpi_win_complete",
+                                         "mpi_win_fence", "mpi_win_lock", "mpi_win_unlock"};
+  auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
+  auto contains = [&](const char* part) { return name.find(part, 4) != std::string::npos; };
+  const bool collective = in(kCollectives);
+  const bool p2p = !starts_with(name, "mpi_win") &&
+                   (contains("buffer") || contains("cancel") || contains("get_count") || contains("probe") ||
+                    contains("recv") || contains("request") || contains("send") || starts_with(name, "mpi_test") ||
+                    starts_with(name, "mpi_wait") || contains("start"));
+  switch (calls) {
+    case Calls::Mpi: return true;
+    case Calls::Synchronization: return name == "mpi_barrier" || in(kWinSync);
+    case Calls::SyncCollective: return name == "mpi_barrier";
+    case Calls::Communication: return p2p || collective || name == "mpi_get" || name == "mpi_put" || name == "mpi_accumulate";
+    case Calls::PointToPoint: return p2p;
+    case Calls::Collective: return collective;
+    case Calls::InitExit: return name == "mpi_init" || name == "mpi_init_thread" || name == "mpi_finalize";
+    default: return false;
+  }
+}
+
+struct TreeMetric {
+  const char* name;
+  const char* display;
+  const char* parent;  // unique name
+  bool is_pattern;
+  Calls calls;
+  Pattern pattern;
+  const char* description;
+};
+
+// Scalasca's tree (unique and display names as scalasca.spec has them), in preorder.
+const TreeMetric kTree[] = {
+    {"execution", "Execution", "time", false, Calls::All, Pattern::Count, "Execution time"},
+    {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time spent in MPI calls"},
+    {"mpi_synchronization", "Synchronization", "mpi", false, Calls::Synchronization, Pattern::Count,
+     "Time spent in MPI synchronization calls"},
+    {"mpi_sync_collective", "Collective", "mpi_synchronization", false, Calls::SyncCollective, Pattern::Count,
+     "Time spent in MPI barriers"},
+    {"mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", true, Calls::All, Pattern::BarrierWait,
+     "Time in an MPI barrier until the last process entered it"},
+    {"mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", true, Calls::All,
+     Pattern::BarrierCompletion, "Time in an MPI barrier after the first process could leave it"},
+    {"mpi_communication", "Communication", "mpi", false, Calls::Communication, Pattern::Count,
+     "Time spent in MPI communication calls"},
+    {"mpi_point2point", "Point-to-point", "mpi_communication", false, Calls::PointToPoint, Pattern::Count,
+     "Time spent in MPI point-to-point calls"},
+    {"mpi_latesender", "Late Sender", "mpi_point2point", true, Calls::All, Pattern::LateSender,
+     "Time a receive waits for its message's send to start"},
+    {"mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", true, Calls::All,
+     Pattern::LateSenderWrongOrder, "Late Sender time caused by receiving messages in another order than sent"},
+    {"mpi_lswo_different", "From different sources", "mpi_latesender_wo", true, Calls::All,
+     Pattern::WrongOrderDifferent, "Wrong-order Late Sender time with messages from different senders"},
+    {"mpi_lswo_same", "From same source", "mpi_latesender_wo", true, Calls::All, Pattern::WrongOrderSame,
+     "Wrong-order Late Sender time with messages from the same sender"},
+    {"mpi_collective", "Collective", "mpi_communication", false, Calls::Collective, Pattern::Count,
+     "Time spent in MPI collective communication"},
+    {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,
+     "Time the root of an N-to-1 operation waits for the last process to enter it"},
+    {"mpi_earlyscan", "Early Scan", "mpi_collective", true, Calls::All, Pattern::EarlyScan,
+     "Time a process of a prefix reduction waits for the last lower rank to enter it"},
+    {"mpi_latebroadcast", "Late Broadcast", "mpi_collective", true, Calls::All, Pattern::LateBroadcast,
+     "Time a process of a 1-to-N operation waits for the root to enter it"},
+    {"mpi_wait_nxn", "Wait at N x N", "mpi_collective", true, Calls::All, Pattern::WaitNxN,
+     "Time in an N-to-N operation until the last process entered it"},
+    {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
+     "Time in an N-to-N operation after the first process could leave it"},
+    {"mpi_init_exit", "Init/Exit", "mpi", false, Calls::InitExit, Pattern::Count,
+     "Time spent in MPI initialization and finalization calls"},
+    {"mpi_init_completion", "MPI Initialization Completion", "mpi_init_exit", true, Calls::All,
+     Pattern::InitCompletion, "Time in MPI initialization after the first process could leave it"},
+    {"mpi_finalize_wait", "MPI Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
+     "Time in MPI_Finalize until the last process entered it"},
+};
+
+cube::Metric tree_metric(const TreeMetric& t) {
+  cube::Metric m;
+  m.uniq_name = t.name;
+  m.disp_name = t.display;
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
+  m.uom = "sec";
+  m.descr = t.description;
+  return m;
+}
+
+double read_double(const std::uint8_t* p) {
+  double v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// Exclusive values [cnode][column] as a DOUBLE matrix.
+cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
+  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
+  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
+  s.mark_nonzero_rows();
+  return s;
+}
+
+// Inserts the tree metrics whose patterns are present right after `time` (metrics stay in
+// preorder), every parent storing its children's values too (the pattern's call path is an
+// MPI call its parent's region class covers).
+profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev) {
+  std::size_t time = p.metrics.size();
+  for (std::size_t m = 0; m < p.metrics.size(); ++m)
+    if (p.metrics[m].uniq_name == "time") time = m;
+  constexpr std::size_t kCount = std::size(kTree);
+  bool used[kCount] = {};
+  for (std::size_t t = kCount; t-- > 0;) {
+    if (kTree[t].is_pattern) used[t] = sev.present[std::size_t(kTree[t].pattern)];
+    if (!used[t]) continue;
+    for (std::size_t a = 0; a < t; ++a)
+      if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
+  }
+  if (time == p.metrics.size() || !used[0]) return p;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  // Exclusive time per call path: its inclusive time less its children's.
+  std::vector<double> own(n * cols);
+  const auto& incl = p.values[time];
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) own[c * cols + l] = read_double(incl.row(c) + l * 8);
+  for (std::size_t c = 0; c < n; ++c) {
+    const auto parent = p.cnode_parents[c];
+    if (parent == cube::kNoParent) continue;
+    for (std::size_t l = 0; l < cols; ++l) own[std::size_t(parent) * cols + l] -= read_double(incl.row(c) + l * 8);
+  }
+  std::vector<cube::Metric> metrics;
+  std::vector<cube::Severity> values;
+  std::vector<std::uint32_t> new_index(p.metrics.size());
+  auto index_of = [&](const std::string& name) {
+    for (std::size_t m = 0; m < metrics.size(); ++m)
+      if (metrics[m].uniq_name == name) return static_cast<std::uint32_t>(m);
+    return cube::kNoParent;
+  };
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    new_index[m] = static_cast<std::uint32_t>(metrics.size());
+    metrics.push_back(p.metrics[m]);
+    if (metrics.back().parent != cube::kNoParent) metrics.back().parent = new_index[metrics.back().parent];
+    values.push_back(std::move(p.values[m]));
+    if (m != time) continue;
+    for (std::size_t t = 0; t < kCount; ++t) {
+      if (!used[t]) continue;
+      auto metric = tree_metric(kTree[t]);
+      metric.parent = index_of(kTree[t].parent);
+      std::vector<double> exclusive(n * cols, 0.0);
+      if (kTree[t].is_pattern) {
+        exclusive = sev.values[std::size_t(kTree[t].pattern)];
+      } else {
+        for (std::size_t c = 0; c < n; ++c)
+          if (covers(kTree[t].calls, p.regions[p.cnode_regions[c]]))
+            std::copy_n(own.begin() + c * cols, cols, exclusive.begin() + c * cols);
+      }
+      metrics.push_back(std::move(metric));
+      values.push_back(exclusive_matrix(n, cols, exclusive));
+    }
+  }
+  p.metrics = std::move(metrics);
+  p.values = std::move(values);
+  return p;
+}
+
+}  // namespace
+
+profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                              AnalysisStats* stats) {
+  RecordExtractor extractor(trace);
+  trace::ProfileStats profile_stats;
+  auto p = trace::trace_profile(trace, locations, &profile_stats, &extractor);
+  const auto sev = match(trace, locations, extractor.records(), p.cnode_count());
+  if (stats) {
+    *stats = {};
+    stats->events = profile_stats.events;
+    for (const auto& l : extractor.records()) {
+      stats->messages += l.sends.size() + l.receives.size();
+      stats->collectives += l.collectives.size();
+    }
+  }
+  return with_metric_tree(std::move(p), sev);
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,159 @@
+#include "cubescale/trace/synthetic_mpi.hpp"
+
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace cubescale::trace {
+
+namespace {
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+
+void check(OTF2_ErrorCode rc, const char* what) {
+  if (rc != OTF2_SUCCESS)
+    throw std::runtime_error(std::string("writing a synthetic MPI trace: ") + what + ": " + OTF2_Error_GetDescription(rc));
+}
+
+struct CallKind {
+  const char* name;
+  OTF2_RegionRole role;
+  int collective_op;  // OTF2_CollectiveOp, -1 for point to point, -2 for a call without events
+  bool rooted;
+};
+
+// Region 0 is main; region i + 1 is kCalls[i].
+const CallKind kCalls[] = {
+    {"MPI_Send", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Isend", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Recv", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Wait", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Waitall", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Barrier", OTF2_REGION_ROLE_BARRIER, OTF2_COLLECTIVE_OP_BARRIER, false},
+    {"MPI_Bcast", OTF2_REGION_ROLE_COLL_ONE2ALL, OTF2_COLLECTIVE_OP_BCAST, true},
+    {"MPI_Scatter", OTF2_REGION_ROLE_COLL_ONE2ALL, OTF2_COLLECTIVE_OP_SCATTER, true},
+    {"MPI_Reduce", OTF2_REGION_ROLE_COLL_ALL2ONE, OTF2_COLLECTIVE_OP_REDUCE, true},
+    {"MPI_Gather", OTF2_REGION_ROLE_COLL_ALL2ONE, OTF2_COLLECTIVE_OP_GATHER, true},
+    {"MPI_Allreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLREDUCE, false},
+    {"MPI_Alltoall", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLTOALL, false},
+    {"MPI_Allgather", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLGATHER, false},
+    {"MPI_Scan", OTF2_REGION_ROLE_COLL_OTHER, OTF2_COLLECTIVE_OP_SCAN, false},
+    {"MPI_Init", OTF2_REGION_ROLE_FUNCTION, -2, false},
+    {"MPI_Finalize", OTF2_REGION_ROLE_FUNCTION, -2, false},
+};
+
+std::size_t call_index(const std::string& name) {
+  for (std::size_t i = 0; i < std::size(kCalls); ++i)
+    if (name == kCalls[i].name) return i;
+  throw std::invalid_argument("unknown MPI call \"" + name + "\" for a synthetic trace");
+}
+
+void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint32_t ranks) {
+  const auto& k = kCalls[kind];
+  const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
+  const std::string name = k.name;
+  const bool needs_peer = k.collective_op == -1 || k.rooted;
+  if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
+  for (auto p : c.peers)
+    if (p >= ranks) throw std::invalid_argument(name + ": rank " + std::to_string(p) + " does not exist");
+  check(OTF2_EvtWriter_Enter(w, nullptr, c.enter, region), "enter");
+  if (name == "MPI_Send" || name == "MPI_Isend") {
+    if (name == "MPI_Send") check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
+    else check(OTF2_EvtWriter_MpiIsend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes, 1), "isend");
+  } else if (name == "MPI_Recv") {
+    check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[0], 0, c.tag, c.bytes), "recv");
+  } else if (name == "MPI_Wait" || name == "MPI_Waitall") {
+    std::uint64_t request = 100;
+    for (auto p : c.peers) check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, request++), "irecv");
+  } else if (k.collective_op >= 0) {
+    check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
+    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), 0,
+                                          k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32, c.bytes, c.bytes),
+          "collective end");
+  }
+  check(OTF2_EvtWriter_Leave(w, nullptr, c.leave, region), "leave");
+}
+
+}  // namespace
+
+std::uint64_t write_mpi_trace(const std::string& directory, const std::string& name,
+                              const std::vector<std::vector<MpiCall>>& ranks, std::uint64_t end) {
+  const auto P = static_cast<std::uint32_t>(ranks.size());
+  if (P == 0) throw std::invalid_argument("a synthetic MPI trace needs at least one rank");
+  // Check everything before the archive exists: no half-written trace.
+  std::vector<std::vector<std::size_t>> kinds(P);
+  for (std::uint32_t p = 0; p < P; ++p) {
+    std::uint64_t t = 0;
+    for (const auto& c : ranks[p]) {
+      kinds[p].push_back(call_index(c.name));
+      if (c.enter < t || c.leave < c.enter || c.leave > end)
+        throw std::invalid_argument("rank " + std::to_string(p) + ": " + c.name + " [" + std::to_string(c.enter) + ", " +
+                                    std::to_string(c.leave) + "] is out of time order");
+      t = c.leave;
+    }
+  }
+  auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!archive) throw std::runtime_error("cannot create the archive " + directory + "/" + name);
+  OTF2_FlushCallbacks flush{pre_flush, post_flush};
+  check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
+  check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
+  check(OTF2_Archive_OpenEvtFiles(archive), "event files");
+  std::vector<std::uint64_t> events(P, 0);
+  for (std::uint32_t p = 0; p < P; ++p) {
+    auto* w = OTF2_Archive_GetEvtWriter(archive, p);
+    if (!w) throw std::runtime_error("no event writer");
+    check(OTF2_EvtWriter_Enter(w, nullptr, 0, 0), "enter main");
+    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], P);
+    check(OTF2_EvtWriter_Leave(w, nullptr, end, 0), "leave main");
+    check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[p]), "event count");
+    check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
+  }
+  check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
+  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+  for (std::uint32_t p = 0; p < P; ++p) check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, p)), "local definitions");
+  check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
+  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  if (!g) throw std::runtime_error("no global definition writer");
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
+  std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Master thread", "MPI_COMM_WORLD",
+                                      "main"};
+  const std::uint32_t first_call = static_cast<std::uint32_t>(strings.size());
+  for (const auto& k : kCalls) strings.push_back(k.name);
+  const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
+  for (std::uint32_t p = 0; p < P; ++p) strings.push_back("MPI Rank " + std::to_string(p));
+  for (std::uint32_t s = 0; s < strings.size(); ++s) check(OTF2_GlobalDefWriter_WriteString(g, s, strings[s].c_str()), "string");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 2, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "machine");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, 4, 3, 0), "node");
+  for (std::uint32_t p = 0; p < P; ++p)
+    check(OTF2_GlobalDefWriter_WriteLocationGroup(g, p, first_rank + p, OTF2_LOCATION_GROUP_TYPE_PROCESS, 1,
+                                                  OTF2_UNDEFINED_LOCATION_GROUP),
+          "location group");
+  for (std::uint32_t p = 0; p < P; ++p)
+    check(OTF2_GlobalDefWriter_WriteLocation(g, p, 5, OTF2_LOCATION_TYPE_CPU_THREAD, events[p], p), "location");
+  check(OTF2_GlobalDefWriter_WriteRegion(g, 0, 7, 7, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
+                                         OTF2_REGION_FLAG_NONE, 0, 0, 0),
+        "region main");
+  for (std::uint32_t i = 0; i < std::size(kCalls); ++i)
+    check(OTF2_GlobalDefWriter_WriteRegion(g, i + 1, first_call + i, first_call + i, 0, kCalls[i].role,
+                                           OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+          "region");
+  std::vector<std::uint64_t> members(P);
+  for (std::uint32_t p = 0; p < P; ++p) members[p] = p;
+  check(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                        P, members.data()),
+        "locations group");
+  check(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, P,
+                                        members.data()),
+        "comm group");
+  check(OTF2_GlobalDefWriter_WriteComm(g, 0, 6, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "communicator");
+  check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
+  check(OTF2_Archive_Close(archive), "close archive");
+  std::uint64_t total = 0;
+  for (auto n : events) total += n;
+  return total;
+}
+
+}  // namespace cubescale::trace

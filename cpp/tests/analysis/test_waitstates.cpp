@@ -1,0 +1,126 @@
+// Wait-state analysis: records and pattern times on synthetic MPI traces with stated timings,
+// FormatError on inconsistent ones, the shared late-sender-barrier trace.
+#include "cubescale/analysis/waitstates.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/trace/synthetic_mpi.hpp"
+
+namespace fs = std::filesystem;
+using namespace cubescale;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("cubescale_waitstates_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string write(const TempDir& dir, const std::vector<std::vector<trace::MpiCall>>& ranks, std::uint64_t end) {
+  trace::write_mpi_trace(dir.path.string(), "t", ranks, end);
+  return (dir.path / "t.otf2").string();
+}
+
+// Seconds of `metric` (stored exclusive along the call tree) per (location, region name of
+// the call path), non-zero only.
+std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::LocalProfile& p, const std::string& metric) {
+  std::size_t m = 0;
+  while (m < p.metrics.size() && p.metrics[m].uniq_name != metric) ++m;
+  EXPECT_LT(m, p.metrics.size()) << metric;
+  std::map<std::pair<std::size_t, std::string>, double> out;
+  if (m == p.metrics.size()) return out;
+  const auto cols = p.locations.size();
+  auto at = [&](std::size_t c, std::size_t l) {
+    double v;
+    std::memcpy(&v, p.values[m].row(c) + l * 8, 8);
+    return v;
+  };
+  for (std::size_t c = 0; c < p.cnode_count(); ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      if (at(c, l) != 0) out[{l, p.regions[p.cnode_regions[c]].name}] = at(c, l);
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST(WaitStates, LateSenderChainAndWaitall) {
+  TempDir dir("ls");
+  const auto path = write(dir,
+                          {{{"MPI_Send", 100, 110, {1}}, {"MPI_Send", 500, 510, {2}}},
+                           {{"MPI_Recv", 20, 120, {0}}, {"MPI_Send", 130, 140, {2}}},
+                           {{"MPI_Recv", 30, 150, {1}}, {"MPI_Waitall", 400, 600, {0}}}},
+                          1000);
+  trace::Trace t(path);
+  analysis::AnalysisStats stats;
+  const auto p = analysis::analyze(t, t.all_locations(), &stats);
+  EXPECT_EQ(stats.messages, 6u);
+  const auto late = by_call(p, "mpi_latesender");
+  ASSERT_EQ(late.size(), 3u);
+  EXPECT_NEAR(late.at({1, "MPI_Recv"}), 80e-9, 1e-18);
+  EXPECT_NEAR(late.at({2, "MPI_Recv"}), 100e-9, 1e-18);
+  EXPECT_NEAR(late.at({2, "MPI_Waitall"}), 100e-9, 1e-18);
+}
+
+TEST(WaitStates, Collectives) {
+  TempDir dir("coll");
+  const auto path = write(dir,
+                          {{{"MPI_Barrier", 100, 600, {}}, {"MPI_Bcast", 700, 900, {1}}, {"MPI_Reduce", 1000, 1400, {0}},
+                            {"MPI_Alltoall", 1500, 1800, {}}},
+                           {{"MPI_Barrier", 500, 600, {}}, {"MPI_Bcast", 800, 900, {1}}, {"MPI_Reduce", 1300, 1400, {0}},
+                            {"MPI_Alltoall", 1700, 1800, {}}}},
+                          2000);
+  trace::Trace t(path);
+  const auto p = analysis::analyze(t, t.all_locations());
+  auto only = [&](const char* metric, const char* region, double seconds) {
+    const auto got = by_call(p, metric);
+    ASSERT_EQ(got.size(), 1u) << metric;
+    EXPECT_EQ(got.begin()->first, std::make_pair(std::size_t(0), std::string(region))) << metric;
+    EXPECT_NEAR(got.begin()->second, seconds, 1e-18) << metric;
+  };
+  only("mpi_barrier_wait", "MPI_Barrier", 400e-9);
+  only("mpi_latebroadcast", "MPI_Bcast", 100e-9);  // rank 0 waits for the root, rank 1
+  only("mpi_earlyreduce", "MPI_Reduce", 300e-9);   // the root, rank 0, waits for rank 1
+  only("mpi_wait_nxn", "MPI_Alltoall", 200e-9);
+}
+
+TEST(WaitStates, InconsistentTracesNameLocationEventAndTime) {
+  TempDir dir("bad");
+  const auto path = write(dir, {{{"MPI_Barrier", 10, 20, {}}}, {{"MPI_Recv", 10, 30, {0}}}}, 100);
+  trace::Trace t(path);
+  try {
+    analysis::analyze(t, t.all_locations());
+    FAIL() << "no FormatError";
+  } catch (const FormatError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(e.member().find("1.evt"), std::string::npos) << what;
+    EXPECT_EQ(e.offset(), 3u) << what;  // Enter main, Enter MPI_Recv, MPI_RECV
+    EXPECT_NE(what.find("without a matching send"), std::string::npos) << what;
+    EXPECT_NE(what.find("at 0.000000 s"), std::string::npos) << what;
+  }
+}
+
+TEST(WaitStates, SharedLateSenderBarrier) {
+  trace::Trace t(std::string(CUBESCALE_SHARED_DATA) + "/otf2/late-sender-barrier/traces.otf2");
+  const auto p = analysis::analyze(t, t.all_locations());
+  const auto late = by_call(p, "mpi_latesender");
+  ASSERT_EQ(late.size(), 3u);  // ranks 1, 2, 3 wait in MPI_Recv, each longer than the one before
+  double previous = 0;
+  for (std::size_t l = 1; l < 4; ++l) {
+    const double v = late.at({l, "MPI_Recv"});
+    EXPECT_GT(v, previous);
+    previous = v;
+  }
+  EXPECT_EQ(by_call(p, "mpi_barrier_wait").count({0, "MPI_Barrier"}), 0u);  // rank 0 comes last
+}

@@ -1,0 +1,43 @@
+"""
+Wait-state analysis of MPI traces: Scalasca's patterns (paper 002, 5.2).
+"""
+
+from __future__ import annotations
+import collections.abc
+import cubescale._core.profile
+import cubescale._core.trace
+import typing
+
+__all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace"]
+
+def analyze(
+    trace: cubescale._core.trace.Trace, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+) -> tuple[cubescale._core.profile.LocalProfile, dict]:
+    """
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time`: (LocalProfile, stats dict with events read, message and collective records). FormatError on inconsistent communication.
+    """
+
+def pattern_names() -> list[str]:
+    """
+    Unique names of the patterns the analysis computes (Scalasca's).
+    """
+
+def write_mpi_trace(
+    directory: str,
+    name: str,
+    ranks: collections.abc.Sequence[
+        collections.abc.Sequence[
+            tuple[
+                str,
+                typing.SupportsInt | typing.SupportsIndex,
+                typing.SupportsInt | typing.SupportsIndex,
+                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+                typing.SupportsInt | typing.SupportsIndex,
+            ]
+        ]
+    ],
+    end: typing.SupportsInt | typing.SupportsIndex,
+) -> int:
+    """
+    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as 'MPI_Send', 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. Returns the events written.
+    """
