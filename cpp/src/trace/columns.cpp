@@ -15,9 +15,11 @@ class ColumnSink final : public EventSink {
       : defs_(trace.definitions()), filter_(filter), out_(out) {
     out_.member_values.resize(defs_.metric_members.size());
     std::uint64_t announced = 0;
-    for (auto l : locations) announced += defs_.locations[l].events;
-    // A guess from the definitions saves regrowing; capped so a bogus count cannot exhaust memory.
-    reserve(std::min<std::uint64_t>(announced, std::uint64_t(1) << 28));
+    // A guess from the definitions saves regrowing. Each count is checked against what its
+    // event file can hold first (a forged count of 1.5e8 events reserved 8.6 GB), and the sum
+    // is capped in case filters keep few of many events.
+    for (auto l : locations) announced += trace.announced_events(l);
+    reserve(std::min<std::uint64_t>(announced, std::uint64_t(1) << 22));
   }
 
   void event(const Event& e) override {

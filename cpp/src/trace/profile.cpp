@@ -5,7 +5,6 @@
 #include <limits>
 #include <unordered_map>
 
-#include "cubescale/common/format_error.hpp"
 
 namespace cubescale::trace {
 
@@ -37,7 +36,7 @@ struct Interval {
 
 class ProfileSink final : public EventSink {
  public:
-  ProfileSink(const Trace& trace, std::size_t locations) : trace_(trace), defs_(trace.definitions()) {
+  ProfileSink(const Trace& trace, std::size_t locations) : defs_(trace.definitions()) {
     columns_.reserve(locations);
     member_slot_.assign(defs_.metric_members.size(), kNone);
     for (const auto& m : defs_.metrics) {
@@ -80,8 +79,8 @@ class ProfileSink final : public EventSink {
     ++stats_.events;
     last_time_ = e.time;
     switch (e.type) {
-      case EventType::Enter: enter(e.region, e.time, e); break;
-      case EventType::Leave: leave(e.region, e.time, e); break;
+      case EventType::Enter: enter(e.region, e.time); break;
+      case EventType::Leave: leave(e.time); break;
       case EventType::MpiSend:
       case EventType::MpiIsend:
         add(kBytesSent, e.bytes);
@@ -115,9 +114,7 @@ class ProfileSink final : public EventSink {
     // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
     while (!stack_.empty()) {
       ++stats_.unclosed_frames;
-      Event e;
-      e.time = last_time_;
-      leave(cnode_region_[stack_.back().cnode], last_time_, e);
+      leave(last_time_);
     }
     // This thread's parallel regions are where later threads of its process start.
     intervals_.insert(intervals_.end(), opened_.begin(), opened_.end());
@@ -167,8 +164,9 @@ class ProfileSink final : public EventSink {
     return child(kNone, region);
   }
 
-  void enter(std::uint32_t region, std::uint64_t time, const Event& e) {
-    if (region == kNone) throw FormatError(trace_.path(), trace_.event_member(location_), e.position, "Enter of no region");
+  // Enter and Leave arrive nested (a region, Leaves closing the last Enter, not before it):
+  // Trace::read refuses every reader a stream where they do not (EvtContext::nests).
+  void enter(std::uint32_t region, std::uint64_t time) {
     std::uint32_t c;
     if (stack_.empty()) {
       c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
@@ -186,17 +184,9 @@ class ProfileSink final : public EventSink {
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
   }
 
-  void leave(std::uint32_t region, std::uint64_t time, const Event& e) {
-    if (stack_.empty())
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " outside every region");
+  // Closes the innermost frame at `time` (a Leave of its region, see enter()).
+  void leave(std::uint64_t time) {
     const auto frame = stack_.back();
-    if (region != cnode_region_[frame.cnode])
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " inside " + region_name(cnode_region_[frame.cnode]));
-    if (time < frame.enter)
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " before its Enter");
     const auto c = frame.cnode;
     const auto d = time - frame.enter;
     auto& col = *column_;
@@ -221,7 +211,7 @@ class ProfileSink final : public EventSink {
       }
       snapshots_.resize(snapshots_.size() - slots_);
     }
-    if (parallel_region_.count(region)) opened_.push_back({frame.enter, time, c, false});
+    if (parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
     stack_.pop_back();
   }
 
@@ -251,11 +241,6 @@ class ProfileSink final : public EventSink {
 
   bool slot_double_(std::size_t s) const { return defs_.metric_members[slot_members_[s]].value_type == "double"; }
 
-  std::string region_name(std::uint32_t r) const {
-    return r < defs_.regions.size() ? "\"" + defs_.regions[r].name + "\"" : std::string("an undefined region");
-  }
-
-  const Trace& trace_;
   const Definitions& defs_;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
