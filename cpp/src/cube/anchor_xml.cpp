@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <limits>
 
@@ -132,22 +133,32 @@ bool system_kind(Tag tag, std::string_view name, Kind& kind, std::string_view& c
   return true;
 }
 
-// The system tree elements whose start tags lie in `body` (the skipped <system> element),
-// from one scan over its tags: CUBE4's and CUBE3's names of each kind.
+// The system tree elements whose start tags lie in `body` (the skipped <system> element).
+// Only CUBE4's tags: the system member is ours, and our writer spells its tree out in them.
+// memmem finds the two rare tags without stopping at every other tag: opening a report of
+// 262,144 locations (26 MB of <system>) takes 10 ms of CPU more for it (53 -> 64 ms).
 SystemCounts count_system_elements(std::string_view body) {
   SystemCounts counts;
-  for (auto at = body.find('<'); at != std::string_view::npos; at = body.find('<', at + 1)) {
-    std::size_t n = at + 1;
-    while (n < body.size() && ((body[n] >= 'a' && body[n] <= 'z') || body[n] == '_')) ++n;
-    const auto name = body.substr(at + 1, n - at - 1);
-    if (name.empty() || (n < body.size() && body[n] != ' ' && body[n] != '>' && body[n] != '/' && body[n] != '\t' &&
-                         body[n] != '\n' && body[n] != '\r'))
-      continue;
-    Kind kind;
-    std::string_view ignored;
-    if (system_kind(classify(name), name, kind, ignored))
-      ++(kind == Kind::Node ? counts.nodes : kind == Kind::LocationGroup ? counts.groups : counts.locations);
-  }
+  const char* const end = body.data() + body.size();
+  // Whether the tag name that ends at `at` ends there (not "<locationx").
+  const auto name_ends = [&](const char* at) {
+    const char c = at < end ? *at : '>';
+    return c == ' ' || c == '>' || c == '/' || c == '\t' || c == '\n' || c == '\r';
+  };
+  const auto each = [&](std::string_view tag, auto&& on_match) {
+    const char* at = body.data();
+    while (const void* hit = memmem(at, static_cast<std::size_t>(end - at), tag.data(), tag.size())) {
+      at = static_cast<const char*>(hit) + tag.size();
+      on_match(at);
+    }
+  };
+  constexpr std::string_view kGroup = "group";
+  each("<systemtreenode", [&](const char* at) { counts.nodes += name_ends(at); });
+  each("<location", [&](const char* at) {
+    if (name_ends(at)) ++counts.locations;
+    else if (std::string_view(at, std::min<std::size_t>(end - at, kGroup.size())) == kGroup && name_ends(at + kGroup.size()))
+      ++counts.groups;
+  });
   return counts;
 }
 

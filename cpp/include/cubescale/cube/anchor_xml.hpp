@@ -31,7 +31,8 @@ Definitions parse_anchor(std::string_view xml, const std::string& file, AnchorOp
 // The same without reading the regions' names: `defs.regions` is empty (call paths already
 // know their region's index), `region_offsets` tell parse_regions() where each one starts.
 // The bodies of regions are not checked yet; parse_regions() does that.
-// The system tree elements a skipped <system> element spells out (options.skip_system): what
+// The system tree elements a skipped <system> element spells out in CUBE4's tags
+// (options.skip_system; our writer, the only one of the system member, writes those): what
 // the compact system member must expand to (decode_system_member), so that its counts cannot
 // claim more than the document names (a padded member claimed 1.2e8 locations of a 2 MB
 // report). `offset` is where <system> starts.
