@@ -13,7 +13,7 @@ child), which opens the file, loads every metric and reads the regions. A findin
     that is not UTF-8, N.index without N.data or the reverse, a metric, region, cnode or
     location id named twice).
 A finding is kept as ``OUT/cube-structure-finding-<seed>-<case>.cubex`` with the command that
-reproduces it.
+reproduces it; FUZZ_KEEP_GOING=1 counts the findings by kind instead of stopping at the first.
 
     python3 fuzz/cube_structure_mutate.py SECONDS [OUT]          # seed 1, as in CI
     FUZZ_SEED=random python3 fuzz/cube_structure_mutate.py 600    # explore
@@ -309,7 +309,10 @@ def main(argv: list[str]) -> int:
     seed = time.time_ns() % 1_000_000_007 if chosen == "random" else int(chosen)
     rng = random.Random(seed)
     start = time.monotonic()
-    cases, outcomes = 0, collections.Counter()
+    cases, outcomes, findings = 0, collections.Counter(), collections.Counter()
+    # FUZZ_KEEP_GOING=1 counts findings by kind instead of stopping at the first (to measure
+    # a reader, e.g. an older one).
+    keep_going = os.environ.get("FUZZ_KEEP_GOING") == "1"
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         reports = sources(data / "cubex", work)
@@ -336,11 +339,15 @@ def main(argv: list[str]) -> int:
                 partial = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
                 lines, failed, detail = partial.splitlines(), True, "timed out after 120 s (a hang)"
             bad = min(len(lines), len(batch) - 1) if failed else None
+            kind = "crash, hang or exception" if failed else ""
+            if failed and "MemoryError" in detail:
+                kind = "MemoryError"
             for k, line in enumerate(lines):
                 outcomes[line.split()[0]] += 1
                 reason = batch[k][2]
                 if line == "read" and reason:
                     bad, detail = k, f"read without an error, but {reason} (a silent misread)"
+                    kind = "silent misread: " + re.sub(r"\d+", "N", re.sub(r"b'[^']*'", "<name>", reason))
                     break
             if bad is not None:
                 path, what, _ = batch[bad]
@@ -349,8 +356,16 @@ def main(argv: list[str]) -> int:
                 keep.write_bytes(path.read_bytes())
                 print(f"cube structure fuzz: FINDING (seed {seed}) in {what}\n{detail}\nkept in {keep}; reproduce: "
                       f"python3 -c '{CHILD.strip()}' {MEMORY_LIMIT} {keep}")
-                return 1
+                if not keep_going:
+                    return 1
+                findings[kind] += 1
+                cases += bad + 1  # the cases after it in this child were not read
+                continue
             cases += len(batch)
+    if findings:
+        print(f"cube structure fuzz (seed {seed}): {sum(findings.values())} findings in {cases} cases, "
+              f"{time.monotonic() - start:.0f}s: " + ", ".join(f"{k} x{n}" for k, n in findings.most_common()))
+        return 1
     print(f"cube structure fuzz (seed {seed}): no findings in {cases} cases "
           f"({outcomes['read']} read, {outcomes['refused']} refused), {time.monotonic() - start:.0f}s")
     return 0
