@@ -309,7 +309,9 @@ def main(argv: list[str]) -> int:
     seed = time.time_ns() % 1_000_000_007 if chosen == "random" else int(chosen)
     rng = random.Random(seed)
     start = time.monotonic()
-    cases, outcomes, findings = 0, collections.Counter(), collections.Counter()
+    cases = 0
+    outcomes: collections.Counter[str] = collections.Counter()
+    findings: collections.Counter[str] = collections.Counter()
     # FUZZ_KEEP_GOING=1 counts findings by kind instead of stopping at the first (to measure
     # a reader, e.g. an older one).
     keep_going = os.environ.get("FUZZ_KEEP_GOING") == "1"
