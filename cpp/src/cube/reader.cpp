@@ -64,13 +64,14 @@ bool report_member(const std::string& name) {
 // renamed or lost member). A metric without both is all zero on purpose (Score-P leaves out
 // metrics without values, derived metrics have none); a pair of an id no metric has is
 // ignored (a stale id: the writer renumbers metric ids and does not copy it).
-void check_value_pairs(const OpenedFile& f) {
-  for (const auto& [name, m] : f.members) {
+// `names` are the archive's members in file order: the first half pair is named.
+void check_value_pairs(const OpenedFile& f, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
     if (!report_member(name) || name == "anchor.xml" || name == kSystemMember) continue;
     const auto dot = name.find('.');
     const bool index = name.compare(dot, std::string::npos, ".index") == 0;
     const auto other = name.substr(0, dot) + (index ? ".data" : ".index");
-    if (!f.find(other)) throw FormatError(f.name, name, m.header_offset, name + " without " + other);
+    if (!f.find(other)) throw FormatError(f.name, name, f.find(name)->header_offset, name + " without " + other);
   }
 }
 
@@ -107,7 +108,9 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   auto f = std::make_shared<OpenedFile>();
   f->archive = std::move(archive);
   f->name = name;
+  std::vector<std::string> names;
   for (auto& m : f->archive->members()) {
+    names.push_back(m.name);
     const bool seen = f->members.count(m.name) != 0;
     // A member of the report named twice is ambiguous (tar extracts the last, we would read
     // the first): refused. An extra member named twice counts once, the first (members.emplace
@@ -120,7 +123,7 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     }
     f->members.emplace(m.name, std::move(m));
   }
-  check_value_pairs(*f);
+  check_value_pairs(*f, names);
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
   const auto* system = f->find(kSystemMember);
