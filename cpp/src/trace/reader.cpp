@@ -1055,7 +1055,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
     }
     // A location holds at most the events its definition announces, or what its event file
     // can hold (see read_at_most).
-    const auto announced = announced_events(l);
+    const auto announced = defs_.locations[l].events;
     const std::uint64_t limit = announced != 0 ? announced : most_records(event_member(l));
     const auto [rc, n] = read_at_most(
         limit, kRecordBatch,

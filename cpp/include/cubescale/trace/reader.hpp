@@ -38,7 +38,8 @@ class Trace {
 
   // The number of events a location's definition announces (0: not announced), checked
   // against what its event file can hold (most_records): a FormatError naming the file when
-  // it cannot, before anyone reserves memory for that many.
+  // it cannot. For sinks that reserve memory for that many (read() itself only stops one
+  // event past the announced number).
   std::uint64_t announced_events(std::uint32_t location) const;
 
   // The same reading with callbacks that do nothing for every event kind: the limit a reader
