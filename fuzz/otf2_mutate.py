@@ -1,6 +1,7 @@
 """Mutation fuzzing of OTF2 reading: copies of the shared traces with random bytes changed
-or cut in one definition or event file must read into a profile, a timeline or a clear
-:class:`cubescale.FormatError`; a crash (signal), a hang or any other exception is a finding.
+or cut in one definition or event file must read into events, a profile, a timeline or a
+clear :class:`cubescale.FormatError`; a crash (signal), a hang, a MemoryError under the
+child's 512 MiB limit or any other exception is a finding.
 
 OTF2 files are read by the OTF2 library from disk, so libFuzzer's in-memory inputs do not
 apply: every case runs in a child process (a crash in C must not end the fuzzer), several
@@ -30,14 +31,17 @@ import faulthandler
 import resource
 import sys
 faulthandler.enable()
-# A runaway allocation is a MemoryError with a traceback here, not the OOM killer's silent kill.
-resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+# A runaway allocation is a MemoryError with a traceback here, not the OOM killer's silent
+# kill; 512 MiB (Python with NumPy and pandas takes about 160 of it) so that reading a few MB
+# of trace into a few hundred MB is a finding too (issue #30: a forged event count).
+resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
 import cubescale
 from cubescale import otf2
 for anchor in sys.argv[1:]:
     try:
         t = otf2.open(anchor)
         _ = t.regions, t.locations, t.warnings, t.sequence_tree()
+        t.events()
         otf2.profile(anchor)
         t.timelines()
     except cubescale.FormatError:
@@ -97,7 +101,7 @@ def main(argv: list[str]) -> int:
             anchors = [str(next(d.glob("*.otf2"))) for d in dirs]
             try:
                 done = subprocess.run([sys.executable, "-c", CHILD, *anchors], capture_output=True, text=True,
-                                      timeout=120)
+                                      timeout=120, env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
                 failed = done.returncode != 0
                 detail = f"{done.stderr[-2000:]}\nexit status {done.returncode}"
                 passed = done.stdout.count("ok")

@@ -4,6 +4,7 @@ them back as expressions or as values; errors for constructs outside the support
 from __future__ import annotations
 
 import html
+import itertools
 import re
 from pathlib import Path
 
@@ -41,9 +42,14 @@ def spec_metric(spec: str, uniq: str) -> tuple[str, str, str]:
     return kind, cubepl, init.group(1) if init else ""
 
 
+# Each derived metric a new id: ids name one metric each (two with one id are a FormatError
+# since issue #30; these metrics all had id 99).
+_IDS = itertools.count(100)
+
+
 def derived_xml(uniq: str, kind: str, cubepl: str, init: str = "", dtype: str = "DOUBLE") -> str:
     init_xml = f"<cubeplinit>{html.escape(init, quote=False)}</cubeplinit>" if init else ""
-    return (f'<metric id="99" type="{kind}"><disp_name>{uniq}</disp_name><uniq_name>{uniq}</uniq_name>'
+    return (f'<metric id="{next(_IDS)}" type="{kind}"><disp_name>{uniq}</disp_name><uniq_name>{uniq}</uniq_name>'
             f"<dtype>{dtype}</dtype><uom>sec</uom><url></url><descr></descr>"
             f"<cubepl>{html.escape(cubepl, quote=False)}</cubepl>{init_xml}</metric>")
 

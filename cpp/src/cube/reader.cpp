@@ -60,6 +60,21 @@ bool report_member(const std::string& name) {
   return ext == ".index" || ext == ".data";
 }
 
+// N.index and N.data come in pairs: one without the other read as an all-zero metric (a
+// renamed or lost member). A metric without both is all zero on purpose (Score-P leaves out
+// metrics without values, derived metrics have none); a pair of an id no metric has is
+// ignored (a stale id: the writer renumbers metric ids and does not copy it).
+// `names` are the archive's members in file order: the first half pair is named.
+void check_value_pairs(const OpenedFile& f, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (!report_member(name) || name == "anchor.xml" || name == kSystemMember) continue;
+    const auto dot = name.find('.');
+    const bool index = name.compare(dot, std::string::npos, ".index") == 0;
+    const auto other = name.substr(0, dot) + (index ? ".data" : ".index");
+    if (!f.find(other)) throw FormatError(f.name, name, f.find(name)->header_offset, name + " without " + other);
+  }
+}
+
 Severity load_metric(const OpenedFile& f, std::size_t metric) {
   const auto& m = f.metrics[metric];
   const auto cnodes = f.deep.size();
@@ -93,15 +108,22 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   auto f = std::make_shared<OpenedFile>();
   f->archive = std::move(archive);
   f->name = name;
+  std::vector<std::string> names;
   for (auto& m : f->archive->members()) {
-    // A name seen twice: the first member counts, for extras as for the report's members
-    // (members.emplace keeps the first), so every listed extra member is found by its name.
-    if (!report_member(m.name) && !f->members.count(m.name)) {
+    names.push_back(m.name);
+    const bool seen = f->members.count(m.name) != 0;
+    // A member of the report named twice is ambiguous (tar extracts the last, we would read
+    // the first): refused. An extra member named twice counts once, the first (members.emplace
+    // keeps it), so every listed extra member is found by its name.
+    if (seen && report_member(m.name))
+      throw FormatError(name, m.name, m.header_offset, "a second member named " + m.name);
+    if (!report_member(m.name) && !seen) {
       f->extras.push_back(m);
       f->extra_list.push_back({m.name, m.size});
     }
     f->members.emplace(m.name, std::move(m));
   }
+  check_value_pairs(*f, names);
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
   const auto* system = f->find(kSystemMember);
@@ -126,11 +148,11 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     regions.xml = *inflated;
     regions.owner = std::move(inflated);
   }
-  auto [defs, region_offsets] = parse_anchor_parts(regions.xml, name, AnchorOptions{system != nullptr});
+  auto [defs, region_offsets, spelled] = parse_anchor_parts(regions.xml, name, AnchorOptions{system != nullptr});
   regions.offsets = std::move(region_offsets);
   if (system) {
     std::string scratch;
-    decode_system_member(f->member(*system).view(0, system->size, scratch), defs, name);
+    decode_system_member(f->member(*system).view(0, system->size, scratch), defs, name, spelled);
   }
   f->deep = deep_order(defs);
   f->wide = wide_order(defs);

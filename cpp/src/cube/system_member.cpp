@@ -1,6 +1,7 @@
 #include "cubescale/cube/system_member.hpp"
 
 #include "cubescale/common/bytes.hpp"
+#include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/text.hpp"
 #include "cubescale/systree/names.hpp"
 #include "cubescale/systree/sequence.hpp"
@@ -70,7 +71,8 @@ std::optional<std::string> encode_system_member(const Definitions& defs) {
   return w.take();
 }
 
-void decode_system_member(std::string_view bytes, Definitions& defs, const std::string& file) {
+void decode_system_member(std::string_view bytes, Definitions& defs, const std::string& file,
+                          const SystemCounts& spelled) {
   ByteReader r(bytes, file, kSystemMember);
   if (r.remaining() < kMagic.size() || r.bytes(kMagic.size()) != kMagic) r.fail_at(0, "wrong magic");
   if (r.u16() != 1) r.fail("unsupported version");
@@ -81,10 +83,17 @@ void decode_system_member(std::string_view bytes, Definitions& defs, const std::
   const auto names_size = r.u64();
   if (names_size > r.remaining()) r.fail("name map size exceeds the member");
   const auto names = systree::NameMap::deserialize(r.bytes(names_size), file + ": " + kSystemMember);
-  // A sequence tree stands for up to 2^62 elements: expanding more than the bytes could name
-  // would be a hostile input, so bound it by a generous multiple of the member size.
-  const auto total = seq.total(systree::kAllKinds);
-  if (total > 64 * bytes.size() + (1u << 20)) r.fail_at(tree_at, "sequence tree expands to " + std::to_string(total) + " elements");
+  // A sequence tree stands for up to 2^62 elements. The ones it expands to are spelled out in
+  // anchor.xml too (for other readers), which costs bytes per element: the two must agree, so
+  // a few bytes of records cannot make the reader build a machine no file describes.
+  const std::uint64_t counts[3] = {seq.total(systree::kLocations), seq.total(systree::kLocationGroups),
+                                   seq.total(systree::kNodes)};
+  const std::uint64_t in_xml[3] = {spelled.locations, spelled.groups, spelled.nodes};
+  static const char* const kinds[3] = {"locations", "location groups", "system tree nodes"};
+  for (int k = 0; k < 3; ++k)
+    if (counts[k] != in_xml[k])
+      r.fail_at(tree_at, "the sequence tree expands to " + std::to_string(counts[k]) + " " + kinds[k] + ", anchor.xml's <system> at byte " +
+                             std::to_string(spelled.offset) + " spells out " + std::to_string(in_xml[k]));
   defs.system = systree::expand(seq, &names);
   for (std::uint32_t e = 0; e < defs.system.size(); ++e) {
     std::size_t bad = 0;

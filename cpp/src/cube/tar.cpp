@@ -76,9 +76,18 @@ std::vector<TarMember> list_tar(std::uint64_t size, const TarBlockReader& block,
     m.header_offset = offset;
     m.data_offset = offset + kBlock;
     const auto prefix = field(header, 345, 155);
-    // Names are only compared with ASCII names and quoted in messages: escape other bytes.
-    m.name = printable(prefix.empty() ? std::string(field(header, 0, 100))
-                                      : std::string(prefix) + "/" + std::string(field(header, 0, 100)));
+    const auto raw = prefix.empty() ? std::string(field(header, 0, 100))
+                                    : std::string(prefix) + "/" + std::string(field(header, 0, 100));
+    // Names are compared with ASCII names and quoted in messages: escaped for that. A name
+    // that is not UTF-8 is a damaged header (a flipped byte in "0.data" made a metric read
+    // as all zero): refused, at the byte that breaks it.
+    m.name = printable(raw);
+    std::size_t bad = 0;
+    if (!valid_utf8(raw, bad)) {
+      // `bad` counts in "prefix/name"; the header keeps the name at 0 and the prefix at 345.
+      const auto in_header = prefix.empty() ? bad : bad < prefix.size() ? 345 + bad : bad - prefix.size() - 1;
+      throw FormatError(file, m.name, offset + in_header, "tar member name is not UTF-8");
+    }
     std::uint64_t stored_sum = 0;
     m.checksum_ok = parse_number(header.substr(148, 8), stored_sum) && stored_sum == checksum_of(header);
     if (!parse_number(header.substr(124, 12), m.size))

@@ -1,5 +1,6 @@
 #include "cubescale/trace/columns.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cubescale::trace {
@@ -14,10 +15,19 @@ class ColumnSink final : public EventSink {
              EventColumns& out)
       : defs_(trace.definitions()), filter_(filter), out_(out) {
     out_.member_values.resize(defs_.metric_members.size());
+    // A guess from the definitions saves regrowing. Up to kTrusted rows (60 MB of columns) are
+    // reserved on their word; for more, each count is checked against what its event file can
+    // hold first (a forged count of 1.5e8 events reserved 8.6 GB), which costs a stat() per
+    // location. The sum is capped in case filters keep few of many events.
+    static constexpr std::uint64_t kTrusted = std::uint64_t(1) << 20, kMostReserved = std::uint64_t(1) << 22;
+    const auto add = [](std::uint64_t sum, std::uint64_t n) { return std::min(sum + std::min(n, kMostReserved), kMostReserved); };
     std::uint64_t announced = 0;
-    for (auto l : locations) announced += defs_.locations[l].events;
-    // A guess from the definitions saves regrowing; capped so a bogus count cannot exhaust memory.
-    reserve(std::min<std::uint64_t>(announced, std::uint64_t(1) << 28));
+    for (auto l : locations) announced = add(announced, defs_.locations[l].events);
+    if (announced > kTrusted) {
+      announced = 0;
+      for (auto l : locations) announced = add(announced, trace.announced_events(l));
+    }
+    reserve(announced);
   }
 
   void event(const Event& e) override {
@@ -69,8 +79,7 @@ class ColumnSink final : public EventSink {
     out_.bytes.reserve(n);
     out_.bytes_received.reserve(n);
     out_.request.reserve(n);
-    out_.metric.reserve(n);
-    for (auto& col : out_.member_values) col.reserve(n);
+    out_.metric.reserve(n);  // not the metric members' columns: n times each would be a guess too far
   }
   const Definitions& defs_;
   const EventFilter& filter_;

@@ -5,7 +5,6 @@
 #include <limits>
 #include <unordered_map>
 
-#include "cubescale/common/format_error.hpp"
 
 namespace cubescale::trace {
 
@@ -38,7 +37,7 @@ struct Interval {
 class ProfileSink final : public EventSink {
  public:
   ProfileSink(const Trace& trace, std::size_t locations, CallPathObserver* observer)
-      : trace_(trace), defs_(trace.definitions()), observer_(observer) {
+      : defs_(trace.definitions()), observer_(observer) {
     columns_.reserve(locations);
     member_slot_.assign(defs_.metric_members.size(), kNone);
     for (const auto& m : defs_.metrics) {
@@ -86,10 +85,10 @@ class ProfileSink final : public EventSink {
     if (observer_ && e.type != EventType::Enter) observer_->event(e, stack_.empty() ? kNone : stack_.back().cnode);
     switch (e.type) {
       case EventType::Enter:
-        enter(e.region, e.time, e);
+        enter(e.region, e.time);
         if (observer_) observer_->event(e, stack_.back().cnode);
         break;
-      case EventType::Leave: leave(e.region, e.time, e); break;
+      case EventType::Leave: leave(e.time); break;
       case EventType::MpiSend:
       case EventType::MpiIsend:
         add(kBytesSent, e.bytes);
@@ -124,9 +123,7 @@ class ProfileSink final : public EventSink {
     // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
     while (!stack_.empty()) {
       ++stats_.unclosed_frames;
-      Event e;
-      e.time = last_time_;
-      leave(cnode_region_[stack_.back().cnode], last_time_, e);
+      leave(last_time_);
     }
     // This thread's parallel regions are where later threads of its process start.
     intervals_.insert(intervals_.end(), opened_.begin(), opened_.end());
@@ -176,8 +173,9 @@ class ProfileSink final : public EventSink {
     return child(kNone, region);
   }
 
-  void enter(std::uint32_t region, std::uint64_t time, const Event& e) {
-    if (region == kNone) throw FormatError(trace_.path(), trace_.event_member(location_), e.position, "Enter of no region");
+  // Enter and Leave arrive nested (a region, Leaves closing the last Enter, not before it):
+  // Trace::read refuses every reader a stream where they do not (EvtContext::nests).
+  void enter(std::uint32_t region, std::uint64_t time) {
     std::uint32_t c;
     if (stack_.empty()) {
       c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
@@ -195,17 +193,9 @@ class ProfileSink final : public EventSink {
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
   }
 
-  void leave(std::uint32_t region, std::uint64_t time, const Event& e) {
-    if (stack_.empty())
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " outside every region");
+  // Closes the innermost frame at `time` (a Leave of its region, see enter()).
+  void leave(std::uint64_t time) {
     const auto frame = stack_.back();
-    if (region != cnode_region_[frame.cnode])
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " inside " + region_name(cnode_region_[frame.cnode]));
-    if (time < frame.enter)
-      throw FormatError(trace_.path(), trace_.event_member(location_), e.position,
-                        "Leave of " + region_name(region) + " before its Enter");
     const auto c = frame.cnode;
     const auto d = time - frame.enter;
     auto& col = *column_;
@@ -230,7 +220,7 @@ class ProfileSink final : public EventSink {
       }
       snapshots_.resize(snapshots_.size() - slots_);
     }
-    if (parallel_region_.count(region)) opened_.push_back({frame.enter, time, c, false});
+    if (parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
     stack_.pop_back();
   }
 
@@ -260,11 +250,6 @@ class ProfileSink final : public EventSink {
 
   bool slot_double_(std::size_t s) const { return defs_.metric_members[slot_members_[s]].value_type == "double"; }
 
-  std::string region_name(std::uint32_t r) const {
-    return r < defs_.regions.size() ? "\"" + defs_.regions[r].name + "\"" : std::string("an undefined region");
-  }
-
-  const Trace& trace_;
   const Definitions& defs_;
   CallPathObserver* observer_ = nullptr;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdarg>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <cstdio>
@@ -63,6 +65,62 @@ ReaderPtr open_reader(const std::string& path) {
   if (auto rc = OTF2_Reader_SetSerialCollectiveCallbacks(reader.get()); rc != OTF2_SUCCESS)
     throw FormatError(path, "anchor", 0, describe(rc));
   return reader;
+}
+
+// What an anchor file of OTF2's layout holds up to its end-of-file record, from the values
+// libotf2 read from it: a buffer header (2 bytes), "OTF2\0", the anchor format, 38 bytes of
+// numbers (versions, chunk sizes, substrate, compression, counts), machine, creator and
+// description; from format 2 on the properties (a count and name/value pairs) and the trace
+// id; from format 3 on the counts of snapshots and thumbnails and the end-of-file record.
+std::uint64_t anchor_content_bytes(OTF2_Reader* reader, std::uint8_t format) {
+  std::uint64_t bytes = 2 + 5 + 1 + 38;
+  const auto text = [&](OTF2_ErrorCode (*get)(OTF2_Reader*, char**)) {
+    char* s = nullptr;
+    if (get(reader, &s) == OTF2_SUCCESS && s) bytes += std::strlen(s);
+    std::free(s);
+    bytes += 1;
+  };
+  text(OTF2_Reader_GetMachineName);
+  text(OTF2_Reader_GetCreator);
+  text(OTF2_Reader_GetDescription);
+  if (format > 1) {
+    std::uint32_t n = 0;
+    char** names = nullptr;
+    if (OTF2_Reader_GetPropertyNames(reader, &n, &names) == OTF2_SUCCESS && names) {
+      for (std::uint32_t i = 0; i < n; ++i) {
+        char* value = nullptr;
+        if (OTF2_Reader_GetProperty(reader, names[i], &value) == OTF2_SUCCESS && value) bytes += std::strlen(value);
+        std::free(value);
+        bytes += std::strlen(names[i]) + 2;
+      }
+    }
+    std::free(names);
+    bytes += 4 + 8;
+  }
+  if (format > 2) bytes += 4 + 4 + 1;
+  return bytes;
+}
+
+// libotf2 reads the anchor file up to its end-of-file record and ignores what follows, so
+// 10 MB of garbage after traces.otf2 read "fine". Files OTF2 writes end with the buffer's
+// closing records (2-3 bytes) after the content: more than kAnchorTail bytes is refused.
+constexpr std::uint64_t kAnchorTail = 8;
+
+void check_anchor_ends(OTF2_Reader* reader, const std::string& path) {
+  std::error_code ec;
+  const std::uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return;  // not a plain file: libotf2 read what it could
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return;
+  unsigned char head[8] = {};
+  const auto got = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  if (got < sizeof head) return;  // libotf2 read it: cannot happen
+  const auto content = anchor_content_bytes(reader, head[7]);
+  if (size > content + kAnchorTail)
+    throw FormatError(path, "anchor", content,
+                      std::to_string(size - content) + " bytes follow the anchor's content of " + std::to_string(content) +
+                          " bytes (an OTF2 anchor ends with at most " + std::to_string(kAnchorTail) + ")");
 }
 
 std::string upper_snake(std::string_view camel) {
@@ -456,7 +514,12 @@ struct EvtContext {
   std::uint32_t location = kNone;
   Event event;
   std::exception_ptr error;
-  std::string problem;  // an undefined reference, with the event's position
+  std::string problem;  // an undefined reference, a region that does not nest, with the event's position
+  // (region, enter time) of the regions open on the location being read (see nests()).
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> open_regions;
+  // Whether a record of a type libotf2 does not know is damage (the trace's OTF2 version is not
+  // newer than the library's) rather than an event type added since (then skipped, as OTF2 does).
+  bool unknown_is_damage = true;
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -479,8 +542,31 @@ struct EvtContext {
   std::uint32_t soft(const IdIndex& index, std::uint64_t id, std::uint64_t undefined) const {
     return id == undefined ? kNone : index.find(id);
   }
+  // Enter and Leave must nest on each location, each Leave closing the region entered last,
+  // not before its Enter. A damaged record (a flipped byte in a region reference, a time or a
+  // record type) breaks this where other checks cannot see it, so every reader of events
+  // (events(), counts, timelines, the trace -> profile kernel) is refused it here, in one place.
+  // Regions still open at the end are tolerated: a run that crashed leaves them (the profile
+  // closes them at the last event, as Score-P does).
+  bool nests() {
+    if (event.type == EventType::Enter) {
+      if (event.region == kNone) problem = "Enter of no region";
+      else open_regions.emplace_back(event.region, event.time);
+    } else if (event.type == EventType::Leave) {
+      if (open_regions.empty()) problem = "Leave of " + region_name(event.region) + " outside every region";
+      else if (open_regions.back().first != event.region)
+        problem = "Leave of " + region_name(event.region) + " inside " + region_name(open_regions.back().first);
+      else if (event.time < open_regions.back().second)
+        problem = "Leave of " + region_name(event.region) + " before its Enter";
+      else open_regions.pop_back();
+    }
+    return problem.empty();
+  }
+  std::string region_name(std::uint32_t r) const {
+    return r < defs->regions.size() ? "\"" + defs->regions[r].name + "\"" : std::string("an undefined region");
+  }
   OTF2_CallbackCode emit() {
-    if (!problem.empty()) return OTF2_CALLBACK_INTERRUPT;
+    if (!problem.empty() || !nests()) return OTF2_CALLBACK_INTERRUPT;
     try {
       sink->event(event);
     } catch (...) {
@@ -691,8 +777,21 @@ OTF2_CallbackCode ev_param_string(CUBESCALE_EVT_ARGS, OTF2_ParameterRef paramete
   return c.emit();
 }
 
+// A record whose type libotf2 does not know. libotf2 skips it by its length byte and reads on,
+// and still counts it, so without this callback a flipped type byte silently drops one event
+// (300,815 of 300,816 events of a damaged trace read "fine").
+OTF2_CallbackCode ev_unknown(OTF2_LocationRef, OTF2_TimeStamp, uint64_t position, void* ud, OTF2_AttributeList*) {
+  auto& c = ectx(ud);
+  if (!c.unknown_is_damage) return OTF2_CALLBACK_SUCCESS;
+  c.event.position = position;
+  c.problem = "event " + std::to_string(position) + " is a record of a type OTF2 " + OTF2_VERSION +
+              " does not know, in a trace of no newer OTF2 version: a damaged record";
+  return OTF2_CALLBACK_INTERRUPT;
+}
+
 OTF2_EvtReaderCallbacks* make_callbacks() {
   auto* cbs = OTF2_EvtReaderCallbacks_New();
+  OTF2_EvtReaderCallbacks_SetUnknownCallback(cbs, ev_unknown);
 #define CUBESCALE_SET_PLAIN(name) set_plain<EventType::name>(&OTF2_EvtReaderCallbacks_Set##name##Callback, cbs);
   CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_SET_PLAIN)
 #undef CUBESCALE_SET_PLAIN
@@ -821,6 +920,10 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   auto rc = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &c);
   OTF2_GlobalDefReaderCallbacks_Delete(cbs);
   if (rc != OTF2_SUCCESS) throw FormatError(path_, member, 0, describe(rc));
+  check_anchor_ends(reader.get(), path_);
+  std::uint8_t major = 0, minor = 0, bugfix = 0;
+  newer_writer_ = OTF2_Reader_GetVersion(reader.get(), &major, &minor, &bugfix) == OTF2_SUCCESS &&
+                  (major > OTF2_VERSION_MAJOR || (major == OTF2_VERSION_MAJOR && minor > OTF2_VERSION_MINOR));
   OTF2_Compression compression = OTF2_COMPRESSION_NONE;
   compressed_ = OTF2_Reader_GetCompression(reader.get(), &compression) == OTF2_SUCCESS &&
                 compression == OTF2_COMPRESSION_ZLIB;
@@ -870,10 +973,22 @@ std::uint64_t Trace::most_records(const std::string& member) const {
   return bytes > kUnknown / kZlibLargestRatio ? kUnknown : bytes * kZlibLargestRatio;
 }
 
+std::uint64_t Trace::announced_events(std::uint32_t location) const {
+  const auto announced = defs_.locations.at(location).events;
+  if (announced == 0) return 0;
+  const auto member = event_member(location);
+  const auto most = most_records(member);
+  if (announced > most)
+    throw FormatError(path_, member, 0,
+                      "the definitions announce " + std::to_string(announced) + " events, the file can hold at most " +
+                          std::to_string(most));
+  return announced;
+}
+
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
   std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
                                                                                            OTF2_EvtReaderCallbacks_Delete);
-  EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}};
+  EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}, {}, !newer_writer_};
   stream(locations, cbs.get(), &c);
 }
 
@@ -935,6 +1050,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       throw fail(l, 0, describe(rc));
     if (c) {
       c->location = l;
+      c->open_regions.clear();
       c->sink->begin_location(l);
     }
     // A location holds at most the events its definition announces, or what its event file

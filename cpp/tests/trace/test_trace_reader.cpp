@@ -8,6 +8,7 @@
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/reader.hpp"
+#include "cubescale/trace/synthetic.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale::trace;
@@ -87,4 +88,67 @@ TEST(TraceReader, BrokenInput) {
   fs::resize_file(defs / "traces.def", 100);
   EXPECT_THROW(Trace((defs / "traces.otf2").string()), cubescale::FormatError);
   for (const auto& d : {dir, cut, defs}) fs::remove_all(d);
+}
+
+// Enter/Leave nesting is the reader's check, so a count of events (no profile involved)
+// refuses a Leave of another region, and regions left open at the end are read.
+TEST(TraceReader, EveryReaderChecksRegionNesting) {
+  const auto dir = fs::temp_directory_path() / ("cubescale_trace_nesting_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  SyntheticTrace bad;
+  bad.processes = 2;
+  bad.iterations = 3;
+  bad.defect = "mismatched_leave";
+  write_synthetic_trace(dir.string(), "bad", bad);
+  Trace t((dir / "bad.otf2").string());
+  try {
+    count_events(t, t.all_locations());
+    ADD_FAILURE() << "no error for a Leave of another region";
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_EQ(e.member(), "bad/0.evt");
+    EXPECT_NE(std::string(e.what()).find("Leave of \"solve\" inside \"compute\""), std::string::npos) << e.what();
+  }
+  SyntheticTrace open = bad;
+  open.defect = "unclosed";
+  const auto written = write_synthetic_trace(dir.string(), "open", open);
+  Trace u((dir / "open.otf2").string());
+  std::uint64_t read = 0;
+  for (const auto& row : count_events(u, u.all_locations())) read += total(row);
+  EXPECT_EQ(read, written);
+  fs::remove_all(dir);
+}
+
+// A location whose definition announces more events than its file can hold is refused before
+// anyone reserves memory for them (here 2^32 events of a 1 KB file).
+TEST(TraceReader, AnnouncedEventsAreBoundedByTheFile) {
+  const auto dir = copy_trace("ping-pong", "announced");
+  std::string defs;
+  {
+    std::ifstream in(dir / "traces.def", std::ios::binary);
+    defs.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  // Location 0's record: type 0x0e, length 7, self 0, name (string 12), type 1 (CPU thread),
+  // 60 events as a compressed integer (a byte count, then the bytes), group 0.
+  const std::string record("\x0e\x07\x00\x01\x0c\x01\x01\x3c\x00", 9);
+  Trace before((dir / "traces.otf2").string());
+  ASSERT_EQ(before.definitions().locations[0].events, 60u);
+  const auto at = defs.find(record);
+  ASSERT_NE(at, std::string::npos);
+  // The same record announcing 2^32 events: a 5-byte count, 4 bytes more in the record.
+  defs.replace(at, record.size(), std::string("\x0e\x0b\x00\x01\x0c\x01\x05\x00\x00\x00\x00\x01\x00", 13));
+  {
+    std::ofstream out(dir / "traces.def", std::ios::binary | std::ios::trunc);
+    out << defs;
+  }
+  Trace t((dir / "traces.otf2").string());
+  ASSERT_EQ(t.definitions().locations[0].events, std::uint64_t(1) << 32);
+  try {
+    t.announced_events(0);
+    ADD_FAILURE() << "no error for 2^32 announced events";
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_EQ(e.member(), "traces/0.evt");
+  }
+  EXPECT_THROW(count_events(t, {0}), cubescale::FormatError);
+  fs::remove_all(dir);
 }

@@ -21,7 +21,11 @@ inline constexpr const char* kSystemMember = "cubescale.systree";
 // The member bytes, or nullopt when folding would not reproduce the tree in the same order
 // (then only anchor.xml describes the system tree).
 std::optional<std::string> encode_system_member(const Definitions& defs);
+struct SystemCounts;
 // Fills system, location_groups, locations, ranks and location_file_id (identity) of `defs`.
-void decode_system_member(std::string_view bytes, Definitions& defs, const std::string& file);
+// The tree must expand to the elements anchor.xml spells out (`spelled`, see SystemCounts):
+// checked before anything is expanded, a FormatError otherwise.
+void decode_system_member(std::string_view bytes, Definitions& defs, const std::string& file,
+                          const SystemCounts& spelled);
 
 }  // namespace cubescale::cube

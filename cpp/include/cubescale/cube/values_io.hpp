@@ -36,7 +36,8 @@ ValueIndex parse_index(const MemberBytes& bytes, std::size_t rows, const MemberN
 // Returns the number of bytes of rows beyond what the index needs, which are ignored, as Cube
 // ignores them: Scalasca's analyzer writes one trailing all-zero row per metric, and CUBE 4.0
 // writers leave the rows of call paths that the index does not list. Those bytes must be whole
-// rows (for ZCUBEX.DATA: inflated bytes) or, in CUBEX.DATA, up to 8 zero bytes of padding;
+// rows (for ZCUBEX.DATA: inflated bytes), at most one per call path and one more, or,
+// in CUBEX.DATA, up to 8 zero bytes of padding;
 // anything else means the rows are not of the metric's width (a wrong data type) and is a
 // FormatError, as are fewer bytes than the index needs, gaps between ZCUBEX blocks and
 // truncated or corrupt zlib streams.

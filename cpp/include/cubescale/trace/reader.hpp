@@ -36,6 +36,12 @@ class Trace {
   // The archive member holding a location's events: "<archive>/<id>.evt".
   std::string event_member(std::uint32_t location) const;
 
+  // The number of events a location's definition announces (0: not announced), checked
+  // against what its event file can hold (most_records): a FormatError naming the file when
+  // it cannot. For sinks that reserve memory for that many (read() itself only stops one
+  // event past the announced number).
+  std::uint64_t announced_events(std::uint32_t location) const;
+
   // The same reading with callbacks that do nothing for every event kind: the limit a reader
   // over libotf2 can reach (benchmarks). Returns the number of events read.
   std::uint64_t read_with_empty_callbacks(const std::vector<std::uint32_t>& locations) const;
@@ -53,6 +59,7 @@ class Trace {
 
   std::string path_, archive_;
   bool compressed_ = false;
+  bool newer_writer_ = false;  // the trace's OTF2 version (major.minor) is newer than libotf2's
   Definitions defs_;
 };
 
