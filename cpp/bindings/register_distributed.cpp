@@ -1,4 +1,4 @@
-// Kernels of the distributed system tree (paper 000, section 4) and its simulation. The
+// Kernels of the distributed system tree (the Score-P system-description paper, section 4) and its simulation. The
 // mpi4py driver in cubescale.parallel moves the bytes these functions return.
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>

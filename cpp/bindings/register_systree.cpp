@@ -36,7 +36,7 @@ py::list from_path(const std::vector<PathStep>& path) {
 void register_sequence(py::module_& m) {
   py::class_<SequenceTree>(m, "SequenceTree",
                            "A system tree in sequence form: records {kind, class, copies, children}; identical "
-                           "sibling subtrees are one record with a copy count (paper 000).")
+                           "sibling subtrees are one record with a copy count (the Score-P system-description paper).")
       .def(py::init<>(), "An empty tree; add a root with add_root.")
       .def("add_root", &SequenceTree::add_root, py::arg("kind"), py::arg("cls"),
            "Adds the root record (one copy) and returns its index.")
@@ -314,7 +314,7 @@ void register_systree(py::module_& m) {
         return regular_sequence(ls);
       },
       py::arg("levels"), "The sequence tree of a regular machine: one record per level below a machine root.");
-  m.def("figure4_sequence", &figure4_sequence, "The inhomogeneous machine of paper 000, Figure 4.");
+  m.def("figure4_sequence", &figure4_sequence, "The inhomogeneous machine of the Score-P system-description paper, Figure 4.");
 }
 
 }  // namespace cubescale::bindings

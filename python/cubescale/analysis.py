@@ -1,4 +1,4 @@
-"""Wait-state analysis of OTF2 traces (paper 002, section 5.2): where MPI processes wait, and
+"""Wait-state analysis of OTF2 traces (the Scalasca architecture paper, section 5.2): where MPI processes wait, and
 why, as Scalasca's scout names it.
 
 :func:`analyze` reads a trace once (the C++ core, ``_core.analysis``): beside the trace ->

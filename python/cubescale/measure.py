@@ -1,5 +1,5 @@
 """Measuring Python programs: call-path profiles per thread, written as one ``.cubex``
-(paper 002, section 5.1).
+(the Scalasca architecture paper, section 5.1).
 
 Regions are entered and left in C++ (the core's recorder: per-thread call trees created on
 first visit, no lock or allocation afterwards). Mark regions by hand with :class:`region`

@@ -1,4 +1,4 @@
-"""Local call-path profiles: what one rank measured, with local ids (paper 002, section 4.3).
+"""Local call-path profiles: what one rank measured, with local ids (the Scalasca architecture paper, section 4.3).
 
 A :class:`LocalProfile` holds the metrics, regions and call paths one rank saw, its locations
 (threads, GPU streams) and one NumPy array ``[local cnode, local location]`` per metric.

@@ -2,7 +2,7 @@
 
 * :class:`SingleNodeTree` — one element per machine part, process and thread, each with its
   own name. What a process knows about itself; what Cube's anchor.xml spells out.
-* :class:`SystemTree` — *sequence definitions* (paper 000): identical sibling subtrees are
+* :class:`SystemTree` — *sequence definitions* (the Score-P system-description paper): identical sibling subtrees are
   folded into one record with a ``copies`` count, so a regular machine has a description of
   constant size (JUQUEEN's 1,835,008 processes take a few dozen bytes). Every element still
   has a depth-first index, computed from the records without expanding them.
@@ -137,7 +137,7 @@ class SystemTree:
 
         Presets: ``"juqueen"`` (28 racks × 2 midplanes × 16 nodeboards × 32 nodes × 64
         processes × 1 thread), ``"juqueen-threads"`` (4 threads each), ``"juqueen-rack"``,
-        and ``"figure4"`` (the inhomogeneous machine of paper 000, Figure 4).
+        and ``"figure4"`` (the inhomogeneous machine of the Score-P system-description paper, Figure 4).
         Classes ``process``/``accelerator`` are location groups; ``thread``, ``gpu_stream``,
         ``metric`` are locations; others are system tree nodes.
 
@@ -156,7 +156,7 @@ class SystemTree:
 
     @classmethod
     def figure4(cls) -> SystemTree:
-        """Paper 000, Figure 4: 16 nodes of 4 processes × 4 threads and 16 nodes of 4 processes
+        """The Score-P system-description paper, Figure 4: 16 nodes of 4 processes × 4 threads and 16 nodes of 4 processes
         with 2 threads and a GPU stream each.
 
         Example

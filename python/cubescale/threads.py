@@ -1,4 +1,4 @@
-"""Thread aggregation: fewer locations per process, the findings kept (paper 003).
+"""Thread aggregation: fewer locations per process, the findings kept (the Score-P thread-aggregation paper).
 
 With hundreds of threads per process the per-thread columns dominate a report's size and a
 viewer's memory. Each strategy replaces a process's CPU threads by a few locations (other

@@ -1,4 +1,4 @@
-"""Metric timelines and aggregate expressions over the system tree (paper 004).
+"""Metric timelines and aggregate expressions over the system tree (the Vampir hardware-levels paper).
 
 Energy per FLOP of a node needs the counters of all its descendant locations (cores,
 packages, GPUs) resampled, summed, differentiated and divided. Timelines (``(t, value)``

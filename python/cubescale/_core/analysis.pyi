@@ -1,5 +1,5 @@
 """
-Wait-state analysis of MPI traces: Scalasca's patterns (paper 002, 5.2).
+Wait-state analysis of MPI traces: Scalasca's patterns (the Scalasca architecture paper, 5.2).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """
-Kernels of the distributed system tree build and its simulation (paper 000, section 4).
+Kernels of the distributed system tree build and its simulation (the Score-P system-description paper, section 4).
 """
 
 from __future__ import annotations

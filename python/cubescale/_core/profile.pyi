@@ -1,5 +1,5 @@
 """
-Local call-path profiles, their unification and collation (papers 001, 002).
+Local call-path profiles, their unification and collation (the CUBE collation paper and the Scalasca architecture paper).
 """
 
 from __future__ import annotations

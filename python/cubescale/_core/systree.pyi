@@ -1,5 +1,5 @@
 """
-System trees: single-node and sequence form, names, shapes, hwloc hardware levels (paper 000, 004).
+System trees: single-node and sequence form, names, shapes, hwloc hardware levels (the Score-P system-description and Vampir hardware-levels papers).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class Kind:
 
 class SequenceTree:
     """
-    A system tree in sequence form: records {kind, class, copies, children}; identical sibling subtrees are one record with a copy count (paper 000).
+    A system tree in sequence form: records {kind, class, copies, children}; identical sibling subtrees are one record with a copy count (the Score-P system-description paper).
     """
     @staticmethod
     def deserialize(data: bytes, source: str = "") -> SequenceTree:
@@ -380,7 +380,7 @@ def expand(tree: SequenceTree, names: NameMap | None = None) -> SingleTree:
 
 def figure4_sequence() -> SequenceTree:
     """
-    The inhomogeneous machine of paper 000, Figure 4.
+    The inhomogeneous machine of the Score-P system-description paper, Figure 4.
     """
 
 def fold(

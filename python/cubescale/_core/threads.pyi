@@ -1,5 +1,5 @@
 """
-Thread aggregation of reports and local profiles: sum, set, key, calltree, value (paper 003).
+Thread aggregation of reports and local profiles: sum, set, key, calltree, value (the Score-P thread-aggregation paper).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """
-Metric timelines and aggregate expressions over the system tree, evaluated in stages (paper 004).
+Metric timelines and aggregate expressions over the system tree, evaluated in stages (the Vampir hardware-levels paper).
 """
 
 from __future__ import annotations

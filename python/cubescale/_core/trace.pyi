@@ -1,5 +1,5 @@
 """
-OTF2 traces: definitions, streaming event reader, events as columns, trace -> profile (paper 002).
+OTF2 traces: definitions, streaming event reader, events as columns, trace -> profile (the Scalasca architecture paper).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``cubescale collate``: the per-process reports of one run unified and collated into one
-``.cubex`` (paper 002, section 4.3).
+``.cubex`` (the Scalasca architecture paper, section 4.3).
 
 A C or C++ program measured with cubescale's recorder (``CUBESCALE_REGION``, the C API)
 writes one report per process with ``cubescale_write(path, "MPI Rank 3")``; this command

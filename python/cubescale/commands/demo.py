@@ -164,7 +164,7 @@ def summary(report, path: str = "demo.cubex") -> str:
 
     jupyter = "\n    ".join(how_to_open(os.path.join("notebooks", "explore_demo.ipynb"), os.path.abspath(path)))
     out.append(f"\nNext: cubescale info {path} --depth 4\n"
-               f"  cubescale threads {path} key.cubex --strategy key   (threads aggregated, paper 003)\n"
+               f"  cubescale threads {path} key.cubex --strategy key   (threads aggregated, the Score-P thread-aggregation paper)\n"
                f"  python -c \"import cubescale; r = cubescale.open('{path}'); print(r.call_tree_text())\"\n"
                f"  cubescale notebooks notebooks   (copies the notebooks that ship with cubescale to ./notebooks)\n"
                f"  {jupyter}\n"

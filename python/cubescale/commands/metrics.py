@@ -1,5 +1,5 @@
 """``cubescale metrics``: the metrics an OTF2 trace recorded, per system-tree node and
-location with their hardware level, and aggregate expressions over them (paper 004).
+location with their hardware level, and aggregate expressions over them (the Vampir hardware-levels paper).
 
 Example
 -------

@@ -1,4 +1,4 @@
-"""``cubescale threads``: aggregate the threads of every process of a report (paper 003).
+"""``cubescale threads``: aggregate the threads of every process of a report (the Score-P thread-aggregation paper).
 
 Example
 -------

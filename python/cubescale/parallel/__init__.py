@@ -4,20 +4,20 @@ This layer only moves the byte strings and arrays that the C++ core produces and
 mpi4py is imported lazily, so exploring a report never needs MPI.
 
 * :func:`build_system_tree` — the distributed construction of sequence definitions
-  (paper 000, section 4) with every rank's global location indices;
+  (the Score-P system-description paper, section 4) with every rank's global location indices;
 * :func:`build_system_tree_naive` — the baseline: gather every view to rank 0 and fold there;
 * :func:`simulate_system_tree` — the same kernels for P virtual ranks in one process;
 * :func:`regular_view` — one rank's view of a regular machine shape (tests, benchmarks);
 * :func:`unify` — global definitions and local -> global maps from every rank's
-  :class:`~cubescale.profile.LocalProfile` (paper 002, section 4.3);
+  :class:`~cubescale.profile.LocalProfile` (the Scalasca architecture paper, section 4.3);
 * :func:`collate` and :func:`write_report` — every rank's values into one ``.cubex`` with
-  the writer's buffers bounded (paper 001, section 3);
+  the writer's buffers bounded (the CUBE collation paper, section 3);
 * :func:`recollate` — a report collated again by any number of ranks, each holding a block of
   its processes (the same file for every number of ranks);
 * :func:`collate_reports` — one-process reports of a run (``cubescale_write()``) into one report
   by up to one rank per report;
 * :func:`evaluate_staged` — metric expressions with ``aggregate`` over the system tree,
-  partial timelines of bounded size reduced along a tree (paper 004).
+  partial timelines of bounded size reduced along a tree (the Vampir hardware-levels paper).
 
 Example
 -------

@@ -1,5 +1,5 @@
 """Collation of every rank's values into one ``.cubex`` with bounded writer memory
-(paper 001, section 3; paper 002, section 4.3).
+(the CUBE collation paper, section 3; the Scalasca architecture paper, section 4.3).
 
 After :func:`~cubescale.parallel.unify` and :func:`~cubescale.parallel.build_system_tree`,
 the writer (rank 0) streams the report: for each metric, a reduction of per-row costs tells

@@ -1,5 +1,5 @@
 """One-process reports of a run (a C/C++ program's ``cubescale_write()`` per rank) unified and
-collated into one report by any number of ranks up to the number of reports (paper 002,
+collated into one report by any number of ranks up to the number of reports (the Scalasca architecture paper,
 section 4.3).
 
 With one rank per report, each rank's report is its profile and

@@ -1,4 +1,4 @@
-"""mpi4py calls as MPI regions of the measurement (paper 002, section 5.1).
+"""mpi4py calls as MPI regions of the measurement (the Scalasca architecture paper, section 5.1).
 
 :func:`trace_mpi` replaces ``mpi4py.MPI.COMM_WORLD`` and ``COMM_SELF`` by communicators of a
 subclass, and ``MPI.Request`` by a subclass, whose methods enter a region named as Score-P

@@ -1,7 +1,7 @@
 """The naive baseline: gather every rank's single-node view to rank 0 and fold there.
 
 Rank 0 holds all P views and the single-node union, which grows with the machine: this is
-what sequence definitions built in parallel avoid (paper 000, Figure 1).
+what sequence definitions built in parallel avoid (the Score-P system-description paper, Figure 1).
 """
 
 from __future__ import annotations

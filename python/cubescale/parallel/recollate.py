@@ -1,4 +1,4 @@
-"""A report collated again by any number of ranks (paper 002, section 4.3): every rank reads
+"""A report collated again by any number of ranks (the Scalasca architecture paper, section 4.3): every rank reads
 the report's definitions, takes a contiguous block of its processes (balanced by their
 locations) and their values, and the ranks unify and collate them into one ``.cubex``.
 

@@ -1,4 +1,4 @@
-"""The global system tree across MPI ranks (paper 000, section 4).
+"""The global system tree across MPI ranks (the Score-P system-description paper, section 4).
 
 Every rank knows only its own path from the machine root to its threads. Level by level
 from the leaves, the ranks holding the children of one element form a communicator (split
@@ -49,7 +49,7 @@ class DistributedSystemTree:
         Global index of this rank's process among all location groups.
     responsible : bool
         True on the lowest rank of each host: the one responsible for the host's shared
-        hardware elements (paper 004).
+        hardware elements (the Vampir hardware-levels paper).
     stats : dict
         This rank's cost: peak bytes of the algorithm's own data, messages and bytes sent
         and received, rounds taken part in, and ``resplits`` after hash collisions.

@@ -1,4 +1,4 @@
-"""Staged evaluation of metric expressions over MPI (paper 004, Vampir's aggregate operation).
+"""Staged evaluation of metric expressions over MPI (the Vampir hardware-levels paper, Vampir's aggregate operation).
 
 Every worker owns the timelines of some system-tree elements (its locations' counters, the
 nodes it is responsible for). For each ``aggregate`` of the expression, each worker combines

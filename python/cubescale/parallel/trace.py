@@ -1,4 +1,4 @@
-"""Trace -> profile under mpirun (paper 002): every rank reads a share of an OTF2 trace's
+"""Trace -> profile under mpirun (the Scalasca architecture paper): every rank reads a share of an OTF2 trace's
 processes and the ranks collate one ``.cubex``.
 
 Every rank reads the trace's global definitions (small), so every rank knows the whole

@@ -1,4 +1,4 @@
-"""Unification of every rank's local definitions into global ones (paper 002, section 4.3).
+"""Unification of every rank's local definitions into global ones (the Scalasca architecture paper, section 4.3).
 
 An up pass along the binary spanning tree merges canonical definition sets (C++:
 ``_core.profile.UnifyState``); the root's set is the global definitions, the same for any
