@@ -1,0 +1,128 @@
+// Tracing during a measurement: the recorder's Enter/Leave (filters and depth limit as the
+// profile), MPI events, buffers of a fixed size flushed while recording (the flush a region of
+// the profile), two ranks' parts merged into one archive that the reader reads back exactly.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/measure/trace_writer.hpp"
+#include "cubescale/trace/reader.hpp"
+
+using namespace cubescale::measure;
+namespace fs = std::filesystem;
+using cubescale::trace::EventType;
+
+namespace {
+
+fs::path fresh_directory(const std::string& name) {
+  auto d = fs::temp_directory_path() / ("cubescale_trace_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  return d;
+}
+
+std::uint64_t count(const std::vector<std::uint64_t>& counts, EventType t) { return counts[std::size_t(t)]; }
+
+// Moves a rank's event files next to the archive's definitions (the MPI layer's job).
+void move_events(const fs::path& part, const fs::path& archive) {
+  fs::create_directories(archive / "traces");
+  for (const auto& f : fs::directory_iterator(part / "traces")) fs::rename(f.path(), archive / "traces" / f.path().filename());
+}
+
+}  // namespace
+
+TEST(TraceWriter, TwoRanksFiltersDepthMpiEventsAndFlushes) {
+  const auto dir = fresh_directory("ranks");
+  std::vector<std::string> parts;
+  std::uint64_t flushes = 0;
+  for (std::uint32_t rank = 0; rank < 2; ++rank) {
+    RegionFilter filter;
+    filter.exclude("hidden");
+    Recorder r(filter, 3);
+    // Rank 1 registers its regions in another order: unification maps them.
+    const auto main_r = rank == 0 ? r.region("main") : r.region("work");
+    const auto work = rank == 0 ? r.region("work") : r.region("main");
+    const auto hidden = r.region("hidden");
+    const auto send = r.region("MPI_Send", "", -1, "mpi", "point2point");
+    auto writer = std::make_shared<TraceWriter>((dir / ("rank" + std::to_string(rank))).string(), rank, 256 * 1024);
+    writer->set_world_size(2);
+    writer->add_clock_offset({static_cast<std::uint64_t>(now()), rank == 0 ? 0 : 1000, 10.0});
+    r.set_trace(writer);
+    auto* t = r.add_thread("Master thread");
+    const auto sub = writer->communicator(0, {0, 1});  // a Dup of MPI_COMM_WORLD
+    t->enter(rank == 0 ? main_r : work, true, now());  // "main" on both ranks
+    const int n = rank == 0 ? 20000 : 10;  // rank 0 fills its 256 KiB buffer several times
+    for (int i = 0; i < n; ++i) {
+      t->enter(hidden, r.recorded(hidden), now());  // not recorded: no events
+      t->enter(rank == 0 ? work : main_r, true, now());
+      t->enter(work, true, now());
+      t->enter(work, true, now());  // below the depth limit of 3: no events
+      t->exit(now());
+      t->exit(now());
+      t->exit(now());
+      t->exit(now());
+    }
+    t->enter(send, true, now());
+    t->trace()->send(1 - rank, sub, 7, 64, now());
+    t->trace()->collective_begin(now());
+    t->trace()->collective_end("MPI_Allreduce", 0, ThreadTrace::kNoRoot, 8, 8, now());
+    t->exit(now());
+    std::thread([&] {  // a second thread: a location of its own
+      auto* u = r.add_thread("thread 1");
+      u->enter(send, true, now());
+      u->exit(now());
+    }).join();
+    t->exit(now());
+    if (rank == 0) flushes = writer->flushes();
+    auto d = writer->close(r, "node0", "MPI Rank " + std::to_string(rank));
+    EXPECT_EQ(d.locations.size(), 2u);
+    parts.push_back(d.bytes());
+    if (rank == 0) {  // the flushes are visits of "TRACE BUFFER FLUSH" in the profile
+      const auto p = r.to_profile();
+      bool found = false;
+      for (const auto& region : p.regions) found |= region.name == "TRACE BUFFER FLUSH";
+      EXPECT_TRUE(found);
+    }
+  }
+  EXPECT_GT(flushes, 2u);  // 20000 x 6 events of ~10 bytes do not fit into 256 KiB
+  const auto archive = dir / "archive";
+  EXPECT_EQ(write_trace_archive(archive.string(), parts), 4u);
+  move_events(dir / "rank0", archive);
+  move_events(dir / "rank1", archive);
+
+  cubescale::trace::Trace trace((archive / "traces.otf2").string());
+  const auto& defs = trace.definitions();
+  ASSERT_EQ(defs.locations.size(), 4u);
+  const auto counts = cubescale::trace::count_events(trace, trace.all_locations());
+  // Rank 0's master: main, 20000 x (work > work), MPI_Send: Enter = Leave = 1 + 40000 + 1.
+  EXPECT_EQ(count(counts[0], EventType::Enter), 40002u);
+  EXPECT_EQ(count(counts[0], EventType::Leave), 40002u);
+  EXPECT_EQ(count(counts[0], EventType::BufferFlush), flushes);
+  EXPECT_EQ(count(counts[0], EventType::MpiSend), 1u);
+  EXPECT_EQ(count(counts[0], EventType::MpiCollectiveEnd), 1u);
+  EXPECT_EQ(count(counts[2], EventType::Enter), 22u);
+  EXPECT_EQ(count(counts[1], EventType::Enter), 1u);  // rank 0's second thread
+  EXPECT_EQ(count(counts[3], EventType::Enter), 1u);
+  fs::remove_all(dir);
+}
+
+TEST(TraceWriter, DefinitionBytesRoundTripAndRejectGarbage) {
+  TraceDefinitions d;
+  d.rank = 3, d.host = "n1", d.process = "MPI Rank 3", d.world_size = 4;
+  d.regions.push_back({"main", "app.py", "python", "function", 1, true, false});
+  d.locations.push_back({3u << 16, "Master thread", 42});
+  d.communicators.push_back({0, 0, {1, 3}});
+  d.offsets.push_back({100, -5, 1.5});
+  const auto e = TraceDefinitions::from_bytes(d.bytes());
+  EXPECT_EQ(e.bytes(), d.bytes());
+  EXPECT_EQ(e.regions[0].name, "main");
+  EXPECT_EQ(e.communicators[0].members, (std::vector<std::uint32_t>{1, 3}));
+  auto bytes = d.bytes();
+  EXPECT_THROW(TraceDefinitions::from_bytes(bytes.substr(0, bytes.size() - 3)), cubescale::FormatError);
+  EXPECT_THROW(TraceDefinitions::from_bytes("garbage"), cubescale::FormatError);
+  bytes[4 + 4] = '\xff';  // the host's length: larger than the bytes
+  EXPECT_THROW(TraceDefinitions::from_bytes(bytes), cubescale::FormatError);
+}
