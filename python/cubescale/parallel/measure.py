@@ -703,12 +703,17 @@ def end_trace(comm: Any, host: str, process: str) -> str:
     Example
     -------
     >>> from cubescale.parallel.measure import end_trace
-    >>> callable(end_trace)
-    True
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> end_trace(SerialComm(), "host", "Process 0")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no trace to write: start the measurement with measure.start(trace=DIR)
     """
     import os
     import shutil
 
+    if not _TRACE_DIRECTORY:
+        raise RuntimeError("no trace to write: start the measurement with measure.start(trace=DIR)")
     directory = _TRACE_DIRECTORY[0]
     partial, rank = _partial(directory), comm.Get_rank()
     archive = os.path.join(partial, "archive")
