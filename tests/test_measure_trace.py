@@ -125,8 +125,8 @@ def test_filter_and_depth_limit_apply_as_in_the_profile(tmp_path):
 
 
 def test_small_buffer_is_flushed_while_running_and_the_events_stay_exact(tmp_path):
-    calls = 60000  # 120,000 leaf events: more than 256 KiB of events
-    done, out, anchor = _run(tmp_path, "1", str(calls), "ok", options=("--trace-buffer", str(256 * 1024)))
+    calls = 60000  # 120,000 leaf events: more than 512 KiB (a chunk size other than the smallest)
+    done, out, anchor = _run(tmp_path, "1", str(calls), "ok", options=("--trace-buffer", str(512 * 1024)))
     assert done.returncode == 0, done.stderr
     t = cubescale.otf2.open(anchor)
     counts = t.event_counts()

@@ -434,6 +434,24 @@ void register_measure(py::module_& m) {
       py::arg("operation"), py::arg("comm"), py::arg("root"), py::arg("sent"), py::arg("received"),
       "An MpiCollectiveEnd event: the MPI function (\"MPI_Allreduce\"), communicator, root (-1: none), bytes.");
   m.def(
+      "trace_collective_request",
+      [events](std::uint64_t request) {
+        if (auto* t = events()) t->collective_request(request, now());
+      },
+      py::arg("request"), "A NonBlockingCollectiveRequest event (MPI_Iallreduce ...) on this thread.");
+  m.def(
+      "trace_collective_complete",
+      [events](const std::string& operation, std::uint32_t comm, std::int64_t root, std::uint64_t sent,
+               std::uint64_t received, std::uint64_t request) {
+        if (auto* t = events())
+          t->collective_complete(operation, comm, root < 0 ? ThreadTrace::kNoRoot : static_cast<std::uint32_t>(root),
+                                 sent, received, request, now());
+      },
+      py::arg("operation"), py::arg("comm"), py::arg("root"), py::arg("sent"), py::arg("received"),
+      py::arg("request"),
+      "A NonBlockingCollectiveComplete event: the blocking form's MPI function (\"MPI_Allreduce\"), "
+      "communicator, root (-1: none), bytes, the request.");
+  m.def(
       "trace_flushes", [writer] { return writer()->flushes(); }, "Buffer flushes so far (every thread).");
   m.def(
       "trace_buffer_bytes", [writer] { return writer()->buffer_bytes(); }, "The event buffer of each thread, bytes.");

@@ -34,5 +34,6 @@ comm.Allreduce(np.ones(4), np.empty(4))
 comm.Barrier()
 half = comm.Split(rank % 2)
 half.allreduce(rank)
+comm.Iallreduce(np.ones(2), np.empty(2)).Wait()  # 16 bytes each way, completed in MPI_Wait
 if sys.argv[1:] == ["raise"]:
     raise RuntimeError(f"rank {rank} failed")

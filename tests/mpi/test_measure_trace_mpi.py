@@ -94,6 +94,23 @@ def test_collectives_with_roots_bytes_and_communicators(traced):
     assert len(set.union(*halves.values())) == len(halves)
 
 
+def test_nonblocking_collective_is_a_request_completed_in_wait(traced):
+    ranks, _, anchor = traced
+    t = cubescale.otf2.open(anchor)
+    counts = t.event_counts()
+    for loc in _masters(t):
+        assert counts.loc[loc, "NON_BLOCKING_COLLECTIVE_REQUEST"] == 1
+        assert counts.loc[loc, "NON_BLOCKING_COLLECTIVE_COMPLETE"] == 1
+    if shutil.which("otf2-print") is None:
+        pytest.skip("otf2-print (otf2-tools) is not installed")
+    done = subprocess.run(["otf2-print", "-L", "0", anchor], capture_output=True, text=True, timeout=60)
+    request = [line for line in done.stdout.splitlines() if line.startswith("NON_BLOCKING_COLLECTIVE_REQUEST")]
+    complete = [line for line in done.stdout.splitlines() if line.startswith("NON_BLOCKING_COLLECTIVE_COMPLETE")]
+    assert len(request) == len(complete) == 1
+    assert "Operation: ALLREDUCE" in complete[0] and "Sent: 16" in complete[0] and "Received: 16" in complete[0]
+    assert request[0].split("Request: ")[1] == complete[0].split("Request: ")[1]
+
+
 def test_every_rank_has_clock_offsets_and_otf2_print_validates(traced):
     ranks, _, anchor = traced
     if shutil.which("otf2-print") is None:

@@ -105,6 +105,23 @@ void ThreadTrace::collective_end(const std::string& operation, std::uint32_t com
           "MpiCollectiveEnd");
 }
 
+void ThreadTrace::collective_request(std::uint64_t request, std::int64_t now) {
+  if (writer_)
+    check(OTF2_EvtWriter_NonBlockingCollectiveRequest(writer_, nullptr, stamp(now), request),
+          "NonBlockingCollectiveRequest");
+}
+void ThreadTrace::collective_complete(const std::string& operation, std::uint32_t comm, std::uint32_t root,
+                                      std::uint64_t sent, std::uint64_t received, std::uint64_t request,
+                                      std::int64_t now) {
+  const int op = collective_operation(operation);
+  if (op < 0) throw std::invalid_argument("not a collective operation: " + operation);
+  if (writer_)
+    check(OTF2_EvtWriter_NonBlockingCollectiveComplete(writer_, nullptr, stamp(now), OTF2_CollectiveOp(op), comm,
+                                                       root == kNoRoot ? OTF2_UNDEFINED_UINT32 : root, sent, received,
+                                                       request),
+          "NonBlockingCollectiveComplete");
+}
+
 int collective_operation(const std::string& f) {
   static const std::unordered_map<std::string, int> ops = {
       {"MPI_Barrier", OTF2_COLLECTIVE_OP_BARRIER},
@@ -254,6 +271,7 @@ TraceDefinitions TraceWriter::close(const Recorder& recorder, const std::string&
   d.offsets = offsets_;
   d.first = first_ == UINT64_MAX ? static_cast<std::uint64_t>(now()) : first_;
   d.ticks_per_second = 1.0 / seconds_per_tick();
+  d.chunk_size = chunk_size_;
   std::uint64_t last = d.first;
   for (std::size_t i = 0; i < locations_.size(); ++i) {
     auto& l = *locations_[i];
@@ -325,7 +343,7 @@ constexpr std::uint32_t kMagic = 0x43535444;  // "DTSC"
 std::string TraceDefinitions::bytes() const {
   Out o;
   o.put(kMagic), o.put(rank), o.text(host), o.text(process), o.put(world_size);
-  o.put(first), o.put(last), o.put(ticks_per_second);
+  o.put(first), o.put(last), o.put(ticks_per_second), o.put(chunk_size);
   o.put<std::uint32_t>(static_cast<std::uint32_t>(regions.size()));
   for (const auto& r : regions) {
     o.text(r.name), o.text(r.file), o.text(r.paradigm), o.text(r.role), o.put(r.line);
@@ -349,6 +367,7 @@ TraceDefinitions TraceDefinitions::from_bytes(const std::string& bytes) {
   TraceDefinitions d;
   d.rank = in.get<std::uint32_t>(), d.host = in.text(), d.process = in.text(), d.world_size = in.get<std::uint32_t>();
   d.first = in.get<std::uint64_t>(), d.last = in.get<std::uint64_t>(), d.ticks_per_second = in.get<double>();
+  d.chunk_size = in.get<std::uint64_t>();
   for (auto n = in.count(25); n--;) {
     RegionInfo r;
     r.name = in.text(), r.file = in.text(), r.paradigm = in.text(), r.role = in.text();
@@ -418,6 +437,11 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   if (ranks.empty()) throw std::invalid_argument("a trace needs at least one rank");
   for (std::size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].rank != r) throw FormatError("", "trace definitions", 0, "ranks out of order");
+  // libotf2 reads every event file in the chunk size its anchor file names: one for all ranks.
+  const auto chunk = ranks[0].chunk_size;
+  for (const auto& d : ranks)
+    if (d.chunk_size != chunk || chunk < OTF2_CHUNK_SIZE_MIN || chunk > OTF2_CHUNK_SIZE_MAX)
+      throw FormatError("", "trace definitions", 0, "the ranks' event chunk sizes differ or are out of range");
 
   Strings strings;
   strings("");
@@ -452,8 +476,8 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
     }
   }
 
-  auto* archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, OTF2_CHUNK_SIZE_MIN,
-                                    OTF2_CHUNK_SIZE_MIN, OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  auto* archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
+                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive)
     throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot create the trace archive " + directory);
   std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });

@@ -36,7 +36,9 @@ __all__: list[str] = [
     "trace_buffer_bytes",
     "trace_clock_offset",
     "trace_collective_begin",
+    "trace_collective_complete",
     "trace_collective_end",
+    "trace_collective_request",
     "trace_communicator",
     "trace_flushes",
     "trace_irecv",
@@ -264,6 +266,18 @@ def trace_collective_begin() -> None:
     An MpiCollectiveBegin event on this thread.
     """
 
+def trace_collective_complete(
+    operation: str,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    root: typing.SupportsInt | typing.SupportsIndex,
+    sent: typing.SupportsInt | typing.SupportsIndex,
+    received: typing.SupportsInt | typing.SupportsIndex,
+    request: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    A NonBlockingCollectiveComplete event: the blocking form's MPI function ("MPI_Allreduce"), communicator, root (-1: none), bytes, the request.
+    """
+
 def trace_collective_end(
     operation: str,
     comm: typing.SupportsInt | typing.SupportsIndex,
@@ -273,6 +287,11 @@ def trace_collective_end(
 ) -> None:
     """
     An MpiCollectiveEnd event: the MPI function ("MPI_Allreduce"), communicator, root (-1: none), bytes.
+    """
+
+def trace_collective_request(request: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A NonBlockingCollectiveRequest event (MPI_Iallreduce ...) on this thread.
     """
 
 def trace_communicator(

@@ -271,6 +271,8 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
             if isinstance(result, _base_request()):
                 result = _traced_request(result, receive=kind in ("irecv", "isendrecv"))
                 if events and request:
+                    if request[2] == "collective":  # its bytes, known now, for its completion
+                        request = (*request[:3], (*request[3], sent, received))
                     result._cubescale_request = request
             if events:
                 _trace_after(self, method, region.name, kind, args, kwargs, status, sent, received, request)
@@ -413,7 +415,8 @@ def _completed_bytes(method: str, requests: list, receives: list, active: list, 
 
 
 # Event tracing (trace_writer.hpp): the MPI events inside the regions above. Request ids
-# number this process's point-to-point requests; a request remembers (id, comm, is_receive).
+# number this process's requests; a request remembers (id, comm, kind, collective): kind
+# "send", "recv" or "collective", and for a collective (operation, root, sent, received).
 _REQUESTS = [0]
 _SENDS = {"send", "Send", "ssend", "Ssend", "bsend", "Bsend", "Rsend"}
 _ISENDS = {"isend", "Isend", "issend", "Issend", "ibsend", "Ibsend", "Irsend"}
@@ -444,19 +447,34 @@ def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwa
         _REQUESTS[0] += 1
         dest, tag = _argument(args, kwargs, 1, "dest"), _argument(args, kwargs, 2, "tag")
         _measure.trace_isend(dest, cid, _tag(tag), _send_bytes(method, args, kwargs), _REQUESTS[0])
-        return (_REQUESTS[0], cid, False)
+        return (_REQUESTS[0], cid, "send", None)
     elif method in _IRECEIVES:
         _REQUESTS[0] += 1
         _measure.trace_irecv_request(_REQUESTS[0])
-        return (_REQUESTS[0], cid, True)
+        return (_REQUESTS[0], cid, "recv", None)
+    elif _nonblocking(name) and _collective(method, _blocking_name(name)):
+        _REQUESTS[0] += 1
+        _measure.trace_collective_request(_REQUESTS[0])
+        root = _root(method, args, kwargs) if kind in ("bcast", "scatter", "gather") else -1
+        return (_REQUESTS[0], cid, "collective", (_blocking_name(name), root))
     elif _collective(method, name):
         _measure.trace_collective_begin()
     return None
 
 
+def _nonblocking(name: str) -> bool:
+    """A non-blocking MPI function by its name (MPI_Iallreduce, MPI_Ibarrier, MPI_Isend ...)."""
+    return name.startswith("MPI_I")
+
+
+def _blocking_name(name: str) -> str:
+    """MPI_Iallreduce -> MPI_Allreduce."""
+    return "MPI_" + name[5].upper() + name[6:] if name.startswith("MPI_I") else name
+
+
 def _collective(method: str, name: str) -> bool:
-    """A blocking collective (non-blocking ones have no events yet)."""
-    return not (method[0] == "I" and method[1].isupper()) and _measure.collective_operation(name) >= 0
+    """A collective of OTF2's operations (``name``: the MPI function of its blocking form)."""
+    return _measure.collective_operation(name) >= 0
 
 
 def _trace_after(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict, status: Any,
@@ -465,20 +483,23 @@ def _trace_after(comm: Any, method: str, name: str, kind: str, args: tuple, kwar
     cid = comm._cubescale_comm
     if (method in _RECEIVES or method in _SENDRECVS) and status is not None:
         _measure.trace_recv(status.Get_source(), cid, _tag(status.Get_tag()), _count(status))
-    elif _collective(method, name):
+    elif not _nonblocking(name) and _collective(method, name):
         rooted = kind in ("bcast", "scatter", "gather")
         _measure.trace_collective_end(name, cid, _root(method, args, kwargs) if rooted else -1, sent, received)
 
 
 def _trace_completion(request: Any, status: Any) -> None:
     """The completion of a traced point-to-point request (in Wait, Test ...)."""
-    rid, cid, receive = request._cubescale_request
-    if receive:
+    rid, cid, kind, collective = request._cubescale_request
+    if kind == "recv":
         source = status.Get_source() if status is not None else 0
         tag = status.Get_tag() if status is not None else 0
         _measure.trace_irecv(source, cid, _tag(tag), _count(status) if status is not None else 0, rid)
-    else:
+    elif kind == "send":
         _measure.trace_isend_complete(rid)
+    else:
+        operation, root, sent, received = collective
+        _measure.trace_collective_complete(operation, cid, root, sent, received, rid)
 
 
 def _completed(method: str, requests: list, active: list, given: Any, result: Any) -> list:

@@ -8,8 +8,8 @@
 //
 // Which events: Enter/Leave of exactly the regions the recorder records (its filter and depth
 // limit decide, recorder.hpp calls in here), and the MPI events the mpi4py wrappers hand over
-// (point-to-point with peer, communicator, tag, bytes and request ids; blocking collectives
-// with root and bytes). Timestamps are the recorder's clock ticks (clock.hpp).
+// (point-to-point with peer, communicator, tag, bytes and request ids; collectives with root
+// and bytes, non-blocking ones as a request and its completion). Timestamps are the recorder's clock ticks (clock.hpp).
 //
 // Why no libotf2 collective callbacks: a multi-rank archive opened by every rank needs MPI
 // inside the core (or Python called back from C). Instead each rank writes its own event files
@@ -62,6 +62,11 @@ class ThreadTrace {
   void collective_begin(std::int64_t now);
   void collective_end(const std::string& operation, std::uint32_t comm, std::uint32_t root, std::uint64_t sent,
                       std::uint64_t received, std::int64_t now);
+  // A non-blocking collective: its request at the call (MPI_Iallreduce), its completion with
+  // the operation of its blocking form ("MPI_Allreduce"), root and bytes in Wait or Test.
+  void collective_request(std::uint64_t request, std::int64_t now);
+  void collective_complete(const std::string& operation, std::uint32_t comm, std::uint32_t root, std::uint64_t sent,
+                           std::uint64_t received, std::uint64_t request, std::int64_t now);
   std::uint64_t location() const { return location_; }
 
  private:
@@ -95,6 +100,7 @@ struct TraceDefinitions {
   std::vector<ClockOffset> offsets;
   std::uint64_t first = 0, last = 0;  // first and last timestamp of this rank
   double ticks_per_second = 1e9;
+  std::uint64_t chunk_size = 0;  // of the event files: the anchor file must say the same
 
   std::string bytes() const;
   // Raises FormatError (member "trace definitions") on bytes that are not such a record.
