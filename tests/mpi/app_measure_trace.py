@@ -1,5 +1,6 @@
 """An mpi4py program with known messages and collectives, for `cubescale run --trace` under
-mpirun (tests/mpi/test_measure_trace_mpi.py). With "raise", every rank raises at the end."""
+mpirun (tests/mpi/test_measure_trace_mpi.py). With "raise", every rank raises at the end;
+with "abort", the last rank calls MPI_Abort."""
 
 import sys
 
@@ -37,3 +38,6 @@ half.allreduce(rank)
 comm.Iallreduce(np.ones(2), np.empty(2)).Wait()  # 16 bytes each way, completed in MPI_Wait
 if sys.argv[1:] == ["raise"]:
     raise RuntimeError(f"rank {rank} failed")
+if sys.argv[1:] == ["abort"] and rank == size - 1:
+    comm.Abort(3)
+comm.Barrier()

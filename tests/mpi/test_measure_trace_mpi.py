@@ -2,7 +2,8 @@
 locations, exactly the program's messages (blocking, pickled and non-blocking with their
 request ids) and collectives (root, bytes, the communicators they ran on), clock offsets
 of every rank, otf2-print validates it, the trace-derived profile has the recorded profile's
-call tree and visits, and ranks that raise leave a whole archive."""
+call tree and visits, ranks that raise leave a whole archive, and a rank that aborts leaves
+none."""
 
 from __future__ import annotations
 
@@ -82,12 +83,12 @@ def test_collectives_with_roots_bytes_and_communicators(traced):
     halves = {}
     for r, loc in enumerate(_masters(t)):
         mine = e[e["Location"] == loc]
-        assert len(mine) == 4 and int((begins["Location"] == loc).sum()) == 4
-        bcast, allreduce, barrier, half = (row for _, row in mine.iterrows())
+        assert len(mine) == 5 and int((begins["Location"] == loc).sum()) == 5
+        bcast, allreduce, barrier, half, last = (row for _, row in mine.iterrows())
         assert bcast["Partner"] == 1  # the root
         assert (bcast["Bytes"], bcast["Bytes Received"]) == ((80, 0) if r == 1 else (0, 80))
         assert (allreduce["Bytes"], allreduce["Bytes Received"]) == (32, 32)
-        assert bcast["Communicator"] == allreduce["Communicator"] == barrier["Communicator"]
+        assert bcast["Communicator"] == allreduce["Communicator"] == barrier["Communicator"] == last["Communicator"]
         assert half["Communicator"] != bcast["Communicator"]
         halves.setdefault(r % 2, set()).add(half["Communicator"])
     assert all(len(c) == 1 for c in halves.values())  # one communicator per half
@@ -151,3 +152,9 @@ def test_ranks_that_raise_leave_a_whole_archive(tmp_path):
     assert len(_masters(t)) == 2
     enters, leaves = t.events(types=["ENTER"]), t.events(types=["LEAVE"])
     assert len(enters) == len(leaves)
+
+
+def test_a_rank_that_aborts_leaves_no_archive(tmp_path):
+    done, _, anchor = _run(2, tmp_path, "abort")
+    assert done.returncode != 0
+    assert not os.path.exists(os.path.dirname(anchor))  # none, never a corrupt one
