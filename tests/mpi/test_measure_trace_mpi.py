@@ -123,15 +123,19 @@ def test_every_rank_has_clock_offsets_and_otf2_print_validates(traced):
     assert done.stdout.count("CLOCK_OFFSET") == 2  # rank 1's main thread: at start and at end
 
 
-def test_trace_profile_has_the_recorded_tree_and_visits(traced):
+def test_trace_profile_has_the_recorded_tree_visits_and_times(traced):
     ranks, out, anchor = traced
     recorded, derived = _visits(cubescale.open(out)), _visits(cubescale.otf2.profile(anchor))
-    assert recorded == derived
+    assert {k: v for k, (v, _) in recorded.items()} == {k: v for k, (v, _) in derived.items()}
+    for path, (_, time) in recorded.items():  # clock offsets interpolate: a few ticks at most
+        assert derived[path][1] == pytest.approx(time, rel=0.01, abs=1e-6), path
 
 
-def _visits(report) -> dict[tuple, int]:
+def _visits(report) -> dict[tuple, tuple[int, float]]:
+    """Call path (region names from the root) -> (visits, inclusive time), summed over locations."""
     visits = report.values("visits", inclusive=False).sum(axis=1)
-    paths: dict[tuple, int] = {}
+    time = report.values("time", inclusive=True).sum(axis=1)
+    paths: dict[tuple, tuple[int, float]] = {}
     for c in report.cnodes:
         path, node = [], c
         while True:
@@ -140,7 +144,8 @@ def _visits(report) -> dict[tuple, int]:
                 break
             node = report.cnodes[node.parent]
         key = tuple(reversed(path))
-        paths[key] = paths.get(key, 0) + int(visits[c.index])
+        v, t = paths.get(key, (0, 0.0))
+        paths[key] = (v + int(visits[c.index]), t + float(time[c.index]))
     return paths
 
 
