@@ -184,3 +184,37 @@ def test_measure_start_trace_with_threads_and_manual_regions(tmp_path):
     p = measure.profile()
     assert np.array_equal(np.sort(p.values("visits").sum(axis=1)), [1, 1])
     _validate(anchor)
+
+
+def test_threads_and_mpi4py_without_mpirun(tmp_path):
+    """A program that starts a thread and imports mpi4py itself (no mpirun): a location per
+    thread, and its MPI calls with their events on a one-rank MPI_COMM_WORLD."""
+    pytest.importorskip("mpi4py")
+    app = tmp_path / "threads.py"
+    app.write_text(textwrap.dedent("""
+        import threading
+        from mpi4py import MPI
+
+        def side():
+            return sum(range(10))
+
+        t = threading.Thread(target=side, name="side")
+        t.start()
+        t.join()
+        MPI.COMM_WORLD.allreduce(1)
+        MPI.COMM_WORLD.Barrier()
+    """))
+    trace = tmp_path / "threads-trace"
+    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(tmp_path / "threads.cubex"), "--quiet",
+                           "--trace", str(trace), str(app)], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    t = cubescale.otf2.open(trace / "traces.otf2")
+    names = t.locations["name"].tolist()
+    assert names[0] == "Master thread" and "side" in names
+    side = names.index("side")
+    assert _names(trace / "traces.otf2", side)[0] == "+side"
+    e = t.events(locations=[0], types=["MPI_COLLECTIVE_END"])
+    assert len(e) == 2
+    assert (e["Bytes"].tolist(), e["Partner"].tolist()) == ([5, 0], [-1, -1])  # the pickled 1; no root
+    _validate(trace / "traces.otf2")

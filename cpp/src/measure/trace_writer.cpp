@@ -157,8 +157,7 @@ TraceWriter::TraceWriter(std::string directory, std::uint32_t rank, std::uint64_
   archive_ = OTF2_Archive_Open(directory_.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk_size_, OTF2_CHUNK_SIZE_MIN,
                                OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive_)
-    throw std::system_error(errno ? errno : EIO, std::generic_category(),
-                            "cannot create the trace archive " + directory_ + "/traces");
+    throw std::system_error(errno ? errno : EIO, std::generic_category(), directory_);  // what: the path (OSError)
   static const OTF2_FlushCallbacks flush{pre_flush, post_flush};
   static const OTF2_MemoryCallbacks memory{measure::allocate, measure::free_all};
   try {
@@ -479,7 +478,7 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   auto* archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive)
-    throw std::system_error(errno ? errno : EIO, std::generic_category(), "cannot create the trace archive " + directory);
+    throw std::system_error(errno ? errno : EIO, std::generic_category(), directory);
   std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });
   static const OTF2_FlushCallbacks flush{
       [](void*, OTF2_FileType, OTF2_LocationRef, void*, bool) -> OTF2_FlushType { return OTF2_FLUSH; }, nullptr};
