@@ -122,7 +122,9 @@ TEST(TraceWriter, DefinitionBytesRoundTripAndRejectGarbage) {
   EXPECT_EQ(e.regions[0].name, "main");
   EXPECT_EQ(e.communicators[0].members, (std::vector<std::uint32_t>{1, 3}));
   auto bytes = d.bytes();
-  EXPECT_THROW(TraceDefinitions::from_bytes(bytes.substr(0, bytes.size() - 3)), cubescale::FormatError);
+  for (std::size_t n = 0; n < bytes.size(); ++n)  // every truncation, and one byte too many
+    EXPECT_THROW(TraceDefinitions::from_bytes(bytes.substr(0, n)), cubescale::FormatError) << n;
+  EXPECT_THROW(TraceDefinitions::from_bytes(bytes + "x"), cubescale::FormatError);
   EXPECT_THROW(TraceDefinitions::from_bytes("garbage"), cubescale::FormatError);
   bytes[4 + 4] = '\xff';  // the host's length: larger than the bytes
   EXPECT_THROW(TraceDefinitions::from_bytes(bytes), cubescale::FormatError);
