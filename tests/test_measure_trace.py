@@ -40,13 +40,13 @@ APP = textwrap.dedent("""
 
 
 def _run(tmp_path, *args, options=(), name="app"):
+    """`cubescale run -o NAME.cubex --trace` (its trace in NAME-trace by default)."""
     app = tmp_path / "app.py"
     app.write_text(APP)
     out = tmp_path / f"{name}.cubex"
     trace = tmp_path / f"{name}-trace"
-    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(out), "--quiet", "--trace", str(trace),
-                           *options, str(app), *args], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(out), "--quiet", "--trace", *options,
+                           str(app), *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     return done, out, trace / "traces.otf2"
 
 
@@ -206,8 +206,8 @@ def test_threads_and_mpi4py_without_mpirun(tmp_path):
     """))
     trace = tmp_path / "threads-trace"
     done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(tmp_path / "threads.cubex"), "--quiet",
-                           "--trace", str(trace), str(app)], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+                           "--trace", "--trace-dir", str(trace), str(app)], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     t = cubescale.otf2.open(trace / "traces.otf2")
     names = t.locations["name"].tolist()

@@ -26,7 +26,8 @@ def _run(ranks: int, tmp, *args: str) -> tuple[subprocess.CompletedProcess, str,
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
     out, trace = str(tmp / "run.cubex"), str(tmp / "run-trace")
     command = ["timeout", "-k", "5", "120", "mpirun", "-n", str(ranks), *passed, sys.executable, "-m", "cubescale",
-               "run", "-o", out, "--quiet", "--trace", trace, str(HERE / "app_measure_trace.py"), *args]
+               "run", "-o", out, "--quiet", "--trace", "--trace-dir", trace, str(HERE / "app_measure_trace.py"),
+               *args]
     done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
     return done, out, os.path.join(trace, "traces.otf2")
 

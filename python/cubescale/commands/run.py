@@ -47,8 +47,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--manual", action="store_true", help="record only cubescale.region's and MPI calls")
     p.add_argument("--c-calls", action="store_true", help="record calls of builtins (C functions) too")
     p.add_argument("--depth", type=int, default=128, help="deepest call path recorded (default 128)")
-    p.add_argument("--trace", nargs="?", const="", metavar="DIR",
-                   help="also write an OTF2 trace into DIR (default: the report's name with -trace; must not exist)")
+    p.add_argument("--trace", action="store_true", help="also write an OTF2 trace of the run (see --trace-dir)")
+    p.add_argument("--trace-dir", metavar="DIR",
+                   help="the trace's folder (default: the report's name with -trace; must not exist)")
     p.add_argument("--trace-buffer", type=int, default=1 << 20, metavar="BYTES",
                    help="event buffer per thread, flushed to the trace when full (default 1 MiB, at least 256 KiB)")
     p.add_argument("--quiet", action="store_true", help="no progress or summary line")
@@ -90,7 +91,7 @@ def run_app(args) -> int:
         trace_mpi()  # every rank measures itself
     else:
         trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
-    trace = None if args.trace is None else args.trace or os.path.splitext(args.output)[0] + "-trace"
+    trace = (args.trace_dir or os.path.splitext(args.output)[0] + "-trace") if args.trace else None
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
                   trace=trace, trace_buffer=args.trace_buffer, comm=own)
     try:
