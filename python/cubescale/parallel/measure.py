@@ -275,7 +275,7 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
                         request = (*request[:3], (*request[3], sent, received))
                     result._cubescale_request = request
             if events:
-                _trace_after(self, method, region.name, kind, args, kwargs, status, sent, received, request)
+                _trace_after(self, method, region.name, kind, args, kwargs, status, sent, received)
             return result
         finally:
             _measure.exit()
@@ -437,7 +437,8 @@ def _send_bytes(method: str, args: tuple, kwargs: dict) -> int:
 
 def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict) -> Any:
     """Events at the start of an MPI call: sends (their message leaves now), the begin of a
-    blocking collective; returns (request id, comm id, is_receive) for a non-blocking one."""
+    blocking collective, the request of a non-blocking call; for the latter returns what its
+    completion needs (see ``_REQUESTS``)."""
     cid = comm._cubescale_comm
     if method in _SENDS or method in _SENDRECVS:
         dest = _argument(args, kwargs, 1, "dest")
@@ -452,12 +453,12 @@ def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwa
         _REQUESTS[0] += 1
         _measure.trace_irecv_request(_REQUESTS[0])
         return (_REQUESTS[0], cid, "recv", None)
-    elif _nonblocking(name) and _collective(method, _blocking_name(name)):
+    elif _nonblocking(name) and _collective(_blocking_name(name)):
         _REQUESTS[0] += 1
         _measure.trace_collective_request(_REQUESTS[0])
         root = _root(method, args, kwargs) if kind in ("bcast", "scatter", "gather") else -1
         return (_REQUESTS[0], cid, "collective", (_blocking_name(name), root))
-    elif _collective(method, name):
+    elif _collective(name):
         _measure.trace_collective_begin()
     return None
 
@@ -472,24 +473,25 @@ def _blocking_name(name: str) -> str:
     return "MPI_" + name[5].upper() + name[6:] if name.startswith("MPI_I") else name
 
 
-def _collective(method: str, name: str) -> bool:
+def _collective(name: str) -> bool:
     """A collective of OTF2's operations (``name``: the MPI function of its blocking form)."""
     return _measure.collective_operation(name) >= 0
 
 
 def _trace_after(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict, status: Any,
-                 sent: int, received: int, request: Any) -> None:
+                 sent: int, received: int) -> None:
     """Events at the end of an MPI call: receives (from their status), collective ends."""
     cid = comm._cubescale_comm
     if (method in _RECEIVES or method in _SENDRECVS) and status is not None:
         _measure.trace_recv(status.Get_source(), cid, _tag(status.Get_tag()), _count(status))
-    elif not _nonblocking(name) and _collective(method, name):
+    elif not _nonblocking(name) and _collective(name):
         rooted = kind in ("bcast", "scatter", "gather")
         _measure.trace_collective_end(name, cid, _root(method, args, kwargs) if rooted else -1, sent, received)
 
 
 def _trace_completion(request: Any, status: Any) -> None:
-    """The completion of a traced point-to-point request (in Wait, Test ...)."""
+    """The completion of a traced request (in Wait, Test ...): MpiIrecv with the message's
+    source, tag and bytes from its status, MpiIsendComplete, or NonBlockingCollectiveComplete."""
     rid, cid, kind, collective = request._cubescale_request
     if kind == "recv":
         source = status.Get_source() if status is not None else 0
