@@ -444,13 +444,18 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
 
   Strings strings;
   strings("");
-  // Regions: one global region per (name, file, line, paradigm, role); per rank a map.
+  // Regions: one global region per (name, file, line, paradigm, role); per rank a map. Regions
+  // the filter left out have no events: they map to region 0 and are not defined.
   using RegionKey = std::tuple<std::string, std::string, std::int64_t, std::string, std::string>;
   std::map<RegionKey, std::uint32_t> region_index;
   std::vector<const RegionInfo*> regions;
   std::vector<std::vector<std::uint32_t>> region_maps(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r)
     for (const auto& info : ranks[r].regions) {
+      if (!info.recorded) {
+        region_maps[r].push_back(0);
+        continue;
+      }
       auto [it, fresh] = region_index.emplace(RegionKey{info.name, info.file, info.line, info.paradigm, info.role},
                                               static_cast<std::uint32_t>(regions.size()));
       if (fresh) regions.push_back(&info);
