@@ -248,13 +248,15 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
                 else:
                     kwargs["status"] = status
         _measure.enter(region())
-        events, request = _measure.tracing() and hasattr(self, "_cubescale_comm"), None
+        events, request, counted = _measure.tracing() and hasattr(self, "_cubescale_comm"), None, None
         try:
-            if events:
-                request = _trace_before(self, method, region.name, kind, args, kwargs)
+            if events:  # counted: the bytes of a send, computed once for its event and the profile
+                request, counted = _trace_before(self, method, region.name, kind, args, kwargs)
             result = original(self, *args, **kwargs)
             sent = received = 0
-            if kind == "send":
+            if kind == "send" and counted is not None:
+                sent = counted
+            elif kind == "send":
                 data = _argument(args, kwargs, 0, "obj" if lower else "buf")
                 sent = _pickled(data) if lower else _buffer_bytes(data)
             elif kind == "recv":
@@ -262,7 +264,7 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
             elif kind in ("sendrecv", "sendrecv_replace", "isendrecv"):
                 data = _argument(args, kwargs, 0, "sendobj" if lower else ("buf" if kind == "sendrecv_replace"
                                                                             else "sendbuf"))
-                sent = _pickled(data) if lower else _buffer_bytes(data)
+                sent = counted if counted is not None else _pickled(data) if lower else _buffer_bytes(data)
                 received = _count(status) if status is not None else 0
             elif kind not in ("none", "irecv"):
                 sent, received = _collective_bytes(method, kind, self, args, kwargs, result)
@@ -435,32 +437,35 @@ def _send_bytes(method: str, args: tuple, kwargs: dict) -> int:
     return _buffer_bytes(_argument(args, kwargs, 0, "sendbuf" if method == "Sendrecv" else "buf"))
 
 
-def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict) -> Any:
+def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict) -> tuple[Any, Any]:
     """Events at the start of an MPI call: sends (their message leaves now), the begin of a
-    blocking collective, the request of a non-blocking call; for the latter returns what its
-    completion needs (see ``_REQUESTS``)."""
+    blocking collective, the request of a non-blocking call. Returns what a non-blocking
+    call's completion needs (see ``_REQUESTS``; else None) and a send's bytes (else None)."""
     cid = comm._cubescale_comm
     if method in _SENDS or method in _SENDRECVS:
         dest = _argument(args, kwargs, 1, "dest")
         tag = _argument(args, kwargs, 2, "sendtag" if method in _SENDRECVS else "tag")
-        _measure.trace_send(dest, cid, _tag(tag), _send_bytes(method, args, kwargs))
-    elif method in _ISENDS:
+        sent = _send_bytes(method, args, kwargs)
+        _measure.trace_send(dest, cid, _tag(tag), sent)
+        return None, sent
+    if method in _ISENDS:
         _REQUESTS[0] += 1
         dest, tag = _argument(args, kwargs, 1, "dest"), _argument(args, kwargs, 2, "tag")
-        _measure.trace_isend(dest, cid, _tag(tag), _send_bytes(method, args, kwargs), _REQUESTS[0])
-        return (_REQUESTS[0], cid, "send", None)
-    elif method in _IRECEIVES:
+        sent = _send_bytes(method, args, kwargs)
+        _measure.trace_isend(dest, cid, _tag(tag), sent, _REQUESTS[0])
+        return (_REQUESTS[0], cid, "send", None), sent
+    if method in _IRECEIVES:
         _REQUESTS[0] += 1
         _measure.trace_irecv_request(_REQUESTS[0])
-        return (_REQUESTS[0], cid, "recv", None)
-    elif _nonblocking(name) and _collective(_blocking_name(name)):
+        return (_REQUESTS[0], cid, "recv", None), None
+    if _nonblocking(name) and _collective(_blocking_name(name)):
         _REQUESTS[0] += 1
         _measure.trace_collective_request(_REQUESTS[0])
         root = _root(method, args, kwargs) if kind in ("bcast", "scatter", "gather") else -1
-        return (_REQUESTS[0], cid, "collective", (_blocking_name(name), root))
-    elif _collective(name):
+        return (_REQUESTS[0], cid, "collective", (_blocking_name(name), root)), None
+    if _collective(name):
         _measure.trace_collective_begin()
-    return None
+    return None, None
 
 
 def _nonblocking(name: str) -> bool:
