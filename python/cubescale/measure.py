@@ -165,6 +165,8 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     >>> sorted({r.name for r in measure.profile()._core.regions} & {"compute", "helper_a"})
     ['compute']
     """
+    if trace is not None and not (isinstance(trace_buffer, int) and trace_buffer > 0):
+        raise ValueError(f"trace_buffer must be a positive number of bytes, not {trace_buffer!r}")
     text = filter or ""
     if text and os.path.exists(text):
         with open(text) as f:
