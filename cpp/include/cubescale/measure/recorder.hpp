@@ -82,12 +82,13 @@ class ThreadRecorder {
     const auto frame = stack_.back();
     stack_.pop_back();
     auto& n = nodes_[frame.node];
-    if (trace_) [[unlikely]] trace_leave(trace_, n.region, now);
     const auto d = now - frame.start;
     ++n.visits;
     n.inclusive += d;
     if (d < n.min) n.min = d;
     if (d > n.max) n.max = d;
+    // Last: a buffer flush inside may enter a new call path, and nodes_ may move (n dangles).
+    if (trace_) [[unlikely]] trace_leave(trace_, n.region, now);
   }
   // Bytes and counters go to the current call path (ignored outside any region).
   void add_bytes(std::uint64_t sent, std::uint64_t received);
