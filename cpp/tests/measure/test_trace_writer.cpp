@@ -129,3 +129,41 @@ TEST(TraceWriter, DefinitionBytesRoundTripAndRejectGarbage) {
   bytes[4 + 4] = '\xff';  // the host's length: larger than the bytes
   EXPECT_THROW(TraceDefinitions::from_bytes(bytes), cubescale::FormatError);
 }
+
+TEST(TraceWriter, FlushesWhileNewCallPathsAppear) {
+  // Flushes land on enters and on leaves while the call tree keeps growing (its node vector
+  // moves): the flush's own call path must not be added under a stale reference (ASan run).
+  const auto dir = fresh_directory("growing");
+  Recorder r;
+  std::vector<RegionId> regions;
+  for (int i = 0; i < 500; ++i) regions.push_back(r.region("f" + std::to_string(i)));
+  auto writer = std::make_shared<TraceWriter>((dir / "rank0").string(), 0, 256 * 1024);
+  r.set_trace(writer);
+  auto* t = r.add_thread("Master thread");
+  const int n = 60000;
+  for (int i = 0; i < n; ++i) {
+    t->enter(regions[i % 500], true, now());
+    t->enter(regions[(i * 7 + i / 500) % 500], true, now());  // ever new (parent, child) pairs
+    t->exit(now());
+    t->exit(now());
+  }
+  const auto flushes = writer->flushes();
+  EXPECT_GE(flushes, 2u);
+  const auto p = r.to_profile();
+  std::uint64_t visits = 0, flush_visits = 0;
+  const auto* v = reinterpret_cast<const std::uint64_t*>(p.values[0].data());
+  for (std::size_t c = 0; c < p.cnode_count(); ++c)
+    (p.regions[p.cnode_regions[c]].name == "TRACE BUFFER FLUSH" ? flush_visits : visits) += v[c];
+  EXPECT_EQ(visits, 2u * n);
+  EXPECT_EQ(flush_visits, flushes);
+  auto d = writer->close(r, "node0", "Process 0");
+  const auto archive = dir / "archive";
+  write_trace_archive(archive.string(), {d.bytes()});
+  move_events(dir / "rank0", archive);
+  cubescale::trace::Trace trace((archive / "traces.otf2").string());
+  const auto counts = cubescale::trace::count_events(trace, trace.all_locations());
+  EXPECT_EQ(count(counts[0], EventType::Enter), 2u * n);
+  EXPECT_EQ(count(counts[0], EventType::Leave), 2u * n);
+  EXPECT_EQ(count(counts[0], EventType::BufferFlush), flushes);
+  fs::remove_all(dir);
+}
