@@ -167,3 +167,32 @@ TEST(TraceWriter, FlushesWhileNewCallPathsAppear) {
   EXPECT_EQ(count(counts[0], EventType::BufferFlush), flushes);
   fs::remove_all(dir);
 }
+
+TEST(TraceWriter, FlushOnALeaveThatAddsTheCallPathWhichMovesTheTree) {
+  // A thread with exactly as many call paths as its tree has room for (256), then enters and
+  // leaves one of them until the buffer flushes: a flush on a leave adds "TRACE BUFFER FLUSH"
+  // as a new root call path, and the tree's nodes move while the leave still updates its own
+  // node (a use after free if the Leave event came first; the ASan run catches it). Padding
+  // shifts where the flush lands; some flush must land on a leave.
+  bool flush_on_a_leave = false;
+  for (int pad = 0; pad < 8; ++pad) {
+    const auto dir = fresh_directory("leave" + std::to_string(pad));
+    Recorder r;
+    std::vector<RegionId> regions;
+    for (int i = 0; i < 256; ++i) regions.push_back(r.region("g" + std::to_string(i)));
+    auto writer = std::make_shared<TraceWriter>((dir / "rank0").string(), 0, 256 * 1024);
+    r.set_trace(writer);
+    auto* t = r.add_thread("Master thread");
+    for (auto g : regions) t->enter(g, true, now()), t->exit(now());  // 256 root call paths
+    for (int p = 0; p < pad; ++p) t->trace()->collective_begin(now());
+    while (writer->flushes() == 0) t->enter(regions[0], true, now()), t->exit(now());
+    const auto p = r.to_profile();
+    for (std::size_t c = 0; c < p.cnode_count(); ++c)
+      if (p.cnode_parents[c] == cubescale::cube::kNoParent &&
+          p.regions[p.cnode_regions[c]].name == "TRACE BUFFER FLUSH")
+        flush_on_a_leave = true;
+    writer->close(r, "node0", "Process 0");
+    fs::remove_all(dir);
+  }
+  EXPECT_TRUE(flush_on_a_leave);
+}
