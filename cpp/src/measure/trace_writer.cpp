@@ -520,11 +520,13 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   for (const auto& d : ranks) {
     const std::int64_t shift = d.offsets.empty() ? 0 : d.offsets.front().offset;
     const std::int64_t shift_end = d.offsets.empty() ? 0 : d.offsets.back().offset;
-    first = std::min<std::uint64_t>(first, static_cast<std::uint64_t>(std::int64_t(d.first) + std::min(shift, shift_end)));
-    last = std::max<std::uint64_t>(last, static_cast<std::uint64_t>(std::int64_t(d.last) + std::max(shift, shift_end)));
+    const auto begin = std::int64_t(d.first) + std::min(shift, shift_end);
+    const auto end = std::int64_t(d.last) + std::max(shift, shift_end);
+    first = std::min<std::uint64_t>(first, static_cast<std::uint64_t>(begin));
+    last = std::max<std::uint64_t>(last, static_cast<std::uint64_t>(end));
   }
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, static_cast<std::uint64_t>(std::llround(ranks[0].ticks_per_second)),
-                                                  first, last - first + 1, OTF2_UNDEFINED_TIMESTAMP),
+  const auto resolution = static_cast<std::uint64_t>(std::llround(ranks[0].ticks_per_second));
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, resolution, first, last - first + 1, OTF2_UNDEFINED_TIMESTAMP),
         "clock properties");
   // Strings first (OTF2 wants a definition before its use): collect every name, then write.
   for (const auto* r : regions) strings(r->name), strings(r->file);

@@ -29,7 +29,8 @@ std::uint64_t count(const std::vector<std::uint64_t>& counts, EventType t) { ret
 // Moves a rank's event files next to the archive's definitions (the MPI layer's job).
 void move_events(const fs::path& part, const fs::path& archive) {
   fs::create_directories(archive / "traces");
-  for (const auto& f : fs::directory_iterator(part / "traces")) fs::rename(f.path(), archive / "traces" / f.path().filename());
+  for (const auto& f : fs::directory_iterator(part / "traces"))
+    fs::rename(f.path(), archive / "traces" / f.path().filename());
 }
 
 }  // namespace
