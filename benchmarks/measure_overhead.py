@@ -2,7 +2,10 @@
 recorder (RAII scope and C API, benchmarks/measure_overhead.cpp built as
 cubescale_measure_bench in a dev build), Python manual regions, and the automatic mode
 (every Python call through the C-level hook), against cProfile, pyinstrument (if installed)
-and no profiler; and the recorder's memory per thread as the number of calls grows.
+and no profiler; and the recorder's memory per thread as the number of calls grows. Trace
+mode (measure.start(trace=DIR)): ns per call on top of the automatic mode's profile, events
+written per second, bytes per event on disk, and the process's memory with a 256 KiB buffer
+as the number of calls grows (flat: the buffer is flushed to the event file when full).
 
     python benchmarks/measure_overhead.py [--calls 1000000]
 """
@@ -15,6 +18,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 
 from cubescale import measure
@@ -57,6 +61,47 @@ def with_auto(n: int) -> float:
         return best(calls, n)
     finally:
         measure.stop()
+
+
+def with_trace(n: int, buffer: int = 1 << 20) -> tuple[float, int, int]:
+    """Seconds for n calls (best of 5) while tracing, and the archive's events and bytes."""
+    import cubescale.otf2
+
+    folder = tempfile.mkdtemp()
+    measure.start(auto=True, trace=os.path.join(folder, "trace"), trace_buffer=buffer)
+    try:
+        seconds = best(calls, n)
+    finally:
+        measure.stop()
+    anchor = measure.write_trace()
+    events = int(cubescale.otf2.open(anchor).event_counts().to_numpy().sum())
+    size = sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(os.path.dirname(anchor))
+               for f in files if f.endswith(".evt"))
+    shutil.rmtree(folder)
+    return seconds, events, size
+
+
+def rss() -> int:
+    """This process's resident memory now, bytes."""
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:"))
+
+
+def trace_memory(sizes: list[int], buffer: int = 256 * 1024) -> list[tuple[int, int]]:
+    """Growth of the resident memory while tracing n calls with a small buffer."""
+    out = []
+    for n in sizes:
+        folder = tempfile.mkdtemp()
+        measure.start(auto=True, trace=os.path.join(folder, "trace"), trace_buffer=buffer)
+        calls(1000)  # the first chunk and call path exist
+        before = rss()
+        calls(n)
+        grown = rss() - before
+        measure.stop()
+        measure.write_trace()
+        shutil.rmtree(folder)
+        out.append((n, grown))
+    return out
 
 
 def with_cprofile(n: int) -> float:
@@ -112,6 +157,8 @@ def main() -> None:
     rows.append(("cubescale manual region (with ... : pass)", manual, (manual - loop) / n * 1e9))
     auto = with_auto(n)
     rows.append(("cubescale automatic mode", auto, (auto - plain) / n * 1e9))
+    traced, events, size = with_trace(n)
+    rows.append(("cubescale automatic mode + trace", traced, (traced - plain) / n * 1e9))
     cprof = with_cprofile(n)
     rows.append(("cProfile", cprof, (cprof - plain) / n * 1e9))
     pyi = with_pyinstrument(n)
@@ -129,6 +176,11 @@ def main() -> None:
     else:
         print("| C++ recorder | (build cubescale_measure_bench in a dev build) | - |")
     print(f"\nautomatic mode vs cProfile: {(cprof - plain) / max(auto - plain, 1e-12):.2f}x less overhead")
+    print(f"trace mode vs profile mode: {(traced - plain) / max(auto - plain, 1e-12):.2f}x the cost per call; "
+          f"{events:,} events (5 runs of {n:,} calls: {10 * n:,} Enter/Leave) at {2 * n / traced / 1e6:.1f} M events/s, "
+          f"{size / events:.2f} bytes per event on disk")
+    print("trace mode, 256 KiB buffer, resident memory growth vs calls: " +
+          ", ".join(f"{calls_:,} calls: {bytes_:,} B" for calls_, bytes_ in trace_memory([100_000, 1_000_000])))
     print("\nrecorder memory (all threads) vs calls: " +
           ", ".join(f"{calls_:,} calls: {bytes_:,} B" for calls_, bytes_ in memory([10_000, 100_000, 1_000_000])))
 

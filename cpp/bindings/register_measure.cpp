@@ -16,6 +16,7 @@
 
 #include "cubescale/measure/process_report.hpp"
 #include "cubescale/measure/scope.hpp"
+#include "cubescale/measure/trace_writer.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -339,6 +340,141 @@ void register_measure(py::module_& m) {
       "epoch", [] { return epoch(); }, "Changes with every reset(): cached region ids must be registered again.");
   m.def(
       "thread_count", [] { return global().thread_count(); }, "Threads that recorded something.");
+  // Tracing (trace_writer.hpp): the writer of this measurement, MPI events of this thread.
+  m.def(
+      "trace",
+      [](const std::string& directory, std::uint32_t rank, std::uint64_t buffer_bytes) {
+        global().set_trace(std::make_shared<TraceWriter>(directory, rank, buffer_bytes));
+      },
+      py::arg("directory"), py::arg("rank") = 0, py::arg("buffer_bytes") = 1 << 20,
+      "Traces the current measurement too: every thread's events go to this rank's OTF2 archive in `directory` "
+      "(created), through a buffer of buffer_bytes per thread (at least 256 KiB) flushed when full.");
+  m.def(
+      "tracing", [] { return static_cast<bool>(global().trace()); }, "Whether the current measurement traces.");
+  m.def(
+      "clock", [] { return now(); }, "The recorder's clock now, in ticks (the trace's timestamps).");
+  m.def(
+      "ticks_per_second", [] { return 1.0 / seconds_per_tick(); }, "The recorder's clock rate.");
+  auto writer = [] {
+    const auto& t = global().trace();
+    if (!t) throw std::logic_error("the measurement does not trace");
+    return t;
+  };
+  m.def(
+      "trace_clock_offset",
+      [writer](std::uint64_t time, std::int64_t offset, double deviation) {
+        writer()->add_clock_offset({time, offset, deviation});
+      },
+      py::arg("time"), py::arg("offset"), py::arg("deviation") = 0.0,
+      "Records that rank 0's clock read local + offset at local time `time` (ticks; OTF2's ClockOffset).");
+  m.def(
+      "trace_world_size", [writer](std::uint32_t size) { writer()->set_world_size(size); }, py::arg("size"),
+      "The number of ranks of MPI_COMM_WORLD.");
+  m.def(
+      "trace_communicator",
+      [writer](std::uint32_t parent, std::vector<std::uint32_t> members) {
+        return writer()->communicator(parent, std::move(members));
+      },
+      py::arg("parent"), py::arg("members"),
+      "A communicator made from `parent` (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, or an id returned here) with its "
+      "members' world ranks; returns its id for the MPI events.");
+  auto events = [] { return hook_thread.thread().trace(); };
+  m.def(
+      "trace_send",
+      [events](std::uint32_t peer, std::uint32_t comm, std::uint32_t tag, std::uint64_t bytes) {
+        if (auto* t = events()) t->send(peer, comm, tag, bytes, now());
+      },
+      py::arg("peer"), py::arg("comm"), py::arg("tag"), py::arg("bytes"), "An MpiSend event on this thread.");
+  m.def(
+      "trace_recv",
+      [events](std::uint32_t peer, std::uint32_t comm, std::uint32_t tag, std::uint64_t bytes) {
+        if (auto* t = events()) t->receive(peer, comm, tag, bytes, now());
+      },
+      py::arg("peer"), py::arg("comm"), py::arg("tag"), py::arg("bytes"), "An MpiRecv event on this thread.");
+  m.def(
+      "trace_isend",
+      [events](std::uint32_t peer, std::uint32_t comm, std::uint32_t tag, std::uint64_t bytes, std::uint64_t request) {
+        if (auto* t = events()) t->isend(peer, comm, tag, bytes, request, now());
+      },
+      py::arg("peer"), py::arg("comm"), py::arg("tag"), py::arg("bytes"), py::arg("request"),
+      "An MpiIsend event on this thread.");
+  m.def(
+      "trace_isend_complete",
+      [events](std::uint64_t request) {
+        if (auto* t = events()) t->isend_complete(request, now());
+      },
+      py::arg("request"), "An MpiIsendComplete event on this thread.");
+  m.def(
+      "trace_irecv_request",
+      [events](std::uint64_t request) {
+        if (auto* t = events()) t->irecv_request(request, now());
+      },
+      py::arg("request"), "An MpiIrecvRequest event on this thread.");
+  m.def(
+      "trace_irecv",
+      [events](std::uint32_t peer, std::uint32_t comm, std::uint32_t tag, std::uint64_t bytes, std::uint64_t request) {
+        if (auto* t = events()) t->irecv(peer, comm, tag, bytes, request, now());
+      },
+      py::arg("peer"), py::arg("comm"), py::arg("tag"), py::arg("bytes"), py::arg("request"),
+      "An MpiIrecv event (the completion of a receive request) on this thread.");
+  m.def(
+      "trace_collective_begin",
+      [events] {
+        if (auto* t = events()) t->collective_begin(now());
+      },
+      "An MpiCollectiveBegin event on this thread.");
+  m.def(
+      "trace_collective_end",
+      [events](const std::string& operation, std::uint32_t comm, std::int64_t root, std::uint64_t sent,
+               std::uint64_t received) {
+        if (auto* t = events())
+          t->collective_end(operation, comm, root < 0 ? ThreadTrace::kNoRoot : static_cast<std::uint32_t>(root), sent,
+                            received, now());
+      },
+      py::arg("operation"), py::arg("comm"), py::arg("root"), py::arg("sent"), py::arg("received"),
+      "An MpiCollectiveEnd event: the MPI function (\"MPI_Allreduce\"), communicator, root (-1: none), bytes.");
+  m.def(
+      "trace_collective_request",
+      [events](std::uint64_t request) {
+        if (auto* t = events()) t->collective_request(request, now());
+      },
+      py::arg("request"), "A NonBlockingCollectiveRequest event (MPI_Iallreduce ...) on this thread.");
+  m.def(
+      "trace_collective_complete",
+      [events](const std::string& operation, std::uint32_t comm, std::int64_t root, std::uint64_t sent,
+               std::uint64_t received, std::uint64_t request) {
+        if (auto* t = events())
+          t->collective_complete(operation, comm, root < 0 ? ThreadTrace::kNoRoot : static_cast<std::uint32_t>(root),
+                                 sent, received, request, now());
+      },
+      py::arg("operation"), py::arg("comm"), py::arg("root"), py::arg("sent"), py::arg("received"),
+      py::arg("request"),
+      "A NonBlockingCollectiveComplete event: the blocking form's MPI function (\"MPI_Allreduce\"), "
+      "communicator, root (-1: none), bytes, the request.");
+  m.def(
+      "trace_flushes", [writer] { return writer()->flushes(); }, "Buffer flushes so far (every thread).");
+  m.def(
+      "trace_buffer_bytes", [writer] { return writer()->buffer_bytes(); }, "The event buffer of each thread, bytes.");
+  m.def(
+      "close_trace",
+      [writer](const std::string& host, const std::string& process) {
+        auto d = writer()->close(global(), host, process);
+        return py::bytes(d.bytes());
+      },
+      py::arg("host"), py::arg("process"),
+      "Closes this rank's event files (no thread may record any more) and returns its definitions as bytes for "
+      "write_trace_archive.");
+  m.def(
+      "write_trace_archive",
+      [](const std::string& directory, const std::vector<std::string>& parts) {
+        return write_trace_archive(directory, parts);
+      },
+      py::arg("directory"), py::arg("parts"),
+      "Rank 0: the anchor, global and local definitions of the ranks' definitions `parts` (close_trace's bytes, in "
+      "rank order) in `directory`; the event files belong in `directory`/traces/. Returns the number of locations.");
+  m.def(
+      "collective_operation", [](const std::string& name) { return collective_operation(name); }, py::arg("name"),
+      "OTF2's collective operation of an MPI function name, -1 if it is none.");
   m.def(
       "glob_match", [](const std::string& pattern, const std::string& text) { return glob_match(pattern, text); },
       py::arg("pattern"), py::arg("text"), "Shell-style pattern match as the filters use it.");

@@ -41,7 +41,7 @@ from typing import Any
 from ._core import measure as _measure
 from .profile import LocalProfile
 
-__all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write"]
+__all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write", "write_trace"]
 
 _active = {"auto": False}
 
@@ -137,7 +137,8 @@ class _Awaitable:
 
 
 def start(auto: bool = False, c_calls: bool = False, filter: str | None = None,  # noqa: A002 - Score-P's word
-          depth_limit: int = 128) -> None:
+          depth_limit: int = 128, trace: str | os.PathLike | None = None, trace_buffer: int = 1 << 20,
+          comm: Any = None) -> None:
     """Starts a new measurement (earlier data is dropped). ``auto``: every Python function
     call becomes a region (``c_calls``: calls of builtins too), in every thread, those running
     now (an existing thread pool's workers) and those started afterwards, each its own
@@ -146,6 +147,12 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     and ``SCOREP_FILE_NAMES_BEGIN / EXCLUDE */site-packages/* / SCOREP_FILE_NAMES_END`` for
     the source files of Python functions) or a path to such a file; call paths deeper than
     ``depth_limit`` are not recorded.
+
+    ``trace``: also write an OTF2 trace into this directory (it must not exist): Enter and
+    Leave of the same regions, and the MPI events of traced mpi4py calls, through a buffer of
+    ``trace_buffer`` bytes per thread that is flushed to the event file when full; collective
+    over ``comm`` (an mpi4py communicator the program does not use, such as a ``Dup`` of
+    ``COMM_WORLD``; default: this process alone). :func:`write_trace` writes the archive.
 
     Example
     -------
@@ -158,6 +165,8 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     >>> sorted({r.name for r in measure.profile()._core.regions} & {"compute", "helper_a"})
     ['compute']
     """
+    if trace is not None and not (isinstance(trace_buffer, int) and trace_buffer > 0):
+        raise ValueError(f"trace_buffer must be a positive number of bytes, not {trace_buffer!r}")
     text = filter or ""
     if text and os.path.exists(text):
         with open(text) as f:
@@ -165,6 +174,11 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     _measure.reset(text, int(depth_limit))
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
+    if trace is not None:
+        from .parallel.measure import begin_trace
+        from .parallel.serial import SerialComm
+
+        begin_trace(os.fspath(trace), trace_buffer, comm if comm is not None else SerialComm())
     if auto:
         threading.setprofile(_bootstrap_thread(c_calls))  # threads started from now on
         _measure.start_hook(c_calls, all_threads=True)      # and every thread running now
@@ -282,6 +296,38 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     if show is not None:
         print(file=sys.stderr, flush=True)
     return costs
+
+
+def write_trace(comm: Any = None, host: str | None = None, process: str | None = None) -> str:
+    """Writes the trace that :func:`start` began (``start(trace=DIR)``), after :func:`stop`:
+    collective over the same ``comm`` (default: this process alone). Every thread of every
+    rank is a location; ``host`` (default this machine's name) and ``process`` (default ``MPI
+    Rank r``, or ``Process 0`` alone) name its place in the system tree as in the profile.
+    Returns the path of the archive's anchor file ``DIR/traces.otf2``, which
+    :func:`cubescale.otf2.open` reads.
+
+    Example
+    -------
+    >>> import os, tempfile, cubescale.otf2
+    >>> from cubescale import measure
+    >>> d = os.path.join(tempfile.mkdtemp(), "trace")
+    >>> measure.start(trace=d)
+    >>> with measure.region("work"):
+    ...     pass
+    >>> measure.stop()
+    >>> anchor = measure.write_trace()
+    >>> cubescale.otf2.open(anchor).events()["Name"].tolist()
+    ['work', 'work']
+    """
+    import socket
+
+    from .parallel.measure import end_trace
+    from .parallel.serial import SerialComm
+
+    comm = comm if comm is not None else SerialComm()
+    if process is None:
+        process = "Process 0" if isinstance(comm, SerialComm) else f"MPI Rank {comm.Get_rank()}"
+    return end_trace(comm, host or socket.gethostname(), process)
 
 
 def _progress_line(path: str) -> Callable[[int, int], None]:

@@ -5,6 +5,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "cubescale/measure/trace_writer.hpp"
+
 namespace cubescale::measure {
 
 ThreadRecorder::ThreadRecorder(std::string name, std::size_t depth_limit)
@@ -139,7 +141,20 @@ std::uint32_t Recorder::counter(std::string_view name, std::string_view unit) {
 ThreadRecorder* Recorder::add_thread(std::string name) {
   std::lock_guard lock(mutex_);
   threads_.push_back(std::make_unique<ThreadRecorder>(std::move(name), depth_limit_));
-  return threads_.back().get();
+  auto* t = threads_.back().get();
+  if (trace_) t->set_trace(trace_->add_location(t, static_cast<std::uint32_t>(threads_.size() - 1)));
+  return t;
+}
+
+void Recorder::set_trace(std::shared_ptr<TraceWriter> trace) {
+  const auto flush = region("TRACE BUFFER FLUSH", "", -1, "measurement", "artificial");
+  std::lock_guard lock(mutex_);
+  if (trace_) throw std::logic_error("the measurement traces already");
+  trace_ = std::move(trace);
+  if (!trace_) return;
+  trace_->set_flush_region(flush);
+  for (std::size_t t = 0; t < threads_.size(); ++t)
+    threads_[t]->set_trace(trace_->add_location(threads_[t].get(), static_cast<std::uint32_t>(t)));
 }
 
 std::vector<RegionInfo> Recorder::regions() const {

@@ -26,10 +26,11 @@ thread_local ThreadSlot slot;
 
 Recorder& global() { return *current; }
 
-void reset(RegionFilter filter, std::size_t depth_limit) {
+void reset(RegionFilter filter, std::size_t depth_limit, std::shared_ptr<TraceWriter> trace) {
   std::lock_guard lock(reset_mutex);
   // The regions carry over (their ids stay valid); threads and values start afresh.
   current = std::make_unique<Recorder>(std::move(filter), depth_limit, *current);
+  if (trace) current->set_trace(std::move(trace));
   epoch_counter.fetch_add(1);
 }
 

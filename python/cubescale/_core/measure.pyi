@@ -3,6 +3,7 @@ The measurement runtime: per-thread call-path recording, manual regions, the pro
 """
 
 from __future__ import annotations
+import collections.abc
 import cubescale._core.profile
 import typing
 
@@ -10,7 +11,10 @@ __all__: list[str] = [
     "Region",
     "add",
     "add_bytes",
+    "clock",
     "close_all",
+    "close_trace",
+    "collective_operation",
     "counter",
     "enter",
     "epoch",
@@ -26,8 +30,27 @@ __all__: list[str] = [
     "start_hook",
     "stop_hook",
     "thread_count",
+    "ticks_per_second",
     "to_profile",
+    "trace",
+    "trace_buffer_bytes",
+    "trace_clock_offset",
+    "trace_collective_begin",
+    "trace_collective_complete",
+    "trace_collective_end",
+    "trace_collective_request",
+    "trace_communicator",
+    "trace_flushes",
+    "trace_irecv",
+    "trace_irecv_request",
+    "trace_isend",
+    "trace_isend_complete",
+    "trace_recv",
+    "trace_send",
+    "trace_world_size",
+    "tracing",
     "write_process_report",
+    "write_trace_archive",
 ]
 
 class Region:
@@ -102,9 +125,24 @@ def add_bytes(
     Adds bytes to this thread's current call path.
     """
 
+def clock() -> int:
+    """
+    The recorder's clock now, in ticks (the trace's timestamps).
+    """
+
 def close_all() -> None:
     """
     Closes every thread's open regions now (finalization; no thread may measure).
+    """
+
+def close_trace(host: str, process: str) -> bytes:
+    """
+    Closes this rank's event files (no thread may record any more) and returns its definitions as bytes for write_trace_archive.
+    """
+
+def collective_operation(name: str) -> int:
+    """
+    OTF2's collective operation of an MPI function name, -1 if it is none.
     """
 
 def counter(name: str, unit: str = "") -> int:
@@ -188,11 +226,147 @@ def thread_count() -> int:
     Threads that recorded something.
     """
 
+def ticks_per_second() -> float:
+    """
+    The recorder's clock rate.
+    """
+
 def to_profile(
     program: typing.SupportsInt | typing.SupportsIndex | None = None,
 ) -> cubescale._core.profile.LocalProfile:
     """
     Every thread's call tree as one local profile (_core.profile.LocalProfile); with `program`, every other root goes below that region (one root).
+    """
+
+def trace(
+    directory: str,
+    rank: typing.SupportsInt | typing.SupportsIndex = 0,
+    buffer_bytes: typing.SupportsInt | typing.SupportsIndex = 1048576,
+) -> None:
+    """
+    Traces the current measurement too: every thread's events go to this rank's OTF2 archive in `directory` (created), through a buffer of buffer_bytes per thread (at least 256 KiB) flushed when full.
+    """
+
+def trace_buffer_bytes() -> int:
+    """
+    The event buffer of each thread, bytes.
+    """
+
+def trace_clock_offset(
+    time: typing.SupportsInt | typing.SupportsIndex,
+    offset: typing.SupportsInt | typing.SupportsIndex,
+    deviation: typing.SupportsFloat | typing.SupportsIndex = 0.0,
+) -> None:
+    """
+    Records that rank 0's clock read local + offset at local time `time` (ticks; OTF2's ClockOffset).
+    """
+
+def trace_collective_begin() -> None:
+    """
+    An MpiCollectiveBegin event on this thread.
+    """
+
+def trace_collective_complete(
+    operation: str,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    root: typing.SupportsInt | typing.SupportsIndex,
+    sent: typing.SupportsInt | typing.SupportsIndex,
+    received: typing.SupportsInt | typing.SupportsIndex,
+    request: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    A NonBlockingCollectiveComplete event: the blocking form's MPI function ("MPI_Allreduce"), communicator, root (-1: none), bytes, the request.
+    """
+
+def trace_collective_end(
+    operation: str,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    root: typing.SupportsInt | typing.SupportsIndex,
+    sent: typing.SupportsInt | typing.SupportsIndex,
+    received: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    An MpiCollectiveEnd event: the MPI function ("MPI_Allreduce"), communicator, root (-1: none), bytes.
+    """
+
+def trace_collective_request(request: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A NonBlockingCollectiveRequest event (MPI_Iallreduce ...) on this thread.
+    """
+
+def trace_communicator(
+    parent: typing.SupportsInt | typing.SupportsIndex,
+    members: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+) -> int:
+    """
+    A communicator made from `parent` (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, or an id returned here) with its members' world ranks; returns its id for the MPI events.
+    """
+
+def trace_flushes() -> int:
+    """
+    Buffer flushes so far (every thread).
+    """
+
+def trace_irecv(
+    peer: typing.SupportsInt | typing.SupportsIndex,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    tag: typing.SupportsInt | typing.SupportsIndex,
+    bytes: typing.SupportsInt | typing.SupportsIndex,
+    request: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    An MpiIrecv event (the completion of a receive request) on this thread.
+    """
+
+def trace_irecv_request(request: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    An MpiIrecvRequest event on this thread.
+    """
+
+def trace_isend(
+    peer: typing.SupportsInt | typing.SupportsIndex,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    tag: typing.SupportsInt | typing.SupportsIndex,
+    bytes: typing.SupportsInt | typing.SupportsIndex,
+    request: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    An MpiIsend event on this thread.
+    """
+
+def trace_isend_complete(request: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    An MpiIsendComplete event on this thread.
+    """
+
+def trace_recv(
+    peer: typing.SupportsInt | typing.SupportsIndex,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    tag: typing.SupportsInt | typing.SupportsIndex,
+    bytes: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    An MpiRecv event on this thread.
+    """
+
+def trace_send(
+    peer: typing.SupportsInt | typing.SupportsIndex,
+    comm: typing.SupportsInt | typing.SupportsIndex,
+    tag: typing.SupportsInt | typing.SupportsIndex,
+    bytes: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
+    """
+    An MpiSend event on this thread.
+    """
+
+def trace_world_size(size: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    The number of ranks of MPI_COMM_WORLD.
+    """
+
+def tracing() -> bool:
+    """
+    Whether the current measurement traces.
     """
 
 def write_process_report(
@@ -203,4 +377,9 @@ def write_process_report(
 ) -> None:
     """
     Writes what this process measured as its own .cubex without MPI (machine > host > process > threads), as the C API's cubescale_write does; `cubescale collate` unifies such files of many processes.
+    """
+
+def write_trace_archive(directory: str, parts: collections.abc.Sequence[str]) -> int:
+    """
+    Rank 0: the anchor, global and local definitions of the ranks' definitions `parts` (close_trace's bytes, in rank order) in `directory`; the event files belong in `directory`/traces/. Returns the number of locations.
     """

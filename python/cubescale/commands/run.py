@@ -49,6 +49,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--manual", action="store_true", help="record only cubescale.region's and MPI calls")
     p.add_argument("--c-calls", action="store_true", help="record calls of builtins (C functions) too")
     p.add_argument("--depth", type=int, default=128, help="deepest call path recorded (default 128)")
+    p.add_argument("--trace", action="store_true", help="also write an OTF2 trace of the run (see --trace-dir)")
+    p.add_argument("--trace-dir", metavar="DIR",
+                   help="the trace's folder (default: the report's name with -trace; must not exist)")
+    p.add_argument("--trace-buffer", type=int, default=1 << 20, metavar="BYTES",
+                   help="event buffer per thread, flushed to the trace when full (default 1 MiB, at least 256 KiB)")
     p.add_argument("--quiet", action="store_true", help="no progress or summary line")
     p.add_argument("app", help="Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
@@ -93,7 +98,9 @@ def run_app(args) -> int:
         trace_mpi()  # every rank measures itself
     else:
         trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
-    measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth)
+    trace = (args.trace_dir or os.path.splitext(args.output)[0] + "-trace") if args.trace else None
+    measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
+                  trace=trace, trace_buffer=args.trace_buffer, comm=own)
     try:
         with program:  # the program runs right below its region (exec is no region)
             exec(code, module.__dict__)
@@ -121,6 +128,8 @@ def run_app(args) -> int:
         progress("")
         print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
               file=sys.stderr, flush=True)
+    if trace is not None:  # collective over the same ranks as the report
+        measure.write_trace(comm, host=socket.gethostname(), process=process)
     if own is not None:
         own.Free()
     if error is not None:

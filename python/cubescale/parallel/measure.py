@@ -28,7 +28,7 @@ from typing import Any
 
 from .._core import measure as _measure
 
-__all__ = ["trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
+__all__ = ["begin_trace", "end_trace", "trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
 
 P2P, BARRIER, ONE2ALL, ALL2ONE, ALL2ALL, OTHER = (
     "point2point", "barrier", "one2all", "all2one", "all2all", "other collective")
@@ -248,10 +248,15 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
                 else:
                     kwargs["status"] = status
         _measure.enter(region())
+        events, request, counted = _measure.tracing() and hasattr(self, "_cubescale_comm"), None, None
         try:
+            if events:  # counted: the bytes of a send, computed once for its event and the profile
+                request, counted = _trace_before(self, method, region.name, kind, args, kwargs)
             result = original(self, *args, **kwargs)
             sent = received = 0
-            if kind == "send":
+            if kind == "send" and counted is not None:
+                sent = counted
+            elif kind == "send":
                 data = _argument(args, kwargs, 0, "obj" if lower else "buf")
                 sent = _pickled(data) if lower else _buffer_bytes(data)
             elif kind == "recv":
@@ -259,7 +264,7 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
             elif kind in ("sendrecv", "sendrecv_replace", "isendrecv"):
                 data = _argument(args, kwargs, 0, "sendobj" if lower else ("buf" if kind == "sendrecv_replace"
                                                                             else "sendbuf"))
-                sent = _pickled(data) if lower else _buffer_bytes(data)
+                sent = counted if counted is not None else _pickled(data) if lower else _buffer_bytes(data)
                 received = _count(status) if status is not None else 0
             elif kind not in ("none", "irecv"):
                 sent, received = _collective_bytes(method, kind, self, args, kwargs, result)
@@ -267,6 +272,12 @@ def _wrap(base: type, method: str, region: _Region, kind: str) -> Callable:
                 _measure.add_bytes(sent, received)
             if isinstance(result, _base_request()):
                 result = _traced_request(result, receive=kind in ("irecv", "isendrecv"))
+                if events and request:
+                    if request[2] == "collective":  # its bytes, known now, for its completion
+                        request = (*request[:3], (*request[3], sent, received))
+                    result._cubescale_request = request
+            if events:
+                _trace_after(self, method, region.name, kind, args, kwargs, status, sent, received)
             return result
         finally:
             _measure.exit()
@@ -284,7 +295,10 @@ def _wrap_maker(base: type, method: str, region: _Region) -> Callable:
             made = original(self, *args, **kwargs)
         finally:
             _measure.exit()
-        return _traced_comm(made)
+        traced = _traced_comm(made)
+        if _measure.tracing() and hasattr(self, "_cubescale_comm"):
+            _define_comm(self, made, traced)
+        return traced
 
     make.__name__ = make.__qualname__ = method
     return make
@@ -353,6 +367,8 @@ def _wrap_completion(base: type, method: str, region: _Region) -> Callable:
                 result = original(self, mine)
                 if _is_receive(self) and self == MPI.REQUEST_NULL:  # completed now
                     _measure.add_bytes(0, _count(mine))
+                if self == MPI.REQUEST_NULL and getattr(self, "_cubescale_request", None):
+                    _trace_completion(self, mine)
                 return result
             finally:
                 _measure.exit()
@@ -374,6 +390,10 @@ def _wrap_completion(base: type, method: str, region: _Region) -> Callable:
             result = original(requests, *args, **kwargs)
             if given is not None and any(receives):
                 _measure.add_bytes(0, _completed_bytes(method, requests, receives, active, given, result))
+            if _measure.tracing():
+                for i, status in _completed(method, requests, active, given, result):
+                    if getattr(requests[i], "_cubescale_request", None):
+                        _trace_completion(requests[i], status)
             return result
         finally:
             _measure.exit()
@@ -394,6 +414,126 @@ def _completed_bytes(method: str, requests: list, receives: list, active: list, 
         return sum(_count(given[k]) for k, i in enumerate(result or []) if receives[i] and active[i])
     return sum(_count(s) for r, s, receive, was in zip(requests, given, receives, active)
                if receive and was and r == MPI.REQUEST_NULL)
+
+
+# Event tracing (trace_writer.hpp): the MPI events inside the regions above. Request ids
+# number this process's requests; a request remembers (id, comm, kind, collective): kind
+# "send", "recv" or "collective", and for a collective (operation, root, sent, received).
+_REQUESTS = [0]
+_SENDS = {"send", "Send", "ssend", "Ssend", "bsend", "Bsend", "Rsend"}
+_ISENDS = {"isend", "Isend", "issend", "Issend", "ibsend", "Ibsend", "Irsend"}
+_RECEIVES = {"recv", "Recv"}
+_IRECEIVES = {"irecv", "Irecv"}
+_SENDRECVS = {"sendrecv", "Sendrecv", "Sendrecv_replace"}
+
+
+def _tag(value: Any) -> int:
+    return value if isinstance(value, int) and value >= 0 else 0
+
+
+def _send_bytes(method: str, args: tuple, kwargs: dict) -> int:
+    if method[0].islower():
+        return _pickled(_argument(args, kwargs, 0, "sendobj" if method == "sendrecv" else "obj"))
+    return _buffer_bytes(_argument(args, kwargs, 0, "sendbuf" if method == "Sendrecv" else "buf"))
+
+
+def _trace_before(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict) -> tuple[Any, Any]:
+    """Events at the start of an MPI call: sends (their message leaves now), the begin of a
+    blocking collective, the request of a non-blocking call. Returns what a non-blocking
+    call's completion needs (see ``_REQUESTS``; else None) and a send's bytes (else None)."""
+    cid = comm._cubescale_comm
+    if method in _SENDS or method in _SENDRECVS:
+        dest = _argument(args, kwargs, 1, "dest")
+        tag = _argument(args, kwargs, 2, "sendtag" if method in _SENDRECVS else "tag")
+        sent = _send_bytes(method, args, kwargs)
+        _measure.trace_send(dest, cid, _tag(tag), sent)
+        return None, sent
+    if method in _ISENDS:
+        _REQUESTS[0] += 1
+        dest, tag = _argument(args, kwargs, 1, "dest"), _argument(args, kwargs, 2, "tag")
+        sent = _send_bytes(method, args, kwargs)
+        _measure.trace_isend(dest, cid, _tag(tag), sent, _REQUESTS[0])
+        return (_REQUESTS[0], cid, "send", None), sent
+    if method in _IRECEIVES:
+        _REQUESTS[0] += 1
+        _measure.trace_irecv_request(_REQUESTS[0])
+        return (_REQUESTS[0], cid, "recv", None), None
+    if _nonblocking(name) and _collective(_blocking_name(name)):
+        _REQUESTS[0] += 1
+        _measure.trace_collective_request(_REQUESTS[0])
+        root = _root(method, args, kwargs) if kind in ("bcast", "scatter", "gather") else -1
+        return (_REQUESTS[0], cid, "collective", (_blocking_name(name), root)), None
+    if _collective(name):
+        _measure.trace_collective_begin()
+    return None, None
+
+
+def _nonblocking(name: str) -> bool:
+    """A non-blocking MPI function by its name (MPI_Iallreduce, MPI_Ibarrier, MPI_Isend ...)."""
+    return name.startswith("MPI_I")
+
+
+def _blocking_name(name: str) -> str:
+    """MPI_Iallreduce -> MPI_Allreduce."""
+    return "MPI_" + name[5].upper() + name[6:] if name.startswith("MPI_I") else name
+
+
+def _collective(name: str) -> bool:
+    """A collective of OTF2's operations (``name``: the MPI function of its blocking form)."""
+    return _measure.collective_operation(name) >= 0
+
+
+def _trace_after(comm: Any, method: str, name: str, kind: str, args: tuple, kwargs: dict, status: Any,
+                 sent: int, received: int) -> None:
+    """Events at the end of an MPI call: receives (from their status), collective ends."""
+    cid = comm._cubescale_comm
+    if (method in _RECEIVES or method in _SENDRECVS) and status is not None:
+        _measure.trace_recv(status.Get_source(), cid, _tag(status.Get_tag()), _count(status))
+    elif not _nonblocking(name) and _collective(name):
+        rooted = kind in ("bcast", "scatter", "gather")
+        _measure.trace_collective_end(name, cid, _root(method, args, kwargs) if rooted else -1, sent, received)
+
+
+def _trace_completion(request: Any, status: Any) -> None:
+    """The completion of a traced request (in Wait, Test ...): MpiIrecv with the message's
+    source, tag and bytes from its status, MpiIsendComplete, or NonBlockingCollectiveComplete."""
+    rid, cid, kind, collective = request._cubescale_request
+    if kind == "recv":
+        source = status.Get_source() if status is not None else 0
+        tag = status.Get_tag() if status is not None else 0
+        _measure.trace_irecv(source, cid, _tag(tag), _count(status) if status is not None else 0, rid)
+    elif kind == "send":
+        _measure.trace_isend_complete(rid)
+    else:
+        operation, root, sent, received = collective
+        _measure.trace_collective_complete(operation, cid, root, sent, received, rid)
+
+
+def _completed(method: str, requests: list, active: list, given: Any, result: Any) -> list:
+    """(index, status or None) of the requests a Waitall / Waitany / Waitsome ... completed."""
+    MPI = _mpi()
+    if method in _ANY:
+        index = result if isinstance(result, int) else result[0]
+        ok = isinstance(index, int) and 0 <= index < len(requests) and active[index]
+        return [(index, given)] if ok else []
+    if method in _SOME:
+        return [(i, given[k] if given is not None else None) for k, i in enumerate(result or []) if active[i]]
+    return [(i, given[i] if given is not None else None) for i, r in enumerate(requests)
+            if active[i] and r == MPI.REQUEST_NULL]
+
+
+def _define_comm(parent: Any, made: Any, traced: Any) -> None:
+    """A communicator made from a traced one: its definition in the trace (members as world
+    ranks), counted on the parent also where this rank is not in it (COMM_NULL)."""
+    MPI = _mpi()
+    members: list[int] = []
+    if made != MPI.COMM_NULL and not made.Is_inter():
+        group, world = made.Get_group(), _SAVED["COMM_WORLD"].Get_group()
+        members = [int(r) for r in MPI.Group.Translate_ranks(group, list(range(group.Get_size())), world)]
+        group.Free(), world.Free()
+    cid = _measure.trace_communicator(parent._cubescale_comm, members)
+    if members and traced is not made:
+        traced._cubescale_comm = cid
 
 
 def trace_mpi() -> None:
@@ -417,9 +557,10 @@ def trace_mpi() -> None:
     MPI = _mpi()
     if _SAVED:
         return
-    for name in ("COMM_WORLD", "COMM_SELF"):
+    for comm_id, name in enumerate(("COMM_WORLD", "COMM_SELF")):
         _SAVED[name] = getattr(MPI, name)
         setattr(MPI, name, _traced_comm(_SAVED[name]))
+        getattr(MPI, name)._cubescale_comm = comm_id  # the trace's communicator ids 0 and 1
     _SAVED["Request"] = MPI.Request
     MPI.Request = _request_class()
     _SAVED["Finalize"] = MPI.Finalize
@@ -497,6 +638,145 @@ def untrace_mpi() -> None:
         for name, value in _SAVED.items():
             setattr(MPI, name, value)
         _SAVED.clear()
+
+
+# Writing the trace of a run (cubescale.measure.start(trace=...) and write_trace): every rank
+# writes its event files into <directory>.partial/rank<r>; at the end rank 0 gathers the
+# ranks' definitions and writes the archive's definitions in <directory>.partial/archive, the
+# ranks move their event files next to them, and rank 0 renames that folder to <directory>:
+# the archive appears whole or not at all.
+_CLOCK_TAG = 0x7C5  # ping-pong messages of the clock offsets, on the caller's own communicator
+
+
+def _partial(directory: str) -> str:
+    return directory + ".partial"
+
+
+def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
+    """Collective over ``comm`` (mpi4py or :class:`~cubescale.parallel.serial.SerialComm`):
+    the current measurement writes every thread's events into this rank's part of the trace
+    ``directory`` (which must not exist), through ``buffer_bytes`` per thread, and the ranks'
+    clock offsets against rank 0 are measured. :func:`end_trace` writes the archive.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> from cubescale import measure
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> from cubescale.parallel.measure import begin_trace, end_trace
+    >>> measure.start()
+    >>> d = os.path.join(tempfile.mkdtemp(), "trace")
+    >>> begin_trace(d, 1 << 20, SerialComm())
+    >>> with measure.region("work"):
+    ...     pass
+    >>> measure.stop()
+    >>> os.path.basename(end_trace(SerialComm(), "host", "Process 0"))
+    'traces.otf2'
+    """
+    import errno
+    import os
+    import shutil
+
+    directory = os.path.abspath(directory)
+    problem = None
+    if comm.Get_rank() == 0:
+        if os.path.exists(directory):
+            problem = "the trace directory exists already"
+        else:
+            shutil.rmtree(_partial(directory), ignore_errors=True)
+            os.makedirs(_partial(directory))
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        raise FileExistsError(errno.EEXIST, problem, directory)
+    _measure.trace(os.path.join(_partial(directory), f"rank{comm.Get_rank()}"), comm.Get_rank(), int(buffer_bytes))
+    _measure.trace_world_size(comm.Get_size())
+    _TRACE_DIRECTORY[:] = [directory]
+    _clock_offset(comm)
+
+
+_TRACE_DIRECTORY: list[str] = []
+
+
+def _clock_offset(comm: Any, rounds: int = 8) -> None:
+    """This rank's clock offset against rank 0 now (OTF2's ClockOffset): rank 0 answers
+    ``rounds`` pings of each other rank with its clock; the round trip that was fastest gives
+    the offset (rank 0's clock minus the middle of the round trip) and its error (half of it)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if rank == 0:
+        _measure.trace_clock_offset(_measure.clock(), 0, 0.0)
+        for peer in range(1, size):
+            for _ in range(rounds):
+                comm.recv(source=peer, tag=_CLOCK_TAG)
+                comm.send(_measure.clock(), dest=peer, tag=_CLOCK_TAG)
+        return
+    best = None
+    for _ in range(rounds):
+        t1 = _measure.clock()
+        comm.send(None, dest=0, tag=_CLOCK_TAG)
+        t0 = comm.recv(source=0, tag=_CLOCK_TAG)
+        t2 = _measure.clock()
+        if best is None or t2 - t1 < best[0]:
+            middle = (t1 + t2) // 2
+            best = (t2 - t1, middle, t0 - middle)
+    assert best is not None
+    _measure.trace_clock_offset(best[1], best[2], best[0] / 2)
+
+
+def end_trace(comm: Any, host: str, process: str) -> str:
+    """Collective over ``comm``, after the measurement stopped: measures the clock offsets
+    again, closes this rank's event files and writes the archive that :func:`begin_trace`
+    started (rank 0 writes the definitions). Returns the path of its anchor file
+    ``<directory>/traces.otf2``. On an error no archive is left, on every rank.
+
+    Example
+    -------
+    >>> from cubescale.parallel.measure import end_trace
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> end_trace(SerialComm(), "host", "Process 0")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no trace to write: start the measurement with measure.start(trace=DIR)
+    """
+    import os
+    import shutil
+
+    if not _TRACE_DIRECTORY:
+        raise RuntimeError("no trace to write: start the measurement with measure.start(trace=DIR)")
+    directory = _TRACE_DIRECTORY[0]
+    partial, rank = _partial(directory), comm.Get_rank()
+    archive = os.path.join(partial, "archive")
+    _clock_offset(comm)
+    problem = None
+    try:
+        part = _measure.close_trace(host, process)
+    except Exception as e:  # noqa: BLE001 - told to every rank below
+        part, problem = b"", f"rank {rank}: {e}"
+    parts = comm.gather(part, root=0)
+    if rank == 0 and problem is None and parts is not None and all(parts):
+        try:
+            _measure.write_trace_archive(archive, list(parts))
+        except Exception as e:  # noqa: BLE001
+            problem = f"rank 0: {e}"
+    problems = comm.allgather(problem)
+    if not any(problems):
+        try:  # this rank's event files join the archive
+            source, target = os.path.join(partial, f"rank{rank}", "traces"), os.path.join(archive, "traces")
+            os.makedirs(target, exist_ok=True)
+            for name in os.listdir(source):
+                os.replace(os.path.join(source, name), os.path.join(target, name))
+        except OSError as e:
+            problem = f"rank {rank}: {e}"
+        problems = comm.allgather(problem)
+    if rank == 0:
+        if not any(problems):
+            os.rename(archive, directory)
+        shutil.rmtree(partial, ignore_errors=True)
+    comm.barrier()
+    _TRACE_DIRECTORY.clear()
+    first = next((p for p in problems if p), None)
+    if first is not None:
+        raise RuntimeError(f"the trace {directory} was not written: {first}")
+    return os.path.join(directory, "traces.otf2")
 
 
 _measure.ignore_file(__file__)  # the wrappers and their byte counting are no regions themselves

@@ -32,6 +32,11 @@
 namespace cubescale::measure {
 
 using RegionId = std::uint32_t;
+class ThreadTrace;
+class TraceWriter;
+// A traced thread's Enter and Leave events (trace_writer.hpp); out of line, off the untraced path.
+void trace_enter(ThreadTrace* trace, RegionId region, std::int64_t now);
+void trace_leave(ThreadTrace* trace, RegionId region, std::int64_t now);
 
 struct RegionInfo {
   std::string name, file, paradigm = "user", role = "function";
@@ -62,6 +67,7 @@ class ThreadRecorder {
     }
     const auto node = child(stack_.empty() ? kNone : stack_.back().node, region);
     stack_.push_back({node, now, 0});
+    if (trace_) [[unlikely]] trace_enter(trace_, region, now);
   }
   void exit(std::int64_t now) {
     auto& skipped = stack_.empty() ? skipped_at_root_ : stack_.back().skipped;
@@ -81,6 +87,8 @@ class ThreadRecorder {
     n.inclusive += d;
     if (d < n.min) n.min = d;
     if (d > n.max) n.max = d;
+    // Last: a buffer flush inside may enter a new call path, and nodes_ may move (n dangles).
+    if (trace_) [[unlikely]] trace_leave(trace_, n.region, now);
   }
   // Bytes and counters go to the current call path (ignored outside any region).
   void add_bytes(std::uint64_t sent, std::uint64_t received);
@@ -96,6 +104,9 @@ class ThreadRecorder {
   // Bytes this thread's recorder holds (call tree, stack, counters).
   std::size_t memory_bytes() const;
   std::uint64_t unmatched_exits() const { return unmatched_exits_; }
+  // This thread's events when the measurement traces (null: profile only).
+  ThreadTrace* trace() const { return trace_; }
+  void set_trace(ThreadTrace* trace) { trace_ = trace; }
 
  private:
   struct Frame {
@@ -111,6 +122,7 @@ class ThreadRecorder {
   std::vector<std::vector<double>> counters_;
   std::uint64_t skipped_at_root_ = 0, unmatched_exits_ = 0;
   std::uint32_t first_root_ = kNone, last_root_entered_ = kNone;
+  ThreadTrace* trace_ = nullptr;
 };
 
 // The regions, filter and thread recorders of one process.
@@ -138,6 +150,10 @@ class Recorder {
   std::size_t thread_count() const;
   // Bytes every thread's recorder holds (call trees, stacks, counters), not the regions.
   std::size_t memory_bytes() const;
+  // Traces this measurement too: every thread (those to come and those there) gets a location
+  // of `trace`, and the region "TRACE BUFFER FLUSH" stands for its buffer flushes.
+  void set_trace(std::shared_ptr<TraceWriter> trace);
+  const std::shared_ptr<TraceWriter>& trace() const { return trace_; }
 
   // Every thread's tree as one local profile: call paths = the union of the threads' trees
   // in preorder (siblings by first appearance), one location per thread (type "thread"), and
@@ -160,6 +176,7 @@ class Recorder {
   std::vector<std::string> ignored_files_;
   std::vector<std::pair<std::string, std::string>> counters_;
   std::vector<std::unique_ptr<ThreadRecorder>> threads_;
+  std::shared_ptr<TraceWriter> trace_;
 };
 
 // The recorder's clock (ticks, see clock.hpp).

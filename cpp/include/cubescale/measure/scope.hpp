@@ -5,6 +5,7 @@
 // Each thread gets its recorder on its first event (a lock then, never after). reset() starts
 // a new measurement (after every thread has stopped measuring); threads notice by an epoch.
 #include <atomic>
+#include <memory>
 #include <cstdint>
 #include <string>
 
@@ -14,8 +15,9 @@ namespace cubescale::measure {
 
 Recorder& global();
 // Replaces the process's recorder (filter, depth limit); the old one's data is dropped, its
-// regions are kept (ids stay valid) and filtered again.
-void reset(RegionFilter filter = {}, std::size_t depth_limit = 128);
+// regions are kept (ids stay valid) and filtered again. With `trace`, the measurement also
+// writes every thread's events through it (trace_writer.hpp).
+void reset(RegionFilter filter = {}, std::size_t depth_limit = 128, std::shared_ptr<TraceWriter> trace = nullptr);
 // This thread's recorder in the current recorder (created on first use; the first thread to
 // ask is named "Master thread", later ones "thread <n>" unless named).
 ThreadRecorder& this_thread();
