@@ -38,4 +38,5 @@ PYBIND11_MODULE(_core, m) {
   auto measure = m.def_submodule(
       "measure", "The measurement runtime: per-thread call-path recording, manual regions, the profiling hook.");
   cubescale::bindings::register_measure(measure);
+  cubescale::bindings::register_algebra(m.def_submodule("algebra", "Report algebra: unification, diff, merge, mean, min, max, cut (paper 002, section 6)."));
 }

@@ -17,4 +17,5 @@ void register_trace(pybind11::module_& m);    // after register_profile: returns
 void register_threads(pybind11::module_& m);  // after register_profile: takes LocalProfile
 void register_timeline(pybind11::module_& m);
 void register_measure(pybind11::module_& m);  // after register_profile: returns LocalProfile
+void register_algebra(pybind11::module_ m);  // after register_cube: returns CubeReport; a handle, so by value
 }  // namespace cubescale::bindings

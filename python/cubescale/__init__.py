@@ -7,6 +7,7 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.report` — CUBE4 reports (``.cubex``): :func:`open`, :func:`write`, :class:`Report`;
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
+* :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.parallel` — collective algorithms over mpi4py (imported only when used).
 
@@ -28,6 +29,7 @@ if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
 from . import dtypes, records, report, scale_func, systree, threads
+from .algebra import cut, diff, mean, merge  # also binds the submodule cubescale.algebra
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
@@ -35,3 +37,4 @@ from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors bu
 __version__ = "0.1.0"
 __all__ = ["FormatError", "Report", "ReportBuilder", "dtypes", "open", "records", "report", "scale_func", "systree", "threads", "write",
            "__version__"]
+__all__ += ["algebra", "cut", "diff", "mean", "merge"]

@@ -12,8 +12,10 @@ from . import trace
 from . import threads
 from . import timeline
 from . import measure
+from . import algebra
 
 __all__: list[str] = [
+    "algebra",
     "collective",
     "cube",
     "distributed",

@@ -1,0 +1,239 @@
+#include "cubescale/algebra/combine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "cubescale/cube/aggregate.hpp"
+
+namespace cubescale::algebra {
+
+using cube::DataType;
+using cube::Severity;
+using cube::ValueKind;
+
+namespace {
+
+DataType named(const char* name) { return *cube::parse_data_type(name); }
+
+bool is_min_max(const DataType& t) { return t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble; }
+
+// Per unified call path, the rows of one input that land there (CSR): usually one, several
+// when an input has sibling call paths that unify into one (their values add up).
+struct RowLists {
+  std::vector<std::size_t> first;
+  std::vector<std::uint32_t> rows;
+  RowLists(const std::vector<std::uint32_t>& cnode_map, std::size_t unified) : first(unified + 1, 0) {
+    for (auto u : cnode_map) ++first[u + 1];
+    for (std::size_t u = 0; u < unified; ++u) first[u + 1] += first[u];
+    rows.resize(cnode_map.size());
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::uint32_t r = 0; r < cnode_map.size(); ++r) rows[next[cnode_map[r]]++] = r;
+  }
+};
+
+// Reads n integers of any width and signedness as int64 (UINT64 above 2^63 wraps around, which
+// is what a wrapped-around counter means).
+void to_int64(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) {
+  const auto read = [&]<class T>(T) {
+    for (std::size_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+      out[i] = static_cast<std::int64_t>(v);
+    }
+  };
+  switch (t.kind) {
+    case ValueKind::Int8: return read(std::int8_t{});
+    case ValueKind::Int16: return read(std::int16_t{});
+    case ValueKind::Int32: return read(std::int32_t{});
+    case ValueKind::Int64: return read(std::int64_t{});
+    case ValueKind::UInt8: return read(std::uint8_t{});
+    case ValueKind::UInt16: return read(std::uint16_t{});
+    case ValueKind::UInt32: return read(std::uint32_t{});
+    case ValueKind::UInt64: return read(std::uint64_t{});
+    default: throw std::logic_error("to_int64 of a non-integer type");
+  }
+}
+
+void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, double* out) { cube::to_doubles(t, p, n, out); }
+void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) { to_int64(t, p, n, out); }
+
+// One input's values of one unified row, aligned to the unified locations (zero where it has
+// none): the sum of the input rows that unify there.
+template <class T>
+class RowGatherer {
+ public:
+  RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t locations)
+      : values_(values), map_(map), lists_(lists), buffer_(locations), scratch_(values ? values->locations() : 0) {}
+
+  const T* row(std::size_t unified) {
+    std::fill(buffer_.begin(), buffer_.end(), T{});
+    if (!values_) return buffer_.data();
+    for (auto i = lists_->first[unified]; i < lists_->first[unified + 1]; ++i) {
+      const auto r = lists_->rows[i];
+      if (!values_->present(r)) continue;
+      read_values(values_->dtype(), values_->row(r), values_->locations(), scratch_.data());
+      if (map_.identity_locations)
+        for (std::size_t l = 0; l < scratch_.size(); ++l) buffer_[l] += scratch_[l];
+      else
+        for (std::size_t l = 0; l < scratch_.size(); ++l) buffer_[map_.locations[l]] += scratch_[l];
+    }
+    return buffer_.data();
+  }
+
+ private:
+  const Severity* values_;
+  const InputMap& map_;
+  const RowLists* lists_;
+  std::vector<T> buffer_, scratch_;
+};
+
+template <class T>
+void apply(Operation op, std::size_t position, const T* x, T* out, std::size_t n) {
+  switch (op) {
+    case Operation::Diff:
+      if (position == 0) std::copy(x, x + n, out);
+      else for (std::size_t l = 0; l < n; ++l) out[l] -= x[l];
+      return;
+    case Operation::Mean:
+      for (std::size_t l = 0; l < n; ++l) out[l] += x[l];
+      return;
+    case Operation::Min:
+      if (position == 0) std::copy(x, x + n, out);
+      else for (std::size_t l = 0; l < n; ++l) out[l] = std::min(out[l], x[l]);
+      return;
+    case Operation::Max:
+      if (position == 0) std::copy(x, x + n, out);
+      else for (std::size_t l = 0; l < n; ++l) out[l] = std::max(out[l], x[l]);
+      return;
+    case Operation::Merge: throw std::logic_error("merge copies values");
+  }
+}
+
+struct Plan {
+  Operation op;
+  Inputs inputs;
+  Unified unified;
+  std::vector<RowLists> rows;  // per input
+};
+
+// An arithmetic operation on metric u: input by input, row by row, in T (double or int64).
+template <class T>
+Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
+  const auto& defs = plan.unified.defs;
+  const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
+  Severity out(out_type, cnodes, locations);
+  const auto kind = defs.metrics[u].kind;
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
+    const auto& map = plan.unified.inputs[i];
+    std::shared_ptr<const Severity> values;
+    if (map.metric_of[u] != kAbsent) values = plan.inputs[i]->values(map.metric_of[u], kind);
+    RowGatherer<T> gather(values.get(), map, &plan.rows[i], locations);
+    for (std::size_t c = 0; c < cnodes; ++c)
+      apply<T>(plan.op, i, gather.row(c), reinterpret_cast<T*>(out.row(c)), locations);
+  }
+  if (plan.op == Operation::Mean) {
+    const double k = static_cast<double>(plan.inputs.size());
+    auto* v = reinterpret_cast<double*>(out.data());
+    for (std::size_t i = 0; i < cnodes * locations; ++i) v[i] /= k;
+  }
+  out.mark_nonzero_rows();
+  return out;
+}
+
+// merge: the values of the first input that has metric u, moved to the unified rows and columns.
+Severity copied(const Plan& plan, std::size_t u) {
+  const auto& defs = plan.unified.defs;
+  const auto& type = defs.metrics[u].dtype;
+  Severity out(type, defs.cnodes.size(), defs.locations.size());
+  std::size_t i = 0;
+  while (plan.unified.inputs[i].metric_of[u] == kAbsent) ++i;  // unify() put it there from some input
+  const auto& map = plan.unified.inputs[i];
+  const auto values = plan.inputs[i]->values(map.metric_of[u], defs.metrics[u].kind);
+  if (values->dtype().kind != type.kind || values->dtype().count != type.count)
+    throw std::logic_error("merge: metric types differ");
+  const auto width = type.width();
+  std::vector<bool> written(defs.cnodes.size(), false);
+  std::vector<std::uint8_t> row(out.row_bytes());
+  for (std::uint32_t r = 0; r < values->cnodes(); ++r) {
+    if (!values->present(r)) continue;
+    const auto c = map.cnodes[r];
+    std::uint8_t* dst = row.data();
+    if (map.identity_locations) {
+      dst = const_cast<std::uint8_t*>(values->row(r));
+    } else {
+      std::fill(row.begin(), row.end(), std::uint8_t{0});
+      for (std::size_t l = 0; l < values->locations(); ++l)
+        std::memcpy(row.data() + map.locations[l] * width, values->row(r) + l * width, width);
+    }
+    // Sibling call paths that unify into one add up (combine: min / max for MIN/MAXDOUBLE).
+    if (written[c]) cube::combine_values(type, out.row(c), dst, defs.locations.size());
+    else std::memcpy(out.row(c), dst, out.row_bytes());
+    written[c] = true;
+  }
+  out.mark_nonzero_rows();
+  return out;
+}
+
+Severity compute(const Plan& plan, std::size_t u) {
+  const auto& type = plan.unified.defs.metrics[u].dtype;
+  if (plan.op == Operation::Merge) return copied(plan, u);
+  if (type.kind == ValueKind::Int64) return arithmetic<std::int64_t>(plan, u, type);
+  return arithmetic<double>(plan, u, type);
+}
+
+}  // namespace
+
+std::optional<Operation> parse_operation(std::string_view name) {
+  if (name == "diff") return Operation::Diff;
+  if (name == "merge") return Operation::Merge;
+  if (name == "mean") return Operation::Mean;
+  if (name == "min") return Operation::Min;
+  if (name == "max") return Operation::Max;
+  return std::nullopt;
+}
+
+DataType result_type(Operation op, const std::vector<const DataType*>& inputs) {
+  if (op == Operation::Merge) return *inputs.front();
+  const bool integers = std::all_of(inputs.begin(), inputs.end(), [](auto* t) { return t->is_integer(); });
+  if (integers) return named(op == Operation::Mean ? "DOUBLE" : "INT64");
+  const auto kind = inputs.front()->kind;
+  const bool same_min_max = is_min_max(*inputs.front()) &&
+                            std::all_of(inputs.begin(), inputs.end(), [&](auto* t) { return t->kind == kind; });
+  if (same_min_max) return *inputs.front();
+  return named("DOUBLE");
+}
+
+std::shared_ptr<cube::Report> combine(Operation op, const Inputs& inputs, SystemMatch system) {
+  if (inputs.empty()) throw std::invalid_argument("report algebra needs at least one report");
+  if (op == Operation::Diff && inputs.size() != 2) throw std::invalid_argument("diff takes exactly two reports (A - B)");
+  std::vector<const cube::Definitions*> defs;
+  for (const auto& r : inputs) {
+    if (!r) throw std::invalid_argument("report algebra: a report is missing");
+    defs.push_back(&r->definitions());
+  }
+  auto plan = std::make_shared<Plan>();
+  plan->op = op;
+  plan->inputs = inputs;
+  plan->unified = unify(defs, system);
+  auto& unified = plan->unified;
+  for (const auto& map : unified.inputs) plan->rows.emplace_back(map.cnodes, unified.defs.cnodes.size());
+  for (std::size_t u = 0; u < unified.defs.metrics.size(); ++u) {
+    auto& metric = unified.defs.metrics[u];
+    if (cube::is_derived(metric)) continue;  // computed from the result's values
+    std::vector<const DataType*> types;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (unified.inputs[i].metric_of[u] != kAbsent) types.push_back(&defs[i]->metrics[unified.inputs[i].metric_of[u]].dtype);
+    if (op == Operation::Merge) continue;  // the first input's definition, as unify() took it
+    metric.dtype = result_type(op, types);
+  }
+  cube::Definitions result = unified.defs;
+  // Where the result came from, for its readers (Cube shows report attributes).
+  static const char* const names[] = {"diff", "merge", "mean", "min", "max"};
+  result.attrs.emplace_back("cubescale::algebra::operation", names[static_cast<int>(op)]);
+  result.attrs.emplace_back("cubescale::algebra::system", unified.collapsed ? "processes" : "same");
+  return std::make_shared<cube::Report>(std::move(result), [plan](std::size_t m) { return compute(*plan, m); });
+}
+
+}  // namespace cubescale::algebra
