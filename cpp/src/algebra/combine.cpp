@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "cubescale/cube/aggregate.hpp"
 
@@ -59,18 +60,28 @@ void to_int64(const DataType& t, const std::uint8_t* p, std::size_t n, std::int6
 void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, double* out) { cube::to_doubles(t, p, n, out); }
 void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) { to_int64(t, p, n, out); }
 
+template <class T>
+bool stored_as(const DataType& t) {
+  if constexpr (std::is_same_v<T, double>) return t.kind == ValueKind::Double || is_min_max(t);
+  else return t.kind == ValueKind::Int64;
+}
+
 // One input's values of one unified row, aligned to the unified locations (zero where it has
-// none): the sum of the input rows that unify there.
+// none): the sum of the input rows that unify there. The common case - one row, the same
+// locations, values stored as T - is the input's own row, not a copy.
 template <class T>
 class RowGatherer {
  public:
   RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t locations)
-      : values_(values), map_(map), lists_(lists), buffer_(locations), scratch_(values ? values->locations() : 0) {}
+      : values_(values), map_(map), lists_(lists), buffer_(locations), scratch_(values ? values->locations() : 0),
+        direct_(values && map.identity_locations && stored_as<T>(values->dtype())) {}
 
   const T* row(std::size_t unified) {
+    const auto begin = values_ ? lists_->first[unified] : 0, end = values_ ? lists_->first[unified + 1] : 0;
+    if (direct_ && end == begin + 1 && values_->present(lists_->rows[begin]))
+      return reinterpret_cast<const T*>(values_->row(lists_->rows[begin]));
     std::fill(buffer_.begin(), buffer_.end(), T{});
-    if (!values_) return buffer_.data();
-    for (auto i = lists_->first[unified]; i < lists_->first[unified + 1]; ++i) {
+    for (auto i = begin; i < end; ++i) {
       const auto r = lists_->rows[i];
       if (!values_->present(r)) continue;
       read_values(values_->dtype(), values_->row(r), values_->locations(), scratch_.data());
@@ -87,25 +98,33 @@ class RowGatherer {
   const InputMap& map_;
   const RowLists* lists_;
   std::vector<T> buffer_, scratch_;
+  bool direct_;
 };
 
+// out (op)= x for the input at `position` of `count`; the first input's values are copied.
 template <class T>
-void apply(Operation op, std::size_t position, const T* x, T* out, std::size_t n) {
+void apply(Operation op, std::size_t position, std::size_t count, const T* x, T* out, std::size_t n) {
+  if (position == 0) {
+    std::copy(x, x + n, out);
+    return;
+  }
   switch (op) {
     case Operation::Diff:
-      if (position == 0) std::copy(x, x + n, out);
-      else for (std::size_t l = 0; l < n; ++l) out[l] -= x[l];
+      for (std::size_t l = 0; l < n; ++l) out[l] -= x[l];
       return;
     case Operation::Mean:
-      for (std::size_t l = 0; l < n; ++l) out[l] += x[l];
+      if (position + 1 < count) {
+        for (std::size_t l = 0; l < n; ++l) out[l] += x[l];
+      } else {  // the last input also divides: one pass less
+        const T k = static_cast<T>(count);
+        for (std::size_t l = 0; l < n; ++l) out[l] = (out[l] + x[l]) / k;
+      }
       return;
     case Operation::Min:
-      if (position == 0) std::copy(x, x + n, out);
-      else for (std::size_t l = 0; l < n; ++l) out[l] = std::min(out[l], x[l]);
+      for (std::size_t l = 0; l < n; ++l) out[l] = std::min(out[l], x[l]);
       return;
     case Operation::Max:
-      if (position == 0) std::copy(x, x + n, out);
-      else for (std::size_t l = 0; l < n; ++l) out[l] = std::max(out[l], x[l]);
+      for (std::size_t l = 0; l < n; ++l) out[l] = std::max(out[l], x[l]);
       return;
     case Operation::Merge: throw std::logic_error("merge copies values");
   }
@@ -131,12 +150,7 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
     if (map.metric_of[u] != kAbsent) values = plan.inputs[i]->values(map.metric_of[u], kind);
     RowGatherer<T> gather(values.get(), map, &plan.rows[i], locations);
     for (std::size_t c = 0; c < cnodes; ++c)
-      apply<T>(plan.op, i, gather.row(c), reinterpret_cast<T*>(out.row(c)), locations);
-  }
-  if (plan.op == Operation::Mean) {
-    const double k = static_cast<double>(plan.inputs.size());
-    auto* v = reinterpret_cast<double*>(out.data());
-    for (std::size_t i = 0; i < cnodes * locations; ++i) v[i] /= k;
+      apply<T>(plan.op, i, plan.inputs.size(), gather.row(c), reinterpret_cast<T*>(out.row(c)), locations);
   }
   out.mark_nonzero_rows();
   return out;
