@@ -60,27 +60,37 @@ void to_int64(const DataType& t, const std::uint8_t* p, std::size_t n, std::int6
 void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, double* out) { cube::to_doubles(t, p, n, out); }
 void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) { to_int64(t, p, n, out); }
 
+// Whether values of type t are already T in memory: doubles (MIN/MAXDOUBLE included), INT64,
+// and UINT64 for int64 (the same bits: a wrapped-around counter reads as its negative value).
 template <class T>
 bool stored_as(const DataType& t) {
   if constexpr (std::is_same_v<T, double>) return t.kind == ValueKind::Double || is_min_max(t);
-  else return t.kind == ValueKind::Int64;
+  else return t.kind == ValueKind::Int64 || t.kind == ValueKind::UInt64;
 }
 
 // One input's values of one unified row, aligned to the unified locations (zero where it has
 // none): the sum of the input rows that unify there. The common case - one row, the same
-// locations, values stored as T - is the input's own row, not a copy.
+// locations - is read in one pass, or is the input's own row when it is stored as T.
 template <class T>
 class RowGatherer {
  public:
   RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t locations)
-      : values_(values), map_(map), lists_(lists), buffer_(locations), scratch_(values ? values->locations() : 0),
+      : values_(values), map_(map), lists_(lists), buffer_(locations), zeros_(locations),
+        scratch_(values && !map.identity_locations ? values->locations() : 0),
         direct_(values && map.identity_locations && stored_as<T>(values->dtype())) {}
 
   const T* row(std::size_t unified) {
-    const auto begin = values_ ? lists_->first[unified] : 0, end = values_ ? lists_->first[unified + 1] : 0;
-    if (direct_ && end == begin + 1 && values_->present(lists_->rows[begin]))
-      return reinterpret_cast<const T*>(values_->row(lists_->rows[begin]));
+    if (!values_) return zeros_.data();
+    const auto begin = lists_->first[unified], end = lists_->first[unified + 1];
+    if (end == begin || (end == begin + 1 && !values_->present(lists_->rows[begin]))) return zeros_.data();
+    if (end == begin + 1 && map_.identity_locations) {
+      const auto* row = values_->row(lists_->rows[begin]);
+      if (direct_) return reinterpret_cast<const T*>(row);
+      read_values(values_->dtype(), row, values_->locations(), buffer_.data());
+      return buffer_.data();
+    }
     std::fill(buffer_.begin(), buffer_.end(), T{});
+    if (scratch_.empty()) scratch_.resize(values_->locations());
     for (auto i = begin; i < end; ++i) {
       const auto r = lists_->rows[i];
       if (!values_->present(r)) continue;
@@ -97,7 +107,7 @@ class RowGatherer {
   const Severity* values_;
   const InputMap& map_;
   const RowLists* lists_;
-  std::vector<T> buffer_, scratch_;
+  std::vector<T> buffer_, zeros_, scratch_;
   bool direct_;
 };
 
