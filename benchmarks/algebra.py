@@ -7,8 +7,9 @@ Two reports of --cnodes call paths x --locations locations with two metrics each
 exclusive; visits: UINT64, inclusive) are written once with ``cubescale.ReportBuilder`` and
 ``cubescale.write``; the second one's last tenth of call paths are other regions, so the call
 trees must be unified (the result has more call paths than either input). Each measurement
-runs in a fresh process (best time of --repeat runs, largest peak), after one untimed load that
-brings the files into the page cache:
+runs in a fresh process, after one untimed load that brings the files into the page cache; the
+tasks run round robin --repeat times (a busy machine slows a whole round alike) and the table
+shows each task's best time and largest peak:
 
 * load: open both reports and load every metric (what any use of them costs);
 * diff / mean to a file: the command line's way (``cubescale diff A B -o OUT``): inputs read
@@ -101,14 +102,11 @@ def child(task: str, paths: list[str], out: str) -> None:
     print(json.dumps({"seconds": seconds, "peak": peak_resident() - base}))
 
 
-def measure(task: str, paths: list[str], out: str, repeat: int) -> dict:
-    """The best time and the largest peak of `repeat` runs, each in a fresh process."""
-    runs = []
-    for _ in range(repeat):
-        proc = subprocess.run([sys.executable, __file__, "--child", task, "--out", out, *paths],
-                              check=True, capture_output=True, text=True)
-        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    return {"seconds": min(r["seconds"] for r in runs), "peak": max(r["peak"] for r in runs)}
+def measure(task: str, paths: list[str], out: str) -> dict:
+    """One run of `task` in a fresh process: its seconds and peak bytes."""
+    proc = subprocess.run([sys.executable, __file__, "--child", task, "--out", out, *paths],
+                          check=True, capture_output=True, text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -132,18 +130,24 @@ def main() -> None:
         sizes = sum(os.path.getsize(p) for p in paths)
         print(f"two reports of {args.cnodes} call paths x {args.locations:,} locations x 2 metrics: "
               f"{sizes / 1e9:.2f} GB on disk, largest metric {metric_bytes / 1e6:.0f} MB, written in {written:.1f} s\n")
-        measure("load", paths, out, 1)  # page cache
-        load = measure("load", paths, out, args.repeat)
+        tasks = [("load", "load both (every metric)"), ("diff-file", "diff A B, written"),
+                 ("mean-file", "mean A B, written"), ("diff-memory", "diff A B, computed"),
+                 ("mean-memory", "mean A B, computed")]
+        measure("load", paths, out)  # page cache
+        # Round robin: a busy machine slows every task of a round alike; best of the rounds.
+        runs: dict[str, list[dict]] = {task: [] for task, _ in tasks}
+        for _ in range(args.repeat):
+            for task, _ in tasks:
+                runs[task].append(measure(task, paths, out))
+        best = {task: {"seconds": min(r["seconds"] for r in rs), "peak": max(r["peak"] for r in rs)}
+                for task, rs in runs.items()}
+        load = best["load"]["seconds"]
         print("| task | seconds | × load | peak MB above open | × largest metric |")
         print("|---|---:|---:|---:|---:|")
-        print(f"| load both (every metric) | {load['seconds']:.2f} | 1.00 | {load['peak'] / 1e6:.0f} | "
-              f"{load['peak'] / metric_bytes:.2f} |")
-        for task, label in (("diff-file", "diff A B, written"), ("mean-file", "mean A B, written"),
-                            ("diff-memory", "diff A B, computed"), ("mean-memory", "mean A B, computed")):
-            r = measure(task, paths, out, args.repeat)
-            print(f"| {label} | {r['seconds']:.2f} | {r['seconds'] / load['seconds']:.2f} | {r['peak'] / 1e6:.0f} | "
+        for task, label in tasks:
+            r = best[task]
+            print(f"| {label} | {r['seconds']:.2f} | {r['seconds'] / load:.2f} | {r['peak'] / 1e6:.0f} | "
                   f"{r['peak'] / metric_bytes:.2f} |")
-            sys.stdout.flush()
 
 
 if __name__ == "__main__":
