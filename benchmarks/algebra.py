@@ -7,7 +7,8 @@ Two reports of --cnodes call paths x --locations locations with two metrics each
 exclusive; visits: UINT64, inclusive) are written once with ``cubescale.ReportBuilder`` and
 ``cubescale.write``; the second one's last tenth of call paths are other regions, so the call
 trees must be unified (the result has more call paths than either input). Each measurement
-runs in a fresh process, after one untimed load that brings the files into the page cache; the
+runs in a fresh process that first reads the files untimed (so that every task starts from the
+page cache, which other processes on a shared machine may have evicted); the
 tasks run round robin --repeat times (a busy machine slows a whole round alike) and the table
 shows each task's best time and largest peak:
 
@@ -80,6 +81,11 @@ def child(task: str, paths: list[str], out: str) -> None:
     import cubescale
     from cubescale import algebra
 
+    chunk = bytearray(1 << 20)  # small: it must not raise the peak that the baseline takes
+    for p in paths:  # into the page cache (other processes on a shared machine evict it): a warm read is timed
+        with open(p, "rb", buffering=0) as f:
+            while f.readinto(chunk):
+                pass
     reports = [cubescale.open(p) for p in paths]
     base = peak_resident()
     start = time.perf_counter()

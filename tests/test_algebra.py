@@ -294,3 +294,28 @@ def test_docstring_examples_run(name):
 def test_public_functions_have_examples():
     for name in cubescale.algebra.__all__:
         assert "Example" in (getattr(cubescale.algebra, name).__doc__ or ""), name
+
+
+def test_large_metrics_split_over_threads_equal_numpy():
+    # 2 x 1024 x 4096 doubles = 64 MiB: the size from which the location axis is split over threads.
+    tree = SystemTree.from_shape("node:1 process:1024 thread:4")
+    reports = []
+    for k in range(2):
+        b = cubescale.ReportBuilder(tree)
+        b.add_metric("time")
+        b.add_metric("visits", dtype="UINT64")
+        root = b.add_cnode(b.add_region("main"))
+        for c in range(1, 2048):
+            b.add_cnode(b.add_region(f"r{c}"), parent=root)
+        r = b.build()
+        rng = np.random.default_rng(k)
+        r.set_values("time", rng.random(r.shape))
+        r.set_values("visits", rng.integers(0, 1 << 40, r.shape).astype(np.uint64))
+        reports.append(r)
+    a, b = reports
+    d = cubescale.diff(a, b)
+    np.testing.assert_array_equal(d.values("time", inclusive=None), a.values("time", inclusive=None) - b.values("time", inclusive=None))
+    np.testing.assert_array_equal(d.values("visits", inclusive=None),
+                                  a.values("visits", inclusive=None).astype(np.int64) - b.values("visits", inclusive=None).astype(np.int64))
+    np.testing.assert_array_equal(cubescale.mean(a, b).values("time", inclusive=None),
+                                  (a.values("time", inclusive=None) + b.values("time", inclusive=None)) / 2)

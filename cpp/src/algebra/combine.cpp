@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/location_slices.hpp"
 
 namespace cubescale::algebra {
 
@@ -68,37 +70,40 @@ bool stored_as(const DataType& t) {
   else return t.kind == ValueKind::Int64 || t.kind == ValueKind::UInt64;
 }
 
-// One input's values of one unified row, aligned to the unified locations (zero where it has
-// none): the sum of the input rows that unify there. The common case - one row, the same
-// locations - is read in one pass, or is the input's own row when it is stored as T.
+// One input's values of one unified row, aligned to the unified locations [first, first +
+// count) (zero where it has none): the sum of the input rows that unify there. With the same
+// locations any slice works; otherwise the slice is the whole row (columns are scattered). The
+// common case - one row, the same locations - is read in one pass, or is the input's own row
+// when it is stored as T.
 template <class T>
 class RowGatherer {
  public:
-  RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t locations)
-      : values_(values), map_(map), lists_(lists), buffer_(locations), zeros_(locations),
-        scratch_(values && !map.identity_locations ? values->locations() : 0),
+  RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t first, std::size_t count)
+      : values_(values), map_(map), lists_(lists), first_(first), count_(count), buffer_(count), zeros_(count),
         direct_(values && map.identity_locations && stored_as<T>(values->dtype())) {}
 
   const T* row(std::size_t unified) {
     if (!values_) return zeros_.data();
     const auto begin = lists_->first[unified], end = lists_->first[unified + 1];
     if (end == begin || (end == begin + 1 && !values_->present(lists_->rows[begin]))) return zeros_.data();
+    const auto width = values_->dtype().width();
     if (end == begin + 1 && map_.identity_locations) {
-      const auto* row = values_->row(lists_->rows[begin]);
+      const auto* row = values_->row(lists_->rows[begin]) + first_ * width;
       if (direct_) return reinterpret_cast<const T*>(row);
-      read_values(values_->dtype(), row, values_->locations(), buffer_.data());
+      read_values(values_->dtype(), row, count_, buffer_.data());
       return buffer_.data();
     }
     std::fill(buffer_.begin(), buffer_.end(), T{});
-    if (scratch_.empty()) scratch_.resize(values_->locations());
+    const auto n = map_.identity_locations ? count_ : values_->locations();
+    scratch_.resize(n);
     for (auto i = begin; i < end; ++i) {
       const auto r = lists_->rows[i];
       if (!values_->present(r)) continue;
-      read_values(values_->dtype(), values_->row(r), values_->locations(), scratch_.data());
+      read_values(values_->dtype(), values_->row(r) + (map_.identity_locations ? first_ * width : 0), n, scratch_.data());
       if (map_.identity_locations)
-        for (std::size_t l = 0; l < scratch_.size(); ++l) buffer_[l] += scratch_[l];
+        for (std::size_t l = 0; l < n; ++l) buffer_[l] += scratch_[l];
       else
-        for (std::size_t l = 0; l < scratch_.size(); ++l) buffer_[map_.locations[l]] += scratch_[l];
+        for (std::size_t l = 0; l < n; ++l) buffer_[map_.locations[l]] += scratch_[l];
     }
     return buffer_.data();
   }
@@ -107,6 +112,7 @@ class RowGatherer {
   const Severity* values_;
   const InputMap& map_;
   const RowLists* lists_;
+  std::size_t first_, count_;
   std::vector<T> buffer_, zeros_, scratch_;
   bool direct_;
 };
@@ -147,22 +153,38 @@ struct Plan {
   std::vector<RowLists> rows;  // per input
 };
 
-// An arithmetic operation on metric u: input by input, row by row, in T (double or int64).
+// An arithmetic operation on metric u: input by input (one input matrix held at a time), row
+// by row, in T (double or int64). With the same locations the location axis is split over
+// threads (the loops are bound by memory bandwidth and page faults, cube/location_slices.hpp);
+// the last input's pass also notes which rows are not zero.
 template <class T>
 Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
   const auto& defs = plan.unified.defs;
   const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
   Severity out(out_type, cnodes, locations);
   const auto kind = defs.metrics[u].kind;
-  for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
+  const auto count = plan.inputs.size();
+  std::vector<std::uint8_t> nonzero(cnodes, 0);
+  std::mutex mutex;
+  for (std::size_t i = 0; i < count; ++i) {
     const auto& map = plan.unified.inputs[i];
     std::shared_ptr<const Severity> values;
     if (map.metric_of[u] != kAbsent) values = plan.inputs[i]->values(map.metric_of[u], kind);
-    RowGatherer<T> gather(values.get(), map, &plan.rows[i], locations);
-    for (std::size_t c = 0; c < cnodes; ++c)
-      apply<T>(plan.op, i, plan.inputs.size(), gather.row(c), reinterpret_cast<T*>(out.row(c)), locations);
+    const auto slice = [&](std::size_t first, std::size_t n) {
+      RowGatherer<T> gather(values.get(), map, &plan.rows[i], first, n);
+      std::vector<std::uint8_t> seen(i + 1 == count ? cnodes : 0);
+      for (std::size_t c = 0; c < cnodes; ++c) {
+        auto* o = reinterpret_cast<T*>(out.row(c)) + first;
+        apply<T>(plan.op, i, count, gather.row(c), o, n);
+        if (!seen.empty()) seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(T));
+      }
+      std::lock_guard lock(mutex);
+      for (std::size_t c = 0; c < seen.size(); ++c) nonzero[c] |= seen[c];
+    };
+    if (map.identity_locations) cube::over_location_slices(locations, sizeof(T), out.bytes(), cube::kAutomaticThreads, slice);
+    else slice(0, locations);
   }
-  out.mark_nonzero_rows();
+  for (std::size_t c = 0; c < cnodes; ++c) out.set_present(c, nonzero[c] != 0);
   return out;
 }
 
