@@ -13,6 +13,8 @@ tasks run round robin --repeat times (a busy machine slows a whole round alike) 
 shows each task's best time and largest peak:
 
 * load: open both reports and load every metric (what any use of them costs);
+* A written again: ``cubescale.write`` of the first input, read one metric at a time (what the
+  writer costs for a result of this size);
 * diff / mean to a file: the command line's way (``cubescale diff A B -o OUT``): inputs read
   and the result computed and written one metric at a time;
 * diff / mean in memory: every metric of the result computed (``values``), nothing written.
@@ -93,6 +95,9 @@ def child(task: str, paths: list[str], out: str) -> None:
         for r in reports:
             for m in r.metrics:
                 r.values(m, inclusive=None)
+    elif task == "copy-file":  # the writer alone: the first input written again
+        algebra.stream_values(reports[0])
+        cubescale.write(reports[0], out)
     else:
         op, where = task.split("-")
         for r in reports:
@@ -136,7 +141,8 @@ def main() -> None:
         sizes = sum(os.path.getsize(p) for p in paths)
         print(f"two reports of {args.cnodes} call paths x {args.locations:,} locations x 2 metrics: "
               f"{sizes / 1e9:.2f} GB on disk, largest metric {metric_bytes / 1e6:.0f} MB, written in {written:.1f} s\n")
-        tasks = [("load", "load both (every metric)"), ("diff-file", "diff A B, written"),
+        tasks = [("load", "load both (every metric)"), ("copy-file", "A read and written again (the writer alone)"),
+                 ("diff-file", "diff A B, written"),
                  ("mean-file", "mean A B, written"), ("diff-memory", "diff A B, computed"),
                  ("mean-memory", "mean A B, computed")]
         measure("load", paths, out)  # page cache
