@@ -319,3 +319,19 @@ def test_large_metrics_split_over_threads_equal_numpy():
                                   a.values("visits", inclusive=None).astype(np.int64) - b.values("visits", inclusive=None).astype(np.int64))
     np.testing.assert_array_equal(cubescale.mean(a, b).values("time", inclusive=None),
                                   (a.values("time", inclusive=None) + b.values("time", inclusive=None)) / 2)
+
+
+def test_metric_trees_that_cannot_be_unified_are_a_clear_error():
+    reports = []
+    for parent_name in ("time", "other"):
+        b = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:1 thread:1"))
+        parent = b.add_metric(parent_name)
+        b.add_metric("mpi", parent=parent)
+        b.add_cnode(b.add_region("main"))
+        reports.append(b.build())
+    with pytest.raises(ValueError, match="metric 'mpi' of input 1 has another parent"):
+        cubescale.diff(*reports)
+    with pytest.raises(ValueError, match="system="):
+        cubescale.mean(reports[0], system="nodes")
+    with pytest.raises(ValueError, match="at least one"):
+        cubescale.merge()
