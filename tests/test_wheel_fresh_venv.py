@@ -2,7 +2,7 @@
 environment without the system's packages and with nothing but NumPy: the command line starts,
 ``info`` reads the shipped report, the docstring examples run (those that need an extra are
 named), ``cubescale notebooks DIR`` copies the notebooks and names the extra Jupyter needs.
-Then, in a second environment with the ``pandas`` and ``plot`` extras, every example that does
+Then, in a second environment with the ``pandas``, ``plot`` and ``view`` extras, every example that does
 not need MPI runs, and the notebooks run headless through nbclient.
 
 It installs from the package index (PyPI): ``-m "not network"`` or ``CUBESCALE_OFFLINE=1``
@@ -106,8 +106,8 @@ def numpy_only(wheel) -> Path:
 
 @pytest.fixture(scope="module")
 def with_extras(wheel) -> Path:
-    """The venv with the wheel, its pandas and plot extras, and what runs notebooks headless."""
-    return fresh_venv("extras", wheel, "pandas,plot", ("nbclient", "nbformat", "ipykernel"))
+    """The venv with the wheel, its pandas, plot and view extras, and what runs notebooks headless."""
+    return fresh_venv("extras", wheel, "pandas,plot,view", ("nbclient", "nbformat", "ipykernel"))
 
 
 def test_only_numpy_is_installed(numpy_only, tmp_path):
@@ -155,7 +155,7 @@ def test_notebooks_are_copied_out_and_the_missing_extra_is_named(numpy_only, tmp
 def test_every_example_runs_with_the_extras(with_extras, tmp_path):
     doc = examples(with_extras, tmp_path, "doctests")
     assert_no_failures(doc)
-    print("docstring examples that need more than the pandas and plot extras:", json.dumps(needing(doc), indent=1))
+    print("docstring examples that need more than the pandas, plot and view extras:", json.dumps(needing(doc), indent=1))
     assert {extra for n in needing(doc).values() for extra in n} <= {"mpi"}
     readme = examples(with_extras, tmp_path, "readme", REPO / "README.md")
     assert_no_failures(readme)

@@ -39,4 +39,5 @@ PYBIND11_MODULE(_core, m) {
       "measure", "The measurement runtime: per-thread call-path recording, manual regions, the profiling hook.");
   cubescale::bindings::register_measure(measure);
   cubescale::bindings::register_analysis(m.def_submodule("analysis", "Wait-state analysis of MPI traces: Scalasca's patterns (the Scalasca architecture paper, 5.2)."));
+  cubescale::bindings::register_algebra(m.def_submodule("algebra", "Report algebra: unification, diff, merge, mean, min, max, cut (the Scalasca architecture paper, section 6)."));
 }

@@ -54,6 +54,7 @@ std::shared_ptr<const Severity> Report::values(std::size_t metric) const {
   if (is_derived(defs_.metrics[metric])) loaded = compute(metric, defs_.metrics[metric].kind);
   else if (loader_) loaded = std::make_shared<const Severity>(loader_(metric));
   else loaded = std::make_shared<const Severity>(defs_.metrics[metric].dtype, cnode_count(), location_count());
+  if (loader_ && !keep_loaded_.load() && !is_derived(defs_.metrics[metric])) return loaded;
   std::lock_guard lock(mutex_);
   if (!cache_[metric]) cache_[metric] = std::move(loaded);
   return cache_[metric];

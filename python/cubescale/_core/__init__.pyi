@@ -13,8 +13,10 @@ from . import threads
 from . import timeline
 from . import measure
 from . import analysis
+from . import algebra
 
 __all__: list[str] = [
+    "algebra",
     "analysis",
     "collective",
     "cube",

@@ -4,6 +4,21 @@ A module provides ``add_parser(subparsers)``, which adds its parser(s) and sets
 ``run=function(args) -> int`` as a default.
 """
 
-from . import analyze, clean, collate, demo, metrics, notebooks, report, run, systree, threads, top, trace, view
+from . import (
+    algebra,
+    analyze,
+    clean,
+    collate,
+    demo,
+    metrics,
+    notebooks,
+    report,
+    run,
+    systree,
+    threads,
+    top,
+    trace,
+    view,
+)
 
-COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, view, notebooks, clean]
+COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]

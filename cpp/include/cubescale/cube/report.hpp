@@ -59,6 +59,10 @@ class Report {
   void cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, double* out) const;
   void set_values(std::size_t metric, Severity values);
   bool loaded(std::size_t metric) const;
+  // false: values that the loader brings are handed out without being kept, so each use loads
+  // them again (a report computed from others, streamed to a file one metric at a time, needs
+  // memory for one metric, not all). Values given to set_values() are always kept.
+  void set_keep_loaded(bool keep) { keep_loaded_.store(keep); }
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
 
   // The file the report was read from (extra members, ignored bytes); null for reports built
@@ -73,6 +77,7 @@ class Report {
   Loader loader_;
   mutable DeferredRegions deferred_;
   mutable std::atomic<bool> regions_ready_{true};
+  std::atomic<bool> keep_loaded_{true};
   mutable std::mutex regions_mutex_;
   std::shared_ptr<const Severity> compute(std::size_t metric, MetricKind kind) const;
   // POSTDERIVED metrics computed from exclusive operands (not a conversion of the stored ones).

@@ -1,0 +1,285 @@
+#include "cubescale/algebra/combine.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/location_slices.hpp"
+
+namespace cubescale::algebra {
+
+using cube::DataType;
+using cube::Severity;
+using cube::ValueKind;
+
+namespace {
+
+DataType named(const char* name) { return *cube::parse_data_type(name); }
+
+bool is_min_max(const DataType& t) { return t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble; }
+
+// Per unified call path, the rows of one input that land there (CSR): usually one, several
+// when an input has sibling call paths that unify into one (their values add up).
+struct RowLists {
+  std::vector<std::size_t> first;
+  std::vector<std::uint32_t> rows;
+  RowLists(const std::vector<std::uint32_t>& cnode_map, std::size_t unified) : first(unified + 1, 0) {
+    for (auto u : cnode_map) ++first[u + 1];
+    for (std::size_t u = 0; u < unified; ++u) first[u + 1] += first[u];
+    rows.resize(cnode_map.size());
+    std::vector<std::size_t> next(first.begin(), first.end() - 1);
+    for (std::uint32_t r = 0; r < cnode_map.size(); ++r) rows[next[cnode_map[r]]++] = r;
+  }
+};
+
+// Reads n integers of any width and signedness as int64 (UINT64 above 2^63 wraps around, which
+// is what a wrapped-around counter means).
+void to_int64(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) {
+  const auto read = [&]<class T>(T) {
+    for (std::size_t i = 0; i < n; ++i) {
+      T v;
+      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+      out[i] = static_cast<std::int64_t>(v);
+    }
+  };
+  switch (t.kind) {
+    case ValueKind::Int8: return read(std::int8_t{});
+    case ValueKind::Int16: return read(std::int16_t{});
+    case ValueKind::Int32: return read(std::int32_t{});
+    case ValueKind::Int64: return read(std::int64_t{});
+    case ValueKind::UInt8: return read(std::uint8_t{});
+    case ValueKind::UInt16: return read(std::uint16_t{});
+    case ValueKind::UInt32: return read(std::uint32_t{});
+    case ValueKind::UInt64: return read(std::uint64_t{});
+    default: throw std::logic_error("to_int64 of a non-integer type");
+  }
+}
+
+void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, double* out) { cube::to_doubles(t, p, n, out); }
+void read_values(const DataType& t, const std::uint8_t* p, std::size_t n, std::int64_t* out) { to_int64(t, p, n, out); }
+
+// Whether values of type t are already T in memory: doubles (MIN/MAXDOUBLE included), INT64,
+// and UINT64 for int64 (the same bits: a wrapped-around counter reads as its negative value).
+template <class T>
+bool stored_as(const DataType& t) {
+  if constexpr (std::is_same_v<T, double>) return t.kind == ValueKind::Double || is_min_max(t);
+  else return t.kind == ValueKind::Int64 || t.kind == ValueKind::UInt64;
+}
+
+// One input's values of one unified row, aligned to the unified locations [first, first +
+// count) (zero where it has none): the sum of the input rows that unify there. With the same
+// locations any slice works; otherwise the slice is the whole row (columns are scattered). The
+// common case - one row, the same locations - is read in one pass, or is the input's own row
+// when it is stored as T.
+template <class T>
+class RowGatherer {
+ public:
+  RowGatherer(const Severity* values, const InputMap& map, const RowLists* lists, std::size_t first, std::size_t count)
+      : values_(values), map_(map), lists_(lists), first_(first), count_(count), buffer_(count), zeros_(count),
+        direct_(values && map.identity_locations && stored_as<T>(values->dtype())) {}
+
+  const T* row(std::size_t unified) {
+    if (!values_) return zeros_.data();
+    const auto begin = lists_->first[unified], end = lists_->first[unified + 1];
+    if (end == begin || (end == begin + 1 && !values_->present(lists_->rows[begin]))) return zeros_.data();
+    const auto width = values_->dtype().width();
+    if (end == begin + 1 && map_.identity_locations) {
+      const auto* row = values_->row(lists_->rows[begin]) + first_ * width;
+      if (direct_) return reinterpret_cast<const T*>(row);
+      read_values(values_->dtype(), row, count_, buffer_.data());
+      return buffer_.data();
+    }
+    std::fill(buffer_.begin(), buffer_.end(), T{});
+    const auto n = map_.identity_locations ? count_ : values_->locations();
+    scratch_.resize(n);
+    for (auto i = begin; i < end; ++i) {
+      const auto r = lists_->rows[i];
+      if (!values_->present(r)) continue;
+      read_values(values_->dtype(), values_->row(r) + (map_.identity_locations ? first_ * width : 0), n, scratch_.data());
+      if (map_.identity_locations)
+        for (std::size_t l = 0; l < n; ++l) buffer_[l] += scratch_[l];
+      else
+        for (std::size_t l = 0; l < n; ++l) buffer_[map_.locations[l]] += scratch_[l];
+    }
+    return buffer_.data();
+  }
+
+ private:
+  const Severity* values_;
+  const InputMap& map_;
+  const RowLists* lists_;
+  std::size_t first_, count_;
+  std::vector<T> buffer_, zeros_, scratch_;
+  bool direct_;
+};
+
+// out (op)= x for the input at `position` of `count`; the first input's values are copied.
+template <class T>
+void apply(Operation op, std::size_t position, std::size_t count, const T* x, T* out, std::size_t n) {
+  if (position == 0) {
+    std::copy(x, x + n, out);
+    return;
+  }
+  switch (op) {
+    case Operation::Diff:
+      for (std::size_t l = 0; l < n; ++l) out[l] -= x[l];
+      return;
+    case Operation::Mean:
+      if (position + 1 < count) {
+        for (std::size_t l = 0; l < n; ++l) out[l] += x[l];
+      } else {  // the last input also divides: one pass less
+        const T k = static_cast<T>(count);
+        for (std::size_t l = 0; l < n; ++l) out[l] = (out[l] + x[l]) / k;
+      }
+      return;
+    case Operation::Min:
+      for (std::size_t l = 0; l < n; ++l) out[l] = std::min(out[l], x[l]);
+      return;
+    case Operation::Max:
+      for (std::size_t l = 0; l < n; ++l) out[l] = std::max(out[l], x[l]);
+      return;
+    case Operation::Merge: throw std::logic_error("merge copies values");
+  }
+}
+
+struct Plan {
+  Operation op;
+  Inputs inputs;
+  Unified unified;
+  std::vector<RowLists> rows;  // per input
+};
+
+// An arithmetic operation on metric u: input by input (one input matrix held at a time), row
+// by row, in T (double or int64). With the same locations the location axis is split over
+// threads (the loops are bound by memory bandwidth and page faults, cube/location_slices.hpp);
+// the last input's pass also notes which rows are not zero.
+template <class T>
+Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
+  const auto& defs = plan.unified.defs;
+  const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
+  Severity out(out_type, cnodes, locations);
+  const auto kind = defs.metrics[u].kind;
+  const auto count = plan.inputs.size();
+  std::vector<std::uint8_t> nonzero(cnodes, 0);
+  std::mutex mutex;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& map = plan.unified.inputs[i];
+    std::shared_ptr<const Severity> values;
+    if (map.metric_of[u] != kAbsent) values = plan.inputs[i]->values(map.metric_of[u], kind);
+    const auto slice = [&](std::size_t first, std::size_t n) {
+      RowGatherer<T> gather(values.get(), map, &plan.rows[i], first, n);
+      std::vector<std::uint8_t> seen(i + 1 == count ? cnodes : 0);
+      for (std::size_t c = 0; c < cnodes; ++c) {
+        auto* o = reinterpret_cast<T*>(out.row(c)) + first;
+        apply<T>(plan.op, i, count, gather.row(c), o, n);
+        if (!seen.empty()) seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(T));
+      }
+      std::lock_guard lock(mutex);
+      for (std::size_t c = 0; c < seen.size(); ++c) nonzero[c] |= seen[c];
+    };
+    if (map.identity_locations) cube::over_location_slices(locations, sizeof(T), out.bytes(), cube::kAutomaticThreads, slice);
+    else slice(0, locations);
+  }
+  for (std::size_t c = 0; c < cnodes; ++c) out.set_present(c, nonzero[c] != 0);
+  return out;
+}
+
+// merge: the values of the first input that has metric u, moved to the unified rows and columns.
+Severity copied(const Plan& plan, std::size_t u) {
+  const auto& defs = plan.unified.defs;
+  const auto& type = defs.metrics[u].dtype;
+  Severity out(type, defs.cnodes.size(), defs.locations.size());
+  std::size_t i = 0;
+  while (plan.unified.inputs[i].metric_of[u] == kAbsent) ++i;  // unify() put it there from some input
+  const auto& map = plan.unified.inputs[i];
+  const auto values = plan.inputs[i]->values(map.metric_of[u], defs.metrics[u].kind);
+  if (values->dtype().kind != type.kind || values->dtype().count != type.count)
+    throw std::logic_error("merge: metric types differ");
+  const auto width = type.width();
+  std::vector<bool> written(defs.cnodes.size(), false);
+  std::vector<std::uint8_t> row(out.row_bytes());
+  for (std::uint32_t r = 0; r < values->cnodes(); ++r) {
+    if (!values->present(r)) continue;
+    const auto c = map.cnodes[r];
+    std::uint8_t* dst = row.data();
+    if (map.identity_locations) {
+      dst = const_cast<std::uint8_t*>(values->row(r));
+    } else {
+      std::fill(row.begin(), row.end(), std::uint8_t{0});
+      for (std::size_t l = 0; l < values->locations(); ++l)
+        std::memcpy(row.data() + map.locations[l] * width, values->row(r) + l * width, width);
+    }
+    // Sibling call paths that unify into one add up (combine: min / max for MIN/MAXDOUBLE).
+    if (written[c]) cube::combine_values(type, out.row(c), dst, defs.locations.size());
+    else std::memcpy(out.row(c), dst, out.row_bytes());
+    written[c] = true;
+  }
+  out.mark_nonzero_rows();
+  return out;
+}
+
+Severity compute(const Plan& plan, std::size_t u) {
+  const auto& type = plan.unified.defs.metrics[u].dtype;
+  if (plan.op == Operation::Merge) return copied(plan, u);
+  if (type.kind == ValueKind::Int64) return arithmetic<std::int64_t>(plan, u, type);
+  return arithmetic<double>(plan, u, type);
+}
+
+}  // namespace
+
+std::optional<Operation> parse_operation(std::string_view name) {
+  if (name == "diff") return Operation::Diff;
+  if (name == "merge") return Operation::Merge;
+  if (name == "mean") return Operation::Mean;
+  if (name == "min") return Operation::Min;
+  if (name == "max") return Operation::Max;
+  return std::nullopt;
+}
+
+DataType result_type(Operation op, const std::vector<const DataType*>& inputs) {
+  if (op == Operation::Merge) return *inputs.front();
+  const bool integers = std::all_of(inputs.begin(), inputs.end(), [](auto* t) { return t->is_integer(); });
+  if (integers) return named(op == Operation::Mean ? "DOUBLE" : "INT64");
+  const auto kind = inputs.front()->kind;
+  const bool same_min_max = is_min_max(*inputs.front()) &&
+                            std::all_of(inputs.begin(), inputs.end(), [&](auto* t) { return t->kind == kind; });
+  if (same_min_max) return *inputs.front();
+  return named("DOUBLE");
+}
+
+std::shared_ptr<cube::Report> combine(Operation op, const Inputs& inputs, SystemMatch system) {
+  if (inputs.empty()) throw std::invalid_argument("report algebra needs at least one report");
+  if (op == Operation::Diff && inputs.size() != 2) throw std::invalid_argument("diff takes exactly two reports (A - B)");
+  std::vector<const cube::Definitions*> defs;
+  for (const auto& r : inputs) {
+    if (!r) throw std::invalid_argument("report algebra: a report is missing");
+    defs.push_back(&r->definitions());
+  }
+  auto plan = std::make_shared<Plan>();
+  plan->op = op;
+  plan->inputs = inputs;
+  plan->unified = unify(defs, system);
+  auto& unified = plan->unified;
+  for (const auto& map : unified.inputs) plan->rows.emplace_back(map.cnodes, unified.defs.cnodes.size());
+  for (std::size_t u = 0; u < unified.defs.metrics.size(); ++u) {
+    auto& metric = unified.defs.metrics[u];
+    if (cube::is_derived(metric)) continue;  // computed from the result's values
+    std::vector<const DataType*> types;
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      if (unified.inputs[i].metric_of[u] != kAbsent) types.push_back(&defs[i]->metrics[unified.inputs[i].metric_of[u]].dtype);
+    if (op == Operation::Merge) continue;  // the first input's definition, as unify() took it
+    metric.dtype = result_type(op, types);
+  }
+  cube::Definitions result = unified.defs;
+  // Where the result came from, for its readers (Cube shows report attributes).
+  static const char* const names[] = {"diff", "merge", "mean", "min", "max"};
+  result.attrs.emplace_back("cubescale::algebra::operation", names[static_cast<int>(op)]);
+  result.attrs.emplace_back("cubescale::algebra::system", unified.collapsed ? "processes" : "same");
+  return std::make_shared<cube::Report>(std::move(result), [plan](std::size_t m) { return compute(*plan, m); });
+}
+
+}  // namespace cubescale::algebra

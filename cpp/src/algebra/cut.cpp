@@ -1,0 +1,107 @@
+#include "cubescale/algebra/cut.hpp"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "cubescale/algebra/unify.hpp"
+#include "cubescale/cube/aggregate.hpp"
+
+namespace cubescale::algebra {
+
+using cube::kNoParent;
+using cube::Severity;
+
+namespace {
+
+struct CutPlan {
+  std::shared_ptr<const cube::Report> input;
+  std::vector<std::uint32_t> target;   // input cnode -> result cnode its exclusive values go to, kAbsent: dropped
+  std::vector<std::uint32_t> parents;  // of the result's call tree
+  std::vector<std::uint32_t> kept;     // input cnode -> result cnode if it stays, else kAbsent
+};
+
+// Inclusive values of the call paths that stay do not change (a pruned one includes what was
+// below it already): their rows are copied, exactly.
+Severity kept_rows(const CutPlan& plan, std::size_t metric) {
+  const auto inclusive = plan.input->values(metric, cube::MetricKind::Inclusive);
+  Severity out(inclusive->dtype(), plan.parents.size(), inclusive->locations());
+  for (std::uint32_t c = 0; c < plan.kept.size(); ++c) {
+    const auto t = plan.kept[c];
+    if (t != kAbsent && inclusive->present(c)) std::memcpy(out.row(t), inclusive->row(c), out.row_bytes());
+  }
+  out.mark_nonzero_rows();
+  return out;
+}
+
+// Exclusive values: those of the call paths below a pruned one are folded into it.
+Severity cut_values(const CutPlan& plan, std::size_t metric, const cube::Definitions& defs) {
+  const auto kind = defs.metrics[metric].kind;
+  if (kind == cube::MetricKind::Inclusive) return kept_rows(plan, metric);
+  const auto exclusive = plan.input->values(metric, cube::MetricKind::Exclusive);
+  Severity out(exclusive->dtype(), plan.parents.size(), exclusive->locations());
+  std::vector<bool> written(plan.parents.size(), false);
+  for (std::uint32_t c = 0; c < plan.target.size(); ++c) {
+    const auto t = plan.target[c];
+    if (t == kAbsent || !exclusive->present(c)) continue;
+    // combine, not add: MIN/MAXDOUBLE fold by min / max, TAU_ATOMIC field-wise.
+    if (written[t]) cube::combine_values(out.dtype(), out.row(t), exclusive->row(c), out.locations());
+    else std::memcpy(out.row(t), exclusive->row(c), out.row_bytes());
+    written[t] = true;
+  }
+  out.mark_nonzero_rows();
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& report, const std::vector<std::uint32_t>& roots,
+                                  const std::vector<std::uint32_t>& prunes) {
+  if (!report) throw std::invalid_argument("cut: the report is missing");
+  const auto& in = report->definitions();
+  const auto n = in.cnodes.size();
+  std::vector<bool> is_root(n, false), is_pruned(n, false);
+  if (roots.empty())
+    for (std::size_t c = 0; c < n; ++c) is_root[c] = in.cnodes[c].parent == kNoParent;
+  for (auto r : roots) {
+    if (r >= n) throw std::invalid_argument("cut: root call path " + std::to_string(r) + " out of range");
+    is_root[r] = true;
+  }
+  for (auto p : prunes) {
+    if (p >= n) throw std::invalid_argument("cut: pruned call path " + std::to_string(p) + " out of range");
+    is_pruned[p] = true;
+  }
+  auto plan = std::make_shared<CutPlan>();
+  plan->input = report;
+  plan->target.assign(n, kAbsent);
+  plan->kept.assign(n, kAbsent);
+  std::vector<bool> folded(n, false);  // lies below a pruned call path
+  std::vector<std::uint32_t> new_index(n, kAbsent);
+  cube::Definitions out = in;
+  out.cnodes.clear();
+  for (std::uint32_t c = 0; c < n; ++c) {  // preorder: parents first
+    const auto p = in.cnodes[c].parent;
+    const bool inside_root = p != kNoParent && plan->target[p] != kAbsent;
+    if (is_root[c] && inside_root && !roots.empty())
+      throw std::invalid_argument("cut: root call path " + std::to_string(c) + " lies inside another root");
+    if (!is_root[c] && !inside_root) continue;
+    if (inside_root && (folded[p] || is_pruned[p])) {
+      folded[c] = true;
+      plan->target[c] = plan->target[p];
+      continue;
+    }
+    new_index[c] = static_cast<std::uint32_t>(out.cnodes.size());
+    plan->target[c] = new_index[c];
+    plan->kept[c] = new_index[c];
+    cube::Cnode cnode = in.cnodes[c];
+    cnode.parent = is_root[c] ? kNoParent : new_index[p];
+    cnode.file_id = new_index[c];
+    plan->parents.push_back(cnode.parent);
+    out.cnodes.push_back(std::move(cnode));
+  }
+  if (out.cnodes.empty()) throw std::invalid_argument("cut: nothing of the call tree is left");
+  const auto defs = std::make_shared<const cube::Definitions>(out);
+  return std::make_shared<cube::Report>(std::move(out), [plan, defs](std::size_t m) { return cut_values(*plan, m, *defs); });
+}
+
+}  // namespace cubescale::algebra

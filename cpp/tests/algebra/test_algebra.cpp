@@ -1,0 +1,208 @@
+// Report algebra: unification of definitions, diff / merge / mean / min / max and cut, on
+// small reports built here (values checked by hand) and on the shared real reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "cubescale/algebra/combine.hpp"
+#include "cubescale/algebra/cut.hpp"
+#include "cubescale/algebra/unify.hpp"
+#include "cubescale/cube/aggregate.hpp"
+#include "cubescale/cube/assemble.hpp"
+#include "cubescale/cube/reader.hpp"
+
+using namespace cubescale;
+using namespace cubescale::algebra;
+using cube::kNoParent;
+
+namespace {
+
+std::string shared(const std::string& name) { return std::string(CUBESCALE_SHARED_DATA) + "/cubex/" + name; }
+
+cube::Metric metric(const std::string& name, const char* dtype, cube::MetricKind kind, std::uint32_t parent = kNoParent) {
+  cube::Metric m;
+  m.uniq_name = m.disp_name = name;
+  m.dtype = *cube::parse_data_type(dtype);
+  m.kind = kind;
+  m.parent = parent;
+  return m;
+}
+
+cube::Region region(const std::string& name) {
+  cube::Region r;
+  r.name = name;
+  r.mod = "app.c";
+  return r;
+}
+
+// One machine, `processes` processes of `threads` threads.
+systree::SingleTree machine(int processes, int threads) {
+  systree::SingleTree t;
+  const auto m = t.add_root(systree::Kind::Node, "machine", "m");
+  const auto n = t.add_child(m, systree::Kind::Node, "node", "n");
+  for (int p = 0; p < processes; ++p) {
+    const auto g = t.add_child(n, systree::Kind::LocationGroup, "process", "rank " + std::to_string(p));
+    for (int k = 0; k < threads; ++k) t.add_child(g, systree::Kind::Location, "thread", "thread " + std::to_string(k));
+  }
+  return t;
+}
+
+// main -> {children...}; metrics time (DOUBLE, exclusive) and visits (UINT64, inclusive).
+std::shared_ptr<cube::Report> report(const std::vector<std::string>& children, int processes, int threads, double scale) {
+  std::vector<cube::Region> regions{region("main")};
+  cube::CallTreeParts calls;
+  calls.parents = {kNoParent};
+  calls.regions = {0};
+  for (const auto& c : children) {
+    regions.push_back(region(c));
+    calls.parents.push_back(0);
+    calls.regions.push_back(static_cast<std::uint32_t>(regions.size() - 1));
+  }
+  auto defs = cube::assemble_definitions(
+      {metric("time", "DOUBLE", cube::MetricKind::Exclusive), metric("visits", "UINT64", cube::MetricKind::Inclusive)},
+      regions, calls, machine(processes, threads));
+  auto r = std::make_shared<cube::Report>(std::move(defs));
+  const auto cnodes = r->cnode_count(), locations = r->location_count();
+  cube::Severity time(*cube::parse_data_type("DOUBLE"), cnodes, locations);
+  cube::Severity visits(*cube::parse_data_type("UINT64"), cnodes, locations);
+  for (std::size_t c = 0; c < cnodes; ++c) {
+    for (std::size_t l = 0; l < locations; ++l) {
+      reinterpret_cast<double*>(time.row(c))[l] = scale * static_cast<double>(1 + c + 10 * l);
+      reinterpret_cast<std::uint64_t*>(visits.row(c))[l] = (c == 0 ? children.size() + 1 : 1) * (l + 1);
+    }
+  }
+  time.mark_nonzero_rows();
+  visits.mark_nonzero_rows();
+  r->set_values(0, std::move(time));
+  r->set_values(1, std::move(visits));
+  return r;
+}
+
+template <class T>
+T at(const cube::Severity& s, std::size_t c, std::size_t l) {
+  T v;
+  std::memcpy(&v, s.row(c) + l * sizeof(T), sizeof(T));
+  return v;
+}
+
+std::string region_of(const cube::Report& r, std::size_t c) {
+  return r.definitions().regions[r.definitions().cnodes[c].region].name;
+}
+
+}  // namespace
+
+TEST(AlgebraUnify, ReportWithItselfIsIdentity) {
+  const auto a = cube::open_cubex(shared("bt-mz.B.8x4.cubex"));
+  const auto u = unify({&a->definitions(), &a->definitions()});
+  EXPECT_FALSE(u.collapsed);
+  EXPECT_EQ(u.defs.cnodes.size(), a->cnode_count());
+  EXPECT_EQ(u.defs.metrics.size(), a->metric_count());
+  EXPECT_EQ(u.defs.locations.size(), a->location_count());
+  for (const auto& map : u.inputs) {
+    for (std::uint32_t c = 0; c < map.cnodes.size(); ++c) ASSERT_EQ(map.cnodes[c], c);
+    for (std::uint32_t m = 0; m < map.metrics.size(); ++m) ASSERT_EQ(map.metrics[m], m);
+    EXPECT_TRUE(map.identity_locations);
+  }
+}
+
+TEST(AlgebraUnify, CallTreesUniteAndKeepFirstOrder) {
+  const auto a = report({"foo", "bar"}, 1, 2, 1), b = report({"baz", "foo"}, 1, 2, 1);
+  const auto u = unify({&a->definitions(), &b->definitions()});
+  ASSERT_EQ(u.defs.cnodes.size(), 4u);  // main, foo, bar, baz
+  const auto name = [&](std::size_t c) { return u.defs.regions[u.defs.cnodes[c].region].name; };
+  EXPECT_EQ(name(0), "main");
+  EXPECT_EQ(name(1), "foo");
+  EXPECT_EQ(name(2), "bar");
+  EXPECT_EQ(name(3), "baz");
+  EXPECT_EQ(u.inputs[1].cnodes, (std::vector<std::uint32_t>{0, 3, 1}));
+}
+
+TEST(AlgebraUnify, MetricUnderAnotherParentIsAnError) {
+  auto regions = std::vector<cube::Region>{region("main")};
+  cube::CallTreeParts calls{{kNoParent}, {0}, {}};
+  auto d1 = cube::assemble_definitions({metric("time", "DOUBLE", cube::MetricKind::Exclusive),
+                                        metric("mpi", "DOUBLE", cube::MetricKind::Exclusive, 0)},
+                                       regions, calls, machine(1, 1));
+  auto d2 = cube::assemble_definitions({metric("other", "DOUBLE", cube::MetricKind::Exclusive),
+                                        metric("mpi", "DOUBLE", cube::MetricKind::Exclusive, 0)},
+                                       regions, calls, machine(1, 1));
+  EXPECT_THROW(unify({&d1, &d2}), std::invalid_argument);
+}
+
+TEST(AlgebraUnify, DifferentLayoutsCollapseToProcessesOrFail) {
+  const auto a = report({"foo"}, 4, 2, 1), b = report({"foo"}, 2, 3, 1);
+  EXPECT_THROW(unify({&a->definitions(), &b->definitions()}, SystemMatch::Same), std::invalid_argument);
+  const auto u = unify({&a->definitions(), &b->definitions()});
+  EXPECT_TRUE(u.collapsed);
+  // 4 processes: ranks 0, 1 with threads 0..2, ranks 2, 3 with threads 0..1.
+  EXPECT_EQ(u.defs.location_groups.size(), 4u);
+  EXPECT_EQ(u.defs.locations.size(), 10u);
+  EXPECT_EQ(u.inputs[1].locations, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(u.inputs[0].locations, (std::vector<std::uint32_t>{0, 1, 3, 4, 6, 7, 8, 9}));
+}
+
+TEST(AlgebraCombine, DiffMeanMinMaxByHand) {
+  const auto a = report({"foo", "bar"}, 1, 2, 2), b = report({"foo", "baz"}, 1, 2, 1);
+  const auto d = combine(Operation::Diff, {a, b});
+  ASSERT_EQ(d->cnode_count(), 4u);
+  EXPECT_EQ(d->definitions().metrics[1].dtype.name, "INT64");
+  const auto t = d->values(0);
+  const auto ta = a->values(0), tb = b->values(0);
+  for (std::size_t l = 0; l < 2; ++l) {
+    EXPECT_EQ(at<double>(*t, 0, l), at<double>(*ta, 0, l) - at<double>(*tb, 0, l));
+    EXPECT_EQ(at<double>(*t, 1, l), at<double>(*ta, 1, l) - at<double>(*tb, 1, l));  // foo
+    EXPECT_EQ(at<double>(*t, 2, l), at<double>(*ta, 2, l));                          // bar: only in A
+    EXPECT_EQ(at<double>(*t, 3, l), -at<double>(*tb, 2, l));                         // baz: only in B
+  }
+  const auto v = d->values(1);  // visits: inclusive, equal in both at main and foo
+  EXPECT_EQ(at<std::int64_t>(*v, 0, 1), 0);
+  EXPECT_EQ(at<std::int64_t>(*v, 3, 1), -2);
+  const auto mean = combine(Operation::Mean, {a, b})->values(0);
+  EXPECT_DOUBLE_EQ(at<double>(*mean, 2, 1), at<double>(*ta, 2, 1) / 2);
+  const auto lo = combine(Operation::Min, {a, b})->values(0), hi = combine(Operation::Max, {a, b})->values(0);
+  EXPECT_EQ(at<double>(*lo, 1, 0), at<double>(*tb, 1, 0));
+  EXPECT_EQ(at<double>(*hi, 1, 0), at<double>(*ta, 1, 0));
+  EXPECT_EQ(at<double>(*lo, 3, 0), 0.0);  // baz is zero in A
+  EXPECT_THROW(combine(Operation::Diff, {a}), std::invalid_argument);
+}
+
+TEST(AlgebraCombine, MergeTakesTheFirstInputsValuesAndKeepsTypes) {
+  const auto a = report({"foo"}, 1, 1, 3), b = report({"foo", "bar"}, 1, 1, 5);
+  const auto m = combine(Operation::Merge, {a, b});
+  EXPECT_EQ(m->definitions().metrics[1].dtype.name, "UINT64");
+  EXPECT_EQ(at<double>(*m->values(0), 1, 0), at<double>(*a->values(0), 1, 0));
+  EXPECT_EQ(at<double>(*m->values(0), 2, 0), 0.0);  // bar: not in the first input that has time
+}
+
+TEST(AlgebraCombine, RealReportsDiffWithItselfIsZeroAndMeanIsItself) {
+  const auto a = cube::open_cubex(shared("bt-mz.p2x4.bad_checksums.cubex"));
+  const auto d = combine(Operation::Diff, {a, a});
+  const auto mean = combine(Operation::Mean, {a, a, a});
+  for (std::size_t m = 0; m < a->metric_count(); ++m) {
+    if (cube::is_derived(a->definitions().metrics[m])) continue;
+    const auto v = d->values(m);
+    EXPECT_EQ(v->present_rows(), 0u) << a->definitions().metrics[m].uniq_name;
+    const auto kind = a->definitions().metrics[m].kind;
+    std::vector<double> x(a->cnode_count() * a->location_count()), y(x.size());
+    cube::to_doubles(*a->values(m, kind), x.data());
+    cube::to_doubles(*mean->values(m), y.data());
+    for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(y[i], x[i], 1e-12 * (1 + std::fabs(x[i])));
+  }
+}
+
+TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
+  const auto a = report({"foo", "bar"}, 1, 2, 1);
+  const auto pruned = cut(a, {}, {0});
+  ASSERT_EQ(pruned->cnode_count(), 1u);
+  const auto ex = a->values(0);
+  EXPECT_EQ(at<double>(*pruned->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 1, 1) + at<double>(*ex, 2, 1));
+  EXPECT_EQ(at<std::uint64_t>(*pruned->values(1), 0, 1), at<std::uint64_t>(*a->values(1), 0, 1));
+  const auto rerooted = cut(a, {2}, {});
+  ASSERT_EQ(rerooted->cnode_count(), 1u);
+  EXPECT_EQ(region_of(*rerooted, 0), "bar");
+  EXPECT_EQ(at<double>(*rerooted->values(0), 0, 0), at<double>(*ex, 2, 0));
+  EXPECT_THROW(cut(a, {0, 1}, {}), std::invalid_argument);  // 1 lies inside 0
+  EXPECT_THROW(cut(a, {7}, {}), std::invalid_argument);
+}
