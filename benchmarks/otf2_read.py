@@ -1,7 +1,7 @@
 """Benchmark: reading OTF2 traces, ours vs the OTF2 C library alone vs OTF2's Python bindings.
 
 For the largest shared trace (by events) and a generated trace (OTF2 writer API through
-``_core.trace.write_synthetic_trace``; ``--iterations`` per process, 18 events each) it prints
+``cubescale.testing.write_ring_trace``; ``--iterations`` per process, 18 events each) it prints
 events per second of:
 
 * limit       — libotf2 reading every event with callbacks that do nothing (the C library
@@ -40,7 +40,7 @@ import tempfile
 import time
 
 import cubescale.otf2 as otf2
-from cubescale._core import trace as _trace
+from cubescale import testing
 from cubescale.mpirun import local_environment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -121,7 +121,7 @@ def measure(name: str, path: str, repeat: int, frame_locations: int | None, bind
     def rate(seconds: float, n: int = events) -> str:
         return f"{n / seconds / 1e6:8.2f} M/s ({seconds:7.3f} s)"
 
-    limit = best(lambda: _trace.read_with_empty_callbacks(trace._core), repeat)
+    limit = best(lambda: testing.read_with_empty_callbacks(trace), repeat)
     reader = best(lambda: trace.event_counts(), repeat)
     kernel = best(lambda: trace.local_profile(), repeat)
     locations = None if frame_locations is None else list(range(min(frame_locations, len(trace.locations))))
@@ -173,11 +173,11 @@ def main() -> int:
     work = args.dir or tempfile.mkdtemp(prefix="otf2bench")
     small = os.path.join(work, "small.otf2")
     if not os.path.exists(small):
-        _trace.write_synthetic_trace(work, "small", processes=4, iterations=1_000_000 // (4 * 18))
+        testing.write_ring_trace(work, "small", processes=4, iterations=1_000_000 // (4 * 18))
     big = os.path.join(work, f"big{args.processes}x{args.iterations}.otf2")
     if not os.path.exists(big):
         start = time.perf_counter()
-        n = _trace.write_synthetic_trace(work, os.path.basename(big)[:-5], processes=args.processes,
+        n = testing.write_ring_trace(work, os.path.basename(big)[:-5], processes=args.processes,
                                          iterations=args.iterations)
         print(f"generated {n:,} events in {time.perf_counter() - start:.1f} s: {big}", flush=True)
     print(f"python bindings: {'otf2 ' + getattr(bindings, '__version__', '') if bindings else 'not installed'}")

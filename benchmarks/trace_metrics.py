@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 
+from cubescale import testing
 from cubescale.mpirun import local_environment
 
 EPF = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
@@ -66,8 +67,6 @@ def main() -> int:
         worker(args.worker, args.points)
         return 0
     from cubescale import otf2
-    from cubescale._core import timeline as _tl
-    from cubescale._core import trace as _trace
 
     print(f"synthetic machine: 4 nodes x 2 packages x 8 cores + 1 GPU per node; energy per FLOP of the machine "
           f"on {args.points} points; best of 3")
@@ -76,10 +75,10 @@ def main() -> int:
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         for rate in args.rates:
-            path = _tl.write_synthetic_trace(os.path.join(tmp, f"r{rate}"), "traces", nodes=4, cores_per_package=8,
+            path = testing.write_hardware_trace(os.path.join(tmp, f"r{rate}"), "traces", nodes=4, cores_per_package=8,
                                              seconds=args.seconds, samples_per_second=rate)
             trace = otf2.open(path)
-            limit = min(_timed(lambda: _trace.read_with_empty_callbacks(trace._core)) for _ in range(3))
+            limit = min(_timed(lambda: testing.read_with_empty_callbacks(trace)) for _ in range(3))
             for ranks in args.ranks:
                 r = run(ranks, path, args.points)
                 ev = r["events"]

@@ -20,8 +20,8 @@ import tempfile
 import time
 
 import cubescale.otf2 as otf2
+from cubescale import testing
 from cubescale._core import analysis as _analysis
-from cubescale._core import trace as _trace
 
 MESSAGE_RECORD_BYTES, COLLECTIVE_RECORD_BYTES = 64, 56  # analysis/waitstates.hpp (static_asserts)
 
@@ -39,7 +39,7 @@ def measure(name: str, path: str) -> None:
     trace = otf2.open(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
-    limit = best(lambda: _trace.read_with_empty_callbacks(trace._core, locations))
+    limit = best(lambda: testing.read_with_empty_callbacks(trace, locations))
     profile = best(lambda: trace._core.profile(locations))
     analysis = best(lambda: _analysis.analyze(trace._core, locations))
     stats = _analysis.analyze(trace._core, locations)[1]
@@ -62,7 +62,7 @@ def main() -> None:
     measure("jacobi-hybrid", otf2._example_path("jacobi-hybrid"))
     folder = tempfile.mkdtemp()
     try:
-        _trace.write_synthetic_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
+        testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
                                      counters=False)
         measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"))
     finally:

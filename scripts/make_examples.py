@@ -24,8 +24,8 @@ import tarfile
 import tempfile
 
 import cubescale
-from cubescale._core import trace as _trace
-from cubescale.commands.demo import mpi_environment
+from cubescale import testing
+from cubescale.mpirun import local_environment
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "cubescale", "examples")
 RANKS = 4
@@ -38,7 +38,7 @@ def make_report(out_dir: str, iterations: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "demo.cubex")
         subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", path, "--ranks", str(RANKS),
-                        "--iterations", str(iterations)], env=mpi_environment(), stdin=subprocess.DEVNULL,
+                        "--iterations", str(iterations)], env=local_environment(), stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, check=True, timeout=600)
         processes = {loc.process_rank for loc in cubescale.open(path).locations}
         if len(processes) != RANKS:
@@ -86,7 +86,7 @@ def make_trace(out_dir: str) -> str:
     """Write the synthetic ring trace as ``out_dir/ring/traces.otf2`` (replacing an old one)."""
     directory = os.path.join(out_dir, "ring")
     shutil.rmtree(directory, ignore_errors=True)  # OTF2 refuses to write into an existing archive
-    _trace.write_synthetic_trace(directory, "traces", processes=RANKS, iterations=ITERATIONS, counters=True)
+    testing.write_ring_trace(directory, "traces", processes=RANKS, iterations=ITERATIONS, counters=True)
     return os.path.join(directory, "traces.otf2")
 
 

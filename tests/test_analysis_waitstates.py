@@ -17,7 +17,7 @@ from otf2_oracle import SHARED_OTF2
 
 import cubescale
 import cubescale.otf2 as otf2
-from cubescale._core import analysis as _analysis
+from cubescale import testing
 from cubescale.cli import main
 
 analysis = importlib.import_module("cubescale.analysis")
@@ -58,7 +58,7 @@ def _shared_anchor(name: str):
 
 
 def write(tmp_path, ranks, name="mpi", end=6000):
-    _analysis.write_mpi_trace(str(tmp_path), name, ranks, end)
+    testing.write_mpi_trace(tmp_path, name, ranks, end)
     return str(tmp_path / f"{name}.otf2")
 
 

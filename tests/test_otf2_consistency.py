@@ -14,7 +14,7 @@ import pytest
 
 import cubescale
 import cubescale.otf2 as otf2
-from cubescale._core import trace as _trace
+from cubescale import testing
 
 
 def _copy(shared_data: Path, tmp_path: Path, trace: str) -> Path:
@@ -55,7 +55,7 @@ def test_a_record_of_unknown_type_is_refused_by_every_reader(shared_data, tmp_pa
     # counts it, so the count the definitions announce matched and events() returned 300,815
     # of the trace's 300,816 events without a word.
     anchor = _changed(shared_data, tmp_path, "jacobi-hybrid", "traces/0.evt", 61816, 12, 141)
-    assert _trace.read_with_empty_callbacks(otf2.open(anchor)._core) == 300_816  # what libotf2 counts
+    assert testing.read_with_empty_callbacks(anchor) == 300_816  # what libotf2 counts
     for e in _every_reader(anchor):
         assert (e.member, e.offset) == ("traces/0.evt", 4784)
         assert "a damaged record" in str(e)
@@ -72,7 +72,7 @@ def test_regions_that_do_not_nest_are_refused_by_every_reader(shared_data, tmp_p
 
 
 def test_a_leave_of_another_region_is_refused_by_events_too(tmp_path):
-    _trace.write_synthetic_trace(str(tmp_path), "bad", processes=2, iterations=3, defect="mismatched_leave")
+    testing.write_ring_trace(tmp_path, "bad", processes=2, iterations=3, defect="mismatched_leave")
     with pytest.raises(cubescale.FormatError) as e:
         otf2.events(tmp_path / "bad.otf2")
     assert e.value.member == "bad/0.evt"
@@ -81,7 +81,7 @@ def test_a_leave_of_another_region_is_refused_by_events_too(tmp_path):
 
 def test_regions_left_open_at_the_end_are_read(tmp_path):
     # A run that crashed leaves its outermost regions open: tolerated (the profile closes them).
-    written = _trace.write_synthetic_trace(str(tmp_path), "cut", processes=2, iterations=3, defect="unclosed")
+    written = testing.write_ring_trace(tmp_path, "cut", processes=2, iterations=3, defect="unclosed")
     assert len(otf2.events(tmp_path / "cut.otf2")) == written
 
 

@@ -12,6 +12,7 @@ from otf2_oracle import SHARED_OTF2, anchor_ids, anchors
 
 import cubescale
 import cubescale.otf2 as otf2
+from cubescale import testing
 
 WITH_PROFILE = [a for a in anchors() if (a.parent / "profile.cubex").exists()]
 
@@ -130,12 +131,11 @@ def test_profile_round_trip(tmp_path):
 
 
 def test_synthetic_trace_profile(tmp_path):
-    from cubescale._core import trace as _trace
 
-    written = _trace.write_synthetic_trace(str(tmp_path), "syn", processes=3, iterations=25)
+    written = testing.write_ring_trace(tmp_path, "syn", processes=3, iterations=25)
     assert written == 3 * (25 * 18 + 2)
     t = otf2.open(tmp_path / "syn.otf2")
-    assert _trace.read_with_empty_callbacks(t._core) == written
+    assert testing.read_with_empty_callbacks(t) == written
     r = t.profile()
     visits = r.values("visits", inclusive=False)
     by_name = {c.region.name: c.index for c in r.cnodes}
@@ -149,12 +149,11 @@ def test_synthetic_trace_profile(tmp_path):
 
 
 def test_defects_in_event_streams(tmp_path):
-    from cubescale._core import trace as _trace
 
-    _trace.write_synthetic_trace(str(tmp_path), "unclosed", processes=2, iterations=3, defect="unclosed")
+    testing.write_ring_trace(tmp_path, "unclosed", processes=2, iterations=3, defect="unclosed")
     _, stats = otf2.open(tmp_path / "unclosed.otf2").local_profile()
     assert stats["unclosed_frames"] == 2  # main on both ranks, closed at the last event
-    _trace.write_synthetic_trace(str(tmp_path), "bad", processes=2, iterations=3, defect="mismatched_leave")
+    testing.write_ring_trace(tmp_path, "bad", processes=2, iterations=3, defect="mismatched_leave")
     with pytest.raises(cubescale.FormatError) as e:
         otf2.profile(tmp_path / "bad.otf2")
     assert e.value.member == "bad/0.evt" and e.value.offset > 0

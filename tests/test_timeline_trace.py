@@ -8,8 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cubescale import otf2
-from cubescale._core import timeline as _tl
+from cubescale import otf2, testing
 from cubescale.cli import main
 from cubescale.timeline import evaluate
 
@@ -19,7 +18,7 @@ EPF = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    return _tl.write_synthetic_trace(str(tmp_path_factory.mktemp("syn")), "traces", seconds=20, samples_per_second=4)
+    return testing.write_hardware_trace(tmp_path_factory.mktemp("syn"), "traces", seconds=20, samples_per_second=4)
 
 
 def _element(tree, name):

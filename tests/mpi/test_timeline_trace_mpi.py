@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from launch import mpirun
 
-from cubescale._core import timeline as _tl
+from cubescale import testing
 
 SIZES = [1, 2, 4, 8]
 
@@ -18,8 +18,8 @@ SIZES = [1, 2, 4, 8]
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory):
     d = tmp_path_factory.mktemp("trace_metrics")
-    return (_tl.write_synthetic_trace(str(d / "short"), "traces", seconds=16, samples_per_second=1),
-            _tl.write_synthetic_trace(str(d / "long"), "traces", seconds=16, samples_per_second=25))
+    return (testing.write_hardware_trace(d / "short", "traces", seconds=16, samples_per_second=1),
+            testing.write_hardware_trace(d / "long", "traces", seconds=16, samples_per_second=25))
 
 
 @functools.cache

@@ -1,0 +1,97 @@
+"""Scaffolding for tests and benchmarks, kept out of the analysis API: traces that cubescale
+writes with libotf2's writer (each with what it is for in its name), and the reading speed of
+libotf2 alone, the limit any OTF2 reader is measured against.
+
+Example
+-------
+>>> import os, tempfile
+>>> from cubescale import otf2, testing
+>>> d = tempfile.mkdtemp()
+>>> events = testing.write_ring_trace(d, "ring", processes=2, iterations=3)
+>>> testing.read_with_empty_callbacks(os.path.join(d, "ring.otf2")) == events
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from ._core import analysis as _analysis
+from ._core import timeline as _timeline
+from ._core import trace as _trace
+
+__all__ = ["read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_ring_trace"]
+
+
+def write_ring_trace(directory: str | os.PathLike, name: str = "traces", processes: int = 4, iterations: int = 1000,
+                     counters: bool = True, defect: str = "") -> int:
+    """Writes ``<directory>/<name>.otf2``: a ring of MPI processes iterating solve >
+    {compute, MPI_Send, MPI_Recv, MPI_Allreduce}, with two accumulated counters unless
+    ``counters=False`` (18 events per iteration, 14 without). ``defect`` plants what real
+    traces lack: ``"unclosed"`` (main is never left) or ``"mismatched_leave"``. Returns the
+    number of events written.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> write_ring_trace(tempfile.mkdtemp(), processes=2, iterations=10, counters=False)
+    284
+    """
+    return _trace.write_synthetic_trace(os.fspath(directory), name, processes=processes, iterations=iterations,
+                                        counters=counters, defect=defect)
+
+
+def write_hardware_trace(directory: str | os.PathLike, name: str = "traces", *, nodes: int = 2,
+                         packages_per_node: int = 2, cores_per_package: int = 4, gpus_per_node: int = 1,
+                         seconds: int = 60, samples_per_second: int = 1) -> str:
+    """Writes an OTF2 trace of a machine whose packages, cores and GPUs have energy (J) and
+    FLOP counters growing at known rates (metric timelines and ``aggregate`` expressions are
+    checked against them); returns the anchor file's path.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> os.path.basename(write_hardware_trace(tempfile.mkdtemp(), nodes=1, seconds=2))
+    'traces.otf2'
+    """
+    return _timeline.write_synthetic_trace(os.fspath(directory), name, nodes=nodes,
+                                           packages_per_node=packages_per_node, cores_per_package=cores_per_package,
+                                           gpus_per_node=gpus_per_node, seconds=seconds,
+                                           samples_per_second=samples_per_second)
+
+
+def write_mpi_trace(directory: str | os.PathLike, name: str,
+                    ranks: Sequence[Sequence[tuple[str, int, int, Sequence[int], int]]], end: int) -> int:
+    """Writes ``<directory>/<name>.otf2`` with MPI calls at stated times, for exact wait-state
+    expectations: per rank a list of ``(call, enter_ns, leave_ns, peers, tag)`` (calls such as
+    ``MPI_Send``, ``MPI_Recv``, ``MPI_Waitall``, ``MPI_Barrier``, ``MPI_Bcast`` with ``peers =
+    [root]``, ``MPI_Allreduce``) inside main from 0 to ``end`` ns. Returns the events written.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> write_mpi_trace(tempfile.mkdtemp(), "pair", [[("MPI_Send", 50, 60, [1], 0)],
+    ...                                             [("MPI_Recv", 10, 70, [0], 0)]], end=100)
+    10
+    """
+    return _analysis.write_mpi_trace(os.fspath(directory), name, [list(r) for r in ranks], end)
+
+
+def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> int:
+    """Reads a trace's events through libotf2 with callbacks that do nothing and returns how
+    many there were: the speed limit of any reader over libotf2 (benchmarks divide by it).
+    ``trace`` is an anchor path or a :class:`cubescale.otf2.Trace`.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> read_with_empty_callbacks(os.path.join(d, "r.otf2")) if write_ring_trace(d, "r", 2, 5) else None
+    184
+    """
+    if isinstance(trace, (str, os.PathLike)):
+        from . import otf2
+
+        trace = otf2.open(trace)
+    return _trace.read_with_empty_callbacks(trace._core, None if locations is None else list(locations))
