@@ -15,6 +15,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from call_path_totals import visits_and_time
 
 import cubescale
 import cubescale.otf2
@@ -73,24 +74,6 @@ def _calls(program: str, calls: int, n: int, depth: int = 99) -> list[str]:
     return region(program, region("<module>", work * calls, 2), 1)
 
 
-def _paths(report) -> dict[tuple, tuple[int, float]]:
-    """Call path (region names from the root) -> (visits, inclusive time), summed over locations."""
-    visits = report.values("visits", inclusive=False).sum(axis=1)
-    time = report.values("time", inclusive=True).sum(axis=1)
-    paths: dict[tuple, tuple[int, float]] = {}
-    for c in report.cnodes:
-        path, node = [], c
-        while True:
-            path.append(node.region.name)
-            if node.parent is None:
-                break
-            node = report.cnodes[node.parent]
-        key = tuple(reversed(path))
-        v, t = paths.get(key, (0, 0.0))
-        paths[key] = (v + int(visits[c.index]), t + float(time[c.index]))
-    return paths
-
-
 def test_exactly_the_calls_and_otf2_print_validates(tmp_path):
     done, out, anchor = _run(tmp_path, "3", "4", "ok")
     assert done.returncode == 0, done.stderr
@@ -105,7 +88,7 @@ def test_exactly_the_calls_and_otf2_print_validates(tmp_path):
 def test_trace_profile_has_the_profiles_tree_visits_and_times(tmp_path):
     done, out, anchor = _run(tmp_path, "50", "200", "ok")
     assert done.returncode == 0, done.stderr
-    recorded, derived = _paths(cubescale.open(out)), _paths(cubescale.otf2.profile(anchor))
+    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.otf2.profile(anchor))
     assert set(recorded) == set(derived)
     for path, (visits, time) in recorded.items():
         assert derived[path][0] == visits, path

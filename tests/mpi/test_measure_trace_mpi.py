@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import pytest
+from call_path_totals import visits_and_time
 from launch import HERE
 
 import cubescale
@@ -126,28 +127,10 @@ def test_every_rank_has_clock_offsets_and_otf2_print_validates(traced):
 
 def test_trace_profile_has_the_recorded_tree_visits_and_times(traced):
     ranks, out, anchor = traced
-    recorded, derived = _visits(cubescale.open(out)), _visits(cubescale.otf2.profile(anchor))
+    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.otf2.profile(anchor))
     assert {k: v for k, (v, _) in recorded.items()} == {k: v for k, (v, _) in derived.items()}
     for path, (_, time) in recorded.items():  # clock offsets interpolate: a few ticks at most
         assert derived[path][1] == pytest.approx(time, rel=0.01, abs=1e-6), path
-
-
-def _visits(report) -> dict[tuple, tuple[int, float]]:
-    """Call path (region names from the root) -> (visits, inclusive time), summed over locations."""
-    visits = report.values("visits", inclusive=False).sum(axis=1)
-    time = report.values("time", inclusive=True).sum(axis=1)
-    paths: dict[tuple, tuple[int, float]] = {}
-    for c in report.cnodes:
-        path, node = [], c
-        while True:
-            path.append(node.region.name)
-            if node.parent is None:
-                break
-            node = report.cnodes[node.parent]
-        key = tuple(reversed(path))
-        v, t = paths.get(key, (0, 0.0))
-        paths[key] = (v + int(visits[c.index]), t + float(time[c.index]))
-    return paths
 
 
 def test_ranks_that_raise_leave_a_whole_archive(tmp_path):
