@@ -44,6 +44,8 @@ def collectives():
     counts = [r + 1 for r in range(size)]
     comm.Allgatherv(np.ones(rank + 1), [np.empty(sum(counts)), counts, MPI.DOUBLE])  # 8 (r+1) out, 8 sum in
     comm.Barrier()
+    comm.Iallreduce(np.ones(8), np.empty(8)).Wait()                         # 64 B each way, non-blocking
+    comm.Iallgatherv(np.ones(rank + 1), [np.empty(sum(counts)), counts, MPI.DOUBLE]).Wait()  # as Allgatherv
 
 
 def derived():

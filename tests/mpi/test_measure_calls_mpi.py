@@ -76,6 +76,8 @@ def test_collectives_count_what_each_rank_gives_and_gets(measured):
     total = 8 * sum(k + 1 for k in range(ranks))
     assert _call(r, "collectives", "MPI_Allgatherv")[1:] == ([8 * (k + 1) for k in range(ranks)], [total] * ranks)
     assert _call(r, "collectives", "MPI_Barrier")[1:] == ([0] * ranks, [0] * ranks)
+    assert _call(r, "collectives", "MPI_Iallreduce")[1:] == ([64] * ranks, [64] * ranks)  # as its blocking twin
+    assert _call(r, "collectives", "MPI_Iallgatherv")[1:] == _call(r, "collectives", "MPI_Allgatherv")[1:]
 
 
 def test_derived_communicators_rooted_calls_and_completions(measured):

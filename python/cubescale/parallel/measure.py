@@ -215,7 +215,8 @@ def _collective_bytes(method: str, kind: str, comm: Any, args: tuple, kwargs: di
         data = _buffer_bytes(_argument(args, kwargs, 0, "buf"))
         return (data, 0) if comm.Get_rank() == _root(method, args, kwargs) else (0, data)
     send, receive = _argument(args, kwargs, 0, "sendbuf"), _argument(args, kwargs, 1, "recvbuf")
-    blocking = method[1:] if method[0] == "I" and method[1].isupper() else method
+    # mpi4py's non-blocking collectives are the blocking name behind an "I": Iallgatherv.
+    blocking = method[1].upper() + method[2:] if method[0] == "I" and method[1:2].islower() else method
     send_spec, receive_spec = tuple(_SPECS.get(blocking, "--"))
     sent, received = _spec_bytes(send_spec, send, comm), _spec_bytes(receive_spec, receive, comm)
     if kind == "scatter" and comm.Get_rank() != _root(method, args, kwargs):
