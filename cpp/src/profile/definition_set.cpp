@@ -17,7 +17,7 @@ using cube::kNoParent;
 namespace {
 
 constexpr std::string_view kMagic = "CSDEFSET";
-constexpr std::uint16_t kVersion = 1;
+constexpr std::uint16_t kVersion = 2;  // 2: first visits
 
 auto region_key(const cube::Region& r) {
   return std::tie(r.name, r.mangled_name, r.mod, r.begin, r.end, r.paradigm, r.role, r.descr, r.url, r.attrs);
@@ -170,6 +170,10 @@ void merge_regions(const DefinitionSet& a, const DefinitionSet& b, Merged& out) 
 
 constexpr std::uint32_t kAbsent = 0xffffffffu;
 
+std::uint64_t first_visit(const DefinitionSet& set, std::uint32_t c) {
+  return set.cnode_first_visit.empty() ? kNeverVisited : set.cnode_first_visit[c];
+}
+
 void merge_call_trees(const DefinitionSet& a, const DefinitionSet& b, Merged& out) {
   std::vector<std::uint32_t> roots_a, roots_b;
   const auto kids_a = children_of(a.cnode_parents, roots_a), kids_b = children_of(b.cnode_parents, roots_b);
@@ -194,11 +198,16 @@ void merge_call_trees(const DefinitionSet& a, const DefinitionSet& b, Merged& ou
     return pairs;
   };
   static const std::vector<std::uint32_t> none;
+  const bool with_first_visits = !a.cnode_first_visit.empty() || !b.cnode_first_visit.empty();
   emit_preorder<Pair>(
       join(roots_a, roots_b),
       [&](const Pair& p) { return join(p.first == kAbsent ? none : kids_a[p.first], p.second == kAbsent ? none : kids_b[p.second]); },
       [&](const Pair& p, std::uint32_t parent) {
         const auto id = static_cast<std::uint32_t>(out.set.cnode_parents.size());
+        if (with_first_visits) {
+          out.set.cnode_first_visit.push_back(std::min(p.first == kAbsent ? kNeverVisited : first_visit(a, p.first),
+                                                       p.second == kAbsent ? kNeverVisited : first_visit(b, p.second)));
+        }
         if (p.first != kAbsent) {
           append_cnode(out.set, parent, out.from_a.regions[a.cnode_regions[p.first]], a.cnode_parameters[p.first]);
           out.from_a.cnodes[p.first] = id;
@@ -282,6 +291,7 @@ DefinitionSet canonical_set(const LocalProfile& profile, IdMaps& local_to_set) {
       [&](std::uint32_t c, std::uint32_t parent) {
         const auto id = static_cast<std::uint32_t>(out.cnode_parents.size());
         append_cnode(out, parent, local_to_set.regions[profile.cnode_regions[c]], params(c));
+        if (!profile.cnode_first_visit.empty()) out.cnode_first_visit.push_back(profile.cnode_first_visit[c]);
         local_to_set.cnodes[c] = id;
         return id;
       });
@@ -293,6 +303,35 @@ Merged merge(const DefinitionSet& a, const DefinitionSet& b) {
   merge_metrics(a, b, out);
   merge_regions(a, b, out);
   merge_call_trees(a, b, out);
+  return out;
+}
+
+DefinitionSet presented_by_first_visit(const DefinitionSet& set, std::vector<std::uint32_t>& set_to_presented) {
+  const auto n = set.cnode_parents.size();
+  set_to_presented.resize(n);
+  std::iota(set_to_presented.begin(), set_to_presented.end(), 0u);
+  if (set.cnode_first_visit.empty()) return set;
+  std::vector<std::uint32_t> roots;
+  auto kids = children_of(set.cnode_parents, roots);
+  // Children lists come in canonical order: a stable sort keeps it among equal first visits.
+  const auto by_first_visit = [&](std::vector<std::uint32_t> list) {
+    std::stable_sort(list.begin(), list.end(),
+                     [&](auto x, auto y) { return set.cnode_first_visit[x] < set.cnode_first_visit[y]; });
+    return list;
+  };
+  DefinitionSet out;
+  out.metrics = set.metrics;
+  out.metrics_agree = set.metrics_agree;
+  out.regions = set.regions;
+  emit_preorder<std::uint32_t>(
+      by_first_visit(roots), [&](std::uint32_t c) { return by_first_visit(kids[c]); },
+      [&](std::uint32_t c, std::uint32_t parent) {
+        const auto id = static_cast<std::uint32_t>(out.cnode_parents.size());
+        append_cnode(out, parent, set.cnode_regions[c], set.cnode_parameters[c]);
+        out.cnode_first_visit.push_back(set.cnode_first_visit[c]);
+        set_to_presented[c] = id;
+        return id;
+      });
   return out;
 }
 
@@ -328,6 +367,8 @@ std::string DefinitionSet::pack() const {
     w.varint(cnode_parameters[c].size());
     for (const auto& p : cnode_parameters[c]) write_attributes(w, p);
   }
+  w.u8(cnode_first_visit.empty() ? 0 : 1);
+  for (auto t : cnode_first_visit) w.u64(t);
   return w.take();
 }
 
@@ -369,6 +410,11 @@ DefinitionSet DefinitionSet::unpack(std::string_view bytes, const std::string& s
     auto& params = out.cnode_parameters.emplace_back();
     const auto n = r.varint_at_most(r.remaining(), "parameter count");
     for (std::uint64_t i = 0; i < n; ++i) params.push_back(read_attributes(r));
+  }
+  if (r.u8() != 0) {
+    if (r.remaining() / 8 < cnodes) r.fail("first visits cut short");
+    out.cnode_first_visit.resize(cnodes);
+    for (auto& t : out.cnode_first_visit) t = r.u64();
   }
   if (!r.at_end()) r.fail("trailing bytes after the definition set");
   return out;

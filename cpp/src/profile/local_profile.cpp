@@ -32,6 +32,8 @@ void LocalProfile::validate() const {
   }
   if (!cnode_parameters.empty() && cnode_parameters.size() != cnode_parents.size())
     throw std::invalid_argument("cnode parameters: one list per cnode, or none");
+  if (!cnode_first_visit.empty() && cnode_first_visit.size() != cnode_parents.size())
+    throw std::invalid_argument("cnode first visits: one per cnode, or none");
   if (values.size() != metrics.size())
     throw std::invalid_argument(std::to_string(values.size()) + " value matrices for " + std::to_string(metrics.size()) +
                                 " metrics");

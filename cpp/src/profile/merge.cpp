@@ -17,6 +17,7 @@ LocalProfile merge_profiles(const std::vector<const LocalProfile*>& profiles) {
   out.cnode_parents = global.cnode_parents;
   out.cnode_regions = global.cnode_regions;
   out.cnode_parameters = global.cnode_parameters;
+  out.cnode_first_visit = global.cnode_first_visit;
   std::vector<std::size_t> first_column;
   for (const auto* p : profiles) {
     first_column.push_back(out.locations.size());

@@ -78,7 +78,14 @@ std::string UnifyState::end_up(bool is_root) {
   if (ended_) throw std::logic_error("end_up twice");
   ended_ = true;
   root_ = is_root;
-  if (is_root) return {};
+  if (is_root) {
+    // Only the whole tree knows each call path's first visit: the root orders siblings by it
+    // (the same order for any number of ranks, since the minimum is taken along the way).
+    std::vector<std::uint32_t> to_presented;
+    merged_ = presented_by_first_visit(merged_, to_presented);
+    for (auto& input : inputs_) input.cnodes = compose(input.cnodes, to_presented);
+    return {};
+  }
   auto packed = merged_.pack();
   stats_.messages_sent += 1;
   stats_.bytes_sent += packed.size();

@@ -342,6 +342,7 @@ profile::LocalProfile aggregate_profile(const profile::LocalProfile& in, const O
   out.cnode_parents = in.cnode_parents;
   out.cnode_regions = in.cnode_regions;
   out.cnode_parameters = in.cnode_parameters;
+  out.cnode_first_visit = in.cnode_first_visit;
   std::size_t kept = 0;
   for (const auto& loc : plan.processes[0])
     out.locations.push_back(loc.name.empty() ? in.locations[process.kept[kept++]] : profile::LocationInfo{loc.name, loc.type});

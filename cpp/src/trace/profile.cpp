@@ -148,6 +148,7 @@ class ProfileSink final : public EventSink {
     const auto c = static_cast<std::uint32_t>(cnode_parent_.size());
     cnode_parent_.push_back(parent);
     cnode_region_.push_back(region);
+    first_enter_.push_back(profile::kNeverVisited);
     child_.emplace(key, c);
     return c;
   }
@@ -189,6 +190,7 @@ class ProfileSink final : public EventSink {
       c = last_cache_child_;
     }
     column_->grow(cnode_parent_.size(), slots_);
+    first_enter_[c] = std::min(first_enter_[c], time);  // locations are read one after another
     stack_.push_back({c, time});
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
   }
@@ -253,6 +255,7 @@ class ProfileSink final : public EventSink {
   const Definitions& defs_;
   CallPathObserver* observer_ = nullptr;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
+  std::vector<std::uint64_t> first_enter_;  // per call path, over the locations read so far
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
   std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;
   std::vector<std::uint32_t> member_slot_, slot_members_;
@@ -316,11 +319,15 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.end = r.end_line;
     p.regions.push_back(std::move(c));
   }
-  // Call paths in preorder, children in order of appearance.
+  // Call paths in preorder, children in order of first visit (as Score-P presents them);
+  // unification keeps the earliest visit of every call path over all ranks' locations.
   const auto n = cnode_parent_.size();
   std::vector<std::vector<std::uint32_t>> children(n);
   std::vector<std::uint32_t> roots;
   for (std::uint32_t c = 0; c < n; ++c) (cnode_parent_[c] == kNone ? roots : children[cnode_parent_[c]]).push_back(c);
+  const auto by_first_enter = [&](std::uint32_t a, std::uint32_t b) { return first_enter_[a] < first_enter_[b]; };
+  std::stable_sort(roots.begin(), roots.end(), by_first_enter);
+  for (auto& list : children) std::stable_sort(list.begin(), list.end(), by_first_enter);
   std::vector<std::uint32_t> order, new_index(n);
   order.reserve(n);
   std::vector<std::uint32_t> todo(roots.rbegin(), roots.rend());
@@ -335,6 +342,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
     p.cnode_regions.push_back(cnode_region_[c]);
+    p.cnode_first_visit.push_back(first_enter_[c]);
   }
   for (auto l : locations) p.locations.push_back({defs_.locations[l].name, location_class(defs_.locations[l])});
   const auto cols = columns_.size();

@@ -6,6 +6,8 @@
 // * regions sorted by their key (name, mangled name, module, lines, paradigm, role, ...);
 // * the call tree in preorder with each node's children sorted by (region, parameters), so
 //   a call path is identified by its path of (region, parameters) from a root;
+// * optionally each call path's first visit (the minimum over every contributor), so that
+//   the root can present siblings in order of first visit afterwards (presented_by_first_visit);
 // * metrics identified by unique name, in the order every contributor gave them when all
 //   gave the same list; otherwise (any disagreement) as a tree with siblings sorted by name.
 // Merging two canonical sets is a merge-join of sorted lists (regions, then siblings level by
@@ -31,6 +33,7 @@ struct DefinitionSet {
   std::vector<std::uint32_t> cnode_parents;  // canonical preorder
   std::vector<std::uint32_t> cnode_regions;
   std::vector<std::vector<cube::Attributes>> cnode_parameters;  // one list per cnode
+  std::vector<std::uint64_t> cnode_first_visit;  // empty, or one per cnode (kNeverVisited: unknown)
 
   std::string pack() const;
   // FormatError naming `source` for bytes that are not a packed set.
@@ -54,6 +57,11 @@ struct Merged {
 // Throws std::invalid_argument when two metrics of one name disagree on data type, kind,
 // unit or parent.
 Merged merge(const DefinitionSet& a, const DefinitionSet& b);
+
+// The same set with each node's children ordered by first visit (ties: canonical order), as
+// Score-P presents call trees; `set_to_presented` maps the canonical ids to the new ones.
+// A set without first visits comes back unchanged (identity map).
+DefinitionSet presented_by_first_visit(const DefinitionSet& set, std::vector<std::uint32_t>& set_to_presented);
 
 // a -> b -> c as a -> c.
 std::vector<std::uint32_t> compose(const std::vector<std::uint32_t>& a_to_b, const std::vector<std::uint32_t>& b_to_c);

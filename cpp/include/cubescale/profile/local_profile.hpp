@@ -14,6 +14,8 @@
 
 namespace cubescale::profile {
 
+inline constexpr std::uint64_t kNeverVisited = ~std::uint64_t(0);
+
 struct LocationInfo {
   std::string name;           // e.g. "Master thread", "CUDA stream 1"
   std::string type = "thread";  // Score-P's location class: thread, gpu, metric ...
@@ -25,6 +27,11 @@ struct LocalProfile {
   std::vector<std::uint32_t> cnode_parents;  // preorder, kNoParent for roots
   std::vector<std::uint32_t> cnode_regions;  // local region index
   std::vector<std::vector<cube::Attributes>> cnode_parameters;  // empty, or one list per cnode
+  // Empty, or per cnode the earliest time any of its locations entered it (any clock, the
+  // same for every profile of one unification; kNeverVisited: not known). When given,
+  // unification presents siblings in order of first visit, as Score-P does, instead of
+  // sorted by region.
+  std::vector<std::uint64_t> cnode_first_visit;
   std::vector<LocationInfo> locations;
   std::vector<cube::Severity> values;  // per metric: [cnode][location] in the metric's kind
 
