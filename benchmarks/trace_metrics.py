@@ -35,7 +35,7 @@ def worker(path: str, points: int) -> None:
     for _ in range(3):
         comm.Barrier()
         start = time.perf_counter()
-        _, values, stats = evaluate_trace(comm, path, EPF, "machine", points=points)
+        _, values, stats = evaluate_trace(comm, path, EPF, target="machine", points=points)
         seconds = comm.allreduce(time.perf_counter() - start, op=MPI.MAX)
         best = seconds if best is None else min(best, seconds)
     events = comm.allreduce(stats["metric_events"], op=MPI.SUM)

@@ -19,7 +19,7 @@ def main(argv: list[str]) -> int:
     comm = MPI.COMM_WORLD
     for path in argv:
         for target in ("machine", "node 1"):
-            t, v, stats = evaluate_trace(comm, path, EPF, target, points=17)  # on the samples' seconds
+            t, v, stats = evaluate_trace(comm, path, EPF, target=target, points=17)  # on the samples' seconds
             largest = comm.reduce(stats["message_bytes"], op=MPI.MAX, root=0)
             events = comm.reduce(stats["metric_events"], op=MPI.SUM, root=0)
             if comm.rank == 0:

@@ -110,7 +110,7 @@ def _evaluate(path: str, expression: Expression, target: int | str, points: int)
     if comm.size > 1:
         from ..parallel.timeline import evaluate_trace
 
-        return evaluate_trace(comm, path, expression, target, points)
+        return evaluate_trace(comm, path, expression, target=target, points=points)
     from ..timeline import evaluate
 
     trace = otf2.open(path)

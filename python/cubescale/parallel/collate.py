@@ -54,7 +54,7 @@ def _first_location(tree: DistributedSystemTree) -> int:
 
 
 def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unification,
-            system: DistributedSystemTree, compress: bool = False, block_bytes: int = 1 << 20,
+            system: DistributedSystemTree, *, compress: bool = False, block_bytes: int = 1 << 20,
             progress: Any = None) -> dict:
     """Writes the collated report (collective; rank 0 writes ``path``). ``unified`` and
     ``system`` come from :func:`unify` and :func:`build_system_tree` (``root_only`` is fine)
@@ -305,7 +305,7 @@ def _plan_blocks(costs: np.ndarray, row_bytes: int, budget: int):
         p0 = p1
 
 
-def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress: bool = False,
+def write_report(comm, profile: LocalProfile, path: str | os.PathLike, *, compress: bool = False,
                  block_bytes: int = 1 << 20, view=None, names: bool = True, progress: Any = None,
                  threads: str | None = None, thread_names: bool = False, **thread_options: Any) -> dict:
     """One call for mpirun scripts: unify every rank's definitions, build the global system
@@ -350,6 +350,7 @@ def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress:
     system = build_system_tree(comm, view if view is not None else profile.view(comm.rank), root_only=True,
                                names=names, name_classes=classes)
     system_seconds = time.perf_counter() - start
-    stats = collate(comm, profile, path, unified, system, compress, block_bytes, progress)
+    stats = collate(comm, profile, path, unified, system, compress=compress, block_bytes=block_bytes,
+                    progress=progress)
     return {"threads": {"seconds": aggregate_seconds}, "unify": unified.stats,
             "system_tree": {"seconds": system_seconds, **system.stats}, "collate": stats}

@@ -73,7 +73,7 @@ def _one_process(path: str, report=None):
     return report
 
 
-def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.PathLike, compress: bool = False,
+def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.PathLike, *, compress: bool = False,
                     threads: str | None = None, block_bytes: int = 1 << 20, **thread_options: Any) -> dict:
     """Collective over ``comm`` (at most one rank per report): the one-process reports at
     ``paths`` (any order: processes follow the natural order of the names) unified and

@@ -114,7 +114,8 @@ def collate_on_known_machine(comm, profile, output, machine: Callable[[], KnownM
     unified = unify(comm, profile)
     root = comm.rank == 0
     share = known_share(machine() if root else None, first_location, locations, first_group, root)
-    return unified, collate(comm, profile, output, unified, share, compress, block_bytes, progress)
+    return unified, collate(comm, profile, output, unified, share, compress=compress, block_bytes=block_bytes,
+                            progress=progress)
 
 
 def share_of_groups(weights: Any, size: int, rank: int) -> tuple[int, int]:

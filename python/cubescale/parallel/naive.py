@@ -20,6 +20,7 @@ __all__ = ["build_system_tree_naive"]
 def build_system_tree_naive(
     comm,
     local: SingleNodeTree,
+    *,
     root_only: bool = False,
     names: bool = False,
     host_class: str = "node",

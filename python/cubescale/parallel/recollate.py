@@ -53,7 +53,7 @@ def process_sizes(report) -> np.ndarray:
     return np.bincount(group_of, minlength=len(groups))
 
 
-def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
+def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, *, compress: bool = False,
               block_bytes: int = 1 << 20, progress: Any = None) -> dict:
     """Collective over ``comm``: the report at ``source`` collated again into ``output``
     (rank 0 writes), rank r holding a contiguous block of its processes. Returns this rank's

@@ -65,6 +65,7 @@ class DistributedSystemTree:
 def build_system_tree(
     comm,
     local: SingleNodeTree,
+    *,
     root_only: bool = False,
     names: bool | NameSink = False,
     hash: Callable[[bytes], int] | None = None,

@@ -25,7 +25,7 @@ __all__ = ["evaluate_staged", "evaluate_trace"]
 _TAG = 7401
 
 
-def evaluate_staged(comm, expression: str | Expression | Term, store: TimelineStore, target: int, points: int = 1024,
+def evaluate_staged(comm, expression: str | Expression | Term, store: TimelineStore, target: int, *, points: int = 1024,
                     start: float | None = None, stop: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Collective: ``(times, values, stats)`` of ``expression`` for ``target`` on every rank.
     The grid spans the earliest to the latest sample over all ranks unless given. ``stats``:
@@ -89,7 +89,7 @@ def evaluate_staged(comm, expression: str | Expression | Term, store: TimelineSt
     return grid(lo, hi, points), np.asarray(value), stats
 
 
-def evaluate_trace(comm, path, expression: str | Expression | Term, target: int | str = 0, points: int = 1024,
+def evaluate_trace(comm, path, expression: str | Expression | Term, *, target: int | str = 0, points: int = 1024,
                    start: float | None = None, stop: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Collective: an expression over an OTF2 trace's metric timelines, each rank reading the
     Metric events of its share of the location groups (contiguous blocks, balanced by events)
@@ -123,7 +123,7 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, target: int 
         error = err
     agree(comm, error)
     assert store is not None
-    times, values, costs = evaluate_staged(comm, expression, store, element, points, start, stop)
+    times, values, costs = evaluate_staged(comm, expression, store, element, points=points, start=start, stop=stop)
     return times, values, {**costs, "metric_events": events}
 
 

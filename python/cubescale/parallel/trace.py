@@ -53,7 +53,7 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
     return block, locations, sum(len(g) for g in groups[:block[0]])
 
 
-def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
+def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, compress: bool = False,
                   block_bytes: int = 1 << 20) -> dict:
     """Converts the trace at ``path`` into one profile report at ``output`` (collective over
     ``comm``; rank 0 writes). Returns this rank's share and costs: ``groups`` (its block),
