@@ -134,7 +134,8 @@ def test_docstring_examples_with_only_numpy(numpy_only, tmp_path):
     # What works without extras imports without them, and its examples run (a DataFrame aside).
     for core in ("cubescale.report", "cubescale.systree", "cubescale.examples", "cubescale.threads",
                  "cubescale.records", "cubescale.builder", "cubescale.profile", "cubescale.cli",
-                 "cubescale.commands.report", "cubescale.commands.notebooks", "cubescale.commands.demo"):
+                 "cubescale.commands.info", "cubescale.commands.dump", "cubescale.commands.convert",
+                 "cubescale.commands.notebooks", "cubescale.commands.demo"):
         assert core in doc and "import" not in needs.get(core, {}).values(), (core, needs.get(core))
         assert set(needs.get(core, {})) <= {"pandas"} and doc[core]["attempted"] > 0, (core, needs.get(core))
 

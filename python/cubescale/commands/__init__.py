@@ -9,10 +9,12 @@ from . import (
     analyze,
     clean,
     collate,
+    convert,
     demo,
+    dump,
+    info,
     metrics,
     notebooks,
-    report,
     run,
     systree,
     threads,
@@ -21,4 +23,4 @@ from . import (
     view,
 )
 
-COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]
+COMMANDS = [demo, systree, info, dump, convert, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]
