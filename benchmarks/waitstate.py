@@ -19,9 +19,9 @@ import shutil
 import tempfile
 import time
 
-import cubescale.otf2 as otf2
 from cubescale import testing
 from cubescale._core import analysis as _analysis
+from cubescale.trace import open as open_trace
 
 MESSAGE_RECORD_BYTES, COLLECTIVE_RECORD_BYTES = 64, 56  # analysis/waitstates.hpp (static_asserts)
 
@@ -36,7 +36,7 @@ def best(function, repeat: int = 3) -> float:
 
 
 def measure(name: str, path: str) -> None:
-    trace = otf2.open(path)
+    trace = open_trace(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
     limit = best(lambda: testing.read_with_empty_callbacks(trace, locations))
@@ -59,7 +59,9 @@ def main() -> None:
     args = parser.parse_args()
     print("| trace | events | what | seconds | M events/s | of the limit |")
     print("|---|---|---|---|---|---|")
-    measure("jacobi-hybrid", otf2._example_path("jacobi-hybrid"))
+    shared = os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                                  "shared", "data"))
+    measure("jacobi-hybrid", os.path.join(shared, "otf2", "jacobi-hybrid", "traces.otf2"))
     folder = tempfile.mkdtemp()
     try:
         testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,

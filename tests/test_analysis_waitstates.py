@@ -16,9 +16,9 @@ import pytest
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
-import cubescale.otf2 as otf2
 from cubescale import testing
 from cubescale.cli import main
+from cubescale.trace import open as open_trace
 
 analysis = importlib.import_module("cubescale.analysis")
 
@@ -234,7 +234,7 @@ INIT_EXIT = {"MPI_Init": 1000, "MPI_Init_thread": 1000, "MPI_Finalize": 1001}
 
 def reference(path):
     """Per pattern, per location index: seconds, computed directly from the events."""
-    trace = otf2.open(path)
+    trace = open_trace(path)
     groups, comms, locs = trace.table("groups"), trace.table("communicators"), trace.locations
     world = next(list(g.members) for g in groups.itertuples() if g.type == "comm_locations" and g.paradigm == "mpi")
     index_of_id = {int(i): k for k, i in enumerate(locs["id"])}

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from otf2_oracle import SHARED_OTF2
 
 import cubescale
-import cubescale.otf2
-from otf2_oracle import SHARED_OTF2
+import cubescale.trace
 
 # Pure MPI traces (no worker threads grafted below parallel regions) and the shipped one.
 TRACES = [os.path.join(SHARED_OTF2, name, "traces.otf2") for name in ("late-sender-barrier", "ping-pong", "bcast-scorep8")]
@@ -19,7 +19,7 @@ TRACES = [os.path.join(SHARED_OTF2, name, "traces.otf2") for name in ("late-send
 
 def first_visits(anchor: str) -> dict[tuple[str, ...], int]:
     """Call path (region names from the root) -> earliest Enter, walked from the event table."""
-    events = cubescale.otf2.events(anchor)
+    events = cubescale.trace.events(anchor)
     first: dict[tuple[str, ...], int] = {}
     for _, rows in events.groupby("Location", sort=False):
         stack: list[str] = []
@@ -51,7 +51,7 @@ def sibling_orders(report) -> dict[int | None, list[int]]:
 def test_children_come_in_order_of_first_visit(tmp_path, anchor):
     if not os.path.exists(anchor):
         pytest.skip(f"{anchor} not present")
-    report = cubescale.otf2.profile(anchor, tmp_path / "p.cubex")
+    report = cubescale.trace.profile(anchor, tmp_path / "p.cubex")
     first = first_visits(anchor)
     names = paths(report)
     assert set(names) == set(first)

@@ -6,6 +6,7 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
   on regular machines), enumeration without expansion, hwloc hardware levels;
 * :mod:`cubescale.report` — CUBE4 reports (``.cubex``): :func:`open`, :func:`write`, :class:`Report`;
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
+* :mod:`cubescale.trace` — OTF2 traces: events as DataFrames, the profile of a trace;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
 * :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
@@ -30,13 +31,14 @@ import os as _os
 if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
-from . import dtypes, examples, files, records, report, scale_func, systree, threads
+from . import dtypes, examples, files, records, report, scale_func, systree, threads, trace
 from .algebra import cut, diff, mean, merge  # also binds the submodule cubescale.algebra
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
+from .records import Cnode, Location, Metric, Region
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
-           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]
+__all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
+           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "trace", "write", "__version__"]

@@ -22,7 +22,7 @@ __all__ = ["Cnode", "Location", "Metric", "Region"]
 DERIVED_KINDS = ("POSTDERIVED", "PREDERIVED_INCLUSIVE", "PREDERIVED_EXCLUSIVE")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metric:
     """One metric of the metric tree.
 
@@ -40,16 +40,16 @@ class Metric:
     ('time', 'INCLUSIVE', 'DOUBLE', 'sec')
     """
 
-    index: int
     name: str
-    display_name: str
-    kind: str
-    dtype: str
-    unit: str
-    description: str
-    url: str
-    parent: int | None
-    children: tuple[int, ...]
+    index: int = -1  # position in the report's metric list (-1: not part of a report yet)
+    display_name: str = ""  # "": the name
+    kind: str = "EXCLUSIVE"
+    dtype: str = "DOUBLE"
+    unit: str = ""
+    description: str = ""
+    url: str = ""
+    parent: int | None = None
+    children: tuple[int, ...] = ()
     attrs: dict[str, str] = field(default_factory=dict, compare=False)
     value: str = ""
     expression: str = ""       # <cubepl> of a derived metric
@@ -69,36 +69,37 @@ class Metric:
 
     @classmethod
     def from_definition(cls, index: int, d: Any, children: tuple[int, ...] = ()) -> Metric:
-        """The record of a core metric definition (``_core.cube.MetricDefinition``) at ``index``.
+        """The record of a core metric definition (``_core.cube.Metric``) at ``index``.
 
         Example
         -------
-        >>> from cubescale._core.cube import MetricDefinition
-        >>> Metric.from_definition(0, MetricDefinition(name="time", unit="sec")).unit
+        >>> from cubescale._core import cube
+        >>> Metric.from_definition(0, cube.Metric(name="time", unit="sec")).unit
         'sec'
         """
-        return cls(index, d.name, d.display_name, d.kind, d.dtype, d.unit, d.description, d.url, d.parent,
-                   children, d.attrs, d.value, d.expression, d.init_expression)
+        return cls(index=index, name=d.name, display_name=d.display_name, kind=d.kind, dtype=d.dtype, unit=d.unit,
+                   description=d.description, url=d.url, parent=d.parent, children=children, attrs=d.attrs,
+                   value=d.value, expression=d.expression, init_expression=d.init_expression)
 
     def definition(self, parent: int | None = None) -> Any:
-        """This metric as a core definition (``_core.cube.MetricDefinition``) with every field,
+        """This metric as a core definition (``_core.cube.Metric``) with every field,
         under ``parent`` (default: its own parent index).
 
         Example
         -------
         >>> import cubescale
         >>> cubescale.open(cubescale.examples.report_path()).metric("time").definition()
-        MetricDefinition(name="time")
+        Metric(name="time")
         """
-        from ._core.cube import MetricDefinition
+        from ._core import cube
 
-        return MetricDefinition(name=self.name, display_name=self.display_name, unit=self.unit, dtype=self.dtype,
+        return cube.Metric(name=self.name, display_name=self.display_name or None, unit=self.unit, dtype=self.dtype,
                                 kind=self.kind, parent=self.parent if parent is None else parent,
                                 description=self.description, url=self.url, value=self.value, attrs=self.attrs,
                                 expression=self.expression, init_expression=self.init_expression)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Region:
     """A code region (function, loop, MPI call) that call paths point to.
 
@@ -109,43 +110,43 @@ class Region:
     'MPI_Bcast'
     """
 
-    index: int
     name: str
-    mangled_name: str
-    module: str
-    begin: int
-    end: int
-    paradigm: str
-    role: str
+    index: int = -1  # position in the report's region list (-1: not part of a report yet)
+    mangled_name: str = ""  # "": the name
+    module: str = ""
+    begin: int = -1
+    end: int = -1
+    paradigm: str = "user"
+    role: str = "function"
     description: str = ""
     url: str = ""
     attrs: dict[str, str] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_definition(cls, index: int, d: Any) -> Region:
-        """The record of a core region definition (``_core.cube.RegionDefinition``) at ``index``.
+        """The record of a core region definition (``_core.cube.Region``) at ``index``.
 
         Example
         -------
-        >>> from cubescale._core.cube import RegionDefinition
-        >>> Region.from_definition(0, RegionDefinition(name="main", module="a.c")).module
+        >>> from cubescale._core import cube
+        >>> Region.from_definition(0, cube.Region(name="main", module="a.c")).module
         'a.c'
         """
-        return cls(index, d.name, d.mangled_name, d.module, d.begin, d.end, d.paradigm, d.role, d.description,
-                   d.url, d.attrs)
+        return cls(index=index, name=d.name, mangled_name=d.mangled_name, module=d.module, begin=d.begin, end=d.end,
+                   paradigm=d.paradigm, role=d.role, description=d.description, url=d.url, attrs=d.attrs)
 
     def definition(self) -> Any:
-        """This region as a core definition (``_core.cube.RegionDefinition``) with every field.
+        """This region as a core definition (``_core.cube.Region``) with every field.
 
         Example
         -------
         >>> import cubescale
         >>> cubescale.open(cubescale.examples.report_path()).regions[3].definition()
-        RegionDefinition(name="MPI_Bcast")
+        Region(name="MPI_Bcast")
         """
-        from ._core.cube import RegionDefinition
+        from ._core import cube
 
-        return RegionDefinition(name=self.name, mangled_name=self.mangled_name, module=self.module, begin=self.begin,
+        return cube.Region(name=self.name, mangled_name=self.mangled_name or None, module=self.module, begin=self.begin,
                                 end=self.end, paradigm=self.paradigm, role=self.role, description=self.description,
                                 url=self.url, attrs=self.attrs)
 

@@ -8,7 +8,7 @@ import cubescale._core.profile
 import typing
 
 __all__: list[str] = [
-    "Region",
+    "UserRegion",
     "add",
     "add_bytes",
     "clock",
@@ -53,9 +53,9 @@ __all__: list[str] = [
     "write_trace_archive",
 ]
 
-class Region:
+class UserRegion:
     """
-    A code region as a context manager: `with Region("solve"):` records the block on this thread. Registered on first use; the id stays valid in later measurements.
+    A code region as a context manager: `with UserRegion("solve"):` records the block on this thread. Registered on first use; the id stays valid in later measurements.
     """
     def __enter__(self) -> typing.Any:
         """

@@ -13,14 +13,14 @@ from . import (
     demo,
     dump,
     info,
-    metrics,
     notebooks,
     run,
     systree,
     threads,
+    timeline,
     top,
-    trace,
+    trace_profile,
     view,
 )
 
-COMMANDS = [demo, systree, info, dump, convert, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]
+COMMANDS = [demo, systree, info, dump, convert, top, threads, trace_profile, analyze, timeline, run, collate, algebra, view, notebooks, clean]

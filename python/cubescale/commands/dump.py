@@ -7,7 +7,8 @@ Example
 >>> from cubescale.examples import report_path
 >>> main(["dump", report_path(), "-m", "visits", "--cnode", "0"])  # doctest: +ELLIPSIS
 cnode,cnode_id,region,call_path,location,process,process_rank,thread,thread_rank,visits
-0,0,main,main,0,...
+0,0,stencil.py,stencil.py,0,MPI Rank 0,0,Master thread,0,1
+...
 0
 """
 

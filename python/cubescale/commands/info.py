@@ -89,9 +89,9 @@ def _print_stale_temporaries(directory: str) -> None:
 
 def _run_info_of_file(args) -> None:
     if args.kind == "otf2":
-        from .trace import run_info as run_trace_info
+        from .. import trace
 
-        run_trace_info(args.file)
+        print(trace.open(args.file).summary())
         return
     r = cube.open(args.file)
     cnodes, locations = r.shape

@@ -1,5 +1,5 @@
-"""``cubescale trace-profile``: OTF2 traces from the command line (``cubescale info
-traces.otf2`` summarizes a trace through :func:`run_info`, dispatched from ``info``).
+"""``cubescale trace-profile``: the call-path profile (``.cubex``) of an OTF2 trace, on one
+process or over the ranks of ``mpirun``.
 
 Example
 -------
@@ -61,11 +61,11 @@ def run_trace_profile(args) -> int:
         shape = stats["shape"]
         metrics, events = stats["metrics"], stats["events"]
     else:
-        from .. import otf2
+        from .. import trace
 
-        report = otf2.profile(args.trace, args.output, compress=args.compress)
+        report = trace.profile(args.trace, args.output, compress=args.compress)
         shape, metrics = report.shape, len(report.metrics)
-        events = int(otf2.open(args.trace).locations["events"].sum())
+        events = int(trace.open(args.trace).locations["events"].sum())
     if args.threads:
         # A rank here holds several processes of the trace, and the machine comes from the
         # trace's definitions: the written report is aggregated by rank 0, process by process.
@@ -76,12 +76,4 @@ def run_trace_profile(args) -> int:
         shape, metrics = aggregated.shape, len(aggregated.metrics)
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {metrics} metrics, "
           f"{shape[0]} call paths, {shape[1]} locations ({events} events, {time.perf_counter() - start:.2f} s)")
-    return 0
-
-
-def run_info(path: str) -> int:
-    """``cubescale info traces.otf2``."""
-    from .. import otf2
-
-    print(otf2.open(path).summary())
     return 0

@@ -1,11 +1,11 @@
-"""``cubescale metrics``: the metrics an OTF2 trace recorded, per system-tree node and
+"""``cubescale timeline``: the metrics an OTF2 trace recorded, per system-tree node and
 location with their hardware level, and aggregate expressions over them (the Vampir hardware-levels paper).
 
 Example
 -------
 >>> from cubescale.cli import main
 >>> from cubescale.examples import trace_path
->>> main(["metrics", trace_path()])  # doctest: +ELLIPSIS
+>>> main(["timeline", trace_path()])  # doctest: +ELLIPSIS
 ring/traces.otf2: 2 metrics on 4 elements, 320 metric events
 element                        level      metric           mode         samples  first ... last
 ...
@@ -19,9 +19,9 @@ import os
 
 import numpy as np
 
-from .. import otf2
 from .._optional import require
 from ..timeline import Expression
+from ..trace import open as open_trace
 from ._inputs import check_output, trace_path
 from ._shared import communicator
 
@@ -29,36 +29,36 @@ from ._shared import communicator
 def add_parser(subparsers) -> None:
     """Register the ``metrics`` subcommand."""
     p = subparsers.add_parser(
-        "metrics", help="list a trace's recorded metrics per system-tree node; evaluate aggregate expressions",
+        "timeline", help="list a trace's recorded metrics per system-tree node; evaluate aggregate expressions",
         description="Without --expr: every metric the trace recorded, on the system-tree element it belongs to "
                     "(counters on their location, metric instances on their scope: a package's energy on the "
                     "package) with that element's level (class) and samples. With --expr: the expression in "
                     "Vampir's reverse Polish notation for --node, on a grid of --points, as min/mean/max and, "
                     "with --plot, a PNG. Under mpirun every rank reads its share of the locations and partial "
                     "timelines of a bounded size are reduced along a tree.",
-        epilog='examples:\n  cubescale metrics traces.otf2\n'
-               '  cubescale metrics traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
+        epilog='examples:\n  cubescale timeline traces.otf2\n'
+               '  cubescale timeline traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
                '    \'"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
                '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /\'\n'
-               '  mpirun -n 4 python -m cubescale metrics traces.otf2 --expr ...',
+               '  mpirun -n 4 python -m cubescale timeline traces.otf2 --expr ...',
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or an experiment directory holding it")
     p.add_argument("--expr", help="metric expression (reverse Polish notation)")
     p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
     p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
     p.add_argument("--plot", help="write the timeline as a PNG (matplotlib)")
-    p.set_defaults(run=run_metrics, prepare=prepare_metrics)
+    p.set_defaults(run=run_timeline, prepare=prepare_timeline)
 
 
-def prepare_metrics(args) -> None:
+def prepare_timeline(args) -> None:
     """The trace's anchor (an experiment directory resolved); the plot is none of its files."""
     args.trace = trace_path(args.trace)
     if args.plot:
         check_output(args.plot, [args.trace])
 
 
-def run_metrics(args) -> int:
-    trace = otf2.open(args.trace)
+def run_timeline(args) -> int:
+    trace = open_trace(args.trace)
     tree = trace.system_tree()
     short = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(args.trace))), os.path.basename(args.trace))
     if not args.expr:
@@ -113,7 +113,7 @@ def _evaluate(path: str, expression: Expression, target: int | str, points: int)
         return evaluate_trace(comm, path, expression, target=target, points=points)
     from ..timeline import evaluate
 
-    trace = otf2.open(path)
+    trace = open_trace(path)
     if isinstance(target, str):
         from ..parallel.timeline import _element
 
