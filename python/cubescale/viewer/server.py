@@ -54,6 +54,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -132,13 +133,17 @@ def _api(method: Callable[[Explorer, dict[str, str]], dict[str, Any]]):
     """A route answering ``method``'s dict as JSON. The answer is computed on a worker thread
     (the C++ pane calls release the GIL), so that a slow query (the first read of a metric)
     does not hold back the others: the event loop only moves bytes."""
-    def answer(explorer: Explorer, query: dict[str, str]) -> str:
+    def answer(explorer: Explorer, query: dict[str, str]) -> tuple[str, float]:
+        start = time.perf_counter()
         explorer.check_file()
-        return json.dumps(method(explorer, query), allow_nan=False, separators=(",", ":"))
+        body = json.dumps(method(explorer, query), allow_nan=False, separators=(",", ":"))
+        return body, time.perf_counter() - start
 
     async def handler(request: web.Request) -> web.Response:
-        body = await asyncio.to_thread(answer, request.app[_EXPLORER], dict(request.query))
-        return web.Response(text=body, content_type="application/json")
+        body, seconds = await asyncio.to_thread(answer, request.app[_EXPLORER], dict(request.query))
+        # the time spent answering (not waiting for a thread), for the browser's timing API
+        return web.Response(text=body, content_type="application/json",
+                            headers={"Server-Timing": f"answer;dur={seconds * 1e3:.2f}"})
     return handler
 
 

@@ -29,14 +29,22 @@ const state = {
 // withhold the cookie that the server set.
 const TOKEN = new URLSearchParams(window.location.search).get("token");
 
+// Queries in flight, as body[data-pending] (tests and benchmarks/view.py wait for 0).
+let pending = 0;
+
 async function api(path, params) {
   const query = new URLSearchParams(params || {});
   if (TOKEN) query.set("token", TOKEN);
-  const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
-  let body;
-  try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
-  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
-  return body;
+  document.body.dataset.pending = String(++pending);
+  try {
+    const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
+    let body;
+    try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
+    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+    return body;
+  } finally {
+    document.body.dataset.pending = String(--pending);
+  }
 }
 
 function showError(error) {
