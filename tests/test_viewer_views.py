@@ -136,6 +136,14 @@ def test_sequence_form_folds_as_systree_does(name):
         assert r["instances"] == r["copies"] * seq.records[r["parent"]]["instances"]
     locations = sum(r["instances"] for r in seq.records if not r["children"])
     assert locations == report.shape[1]
+    # folding by class name (the path for machines whose threads and GPU streams differ in
+    # class only) gives the same records here
+    from cubescale.viewer.model import _fold
+
+    core = report.system._core
+    by_class = _fold(core, ex._element_of_location, ex._ancestors_at,
+                     lambda e: np.asarray([hash(core.class_name(x)) % 1000 for x in e.tolist()], dtype=np.int64))
+    assert by_class.records == seq.records
 
 
 @pytest.mark.parametrize("name", ["l2dcm.p128.cubex", "bt-mz.B.8x4.cubex", "blast.p64.cubex"])

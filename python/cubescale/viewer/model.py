@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable
 from typing import Any
 from xml.etree import ElementTree
@@ -37,6 +37,7 @@ from .. import panes as _panes
 from ..records import Metric
 from ..report import Report
 from ..report import open as open_report
+from ..systree import SystemTree
 
 __all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
 
@@ -661,8 +662,26 @@ class Explorer:
     # ---- the machine in sequence form
 
     def _folded(self) -> _Sequence:
+        """The sequence form, folded once. First by kind (machine part, process, thread:
+        known for all elements at once); if that gives other records than the core's fold
+        (:meth:`SystemTree.from_single`, which tells classes apart: threads and GPU streams
+        of one process), again by class name, looked up per element."""
         if self._sequence is None:
-            self._sequence = _fold(self._tree._core, self._element_of_location, self._ancestors_at)
+            core = self._tree._core
+            kind = np.zeros(len(self._tree), dtype=np.int64)
+            kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
+            kind[self._element_of_location] = 2
+            sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
+            folded = SystemTree.from_single(self._tree)
+            if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
+                    Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
+                names: dict[str, int] = {}
+
+                def by_class(elements: np.ndarray) -> np.ndarray:
+                    return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
+                                      dtype=np.int64)
+                sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
+            self._sequence = sequence
         return self._sequence
 
     def sequence(self, query: dict[str, str]) -> dict[str, Any]:
@@ -801,14 +820,24 @@ def _mix(x: np.ndarray) -> np.ndarray:
         return x ^ (x >> np.uint64(31))
 
 
-def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray]) -> _Sequence:
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_index=True)``; in one pass when ``x`` is sorted (ancestors of
+    locations in system-tree order are), else by sorting."""
+    if len(x) and bool(np.all(x[1:] >= x[:-1])):
+        first = np.concatenate(([0], np.flatnonzero(x[1:] != x[:-1]) + 1))
+        return x[first], first
+    return np.unique(x, return_index=True)
+
+
+def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray],
+          label: Callable[[np.ndarray], np.ndarray]) -> _Sequence:
     """Folds the system tree into sequence records (the Score-P system-description paper):
-    bottom-up, an element's structural hash is its class and depth mixed with the sum of its
-    children's mixed hashes (a multiset hash: order-free, as the canonical form sorts
-    children); top-down, an element's record is (its parent's record, its hash), and a
-    record's ``copies`` is how many of its parent's instances' children it holds. All in
-    NumPy over the per-location ancestor arrays (one per depth, from the core); only the
-    class names of the elements are looked up one by one (once)."""
+    bottom-up, an element's structural hash is its label (``label(elements)``: a code per
+    element, e.g. its kind or its class) and depth mixed with the sum of its children's mixed
+    hashes (a multiset hash: order-free, as the canonical form sorts children); top-down, an
+    element's record is (its parent's record, its hash), and a record's ``copies`` is how many
+    of its parent's instances' children it holds. All in NumPy over the per-location ancestor
+    arrays (one per depth, from the core); elements without locations below are left out."""
     chain = [ancestors_at(0)]
     while not np.array_equal(chain[-1], location_elements) and len(chain) < 64:
         chain.append(ancestors_at(len(chain)))
@@ -816,36 +845,35 @@ def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int]
     own = np.full(len(location_elements), len(chain) - 1, dtype=np.int64)
     for d in range(len(chain) - 1, -1, -1):
         own[chain[d] == location_elements] = d
-    elements = [np.unique(chain[d][own >= d]) for d in range(len(chain))]
-    classes: dict[str, int] = {}
-    class_of = np.zeros(len(tree), dtype=np.uint64)
-    for here in elements:
-        class_of[here] = [classes.setdefault(tree.class_name(e), len(classes)) for e in here.tolist()]
+    elements, parents = [], []
+    for d in range(len(chain)):  # the elements at depth d and, for each, its parent
+        below = own >= d
+        here, first = _distinct(chain[d][below])
+        elements.append(here)
+        parents.append(chain[d - 1][below][first] if d else np.full(len(here), -1, dtype=np.int64))
     structure = np.zeros(len(tree), dtype=np.uint64)
-    edges = [np.unique(np.stack([chain[d - 1][own >= d], chain[d][own >= d]], axis=1), axis=0)
-             if d else np.zeros((0, 2), dtype=np.int64) for d in range(len(chain))]
     with np.errstate(over="ignore"):
         for d in range(len(chain) - 1, -1, -1):
             here = elements[d]
-            structure[here] = _mix(class_of[here] * np.uint64(257) + np.uint64(d + 1))
-            if d + 1 < len(chain) and len(edges[d + 1]):
-                np.add.at(structure, edges[d + 1][:, 0], _mix(structure[edges[d + 1][:, 1]]))
+            structure[here] = _mix(label(here).astype(np.uint64) * np.uint64(257) + np.uint64(d + 1))
+            if d + 1 < len(chain) and len(elements[d + 1]):
+                np.add.at(structure, parents[d + 1], _mix(structure[elements[d + 1]]))
     record_of_element = np.full(len(tree), -1, dtype=np.int64)
     record_of_element[elements[0]] = 0
     root = int(elements[0][0])
     records: list[dict[str, Any]] = [{"class": tree.class_name(root), "copies": 1, "depth": 0, "parent": -1,
                                       "instances": 1, "children": []}]
     for d in range(1, len(chain)):
-        parent, child = edges[d][:, 0], edges[d][:, 1]
-        keys = np.stack([record_of_element[parent].astype(np.uint64), structure[child]], axis=1)
-        unique, first, inverse, count = np.unique(keys, axis=0, return_index=True, return_inverse=True,
-                                                  return_counts=True)
+        child, up_record = elements[d], record_of_element[parents[d]]
+        with np.errstate(over="ignore"):
+            keys = _mix(up_record.astype(np.uint64) + np.uint64(1)) ^ structure[child]
+        _, first, inverse, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
         order = np.argsort(first, kind="stable")  # records in the order their first instance appears
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
         record_of_element[child] = len(records) + rank[inverse.reshape(-1)]
         for k in order.tolist():  # one per record: a regular machine has few
-            up = int(unique[k][0])
+            up = int(up_record[first[k]])
             records[up]["children"].append(len(records))
             records.append({"class": tree.class_name(int(child[first[k]])), "depth": d, "parent": up,
                             "copies": int(count[k]) // records[up]["instances"], "instances": int(count[k]),
