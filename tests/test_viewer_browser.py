@@ -334,8 +334,8 @@ def test_flat_profile_in_the_browser(page):
         assert len(shown) == len(own)
         for region, value in shown:  # collapsed: inclusive over the call paths without a recursive caller
             assert _close(value, whole[region]), report.regions[region].name
-        # sorted by exclusive value, largest first
-        assert [r for r, _ in shown] == sorted(own, key=lambda r: -own[r])[:len(shown)]
+        # sorted by the shown (collapsed) value, largest first
+        assert [r for r, _ in shown] == sorted(whole, key=lambda r: -whole[r])[:len(shown)]
         solve = next(r for r, _ in shown if report.regions[r].name == "z_solve_")
         calls = [c.index for c in report.cnodes if c.region.index == solve]
         _row(page, "flat", solve).click()
@@ -349,6 +349,8 @@ def test_flat_profile_in_the_browser(page):
         assert _close(_wait_value(page, "system", 0, mine.sum()), mine.sum())
         page.wait_for_function("want => Math.abs(Number(document.getElementById('distribution').dataset.max)"
                                " - want) <= 1e-9", arg=float(mine.max()), timeout=TIMEOUT)
+        _row(page, "system", 0).locator(".toggle").click()  # the machine's nodes, for the picture
+        page.wait_for_selector("#system-tree .row[data-index='0'][data-state='expanded']", timeout=TIMEOUT)
         _screenshot(page, "viewer_flat.png")
         page.select_option("#call-view", "tree")
         _row(page, "call", int(np.flatnonzero(report.cnode_parents < 0)[0])).wait_for(timeout=TIMEOUT)

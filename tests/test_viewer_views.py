@@ -92,8 +92,8 @@ def test_flat_profile_matches_cube_flat_view(name, metric):
         answer = ex.flat_profile({"metric": str(m), "metric_expanded": str(int(expanded)), "limit": "1000"})
         own, whole = _flat_reference(report, m, expanded)
         assert answer["count"] == len(own) == len({c.region.index for c in report.cnodes})
-        exclusive = [r["exclusive"] for r in answer["children"]]
-        assert exclusive == sorted(exclusive, reverse=True)  # largest first
+        inclusive = [r["inclusive"] for r in answer["children"]]
+        assert inclusive == sorted(inclusive, reverse=True)  # largest first
         for r in answer["children"]:
             assert np.isclose(r["exclusive"], own[r["index"]], rtol=1e-12, atol=1e-12), r["name"]
             assert np.isclose(r["inclusive"], whole[r["index"]], rtol=1e-12, atol=1e-12), r["name"]

@@ -402,7 +402,7 @@ class Explorer:
         over all its call paths, collapsed (``inclusive``: the inclusive values of its call
         paths that have no caller of the same region) and expanded (``exclusive``: the
         exclusive values of all its call paths); sums, or min / max for MIN/MAXDOUBLE. Sorted
-        by exclusive value (largest first), a page of them; ``calls``: its call paths.
+        by the collapsed value (largest first), a page of them; ``calls``: its call paths.
 
         Example
         -------
@@ -410,7 +410,7 @@ class Explorer:
         >>> ex = Explorer(cubescale.examples.report_path())
         >>> top = ex.flat_profile({"metric": "1", "limit": "2"})["children"]
         >>> [(r["name"], r["calls"]) for r in top]
-        [('Barrier.wait', 3), ('update_chunk', 1)]
+        [('stencil.py', 1), ('Team._work', 1)]
         """
         m = self._metric(query)
         inclusive, exclusive, total = self._call_pane(m, _flag(query, "metric_expanded"))
@@ -426,7 +426,7 @@ class Explorer:
             own = np.bincount(regions, weights=exclusive, minlength=n)
             whole = np.bincount(regions[outermost], weights=inclusive[outermost], minlength=n)
         used = np.flatnonzero(calls > 0)
-        ranked = used[np.argsort(-np.nan_to_num(own[used], nan=-np.inf), kind="stable")]
+        ranked = used[np.argsort(-np.nan_to_num(whole[used], nan=-np.inf), kind="stable")]
         offset, limit = self._page(query, len(ranked))
         names = self.report.regions
         children = [{"index": int(r), "name": names[r].name, "has_children": True, "calls": int(calls[r]),

@@ -369,7 +369,10 @@ async function selectRegion(index) {
   renderFlat();
   state.generation += 1;
   const r = state.flat.children.find((x) => x.index === index);
-  if (r) details(document.getElementById("region-details"), `Region: ${r.name}`, [["call paths", r.calls]]);
+  if (r) {
+    details(document.getElementById("region-details"), `Region: ${r.name}`, [["call paths", r.calls]]);
+    document.getElementById("breadcrumb").textContent = `flat profile › ${r.name}`;
+  }
   await updateSystemPane();
 }
 
@@ -388,6 +391,7 @@ async function setCallView(view) {
   document.getElementById("flat-tree").hidden = view !== "flat";
   document.getElementById("search").hidden = view !== "tree";
   await updateCallPane();
+  if (view === "tree" && state.cnode !== null) await showRegionDetails(state.cnode);  // its breadcrumb again
 }
 
 // ---- the machine in sequence form: folded records (node ×8192 › process ×32 …), each with
