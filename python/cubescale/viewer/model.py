@@ -443,16 +443,19 @@ class Explorer:
         (``region``, ``region_expanded``: all its call paths, as Cube's flat view selects)."""
         m = self._metric(query)
         expanded = _flag(query, "metric_expanded")
+        calls = None
         if "region" in query:
             region = parse_int(query, "region", 0, len(self.report.regions))
             own = _flag(query, "region_expanded")
+            calls = self._region_calls(region, own)
+        if calls is not None and len(calls) != 1:
             key: tuple = (m.index, expanded, "region", region, own)
 
             def row(x: Metric) -> np.ndarray:
-                return self._region_row(x, region, own)
-        else:
-            cnode = parse_int(query, "cnode", 0, self.report.shape[0])
-            own = _flag(query, "cnode_expanded")
+                return self._region_row(x, calls, own)
+        else:  # a call path, or a region of one call path: the same values (and cache entry)
+            cnode = parse_int(query, "cnode", 0, self.report.shape[0]) if calls is None else int(calls[0])
+            own = _flag(query, "cnode_expanded") if calls is None else own
             key = (m.index, expanded, "cnode", cnode, own)
 
             def row(x: Metric) -> np.ndarray:
@@ -462,12 +465,16 @@ class Explorer:
             return np.append(np.asarray(self._selected(m, expanded, row), dtype=float), 0.0)
         return m, key, self._cached(self._systems, key, compute)
 
-    def _region_row(self, m: Metric, region: int, own: bool) -> np.ndarray:
+    def _region_calls(self, region: int, own: bool) -> np.ndarray:
+        """The call paths whose rows make a region's values: expanded (``own``) all its call
+        paths, collapsed those without a caller of the same region."""
+        regions, outermost = self._flat_structure()
+        return np.flatnonzero((regions == region) & (True if own else outermost))
+
+    def _region_row(self, m: Metric, calls: np.ndarray, own: bool) -> np.ndarray:
         """A region's values per location (Cube's flat view selected): collapsed, the
         inclusive rows of its call paths that have no caller of the same region; expanded, the
         exclusive rows of all its call paths; summed (min / max for MIN/MAXDOUBLE)."""
-        regions, outermost = self._flat_structure()
-        calls = np.flatnonzero((regions == region) & (True if own else outermost))
         combine = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
         out = np.zeros(self.report.shape[1]) if combine is np.add else np.full(self.report.shape[1], np.nan)
         for c in calls.tolist():  # one C++ row per call path of the region
