@@ -673,23 +673,27 @@ class Explorer:
         known for all elements at once); if that gives other records than the core's fold
         (:meth:`SystemTree.from_single`, which tells classes apart: threads and GPU streams
         of one process), again by class name, looked up per element."""
-        if self._sequence is None:
-            core = self._tree._core
-            kind = np.zeros(len(self._tree), dtype=np.int64)
-            kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
-            kind[self._element_of_location] = 2
-            sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
-            folded = SystemTree.from_single(self._tree)
-            if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
-                    Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
-                names: dict[str, int] = {}
-
-                def by_class(elements: np.ndarray) -> np.ndarray:
-                    return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
-                                      dtype=np.int64)
-                sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
-            self._sequence = sequence
+        with self._reading(-1):  # one fold per report, however many queries ask at once
+            if self._sequence is None:
+                self._sequence = self._fold_tree()
         return self._sequence
+
+    def _fold_tree(self) -> _Sequence:
+        core = self._tree._core
+        kind = np.zeros(len(self._tree), dtype=np.int64)
+        kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
+        kind[self._element_of_location] = 2
+        sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
+        folded = SystemTree.from_single(self._tree)
+        if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
+                Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
+            names: dict[str, int] = {}
+
+            def by_class(elements: np.ndarray) -> np.ndarray:
+                return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
+                                  dtype=np.int64)
+            sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
+        return sequence
 
     def sequence(self, query: dict[str, str]) -> dict[str, Any]:
         """The system tree in sequence form (the Score-P system-description paper): identical
