@@ -210,3 +210,45 @@ def test_a_slow_query_does_not_hold_back_a_fast_one(tmp_path):
         slow_time = done["slow"] - start
         assert fast and fast[0] < slow_time / 2, (fast[:3], slow_time)
         assert len(fast) >= 2, (fast, slow_time)  # several answers while the slow one ran
+
+
+def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
+    """Locations of one kind but two classes (CPU threads and CUDA streams of one process) with
+    the same shape: folded by kind they would be one record; the core's fold tells them
+    apart, so the viewer folds again by class name."""
+    from cubescale.systree import SingleNodeTree
+    from cubescale.viewer.model import _fold
+
+    tree = SingleNodeTree()
+    machine = tree.add_root("machine", "m")
+    for n in range(3):
+        node = tree.add(machine, "node", f"n{n}")
+        for p in range(2):
+            process = tree.add(node, "process", f"rank {2 * n + p}")
+            for t in range(2):
+                tree.add(process, "thread", f"thread {t}")
+            tree.add(process, "cuda stream", "stream 0", kind="location")
+    b = cubescale.ReportBuilder(tree)
+    b.add_metric("time", unit="sec")
+    b.add_cnode(b.add_region("main"))
+    report = b.build()
+    report.set_values("time", np.arange(report.shape[1], dtype=float)[None, :])
+    path = str(tmp_path / "gpu.cubex")
+    cubescale.write(report, path)
+    ex = Explorer(path)
+    kind = np.zeros(len(ex._tree), dtype=np.int64)
+    kind[ex._element_of_location] = 2
+    by_kind = _fold(ex._tree._core, ex._element_of_location, ex._ancestors_at, lambda e: kind[e])
+    assert len(by_kind.records) == 4  # threads and streams merged: what the check catches
+    got = Counter((r["depth"], r["class"], r["copies"]) for r in ex._folded().records)
+    assert got == Counter({(0, "machine", 1): 1, (1, "node", 3): 1, (2, "process", 2): 1, (3, "thread", 2): 1,
+                           (3, "cuda stream", 1): 1})
+    streams = next(i for i, r in enumerate(ex._folded().records) if r["class"] == "cuda stream")
+    page = ex.instances({"metric": "0", "cnode": "0", "record": str(streams)})
+    values = np.arange(report.shape[1], dtype=float)
+    assert page["count"] == 6 and all(e["inclusive"] == values[e["location"]] for e in page["children"])
+    stats = next(r for r in ex.sequence({"metric": "0", "cnode": "0", "parent": str(ex._folded().records[streams]["parent"])})
+                 ["records"] if r["index"] == streams)
+    locations = [e["location"] for e in page["children"]]
+    assert (stats["min"], stats["max"], stats["sum"]) == (values[locations].min(), values[locations].max(),
+                                                           values[locations].sum())
