@@ -46,8 +46,11 @@ def page(browser):
 
 
 def _open(page, url):
+    """Opens the page and waits for its first panes and then the rest of the metric pane
+    (metric values are fetched after the first paint)."""
     page.goto(url)
     page.wait_for_selector("body[data-ready='1']", timeout=TIMEOUT)
+    page.wait_for_selector("body[data-metrics='1']", timeout=TIMEOUT)
 
 
 def _row(page, pane, index):
@@ -204,8 +207,9 @@ def test_expanded_metric_conditions_the_call_tree(page):
         p = report.panes(time_metric, cnode=root, metric_expanded=True)
         assert _close(_wait_value(page, "metric", time_metric.index, p.metric_exclusive[time_metric.index]),
                       report.metric_totals(inclusive=False)[time_metric.index])
-        for c in time_metric.children:  # children collapsed: their stored totals
-            assert _close(_value(page, "metric", c), report.metric_totals(inclusive=True)[c])
+        for c in time_metric.children:  # children collapsed: their stored totals (fetched once shown)
+            want = report.metric_totals(inclusive=True)[c]
+            assert _close(_wait_value(page, "metric", c, want), want)
         assert _close(_wait_value(page, "call", root, p.call_inclusive[root]), p.call_inclusive[root])
         # an expanded metric's remainder is rounding noise here: shown as 0, not -4e-14
         assert _shown(page, "call", root) == "0"
@@ -299,3 +303,146 @@ def test_wrong_token_is_refused_in_the_browser(page):
         response = page.goto(f"{v.base}/?token=wrong")
         assert response.status == 403
         assert "token" in page.inner_text("body")
+
+
+IMAGES = os.path.join(os.path.dirname(__file__), "..", "docs", "images")
+
+
+def _screenshot(page, name):
+    """A screenshot for docs/ when CUBESCALE_SCREENSHOTS is set (the docs' images come from here)."""
+    if os.environ.get("CUBESCALE_SCREENSHOTS"):
+        page.screenshot(path=os.path.join(IMAGES, name))
+
+
+def test_flat_profile_in_the_browser(page):
+    """The call pane as a flat region profile: every shown number is Cube's flat view (from
+    Report.panes and a walk up the call paths); a region conditions the system pane."""
+    from test_viewer_views import _flat_reference
+
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    own, whole = _flat_reference(report, m, False)
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#call-view", "flat")
+        rows = page.locator("#flat-tree .row[data-kind='flat']")
+        rows.first.wait_for(timeout=TIMEOUT)
+        assert page.locator("#call-tree").is_hidden()
+        shown = [(int(rows.nth(i).get_attribute("data-index")), float(rows.nth(i).get_attribute("data-value")))
+                 for i in range(rows.count())]
+        assert len(shown) == len(own)
+        for region, value in shown:  # collapsed: inclusive over the call paths without a recursive caller
+            assert _close(value, whole[region]), report.regions[region].name
+        # sorted by the shown (collapsed) value, largest first
+        assert [r for r, _ in shown] == sorted(whole, key=lambda r: -whole[r])[:len(shown)]
+        solve = next(r for r, _ in shown if report.regions[r].name == "z_solve_")
+        calls = [c.index for c in report.cnodes if c.region.index == solve]
+        _row(page, "flat", solve).click()
+        want = sum(report.panes(m, cnode=c).system for c in calls)
+        assert _close(_wait_value(page, "system", 0, want.sum()), want.sum())
+        assert "z_solve_" in page.locator("#region-details").inner_text()
+        # expanded: the region's exclusive value, and the system pane without the callees
+        _row(page, "flat", solve).locator(".toggle").click()
+        assert _close(_wait_value(page, "flat", solve, own[solve]), own[solve])
+        mine = sum(report.panes(m, cnode=c, cnode_expanded=True).system for c in calls)
+        assert _close(_wait_value(page, "system", 0, mine.sum()), mine.sum())
+        page.wait_for_function("want => Math.abs(Number(document.getElementById('distribution').dataset.max)"
+                               " - want) <= 1e-9", arg=float(mine.max()), timeout=TIMEOUT)
+        _row(page, "system", 0).locator(".toggle").click()  # the machine's nodes, for the picture
+        page.wait_for_selector("#system-tree .row[data-index='0'][data-state='expanded']", timeout=TIMEOUT)
+        _screenshot(page, "viewer_flat.png")
+        page.select_option("#call-view", "tree")
+        _row(page, "call", int(np.flatnonzero(report.cnode_parents < 0)[0])).wait_for(timeout=TIMEOUT)
+
+
+def test_sequence_view_in_the_browser(page):
+    """The machine in sequence form on blast.p64 (machine > rack > midplane > nodeboard >
+    nodecard > process > thread): each record shows the selection's sum over its instances and
+    min / mean / max per instance (against Report.location_values); a record opens into its
+    sub-records and instances."""
+    path = os.path.join(DATA, "blast.p64.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time")
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    total = report.panes(m, cnode=root).system.sum()
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#system-view", "sequence")
+        machine = page.locator("#sequence .row[data-kind='record'][data-index='0']")
+        machine.wait_for(timeout=TIMEOUT)
+        assert page.locator("#system-tree").is_hidden()
+        assert _close(float(machine.get_attribute("data-value")), total)
+        # open records down to the processes: one record per level on this regular machine
+        record, depth = 0, 0
+        while True:
+            row = page.locator(f"#sequence .row[data-kind='record'][data-index='{record}']")
+            name = row.locator(".name").inner_text()
+            values, _ = report.location_values(m, depth)
+            per_instance = values[root]
+            assert _close(float(row.get_attribute("data-min")), per_instance.min()), name
+            assert _close(float(row.get_attribute("data-max")), per_instance.max()), name
+            assert _close(float(row.get_attribute("data-mean")), per_instance.mean()), name
+            assert _close(float(row.get_attribute("data-value")), per_instance.sum()), name
+            if name.startswith("process"):
+                break
+            row.locator(".toggle").click()
+            following = page.locator(f"#sequence .row[data-kind='record'][data-index='{record}'][data-state='expanded']"
+                                     " + .row[data-kind='record']")
+            following.wait_for(timeout=TIMEOUT)
+            record, depth = int(following.get_attribute("data-index")), depth + 1
+        assert "×" in name
+        row.locator(".toggle").click()  # the processes' instances, each with its value
+        page.wait_for_selector(f"#sequence .row[data-kind='record'][data-index='{record}'][data-state='expanded']",
+                               timeout=TIMEOUT)
+        values, names = report.location_values(m, depth)
+        instances = page.locator("#sequence .row.instance").filter(has_text="MPI Rank")
+        assert instances.count() >= min(50, len(names))
+        for i in range(min(5, instances.count())):
+            assert instances.nth(i).locator(".name").inner_text() == names[i]
+            assert _close(float(instances.nth(i).get_attribute("data-value")), values[root][i])
+        _screenshot(page, "viewer_sequence.png")
+        # another call path: the records follow the selection
+        child = report.cnodes[root].children[0]
+        page.select_option("#system-view", "tree")
+        _row(page, "call", root).locator(".toggle").click()
+        _row(page, "call", child).click()
+        page.select_option("#system-view", "sequence")
+        want = report.panes(m, cnode=child).system.sum()
+        page.wait_for_function("want => { const r = document.querySelector(\"#sequence .row[data-kind='record']"
+                               "[data-index='0']\"); return r && Math.abs(Number(r.dataset.value) - want)"
+                               " <= 1e-9 + 1e-12 * Math.abs(want); }", arg=float(want), timeout=TIMEOUT)
+
+
+def test_report_view_in_a_notebook_cell(page):
+    """``report.view()`` as a notebook cell's result: IPython's display formatter gives the
+    iframe (what JupyterLab and the classic notebook render), the server behind it answers,
+    and the framed page shows Report.panes' numbers."""
+    import urllib.request
+
+    from IPython.core.formatters import DisplayFormatter
+
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    namespace: dict = {}
+    exec(compile(f"import cubescale\nreport = cubescale.open({path!r})\nrunning = report.view(height=500)",
+                 "cell", "exec"), namespace)
+    running, report = namespace["running"], namespace["report"]
+    try:
+        data, _ = DisplayFormatter().format(running)
+        html = data["text/html"]
+        assert html.startswith("<iframe") and 'height="500"' in html and running.url.replace("&", "&amp;") in html
+        with urllib.request.urlopen(running.url.replace("/?", "/api/report?"), timeout=10) as response:
+            assert response.status == 200 and b"bt-mz.B.8x4.cubex" in response.read()
+        page.set_content(f"<html><body><h1>notebook</h1>{html}</body></html>")
+        frame = page.frame_locator("iframe")
+        frame.locator("body[data-ready='1']").wait_for(timeout=TIMEOUT)
+        time_metric = report.metric("time").index
+        root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+        p = report.panes(time_metric, cnode=root)
+        assert _close(float(frame.locator(f"#call-tree .row[data-index='{root}']").get_attribute("data-value")),
+                      p.call_inclusive[root])
+        assert _close(float(frame.locator(f"#metric-tree .row[data-index='{time_metric}']").get_attribute("data-value")),
+                      report.metric_totals()[time_metric])
+    finally:
+        running.stop()
+    assert not running.running

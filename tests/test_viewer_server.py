@@ -218,8 +218,7 @@ def test_collapsed_system_values_by_ranges_and_by_ancestors_agree(name):
     tree = ex.report.system
     for metric in {ex.report.metrics[0], ex.report.metric("time")} | {m for m in ex.report.metrics
                                                                     if m.dtype in ("MINDOUBLE", "MAXDOUBLE")}:
-        key = (metric.index, False, 0, False)
-        padded = ex._system_vector(metric, False, 0, False)
+        _, key, padded = ex._selection({"metric": str(metric.index), "cnode": "0"})
         frontier, depth = [0], 0
         while frontier:
             assert ex._ranges_at(depth) is not None  # real reports: locations in system-tree order

@@ -541,6 +541,22 @@ class Report:
         return _views.call_tree_text(self, metric, inclusive, max_depth, max_lines, percent=percent, sort=sort,
                                      hide_zero=hide_zero)
 
+    def view(self, height: int = 720):
+        """The browser explorer (``cubescale view``) inline in a notebook: a server on a
+        background thread, shown as an iframe; ``.stop()`` ends it. Needs the ``view`` extra.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> running = cubescale.open(cubescale.examples.report_path()).view(height=400)
+        >>> "<iframe" in running._repr_html_()
+        True
+        >>> running.stop()
+        """
+        from .viewer.notebook import show  # aiohttp only when asked for
+
+        return show(self, height=height)
+
     def __repr__(self) -> str:
         cnodes, locations = self.shape
         name = os.path.basename(self.path) if self.path else "in memory"

@@ -25,15 +25,19 @@ from __future__ import annotations
 
 import math
 import os
-from collections import OrderedDict
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable
 from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
 
+from .. import panes as _panes
 from ..records import Metric
 from ..report import Report
 from ..report import open as open_report
+from ..systree import SystemTree
 
 __all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
 
@@ -148,6 +152,34 @@ class Explorer:
         self._ranges: dict[int, tuple[np.ndarray, np.ndarray] | None] = {}
         self._cnode_children: list[list[int]] | None = None
         self._topologies: list[dict[str, Any]] | None = None
+        # Queries run on worker threads (the server's executor): the caches are guarded by one
+        # lock, and each metric by its own, so that two queries never read one metric twice.
+        self._lock = threading.Lock()
+        self._reading_locks: dict[int, threading.Lock] = {}
+        self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
+        self._flat: tuple[np.ndarray, np.ndarray] | None = None
+        self._sequence: _Sequence | None = None
+        self._sequence_values: OrderedDict[tuple, list[dict[str, Any]]] = OrderedDict()
+
+    def _cached(self, cache: OrderedDict, key: Any, compute: Callable[[], Any], keep: int = _CACHE) -> Any:
+        """``cache[key]``, computed (outside the lock: other queries go on) if missing."""
+        with self._lock:
+            if key in cache:
+                cache.move_to_end(key)
+                return cache[key]
+        value = compute()
+        with self._lock:
+            _remember(cache, key, value, keep)
+        return value
+
+    def _reading(self, metric: int) -> threading.Lock:
+        with self._lock:
+            return self._reading_locks.setdefault(metric, threading.Lock())
+
+    def _per_metric(self, m: Metric, fn: Callable[[Metric], Any]) -> Any:
+        """``fn(m)`` while no other query reads metric ``m`` (its first use loads it)."""
+        with self._reading(m.index):
+            return fn(m)
 
     # ---- guards
 
@@ -175,27 +207,70 @@ class Explorer:
     # ---- metric pane
 
     def report_summary(self) -> dict[str, Any]:
-        """The report's definitions and its metric pane: every metric with its collapsed
-        (``inclusive``) and expanded (``exclusive``) value from :meth:`Report.metric_totals`.
+        """The report's definitions and its metric tree, without reading any metric's values:
+        a metric's collapsed (``inclusive``) and expanded (``exclusive``) totals are there only
+        once some query computed them (else null: :meth:`metric_values` computes them).
+        Opening a 1M-location report thus costs its definitions, not every metric.
 
         Example
         -------
         >>> import cubescale
         >>> s = Explorer(cubescale.examples.report_path()).report_summary()
-        >>> s["shape"], s["metrics"][1]["unit"]
-        ([21, 20], 'sec')
+        >>> s["shape"], s["metrics"][1]["unit"], s["metrics"][1]["inclusive"]
+        ([21, 20], 'sec', None)
         """
         r = self.report
-        inclusive, exclusive = r.metric_totals(inclusive=True), r.metric_totals(inclusive=False)
         metrics = [{
             "index": m.index, "name": m.name, "display_name": m.display_name or m.name, "unit": m.unit,
             "dtype": m.dtype, "kind": m.kind, "description": m.description, "url": m.url,
             "expression": m.expression, "parent": m.parent, "children": list(m.children),
-            "inclusive": _number(inclusive[m.index]), "exclusive": _number(exclusive[m.index]),
+            **self._known_values(m),
         } for m in r.metrics]
         topologies = [{"name": t["name"], "dims": t["dims"]} for t in self._cartesian()]
         return {"file": os.path.basename(self.path), "path": self.path, "version": r.version,
                 "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics, "topologies": topologies}
+
+    def _known_values(self, m: Metric) -> dict[str, float | None]:
+        """A metric's pane values if already computed, else nulls (nothing is read here)."""
+        inclusive = self._stored.get(m.index)
+        minus = _panes.subtracted_children(self.report, m)
+        if inclusive is None or any(c not in self._stored for c in minus):
+            return {"inclusive": None if inclusive is None else _number(inclusive), "exclusive": None}
+        return {"inclusive": _number(inclusive),
+                "exclusive": _number(inclusive - sum(self._stored[c] for c in minus))}
+
+    def _stored_total(self, m: Metric) -> float:
+        """A metric's value over the whole program and machine as stored (the metric pane,
+        collapsed), computed as :func:`cubescale.panes.metric_totals` does, for this metric only."""
+        if m.index not in self._stored:
+            roots = np.asarray(self._call_roots, dtype=np.int64)
+            total = self._per_metric(m, lambda x: _panes._total(self.report, x, roots))
+            with self._lock:
+                self._stored[m.index] = total
+        return self._stored[m.index]
+
+    def metric_values(self, query: dict[str, str]) -> dict[str, Any]:
+        """One metric's values in the metric pane: ``inclusive`` (collapsed: its stored total)
+        and, with ``expanded=1`` or when nothing is subtracted, ``exclusive`` (expanded: minus its
+        children's stored totals, which reads the children too). Reads only these metrics;
+        each total is kept.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex.metric_values({"metric": "0"})
+        {'index': 0, 'inclusive': 3372.0, 'exclusive': 3372.0}
+        >>> ex.report_summary()["metrics"][0]["inclusive"]   # now known
+        3372.0
+        """
+        m = self._metric(query)
+        minus = _panes.subtracted_children(self.report, m)
+        self._stored_total(m)
+        if _flag(query, "expanded") or not minus:
+            for c in minus:
+                self._stored_total(self.report.metrics[c])
+        return {"index": m.index, **self._known_values(m)}
 
     # ---- call pane
 
@@ -232,15 +307,27 @@ class Explorer:
                 "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
 
     def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
-        """Cube's call pane for a metric selection (``Report.panes``) and its root total
-        (the metric pane's value of the selected metric), kept for the next pages."""
-        key = (m.index, expanded)
-        if key not in self._calls:
-            panes = self.report.panes(m, cnode=self._call_roots[0], metric_expanded=expanded)
-            total = (panes.metric_exclusive if expanded else panes.metric_inclusive)[m.index]
-            _remember(self._calls, key, (panes.call_inclusive, panes.call_exclusive, float(total)))
-        self._calls.move_to_end(key)
-        return self._calls[key]
+        """Cube's call pane for a metric selection and its root total (the metric pane's value
+        of the selected metric), kept for the next pages."""
+        def compute() -> tuple[np.ndarray, np.ndarray, float]:
+            inclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=True))
+            exclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=False))
+            known = self.metric_values({"metric": str(m.index), "expanded": "1" if expanded else "0"})
+            total = known["exclusive" if expanded else "inclusive"]
+            return inclusive, exclusive, float("nan") if total is None else float(total)
+        return self._cached(self._calls, (m.index, expanded), compute)
+
+    def _selected(self, m: Metric, expanded: bool, fn: Callable[[Metric], np.ndarray]) -> np.ndarray:
+        """``fn`` (a per-metric array of the report: call-path totals, a call path's row) of
+        the selected metric as :meth:`Report.panes` selects it: the stored values, minus the
+        subtracted children's (:func:`cubescale.panes.subtracted_children`) when expanded.
+        The same rule as ``panes.select``, applied here to the one array a query needs, since
+        ``Report.panes`` also computes the whole metric pane (reading every metric)."""
+        value = self._per_metric(m, fn)
+        if expanded:
+            for child in _panes.subtracted_children(self.report, m):
+                value = value - self._per_metric(self.report.metrics[child], fn)
+        return value
 
     def cnode_details(self, query: dict[str, str]) -> dict[str, Any]:
         """A call path's region (name, file, lines, description, URL), parameters and its
@@ -291,17 +378,108 @@ class Explorer:
                    for c in hits[:limit]]
         return {"q": text, "count": len(hits), "matches": matches}
 
+    # ---- flat profile (the call pane's other view)
+
+    def _flat_structure(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per call path its region, and whether no caller up to the root has the same region
+        (CubeLib's ``Region::incl_cnodev``: only those count towards a region's inclusive
+        value, so recursion is not counted twice). Walks all call paths up together, one
+        NumPy step per call-tree level."""
+        if self._flat is None:
+            regions = np.asarray(self.report._core.cnode_regions(), dtype=np.int64)
+            parents = np.asarray(self.report.cnode_parents, dtype=np.int64)
+            outermost = np.ones(len(regions), dtype=bool)
+            above = parents.copy()
+            while (above >= 0).any():
+                live = above >= 0
+                outermost[live] &= regions[above[live]] != regions[live]
+                above = np.where(live, parents[np.maximum(above, 0)], -1)
+            self._flat = (regions, outermost)
+        return self._flat
+
+    def flat_profile(self, query: dict[str, str]) -> dict[str, Any]:
+        """Cube's flat view: per region (with at least one call path) the selected metric
+        over all its call paths, collapsed (``inclusive``: the inclusive values of its call
+        paths that have no caller of the same region) and expanded (``exclusive``: the
+        exclusive values of all its call paths); sums, or min / max for MIN/MAXDOUBLE. Sorted
+        by the collapsed value (largest first), a page of them; ``calls``: its call paths.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> top = ex.flat_profile({"metric": "1", "limit": "2"})["children"]
+        >>> [(r["name"], r["calls"]) for r in top]
+        [('stencil.py', 1), ('Team._work', 1)]
+        """
+        m = self._metric(query)
+        inclusive, exclusive, total = self._call_pane(m, _flag(query, "metric_expanded"))
+        regions, outermost = self._flat_structure()
+        n = len(self.report.regions)
+        calls = np.bincount(regions, minlength=n)
+        if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+            ufunc = np.fmin if m.dtype == "MINDOUBLE" else np.fmax
+            own, whole = np.full(n, np.nan), np.full(n, np.nan)
+            ufunc.at(own, regions, exclusive)
+            ufunc.at(whole, regions[outermost], inclusive[outermost])
+        else:
+            own = np.bincount(regions, weights=exclusive, minlength=n)
+            whole = np.bincount(regions[outermost], weights=inclusive[outermost], minlength=n)
+        used = np.flatnonzero(calls > 0)
+        ranked = used[np.argsort(-np.nan_to_num(whole[used], nan=-np.inf), kind="stable")]
+        offset, limit = self._page(query, len(ranked))
+        names = self.report.regions
+        children = [{"index": int(r), "name": names[r].name, "has_children": True, "calls": int(calls[r]),
+                     "inclusive": _number(whole[r]), "exclusive": _number(own[r])}
+                    for r in ranked[offset:offset + limit].tolist()]
+        return {"count": len(ranked), "offset": offset, "children": children, "total": _number(total)}
+
     # ---- system pane
 
-    def _system_vector(self, m: Metric, expanded: bool, cnode: int, cnode_expanded: bool) -> np.ndarray:
-        """Cube's system pane for the selection, per location (``Report.panes(...).system``),
-        followed by one 0 (so that ``ufunc.reduceat`` may take the end of every range)."""
-        key = (m.index, expanded, cnode, cnode_expanded)
-        if key not in self._systems:
-            panes = self.report.panes(m, cnode=cnode, metric_expanded=expanded, cnode_expanded=cnode_expanded)
-            _remember(self._systems, key, np.append(np.asarray(panes.system, dtype=float), 0.0))
-        self._systems.move_to_end(key)
-        return self._systems[key]
+    def _selection(self, query: dict[str, str]) -> tuple[Metric, tuple, np.ndarray]:
+        """The selected metric, the selection's key and its system pane per location (plus one
+        trailing 0, so that ``ufunc.reduceat`` may take the end of every range). The selection
+        is a call path (``cnode``, ``cnode_expanded``) or, from the flat profile, a region
+        (``region``, ``region_expanded``: all its call paths, as Cube's flat view selects)."""
+        m = self._metric(query)
+        expanded = _flag(query, "metric_expanded")
+        calls = None
+        if "region" in query:
+            region = parse_int(query, "region", 0, len(self.report.regions))
+            own = _flag(query, "region_expanded")
+            calls = self._region_calls(region, own)
+        if calls is not None and len(calls) != 1:
+            key: tuple = (m.index, expanded, "region", region, own)
+
+            def row(x: Metric) -> np.ndarray:
+                return self._region_row(x, calls, own)
+        else:  # a call path, or a region of one call path: the same values (and cache entry)
+            cnode = parse_int(query, "cnode", 0, self.report.shape[0]) if calls is None else int(calls[0])
+            own = _flag(query, "cnode_expanded") if calls is None else own
+            key = (m.index, expanded, "cnode", cnode, own)
+
+            def row(x: Metric) -> np.ndarray:
+                return self.report.system_values(x, cnode, inclusive=not own)
+
+        def compute() -> np.ndarray:
+            return np.append(np.asarray(self._selected(m, expanded, row), dtype=float), 0.0)
+        return m, key, self._cached(self._systems, key, compute)
+
+    def _region_calls(self, region: int, own: bool) -> np.ndarray:
+        """The call paths whose rows make a region's values: expanded (``own``) all its call
+        paths, collapsed those without a caller of the same region."""
+        regions, outermost = self._flat_structure()
+        return np.flatnonzero((regions == region) & (True if own else outermost))
+
+    def _region_row(self, m: Metric, calls: np.ndarray, own: bool) -> np.ndarray:
+        """A region's values per location (Cube's flat view selected): collapsed, the
+        inclusive rows of its call paths that have no caller of the same region; expanded, the
+        exclusive rows of all its call paths; summed (min / max for MIN/MAXDOUBLE)."""
+        combine = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
+        out = np.zeros(self.report.shape[1]) if combine is np.add else np.full(self.report.shape[1], np.nan)
+        for c in calls.tolist():  # one C++ row per call path of the region
+            combine(out, self.report.system_values(m, c, inclusive=not own), out=out)
+        return out
 
     def _ranges_at(self, depth: int) -> tuple[np.ndarray, np.ndarray] | None:
         """Locations are in system-tree order, so the locations below an element are one range:
@@ -346,8 +524,7 @@ class Explorer:
         """Per system-tree element at ``depth``: the locations below it combined as the
         metric combines, for trees whose elements' locations are not one range each.
         One NumPy pass over all locations, cached."""
-        full = key + (depth,)
-        if full not in self._aggregates:
+        def compute() -> np.ndarray:
             owner = self._ancestors_at(depth)
             if dtype == "MINDOUBLE":
                 out = np.full(len(self._tree), np.inf)
@@ -357,14 +534,11 @@ class Explorer:
                 np.maximum.at(out, owner, values)
             else:
                 out = np.bincount(owner, weights=values, minlength=len(self._tree))
-            _remember(self._aggregates, full, out)
-        self._aggregates.move_to_end(full)
-        return self._aggregates[full]
+            return out
+        return self._cached(self._aggregates, key + (depth,), compute)
 
     def _element_children(self, element: int) -> list[int]:
-        if element not in self._children_cache:
-            _remember(self._children_cache, element, self._tree.children(element), keep=64)
-        return self._children_cache[element]
+        return self._cached(self._children_cache, element, lambda: self._tree.children(element), keep=64)
 
     def system_children(self, query: dict[str, str]) -> dict[str, Any]:
         """A page of the system-tree elements under ``parent`` (-1: the root) with the selected
@@ -379,16 +553,11 @@ class Explorer:
         >>> page["count"], page["children"][0]["inclusive"], page["total"]
         (1, 3372.0, 3372.0)
         """
-        m = self._metric(query)
-        expanded = _flag(query, "metric_expanded")
-        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
-        cnode_expanded = _flag(query, "cnode_expanded")
+        m, key, padded = self._selection(query)
         parent = parse_int(query, "parent", -1, len(self._tree))
         ids = [0] if parent < 0 else self._element_children(parent)
         offset, limit = self._page(query, len(ids))
-        padded = self._system_vector(m, expanded, cnode, cnode_expanded)
         values = padded[:-1]
-        key = (m.index, expanded, cnode, cnode_expanded)
         page = ids[offset:offset + limit]
         depth = 0 if parent < 0 else self._tree._core.depth(parent) + 1
         collapsed = self._page_collapsed(key, padded, m.dtype, depth, page)
@@ -420,12 +589,9 @@ class Explorer:
         >>> d["min"], d["max"], d["counts"]
         (152.0, 250.0, [16, 0, 2, 2])
         """
-        m = self._metric(query)
-        expanded = _flag(query, "metric_expanded")
-        cnode = parse_int(query, "cnode", 0, self.report.shape[0])
-        cnode_expanded = _flag(query, "cnode_expanded")
         bins = parse_int(query, "bins", 1, 201, default=20)
-        values = self._system_vector(m, expanded, cnode, cnode_expanded)[:-1]
+        m, _, padded = self._selection(query)
+        values = padded[:-1]
         finite = values[np.isfinite(values)]
         if not len(finite):
             return {"locations": len(values), "min": None, "mean": None, "max": None, "counts": [], "edges": []}
@@ -487,12 +653,11 @@ class Explorer:
         t = carts[parse_int(query, "topology", 0, max(len(carts), 1))] if carts else None
         if t is None:
             raise QueryError("the report has no Cartesian topology", status=404)
-        m = self._metric(query)
         cells = int(np.prod([d["size"] for d in t["dims"]]))
         if cells > 1 << 18:
             raise QueryError(f"topology {t['name']!r} has {cells} cells; at most {1 << 18} are shown", status=422)
-        values = self._system_vector(m, _flag(query, "metric_expanded"), parse_int(query, "cnode", 0, self.report.shape[0]),
-                                     _flag(query, "cnode_expanded"))[:-1]
+        m, _, padded = self._selection(query)
+        values = padded[:-1]
         ufunc = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
         grid = np.full(cells, np.nan)
         hit = np.zeros(cells, dtype=bool)
@@ -500,6 +665,113 @@ class Explorer:
         grid[hit] = 0.0 if ufunc is np.add else np.nan
         ufunc.at(grid, t["cells"], values[t["locations"]])
         return {"name": t["name"], "dims": t["dims"], "values": [_number(v) for v in grid.tolist()]}
+
+    # ---- the machine in sequence form
+
+    def _folded(self) -> _Sequence:
+        """The sequence form, folded once. First by kind (machine part, process, thread:
+        known for all elements at once); if that gives other records than the core's fold
+        (:meth:`SystemTree.from_single`, which tells classes apart: threads and GPU streams
+        of one process), again by class name, looked up per element."""
+        with self._reading(-1):  # one fold per report, however many queries ask at once
+            if self._sequence is None:
+                self._sequence = self._fold_tree()
+        return self._sequence
+
+    def _fold_tree(self) -> _Sequence:
+        core = self._tree._core
+        kind = np.zeros(len(self._tree), dtype=np.int64)
+        kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
+        kind[self._element_of_location] = 2
+        sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
+        folded = SystemTree.from_single(self._tree)
+        if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
+                Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
+            names: dict[str, int] = {}
+
+            def by_class(elements: np.ndarray) -> np.ndarray:
+                return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
+                                  dtype=np.int64)
+            sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
+        return sequence
+
+    def sequence(self, query: dict[str, str]) -> dict[str, Any]:
+        """The system tree in sequence form (the Score-P system-description paper): identical
+        sibling subtrees folded into one record with ``copies``; the child records of record
+        ``parent`` (-1: the root record), each with the selection (as :meth:`system_children`
+        takes it) over every instance of the record: ``min``, ``mean``, ``max`` of the
+        instances' collapsed values, and ``sum`` over all of them.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> machine = ex.sequence({"metric": "0", "cnode": "0", "parent": "-1"})["records"][0]
+        >>> machine["class"], machine["copies"], machine["sum"]
+        ('machine', 1, 3372.0)
+        >>> [(r["class"], r["copies"], r["instances"]) for r in
+        ...  ex.sequence({"metric": "0", "cnode": "0", "parent": "0"})["records"]]
+        [('node', 1, 1)]
+        """
+        seq = self._folded()
+        parent = parse_int(query, "parent", -1, len(seq.records))
+        m, key, padded = self._selection(query)
+        ids = [0] if parent < 0 else seq.records[parent]["children"]
+        stats = self._cached(self._sequence_values, key, lambda: self._record_values(m, key, padded))
+        records = [{**{k: v for k, v in seq.records[r].items() if k != "children"},
+                    "index": r, "has_children": bool(seq.records[r]["children"]), **stats[r]} for r in ids[:MAX_PAGE]]
+        return {"parent": parent, "count": len(ids), "records": records, "total": stats[0]["sum"]}
+
+    def _record_values(self, m: Metric, key: tuple, padded: np.ndarray) -> list[dict[str, Any]]:
+        """Per record, min / mean / max / sum of its instances' collapsed values: one
+        aggregation per depth over all locations, then one per depth over its elements."""
+        seq = self._folded()
+        out: list[dict[str, Any]] = [{} for _ in seq.records]
+        for depth, (elements, record) in enumerate(zip(seq.elements, seq.record_of)):
+            values = self._collapsed(key, padded[:-1], m.dtype, depth)[elements]
+            if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+                values = np.where(np.isfinite(values), values, np.nan)
+            n = len(seq.records)
+            count = np.bincount(record, minlength=n)
+            finite = np.isfinite(values)
+            total = np.bincount(record[finite], weights=values[finite], minlength=n)
+            low, high = np.full(n, np.inf), np.full(n, -np.inf)
+            np.minimum.at(low, record[finite], values[finite])
+            np.maximum.at(high, record[finite], values[finite])
+            valid = np.bincount(record[finite], minlength=n)
+            for r in np.unique(record).tolist():  # the records of this depth: few on any machine
+                out[r] = {"min": _number(low[r]), "max": _number(high[r]),
+                          "mean": _number(total[r] / valid[r]) if valid[r] else None,
+                          "sum": _number(total[r]) if m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
+                          else _number(low[r] if m.dtype == "MINDOUBLE" else high[r]),
+                          "instances": int(count[r])}
+        return out
+
+    def instances(self, query: dict[str, str]) -> dict[str, Any]:
+        """A page of the instances (system-tree elements) of sequence record ``record``, in
+        tree order, each with its collapsed value for the selection.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> processes = ex.sequence({"metric": "0", "cnode": "0", "parent": "1"})["records"][0]
+        >>> page = ex.instances({"metric": "0", "cnode": "0", "record": str(processes["index"])})
+        >>> page["count"], [e["name"] for e in page["children"]]
+        (4, ['MPI Rank 0', 'MPI Rank 1', 'MPI Rank 2', 'MPI Rank 3'])
+        """
+        seq = self._folded()
+        record = parse_int(query, "record", 0, len(seq.records))
+        depth = seq.records[record]["depth"]
+        elements = seq.elements[depth][seq.record_of[depth] == record]
+        offset, limit = self._page(query, len(elements))
+        m, key, padded = self._selection(query)
+        page = elements[offset:offset + limit]
+        values = self._page_collapsed(key, padded, m.dtype, depth, page.tolist())
+        children = [{"index": int(e), "name": self._tree.name(int(e)), "class": self._tree.class_name(int(e)),
+                     "location": self._location_index(int(e)), "inclusive": _number(v)}
+                    for e, v in zip(page.tolist(), values.tolist())]
+        return {"record": record, "count": len(elements), "offset": offset, "children": children}
 
     def _location_index(self, element: int) -> int | None:
         """The location (column) an element is, None for machines, nodes and processes."""
@@ -537,3 +809,85 @@ def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> N
     cache[key] = value
     while len(cache) > keep:
         cache.popitem(last=False)
+
+
+class _Sequence:
+    """The report's system tree folded into sequence records, with the map back to its
+    elements: per depth, the elements there (those with locations below them) and their records."""
+
+    def __init__(self, records: list[dict[str, Any]], elements: list[np.ndarray], record_of: list[np.ndarray]):
+        self.records = records
+        self.elements = elements
+        self.record_of = record_of
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over uint64 (wrapping): spreads structural hashes."""
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xBF58476D1CE4E5B9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_index=True)``; in one pass when ``x`` is sorted (ancestors of
+    locations in system-tree order are), else by sorting."""
+    if len(x) and bool(np.all(x[1:] >= x[:-1])):
+        first = np.concatenate(([0], np.flatnonzero(x[1:] != x[:-1]) + 1))
+        return x[first], first
+    return np.unique(x, return_index=True)
+
+
+def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray],
+          label: Callable[[np.ndarray], np.ndarray]) -> _Sequence:
+    """Folds the system tree into sequence records (the Score-P system-description paper):
+    bottom-up, an element's structural hash is its label (``label(elements)``: a code per
+    element, e.g. its kind or its class) and depth mixed with the sum of its children's mixed
+    hashes (a multiset hash: order-free, as the canonical form sorts children); top-down, an
+    element's record is (its parent's record, its hash), and a record's ``copies`` is how many
+    of its parent's instances' children it holds. All in NumPy over the per-location ancestor
+    arrays (one per depth, from the core); elements without locations below are left out."""
+    chain = [ancestors_at(0)]
+    while not np.array_equal(chain[-1], location_elements) and len(chain) < 64:
+        chain.append(ancestors_at(len(chain)))
+    # a location's own depth: the first at which its ancestor is itself
+    own = np.full(len(location_elements), len(chain) - 1, dtype=np.int64)
+    for d in range(len(chain) - 1, -1, -1):
+        own[chain[d] == location_elements] = d
+    elements, parents = [], []
+    for d in range(len(chain)):  # the elements at depth d and, for each, its parent
+        below = own >= d
+        here, first = _distinct(chain[d][below])
+        elements.append(here)
+        parents.append(chain[d - 1][below][first] if d else np.full(len(here), -1, dtype=np.int64))
+    structure = np.zeros(len(tree), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for d in range(len(chain) - 1, -1, -1):
+            here = elements[d]
+            structure[here] = _mix(label(here).astype(np.uint64) * np.uint64(257) + np.uint64(d + 1))
+            if d + 1 < len(chain) and len(elements[d + 1]):
+                np.add.at(structure, parents[d + 1], _mix(structure[elements[d + 1]]))
+    record_of_element = np.full(len(tree), -1, dtype=np.int64)
+    record_of_element[elements[0]] = 0
+    root = int(elements[0][0])
+    records: list[dict[str, Any]] = [{"class": tree.class_name(root), "copies": 1, "depth": 0, "parent": -1,
+                                      "instances": 1, "children": []}]
+    for d in range(1, len(chain)):
+        child, up_record = elements[d], record_of_element[parents[d]]
+        with np.errstate(over="ignore"):
+            keys = _mix(up_record.astype(np.uint64) + np.uint64(1)) ^ structure[child]
+        _, first, inverse, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # records in the order their first instance appears
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        record_of_element[child] = len(records) + rank[inverse.reshape(-1)]
+        for k in order.tolist():  # one per record: a regular machine has few
+            up = int(up_record[first[k]])
+            records[up]["children"].append(len(records))
+            records.append({"class": tree.class_name(int(child[first[k]])), "depth": d, "parent": up,
+                            "copies": int(count[k]) // records[up]["instances"], "instances": int(count[k]),
+                            "children": []})
+    record_of = [record_of_element[here] for here in elements]
+    return _Sequence(records, elements, record_of)

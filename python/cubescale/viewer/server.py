@@ -12,7 +12,9 @@ a 409 that the page shows.
 API (all ``GET``, all JSON):
 
 ``/api/report``
-    definitions and the metric pane (every metric collapsed and expanded)
+    definitions and the metric tree (values only of metrics some query has read)
+``/api/metric?metric=M&expanded=0|1``
+    one metric's values in the metric pane (collapsed; expanded when asked)
 ``/api/calltree?metric=M&metric_expanded=0|1&parent=C&offset=&limit=``
     a page of the children of call path C (-1: the roots) with the selected metric
 ``/api/system?metric=M&metric_expanded=&cnode=C&cnode_expanded=&parent=E&offset=&limit=``
@@ -25,14 +27,22 @@ API (all ``GET``, all JSON):
     call paths whose region name contains TEXT, with their paths from the root
 ``/api/topology?topology=T&metric=M&metric_expanded=&cnode=C&cnode_expanded=``
     the selection on Cartesian topology T: one value per grid cell
+``/api/flat?metric=M&metric_expanded=&offset=&limit=``
+    the flat profile: per region its value over all its call paths
+``/api/sequence?metric=M&...&parent=R`` and ``/api/instances?metric=M&...&record=R``
+    the machine in sequence form: folded records with min / mean / max over their instances,
+    and a page of one record's instances
+
+The system, distribution, topology, sequence and instances queries take a call path
+(``cnode``, ``cnode_expanded``) or a region of the flat profile (``region``, ``region_expanded``).
 
 Example
 -------
 >>> import cubescale
 >>> app = make_app(cubescale.examples.report_path(), token="secret")
 >>> sorted({r.resource.canonical for r in app.router.routes()})  # doctest: +NORMALIZE_WHITESPACE
-['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/report', '/api/search', '/api/system',
- '/api/topology', '/static/{name}']
+['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/flat', '/api/instances', '/api/metric',
+ '/api/report', '/api/search', '/api/sequence', '/api/system', '/api/topology', '/static/{name}']
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import logging
 import os
 import secrets
 import sys
+import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -119,11 +130,20 @@ async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitabl
 
 
 def _api(method: Callable[[Explorer, dict[str, str]], dict[str, Any]]):
-    async def handler(request: web.Request) -> web.Response:
-        explorer = request.app[_EXPLORER]
+    """A route answering ``method``'s dict as JSON. The answer is computed on a worker thread
+    (the C++ pane calls release the GIL), so that a slow query (the first read of a metric)
+    does not hold back the others: the event loop only moves bytes."""
+    def answer(explorer: Explorer, query: dict[str, str]) -> tuple[str, float]:
+        start = time.perf_counter()
         explorer.check_file()
-        body = json.dumps(method(explorer, dict(request.query)), allow_nan=False, separators=(",", ":"))
-        return web.Response(text=body, content_type="application/json")
+        body = json.dumps(method(explorer, query), allow_nan=False, separators=(",", ":"))
+        return body, time.perf_counter() - start
+
+    async def handler(request: web.Request) -> web.Response:
+        body, seconds = await asyncio.to_thread(answer, request.app[_EXPLORER], dict(request.query))
+        # the time spent answering (not waiting for a thread), for the browser's timing API
+        return web.Response(text=body, content_type="application/json",
+                            headers={"Server-Timing": f"answer;dur={seconds * 1e3:.2f}"})
     return handler
 
 
@@ -164,6 +184,10 @@ def make_app(path: str | os.PathLike, token: str | None = None, embeddable: bool
     app.router.add_get("/api/distribution", _api(Explorer.distribution))
     app.router.add_get("/api/search", _api(Explorer.search))
     app.router.add_get("/api/topology", _api(Explorer.topology))
+    app.router.add_get("/api/metric", _api(Explorer.metric_values))
+    app.router.add_get("/api/flat", _api(Explorer.flat_profile))
+    app.router.add_get("/api/sequence", _api(Explorer.sequence))
+    app.router.add_get("/api/instances", _api(Explorer.instances))
     return app
 
 

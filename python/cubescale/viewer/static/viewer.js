@@ -13,7 +13,13 @@ const state = {
   sys: new Map(),        // system element index -> node; the root under key -1
   callTotal: null, systemTotal: null,
   mode: "absolute",
-  view: "tree",          // the system pane: "tree" or the index of a Cartesian topology
+  view: "tree",          // the system pane: "tree", "sequence" or the index of a Cartesian topology
+  callView: "tree",      // the call pane: "tree" or "flat" (the flat region profile)
+  region: null,          // selected region of the flat profile
+  flat: { count: 0, children: [], open: new Set(), total: null },
+  seq: new Map(),        // sequence record index -> { open, records, count, instances, shown }; root -1
+  seqTotal: null,
+  fetched: new Set(),    // metric values asked for ("index:expanded")
   generation: 0,         // answers of an older selection are dropped
 };
 
@@ -23,14 +29,22 @@ const state = {
 // withhold the cookie that the server set.
 const TOKEN = new URLSearchParams(window.location.search).get("token");
 
+// Queries in flight, as body[data-pending] (tests and benchmarks/view.py wait for 0).
+let pending = 0;
+
 async function api(path, params) {
   const query = new URLSearchParams(params || {});
   if (TOKEN) query.set("token", TOKEN);
-  const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
-  let body;
-  try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
-  if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
-  return body;
+  document.body.dataset.pending = String(++pending);
+  try {
+    const response = await fetch(`api/${path}?${query}`, { credentials: "same-origin" });
+    let body;
+    try { body = await response.json(); } catch (e) { body = { error: `${response.status} ${response.statusText}` }; }
+    if (!response.ok) throw new Error(body.error || `HTTP ${response.status}`);
+    return body;
+  } finally {
+    document.body.dataset.pending = String(--pending);
+  }
 }
 
 function showError(error) {
@@ -160,13 +174,41 @@ function renderMetrics() {
   tree.replaceChildren(...rows);
 }
 
+// The metric pane's values are read lazily: opening the page reads only the selected metric
+// (a 1M-location report's metrics are 0.8 GB each); the other shown metrics follow in the
+// background after the first paint, one at a time.
+async function ensureMetric(index, expanded) {
+  const m = state.report.metrics[index];
+  const key = `${index}:${expanded ? 1 : 0}`;
+  if (state.fetched.has(key) || (m.inclusive !== null && (!expanded || m.exclusive !== null))) return;
+  state.fetched.add(key);
+  const v = await api("metric", { metric: index, expanded: expanded ? 1 : 0 });
+  m.inclusive = v.inclusive;
+  if (v.exclusive !== null) m.exclusive = v.exclusive;
+}
+
+function visibleMetrics() {
+  const metrics = state.report.metrics, out = [];
+  const walk = (m) => { out.push(m); if (state.metricOpen.has(m.index)) m.children.forEach((c) => walk(metrics[c])); };
+  metrics.filter((m) => m.parent === null).forEach(walk);
+  return out;
+}
+
+async function fillMetrics() {
+  for (const m of visibleMetrics()) {
+    await ensureMetric(m.index, state.metricOpen.has(m.index));
+    renderMetrics();
+  }
+  document.body.dataset.metrics = "1";
+}
+
 function metricExpanded() { return state.metricOpen.has(state.metric) && state.report.metrics[state.metric].children.length > 0; }
 
 // ---- lazy trees (call and system): nodes keyed by index, children fetched page by page
 
 function lazyParams(kind, parent, offset, limit) {
   const p = { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0, parent, offset, limit };
-  if (kind === "system") Object.assign(p, { cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0 });
+  if (kind === "system") Object.assign(p, selectionParams());
   return p;
 }
 
@@ -249,6 +291,15 @@ function renderLazy(kind) {
   tree.replaceChildren(...rows);
 }
 
+// What conditions the system pane: the selected call path, or in the flat profile the region.
+function selectionParams() {
+  return state.callView === "flat"
+    ? { region: state.region, region_expanded: state.flat.open.has(state.region) ? 1 : 0 }
+    : { cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0 };
+}
+
+function hasSelection() { return state.callView === "flat" ? state.region !== null : state.cnode !== null; }
+
 function cnodeExpanded() {
   const node = state.call.get(state.cnode);
   return Boolean(node && node.open && node.has_children);
@@ -263,7 +314,11 @@ async function guarded(action) {
 async function updateCallPane() {
   state.generation += 1;
   try {
-    if (await refresh("call")) renderLazy("call");
+    if (state.callView === "flat") {
+      if (await loadFlat(Math.max(200, state.flat.children.length))) renderFlat();
+    } else if (await refresh("call")) {
+      renderLazy("call");
+    }
   } catch (e) {
     message(document.getElementById("call-tree"), e.message);
     message(document.getElementById("system-tree"), "");
@@ -273,19 +328,154 @@ async function updateCallPane() {
 }
 
 async function updateSystemPane() {
-  if (state.cnode === null) return;
+  if (!hasSelection()) return;
   const generation = state.generation;
   if (await refresh("system") && generation === state.generation) renderLazy("system");
-  await Promise.all([showDistribution(generation), showTopology(generation)]);
+  await Promise.all([showDistribution(generation), showTopology(generation), showSequence(generation)]);
+}
+
+// ---- flat profile: per region over all its call paths (collapsed: inclusive, expanded: exclusive)
+
+async function loadFlat(limit) {
+  const generation = state.generation;
+  const page = await api("flat", { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0, offset: 0,
+                                   limit: Math.min(1000, limit) });
+  if (generation !== state.generation) return false;
+  Object.assign(state.flat, { count: page.count, children: page.children, total: page.total });
+  if (state.region === null && page.children.length) state.region = page.children[0].index;
+  return true;
+}
+
+function renderFlat() {
+  const tree = document.getElementById("flat-tree");
+  const root = state.flat.total;
+  const scale = state.report.metrics[state.metric].inclusive;
+  const chosen = state.flat.children.find((r) => r.index === state.region);
+  const reference = state.mode === "selection" && chosen ? shown(chosen, state.flat.open.has(chosen.index)) : root;
+  const rows = state.flat.children.map((r) => row("flat", Object.assign({}, r, {
+    label: `${r.name}  ·  ${r.calls} call path${r.calls === 1 ? "" : "s"}` }),
+  state.flat.open.has(r.index), r.index === state.region, root, scale, 0, reference));
+  const missing = state.flat.count - state.flat.children.length;
+  if (missing > 0 && state.flat.children.length < 1000) {
+    rows.push(moreRow(0, missing, () => guarded(async () => {
+      if (await loadFlat(state.flat.children.length + 200)) renderFlat();
+    })));
+  }
+  tree.replaceChildren(...rows);
+}
+
+async function selectRegion(index) {
+  state.region = index;
+  renderFlat();
+  state.generation += 1;
+  const r = state.flat.children.find((x) => x.index === index);
+  if (r) {
+    details(document.getElementById("region-details"), `Region: ${r.name}`, [["call paths", r.calls]]);
+    document.getElementById("breadcrumb").textContent = `flat profile › ${r.name}`;
+  }
+  await updateSystemPane();
+}
+
+async function toggleRegion(index) {
+  if (state.flat.open.has(index)) state.flat.open.delete(index); else state.flat.open.add(index);
+  renderFlat();
+  if (index === state.region) {
+    state.generation += 1;
+    await updateSystemPane();
+  }
+}
+
+async function setCallView(view) {
+  state.callView = view;
+  document.getElementById("call-tree").hidden = view !== "tree";
+  document.getElementById("flat-tree").hidden = view !== "flat";
+  document.getElementById("search").hidden = view !== "tree";
+  await updateCallPane();
+  if (view === "tree" && state.cnode !== null) await showRegionDetails(state.cnode);  // its breadcrumb again
+}
+
+// ---- the machine in sequence form: folded records (node ×8192 › process ×32 …), each with
+// min / mean / max over its instances; a record opens into its sub-records and its instances.
+
+async function showSequence(generation) {
+  if (state.view !== "sequence" || !hasSelection()) return;
+  const base = Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0 }, selectionParams());
+  if (!state.seq.has(-1)) state.seq.set(-1, { open: true, shown: 0 });
+  const open = [...state.seq.entries()].filter(([, n]) => n.open).map(([r]) => r);
+  const answers = await Promise.all(open.map(async (r) => {
+    const node = state.seq.get(r);
+    const records = await api("sequence", Object.assign({ parent: r }, base));
+    const instances = r < 0 ? null
+      : await api("instances", Object.assign({ record: r, offset: 0, limit: node.shown || 50 }, base));
+    return [r, records, instances];
+  }));
+  if (generation !== state.generation) return;
+  for (const [r, records, instances] of answers) {
+    Object.assign(state.seq.get(r), { records: records.records, instances });
+    if (r < 0) state.seqTotal = records.total;
+  }
+  renderSequence();
+}
+
+function renderSequence() {
+  const total = state.seqTotal;
+  const scale = state.report.metrics[state.metric].inclusive;
+  const rows = [];
+  const walk = (parent, depth) => {
+    const holder = state.seq.get(parent);
+    if (!holder || !holder.records) return;
+    for (const rec of holder.records) {
+      const node = state.seq.get(rec.index) || { open: false, shown: 0 };
+      state.seq.set(rec.index, node);
+      const label = `${rec.class} ×${rec.copies.toLocaleString("en-US")}` +
+        (rec.instances !== rec.copies ? ` (${rec.instances.toLocaleString("en-US")} in all)` : "");
+      const div = row("record", { index: rec.index, label, has_children: true, inclusive: rec.sum, exclusive: rec.sum },
+                      node.open, false, total, scale, depth, total);
+      for (const key of ["min", "mean", "max"]) div.dataset[key] = rec[key] === null ? "" : String(rec[key]);
+      const stats = document.createElement("span");
+      stats.className = "stats";
+      stats.textContent = `min ${format(rec.min, null, null, true)} · mean ${format(rec.mean, null, null, true)}` +
+                          ` · max ${format(rec.max, null, null, true)}`;
+      div.append(stats);
+      rows.push(div);
+      if (node.open) {
+        walk(rec.index, depth + 1);
+        const page = node.instances;
+        if (page) {
+          for (const e of page.children) {
+            const item = row("instance", { index: e.index, label: e.name, has_children: false, inclusive: e.inclusive,
+                                           location: e.location }, false, false, total, scale, depth + 1, total);
+            item.classList.add("instance");
+            rows.push(item);
+          }
+          const missing = page.count - page.children.length;
+          if (missing > 0 && page.children.length < 1000) {
+            rows.push(moreRow(depth + 1, missing, () => guarded(async () => {
+              node.shown = Math.min(1000, page.children.length + 200);
+              await showSequence(state.generation);
+            })));
+          }
+        }
+      }
+    }
+  };
+  walk(-1, 0);
+  document.getElementById("sequence").replaceChildren(...rows);
+}
+
+async function toggleRecord(index) {
+  const node = state.seq.get(index);
+  if (!node) return;
+  node.open = !node.open;
+  if (node.open) await showSequence(state.generation); else renderSequence();
 }
 
 // The selection on a Cartesian topology as a heatmap: x along the first dimension, y along
 // the second, one grid per slice of the third (and further) dimensions; colours as in the trees.
 async function showTopology(generation) {
-  if (state.view === "tree") return;
-  const t = await api("topology", { topology: state.view, metric: state.metric,
-                                    metric_expanded: metricExpanded() ? 1 : 0, cnode: state.cnode,
-                                    cnode_expanded: cnodeExpanded() ? 1 : 0 });
+  if (state.view === "tree" || state.view === "sequence" || !hasSelection()) return;
+  const t = await api("topology", Object.assign({ topology: state.view, metric: state.metric,
+                                                  metric_expanded: metricExpanded() ? 1 : 0 }, selectionParams()));
   if (generation !== state.generation) return;
   const nx = t.dims.length > 0 ? t.dims[0].size : 1, ny = t.dims.length > 1 ? t.dims[1].size : 1;
   const nz = Math.max(1, t.values.length / Math.max(1, nx * ny));
@@ -318,14 +508,15 @@ async function showTopology(generation) {
 function setSystemView(view) {
   state.view = view;
   document.getElementById("system-tree").hidden = view !== "tree";
-  document.getElementById("topology").hidden = view === "tree";
-  return showTopology(state.generation);
+  document.getElementById("sequence").hidden = view !== "sequence";
+  document.getElementById("topology").hidden = view === "tree" || view === "sequence";
+  return Promise.all([showTopology(state.generation), showSequence(state.generation)]);
 }
 
 // The selection over all locations: min / mean / max and a histogram (Cube's distribution view).
 async function showDistribution(generation) {
-  const d = await api("distribution", { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
-                                        cnode: state.cnode, cnode_expanded: cnodeExpanded() ? 1 : 0, bins: 40 });
+  const d = await api("distribution", Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
+                                                      bins: 40 }, selectionParams()));
   if (generation !== state.generation) return;
   const scale = null;  // raw values: a location's tiny share is no rounding noise
   const at = (w) => (w && w.name ? ` (${w.process} › ${w.name})` : w ? ` (location ${w.location})` : "");
@@ -363,6 +554,7 @@ function setUnits() {
 
 async function selectMetric(index) {
   state.metric = index;
+  await ensureMetric(index, state.metricOpen.has(index));
   renderMetrics();
   setUnits();
   showMetricDetails();
@@ -371,7 +563,9 @@ async function selectMetric(index) {
 
 async function toggleMetric(index) {
   if (state.metricOpen.has(index)) state.metricOpen.delete(index); else state.metricOpen.add(index);
+  if (state.metricOpen.has(index)) await ensureMetric(index, true);
   renderMetrics();
+  if (state.metricOpen.has(index)) guarded(fillMetrics);  // its children's values, in the background
   if (index === state.metric) await updateCallPane();
 }
 
@@ -514,6 +708,16 @@ async function start() {
   onTreeClick("metric", { select: selectMetric, toggle: toggleMetric });
   onTreeClick("call", { select: selectCnode, toggle: (i) => toggleLazy("call", i) });
   onTreeClick("system", { select: selectSystem, toggle: (i) => toggleLazy("system", i) });
+  onTreeClick("flat", { select: selectRegion, toggle: toggleRegion });
+  document.getElementById("sequence").addEventListener("click", (event) => {
+    const div = event.target.closest(".row");
+    if (div && div.dataset.kind === "record" && event.target.classList.contains("toggle")) {
+      guarded(() => toggleRecord(Number(div.dataset.index)));
+    }
+  });
+  document.getElementById("call-view").addEventListener("change", (event) => {
+    guarded(() => setCallView(event.target.value));
+  });
   document.getElementById("search").addEventListener("keydown", (event) => {
     if (event.key === "Enter") guarded(() => search(event.target.value.trim()));
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
@@ -524,6 +728,8 @@ async function start() {
   document.getElementById("mode").addEventListener("change", (event) => {
     state.mode = event.target.value;
     renderMetrics(); renderLazy("call"); renderLazy("system");
+    if (state.callView === "flat") renderFlat();
+    if (state.view === "sequence") renderSequence();
   });
   state.report = await api("report");
   document.getElementById("file").textContent = state.report.file;
@@ -535,13 +741,13 @@ async function start() {
     option.textContent = `topology: ${t.name || i}`;
     views.append(option);
   });
-  views.hidden = state.report.topologies.length === 0;
   const roots = state.report.metrics.filter((m) => m.parent === null);
   const first = roots.find((m) => m.name === "time") || roots[0] || state.report.metrics[0];
   await selectMetric(first.index);
   const callRoots = state.call.get(-1);
   if (callRoots && callRoots.children.length) await selectCnode(callRoots.children[0]);
   document.body.dataset.ready = "1";
+  await fillMetrics();  // the other metrics' values, after the first paint
 }
 
 guarded(start);

@@ -1,0 +1,254 @@
+"""The viewer's lazy metric pane, flat profile, machine in sequence form and worker threads,
+checked against Report.panes, Report.location_values and SystemTree on the shared reports."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import cubescale
+from cubescale.systree import SystemTree
+
+pytest.importorskip("aiohttp")
+
+from viewer_process import running_viewer  # noqa: E402
+
+from cubescale.viewer.model import Explorer, QueryError  # noqa: E402
+
+DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
+                                                                           "shared", "data")), "cubex")
+EVERY_REPORT = sorted(f for f in os.listdir(DATA) if f.endswith(".cubex")) if os.path.isdir(DATA) else []
+
+
+def _loaded(report: cubescale.Report) -> list[int]:
+    return [m.index for m in report.metrics if report._core.loaded(m.index)]
+
+
+def test_opening_reads_no_metric_and_a_selection_reads_only_its_own():
+    """The first answer (/api/report) reads no values; the call pane of one metric reads that
+    metric (and, expanded, the children it subtracts), not the 64 others."""
+    report = cubescale.open(os.path.join(DATA, "bt-mz.B.8x4.remapped.cubex"))
+    ex = Explorer(report.path)
+    summary = ex.report_summary()
+    assert _loaded(ex.report) == []
+    assert all(m["inclusive"] is None and m["exclusive"] is None for m in summary["metrics"])
+    time_metric = report.metric("time")
+    ex.call_children({"metric": str(time_metric.index), "parent": "-1"})
+    assert _loaded(ex.report) == [time_metric.index]
+    inclusive, exclusive = report.metric_totals(True), report.metric_totals(False)
+    answer = ex.metric_values({"metric": str(time_metric.index)})
+    assert answer["inclusive"] == inclusive[time_metric.index] and answer["exclusive"] is None  # children unread
+    answer = ex.metric_values({"metric": str(time_metric.index), "expanded": "1"})
+    assert np.isclose(answer["exclusive"], exclusive[time_metric.index], rtol=1e-12)
+    assert sorted(_loaded(ex.report)) == sorted([time_metric.index, *time_metric.children])
+    # the metric pane now carries what was computed, and nothing else
+    known = {m["index"]: m["inclusive"] for m in ex.report_summary()["metrics"] if m["inclusive"] is not None}
+    assert set(known) == {time_metric.index, *time_metric.children}
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.remapped.cubex", "all_dtypes.cubex", "time.p4.cubex"])
+def test_lazy_metric_values_are_the_metric_totals(name):
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(report.path)
+    inclusive, exclusive = report.metric_totals(True), report.metric_totals(False)
+    for m in report.metrics:
+        got = ex.metric_values({"metric": str(m.index), "expanded": "1"})
+        for key, want in (("inclusive", inclusive[m.index]), ("exclusive", exclusive[m.index])):
+            assert (got[key] is None) if not np.isfinite(want) else np.isclose(got[key], want, rtol=1e-12), (m.name, key)
+
+
+def _flat_reference(report: cubescale.Report, metric: int, expanded: bool):
+    """Per region, from Report.panes and a walk up each call path in plain Python."""
+    p = report.panes(metric, metric_expanded=expanded)
+    combine = {"MINDOUBLE": min, "MAXDOUBLE": max}.get(report.metrics[metric].dtype, lambda a, b: a + b)
+    own: dict[int, float] = {}
+    whole: dict[int, float] = {}
+    for c in report.cnodes:
+        r = c.region.index
+        own[r] = combine(own[r], p.call_exclusive[c.index]) if r in own else p.call_exclusive[c.index]
+        walk, recursive = c.parent, False
+        while walk is not None:
+            recursive |= report.cnodes[walk].region.index == r
+            walk = report.cnodes[walk].parent
+        if not recursive:
+            whole[r] = combine(whole[r], p.call_inclusive[c.index]) if r in whole else p.call_inclusive[c.index]
+    return own, whole
+
+
+@pytest.mark.parametrize("name, metric", [("bt-mz.B.8x4.cubex", "time"), ("bt-mz.B.8x4.remapped.cubex", "time"),
+                                          ("time.p4.cubex", "visits"), ("call_tree_test.cubex", "min_time"),
+                                          ("cubelib_example.p64.cubex", "time")])
+def test_flat_profile_matches_cube_flat_view(name, metric):
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(report.path)
+    m = report.metric(metric).index
+    for expanded in (False, True):
+        answer = ex.flat_profile({"metric": str(m), "metric_expanded": str(int(expanded)), "limit": "1000"})
+        own, whole = _flat_reference(report, m, expanded)
+        assert answer["count"] == len(own) == len({c.region.index for c in report.cnodes})
+        inclusive = [r["inclusive"] for r in answer["children"]]
+        assert inclusive == sorted(inclusive, reverse=True)  # largest first
+        for r in answer["children"]:
+            assert np.isclose(r["exclusive"], own[r["index"]], rtol=1e-12, atol=1e-12), r["name"]
+            assert np.isclose(r["inclusive"], whole[r["index"]], rtol=1e-12, atol=1e-12), r["name"]
+            assert r["calls"] == sum(c.region.index == r["index"] for c in report.cnodes)
+
+
+def test_a_region_conditions_the_system_pane_as_its_call_paths_do():
+    """Selecting a region of the flat profile: per location, its call paths' values (expanded:
+    exclusive of all; collapsed: inclusive of those without a caller of the same region)."""
+    report = cubescale.open(os.path.join(DATA, "bt-mz.B.8x4.cubex"))
+    ex = Explorer(report.path)
+    m = report.metric("time").index
+    top = ex.flat_profile({"metric": str(m), "limit": "3"})["children"]
+    for r in top:
+        calls = [c.index for c in report.cnodes if c.region.index == r["index"]]
+        for own in (True, False):
+            want = sum(report.panes(m, cnode=c, cnode_expanded=own).system for c in calls)
+            query = {"metric": str(m), "region": str(r["index"]), "region_expanded": str(int(own)), "bins": "5"}
+            d = ex.distribution(query)
+            assert np.isclose(d["max"], want.max(), rtol=1e-12) and np.isclose(d["mean"], want.mean(), rtol=1e-12)
+            total = ex.system_children({**query, "parent": "-1"})["total"]
+            assert np.isclose(total, want.sum(), rtol=1e-12)
+            assert np.isclose(total, r["exclusive" if own else "inclusive"], rtol=1e-12)
+    with pytest.raises(QueryError):
+        ex.distribution({"metric": str(m), "region": str(len(report.regions))})
+
+
+@pytest.mark.parametrize("name", EVERY_REPORT)
+def test_sequence_form_folds_as_systree_does(name):
+    """The records (depth, class, copies) are those of SystemTree.from_single on the report's
+    own system tree, and each record's instances add up to its parent's."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(report.path)
+    seq = ex._folded()
+    folded = SystemTree.from_single(report.system)
+    want = Counter((r.depth, r.cls, r.copies) for r in folded.records())
+    got = Counter((r["depth"], r["class"], r["copies"]) for r in seq.records)
+    assert got == want, folded.render()
+    for r in seq.records[1:]:
+        assert r["instances"] == r["copies"] * seq.records[r["parent"]]["instances"]
+    locations = sum(r["instances"] for r in seq.records if not r["children"])
+    assert locations == report.shape[1]
+    # folding by class name (the path for machines whose threads and GPU streams differ in
+    # class only) gives the same records here
+    from cubescale.viewer.model import _fold
+
+    core = report.system._core
+    by_class = _fold(core, ex._element_of_location, ex._ancestors_at,
+                     lambda e: np.asarray([hash(core.class_name(x)) % 1000 for x in e.tolist()], dtype=np.int64))
+    assert by_class.records == seq.records
+
+
+@pytest.mark.parametrize("name", ["l2dcm.p128.cubex", "bt-mz.B.8x4.cubex", "blast.p64.cubex"])
+def test_sequence_values_are_min_mean_max_over_instances(name):
+    """Each record: min / mean / max / sum of its instances' values, against Report.location_values
+    (an independent path through the core) at the record's depth."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(report.path)
+    m = report.metric("time")
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    seq = ex._folded()
+    tree = report.system
+    for r, record in enumerate(seq.records):
+        query = {"metric": str(m.index), "cnode": str(root), "parent": str(record["parent"])}
+        answer = next(x for x in ex.sequence(query)["records"] if x["index"] == r)
+        values, _ = report.location_values(m, record["depth"])
+        per_element = dict(zip(np.unique(report._core.location_ancestors(record["depth"])).tolist(), values[root]))
+        page = ex.instances({"metric": str(m.index), "cnode": str(root), "record": str(r), "limit": "1000"})
+        assert page["count"] == record["instances"]
+        mine = np.array([per_element[e["index"]] for e in page["children"]])
+        assert np.allclose([e["inclusive"] for e in page["children"]], mine, rtol=1e-12)
+        assert all(tree.class_name(e["index"]) == record["class"] for e in page["children"])
+        if page["count"] <= 1000:
+            assert np.isclose(answer["min"], mine.min()) and np.isclose(answer["max"], mine.max())
+            assert np.isclose(answer["mean"], mine.mean()) and np.isclose(answer["sum"], mine.sum())
+
+
+def _write_report(path: str, cnodes: int, nodes: int) -> None:
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    try:
+        from cubex_read import write_large_report
+    finally:
+        sys.path.pop(0)
+    write_large_report(path, cnodes, nodes, 32, 4)
+
+
+def test_a_slow_query_does_not_hold_back_a_fast_one(tmp_path):
+    """The first machine view of a metric not read yet reads it (50 MB) and folds the system
+    tree (65,536 locations); meanwhile region details and call-tree pages of a metric already
+    read are answered at once (worker threads). Answered one at a time on the event loop, the
+    first fast answer would wait for the slow one."""
+    path = str(tmp_path / "big.cubex")
+    _write_report(path, 100, 512)  # 512 nodes x 32 processes x 4 threads
+    with running_viewer(path) as v:
+        assert v.get("/api/calltree?metric=1&parent=-1")[0] == 200  # visits: read now
+        done: dict[str, float] = {}
+
+        def slow() -> None:
+            status, body = v.get("/api/sequence?metric=0&cnode=0&parent=0")
+            assert status == 200 and body["records"][0]["instances"] == 512
+            done["slow"] = time.monotonic()
+
+        start = time.monotonic()
+        worker = threading.Thread(target=slow)
+        worker.start()
+        time.sleep(0.05)
+        fast = []
+        while "slow" not in done and len(fast) < 200:
+            t0 = time.monotonic()
+            assert v.get("/api/calltree?metric=1&parent=0")[0] == 200
+            assert v.get("/api/cnode?cnode=5")[0] == 200
+            fast.append(time.monotonic() - t0)
+        worker.join(120)
+        slow_time = done["slow"] - start
+        assert fast and fast[0] < slow_time / 2, (fast[:3], slow_time)
+        assert len(fast) >= 2, (fast, slow_time)  # several answers while the slow one ran
+
+
+def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
+    """Locations of one kind but two classes (CPU threads and CUDA streams of one process) with
+    the same shape: folded by kind they would be one record; the core's fold tells them
+    apart, so the viewer folds again by class name."""
+    from cubescale.systree import SingleNodeTree
+    from cubescale.viewer.model import _fold
+
+    tree = SingleNodeTree()
+    machine = tree.add_root("machine", "m")
+    for n in range(3):
+        node = tree.add(machine, "node", f"n{n}")
+        for p in range(2):
+            process = tree.add(node, "process", f"rank {2 * n + p}")
+            for t in range(2):
+                tree.add(process, "thread", f"thread {t}")
+            tree.add(process, "cuda stream", "stream 0", kind="location")
+    b = cubescale.ReportBuilder(tree)
+    b.add_metric("time", unit="sec")
+    b.add_cnode(b.add_region("main"))
+    report = b.build()
+    report.set_values("time", np.arange(report.shape[1], dtype=float)[None, :])
+    path = str(tmp_path / "gpu.cubex")
+    cubescale.write(report, path)
+    ex = Explorer(path)
+    kind = np.zeros(len(ex._tree), dtype=np.int64)
+    kind[ex._element_of_location] = 2
+    by_kind = _fold(ex._tree._core, ex._element_of_location, ex._ancestors_at, lambda e: kind[e])
+    assert len(by_kind.records) == 4  # threads and streams merged: what the check catches
+    got = Counter((r["depth"], r["class"], r["copies"]) for r in ex._folded().records)
+    assert got == Counter({(0, "machine", 1): 1, (1, "node", 3): 1, (2, "process", 2): 1, (3, "thread", 2): 1,
+                           (3, "cuda stream", 1): 1})
+    streams = next(i for i, r in enumerate(ex._folded().records) if r["class"] == "cuda stream")
+    page = ex.instances({"metric": "0", "cnode": "0", "record": str(streams)})
+    values = np.arange(report.shape[1], dtype=float)
+    assert page["count"] == 6 and all(e["inclusive"] == values[e["location"]] for e in page["children"])
+    stats = next(r for r in ex.sequence({"metric": "0", "cnode": "0", "parent": str(ex._folded().records[streams]["parent"])})
+                 ["records"] if r["index"] == streams)
+    locations = [e["location"] for e in page["children"]]
+    assert (stats["min"], stats["max"], stats["sum"]) == (values[locations].min(), values[locations].max(),
+                                                           values[locations].sum())
