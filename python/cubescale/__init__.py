@@ -36,7 +36,9 @@ from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
+from .score import score
+from .stat import stat
 
 __version__ = "0.1.0"
 __all__ = ["FormatError", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
-           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]
+           "mean", "merge", "open", "records", "report", "scale_func", "score", "stat", "systree", "threads", "write", "__version__"]

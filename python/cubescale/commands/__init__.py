@@ -14,6 +14,8 @@ from . import (
     notebooks,
     report,
     run,
+    score,
+    stat,
     systree,
     threads,
     top,
@@ -21,4 +23,4 @@ from . import (
     view,
 )
 
-COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]
+COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, stat, score, view, notebooks, clean]
