@@ -8,6 +8,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
 * :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
+* :func:`stat` and :func:`score` — flat profiles with statistics across locations (``cube_stat``)
+  and trace-size estimates with filter generation (``scorep-score``);
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
 * :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
