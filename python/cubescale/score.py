@@ -309,6 +309,10 @@ class Score:
                       f"time={r.time:.2f}s ({share:.1f}%), time/visit={r.time_per_visit:.2f}us",
                       f"  # name='{_comment(r.name)}' file='{_comment(r.file)}'",
                       f"  EXCLUDE {filter_pattern(r.name)}"]
+        previous = [r for r in self.regions if r.filter == "+"]
+        if previous:  # what the -f filter excluded stays excluded, as scorep-score keeps it
+            lines += ["", "  # Regions the filter given with -f excluded:"]
+            lines += [f"  EXCLUDE {filter_pattern(r.name)}" for r in previous]
         lines.append("SCOREP_REGION_NAMES_END")
         return "\n".join(lines) + "\n"
 

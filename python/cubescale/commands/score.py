@@ -71,10 +71,11 @@ def prepare_score(args) -> None:
 
 def run_score(args) -> int:
     result = score(cube.open(args.file), filter=args.filter, counters=args.counters)
+    if args.options is not None:  # written before printing: a reader that stops early loses no file
+        files.write_text(args.filter_out, result.filter_file(args.options))
     print(result.table(regions=args.regions))
     if args.options is not None:
-        files.write_text(args.filter_out, result.filter_file(args.options))
-        n = len(result.filter_candidates(args.options))
+        n = len(result.filter_candidates(args.options)) + sum(r.filter == "+" for r in result.regions)
         print(f"\nA filter file excluding {n} region{'s' if n != 1 else ''} has been written: {args.filter_out}")
         print(f"Use it with `cubescale run --filter {args.filter_out}` or SCOREP_FILTERING_FILE={args.filter_out}.")
     return 0
