@@ -175,3 +175,14 @@ def test_cli_table_and_errors(tmp_path, capsys):
         err = capsys.readouterr().err
         assert words in err and len(err.strip().splitlines()) == 1
     assert existing.read_text() == "x"
+
+
+def test_thread_aggregated_reports_take_counts_and_sums_of_tau_atomic_values():
+    # scorep-score reads TAU_ATOMIC visits by their count N and times by their sum
+    report = cubescale.open(SHARED_DATA / "cubex" / "bt-mz.p2x4.bad_checksums.cubex")
+    aggregated = report.aggregate_threads("set")
+    assert aggregated.metric("visits").dtype == "TAU_ATOMIC"
+    s = cubescale.score(aggregated)
+    n = np.asarray(aggregated.values("visits", inclusive=False)["n"], dtype=float)
+    assert s.groups[0].visits == n.sum()
+    assert s.total_time == pytest.approx(float(aggregated.values("time", inclusive=False)["sum"].sum()), rel=1e-12)

@@ -533,9 +533,10 @@ def _region_totals(report: Report, names: Sequence[str]) -> np.ndarray:
     """A metric's exclusive sum per region over all locations (zeros when the report lacks it)."""
     for name in names:
         if any(m.name == name for m in report.metrics):
-            from .stat import region_values
-
-            return region_values(report, name, inclusive=False).sum(axis=1)
+            values = _scalar(report.values(name, inclusive=False), "n" if name in ("visits", "Visits") else "sum")
+            rows = np.asarray(report._core.cnode_regions(), dtype=np.uint32)
+            sums = _stat.group_sums(values, rows, len(report.regions), np.zeros(report.shape[1], dtype=np.uint32), 1)
+            return sums[:, 0]
     return np.zeros(len(report.regions))
 
 
@@ -590,7 +591,7 @@ def _processes(report: Report) -> tuple[np.ndarray, int, int]:
 
 
 def _scalar(values: np.ndarray, field: str) -> np.ndarray:
-    if values.dtype.names:  # TAU_ATOMIC: the count of visits, the sum of times
+    if values.dtype.names:  # TAU_ATOMIC: its count for visits, its sum for times (as scorep-score)
         return np.ascontiguousarray(values[field], dtype=np.float64)
     return values if values.dtype in (np.float64, np.uint64) else values.astype(np.float64)
 
@@ -622,7 +623,7 @@ def score(report: Report, filter: str | os.PathLike | None = None, counters: int
         if "SCOREP_" not in text or os.path.exists(text):
             with open(text) as f:
                 text = f.read()
-    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False), "N")
+    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False), "n")
     time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False), "sum")
     arguments = _program_arguments(report)
     counts = _definition_counts(report)
