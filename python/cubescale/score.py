@@ -653,7 +653,9 @@ def score(report: Report, filter: str | os.PathLike | None = None, counters: int
     expected = _expected_per_visit(report, sizes, per_visit, n_processes, counts)
     expected_weight = weight + np.where(dynamic, expected[row_region] - per_visit[row_region],
                                         expected[cnode_region] - per_visit[cnode_region])
-    kept_rows = np.where(excluded[cnode_region] & ~dynamic, _stat.SKIP, 0).astype(np.uint32)
+    # the filtered trace (scorep-score's filtered ALL): without excluded regions and dynamic ones
+    dropped = (excluded[cnode_region] | dynamic) if text is not None else np.zeros(len(dynamic), dtype=bool)
+    kept_rows = np.where(dropped, _stat.SKIP, 0).astype(np.uint32)
     expected_total = _stat.group_sums(visits, kept_rows, 1, np.zeros(len(process), dtype=np.uint32), 1,
                                       expected_weight)
     vis = _stat.group_sums(visits, rows32, len(keys), process, n_processes).sum(axis=1)
