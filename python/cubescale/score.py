@@ -604,6 +604,35 @@ def _filter_excludes(report: Report, text: str, types: np.ndarray) -> np.ndarray
     return excluded & removable & ~sampling
 
 
+def _filter_text(filter: str | os.PathLike | None) -> str | None:  # noqa: A002
+    """The filter-file text that ``filter`` gives: itself, or the file it names."""
+    if filter is None:
+        return None
+    text = os.fspath(filter)
+    if "SCOREP_" not in text or os.path.exists(text):
+        with open(text) as f:
+            return f.read()
+    return text
+
+
+def _call_path_bytes(report: Report, sizes: dict[str, int],
+                     per_visit: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per call path: its region, the region whose row it counts for, whether it is a dynamic
+    region's (``instance=``, ``iteration=``) and the bytes one visit writes, parameters included."""
+    numeric, strings = _parameter_counts(report)
+    parents = np.asarray(report.cnode_parents, dtype=np.int64)
+    cnode_region = np.asarray(report._core.cnode_regions(), dtype=np.int64)
+    dynamic = np.array([_paradigm(r) == "user" and r.name.startswith(("instance=", "iteration="))
+                        for r in report.regions], dtype=bool)[cnode_region] & (parents >= 0)
+    # a dynamic region's visits write its parent's records and count for the parent region
+    row_region = np.where(dynamic, cnode_region[np.maximum(parents, 0)], cnode_region)
+    stamp = sizes["Timestamp"]
+    weight = np.where(dynamic, per_visit[row_region],
+                      per_visit[cnode_region] + numeric * (sizes["ParameterInt"] + stamp)
+                      + strings * (sizes["ParameterString"] + stamp))
+    return cnode_region, row_region, dynamic, weight
+
+
 def score(report: Report, filter: str | os.PathLike | None = None, counters: int = 0) -> Score:  # noqa: A002
     """The trace-size estimate of a profile, per region type and per region; ``filter``: the
     text of a Score-P filter file or its path, whose effect the ``filtered`` rows show;
@@ -617,31 +646,16 @@ def score(report: Report, filter: str | os.PathLike | None = None, counters: int
     >>> s.groups[0].visits == int(cubescale.open(cubescale.examples.report_path()).values("visits", inclusive=False).sum())
     True
     """
-    text = None
-    if filter is not None:
-        text = os.fspath(filter)
-        if "SCOREP_" not in text or os.path.exists(text):
-            with open(text) as f:
-                text = f.read()
+    text = _filter_text(filter)
     visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False), "n")
     time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False), "sum")
     arguments = _program_arguments(report)
     counts = _definition_counts(report)
     sizes = dict(_stat.otf2_record_sizes(counts, counters, max(arguments, 0)))
     per_visit = _bytes_per_visit(report, sizes, arguments)
-    numeric, strings = _parameter_counts(report)
     types = region_types(report)
-    parents = np.asarray(report.cnode_parents, dtype=np.int64)
-    cnode_region = np.asarray(report._core.cnode_regions(), dtype=np.int64)
-    names = [r.name for r in report.regions]
-    dynamic = np.array([_paradigm(r) == "user" and n.startswith(("instance=", "iteration="))
-                        for r, n in zip(report.regions, names)], dtype=bool)[cnode_region] & (parents >= 0)
-    # a dynamic region's visits write its parent's records and count for the parent region
-    row_region = np.where(dynamic, cnode_region[np.maximum(parents, 0)], cnode_region)
-    weight = np.where(dynamic, per_visit[row_region],
-                      per_visit[cnode_region] + numeric * (sizes["ParameterInt"] + sizes["Timestamp"])
-                      + strings * (sizes["ParameterString"] + sizes["Timestamp"]))
-    excluded = _filter_excludes(report, text, types) if text is not None else np.zeros(len(names), dtype=bool)
+    cnode_region, row_region, dynamic, weight = _call_path_bytes(report, sizes, per_visit)
+    excluded = _filter_excludes(report, text, types) if text is not None else np.zeros(len(types), dtype=bool)
     # one row per (region row, type, dynamic, filtered) combination, summed per process in C++
     cnode_type = types[cnode_region]
     cut = excluded[cnode_region] & ~dynamic
