@@ -70,7 +70,12 @@ def prepare_score(args) -> None:
 
 
 def run_score(args) -> int:
-    result = score(cube.open(args.file), filter=args.filter, counters=args.counters)
+    try:
+        result = score(cube.open(args.file), filter=args.filter, counters=args.counters)
+    except ValueError as e:
+        if args.filter is None or "filter line" not in str(e):
+            raise
+        raise ValueError(f"{args.filter}: {e}") from None  # the parser names the line, we the file
     if args.options is not None:  # written before printing: a reader that stops early loses no file
         files.write_text(args.filter_out, result.filter_file(args.options))
     print(result.table(regions=args.regions))
