@@ -583,11 +583,18 @@ def _metric(report: Report, names: Sequence[str]) -> Metric:
 
 def _processes(report: Report) -> tuple[np.ndarray, int, int]:
     """The process (location group) of every location, how many, and the most locations of one."""
-    keys = [(loc.process_rank, loc.process) for loc in report.locations]
-    unique = {k: i for i, k in enumerate(dict.fromkeys(keys))}
-    of = np.array([unique[k] for k in keys], dtype=np.uint32)
+    groups = np.asarray(report._core.location_group_elements())
+    group = np.full(report.shape[1], -1, dtype=np.int64)
+    depth = 0
+    while (group < 0).any() and depth < 1 << 16:  # a location's group is its nearest group ancestor
+        above = np.asarray(report._core.location_ancestors(depth), dtype=np.int64)
+        hit = (group < 0) & np.isin(above, groups)
+        group[hit] = above[hit]
+        depth += 1
+    _, of = np.unique(group, return_inverse=True)
+    of = of.astype(np.uint32)
     most = int(np.bincount(of).max(initial=0)) if len(of) else 0
-    return of, len(unique), most
+    return of, int(of.max(initial=0)) + 1 if len(of) else 0, most
 
 
 def _scalar(values: np.ndarray, field: str) -> np.ndarray:

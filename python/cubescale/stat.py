@@ -182,11 +182,14 @@ def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.n
     return _stat.group_sums(values, rows, len(report.regions), columns, locations)
 
 
-def _statistics(region: str, kind: str, values: np.ndarray) -> Statistics:
-    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
-    variance = float(np.var(values, ddof=1)) if len(values) > 1 else float("nan")
-    return Statistics(region, kind, len(values), float(values.sum()), float(values.mean()), variance,
-                      float(values.min()), float(q1), float(median), float(q3), float(values.max()))
+def _statistics(regions: list[str], kind: str, values: np.ndarray) -> list[Statistics]:
+    """Statistics of each row of ``values`` ``[region, location]``, all rows at once."""
+    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75], axis=1)
+    n = values.shape[1]
+    variance = np.var(values, axis=1, ddof=1) if n > 1 else np.full(len(regions), np.nan)
+    sums, means, low, high = values.sum(axis=1), values.mean(axis=1), values.min(axis=1), values.max(axis=1)
+    return [Statistics(r, kind, n, float(sums[i]), float(means[i]), float(variance[i]), float(low[i]),
+                       float(q1[i]), float(median[i]), float(q3[i]), float(high[i])) for i, r in enumerate(regions)]
 
 
 def _visits_metric(report: Report) -> Metric | None:
@@ -224,9 +227,8 @@ def stat(report: Report, metric: str | Metric = "time", top: int | None = 10) ->
     flat = tuple(RegionRow(name, None if visits is None else int(visits[i]), float(exclusive[i].sum()),
                            float(inclusive[i].sum())) for name, i in zip(names, order))
     statistics: list[Statistics] = []
-    if report.shape[1] > 0:
-        for name, i in zip(names, order):
-            statistics.append(_statistics(name, "inclusive", inclusive[i]))
-            statistics.append(_statistics(name, "exclusive", exclusive[i]))
+    if report.shape[1] > 0 and len(order):
+        pairs = zip(_statistics(names, "inclusive", inclusive[order]), _statistics(names, "exclusive", exclusive[order]))
+        statistics = [s for pair in pairs for s in pair]
     integer = m.dtype in ("UINT64", "INT64") or m.dtype.startswith(("INT", "UINT"))
     return Stat(m.name, m.unit, integer, flat, tuple(statistics))
