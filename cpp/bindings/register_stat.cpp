@@ -40,13 +40,14 @@ py::array_t<double> sums(const Array<T>& values, const Array<std::uint32_t>& row
   const auto columns = static_cast<std::size_t>(values.shape(1));
   Grouping g{span_of(row_group), row_groups, span_of(column_group), column_groups,
              weight ? span_of(*weight) : std::span<const double>{}};
-  std::vector<double> out;
+  // np.zeros: calloc'ed pages the kernel fills in place (no second buffer, no copy)
+  py::array_t<double> result = py::module_::import("numpy").attr("zeros")(
+      py::make_tuple(static_cast<py::ssize_t>(row_groups), static_cast<py::ssize_t>(column_groups)));
+  std::span<double> out(result.mutable_data(), static_cast<std::size_t>(result.size()));
   {
     py::gil_scoped_release release;
-    out = group_sums(span_of(values), rows, columns, g);
+    add_group_sums(span_of(values), rows, columns, g, out);
   }
-  py::array_t<double> result({static_cast<py::ssize_t>(row_groups), static_cast<py::ssize_t>(column_groups)});
-  std::copy(out.begin(), out.end(), result.mutable_data());
   return result;
 }
 

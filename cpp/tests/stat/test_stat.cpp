@@ -30,6 +30,24 @@ TEST(StatGroupSums, UnsignedValuesAndNoWeight) {
   EXPECT_EQ(out, (std::vector<double>{3, 4, 1, 2}));
 }
 
+TEST(StatGroupSums, IdentityRunsAndScatteredColumnsAgree) {
+  // 2 rows x 12 columns: identity columns, runs of 4 (one sum per run) and scattered groups
+  std::vector<double> values(24);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i * i % 7) + 0.5;
+  const std::vector<std::uint32_t> rows = {0, 0};
+  std::vector<std::uint32_t> identity(12), runs(12), scattered(12);
+  for (std::uint32_t l = 0; l < 12; ++l) identity[l] = l, runs[l] = l / 4, scattered[l] = l % 3;
+  const auto a = group_sums(values, 2, 12, Grouping{rows, 1, identity, 12, {}});
+  const auto b = group_sums(values, 2, 12, Grouping{rows, 1, runs, 3, {}});
+  const auto c = group_sums(values, 2, 12, Grouping{rows, 1, scattered, 3, {}});
+  for (std::uint32_t k = 0; k < 3; ++k) {
+    double by_run = 0, by_scatter = 0;
+    for (std::uint32_t l = 0; l < 12; ++l) by_run += runs[l] == k ? a[l] : 0, by_scatter += scattered[l] == k ? a[l] : 0;
+    EXPECT_DOUBLE_EQ(b[k], by_run);
+    EXPECT_DOUBLE_EQ(c[k], by_scatter);
+  }
+}
+
 TEST(StatGroupSums, RejectsGroupsOutOfRange) {
   const std::vector<double> values = {1, 2};
   const std::vector<std::uint32_t> rows = {3}, columns = {0, 0};

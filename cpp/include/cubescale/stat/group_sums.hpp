@@ -30,5 +30,11 @@ struct Grouping {
 std::vector<double> group_sums(std::span<const double> values, std::size_t rows, std::size_t columns, const Grouping& g);
 std::vector<double> group_sums(std::span<const std::uint64_t> values, std::size_t rows, std::size_t columns,
                                const Grouping& g);
+// The same, added into `out` (row_groups x column_groups, usually zeros): the caller's array,
+// so that a result as large as the input (regions x locations) is neither copied nor zeroed twice.
+void add_group_sums(std::span<const double> values, std::size_t rows, std::size_t columns, const Grouping& g,
+                    std::span<double> out);
+void add_group_sums(std::span<const std::uint64_t> values, std::size_t rows, std::size_t columns, const Grouping& g,
+                    std::span<double> out);
 
 }  // namespace cubescale::stat
