@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
                     "-r per region: the largest buffer of one process (max_buf), visits, time, time per visit, "
                     "and the SCOREP_TOTAL_MEMORY that avoids intermediate flushes, as scorep-score prints them. "
                     "-f shows the effect of a Score-P filter file; -g writes one that excludes the regions above "
-                    "scorep-score's thresholds (1%% of max_buf, at most 1 us per visit, USR regions), which "
+                    "scorep-score's thresholds (1% of max_buf, at most 1 us per visit, USR regions), which "
                     "`cubescale run --filter` and Score-P read.",
         epilog="examples:\n  cubescale score profile.cubex -r\n  cubescale score profile.cubex -g\n"
                "  cubescale score profile.cubex -g bufferpercent=5,type=both --filter-out app.filter\n"

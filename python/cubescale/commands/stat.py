@@ -28,7 +28,7 @@ def add_parser(subparsers) -> None:
         description="Print the N regions with the largest exclusive value of a metric, summed over all their call "
                     "paths and locations, with their visits and inclusive value (cube_stat -t N); with -p also "
                     "statistics of every such region's values across locations: count, sum, mean, variance, "
-                    "minimum, quartiles, median, maximum (cube_stat -%%). Quartiles are exact, not cube_stat's "
+                    "minimum, quartiles, median, maximum (cube_stat -%). Quartiles are exact, not cube_stat's "
                     "P-square estimates.",
         epilog="examples:\n  cubescale stat profile.cubex\n  cubescale stat profile.cubex -m visits -t 20 -p",
         formatter_class=argparse.RawDescriptionHelpFormatter)
