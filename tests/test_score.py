@@ -15,7 +15,7 @@ import pytest
 from conftest import SHARED_DATA
 
 import cubescale
-from cubescale import otf2
+from cubescale import trace
 from cubescale._core import stat as core_stat
 from cubescale.cli import main
 from cubescale.score import TYPES, FilterOptions, region_types
@@ -110,7 +110,7 @@ def estimate_and_real(name: str) -> tuple[int, int]:
     folder = SHARED_DATA / "otf2" / name
     anchor = folder / "traces.otf2"
     profile = folder / "profile.cubex"
-    report = cubescale.open(profile) if profile.exists() else otf2.profile(anchor)
+    report = cubescale.open(profile) if profile.exists() else trace.profile(anchor)
     return cubescale.score(report).expected_total_buf, event_bytes(anchor)
 
 
