@@ -40,4 +40,5 @@ PYBIND11_MODULE(_core, m) {
   cubescale::bindings::register_measure(measure);
   cubescale::bindings::register_analysis(m.def_submodule("analysis", "Wait-state analysis of MPI traces: Scalasca's patterns (the Scalasca architecture paper, 5.2)."));
   cubescale::bindings::register_algebra(m.def_submodule("algebra", "Report algebra: unification, diff, merge, mean, min, max, cut (the Scalasca architecture paper, section 6)."));
+  cubescale::bindings::register_stat(m.def_submodule("stat", "Flat profiles, statistics across locations and trace-size scoring (CubeLib's cube_stat, Score-P's scorep-score)."));
 }

@@ -19,4 +19,5 @@ void register_timeline(pybind11::module_& m);
 void register_measure(pybind11::module_& m);  // after register_profile: returns LocalProfile
 void register_analysis(pybind11::module_ m);  // after register_trace (takes Trace); a module handle: one line in module.cpp
 void register_algebra(pybind11::module_ m);  // after register_cube: returns Report; a handle, so by value
+void register_stat(pybind11::module_ m);  // a module handle: one line in module.cpp
 }  // namespace cubescale::bindings

@@ -9,6 +9,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.trace` — OTF2 traces: events as DataFrames, the profile of a trace;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
 * :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
+* :func:`stat` and :func:`score` — flat profiles with statistics across locations (``cube_stat``)
+  and trace-size estimates with filter generation (``scorep-score``);
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
 * :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
@@ -38,7 +40,10 @@ from .builder import ReportBuilder
 from .errors import FormatError
 from .records import Cnode, Location, Metric, Region
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
+from .score import score
+from .stat import stat
 
 __version__ = "0.1.0"
-__all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
-           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "trace", "write", "__version__"]
+__all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "cut",
+           "diff", "dtypes", "examples", "files", "mean", "merge", "open", "records", "report", "scale_func", "score", "stat",
+           "systree", "threads", "trace", "write", "__version__"]

@@ -14,6 +14,7 @@ from . import timeline
 from . import measure
 from . import analysis
 from . import algebra
+from . import stat
 
 __all__: list[str] = [
     "algebra",
@@ -23,6 +24,7 @@ __all__: list[str] = [
     "distributed",
     "measure",
     "profile",
+    "stat",
     "systree",
     "threads",
     "timeline",

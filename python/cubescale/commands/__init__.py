@@ -15,6 +15,8 @@ from . import (
     info,
     notebooks,
     run,
+    score,
+    stat,
     systree,
     threads,
     timeline,
@@ -23,4 +25,5 @@ from . import (
     view,
 )
 
-COMMANDS = [demo, systree, info, dump, convert, top, threads, trace_profile, analyze, timeline, run, collate, algebra, view, notebooks, clean]
+COMMANDS = [demo, systree, info, dump, convert, top, threads, trace_profile, analyze, timeline, run, collate, algebra, stat,
+            score, view, notebooks, clean]

@@ -1,0 +1,234 @@
+"""Flat profiles and statistics across locations, as CubeLib's ``cube_stat`` gives them.
+
+:func:`stat` sums a metric per *region* over all its call paths (the flat profile of
+``cube_stat -t N``): exclusive values add the call paths' exclusive values, inclusive values
+add the call paths' inclusive values (as CubeLib does, so a recursive region counts its nested
+calls again), visits are exclusive. Regions are sorted by their exclusive value, largest
+first, and the list ends at the first region without visits, as in ``cube_stat``.
+
+For each of those regions it also gives statistics of the per-location values (the
+``cube_stat -%`` columns, one row for the inclusive and one for the exclusive value): count,
+sum, mean, sample variance, minimum, quartiles, median and maximum. ``cube_stat`` estimates
+quartiles and the median with the P² algorithm (exact below five values); here they are exact
+(NumPy's linear interpolation between order statistics), and quartiles are given for any
+count. See ``docs/score.md``.
+
+The call-path -> region sums run in the C++ core (``_core.stat.group_sums``, one pass over the
+``[cnode, location]`` matrix); the statistics are NumPy over the small ``[region, location]``
+result.
+
+Example
+-------
+>>> import cubescale
+>>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), "time", top=3)
+>>> [row.region for row in s.flat]
+['Barrier.wait', 'update_chunk', 'MPI_Allreduce']
+>>> round(s.flat[0].exclusive, 3), s.flat[0].visits
+(20.67, 1220)
+>>> st = s.statistics[0]
+>>> (st.region, st.kind, st.count, round(st.maximum, 3))
+('Barrier.wait', 'inclusive', 20, 1.284)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._core import stat as _stat
+from .report import Metric, Report
+
+__all__ = ["RegionRow", "Stat", "Statistics", "region_values", "stat"]
+
+# cube_stat's pretty printer: the numbers of the statistics table and their captions.
+_CAPTIONS = ("Count", "Sum", "Mean", "Variance", "Minimum", "Quartile 25", "Median", "Quartile 75", "Maximum")
+
+
+@dataclass(frozen=True)
+class RegionRow:
+    """One region of the flat profile: visits and the metric, exclusive and inclusive, summed
+    over all call paths of the region and all locations.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> row = cubescale.stat(cubescale.open(cubescale.examples.report_path()), top=1).flat[0]
+    >>> row.region, row.visits
+    ('Barrier.wait', 1220)
+    """
+
+    region: str
+    visits: int | None
+    exclusive: float
+    inclusive: float
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """Statistics of a region's per-location values (``kind``: ``"inclusive"`` or
+    ``"exclusive"``); ``variance`` is the sample variance (n - 1), NaN for one location.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), top=1).statistics[1]
+    >>> s.kind, s.count, s.minimum <= s.q1 <= s.median <= s.q3 <= s.maximum
+    ('exclusive', 20, True)
+    """
+
+    region: str
+    kind: str
+    count: int
+    sum: float
+    mean: float
+    variance: float
+    minimum: float
+    q1: float
+    median: float
+    q3: float
+    maximum: float
+
+
+@dataclass(frozen=True)
+class Stat:
+    """The result of :func:`stat`: the flat profile (``flat``, largest exclusive value first)
+    and per-location statistics of those regions (``statistics``: inclusive, then exclusive,
+    per region).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), top=2)
+    >>> print(s.flat_table().splitlines()[0])
+    Region                Visits   Exclusive time   Inclusive time
+    """
+
+    metric: str
+    unit: str
+    integer: bool
+    flat: tuple[RegionRow, ...]
+    statistics: tuple[Statistics, ...]
+
+    def flat_table(self) -> str:
+        """The flat profile as ``cube_stat -p -t N`` prints it (region, visits, exclusive and
+        inclusive value).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), top=1)
+        >>> print(s.flat_table().splitlines()[1])
+        Barrier.wait            1220        20.669523        20.669523
+        """
+        width = max([len("Region")] + [len(r.region) for r in self.flat]) + 1
+        excl, incl = f"Exclusive {self.metric}", f"Inclusive {self.metric}"
+        cols = max(14, len(excl) + 1)
+        lines = [f"{'Region':<{width}}{'Visits':>14}{excl:>{cols + 2}}{incl:>{cols + 2}}"]
+        for r in self.flat:
+            visits = "" if r.visits is None else str(r.visits)
+            lines.append(f"{r.region:<{width}}{visits:>14}{self._number(r.exclusive):>{cols + 2}}"
+                         f"{self._number(r.inclusive):>{cols + 2}}")
+        return "\n".join(lines)
+
+    def statistics_table(self) -> str:
+        """Statistics across locations as ``cube_stat -p -%`` prints them: one row per
+        region and kind (``INCL(region)``, ``EXCL(region)``).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), top=1)
+        >>> print(s.statistics_table().splitlines()[0].split())
+        ['Routine', 'Count', 'Sum', 'Mean', 'Variance', 'Minimum', 'Quartile', '25', 'Median', 'Quartile', '75', 'Maximum']
+        """
+        names = [f"{'INCL' if s.kind == 'inclusive' else 'EXCL'}({s.region})" for s in self.statistics]
+        width = max([len("Routine")] + [len(n) for n in names]) + 1
+        lines = [f"{'Routine':<{width}}" + "".join(f"{c:>15}" for c in _CAPTIONS)]
+        for name, s in zip(names, self.statistics):
+            numbers = (s.sum, s.mean, s.variance, s.minimum, s.q1, s.median, s.q3, s.maximum)
+            lines.append(f"{name:<{width}}{s.count:>15}" + "".join(f"{self._number(v):>15}" for v in numbers))
+        return "\n".join(lines)
+
+    def _number(self, value: float) -> str:
+        if np.isnan(value):
+            return ""
+        if self.integer and float(value).is_integer():
+            return str(int(value))
+        return f"{value:.6f}"
+
+
+def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.ndarray:
+    """The metric per region and location, ``float64 [region, location]``: the sum over the
+    region's call paths of their exclusive (or inclusive) values.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> v = region_values(r, "visits", inclusive=False)
+    >>> v.shape, int(v.sum()) == int(r.values("visits", inclusive=False).sum())
+    ((19, 20), True)
+    """
+    m = report.metric(metric)
+    if m.dtype in ("TAU_ATOMIC", "HISTOGRAM", "SCALE_FUNC", "COMPLEX", "RATE") or m.dtype.startswith("NDOUBLES"):
+        raise ValueError(f"metric {m.name} holds {m.dtype} values; stat needs one number per value")
+    values = report.values(m, inclusive=inclusive)
+    if values.dtype not in (np.float64, np.uint64):
+        values = values.astype(np.float64)
+    cnodes, locations = report.shape
+    rows = report._core.cnode_regions().astype(np.uint32)
+    columns = np.arange(locations, dtype=np.uint32)
+    return _stat.group_sums(values, rows, len(report.regions), columns, locations)
+
+
+def _statistics(regions: list[str], kind: str, values: np.ndarray) -> list[Statistics]:
+    """Statistics of each row of ``values`` ``[region, location]``, all rows at once."""
+    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75], axis=1)
+    n = values.shape[1]
+    variance = np.var(values, axis=1, ddof=1) if n > 1 else np.full(len(regions), np.nan)
+    sums, means, low, high = values.sum(axis=1), values.mean(axis=1), values.min(axis=1), values.max(axis=1)
+    return [Statistics(r, kind, n, float(sums[i]), float(means[i]), float(variance[i]), float(low[i]),
+                       float(q1[i]), float(median[i]), float(q3[i]), float(high[i])) for i, r in enumerate(regions)]
+
+
+def _visits_metric(report: Report) -> Metric | None:
+    for name in ("visits", "Visits"):
+        try:
+            return report.metric(name)
+        except KeyError:
+            continue
+    return None
+
+
+def stat(report: Report, metric: str | Metric = "time", top: int | None = 10) -> Stat:
+    """The ``top`` regions with the largest exclusive ``metric`` (``None``: all regions with
+    visits), their visits and inclusive values, and statistics of each across locations.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> s = cubescale.stat(cubescale.open(cubescale.examples.report_path()), "visits", top=2)
+    >>> [(row.region, row.exclusive) for row in s.flat]
+    [('Barrier.wait', 1220.0), ('cumsum', 480.0)]
+    """
+    m = report.metric(metric)
+    exclusive = region_values(report, m, inclusive=False)
+    inclusive = region_values(report, m, inclusive=True)
+    visits_metric = _visits_metric(report)
+    visits = region_values(report, visits_metric, inclusive=False).sum(axis=1) if visits_metric else None
+    order = np.argsort(-exclusive.sum(axis=1), kind="stable")  # cube_stat: stable sort by exclusive value
+    if visits is not None:
+        visited = visits[order] > 0
+        order = order[: int(np.argmin(visited)) if not visited.all() else len(order)]  # ends at the first unvisited
+    if top is not None:
+        order = order[: max(int(top), 0)]
+    names = [report.regions[int(i)].name for i in order]
+    flat = tuple(RegionRow(name, None if visits is None else int(visits[i]), float(exclusive[i].sum()),
+                           float(inclusive[i].sum())) for name, i in zip(names, order))
+    statistics: list[Statistics] = []
+    if report.shape[1] > 0 and len(order):
+        pairs = zip(_statistics(names, "inclusive", inclusive[order]), _statistics(names, "exclusive", exclusive[order]))
+        statistics = [s for pair in pairs for s in pair]
+    integer = m.dtype in ("UINT64", "INT64") or m.dtype.startswith(("INT", "UINT"))
+    return Stat(m.name, m.unit, integer, flat, tuple(statistics))

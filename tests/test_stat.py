@@ -1,0 +1,87 @@
+"""``cubescale stat`` on real reports: the flat profile and the statistics across locations equal
+NumPy computations this test makes itself from the report's call-path values, with
+cube_stat's definitions (regions sum over all their call paths; sorted by exclusive value; the
+list ends at the first region without visits; sample variance)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SHARED_DATA
+
+import cubescale
+from cubescale.cli import main
+
+REPORTS = ["bt-mz.B.8x4.cubex", "time.p4.cubex", "blast.p64.cubex", "bt-mz.p2x4.bad_checksums.cubex"]
+
+
+def by_region(report: cubescale.Report, metric: str, inclusive: bool) -> np.ndarray:
+    """[region, location] sums of the call paths' values, with np.add.at."""
+    values = np.asarray(report.values(metric, inclusive=inclusive), dtype=np.float64)
+    out = np.zeros((len(report.regions), report.shape[1]))
+    np.add.at(out, np.array([c.region.index for c in report.cnodes]), values)
+    return out
+
+
+@pytest.mark.parametrize("name", REPORTS)
+def test_flat_profile_and_statistics_equal_numpy(name):
+    report = cubescale.open(SHARED_DATA / "cubex" / name)
+    result = cubescale.stat(report, "time", top=None)
+    excl, incl = by_region(report, "time", False), by_region(report, "time", True)
+    visits = by_region(report, "visits", False).sum(axis=1)
+    order = sorted(range(len(report.regions)), key=lambda r: -excl[r].sum())  # stable, as cube_stat
+    first_unvisited = next((i for i, r in enumerate(order) if visits[r] == 0), len(order))
+    order = order[:first_unvisited]
+    assert [row.region for row in result.flat] == [report.regions[r].name for r in order]
+    for row, r in zip(result.flat, order):
+        assert row.visits == visits[r]
+        assert row.exclusive == pytest.approx(excl[r].sum(), rel=1e-12, abs=1e-12)
+        assert row.inclusive == pytest.approx(incl[r].sum(), rel=1e-12, abs=1e-12)
+    assert len(result.statistics) == 2 * len(order)
+    for i, r in enumerate(order):
+        for s, values in zip(result.statistics[2 * i: 2 * i + 2], (incl[r], excl[r])):
+            assert s.count == report.shape[1]
+            assert s.sum == pytest.approx(values.sum(), rel=1e-12, abs=1e-12)
+            assert s.mean == pytest.approx(values.mean(), rel=1e-12, abs=1e-12)
+            assert s.variance == pytest.approx(((values - values.mean()) ** 2).sum() / (len(values) - 1),
+                                               rel=1e-9, abs=1e-15)
+            assert (s.minimum, s.maximum) == (values.min(), values.max())
+            np.testing.assert_allclose([s.q1, s.median, s.q3], np.quantile(values, [0.25, 0.5, 0.75]), rtol=1e-12)
+
+
+def test_top_n_and_other_metrics():
+    report = cubescale.open(SHARED_DATA / "cubex" / "bt-mz.B.8x4.cubex")
+    every = cubescale.stat(report, "visits", top=None)
+    top = cubescale.stat(report, "visits", top=5)
+    assert top.flat == every.flat[:5] and len(top.statistics) == 10
+    assert all(a.exclusive >= b.exclusive for a, b in zip(every.flat, every.flat[1:]))
+    # visits by visits: the exclusive column is the visits column
+    assert all(row.exclusive == row.visits for row in every.flat)
+    assert cubescale.stat(report, top=0).flat == ()
+
+
+def test_metrics_without_one_number_are_refused():
+    report = cubescale.open(SHARED_DATA / "cubex" / "all_dtypes.cubex")
+    tau = next(m.name for m in report.metrics if m.dtype == "TAU_ATOMIC")
+    with pytest.raises(ValueError, match="TAU_ATOMIC"):
+        cubescale.stat(report, tau)
+
+
+def test_cli_prints_both_tables(capsys):
+    path = str(SHARED_DATA / "cubex" / "bt-mz.B.8x4.cubex")
+    assert main(["stat", path, "-t", "3", "-p"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["Region", "Visits", "Exclusive", "time", "Inclusive", "time"]
+    assert len(out) == 1 + 3 + 1 + 1 + 6
+    first = cubescale.stat(cubescale.open(path), top=1).flat[0]
+    assert out[1].startswith(first.region + " ") and out[6].startswith(f"INCL({first.region})")
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["-t", "many"], "-t takes a number"),
+    (["-m", "no_such_metric"], "no metric 'no_such_metric'"),
+])
+def test_cli_errors_are_one_line(argv, words, capsys):
+    assert main(["stat", str(SHARED_DATA / "cubex" / "time.p4.cubex")] + argv) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
