@@ -67,16 +67,18 @@ RegionFilter RegionFilter::parse(std::string_view text) {
   std::string line;
   int number = 0;
   enum { Outside, Regions, Files } block = Outside;
+  // A rule lasts until the next INCLUDE/EXCLUDE or the block's end, across line breaks, as
+  // Score-P reads it ("EXCLUDE" on one line, a name per line below it).
+  bool include = false, in_rule = false;
   while (std::getline(lines, line)) {
     ++number;
     if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     std::istringstream words(line);
     std::string word;
-    bool include = false, in_rule = false;
     while (words >> word) {
-      if (word == "SCOREP_REGION_NAMES_BEGIN") block = Regions;
-      else if (word == "SCOREP_FILE_NAMES_BEGIN") block = Files;
-      else if (word == "SCOREP_REGION_NAMES_END" || word == "SCOREP_FILE_NAMES_END") block = Outside;
+      if (word == "SCOREP_REGION_NAMES_BEGIN") block = Regions, in_rule = false;
+      else if (word == "SCOREP_FILE_NAMES_BEGIN") block = Files, in_rule = false;
+      else if (word == "SCOREP_REGION_NAMES_END" || word == "SCOREP_FILE_NAMES_END") block = Outside, in_rule = false;
       else if (word == "EXCLUDE" || word == "INCLUDE") {
         if (block == Outside)
           throw std::invalid_argument("filter line " + std::to_string(number) + ": " + word + " outside a block");

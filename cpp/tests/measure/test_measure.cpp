@@ -30,6 +30,21 @@ TEST(Filter, ScorepSyntaxAndGlobs) {
   EXPECT_FALSE(glob_match("[!a]*", "abc"));
 }
 
+// Score-P's filter files (and scorep-score -g) put EXCLUDE on its own line and one name per
+// line below it: the rule holds until the next INCLUDE/EXCLUDE or the block's end.
+TEST(Filter, RuleContinuesOverLineBreaksUntilTheBlockEnds) {
+  const auto f = RegionFilter::parse(
+      "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n    MANGLED foo\n    bar*\n  INCLUDE\n    barrier\n"
+      "SCOREP_REGION_NAMES_END\nSCOREP_REGION_NAMES_BEGIN\n  INCLUDE x\nSCOREP_REGION_NAMES_END\n");
+  EXPECT_FALSE(f.included("foo"));
+  EXPECT_FALSE(f.included("bar_1"));
+  EXPECT_TRUE(f.included("barrier"));
+  EXPECT_TRUE(f.included("main"));
+  // A name after the block's end is no rule of it.
+  EXPECT_THROW(RegionFilter::parse("SCOREP_REGION_NAMES_BEGIN EXCLUDE a SCOREP_REGION_NAMES_END\nb\n"),
+               std::invalid_argument);
+}
+
 TEST(Recorder, TreesFiltersDepthAndTime) {
   RegionFilter filter;
   filter.exclude("hidden");
