@@ -8,6 +8,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
 * :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
+* :mod:`cubescale.pop`, :mod:`cubescale.hatchet`, :mod:`cubescale.plots` — POP efficiencies, Hatchet and
+  Thicket, figures (docs/pop.md);
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
 * :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
@@ -35,8 +37,10 @@ from .algebra import cut, diff, mean, merge  # also binds the submodule cubescal
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
+from .hatchet import from_hatchet, to_thicket
+from .pop import pop  # the function; the module stays importable as cubescale.pop in sys.modules
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
 __all__ = ["FormatError", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
-           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]
+           "from_hatchet", "mean", "merge", "open", "pop", "to_thicket", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]

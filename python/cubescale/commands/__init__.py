@@ -12,6 +12,7 @@ from . import (
     demo,
     metrics,
     notebooks,
+    pop,
     report,
     run,
     systree,
@@ -21,4 +22,4 @@ from . import (
     view,
 )
 
-COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, view, notebooks, clean]
+COMMANDS = [demo, systree, report, top, threads, trace, analyze, metrics, run, collate, algebra, pop, view, notebooks, clean]
