@@ -55,10 +55,11 @@ METRICS = ("Global efficiency", "Parallel efficiency", "Load balance", "Communic
            "Serialisation efficiency", "Transfer efficiency", "Computation scalability")
 """The efficiencies in POP's order (the rows of :func:`pop`'s frame)."""
 
-# OpenMP regions whose exclusive time is the runtime's, not the program's (scorep.spec's omp_time):
-# by role, and the lock API by name.
-_OMP_RUNTIME_ROLES = {"parallel", "barrier", "implicit barrier", "critical", "atomic", "flush", "ordered"}
-_OMP_LOCK = re.compile(r"^omp_.*lock$")
+# The OpenMP runtime's regions, by name as Score-P's own metric tree counts them (scorep.spec's
+# omp_time: management, flush, barriers, atomic, critical, ordered, the lock API); loop bodies,
+# master, single and the like are the program's computation.
+_OMP_RUNTIME = re.compile(r"^(!\$omp (parallel\s@|flush|barrier|implicit barrier|atomic|critical(?! sblock)|ordered\s@)"
+                          r"|omp_.*_lock$)")
 
 
 @dataclass(frozen=True)
@@ -125,12 +126,19 @@ def _region_time(report: Report, chosen) -> np.ndarray:
     return np.asarray(report.values("time", inclusive=False), dtype=np.float64)[mask].sum(axis=0)
 
 
+def _paradigm(region) -> str:
+    """The region's paradigm; Score-P 1.x wrote it into the description instead."""
+    return region.paradigm or region.description
+
+
 def _is_mpi(region) -> bool:
-    return region.paradigm == "mpi"
+    # scorep.spec counts the module "MPI"; newer files leave the module empty, so also the
+    # paradigm with an MPI_ name (which leaves out Score-P's artificial PARALLEL region)
+    return region.module == "MPI" or (_paradigm(region) == "mpi" and region.name.lower().startswith("mpi_"))
 
 
 def _is_omp_runtime(region) -> bool:
-    return region.paradigm == "openmp" and (region.role in _OMP_RUNTIME_ROLES or bool(_OMP_LOCK.match(region.name)))
+    return _paradigm(region) == "openmp" and bool(_OMP_RUNTIME.match(region.name.lower()))
 
 
 def location_time(report: Report) -> np.ndarray:
