@@ -187,13 +187,15 @@ def _system(pairs: list[tuple[int, int]]):
 
 
 def _preorder(roots: list) -> list:
-    """Every node once, depth first, children in the order the graph keeps them (Hatchet's own
-    traversal sorts them by frame; this keeps a report's call-path order through a round trip)."""
+    """Every node, depth first, children in the order the graph keeps them (Hatchet's own
+    traversal sorts them by frame; this keeps a report's call-path order through a round trip).
+    A node reached twice (several parents) makes a call graph, which no report can hold."""
     order, seen, stack = [], set(), list(reversed(roots))
     while stack:
         node = stack.pop()
-        if id(node) in seen:
-            continue
+        if id(node) in seen or len(node.parents) > 1:
+            raise ValueError(f"hatchet node {node.frame} has several parents: a call graph, but a report holds a "
+                             "call tree (Hatchet's squash or unify of its inputs may make one)")
         seen.add(id(node))
         order.append(node)
         stack.extend(reversed(node.children))
@@ -223,10 +225,6 @@ def from_hatchet(gf) -> Report:
     frame = gf.dataframe
     levels = list(frame.index.names)
     nodes = _preorder(gf.graph.roots)
-    for node in nodes:
-        if len(node.parents) > 1:
-            raise ValueError(f"hatchet node {node.frame} has {len(node.parents)} parents: a call graph, but a "
-                             "report holds a call tree (hatchet's GraphFrame.unify or squash may help)")
     rank = frame.index.get_level_values("rank").to_numpy(np.int64) if "rank" in levels else np.zeros(len(frame), np.int64)
     thread = (frame.index.get_level_values("thread").to_numpy(np.int64) if "thread" in levels
               else np.zeros(len(frame), np.int64))
