@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from .pop import PopRun
     from .report import Report
 
-__all__ = ["diff_by_call_path", "distribution", "metric_share", "pop_efficiencies", "save", "topology_heatmap"]
+__all__ = ["diff_by_call_path", "distribution", "metric_share", "pop_efficiencies", "save", "save_diff_plot",
+           "topology_heatmap"]
 
 
 def _figure(width: float = 8.0, height: float = 4.0):
@@ -118,7 +119,12 @@ def diff_by_call_path(a: Report, b: Report, metric: int | str | Metric = "time",
     """
     from .algebra import diff
 
-    d = diff(a, b)
+    return _diff_bars(diff(a, b), metric, n, inclusive, os.path.basename(a.path) or "A",
+                      os.path.basename(b.path) or "B")
+
+
+def _diff_bars(d: Report, metric: int | str | Metric, n: int, inclusive: bool, name_a: str, name_b: str):
+    """The bars of :func:`diff_by_call_path` from the difference ``d`` already computed."""
     m = d.metric(metric if not isinstance(metric, Metric) else metric.name)
     values = np.asarray(d.cnode_values(m, inclusive=inclusive), dtype=np.float64)
     n = max(1, min(int(n), len(values)))
@@ -129,11 +135,32 @@ def diff_by_call_path(a: Report, b: Report, metric: int | str | Metric = "time",
     ax.barh(range(len(chosen)), values[chosen], color=colors)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(chosen)), [_label(paths[c]) for c in chosen], fontsize=8)
-    name_a = os.path.basename(a.path) or "A"
-    name_b = os.path.basename(b.path) or "B"
     ax.set_xlabel(f"{m.name} ({m.unit}): {name_a} − {name_b}")
     ax.set_title(f"{m.name} change by call path ({'inclusive' if inclusive else 'exclusive'})")
     return fig
+
+
+def save_diff_plot(difference: Report, metric: str, path: str | os.PathLike, inputs: Sequence[str],
+                   output: str) -> None:
+    """``cubescale diff --plot``: the bars of :func:`diff_by_call_path` of the computed
+    difference of ``inputs`` written to ``path``, which must be none of the inputs nor the
+    report ``output`` (``ValueError``, nothing written).
+
+    Example
+    -------
+    >>> import cubescale, tempfile, os
+    >>> a = cubescale.examples.report_path()
+    >>> out = os.path.join(tempfile.mkdtemp(), "d.png")
+    >>> save_diff_plot(cubescale.diff(cubescale.open(a), cubescale.open(a)), "time", out, [a, a], "d.cubex")
+    >>> os.path.getsize(out) > 1000
+    True
+    """
+    target = os.path.realpath(os.fspath(path))
+    if target in {os.path.realpath(p) for p in [*inputs, output]}:
+        raise ValueError(f"--plot {os.fspath(path)} is one of the reports; write the plot to another file "
+                         "(nothing was written)")
+    names = [os.path.basename(p) for p in inputs] + ["A", "B"]
+    save(_diff_bars(difference, metric, 10, False, names[0], names[1]), path)
 
 
 def _cartesian(report: Report, topology: int) -> dict:
