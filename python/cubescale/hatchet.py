@@ -149,7 +149,7 @@ def to_thicket(reports: Sequence[Report], metrics: Iterable[int | str | Metric] 
         thicket = require("thicket", "hatchet", "to_thicket")
     if not reports:
         raise ValueError("a Thicket needs at least one report")
-    parts = []
+    parts: list = []
     for k, report in enumerate(reports):
         gf = to_hatchet(report, metrics)
         gf.drop_index_levels(function=combine)

@@ -235,7 +235,8 @@ def pop_efficiencies(runs: Sequence[PopRun]):
     width = 0.8 / len(runs)
     for k, run in enumerate(runs):
         heights = [100.0 * (run.efficiencies()[name] or 0.0) for name in names]
-        ax.bar(np.arange(len(names)) + (k - (len(runs) - 1) / 2) * width, heights, width, label=run.name)
+        drawn = ax.bar(np.arange(len(names)) + (k - (len(runs) - 1) / 2) * width, heights, width, label=run.name)
+        ax.bar_label(drawn, fmt="%.0f", fontsize=7)
     ax.axhline(80.0, color="gray", linestyle="--", linewidth=1)
     ax.set_xticks(range(len(names)), [name.replace(" efficiency", "\nefficiency") for name in names], fontsize=8)
     ax.set_ylabel("%")
