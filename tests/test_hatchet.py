@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import cubescale
-from cubescale.hatchet import from_hatchet, to_hatchet, to_thicket
+from cubescale.hatchet import to_hatchet, to_thicket
+from cubescale.hatchet_reader import from_hatchet
 from cubescale.views import call_paths
 
 hatchet = pytest.importorskip("hatchet", reason="llnl-hatchet is not installed: pip install 'cubescale[hatchet]'")

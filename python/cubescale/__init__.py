@@ -37,7 +37,8 @@ from .algebra import cut, diff, mean, merge  # also binds the submodule cubescal
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
-from .hatchet import from_hatchet, to_thicket
+from .hatchet import to_thicket
+from .hatchet_reader import from_hatchet
 from .pop import pop  # the function; the module stays importable as cubescale.pop in sys.modules
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 

@@ -37,11 +37,14 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._optional import require
-from .report import Report
+
+if TYPE_CHECKING:  # report.py imports this module (Report.pop): no cycle at run time
+    from .report import Report
 
 __all__ = ["METRICS", "WAIT_STATES", "PopRun", "location_time", "mpi_time", "pop", "pop_metrics", "table_text",
            "useful_time", "wait_time"]
@@ -240,7 +243,7 @@ def _one_run(report: Report, scout: Report | None) -> dict:
 def _as_list(value, n: int, what: str) -> list:
     if value is None:
         return [None] * n
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    items = list(value) if isinstance(value, (list, tuple)) else [value]  # one report, or one per run
     if len(items) != n:
         raise ValueError(f"{what}: {len(items)} given for {n} runs")
     return items
@@ -271,7 +274,7 @@ def pop_metrics(reports: Report | Sequence[Report], scout: Report | Sequence[Rep
     """
     if scaling not in ("strong", "weak"):
         raise ValueError(f"scaling= must be 'strong' or 'weak', not {scaling!r}")
-    reports = [reports] if isinstance(reports, Report) else list(reports)
+    reports = list(reports) if isinstance(reports, (list, tuple)) else [reports]  # type: ignore[list-item]
     if not reports:
         raise ValueError("POP metrics need at least one report")
     scouts = _as_list(scout, len(reports), "wait-state reports")
