@@ -13,6 +13,7 @@ import pytest
 import cubescale
 from cubescale.hatchet import to_hatchet, to_thicket
 from cubescale.hatchet_reader import from_hatchet
+from cubescale.pop import pop_metrics
 from cubescale.views import call_paths
 
 hatchet = pytest.importorskip("hatchet", reason="llnl-hatchet is not installed: pip install 'cubescale[hatchet]'")
@@ -81,7 +82,10 @@ def test_round_trip_writes_a_report_with_the_same_values(name, tmp_path):
     again = cubescale.open(out)
     assert again.shape == report.shape
     assert [c.region.name for c in again.cnodes] == [c.region.name for c in report.cnodes]
+    assert [c.region.paradigm for c in again.cnodes] == [c.region.paradigm or "user" for c in report.cnodes]
     assert again.cnode_parents.tolist() == report.cnode_parents.tolist()
+    # what POP needs survives: regions' paradigms and names (MPI, OpenMP runtime)
+    assert pop_metrics(again)[0].efficiencies() == pytest.approx(pop_metrics(report)[0].efficiencies(), rel=1e-12)
     for m in ("time", "visits"):
         assert again.metric(m).dtype == ("UINT64" if m == "visits" else "DOUBLE")
         np.testing.assert_array_equal(again.values(m, inclusive=False), report.values(m, inclusive=False))

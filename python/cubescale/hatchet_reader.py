@@ -21,7 +21,12 @@ from .hatchet import INCLUSIVE_SUFFIX
 from .report import Report
 from .systree import SystemTree
 
-__all__ = ["from_hatchet"]
+__all__ = ["PARADIGMS", "from_hatchet"]
+
+PARADIGMS = ("mpi", "openmp", "user", "compiler", "measurement", "pthread", "cuda", "opencl", "openacc", "shmem",
+             "io", "python", "kokkos", "hip")
+"""Frame types taken as the region's paradigm (what :func:`cubescale.hatchet.to_hatchet` writes
+as ``type``); any other type (Hatchet's "function", "loop" ...) becomes "user"."""
 
 
 def _unit(name: str) -> str:
@@ -43,6 +48,15 @@ def _system(pairs: list[tuple[int, int]]):
     ranks = sorted({r for r, _ in pairs})
     threads = max(t for _, t in pairs) + 1 if pairs else 1
     return SystemTree.from_shape(f"node:1 process:{max(len(ranks), 1)} thread:{max(threads, 1)}"), ranks, threads
+
+
+def _region_key(attrs: dict, text: str) -> tuple[str, str, int, str]:
+    """(name, module, line, paradigm) of a Hatchet frame; a line that is no number is none (-1)."""
+    try:
+        line = int(attrs.get("line", -1))
+    except (TypeError, ValueError):
+        line = -1
+    return str(attrs.get("name", text)), str(attrs.get("file", "")), line, str(attrs.get("type", ""))
 
 
 def _preorder(roots: list) -> list:
@@ -85,6 +99,8 @@ def from_hatchet(gf) -> Report:
     rank = frame.index.get_level_values("rank").to_numpy(np.int64) if "rank" in levels else np.zeros(len(frame), np.int64)
     thread = (frame.index.get_level_values("thread").to_numpy(np.int64) if "thread" in levels
               else np.zeros(len(frame), np.int64))
+    if (rank < 0).any() or (thread < 0).any():
+        raise ValueError("the GraphFrame has negative ranks or threads; a report numbers them from 0")
     pairs = sorted(set(zip(rank.tolist(), thread.tolist())))
     system, ranks, threads = _system(pairs)
     builder = ReportBuilder(system)
@@ -100,15 +116,18 @@ def from_hatchet(gf) -> Report:
     regions: dict[tuple, int] = {}
     cnode_of: dict[int, int] = {}
     for node in nodes:  # preorder: every parent is added before its children
-        attrs = node.frame.attrs
-        key = (str(attrs.get("name", node.frame)), str(attrs.get("file", "")), int(attrs.get("line", -1)))
+        key = _region_key(node.frame.attrs, str(node.frame))
         if key not in regions:
-            regions[key] = builder.add_region(key[0], module=key[1], begin=key[2], end=key[2])
+            paradigm = key[3] if key[3] in PARADIGMS else "user"
+            regions[key] = builder.add_region(key[0], module=key[1], begin=key[2], paradigm=paradigm)
         parent = cnode_of[id(node.parents[0])] if node.parents else None
         cnode_of[id(node)] = builder.add_cnode(regions[key], parent=parent)
     report = builder.build()
 
-    row = np.array([cnode_of[id(n)] for n in frame.index.get_level_values("node")], dtype=np.int64)
+    try:
+        row = np.array([cnode_of[id(n)] for n in frame.index.get_level_values("node")], dtype=np.int64)
+    except KeyError:
+        raise ValueError("the GraphFrame's DataFrame has rows of nodes that are not in its graph") from None
     location = np.searchsorted(np.asarray(ranks), rank) * threads + thread
     sources = [(m, m) for m in exclusive] + [(m.removesuffix(INCLUSIVE_SUFFIX), m) for m in inclusive_only]
     for name, source in sources:
