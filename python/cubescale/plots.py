@@ -44,9 +44,14 @@ def _figure(width: float = 8.0, height: float = 4.0):
     return fig, fig.add_subplot()
 
 
+def _text(text: str) -> str:
+    """Text shown as written: matplotlib reads ``$...$`` as math, and OpenMP regions are ``!$omp``."""
+    return text.replace("$", r"\$")
+
+
 def _label(path: str, limit: int = 60) -> str:
     """A call path short enough for an axis: its end, which names the call path best."""
-    return path if len(path) <= limit else "…" + path[-(limit - 1):]
+    return _text(path if len(path) <= limit else "…" + path[-(limit - 1):])
 
 
 def metric_share(report: Report, metric: int | str | Metric = "time", n: int = 10, inclusive: bool = False):
@@ -96,10 +101,10 @@ def distribution(report: Report, metric: int | str | Metric = "time", cnode: int
     ax.bar(range(len(values)), values, color="tab:blue")
     ax.axhline(float(values.mean()), color="tab:red", linewidth=1, label=f"mean {values.mean():.4g}")
     if len(names) <= 32:
-        ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
+        ax.set_xticks(range(len(names)), [_text(n) for n in names], rotation=60, ha="right", fontsize=8)
     ax.set_xlabel(level)
     ax.set_ylabel(f"{m.name} ({m.unit})")
-    ax.set_title(f"{m.name} of {call_paths(report)[row]} per {level}")
+    ax.set_title(_text(f"{m.name} of {call_paths(report)[row]} per {level}"))
     ax.legend(loc="lower right", fontsize=8)
     return fig
 
@@ -135,7 +140,7 @@ def _diff_bars(d: Report, metric: int | str | Metric, n: int, inclusive: bool, n
     ax.barh(range(len(chosen)), values[chosen], color=colors)
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(chosen)), [_label(paths[c]) for c in chosen], fontsize=8)
-    ax.set_xlabel(f"{m.name} ({m.unit}): {name_a} − {name_b}")
+    ax.set_xlabel(_text(f"{m.name} ({m.unit}): {name_a} − {name_b}"))
     ax.set_title(f"{m.name} change by call path ({'inclusive' if inclusive else 'exclusive'})")
     return fig
 
@@ -208,10 +213,14 @@ def topology_heatmap(report: Report, metric: int | str | Metric = "time", cnode:
     fig, ax = _figure(max(4.0, 0.5 * shape[1] + 2.5), max(3.0, 0.3 * shape[0] + 1.5))
     image = ax.imshow(grid.reshape(shape), aspect="auto", cmap="viridis", interpolation="nearest")
     fig.colorbar(image, ax=ax, label=f"{m.name} ({m.unit})")
+    if shape[0] <= 32:
+        ax.set_yticks(range(shape[0]))
+    if shape[1] <= 32:
+        ax.set_xticks(range(shape[1]))
     names = [d["name"] for d in cart["dims"]]
     ax.set_ylabel(names[0] if len(names) > 1 else "")
     ax.set_xlabel(" x ".join(names[1:]) if len(names) > 1 else (names[0] if names else ""))
-    ax.set_title(f"{cart['name'] or 'topology'}: {m.name} of {call_paths(report)[row]}")
+    ax.set_title(_text(f"{cart['name'] or 'topology'}: {m.name} of {call_paths(report)[row]}"))
     return fig
 
 
