@@ -145,6 +145,16 @@ def test_computation_scalability_and_global_efficiency_across_runs():
     assert weak[0].computation_scalability == pytest.approx(u_small.sum() * 32 / 8 / u_large.sum(), rel=1e-12)
 
 
+def test_cli_with_runs_of_different_scale(capsys):
+    small, large = shared(CUBEX / "bt-mz.p2x4.bad_checksums.cubex"), shared(CUBEX / "bt-mz.B.8x4.cubex")
+    assert main(["pop", str(small), str(large), "--weak"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["POP", "metrics", small.name, large.name]
+    runs = pop_metrics([cubescale.open(small), cubescale.open(large)], scaling="weak")
+    scalability = next(line for line in out if "Computation scalability" in line).split()[-2:]
+    assert scalability == [f"{100 * r.computation_scalability:.2f}%" for r in runs]
+
+
 def test_the_dataframe_and_the_report_method():
     pytest.importorskip("pandas")
     report = cubescale.open(cubescale.examples.report_path())
