@@ -96,6 +96,10 @@ def test_pop_efficiencies_bars_and_the_pop_plot_option(tmp_path, capsys):
     out = tmp_path / "pop.png"
     assert main(["pop", str(shared("bt-mz.B.8x4.cubex")), "--plot", str(out)]) == 0
     assert out.read_bytes()[:8] == PNG and f"plot: {out}" in capsys.readouterr().out
+    assert main(["pop", str(shared("bt-mz.B.8x4.cubex")), "--plot", str(tmp_path / "pop.unknown")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "unknown" in captured.err
+    assert not (tmp_path / "pop.unknown").exists() and len(list(tmp_path.iterdir())) == 1  # no temporary left
 
 
 def test_diff_plot_option_and_its_errors(tmp_path, capsys):

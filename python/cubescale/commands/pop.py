@@ -76,10 +76,11 @@ def run_pop(args) -> int:
     reports = [cube.open(p) for p in args.inputs]
     runs, scouts = runs_and_scouts(reports)
     metrics = pop_metrics(runs, scouts, scaling="weak" if args.weak else "strong")
-    print(table_text(metrics))
-    if args.plot:
+    if args.plot:  # first: a plot that cannot be written (no matplotlib, an unknown format) prints nothing
         from ..plots import pop_efficiencies, save
 
         save(pop_efficiencies(metrics), args.plot)
+    print(table_text(metrics))
+    if args.plot:
         print(f"plot: {args.plot}")
     return 0
