@@ -22,7 +22,8 @@ import sys
 import traceback
 
 # Importable name -> the extra of pyproject.toml that installs it.
-EXTRAS = {"pandas": "pandas", "matplotlib": "plot", "mpi4py": "mpi", "notebook": "notebook"}
+EXTRAS = {"pandas": "pandas", "matplotlib": "plot", "mpi4py": "mpi", "notebook": "notebook", "hatchet": "hatchet",
+          "thicket": "hatchet"}
 NOT_MODULES = ("cubescale.__main__", "cubescale._core")  # runs the CLI / the extension
 
 

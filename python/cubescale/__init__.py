@@ -11,6 +11,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
 * :func:`stat` and :func:`score` — flat profiles with statistics across locations (``cube_stat``)
   and trace-size estimates with filter generation (``scorep-score``);
+* :mod:`cubescale.pop`, :mod:`cubescale.hatchet`, :mod:`cubescale.plots` — POP efficiencies, Hatchet and
+  Thicket, figures (docs/pop.md);
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
 * :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
@@ -38,6 +40,9 @@ from .algebra import cut, diff, mean, merge  # also binds the submodule cubescal
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
+from .hatchet import to_thicket
+from .hatchet_reader import from_hatchet
+from .pop import pop  # the function; the module stays importable as cubescale.pop in sys.modules
 from .records import Cnode, Location, Metric, Region
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 from .score import score
@@ -45,5 +50,5 @@ from .stat import stat
 
 __version__ = "0.1.0"
 __all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "cut",
-           "diff", "dtypes", "examples", "files", "mean", "merge", "open", "records", "report", "scale_func", "score", "stat",
-           "systree", "threads", "trace", "write", "__version__"]
+           "diff", "dtypes", "examples", "files", "from_hatchet", "mean", "merge", "open", "pop", "records", "report",
+           "scale_func", "score", "stat", "systree", "threads", "to_thicket", "trace", "write", "__version__"]

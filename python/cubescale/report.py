@@ -515,6 +515,34 @@ class Report:
         """
         return _views.to_dataframe(self, metrics, inclusive, names)
 
+    def pop(self, scout: Report | None = None):
+        """POP's efficiencies of this run as a pandas DataFrame (``scout``: its wait-state
+        report); see :func:`cubescale.pop.pop`.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> frame = cubescale.open(cubescale.examples.report_path()).pop()
+        >>> bool(0 < frame.loc["Load balance", "demo.cubex"] <= 1)
+        True
+        """
+        from .pop import pop
+
+        return pop(self, scout)
+
+    def to_hatchet(self, metrics: Iterable[int | str | Metric] | None = None):
+        """This report as a ``hatchet.GraphFrame``; see :func:`cubescale.hatchet.to_hatchet`.
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.examples.report_path()).to_hatchet(["time"]).default_metric
+        'time'
+        """
+        from .hatchet import to_hatchet
+
+        return to_hatchet(self, metrics)
+
     def call_tree_text(self, metric: int | str | Metric | None = None, inclusive: bool = True,
                        max_depth: int | None = None, max_lines: int = 200, *, percent: bool = False,
                        sort: bool = False, hide_zero: bool = False) -> str:

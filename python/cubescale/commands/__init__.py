@@ -14,6 +14,7 @@ from . import (
     dump,
     info,
     notebooks,
+    pop,
     run,
     score,
     stat,
@@ -26,4 +27,4 @@ from . import (
 )
 
 COMMANDS = [demo, systree, info, dump, convert, top, threads, trace_profile, analyze, timeline, run, collate, algebra, stat,
-            score, view, notebooks, clean]
+            score, pop, view, notebooks, clean]

@@ -45,6 +45,9 @@ def add_parser(subparsers) -> None:
         p.add_argument("-o", "--output", required=True, help=".cubex report to write (replaced only when complete)")
         p.add_argument("--system", choices=algebra.SYSTEMS, default="auto", help=_SYSTEM_HELP)
         p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
+        if name == "diff":
+            p.add_argument("--plot", help="also draw the largest changes of --metric per call path into this image")
+            p.add_argument("--metric", default="time", help="the metric --plot draws (default time)")
         p.set_defaults(run=run_combine, operation=name)
     p = subparsers.add_parser(
         "cut", help="re-root a call tree at call paths and prune (inline) subtrees",
@@ -81,6 +84,10 @@ def run_combine(args) -> int:
     else:
         out = (algebra.merge if args.operation == "merge" else algebra.mean)(*inputs, system=args.system)
     algebra.stream_values(out)
+    if getattr(args, "plot", None):  # first: a plot that cannot be written leaves no report either
+        from ..plots import save_diff_plot
+
+        save_diff_plot(out, args.metric, args.plot, args.inputs, args.output)
     cube.write(out, args.output, compress=args.compress)
     same = out.attrs.get("cubescale::algebra::system") == "same"
     _summary(args.operation, len(inputs), out, args.output,
