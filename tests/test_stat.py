@@ -85,3 +85,22 @@ def test_cli_errors_are_one_line(argv, words, capsys):
     assert main(["stat", str(SHARED_DATA / "cubex" / "time.p4.cubex")] + argv) == 2
     err = capsys.readouterr().err
     assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_plot_draws_the_largest_call_paths(tmp_path, capsys):
+    """`stat --plot`: the figure has one bar per requested call path, in % of the program's
+    exclusive time, as plots.metric_share draws them; the input stays the only other file."""
+    pytest.importorskip("matplotlib")
+    report = cubescale.examples.report_path()
+    png = tmp_path / "time.png"
+    assert main(["stat", report, "-t", "3", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert f"plot: {png}" in capsys.readouterr().out
+    from cubescale import plots
+
+    r = cubescale.open(report)
+    widths = [b.get_width() for b in plots.metric_share(r, "time", n=3).axes[0].patches]
+    exclusive = np.sort(r.cnode_values("time", inclusive=False))[::-1][:3]
+    total = r.values("time", inclusive=False).sum()
+    assert np.allclose(sorted(widths, reverse=True), 100 * exclusive / total)
+    assert main(["stat", report, "--plot", report]) == 2  # never over its input

@@ -18,7 +18,7 @@ import argparse
 
 from .. import report as cube
 from ..stat import Stat, stat
-from ._inputs import report_path
+from ._inputs import check_output, report_path
 
 
 def add_parser(subparsers) -> None:
@@ -30,14 +30,15 @@ def add_parser(subparsers) -> None:
                     "statistics of every such region's values across locations: count, sum, mean, variance, "
                     "minimum, quartiles, median, maximum (cube_stat -%). Quartiles are exact, not cube_stat's "
                     "P-square estimates.",
-        epilog="examples:\n  cubescale stat profile.cubex\n  cubescale stat profile.cubex -m visits -t 20 -p",
+        epilog="examples:\n  cubescale stat profile.cubex\n  cubescale stat profile.cubex -m visits -t 20 -p\n"
+               "  cubescale stat profile.cubex --plot time.png",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help=".cubex report or an experiment directory")
     p.add_argument("-m", "--metric", default="time", help="metric (unique or display name; default time)")
     p.add_argument("-t", "--top", default="10", help="how many regions (default 10; 'all' for every visited one)")
     p.add_argument("-p", "--statistics", action="store_true", help="also statistics across locations")
-    # Issue 28 item 5: `--plot FILE` (the distribution over locations of these regions) is added
-    # here by the lead with the plot functions; it takes the Stat that run_stat computes.
+    p.add_argument("--plot", help="also draw the metric's largest call paths (exclusive, %% of the program) into this "
+                                  "image (.png, .svg, .pdf; matplotlib)")
     p.set_defaults(run=run_stat, prepare=prepare_stat)
 
 
@@ -57,11 +58,20 @@ def prepare_stat(args) -> None:
     """The report ``stat`` reads (an experiment directory resolved) and the number of regions."""
     args.file = report_path(args.file)
     args.top = _top(args.top)
+    if args.plot:
+        check_output(args.plot, [args.file])
 
 
 def run_stat(args) -> int:
-    result = stat(cube.open(args.file), args.metric, top=args.top)
+    report = cube.open(args.file)
+    result = stat(report, args.metric, top=args.top)
+    if args.plot:  # first: a plot that cannot be written (no matplotlib, an unknown format) prints nothing
+        from ..plots import metric_share, save
+
+        save(metric_share(report, args.metric, n=args.top or 10), args.plot)
     show(result, args.statistics)
+    if args.plot:
+        print(f"plot: {args.plot}")
     return 0
 
 
