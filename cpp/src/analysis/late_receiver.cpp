@@ -128,23 +128,36 @@ void CompletionExtractor::rows(const std::vector<std::uint32_t>& rows) {
       if (c.cnode != kNone && c.cnode < rows.size()) c.cnode = rows[c.cnode];
 }
 
+namespace {
+
+// (sender, receiver, communicator, tag) of a message.
+struct PairKey {
+  std::uint32_t from, to, communicator, tag;
+  bool operator==(const PairKey&) const = default;
+};
+struct PairKeyHash {
+  std::size_t operator()(const PairKey& k) const {
+    const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+  }
+};
+
+}  // namespace
+
 MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   struct Queue {
     std::vector<RecordRef> sends;
     std::size_t next = 0;
   };
-  auto key = [](std::uint32_t from, std::uint32_t to, std::uint32_t comm, std::uint32_t tag) {
-    return std::to_string(from) + ' ' + std::to_string(to) + ' ' + std::to_string(comm) + ' ' + std::to_string(tag);
-  };
   MessagePairs out;
   out.receive_of_send.resize(records.size());
   out.send_of_receive.resize(records.size());
-  std::unordered_map<std::string, Queue> queues;
+  std::unordered_map<PairKey, Queue, PairKeyHash> queues;
   for (std::uint32_t l = 0; l < records.size(); ++l) {
     out.receive_of_send[l].assign(records[l].sends.size(), {});
     for (std::uint32_t i = 0; i < records[l].sends.size(); ++i) {
       const auto& s = records[l].sends[i];
-      queues[key(s.location, s.peer, s.communicator, s.tag)].sends.push_back({l, i});
+      queues[{s.location, s.peer, s.communicator, s.tag}].sends.push_back({l, i});
     }
   }
   // The k-th receive of B from A on (communicator, tag) is the k-th such send of A.
@@ -152,7 +165,7 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
     out.send_of_receive[l].assign(records[l].receives.size(), {});
     for (std::uint32_t j = 0; j < records[l].receives.size(); ++j) {
       const auto& r = records[l].receives[j];
-      auto it = queues.find(key(r.peer, r.location, r.communicator, r.tag));
+      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
       if (it == queues.end() || it->second.next == it->second.sends.size()) continue;
       const auto s = it->second.sends[it->second.next++];
       out.send_of_receive[l][j] = s;

@@ -5,7 +5,6 @@
 // call path) with the MPI call's enter and leave, call path and location. Scout's median and
 // quartiles (estimated from 60 coefficients) are not computed.
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 namespace cubescale::analysis {
@@ -32,7 +31,7 @@ class InstanceStats {
 
  private:
   std::vector<PatternStatistics> stats_;
-  std::vector<std::unordered_map<std::uint32_t, PatternInstance>> best_;  // per pattern: cnode -> largest
+  std::vector<std::vector<PatternInstance>> best_;  // per pattern, per cnode: its largest (ticks 0: none)
 };
 
 }  // namespace cubescale::analysis
