@@ -250,6 +250,10 @@ def point_to_point_reference(path):
         return me if group.type == "comm_self" else world[int(list(group.members)[rank])]
 
     events, calls = trace.events(), count()
+    # only MPI calls and their message events matter (an MPI event's innermost call is its MPI call)
+    mpi_region = np.array([str(n).startswith("MPI_") for n in trace.regions["name"]] + [False])
+    kinds = events["Event Type"].astype(str)
+    events = events[~kinds.isin(["ENTER", "LEAVE"]) | mpi_region[events["Region"].to_numpy()]]
     queues, all_sends, receives = defaultdict(deque), [], []
     for loc, df in events.groupby("Location", sort=True):
         stack, isends, irecvs = [], {}, {}  # frames: [enter, region name, records left at its leave, call]
