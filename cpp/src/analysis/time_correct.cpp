@@ -85,17 +85,34 @@ class Replay {
     references_.resize(instances.size());
   }
 
-  // Forward amortization: rounds over the locations, each going as far as its inputs allow.
+  // Forward amortization: each location goes as far as its inputs allow; a blocked one waits
+  // for the location it needs and runs again once that one progressed (work: events + wakes).
   void forward(TimeCorrectionStats& stats) {
-    for (;;) {
-      bool progress = false, done = true;
-      for (std::size_t l = 0; l < syncs_.size(); ++l) {
-        while (next_[l] < syncs_[l].size() && step(l, stats)) progress = true;
-        done = done && next_[l] == syncs_[l].size();
+    const auto n = syncs_.size();
+    std::vector<std::size_t> ready(n);
+    for (std::size_t l = 0; l < n; ++l) ready[l] = n - 1 - l;
+    std::vector<char> queued(n, 1);
+    std::vector<std::vector<std::size_t>> waiters(n);
+    while (!ready.empty()) {
+      const auto l = ready.back();
+      ready.pop_back();
+      queued[l] = 0;
+      bool progressed = false;
+      while (next_[l] < syncs_[l].size()) {
+        const auto blocked_on = step(l, stats);
+        if (blocked_on != kNoIndex) {
+          waiters[blocked_on].push_back(l);
+          break;
+        }
+        progressed = true;
       }
-      if (done) return;
-      if (!progress) cycle();
+      if (!progressed) continue;
+      for (auto w : waiters[l])
+        if (!queued[w]) queued[w] = 1, ready.push_back(w);
+      waiters[l].clear();
     }
+    for (std::size_t l = 0; l < n; ++l)
+      if (next_[l] < syncs_[l].size()) cycle();
   }
 
   // Backward amortization and the new times of everything recorded.
@@ -129,15 +146,16 @@ class Replay {
  private:
   static constexpr std::size_t kNoIndex = ~std::size_t(0);
 
-  // One event of location l, if what it depends on is known; false when it must wait.
-  bool step(std::size_t l, TimeCorrectionStats& stats) {
+  // One event of location l, if what it depends on is known (kNoIndex); else the location it
+  // waits for.
+  std::size_t step(std::size_t l, TimeCorrectionStats& stats) {
     const auto& e = syncs_[l][next_[l]];
     const auto base = e.time + offset_[l];
     std::uint64_t need = 0;
     if (e.kind == SyncKind::Receive) {
       const auto s = pairs_.send_of_receive[l][e.index];
       if (s.list != kNone) {
-        if (send_done_[s.list][s.index] == kNoTime) return false;
+        if (send_done_[s.list][s.index] == kNoTime) return s.list;
         need = send_done_[s.list][s.index] + latency_;
       }
     } else if (e.kind == SyncKind::CollectiveLeave) {
@@ -146,7 +164,7 @@ class Replay {
         if (references_[k].empty()) {
           std::vector<std::uint64_t> enters;
           for (const auto& r : instances_[k]) {
-            if (enter_done_[r.list][r.index] == kNoTime) return false;
+            if (enter_done_[r.list][r.index] == kNoTime) return r.list;
             enters.push_back(enter_done_[r.list][r.index]);
           }
           references_[k] = collective_references(records_, instances_[k], &enters);
@@ -164,7 +182,7 @@ class Replay {
     if (e.kind == SyncKind::Send) send_done_[l][e.index] = value;
     if (e.kind == SyncKind::CollectiveEnter) enter_done_[l][e.index] = value;
     ++next_[l];
-    return true;
+    return kNoIndex;
   }
 
   [[noreturn]] void cycle() const {
