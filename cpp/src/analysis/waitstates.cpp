@@ -684,6 +684,7 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
 
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats, const AnalysisOptions& options) {
+  if (stats) *stats = {};
   RecordExtractor extractor(trace);
   CompletionExtractor completions(trace);
   NonBlockingExtractor nonblocking(trace);
