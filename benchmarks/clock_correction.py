@@ -16,7 +16,7 @@ import shutil
 import tempfile
 import time
 
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 from cubescale._core import analysis as _analysis
 
@@ -33,7 +33,7 @@ def best(function, repeat: int = 3) -> float:
 
 
 def measure(name: str, path: str) -> None:
-    trace = otf2.open(path)
+    trace = trace.open(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
     profile = best(lambda: trace._core.profile(locations))

@@ -13,7 +13,7 @@ import pytest
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
-from cubescale import analysis, otf2, testing
+from cubescale import analysis, trace, testing
 from cubescale.cli import main
 
 NS = 1e-9
@@ -239,7 +239,7 @@ def test_nonblocking_collective_missing_on_a_member_fails(tmp_path):
 def point_to_point_reference(path):
     """Per location index: Late Receiver ticks (scout's definition) and point-to-point clock
     violations, computed here directly from the event DataFrame."""
-    trace = otf2.open(path)
+    trace = trace.open(path)
     groups, comms, locs = trace.table("groups"), trace.table("communicators"), trace.locations
     world = next(list(g.members) for g in groups.itertuples() if g.type == "comm_locations" and g.paradigm == "mpi")
     index_of_id = {int(i): k for k, i in enumerate(locs["id"])}

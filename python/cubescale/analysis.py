@@ -184,9 +184,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
     """
-    from . import otf2
+    from . import trace
 
-    trace = otf2.open(trace_path)
+    trace = trace.open(trace_path)
     columns = trace.location_indices()
     core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency)
     local = LocalProfile.__new__(LocalProfile)

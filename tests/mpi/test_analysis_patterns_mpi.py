@@ -14,7 +14,7 @@ import pytest
 from launch import HERE
 
 import cubescale
-import cubescale.otf2
+import cubescale.trace
 from cubescale import analysis
 from cubescale.mpirun import local_environment
 
@@ -34,7 +34,7 @@ def anchor(tmp_path_factory):
 
 def nonblocking_wait_reference(path):
     """Per location: (start of its MPI_Iallreduce, enter and leave of the MPI_Wait completing it)."""
-    t = cubescale.otf2.open(path)
+    t = cubescale.trace.open(path)
     events = t.events()
     out = {}
     for loc, df in events.groupby("Location", sort=True):
