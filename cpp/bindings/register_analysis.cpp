@@ -3,6 +3,7 @@
 // pattern names, and the writer of synthetic MPI traces with stated timings that the tests use.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <memory>
 #include <tuple>
 
@@ -14,26 +15,64 @@ namespace py = pybind11;
 
 namespace cubescale::bindings {
 
+namespace {
+
+// {pattern name: {count, sum, min, max, sum_of_squares (seconds), top: [(seconds, enter, leave,
+// cnode row, dense location)]}} for the patterns with instances; enter/leave in seconds since
+// the trace's start.
+py::dict pattern_statistics(const trace::Trace& t, const std::vector<analysis::PatternStatistics>& patterns) {
+  const auto& clock = t.definitions().clock;
+  const double tick = 1.0 / static_cast<double>(clock.resolution);
+  auto since_start = [&](std::uint64_t ticks) { return static_cast<double>(ticks - std::min(ticks, clock.offset)) * tick; };
+  py::dict out;
+  for (std::size_t p = 0; p < patterns.size(); ++p) {
+    const auto& s = patterns[p];
+    if (s.count == 0) continue;
+    py::list top;
+    for (const auto& i : s.top)
+      top.append(py::make_tuple(static_cast<double>(i.ticks) * tick, since_start(i.enter), since_start(i.leave), i.cnode,
+                                i.location));
+    py::dict d;
+    d["count"] = s.count;
+    d["sum"] = static_cast<double>(s.sum) * tick;
+    d["min"] = static_cast<double>(s.min) * tick;
+    d["max"] = static_cast<double>(s.max) * tick;
+    d["sum_of_squares"] = s.sum_of_squares * tick * tick;
+    d["top"] = top;
+    out[analysis::pattern_name(static_cast<analysis::Pattern>(p))] = d;
+  }
+  return out;
+}
+
+}  // namespace
+
 void register_analysis(py::module_ m) {
   m.def(
       "analyze",
-      [](const trace::Trace& t, std::vector<std::uint32_t> locations) {
+      [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency) {
         analysis::AnalysisStats stats;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
-          p = std::make_shared<profile::LocalProfile>(analysis::analyze(t, locations, &stats));
+          p = std::make_shared<profile::LocalProfile>(
+              analysis::analyze(t, locations, &stats, {time_correct, min_latency}));
         }
         py::dict d;
         d["events"] = stats.events;
         d["messages"] = stats.messages;
         d["collectives"] = stats.collectives;
+        d["p2p_violations"] = stats.p2p_violations;
+        d["collective_violations"] = stats.collective_violations;
+        d["corrected_jumps"] = stats.corrected_jumps;
+        d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
-      py::arg("trace"), py::arg("locations"),
+      py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
-      "Scalasca's wait-state metrics below `time`: (LocalProfile, stats dict with events read, message and "
-      "collective records). FormatError on inconsistent communication.");
+      "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
+      "message and collective records, clock-condition violations as recorded, events moved by the time correction "
+      "(time_correct=True; min_latency in seconds), and per pattern name its instance statistics). FormatError on "
+      "inconsistent communication.");
   m.def(
       "pattern_names",
       [] {
@@ -57,7 +96,7 @@ void register_analysis(py::module_ m) {
       },
       py::arg("directory"), py::arg("name"), py::arg("ranks"), py::arg("end"),
       "Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as "
-      "'MPI_Send', 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside "
+      "'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside "
       "main from 0 to `end` ns. Returns the events written.");
 }
 

@@ -3,8 +3,10 @@ why, as Scalasca's scout names it.
 
 :func:`analyze` reads a trace once (the C++ core, ``_core.analysis``): beside the trace ->
 profile builder it keeps one small record per MPI message and collective, matches them across
-locations and computes Scalasca's patterns (``mpi_latesender``, ``mpi_barrier_wait``,
-``mpi_wait_nxn``, ``mpi_latebroadcast``, ``mpi_earlyreduce``). The result is the call-path
+locations and computes Scalasca's patterns (``mpi_latesender``, ``mpi_latereceiver``,
+``mpi_barrier_wait``, ``mpi_wait_nxn``, ``mpi_latebroadcast``, ``mpi_earlyreduce``; also on
+MPI-3 non-blocking collectives), counts clock-condition violations (``clock_violations``) and,
+with ``time_correct=True``, corrects the times first (a controlled logical clock). The result is the call-path
 profile of the same trace with Scalasca's metric tree below ``time`` (``execution`` > ``mpi`` >
 ``mpi_communication`` > ``mpi_point2point`` > ``mpi_latesender`` ...), each pattern on the call
 path of the MPI call where the waiting happened, on the waiting location. A parent metric
@@ -17,13 +19,14 @@ Example
 >>> import cubescale
 >>> report = cubescale.analyze(cubescale.examples.trace_path())
 >>> [p.name for p in patterns(report)]  # doctest: +NORMALIZE_WHITESPACE
-['mpi_latesender', 'mpi_latesender_wo', 'mpi_lswo_different', 'mpi_lswo_same', 'mpi_wait_nxn',
- 'mpi_nxn_completion']
+['mpi_latesender', 'mpi_latesender_wo', 'mpi_lswo_different', 'mpi_lswo_same', 'mpi_latereceiver',
+ 'mpi_wait_nxn', 'mpi_nxn_completion']
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,17 +35,146 @@ from ._core import analysis as _analysis
 from .profile import LocalProfile
 from .report import Report
 
-__all__ = ["PATTERNS", "PatternSummary", "analyze", "patterns", "summary"]
+__all__ = ["PATTERNS", "AnalysisStatistics", "PatternInstance", "PatternStatistics", "PatternSummary", "analyze",
+           "clock_violations", "patterns", "statistics", "summary", "trace_stat"]
 
 PATTERNS: list[str] = list(_analysis.pattern_names())
 """Unique names (Scalasca's) of the patterns the analysis computes."""
 
 
-def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False) -> Report:
+@dataclass(frozen=True)
+class PatternInstance:
+    """One of the most severe instances of a pattern (as scout lists them in ``trace.stat``):
+    its waiting time, the MPI call's enter and leave (seconds since the trace's start), its call
+    path and the location and process that waited.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> top = statistics(analyze(cubescale.examples.trace_path())).patterns["mpi_wait_nxn"].top[0]
+    >>> (top.call_path, top.process, top.leave > top.enter)
+    ('main > solve > MPI_Allreduce', 'MPI Rank 0', True)
+    """
+
+    time: float
+    enter: float
+    leave: float
+    call_path: str
+    location: str
+    process: str
+
+
+@dataclass(frozen=True)
+class PatternStatistics:
+    """The instances of one pattern with waiting time (scout's ``trace.stat``): their number,
+    sum, mean, smallest, largest, variance, and the most severe ones (at most 5, one per call
+    path, largest first).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> s = statistics(analyze(cubescale.examples.trace_path())).patterns["mpi_latesender"]
+    >>> (s.count, s.max <= s.sum, len(s.top) <= 5)
+    (29, True, True)
+    """
+
+    name: str
+    count: int
+    sum: float
+    mean: float
+    min: float
+    max: float
+    variance: float
+    top: tuple[PatternInstance, ...]
+
+
+@dataclass(frozen=True)
+class AnalysisStatistics:
+    """What an analysis found beyond the report's values: clock-condition violations as
+    recorded (a receive before its send, a collective left before the enters it depends on),
+    whether the times were corrected (``time_correct=True``) and how many events that moved,
+    and the instance statistics per pattern.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> s = statistics(analyze(cubescale.examples.trace_path()))
+    >>> (s.p2p_violations, s.collective_violations, s.time_corrected, sorted(s.patterns)[:2])
+    (22, 55, False, ['mpi_latereceiver', 'mpi_latesender'])
+    >>> statistics(analyze(cubescale.examples.trace_path(), time_correct=True)).corrected_jumps > 0
+    True
+    """
+
+    p2p_violations: int
+    collective_violations: int
+    time_corrected: bool
+    corrected_jumps: int
+    patterns: dict[str, PatternStatistics]
+
+
+_STATISTICS: weakref.WeakKeyDictionary[Report, AnalysisStatistics] = weakref.WeakKeyDictionary()
+
+
+def statistics(report: Report) -> AnalysisStatistics | None:
+    """The :class:`AnalysisStatistics` of a report that :func:`analyze` made in this process
+    (None for a report read from a file: they are not stored in it).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> statistics(analyze(cubescale.examples.trace_path())).corrected_jumps
+    0
+    """
+    return _STATISTICS.get(report)
+
+
+def _local_paths(core) -> list[str]:
+    """Call-path names of a local profile's rows (the instance statistics name rows of it)."""
+    parents, regions, names = core.cnode_parents(), core.cnode_regions(), [r.name for r in core.regions]
+    paths: list[str | None] = [None] * len(parents)
+
+    def path(c: int) -> str:
+        chain = []
+        while c >= 0 and paths[c] is None:
+            chain.append(c)
+            c = int(parents[c])
+        prefix = paths[c] if c >= 0 else None
+        for k in reversed(chain):
+            own = names[int(regions[k])]
+            prefix = own if prefix is None else prefix + " > " + own
+            paths[k] = prefix
+        return str(paths[chain[0]] if chain else paths[c])
+
+    return [path(c) for c in range(len(parents))]
+
+
+def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str]) -> AnalysisStatistics:
+    processes = [loc.process for loc in report.locations]
+    column = {int(loc): c for c, loc in enumerate(stats["columns"])}
+    out = {}
+    for name, s in stats["patterns"].items():
+        top = tuple(PatternInstance(t, enter, leave, paths[cnode], report.locations[column[loc]].name,
+                                    str(processes[column[loc]]))
+                    for t, enter, leave, cnode, loc in s["top"])
+        n = s["count"]
+        mean = s["sum"] / n
+        out[name] = PatternStatistics(name, n, s["sum"], mean, s["min"], s["max"],
+                                      max(s["sum_of_squares"] / n - mean * mean, 0.0), top)
+    return AnalysisStatistics(stats["p2p_violations"], stats["collective_violations"], time_correct,
+                              stats["corrected_jumps"], out)
+
+
+def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
+            time_correct: bool = False, min_latency: float = 0.0) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
-    pattern metrics below ``time``, for the patterns whose MPI operations occur. Written to
-    ``output`` (``.cubex``) as well when given.
+    pattern metrics below ``time``, for the patterns whose MPI operations occur, and
+    ``clock_violations`` (occurrences) when the trace has MPI communication. Written to
+    ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
+    communication events forward until no receive precedes its send by less than
+    ``min_latency`` seconds and no collective is left before the enters it depends on
+    (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
+    recorded and the instance statistics.
 
     Example
     -------
@@ -55,12 +187,15 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     from .trace import open as open_trace
 
     trace = open_trace(trace_path)
-    core, _ = _analysis.analyze(trace._core, trace.location_indices())
+    columns = trace.location_indices()
+    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency)
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
     local.host = None
     local.process = None
-    return trace._report(local, output, compress)
+    report = trace._report(local, output, compress)
+    _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, _local_paths(core))
+    return report
 
 
 @dataclass(frozen=True)
@@ -71,7 +206,7 @@ class PatternSummary:
     Example
     -------
     >>> import cubescale
-    >>> p = patterns(analyze(cubescale.examples.trace_path()))[4]
+    >>> p = patterns(analyze(cubescale.examples.trace_path()))[5]
     >>> (p.name, p.call_path, p.process)
     ('mpi_wait_nxn', 'main > solve > MPI_Allreduce', 'MPI Rank 0')
     """
@@ -101,7 +236,7 @@ def patterns(report: Report) -> list[PatternSummary]:
     -------
     >>> import cubescale
     >>> [round(p.total * 1e6, 3) for p in patterns(analyze(cubescale.examples.trace_path()))]   # microseconds
-    [1.251, 0.0, 0.0, 0.0, 3.219, 1.269]
+    [1.251, 0.0, 0.0, 0.0, 0.095, 3.219, 1.269]
     """
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
@@ -121,20 +256,112 @@ def patterns(report: Report) -> list[PatternSummary]:
     return out
 
 
-def summary(report: Report) -> str:
-    """A short text: per pattern with waiting time its total, and the call path and process
-    where it is largest; then the patterns without any (``cubescale analyze`` prints it).
+def _per_process(report: Report, values: np.ndarray) -> tuple[list[str], np.ndarray]:
+    processes = np.array([loc.process for loc in report.locations], dtype=object)
+    if not len(processes):
+        return [], np.zeros(0)
+    names, group = np.unique(processes, return_inverse=True)
+    return [str(n) for n in names], np.bincount(group, weights=values, minlength=len(names))
+
+
+def clock_violations(report: Report) -> dict[str, int]:
+    """Clock-condition violations per process as the report counts them (its
+    ``clock_violations`` metric: after the time correction when the analysis made one); ``{}``
+    for a report without the metric.
 
     Example
     -------
     >>> import cubescale
-    >>> print(summary(analyze(cubescale.examples.trace_path())))  # doctest: +NORMALIZE_WHITESPACE
+    >>> clock_violations(analyze(cubescale.examples.trace_path()))
+    {'MPI Rank 0': 37, 'MPI Rank 1': 22, 'MPI Rank 2': 18, 'MPI Rank 3': 0}
+    >>> clock_violations(analyze(cubescale.examples.trace_path(), time_correct=True))
+    {'MPI Rank 0': 0, 'MPI Rank 1': 0, 'MPI Rank 2': 0, 'MPI Rank 3': 0}
+    """
+    if "clock_violations" not in [m.name for m in report.metrics]:
+        return {}
+    names, counts = _per_process(report, report.values("clock_violations", inclusive=False).sum(axis=0).astype(float))
+    return {n: int(round(c)) for n, c in zip(names, counts)}
+
+
+def _clock_line(report: Report) -> str | None:
+    counts = clock_violations(report)
+    if not counts:
+        return None
+    total = sum(counts.values())
+    where = ", ".join(f"{n}: {c}" for n, c in counts.items() if c)
+    line = f"clock condition violations: {total}" + (f" ({where})" if where else "")
+    stats = statistics(report)
+    if stats is not None and stats.time_corrected:
+        line += (f"; as recorded {stats.p2p_violations} point to point, {stats.collective_violations} collective, "
+                 f"removed by the time correction ({stats.corrected_jumps} events moved forward)")
+    return line
+
+
+def trace_stat(report: Report) -> str:
+    """Scout's ``trace.stat`` for a report :func:`analyze` made in this process: per pattern
+    with waiting time the number of instances, their sum, mean, largest, and the most severe
+    instances (one per call path, at most 5) with their time, process, call path and the MPI
+    call's enter and leave (seconds since the trace's start). Empty without statistics.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> print(trace_stat(analyze(cubescale.examples.trace_path())))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    pattern             instances  sum [s]    mean [s]  max [s]
+    mpi_latesender      29         1.251e-06  4.31e-08  5.9e-08
+      - 5.9e-08 s  MPI Rank 0  main > solve > MPI_Recv  enter 0.000012351 s  leave 0.000012410 s
+    ...
+    """
+    stats = statistics(report)
+    if stats is None or not stats.patterns:
+        return ""
+    order = [m.name for m in report.metrics if m.name in stats.patterns]
+    rows = [("pattern", "instances", "sum [s]", "mean [s]", "max [s]")]
+    rows += [(n, str(stats.patterns[n].count), f"{stats.patterns[n].sum:.4g}", f"{stats.patterns[n].mean:.3g}",
+              f"{stats.patterns[n].max:.4g}") for n in order]
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(4)]
+    lines = []
+    for k, row in enumerate(rows):
+        lines.append("".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + row[4])
+        if k == 0:
+            continue
+        for i in stats.patterns[row[0]].top:
+            lines.append(f"  - {i.time:.4g} s  {i.process}  {i.call_path}  enter {i.enter:.9f} s  leave {i.leave:.9f} s")
+    return "\n".join(lines)
+
+
+def summary(report: Report) -> str:
+    """A short text: per pattern with waiting time its total, and the call path and process
+    where it is largest; then the patterns without any, the clock-condition violations, and
+    for a report :func:`analyze` made in this process the most severe instances
+    (:func:`trace_stat`). ``cubescale analyze`` prints it.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> print(summary(analyze(cubescale.examples.trace_path())))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     pattern             total [s]  most severe call path (s)                 most severe process (s)
     mpi_latesender      1.251e-06  main > solve > MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
+    mpi_latereceiver    9.5e-08    main > solve > MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
     mpi_wait_nxn        3.219e-06  main > solve > MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
     mpi_nxn_completion  1.269e-06  main > solve > MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
     no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
+    clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
+    most severe instances (as scout's trace.stat):
+    pattern             instances  sum [s]    mean [s]  max [s]
+    ...
     """
+    parts = [_pattern_table(report)]
+    clock = _clock_line(report)
+    if clock:
+        parts.append(clock)
+    stat = trace_stat(report)
+    if stat:
+        parts.append("most severe instances (as scout's trace.stat):\n" + stat)
+    return "\n".join(parts)
+
+
+def _pattern_table(report: Report) -> str:
     every = patterns(report)
     if not every:
         return "no MPI operation for any wait-state pattern in this trace"

@@ -1,5 +1,10 @@
 #include "cubescale/analysis/waitstates.hpp"
 
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/nonblocking_collectives.hpp"
+#include "cubescale/analysis/time_correct.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstring>
@@ -50,6 +55,7 @@ const char* pattern_name(Pattern p) {
     case Pattern::LateSenderWrongOrder: return "mpi_latesender_wo";
     case Pattern::WrongOrderDifferent: return "mpi_lswo_different";
     case Pattern::WrongOrderSame: return "mpi_lswo_same";
+    case Pattern::LateReceiver: return "mpi_latereceiver";
     case Pattern::EarlyReduce: return "mpi_earlyreduce";
     case Pattern::EarlyScan: return "mpi_earlyscan";
     case Pattern::InitCompletion: return "mpi_init_completion";
@@ -238,6 +244,7 @@ class Matcher {
     out_.present.assign(std::size_t(Pattern::Count), false);
   }
 
+  void instances(InstanceStats* stats) { out_.instances = stats; }
   void messages(const std::vector<LocationRecords>& records);
   void collectives(const std::vector<LocationRecords>& records);
   Severities finish() {
@@ -250,6 +257,7 @@ class Matcher {
  private:
   void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks) {
     if (ticks == 0 || cnode == kNone || cnode >= out_.cnodes) return;
+    if (out_.instances) out_.instances->add(std::size_t(p), {ticks, span_.first, span_.second, cnode, location});
     out_.values[std::size_t(p)][std::size_t(cnode) * out_.locations + column_[location]] += static_cast<double>(ticks);
   }
   [[noreturn]] void fail(std::uint32_t location, std::uint64_t position, std::uint64_t time, const std::string& what) const {
@@ -267,9 +275,10 @@ class Matcher {
   // remembered for the wrong-order check of the location's later receives.
   void late_sender(const MessageRecord& r, const MessageRecord& s, std::uint64_t idle) {
     if (idle == 0) return;
+    span_ = {r.enter, r.leave};
     add(Pattern::LateSender, r.cnode, r.location, idle);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
-    recent_.push_back({s.time, s.location, r.cnode, r.location, idle});
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, span_});
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
@@ -279,6 +288,7 @@ class Matcher {
         ++it;
         continue;
       }
+      span_ = it->span;
       add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle);
       add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode, it->location,
           it->idle);
@@ -289,7 +299,9 @@ class Matcher {
     std::uint64_t send_time;
     std::uint32_t sender, cnode, location;
     std::uint64_t idle;
+    std::pair<std::uint64_t, std::uint64_t> span;  // the receive's MPI call
   };
+  std::pair<std::uint64_t, std::uint64_t> span_;  // enter and leave of the instance being added
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
   std::vector<RecentLateSender> recent_;
 
@@ -428,6 +440,7 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
       const auto cls = collective_class(instance[0]->op);
       std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
       for (const auto* c : instance) {
+        span_ = {c->enter, c->leave};
         latest_so_far = std::max(latest_so_far, c->enter);
         const bool root = c->location == c->root;
         auto wait_for = [&](std::uint64_t t) {
@@ -478,8 +491,9 @@ void Matcher::collectives(const std::vector<LocationRecords>& records) {
 }  // namespace
 
 Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                 const std::vector<LocationRecords>& records, std::size_t cnodes) {
+                 const std::vector<LocationRecords>& records, std::size_t cnodes, InstanceStats* instances) {
   Matcher m(trace, locations, cnodes);
+  m.instances(instances);
   m.messages(records);
   m.collectives(records);
   return m.finish();
@@ -557,6 +571,8 @@ const TreeMetric kTree[] = {
      Pattern::WrongOrderDifferent, "Wrong-order Late Sender time with messages from different senders"},
     {"mpi_lswo_same", "From same source", "mpi_latesender_wo", true, Calls::All, Pattern::WrongOrderSame,
      "Wrong-order Late Sender time with messages from the same sender"},
+    {"mpi_latereceiver", "Late Receiver", "mpi_point2point", true, Calls::All, Pattern::LateReceiver,
+     "Time a blocking send (or the wait completing a non-blocking one) waits for its receive to be posted"},
     {"mpi_collective", "Collective", "mpi_communication", false, Calls::Collective, Pattern::Count,
      "Time spent in MPI collective communication"},
     {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,
@@ -667,20 +683,36 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
 }  // namespace
 
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                              AnalysisStats* stats) {
+                              AnalysisStats* stats, const AnalysisOptions& options) {
+  if (stats) *stats = {};
   RecordExtractor extractor(trace);
+  CompletionExtractor completions(trace);
+  NonBlockingExtractor nonblocking(trace);
+  ObserverFan observers({&extractor, &completions, &nonblocking});
   trace::ProfileStats profile_stats;
-  auto p = trace::trace_profile(trace, locations, &profile_stats, &extractor);
-  const auto sev = match(trace, locations, extractor.records(), p.cnode_count());
+  auto p = trace::trace_profile(trace, locations, &profile_stats, &observers);
+  auto& records = extractor.records();
+  const auto pairs = pair_messages(records);
+  const auto instances = collective_instances(records);
+  const auto clock = clock_checks(trace, locations, records, completions.extras(), pairs, instances, p.cnode_count(),
+                                  options, stats);
+  InstanceStats instance_stats(std::size_t(Pattern::Count));
+  auto sev = match(trace, locations, records, p.cnode_count(), &instance_stats);
+  const double tick = 1.0 / double(trace.definitions().clock.resolution);
+  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev);
+  const auto moves = nonblocking_collectives(trace, nonblocking.records(), clock.column, tick, sev);
   if (stats) {
-    *stats = {};
+    stats->patterns = instance_stats.finish();
     stats->events = profile_stats.events;
-    for (const auto& l : extractor.records()) {
+    stats->messages = stats->collectives = 0;
+    for (const auto& l : records) {
       stats->messages += l.sends.size() + l.receives.size();
       stats->collectives += l.collectives.size();
     }
   }
-  return with_metric_tree(std::move(p), sev);
+  auto tree = with_metric_tree(std::move(p), sev);
+  move_class_time(tree, moves);
+  return with_clock_violations(std::move(tree), clock.violations);
 }
 
 }  // namespace cubescale::analysis

@@ -671,6 +671,19 @@ OTF2_CallbackCode ev_coll_end(CUBESCALE_EVT_ARGS, OTF2_CollectiveOp op, OTF2_Com
   e.bytes_received = received;
   return c.emit();
 }
+// MPI-3 non-blocking collectives as Score-P records them: the request in the MPI_I<op> call,
+// the completion (with operation, communicator, root and bytes) in the MPI_Wait*/Test*.
+OTF2_CallbackCode ev_nbc_complete(CUBESCALE_EVT_ARGS, OTF2_CollectiveOp op, OTF2_CommRef comm, uint32_t root,
+                                  uint64_t sent, uint64_t received, uint64_t request) {
+  CUBESCALE_EVT_HEAD(NonBlockingCollectiveComplete);
+  e.tag = op;
+  e.communicator = c.soft(c.defs->communicator_index, comm, OTF2_UNDEFINED_COMM);
+  e.partner = root;
+  e.bytes = sent;
+  e.bytes_received = received;
+  e.request = request;
+  return c.emit();
+}
 OTF2_CallbackCode ev_metric(CUBESCALE_EVT_ARGS, OTF2_MetricRef metric, uint8_t n, const OTF2_Type* types,
                             const OTF2_MetricValue* values) {
   CUBESCALE_EVT_HEAD(Metric);
@@ -806,6 +819,9 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetMpiRequestTestCallback(cbs, ev_request<EventType::MpiRequestTest>);
   OTF2_EvtReaderCallbacks_SetMpiRequestCancelledCallback(cbs, ev_request<EventType::MpiRequestCancelled>);
   OTF2_EvtReaderCallbacks_SetMpiCollectiveEndCallback(cbs, ev_coll_end);
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveRequestCallback(cbs,
+                                                                 ev_request<EventType::NonBlockingCollectiveRequest>);
+  OTF2_EvtReaderCallbacks_SetNonBlockingCollectiveCompleteCallback(cbs, ev_nbc_complete);
   OTF2_EvtReaderCallbacks_SetMetricCallback(cbs, ev_metric);
   OTF2_EvtReaderCallbacks_SetOmpForkCallback(cbs, ev_omp_fork);
   OTF2_EvtReaderCallbacks_SetOmpTaskCreateCallback(cbs, ev_omp_task<EventType::OmpTaskCreate>);

@@ -42,6 +42,39 @@ const CallKind kCalls[] = {
     {"MPI_Scan", OTF2_REGION_ROLE_COLL_OTHER, OTF2_COLLECTIVE_OP_SCAN, false},
     {"MPI_Init", OTF2_REGION_ROLE_FUNCTION, -2, false},
     {"MPI_Finalize", OTF2_REGION_ROLE_FUNCTION, -2, false},
+    {"MPI_Ssend", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Irecv", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Ibarrier", OTF2_REGION_ROLE_BARRIER, OTF2_COLLECTIVE_OP_BARRIER, false},
+    {"MPI_Ibcast", OTF2_REGION_ROLE_COLL_ONE2ALL, OTF2_COLLECTIVE_OP_BCAST, true},
+    {"MPI_Ireduce", OTF2_REGION_ROLE_COLL_ALL2ONE, OTF2_COLLECTIVE_OP_REDUCE, true},
+    {"MPI_Iallreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLREDUCE, false},
+    {"MPI_Test", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+};
+
+// MPI-3 non-blocking collectives (MPI_I<op>): a request here, completed by a later MPI_Wait*.
+bool nonblocking_collective(const CallKind& k) { return k.collective_op >= 0 && k.name[4] == 'I'; }
+
+// Requests of one rank: MPI_Isend's until an MPI_Wait/Waitall completes them, MPI_Irecv's
+// until an MPI_Wait/Waitall receives from that peer (oldest first).
+struct Requests {
+  std::uint64_t next = 1;
+  std::vector<std::uint64_t> isends;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> irecvs;  // (peer, request)
+  struct Collective {
+    std::uint64_t request;
+    OTF2_CollectiveOp op;
+    std::uint32_t root;
+  };
+  std::vector<Collective> collectives;  // open non-blocking collectives
+  std::uint64_t receive(std::uint32_t peer) {
+    for (auto it = irecvs.begin(); it != irecvs.end(); ++it)
+      if (it->first == peer) {
+        const auto r = it->second;
+        irecvs.erase(it);
+        return r;
+      }
+    return next++;
+  }
 };
 
 std::size_t call_index(const std::string& name) {
@@ -50,23 +83,40 @@ std::size_t call_index(const std::string& name) {
   throw std::invalid_argument("unknown MPI call \"" + name + "\" for a synthetic trace");
 }
 
-void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint32_t ranks) {
+void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint32_t ranks, Requests& requests) {
   const auto& k = kCalls[kind];
   const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
   const std::string name = k.name;
-  const bool needs_peer = k.collective_op == -1 || k.rooted;
+  // may complete sends or non-blocking collectives only
+  const bool wait = name == "MPI_Wait" || name == "MPI_Waitall" || name == "MPI_Test";
+  const bool needs_peer = (k.collective_op == -1 && !wait) || k.rooted;
   if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
   for (auto p : c.peers)
     if (p >= ranks) throw std::invalid_argument(name + ": rank " + std::to_string(p) + " does not exist");
   check(OTF2_EvtWriter_Enter(w, nullptr, c.enter, region), "enter");
-  if (name == "MPI_Send" || name == "MPI_Isend") {
-    if (name == "MPI_Send") check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
-    else check(OTF2_EvtWriter_MpiIsend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes, 1), "isend");
+  if (name == "MPI_Send" || name == "MPI_Ssend") {
+    check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
+  } else if (name == "MPI_Isend") {
+    requests.isends.push_back(requests.next);
+    check(OTF2_EvtWriter_MpiIsend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes, requests.next++), "isend");
+  } else if (name == "MPI_Irecv") {
+    requests.irecvs.push_back({c.peers[0], requests.next});
+    check(OTF2_EvtWriter_MpiIrecvRequest(w, nullptr, c.enter, requests.next++), "irecv request");
   } else if (name == "MPI_Recv") {
     check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[0], 0, c.tag, c.bytes), "recv");
-  } else if (name == "MPI_Wait" || name == "MPI_Waitall") {
-    std::uint64_t request = 100;
-    for (auto p : c.peers) check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, request++), "irecv");
+  } else if (nonblocking_collective(k)) {
+    requests.collectives.push_back(
+        {requests.next, static_cast<OTF2_CollectiveOp>(k.collective_op), k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32});
+    check(OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, c.enter, requests.next++), "collective request");
+  } else if (wait) {
+    for (const auto& n : requests.collectives)
+      check(OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, c.leave, n.op, 0, n.root, c.bytes, c.bytes, n.request),
+            "collective complete");
+    requests.collectives.clear();
+    for (auto request : requests.isends) check(OTF2_EvtWriter_MpiIsendComplete(w, nullptr, c.leave, request), "isend complete");
+    requests.isends.clear();
+    for (auto p : c.peers)
+      check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, requests.receive(p)), "irecv");
   } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), 0,
@@ -106,7 +156,8 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
     auto* w = OTF2_Archive_GetEvtWriter(archive, p);
     if (!w) throw std::runtime_error("no event writer");
     check(OTF2_EvtWriter_Enter(w, nullptr, 0, 0), "enter main");
-    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], P);
+    Requests requests;
+    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], P, requests);
     check(OTF2_EvtWriter_Leave(w, nullptr, end, 0), "leave main");
     check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[p]), "event count");
     check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");

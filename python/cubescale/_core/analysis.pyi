@@ -11,10 +11,13 @@ import typing
 __all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace"]
 
 def analyze(
-    trace: cubescale._core.trace.Trace, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    trace: cubescale._core.trace.Trace,
+    locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    time_correct: bool = False,
+    min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
-    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time`: (LocalProfile, stats dict with events read, message and collective records). FormatError on inconsistent communication.
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), and per pattern name its instance statistics). FormatError on inconsistent communication.
     """
 
 def pattern_names() -> list[str]:
@@ -39,5 +42,5 @@ def write_mpi_trace(
     end: typing.SupportsInt | typing.SupportsIndex,
 ) -> int:
     """
-    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as 'MPI_Send', 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. Returns the events written.
+    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. Returns the events written.
     """

@@ -8,12 +8,21 @@ Example
 >>> from cubescale import examples
 >>> out = os.path.join(tempfile.mkdtemp(), "scout.cubex")
 >>> main(["analyze", examples.trace_path(), "-o", out])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-traces.otf2 -> scout.cubex: 19 metrics, 6 call paths, 4 locations (...)
+traces.otf2 -> scout.cubex: 21 metrics, 6 call paths, 4 locations (...)
 pattern             total [s]  most severe call path (s)                 most severe process (s)
 mpi_latesender      1.251e-06  main > solve > MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
+mpi_latereceiver    9.5e-08    main > solve > MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
 mpi_wait_nxn        3.219e-06  main > solve > MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
 mpi_nxn_completion  1.269e-06  main > solve > MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
 no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
+clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
+most severe instances (as scout's trace.stat):
+...
+0
+>>> main(["analyze", examples.trace_path(), "-o", out, "--time-correct"])  # doctest: +ELLIPSIS
+traces.otf2 -> scout.cubex: ...
+clock condition violations: 0; as recorded 22 point to point, 55 collective, removed by the time correction (... events moved forward)
+...
 0
 """
 
@@ -29,15 +38,21 @@ def add_parser(subparsers) -> None:
     p = subparsers.add_parser(
         "analyze", help="find MPI wait states in an OTF2 trace (Scalasca's patterns) and write them as .cubex",
         description="Read an OTF2 trace, match its MPI messages and collectives, and write the call-path profile of "
-                    "the trace with Scalasca's wait-state metrics below time (Late Sender, Wait at Barrier, Wait at "
-                    "N x N, Late Broadcast, Early Reduce), each on the call path and location that waited. Prints "
-                    "per pattern its total time and where it is largest. Inconsistent traces (unmatched messages, "
-                    "collectives missing members) fail without writing a file.",
-        epilog="example:\n  cubescale analyze traces.otf2 -o scout.cubex",
+                    "the trace with Scalasca's wait-state metrics below time (Late Sender, Late Receiver, Wait at "
+                    "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
+                    "the call path and location that waited, and clock_violations. Prints per pattern its total time "
+                    "and where it is largest, the clock-condition violations per process and the most severe "
+                    "instances (as scout's trace.stat). Inconsistent traces (unmatched messages, collectives missing "
+                    "members) fail without writing a file.",
+        epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
+               "  cubescale analyze traces.otf2 -o scout.cubex --time-correct",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
+    p.add_argument("--time-correct", action="store_true",
+                   help="move receives and collective leaves forward past the events they depend on before the "
+                        "analysis (a controlled logical clock: removes clock-condition violations)")
     p.set_defaults(run=run_analyze)
 
 
@@ -45,7 +60,7 @@ def run_analyze(args) -> int:
     from ..analysis import analyze, summary
 
     start = time.perf_counter()
-    report = analyze(args.trace, args.output, compress=args.compress)
+    report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct)
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "
           f"{report.shape[0]} call paths, {report.shape[1]} locations ({time.perf_counter() - start:.2f} s)")
     print(summary(report))

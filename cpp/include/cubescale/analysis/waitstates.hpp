@@ -35,6 +35,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cubescale/analysis/instance_stats.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
@@ -89,6 +90,7 @@ struct LocationRecords {
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
   BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
+  LateReceiver,  // analysis/late_receiver.hpp
   EarlyReduce, EarlyScan, LateBroadcast, WaitNxN, NxNCompletion, InitCompletion, FinalizeWait, Count
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
@@ -134,11 +136,13 @@ struct Severities {
   std::size_t cnodes = 0, locations = 0;
   std::vector<std::vector<double>> values;
   std::vector<bool> present;
+  InstanceStats* instances = nullptr;  // when given, every instance goes there too (trace.stat)
 };
 
 // Matches the records of `locations` (columns in this order; every peer must be among them).
 Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                 const std::vector<LocationRecords>& records, std::size_t cnodes);
+                 const std::vector<LocationRecords>& records, std::size_t cnodes,
+                 InstanceStats* instances = nullptr);
 
 // The profile of the trace (trace_profile) with Scalasca's metric tree below `time`:
 // execution > mpi > mpi_synchronization > mpi_sync_collective > {mpi_barrier_wait,
@@ -149,10 +153,20 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 // for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
 // INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.
+// Beside the tree, `clock_violations` (analysis/clock_condition.hpp) when the trace has MPI
+// communication; with options.time_correct the records are corrected first
+// (analysis/time_correct.hpp) and the violations counted after the correction.
 struct AnalysisStats {
   std::uint64_t events = 0, messages = 0, collectives = 0;
+  std::uint64_t p2p_violations = 0, collective_violations = 0;  // as recorded (before any correction)
+  std::uint64_t corrected_jumps = 0;                             // events the time correction moved forward
+  std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
+};
+struct AnalysisOptions {
+  bool time_correct = false;
+  double min_latency = 0.0;  // seconds: a receive must follow its send by this much (clock condition)
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                              AnalysisStats* stats = nullptr);
+                              AnalysisStats* stats = nullptr, const AnalysisOptions& options = {});
 
 }  // namespace cubescale::analysis

@@ -4,10 +4,14 @@
 // test can state the exact wait states (a Late Sender chain, a barrier some ranks enter late, a
 // broadcast with a late root ...). One tick is one nanosecond.
 //
-// Per call the events are those Score-P writes: MPI_Send/Isend: Enter, MPI_SEND/ISEND at the
-// enter time, Leave; MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall:
-// Enter, one MPI_IRECV per peer at the leave time, Leave; collectives: Enter,
-// MPI_COLLECTIVE_BEGIN, MPI_COLLECTIVE_END (root, MPI_COMM_WORLD), Leave.
+// Per call the events are those Score-P writes: MPI_Send/Ssend/Isend: Enter, MPI_SEND/ISEND at
+// the enter time, Leave; MPI_Irecv: Enter, MPI_IRECV_REQUEST at the enter time, Leave;
+// MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall: Enter, at the leave
+// time an MPI_ISEND_COMPLETE for every MPI_Isend of the rank not yet completed, then one
+// MPI_IRECV per peer (with the request of the oldest open MPI_Irecv from that peer, if any),
+// Leave; MPI_Ibarrier/Ibcast/Ireduce/Iallreduce: Enter, NON_BLOCKING_COLLECTIVE_REQUEST at the
+// enter time, Leave, completed (NON_BLOCKING_COLLECTIVE_COMPLETE at the leave time, before the
+// sends) by the rank's next MPI_Wait/Waitall/Test; collectives: Enter, MPI_COLLECTIVE_BEGIN, MPI_COLLECTIVE_END (root, MPI_COMM_WORLD), Leave.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,7 +19,8 @@
 namespace cubescale::trace {
 
 struct MpiCall {
-  // "MPI_Send", "MPI_Isend", "MPI_Recv", "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
+  // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
+  // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Allgather", "MPI_Scan",
   // "MPI_Init", "MPI_Finalize" (Enter and Leave only).
   std::string name;

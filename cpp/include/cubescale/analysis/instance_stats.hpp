@@ -1,0 +1,37 @@
+#pragma once
+// Statistics of pattern instances, the equivalent of scout's trace.stat (Statistics.pattern):
+// per pattern the number of instances with waiting time, their sum, mean, smallest, largest
+// and variance, and the most severe instances (scout keeps the 5 largest, at most one per
+// call path) with the MPI call's enter and leave, call path and location. Scout's median and
+// quartiles (estimated from 60 coefficients) are not computed.
+#include <cstdint>
+#include <vector>
+
+namespace cubescale::analysis {
+
+struct PatternInstance {
+  std::uint64_t ticks = 0;  // the instance's waiting time
+  std::uint64_t enter = 0, leave = 0;  // the MPI call's
+  std::uint32_t cnode = 0, location = 0;
+};
+
+struct PatternStatistics {
+  std::uint64_t count = 0, sum = 0, min = ~std::uint64_t(0), max = 0;  // ticks
+  double sum_of_squares = 0;
+  std::vector<PatternInstance> top;  // most severe first
+};
+
+class InstanceStats {
+ public:
+  static constexpr std::size_t kTop = 5;  // scout's TOP_SEVERE_INSTANCES
+  explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns) {}
+  void add(std::size_t pattern, const PatternInstance& instance);
+  // Per pattern, with `top` filled (call once, after the last add).
+  std::vector<PatternStatistics> finish();
+
+ private:
+  std::vector<PatternStatistics> stats_;
+  std::vector<std::vector<PatternInstance>> best_;  // per pattern, per cnode: its largest (ticks 0: none)
+};
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,115 @@
+#pragma once
+// Late Receiver (Scalasca's mpi_latereceiver) and what it needs beyond the wait-state records:
+// the call that completes each send and the call that posted each receive.
+//
+// Scalasca's definition (scout's MPI.pattern, backward replay): a send waits for its receive
+// when the call completing it (MPI_Send/MPI_Ssend itself, or the MPI_Wait* completing an
+// MPI_Isend) was entered before the receive was posted (MPI_Recv entered, or the MPI_Irecv
+// that created the request entered) and left after it:
+//   mpi_latereceiver = enter_post - enter_completion,  if enter_completion < enter_post < leave_completion
+// counted for completions in MPI_Send/MPI_Ssend (standard and synchronous blocking sends) and
+// MPI_Wait/MPI_Waitany (one request); for MPI_Waitall/MPI_Waitsome the largest over the sends
+// it completes, and none when the same call also waited as a Late Sender; buffered and ready
+// sends, MPI_Sendrecv and MPI_Test* count nothing. The time goes to the completion call's call
+// path on the sending location.
+//
+// Per location, so that a distributed replay can run it: what a send needs of its receive
+// (the posting call's enter) is passed in.
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+// How the call completing a send counts for Late Receiver.
+enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
+
+// One send's completion: the MPI call that completed it (kNone cnode: never completed).
+struct SendCompletion {
+  std::uint64_t enter = 0, leave = 0;
+  std::uint32_t cnode = kNone;
+  std::uint32_t call = 0;  // the call's number on its location (as MessageRecord::call counts)
+  SendCompletionKind kind = SendCompletionKind::None;
+  std::uint8_t padding[7] = {};
+};
+static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 32);
+
+// Beside a location's LocationRecords: one entry per send and per receive, in the same order.
+struct PointToPointExtras {
+  std::uint32_t location = kNone;
+  std::vector<SendCompletion> sends;
+  std::vector<std::uint64_t> receive_posted;  // enter of the call that posted the receive
+};
+
+// Builds the extras while the profile builder walks a location's events (beside
+// RecordExtractor; both number calls alike).
+class CompletionExtractor final : public trace::CallPathObserver {
+ public:
+  explicit CompletionExtractor(const trace::Trace& trace);
+  void begin_location(std::uint32_t location) override;
+  void event(const trace::Event& e, std::uint32_t cnode) override;
+  void end_location(std::uint32_t location) override;
+  void rows(const std::vector<std::uint32_t>& rows) override;
+  std::vector<PointToPointExtras>& extras() { return extras_; }
+
+ private:
+  struct Frame {
+    std::uint64_t enter;
+    std::uint32_t region, call, cnode;
+  };
+  void close(std::uint64_t leave);
+
+  std::vector<SendCompletionKind> region_kind_;
+  std::vector<PointToPointExtras> extras_;
+  std::vector<Frame> stack_;
+  std::uint32_t calls_ = 0;
+  std::uint64_t last_time_ = 0;
+  // Isend request -> its send; Irecv request -> the posting call's enter (per location).
+  std::vector<std::pair<std::uint64_t, std::size_t>> open_isends_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> open_irecvs_;
+  std::vector<std::pair<std::size_t, std::size_t>> pending_;  // (send index, frame depth)
+};
+
+// Calls several observers in turn (the profile builder takes one).
+class ObserverFan final : public trace::CallPathObserver {
+ public:
+  explicit ObserverFan(std::vector<trace::CallPathObserver*> observers) : observers_(std::move(observers)) {}
+  void begin_location(std::uint32_t l) override { for (auto* o : observers_) o->begin_location(l); }
+  void event(const trace::Event& e, std::uint32_t c) override { for (auto* o : observers_) o->event(e, c); }
+  void end_location(std::uint32_t l) override { for (auto* o : observers_) o->end_location(l); }
+  void rows(const std::vector<std::uint32_t>& r) override { for (auto* o : observers_) o->rows(r); }
+
+ private:
+  std::vector<trace::CallPathObserver*> observers_;
+};
+
+// Which record matches which: per location (index into the records vector) per send the
+// (location index, receive index) of its receive, per receive its send's; kNone where there
+// is none (the matcher reports those).
+struct RecordRef {
+  std::uint32_t list = kNone, index = kNone;
+  bool operator==(const RecordRef&) const = default;
+};
+struct MessagePairs {
+  std::vector<std::vector<RecordRef>> receive_of_send, send_of_receive;
+};
+MessagePairs pair_messages(const std::vector<LocationRecords>& records);
+
+// Late Receiver of one location into sev.values[LateReceiver] (seconds: ticks * `tick`,
+// column `column`):
+// `posted[i]` is the posting enter of the receive matching send i (kNoTime: unmatched),
+// `sender_enter[j]` the enter of the send matching receive j (for the Late Sender exclusion of
+// Waitall/Waitsome).
+inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
+void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
+                   const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
+                   Severities& sev);
+
+// All locations at once (a single process): Late Receiver for every location in `records`
+// (`extras` in the same order; `column` maps a dense location index to its column).
+void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
+                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev);
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,94 @@
+#pragma once
+// Wait states of MPI-3 non-blocking collectives (beyond scout, which skips them).
+//
+// Score-P records an MPI_I<op> (MPI_Iallreduce, MPI_Ibarrier, ...) as a
+// NON_BLOCKING_COLLECTIVE_REQUEST in the call that starts it and a
+// NON_BLOCKING_COLLECTIVE_COMPLETE (operation, communicator, root) in the MPI_Wait*/Test* that
+// completes it. A process can only wait in the completion call, so the patterns of the
+// blocking operation apply to it with the operation's *start* (the enter of its MPI_I<op>)
+// in place of the collective's enter:
+//   Ibarrier (mpi_barrier_wait), N x N (mpi_wait_nxn):  min(latest start, leave) - enter
+//   1-to-N (mpi_latebroadcast, non-roots):              min(root's start, leave) - enter
+//   N-to-1 (mpi_earlyreduce, root only):                 min(latest start, leave) - enter
+//   scans (mpi_earlyscan):                               min(latest start up to mine, leave) - enter
+// where enter and leave are those of the completion call (MPI_Wait*; completions in MPI_Test*
+// count nothing). A call completing several gets only the largest (as Late Sender in
+// MPI_Waitall). Instances: the k-th non-blocking collective started by each location on a
+// communicator (MPI orders collectives by their start). The time goes to the completion call's
+// call path; that call's time moves from mpi_point2point (where its region name puts it) to
+// mpi_collective (Ibarrier: mpi_sync_collective), all of it when the call completes nothing
+// but non-blocking collectives, else the waiting time, so that parents keep their children.
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+// One completed non-blocking collective of a location.
+struct NonBlockingRecord {
+  std::uint64_t start = 0;          // enter of the MPI_I<op> call
+  std::uint64_t enter = 0, leave = 0;  // the completion call
+  std::uint64_t position = 0;       // the completion event's number (errors)
+  std::uint32_t location = kNone, communicator = kNone, op = 0;
+  std::uint32_t root_rank = kNone;  // in the communicator; kNone when not rooted
+  std::uint32_t cnode = kNone;      // of the completion call
+  std::uint32_t call = 0;           // the completion call's number on its location
+  std::uint32_t order = 0;          // start order on its location
+  bool test = false;                // completed in MPI_Test*
+  bool only_collectives = true;     // the completion call completed no point-to-point message
+  std::uint8_t padding[2] = {};
+};
+
+struct NonBlockingLocation {
+  std::uint32_t location = kNone;
+  std::vector<NonBlockingRecord> records;
+};
+
+class NonBlockingExtractor final : public trace::CallPathObserver {
+ public:
+  explicit NonBlockingExtractor(const trace::Trace& trace);
+  void begin_location(std::uint32_t location) override;
+  void event(const trace::Event& e, std::uint32_t cnode) override;
+  void end_location(std::uint32_t location) override;
+  void rows(const std::vector<std::uint32_t>& rows) override;
+  std::vector<NonBlockingLocation>& records() { return records_; }
+
+ private:
+  struct Frame {
+    std::uint64_t enter;
+    std::uint32_t region, call, cnode;
+    bool p2p;
+  };
+  void close(std::uint64_t leave, bool p2p);
+  std::vector<bool> region_test_;
+  std::vector<NonBlockingLocation> records_;
+  std::vector<Frame> stack_;
+  std::vector<std::pair<std::size_t, std::size_t>> pending_;  // (record, frame depth)
+  struct Started {
+    std::uint64_t request, start;
+    std::uint32_t order;
+  };
+  std::vector<Started> open_;
+  std::uint32_t calls_ = 0, started_ = 0;
+  std::uint64_t last_time_ = 0;
+};
+
+// Time of a completion call to move into the collective classes of the metric tree.
+struct ClassMove {
+  std::uint32_t cnode, column;
+  double seconds;
+  bool synchronization;  // to mpi_sync_collective (Ibarrier), else to mpi_collective
+};
+
+// Adds the patterns of all locations' non-blocking collectives to `sev` (seconds = ticks *
+// tick; `column` maps a dense location index to its column) and returns the class moves.
+// FormatError when members of a communicator start different numbers of them or different
+// operations as one instance.
+std::vector<ClassMove> nonblocking_collectives(const trace::Trace& trace, const std::vector<NonBlockingLocation>& records,
+                                               const std::vector<std::uint32_t>& column, double tick, Severities& sev);
+
+// Applies the moves to the metric tree of `p` (made by analyze's with_metric_tree).
+void move_class_time(profile::LocalProfile& p, const std::vector<ClassMove>& moves);
+
+}  // namespace cubescale::analysis

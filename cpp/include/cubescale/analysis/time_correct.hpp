@@ -1,0 +1,54 @@
+#pragma once
+// Time correction of the wait-state records (`cubescale analyze --time-correct`), in the
+// spirit of Scalasca's controlled logical clock (src/clc; Becker, Rabenseifner, Wolf):
+//
+// Forward amortization: the locations' communication events are replayed in causal order
+// (each location in recorded order; a receive after its send, a collective's leave after the
+// enters it depends on, clock_condition.hpp). Every event keeps its local interval to the
+// location's previous event; a receive (or collective leave) that would lie before its send
+// plus the minimum latency jumps forward to that time, and the jump carries over to all later
+// events of the location (clc's controller with gamma = 1: no decay).
+// Backward amortization: a jump is spread over the location's events since its last send or
+// collective enter (the events others depend on, which stay put) or its previous jump:
+// an event there moves by jump * (t - t_start) / (t_jump - t_start), so the interval before a
+// jump stretches evenly instead of one event jumping alone. Before a location's first
+// communication event, times stay.
+// Times between communication events (MPI call enters and leaves, completions, postings)
+// follow the piecewise-linear offset through them. Only the records move: the call-path
+// profile keeps the measured times.
+//
+// Per location given what its consumers need of other locations' producers; the single-process
+// driver below replays them in rounds. A cycle (events that wait on each other: an impossible
+// trace) raises FormatError naming the location, event and time.
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+struct TimeCorrectionStats {
+  std::uint64_t jumps = 0;     // events moved forward by the forward amortization
+  std::uint64_t largest = 0;   // the largest jump, ticks
+};
+
+// Corrects every time of `records` and `extras` (same order) in place; `latency` in ticks.
+TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
+                                  std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
+                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency);
+
+// The clock checks of analyze(): counts the violations of the records as recorded (into
+// `stats`), corrects the records when options.time_correct (then counts again), and returns
+// the violations for the report with the column of every dense location index.
+struct ClockCheck {
+  std::vector<std::uint32_t> column;
+  ClockViolations violations;
+};
+ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                        std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
+                        const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
+                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats);
+
+}  // namespace cubescale::analysis

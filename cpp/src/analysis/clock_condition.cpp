@@ -1,0 +1,129 @@
+#include "cubescale/analysis/clock_condition.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include "cubescale/cube/dtype.hpp"
+
+namespace cubescale::analysis {
+
+// OTF2_CollectiveOp values as Scalasca classifies the MPI collectives.
+SyncRule sync_rule(std::uint32_t op) {
+  switch (op) {
+    case kInitOp: case kFinalizeOp: return SyncRule::AllEnter;
+    case 0: return SyncRule::AllEnter;                                            // barrier
+    case 1: case 4: case 5: return SyncRule::RootEnter;                           // bcast, scatter(v)
+    case 2: case 3: case 12: return SyncRule::AllEnterAtRoot;                     // gather(v), reduce
+    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16:          // all*, reduce_scatter*
+      return SyncRule::AllEnter;
+    case 14: case 15: return SyncRule::EnterUpToMine;                             // scan, exscan
+    default: return SyncRule::None;
+  }
+}
+
+std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records) {
+  // communicator -> per location (records order) its collectives on it
+  std::map<std::uint32_t, std::vector<std::vector<RecordRef>>> lists;
+  for (std::uint32_t l = 0; l < records.size(); ++l)
+    for (std::uint32_t i = 0; i < records[l].collectives.size(); ++i) {
+      auto& per = lists[records[l].collectives[i].communicator];
+      if (per.empty() || per.back().front().list != l) per.emplace_back();
+      per.back().push_back({l, i});
+    }
+  std::vector<std::vector<RecordRef>> out;
+  for (const auto& [comm, per] : lists) {
+    const auto n = per.front().size();
+    if (std::any_of(per.begin(), per.end(), [&](const auto& v) { return v.size() != n; })) continue;
+    for (std::size_t k = 0; k < n; ++k) {
+      out.emplace_back();
+      for (const auto& v : per) out.back().push_back(v[k]);
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> collective_references(const std::vector<LocationRecords>& records,
+                                                 const std::vector<RecordRef>& instance,
+                                                 const std::vector<std::uint64_t>* enters) {
+  std::vector<std::uint64_t> out(instance.size(), kNoTime);
+  if (instance.empty()) return out;
+  auto at = [&](const RecordRef& r) -> const CollectiveRecord& { return records[r.list].collectives[r.index]; };
+  const auto rule = sync_rule(at(instance[0]).op);
+  auto enter = [&](std::size_t i) { return enters ? (*enters)[i] : at(instance[i]).enter; };
+  std::uint64_t latest = 0, root_enter = kNoTime, so_far = 0;
+  for (std::size_t i = 0; i < instance.size(); ++i) {
+    latest = std::max(latest, enter(i));
+    if (at(instance[i]).location == at(instance[i]).root) root_enter = enter(i);
+  }
+  for (std::size_t i = 0; i < instance.size(); ++i) {
+    const auto& c = at(instance[i]);
+    so_far = std::max(so_far, enter(i));
+    const bool root = c.location == c.root;
+    switch (rule) {
+      case SyncRule::AllEnter: out[i] = latest; break;
+      case SyncRule::RootEnter: out[i] = root ? kNoTime : root_enter; break;
+      case SyncRule::AllEnterAtRoot: out[i] = root ? latest : kNoTime; break;
+      case SyncRule::EnterUpToMine: out[i] = so_far; break;
+      case SyncRule::None: break;
+    }
+  }
+  return out;
+}
+
+ClockViolations count_clock_violations(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
+                                       const std::vector<std::vector<RecordRef>>& instances,
+                                       const std::vector<std::uint32_t>& column, std::size_t cnodes,
+                                       std::size_t locations, std::uint64_t latency) {
+  ClockViolations v;
+  v.cnodes = cnodes;
+  v.locations = locations;
+  v.counts.assign(cnodes * locations, 0);
+  for (const auto& l : records) v.checked = v.checked || !l.receives.empty() || !l.collectives.empty();
+  auto add = [&](std::uint32_t cnode, std::uint32_t location) {
+    if (cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
+    ++v.counts[std::size_t(cnode) * locations + column[location]];
+  };
+  for (std::size_t l = 0; l < records.size(); ++l)
+    for (std::size_t j = 0; j < records[l].receives.size(); ++j) {
+      const auto s = pairs.send_of_receive[l][j];
+      if (s.list == kNone) continue;
+      const auto& r = records[l].receives[j];
+      if (r.time < records[s.list].sends[s.index].time + latency) {
+        add(r.cnode, r.location);
+        ++v.point_to_point;
+      }
+    }
+  for (const auto& instance : instances) {
+    const auto refs = collective_references(records, instance);
+    for (std::size_t i = 0; i < instance.size(); ++i) {
+      const auto& c = records[instance[i].list].collectives[instance[i].index];
+      if (refs[i] == kNoTime || c.leave >= refs[i] + latency) continue;
+      add(c.cnode, c.location);
+      ++v.collective;
+    }
+  }
+  return v;
+}
+
+profile::LocalProfile with_clock_violations(profile::LocalProfile p, const ClockViolations& v) {
+  if (!v.checked) return p;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  cube::Metric m;
+  m.uniq_name = "clock_violations";
+  m.disp_name = "Clock Condition Violations";
+  m.dtype = *cube::parse_data_type("UINT64");
+  m.kind = cube::MetricKind::Exclusive;
+  m.uom = "occ";
+  m.descr = "Receives recorded before their send, and collectives left before the enters they depend on "
+            "(after the trace's clock offsets)";
+  cube::Severity s(m.dtype, n, cols);
+  if (v.cnodes == n && v.locations == cols)
+    for (std::size_t c = 0; c < n; ++c) std::memcpy(s.row(c), v.counts.data() + c * cols, cols * 8);
+  s.mark_nonzero_rows();
+  p.metrics.push_back(std::move(m));
+  p.values.push_back(std::move(s));
+  return p;
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,237 @@
+#include "cubescale/analysis/late_receiver.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace cubescale::analysis {
+
+namespace {
+
+// Scalasca's classes of MPI calls (pearl's region classification, names without "MPI_"):
+// blocking standard and synchronous sends, waits on one request, waits on many.
+SendCompletionKind completion_kind(std::string name) {
+  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (name == "mpi_send" || name == "mpi_ssend") return SendCompletionKind::Blocking;
+  if (name == "mpi_wait" || name == "mpi_waitany") return SendCompletionKind::WaitSingle;
+  if (name == "mpi_waitall" || name == "mpi_waitsome") return SendCompletionKind::WaitMulti;
+  return SendCompletionKind::None;
+}
+
+}  // namespace
+
+CompletionExtractor::CompletionExtractor(const trace::Trace& trace) {
+  const auto& defs = trace.definitions();
+  region_kind_.reserve(defs.regions.size());
+  for (const auto& r : defs.regions) region_kind_.push_back(completion_kind(r.name));
+}
+
+void CompletionExtractor::begin_location(std::uint32_t location) {
+  extras_.push_back({});
+  extras_.back().location = location;
+  stack_.clear();
+  pending_.clear();
+  open_isends_.clear();
+  open_irecvs_.clear();
+  calls_ = 0;
+  last_time_ = 0;
+}
+
+void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
+  last_time_ = e.time;
+  auto& out = extras_.back();
+  const bool in_call = !stack_.empty();
+  // The call an event happens in (an event outside any call is its own call, as RecordExtractor counts).
+  auto here = [&](SendCompletion& c) {
+    if (in_call) {
+      const auto& f = stack_.back();
+      c = {f.enter, f.enter, f.cnode, f.call, f.region < region_kind_.size() ? region_kind_[f.region] : SendCompletionKind::None};
+      pending_.push_back({out.sends.size() - 1, stack_.size()});
+    } else {
+      c = {e.time, e.time, cnode, calls_++, SendCompletionKind::None};
+    }
+  };
+  switch (e.type) {
+    case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++, cnode}); break;
+    case trace::EventType::Leave:
+      close(e.time);
+      if (in_call) stack_.pop_back();
+      break;
+    case trace::EventType::MpiSend:
+      out.sends.emplace_back();
+      here(out.sends.back());
+      break;
+    case trace::EventType::MpiIsend:
+      out.sends.emplace_back();  // completed later, by its MPI_ISEND_COMPLETE
+      if (!in_call) calls_++;
+      open_isends_.push_back({e.request, out.sends.size() - 1});
+      break;
+    case trace::EventType::MpiIsendComplete: {
+      auto it = std::find_if(open_isends_.rbegin(), open_isends_.rend(), [&](const auto& p) { return p.first == e.request; });
+      if (it == open_isends_.rend()) break;
+      const auto index = it->second;
+      open_isends_.erase(std::next(it).base());
+      SendCompletion c;
+      if (in_call) {
+        const auto& f = stack_.back();
+        c = {f.enter, f.enter, f.cnode, f.call, f.region < region_kind_.size() ? region_kind_[f.region] : SendCompletionKind::None};
+        pending_.push_back({index, stack_.size()});
+      }
+      out.sends[index] = c;
+      break;
+    }
+    case trace::EventType::MpiRecv:
+      out.receive_posted.push_back(in_call ? stack_.back().enter : e.time);
+      if (!in_call) calls_++;
+      break;
+    case trace::EventType::MpiIrecvRequest:
+      open_irecvs_.push_back({e.request, in_call ? stack_.back().enter : e.time});
+      break;
+    case trace::EventType::MpiIrecv: {
+      // Without its MPI_IRECV_REQUEST (older measurements) the receive counts as posted when
+      // the call completing it was entered.
+      std::uint64_t posted = in_call ? stack_.back().enter : e.time;
+      auto it = std::find_if(open_irecvs_.rbegin(), open_irecvs_.rend(), [&](const auto& p) { return p.first == e.request; });
+      if (it != open_irecvs_.rend()) {
+        posted = it->second;
+        open_irecvs_.erase(std::next(it).base());
+      }
+      out.receive_posted.push_back(posted);
+      if (!in_call) calls_++;
+      break;
+    }
+    default: break;
+  }
+}
+
+// Completions made inside the frame being left get its leave time.
+void CompletionExtractor::close(std::uint64_t leave) {
+  auto& out = extras_.back();
+  while (!pending_.empty() && pending_.back().second == stack_.size()) {
+    out.sends[pending_.back().first].leave = leave;
+    pending_.pop_back();
+  }
+}
+
+void CompletionExtractor::end_location(std::uint32_t) {
+  while (!stack_.empty()) {
+    close(last_time_);
+    stack_.pop_back();
+  }
+}
+
+void CompletionExtractor::rows(const std::vector<std::uint32_t>& rows) {
+  for (auto& l : extras_)
+    for (auto& c : l.sends)
+      if (c.cnode != kNone && c.cnode < rows.size()) c.cnode = rows[c.cnode];
+}
+
+namespace {
+
+// (sender, receiver, communicator, tag) of a message.
+struct PairKey {
+  std::uint32_t from, to, communicator, tag;
+  bool operator==(const PairKey&) const = default;
+};
+struct PairKeyHash {
+  std::size_t operator()(const PairKey& k) const {
+    const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+  }
+};
+
+}  // namespace
+
+MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
+  struct Queue {
+    std::vector<RecordRef> sends;
+    std::size_t next = 0;
+  };
+  MessagePairs out;
+  out.receive_of_send.resize(records.size());
+  out.send_of_receive.resize(records.size());
+  std::unordered_map<PairKey, Queue, PairKeyHash> queues;
+  for (std::uint32_t l = 0; l < records.size(); ++l) {
+    out.receive_of_send[l].assign(records[l].sends.size(), {});
+    for (std::uint32_t i = 0; i < records[l].sends.size(); ++i) {
+      const auto& s = records[l].sends[i];
+      queues[{s.location, s.peer, s.communicator, s.tag}].sends.push_back({l, i});
+    }
+  }
+  // The k-th receive of B from A on (communicator, tag) is the k-th such send of A.
+  for (std::uint32_t l = 0; l < records.size(); ++l) {
+    out.send_of_receive[l].assign(records[l].receives.size(), {});
+    for (std::uint32_t j = 0; j < records[l].receives.size(); ++j) {
+      const auto& r = records[l].receives[j];
+      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
+      if (it == queues.end() || it->second.next == it->second.sends.size()) continue;
+      const auto s = it->second.sends[it->second.next++];
+      out.send_of_receive[l][j] = s;
+      out.receive_of_send[s.list][s.index] = {l, j};
+    }
+  }
+  return out;
+}
+
+void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
+                   const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
+                   Severities& sev) {
+  auto& values = sev.values[std::size_t(Pattern::LateReceiver)];
+  if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
+  auto add = [&](const SendCompletion& c, std::uint64_t ticks) {
+    if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
+    values[std::size_t(c.cnode) * sev.locations + column] += static_cast<double>(ticks) * tick;
+    if (sev.instances)
+      sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, own.location});
+  };
+  // A Waitall/Waitsome that waited as a Late Sender is no Late Receiver (scout's exclusion).
+  std::unordered_set<std::uint32_t> late_sender_calls;
+  for (std::size_t j = 0; j < own.receives.size() && j < sender_enter.size(); ++j) {
+    const auto& r = own.receives[j];
+    if (r.call_kind != CallKind::WaitMulti || sender_enter[j] == kNoTime) continue;
+    if (std::min(sender_enter[j], r.leave) > r.enter) late_sender_calls.insert(r.call);
+  }
+  struct Largest {
+    std::uint64_t idle;
+    SendCompletion call;
+  };
+  std::unordered_map<std::uint32_t, Largest> multi;  // call -> its largest Late Receiver
+  std::vector<std::uint32_t> multi_order;
+  for (std::size_t i = 0; i < extras.sends.size() && i < posted.size(); ++i) {
+    const auto& c = extras.sends[i];
+    if (c.kind == SendCompletionKind::None || posted[i] == kNoTime) continue;
+    const auto post = posted[i];
+    const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
+    if (c.kind != SendCompletionKind::WaitMulti) {
+      add(c, idle);
+    } else if (!late_sender_calls.count(c.call)) {
+      auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c});
+      if (fresh) multi_order.push_back(c.call);
+      it->second.idle = std::max(it->second.idle, idle);
+    }
+  }
+  for (auto call : multi_order) add(multi[call].call, multi[call].idle);
+}
+
+void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
+                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev) {
+  for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
+    std::vector<std::uint64_t> posted(records[l].sends.size(), kNoTime), sender_enter(records[l].receives.size(), kNoTime);
+    for (std::size_t i = 0; i < posted.size(); ++i) {
+      const auto r = pairs.receive_of_send[l][i];
+      if (r.list != kNone && r.index < extras[r.list].receive_posted.size())
+        posted[i] = extras[r.list].receive_posted[r.index];
+    }
+    for (std::size_t j = 0; j < sender_enter.size(); ++j) {
+      const auto s = pairs.send_of_receive[l][j];
+      if (s.list != kNone) sender_enter[j] = records[s.list].sends[s.index].enter;
+    }
+    const auto loc = records[l].location;
+    if (loc >= column.size() || column[loc] == kNone) continue;
+    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev);
+  }
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,262 @@
+#include "cubescale/analysis/nonblocking_collectives.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::analysis {
+
+NonBlockingExtractor::NonBlockingExtractor(const trace::Trace& trace) {
+  for (const auto& r : trace.definitions().regions) {
+    std::string name = r.name;
+    for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    region_test_.push_back(name.rfind("mpi_test", 0) == 0);
+  }
+}
+
+void NonBlockingExtractor::begin_location(std::uint32_t location) {
+  records_.push_back({});
+  records_.back().location = location;
+  stack_.clear();
+  pending_.clear();
+  open_.clear();
+  calls_ = started_ = 0;
+  last_time_ = 0;
+}
+
+void NonBlockingExtractor::event(const trace::Event& e, std::uint32_t cnode) {
+  last_time_ = e.time;
+  const bool in_call = !stack_.empty();
+  switch (e.type) {
+    case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++, cnode, false}); break;
+    case trace::EventType::Leave:
+      if (in_call) {
+        close(e.time, stack_.back().p2p);
+        stack_.pop_back();
+      }
+      break;
+    case trace::EventType::MpiSend:
+    case trace::EventType::MpiIsend:
+    case trace::EventType::MpiIsendComplete:
+    case trace::EventType::MpiRecv:
+    case trace::EventType::MpiIrecv:
+      if (in_call) stack_.back().p2p = true;
+      else calls_++;  // as RecordExtractor numbers calls
+      break;
+    case trace::EventType::NonBlockingCollectiveRequest:
+      open_.push_back({e.request, in_call ? stack_.back().enter : e.time, started_++});
+      break;
+    case trace::EventType::NonBlockingCollectiveComplete: {
+      NonBlockingRecord r;
+      r.enter = r.leave = in_call ? stack_.back().enter : e.time;
+      r.start = r.enter;  // without its request event: started when the completion began
+      r.order = started_++;
+      auto it = std::find_if(open_.begin(), open_.end(), [&](const Started& s) { return s.request == e.request; });
+      if (it != open_.end()) {
+        r.start = it->start;
+        r.order = it->order;
+        open_.erase(it);
+      }
+      r.position = e.position;
+      r.location = e.location;
+      r.communicator = e.communicator;
+      r.op = e.tag;
+      r.root_rank = e.partner;
+      r.cnode = cnode;
+      r.call = in_call ? stack_.back().call : calls_++;
+      r.test = in_call && stack_.back().region < region_test_.size() && region_test_[stack_.back().region];
+      auto& list = records_.back().records;
+      list.push_back(r);
+      if (in_call) pending_.push_back({list.size() - 1, stack_.size()});
+      break;
+    }
+    default: break;
+  }
+}
+
+void NonBlockingExtractor::close(std::uint64_t leave, bool p2p) {
+  auto& list = records_.back().records;
+  while (!pending_.empty() && pending_.back().second == stack_.size()) {
+    list[pending_.back().first].leave = leave;
+    list[pending_.back().first].only_collectives = !p2p;
+    pending_.pop_back();
+  }
+}
+
+void NonBlockingExtractor::end_location(std::uint32_t) {
+  while (!stack_.empty()) {
+    close(last_time_, stack_.back().p2p);
+    stack_.pop_back();
+  }
+}
+
+void NonBlockingExtractor::rows(const std::vector<std::uint32_t>& rows) {
+  for (auto& l : records_)
+    for (auto& r : l.records)
+      if (r.cnode != kNone && r.cnode < rows.size()) r.cnode = rows[r.cnode];
+}
+
+namespace {
+
+struct Found {
+  std::uint64_t ticks = 0;
+  Pattern pattern = Pattern::Count;
+  const NonBlockingRecord* record = nullptr;
+};
+
+class NonBlockingMatcher {
+ public:
+  NonBlockingMatcher(const trace::Trace& trace, const std::vector<std::uint32_t>& column)
+      : trace_(trace), defs_(trace.definitions()), column_(column) {
+    for (const auto& g : defs_.groups)
+      if (g.type == "comm_locations" && g.paradigm == "mpi") {
+        for (auto id : g.members) world_.push_back(defs_.location(id));
+        break;
+      }
+  }
+
+  void run(const std::vector<NonBlockingLocation>& records, Severities& sev) {
+    // communicator -> per location its non-blocking collectives on it, in start order
+    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<const NonBlockingRecord*>>> lists;
+    for (const auto& l : records)
+      for (const auto& r : l.records) lists[r.communicator][r.location].push_back(&r);
+    for (auto& [comm, per] : lists) {
+      std::size_t most = 0;
+      for (auto& [loc, v] : per) {
+        std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->order < b->order; });
+        most = std::max(most, v.size());
+      }
+      for (auto& [loc, v] : per)
+        if (v.size() < most) {
+          const auto& other = std::find_if(per.begin(), per.end(), [&](const auto& x) { return x.second.size() == most; })->second;
+          fail(*other[v.size()], "MPI non-blocking " + trace::collective_op_name(other[v.size()]->op) +
+                                     " has no counterpart on location " + defs_.locations[loc].name);
+        }
+      for (std::size_t k = 0; k < most; ++k) {
+        std::vector<const NonBlockingRecord*> instance;
+        for (auto& [loc, v] : per) instance.push_back(v[k]);
+        match(instance, sev);
+      }
+    }
+  }
+
+  std::vector<ClassMove> finish(double tick, Severities& sev) {
+    std::vector<ClassMove> moves;
+    for (const auto& [key, f] : best_) {
+      const auto& r = *f.record;
+      const auto col = r.location < column_.size() ? column_[r.location] : kNone;
+      if (col == kNone || r.cnode == kNone || r.cnode >= sev.cnodes) continue;
+      if (f.ticks > 0) {
+        sev.values[std::size_t(f.pattern)][std::size_t(r.cnode) * sev.locations + col] += static_cast<double>(f.ticks) * tick;
+        if (sev.instances) sev.instances->add(std::size_t(f.pattern), {f.ticks, r.enter, r.leave, r.cnode, r.location});
+      }
+      const auto moved = r.only_collectives ? r.leave - r.enter : f.ticks;
+      if (moved > 0)
+        moves.push_back({r.cnode, col, static_cast<double>(moved) * tick, f.pattern == Pattern::BarrierWait});
+    }
+    return moves;
+  }
+
+ private:
+  [[noreturn]] void fail(const NonBlockingRecord& r, const std::string& what) const {
+    throw FormatError(trace_.path(), trace_.event_member(r.location), r.position, what);
+  }
+
+  std::uint32_t root_location(const NonBlockingRecord& r) const {
+    if (r.root_rank == kNone || r.communicator >= defs_.communicators.size()) return kNone;
+    const auto group = defs_.communicators[r.communicator].group;
+    if (group >= defs_.groups.size()) return kNone;
+    const auto& g = defs_.groups[group];
+    if (g.type == "comm_self") return r.location;
+    if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world_.size()) return kNone;
+    return world_[g.members[r.root_rank]];
+  }
+
+  void match(const std::vector<const NonBlockingRecord*>& instance, Severities& sev) {
+    const auto op = instance[0]->op;
+    const auto rule = sync_rule(op);
+    std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
+    const auto root = root_location(*instance[0]);
+    for (const auto* r : instance) {
+      if (r->op != op)
+        fail(*r, "MPI non-blocking " + trace::collective_op_name(r->op) + " meets " + trace::collective_op_name(op) +
+                     " of location " + defs_.locations[instance[0]->location].name);
+      latest = std::max(latest, r->start);
+      if (r->location == root) root_start = r->start;
+    }
+    for (const auto* r : instance) {
+      so_far = std::max(so_far, r->start);
+      Pattern p = Pattern::Count;
+      std::uint64_t until = kNoTime;
+      switch (rule) {
+        case SyncRule::AllEnter: p = op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, until = latest; break;
+        case SyncRule::RootEnter:
+          p = Pattern::LateBroadcast;
+          if (r->location != root) until = root_start;
+          break;
+        case SyncRule::AllEnterAtRoot:
+          p = Pattern::EarlyReduce;
+          if (r->location == root) until = latest;
+          break;
+        case SyncRule::EnterUpToMine: p = Pattern::EarlyScan, until = so_far; break;
+        case SyncRule::None: break;
+      }
+      if (p == Pattern::Count) continue;
+      sev.present[std::size_t(p)] = true;
+      const auto end = std::min(until == kNoTime ? 0 : until, r->leave);
+      const std::uint64_t ticks = r->test || until == kNoTime || end <= r->enter ? 0 : end - r->enter;
+      // A call completing several: the largest counts.
+      auto& f = best_[{r->location, r->call}];
+      if (!f.record || ticks > f.ticks) f = {ticks, p, r};
+    }
+  }
+
+  const trace::Trace& trace_;
+  const trace::Definitions& defs_;
+  const std::vector<std::uint32_t>& column_;
+  std::vector<std::uint32_t> world_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best_;  // (location, call) -> largest
+};
+
+void add_at(profile::LocalProfile& p, const char* metric, std::uint32_t cnode, std::uint32_t column, double delta) {
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    if (p.metrics[m].uniq_name != metric) continue;
+    auto* cell = p.values[m].row(cnode) + std::size_t(column) * 8;
+    double v;
+    std::memcpy(&v, cell, 8);
+    v = std::max(0.0, v + delta);
+    std::memcpy(cell, &v, 8);
+    return;
+  }
+}
+
+}  // namespace
+
+std::vector<ClassMove> nonblocking_collectives(const trace::Trace& trace, const std::vector<NonBlockingLocation>& records,
+                                               const std::vector<std::uint32_t>& column, double tick, Severities& sev) {
+  NonBlockingMatcher m(trace, column);
+  m.run(records, sev);
+  return m.finish(tick, sev);
+}
+
+void move_class_time(profile::LocalProfile& p, const std::vector<ClassMove>& moves) {
+  for (const auto& m : moves) {
+    if (m.cnode >= p.cnode_count() || m.column >= p.locations.size()) continue;
+    add_at(p, "mpi_point2point", m.cnode, m.column, -m.seconds);
+    if (m.synchronization) {
+      add_at(p, "mpi_communication", m.cnode, m.column, -m.seconds);
+      add_at(p, "mpi_synchronization", m.cnode, m.column, m.seconds);
+      add_at(p, "mpi_sync_collective", m.cnode, m.column, m.seconds);
+    } else {
+      add_at(p, "mpi_collective", m.cnode, m.column, m.seconds);
+    }
+  }
+  if (moves.empty()) return;
+  for (auto& s : p.values) s.mark_nonzero_rows();
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,290 @@
+#include "cubescale/analysis/time_correct.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+// A communication event of one location: producers (sends, collective enters) are what other
+// locations depend on; consumers (receives, collective leaves) depend on them.
+enum class SyncKind : std::uint8_t { Receive, CollectiveLeave, Send, CollectiveEnter };
+struct Sync {
+  std::uint64_t time;   // original
+  std::uint64_t order;  // recorded order among equal times
+  std::uint32_t index;  // into sends, receives or collectives
+  SyncKind kind;
+  bool producer() const { return kind == SyncKind::Send || kind == SyncKind::CollectiveEnter; }
+};
+
+std::vector<Sync> sync_events(const LocationRecords& l) {
+  std::vector<Sync> out;
+  for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
+  for (std::uint32_t i = 0; i < l.receives.size(); ++i)
+    out.push_back({l.receives[i].time, 2 * l.receives[i].position, i, SyncKind::Receive});
+  for (std::uint32_t i = 0; i < l.collectives.size(); ++i) {
+    const auto& c = l.collectives[i];
+    // The call's enter comes just before its end record; its leave at the end record.
+    out.push_back({c.enter, 2 * c.position - 1, i, SyncKind::CollectiveEnter});
+    out.push_back({c.leave, 2 * c.position, i, SyncKind::CollectiveLeave});
+  }
+  std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
+  });
+  return out;
+}
+
+// t + (offset between the two surrounding points, linear), without losing ticks to doubles.
+class OffsetFunction {
+ public:
+  void add(std::uint64_t t, std::uint64_t offset) { points_.push_back({t, offset}); }
+  std::uint64_t operator()(std::uint64_t t) const {
+    auto it = std::upper_bound(points_.begin(), points_.end(), t, [](std::uint64_t x, const Point& p) { return x < p.t; });
+    if (it == points_.begin()) return t;
+    const auto& a = *(it - 1);
+    if (it == points_.end() || it->offset == a.offset) return t + a.offset;
+    const auto& b = *it;
+    const unsigned __int128 rise = b.offset - a.offset;  // offsets never shrink
+    return t + a.offset + static_cast<std::uint64_t>(rise * (t - a.t) / (b.t - a.t));
+  }
+
+ private:
+  struct Point {
+    std::uint64_t t, offset;
+  };
+  std::vector<Point> points_;
+};
+
+class Replay {
+ public:
+  Replay(const trace::Trace& trace, std::vector<LocationRecords>& records, const MessagePairs& pairs,
+         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency)
+      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency) {
+    const auto n = records.size();
+    syncs_.resize(n);
+    corrected_.resize(n);
+    next_.assign(n, 0);
+    offset_.assign(n, 0);
+    send_done_.resize(n);
+    enter_done_.resize(n);
+    member_of_.resize(n);
+    for (std::size_t l = 0; l < n; ++l) {
+      syncs_[l] = sync_events(records[l]);
+      corrected_[l].assign(syncs_[l].size(), 0);
+      send_done_[l].assign(records[l].sends.size(), kNoTime);
+      enter_done_[l].assign(records[l].collectives.size(), kNoTime);
+      member_of_[l].assign(records[l].collectives.size(), {kNone, kNone});
+    }
+    for (std::uint32_t k = 0; k < instances.size(); ++k)
+      for (std::uint32_t m = 0; m < instances[k].size(); ++m) member_of_[instances[k][m].list][instances[k][m].index] = {k, m};
+    references_.resize(instances.size());
+  }
+
+  // Forward amortization: each location goes as far as its inputs allow; a blocked one waits
+  // for the location it needs and runs again once that one progressed (work: events + wakes).
+  void forward(TimeCorrectionStats& stats) {
+    const auto n = syncs_.size();
+    std::vector<std::size_t> ready(n);
+    for (std::size_t l = 0; l < n; ++l) ready[l] = n - 1 - l;
+    std::vector<char> queued(n, 1);
+    std::vector<std::vector<std::size_t>> waiters(n);
+    while (!ready.empty()) {
+      const auto l = ready.back();
+      ready.pop_back();
+      queued[l] = 0;
+      bool progressed = false;
+      while (next_[l] < syncs_[l].size()) {
+        const auto blocked_on = step(l, stats);
+        if (blocked_on != kNoIndex) {
+          waiters[blocked_on].push_back(l);
+          break;
+        }
+        progressed = true;
+      }
+      if (!progressed) continue;
+      for (auto w : waiters[l])
+        if (!queued[w]) queued[w] = 1, ready.push_back(w);
+      waiters[l].clear();
+    }
+    for (std::size_t l = 0; l < n; ++l)
+      if (next_[l] < syncs_[l].size()) cycle();
+  }
+
+  // Backward amortization and the new times of everything recorded.
+  void apply(std::vector<PointToPointExtras>& extras) {
+    for (std::size_t l = 0; l < syncs_.size(); ++l) {
+      const auto& s = syncs_[l];
+      auto& c = corrected_[l];
+      // The start of a ramp: the last producer or jump (index), or the location's first time.
+      std::size_t start = kNoIndex;
+      const auto first = first_time(records_[l], l < extras.size() ? &extras[l] : nullptr);
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
+        const auto jump = c[k] - s[k].time - before;
+        if (jump > 0) {
+          const auto t0 = start == kNoIndex ? first : s[start].time;
+          for (std::size_t m = start == kNoIndex ? 0 : start + 1; m < k; ++m)
+            if (s[k].time > t0 && s[m].time > t0)
+              c[m] += static_cast<std::uint64_t>(static_cast<unsigned __int128>(jump) * (s[m].time - t0) / (s[k].time - t0));
+          start = k;
+        } else if (s[k].producer()) {
+          start = k;
+        }
+      }
+      OffsetFunction f;
+      f.add(first, 0);
+      for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
+      move(records_[l], l < extras.size() ? &extras[l] : nullptr, f, l);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kNoIndex = ~std::size_t(0);
+
+  // One event of location l, if what it depends on is known (kNoIndex); else the location it
+  // waits for.
+  std::size_t step(std::size_t l, TimeCorrectionStats& stats) {
+    const auto& e = syncs_[l][next_[l]];
+    const auto base = e.time + offset_[l];
+    std::uint64_t need = 0;
+    if (e.kind == SyncKind::Receive) {
+      const auto s = pairs_.send_of_receive[l][e.index];
+      if (s.list != kNone) {
+        if (send_done_[s.list][s.index] == kNoTime) return s.list;
+        need = send_done_[s.list][s.index] + latency_;
+      }
+    } else if (e.kind == SyncKind::CollectiveLeave) {
+      const auto [k, m] = member_of_[l][e.index];
+      if (k != kNone) {
+        if (references_[k].empty()) {
+          std::vector<std::uint64_t> enters;
+          for (const auto& r : instances_[k]) {
+            if (enter_done_[r.list][r.index] == kNoTime) return r.list;
+            enters.push_back(enter_done_[r.list][r.index]);
+          }
+          references_[k] = collective_references(records_, instances_[k], &enters);
+        }
+        if (references_[k][m] != kNoTime) need = references_[k][m] + latency_;
+      }
+    }
+    const auto value = std::max(base, need);
+    if (value > base) {
+      ++stats.jumps;
+      stats.largest = std::max(stats.largest, value - base);
+      offset_[l] += value - base;
+    }
+    corrected_[l][next_[l]] = value;
+    if (e.kind == SyncKind::Send) send_done_[l][e.index] = value;
+    if (e.kind == SyncKind::CollectiveEnter) enter_done_[l][e.index] = value;
+    ++next_[l];
+    return kNoIndex;
+  }
+
+  [[noreturn]] void cycle() const {
+    for (std::size_t l = 0; l < syncs_.size(); ++l) {
+      if (next_[l] == syncs_[l].size()) continue;
+      const auto& e = syncs_[l][next_[l]];
+      const auto& rec = records_[l];
+      const bool receive = e.kind == SyncKind::Receive;
+      const auto position = receive ? rec.receives[e.index].position : rec.collectives[e.index].position;
+      const auto& defs = trace_.definitions();
+      const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
+                             static_cast<double>(defs.clock.resolution);
+      throw FormatError(trace_.path(), trace_.event_member(rec.location), position,
+                        std::string(receive ? "MPI receive" : "MPI collective") + " at " + std::to_string(seconds) +
+                            " s waits, through messages and collectives, on an event that waits on it: the clocks "
+                            "cannot be corrected");
+    }
+    throw FormatError(trace_.path(), "", 0, "clock correction made no progress");
+  }
+
+  static std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) {
+    std::uint64_t t = kNoTime;
+    for (const auto& r : l.sends) t = std::min(t, r.enter);
+    for (const auto& r : l.receives) t = std::min(t, r.enter);
+    for (const auto& r : l.collectives) t = std::min(t, r.enter);
+    if (x) {
+      for (const auto& c : x->sends)
+        if (c.cnode != kNone) t = std::min(t, c.enter);
+      for (auto p : x->receive_posted) t = std::min(t, p);
+    }
+    return t == kNoTime ? 0 : t;
+  }
+
+  void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, std::size_t index) const {
+    for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
+    for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
+    for (auto& r : l.collectives) r.time = f(r.time);
+    for (std::size_t k = 0; k < syncs_[index].size(); ++k) {
+      const auto& e = syncs_[index][k];
+      const auto v = corrected_[index][k];
+      switch (e.kind) {
+        case SyncKind::Send: l.sends[e.index].time = v; break;
+        case SyncKind::Receive: l.receives[e.index].time = v; break;
+        case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
+        case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
+      }
+    }
+    // An MPI call holds its events: keep enter <= event <= leave after the moves.
+    for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+    for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+    for (auto& r : l.collectives) r.time = std::clamp(r.time, r.enter, std::max(r.enter, r.leave));
+    if (!x) return;
+    for (auto& c : x->sends)
+      if (c.cnode != kNone) c.enter = f(c.enter), c.leave = f(c.leave);
+    for (auto& p : x->receive_posted) p = f(p);
+  }
+
+  const trace::Trace& trace_;
+  std::vector<LocationRecords>& records_;
+  const MessagePairs& pairs_;
+  const std::vector<std::vector<RecordRef>>& instances_;
+  const std::uint64_t latency_;
+  std::vector<std::vector<Sync>> syncs_;
+  std::vector<std::vector<std::uint64_t>> corrected_;
+  std::vector<std::size_t> next_;
+  std::vector<std::uint64_t> offset_;
+  std::vector<std::vector<std::uint64_t>> send_done_, enter_done_;  // corrected producer times
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> member_of_;  // (instance, member)
+  std::vector<std::vector<std::uint64_t>> references_;                           // per instance, once known
+};
+
+}  // namespace
+
+TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
+                                  std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
+                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency) {
+  TimeCorrectionStats stats;
+  Replay replay(trace, records, pairs, instances, latency);
+  replay.forward(stats);
+  replay.apply(extras);
+  return stats;
+}
+
+ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                        std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
+                        const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
+                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats) {
+  ClockCheck out;
+  out.column.assign(trace.definitions().locations.size(), kNone);
+  for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
+  const auto ticks = options.min_latency * static_cast<double>(trace.definitions().clock.resolution);
+  const std::uint64_t latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;
+  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  if (stats) {
+    stats->p2p_violations = out.violations.point_to_point;
+    stats->collective_violations = out.violations.collective;
+  }
+  if (!options.time_correct) return out;
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency);
+  if (stats) stats->corrected_jumps = corrected.jumps;
+  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  return out;
+}
+
+}  // namespace cubescale::analysis
