@@ -38,8 +38,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ._core import measure as _measure
-from .profile import LocalProfile
+from .._core import measure as _measure
+from ..profile import LocalProfile
 
 __all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write", "write_trace"]
 
@@ -175,8 +175,8 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
     if trace is not None:
-        from .parallel.measure import begin_trace
-        from .parallel.serial import SerialComm
+        from ..parallel.serial import SerialComm
+        from .trace import begin_trace
 
         begin_trace(os.fspath(trace), trace_buffer, comm if comm is not None else SerialComm())
     if auto:
@@ -286,8 +286,8 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     >>> cubescale.open(out).shape
     (1, 1)
     """
-    from .parallel import write_report
-    from .parallel.serial import SerialComm
+    from ..parallel import write_report
+    from ..parallel.serial import SerialComm
 
     comm = comm if comm is not None else SerialComm()
     prof = profile(process=f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else None)
@@ -321,8 +321,8 @@ def write_trace(comm: Any = None, host: str | None = None, process: str | None =
     """
     import socket
 
-    from .parallel.measure import end_trace
-    from .parallel.serial import SerialComm
+    from ..parallel.serial import SerialComm
+    from .trace import end_trace
 
     comm = comm if comm is not None else SerialComm()
     if process is None:
