@@ -452,6 +452,30 @@ void register_measure(py::module_& m) {
       "A NonBlockingCollectiveComplete event: the blocking form's MPI function (\"MPI_Allreduce\"), "
       "communicator, root (-1: none), bytes, the request.");
   m.def(
+      "trace_thread_create",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_create(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadCreate event on this thread (it starts the thread `sequence` of this process).");
+  m.def(
+      "trace_thread_begin",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_begin(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadBegin event: this thread is the one ThreadCreate `sequence` started.");
+  m.def(
+      "trace_thread_end",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_end(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadEnd event: this thread, started as `sequence`, ends.");
+  m.def(
+      "trace_thread_wait",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_wait(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadWait event: this thread joined the ended thread `sequence`.");
+  m.def(
       "trace_flushes", [writer] { return writer()->flushes(); }, "Buffer flushes so far (every thread).");
   m.def(
       "trace_buffer_bytes", [writer] { return writer()->buffer_bytes(); }, "The event buffer of each thread, bytes.");

@@ -122,6 +122,27 @@ void ThreadTrace::collective_complete(const std::string& operation, std::uint32_
           "NonBlockingCollectiveComplete");
 }
 
+void ThreadTrace::thread_create(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadCreate(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadCreate");
+}
+void ThreadTrace::thread_begin(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadBegin(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadBegin");
+}
+void ThreadTrace::thread_end(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadEnd(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadEnd");
+}
+void ThreadTrace::thread_wait(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadWait(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadWait");
+}
+
 int collective_operation(const std::string& f) {
   static const std::unordered_map<std::string, int> ops = {
       {"MPI_Barrier", OTF2_COLLECTIVE_OP_BARRIER},
@@ -199,11 +220,11 @@ ThreadTrace* TraceWriter::add_location(ThreadRecorder* recorder, std::uint32_t t
 
 std::uint32_t TraceWriter::communicator(std::uint32_t parent, std::vector<std::uint32_t> members) {
   std::lock_guard lock(mutex_);
-  if (made_from_.size() < 2) made_from_.resize(2, 0);
+  if (made_from_.size() < kFirstMadeComm) made_from_.resize(kFirstMadeComm, 0);
   if (parent >= made_from_.size()) throw std::out_of_range("no communicator " + std::to_string(parent));
   communicators_.push_back({parent, made_from_[parent]++, std::move(members)});
   made_from_.push_back(0);
-  return static_cast<std::uint32_t>(communicators_.size() + 1);
+  return static_cast<std::uint32_t>(communicators_.size() - 1 + kFirstMadeComm);
 }
 
 void TraceWriter::add_clock_offset(ClockOffset offset) {
@@ -271,6 +292,7 @@ TraceDefinitions TraceWriter::close(const Recorder& recorder, const std::string&
   d.first = first_ == UINT64_MAX ? static_cast<std::uint64_t>(now()) : first_;
   d.ticks_per_second = 1.0 / seconds_per_tick();
   d.chunk_size = chunk_size_;
+  d.threads = threads_;
   std::uint64_t last = d.first;
   for (std::size_t i = 0; i < locations_.size(); ++i) {
     auto& l = *locations_[i];
@@ -342,7 +364,7 @@ constexpr std::uint32_t kMagic = 0x43535444;  // "DTSC"
 std::string TraceDefinitions::bytes() const {
   Out o;
   o.put(kMagic), o.put(rank), o.text(host), o.text(process), o.put(world_size);
-  o.put(first), o.put(last), o.put(ticks_per_second), o.put(chunk_size);
+  o.put(first), o.put(last), o.put(ticks_per_second), o.put(chunk_size), o.put<std::uint8_t>(threads);
   o.put<std::uint32_t>(static_cast<std::uint32_t>(regions.size()));
   for (const auto& r : regions) {
     o.text(r.name), o.text(r.file), o.text(r.paradigm), o.text(r.role), o.put(r.line);
@@ -366,7 +388,7 @@ TraceDefinitions TraceDefinitions::from_bytes(const std::string& bytes) {
   TraceDefinitions d;
   d.rank = in.get<std::uint32_t>(), d.host = in.text(), d.process = in.text(), d.world_size = in.get<std::uint32_t>();
   d.first = in.get<std::uint64_t>(), d.last = in.get<std::uint64_t>(), d.ticks_per_second = in.get<double>();
-  d.chunk_size = in.get<std::uint64_t>();
+  d.chunk_size = in.get<std::uint64_t>(), d.threads = in.get<std::uint8_t>() != 0;
   for (auto n = in.count(25); n--;) {
     RegionInfo r;
     r.name = in.text(), r.file = in.text(), r.paradigm = in.text(), r.role = in.text();
@@ -413,6 +435,7 @@ OTF2_RegionRole region_role(const std::string& role) {
 OTF2_Paradigm region_paradigm(const std::string& paradigm) {
   if (paradigm == "mpi") return OTF2_PARADIGM_MPI;
   if (paradigm == "measurement") return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+  if (paradigm == "pthread") return OTF2_PARADIGM_PTHREAD;
   if (paradigm == "python") return OTF2_PARADIGM_COMPILER;  // every function, as compiler instrumentation
   return OTF2_PARADIGM_USER;
 }
@@ -427,6 +450,33 @@ struct Strings {
     return it->second;
   }
 };
+
+// The thread teams, as Score-P defines its pthread communicators: one group of every location of
+// those ranks (paradigm pthread), per rank a group of its locations' positions in that one, and
+// a communicator of that group. Global ids after the MPI communicators' (`made` of them).
+void write_thread_teams(OTF2_GlobalDefWriter* g, const std::vector<TraceDefinitions>& ranks,
+                        const std::vector<std::size_t>& teams, std::uint32_t made, Strings& strings) {
+  if (teams.empty()) return;
+  std::vector<std::uint64_t> locations;
+  std::vector<std::vector<std::uint64_t>> positions;
+  for (auto r : teams) {
+    positions.emplace_back();
+    for (const auto& l : ranks[r].locations) positions.back().push_back(locations.size()), locations.push_back(l.id);
+  }
+  const std::uint32_t group = 3 + made;
+  check(OTF2_GlobalDefWriter_WriteGroup(g, group, strings(""), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_PTHREAD,
+                                        OTF2_GROUP_FLAG_NONE, locations.size(), locations.data()),
+        "thread locations");
+  for (std::uint32_t k = 0; k < teams.size(); ++k) {
+    check(OTF2_GlobalDefWriter_WriteGroup(g, group + 1 + k, strings(""), OTF2_GROUP_TYPE_COMM_GROUP,
+                                          OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, positions[k].size(),
+                                          positions[k].data()),
+          "thread team group");
+    check(OTF2_GlobalDefWriter_WriteComm(g, made + 2 + k, strings("Threads of " + ranks[teams[k]].process),
+                                         group + 1 + k, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+          "thread team");
+  }
+}
 
 }  // namespace
 
@@ -469,7 +519,7 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   std::vector<std::vector<std::uint32_t>> comm_maps(ranks.size());
   for (std::size_t r = 0; r < ranks.size(); ++r) {
     auto& map = comm_maps[r];
-    map = {0, 1};
+    map = {kWorldComm, kSelfComm, 0};  // the thread team's global id follows below
     for (const auto& c : ranks[r].communicators) {
       if (c.parent >= map.size()) throw FormatError("", "trace definitions", 0, "a communicator before its parent");
       const auto parent = map[c.parent];
@@ -479,6 +529,13 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
       map.push_back(it->second);
     }
   }
+  // Thread teams (one per rank that wrote thread events) after the MPI communicators.
+  std::vector<std::size_t> teams;  // their ranks
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    if (ranks[r].threads) {
+      comm_maps[r][kThreadTeam] = static_cast<std::uint32_t>(comms.size() + 2 + teams.size());
+      teams.push_back(r);
+    }
 
   auto* archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -536,6 +593,7 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
     for (const auto& l : d.locations) strings(l.name);
   }
   for (std::size_t c = 0; c < comms.size(); ++c) strings("Comm " + std::to_string(c + 2));
+  for (auto r : teams) strings("Threads of " + ranks[r].process);
   for (std::uint32_t s = 0; s < strings.list.size(); ++s)
     check(OTF2_GlobalDefWriter_WriteString(g, s, strings.list[s].c_str()), "string");
   // The system tree as the profile has it: machine > host > process > threads.
@@ -594,6 +652,7 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
                                          OTF2_COMM_FLAG_NONE),
           "communicator");
   }
+  write_thread_teams(g, ranks, teams, static_cast<std::uint32_t>(comms.size()), strings);
   check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close the global definitions");
   owned.release();
   check(OTF2_Archive_Close(archive), "close the archive");

@@ -53,7 +53,7 @@ TEST(TraceWriter, TwoRanksFiltersDepthMpiEventsAndFlushes) {
     writer->add_clock_offset({static_cast<std::uint64_t>(now()), rank == 0 ? 0 : 1000, 10.0});
     r.set_trace(writer);
     auto* t = r.add_thread("Master thread");
-    const auto sub = writer->communicator(0, {0, 1});  // a Dup of MPI_COMM_WORLD
+    const auto sub = writer->communicator(kWorldComm, {0, 1});  // a Dup of MPI_COMM_WORLD
     t->enter(rank == 0 ? main_r : work, true, now());  // "main" on both ranks
     const int n = rank == 0 ? 40000 : 10;  // rank 0 fills its 512 KiB buffer twice
     for (int i = 0; i < n; ++i) {

@@ -47,6 +47,10 @@ __all__: list[str] = [
     "trace_isend_complete",
     "trace_recv",
     "trace_send",
+    "trace_thread_begin",
+    "trace_thread_create",
+    "trace_thread_end",
+    "trace_thread_wait",
     "trace_world_size",
     "tracing",
     "write_process_report",
@@ -357,6 +361,26 @@ def trace_send(
 ) -> None:
     """
     An MpiSend event on this thread.
+    """
+
+def trace_thread_begin(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadBegin event: this thread is the one ThreadCreate `sequence` started.
+    """
+
+def trace_thread_create(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadCreate event on this thread (it starts the thread `sequence` of this process).
+    """
+
+def trace_thread_end(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadEnd event: this thread, started as `sequence`, ends.
+    """
+
+def trace_thread_wait(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadWait event: this thread joined the ended thread `sequence`.
     """
 
 def trace_world_size(size: typing.SupportsInt | typing.SupportsIndex) -> None:

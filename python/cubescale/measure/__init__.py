@@ -40,6 +40,7 @@ from typing import Any
 
 from .._core import measure as _measure
 from ..profile import LocalProfile
+from .threads import trace_threads, untrace_threads
 
 __all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write", "write_trace"]
 
@@ -153,6 +154,9 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     ``trace_buffer`` bytes per thread that is flushed to the event file when full; collective
     over ``comm`` (an mpi4py communicator the program does not use, such as a ``Dup`` of
     ``COMM_WORLD``; default: this process alone). :func:`write_trace` writes the archive.
+    While tracing, the threads the program starts are recorded as Score-P records pthreads
+    (ThreadCreate/Begin/End/Wait) and ``threading.Barrier.wait`` is a region
+    (:mod:`cubescale.measure.threads`).
 
     Example
     -------
@@ -179,6 +183,7 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
         from .trace import begin_trace
 
         begin_trace(os.fspath(trace), trace_buffer, comm if comm is not None else SerialComm())
+        trace_threads()  # the threads the program starts, their joins and barrier waits
     if auto:
         threading.setprofile(_bootstrap_thread(c_calls))  # threads started from now on
         _measure.start_hook(c_calls, all_threads=True)      # and every thread running now
@@ -204,6 +209,7 @@ def stop() -> None:
     >>> measure.start(auto=True)
     >>> measure.stop()
     """
+    untrace_threads()
     if _active["auto"]:
         threading.setprofile(None)  # type: ignore[arg-type]
         _measure.stop_hook(all_threads=True)
