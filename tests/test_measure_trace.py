@@ -267,3 +267,31 @@ def test_threads_who_started_whom_joins_and_barrier_waits(tmp_path):
     assert (row["paradigm"], row["role"]) == ("pthread", "barrier")
     assert "Threads of Process 0" in set(trace.table("communicators")["name"])
 
+
+def test_a_killed_run_leaves_a_partial_trace_that_info_names_and_clean_removes(tmp_path):
+    from cubescale.files import record_partial_writer
+
+    app = tmp_path / "app.py"
+    app.write_text("import os, signal\ndef work():\n    return 1\nwork()\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    cli = [sys.executable, "-m", "cubescale"]
+    done = subprocess.run([*cli, "run", "-o", str(tmp_path / "k.cubex"), "--quiet", "--trace", str(app)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == -9
+    partial = tmp_path / "k-trace.partial"
+    host, pid = (partial / "writer.0").read_text().split()
+    assert int(pid) > 0 and not (tmp_path / "k-trace").exists()
+    record_partial_writer(tmp_path / "live-trace.partial", rank=0)  # a live writer's (this process's)
+    for given in (tmp_path / "k-trace", partial):
+        info = subprocess.run([*cli, "info", str(given)], capture_output=True, text=True, timeout=60)
+        assert info.returncode == 2 and "Traceback" not in info.stderr
+        assert "unfinished trace" in info.stderr and "cubescale clean" in info.stderr, info.stderr
+        assert len(info.stderr.strip().splitlines()) == 1
+    clean = subprocess.run([*cli, "clean", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert clean.returncode == 0, clean.stderr
+    assert "unfinished trace k-trace" in clean.stdout and "1 of running writers" in clean.stdout, clean.stdout
+    assert not partial.exists() and (tmp_path / "live-trace.partial").exists()
+    app.write_text("def work():\n    return 1\nwork()\n")  # the same run again writes its trace whole
+    done = subprocess.run([*cli, "run", "-o", str(tmp_path / "k.cubex"), "--quiet", "--trace", str(app)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "k-trace" / "traces.otf2").is_file() and not partial.exists()

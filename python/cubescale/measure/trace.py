@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._core import measure as _measure
+from ..files import partial_traces, record_partial_writer, stale_partial_traces
 
 __all__ = ["begin_trace", "end_trace"]
 
@@ -23,6 +24,18 @@ _CLOCK_TAG = 0x7C5  # ping-pong messages of the clock offsets, on the caller's o
 
 def _partial(directory: str) -> str:
     return directory + ".partial"
+
+
+def _live_partial(partial: str) -> bool:
+    """Whether an unfinished trace folder may still be written by a living process."""
+    import os
+
+    parent, name = os.path.split(partial)
+    if not os.path.isdir(partial):
+        return False
+    ours = [t for t in partial_traces(parent) if os.path.basename(t.path) == name]
+    stale = [t for t in stale_partial_traces(parent) if os.path.basename(t.path) == name]
+    return bool(ours) and not stale
 
 
 def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
@@ -56,12 +69,16 @@ def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
     if rank == 0:
         if os.path.exists(directory):
             problem = "the trace directory exists already"
-        else:
+        elif _live_partial(partial):
+            problem = f"a running process writes this trace ({os.path.basename(partial)})"
+        else:  # a dead run's leftovers (or none)
             shutil.rmtree(partial, ignore_errors=True)
-            os.makedirs(partial)
+            record_partial_writer(partial, 0)
     problem = comm.bcast(problem, root=0)
     if problem:
         raise FileExistsError(errno.EEXIST, problem, directory)
+    if rank != 0:  # each rank says it writes here, before any event file: `cubescale clean` judges by it
+        record_partial_writer(partial, rank)
     _measure.trace(os.path.join(partial, f"rank{rank}"), rank, int(buffer_bytes))
     _measure.trace_world_size(comm.Get_size())
     _TRACE_DIRECTORY[:] = [directory]
