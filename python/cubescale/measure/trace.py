@@ -113,10 +113,65 @@ def _clock_offset(comm: Any, rounds: int = 8) -> None:
     _measure.trace_clock_offset(best[1], best[2], best[0] / 2)
 
 
+_UP, _DOWN = 0x7C6, 0x7C7  # the definitions' tree reduction, on the caller's own communicator
+
+LAST_WRITE: dict[str, int] = {}
+"""What the last :func:`end_trace` moved: ``rank0_received`` (bytes of definitions rank 0
+received: its children's unified definitions and every rank's summary) and ``gathered`` (what
+gathering every rank's definitions to rank 0, the way before the tree, would have received)."""
+
+
+def _reduce_definitions(comm: Any, host: str, process: str, archive: str) -> str | None:
+    """Closes this rank's event files and reduces the ranks' definitions along the binary tree
+    (:class:`_core.measure.TraceUnifyState`): rank 0 ends with the unified regions and
+    communicators and writes the global definitions into ``archive``; each rank writes its own
+    locations' local definitions (its id mappings, come back down the tree). Returns this
+    rank's problem, if any (told to every rank by the caller)."""
+    from ..parallel.collective import CollectiveError, down_pass, tree_links, up_pass
+
+    rank, state, summary, error = comm.Get_rank(), None, b"", None
+    try:
+        part = _measure.close_trace(host, process)
+        state, summary = _measure.TraceUnifyState(part), _measure.trace_summary(part)
+    except Exception as e:  # noqa: BLE001 - travels up the tree, raised on every rank
+        error, part = e, b""
+
+    def finish(is_root: bool) -> bytes:
+        if state is None:
+            raise error if error is not None else RuntimeError("no trace definitions")
+        return state.end_up()
+
+    links = tree_links(comm)
+    up_error = up_pass(comm, links, lambda message: state.absorb(message), finish, _UP)  # type: ignore[union-attr]
+    try:
+        down_pass(comm, links, lambda message: state.down(message), _DOWN, up_error)  # type: ignore[union-attr]
+    except CollectiveError as e:
+        return f"rank {rank}: {e}"
+    assert state is not None
+    problem = None
+    try:
+        _measure.finish_trace(state.region_map, state.comm_map)
+    except Exception as e:  # noqa: BLE001
+        problem = f"rank {rank}: {e}"
+    summaries = comm.gather(summary, root=0)
+    sizes = comm.gather(len(part), root=0)  # only for LAST_WRITE's comparison: what a gather would move
+    if rank == 0 and summaries is not None:
+        LAST_WRITE.update(rank0_received=state.bytes_received + sum(len(s) for s in summaries[1:]),
+                          gathered=sum(sizes[1:]))
+        if problem is None:
+            try:
+                _measure.write_trace_definitions(archive, state.end_up(), list(summaries))
+            except Exception as e:  # noqa: BLE001
+                problem = f"rank 0: {e}"
+    return problem
+
+
 def end_trace(comm: Any, host: str, process: str) -> str:
     """Collective over ``comm``, after the measurement stopped: measures the clock offsets
     again, closes this rank's event files and writes the archive that :func:`begin_trace`
-    started (rank 0 writes the definitions). Returns the path of its anchor file
+    started: the definitions are reduced along a tree (rank 0 receives the unified regions and
+    communicators and every rank's locations, and writes the global definitions; each rank
+    writes its own locations' local definitions). Returns the path of its anchor file
     ``<directory>/traces.otf2``. On an error no archive is left, on every rank.
 
     Example
@@ -137,20 +192,10 @@ def end_trace(comm: Any, host: str, process: str) -> str:
     partial, rank = _partial(directory), comm.Get_rank()
     archive = os.path.join(partial, "archive")
     _clock_offset(comm)
-    problem = None
-    try:
-        part = _measure.close_trace(host, process)
-    except Exception as e:  # noqa: BLE001 - told to every rank below
-        part, problem = b"", f"rank {rank}: {e}"
-    parts = comm.gather(part, root=0)
-    if rank == 0 and problem is None and parts is not None and all(parts):
-        try:
-            _measure.write_trace_archive(archive, list(parts))
-        except Exception as e:  # noqa: BLE001
-            problem = f"rank 0: {e}"
+    problem = _reduce_definitions(comm, host, process, archive)
     problems = comm.allgather(problem)
     if not any(problems):
-        try:  # this rank's event files join the archive
+        try:  # this rank's event and local definition files join the archive
             source, target = os.path.join(partial, f"rank{rank}", "traces"), os.path.join(archive, "traces")
             os.makedirs(target, exist_ok=True)
             for name in os.listdir(source):

@@ -141,9 +141,13 @@ class TraceWriter {
   std::uint32_t communicator(std::uint32_t parent, std::vector<std::uint32_t> members);
   void set_world_size(std::uint32_t size) { world_size_ = size; }
   void add_clock_offset(ClockOffset offset);
-  // Closes every location's event writer and the archive (no thread may record any more) and
-  // returns this rank's definitions; later events are dropped.
+  // Closes every location's event writer (no thread may record any more) and returns this
+  // rank's definitions; later events are dropped.
   TraceDefinitions close(const Recorder& recorder, const std::string& host, const std::string& process);
+  // After close: every location's local definitions (mapping tables from this rank's region and
+  // communicator ids to the global ones, TraceUnifyState's maps; the clock offsets) beside its
+  // event file, and the archive closed.
+  void finish(const std::vector<std::uint32_t>& regions, const std::vector<std::uint32_t>& comms);
   const std::string& directory() const { return directory_; }
   std::uint64_t buffer_bytes() const { return chunk_size_ * chunks_; }
   std::uint64_t flushes() const;
@@ -179,6 +183,36 @@ class TraceWriter {
 // (mapping tables, clock offsets). The ranks' event files go to `directory`/traces/ (moved
 // there by the caller). Returns the number of locations.
 std::uint64_t write_trace_archive(const std::string& directory, const std::vector<std::string>& parts);
+
+// Rank 0 of the tree reduction: the archive `directory`/traces.otf2 with the global definitions
+// of the unified definitions `unified` (the root's TraceUnifyState::end_up) and every rank's
+// `summaries` (TraceDefinitions::bytes without regions and communicators, in rank order: its
+// host, process, locations, clock). The ranks write their local definitions (finish) and move
+// them with their event files to `directory`/traces/. Returns the number of locations.
+std::uint64_t write_trace_definitions(const std::string& directory, const std::string& unified,
+                                      const std::vector<std::string>& summaries);
+
+// The definitions of a trace reduced along a tree, as the profile's unification does: each rank
+// starts from its own definitions (close's bytes), absorbs its children's unified definitions
+// (end_up's bytes, in rank order) and sends its own up; the root's are the global definitions.
+// Down the tree each rank gets the maps of its set into the global one (down: "" at the root),
+// hands its children theirs, and keeps its own ids' global ones (region_map, comm_map).
+class TraceUnifyState {
+ public:
+  explicit TraceUnifyState(const std::string& local_definitions);
+  ~TraceUnifyState();
+  void absorb(const std::string& child);
+  std::string end_up() const;
+  std::vector<std::string> down(const std::string& message);
+  const std::vector<std::uint32_t>& region_map() const;
+  const std::vector<std::uint32_t>& comm_map() const;
+  std::uint64_t bytes_received() const { return received_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t received_ = 0;
+};
 
 // The OTF2 collective operation of an MPI function name ("MPI_Allreduce"); -1 if none.
 int collective_operation(const std::string& mpi_function);
