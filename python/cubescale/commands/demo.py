@@ -70,7 +70,8 @@ def _trace_folder(output: str) -> str:
     """The demo's trace folder beside its report; the trace of an earlier demo there is replaced
     (anything else in the way is refused, as `cubescale run --trace` refuses it)."""
     folder = os.path.splitext(output)[0] + "-trace"
-    if os.path.isfile(os.path.join(folder, "traces.otf2")) and set(os.listdir(folder)) <= {"traces.otf2", "traces"}:
+    ours = {"traces.otf2", "traces.def", "traces"}  # an OTF2 archive: anchor, global definitions, events
+    if os.path.isfile(os.path.join(folder, "traces.otf2")) and set(os.listdir(folder)) <= ours:
         shutil.rmtree(folder)
     return folder
 
