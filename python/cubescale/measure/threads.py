@@ -25,7 +25,7 @@ from .._core import measure as _measure
 __all__ = ["trace_threads", "untrace_threads"]
 
 _SAVED: dict[str, Any] = {}
-_SEQUENCE = itertools.count(1)  # next() of a count is atomic under the GIL
+_SEQUENCE = [itertools.count(1)]  # per trace, from 1; next() of a count is atomic under the GIL
 
 
 class _BarrierRegion:
@@ -48,7 +48,7 @@ _BARRIER = _BarrierRegion()
 def _start(self: threading.Thread) -> None:
     if self._started.is_set():  # type: ignore[attr-defined]  # started twice: Python's own error
         return _SAVED["start"](self)
-    sequence = next(_SEQUENCE)
+    sequence = next(_SEQUENCE[0])
     self._cubescale_sequence = sequence  # type: ignore[attr-defined]
     inner = self._bootstrap_inner  # type: ignore[attr-defined]
 
@@ -102,6 +102,7 @@ def trace_threads() -> None:
     """
     if _SAVED:
         return
+    _SEQUENCE[0] = itertools.count(1)
     _SAVED.update(start=threading.Thread.start, join=threading.Thread.join, wait=threading.Barrier.wait)
     threading.Thread.start = _start  # type: ignore[method-assign]
     threading.Thread.join = _join  # type: ignore[method-assign]
