@@ -205,3 +205,93 @@ def test_threads_and_mpi4py_without_mpirun(tmp_path):
     assert len(e) == 2
     assert (e["Bytes"].tolist(), e["Partner"].tolist()) == ([5, 0], [-1, -1])  # the pickled 1; no root
     _validate(trace / "traces.otf2")
+
+
+THREADS_APP = textwrap.dedent("""
+    import threading
+
+    barrier = threading.Barrier(2)
+
+    def work():
+        barrier.wait()
+
+    def starter():  # starts a thread of its own and joins it: who started whom
+        inner = threading.Thread(target=work, name="inner")
+        inner.start()
+        inner.join()
+
+    outer = threading.Thread(target=starter, name="outer")
+    outer.start()
+    work()
+    outer.join()
+    outer.join()  # a second join waits for nothing: no second ThreadWait
+""")
+
+
+def _thread_events(anchor) -> dict[str, list[tuple[str, int]]]:
+    """{location name: [(THREAD_CREATE/BEGIN/END/WAIT, sequence count)]} as otf2-print reads them."""
+    done = subprocess.run(["otf2-print", str(anchor)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    locations = cubescale.trace.open(anchor).locations
+    names = dict(zip(locations["id"], locations["name"]))
+    out: dict[str, list[tuple[str, int]]] = {}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        if fields and fields[0] in ("THREAD_CREATE", "THREAD_BEGIN", "THREAD_END", "THREAD_WAIT"):
+            sequence = int(line.split("Sequence Count:")[1].split(",")[0])
+            out.setdefault(names[int(fields[1])], []).append((fields[0], sequence))
+    return out
+
+
+def test_threads_who_started_whom_joins_and_barrier_waits(tmp_path):
+    if shutil.which("otf2-print") is None:
+        pytest.skip("otf2-print (otf2-tools) is not installed")
+    app = tmp_path / "app.py"
+    app.write_text(THREADS_APP)
+    done = subprocess.run([sys.executable, "-m", "cubescale", "run", "-o", str(tmp_path / "t.cubex"), "--quiet",
+                           "--trace", str(app)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    anchor = tmp_path / "t-trace" / "traces.otf2"
+    _validate(anchor)
+    events = _thread_events(anchor)
+    # The main thread starts "outer" (1), which starts "inner" (2); each joins the one it started.
+    assert events == {"Master thread": [("THREAD_CREATE", 1), ("THREAD_WAIT", 1)],
+                      "outer": [("THREAD_BEGIN", 1), ("THREAD_CREATE", 2), ("THREAD_WAIT", 2), ("THREAD_END", 1)],
+                      "inner": [("THREAD_BEGIN", 2), ("THREAD_END", 2)]}
+    trace = cubescale.trace.open(anchor)
+    e = trace.events(types=["ENTER"])
+    waits = e[e["Name"] == "pthread_barrier_wait"]
+    assert len(waits) == 2  # the main thread's and inner's, one each
+    regions = trace.regions
+    row = regions[regions["name"] == "pthread_barrier_wait"].iloc[0]
+    assert (row["paradigm"], row["role"]) == ("pthread", "barrier")
+    assert "Threads of Process 0" in set(trace.table("communicators")["name"])
+
+
+def test_a_killed_run_leaves_a_partial_trace_that_info_names_and_clean_removes(tmp_path):
+    from cubescale.files import record_partial_writer
+
+    app = tmp_path / "app.py"
+    app.write_text("import os, signal\ndef work():\n    return 1\nwork()\nos.kill(os.getpid(), signal.SIGKILL)\n")
+    cli = [sys.executable, "-m", "cubescale"]
+    done = subprocess.run([*cli, "run", "-o", str(tmp_path / "k.cubex"), "--quiet", "--trace", str(app)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == -9
+    partial = tmp_path / "k-trace.partial"
+    host, pid = (partial / "writer.0").read_text().split()
+    assert int(pid) > 0 and not (tmp_path / "k-trace").exists()
+    record_partial_writer(tmp_path / "live-trace.partial", rank=0)  # a live writer's (this process's)
+    for given in (tmp_path / "k-trace", partial):
+        info = subprocess.run([*cli, "info", str(given)], capture_output=True, text=True, timeout=60)
+        assert info.returncode == 2 and "Traceback" not in info.stderr
+        assert "unfinished trace" in info.stderr and "cubescale clean" in info.stderr, info.stderr
+        assert len(info.stderr.strip().splitlines()) == 1
+    clean = subprocess.run([*cli, "clean", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert clean.returncode == 0, clean.stderr
+    assert "unfinished trace k-trace" in clean.stdout and "1 of running writers" in clean.stdout, clean.stdout
+    assert not partial.exists() and (tmp_path / "live-trace.partial").exists()
+    app.write_text("def work():\n    return 1\nwork()\n")  # the same run again writes its trace whole
+    done = subprocess.run([*cli, "run", "-o", str(tmp_path / "k.cubex"), "--quiet", "--trace", str(app)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "k-trace" / "traces.otf2").is_file() and not partial.exists()

@@ -452,6 +452,30 @@ void register_measure(py::module_& m) {
       "A NonBlockingCollectiveComplete event: the blocking form's MPI function (\"MPI_Allreduce\"), "
       "communicator, root (-1: none), bytes, the request.");
   m.def(
+      "trace_thread_create",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_create(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadCreate event on this thread (it starts the thread `sequence` of this process).");
+  m.def(
+      "trace_thread_begin",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_begin(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadBegin event: this thread is the one ThreadCreate `sequence` started.");
+  m.def(
+      "trace_thread_end",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_end(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadEnd event: this thread, started as `sequence`, ends.");
+  m.def(
+      "trace_thread_wait",
+      [events](std::uint64_t sequence) {
+        if (auto* t = events()) t->thread_wait(sequence, now());
+      },
+      py::arg("sequence"), "A ThreadWait event: this thread joined the ended thread `sequence`.");
+  m.def(
       "trace_flushes", [writer] { return writer()->flushes(); }, "Buffer flushes so far (every thread).");
   m.def(
       "trace_buffer_bytes", [writer] { return writer()->buffer_bytes(); }, "The event buffer of each thread, bytes.");
@@ -464,6 +488,57 @@ void register_measure(py::module_& m) {
       py::arg("host"), py::arg("process"),
       "Closes this rank's event files (no thread may record any more) and returns its definitions as bytes for "
       "write_trace_archive.");
+  m.def(
+      "finish_trace",
+      [writer](const std::vector<std::uint32_t>& regions, const std::vector<std::uint32_t>& comms) {
+        writer()->finish(regions, comms);
+      },
+      py::arg("regions"), py::arg("comms"),
+      "After close_trace: writes every location's local definitions (this rank's region and communicator ids -> "
+      "global ones, TraceUnifyState's maps; its clock offsets) beside its event file and closes the rank's archive.");
+  m.def(
+      "trace_summary",
+      [](const py::bytes& definitions) {
+        auto d = TraceDefinitions::from_bytes(std::string(definitions));
+        d.regions.clear(), d.communicators.clear();
+        return py::bytes(d.bytes());
+      },
+      py::arg("definitions"),
+      "close_trace's bytes without regions and communicators: what rank 0 needs of every rank (host, process, "
+      "locations, clock) beside the unified definitions.");
+  py::class_<TraceUnifyState>(m, "TraceUnifyState",
+                              "The trace's definitions reduced along a tree (see trace_writer.hpp): up, each rank "
+                              "absorbs its children's unified definitions; down, the maps to the global ones.")
+      .def(py::init([](const py::bytes& local) { return std::make_unique<TraceUnifyState>(std::string(local)); }),
+           py::arg("local_definitions"), "From this rank's close_trace bytes.")
+      .def(
+          "absorb", [](TraceUnifyState& s, const py::bytes& child) { s.absorb(std::string(child)); }, py::arg("child"),
+          "A child's end_up bytes (children in rank order).")
+      .def(
+          "end_up", [](const TraceUnifyState& s) { return py::bytes(s.end_up()); },
+          "This subtree's unified definitions (at the root: the global ones).")
+      .def(
+          "down",
+          [](TraceUnifyState& s, const py::bytes& message) {
+            std::vector<py::bytes> out;
+            for (auto& m : s.down(std::string(message))) out.emplace_back(m);
+            return out;
+          },
+          py::arg("message"), "The parent's maps (b'' at the root); returns each child's.")
+      .def_property_readonly("region_map", &TraceUnifyState::region_map, "This rank's region ids -> global ids.")
+      .def_property_readonly("comm_map", &TraceUnifyState::comm_map, "This rank's communicator ids -> global ids.")
+      .def_property_readonly("bytes_received", &TraceUnifyState::bytes_received,
+                             "Bytes of definitions and maps this rank received from its children and parent.");
+  m.def(
+      "write_trace_definitions",
+      [](const std::string& directory, const py::bytes& unified, const std::vector<py::bytes>& summaries) {
+        std::vector<std::string> parts(summaries.begin(), summaries.end());
+        return write_trace_definitions(directory, std::string(unified), parts);
+      },
+      py::arg("directory"), py::arg("unified"), py::arg("summaries"),
+      "Rank 0: the anchor and global definitions of the unified definitions (the root TraceUnifyState's end_up) and "
+      "every rank's trace_summary (rank order) in `directory`; the ranks' local definitions and event files belong "
+      "in `directory`/traces/. Returns the number of locations.");
   m.def(
       "write_trace_archive",
       [](const std::string& directory, const std::vector<std::string>& parts) {

@@ -10,7 +10,10 @@ same flags and the same names::
     .<target name>.cubescale-tmp.<host>.<pid>.<16 hex digits>
 
 A writer killed by SIGKILL leaves its temporary behind; :func:`stale_temporaries` finds the
-ones whose process is gone (``cubescale clean DIR`` removes them).
+ones whose process is gone (``cubescale clean DIR`` removes them). A traced run writes its
+OTF2 archive into ``<trace>.partial/`` and renames it when every rank is done; each rank records
+its host and pid there (:func:`record_partial_writer`), so that a run whose rank died (SIGKILL,
+``MPI.Abort``) leaves a folder :func:`stale_partial_traces` recognizes once no writer lives.
 
 Example
 -------
@@ -34,7 +37,8 @@ import socket
 from collections.abc import Iterator
 from typing import IO, Any
 
-__all__ = ["Temporary", "atomic_write", "parse_temporary_name", "stale_temporaries", "temporaries",
+__all__ = ["PartialTrace", "Temporary", "atomic_write", "parse_temporary_name", "partial_traces",
+           "record_partial_writer", "stale_partial_traces", "stale_temporaries", "temporaries",
            "temporary_name", "write_bytes", "write_text"]
 
 MARKER = ".cubescale-tmp."
@@ -303,3 +307,123 @@ def _process_start(pid: int) -> float | None:
         return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
     except (OSError, StopIteration, ValueError, IndexError):
         return 0.0
+
+
+# Unfinished traces: <trace>.partial/ holds one record per rank that writes it, named
+# writer.<rank>, with the rank's host and pid ("<host> <pid>\n"), written before any event file.
+PARTIAL_SUFFIX = ".partial"
+_WRITER_RECORD = re.compile(r"writer\.[0-9]+")
+
+
+@dataclasses.dataclass(frozen=True)
+class PartialTrace:
+    """A trace folder a traced run left unfinished (``<trace>.partial``) and its writers.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> record_partial_writer(os.path.join(d, "run-trace.partial"), rank=0, pid=1, host="node7")
+    >>> [(t.target, t.writers, t.size) for t in partial_traces(d)]
+    [('run-trace', (('node7', 1),), 8)]
+    """
+
+    path: str
+    target: str  #: the trace folder's name once written
+    writers: tuple[tuple[str, int], ...]  #: (host, pid) of every rank that writes it
+    size: int  #: bytes of its files
+    mtime: float  #: last modification of any of its files, seconds since the epoch
+
+
+def record_partial_writer(partial: str | os.PathLike[str], rank: int, pid: int | None = None,
+                          host: str | None = None) -> None:
+    """Records in the unfinished trace folder ``partial`` (created if missing) that ``rank`` of
+    the run, process ``pid`` on ``host`` (default: this process), writes it.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = os.path.join(tempfile.mkdtemp(), "t.partial")
+    >>> record_partial_writer(d, rank=3)
+    >>> os.listdir(d)
+    ['writer.3']
+    """
+    os.makedirs(partial, exist_ok=True)
+    write_text(os.path.join(partial, f"writer.{int(rank)}"),
+               f"{_host() if host is None else host} {os.getpid() if pid is None else pid}\n")
+
+
+def partial_traces(directory: str | os.PathLike[str]) -> list[PartialTrace]:
+    """Every unfinished trace folder (``*.partial`` holding writer records) in ``directory``.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> os.mkdir(os.path.join(d, "other.partial"))  # no writer records: not a trace of ours
+    >>> partial_traces(d)
+    []
+    """
+    found = []
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.name.endswith(PARTIAL_SUFFIX) and entry.is_dir(follow_symlinks=False):
+                trace = _partial_trace(entry.path)
+                if trace is not None:
+                    found.append(trace)
+    return sorted(found, key=lambda t: t.path)
+
+
+def _partial_trace(path: str) -> PartialTrace | None:
+    writers, size, mtime = [], 0, 0.0
+    for root, folders, names in os.walk(path):
+        folders[:] = [f for f in folders if not os.path.islink(os.path.join(root, f))]
+        for name in names:
+            full = os.path.join(root, name)
+            try:
+                st = os.lstat(full)
+            except FileNotFoundError:
+                continue
+            size, mtime = size + st.st_size, max(mtime, st.st_mtime)
+            if root == path and _WRITER_RECORD.fullmatch(name):
+                writers.append(_writer(full))
+    if not writers:
+        return None
+    name = os.path.basename(path)
+    return PartialTrace(path, name[:-len(PARTIAL_SUFFIX)], tuple(writers), size, mtime)
+
+
+def _writer(record: str) -> tuple[str, int]:
+    """(host, pid) of a writer record; an unreadable one as a writer that cannot be judged."""
+    try:
+        with open(record, encoding="utf-8") as f:
+            host, pid = f.read().split()
+        return host, int(pid)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return "?", 0
+
+
+def stale_partial_traces(directory: str | os.PathLike[str]) -> list[PartialTrace]:
+    """The unfinished trace folders in ``directory`` that no process will finish: every writer
+    was on this host and is gone (or its pid now belongs to a process started after the folder
+    was last written). One writer on another host, or still running, keeps it.
+
+    Example
+    -------
+    >>> import os, subprocess, sys, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> gone = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+    ...                           capture_output=True, text=True).stdout)
+    >>> record_partial_writer(os.path.join(d, "dead-trace.partial"), rank=0, pid=gone)
+    >>> record_partial_writer(os.path.join(d, "live-trace.partial"), rank=0)  # this process
+    >>> [t.target for t in stale_partial_traces(d)]
+    ['dead-trace']
+    """
+    host = _host()
+    return [t for t in partial_traces(directory)
+            if all(h == host and _pid_gone(pid, t.mtime) for h, pid in t.writers)]
+
+
+def _pid_gone(pid: int, mtime: float) -> bool:
+    started = _process_start(pid)
+    return started is None or started > mtime + _SLACK_SECONDS

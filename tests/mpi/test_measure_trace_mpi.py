@@ -147,3 +147,14 @@ def test_a_rank_that_aborts_leaves_no_archive(tmp_path):
     done, _, anchor = _run(2, tmp_path, "abort")
     assert done.returncode != 0
     assert not os.path.exists(os.path.dirname(anchor))  # none, never a corrupt one
+    # ... only the unfinished folder, with both ranks' writer records: once the job is gone,
+    # `cubescale clean` recognizes it as stale and removes it.
+    partial = os.path.dirname(anchor) + ".partial"
+    assert sorted(f for f in os.listdir(partial) if f.startswith("writer.")) == ["writer.0", "writer.1"]
+    from cubescale.files import stale_partial_traces
+
+    assert [t.target for t in stale_partial_traces(tmp_path)] == ["run-trace"]
+    clean = subprocess.run([sys.executable, "-m", "cubescale", "clean", str(tmp_path)], capture_output=True,
+                           text=True, timeout=60)
+    assert clean.returncode == 0 and "unfinished trace run-trace" in clean.stdout, clean.stdout + clean.stderr
+    assert not os.path.exists(partial)

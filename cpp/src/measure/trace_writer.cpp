@@ -122,6 +122,27 @@ void ThreadTrace::collective_complete(const std::string& operation, std::uint32_
           "NonBlockingCollectiveComplete");
 }
 
+void ThreadTrace::thread_create(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadCreate(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadCreate");
+}
+void ThreadTrace::thread_begin(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadBegin(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadBegin");
+}
+void ThreadTrace::thread_end(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadEnd(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadEnd");
+}
+void ThreadTrace::thread_wait(std::uint64_t sequence, std::int64_t now) {
+  if (!writer_) return;
+  owner_->threads_ = true;
+  check(OTF2_EvtWriter_ThreadWait(writer_, nullptr, stamp(now), kThreadTeam, sequence), "ThreadWait");
+}
+
 int collective_operation(const std::string& f) {
   static const std::unordered_map<std::string, int> ops = {
       {"MPI_Barrier", OTF2_COLLECTIVE_OP_BARRIER},
@@ -174,12 +195,13 @@ TraceWriter::TraceWriter(std::string directory, std::uint32_t rank, std::uint64_
 }
 
 TraceWriter::~TraceWriter() {
-  if (!closed_ && archive_) {  // never finished (an error): close what libotf2 holds, write nothing more
+  if (!archive_) return;
+  if (!closed_) {  // never closed (an error): close what libotf2 holds, write nothing more
     for (auto& l : locations_)
       if (l->writer_) OTF2_Archive_CloseEvtWriter(archive_, l->writer_), l->writer_ = nullptr;
     OTF2_Archive_CloseEvtFiles(archive_);
-    OTF2_Archive_Close(archive_);
   }
+  OTF2_Archive_Close(archive_);
 }
 
 ThreadTrace* TraceWriter::add_location(ThreadRecorder* recorder, std::uint32_t thread) {
@@ -199,11 +221,11 @@ ThreadTrace* TraceWriter::add_location(ThreadRecorder* recorder, std::uint32_t t
 
 std::uint32_t TraceWriter::communicator(std::uint32_t parent, std::vector<std::uint32_t> members) {
   std::lock_guard lock(mutex_);
-  if (made_from_.size() < 2) made_from_.resize(2, 0);
+  if (made_from_.size() < kFirstMadeComm) made_from_.resize(kFirstMadeComm, 0);
   if (parent >= made_from_.size()) throw std::out_of_range("no communicator " + std::to_string(parent));
   communicators_.push_back({parent, made_from_[parent]++, std::move(members)});
   made_from_.push_back(0);
-  return static_cast<std::uint32_t>(communicators_.size() + 1);
+  return static_cast<std::uint32_t>(communicators_.size() - 1 + kFirstMadeComm);
 }
 
 void TraceWriter::add_clock_offset(ClockOffset offset) {
@@ -271,6 +293,7 @@ TraceDefinitions TraceWriter::close(const Recorder& recorder, const std::string&
   d.first = first_ == UINT64_MAX ? static_cast<std::uint64_t>(now()) : first_;
   d.ticks_per_second = 1.0 / seconds_per_tick();
   d.chunk_size = chunk_size_;
+  d.threads = threads_;
   std::uint64_t last = d.first;
   for (std::size_t i = 0; i < locations_.size(); ++i) {
     auto& l = *locations_[i];
@@ -284,9 +307,30 @@ TraceDefinitions TraceWriter::close(const Recorder& recorder, const std::string&
   d.last = last;
   closed_ = true;
   check(OTF2_Archive_CloseEvtFiles(archive_), "close the event files");
-  check(OTF2_Archive_Close(archive_), "close the archive");
-  archive_ = nullptr;
-  return d;
+  return d;  // the archive stays open for the local definitions (finish)
+}
+
+namespace {
+void write_local_definitions(OTF2_DefWriter* w, const std::vector<std::uint32_t>& regions,
+                             const std::vector<std::uint32_t>& comms, const std::vector<ClockOffset>& offsets);
+}  // namespace
+
+void TraceWriter::finish(const std::vector<std::uint32_t>& regions, const std::vector<std::uint32_t>& comms) {
+  std::lock_guard lock(mutex_);
+  if (!closed_ || !archive_) throw std::logic_error("finish a trace after close, once");
+  auto* archive = archive_;
+  archive_ = nullptr;  // closed below whatever happens
+  std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });
+  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+  for (const auto& l : locations_) {
+    auto* w = OTF2_Archive_GetDefWriter(archive, l->location_);
+    if (!w) throw std::runtime_error("writing the trace: no definition writer");
+    write_local_definitions(w, regions, comms, offsets_);
+    check(OTF2_Archive_CloseDefWriter(archive, w), "close local definitions");
+  }
+  check(OTF2_Archive_CloseDefFiles(archive), "close the definition files");
+  owned.release();
+  check(OTF2_Archive_Close(archive), "close the archive");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -342,7 +386,7 @@ constexpr std::uint32_t kMagic = 0x43535444;  // "DTSC"
 std::string TraceDefinitions::bytes() const {
   Out o;
   o.put(kMagic), o.put(rank), o.text(host), o.text(process), o.put(world_size);
-  o.put(first), o.put(last), o.put(ticks_per_second), o.put(chunk_size);
+  o.put(first), o.put(last), o.put(ticks_per_second), o.put(chunk_size), o.put<std::uint8_t>(threads);
   o.put<std::uint32_t>(static_cast<std::uint32_t>(regions.size()));
   for (const auto& r : regions) {
     o.text(r.name), o.text(r.file), o.text(r.paradigm), o.text(r.role), o.put(r.line);
@@ -366,7 +410,7 @@ TraceDefinitions TraceDefinitions::from_bytes(const std::string& bytes) {
   TraceDefinitions d;
   d.rank = in.get<std::uint32_t>(), d.host = in.text(), d.process = in.text(), d.world_size = in.get<std::uint32_t>();
   d.first = in.get<std::uint64_t>(), d.last = in.get<std::uint64_t>(), d.ticks_per_second = in.get<double>();
-  d.chunk_size = in.get<std::uint64_t>();
+  d.chunk_size = in.get<std::uint64_t>(), d.threads = in.get<std::uint8_t>() != 0;
   for (auto n = in.count(25); n--;) {
     RegionInfo r;
     r.name = in.text(), r.file = in.text(), r.paradigm = in.text(), r.role = in.text();
@@ -413,6 +457,7 @@ OTF2_RegionRole region_role(const std::string& role) {
 OTF2_Paradigm region_paradigm(const std::string& paradigm) {
   if (paradigm == "mpi") return OTF2_PARADIGM_MPI;
   if (paradigm == "measurement") return OTF2_PARADIGM_MEASUREMENT_SYSTEM;
+  if (paradigm == "pthread") return OTF2_PARADIGM_PTHREAD;
   if (paradigm == "python") return OTF2_PARADIGM_COMPILER;  // every function, as compiler instrumentation
   return OTF2_PARADIGM_USER;
 }
@@ -428,9 +473,120 @@ struct Strings {
   }
 };
 
+// The thread teams, as Score-P defines its pthread communicators: one group of every location of
+// those ranks (paradigm pthread), per rank a group of its locations' positions in that one, and
+// a communicator of that group. Global ids after the MPI communicators' (`made` of them), by
+// rank (2 + made + r), so that a rank knows its team's id from `made` alone.
+void write_thread_teams(OTF2_GlobalDefWriter* g, const std::vector<TraceDefinitions>& ranks,
+                        const std::vector<std::size_t>& teams, std::uint32_t made, Strings& strings) {
+  if (teams.empty()) return;
+  std::vector<std::uint64_t> locations;
+  std::vector<std::vector<std::uint64_t>> positions;
+  for (auto r : teams) {
+    positions.emplace_back();
+    for (const auto& l : ranks[r].locations) positions.back().push_back(locations.size()), locations.push_back(l.id);
+  }
+  const std::uint32_t group = 3 + made;
+  check(OTF2_GlobalDefWriter_WriteGroup(g, group, strings(""), OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_PTHREAD,
+                                        OTF2_GROUP_FLAG_NONE, locations.size(), locations.data()),
+        "thread locations");
+  for (std::uint32_t k = 0; k < teams.size(); ++k) {
+    const auto r = static_cast<std::uint32_t>(teams[k]);  // ids by rank: each rank knows its own
+    check(OTF2_GlobalDefWriter_WriteGroup(g, group + 1 + r, strings(""), OTF2_GROUP_TYPE_COMM_GROUP,
+                                          OTF2_PARADIGM_PTHREAD, OTF2_GROUP_FLAG_NONE, positions[k].size(),
+                                          positions[k].data()),
+          "thread team group");
+    check(OTF2_GlobalDefWriter_WriteComm(g, made + 2 + r, strings("Threads of " + ranks[r].process), group + 1 + r,
+                                         OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+          "thread team");
+  }
+}
+
 }  // namespace
 
-std::uint64_t write_trace_archive(const std::string& directory, const std::vector<std::string>& parts) {
+namespace {
+
+using RegionKey = std::tuple<std::string, std::string, std::int64_t, std::string, std::string>;
+using CommKey = std::tuple<std::uint32_t, std::uint32_t, std::vector<std::uint32_t>>;
+constexpr std::uint32_t kUnmapped = 0xffffffffu;  // a region the filter left out; the thread team
+
+// Unified definitions of some ranks: the regions the filter kept and the communicators they
+// made, each once. A communicator is referred to by its position in comm refs: 0 MPI_COMM_WORLD,
+// 1 MPI_COMM_SELF, 2 + i the i-th made one (at the root these refs are the global ids).
+struct DefinitionSet {
+  std::vector<RegionInfo> regions;
+  std::vector<TraceDefinitions::Communicator> comms;  // parent: a comm ref of this set
+  std::map<RegionKey, std::uint32_t> region_index;
+  std::map<CommKey, std::uint32_t> comm_index;
+
+  std::uint32_t region(const RegionInfo& info) {
+    auto [it, fresh] = region_index.emplace(RegionKey{info.name, info.file, info.line, info.paradigm, info.role},
+                                            static_cast<std::uint32_t>(regions.size()));
+    if (fresh) regions.push_back(info), regions.back().recorded = true;
+    return it->second;
+  }
+  std::uint32_t comm(std::uint32_t parent, const TraceDefinitions::Communicator& c) {
+    auto [it, fresh] = comm_index.emplace(CommKey{parent, c.ordinal, c.members},
+                                          static_cast<std::uint32_t>(comms.size() + 2));
+    if (fresh) comms.push_back({parent, c.ordinal, c.members});
+    return it->second;
+  }
+  // A rank's own definitions (local ids: 0 world, 1 self, kThreadTeam, made ones from
+  // kFirstMadeComm): maps of its region ids and communicator ids into this set.
+  std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> add_local(const TraceDefinitions& d) {
+    std::vector<std::uint32_t> regions_map, comms_map = {0, 1, kUnmapped};
+    for (const auto& info : d.regions) regions_map.push_back(info.recorded ? region(info) : kUnmapped);
+    for (const auto& c : d.communicators) {
+      if (c.parent >= comms_map.size() || c.parent == kThreadTeam)
+        throw FormatError("", "trace definitions", 0, "a communicator before its parent");
+      comms_map.push_back(comm(comms_map[c.parent], c));
+    }
+    return {std::move(regions_map), std::move(comms_map)};
+  }
+  // Another set (a subtree's): maps of its regions and comm refs into this one.
+  std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>> add_set(const TraceDefinitions& d) {
+    std::vector<std::uint32_t> regions_map, comms_map = {0, 1};
+    for (const auto& info : d.regions) regions_map.push_back(region(info));
+    for (const auto& c : d.communicators) {
+      if (c.parent >= comms_map.size()) throw FormatError("", "trace definitions", 0, "a communicator before its parent");
+      comms_map.push_back(comm(comms_map[c.parent], c));
+    }
+    return {std::move(regions_map), std::move(comms_map)};
+  }
+  std::string bytes() const {
+    TraceDefinitions d;
+    d.regions = regions, d.communicators = comms;
+    return d.bytes();
+  }
+};
+
+// A rank's final maps: local ids to global ones, from its maps into a set and the set's maps
+// into the global definitions (`made`: the number of made communicators in them). The thread
+// team of rank r is communicator 2 + made + r.
+void globalize(std::vector<std::uint32_t>& regions, std::vector<std::uint32_t>& comms,
+               const std::vector<std::uint32_t>& global_regions, const std::vector<std::uint32_t>& global_comms,
+               std::uint32_t made, std::uint32_t rank) {
+  for (auto& r : regions) r = r == kUnmapped ? 0 : global_regions.at(r);  // no events: any id
+  for (std::size_t c = 0; c < comms.size(); ++c)
+    comms[c] = c == kThreadTeam ? 2 + made + rank : global_comms.at(comms[c]);
+}
+
+void write_local_definitions(OTF2_DefWriter* w, const std::vector<std::uint32_t>& regions,
+                             const std::vector<std::uint32_t>& comms, const std::vector<ClockOffset>& offsets) {
+  auto put_map = [&](OTF2_MappingType type, const std::vector<std::uint32_t>& map) {
+    if (map.empty()) return;
+    auto* m = OTF2_IdMap_CreateFromUint32Array(map.size(), map.data(), true);
+    if (!m) return;  // the identity: nothing to map
+    const auto rc = OTF2_DefWriter_WriteMappingTable(w, type, m);
+    OTF2_IdMap_Free(m);
+    check(rc, "mapping table");
+  };
+  put_map(OTF2_MAPPING_REGION, regions);
+  put_map(OTF2_MAPPING_COMM, comms);
+  for (const auto& c : offsets) check(OTF2_DefWriter_WriteClockOffset(w, c.time, c.offset, c.deviation), "clock offset");
+}
+
+std::vector<TraceDefinitions> parse_ranks(const std::vector<std::string>& parts) {
   std::vector<TraceDefinitions> ranks;
   for (const auto& p : parts) ranks.push_back(TraceDefinitions::from_bytes(p));
   if (ranks.empty()) throw std::invalid_argument("a trace needs at least one rank");
@@ -441,78 +597,36 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   for (const auto& d : ranks)
     if (d.chunk_size != chunk || chunk < OTF2_CHUNK_SIZE_MIN || chunk > OTF2_CHUNK_SIZE_MAX)
       throw FormatError("", "trace definitions", 0, "the ranks' event chunk sizes differ or are out of range");
+  return ranks;
+}
 
-  Strings strings;
-  strings("");
-  // Regions: one global region per (name, file, line, paradigm, role); per rank a map. Regions
-  // the filter left out have no events: they map to region 0 and are not defined.
-  using RegionKey = std::tuple<std::string, std::string, std::int64_t, std::string, std::string>;
-  std::map<RegionKey, std::uint32_t> region_index;
-  std::vector<const RegionInfo*> regions;
-  std::vector<std::vector<std::uint32_t>> region_maps(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r)
-    for (const auto& info : ranks[r].regions) {
-      if (!info.recorded) {
-        region_maps[r].push_back(0);
-        continue;
-      }
-      auto [it, fresh] = region_index.emplace(RegionKey{info.name, info.file, info.line, info.paradigm, info.role},
-                                              static_cast<std::uint32_t>(regions.size()));
-      if (fresh) regions.push_back(&info);
-      region_maps[r].push_back(it->second);
-    }
-  // Communicators: 0 world, 1 self; a made one is (parent's global id, creation order, members).
-  using CommKey = std::tuple<std::uint32_t, std::uint32_t, std::vector<std::uint32_t>>;
-  std::map<CommKey, std::uint32_t> comm_index;
-  std::vector<const TraceDefinitions::Communicator*> comms;
-  std::vector<std::uint32_t> comm_parents;
-  std::vector<std::vector<std::uint32_t>> comm_maps(ranks.size());
-  for (std::size_t r = 0; r < ranks.size(); ++r) {
-    auto& map = comm_maps[r];
-    map = {0, 1};
-    for (const auto& c : ranks[r].communicators) {
-      if (c.parent >= map.size()) throw FormatError("", "trace definitions", 0, "a communicator before its parent");
-      const auto parent = map[c.parent];
-      auto [it, fresh] = comm_index.emplace(CommKey{parent, c.ordinal, c.members},
-                                            static_cast<std::uint32_t>(comms.size() + 2));
-      if (fresh) comms.push_back(&c), comm_parents.push_back(parent);
-      map.push_back(it->second);
-    }
-  }
-
+OTF2_Archive* open_archive(const std::string& directory, std::uint64_t chunk) {
   auto* archive = OTF2_Archive_Open(directory.c_str(), "traces", OTF2_FILEMODE_WRITE, chunk, OTF2_CHUNK_SIZE_MIN,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  if (!archive)
-    throw std::system_error(errno ? errno : EIO, std::generic_category(), directory);
-  std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });
+  if (!archive) throw std::system_error(errno ? errno : EIO, std::generic_category(), directory);
   static const OTF2_FlushCallbacks flush{
       [](void*, OTF2_FileType, OTF2_LocationRef, void*, bool) -> OTF2_FlushType { return OTF2_FLUSH; }, nullptr};
-  check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
-  check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
-  check(OTF2_Archive_SetCreator(archive, "cubescale"), "creator");
+  try {
+    check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
+    check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
+    check(OTF2_Archive_SetCreator(archive, "cubescale"), "creator");
+  } catch (...) {
+    OTF2_Archive_Close(archive);
+    throw;
+  }
+  return archive;
+}
 
-  // Every location's local definitions: its rank's mapping tables and clock offsets.
-  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+// The global definitions: clock, system tree, locations, the unified regions and communicators
+// (parents as global ids), the thread teams. Returns the number of locations.
+std::uint64_t write_global_definitions(OTF2_Archive* archive, const std::vector<TraceDefinitions>& ranks,
+                                       const std::vector<RegionInfo>& regions,
+                                       const std::vector<TraceDefinitions::Communicator>& comms) {
+  Strings strings;
+  strings("");
+  std::vector<std::size_t> teams;  // ranks with thread events
   for (std::size_t r = 0; r < ranks.size(); ++r)
-    for (const auto& l : ranks[r].locations) {
-      auto* w = OTF2_Archive_GetDefWriter(archive, l.id);
-      if (!w) throw std::runtime_error("writing the trace: no definition writer");
-      auto put_map = [&](OTF2_MappingType type, const std::vector<std::uint32_t>& map) {
-        if (map.empty()) return;
-        auto* m = OTF2_IdMap_CreateFromUint32Array(map.size(), map.data(), true);
-        if (!m) return;  // the identity: nothing to map
-        const auto rc = OTF2_DefWriter_WriteMappingTable(w, type, m);
-        OTF2_IdMap_Free(m);
-        check(rc, "mapping table");
-      };
-      put_map(OTF2_MAPPING_REGION, region_maps[r]);
-      put_map(OTF2_MAPPING_COMM, comm_maps[r]);
-      for (const auto& c : ranks[r].offsets)
-        check(OTF2_DefWriter_WriteClockOffset(w, c.time, c.offset, c.deviation), "clock offset");
-      check(OTF2_Archive_CloseDefWriter(archive, w), "close local definitions");
-    }
-  check(OTF2_Archive_CloseDefFiles(archive), "close the definition files");
-
+    if (ranks[r].threads) teams.push_back(r);
   auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (!g) throw std::runtime_error("writing the trace: no global definition writer");
   // The clock: ticks of rank 0's clock; every rank's span moved by its offsets.
@@ -529,13 +643,15 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   check(OTF2_GlobalDefWriter_WriteClockProperties(g, resolution, first, last - first + 1, OTF2_UNDEFINED_TIMESTAMP),
         "clock properties");
   // Strings first (OTF2 wants a definition before its use): collect every name, then write.
-  for (const auto* r : regions) strings(r->name), strings(r->file);
+  for (const auto& r : regions) strings(r.name), strings(r.file);
   strings("machine"), strings("node"), strings("MPI_COMM_WORLD"), strings("MPI_COMM_SELF");
   for (const auto& d : ranks) {
     strings(d.host), strings(d.process);
     for (const auto& l : d.locations) strings(l.name);
   }
   for (std::size_t c = 0; c < comms.size(); ++c) strings("Comm " + std::to_string(c + 2));
+  for (const auto& d : ranks)
+    if (d.threads) strings("Threads of " + d.process);
   for (std::uint32_t s = 0; s < strings.list.size(); ++s)
     check(OTF2_GlobalDefWriter_WriteString(g, s, strings.list[s].c_str()), "string");
   // The system tree as the profile has it: machine > host > process > threads.
@@ -559,7 +675,7 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
       ++locations;
     }
   for (std::uint32_t r = 0; r < regions.size(); ++r) {
-    const auto& info = *regions[r];
+    const auto& info = regions[r];
     const auto line = info.line < 0 ? 0 : static_cast<std::uint32_t>(info.line);
     check(OTF2_GlobalDefWriter_WriteRegion(g, r, strings(info.name), strings(info.name), strings(""),
                                            region_role(info.role), region_paradigm(info.paradigm),
@@ -586,18 +702,134 @@ std::uint64_t write_trace_archive(const std::string& directory, const std::vecto
   check(OTF2_GlobalDefWriter_WriteComm(g, 1, strings("MPI_COMM_SELF"), 2, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
         "MPI_COMM_SELF");
   for (std::uint32_t c = 0; c < comms.size(); ++c) {
-    std::vector<std::uint64_t> m(comms[c]->members.begin(), comms[c]->members.end());
+    std::vector<std::uint64_t> m(comms[c].members.begin(), comms[c].members.end());
     check(OTF2_GlobalDefWriter_WriteGroup(g, 3 + c, strings(""), OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI,
                                           OTF2_GROUP_FLAG_NONE, m.size(), m.data()),
           "communicator group");
-    check(OTF2_GlobalDefWriter_WriteComm(g, c + 2, strings("Comm " + std::to_string(c + 2)), 3 + c, comm_parents[c],
+    check(OTF2_GlobalDefWriter_WriteComm(g, c + 2, strings("Comm " + std::to_string(c + 2)), 3 + c, comms[c].parent,
                                          OTF2_COMM_FLAG_NONE),
           "communicator");
   }
+  write_thread_teams(g, ranks, teams, static_cast<std::uint32_t>(comms.size()), strings);
   check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close the global definitions");
+  return locations;
+}
+
+}  // namespace
+
+std::uint64_t write_trace_archive(const std::string& directory, const std::vector<std::string>& parts) {
+  const auto ranks = parse_ranks(parts);
+  DefinitionSet set;  // all ranks at once: the global definitions
+  std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> maps;
+  for (const auto& d : ranks) maps.push_back(set.add_local(d));
+  std::vector<std::uint32_t> identity_regions(set.regions.size()), identity_comms(set.comms.size() + 2);
+  for (std::uint32_t i = 0; i < identity_regions.size(); ++i) identity_regions[i] = i;
+  for (std::uint32_t i = 0; i < identity_comms.size(); ++i) identity_comms[i] = i;
+  const auto made = static_cast<std::uint32_t>(set.comms.size());
+  auto* archive = open_archive(directory, ranks[0].chunk_size);
+  std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });
+  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    auto& [regions, comms] = maps[r];
+    globalize(regions, comms, identity_regions, identity_comms, made, static_cast<std::uint32_t>(r));
+    for (const auto& l : ranks[r].locations) {
+      auto* w = OTF2_Archive_GetDefWriter(archive, l.id);
+      if (!w) throw std::runtime_error("writing the trace: no definition writer");
+      write_local_definitions(w, regions, comms, ranks[r].offsets);
+      check(OTF2_Archive_CloseDefWriter(archive, w), "close local definitions");
+    }
+  }
+  check(OTF2_Archive_CloseDefFiles(archive), "close the definition files");
+  const auto locations = write_global_definitions(archive, ranks, set.regions, set.comms);
   owned.release();
   check(OTF2_Archive_Close(archive), "close the archive");
   return locations;
 }
+
+std::uint64_t write_trace_definitions(const std::string& directory, const std::string& unified,
+                                      const std::vector<std::string>& summaries) {
+  const auto ranks = parse_ranks(summaries);
+  const auto set = TraceDefinitions::from_bytes(unified);
+  for (std::size_t c = 0; c < set.communicators.size(); ++c)
+    if (set.communicators[c].parent >= c + 2)
+      throw FormatError("", "trace definitions", 0, "a communicator before its parent");
+  auto* archive = open_archive(directory, ranks[0].chunk_size);
+  std::unique_ptr<OTF2_Archive, void (*)(OTF2_Archive*)> owned(archive, [](OTF2_Archive* a) { OTF2_Archive_Close(a); });
+  const auto locations = write_global_definitions(archive, ranks, set.regions, set.communicators);
+  owned.release();
+  check(OTF2_Archive_Close(archive), "close the archive");
+  return locations;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tree reduction of the definitions (TraceUnifyState).
+
+struct TraceUnifyState::Impl {
+  std::uint32_t rank = 0;
+  DefinitionSet set;
+  std::vector<std::uint32_t> regions, comms;  // local -> set, then (after down) local -> global
+  std::vector<std::pair<std::vector<std::uint32_t>, std::vector<std::uint32_t>>> children;  // child set -> set
+};
+
+namespace {
+
+std::string maps_bytes(std::uint32_t made, const std::vector<std::uint32_t>& regions,
+                       const std::vector<std::uint32_t>& comms) {
+  Out o;
+  o.put(made), o.put<std::uint32_t>(static_cast<std::uint32_t>(regions.size()));
+  for (auto r : regions) o.put(r);
+  o.put<std::uint32_t>(static_cast<std::uint32_t>(comms.size()));
+  for (auto c : comms) o.put(c);
+  return o.s;
+}
+
+std::vector<std::uint32_t> compose(const std::vector<std::uint32_t>& outer, const std::vector<std::uint32_t>& inner) {
+  std::vector<std::uint32_t> out;
+  out.reserve(inner.size());
+  for (auto i : inner) out.push_back(outer.at(i));
+  return out;
+}
+
+}  // namespace
+
+TraceUnifyState::TraceUnifyState(const std::string& local) : impl_(std::make_unique<Impl>()) {
+  const auto d = TraceDefinitions::from_bytes(local);
+  impl_->rank = d.rank;
+  std::tie(impl_->regions, impl_->comms) = impl_->set.add_local(d);
+}
+
+TraceUnifyState::~TraceUnifyState() = default;
+
+void TraceUnifyState::absorb(const std::string& child) {
+  received_ += child.size();
+  impl_->children.push_back(impl_->set.add_set(TraceDefinitions::from_bytes(child)));
+}
+
+std::string TraceUnifyState::end_up() const { return impl_->set.bytes(); }
+
+std::vector<std::string> TraceUnifyState::down(const std::string& message) {
+  std::uint32_t made = 0;
+  std::vector<std::uint32_t> regions, comms;
+  if (message.empty()) {  // the root: its set is the global definitions
+    made = static_cast<std::uint32_t>(impl_->set.comms.size());
+    for (std::uint32_t i = 0; i < impl_->set.regions.size(); ++i) regions.push_back(i);
+    for (std::uint32_t i = 0; i < made + 2; ++i) comms.push_back(i);
+  } else {
+    In in{message};
+    made = in.get<std::uint32_t>();
+    for (auto n = in.count(4); n--;) regions.push_back(in.get<std::uint32_t>());
+    for (auto n = in.count(4); n--;) comms.push_back(in.get<std::uint32_t>());
+    if (in.at != message.size()) in.fail("extra bytes");
+    received_ += message.size();
+  }
+  std::vector<std::string> out;
+  for (const auto& [child_regions, child_comms] : impl_->children)
+    out.push_back(maps_bytes(made, compose(regions, child_regions), compose(comms, child_comms)));
+  globalize(impl_->regions, impl_->comms, regions, comms, made, impl_->rank);
+  return out;
+}
+
+const std::vector<std::uint32_t>& TraceUnifyState::region_map() const { return impl_->regions; }
+const std::vector<std::uint32_t>& TraceUnifyState::comm_map() const { return impl_->comms; }
 
 }  // namespace cubescale::measure

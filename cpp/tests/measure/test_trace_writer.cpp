@@ -53,7 +53,7 @@ TEST(TraceWriter, TwoRanksFiltersDepthMpiEventsAndFlushes) {
     writer->add_clock_offset({static_cast<std::uint64_t>(now()), rank == 0 ? 0 : 1000, 10.0});
     r.set_trace(writer);
     auto* t = r.add_thread("Master thread");
-    const auto sub = writer->communicator(0, {0, 1});  // a Dup of MPI_COMM_WORLD
+    const auto sub = writer->communicator(kWorldComm, {0, 1});  // a Dup of MPI_COMM_WORLD
     t->enter(rank == 0 ? main_r : work, true, now());  // "main" on both ranks
     const int n = rank == 0 ? 40000 : 10;  // rank 0 fills its 512 KiB buffer twice
     for (int i = 0; i < n; ++i) {
@@ -196,4 +196,39 @@ TEST(TraceWriter, FlushOnALeaveThatAddsTheCallPathWhichMovesTheTree) {
     fs::remove_all(dir);
   }
   EXPECT_TRUE(flush_on_a_leave);
+}
+
+TEST(TraceWriter, DefinitionsReducedAlongATreeMapEveryRankToTheGlobalIds) {
+  // Three ranks: rank 0 with children 1 and 2 (as the binary tree over 3 ranks). Each knows
+  // "main" and "work", in different orders, one a region of its own and one the filter left
+  // out; ranks 1 and 2 made the same communicator from MPI_COMM_WORLD, rank 2 a second one.
+  auto local = [](std::uint32_t rank, std::vector<std::string> names, std::uint32_t made) {
+    TraceDefinitions d;
+    d.rank = rank;
+    for (auto& n : names) d.regions.push_back({n, "app.py", "user", "function", 1, n != "hidden", false});
+    for (std::uint32_t c = 0; c < made; ++c) d.communicators.push_back({kWorldComm, c, {1, 2}});
+    return d;
+  };
+  TraceUnifyState r0(local(0, {"main", "work", "hidden"}, 0).bytes());
+  TraceUnifyState r1(local(1, {"work", "main", "one"}, 1).bytes());
+  TraceUnifyState r2(local(2, {"two", "main", "work"}, 2).bytes());
+  r0.absorb(r1.end_up());
+  r0.absorb(r2.end_up());
+  const auto global = TraceDefinitions::from_bytes(r0.end_up());
+  std::vector<std::string> names;
+  for (const auto& g : global.regions) names.push_back(g.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"main", "work", "one", "two"}));
+  ASSERT_EQ(global.communicators.size(), 2u);  // the shared one once, rank 2's second
+  const auto down = r0.down("");
+  ASSERT_EQ(down.size(), 2u);
+  r1.down(down[0]);
+  r2.down(down[1]);
+  EXPECT_EQ(r0.region_map(), (std::vector<std::uint32_t>{0, 1, 0}));  // hidden: no events, any id
+  EXPECT_EQ(r1.region_map(), (std::vector<std::uint32_t>{1, 0, 2}));
+  EXPECT_EQ(r2.region_map(), (std::vector<std::uint32_t>{3, 0, 1}));
+  // Communicators: world 0, self 1, the thread team 2 + made + rank, the made ones from 2.
+  EXPECT_EQ(r1.comm_map(), (std::vector<std::uint32_t>{0, 1, 2 + 2 + 1, 2}));
+  EXPECT_EQ(r2.comm_map(), (std::vector<std::uint32_t>{0, 1, 2 + 2 + 2, 2, 3}));
+  EXPECT_GT(r0.bytes_received(), 0u);
+  EXPECT_THROW(TraceUnifyState("not definitions"), cubescale::FormatError);
 }

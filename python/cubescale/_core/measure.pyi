@@ -8,6 +8,7 @@ import cubescale._core.profile
 import typing
 
 __all__: list[str] = [
+    "TraceUnifyState",
     "UserRegion",
     "add",
     "add_bytes",
@@ -19,6 +20,7 @@ __all__: list[str] = [
     "enter",
     "epoch",
     "exit",
+    "finish_trace",
     "glob_match",
     "ignore_builtin",
     "ignore_code",
@@ -47,10 +49,16 @@ __all__: list[str] = [
     "trace_isend_complete",
     "trace_recv",
     "trace_send",
+    "trace_summary",
+    "trace_thread_begin",
+    "trace_thread_create",
+    "trace_thread_end",
+    "trace_thread_wait",
     "trace_world_size",
     "tracing",
     "write_process_report",
     "write_trace_archive",
+    "write_trace_definitions",
 ]
 
 class UserRegion:
@@ -113,6 +121,42 @@ class UserRegion:
         CUBE's role (function, barrier ...).
         """
 
+class TraceUnifyState:
+    """
+    The trace's definitions reduced along a tree (see trace_writer.hpp): up, each rank absorbs its children's unified definitions; down, the maps to the global ones.
+    """
+    def __init__(self, local_definitions: bytes) -> None:
+        """
+        From this rank's close_trace bytes.
+        """
+    def absorb(self, child: bytes) -> None:
+        """
+        A child's end_up bytes (children in rank order).
+        """
+    def down(self, message: bytes) -> list[bytes]:
+        """
+        The parent's maps (b'' at the root); returns each child's.
+        """
+    def end_up(self) -> bytes:
+        """
+        This subtree's unified definitions (at the root: the global ones).
+        """
+    @property
+    def bytes_received(self) -> int:
+        """
+        Bytes of definitions and maps this rank received from its children and parent.
+        """
+    @property
+    def comm_map(self) -> list[int]:
+        """
+        This rank's communicator ids -> global ids.
+        """
+    @property
+    def region_map(self) -> list[int]:
+        """
+        This rank's region ids -> global ids.
+        """
+
 def add(counter: typing.SupportsInt | typing.SupportsIndex, value: typing.SupportsFloat | typing.SupportsIndex) -> None:
     """
     Adds to a user counter on this thread's current call path.
@@ -163,6 +207,14 @@ def epoch() -> int:
 def exit() -> None:
     """
     Leaves the innermost region of this thread.
+    """
+
+def finish_trace(
+    regions: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    comms: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+) -> None:
+    """
+    After close_trace: writes every location's local definitions (this rank's region and communicator ids -> global ones, TraceUnifyState's maps; its clock offsets) beside its event file and closes the rank's archive.
     """
 
 def glob_match(pattern: str, text: str) -> bool:
@@ -359,6 +411,31 @@ def trace_send(
     An MpiSend event on this thread.
     """
 
+def trace_summary(definitions: bytes) -> bytes:
+    """
+    close_trace's bytes without regions and communicators: what rank 0 needs of every rank (host, process, locations, clock) beside the unified definitions.
+    """
+
+def trace_thread_begin(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadBegin event: this thread is the one ThreadCreate `sequence` started.
+    """
+
+def trace_thread_create(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadCreate event on this thread (it starts the thread `sequence` of this process).
+    """
+
+def trace_thread_end(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadEnd event: this thread, started as `sequence`, ends.
+    """
+
+def trace_thread_wait(sequence: typing.SupportsInt | typing.SupportsIndex) -> None:
+    """
+    A ThreadWait event: this thread joined the ended thread `sequence`.
+    """
+
 def trace_world_size(size: typing.SupportsInt | typing.SupportsIndex) -> None:
     """
     The number of ranks of MPI_COMM_WORLD.
@@ -382,4 +459,9 @@ def write_process_report(
 def write_trace_archive(directory: str, parts: collections.abc.Sequence[str]) -> int:
     """
     Rank 0: the anchor, global and local definitions of the ranks' definitions `parts` (close_trace's bytes, in rank order) in `directory`; the event files belong in `directory`/traces/. Returns the number of locations.
+    """
+
+def write_trace_definitions(directory: str, unified: bytes, summaries: collections.abc.Sequence[bytes]) -> int:
+    """
+    Rank 0: the anchor and global definitions of the unified definitions (the root TraceUnifyState's end_up) and every rank's trace_summary (rank order) in `directory`; the ranks' local definitions and event files belong in `directory`/traces/. Returns the number of locations.
     """

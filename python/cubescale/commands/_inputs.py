@@ -170,6 +170,7 @@ def input_of_info(path: str) -> tuple[str, str]:
     >>> kind, os.path.basename(path)
     ('otf2', 'traces.otf2')
     """
+    _unfinished_trace(path)
     if os.path.isdir(path):
         if _inside(path, REPORT_NAMES) is None and _inside(path, TRACE_NAMES) is not None:
             return "otf2", trace_path(path)
@@ -181,6 +182,29 @@ def input_of_info(path: str) -> tuple[str, str]:
     if path.endswith(".otf2") or (os.path.isfile(path) and file_kind(path) == "otf2"):
         return "otf2", trace_path(path)
     return "cubex", report_path(path)
+
+
+def _unfinished_trace(path: str) -> None:
+    """Raises when ``path`` is (or, missing, has beside it) the unfinished folder of a traced run
+    (``<trace>.partial``, see :func:`cubescale.files.stale_partial_traces`): what it is, and
+    whether ``cubescale clean`` can remove it."""
+    from ..files import PARTIAL_SUFFIX, partial_traces, stale_partial_traces
+
+    stripped = path.rstrip(os.sep)
+    partial = stripped if stripped.endswith(PARTIAL_SUFFIX) else stripped + PARTIAL_SUFFIX
+    if partial != stripped and os.path.exists(stripped):
+        return
+    parent = os.path.dirname(partial) or "."
+    if not os.path.isdir(partial) or not any(t.path == os.path.join(parent, os.path.basename(partial))
+                                             for t in partial_traces(parent)):
+        return
+    gone = any(os.path.basename(t.path) == os.path.basename(partial) for t in stale_partial_traces(parent))
+    state = (f"its run died before writing it; `cubescale clean {parent}` removes it" if gone
+             else "its run is still writing it (or ran on another host)")
+    what = f"the unfinished trace of a traced run ({os.path.basename(partial)}): {state}"
+    if partial != stripped:  # the trace itself was never written
+        raise FileNotFoundError(errno.ENOENT, f"no such trace; beside it is {what}", path)
+    raise IsADirectoryError(errno.EISDIR, what, partial)
 
 
 def check_output(output: str, inputs: Iterable[str]) -> None:

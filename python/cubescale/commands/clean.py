@@ -1,7 +1,9 @@
 """``cubescale clean DIR``: remove the temporaries of writers that died (SIGKILL, power loss).
 
 Only files of cubescale's temporary naming whose writer is gone are touched
-(:func:`cubescale.files.stale_temporaries`); ``--dry-run`` only lists them.
+(:func:`cubescale.files.stale_temporaries`), and the unfinished trace folders
+(``<trace>.partial``) of traced runs whose every rank is gone, such as a rank killed or
+``MPI.Abort``-ed (:func:`cubescale.files.stale_partial_traces`); ``--dry-run`` only lists them.
 
 Example
 -------
@@ -24,8 +26,9 @@ removed 1 stale temporary, 2048 bytes
 from __future__ import annotations
 
 import os
+import shutil
 
-from ..files import Temporary, stale_temporaries, temporaries
+from ..files import PartialTrace, Temporary, partial_traces, stale_partial_traces, stale_temporaries, temporaries
 
 
 def add_parser(subparsers) -> None:
@@ -34,7 +37,8 @@ def add_parser(subparsers) -> None:
         "clean", help="remove temporaries left by killed cubescale writers",
         description="List the temporary files that cubescale writers killed mid-write left in DIR "
                     "(.<name>.cubescale-tmp.<host>.<pid>.<hex>, written on this host by a process that is gone) "
-                    "with their sizes, and remove them. Nothing else is ever removed; temporaries of running "
+                    "with their sizes, and remove them, and the unfinished trace folders (<trace>.partial) of "
+                    "traced runs whose ranks all died. Nothing else is ever removed; temporaries of running "
                     "writers and of other hosts are left alone.",
         epilog="examples:\n  cubescale clean results/\n  cubescale clean --dry-run results/")
     p.add_argument("directory", help="directory to clean (not recursive)")
@@ -52,11 +56,30 @@ def run_clean(args) -> int:
         removed.append(t)
         print(f"{'would remove' if args.dry_run else 'removed'} {_shown(t.path)}: {t.size} bytes "
               f"(temporary of {_shown(t.target)}, writer pid {t.pid} gone)")
-    total = sum(t.size for t in removed)
+    traces, live = _clean_partial_traces(args.directory, args.dry_run)
+    total = sum(t.size for t in removed) + sum(t.size for t in traces)
     plural = "y" if len(removed) == 1 else "ies"
-    print(f"{'would remove' if args.dry_run else 'removed'} {len(removed)} stale temporar{plural}, {total} bytes"
-          + (f"; {kept} of running writers or other hosts left alone" if kept else ""))
+    unfinished = f" and {len(traces)} unfinished trace{'s' if len(traces) != 1 else ''}" if traces else ""
+    print(f"{'would remove' if args.dry_run else 'removed'} {len(removed)} stale temporar{plural}{unfinished}, "
+          f"{total} bytes" + (f"; {kept + live} of running writers or other hosts left alone" if kept + live else ""))
     return 0
+
+
+def _clean_partial_traces(directory: str, dry_run: bool) -> tuple[list[PartialTrace], int]:
+    """The stale unfinished traces removed (or listed), and how many others were left alone."""
+    stale = stale_partial_traces(directory)
+    live = len(partial_traces(directory)) - len(stale)
+    done = []
+    for t in stale:
+        if not dry_run:
+            shutil.rmtree(t.path, ignore_errors=True)
+            if os.path.lexists(t.path):
+                continue
+        done.append(t)
+        pids = ", ".join(str(pid) for _, pid in t.writers)
+        print(f"{'would remove' if dry_run else 'removed'} {_shown(t.path)}/: {t.size} bytes (unfinished trace "
+              f"{_shown(t.target)}, writer pid{'s' if len(t.writers) > 1 else ''} {pids} gone)")
+    return done, live
 
 
 def _shown(name: str) -> str:

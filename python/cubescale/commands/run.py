@@ -78,8 +78,8 @@ def prepare_run(args) -> None:
 
 
 def run_app(args) -> int:
+    from ..measure.mpi import trace_mpi, trace_mpi_on_import, untrace_mpi
     from ..parallel._mpi import launched_by_mpirun, mpi
-    from ..parallel.measure import trace_mpi, trace_mpi_on_import, untrace_mpi
     from ..parallel.serial import SerialComm
 
     under_mpirun = launched_by_mpirun()

@@ -19,6 +19,7 @@
 // and writes the anchor, the global definitions and every location's local definitions (id
 // mapping tables for regions and communicators, the rank's clock offsets) with
 // write_trace_archive. The MPI layer then moves the event files next to them.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -33,6 +34,10 @@ struct OTF2_EvtWriter_struct;
 namespace cubescale::measure {
 
 class TraceWriter;
+
+// Local communicator ids of every rank: MPI_COMM_WORLD, MPI_COMM_SELF, and the thread team of
+// the process (the threads the program starts, paradigm pthread); made communicators follow.
+constexpr std::uint32_t kWorldComm = 0, kSelfComm = 1, kThreadTeam = 2, kFirstMadeComm = 3;
 
 // Clock offset of a process against rank 0 at a time of its own clock (ticks): rank 0's
 // clock = local + offset (OTF2's ClockOffset).
@@ -67,6 +72,14 @@ class ThreadTrace {
   void collective_request(std::uint64_t request, std::int64_t now);
   void collective_complete(const std::string& operation, std::uint32_t comm, std::uint32_t root, std::uint64_t sent,
                            std::uint64_t received, std::uint64_t request, std::int64_t now);
+  // Threads the program starts, as Score-P records pthreads (its create/wait model): every
+  // event on the process's thread team (communicator kThreadTeam); `sequence` pairs the
+  // ThreadCreate in the creating thread with the new thread's ThreadBegin, and the new
+  // thread's ThreadEnd with the ThreadWait of the thread that joins it.
+  void thread_create(std::uint64_t sequence, std::int64_t now);
+  void thread_begin(std::uint64_t sequence, std::int64_t now);
+  void thread_end(std::uint64_t sequence, std::int64_t now);
+  void thread_wait(std::uint64_t sequence, std::int64_t now);
   std::uint64_t location() const { return location_; }
 
  private:
@@ -95,12 +108,14 @@ struct TraceDefinitions {
   std::string host, process;
   std::vector<RegionInfo> regions;
   std::vector<Location> locations;
-  std::vector<Communicator> communicators;  // local ids 2, 3 ... (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF)
+  // local ids 3, 4 ... (0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 the thread team: kThreadTeam)
+  std::vector<Communicator> communicators;
   std::uint32_t world_size = 1;
   std::vector<ClockOffset> offsets;
   std::uint64_t first = 0, last = 0;  // first and last timestamp of this rank
   double ticks_per_second = 1e9;
   std::uint64_t chunk_size = 0;  // of the event files: the anchor file must say the same
+  bool threads = false;  // thread events were written: the archive defines this rank's thread team
 
   std::string bytes() const;
   // Raises FormatError (member "trace definitions") on bytes that are not such a record.
@@ -121,14 +136,18 @@ class TraceWriter {
   ThreadTrace* add_location(ThreadRecorder* recorder, std::uint32_t thread);
   // The region that stands for a buffer flush ("TRACE BUFFER FLUSH", registered by the caller).
   void set_flush_region(RegionId region) { flush_region_ = region; }
-  // A communicator made from `parent` (0 world, 1 self, or an id returned here) with its
+  // A communicator made from `parent` (kWorldComm, kSelfComm, or an id returned here) with its
   // members' ranks in MPI_COMM_WORLD; returns its local id. Thread-safe.
   std::uint32_t communicator(std::uint32_t parent, std::vector<std::uint32_t> members);
   void set_world_size(std::uint32_t size) { world_size_ = size; }
   void add_clock_offset(ClockOffset offset);
-  // Closes every location's event writer and the archive (no thread may record any more) and
-  // returns this rank's definitions; later events are dropped.
+  // Closes every location's event writer (no thread may record any more) and returns this
+  // rank's definitions; later events are dropped.
   TraceDefinitions close(const Recorder& recorder, const std::string& host, const std::string& process);
+  // After close: every location's local definitions (mapping tables from this rank's region and
+  // communicator ids to the global ones, TraceUnifyState's maps; the clock offsets) beside its
+  // event file, and the archive closed.
+  void finish(const std::vector<std::uint32_t>& regions, const std::vector<std::uint32_t>& comms);
   const std::string& directory() const { return directory_; }
   std::uint64_t buffer_bytes() const { return chunk_size_ * chunks_; }
   std::uint64_t flushes() const;
@@ -150,6 +169,7 @@ class TraceWriter {
   std::uint64_t flushes_ = 0;
   std::uint64_t first_ = UINT64_MAX;
   bool closed_ = false;
+  std::atomic<bool> threads_{false};  // a thread event was written
 
  public:  // libotf2's callbacks (C linkage needs plain functions reaching these)
   void flush_begin(std::uint64_t location);
@@ -163,6 +183,36 @@ class TraceWriter {
 // (mapping tables, clock offsets). The ranks' event files go to `directory`/traces/ (moved
 // there by the caller). Returns the number of locations.
 std::uint64_t write_trace_archive(const std::string& directory, const std::vector<std::string>& parts);
+
+// Rank 0 of the tree reduction: the archive `directory`/traces.otf2 with the global definitions
+// of the unified definitions `unified` (the root's TraceUnifyState::end_up) and every rank's
+// `summaries` (TraceDefinitions::bytes without regions and communicators, in rank order: its
+// host, process, locations, clock). The ranks write their local definitions (finish) and move
+// them with their event files to `directory`/traces/. Returns the number of locations.
+std::uint64_t write_trace_definitions(const std::string& directory, const std::string& unified,
+                                      const std::vector<std::string>& summaries);
+
+// The definitions of a trace reduced along a tree, as the profile's unification does: each rank
+// starts from its own definitions (close's bytes), absorbs its children's unified definitions
+// (end_up's bytes, in rank order) and sends its own up; the root's are the global definitions.
+// Down the tree each rank gets the maps of its set into the global one (down: "" at the root),
+// hands its children theirs, and keeps its own ids' global ones (region_map, comm_map).
+class TraceUnifyState {
+ public:
+  explicit TraceUnifyState(const std::string& local_definitions);
+  ~TraceUnifyState();
+  void absorb(const std::string& child);
+  std::string end_up() const;
+  std::vector<std::string> down(const std::string& message);
+  const std::vector<std::uint32_t>& region_map() const;
+  const std::vector<std::uint32_t>& comm_map() const;
+  std::uint64_t bytes_received() const { return received_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t received_ = 0;
+};
 
 // The OTF2 collective operation of an MPI function name ("MPI_Allreduce"); -1 if none.
 int collective_operation(const std::string& mpi_function);

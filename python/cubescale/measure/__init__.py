@@ -38,8 +38,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from ._core import measure as _measure
-from .profile import LocalProfile
+from .._core import measure as _measure
+from ..profile import LocalProfile
+from .threads import trace_threads, untrace_threads
 
 __all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write", "write_trace"]
 
@@ -153,6 +154,9 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     ``trace_buffer`` bytes per thread that is flushed to the event file when full; collective
     over ``comm`` (an mpi4py communicator the program does not use, such as a ``Dup`` of
     ``COMM_WORLD``; default: this process alone). :func:`write_trace` writes the archive.
+    While tracing, the threads the program starts are recorded as Score-P records pthreads
+    (ThreadCreate/Begin/End/Wait) and ``threading.Barrier.wait`` is a region
+    (:mod:`cubescale.measure.threads`).
 
     Example
     -------
@@ -175,10 +179,11 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
     if trace is not None:
-        from .parallel.measure import begin_trace
-        from .parallel.serial import SerialComm
+        from ..parallel.serial import SerialComm
+        from .trace import begin_trace
 
         begin_trace(os.fspath(trace), trace_buffer, comm if comm is not None else SerialComm())
+        trace_threads()  # the threads the program starts, their joins and barrier waits
     if auto:
         threading.setprofile(_bootstrap_thread(c_calls))  # threads started from now on
         _measure.start_hook(c_calls, all_threads=True)      # and every thread running now
@@ -204,6 +209,7 @@ def stop() -> None:
     >>> measure.start(auto=True)
     >>> measure.stop()
     """
+    untrace_threads()
     if _active["auto"]:
         threading.setprofile(None)  # type: ignore[arg-type]
         _measure.stop_hook(all_threads=True)
@@ -286,8 +292,8 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     >>> cubescale.open(out).shape
     (1, 1)
     """
-    from .parallel import write_report
-    from .parallel.serial import SerialComm
+    from ..parallel import write_report
+    from ..parallel.serial import SerialComm
 
     comm = comm if comm is not None else SerialComm()
     prof = profile(process=f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else None)
@@ -321,8 +327,8 @@ def write_trace(comm: Any = None, host: str | None = None, process: str | None =
     """
     import socket
 
-    from .parallel.measure import end_trace
-    from .parallel.serial import SerialComm
+    from ..parallel.serial import SerialComm
+    from .trace import end_trace
 
     comm = comm if comm is not None else SerialComm()
     if process is None:

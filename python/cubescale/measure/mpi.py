@@ -28,7 +28,7 @@ from typing import Any
 
 from .._core import measure as _measure
 
-__all__ = ["begin_trace", "end_trace", "trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
+__all__ = ["trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
 
 P2P, BARRIER, ONE2ALL, ALL2ONE, ALL2ALL, OTHER = (
     "point2point", "barrier", "one2all", "all2one", "all2all", "other collective")
@@ -110,7 +110,7 @@ def _mpi() -> Any:
     """``mpi4py.MPI``, imported once (an import statement in a wrapper would be a call of
     importlib's, recorded below the MPI region)."""
     if not _MPI:
-        from ._mpi import mpi
+        from ..parallel._mpi import mpi
 
         _MPI.append(mpi())
     return _MPI[0]
@@ -546,7 +546,7 @@ def trace_mpi() -> None:
     -------
     >>> from mpi4py import MPI
     >>> from cubescale import measure
-    >>> from cubescale.parallel.measure import trace_mpi, untrace_mpi
+    >>> from cubescale.measure.mpi import trace_mpi, untrace_mpi
     >>> measure.start()
     >>> trace_mpi()
     >>> MPI.COMM_WORLD.bcast({"n": 1}, root=0) == {"n": 1}
@@ -612,7 +612,7 @@ def trace_mpi_on_import() -> None:
 
     Example
     -------
-    >>> from cubescale.parallel.measure import trace_mpi_on_import, untrace_mpi
+    >>> from cubescale.measure.mpi import trace_mpi_on_import, untrace_mpi
     >>> trace_mpi_on_import(); untrace_mpi()
     """
     import sys
@@ -628,7 +628,7 @@ def untrace_mpi() -> None:
 
     Example
     -------
-    >>> from cubescale.parallel.measure import untrace_mpi
+    >>> from cubescale.measure.mpi import untrace_mpi
     >>> untrace_mpi()
     """
     import sys
@@ -639,145 +639,6 @@ def untrace_mpi() -> None:
         for name, value in _SAVED.items():
             setattr(MPI, name, value)
         _SAVED.clear()
-
-
-# Writing the trace of a run (cubescale.measure.start(trace=...) and write_trace): every rank
-# writes its event files into <directory>.partial/rank<r>; at the end rank 0 gathers the
-# ranks' definitions and writes the archive's definitions in <directory>.partial/archive, the
-# ranks move their event files next to them, and rank 0 renames that folder to <directory>:
-# the archive appears whole or not at all.
-_CLOCK_TAG = 0x7C5  # ping-pong messages of the clock offsets, on the caller's own communicator
-
-
-def _partial(directory: str) -> str:
-    return directory + ".partial"
-
-
-def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
-    """Collective over ``comm`` (mpi4py or :class:`~cubescale.parallel.serial.SerialComm`):
-    the current measurement writes every thread's events into this rank's part of the trace
-    ``directory`` (which must not exist), through ``buffer_bytes`` per thread, and the ranks'
-    clock offsets against rank 0 are measured. :func:`end_trace` writes the archive.
-
-    Example
-    -------
-    >>> import os, tempfile
-    >>> from cubescale import measure
-    >>> from cubescale.parallel.serial import SerialComm
-    >>> from cubescale.parallel.measure import begin_trace, end_trace
-    >>> measure.start()
-    >>> d = os.path.join(tempfile.mkdtemp(), "trace")
-    >>> begin_trace(d, 1 << 20, SerialComm())
-    >>> with measure.region("work"):
-    ...     pass
-    >>> measure.stop()
-    >>> os.path.basename(end_trace(SerialComm(), "host", "Process 0"))
-    'traces.otf2'
-    """
-    import errno
-    import os
-    import shutil
-
-    directory = os.path.abspath(directory)
-    problem = None
-    if comm.Get_rank() == 0:
-        if os.path.exists(directory):
-            problem = "the trace directory exists already"
-        else:
-            shutil.rmtree(_partial(directory), ignore_errors=True)
-            os.makedirs(_partial(directory))
-    problem = comm.bcast(problem, root=0)
-    if problem:
-        raise FileExistsError(errno.EEXIST, problem, directory)
-    _measure.trace(os.path.join(_partial(directory), f"rank{comm.Get_rank()}"), comm.Get_rank(), int(buffer_bytes))
-    _measure.trace_world_size(comm.Get_size())
-    _TRACE_DIRECTORY[:] = [directory]
-    _clock_offset(comm)
-
-
-_TRACE_DIRECTORY: list[str] = []
-
-
-def _clock_offset(comm: Any, rounds: int = 8) -> None:
-    """This rank's clock offset against rank 0 now (OTF2's ClockOffset): rank 0 answers
-    ``rounds`` pings of each other rank with its clock; the round trip that was fastest gives
-    the offset (rank 0's clock minus the middle of the round trip) and its error (half of it)."""
-    rank, size = comm.Get_rank(), comm.Get_size()
-    if rank == 0:
-        _measure.trace_clock_offset(_measure.clock(), 0, 0.0)
-        for peer in range(1, size):
-            for _ in range(rounds):
-                comm.recv(source=peer, tag=_CLOCK_TAG)
-                comm.send(_measure.clock(), dest=peer, tag=_CLOCK_TAG)
-        return
-    best = None
-    for _ in range(rounds):
-        t1 = _measure.clock()
-        comm.send(None, dest=0, tag=_CLOCK_TAG)
-        t0 = comm.recv(source=0, tag=_CLOCK_TAG)
-        t2 = _measure.clock()
-        if best is None or t2 - t1 < best[0]:
-            middle = (t1 + t2) // 2
-            best = (t2 - t1, middle, t0 - middle)
-    assert best is not None
-    _measure.trace_clock_offset(best[1], best[2], best[0] / 2)
-
-
-def end_trace(comm: Any, host: str, process: str) -> str:
-    """Collective over ``comm``, after the measurement stopped: measures the clock offsets
-    again, closes this rank's event files and writes the archive that :func:`begin_trace`
-    started (rank 0 writes the definitions). Returns the path of its anchor file
-    ``<directory>/traces.otf2``. On an error no archive is left, on every rank.
-
-    Example
-    -------
-    >>> from cubescale.parallel.measure import end_trace
-    >>> from cubescale.parallel.serial import SerialComm
-    >>> end_trace(SerialComm(), "host", "Process 0")
-    Traceback (most recent call last):
-    ...
-    RuntimeError: no trace to write: start the measurement with measure.start(trace=DIR)
-    """
-    import os
-    import shutil
-
-    if not _TRACE_DIRECTORY:
-        raise RuntimeError("no trace to write: start the measurement with measure.start(trace=DIR)")
-    directory = _TRACE_DIRECTORY[0]
-    partial, rank = _partial(directory), comm.Get_rank()
-    archive = os.path.join(partial, "archive")
-    _clock_offset(comm)
-    problem = None
-    try:
-        part = _measure.close_trace(host, process)
-    except Exception as e:  # noqa: BLE001 - told to every rank below
-        part, problem = b"", f"rank {rank}: {e}"
-    parts = comm.gather(part, root=0)
-    if rank == 0 and problem is None and parts is not None and all(parts):
-        try:
-            _measure.write_trace_archive(archive, list(parts))
-        except Exception as e:  # noqa: BLE001
-            problem = f"rank 0: {e}"
-    problems = comm.allgather(problem)
-    if not any(problems):
-        try:  # this rank's event files join the archive
-            source, target = os.path.join(partial, f"rank{rank}", "traces"), os.path.join(archive, "traces")
-            os.makedirs(target, exist_ok=True)
-            for name in os.listdir(source):
-                os.replace(os.path.join(source, name), os.path.join(target, name))
-        except OSError as e:
-            problem = f"rank {rank}: {e}"
-        problems = comm.allgather(problem)
-    if rank == 0:
-        if not any(problems):
-            os.rename(archive, directory)
-        shutil.rmtree(partial, ignore_errors=True)
-    comm.barrier()
-    _TRACE_DIRECTORY.clear()
-    first = next((p for p in problems if p), None)
-    if first is not None:
-        raise RuntimeError(f"the trace {directory} was not written: {first}")
-    return os.path.join(directory, "traces.otf2")
 
 
 _measure.ignore_file(__file__)  # the wrappers and their byte counting are no regions themselves

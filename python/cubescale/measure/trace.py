@@ -1,0 +1,218 @@
+"""Writing the OTF2 trace of a run (``cubescale.measure.start(trace=DIR)`` and
+:func:`cubescale.measure.write_trace`), collective over the ranks of an mpi4py communicator or
+:class:`~cubescale.parallel.serial.SerialComm`: every rank's event files while the program runs,
+the ranks' clock offsets against rank 0, and at the end the archive's definitions, written so
+that the archive appears whole or not at all (docs/measure.md, "Writing the archive").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .._core import measure as _measure
+from ..files import partial_traces, record_partial_writer, stale_partial_traces
+
+__all__ = ["begin_trace", "end_trace"]
+
+# Writing the trace of a run (cubescale.measure.start(trace=...) and write_trace): every rank
+# writes its event files into <directory>.partial/rank<r>; at the end rank 0 gathers the
+# ranks' definitions and writes the archive's definitions in <directory>.partial/archive, the
+# ranks move their event files next to them, and rank 0 renames that folder to <directory>:
+# the archive appears whole or not at all.
+_CLOCK_TAG = 0x7C5  # ping-pong messages of the clock offsets, on the caller's own communicator
+
+
+def _partial(directory: str) -> str:
+    return directory + ".partial"
+
+
+def _live_partial(partial: str) -> bool:
+    """Whether an unfinished trace folder may still be written by a living process."""
+    import os
+
+    parent, name = os.path.split(partial)
+    if not os.path.isdir(partial):
+        return False
+    ours = [t for t in partial_traces(parent) if os.path.basename(t.path) == name]
+    stale = [t for t in stale_partial_traces(parent) if os.path.basename(t.path) == name]
+    return bool(ours) and not stale
+
+
+def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
+    """Collective over ``comm`` (mpi4py or :class:`~cubescale.parallel.serial.SerialComm`):
+    the current measurement writes every thread's events into this rank's part of the trace
+    ``directory`` (which must not exist), through ``buffer_bytes`` per thread, and the ranks'
+    clock offsets against rank 0 are measured. :func:`end_trace` writes the archive.
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> from cubescale import measure
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> from cubescale.measure.trace import begin_trace, end_trace
+    >>> measure.start()
+    >>> d = os.path.join(tempfile.mkdtemp(), "trace")
+    >>> begin_trace(d, 1 << 20, SerialComm())
+    >>> with measure.region("work"):
+    ...     pass
+    >>> measure.stop()
+    >>> os.path.basename(end_trace(SerialComm(), "host", "Process 0"))
+    'traces.otf2'
+    """
+    import errno
+    import os
+    import shutil
+
+    directory = os.path.abspath(directory)
+    partial, rank = _partial(directory), comm.Get_rank()
+    problem = None
+    if rank == 0:
+        if os.path.exists(directory):
+            problem = "the trace directory exists already"
+        elif _live_partial(partial):
+            problem = f"a running process writes this trace ({os.path.basename(partial)})"
+        else:  # a dead run's leftovers (or none)
+            shutil.rmtree(partial, ignore_errors=True)
+            record_partial_writer(partial, 0)
+    problem = comm.bcast(problem, root=0)
+    if problem:
+        raise FileExistsError(errno.EEXIST, problem, directory)
+    if rank != 0:  # each rank says it writes here, before any event file: `cubescale clean` judges by it
+        record_partial_writer(partial, rank)
+    _measure.trace(os.path.join(partial, f"rank{rank}"), rank, int(buffer_bytes))
+    _measure.trace_world_size(comm.Get_size())
+    _TRACE_DIRECTORY[:] = [directory]
+    _clock_offset(comm)
+
+
+_TRACE_DIRECTORY: list[str] = []
+
+
+def _clock_offset(comm: Any, rounds: int = 8) -> None:
+    """This rank's clock offset against rank 0 now (OTF2's ClockOffset): rank 0 answers
+    ``rounds`` pings of each other rank with its clock; the round trip that was fastest gives
+    the offset (rank 0's clock minus the middle of the round trip) and its error (half of it)."""
+    rank, size = comm.Get_rank(), comm.Get_size()
+    if rank == 0:
+        _measure.trace_clock_offset(_measure.clock(), 0, 0.0)
+        for peer in range(1, size):
+            for _ in range(rounds):
+                comm.recv(source=peer, tag=_CLOCK_TAG)
+                comm.send(_measure.clock(), dest=peer, tag=_CLOCK_TAG)
+        return
+    best = None
+    for _ in range(rounds):
+        t1 = _measure.clock()
+        comm.send(None, dest=0, tag=_CLOCK_TAG)
+        t0 = comm.recv(source=0, tag=_CLOCK_TAG)
+        t2 = _measure.clock()
+        if best is None or t2 - t1 < best[0]:
+            middle = (t1 + t2) // 2
+            best = (t2 - t1, middle, t0 - middle)
+    assert best is not None
+    _measure.trace_clock_offset(best[1], best[2], best[0] / 2)
+
+
+_UP, _DOWN = 0x7C6, 0x7C7  # the definitions' tree reduction, on the caller's own communicator
+
+LAST_WRITE: dict[str, int] = {}
+"""What the last :func:`end_trace` moved: ``rank0_received`` (bytes of definitions rank 0
+received: its children's unified definitions and every rank's summary) and ``gathered`` (what
+gathering every rank's definitions to rank 0, the way before the tree, would have received)."""
+
+
+def _reduce_definitions(comm: Any, host: str, process: str, archive: str) -> str | None:
+    """Closes this rank's event files and reduces the ranks' definitions along the binary tree
+    (:class:`_core.measure.TraceUnifyState`): rank 0 ends with the unified regions and
+    communicators and writes the global definitions into ``archive``; each rank writes its own
+    locations' local definitions (its id mappings, come back down the tree). Returns this
+    rank's problem, if any (told to every rank by the caller)."""
+    from ..parallel.collective import CollectiveError, down_pass, tree_links, up_pass
+
+    rank, state, summary, error = comm.Get_rank(), None, b"", None
+    try:
+        part = _measure.close_trace(host, process)
+        state, summary = _measure.TraceUnifyState(part), _measure.trace_summary(part)
+    except Exception as e:  # noqa: BLE001 - travels up the tree, raised on every rank
+        error, part = e, b""
+
+    def finish(is_root: bool) -> bytes:
+        if state is None:
+            raise error if error is not None else RuntimeError("no trace definitions")
+        return state.end_up()
+
+    links = tree_links(comm)
+    up_error = up_pass(comm, links, lambda message: state.absorb(message), finish, _UP)  # type: ignore[union-attr]
+    try:
+        down_pass(comm, links, lambda message: state.down(message), _DOWN, up_error)  # type: ignore[union-attr]
+    except CollectiveError as e:
+        return f"rank {rank}: {e}"
+    assert state is not None
+    problem = None
+    try:
+        _measure.finish_trace(state.region_map, state.comm_map)
+    except Exception as e:  # noqa: BLE001
+        problem = f"rank {rank}: {e}"
+    summaries = comm.gather(summary, root=0)
+    sizes = comm.gather(len(part), root=0)  # only for LAST_WRITE's comparison: what a gather would move
+    if rank == 0 and summaries is not None:
+        LAST_WRITE.update(rank0_received=state.bytes_received + sum(len(s) for s in summaries[1:]),
+                          gathered=sum(sizes[1:]))
+        if problem is None:
+            try:
+                _measure.write_trace_definitions(archive, state.end_up(), list(summaries))
+            except Exception as e:  # noqa: BLE001
+                problem = f"rank 0: {e}"
+    return problem
+
+
+def end_trace(comm: Any, host: str, process: str) -> str:
+    """Collective over ``comm``, after the measurement stopped: measures the clock offsets
+    again, closes this rank's event files and writes the archive that :func:`begin_trace`
+    started: the definitions are reduced along a tree (rank 0 receives the unified regions and
+    communicators and every rank's locations, and writes the global definitions; each rank
+    writes its own locations' local definitions). Returns the path of its anchor file
+    ``<directory>/traces.otf2``. On an error no archive is left, on every rank.
+
+    Example
+    -------
+    >>> from cubescale.measure.trace import end_trace
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> end_trace(SerialComm(), "host", "Process 0")
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no trace to write: start the measurement with measure.start(trace=DIR)
+    """
+    import os
+    import shutil
+
+    if not _TRACE_DIRECTORY:
+        raise RuntimeError("no trace to write: start the measurement with measure.start(trace=DIR)")
+    directory = _TRACE_DIRECTORY[0]
+    partial, rank = _partial(directory), comm.Get_rank()
+    archive = os.path.join(partial, "archive")
+    _clock_offset(comm)
+    problem = _reduce_definitions(comm, host, process, archive)
+    problems = comm.allgather(problem)
+    if not any(problems):
+        try:  # this rank's event and local definition files join the archive
+            source, target = os.path.join(partial, f"rank{rank}", "traces"), os.path.join(archive, "traces")
+            os.makedirs(target, exist_ok=True)
+            for name in os.listdir(source):
+                os.replace(os.path.join(source, name), os.path.join(target, name))
+        except OSError as e:
+            problem = f"rank {rank}: {e}"
+        problems = comm.allgather(problem)
+    if rank == 0:
+        if not any(problems):
+            os.rename(archive, directory)
+        shutil.rmtree(partial, ignore_errors=True)
+    comm.barrier()
+    _TRACE_DIRECTORY.clear()
+    first = next((p for p in problems if p), None)
+    if first is not None:
+        raise RuntimeError(f"the trace {directory} was not written: {first}")
+    return os.path.join(directory, "traces.otf2")
+
+
+_measure.ignore_file(__file__)  # the trace's own code is no region
