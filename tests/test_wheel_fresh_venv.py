@@ -137,7 +137,7 @@ def test_docstring_examples_with_only_numpy(numpy_only, tmp_path):
                  "cubescale.commands.info", "cubescale.commands.dump", "cubescale.commands.convert",
                  "cubescale.commands.notebooks", "cubescale.commands.demo"):
         assert core in doc and "import" not in needs.get(core, {}).values(), (core, needs.get(core))
-        assert set(needs.get(core, {})) <= {"pandas", "hatchet"} and doc[core]["attempted"] > 0, (core, needs.get(core))
+        assert set(needs.get(core, {})) <= {"pandas", "hatchet", "view"} and doc[core]["attempted"] > 0, (core, needs.get(core))
 
 
 def test_readme_examples_with_only_numpy(numpy_only, tmp_path):
