@@ -286,6 +286,10 @@ def test_a_killed_run_leaves_a_partial_trace_that_info_names_and_clean_removes(t
         assert info.returncode == 2 and "Traceback" not in info.stderr
         assert "unfinished trace" in info.stderr and "cubescale clean" in info.stderr, info.stderr
         assert len(info.stderr.strip().splitlines()) == 1
+    # info of the directory lists the dead run's folder (not the live writer's) beside the report
+    listing = subprocess.run([*cli, "info", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert "1 unfinished trace folder of traced runs that died" in listing.stdout, (listing.stdout, listing.stderr)
+    assert "k-trace.partial" in listing.stdout and "live-trace" not in listing.stdout
     clean = subprocess.run([*cli, "clean", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert clean.returncode == 0, clean.stderr
     assert "unfinished trace k-trace" in clean.stdout and "1 of running writers" in clean.stdout, clean.stdout

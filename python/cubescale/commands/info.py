@@ -58,12 +58,13 @@ def _derived_note(r: cube.Report, m) -> str:
 
 def prepare_info(args) -> None:
     """The report or trace ``info`` reads (an experiment directory resolved); a directory
-    with neither but with stale temporaries of cubescale's writers gets only their list."""
+    with neither but with stale temporaries of cubescale's writers (or unfinished trace folders of
+    traced runs that died) gets only their list."""
     args.directory = args.file if os.path.isdir(args.file) else os.path.dirname(os.path.abspath(args.file))
     try:
         args.kind, args.file = input_of_info(args.file)
     except IsADirectoryError:
-        if not files.stale_temporaries(args.file):
+        if not files.stale_temporaries(args.file) and not files.stale_partial_traces(args.file):
             raise
         args.kind = "directory"
 
@@ -72,6 +73,7 @@ def run_info(args) -> int:
     if args.kind != "directory":
         _run_info_of_file(args)
     _print_stale_temporaries(args.directory)
+    _print_stale_partial_traces(args.directory)
     return 0
 
 
@@ -85,6 +87,17 @@ def _print_stale_temporaries(directory: str) -> None:
           f"({total} bytes): 'cubescale clean {directory}' removes them")
     for t in stale[:8]:
         print(f"  {os.path.basename(t.path)}: {t.size} bytes (temporary of {t.target}, writer pid {t.pid} gone)")
+
+
+def _print_stale_partial_traces(directory: str) -> None:
+    """Trace folders of traced runs whose every rank died (``<trace>.partial``)."""
+    stale = files.stale_partial_traces(directory)
+    if not stale:
+        return
+    print(f"{len(stale)} unfinished trace folder{'s' if len(stale) != 1 else ''} of traced runs that died in "
+          f"{directory}: 'cubescale clean {directory}' removes them")
+    for t in stale[:8]:
+        print(f"  {os.path.basename(t.path)}: {t.size} bytes (trace {t.target}, {len(t.writers)} rank(s) gone)")
 
 
 def _run_info_of_file(args) -> None:
