@@ -7,7 +7,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.report` — CUBE4 reports (``.cubex``): :func:`open`, :func:`write`, :class:`Report`;
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
-* :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
+* :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`median`,
+  :func:`cut`, :func:`common`;
 * :mod:`cubescale.scale_func` — decoding SCALE_FUNC values (Extra-P scaling functions);
 * :mod:`cubescale.examples` — a small report and trace that ship with the package;
 * :mod:`cubescale.files` — how files are written (whole or not at all) and stale temporaries;
@@ -31,12 +32,12 @@ if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
 from . import dtypes, examples, files, records, report, scale_func, systree, threads
-from .algebra import cut, diff, mean, merge  # also binds the submodule cubescale.algebra
+from .algebra import common, cut, diff, mean, median, merge  # also binds the submodule cubescale.algebra
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
 from .report import Report, open, write  # noqa: A004 (cubescale.open mirrors builtins.open)
 
 __version__ = "0.1.0"
-__all__ = ["FormatError", "Report", "ReportBuilder", "algebra", "analyze", "cut", "diff", "dtypes", "examples", "files",
-           "mean", "merge", "open", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]
+__all__ = ["FormatError", "Report", "ReportBuilder", "algebra", "analyze", "common", "cut", "diff", "dtypes", "examples",
+           "files", "mean", "median", "merge", "open", "records", "report", "scale_func", "systree", "threads", "write", "__version__"]
