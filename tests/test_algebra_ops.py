@@ -203,3 +203,22 @@ def test_cli_median_min_max_common_and_system_flags(bt8, bt2, blast, tmp_path, c
     assert main(["common", p, str(pruned), "-o", str(tmp_path / "c")]) == 0
     assert sorted(os.listdir(tmp_path / "c")) == ["blast.p64.common.cubex", "pruned.common.cubex"]
     assert cubescale.open(tmp_path / "c" / "blast.p64.common.cubex").shape == cubescale.open(pruned).shape
+
+
+def test_median_min_max_and_common_results_open_in_pycubexr(blast, blast_pruned, tmp_path):
+    # blast and its pruned copy share one root, which pycubexr 2.1 needs.
+    pycubexr = pytest.importorskip("pycubexr")
+    results = {"median": cubescale.median(blast, blast_pruned, blast),
+               "min": cubescale.algebra.minimum(blast, blast_pruned),
+               "max": cubescale.algebra.maximum(blast, blast_pruned),
+               "common": cubescale.common(blast, blast_pruned)[0]}
+    for name, out in results.items():
+        path = tmp_path / f"{name}.cubex"
+        cubescale.write(out, path, derived="values")
+        again = cubescale.open(path)
+        np.testing.assert_array_equal(again.values("time"), out.values("time"))
+        with pycubexr.CubexParser(str(path)) as parser:
+            values = parser.get_metric_values(parser.get_metric_by_name("time"))
+            root = parser.get_root_cnodes()[0] if hasattr(parser, "get_root_cnodes") else parser.get_cnode(0)
+            got = np.asarray(values.cnode_values(root, convert_to_exclusive=False), dtype=float)
+            np.testing.assert_allclose(got, again.values("time", inclusive=True)[0], rtol=1e-12, err_msg=name)
