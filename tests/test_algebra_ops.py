@@ -222,3 +222,18 @@ def test_median_min_max_and_common_results_open_in_pycubexr(blast, blast_pruned,
             root = parser.get_root_cnodes()[0] if hasattr(parser, "get_root_cnodes") else parser.get_cnode(0)
             got = np.asarray(values.cnode_values(root, convert_to_exclusive=False), dtype=float)
             np.testing.assert_allclose(got, again.values("time", inclusive=True)[0], rtol=1e-12, err_msg=name)
+
+
+def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
+    from cubescale.systree import SystemTree
+    b = cubescale.ReportBuilder(SystemTree.from_shape("rack:1 process:2 thread:1"))  # machine > rack > processes
+    b.add_metric("time")
+    b.add_cnode(b.add_region("main"))
+    path = tmp_path / "racks.cubex"
+    cubescale.write(b.build(), path)
+    out = tmp_path / "r.cubex"
+    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "below no node" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["mean", str(path), str(path), "-C", "-o", str(out)]) == 0  # collapsing needs no nodes
