@@ -237,3 +237,6 @@ def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "below no node" in err and "Traceback" not in err
     assert not out.exists()
     assert main(["mean", str(path), str(path), "-C", "-o", str(out)]) == 0  # collapsing needs no nodes
+    before = path.read_bytes()
+    assert main(["max", str(path), str(out), "-o", str(path)]) == 2  # never over an input
+    assert "is the input" in capsys.readouterr().err and path.read_bytes() == before

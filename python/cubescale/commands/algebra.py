@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 from .. import algebra
 from .. import report as cube
+from ._inputs import check_output
 
 _SYSTEM_HELP = ("how system trees are matched: auto (the same layout, else collapsed to processes and "
                 "threads matched by rank), same (fail unless the layouts are equal), processes (always collapse, "
@@ -108,6 +109,7 @@ _SYSTEM_SUMMARY = {"same": "same layout", "processes": "collapsed to processes",
 
 def run_combine(args) -> int:
     """Run ``diff``, ``merge``, ``mean``, ``median``, ``min`` or ``max``."""
+    check_output(args.output, args.inputs)
     inputs = [_opened(p) for p in args.inputs]
     out = _OPERATIONS[args.operation][2](*inputs, system=args.system)
     algebra.stream_values(out)
@@ -139,6 +141,7 @@ def _selection(values: list[str]) -> list[int | str]:
 
 def run_cut(args) -> int:
     """Run ``cut``."""
+    check_output(args.output, [args.input])
     r = _opened(args.input)
     out = algebra.cut(r, root=_selection(args.root) or None, prune=_selection(args.prune) or None)
     algebra.stream_values(out)
