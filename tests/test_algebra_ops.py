@@ -240,3 +240,14 @@ def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
     before = path.read_bytes()
     assert main(["max", str(path), str(out), "-o", str(path)]) == 2  # never over an input
     assert "is the input" in capsys.readouterr().err and path.read_bytes() == before
+
+
+def test_a_call_site_line_that_is_no_number_is_a_format_error(tmp_path):
+    from tar_members import archive, read_members
+    members = read_members(_example_path("all_dtypes.cubex"))
+    assert b'line="60"' in members["anchor.xml"]
+    members["anchor.xml"] = members["anchor.xml"].replace(b'line="60"', b'line="6x"')
+    path = tmp_path / "bad_line.cubex"
+    path.write_bytes(archive(members))
+    with pytest.raises(cubescale.FormatError, match="anchor.xml.*line"):
+        cubescale.open(path).cnodes  # noqa: B018 (the call tree is read on first use, if not at open)
