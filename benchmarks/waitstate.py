@@ -19,7 +19,7 @@ import shutil
 import tempfile
 import time
 
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 from cubescale._core import analysis as _analysis
 
@@ -36,7 +36,7 @@ def best(function, repeat: int = 3) -> float:
 
 
 def measure(name: str, path: str) -> None:
-    trace = otf2.open(path)
+    trace = trace.open(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
     limit = best(lambda: testing.read_with_empty_callbacks(trace, locations))

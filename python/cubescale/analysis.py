@@ -52,9 +52,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
     """
-    from . import otf2
+    from . import trace
 
-    trace = otf2.open(trace_path)
+    trace = trace.open(trace_path)
     core, _ = _analysis.analyze(trace._core, trace.location_indices())
     local = LocalProfile.__new__(LocalProfile)
     local._core = core

@@ -154,7 +154,7 @@ void add_calls(CallUnion& u, const cube::Definitions& d, std::uint32_t input, In
 }
 
 // Same layout: the first input's system tree, with its ranks and names.
-systree::SingleTree same_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps) {
+systree::SingleNodeTree same_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps) {
   for (auto& m : maps) {
     m.locations.resize(inputs[0]->locations.size());
     for (std::uint32_t l = 0; l < m.locations.size(); ++l) m.locations[l] = l;
@@ -172,7 +172,7 @@ struct CollapsedProcess {
 };
 
 // One virtual machine and node, processes by rank, threads by rank inside them (Cube's -C).
-systree::SingleTree collapsed_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
+systree::SingleNodeTree collapsed_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
                                      std::vector<std::int64_t>& group_ranks, std::vector<std::int64_t>& location_ranks) {
   std::map<std::int64_t, CollapsedProcess> processes;
   const auto conflict = [](std::size_t input, const std::string& what) {
@@ -206,7 +206,7 @@ systree::SingleTree collapsed_system(const std::vector<const cube::Definitions*>
                         d.system.cls(e) + "', another input '" + it->second.cls + "'");
     }
   }
-  systree::SingleTree tree;
+  systree::SingleNodeTree tree;
   const auto machine = tree.add_root(Kind::Node, "machine", "Virtual machine");
   const auto node = tree.add_child(machine, Kind::Node, "node", "Virtual node");
   std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> column;
@@ -246,7 +246,7 @@ struct ReducedElement {
   std::int64_t rank;
 };
 
-systree::SingleTree reduced_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
+systree::SingleNodeTree reduced_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
                                    std::vector<std::int64_t>& group_ranks, std::vector<std::int64_t>& location_ranks) {
   const auto conflict = [](std::size_t input, const std::string& what) {
     throw std::invalid_argument("the system trees cannot be reduced to machines and nodes: input " + std::to_string(input) +
@@ -296,7 +296,7 @@ systree::SingleTree reduced_system(const std::vector<const cube::Definitions*>& 
   // Built in preorder of the union (children in order of discovery): columns follow that order.
   std::vector<std::vector<std::uint32_t>> children(elements.size());
   for (std::uint32_t e = 1; e < elements.size(); ++e) children[elements[e].parent].push_back(e);
-  systree::SingleTree tree;
+  systree::SingleNodeTree tree;
   std::vector<std::uint32_t> column(elements.size(), kAbsent), built(elements.size(), kAbsent);
   std::vector<std::uint32_t> stack{0};
   while (!stack.empty()) {

@@ -40,8 +40,8 @@ cube::Region region(const std::string& name) {
 }
 
 // One machine, `processes` processes of `threads` threads.
-systree::SingleTree machine(int processes, int threads) {
-  systree::SingleTree t;
+systree::SingleNodeTree machine(int processes, int threads) {
+  systree::SingleNodeTree t;
   const auto m = t.add_root(systree::Kind::Node, "machine", "m");
   const auto n = t.add_child(m, systree::Kind::Node, "node", "n");
   for (int p = 0; p < processes; ++p) {
@@ -283,14 +283,14 @@ TEST(CubeCallSite, ReadWriteReadKeepsLineAndModule) {
 
 TEST(AlgebraUnify, ReduceKeepsMachinesAndNodesMatchedByName) {
   // A: machine > rack > node n0 > 2 processes; B: machine > node n0 (1 process), node n1 (1 process).
-  systree::SingleTree ta;
+  systree::SingleNodeTree ta;
   const auto m = ta.add_root(systree::Kind::Node, "machine", "m");
   const auto rack = ta.add_child(m, systree::Kind::Node, "rack", "rack 0");
   const auto n0 = ta.add_child(rack, systree::Kind::Node, "node", "n0");
   for (int p = 0; p < 2; ++p)
     ta.add_child(ta.add_child(n0, systree::Kind::LocationGroup, "process", "rank " + std::to_string(p)), systree::Kind::Location,
                  "thread", "t");
-  systree::SingleTree tb;
+  systree::SingleNodeTree tb;
   const auto mb = tb.add_root(systree::Kind::Node, "machine", "other machine");
   for (int n = 0; n < 2; ++n) {
     const auto node = tb.add_child(mb, systree::Kind::Node, "node", "n" + std::to_string(n));
@@ -311,7 +311,7 @@ TEST(AlgebraUnify, ReduceKeepsMachinesAndNodesMatchedByName) {
   EXPECT_EQ(u.defs.system.name(0), "m");
   EXPECT_EQ(u.defs.group_rank, (std::vector<std::int64_t>{0, 1, 1}));
   // Processes directly below the machine cannot be placed on a node.
-  systree::SingleTree flat;
+  systree::SingleNodeTree flat;
   const auto fm = flat.add_root(systree::Kind::Node, "machine", "m");
   flat.add_child(flat.add_child(fm, systree::Kind::LocationGroup, "process", "rank 0"), systree::Kind::Location, "thread", "t");
   const auto f = cube::assemble_definitions(metrics, regions, calls, flat);
