@@ -22,7 +22,7 @@ namespace {
 
 SystemMatch system_match(const std::string& name) {
   const auto s = parse_system_match(name);
-  if (!s) throw py::value_error("system= must be 'auto', 'same' or 'processes', not '" + name + "'");
+  if (!s) throw py::value_error("system= must be 'auto', 'same', 'processes' or 'reduce', not '" + name + "'");
   return *s;
 }
 
@@ -37,7 +37,7 @@ void register_algebra(py::module_ m) {
       "combine",
       [](const std::string& operation, const std::vector<std::shared_ptr<cube::Report>>& reports, const std::string& system) {
         const auto op = parse_operation(operation);
-        if (!op) throw py::value_error("unknown operation '" + operation + "' (diff, merge, mean, min, max)");
+        if (!op) throw py::value_error("unknown operation '" + operation + "' (diff, merge, mean, median, min, max)");
         const auto match = system_match(system);
         const auto inputs = inputs_of(reports);
         py::gil_scoped_release release;
@@ -45,8 +45,8 @@ void register_algebra(py::module_ m) {
       },
       py::arg("operation"), py::arg("reports"), py::arg("system") = "auto",
       "A report over the unified definitions of `reports` whose values are `operation` (diff: A - B of two; "
-      "merge, mean, min, max: of one or more) of the inputs' aligned values, computed per metric on first use. "
-      "system: 'auto' (same layout, else collapsed to processes), 'same' or 'processes'. ValueError when the "
+      "merge, mean, median, min, max: of one or more) of the inputs' aligned values, computed per metric on first use. "
+      "system: 'auto' (same layout, else collapsed to processes), 'same', 'processes' (Cube's -C) or 'reduce' (machines and nodes, Cube's -c). ValueError when the "
       "inputs cannot be unified.");
   m.def(
       "alignment",
@@ -74,6 +74,17 @@ void register_algebra(py::module_ m) {
       py::arg("report"), py::arg("roots"), py::arg("prunes"),
       "A report whose call tree is the subtrees of `roots` (cnode indices; empty: all), with the call paths "
       "`prunes` keeping their inclusive values and their descendants folded into their exclusive values.");
+  m.def(
+      "common",
+      [](const std::vector<std::shared_ptr<cube::Report>>& reports) {
+        const auto inputs = inputs_of(reports);
+        py::gil_scoped_release release;
+        return common(inputs);
+      },
+      py::arg("reports"),
+      "Per report, the report reduced to the call paths that every report has (unified by region, call site, "
+      "parameters and attributes from the roots down); the other call paths' exclusive values are folded into "
+      "their nearest common ancestor. ValueError when no call path is common to all.");
   m.def(
       "stream_values", [](const std::shared_ptr<cube::Report>& report) { report->set_keep_loaded(false); },
       py::arg("report"),

@@ -8,7 +8,8 @@ The package is a Pythonic layer over the C++ core ``cubescale._core``:
 * :mod:`cubescale.builder` — reports built by a program: :class:`ReportBuilder`;
 * :mod:`cubescale.trace` — OTF2 traces: events as DataFrames, the profile of a trace;
 * :mod:`cubescale.threads` — thread aggregation (sum, set, key, calltree, value);
-* :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`cut`;
+* :mod:`cubescale.algebra` — report algebra: :func:`diff`, :func:`merge`, :func:`mean`, :func:`median`,
+  :func:`cut`, :func:`common`;
 * :func:`stat` and :func:`score` — flat profiles with statistics across locations (``cube_stat``)
   and trace-size estimates with filter generation (``scorep-score``);
 * :mod:`cubescale.pop`, :mod:`cubescale.hatchet`, :mod:`cubescale.plots` — POP efficiencies, Hatchet and
@@ -36,7 +37,7 @@ if _os.environ.get("CUBESCALE_DEV_BUILD"):
     __path__.append(_os.environ["CUBESCALE_DEV_BUILD"])  # noqa: F821 (package __path__)
 
 from . import dtypes, examples, files, records, report, scale_func, systree, threads, trace
-from .algebra import cut, diff, mean, merge  # also binds the submodule cubescale.algebra
+from .algebra import common, cut, diff, mean, median, merge  # also binds the submodule cubescale.algebra
 from .analysis import analyze
 from .builder import ReportBuilder
 from .errors import FormatError
@@ -49,6 +50,6 @@ from .score import score
 from .stat import stat
 
 __version__ = "0.1.0"
-__all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "cut",
-           "diff", "dtypes", "examples", "files", "from_hatchet", "mean", "merge", "open", "pop", "records", "report",
-           "scale_func", "score", "stat", "systree", "threads", "to_thicket", "trace", "write", "__version__"]
+__all__ = ["Cnode", "FormatError", "Location", "Metric", "Region", "Report", "ReportBuilder", "algebra", "analyze", "common",
+           "cut", "diff", "dtypes", "examples", "files", "from_hatchet", "mean", "median", "merge", "open", "pop", "records",
+           "report", "scale_func", "score", "stat", "systree", "threads", "to_thicket", "trace", "write", "__version__"]

@@ -1,10 +1,12 @@
-"""Report algebra: the difference, merge, mean, minimum and maximum of reports, and cuts of a call tree.
+"""Report algebra: the difference, merge, mean, median, minimum and maximum of reports, cuts of a call
+tree and the call tree common to several reports.
 
 Reports are values to compute with (the Scalasca architecture paper, section 6; CubeLib's ``cube_diff``,
 ``cube_merge``, ``cube_mean``, ``cube_cut``). The inputs are first unified as CubeLib does —
 metrics by unique name down the metric tree, call paths by region (name, module, lines),
-parameters and attributes down from the roots, system trees by structure or, when their layouts
-differ, collapsed to processes and threads matched by rank — and then combined on the aligned
+call site, parameters and attributes down from the roots, system trees by structure or, when
+their layouts differ, collapsed to processes and threads matched by rank (Cube's ``-C``) or
+reduced to machines and nodes matched by name (Cube's ``-c``, ``system="reduce"``) — and then combined on the aligned
 values. A call path or location an input does not have counts as zero there. The results are
 ordinary :class:`cubescale.Report` objects whose values the C++ core computes metric by metric
 on first use; write them with :func:`cubescale.write`. See ``docs/algebra.md``.
@@ -30,11 +32,13 @@ import numpy as np
 from ._core import algebra as _algebra
 from .report import Report
 
-__all__ = ["Alignment", "alignment", "cut", "diff", "maximum", "mean", "merge", "minimum"]
+__all__ = ["Alignment", "alignment", "common", "cut", "diff", "maximum", "mean", "median", "merge", "minimum"]
 
-SYSTEMS = ("auto", "same", "processes")
+SYSTEMS = ("auto", "same", "processes", "reduce")
 """How system trees are matched: ``auto`` (the same layout, else collapsed to processes),
-``same`` (ValueError unless the layouts are equal), ``processes`` (always collapsed)."""
+``same`` (ValueError unless the layouts are equal), ``processes`` (always collapsed to processes
+and threads matched by rank: Cube's ``-C``), ``reduce`` (machines and nodes kept and matched by
+name, the levels between them dropped: Cube's ``-c``)."""
 
 
 def _combine(operation: str, reports: Sequence[Report], system: str) -> Report:
@@ -82,6 +86,22 @@ def mean(*reports: Report, system: str = "auto") -> Report:
     True
     """
     return _combine("mean", list(reports), system)
+
+
+def median(*reports: Report, system: str = "auto") -> Report:
+    """The median of the reports' values (DOUBLE), per value over the reports, a missing call path or
+    location counting as zero; for an even number of reports the mean of the two middle values.
+
+    Unlike the other operations it holds every report's matrix of one metric at a time.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> a = cubescale.open(cubescale.examples.report_path())
+    >>> bool((cubescale.median(a, a, a).values("time") == a.values("time")).all())
+    True
+    """
+    return _combine("median", list(reports), system)
 
 
 def minimum(*reports: Report, system: str = "auto") -> Report:
@@ -145,6 +165,27 @@ def cut(report: Report, root: int | str | Iterable[int | str] | None = None,
     """
     core = _algebra.cut(report._core, _call_paths(report, root), _call_paths(report, prune))
     return type(report)(core, "")
+
+
+def common(*reports: Report) -> list[Report]:
+    """Each report reduced to the call tree that all of them have (CubeLib's ``cube_commoncalltree``).
+
+    Call paths are matched as for :func:`diff`; a call path that not every report has goes, and its
+    values are folded into its nearest common ancestor's exclusive value (whose inclusive value so
+    stays). Each result keeps its report's metrics and system tree.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> a = cubescale.open(cubescale.examples.report_path())
+    >>> pruned = cubescale.cut(a, prune="main")
+    >>> ca, cp = cubescale.common(a, pruned)
+    >>> ca.shape == cp.shape == pruned.shape
+    True
+    """
+    if not reports:
+        raise ValueError("common needs at least one report")
+    return [type(r)(core, "") for r, core in zip(reports, _algebra.common([r._core for r in reports]))]
 
 
 @dataclass(frozen=True)

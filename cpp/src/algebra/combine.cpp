@@ -1,6 +1,7 @@
 #include "cubescale/algebra/combine.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -117,32 +118,44 @@ class RowGatherer {
   bool direct_;
 };
 
-// out (op)= x for the input at `position` of `count`; the first input's values are copied.
+// Whether v's bytes are not all zero (as row_is_zero() judges a row: -0.0 is stored).
 template <class T>
-void apply(Operation op, std::size_t position, std::size_t count, const T* x, T* out, std::size_t n) {
-  if (position == 0) {
-    std::copy(x, x + n, out);
+bool nonzero_bits(T v) {
+  if constexpr (std::is_same_v<T, double>) return std::bit_cast<std::uint64_t>(v) != 0;
+  else return v != 0;
+}
+
+// out[l] = f(out[l], x[l]) over n values; with `any`, also notes whether a result is not zero
+// (in the same pass: a separate scan of a row that no longer fits the caches reads it again).
+template <class T, class F>
+void each(T* out, const T* x, std::size_t n, bool* any, F f) {
+  if (!any) {
+    for (std::size_t l = 0; l < n; ++l) out[l] = f(out[l], x[l]);
     return;
   }
+  bool seen = false;
+  for (std::size_t l = 0; l < n; ++l) {
+    out[l] = f(out[l], x[l]);
+    seen |= nonzero_bits(out[l]);
+  }
+  *any = seen;
+}
+
+// out (op)= x for the input at `position` of `count`; the first input's values are copied.
+// `any` (or nullptr) receives whether the row is not zero afterwards.
+template <class T>
+void apply(Operation op, std::size_t position, std::size_t count, const T* x, T* out, std::size_t n, bool* any) {
+  if (position == 0) return each(out, x, n, any, [](T, T b) { return b; });
   switch (op) {
-    case Operation::Diff:
-      for (std::size_t l = 0; l < n; ++l) out[l] -= x[l];
-      return;
+    case Operation::Diff: return each(out, x, n, any, [](T a, T b) { return a - b; });
     case Operation::Mean:
-      if (position + 1 < count) {
-        for (std::size_t l = 0; l < n; ++l) out[l] += x[l];
-      } else {  // the last input also divides: one pass less
-        const T k = static_cast<T>(count);
-        for (std::size_t l = 0; l < n; ++l) out[l] = (out[l] + x[l]) / k;
-      }
-      return;
-    case Operation::Min:
-      for (std::size_t l = 0; l < n; ++l) out[l] = std::min(out[l], x[l]);
-      return;
-    case Operation::Max:
-      for (std::size_t l = 0; l < n; ++l) out[l] = std::max(out[l], x[l]);
-      return;
+      if (position + 1 < count) return each(out, x, n, any, [](T a, T b) { return a + b; });
+      // the last input also divides: one pass less
+      return each(out, x, n, any, [k = static_cast<T>(count)](T a, T b) { return (a + b) / k; });
+    case Operation::Min: return each(out, x, n, any, [](T a, T b) { return std::min(a, b); });
+    case Operation::Max: return each(out, x, n, any, [](T a, T b) { return std::max(a, b); });
     case Operation::Merge: throw std::logic_error("merge copies values");
+    case Operation::Median: throw std::logic_error("the median is no running aggregate");
   }
 }
 
@@ -175,8 +188,9 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
       std::vector<std::uint8_t> seen(i + 1 == count ? cnodes : 0);
       for (std::size_t c = 0; c < cnodes; ++c) {
         auto* o = reinterpret_cast<T*>(out.row(c)) + first;
-        apply<T>(plan.op, i, count, gather.row(c), o, n);
-        if (!seen.empty()) seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(T));
+        bool any = false;
+        apply<T>(plan.op, i, count, gather.row(c), o, n, seen.empty() ? nullptr : &any);
+        if (!seen.empty()) seen[c] = any;
       }
       std::lock_guard lock(mutex);
       for (std::size_t c = 0; c < seen.size(); ++c) nonzero[c] |= seen[c];
@@ -184,6 +198,56 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
     if (map.identity_locations) cube::over_location_slices(locations, sizeof(T), out.bytes(), cube::kAutomaticThreads, slice);
     else slice(0, locations);
   }
+  for (std::size_t c = 0; c < cnodes; ++c) out.set_present(c, nonzero[c] != 0);
+  return out;
+}
+
+// The median of values[0 .. k) (reordered): the middle one, for even k the mean of the two
+// middle ones.
+double median_of(double* values, std::size_t k) {
+  const auto middle = values + k / 2;
+  std::nth_element(values, middle, values + k);
+  if (k % 2) return *middle;
+  return (*std::max_element(values, middle) + *middle) / 2;
+}
+
+// The median of metric u: every input's matrix at once, one unified row of each at a time.
+Severity median(const Plan& plan, std::size_t u, const DataType& out_type) {
+  const auto& defs = plan.unified.defs;
+  const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
+  Severity out(out_type, cnodes, locations);
+  const auto kind = defs.metrics[u].kind;
+  const auto count = plan.inputs.size();
+  std::vector<std::shared_ptr<const Severity>> values(count);
+  bool identity = true;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto& map = plan.unified.inputs[i];
+    if (map.metric_of[u] != kAbsent) values[i] = plan.inputs[i]->values(map.metric_of[u], kind);
+    identity = identity && map.identity_locations;
+  }
+  std::vector<std::uint8_t> nonzero(cnodes, 0);
+  std::mutex mutex;
+  const auto slice = [&](std::size_t first, std::size_t n) {
+    std::vector<std::unique_ptr<RowGatherer<double>>> gather;
+    for (std::size_t i = 0; i < count; ++i)
+      gather.push_back(std::make_unique<RowGatherer<double>>(values[i].get(), plan.unified.inputs[i], &plan.rows[i], first, n));
+    std::vector<const double*> rows(count);
+    std::vector<double> column(count);
+    std::vector<std::uint8_t> seen(cnodes, 0);
+    for (std::size_t c = 0; c < cnodes; ++c) {
+      for (std::size_t i = 0; i < count; ++i) rows[i] = gather[i]->row(c);
+      auto* o = reinterpret_cast<double*>(out.row(c)) + first;
+      for (std::size_t l = 0; l < n; ++l) {
+        for (std::size_t i = 0; i < count; ++i) column[i] = rows[i][l];
+        o[l] = median_of(column.data(), count);
+      }
+      seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(double));
+    }
+    std::lock_guard lock(mutex);
+    for (std::size_t c = 0; c < cnodes; ++c) nonzero[c] |= seen[c];
+  };
+  if (identity) cube::over_location_slices(locations, sizeof(double), out.bytes() * count, cube::kAutomaticThreads, slice);
+  else slice(0, locations);
   for (std::size_t c = 0; c < cnodes; ++c) out.set_present(c, nonzero[c] != 0);
   return out;
 }
@@ -225,6 +289,7 @@ Severity copied(const Plan& plan, std::size_t u) {
 Severity compute(const Plan& plan, std::size_t u) {
   const auto& type = plan.unified.defs.metrics[u].dtype;
   if (plan.op == Operation::Merge) return copied(plan, u);
+  if (plan.op == Operation::Median) return median(plan, u, type);
   if (type.kind == ValueKind::Int64) return arithmetic<std::int64_t>(plan, u, type);
   return arithmetic<double>(plan, u, type);
 }
@@ -237,13 +302,15 @@ std::optional<Operation> parse_operation(std::string_view name) {
   if (name == "mean") return Operation::Mean;
   if (name == "min") return Operation::Min;
   if (name == "max") return Operation::Max;
+  if (name == "median") return Operation::Median;
   return std::nullopt;
 }
 
 DataType result_type(Operation op, const std::vector<const DataType*>& inputs) {
   if (op == Operation::Merge) return *inputs.front();
   const bool integers = std::all_of(inputs.begin(), inputs.end(), [](auto* t) { return t->is_integer(); });
-  if (integers) return named(op == Operation::Mean ? "DOUBLE" : "INT64");
+  const bool averaged = op == Operation::Mean || op == Operation::Median;
+  if (integers) return named(averaged ? "DOUBLE" : "INT64");
   const auto kind = inputs.front()->kind;
   const bool same_min_max = is_min_max(*inputs.front()) &&
                             std::all_of(inputs.begin(), inputs.end(), [&](auto* t) { return t->kind == kind; });
@@ -276,9 +343,9 @@ std::shared_ptr<cube::Report> combine(Operation op, const Inputs& inputs, System
   }
   cube::Definitions result = unified.defs;
   // Where the result came from, for its readers (Cube shows report attributes).
-  static const char* const names[] = {"diff", "merge", "mean", "min", "max"};
+  static const char* const names[] = {"diff", "merge", "mean", "min", "max", "median"};
   result.attrs.emplace_back("cubescale::algebra::operation", names[static_cast<int>(op)]);
-  result.attrs.emplace_back("cubescale::algebra::system", unified.collapsed ? "processes" : "same");
+  result.attrs.emplace_back("cubescale::algebra::system", unified.reduced ? "reduce" : unified.collapsed ? "processes" : "same");
   return std::make_shared<cube::Report>(std::move(result), [plan](std::size_t m) { return compute(*plan, m); });
 }
 

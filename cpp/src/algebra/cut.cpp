@@ -1,5 +1,6 @@
 #include "cubescale/algebra/cut.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -55,6 +56,36 @@ Severity cut_values(const CutPlan& plan, std::size_t metric, const cube::Definit
 
 }  // namespace
 
+std::shared_ptr<cube::Report> keep_call_paths(const std::shared_ptr<const cube::Report>& report, const std::vector<bool>& keep) {
+  if (!report) throw std::invalid_argument("cut: the report is missing");
+  const auto& in = report->definitions();
+  const auto n = in.cnodes.size();
+  if (keep.size() != n) throw std::invalid_argument("cut: one flag per call path expected");
+  auto plan = std::make_shared<CutPlan>();
+  plan->input = report;
+  plan->target.assign(n, kAbsent);
+  plan->kept.assign(n, kAbsent);
+  cube::Definitions out = in;
+  out.cnodes.clear();
+  for (std::uint32_t c = 0; c < n; ++c) {  // preorder: parents first
+    const auto p = in.cnodes[c].parent;
+    if (!keep[c]) {  // into the nearest kept ancestor, if any
+      if (p != kNoParent) plan->target[c] = plan->target[p];
+      continue;
+    }
+    const auto index = static_cast<std::uint32_t>(out.cnodes.size());
+    plan->target[c] = plan->kept[c] = index;
+    cube::Cnode cnode = in.cnodes[c];
+    cnode.parent = p != kNoParent && keep[p] ? plan->kept[p] : kNoParent;
+    cnode.file_id = index;
+    plan->parents.push_back(cnode.parent);
+    out.cnodes.push_back(std::move(cnode));
+  }
+  if (out.cnodes.empty()) throw std::invalid_argument("cut: nothing of the call tree is left");
+  const auto defs = std::make_shared<const cube::Definitions>(out);
+  return std::make_shared<cube::Report>(std::move(out), [plan, defs](std::size_t m) { return cut_values(*plan, m, *defs); });
+}
+
 std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& report, const std::vector<std::uint32_t>& roots,
                                   const std::vector<std::uint32_t>& prunes) {
   if (!report) throw std::invalid_argument("cut: the report is missing");
@@ -71,37 +102,41 @@ std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& rep
     if (p >= n) throw std::invalid_argument("cut: pruned call path " + std::to_string(p) + " out of range");
     is_pruned[p] = true;
   }
-  auto plan = std::make_shared<CutPlan>();
-  plan->input = report;
-  plan->target.assign(n, kAbsent);
-  plan->kept.assign(n, kAbsent);
-  std::vector<bool> folded(n, false);  // lies below a pruned call path
-  std::vector<std::uint32_t> new_index(n, kAbsent);
-  cube::Definitions out = in;
-  out.cnodes.clear();
-  for (std::uint32_t c = 0; c < n; ++c) {  // preorder: parents first
+  // A call path stays when it is a root, or its parent stays inside a root and is not pruned.
+  std::vector<bool> in_root(n, false), keep(n, false);
+  for (std::uint32_t c = 0; c < n; ++c) {
     const auto p = in.cnodes[c].parent;
-    const bool inside_root = p != kNoParent && plan->target[p] != kAbsent;
+    const bool inside_root = p != kNoParent && in_root[p];
     if (is_root[c] && inside_root && !roots.empty())
       throw std::invalid_argument("cut: root call path " + std::to_string(c) + " lies inside another root");
-    if (!is_root[c] && !inside_root) continue;
-    if (inside_root && (folded[p] || is_pruned[p])) {
-      folded[c] = true;
-      plan->target[c] = plan->target[p];
-      continue;
-    }
-    new_index[c] = static_cast<std::uint32_t>(out.cnodes.size());
-    plan->target[c] = new_index[c];
-    plan->kept[c] = new_index[c];
-    cube::Cnode cnode = in.cnodes[c];
-    cnode.parent = is_root[c] ? kNoParent : new_index[p];
-    cnode.file_id = new_index[c];
-    plan->parents.push_back(cnode.parent);
-    out.cnodes.push_back(std::move(cnode));
+    in_root[c] = is_root[c] || inside_root;
+    keep[c] = is_root[c] || (inside_root && keep[p] && !is_pruned[p]);
   }
-  if (out.cnodes.empty()) throw std::invalid_argument("cut: nothing of the call tree is left");
-  const auto defs = std::make_shared<const cube::Definitions>(out);
-  return std::make_shared<cube::Report>(std::move(out), [plan, defs](std::size_t m) { return cut_values(*plan, m, *defs); });
+  return keep_call_paths(report, keep);
+}
+
+std::vector<std::shared_ptr<cube::Report>> common(const std::vector<std::shared_ptr<const cube::Report>>& inputs) {
+  if (inputs.empty()) throw std::invalid_argument("common: no reports");
+  std::vector<const cube::Definitions*> defs;
+  for (const auto& r : inputs) {
+    if (!r) throw std::invalid_argument("common: a report is missing");
+    defs.push_back(&r->definitions());
+  }
+  const auto calls = unify_call_paths(defs);
+  // How many inputs have each unified call path (an input's siblings that unify count once).
+  std::vector<std::uint32_t> having(calls.size, 0), last(calls.size, kAbsent);
+  for (std::uint32_t i = 0; i < inputs.size(); ++i)
+    for (const auto u : calls.cnodes[i])
+      if (last[u] != i) last[u] = i, ++having[u];
+  std::vector<std::shared_ptr<cube::Report>> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<bool> keep(calls.cnodes[i].size());
+    for (std::size_t c = 0; c < keep.size(); ++c) keep[c] = having[calls.cnodes[i][c]] == inputs.size();
+    if (std::find(keep.begin(), keep.end(), true) == keep.end())
+      throw std::invalid_argument("common: the reports have no call path in common (their root call paths differ)");
+    out.push_back(keep_call_paths(inputs[i], keep));
+  }
+  return out;
 }
 
 }  // namespace cubescale::algebra

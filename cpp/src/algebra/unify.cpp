@@ -1,6 +1,7 @@
 #include "cubescale/algebra/unify.hpp"
 
 #include <map>
+#include <tuple>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -73,6 +74,13 @@ void append_attributes(std::string& key, const Attributes& attrs) {
   key.push_back('\x1e');
 }
 
+// CubeLib's Cnode equality compares the call site (line and module) too; absent and present
+// differ (a report that records call sites against one that does not matches nothing).
+void append_call_site(std::string& key, const cube::Cnode& c) {
+  append_field(key, c.line ? std::to_string(*c.line) : std::string("\x1c"));
+  append_field(key, c.mod ? *c.mod : std::string("\x1c"));
+}
+
 std::string region_key(const cube::Region& r) {
   std::string key;
   append_field(key, r.name);
@@ -132,6 +140,7 @@ void add_calls(CallUnion& u, const cube::Definitions& d, std::uint32_t input, In
     key.clear();
     append_field(key, std::to_string(parent));
     append_field(key, std::to_string(region_map[cnode.region]));
+    append_call_site(key, cnode);
     for (const auto& p : cnode.parameters) append_attributes(key, p);
     key.push_back('\x1d');
     append_attributes(key, cnode.attrs);
@@ -222,13 +231,114 @@ systree::SingleNodeTree collapsed_system(const std::vector<const cube::Definitio
   return tree;
 }
 
+// Cube's -c ("reduce"): the machine and node levels kept, the levels between them dropped.
+// Reports here have one root system node, so the inputs' machines become one (matched by class
+// as CubeLib's non-strict merge does, named as in the first input); nodes are matched by class
+// and name below it, processes by rank and name inside their node, threads by rank inside their
+// process. A process that lies below no node, or twice in one node of one input, and a thread
+// twice in one process cannot be reconciled.
+bool kept_level(std::string_view cls) { return cls == "node" || cls == "nodecard"; }
+
+struct ReducedElement {
+  std::uint32_t parent;
+  Kind kind;
+  std::string cls, name;
+  std::int64_t rank;
+};
+
+systree::SingleNodeTree reduced_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
+                                   std::vector<std::int64_t>& group_ranks, std::vector<std::int64_t>& location_ranks) {
+  const auto conflict = [](std::size_t input, const std::string& what) {
+    throw std::invalid_argument("the system trees cannot be reduced to machines and nodes: input " + std::to_string(input) +
+                                " has " + what);
+  };
+  std::vector<ReducedElement> elements;  // union, element 0 the machine
+  std::map<std::tuple<std::uint32_t, int, std::string, std::string>, std::uint32_t> by_key;  // parent, kind, cls/rank, name
+  const auto element = [&](std::uint32_t parent, Kind kind, std::string cls, std::string name, std::int64_t rank) {
+    const auto key = std::make_tuple(parent, static_cast<int>(kind), kind == Kind::Node ? cls : std::to_string(rank),
+                                     kind == Kind::Location ? std::string() : name);
+    auto [it, inserted] = by_key.try_emplace(key, static_cast<std::uint32_t>(elements.size()));
+    if (inserted) elements.push_back({parent, kind, std::move(cls), std::move(name), rank});
+    return std::make_pair(it->second, inserted);
+  };
+  std::vector<std::vector<std::uint32_t>> location_of(inputs.size());  // input location -> union element
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& d = *inputs[i];
+    const auto& tree = d.system;
+    std::vector<std::uint32_t> place(tree.size(), kAbsent);  // input element -> union element (or its kept ancestor's)
+    std::vector<std::int64_t> rank(tree.size(), 0);
+    for (std::size_t g = 0; g < d.location_groups.size(); ++g) rank[d.location_groups[g]] = d.group_rank[g];
+    for (std::size_t l = 0; l < d.locations.size(); ++l) rank[d.locations[l]] = d.location_rank[l];
+    std::map<std::uint32_t, bool> fresh;  // union groups and locations this input added or matched
+    for (const auto e : tree.preorder()) {
+      const auto parent = tree.parent(e);
+      const auto above = parent == cube::kNoParent ? kAbsent : place[parent];
+      const auto name = std::string(tree.name(e));
+      if (tree.kind(e) == Kind::Node) {
+        if (parent == cube::kNoParent) {
+          if (elements.empty()) elements.push_back({kAbsent, Kind::Node, tree.cls(e), name, 0});
+          place[e] = 0;
+        } else {
+          place[e] = kept_level(tree.cls(e)) ? element(above, Kind::Node, tree.cls(e), name, 0).first : above;
+        }
+        continue;
+      }
+      if (tree.kind(e) == Kind::LocationGroup && (above == kAbsent || !kept_level(elements[above].cls)))
+        conflict(i, "process '" + name + "' below no node (class 'node' or 'nodecard')");
+      const auto [u, inserted] = element(above, tree.kind(e), tree.cls(e), name, rank[e]);
+      if (!fresh.try_emplace(u, true).second)
+        conflict(i, std::string(tree.kind(e) == Kind::Location ? "two locations" : "two processes") + " of rank " +
+                        std::to_string(rank[e]) + " in '" + elements[above].name + "'");
+      place[e] = u;
+    }
+    for (const auto e : d.locations) location_of[i].push_back(place[e]);
+  }
+  // Built in preorder of the union (children in order of discovery): columns follow that order.
+  std::vector<std::vector<std::uint32_t>> children(elements.size());
+  for (std::uint32_t e = 1; e < elements.size(); ++e) children[elements[e].parent].push_back(e);
+  systree::SingleNodeTree tree;
+  std::vector<std::uint32_t> column(elements.size(), kAbsent), built(elements.size(), kAbsent);
+  std::vector<std::uint32_t> stack{0};
+  while (!stack.empty()) {
+    const auto e = stack.back();
+    stack.pop_back();
+    const auto& x = elements[e];
+    built[e] = e == 0 ? tree.add_root(x.kind, x.cls, x.name) : tree.add_child(built[x.parent], x.kind, x.cls, x.name);
+    if (x.kind == Kind::LocationGroup) group_ranks.push_back(x.rank);
+    if (x.kind == Kind::Location) {
+      column[e] = static_cast<std::uint32_t>(location_ranks.size());
+      location_ranks.push_back(x.rank);
+    }
+    for (auto c = children[e].rbegin(); c != children[e].rend(); ++c) stack.push_back(*c);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    maps[i].locations.clear();
+    for (const auto u : location_of[i]) maps[i].locations.push_back(column[u]);
+    maps[i].identity_locations = false;
+  }
+  return tree;
+}
+
 }  // namespace
 
 std::optional<SystemMatch> parse_system_match(std::string_view name) {
   if (name == "auto") return SystemMatch::Auto;
   if (name == "same") return SystemMatch::Same;
   if (name == "processes") return SystemMatch::Processes;
+  if (name == "reduce") return SystemMatch::Reduce;
   return std::nullopt;
+}
+
+CallPathUnion unify_call_paths(const std::vector<const cube::Definitions*>& inputs) {
+  CallUnion calls;
+  CallPathUnion out;
+  for (std::uint32_t i = 0; i < inputs.size(); ++i) {
+    InputMap map;
+    add_calls(calls, *inputs[i], i, map);
+    out.cnodes.push_back(std::move(map.cnodes));
+  }
+  out.size = calls.tree.size();
+  return out;
 }
 
 bool same_layout(const cube::Definitions& a, const cube::Definitions& b) {
@@ -264,7 +374,7 @@ Unified unify(const std::vector<const cube::Definitions*>& inputs, SystemMatch s
   const auto cnode_order = calls.tree.preorder();
   const auto cnode_pos = positions(cnode_order);
   cube::CallTreeParts parts;
-  std::vector<Attributes> cnode_attrs;
+  std::vector<const cube::Cnode*> cnode_sources;
   for (const auto node : cnode_order) {
     const auto [input, index] = calls.source[node];
     const auto& c = inputs[input]->cnodes[index];
@@ -272,7 +382,7 @@ Unified unify(const std::vector<const cube::Definitions*>& inputs, SystemMatch s
     parts.parents.push_back(parent == kAbsent ? kNoParent : cnode_pos[parent]);
     parts.regions.push_back(calls.region_by_key.at(region_key(inputs[input]->regions[c.region])));
     parts.parameters.push_back(c.parameters);
-    cnode_attrs.push_back(c.attrs);
+    cnode_sources.push_back(&c);
   }
   for (auto& map : out.inputs) {
     for (auto& m : map.metrics) m = metric_pos[m];
@@ -286,13 +396,20 @@ Unified unify(const std::vector<const cube::Definitions*>& inputs, SystemMatch s
   if (system == SystemMatch::Same && !same)
     throw std::invalid_argument("the system trees have different layouts (machines, processes, threads): "
                                 "collapse them to processes (system='processes')");
-  out.collapsed = system == SystemMatch::Processes || !same;
+  out.reduced = system == SystemMatch::Reduce;
+  out.collapsed = system == SystemMatch::Processes || (system == SystemMatch::Auto && !same);
   std::vector<std::int64_t> group_ranks, location_ranks;
-  const auto tree = out.collapsed ? collapsed_system(inputs, out.inputs, group_ranks, location_ranks)
-                                  : same_system(inputs, out.inputs);
+  const auto tree = out.reduced     ? reduced_system(inputs, out.inputs, group_ranks, location_ranks)
+                    : out.collapsed ? collapsed_system(inputs, out.inputs, group_ranks, location_ranks)
+                                    : same_system(inputs, out.inputs);
   out.defs = cube::assemble_definitions(std::move(unified_metrics), std::move(calls.regions), std::move(parts), tree);
-  for (std::size_t c = 0; c < cnode_attrs.size(); ++c) out.defs.cnodes[c].attrs = std::move(cnode_attrs[c]);
-  if (out.collapsed) {
+  for (std::size_t c = 0; c < cnode_sources.size(); ++c) {
+    auto& cnode = out.defs.cnodes[c];
+    cnode.attrs = cnode_sources[c]->attrs;
+    cnode.line = cnode_sources[c]->line;
+    cnode.mod = cnode_sources[c]->mod;
+  }
+  if (out.collapsed || out.reduced) {
     out.defs.group_rank = std::move(group_ranks);
     out.defs.location_rank = std::move(location_ranks);
   } else {  // the first input's ranks (the tree is its own, in the same preorder)

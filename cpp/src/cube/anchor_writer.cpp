@@ -83,7 +83,10 @@ void write_program(std::string& out, const Definitions& d) {
   for (std::uint32_t i = 0; i < d.cnodes.size(); ++i) {
     const auto& c = d.cnodes[i];
     while (!open.empty() && open.back() != c.parent) out += "</cnode>\n", open.pop_back();
-    out += "<cnode id=\"" + std::to_string(i) + "\" calleeId=\"" + std::to_string(c.region) + "\">\n";
+    out += "<cnode id=\"" + std::to_string(i) + "\"";
+    if (c.line) out += " line=\"" + std::to_string(*c.line) + "\"";
+    if (c.mod) out += " mod=\"" + xml_escape(*c.mod) + "\"";
+    out += " calleeId=\"" + std::to_string(c.region) + "\">\n";
     for (const auto& p : c.parameters) {
       out += "<parameter";
       for (const auto& [k, v] : p) out += " " + k + "=\"" + xml_escape(v) + "\"";

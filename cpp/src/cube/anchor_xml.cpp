@@ -233,6 +233,7 @@ class AnchorParser {
       const auto id = tokens_.id_attribute("id");
       const auto parent = cnode_parent(t.offset);
       add_cnode(id, parent, tokens_.id_attribute("calleeId"), t.offset);
+      read_call_site(t);
       if (!t.self_closing) read_plain_cnodes(t.end);
     } else if (tag == Tag::Parameter && parent_tag() == Tag::Cnode) {
       Attributes a;
@@ -311,6 +312,13 @@ class AnchorParser {
     callee_.push_back({callee, offset});
     cnode_stack_.push_back(static_cast<std::uint32_t>(defs_.cnodes.size()));
     defs_.cnodes.push_back(std::move(c));
+  }
+
+  // The optional call site of the cnode just added (plain tags have none).
+  void read_call_site(const XmlToken& t) {
+    auto& c = defs_.cnodes.back();
+    if (const auto mod = tokens_.attribute("mod")) c.mod = std::string(*mod);
+    if (const auto line = tokens_.attribute("line")) c.line = tokens_.integer(*line, t.offset, "cnode line");
   }
 
   // Applies the plain cnode tags from `pos` on as their tokens would be applied, and hands

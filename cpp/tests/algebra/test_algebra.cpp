@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "cubescale/algebra/combine.hpp"
@@ -12,6 +13,7 @@
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/assemble.hpp"
 #include "cubescale/cube/reader.hpp"
+#include "cubescale/cube/writer.hpp"
 
 using namespace cubescale;
 using namespace cubescale::algebra;
@@ -205,4 +207,113 @@ TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
   EXPECT_EQ(at<double>(*rerooted->values(0), 0, 0), at<double>(*ex, 2, 0));
   EXPECT_THROW(cut(a, {0, 1}, {}), std::invalid_argument);  // 1 lies inside 0
   EXPECT_THROW(cut(a, {7}, {}), std::invalid_argument);
+}
+
+TEST(AlgebraCombine, MedianByHandOddAndEven) {
+  const auto a = report({"foo"}, 1, 2, 1), b = report({"foo"}, 1, 2, 4), c = report({"foo", "bar"}, 1, 2, 2);
+  const auto t = [](const std::shared_ptr<cube::Report>& r) { return r->values(0); };
+  const auto odd = combine(Operation::Median, {a, b, c});
+  EXPECT_EQ(odd->definitions().metrics[1].dtype.name, "DOUBLE");
+  EXPECT_EQ(at<double>(*t(odd), 1, 1), at<double>(*t(c), 1, 1));  // scales 1, 4, 2: the middle one
+  EXPECT_EQ(at<double>(*t(odd), 2, 0), 0.0);                      // bar: 0, 0 and c's value
+  const auto even = combine(Operation::Median, {a, b, c, c});     // 1, 2, 2, 4: mean of the middle two
+  EXPECT_EQ(at<double>(*t(even), 1, 0), at<double>(*t(c), 1, 0));
+  const auto two = combine(Operation::Median, {a, b});
+  EXPECT_DOUBLE_EQ(at<double>(*t(two), 0, 1), (at<double>(*t(a), 0, 1) + at<double>(*t(b), 0, 1)) / 2);
+  EXPECT_EQ(at<double>(*t(two), 2, 0), 0.0);
+}
+
+TEST(AlgebraCommon, KeepsCallPathsOfAllAndFoldsTheRest) {
+  const auto a = report({"foo", "bar"}, 1, 2, 1), b = report({"baz", "foo"}, 1, 2, 1);
+  const auto out = common({a, b});
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& r : out) {
+    ASSERT_EQ(r->cnode_count(), 2u);
+    EXPECT_EQ(region_of(*r, 0), "main");
+    EXPECT_EQ(region_of(*r, 1), "foo");
+  }
+  const auto ex = a->values(0);  // main of A gains bar's exclusive time; inclusive visits unchanged
+  EXPECT_EQ(at<double>(*out[0]->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 2, 1));
+  EXPECT_EQ(at<double>(*out[0]->values(0), 1, 1), at<double>(*ex, 1, 1));
+  EXPECT_EQ(at<std::uint64_t>(*out[1]->values(1), 0, 1), at<std::uint64_t>(*b->values(1), 0, 1));
+  // Different roots: nothing in common.
+  auto regions = std::vector<cube::Region>{region("other")};
+  cube::CallTreeParts calls{{kNoParent}, {0}, {}};
+  const auto c = std::make_shared<cube::Report>(cube::assemble_definitions(
+      {metric("time", "DOUBLE", cube::MetricKind::Exclusive)}, regions, calls, machine(1, 2)));
+  EXPECT_THROW(common({a, c}), std::invalid_argument);
+}
+
+TEST(AlgebraUnify, CallSitesArePartOfACallPath) {
+  auto a = report({"foo", "foo"}, 1, 1, 1);  // two call paths of foo, from two call sites
+  auto defs = a->definitions();
+  defs.cnodes[1].line = 10;
+  defs.cnodes[2].line = 20;
+  defs.cnodes[1].mod = defs.cnodes[2].mod = "app.c";
+  const auto u = unify({&defs, &defs});
+  EXPECT_EQ(u.defs.cnodes.size(), 3u);
+  EXPECT_EQ(u.defs.cnodes[2].line, 20);
+  EXPECT_EQ(u.defs.cnodes[2].mod, "app.c");
+  auto other = defs;
+  other.cnodes[2].line = 30;  // another call site: another call path
+  EXPECT_EQ(unify({&defs, &other}).defs.cnodes.size(), 4u);
+  other.cnodes[2].line.reset();  // one without call site matches none with one
+  EXPECT_EQ(unify({&defs, &other}).defs.cnodes.size(), 4u);
+}
+
+TEST(CubeCallSite, ReadWriteReadKeepsLineAndModule) {
+  const auto a = cube::open_cubex(shared("all_dtypes.cubex"));
+  const auto& c = a->definitions().cnodes;
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_EQ(c[0].line, 21);
+  EXPECT_EQ(c[1].line, 60);
+  EXPECT_EQ(c[0].mod, "/ICL/CUBE/example.c");
+  const auto path = (std::filesystem::temp_directory_path() / "cubescale_call_site.cubex").string();
+  cube::write_cubex(*a, path);
+  const auto b = cube::open_cubex(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(b->definitions().cnodes.size(), c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    EXPECT_EQ(b->definitions().cnodes[i].line, c[i].line) << i;
+    EXPECT_EQ(b->definitions().cnodes[i].mod, c[i].mod) << i;
+  }
+  // A report without call sites has none after the round trip either.
+  EXPECT_FALSE(cube::open_cubex(shared("bt-mz.B.8x4.cubex"))->definitions().cnodes[0].line.has_value());
+}
+
+TEST(AlgebraUnify, ReduceKeepsMachinesAndNodesMatchedByName) {
+  // A: machine > rack > node n0 > 2 processes; B: machine > node n0 (1 process), node n1 (1 process).
+  systree::SingleNodeTree ta;
+  const auto m = ta.add_root(systree::Kind::Node, "machine", "m");
+  const auto rack = ta.add_child(m, systree::Kind::Node, "rack", "rack 0");
+  const auto n0 = ta.add_child(rack, systree::Kind::Node, "node", "n0");
+  for (int p = 0; p < 2; ++p)
+    ta.add_child(ta.add_child(n0, systree::Kind::LocationGroup, "process", "rank " + std::to_string(p)), systree::Kind::Location,
+                 "thread", "t");
+  systree::SingleNodeTree tb;
+  const auto mb = tb.add_root(systree::Kind::Node, "machine", "other machine");
+  for (int n = 0; n < 2; ++n) {
+    const auto node = tb.add_child(mb, systree::Kind::Node, "node", "n" + std::to_string(n));
+    tb.add_child(tb.add_child(node, systree::Kind::LocationGroup, "process", "rank " + std::to_string(n)), systree::Kind::Location,
+                 "thread", "t");
+  }
+  auto regions = std::vector<cube::Region>{region("main")};
+  cube::CallTreeParts calls{{kNoParent}, {0}, {}};
+  const std::vector<cube::Metric> metrics{metric("time", "DOUBLE", cube::MetricKind::Exclusive)};
+  const auto a = cube::assemble_definitions(metrics, regions, calls, ta);
+  const auto b = cube::assemble_definitions(metrics, regions, calls, tb);
+  const auto u = unify({&a, &b}, SystemMatch::Reduce);
+  EXPECT_TRUE(u.reduced);
+  // machine m > n0 (ranks 0, 1), n1 (rank 1): rank 1 on n1 is another process than rank 1 on n0.
+  EXPECT_EQ(u.defs.locations.size(), 3u);
+  EXPECT_EQ(u.inputs[0].locations, (std::vector<std::uint32_t>{0, 1}));
+  EXPECT_EQ(u.inputs[1].locations, (std::vector<std::uint32_t>{0, 2}));
+  EXPECT_EQ(u.defs.system.name(0), "m");
+  EXPECT_EQ(u.defs.group_rank, (std::vector<std::int64_t>{0, 1, 1}));
+  // Processes directly below the machine cannot be placed on a node.
+  systree::SingleNodeTree flat;
+  const auto fm = flat.add_root(systree::Kind::Node, "machine", "m");
+  flat.add_child(flat.add_child(fm, systree::Kind::LocationGroup, "process", "rank 0"), systree::Kind::Location, "thread", "t");
+  const auto f = cube::assemble_definitions(metrics, regions, calls, flat);
+  EXPECT_THROW(unify({&a, &f}, SystemMatch::Reduce), std::invalid_argument);
 }

@@ -7,7 +7,7 @@ import collections.abc
 import cubescale._core.cube
 import typing
 
-__all__: list[str] = ["alignment", "combine", "cut", "stream_values"]
+__all__: list[str] = ["alignment", "combine", "common", "cut", "stream_values"]
 
 def alignment(reports: collections.abc.Sequence[cubescale._core.cube.Report], system: str = "auto") -> list:
     """
@@ -18,7 +18,12 @@ def combine(
     operation: str, reports: collections.abc.Sequence[cubescale._core.cube.Report], system: str = "auto"
 ) -> cubescale._core.cube.Report:
     """
-    A report over the unified definitions of `reports` whose values are `operation` (diff: A - B of two; merge, mean, min, max: of one or more) of the inputs' aligned values, computed per metric on first use. system: 'auto' (same layout, else collapsed to processes), 'same' or 'processes'. ValueError when the inputs cannot be unified.
+    A report over the unified definitions of `reports` whose values are `operation` (diff: A - B of two; merge, mean, median, min, max: of one or more) of the inputs' aligned values, computed per metric on first use. system: 'auto' (same layout, else collapsed to processes), 'same', 'processes' (Cube's -C) or 'reduce' (machines and nodes, Cube's -c). ValueError when the inputs cannot be unified.
+    """
+
+def common(reports: collections.abc.Sequence[cubescale._core.cube.Report]) -> list[cubescale._core.cube.Report]:
+    """
+    Per report, the report reduced to the call paths that every report has (unified by region, call site, parameters and attributes from the roots down); the other call paths' exclusive values are folded into their nearest common ancestor. ValueError when no call path is common to all.
     """
 
 def cut(

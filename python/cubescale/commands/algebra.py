@@ -1,5 +1,5 @@
-"""``cubescale diff | merge | mean | cut``: report algebra on the command line (CubeLib's
-``cube_diff``, ``cube_merge``, ``cube_mean``, ``cube_cut``).
+"""``cubescale diff | merge | mean | median | min | max | cut | common``: report algebra on the command
+line (CubeLib's ``cube_diff``, ``cube_merge``, ``cube_mean``, ``cube_cut``, ``cube_commoncalltree``).
 
 The inputs are read and the result is computed and written one metric at a time, so memory
 stays at a few metric matrices whatever the number of metrics.
@@ -20,35 +20,58 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 
 from .. import algebra
 from .. import report as cube
+from ._inputs import check_output
 
 _SYSTEM_HELP = ("how system trees are matched: auto (the same layout, else collapsed to processes and "
-                "threads matched by rank), same (fail unless the layouts are equal), processes (always collapse)")
+                "threads matched by rank), same (fail unless the layouts are equal), processes (always collapse, "
+                "as Cube's -C), reduce (machines and nodes matched by name, the levels between them dropped, as "
+                "Cube's -c)")
+
+# name -> (number of inputs, what it writes, the function)
+_OPERATIONS: dict[str, tuple[int | str, str, Callable[..., cube.Report]]] = {
+    "diff": (2, "the difference A - B of two reports (integer metrics become INT64)", algebra.diff),
+    "merge": ("+", "the union of the reports' metrics, each from the first report that has it", algebra.merge),
+    "mean": ("+", "the mean of the reports' values (DOUBLE)", algebra.mean),
+    "median": ("+", "the median of the reports' values (DOUBLE; of an even number the mean of the middle two)",
+               algebra.median),
+    "min": ("+", "the element-wise minimum of the reports' values (integer metrics as INT64)", algebra.minimum),
+    "max": ("+", "the element-wise maximum of the reports' values (integer metrics as INT64)", algebra.maximum),
+}
 
 
 def add_parser(subparsers) -> None:
-    """Register the ``diff``, ``merge``, ``mean`` and ``cut`` subcommands."""
-    for name, nargs, text in (
-            ("diff", 2, "the difference A - B of two reports (integer metrics become INT64)"),
-            ("merge", "+", "the union of the reports' metrics, each from the first report that has it"),
-            ("mean", "+", "the mean of the reports' values (DOUBLE)")):
+    """Register the ``diff``, ``merge``, ``mean``, ``median``, ``min``, ``max``, ``cut`` and ``common`` subcommands."""
+    for name, (nargs, text, _) in _OPERATIONS.items():
         p = subparsers.add_parser(
             name, help=text,
             description=f"Write {text}. The inputs are unified first: metrics by unique name, call paths "
-                        "by region (name, module, lines), parameters and attributes from the roots down, "
-                        "system trees by structure; a call path or location a report lacks counts as zero.",
+                        "by region (name, module, lines), call site, parameters and attributes from the roots "
+                        "down, system trees by structure; a call path or location a report lacks counts as zero.",
             epilog=f"example:\n  cubescale {name} run1.cubex run2.cubex -o {name}.cubex",
             formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("inputs", nargs=nargs, metavar="REPORT", help=".cubex reports")
         p.add_argument("-o", "--output", required=True, help=".cubex report to write (replaced only when complete)")
-        p.add_argument("--system", choices=algebra.SYSTEMS, default="auto", help=_SYSTEM_HELP)
+        _add_system_options(p)
         p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
         if name == "diff":
             p.add_argument("--plot", help="also draw the largest changes of --metric per call path into this image")
             p.add_argument("--metric", default="time", help="the metric --plot draws (default time)")
         p.set_defaults(run=run_combine, operation=name)
+    p = subparsers.add_parser(
+        "common", help="each report reduced to the call tree all of them have",
+        description="Write each report reduced to the call paths that every report has (CubeLib's "
+                    "cube_commoncalltree); the values of the others are folded into their nearest common "
+                    "ancestor's exclusive value. The results go to DIR/<name>.common.cubex.",
+        epilog="example:\n  cubescale common run1.cubex run2.cubex -o common/",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("inputs", nargs="+", metavar="REPORT", help=".cubex reports")
+    p.add_argument("-o", "--output", required=True, metavar="DIR", help="directory to write the reports to")
+    p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
+    p.set_defaults(run=run_common)
     p = subparsers.add_parser(
         "cut", help="re-root a call tree at call paths and prune (inline) subtrees",
         description="Keep only the subtrees of the --root call paths and fold the descendants of the --prune "
@@ -64,6 +87,14 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_cut)
 
 
+def _add_system_options(p: argparse.ArgumentParser) -> None:
+    """--system, and Cube's short forms -c (reduce) and -C (collapse to processes)."""
+    p.add_argument("--system", choices=algebra.SYSTEMS, default="auto", help=_SYSTEM_HELP)
+    p.add_argument("-c", dest="system", action="store_const", const="reduce", help="the same as --system reduce")
+    p.add_argument("-C", dest="system", action="store_const", const="processes",
+                   help="the same as --system processes")
+
+
 def _opened(path: str) -> cube.Report:
     r = cube.open(path)
     algebra.stream_values(r)  # read once per result metric, not kept
@@ -76,22 +107,38 @@ def _summary(name: str, inputs: int, out: cube.Report, path: str, system: str = 
           f"location{'s' if locations != 1 else ''}, {len(out.metrics)} metrics{system}")
 
 
+_SYSTEM_SUMMARY = {"same": "same layout", "processes": "collapsed to processes", "reduce": "reduced to machines and nodes"}
+
+
 def run_combine(args) -> int:
-    """Run ``diff``, ``merge`` or ``mean``."""
+    """Run ``diff``, ``merge``, ``mean``, ``median``, ``min`` or ``max``."""
+    check_output(args.output, args.inputs)
     inputs = [_opened(p) for p in args.inputs]
-    if args.operation == "diff":
-        out = algebra.diff(inputs[0], inputs[1], system=args.system)
-    else:
-        out = (algebra.merge if args.operation == "merge" else algebra.mean)(*inputs, system=args.system)
+    out = _OPERATIONS[args.operation][2](*inputs, system=args.system)
     algebra.stream_values(out)
     if getattr(args, "plot", None):  # first: a plot that cannot be written leaves no report either
         from ..plots import save_diff_plot
 
         save_diff_plot(out, args.metric, args.plot, args.inputs, args.output)
     cube.write(out, args.output, compress=args.compress)
-    same = out.attrs.get("cubescale::algebra::system") == "same"
-    _summary(args.operation, len(inputs), out, args.output,
-             f" (system trees: {'same layout' if same else 'collapsed to processes'})")
+    system = _SYSTEM_SUMMARY.get(out.attrs.get("cubescale::algebra::system", ""), "?")
+    _summary(args.operation, len(inputs), out, args.output, f" (system trees: {system})")
+    return 0
+
+
+def run_common(args) -> int:
+    """Run ``common``."""
+    names = [os.path.splitext(os.path.basename(p))[0] + ".common.cubex" for p in args.inputs]
+    if len(set(names)) != len(names):
+        raise ValueError("two inputs have the same file name: their results would overwrite each other in "
+                         f"{args.output} (nothing was written)")
+    outputs = algebra.common(*[_opened(p) for p in args.inputs])
+    os.makedirs(args.output, exist_ok=True)
+    for out, name in zip(outputs, names):
+        algebra.stream_values(out)
+        path = os.path.join(args.output, name)
+        cube.write(out, path, compress=args.compress)
+        _summary("common", 1, out, path)
     return 0
 
 
@@ -101,6 +148,7 @@ def _selection(values: list[str]) -> list[int | str]:
 
 def run_cut(args) -> int:
     """Run ``cut``."""
+    check_output(args.output, [args.input])
     r = _opened(args.input)
     out = algebra.cut(r, root=_selection(args.root) or None, prune=_selection(args.prune) or None)
     algebra.stream_values(out)

@@ -2,12 +2,16 @@
 // Report algebra (CubeLib's cube_diff, cube_merge, cube_mean; cube_cut in cut.hpp): a new report
 // over the unified definitions of the inputs (unify.hpp) whose values are computed metric by
 // metric when first asked for, from one input matrix at a time: memory is the result's matrix,
-// one input's matrix and one row per location, whatever the number of metrics.
+// one input's matrix and one row per location, whatever the number of metrics. The median needs
+// every input's matrix of the metric at once (it is no running aggregate).
+//
+// median: per value over the inputs; for an even number of inputs the mean of the two middle
+// values (as CubeLib's cube_stat defines its median, P2Statistic.cpp; numpy.median does the same).
 //
 // A call path or location an input does not have counts as zero there (the run spent nothing
 // in it), as in CubeLib. Values are combined in the unified metric's kind along the call tree.
 // Result data types: diff, min and max of integer metrics are INT64 (unsigned counters become
-// signed: a difference can be negative), mean is DOUBLE; MINDOUBLE / MAXDOUBLE stay (their
+// signed: a difference can be negative), mean and median are DOUBLE; MINDOUBLE / MAXDOUBLE stay (their
 // aggregation along the trees is min / max); DOUBLE stays DOUBLE; tuples and vectors (TAU_ATOMIC,
 // HISTOGRAM, ...) become DOUBLE of their one number per value (to_doubles in aggregate.hpp).
 // merge keeps data types and takes each metric from the first input that has it. Derived
@@ -23,8 +27,8 @@
 
 namespace cubescale::algebra {
 
-enum class Operation : std::uint8_t { Diff, Merge, Mean, Min, Max };
-// "diff", "merge", "mean", "min", "max"; nullopt for anything else.
+enum class Operation : std::uint8_t { Diff, Merge, Mean, Min, Max, Median };
+// "diff", "merge", "mean", "min", "max", "median"; nullopt for anything else.
 std::optional<Operation> parse_operation(std::string_view name);
 
 using Inputs = std::vector<std::shared_ptr<const cube::Report>>;

@@ -15,6 +15,19 @@
 
 namespace cubescale::algebra {
 
+// The call paths flagged in `keep` (one flag per cnode, in the report's order) with their
+// values. A call path that goes adds its exclusive values to its nearest kept ancestor (whose
+// inclusive value so stays as it was) or, with no kept ancestor, is dropped with its values;
+// a kept call path whose parent goes becomes a root. Throws std::invalid_argument when `keep`
+// has the wrong size or keeps nothing.
+std::shared_ptr<cube::Report> keep_call_paths(const std::shared_ptr<const cube::Report>& report, const std::vector<bool>& keep);
+
+// CubeLib's cube_commoncalltree: each input reduced to the call paths every input has (matched
+// as unify() matches them: region, call site, parameters and attributes, from the roots down),
+// the others folded into their nearest common ancestor. Each result keeps its input's metrics,
+// regions and system tree. Throws std::invalid_argument when no call path is common to all.
+std::vector<std::shared_ptr<cube::Report>> common(const std::vector<std::shared_ptr<const cube::Report>>& inputs);
+
 // Throws std::invalid_argument for call paths out of range and for roots inside other roots.
 std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& report, const std::vector<std::uint32_t>& roots,
                                   const std::vector<std::uint32_t>& prunes);

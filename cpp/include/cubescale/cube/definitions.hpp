@@ -4,6 +4,7 @@
 // so aggregation is one loop over the index range, forwards or backwards, never recursion.
 // Ids as they appear in a file are kept only to read that file; our indices are positions.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,10 @@ struct Cnode {
   std::uint32_t region = 0;  // index into Definitions::regions
   std::vector<Attributes> parameters;  // attribute lists of <parameter .../> children
   Attributes attrs;
+  // The call site, as `<cnode line=".." mod="..">` gives it (CubeLib's Cnode::get_line and
+  // get_mod; most writers leave it out): part of a call path's identity in report algebra.
+  std::optional<std::int64_t> line;
+  std::optional<std::string> mod;
 };
 
 struct Definitions {

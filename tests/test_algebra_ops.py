@@ -1,0 +1,253 @@
+"""Report algebra, part 2: median, min and max against NumPy on aligned arrays of real reports,
+the common call tree, Cube's -c (reduce to machines and nodes) and -C, call sites in
+unification, and the command line of all of them."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_algebra import _example_path, aligned, built, call_trees, close, path_keys, scalar_metrics
+
+import cubescale
+from cubescale.cli import main
+
+
+@pytest.fixture(scope="module")
+def bt8():
+    return cubescale.open(_example_path("bt-mz.B.8x4.cubex"))
+
+
+@pytest.fixture(scope="module")
+def bt2():
+    return cubescale.open(_example_path("bt-mz.p2x4.bad_checksums.cubex"))
+
+
+@pytest.fixture(scope="module")
+def blast():
+    return cubescale.open(_example_path("blast.p64.cubex"))
+
+
+@pytest.fixture(scope="module")
+def blast_pruned(blast):
+    """blast with the subtree of the root's first child folded into it."""
+    return cubescale.cut(blast, prune=blast.cnodes[0].children[0])
+
+
+def check_elementwise(reports, out, reduce_over):
+    """out equals reduce_over(stacked aligned arrays, axis=0) for every scalar metric, on the values
+    in the result's stored kind (min, max and median are taken there, not along the call tree)."""
+    for name in scalar_metrics(*reports):
+        m = out.metric(name)
+        inclusive = None if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else m.kind == "INCLUSIVE"
+        dtype = np.int64 if m.dtype == "INT64" else np.float64
+        expected = reduce_over(np.stack([aligned(r, out, name, inclusive, dtype) for r in reports]), axis=0)
+        got = out.values(name, inclusive=inclusive)
+        if dtype is np.int64:
+            np.testing.assert_array_equal(got, expected, err_msg=name)
+        else:
+            close(got, expected, name)
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_median_of_two_runs_equals_numpy(bt8, bt2, k):
+    reports = [bt8, bt2, bt8][:k]
+    out = cubescale.median(*reports)
+    assert out.attrs["cubescale::algebra::operation"] == "median"
+    assert out.metric("visits").dtype == "DOUBLE" and bt8.metric("visits").dtype == "UINT64"
+    check_elementwise(reports, out, np.median)
+
+
+def test_median_of_copies_is_the_input(blast):
+    out = cubescale.median(blast, blast, blast, blast)
+    assert path_keys(out) == path_keys(blast)
+    for name in scalar_metrics(blast):
+        close(out.values(name, inclusive=None), blast.values(name, inclusive=None), name)
+
+
+def test_min_and_max_of_two_runs_equal_numpy(bt8, bt2, blast, blast_pruned):
+    for a, b in ((bt8, bt2), (blast, blast_pruned)):
+        check_elementwise([a, b], cubescale.algebra.minimum(a, b), np.min)
+        check_elementwise([a, b], cubescale.algebra.maximum(a, b), np.max)
+
+
+def _folded(report, keep_keys):
+    """report's values of time/visits on the call paths in keep_keys, each other call path's
+    exclusive value added to its nearest kept ancestor (computed here from the input)."""
+    keys = path_keys(report)
+    rows = [i for i, k in enumerate(keys) if k in keep_keys]
+    target = {}
+    for c in report.cnodes:
+        if keys[c.index] in keep_keys:
+            target[c.index] = rows.index(c.index)
+        elif c.parent is not None and c.parent in target:
+            target[c.index] = target[c.parent]
+    return rows, target
+
+
+def test_common_call_tree_of_blast_and_a_pruned_copy(blast, blast_pruned):
+    ca, cp = cubescale.common(blast, blast_pruned)
+    shared = set(path_keys(blast)) & set(path_keys(blast_pruned))
+    assert set(path_keys(ca)) == set(path_keys(cp)) == shared
+    assert path_keys(cp) == path_keys(blast_pruned)  # the pruned tree is the common one
+    rows, target = _folded(blast, shared)
+    for name in scalar_metrics(blast):
+        if blast.metric(name).dtype in ("MINDOUBLE", "MAXDOUBLE"):
+            continue
+        # Inclusive values of the kept call paths stay; exclusive ones gain the folded subtrees.
+        np.testing.assert_array_equal(ca.values(name, inclusive=True), blast.values(name, inclusive=True)[rows])
+        expected = np.zeros(ca.shape)
+        exclusive = np.asarray(blast.values(name, inclusive=False), dtype=np.float64)
+        for c, t in target.items():
+            expected[t] += exclusive[c]
+        close(ca.values(name, inclusive=False), expected, name)
+        np.testing.assert_array_equal(cp.values(name, inclusive=None), blast_pruned.values(name, inclusive=None))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call_trees(), call_trees(), call_trees())
+def test_common_is_the_intersection(ta, tb, tc):
+    reports = [built(t, 1, s) for s, t in enumerate((ta, tb, tc))]
+    out = cubescale.common(*reports)
+    shared = set.intersection(*(set(path_keys(r)) for r in reports))
+    for r, o in zip(reports, out):
+        assert path_keys(o) == [k for k in path_keys(r) if k in shared]
+        # every root is main in these trees: the total over the tree is kept
+        np.testing.assert_allclose(o.values("time", inclusive=False).sum(axis=0), r.values("time", inclusive=False).sum(axis=0))
+
+
+def test_common_of_different_roots_is_a_clear_error(bt8, bt2):
+    with pytest.raises(ValueError, match="no call path in common"):
+        cubescale.common(bt8, bt2)
+
+
+def _node_of(report):
+    """Per location, the name of the node (class node or nodecard) above it."""
+    tree = report.system
+    out = []
+    for e in report._core.location_elements().tolist():
+        while tree.class_name(e) not in ("node", "nodecard"):
+            e = tree.parent(e)
+        out.append(tree.name(e))
+    return out
+
+
+def test_reduce_keeps_nodes_of_two_machines(bt8, bt2):
+    # bt-mz.B.8x4 (Score-P 1.4) and bt-mz.p2x4 (9.4) ran on different machines and nodes.
+    d = cubescale.diff(bt8, bt2, system="reduce")
+    assert d.attrs["cubescale::algebra::system"] == "reduce"
+    places = {}
+    for r in (bt8, bt2):
+        for loc, node in zip(r.locations, _node_of(r)):
+            places.setdefault((node, loc.process_rank, loc.process, loc.rank), len(places))
+    assert d.shape[1] == len(places)
+    got = {(node, loc.process_rank, loc.process, loc.rank) for loc, node in zip(d.locations, _node_of(d))}
+    assert got == set(places)
+    # Values against NumPy with columns matched by (node, process, thread).
+    where = {(node, loc.process_rank, loc.process, loc.rank): loc.index for loc, node in zip(d.locations, _node_of(d))}
+    for name in ("time", "visits"):
+        expected = np.zeros(d.shape)
+        row_of = {k: i for i, k in enumerate(path_keys(d))}
+        for sign, r in ((1, bt8), (-1, bt2)):
+            rows = np.array([row_of[k] for k in path_keys(r)])
+            cols = np.array([where[(node, loc.process_rank, loc.process, loc.rank)]
+                             for loc, node in zip(r.locations, _node_of(r))])
+            np.add.at(expected, (rows[:, None], cols[None, :]), sign * np.asarray(r.values(name, inclusive=False), float))
+        close(d.values(name, inclusive=False), expected, name)
+
+
+def test_reduce_of_a_five_level_machine_keeps_machine_and_nodecards(blast):
+    out = cubescale.mean(blast, blast, system="reduce")
+    classes = {out.system.class_name(e) for e in range(len(out.system))}
+    assert set(_node_of(out)) == set(_node_of(blast)) and out.shape == blast.shape
+    assert "machine" in classes and not classes & {"rack", "midplane", "nodeboard"}
+    close(out.values("time", inclusive=None), blast.values("time", inclusive=None), "time")
+
+
+def test_call_sites_are_read_written_and_unified(tmp_path):
+    # all_dtypes.cubex records call sites (<cnode line= mod=>); a copy keeps them, so the report
+    # unifies with its copy call path by call path.
+    a = cubescale.open(_example_path("all_dtypes.cubex"))
+    path = tmp_path / "copy.cubex"
+    cubescale.write(a, path)
+    text = path.read_bytes()
+    assert b'line="21" mod="/ICL/CUBE/example.c"' in text
+    b = cubescale.open(path)
+    d = cubescale.diff(a, b)
+    assert d.shape == a.shape
+    for maps in cubescale.algebra.alignment(a, b):
+        assert maps.cnodes.tolist() == list(range(a.shape[0]))
+
+
+def test_cli_median_min_max_common_and_system_flags(bt8, bt2, blast, tmp_path, capsys):
+    a, b = _example_path("bt-mz.B.8x4.cubex"), _example_path("bt-mz.p2x4.bad_checksums.cubex")
+    for op, fn in (("median", cubescale.median), ("min", cubescale.algebra.minimum), ("max", cubescale.algebra.maximum)):
+        out = tmp_path / f"{op}.cubex"
+        assert main([op, a, b, a, "-o", str(out)]) == 0
+        np.testing.assert_array_equal(cubescale.open(out).values("time"), fn(bt8, bt2, bt8).values("time"))
+    assert main(["diff", a, b, "-c", "-o", str(tmp_path / "r.cubex")]) == 0
+    assert "reduced to machines and nodes" in capsys.readouterr().out
+    assert cubescale.open(tmp_path / "r.cubex").attrs["cubescale::algebra::system"] == "reduce"
+    assert main(["mean", a, a, "-C", "-o", str(tmp_path / "p.cubex")]) == 0
+    assert "collapsed to processes" in capsys.readouterr().out
+    p = _example_path("blast.p64.cubex")
+    assert main(["common", p, p, "-o", str(tmp_path / "c")]) == 2  # one name twice
+    assert "same file name" in capsys.readouterr().err
+    assert main(["common", a, b, "-o", str(tmp_path / "c")]) == 2
+    assert "no call path in common" in capsys.readouterr().err
+    assert not os.path.exists(tmp_path / "c")
+    pruned = tmp_path / "pruned.cubex"
+    cubescale.write(cubescale.cut(blast, prune=blast.cnodes[0].children[0]), pruned)
+    assert main(["common", p, str(pruned), "-o", str(tmp_path / "c")]) == 0
+    assert sorted(os.listdir(tmp_path / "c")) == ["blast.p64.common.cubex", "pruned.common.cubex"]
+    assert cubescale.open(tmp_path / "c" / "blast.p64.common.cubex").shape == cubescale.open(pruned).shape
+
+
+def test_median_min_max_and_common_results_open_in_pycubexr(blast, blast_pruned, tmp_path):
+    # blast and its pruned copy share one root, which pycubexr 2.1 needs.
+    pycubexr = pytest.importorskip("pycubexr")
+    results = {"median": cubescale.median(blast, blast_pruned, blast),
+               "min": cubescale.algebra.minimum(blast, blast_pruned),
+               "max": cubescale.algebra.maximum(blast, blast_pruned),
+               "common": cubescale.common(blast, blast_pruned)[0]}
+    for name, out in results.items():
+        path = tmp_path / f"{name}.cubex"
+        cubescale.write(out, path, derived="values")
+        again = cubescale.open(path)
+        np.testing.assert_array_equal(again.values("time"), out.values("time"))
+        with pycubexr.CubexParser(str(path)) as parser:
+            values = parser.get_metric_values(parser.get_metric_by_name("time"))
+            root = parser.get_root_cnodes()[0] if hasattr(parser, "get_root_cnodes") else parser.get_cnode(0)
+            got = np.asarray(values.cnode_values(root, convert_to_exclusive=False), dtype=float)
+            np.testing.assert_allclose(got, again.values("time", inclusive=True)[0], rtol=1e-12, err_msg=name)
+
+
+def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
+    from cubescale.systree import SystemTree
+    b = cubescale.ReportBuilder(SystemTree.from_shape("rack:1 process:2 thread:1"))  # machine > rack > processes
+    b.add_metric("time")
+    b.add_cnode(b.add_region("main"))
+    path = tmp_path / "racks.cubex"
+    cubescale.write(b.build(), path)
+    out = tmp_path / "r.cubex"
+    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "below no node" in err and "Traceback" not in err
+    assert not out.exists()
+    assert main(["mean", str(path), str(path), "-C", "-o", str(out)]) == 0  # collapsing needs no nodes
+    before = path.read_bytes()
+    assert main(["max", str(path), str(out), "-o", str(path)]) == 2  # never over an input
+    assert "is the input" in capsys.readouterr().err and path.read_bytes() == before
+
+
+def test_a_call_site_line_that_is_no_number_is_a_format_error(tmp_path):
+    from tar_members import archive, read_members
+    members = read_members(_example_path("all_dtypes.cubex"))
+    assert b'line="60"' in members["anchor.xml"]
+    members["anchor.xml"] = members["anchor.xml"].replace(b'line="60"', b'line="6x"')
+    path = tmp_path / "bad_line.cubex"
+    path.write_bytes(archive(members))
+    with pytest.raises(cubescale.FormatError, match="anchor.xml.*line"):
+        cubescale.open(path).cnodes  # noqa: B018 (the call tree is read on first use, if not at open)
