@@ -5,6 +5,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -151,6 +152,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.peer = peer_location(e.communicator, e.partner, e);
       r.communicator = e.communicator;
       r.tag = e.tag;
+      r.empty = e.bytes == 0;
       r.cnode = cnode;
       r.call = in_call ? stack_.back().call : calls_++;
       r.call_kind = in_call && stack_.back().region < region_kind_.size() ? region_kind_[stack_.back().region]
@@ -669,8 +671,9 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats) {
   RecordExtractor extractor(trace);
+  BesidePatterns beside(trace, &extractor);  // counts and critical path beside the patterns
   trace::ProfileStats profile_stats;
-  auto p = trace::trace_profile(trace, locations, &profile_stats, &extractor);
+  auto p = trace::trace_profile(trace, locations, &profile_stats, &beside);
   const auto sev = match(trace, locations, extractor.records(), p.cnode_count());
   if (stats) {
     *stats = {};
@@ -680,7 +683,9 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
       stats->collectives += l.collectives.size();
     }
   }
-  return with_metric_tree(std::move(p), sev);
+  auto report = with_metric_tree(std::move(p), sev);
+  beside.finish(locations, extractor.records(), report);
+  return report;
 }
 
 }  // namespace cubescale::analysis
