@@ -87,6 +87,7 @@ COUNTS = {
     "bytes_rcvd": {(1, "MPI_Recv"): 108}, "bytes_cout": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
     "bytes_cin": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
 }
+PARENTS_OF_COUNTS = {"mpi_slswo_count": "mpi_sls_count", "mpi_clswo_count": "mpi_cls_count"}
 PARENTS = {"syncs_p2p": ("syncs_send", "syncs_recv"), "syncs": ("syncs_p2p", "syncs_coll"),
            "comms_p2p": ("comms_send", "comms_recv"), "comms_coll": ("comms_cxch", "comms_csrc", "comms_cdst"),
            "comms": ("comms_p2p", "comms_coll"), "bytes_p2p": ("bytes_sent", "bytes_rcvd"),
@@ -98,7 +99,7 @@ def counted(tmp_path_factory):
     return cubescale.analyze(write(tmp_path_factory.mktemp("counts"), COUNTED))
 
 
-@pytest.mark.parametrize("metric", sorted(COUNTS) + ["comms_csrc", "comms_cdst"])
+@pytest.mark.parametrize("metric", sorted(COUNTS) + ["comms_csrc", "comms_cdst", "mpi_slswo_count", "mpi_clswo_count"])
 def test_counts_are_exact(counted, metric):
     assert by_call(counted, metric) == COUNTS.get(metric, {})
 
@@ -114,7 +115,7 @@ def test_count_parents_store_their_children(counted):
 
 def test_count_trees_are_scalascas(counted):
     spec = waitstates.spec_tree()
-    for name in [*COUNTS, *PARENTS, "comms_csrc", "comms_cdst"]:
+    for name in [*COUNTS, *PARENTS, *PARENTS_OF_COUNTS, "comms_csrc", "comms_cdst"]:
         m = counted.metric(name)
         display, parent = spec[name]
         assert m.display_name == display, name
@@ -131,6 +132,15 @@ def test_count_trees_are_scalascas(counted):
         ours, theirs = counted.metric(name), real.metric(name)
         assert (ours.unit, ours.display_name, parent(counted, ours)) == (theirs.unit, theirs.display_name,
                                                                           parent(real, theirs)), name
+
+
+def test_wrong_order_late_sender_counts(tmp_path):
+    # The wrong-order trace of test_analysis_waitstates: rank 1 has one Late Sender, wrong-order;
+    # rank 2 two, the first wrong-order. Every message has 8 bytes: communications.
+    report = cubescale.analyze(write(tmp_path, waitstates.WRONG_ORDER))
+    assert by_call(report, "mpi_cls_count") == {(1, "MPI_Recv"): 1, (2, "MPI_Recv"): 2}
+    assert by_call(report, "mpi_clswo_count") == {(1, "MPI_Recv"): 1, (2, "MPI_Recv"): 1}
+    assert by_call(report, "mpi_sls_count") == {} and by_call(report, "mpi_slswo_count") == {}
 
 
 def _shared(name):
@@ -167,7 +177,12 @@ def test_shared_counts_equal_the_event_dataframe(name):
     none = (coll["Bytes"] == 0) & (coll["Bytes Received"] == 0)
     assert ours("syncs_coll") == pytest.approx(per_location(coll[none]))
     assert ours("comms_coll") == pytest.approx(per_location(coll[~none]))
-    # Late Sender instances are where Late Sender time is
+    # Late Sender instances are where Late Sender time is, wrong-order ones where its wrong-order part is
+    if "mpi_latesender_wo" in [m.name for m in report.metrics]:
+        wo = report.values("mpi_latesender_wo", inclusive=False) > 0
+        counted_wo = (report.values("mpi_slswo_count", inclusive=False)
+                      + report.values("mpi_clswo_count", inclusive=False)) > 0
+        assert (wo == counted_wo).all()
     if "mpi_latesender" not in [m.name for m in report.metrics]:
         assert ours("mpi_sls_count").sum() + ours("mpi_cls_count").sum() == 0
         return

@@ -76,6 +76,8 @@ const std::vector<CountMetric>& count_tree() {
       {"syncs_recv", "Receives", "syncs_p2p", "occ", {C::SyncsRecv}, "Number of receives of zero-sized messages"},
       {"mpi_sls_count", "Late Senders", "syncs_recv", "occ", {C::SlsCount},
        "Number of Late Sender instances in receives of zero-sized messages"},
+      {"mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "occ", {C::SlswoCount},
+       "Number of those Late Sender instances where messages are received in wrong order"},
       {"syncs_coll", "Collective", "syncs", "occ", {C::SyncsColl},
        "Number of MPI collectives neither sending nor receiving data"},
       {"comms", "Communications", "", "occ", {C::CommsSend, C::CommsRecv, C::CommsCxch, C::CommsCsrc, C::CommsCdst},
@@ -86,6 +88,8 @@ const std::vector<CountMetric>& count_tree() {
       {"comms_recv", "Receives", "comms_p2p", "occ", {C::CommsRecv}, "Number of receives of non-empty messages"},
       {"mpi_cls_count", "Late Senders", "comms_recv", "occ", {C::ClsCount},
        "Number of Late Sender instances in receives of non-empty messages"},
+      {"mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "occ", {C::ClswoCount},
+       "Number of those Late Sender instances where messages are received in wrong order"},
       {"comms_coll", "Collective", "comms", "occ", {C::CommsCxch, C::CommsCsrc, C::CommsCdst},
        "Number of MPI collectives sending or receiving data"},
       {"comms_cxch", "Exchange", "comms_coll", "occ", {C::CommsCxch}, "Collectives sending and receiving data"},
@@ -117,7 +121,9 @@ void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const st
       for (std::size_t k = 0; k < kCounts; ++k) dense[k][std::size_t(e.cnode) * cols + e.column] += e.values[k];
   for (const auto& s : points) {
     if (!s.late_sender || s.cnode >= cnodes || s.location >= column.size() || column[s.location] >= cols) continue;
-    ++dense[std::size_t(s.empty ? Count::SlsCount : Count::ClsCount)][std::size_t(s.cnode) * cols + column[s.location]];
+    const auto at = std::size_t(s.cnode) * cols + column[s.location];
+    ++dense[std::size_t(s.empty ? Count::SlsCount : Count::ClsCount)][at];
+    if (s.wrong_order) ++dense[std::size_t(s.empty ? Count::SlswoCount : Count::ClswoCount)][at];
   }
   // Score-P's bytes_sent / bytes_received (all MPI bytes) give way to Scalasca's meaning.
   std::vector<cube::Metric> metrics;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include "cubescale/analysis/waitstates.hpp"
@@ -26,6 +27,8 @@ WaitsFor waits_for(std::uint32_t op) {
   }
 }
 
+constexpr std::size_t kRecentLateSenders = 100;  // as the wrong-order pattern (scout's buffer)
+
 std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
   const auto end = std::min(until, leave);
   return end > enter ? end - enter : 0;
@@ -49,9 +52,18 @@ void message_points(const std::vector<LocationRecords>& records, std::vector<std
     for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
   for (const auto& l : records) {
     SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
+    std::uint64_t multi_send_time = 0;
     std::uint32_t multi_call = kNone;
+    // The location's last Late Senders (send time, index in out[location]), as the wrong-order
+    // pattern keeps them: one whose message was sent after a later-received one is wrong-order.
+    std::deque<std::pair<std::uint64_t, std::size_t>> recent;
+    auto late = [&](const SyncPoint& p, std::uint64_t send_time) {
+      if (recent.size() == kRecentLateSenders) recent.pop_front();
+      recent.push_back({send_time, out[p.location].size()});
+      out[p.location].push_back(p);
+    };
     auto flush = [&] {
-      if (multi_call != kNone && multi.wait_end > multi.enter) out[multi.location].push_back(multi);
+      if (multi_call != kNone && multi.wait_end > multi.enter) late(multi, multi_send_time);
       multi_call = kNone;
     };
     for (const auto& r : l.receives) {
@@ -59,13 +71,20 @@ void message_points(const std::vector<LocationRecords>& records, std::vector<std
       if (it == sends.end() || it->second.second == it->second.first.size()) continue;  // matching has raised
       const MessageRecord& s = *it->second.first[it->second.second++];
       if (multi_call != kNone && multi_call != r.call) flush();
-      if (r.call_kind == CallKind::Test) continue;
       const auto idle = waited(r.enter, r.leave, s.enter);
       SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, s.empty != 0};
-      if (r.call_kind != CallKind::WaitMulti) {
-        if (idle > 0) out[r.location].push_back(p);
-      } else if (multi_call == kNone || idle > multi.wait_end - multi.enter) {
-        multi = p, multi_call = r.call;
+      if (r.call_kind == CallKind::Single) {
+        if (idle > 0) late(p, s.time);
+      } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi.wait_end - multi.enter)) {
+        multi = p, multi_call = r.call, multi_send_time = s.time;
+      }
+      for (auto it = recent.begin(); it != recent.end();) {
+        if (it->first <= s.time) {
+          ++it;
+          continue;
+        }
+        out[r.location][it->second].wrong_order = true;
+        it = recent.erase(it);
       }
     }
     flush();
@@ -203,16 +222,23 @@ void CriticalPathObserver::attribute(std::uint64_t until) {
     const auto from = std::max(segs[i].from, last_), to = std::min(segs[i].to, until);
     if (to > from) ticks += to - from;
   }
-  if (ticks > 0) current_[stack_.back()] += ticks;
+  const auto cnode = stack_.back();
+  if (ticks == 0 || cnode == kNone) return;  // kNone: a call path the report lacks
+  if (cnode >= current_.size()) current_.resize(std::size_t(cnode) + 1, 0);
+  if (current_[cnode] == 0) touched_.push_back(cnode);
+  current_[cnode] += ticks;
 }
 
 void CriticalPathObserver::flush() {
-  for (const auto& [cnode, ticks] : current_) shares_.push_back({cnode, column_[location_], ticks});
-  current_.clear();
+  for (auto cnode : touched_) {
+    shares_.push_back({cnode, column_[location_], current_[cnode]});
+    current_[cnode] = 0;
+  }
+  touched_.clear();
 }
 
 void CriticalPathObserver::event(const trace::Event& e, std::uint32_t cnode) {
-  if (started_) attribute(e.time);
+  if (started_ && mine_ && !mine_->empty()) attribute(e.time);
   started_ = true;
   last_ = e.time;
   if (e.type == trace::EventType::Enter) stack_.push_back(cnode);

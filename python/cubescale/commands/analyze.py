@@ -8,7 +8,7 @@ Example
 >>> from cubescale import examples
 >>> out = os.path.join(tempfile.mkdtemp(), "scout.cubex")
 >>> main(["analyze", examples.trace_path(), "-o", out])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
-traces.otf2 -> scout.cubex: 40 metrics, 6 call paths, 4 locations (...)
+traces.otf2 -> scout.cubex: 42 metrics, 6 call paths, 4 locations (...)
 pattern             total [s]  most severe call path (s)                 most severe process (s)
 mpi_latesender      1.251e-06  main > solve > MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
 mpi_wait_nxn        3.219e-06  main > solve > MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)

@@ -8,6 +8,7 @@
 //   │ ├ syncs_send   sends of 0 bytes                   │ ├ comms_send   sends of > 0 bytes
 //   │ └ syncs_recv   receives of 0 bytes                │ └ comms_recv   receives of > 0 bytes
 //   │   └ mpi_sls_count  of them Late Sender instances  │   └ mpi_cls_count  of them Late Sender instances
+//   │     └ mpi_slswo_count  of them wrong-order        │     └ mpi_clswo_count  of them wrong-order
 //   └ syncs_coll     collectives sending and            └ comms_coll
 //                    receiving nothing                    ├ comms_cxch   collectives sending and receiving
 //   bytes            MPI bytes transferred (bytes)        ├ comms_csrc   only sending
@@ -35,7 +36,8 @@ namespace cubescale::analysis {
 
 // The counted leaves, in the order of their metrics.
 enum class Count : std::uint8_t {
-  SyncsSend, SyncsRecv, SlsCount, SyncsColl, CommsSend, CommsRecv, ClsCount, CommsCxch, CommsCsrc, CommsCdst,
+  SyncsSend, SyncsRecv, SlsCount, SlswoCount, SyncsColl, CommsSend, CommsRecv, ClsCount, ClswoCount, CommsCxch,
+  CommsCsrc, CommsCdst,
   BytesSent, BytesRcvd, BytesCout, BytesCin, Size
 };
 

@@ -11,7 +11,8 @@
 //    (barriers, N x N, MPI_Finalize, the root of N-to-1, scans: the last of the ranks up to
 //    mine) or for the root (1-to-N), until min(that enter, my leave). Same definitions as the
 //    wait-state patterns (waitstates.hpp); MPI_Test* and zero waits are no sync points, an
-//    MPI_Waitall/any/some is one sync point with its latest sender.
+//    MPI_Waitall/any/some is one sync point with its latest sender. A Late Sender is marked
+//    wrong-order as mpi_latesender_wo finds them (among the location's last 100).
 // 2. Backward walk (`critical_path_segments`): start on the location whose last Leave is the
 //    latest (among those with MPI records, if any), there; going back in time, at the latest
 //    sync point where it waited, the path leaves it: the waiting itself is not on the path,
@@ -24,7 +25,6 @@
 // scout walks from the MPI_Finalize of the process that entered it last to MPI_Init and leaves
 // out the time before and in them; we cover the whole trace (docs/analysis.md).
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "cubescale/profile/local_profile.hpp"
@@ -41,6 +41,7 @@ struct SyncPoint {
   std::uint32_t location = 0, cnode = 0, causer = 0;  // dense location indices; cnode: profile row
   bool late_sender = false;       // a receive (else a collective)
   bool empty = false;             // a Late Sender of a message without payload
+  bool wrong_order = false;       // a Late Sender whose message was sent after one received later
 };
 
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
@@ -98,7 +99,8 @@ class CriticalPathObserver final : public trace::CallPathObserver {
     std::uint64_t ticks;
   };
   std::vector<Share> shares_;
-  std::unordered_map<std::uint32_t, std::uint64_t> current_;  // this location's ticks per call path
+  std::vector<std::uint64_t> current_;  // this location's ticks per call path (builder numbering)
+  std::vector<std::uint32_t> touched_;  // the call paths with ticks in current_
   std::vector<std::uint32_t> stack_;
   const std::vector<Segment>* mine_ = nullptr;
   std::size_t next_ = 0;  // first segment of mine_ not yet past
