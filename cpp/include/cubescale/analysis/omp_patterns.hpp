@@ -69,6 +69,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
   std::uint32_t location_ = 0, process_ = 0;
+  bool any_ = false;  // the trace has OpenMP barriers, critical sections or lock calls
 };
 
 struct OmpSeverities {
