@@ -59,7 +59,9 @@ def main() -> None:
     args = parser.parse_args()
     print("| trace | events | what | seconds | M events/s | of the limit |")
     print("|---|---|---|---|---|---|")
-    measure("jacobi-hybrid", otf2._example_path("jacobi-hybrid"))
+    shared = os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                                                  "shared", "data"))
+    measure("jacobi-hybrid", os.path.join(shared, "otf2", "jacobi-hybrid", "traces.otf2"))
     folder = tempfile.mkdtemp()
     try:
         testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
