@@ -9,7 +9,12 @@ MPI-3 non-blocking collectives), counts clock-condition violations (``clock_viol
 with ``time_correct=True``, corrects the times first (a controlled logical clock). The result is the call-path
 profile of the same trace with Scalasca's metric tree below ``time`` (``execution`` > ``mpi`` >
 ``mpi_communication`` > ``mpi_point2point`` > ``mpi_latesender`` ...), each pattern on the call
-path of the MPI call where the waiting happened, on the waiting location. A parent metric
+path of the MPI call where the waiting happened, on the waiting location; OpenMP threads
+waiting at barriers and for locks (``omp_ibarrier_wait``, ``omp_ebarrier_wait``,
+``omp_lock_contention_*``) below ``execution`` > ``omp_time``. Beside them, as scout writes
+them, the critical-path profile (``critical_path``: the time of each call path and location on
+the run's critical path) and the counts (``syncs_*``, ``comms_*``, ``bytes_*``,
+``mpi_sls_count``, ``mpi_cls_count``). A parent metric
 stores its children's values too (CubeLib reads metric trees so). Inconsistent traces raise
 :class:`cubescale.FormatError` naming the location's event file, the event and its time.
 docs/analysis.md has the definitions.

@@ -21,7 +21,7 @@ from ._core import analysis as _analysis
 from ._core import timeline as _timeline
 from ._core import trace as _trace
 
-__all__ = ["read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_ring_trace"]
+__all__ = ["read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_omp_trace", "write_ring_trace"]
 
 
 def write_ring_trace(directory: str | os.PathLike, name: str = "traces", processes: int = 4, iterations: int = 1000,
@@ -62,11 +62,13 @@ def write_hardware_trace(directory: str | os.PathLike, name: str = "traces", *, 
 
 
 def write_mpi_trace(directory: str | os.PathLike, name: str,
-                    ranks: Sequence[Sequence[tuple[str, int, int, Sequence[int], int]]], end: int) -> int:
+                    ranks: Sequence[Sequence[tuple]], end: int) -> int:
     """Writes ``<directory>/<name>.otf2`` with MPI calls at stated times, for exact wait-state
-    expectations: per rank a list of ``(call, enter_ns, leave_ns, peers, tag)`` (calls such as
-    ``MPI_Send``, ``MPI_Recv``, ``MPI_Waitall``, ``MPI_Barrier``, ``MPI_Bcast`` with ``peers =
-    [root]``, ``MPI_Allreduce``) inside main from 0 to ``end`` ns. Returns the events written.
+    expectations: per rank a list of ``(call, enter_ns, leave_ns, peers, tag)`` or ``(call,
+    enter_ns, leave_ns, peers, tag, bytes)`` (calls such as ``MPI_Send``, ``MPI_Recv``,
+    ``MPI_Waitall``, ``MPI_Barrier``, ``MPI_Bcast`` with ``peers = [root]``, ``MPI_Allreduce``;
+    ``bytes``, the payload, is 8 unless given) inside main from 0 to ``end`` ns. Returns the
+    events written.
 
     Example
     -------
@@ -75,7 +77,30 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     ...                                             [("MPI_Recv", 10, 70, [0], 0)]], end=100)
     10
     """
-    return _analysis.write_mpi_trace(os.fspath(directory), name, [list(r) for r in ranks], end)
+    return _analysis.write_mpi_trace(os.fspath(directory), name, [[tuple(c) for c in r] for r in ranks], end)
+
+
+def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[dict], threads: int, end: int) -> int:
+    """Writes ``<directory>/<name>.otf2``: one process of ``threads`` OpenMP threads (events as
+    Score-P writes them: fork/join, team begin/end, ``!$omp parallel`` regions) running parallel
+    regions at stated times, for exact thread wait-state expectations. Per region a dict with
+    ``fork`` and ``join`` (ns) and ``threads``: per thread of the team (the master first) a list
+    of ``(call, enter_ns, leave_ns)`` for ``"ibarrier"`` (implicit barrier) and ``"barrier"``, or
+    ``(call, enter_ns, leave_ns, acquire_ns, lock)`` for ``"critical"`` and ``"lock"``
+    (``omp_set_lock`` ... ``omp_unset_lock``: the lock is held from ``acquire_ns`` to
+    ``leave_ns``). Main runs on the master from 0 to ``end``. Returns the events written.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> write_omp_trace(tempfile.mkdtemp(), "team", [{"fork": 10, "join": 90, "threads": [
+    ...     [("ibarrier", 20, 80)], [("ibarrier", 70, 80)]]}], threads=2, end=100)
+    16
+    """
+    return _analysis.write_omp_trace(os.fspath(directory), name,
+                                     [{"fork": r["fork"], "join": r["join"],
+                                       "threads": [[tuple(c) for c in calls] for calls in r["threads"]]}
+                                      for r in regions], threads, end)
 
 
 def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> int:

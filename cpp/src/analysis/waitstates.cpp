@@ -10,6 +10,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -157,6 +158,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.peer = peer_location(e.communicator, e.partner, e);
       r.communicator = e.communicator;
       r.tag = e.tag;
+      r.empty = e.bytes == 0;
       r.cnode = cnode;
       r.call = in_call ? stack_.back().call : calls_++;
       r.call_kind = in_call && stack_.back().region < region_kind_.size() ? region_kind_[stack_.back().region]
@@ -686,9 +688,10 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
   RecordExtractor extractor(trace);
+  BesidePatterns beside(trace, &extractor);  // OpenMP patterns, counts and critical path; forwards to extractor
   CompletionExtractor completions(trace);
   NonBlockingExtractor nonblocking(trace);
-  ObserverFan observers({&extractor, &completions, &nonblocking});
+  ObserverFan observers({&beside, &completions, &nonblocking});
   trace::ProfileStats profile_stats;
   auto p = trace::trace_profile(trace, locations, &profile_stats, &observers);
   auto& records = extractor.records();
@@ -712,6 +715,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(std::move(p), sev);
   move_class_time(tree, moves);
+  beside.finish(locations, records, tree);
   return with_clock_violations(std::move(tree), clock.violations);
 }
 

@@ -704,6 +704,25 @@ OTF2_CallbackCode ev_thread_fork(CUBESCALE_EVT_ARGS, OTF2_Paradigm model, uint32
   e.tag = model;
   return c.emit();
 }
+// Locks (thread and OpenMP): the lock's id as `request`, its acquisition order as `tag`.
+template <EventType T>
+OTF2_CallbackCode ev_thread_lock(CUBESCALE_EVT_ARGS, OTF2_Paradigm, uint32_t lock, uint32_t order) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.request = lock;
+  e.tag = order;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_omp_lock(CUBESCALE_EVT_ARGS, uint32_t lock, uint32_t order) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.request = lock;
+  e.tag = order;
+  return c.emit();
+}
 template <EventType T>
 OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {
   auto& c = ectx(ud);
@@ -829,6 +848,10 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetOmpTaskCompleteCallback(cbs, ev_omp_task<EventType::OmpTaskComplete>);
   OTF2_EvtReaderCallbacks_SetThreadForkCallback(cbs, ev_thread_fork);
   OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(cbs, ev_team<EventType::ThreadTeamBegin>);
+  OTF2_EvtReaderCallbacks_SetThreadAcquireLockCallback(cbs, ev_thread_lock<EventType::ThreadAcquireLock>);
+  OTF2_EvtReaderCallbacks_SetThreadReleaseLockCallback(cbs, ev_thread_lock<EventType::ThreadReleaseLock>);
+  OTF2_EvtReaderCallbacks_SetOmpAcquireLockCallback(cbs, ev_omp_lock<EventType::OmpAcquireLock>);
+  OTF2_EvtReaderCallbacks_SetOmpReleaseLockCallback(cbs, ev_omp_lock<EventType::OmpReleaseLock>);
   OTF2_EvtReaderCallbacks_SetThreadTeamEndCallback(cbs, ev_team<EventType::ThreadTeamEnd>);
   OTF2_EvtReaderCallbacks_SetThreadTaskCreateCallback(cbs, ev_task<EventType::ThreadTaskCreate>);
   OTF2_EvtReaderCallbacks_SetThreadTaskSwitchCallback(cbs, ev_task<EventType::ThreadTaskSwitch>);

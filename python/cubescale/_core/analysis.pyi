@@ -8,7 +8,7 @@ import cubescale._core.profile
 import cubescale._core.trace
 import typing
 
-__all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace"]
+__all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace", "write_omp_trace"]
 
 def analyze(
     trace: cubescale._core.trace.Trace,
@@ -28,19 +28,21 @@ def pattern_names() -> list[str]:
 def write_mpi_trace(
     directory: str,
     name: str,
-    ranks: collections.abc.Sequence[
-        collections.abc.Sequence[
-            tuple[
-                str,
-                typing.SupportsInt | typing.SupportsIndex,
-                typing.SupportsInt | typing.SupportsIndex,
-                collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-                typing.SupportsInt | typing.SupportsIndex,
-            ]
-        ]
-    ],
+    ranks: collections.abc.Sequence[collections.abc.Sequence[tuple]],
     end: typing.SupportsInt | typing.SupportsIndex,
 ) -> int:
     """
     Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. Returns the events written.
+    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes]), calls such as 'MPI_Send', 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns; bytes (default 8) is the message or collective payload. Returns the events written.
+    """
+
+def write_omp_trace(
+    directory: str,
+    name: str,
+    regions: collections.abc.Sequence[dict],
+    threads: typing.SupportsInt | typing.SupportsIndex,
+    end: typing.SupportsInt | typing.SupportsIndex,
+) -> int:
+    """
+    Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', 'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', 'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'. Returns the events written.
     """

@@ -58,7 +58,8 @@ struct MessageRecord {
   std::uint32_t cnode = kNone;  // call path of the MPI call (row of the profile)
   std::uint32_t call = 0;       // number of the MPI call on its location (a Waitall's receives share it)
   CallKind call_kind = CallKind::Single;
-  std::uint8_t padding[7] = {};
+  std::uint8_t empty = 0;  // no payload (0 bytes): Scalasca counts it as a synchronization
+  std::uint8_t padding[6] = {};
 };
 
 // MPI_Init(_thread) and MPI_Finalize calls become collectives over all of MPI_COMM_WORLD

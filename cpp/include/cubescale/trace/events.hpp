@@ -66,11 +66,12 @@ struct Event {
   // ThreadTaskCreate/Switch/Complete: creating thread.
   std::uint32_t partner = kNone;
   std::uint32_t communicator = kNone;  // index (MPI, thread teams); RMA window id
-  // MPI point to point: message tag; collectives: the operation (OTF2_CollectiveOp).
+  // MPI point to point: message tag; collectives: the operation (OTF2_CollectiveOp); locks
+  // (Thread/OmpAcquireLock, ...ReleaseLock): the acquisition order.
   std::uint32_t tag = kNone;
   std::uint64_t bytes = 0;           // sent: message length, collective bytes sent, RMA bytes
   std::uint64_t bytes_received = 0;  // collectives
-  std::uint64_t request = 0;  // MPI request id, RMA matching id, task id, int parameter value
+  std::uint64_t request = 0;  // MPI request id, RMA matching id, task id, int parameter value, lock id
   // Metric events: the metric (class or instance) index and its values.
   std::uint32_t metric = kNone;
   std::uint8_t metric_count = 0;

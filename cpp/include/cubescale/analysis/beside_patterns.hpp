@@ -1,0 +1,43 @@
+#pragma once
+// What scout writes beside its MPI wait-state patterns: the OpenMP patterns (omp_patterns.hpp),
+// the counts (counts.hpp) and the critical-path profile (critical_path.hpp). One observer for the profile builder's pass that forwards every
+// event to the wait-state record extractor and to the observers of these metrics; `finish`
+// adds their metrics to the analysis report (the critical path reads the locations' events a
+// second time to put its intervals on call paths).
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/analysis/counts.hpp"
+#include "cubescale/analysis/critical_path.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/profile/local_profile.hpp"
+#include "cubescale/trace/profile.hpp"
+#include "cubescale/trace/reader.hpp"
+
+namespace cubescale::analysis {
+
+struct LocationRecords;
+
+class BesidePatterns final : public trace::CallPathObserver {
+ public:
+  // `extractor` sees every event first (the wait-state records).
+  BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor);
+  void begin_location(std::uint32_t location) override;
+  void event(const trace::Event& e, std::uint32_t cnode) override;
+  void end_location(std::uint32_t location) override;
+  void rows(const std::vector<std::uint32_t>& rows) override;
+
+  // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
+  // bytes_received) to `p`, the report of `locations` whose records the matching accepted.
+  void finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
+              profile::LocalProfile& p);
+
+ private:
+  const trace::Trace& trace_;
+  std::vector<trace::CallPathObserver*> observers_;
+  OmpObserver omp_;
+  CountsObserver counts_;
+  SpanObserver spans_;
+};
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,85 @@
+#pragma once
+// OpenMP wait states (Scalasca's OMP.pattern and Thread.pattern), per thread over records:
+//   omp_ibarrier_wait / omp_ebarrier_wait  a thread at an implicit / explicit barrier waiting
+//        for the team's last thread: min(latest enter of the team, my leave) - my enter
+//        (the k-th barrier of each thread in one instance of a team is one barrier);
+//   omp_lock_contention_critical / _api    a thread waiting to acquire a lock another thread
+//        holds: max(0, release time of the lock's previous acquisition - enter of the region
+//        around my acquisition) (`!$omp critical` / `omp_set_lock` ...), the lock's
+//        acquisitions ordered by their acquisition order, per process.
+// Each on the call path of the barrier or of the region around the acquisition, on the waiting
+// thread. Extraction keeps per barrier and per lock acquisition one small record; matching
+// needs of other threads only the records of their process.
+// The report gets Scalasca's tree below `execution` (created as all of `time`, if the wait-state
+// tree did not): omp_time > omp_synchronization > omp_barrier > omp_ebarrier > omp_ebarrier_wait,
+// omp_ibarrier > omp_ibarrier_wait; omp_critical > omp_lock_contention_critical; omp_lock_api >
+// omp_lock_contention_api, for the patterns whose operations occur. Non-pattern metrics are the
+// exclusive time of the OpenMP regions of their class (scalasca.spec classifies by name).
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "cubescale/profile/local_profile.hpp"
+#include "cubescale/trace/profile.hpp"
+#include "cubescale/trace/reader.hpp"
+
+namespace cubescale::analysis {
+
+enum class OmpPattern : std::uint8_t { EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Count };
+const char* omp_pattern_name(OmpPattern p);
+
+struct BarrierRecord {
+  std::uint64_t enter = 0, leave = 0;
+  std::uint32_t location = 0, process = 0, cnode = 0, team = 0;
+  std::uint32_t instance = 0;  // the thread's n-th begin of this team
+  std::uint32_t index = 0;     // the k-th barrier inside that team instance
+  bool explicit_barrier = false;
+};
+struct LockRecord {
+  std::uint64_t enter = 0;    // of the region around the acquisition
+  std::uint64_t acquire = 0, release = 0;
+  std::uint32_t location = 0, process = 0, cnode = 0, lock = 0, order = 0;
+  bool api = false;  // omp_set_lock (else a critical section)
+};
+
+class OmpObserver final : public trace::CallPathObserver {
+ public:
+  explicit OmpObserver(const trace::Trace& trace);
+  void begin_location(std::uint32_t location) override;
+  void event(const trace::Event& e, std::uint32_t cnode) override;
+  void rows(const std::vector<std::uint32_t>& rows) override;
+  const std::vector<BarrierRecord>& barriers() const { return barriers_; }
+  const std::vector<LockRecord>& locks() const { return locks_; }
+
+ private:
+  enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi };
+  struct Frame {
+    std::uint64_t enter;
+    std::uint32_t region, cnode;
+  };
+  struct Team {
+    std::uint32_t team, instance, barriers;
+  };
+  const trace::Definitions& defs_;
+  std::vector<Kind> kind_;  // per region
+  std::vector<BarrierRecord> barriers_;
+  std::vector<LockRecord> locks_;
+  std::vector<Frame> stack_;
+  std::vector<Team> teams_;
+  std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
+  std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
+  std::uint32_t location_ = 0, process_ = 0;
+  bool any_ = false;  // the trace has OpenMP barriers, critical sections or lock calls
+};
+
+struct OmpSeverities {
+  std::vector<std::vector<double>> values;  // [pattern][cnode * columns + column], seconds
+  std::vector<bool> present;
+};
+OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>& locations, std::size_t cnodes,
+                        std::uint64_t resolution);
+
+// Inserts the OpenMP tree below `execution` (see above).
+void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev);
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,41 @@
+#pragma once
+// Synthetic OpenMP traces with stated timings, written with OTF2's writer, for exact thread
+// wait-state tests: one process whose threads run parallel regions (fork/join), and inside
+// them barriers, critical sections and lock API calls at times the caller chooses. One tick is
+// one nanosecond.
+//
+// Events as Score-P writes them: the master thread: THREAD_FORK, then every thread Enter
+// "!$omp parallel", THREAD_TEAM_BEGIN ... THREAD_TEAM_END, Leave; the master THREAD_JOIN.
+// Inside a team:
+//   "ibarrier"  Enter/Leave "!$omp implicit barrier" (role implicit_barrier)
+//   "barrier"   Enter/Leave "!$omp barrier" (role barrier)
+//   "critical"  Enter "!$omp critical" at enter, THREAD_ACQUIRE_LOCK at `acquire`, Enter/Leave
+//               "!$omp critical sblock" from acquire to leave, THREAD_RELEASE_LOCK at leave, Leave
+//   "lock"      Enter "omp_set_lock" at enter, THREAD_ACQUIRE_LOCK at `acquire`, Leave at acquire;
+//               Enter "omp_unset_lock", THREAD_RELEASE_LOCK, Leave at leave
+// Lock acquisition orders are numbered per lock by acquire time, as the runtime would.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cubescale::trace {
+
+struct OmpCall {
+  std::string name;                   // "ibarrier", "barrier", "critical", "lock"
+  std::uint64_t enter = 0, leave = 0;  // ticks (ns)
+  std::uint64_t acquire = 0;          // critical / lock: when the lock was acquired (enter <= acquire <= leave)
+  std::uint32_t lock = 0;             // critical / lock: the lock's id
+};
+
+struct OmpParallel {
+  std::uint64_t fork = 0, join = 0;
+  std::vector<std::vector<OmpCall>> threads;  // per thread of the team (thread 0 is the master), in time order
+};
+
+// Writes `<directory>/<name>.otf2`: one process with `threads` threads, main from 0 to `end`
+// on the master, the parallel regions in order. Returns the events written.
+// std::invalid_argument for unknown calls, times out of order or teams larger than `threads`.
+std::uint64_t write_omp_trace(const std::string& directory, const std::string& name,
+                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end);
+
+}  // namespace cubescale::trace

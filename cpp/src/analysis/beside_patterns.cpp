@@ -1,0 +1,111 @@
+#include "cubescale/analysis/beside_patterns.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+// The second pass of the critical path where it can be light: only the locations on the path,
+// call paths found in the finished profile's tree by (parent, region) instead of building the
+// profile again. Right when every call path is one region below its parent (no parameter
+// splits) and each location on the path starts at a root (no worker thread grafted below its
+// master's parallel region); `light_pass_applies` tells.
+class PathSink final : public trace::EventSink {
+ public:
+  PathSink(const profile::LocalProfile& p, CriticalPathObserver& on_path) : on_path_(on_path) {
+    for (std::uint32_t c = 0; c < p.cnode_count(); ++c) child_[key(p.cnode_parents[c], p.cnode_regions[c])] = c;
+  }
+  void begin_location(std::uint32_t location) override {
+    stack_.clear();
+    on_path_.begin_location(location);
+  }
+  void event(const trace::Event& e) override {
+    if (e.type == trace::EventType::Enter) {
+      // Below a call path the profile lacks (never here, see light_pass_applies) stays unknown.
+      const bool known = stack_.empty() || stack_.back() != kUnknown;
+      const auto it = known ? child_.find(key(stack_.empty() ? cube::kNoParent : stack_.back(), e.region)) : child_.end();
+      stack_.push_back(it == child_.end() ? kUnknown : it->second);
+    }
+    on_path_.event(e, stack_.empty() || stack_.back() == kUnknown ? kNone : stack_.back());
+    if (e.type == trace::EventType::Leave && !stack_.empty()) stack_.pop_back();
+  }
+
+ private:
+  static constexpr std::uint32_t kUnknown = kNone - 1;
+  static std::uint64_t key(std::uint32_t parent, std::uint32_t region) { return (std::uint64_t(parent) << 32) | region; }
+  CriticalPathObserver& on_path_;
+  std::unordered_map<std::uint64_t, std::uint32_t> child_;
+  std::vector<std::uint32_t> stack_;
+};
+
+bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions& defs,
+                        const std::vector<std::uint32_t>& on_path, const std::vector<std::uint32_t>& locations) {
+  std::unordered_map<std::uint64_t, int> seen;
+  for (std::uint32_t c = 0; c < p.cnode_count(); ++c)
+    if (++seen[(std::uint64_t(p.cnode_parents[c]) << 32) | p.cnode_regions[c]] > 1) return false;
+  for (auto l : on_path)  // the first analyzed location of its process: its call paths start at a root
+    for (auto other : locations) {
+      if (defs.locations[other].group == defs.locations[l].group) {
+        if (other != l) return false;
+        break;
+      }
+    }
+  return true;
+}
+
+}  // namespace
+
+BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
+    : trace_(trace), omp_(trace), spans_(trace.definitions().locations.size()) {
+  observers_ = {extractor, &omp_, &counts_, &spans_};
+}
+
+void BesidePatterns::begin_location(std::uint32_t location) {
+  for (auto* o : observers_) o->begin_location(location);
+}
+void BesidePatterns::event(const trace::Event& e, std::uint32_t cnode) {
+  for (auto* o : observers_) o->event(e, cnode);
+}
+void BesidePatterns::end_location(std::uint32_t location) {
+  for (auto* o : observers_) o->end_location(location);
+}
+void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
+  for (auto* o : observers_) o->rows(rows);
+}
+
+void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
+                            profile::LocalProfile& p) {
+  const auto& defs = trace_.definitions();
+  add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
+  const auto points = sync_points(records, defs.locations.size());
+  std::vector<bool> has_records(defs.locations.size(), false);
+  for (const auto& l : records)
+    if (l.location < has_records.size())
+      has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
+  auto segments = critical_path_segments(points, spans_, locations, has_records);
+  // Second pass over the locations on the path (light), or the profile builder over all of
+  // them again (the same locations give the same call tree, so its rows are the report's).
+  std::vector<std::uint32_t> on_path_locations;
+  for (auto l : locations)
+    if (l < segments.size() && !segments[l].empty()) on_path_locations.push_back(l);
+  CriticalPathObserver on_path(std::move(segments), locations);
+  if (light_pass_applies(p, defs, on_path_locations, locations)) {
+    PathSink sink(p, on_path);
+    trace_.read(on_path_locations, sink);
+    on_path.begin_location(kNone);  // the last location's time into the shares
+  } else if (!on_path_locations.empty()) {
+    trace::trace_profile(trace_, locations, nullptr, &on_path);
+  }
+  add_critical_path(p, on_path.values(p.cnode_count()), defs.clock.resolution);
+  std::vector<std::uint32_t> column(defs.locations.size(), kNone);
+  for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);
+  std::vector<SyncPoint> all;
+  for (const auto& l : points) all.insert(all.end(), l.begin(), l.end());
+  add_counts(p, counts_, all, column);
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,285 @@
+#include "cubescale/analysis/critical_path.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+
+#include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/cube/dtype.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+// Whom a collective member waits for, by the operation's class (as waitstates.cpp classifies).
+enum class WaitsFor { Latest, Root, RootOnlyLatest, LatestBefore, Nobody };
+WaitsFor waits_for(std::uint32_t op) {
+  switch (op) {
+    case kFinalizeOp: return WaitsFor::Latest;
+    case kInitOp: return WaitsFor::Nobody;  // only a completion pattern: no one waits for another
+    case 0: return WaitsFor::Latest;                                             // barrier
+    case 1: case 4: case 5: return WaitsFor::Root;                               // bcast, scatter(v)
+    case 2: case 3: case 12: return WaitsFor::RootOnlyLatest;                    // gather(v), reduce
+    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16: return WaitsFor::Latest;  // N x N
+    case 14: case 15: return WaitsFor::LatestBefore;                             // scan, exscan
+    default: return WaitsFor::Nobody;
+  }
+}
+
+constexpr std::size_t kRecentLateSenders = 100;  // as the wrong-order pattern (scout's buffer)
+
+std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
+  const auto end = std::min(until, leave);
+  return end > enter ? end - enter : 0;
+}
+
+struct Key {
+  std::uint32_t from, to, communicator, tag;
+  bool operator==(const Key&) const = default;
+};
+struct KeyHash {
+  std::size_t operator()(const Key& k) const {
+    const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+  }
+};
+
+// Late Sender sync points: the k-th receive of B from A on (comm, tag) is A's k-th such send.
+void message_points(const std::vector<LocationRecords>& records, std::vector<std::vector<SyncPoint>>& out) {
+  std::unordered_map<Key, std::pair<std::vector<const MessageRecord*>, std::size_t>, KeyHash> sends;
+  for (const auto& l : records)
+    for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+  for (const auto& l : records) {
+    SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
+    std::uint64_t multi_send_time = 0;
+    std::uint32_t multi_call = kNone;
+    // The location's last Late Senders (send time, index in out[location]), as the wrong-order
+    // pattern keeps them: one whose message was sent after a later-received one is wrong-order.
+    std::deque<std::pair<std::uint64_t, std::size_t>> recent;
+    auto late = [&](const SyncPoint& p, std::uint64_t send_time) {
+      if (recent.size() == kRecentLateSenders) recent.pop_front();
+      recent.push_back({send_time, out[p.location].size()});
+      out[p.location].push_back(p);
+    };
+    auto flush = [&] {
+      if (multi_call != kNone && multi.wait_end > multi.enter) late(multi, multi_send_time);
+      multi_call = kNone;
+    };
+    for (const auto& r : l.receives) {
+      auto it = sends.find({r.peer, r.location, r.communicator, r.tag});
+      if (it == sends.end() || it->second.second == it->second.first.size()) continue;  // matching has raised
+      const MessageRecord& s = *it->second.first[it->second.second++];
+      if (multi_call != kNone && multi_call != r.call) flush();
+      const auto idle = waited(r.enter, r.leave, s.enter);
+      SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, s.empty != 0};
+      if (r.call_kind == CallKind::Single) {
+        if (idle > 0) late(p, s.time);
+      } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi.wait_end - multi.enter)) {
+        multi = p, multi_call = r.call, multi_send_time = s.time;
+      }
+      for (auto it = recent.begin(); it != recent.end();) {
+        if (it->first <= s.time) {
+          ++it;
+          continue;
+        }
+        out[r.location][it->second].wrong_order = true;
+        it = recent.erase(it);
+      }
+    }
+    flush();
+  }
+}
+
+// Collective sync points: the k-th collective of each member on a communicator is one instance.
+void collective_points(const std::vector<LocationRecords>& records, std::vector<std::vector<SyncPoint>>& out) {
+  std::unordered_map<std::uint32_t, std::vector<std::vector<const CollectiveRecord*>>> instances;
+  for (const auto& l : records) {
+    std::unordered_map<std::uint32_t, std::size_t> seen;
+    for (const auto& c : l.collectives) {
+      auto& list = instances[c.communicator];
+      const auto k = seen[c.communicator]++;
+      if (list.size() <= k) list.resize(k + 1);
+      list[k].push_back(&c);
+    }
+  }
+  for (const auto& [communicator, list] : instances) {
+    // MPI_Finalize counts only when all its processes have it equally often (as the patterns).
+    if (communicator == kFinalizeCommunicator &&
+        std::any_of(list.begin(), list.end(), [&](const auto& i) { return i.size() != list.front().size(); }))
+      continue;
+    for (const auto& members : list) {
+      const auto how = waits_for(members.front()->op);
+      if (how == WaitsFor::Nobody) continue;
+      const CollectiveRecord* latest = members.front();
+      const CollectiveRecord* root = nullptr;
+      for (const auto* c : members) {
+        if (c->enter > latest->enter) latest = c;
+        if (c->location == c->root) root = c;
+      }
+      const CollectiveRecord* latest_before = nullptr;
+      for (const auto* c : members) {
+        if (!latest_before || c->enter > latest_before->enter) latest_before = c;
+        const CollectiveRecord* causer = nullptr;
+        switch (how) {
+          case WaitsFor::Latest: causer = latest; break;
+          case WaitsFor::Root: causer = root && c != root ? root : nullptr; break;
+          case WaitsFor::RootOnlyLatest: causer = c == root ? latest : nullptr; break;
+          case WaitsFor::LatestBefore: causer = latest_before; break;
+          case WaitsFor::Nobody: break;
+        }
+        if (!causer || causer == c) continue;
+        const auto idle = waited(c->enter, c->leave, causer->enter);
+        if (idle > 0)
+          out[c->location].push_back({c->enter, c->enter + idle, causer->enter, c->location, c->cnode,
+                                      causer->location, false, false});
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
+                                                std::size_t location_count) {
+  std::vector<std::vector<SyncPoint>> out(location_count);
+  message_points(records, out);
+  collective_points(records, out);
+  for (auto& points : out)
+    std::stable_sort(points.begin(), points.end(),
+                     [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+  return out;
+}
+
+std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::vector<SyncPoint>>& points,
+                                                         const SpanObserver& spans,
+                                                         const std::vector<std::uint32_t>& candidates,
+                                                         const std::vector<bool>& has_records) {
+  std::vector<std::vector<Segment>> out(points.size());
+  const auto& first = spans.first();
+  const auto& last = spans.last();
+  // The path ends where the run ends: the location (with MPI records, if any) whose trace ends last.
+  const bool any_records = std::any_of(candidates.begin(), candidates.end(), [&](auto l) { return has_records[l]; });
+  std::uint32_t at = kNone;
+  for (auto l : candidates) {
+    if (first[l] > last[l] || (any_records && !has_records[l])) continue;  // no events
+    if (at == kNone || last[l] > last[at]) at = l;
+  }
+  if (at == kNone) return out;
+  std::vector<std::size_t> unused(points.size());  // sync points below this index not yet used
+  for (std::size_t l = 0; l < points.size(); ++l) unused[l] = points[l].size();
+  std::uint64_t t = last[at];
+  auto add = [&](std::uint32_t l, std::uint64_t from, std::uint64_t to) {
+    if (to > from) out[l].push_back({from, to});
+  };
+  for (;;) {
+    const auto& mine = points[at];
+    // The latest unused sync point whose waiting ended by t.
+    auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(unused[at]), t,
+                                [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
+    if (end == mine.begin()) {
+      add(at, std::min(first[at], t), t);
+      break;
+    }
+    const SyncPoint& p = *(end - 1);
+    unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
+    add(at, p.wait_end, t);
+    // Continue where the causer entered the operation (no later than the waiting ended: a
+    // clock violation must not move the path forward in time).
+    t = std::min(p.causer_time, p.wait_end);
+    at = p.causer;
+  }
+  for (auto& s : out) std::reverse(s.begin(), s.end());
+  return out;
+}
+
+// --- attribution -----------------------------------------------------------------------------
+
+CriticalPathObserver::CriticalPathObserver(std::vector<std::vector<Segment>> segments,
+                                           const std::vector<std::uint32_t>& locations)
+    : segments_(std::move(segments)), column_(segments_.size(), kNone) {
+  for (std::size_t c = 0; c < locations.size(); ++c)
+    if (locations[c] < column_.size()) column_[locations[c]] = static_cast<std::uint32_t>(c);
+}
+
+void CriticalPathObserver::begin_location(std::uint32_t location) {
+  flush();
+  location_ = location;
+  mine_ = location < segments_.size() ? &segments_[location] : nullptr;
+  next_ = 0;
+  stack_.clear();
+  started_ = false;
+}
+
+// The time since the last event belongs to the innermost open call path; its part inside the
+// location's segments is on the critical path.
+void CriticalPathObserver::attribute(std::uint64_t until) {
+  if (!mine_ || stack_.empty() || until <= last_) return;
+  const auto& segs = *mine_;
+  while (next_ < segs.size() && segs[next_].to <= last_) ++next_;
+  std::uint64_t ticks = 0;
+  for (auto i = next_; i < segs.size() && segs[i].from < until; ++i) {
+    const auto from = std::max(segs[i].from, last_), to = std::min(segs[i].to, until);
+    if (to > from) ticks += to - from;
+  }
+  const auto cnode = stack_.back();
+  if (ticks == 0 || cnode == kNone) return;  // kNone: a call path the report lacks
+  if (cnode >= current_.size()) current_.resize(std::size_t(cnode) + 1, 0);
+  if (current_[cnode] == 0) touched_.push_back(cnode);
+  current_[cnode] += ticks;
+}
+
+void CriticalPathObserver::flush() {
+  for (auto cnode : touched_) {
+    shares_.push_back({cnode, column_[location_], current_[cnode]});
+    current_[cnode] = 0;
+  }
+  touched_.clear();
+}
+
+void CriticalPathObserver::event(const trace::Event& e, std::uint32_t cnode) {
+  if (started_ && mine_ && !mine_->empty()) attribute(e.time);
+  started_ = true;
+  last_ = e.time;
+  if (e.type == trace::EventType::Enter) stack_.push_back(cnode);
+  else if (e.type == trace::EventType::Leave && !stack_.empty()) stack_.pop_back();
+}
+
+void CriticalPathObserver::rows(const std::vector<std::uint32_t>& rows) {
+  flush();
+  for (auto& s : shares_)
+    if (s.cnode < rows.size()) s.cnode = rows[s.cnode];
+}
+
+std::vector<double> CriticalPathObserver::values(std::size_t cnodes) const {
+  std::size_t columns = 0;
+  for (auto c : column_)
+    if (c != kNone) columns = std::max<std::size_t>(columns, c + 1);
+  std::vector<double> out(cnodes * columns, 0.0);
+  for (const auto& s : shares_)
+    if (s.cnode < cnodes && s.column < columns) out[std::size_t(s.cnode) * columns + s.column] += double(s.ticks);
+  return out;
+}
+
+void add_critical_path(profile::LocalProfile& p, const std::vector<double>& ticks, std::uint64_t resolution) {
+  cube::Metric m;
+  m.uniq_name = "critical_path";
+  m.disp_name = "Critical path profile";
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  m.kind = cube::MetricKind::Exclusive;
+  m.uom = "sec";
+  m.descr = "Time on the critical path of the run: the activities that determine its wall-clock time";
+  const auto cnodes = p.cnode_count(), cols = p.locations.size();
+  cube::Severity s(m.dtype, cnodes, cols);
+  const double tick = 1.0 / static_cast<double>(resolution);
+  for (std::size_t c = 0; c < cnodes; ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      const double v = c * cols + l < ticks.size() ? ticks[c * cols + l] * tick : 0.0;
+      std::memcpy(s.row(c) + l * 8, &v, 8);
+    }
+  s.mark_nonzero_rows();
+  p.metrics.push_back(std::move(m));
+  p.values.push_back(std::move(s));
+}
+
+}  // namespace cubescale::analysis

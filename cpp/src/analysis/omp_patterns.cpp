@@ -1,0 +1,318 @@
+#include "cubescale/analysis/omp_patterns.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "cubescale/cube/dtype.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+bool ends_with(const std::string& s, const char* suffix) {
+  const auto n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+bool lock_api(const std::string& name) { return starts_with(name, "omp_") && ends_with(name, "_lock"); }
+
+}  // namespace
+
+const char* omp_pattern_name(OmpPattern p) {
+  switch (p) {
+    case OmpPattern::EbarrierWait: return "omp_ebarrier_wait";
+    case OmpPattern::IbarrierWait: return "omp_ibarrier_wait";
+    case OmpPattern::LockContentionCritical: return "omp_lock_contention_critical";
+    case OmpPattern::LockContentionApi: return "omp_lock_contention_api";
+    case OmpPattern::Count: break;
+  }
+  return "?";
+}
+
+// --- extraction ------------------------------------------------------------------------------
+
+OmpObserver::OmpObserver(const trace::Trace& trace) : defs_(trace.definitions()) {
+  kind_.assign(defs_.regions.size(), Kind::Other);
+  for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
+    const auto name = lower(defs_.regions[r].name);
+    // By name, as scalasca.spec's CubePL classifies OpenMP regions (Score-P's names).
+    if (starts_with(name, "!$omp implicit barrier")) kind_[r] = Kind::Ibarrier;
+    else if (starts_with(name, "!$omp barrier")) kind_[r] = Kind::Ebarrier;
+    else if (starts_with(name, "!$omp critical")) kind_[r] = Kind::Critical;
+    else if (lock_api(name)) kind_[r] = Kind::LockApi;
+    any_ = any_ || kind_[r] != Kind::Other;
+  }
+}
+
+void OmpObserver::begin_location(std::uint32_t location) {
+  location_ = location;
+  process_ = location < defs_.locations.size() ? defs_.locations[location].group : 0;
+  stack_.clear();
+  teams_.clear();
+  instances_.clear();
+  held_.clear();
+}
+
+void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
+  if (!any_) return;  // nothing to look at: MPI-only traces pay one test per event
+  switch (e.type) {
+    case trace::EventType::Enter: stack_.push_back({e.time, e.region, cnode}); break;
+    case trace::EventType::Leave: {
+      if (stack_.empty()) break;
+      const auto f = stack_.back();
+      stack_.pop_back();
+      const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
+      if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
+        auto& t = teams_.back();
+        barriers_.push_back({f.enter, e.time, location_, process_, f.cnode, t.team, t.instance, t.barriers++,
+                             kind == Kind::Ebarrier});
+      }
+      break;
+    }
+    case trace::EventType::ThreadTeamBegin:
+      teams_.push_back({e.communicator, instances_[e.communicator]++, 0});
+      break;
+    case trace::EventType::ThreadTeamEnd:
+      if (!teams_.empty()) teams_.pop_back();
+      break;
+    case trace::EventType::ThreadAcquireLock:
+    case trace::EventType::OmpAcquireLock: {
+      if (stack_.empty()) break;
+      const auto& f = stack_.back();
+      const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
+      if (kind != Kind::Critical && kind != Kind::LockApi) break;
+      held_[(e.request << 32) | e.tag] = locks_.size();
+      locks_.push_back({f.enter, e.time, e.time, location_, process_, f.cnode, static_cast<std::uint32_t>(e.request),
+                        e.tag, kind == Kind::LockApi});
+      break;
+    }
+    case trace::EventType::ThreadReleaseLock:
+    case trace::EventType::OmpReleaseLock: {
+      const auto it = held_.find((e.request << 32) | e.tag);
+      if (it == held_.end()) break;
+      locks_[it->second].release = e.time;
+      held_.erase(it);
+      break;
+    }
+    default: break;
+  }
+}
+
+void OmpObserver::rows(const std::vector<std::uint32_t>& rows) {
+  auto map = [&](std::uint32_t& c) {
+    if (c < rows.size()) c = rows[c];
+  };
+  for (auto& b : barriers_) map(b.cnode);
+  for (auto& l : locks_) map(l.cnode);
+}
+
+// --- matching --------------------------------------------------------------------------------
+
+OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>& locations, std::size_t cnodes,
+                        std::uint64_t resolution) {
+  std::uint32_t most = 0;
+  for (auto l : locations) most = std::max(most, l + 1);
+  std::vector<std::uint32_t> column(most, trace::kNone);
+  for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);
+  OmpSeverities out;
+  out.values.assign(std::size_t(OmpPattern::Count), std::vector<double>(cnodes * locations.size(), 0.0));
+  out.present.assign(std::size_t(OmpPattern::Count), false);
+  const double tick = 1.0 / static_cast<double>(resolution);
+  auto add = [&](OmpPattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks) {
+    out.present[std::size_t(p)] = true;
+    if (ticks == 0 || cnode >= cnodes || location >= column.size() || column[location] == trace::kNone) return;
+    out.values[std::size_t(p)][std::size_t(cnode) * locations.size() + column[location]] += double(ticks) * tick;
+  };
+  // Barriers: the k-th barrier of one instance of a team on each of its threads.
+  using BarrierKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;
+  std::map<BarrierKey, std::uint64_t> latest;
+  for (const auto& b : omp.barriers()) {
+    auto& l = latest[{b.process, b.team, b.instance, b.index}];
+    l = std::max(l, b.enter);
+  }
+  for (const auto& b : omp.barriers()) {
+    const auto until = std::min(latest[{b.process, b.team, b.instance, b.index}], b.leave);
+    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
+        until > b.enter ? until - b.enter : 0);
+  }
+  // Locks: each acquisition waits for the release of the lock's previous acquisition.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const LockRecord*>> by_lock;
+  for (const auto& l : omp.locks()) by_lock[{l.process, l.lock}].push_back(&l);
+  for (auto& [key, list] : by_lock) {
+    std::stable_sort(list.begin(), list.end(), [](const LockRecord* a, const LockRecord* b) { return a->order < b->order; });
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto& l = *list[i];
+      const auto until = i == 0 ? l.enter : std::min(list[i - 1]->release, l.acquire);
+      add(l.api ? OmpPattern::LockContentionApi : OmpPattern::LockContentionCritical, l.cnode, l.location,
+          until > l.enter ? until - l.enter : 0);
+    }
+  }
+  return out;
+}
+
+// --- the report's metric tree ------------------------------------------------------------------
+
+namespace {
+
+enum class Regions { All, Omp, Synchronization, Barrier, Ebarrier, Ibarrier, Critical, LockApi, None };
+
+bool covers(Regions which, const cube::Region& region) {
+  const auto name = lower(region.name);
+  const bool ebarrier = starts_with(name, "!$omp barrier"), ibarrier = starts_with(name, "!$omp implicit barrier");
+  const bool critical = starts_with(name, "!$omp critical"), api = lock_api(name);
+  switch (which) {
+    case Regions::All: return true;
+    case Regions::Omp: return region.paradigm == "openmp" || starts_with(name, "!$omp") || starts_with(name, "omp_");
+    case Regions::Synchronization:
+      return ebarrier || ibarrier || critical || api || starts_with(name, "!$omp atomic");
+    case Regions::Barrier: return ebarrier || ibarrier;
+    case Regions::Ebarrier: return ebarrier;
+    case Regions::Ibarrier: return ibarrier;
+    case Regions::Critical: return critical;
+    case Regions::LockApi: return api;
+    case Regions::None: return false;
+  }
+  return false;
+}
+
+struct OmpMetric {
+  const char* name;
+  const char* display;
+  const char* parent;
+  Regions regions;  // Regions::None: a pattern
+  OmpPattern pattern;
+  const char* description;
+};
+
+// Scalasca's tree (display names as scalasca.spec has them; the contention patterns, which it
+// lacks, with scout's names), in preorder.
+const OmpMetric kOmpTree[] = {
+    {"omp_time", "OMP", "execution", Regions::Omp, OmpPattern::Count, "Time spent in the OpenMP runtime and API"},
+    {"omp_synchronization", "Synchronization", "omp_time", Regions::Synchronization, OmpPattern::Count,
+     "Time spent in OpenMP synchronization"},
+    {"omp_barrier", "Barrier", "omp_synchronization", Regions::Barrier, OmpPattern::Count,
+     "Time spent in OpenMP barriers"},
+    {"omp_ebarrier", "Explicit", "omp_barrier", Regions::Ebarrier, OmpPattern::Count,
+     "Time spent in explicit OpenMP barriers"},
+    {"omp_ebarrier_wait", "Wait at Barrier", "omp_ebarrier", Regions::None, OmpPattern::EbarrierWait,
+     "Time in an explicit OpenMP barrier until the team's last thread entered it"},
+    {"omp_ibarrier", "Implicit", "omp_barrier", Regions::Ibarrier, OmpPattern::Count,
+     "Time spent in implicit OpenMP barriers"},
+    {"omp_ibarrier_wait", "Wait at Barrier", "omp_ibarrier", Regions::None, OmpPattern::IbarrierWait,
+     "Time in an implicit OpenMP barrier until the team's last thread entered it"},
+    {"omp_critical", "Critical", "omp_synchronization", Regions::Critical, OmpPattern::Count,
+     "Time spent in OpenMP critical sections"},
+    {"omp_lock_contention_critical", "OMP Critical Contention", "omp_critical", Regions::None,
+     OmpPattern::LockContentionCritical, "Time lost waiting for a critical section another thread holds"},
+    {"omp_lock_api", "Lock API", "omp_synchronization", Regions::LockApi, OmpPattern::Count,
+     "Time spent in OpenMP lock API calls"},
+    {"omp_lock_contention_api", "OMP Lock API Contention", "omp_lock_api", Regions::None,
+     OmpPattern::LockContentionApi, "Time lost waiting for an OpenMP lock another thread holds"},
+};
+
+double read_double(const std::uint8_t* p) {
+  double v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+cube::Metric make_metric(const char* name, const char* display, const char* description) {
+  cube::Metric m;
+  m.uniq_name = name;
+  m.disp_name = display;
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  m.kind = cube::MetricKind::Exclusive;
+  m.uom = "sec";
+  m.descr = description;
+  return m;
+}
+
+cube::Severity matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
+  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
+  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
+  s.mark_nonzero_rows();
+  return s;
+}
+
+std::size_t find(const profile::LocalProfile& p, const std::string& name) {
+  for (std::size_t m = 0; m < p.metrics.size(); ++m)
+    if (p.metrics[m].uniq_name == name) return m;
+  return p.metrics.size();
+}
+
+// Inserts `metric` at `at` (preorder), parents of later metrics shifted.
+void insert(profile::LocalProfile& p, std::size_t at, cube::Metric metric, cube::Severity values) {
+  for (auto& m : p.metrics)
+    if (m.parent != cube::kNoParent && m.parent >= at) ++m.parent;
+  p.metrics.insert(p.metrics.begin() + static_cast<std::ptrdiff_t>(at), std::move(metric));
+  p.values.insert(p.values.begin() + static_cast<std::ptrdiff_t>(at), std::move(values));
+}
+
+// One past the last metric below `m` (preorder).
+std::size_t subtree_end(const profile::LocalProfile& p, std::size_t m) {
+  std::size_t end = m + 1;
+  while (end < p.metrics.size()) {
+    auto a = p.metrics[end].parent;
+    while (a != cube::kNoParent && a != m) a = p.metrics[a].parent;
+    if (a != m) break;
+    ++end;
+  }
+  return end;
+}
+
+}  // namespace
+
+void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
+  constexpr std::size_t kCount = std::size(kOmpTree);
+  bool used[kCount] = {};
+  for (std::size_t t = kCount; t-- > 0;) {
+    if (kOmpTree[t].regions == Regions::None) used[t] = sev.present[std::size_t(kOmpTree[t].pattern)];
+    if (!used[t]) continue;
+    for (std::size_t a = 0; a < t; ++a)
+      if (std::strcmp(kOmpTree[a].name, kOmpTree[t].parent) == 0) used[a] = true;
+  }
+  const auto time = find(p, "time");
+  if (!used[0] || time == p.metrics.size()) return;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  // Exclusive time per call path: its inclusive time less its children's.
+  std::vector<double> own(n * cols);
+  const auto& incl = p.values[time];
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) own[c * cols + l] = read_double(incl.row(c) + l * 8);
+  for (std::size_t c = 0; c < n; ++c)
+    if (p.cnode_parents[c] != cube::kNoParent)
+      for (std::size_t l = 0; l < cols; ++l) own[std::size_t(p.cnode_parents[c]) * cols + l] -= read_double(incl.row(c) + l * 8);
+  // A worker thread's call paths hang below its master's parallel region, where the worker has
+  // no time of its own: those ancestors would come out negative.
+  for (auto& v : own) v = std::max(v, 0.0);
+  auto of_regions = [&](Regions which) {
+    std::vector<double> v(n * cols, 0.0);
+    for (std::size_t c = 0; c < n; ++c)
+      if (covers(which, p.regions[p.cnode_regions[c]])) std::copy_n(own.begin() + c * cols, cols, v.begin() + c * cols);
+    return v;
+  };
+  if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time
+    auto m = make_metric("execution", "Execution", "Execution time");
+    m.parent = static_cast<std::uint32_t>(time);
+    insert(p, time + 1, std::move(m), matrix(n, cols, of_regions(Regions::All)));
+  }
+  for (std::size_t t = 0; t < kCount; ++t) {
+    if (!used[t]) continue;
+    const auto parent = find(p, kOmpTree[t].parent);
+    auto m = make_metric(kOmpTree[t].name, kOmpTree[t].display, kOmpTree[t].description);
+    m.parent = static_cast<std::uint32_t>(parent);
+    auto values = kOmpTree[t].regions == Regions::None ? sev.values[std::size_t(kOmpTree[t].pattern)]
+                                                         : of_regions(kOmpTree[t].regions);
+    insert(p, subtree_end(p, parent), std::move(m), matrix(n, cols, values));
+  }
+}
+
+}  // namespace cubescale::analysis

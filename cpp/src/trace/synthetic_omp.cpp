@@ -1,0 +1,191 @@
+#include "cubescale/trace/synthetic_omp.hpp"
+
+#include <otf2/otf2.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+
+namespace cubescale::trace {
+
+namespace {
+
+OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+
+void check(OTF2_ErrorCode rc, const char* what) {
+  if (rc != OTF2_SUCCESS)
+    throw std::runtime_error(std::string("writing a synthetic OpenMP trace: ") + what + ": " +
+                             OTF2_Error_GetDescription(rc));
+}
+
+// Regions: 0 main, then these (names and roles as Score-P's OpenMP adapter writes them).
+struct RegionDef {
+  const char* name;
+  OTF2_RegionRole role;
+  OTF2_Paradigm paradigm;
+};
+const RegionDef kRegions[] = {
+    {"main", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER},
+    {"!$omp parallel @synthetic.c:1", OTF2_REGION_ROLE_PARALLEL, OTF2_PARADIGM_OPENMP},
+    {"!$omp implicit barrier @synthetic.c:2", OTF2_REGION_ROLE_IMPLICIT_BARRIER, OTF2_PARADIGM_OPENMP},
+    {"!$omp barrier @synthetic.c:3", OTF2_REGION_ROLE_BARRIER, OTF2_PARADIGM_OPENMP},
+    {"!$omp critical @synthetic.c:4", OTF2_REGION_ROLE_CRITICAL, OTF2_PARADIGM_OPENMP},
+    {"!$omp critical sblock @synthetic.c:4", OTF2_REGION_ROLE_CRITICAL_SBLOCK, OTF2_PARADIGM_OPENMP},
+    {"omp_set_lock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_OPENMP},
+    {"omp_unset_lock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_OPENMP},
+};
+enum : OTF2_RegionRef { kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock };
+constexpr OTF2_CommRef kTeam = 0;
+
+void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end) {
+  std::uint64_t t = 0;
+  for (const auto& r : regions) {
+    if (r.fork < t || r.join < r.fork || r.join > end) throw std::invalid_argument("parallel regions out of time order");
+    if (r.threads.empty() || r.threads.size() > threads)
+      throw std::invalid_argument("a team needs 1 to " + std::to_string(threads) + " threads");
+    for (const auto& calls : r.threads) {
+      std::uint64_t at = r.fork;
+      for (const auto& c : calls) {
+        if (c.name != "ibarrier" && c.name != "barrier" && c.name != "critical" && c.name != "lock")
+          throw std::invalid_argument("unknown OpenMP call \"" + c.name + "\" for a synthetic trace");
+        const bool locks = c.name == "critical" || c.name == "lock";
+        if (c.enter < at || c.leave < c.enter || c.leave > r.join ||
+            (locks && (c.acquire < c.enter || c.acquire > c.leave)))
+          throw std::invalid_argument(c.name + " [" + std::to_string(c.enter) + ", " + std::to_string(c.leave) +
+                                      "] is out of time order");
+        at = c.leave;
+      }
+    }
+    t = r.join;
+  }
+}
+
+// Per (lock, acquire time, thread, call) its acquisition order: numbered per lock by time.
+using Orders = std::map<std::tuple<std::uint32_t, std::uint64_t, std::size_t, std::size_t, std::size_t>, std::uint32_t>;
+Orders acquisition_orders(const std::vector<OmpParallel>& regions) {
+  Orders orders;
+  for (std::size_t r = 0; r < regions.size(); ++r)
+    for (std::size_t th = 0; th < regions[r].threads.size(); ++th)
+      for (std::size_t i = 0; i < regions[r].threads[th].size(); ++i) {
+        const auto& c = regions[r].threads[th][i];
+        if (c.name == "critical" || c.name == "lock") orders[{c.lock, c.acquire, r, th, i}] = 0;
+      }
+  std::map<std::uint32_t, std::uint32_t> next;
+  for (auto& [key, order] : orders) order = next[std::get<0>(key)]++;
+  return orders;
+}
+
+void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order) {
+  auto enter = [&](OTF2_RegionRef region, std::uint64_t t) { check(OTF2_EvtWriter_Enter(w, nullptr, t, region), "enter"); };
+  auto leave = [&](OTF2_RegionRef region, std::uint64_t t) { check(OTF2_EvtWriter_Leave(w, nullptr, t, region), "leave"); };
+  auto acquire = [&](std::uint64_t t) {
+    check(OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, t, OTF2_PARADIGM_OPENMP, c.lock, order), "acquire");
+  };
+  auto release = [&](std::uint64_t t) {
+    check(OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, OTF2_PARADIGM_OPENMP, c.lock, order), "release");
+  };
+  if (c.name == "ibarrier" || c.name == "barrier") {
+    const auto region = c.name == "ibarrier" ? kImplicitBarrier : kBarrier;
+    enter(region, c.enter);
+    leave(region, c.leave);
+  } else if (c.name == "critical") {
+    enter(kCritical, c.enter);
+    acquire(c.acquire);
+    enter(kSblock, c.acquire);
+    leave(kSblock, c.leave);
+    release(c.leave);
+    leave(kCritical, c.leave);
+  } else {
+    enter(kSetLock, c.enter);
+    acquire(c.acquire);
+    leave(kSetLock, c.acquire);
+    enter(kUnsetLock, c.leave);
+    release(c.leave);
+    leave(kUnsetLock, c.leave);
+  }
+}
+
+}  // namespace
+
+std::uint64_t write_omp_trace(const std::string& directory, const std::string& name,
+                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end) {
+  if (threads == 0) throw std::invalid_argument("a synthetic OpenMP trace needs at least one thread");
+  validate(regions, threads, end);  // before the archive exists: no half-written trace
+  const auto orders = acquisition_orders(regions);
+  auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!archive) throw std::runtime_error("cannot create the archive " + directory + "/" + name);
+  OTF2_FlushCallbacks flush{pre_flush, post_flush};
+  check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
+  check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
+  check(OTF2_Archive_OpenEvtFiles(archive), "event files");
+  std::vector<std::uint64_t> events(threads, 0);
+  for (std::uint32_t th = 0; th < threads; ++th) {
+    auto* w = OTF2_Archive_GetEvtWriter(archive, th);
+    if (!w) throw std::runtime_error("no event writer");
+    if (th == 0) check(OTF2_EvtWriter_Enter(w, nullptr, 0, kMain), "enter main");
+    for (std::size_t r = 0; r < regions.size(); ++r) {
+      const auto& region = regions[r];
+      if (th >= region.threads.size()) continue;
+      if (th == 0)
+        check(OTF2_EvtWriter_ThreadFork(w, nullptr, region.fork, OTF2_PARADIGM_OPENMP,
+                                        static_cast<std::uint32_t>(region.threads.size())),
+              "fork");
+      check(OTF2_EvtWriter_Enter(w, nullptr, region.fork, kParallel), "enter parallel");
+      check(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, region.fork, kTeam), "team begin");
+      for (std::size_t i = 0; i < region.threads[th].size(); ++i) {
+        const auto& c = region.threads[th][i];
+        const auto it = orders.find({c.lock, c.acquire, r, th, i});
+        write_call(w, c, it == orders.end() ? 0 : it->second);
+      }
+      check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, region.join, kTeam), "team end");
+      check(OTF2_EvtWriter_Leave(w, nullptr, region.join, kParallel), "leave parallel");
+      if (th == 0) check(OTF2_EvtWriter_ThreadJoin(w, nullptr, region.join, OTF2_PARADIGM_OPENMP), "join");
+    }
+    if (th == 0) check(OTF2_EvtWriter_Leave(w, nullptr, end, kMain), "leave main");
+    check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[th]), "event count");
+    check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
+  }
+  check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
+  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+  for (std::uint32_t th = 0; th < threads; ++th)
+    check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, th)), "local definitions");
+  check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
+  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  if (!g) throw std::runtime_error("no global definition writer");
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
+  std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Process", "OpenMP team"};
+  const auto first_region = static_cast<std::uint32_t>(strings.size());
+  for (const auto& r : kRegions) strings.push_back(r.name);
+  const auto first_thread = static_cast<std::uint32_t>(strings.size());
+  for (std::uint32_t th = 0; th < threads; ++th) strings.push_back(th == 0 ? "Master thread" : "OMP thread " + std::to_string(th));
+  for (std::uint32_t s = 0; s < strings.size(); ++s) check(OTF2_GlobalDefWriter_WriteString(g, s, strings[s].c_str()), "string");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 2, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "machine");
+  check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, 4, 3, 0), "node");
+  check(OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 1, OTF2_UNDEFINED_LOCATION_GROUP),
+        "location group");
+  for (std::uint32_t th = 0; th < threads; ++th)
+    check(OTF2_GlobalDefWriter_WriteLocation(g, th, first_thread + th, OTF2_LOCATION_TYPE_CPU_THREAD, events[th], 0),
+          "location");
+  for (std::uint32_t i = 0; i < std::size(kRegions); ++i)
+    check(OTF2_GlobalDefWriter_WriteRegion(g, i, first_region + i, first_region + i, 0, kRegions[i].role,
+                                           kRegions[i].paradigm, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+          "region");
+  std::vector<std::uint64_t> members(threads);
+  for (std::uint32_t th = 0; th < threads; ++th) members[th] = th;
+  check(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_OPENMP,
+                                        OTF2_GROUP_FLAG_NONE, threads, members.data()),
+        "locations group");
+  check(OTF2_GlobalDefWriter_WriteGroup(g, 1, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_OPENMP, OTF2_GROUP_FLAG_NONE,
+                                        threads, members.data()),
+        "team group");
+  check(OTF2_GlobalDefWriter_WriteComm(g, kTeam, 6, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "team");
+  check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
+  check(OTF2_Archive_Close(archive), "close archive");
+  std::uint64_t total = 0;
+  for (auto n : events) total += n;
+  return total;
+}
+
+}  // namespace cubescale::trace

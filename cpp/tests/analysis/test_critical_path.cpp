@@ -1,0 +1,120 @@
+// What the analysis writes beside the MPI patterns: the backward walk of the critical path on
+// handmade sync points, and on synthetic traces the critical-path profile and the OpenMP
+// barrier and lock patterns with their exact values.
+#include "cubescale/analysis/critical_path.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/trace/synthetic_mpi.hpp"
+#include "cubescale/trace/synthetic_omp.hpp"
+
+namespace fs = std::filesystem;
+using namespace cubescale;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& tag)
+      : path(fs::temp_directory_path() / ("cubescale_critpath_" + tag + "_" + std::to_string(::getpid()))) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+// Nanoseconds of `metric` per (column, region of the call path), non-zero only.
+std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::LocalProfile& p, const std::string& metric) {
+  std::size_t m = 0;
+  while (m < p.metrics.size() && p.metrics[m].uniq_name != metric) ++m;
+  EXPECT_LT(m, p.metrics.size()) << metric;
+  std::map<std::pair<std::size_t, std::string>, double> out;
+  if (m == p.metrics.size()) return out;
+  for (std::size_t c = 0; c < p.cnode_count(); ++c)
+    for (std::size_t l = 0; l < p.locations.size(); ++l) {
+      double v;
+      std::memcpy(&v, p.values[m].row(c) + l * 8, 8);
+      if (v != 0) out[{l, p.regions[p.cnode_regions[c]].name}] = v * 1e9;
+    }
+  return out;
+}
+
+void expect(const std::map<std::pair<std::size_t, std::string>, double>& got,
+            const std::map<std::pair<std::size_t, std::string>, double>& want, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (const auto& [key, ns] : want) {
+    ASSERT_TRUE(got.count(key)) << what << ": " << key.first << " " << key.second;
+    EXPECT_NEAR(got.at(key), ns, 1e-6) << what << ": " << key.first << " " << key.second;
+  }
+}
+
+}  // namespace
+
+TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
+  // Location 2 ends last (at 100); it waited 40 -> 60 for location 1, which waited 10 -> 30 for
+  // location 0: the path is 0 [0, 30], 1 [30, 60], 2 [60, 100].
+  std::vector<std::vector<analysis::SyncPoint>> points(3);
+  points[1].push_back({10, 30, 30, 1, 0, 0, true, false});
+  points[2].push_back({40, 60, 60, 2, 0, 1, true, false});
+  analysis::SpanObserver spans(3);
+  for (std::uint32_t l = 0; l < 3; ++l) {
+    spans.begin_location(l);
+    trace::Event e;
+    e.type = trace::EventType::Enter;
+    e.time = 0;
+    spans.event(e, 0);
+    e.type = trace::EventType::Leave;
+    e.time = l == 2 ? 100 : 90;
+    spans.event(e, 0);
+  }
+  const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true});
+  ASSERT_EQ(segments[0].size(), 1u);
+  EXPECT_EQ(segments[0][0].from, 0u);
+  EXPECT_EQ(segments[0][0].to, 30u);
+  ASSERT_EQ(segments[1].size(), 1u);
+  EXPECT_EQ(segments[1][0].from, 30u);
+  EXPECT_EQ(segments[1][0].to, 60u);
+  ASSERT_EQ(segments[2].size(), 1u);
+  EXPECT_EQ(segments[2][0].from, 60u);
+  EXPECT_EQ(segments[2][0].to, 100u);
+}
+
+TEST(CriticalPath, LateSenderChainOnASyntheticTrace) {
+  TempDir dir("chain");
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Send", 300, 310, {1}}, {"MPI_Barrier", 400, 900, {}}},
+                          {{"MPI_Recv", 100, 320, {0}}, {"MPI_Send", 500, 510, {2}}, {"MPI_Barrier", 600, 900, {}}},
+                          {{"MPI_Recv", 150, 520, {1}}, {"MPI_Barrier", 800, 900, {}}}},
+                         1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  expect(by_call(p, "critical_path"),
+         {{{0, "main"}, 400}, {{0, "MPI_Barrier"}, 100}, {{1, "MPI_Recv"}, 20}, {{1, "main"}, 180},
+          {{2, "MPI_Recv"}, 20}, {{2, "main"}, 280}},
+         "critical_path");
+}
+
+TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {
+  TempDir dir("omp");
+  trace::write_omp_trace(dir.path.string(), "t",
+                         {{100, 500, {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}, {{"ibarrier", 350, 400}}}},
+                          {600, 900,
+                           {{{"critical", 610, 640, 610, 1}, {"lock", 645, 680, 650, 7}, {"barrier", 700, 800}},
+                            {{"critical", 620, 660, 640, 1}, {"barrier", 750, 800}},
+                            {{"lock", 605, 650, 605, 7}, {"barrier", 720, 800}}}}},
+                         3, 1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  const std::string ibarrier = "!$omp implicit barrier @synthetic.c:2", ebarrier = "!$omp barrier @synthetic.c:3";
+  expect(by_call(p, "omp_ibarrier_wait"), {{{0, ibarrier}, 150}, {{1, ibarrier}, 50}}, "omp_ibarrier_wait");
+  expect(by_call(p, "omp_ebarrier_wait"), {{{0, ebarrier}, 50}, {{2, ebarrier}, 30}}, "omp_ebarrier_wait");
+  expect(by_call(p, "omp_lock_contention_critical"), {{{1, "!$omp critical @synthetic.c:4"}, 20}},
+         "omp_lock_contention_critical");
+  expect(by_call(p, "omp_lock_contention_api"), {{{0, "omp_set_lock"}, 5}}, "omp_lock_contention_api");
+}

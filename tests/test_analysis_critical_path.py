@@ -1,0 +1,222 @@
+"""What ``cubescale.analyze`` writes beside the wait-state patterns: Scalasca's critical-path
+profile (``critical_path``) and counts (``syncs_*``, ``comms_*``, ``bytes_*``,
+``mpi_sls_count``, ``mpi_cls_count``): exact values on synthetic traces with stated timings and
+payloads, the shared traces against references computed here from the event DataFrame, and
+the metric trees against scalasca.spec and a real Scalasca report."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+from otf2_oracle import SHARED_OTF2
+
+import cubescale
+from cubescale import testing, trace
+
+NS = 1e-9
+SHARED_CUBEX = SHARED_OTF2.parent / "cubex"
+waitstates = importlib.import_module("test_analysis_waitstates")
+
+# A Late Sender chain 0 -> 1 -> 2 and a barrier that rank 2 enters last, main from 0 to 1000 ns.
+# Backward from the end of rank 0 (all end at 1000; the first wins): rank 0 waited in the
+# barrier for rank 2 (400 -> 800), so [800, 1000] of rank 0 is on the path, then rank 2 from
+# its barrier enter (800) back to the end of its Late Sender wait (500), then rank 1 from its
+# send (500) back to the end of its own wait (300), then rank 0 from its send (300) to 0.
+CHAIN = [
+    [("MPI_Send", 300, 310, [1], 0), ("MPI_Barrier", 400, 900, [], 0)],
+    [("MPI_Recv", 100, 320, [0], 0), ("MPI_Send", 500, 510, [2], 0), ("MPI_Barrier", 600, 900, [], 0)],
+    [("MPI_Recv", 150, 520, [1], 0), ("MPI_Barrier", 800, 900, [], 0)],
+]
+CHAIN_PATH = {(0, "main"): 300 + 100, (0, "MPI_Barrier"): 100,
+              (1, "MPI_Recv"): 20, (1, "main"): 180,
+              (2, "MPI_Recv"): 20, (2, "main"): 280}
+
+
+def write(tmp_path, ranks, name="mpi", end=1000):
+    testing.write_mpi_trace(tmp_path, name, ranks, end)
+    return str(tmp_path / f"{name}.otf2")
+
+
+def by_call(report, metric):
+    """{(column, region of the call path): exclusive value} of the non-zero entries."""
+    return waitstates.by_call(report, metric)
+
+
+def test_critical_path_of_a_late_sender_chain_is_exact(tmp_path):
+    report = cubescale.analyze(write(tmp_path, CHAIN))
+    got = by_call(report, "critical_path")
+    assert got.keys() == CHAIN_PATH.keys()
+    for key, ns in CHAIN_PATH.items():
+        assert got[key] == pytest.approx(ns * NS, rel=1e-12), key
+    m = report.metric("critical_path")
+    assert (m.parent, m.unit, m.kind, m.dtype, m.display_name) == (None, "sec", "EXCLUSIVE", "DOUBLE",
+                                                                    "Critical path profile")
+    # The path covers the run once: its length is the run's wall-clock time.
+    assert report.values("critical_path", inclusive=False).sum() == pytest.approx(1000 * NS, rel=1e-12)
+
+
+def test_critical_path_follows_the_last_process(tmp_path):
+    # No waiting at all: the path is the process whose trace ends last, whole (here all end at
+    # `end`, so the first); a root that enters a broadcast late moves the path to it.
+    quiet = write(tmp_path, [[("MPI_Send", 10, 20, [1], 0)], [("MPI_Recv", 30, 40, [0], 0)]], "quiet", end=100)
+    assert by_call(cubescale.analyze(quiet), "critical_path") == pytest.approx(
+        {(0, "main"): 90 * NS, (0, "MPI_Send"): 10 * NS})
+    late_root = write(tmp_path, [[("MPI_Bcast", 10, 70, [1], 0)], [("MPI_Bcast", 60, 70, [1], 0)]], "bcast", end=100)
+    # rank 0 waits 10 -> 60 for the root (rank 1): [60, 100] on rank 0, [0, 60] on rank 1
+    assert by_call(cubescale.analyze(late_root), "critical_path") == pytest.approx(
+        {(0, "main"): 30 * NS, (0, "MPI_Bcast"): 10 * NS, (1, "main"): 60 * NS})
+
+
+# Payloads: a zero-byte Late Sender (a synchronization), an 8-byte message received early,
+# a 100-byte Late Sender, a barrier (no data), a broadcast of 16 bytes from root 0 (the
+# synthetic writer records the payload as both sent and received on every member) and a reduce.
+COUNTED = [
+    [("MPI_Send", 50, 60, [1], 0, 0), ("MPI_Send", 100, 110, [1], 1, 8), ("MPI_Send", 300, 310, [1], 2, 100),
+     ("MPI_Barrier", 400, 500, [], 0, 0), ("MPI_Bcast", 600, 610, [0], 0, 16)],
+    [("MPI_Recv", 10, 70, [0], 0, 0), ("MPI_Recv", 200, 210, [0], 1, 8), ("MPI_Recv", 250, 320, [0], 2, 100),
+     ("MPI_Barrier", 450, 500, [], 0, 0), ("MPI_Bcast", 605, 610, [0], 0, 16)],
+]
+COUNTS = {
+    "syncs_send": {(0, "MPI_Send"): 1}, "syncs_recv": {(1, "MPI_Recv"): 1}, "mpi_sls_count": {(1, "MPI_Recv"): 1},
+    "syncs_coll": {(0, "MPI_Barrier"): 1, (1, "MPI_Barrier"): 1},
+    "comms_send": {(0, "MPI_Send"): 2}, "comms_recv": {(1, "MPI_Recv"): 2}, "mpi_cls_count": {(1, "MPI_Recv"): 1},
+    "comms_cxch": {(0, "MPI_Bcast"): 1, (1, "MPI_Bcast"): 1}, "bytes_sent": {(0, "MPI_Send"): 108},
+    "bytes_rcvd": {(1, "MPI_Recv"): 108}, "bytes_cout": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
+    "bytes_cin": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
+}
+PARENTS_OF_COUNTS = {"mpi_slswo_count": "mpi_sls_count", "mpi_clswo_count": "mpi_cls_count"}
+PARENTS = {"syncs_p2p": ("syncs_send", "syncs_recv"), "syncs": ("syncs_p2p", "syncs_coll"),
+           "comms_p2p": ("comms_send", "comms_recv"), "comms_coll": ("comms_cxch", "comms_csrc", "comms_cdst"),
+           "comms": ("comms_p2p", "comms_coll"), "bytes_p2p": ("bytes_sent", "bytes_rcvd"),
+           "bytes_coll": ("bytes_cout", "bytes_cin"), "bytes": ("bytes_p2p", "bytes_coll")}
+
+
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory):
+    return cubescale.analyze(write(tmp_path_factory.mktemp("counts"), COUNTED))
+
+
+@pytest.mark.parametrize("metric", sorted(COUNTS) + ["comms_csrc", "comms_cdst", "mpi_slswo_count", "mpi_clswo_count"])
+def test_counts_are_exact(counted, metric):
+    assert by_call(counted, metric) == COUNTS.get(metric, {})
+
+
+def test_count_parents_store_their_children(counted):
+    for parent, children in PARENTS.items():
+        assert (counted.values(parent, inclusive=False)
+                == sum(counted.values(c, inclusive=False) for c in children)).all(), parent
+    # scout's bytes_sent is point-to-point only: the profile's Score-P-style metrics are gone
+    names = [m.name for m in counted.metrics]
+    assert "bytes_received" not in names and names.count("bytes_sent") == 1
+
+
+def test_count_trees_are_scalascas(counted):
+    spec = waitstates.spec_tree()
+    for name in [*COUNTS, *PARENTS, *PARENTS_OF_COUNTS, "comms_csrc", "comms_cdst"]:
+        m = counted.metric(name)
+        display, parent = spec[name]
+        assert m.display_name == display, name
+        assert (counted.metrics[m.parent].name if m.parent is not None else None) == parent, name
+        assert (m.unit, m.kind, m.dtype) == ("bytes" if name.startswith("bytes") else "occ", "EXCLUSIVE", "UINT64")
+    # A real remapped Scalasca summary (scalasca -examine of BT-MZ) has the roots and the
+    # intermediate levels it shares with scout's tree with the same units and nesting.
+    real = cubescale.open(SHARED_CUBEX / "bt-mz.B.8x4.remapped.cubex")
+
+    def parent(report, m):
+        return report.metrics[m.parent].name if m.parent is not None else None
+
+    for name in ["syncs", "comms", "bytes", "bytes_p2p", "bytes_coll"]:
+        ours, theirs = counted.metric(name), real.metric(name)
+        assert (ours.unit, ours.display_name, parent(counted, ours)) == (theirs.unit, theirs.display_name,
+                                                                          parent(real, theirs)), name
+
+
+def test_wrong_order_late_sender_counts(tmp_path):
+    # The wrong-order trace of test_analysis_waitstates: rank 1 has one Late Sender, wrong-order;
+    # rank 2 two, the first wrong-order. Every message has 8 bytes: communications.
+    report = cubescale.analyze(write(tmp_path, waitstates.WRONG_ORDER))
+    assert by_call(report, "mpi_cls_count") == {(1, "MPI_Recv"): 1, (2, "MPI_Recv"): 2}
+    assert by_call(report, "mpi_clswo_count") == {(1, "MPI_Recv"): 1, (2, "MPI_Recv"): 1}
+    assert by_call(report, "mpi_sls_count") == {} and by_call(report, "mpi_slswo_count") == {}
+
+
+def _shared(name):
+    return waitstates._shared_anchor(name)
+
+
+@pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
+def test_shared_counts_equal_the_event_dataframe(name):
+    path = _shared(name)
+    report = cubescale.analyze(path)
+    df = trace.Trace(path).events(types=["MPI_SEND", "MPI_ISEND", "MPI_RECV", "MPI_IRECV", "MPI_COLLECTIVE_END"])
+    columns = [loc.index for loc in report.locations]
+    sends = df[df["Event Type"].isin(["MPI_SEND", "MPI_ISEND"])]
+    recvs = df[df["Event Type"].isin(["MPI_RECV", "MPI_IRECV"])]
+    coll = df[df["Event Type"] == "MPI_COLLECTIVE_END"]
+
+    def per_location(frame, weights=None):
+        out = np.zeros(len(columns))
+        for col, loc in enumerate(columns):
+            mine = frame[frame["Location"] == loc]
+            out[col] = len(mine) if weights is None else mine[weights].sum()
+        return out
+
+    def ours(metric):
+        return report.values(metric, inclusive=False).sum(axis=0)
+
+    assert ours("syncs_send") == pytest.approx(per_location(sends[sends["Bytes"] == 0]))
+    assert ours("comms_send") == pytest.approx(per_location(sends[sends["Bytes"] != 0]))
+    assert ours("comms_recv") == pytest.approx(per_location(recvs[recvs["Bytes"] != 0]))
+    assert ours("bytes_sent") == pytest.approx(per_location(sends, "Bytes"))
+    assert ours("bytes_rcvd") == pytest.approx(per_location(recvs, "Bytes"))
+    assert ours("bytes_cout") == pytest.approx(per_location(coll, "Bytes"))
+    assert ours("bytes_cin") == pytest.approx(per_location(coll, "Bytes Received"))
+    none = (coll["Bytes"] == 0) & (coll["Bytes Received"] == 0)
+    assert ours("syncs_coll") == pytest.approx(per_location(coll[none]))
+    assert ours("comms_coll") == pytest.approx(per_location(coll[~none]))
+    # Late Sender instances are where Late Sender time is, wrong-order ones where its wrong-order part is
+    if "mpi_latesender_wo" in [m.name for m in report.metrics]:
+        wo = report.values("mpi_latesender_wo", inclusive=False) > 0
+        counted_wo = (report.values("mpi_slswo_count", inclusive=False)
+                      + report.values("mpi_clswo_count", inclusive=False)) > 0
+        assert (wo == counted_wo).all()
+    if "mpi_latesender" not in [m.name for m in report.metrics]:
+        assert ours("mpi_sls_count").sum() + ours("mpi_cls_count").sum() == 0
+        return
+    late = report.values("mpi_latesender", inclusive=False) > 0
+    counted_late = (report.values("mpi_sls_count", inclusive=False) + report.values("mpi_cls_count", inclusive=False)) > 0
+    assert (late == counted_late).all()
+
+
+@pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
+def test_shared_critical_path_spans_the_run(name):
+    # The path is continuous: from the last Leave of the MPI process that leaves last back to the
+    # first Enter of the location where it starts, so its length is that span (a reference from
+    # the events), less the time the path spends outside every region (between two top-level
+    # regions there is no call path to put it on): exact where no location has such gaps.
+    path = _shared(name)
+    report = cubescale.analyze(path)
+    df = trace.Trace(path).events()
+    cp = report.values("critical_path", inclusive=False)
+    columns = [loc.index for loc in report.locations]
+    on_path = [loc for col, loc in enumerate(columns) if cp[:, col].sum() > 0]
+    assert on_path
+    mpi = df[df["Event Type"].str.startswith("MPI_")]["Location"].unique()
+    regions = df[df["Event Type"].isin(["ENTER", "LEAVE"])]
+    ends = regions[regions["Location"].isin(mpi)].groupby("Location")["Timestamp (ns)"].max()
+    starts = regions.groupby("Location")["Timestamp (ns)"].min()
+    depth = np.where(regions["Event Type"] == "ENTER", 1, -1).cumsum()  # locations start and end at depth 0
+    outside = regions["Timestamp (ns)"].groupby(regions["Location"]).diff().shift(-1).where(depth == 0)
+    gaps = outside.groupby(regions["Location"]).sum().reindex(mpi, fill_value=0).sum()
+    total = cp.sum()
+    spans = [(ends.max() - starts[loc]) * NS for loc in on_path]
+    assert any(span - gaps * NS - 1e-9 <= total <= span + 1e-9 for span in spans), (total, spans, gaps)
+    if gaps == 0:
+        assert any(total == pytest.approx(span, rel=1e-9, abs=1e-9) for span in spans)
+    assert name != "ping-pong" or gaps == 0
+    # never more than the exclusive time of a call path on its location (which the profile has
+    # negative for worker threads on their master's call paths above the parallel region)
+    time = report.values("time", inclusive=False)
+    assert (cp <= time.clip(min=0) + 1e-12).all()
