@@ -214,7 +214,7 @@ def test_collapsed_system_values_by_ranges_and_by_ancestors_agree(name):
     general path (np.bincount / ufunc.at over every location's ancestor) at every depth."""
     from cubescale.viewer.model import Explorer
 
-    ex = Explorer(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(os.path.join(DATA, name)))
     tree = ex.report.system
     for metric in {ex.report.metrics[0], ex.report.metric("time")} | {m for m in ex.report.metrics
                                                                     if m.dtype in ("MINDOUBLE", "MAXDOUBLE")}:

@@ -32,8 +32,7 @@ def write_mpi_trace(
     end: typing.SupportsInt | typing.SupportsIndex,
 ) -> int:
     """
-    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. Returns the events written.
-    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes]), calls such as 'MPI_Send', 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns; bytes (default 8) is the message or collective payload. Returns the events written.
+    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes]), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside main from 0 to `end` ns. bytes (default 8) is the message or collective payload. Returns the events written.
     """
 
 def write_omp_trace(

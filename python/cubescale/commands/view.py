@@ -44,5 +44,7 @@ def run_view(args) -> int:
         return 2
     if not 0 <= args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port")
-    serve(args.report, host=args.host, port=args.port, open_browser=args.browser)
+    from .. import report as cube
+
+    serve(cube.open(args.report), host=args.host, port=args.port, open_browser=args.browser)
     return 0

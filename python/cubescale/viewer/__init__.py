@@ -9,6 +9,6 @@ Example
 -------
 >>> import cubescale
 >>> from cubescale.viewer.model import Explorer
->>> Explorer(cubescale.examples.report_path()).report_summary()["file"]
+>>> Explorer(cubescale.open(cubescale.examples.report_path())).report_summary()["file"]
 'demo.cubex'
 """

@@ -14,7 +14,7 @@ Example
 -------
 >>> import cubescale
 >>> from cubescale.viewer.model import Explorer
->>> ex = Explorer(cubescale.examples.report_path())
+>>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
 >>> [m["name"] for m in ex.report_summary()["metrics"]][:3]
 ['visits', 'time', 'min_time']
 >>> ex.call_children({"metric": "0", "parent": "-1"})["children"][0]["inclusive"]
@@ -28,16 +28,17 @@ import os
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
 
 import numpy as np
 
 from .. import panes as _panes
 from ..records import Metric
-from ..report import Report
-from ..report import open as open_report
 from ..systree import SystemTree
+
+if TYPE_CHECKING:  # the viewer is given reports: report.py's Report.view() imports the viewer
+    from ..report import Report
 
 __all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
 
@@ -128,15 +129,17 @@ class Explorer:
     Example
     -------
     >>> import cubescale
-    >>> ex = Explorer(cubescale.examples.report_path())
+    >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
     >>> ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})["children"][0]["class"]
     'machine'
     """
 
-    def __init__(self, path: str | os.PathLike):
-        self.path = os.fspath(path)
+    def __init__(self, report: Report):
+        if not report.path:
+            raise ValueError("the explorer needs a report read from a file (cubescale.open)")
+        self.path = os.fspath(report.path)
         self._signature = _signature(self.path)
-        self.report: Report = open_report(self.path)
+        self.report = report
         self._tree = self.report.system
         # element -> location (column), -1 for machines, nodes, processes: one NumPy scatter
         self._location_of_element = np.full(len(self._tree), -1, dtype=np.int64)
@@ -190,7 +193,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> Explorer(cubescale.examples.report_path()).check_file()
+        >>> Explorer(cubescale.open(cubescale.examples.report_path())).check_file()
         """
         try:
             now = _signature(self.path)
@@ -215,7 +218,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> s = Explorer(cubescale.examples.report_path()).report_summary()
+        >>> s = Explorer(cubescale.open(cubescale.examples.report_path())).report_summary()
         >>> s["shape"], s["metrics"][1]["unit"], s["metrics"][1]["inclusive"]
         ([21, 20], 'sec', None)
         """
@@ -258,7 +261,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> ex.metric_values({"metric": "0"})
         {'index': 0, 'inclusive': 3372.0, 'exclusive': 3372.0}
         >>> ex.report_summary()["metrics"][0]["inclusive"]   # now known
@@ -287,7 +290,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> page = ex.call_children({"metric": "0", "parent": "0"})
         >>> [(c["name"], c["inclusive"]) for c in page["children"]]
         [('<module>', 936.0), ('Team._work', 2432.0)]
@@ -336,7 +339,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> d = Explorer(cubescale.examples.report_path()).cnode_details({"cnode": "1"})
+        >>> d = Explorer(cubescale.open(cubescale.examples.report_path())).cnode_details({"cnode": "1"})
         >>> [p["name"] for p in d["path"]]
         ['stencil.py', '<module>']
         """
@@ -363,7 +366,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> found = Explorer(cubescale.examples.report_path()).search({"q": "MAIN"})
+        >>> found = Explorer(cubescale.open(cubescale.examples.report_path())).search({"q": "MAIN"})
         >>> found["count"], [p["name"] for p in found["matches"][0]["path"]]
         (1, ['stencil.py', '<module>', 'main'])
         """
@@ -407,7 +410,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> top = ex.flat_profile({"metric": "1", "limit": "2"})["children"]
         >>> [(r["name"], r["calls"]) for r in top]
         [('stencil.py', 1), ('Team._work', 1)]
@@ -548,7 +551,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> page = ex.system_children({"metric": "0", "cnode": "0", "parent": "-1"})
         >>> page["count"], page["children"][0]["inclusive"], page["total"]
         (1, 3372.0, 3372.0)
@@ -584,7 +587,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4"})
         >>> d["min"], d["max"], d["counts"]
         (152.0, 250.0, [16, 0, 2, 2])
@@ -638,7 +641,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())   # the demo's report has no topology
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))   # the demo's report has no topology
         >>> try:
         ...     ex.topology({"metric": "0", "cnode": "0", "topology": "0"})
         ... except QueryError as e:
@@ -705,7 +708,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> machine = ex.sequence({"metric": "0", "cnode": "0", "parent": "-1"})["records"][0]
         >>> machine["class"], machine["copies"], machine["sum"]
         ('machine', 1, 3372.0)
@@ -754,7 +757,7 @@ class Explorer:
         Example
         -------
         >>> import cubescale
-        >>> ex = Explorer(cubescale.examples.report_path())
+        >>> ex = Explorer(cubescale.open(cubescale.examples.report_path()))
         >>> processes = ex.sequence({"metric": "0", "cnode": "0", "parent": "1"})["records"][0]
         >>> page = ex.instances({"metric": "0", "cnode": "0", "record": str(processes["index"])})
         >>> page["count"], [e["name"] for e in page["children"]]

@@ -1,8 +1,8 @@
 """The explorer inside a notebook (issue #29, item 3): the viewer's server on a background
 thread of the kernel, shown inline as an iframe.
 
-``show(report)`` opens the report's file once more (the server's own copy, touched only by
-the server's thread), starts the server on 127.0.0.1 with a fresh token, and returns a
+``show(report)`` serves the report (read from a file; its values are shared with the
+notebook, which reads nothing twice) on 127.0.0.1 with a fresh token and returns a
 :class:`RunningViewer` whose HTML is the iframe; ``stop()`` ends the server. JupyterLab and
 the classic notebook display it alike (plain HTML, no widget extension).
 
@@ -10,7 +10,7 @@ Example
 -------
 >>> import cubescale
 >>> from cubescale.viewer.notebook import show
->>> running = show(cubescale.examples.report_path(), height=400)
+>>> running = show(cubescale.open(cubescale.examples.report_path()), height=400)
 >>> running.url.startswith("http://127.0.0.1:") and "?token=" in running.url
 True
 >>> "<iframe" in running._repr_html_()
@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import html
-import os
 import secrets
 import threading
+from typing import TYPE_CHECKING
 
 from .server import _url, make_app, web  # server's import of aiohttp names the extra if missing
+
+if TYPE_CHECKING:
+    from ..report import Report
 
 __all__ = ["RunningViewer", "show"]
 
@@ -37,17 +40,17 @@ class RunningViewer:
     Example
     -------
     >>> import cubescale
-    >>> running = show(cubescale.examples.report_path())
+    >>> running = show(cubescale.open(cubescale.examples.report_path()))
     >>> running.running
     True
     >>> running.stop(); running.running
     False
     """
 
-    def __init__(self, path: str, host: str, port: int, width: str, height: int):
+    def __init__(self, report: Report, host: str, port: int, width: str, height: int):
         self.width, self.height = width, height
         token = secrets.token_urlsafe(32)
-        self._app = make_app(path, token=token, embeddable=True)
+        self._app = make_app(report, token=token, embeddable=True)
         self._loop = asyncio.new_event_loop()
         self._runner = web.AppRunner(self._app, access_log=None)
         self._ready = threading.Event()
@@ -92,8 +95,8 @@ class RunningViewer:
         return f"<RunningViewer {self.url.split('?')[0]} {'running' if self.running else 'stopped'}>"
 
 
-def show(report, host: str = "127.0.0.1", port: int = 0, width: str = "100%", height: int = 720) -> RunningViewer:
-    """The explorer for a report (a :class:`cubescale.Report` read from a file, or a path) in a
+def show(report: Report, host: str = "127.0.0.1", port: int = 0, width: str = "100%", height: int = 720) -> RunningViewer:
+    """The explorer for a report (a :class:`cubescale.Report` read from a file) in a
     notebook: starts a server on a background thread and returns it; as a cell's result it
     shows the page inline.
 
@@ -105,7 +108,6 @@ def show(report, host: str = "127.0.0.1", port: int = 0, width: str = "100%", he
     'http'
     >>> running.stop()
     """
-    path = report if isinstance(report, (str, os.PathLike)) else getattr(report, "path", "")
-    if not path:
-        raise ValueError("show() needs a report read from a file (cubescale.open), or its path")
-    return RunningViewer(os.fspath(path), host, port, width, height)
+    if not getattr(report, "path", ""):
+        raise ValueError("show() needs a report read from a file (cubescale.open)")
+    return RunningViewer(report, host, port, width, height)

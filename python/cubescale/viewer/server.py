@@ -39,7 +39,7 @@ The system, distribution, topology, sequence and instances queries take a call p
 Example
 -------
 >>> import cubescale
->>> app = make_app(cubescale.examples.report_path(), token="secret")
+>>> app = make_app(cubescale.open(cubescale.examples.report_path()), token="secret")
 >>> sorted({r.resource.canonical for r in app.router.routes()})  # doctest: +NORMALIZE_WHITESPACE
 ['/', '/api/calltree', '/api/cnode', '/api/distribution', '/api/flat', '/api/instances', '/api/metric',
  '/api/report', '/api/search', '/api/sequence', '/api/system', '/api/topology', '/static/{name}']
@@ -58,10 +58,13 @@ import time
 import webbrowser
 from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FormatError
 from .model import Explorer, QueryError
+
+if TYPE_CHECKING:
+    from ..report import Report
 
 try:
     from aiohttp import web
@@ -147,19 +150,19 @@ def _api(method: Callable[[Explorer, dict[str, str]], dict[str, Any]]):
     return handler
 
 
-def make_app(path: str | os.PathLike, token: str | None = None, embeddable: bool = False) -> web.Application:
-    """The aiohttp application for one report (opened now: a bad file fails here, not later).
+def make_app(report: Report, token: str | None = None, embeddable: bool = False) -> web.Application:
+    """The aiohttp application for one report (a :class:`cubescale.Report` read from a file).
     ``embeddable`` lets other sites frame the page (a notebook's iframe); the token still guards
     every query.
 
     Example
     -------
     >>> import cubescale
-    >>> app = make_app(cubescale.examples.report_path(), token="t")
+    >>> app = make_app(cubescale.open(cubescale.examples.report_path()), token="t")
     >>> app[_CONFIG]["token"]
     't'
     """
-    explorer = Explorer(path)
+    explorer = Explorer(report)
     files = _static_files()
     app = web.Application(middlewares=[_guard], client_max_size=4096)
     app[_EXPLORER] = explorer
@@ -199,18 +202,18 @@ def _url(host: str, port: int, token: str) -> str:
     return f"http://{'[' + host + ']' if bracket else host}:{port}/?token={token}"
 
 
-def serve(path: str | os.PathLike, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
+def serve(report: Report, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
           token: str | None = None) -> None:
-    """Serve the explorer for the report at ``path`` until Ctrl-C (port 0: a free one).
+    """Serve the explorer for ``report`` (read from a file) until Ctrl-C (port 0: a free one).
     Prints the URL with its token when the server is ready, then opens a browser on it.
 
     Example
     -------
     >>> import cubescale
-    >>> callable(serve)   # serve(cubescale.examples.report_path()) runs until Ctrl-C
+    >>> callable(serve)   # serve(cubescale.open(cubescale.examples.report_path())) runs until Ctrl-C
     True
     """
-    app = make_app(path, token)
+    app = make_app(report, token)
     try:
         asyncio.run(_run(app, host, port, open_browser))
     except KeyboardInterrupt:
