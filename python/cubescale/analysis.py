@@ -8,7 +8,10 @@ locations and computes Scalasca's patterns (``mpi_latesender``, ``mpi_barrier_wa
 profile of the same trace with Scalasca's metric tree below ``time`` (``execution`` > ``mpi`` >
 ``mpi_communication`` > ``mpi_point2point`` > ``mpi_latesender`` ...), each pattern on the call
 path of the MPI call where the waiting happened, on the waiting location. A parent metric
-stores its children's values too (CubeLib reads metric trees so). Inconsistent traces raise
+stores its children's values too (CubeLib reads metric trees so). With an mpi4py communicator
+the analysis is a parallel replay: each rank analyzes a share of the locations and the ranks
+exchange only their communication records (:mod:`cubescale.parallel.analysis`); the report is
+the same byte for byte for any number of ranks. Inconsistent traces raise
 :class:`cubescale.FormatError` naming the location's event file, the event and its time.
 docs/analysis.md has the definitions.
 
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -38,11 +42,18 @@ PATTERNS: list[str] = list(_analysis.pattern_names())
 """Unique names (Scalasca's) of the patterns the analysis computes."""
 
 
-def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False) -> Report:
+def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
+            comm: Any = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur. Written to
     ``output`` (``.cubex``) as well when given.
+
+    ``comm`` (an mpi4py communicator): collective over its ranks, each analyzing a share of
+    the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`); ``output`` is
+    needed then, rank 0 writes it, and the file is the same for any number of ranks and the
+    same as without ``comm``. Inconsistent traces raise :class:`cubescale.FormatError` (on
+    every rank) and write nothing.
 
     Example
     -------
@@ -54,6 +65,14 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     """
     from . import otf2
 
+    if comm is not None:
+        from . import open as open_report
+        from .parallel.analysis import analyze_trace
+
+        if output is None:
+            raise ValueError("an analysis over a communicator writes its report: give an output path")
+        analyze_trace(comm, trace_path, output, compress)
+        return open_report(output)
     trace = otf2.open(trace_path)
     core, _ = _analysis.analyze(trace._core, trace.location_indices())
     local = LocalProfile.__new__(LocalProfile)

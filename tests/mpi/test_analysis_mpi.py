@@ -1,0 +1,78 @@
+"""Wait-state analysis as a parallel replay under mpirun -n 1, 2, 3, 4: synthetic traces give
+their stated pattern times on every number of ranks, every trace (synthetic and the shared
+MPI traces) gives the same .cubex bytes for every number of ranks and as one process without
+MPI, and inconsistent or truncated traces raise FormatError on every rank without a file."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import sys
+
+import pytest
+from launch import mpirun
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from analysis_cases import BROKEN, CHAIN_EXPECTED, SHAPES, SHARED_MPI, pattern_values, shared_anchors  # noqa: E402
+
+import cubescale  # noqa: E402
+
+SIZES = [1, 2, 3, 4]
+NS = 1e-9
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("traces")), str(tmp_path_factory.mktemp("reports"))
+
+
+@functools.cache
+def results(size: int, traces: str, reports: str) -> dict:
+    return {r["trace"]: r for r in mpirun(size, "worker_analysis.py", traces, reports, timeout=300)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_chain_pattern_times_are_exact(size, dirs):
+    values = results(size, *dirs)["chain"]["values"]
+    for pattern, expected in CHAIN_EXPECTED.items():
+        assert values[pattern] == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
+
+
+@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
+def test_same_bytes_for_every_number_of_ranks(name, dirs):
+    digests = {size: results(size, *dirs)[name]["sha256"] for size in SIZES}
+    assert len(set(digests.values())) == 1, digests
+
+
+@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
+def test_same_as_one_process_without_mpi(name, dirs, tmp_path):
+    traces, _ = dirs
+    results(1, *dirs)  # writes the synthetic traces
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    out = tmp_path / "serial.cubex"
+    report = cubescale.analyze(anchor, out)
+    parallel = results(3, *dirs)[name]
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == parallel["sha256"]
+    assert parallel["values"] == pattern_values(report)
+
+
+def test_ring_has_every_collective_class(dirs):
+    values = results(2, *dirs)["ring"]["values"]
+    for pattern in ("mpi_latesender", "mpi_lswo_same", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn",
+                    "mpi_init_completion", "mpi_finalize_wait"):
+        assert values[pattern], pattern
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", [*BROKEN, "truncated"])
+def test_inconsistent_trace_fails_on_every_rank(name, size, dirs):
+    r = results(size, *dirs)[name]
+    member, message = (BROKEN[name][1], BROKEN[name][2]) if name in BROKEN else ("1.evt", "")
+    assert len(r["raised"]) == size and len(set(r["raised"])) == 1, r
+    text = r["raised"][0]
+    assert member in text and message in text, text
+    if name in BROKEN:
+        assert re.search(r"at \d+\.\d+ s", text), text
+    assert r["left"] == []
