@@ -6,9 +6,77 @@ from __future__ import annotations
 import collections.abc
 import cubescale._core.profile
 import cubescale._core.trace
+import numpy
 import typing
 
-__all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace"]
+__all__: list[str] = ["Replay", "analyze", "pattern_names", "write_mpi_trace"]
+
+class Replay:
+    """
+    One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, then matching with the records the caller exchanges between the ranks.
+    """
+
+    collective_bytes: typing.ClassVar[int] = 56
+    message_bytes: typing.ClassVar[int] = 64
+    reduction_bytes: typing.ClassVar[int] = 40
+    def __init__(
+        self,
+        trace: cubescale._core.trace.Trace,
+        analyzed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        mine: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> None:
+        """
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.
+        """
+    def collective_severities(self) -> None: ...
+    def finish(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
+        """
+        The LocalProfile with the metric tree of the patterns `present` on any rank.
+        """
+    def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def incoming_collectives(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def incoming_sends(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` sends to receive into.
+        """
+    def match_messages(self) -> None:
+        """
+        Own receives against the sends received; FormatError on unmatched ones.
+        """
+    def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def pack_collectives(self, ranks: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
+        """
+        Groups own collective records by the home rank of their instance; returns records per rank.
+        """
+    def pack_sends(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> list[int]:
+        """
+        Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.
+        """
+    def present(self) -> list[bool]:
+        """
+        Per pattern: whether its operations occur among own locations.
+        """
+    def record_bytes(self) -> int:
+        """
+        Bytes the record buffers hold now.
+        """
+    def reduce_collectives(self) -> None:
+        """
+        Home: one reduction per collective record received; FormatError on incomplete instances.
+        """
+    def reductions(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def stats(self) -> dict: ...
 
 def analyze(
     trace: cubescale._core.trace.Trace, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
