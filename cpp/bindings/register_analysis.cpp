@@ -54,7 +54,9 @@ void register_replay(py::module_ m) {
                                     [](py::object) { return sizeof(analysis::CollectiveReduction); })
       .def("pack_sends", &Replay::pack_sends, py::arg("owner"), py::arg("ranks"),
            "Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.")
-      .def("outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_sends(), self); })
+      .def(
+          "outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_sends(), self); },
+          "The packed sends as bytes (a view).")
       .def(
           "incoming_sends",
           [](py::object self, std::size_t n) {
@@ -67,8 +69,10 @@ void register_replay(py::module_ m) {
            "Own receives against the sends received; FormatError on unmatched ones.")
       .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"),
            "Groups own collective records by the home rank of their instance; returns records per rank.")
-      .def("outgoing_collectives",
-           [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_collectives(), self); })
+      .def(
+          "outgoing_collectives",
+          [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_collectives(), self); },
+          "The packed collective records as bytes (a view).")
       .def(
           "incoming_collectives",
           [](py::object self, std::size_t n) {
@@ -76,10 +80,12 @@ void register_replay(py::module_ m) {
             v.resize(n);
             return byte_view(v, self);
           },
-          py::arg("records"))
+          py::arg("records"), "A writable byte view of `records` collective records to receive into (as home).")
       .def("reduce_collectives", &Replay::reduce_collectives, py::call_guard<py::gil_scoped_release>(),
            "Home: one reduction per collective record received; FormatError on incomplete instances.")
-      .def("home_reductions", [](py::object self) { return byte_view(self.cast<Replay&>().home_reductions(), self); })
+      .def(
+          "home_reductions", [](py::object self) { return byte_view(self.cast<Replay&>().home_reductions(), self); },
+          "The reductions computed as home, in the order of the records received (a view).")
       .def(
           "reductions",
           [](py::object self, std::size_t n) {
@@ -87,8 +93,9 @@ void register_replay(py::module_ m) {
             v.resize(n);
             return byte_view(v, self);
           },
-          py::arg("records"))
-      .def("collective_severities", &Replay::collective_severities, py::call_guard<py::gil_scoped_release>())
+          py::arg("records"), "A writable byte view of `records` reductions (one per own packed collective record).")
+      .def("collective_severities", &Replay::collective_severities, py::call_guard<py::gil_scoped_release>(),
+           "The collective patterns of own records from the reductions received.")
       .def("present", [](const Replay& r) { return std::vector<bool>(r.present()); },
            "Per pattern: whether its operations occur among own locations.")
       .def(
@@ -98,7 +105,9 @@ void register_replay(py::module_ m) {
             return std::make_shared<profile::LocalProfile>(r.finish(present));
           },
           py::arg("present"), "The LocalProfile with the metric tree of the patterns `present` on any rank.")
-      .def("stats", [](const Replay& r) { return stats_dict(r.stats()); })
+      .def(
+          "stats", [](const Replay& r) { return stats_dict(r.stats()); },
+          "Own events read and message / collective records extracted.")
       .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.");
 }
 

@@ -28,15 +28,24 @@ class Replay:
         """
         Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.
         """
-    def collective_severities(self) -> None: ...
+    def collective_severities(self) -> None:
+        """
+        The collective patterns of own records from the reductions received.
+        """
     def finish(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
         """
         The LocalProfile with the metric tree of the patterns `present` on any rank.
         """
-    def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The reductions computed as home, in the order of the records received (a view).
+        """
     def incoming_collectives(
         self, records: typing.SupportsInt | typing.SupportsIndex
-    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` collective records to receive into (as home).
+        """
     def incoming_sends(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -47,8 +56,14 @@ class Replay:
         """
         Own receives against the sends received; FormatError on unmatched ones.
         """
-    def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
-    def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
+    def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed collective records as bytes (a view).
+        """
+    def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed sends as bytes (a view).
+        """
     def pack_collectives(self, ranks: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
         """
         Groups own collective records by the home rank of their instance; returns records per rank.
@@ -75,8 +90,14 @@ class Replay:
         """
     def reductions(
         self, records: typing.SupportsInt | typing.SupportsIndex
-    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]: ...
-    def stats(self) -> dict: ...
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` reductions (one per own packed collective record).
+        """
+    def stats(self) -> dict:
+        """
+        Own events read and message / collective records extracted.
+        """
 
 def analyze(
     trace: cubescale._core.trace.Trace, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
