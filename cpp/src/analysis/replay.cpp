@@ -96,6 +96,11 @@ void Replay::reduce_collectives() {
   release(incoming_collectives_);
 }
 
+void Replay::reduce_own_collectives() {
+  // One rank is home of every instance: its own packed records are what it would receive.
+  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, outgoing_collectives_);
+}
+
 void Replay::collective_severities() {
   release(home_reductions_);
   if (reductions_.size() != outgoing_collectives_.size())
@@ -133,8 +138,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   r.incoming_sends() = std::move(r.outgoing_sends());
   r.match_messages();
   r.pack_collectives(1);
-  r.incoming_collectives() = r.outgoing_collectives();
-  r.reduce_collectives();
+  r.reduce_own_collectives();
   r.reductions() = std::move(r.home_reductions());
   r.collective_severities();
   if (stats) *stats = r.stats();

@@ -72,6 +72,18 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
     for (auto id : g.members) rank_location_.push_back(defs_.location(id));
     break;
   }
+  // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
+  comm_locations_.resize(defs_.communicators.size());
+  comm_self_.assign(defs_.communicators.size(), false);
+  for (std::size_t c = 0; c < defs_.communicators.size(); ++c) {
+    const auto group = defs_.communicators[c].group;
+    if (group == kNone || group >= defs_.groups.size()) continue;
+    const auto& g = defs_.groups[group];
+    comm_self_[c] = g.type == "comm_self";
+    if (comm_self_[c]) continue;
+    for (auto world : g.members)
+      comm_locations_[c].push_back(world < rank_location_.size() ? rank_location_[world] : kNone);
+  }
   region_kind_.assign(defs_.regions.size(), CallKind::Single);
   region_init_exit_.assign(defs_.regions.size(), 0);
   for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
@@ -99,20 +111,21 @@ std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::ui
     throw FormatError(trace_.path(), trace_.event_member(e.location), e.position,
                       std::string(trace::event_type_name(e.type)) + " at " + seconds(defs_, e.time) + ": " + what);
   };
+  // The common case first, from the table built once (no string compares per event).
+  if (communicator < comm_locations_.size()) {
+    const auto& table = comm_locations_[communicator];
+    if (comm_self_[communicator] && rank == 0) return e.location;
+    if (rank < table.size() && table[rank] != kNone) return table[rank];
+  }
   if (communicator == kNone || communicator >= defs_.communicators.size()) fail("no communicator");
   const auto group = defs_.communicators[communicator].group;
   if (group == kNone || group >= defs_.groups.size()) fail("communicator without a group");
   const auto& g = defs_.groups[group];
-  if (g.type == "comm_self") {
-    if (rank != 0) fail("rank " + std::to_string(rank) + " on a self communicator");
-    return e.location;
-  }
+  if (g.type == "comm_self") fail("rank " + std::to_string(rank) + " on a self communicator");
   if (rank >= g.members.size()) fail("rank " + std::to_string(rank) + " outside its communicator of " +
                                      std::to_string(g.members.size()));
-  const auto world = g.members[rank];
-  if (world >= rank_location_.size() || rank_location_[world] == kNone)
-    fail("rank " + std::to_string(world) + " has no location");
-  return rank_location_[world];
+  fail("rank " + std::to_string(g.members[rank]) + " has no location");
+  return kNone;
 }
 
 void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
@@ -410,15 +423,41 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
+  // What an instance needs of its communicator, looked up once per communicator.
+  struct Communicator {
+    bool self = false, init_exit = false;
+    std::vector<std::uint32_t> members;  // analyzed members in rank order (non-self)
+    std::vector<std::uint32_t> rank;     // [location] -> position in `members`
+  };
+  std::unordered_map<std::uint32_t, Communicator> communicators;
+  auto communicator = [&](std::uint32_t comm, std::uint32_t recorder) -> Communicator& {
+    auto [it, fresh] = communicators.try_emplace(comm);
+    if (fresh) {
+      auto& c = it->second;
+      c.self = self_communicator(defs, comm);
+      c.init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
+      if (!c.self) {
+        c.members = members(defs, world, analyzed, comm, recorder);
+        c.rank.assign(defs.locations.size(), kNone);
+        for (std::size_t i = 0; i < c.members.size(); ++i) c.rank[c.members[i]] = static_cast<std::uint32_t>(i);
+      }
+    }
+    return it->second;
+  };
+  auto name = [&](std::uint32_t comm) {
+    return comm == kInitCommunicator || comm == kFinalizeCommunicator ? std::string("MPI_COMM_WORLD")
+                                                                      : defs.communicators[comm].name;
+  };
   // Instances: records with equal (communicator, instance; location on self communicators).
   struct Key {
     std::uint32_t communicator, instance, self;
-    std::size_t index;
+    std::uint32_t index;
   };
   std::vector<Key> keys(records.size());
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& c = records[i];
-    keys[i] = {c.communicator, c.instance, self_communicator(defs, c.communicator) ? c.location : kNone, i};
+    const bool self = communicator(c.communicator, c.location).self;
+    keys[i] = {c.communicator, c.instance, self ? c.location : kNone, static_cast<std::uint32_t>(i)};
   }
   auto same = [](const Key& a, const Key& b) {
     return a.communicator == b.communicator && a.instance == b.instance && a.self == b.self;
@@ -426,59 +465,51 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
     return std::tie(a.communicator, a.instance, a.self, a.index) < std::tie(b.communicator, b.instance, b.self, b.index);
   });
-  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> rank_of;  // communicator -> [location] -> rank
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
   for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
     for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {
     }
     const auto& first = records[keys[a].index];
     const auto comm = first.communicator;
-    const bool init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
-    const auto name = init_exit ? std::string("MPI_COMM_WORLD") : defs.communicators[comm].name;
-    const auto mine = members(defs, world, analyzed, comm, first.location);
-    auto& ranks = rank_of[comm];
-    if (ranks.empty()) {
-      ranks.assign(defs.locations.size(), kNone);
-      for (std::size_t i = 0; i < mine.size(); ++i) ranks[mine[i]] = static_cast<std::uint32_t>(i);
-    }
-    instance.assign(mine.size(), nullptr);
+    const auto& info = communicator(comm, first.location);
+    instance.assign(info.self ? 1 : info.members.size(), nullptr);
     for (std::size_t k = a; k < b; ++k) {
       const auto& c = records[keys[k].index];
-      const auto rank = self_communicator(defs, comm) ? 0u : ranks[c.location];
+      const auto rank = info.self ? 0u : info.rank[c.location];
       if (rank == kNone || instance[rank])
         fail(trace, c.location, c.position, c.time,
-             "MPI " + trace::collective_op_name(c.op) + " on " + name + " by a location that is no member of it");
+             "MPI " + trace::collective_op_name(c.op) + " on " + name(comm) + " by a location that is no member of it");
       instance[rank] = &c;
     }
     const auto lacking = std::find(instance.begin(), instance.end(), nullptr);
     if (lacking != instance.end()) {
-      if (init_exit) {  // MPI_Init/Finalize of a process may lie outside its measurement: no pattern, no error
+      if (info.init_exit) {  // MPI_Init/Finalize of a process may lie outside its measurement: no pattern, no error
         for (std::size_t k = a; k < b; ++k) out[keys[k].index].skip = 1;
         continue;
       }
       const auto* c = *std::find_if(instance.begin(), instance.end(), [](const auto* r) { return r != nullptr; });
       fail(trace, c->location, c->position, c->time,
-           "MPI " + trace::collective_op_name(c->op) + " on " + name + " has no counterpart on " +
-               group_name(defs, mine[std::size_t(lacking - instance.begin())]) + ", which lacks its collective number " +
-               std::to_string(c->instance + 1) + " on it");
+           "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " has no counterpart on " +
+               group_name(defs, info.members[std::size_t(lacking - instance.begin())]) +
+               ", which lacks its collective number " + std::to_string(c->instance + 1) + " on it");
     }
     CollectiveReduction r;
     r.earliest_leave = ~std::uint64_t(0);
     for (const auto* c : instance) {
       if (c->op != instance[0]->op)
         fail(trace, c->location, c->position, c->time,
-             "MPI " + trace::collective_op_name(c->op) + " on " + name + " meets MPI " +
+             "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
                  trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
       r.latest_enter = std::max(r.latest_enter, c->enter);
       r.earliest_leave = std::min(r.earliest_leave, c->leave);
       if (c->location == instance[0]->root) r.root_enter = c->enter;
     }
     std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
-    for (std::size_t rank = 0; rank < instance.size(); ++rank) {
-      latest_so_far = std::max(latest_so_far, instance[rank]->enter);
-      auto& mine_out = out[std::size_t(instance[rank] - records.data())];
-      mine_out = r;
-      mine_out.latest_enter_up_to = latest_so_far;
+    for (const auto* c : instance) {
+      latest_so_far = std::max(latest_so_far, c->enter);
+      auto& mine = out[std::size_t(c - records.data())];
+      mine = r;
+      mine.latest_enter_up_to = latest_so_far;
     }
   }
   return out;

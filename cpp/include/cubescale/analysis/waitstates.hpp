@@ -128,6 +128,8 @@ class RecordExtractor final : public trace::CallPathObserver {
   const trace::Trace& trace_;
   const trace::Definitions& defs_;
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
+  std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
+  std::vector<bool> comm_self_;
   std::vector<CallKind> region_kind_;
   std::vector<std::uint32_t> region_init_exit_;  // kInitOp, kFinalizeOp or 0
   std::vector<LocationRecords> records_;
