@@ -7,7 +7,7 @@ receive and allreduce in every iteration, written by the C++ writer); one proces
 and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the bytes of records
 it held at once per communication event of its share.
 
-    python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4]
+    python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
 
 With two cores, 4 ranks wait for a core: their wall time is not their CPU time.
 """
@@ -116,10 +116,13 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=900000)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
     try:
-        speed, memory = measure("jacobi-hybrid", otf2._example_path("jacobi-hybrid"), args.ranks, folder)
+        speed, memory = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
+                                args.ranks, folder)
         start = time.perf_counter()
         written = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
                                            counters=False)
