@@ -67,8 +67,9 @@ void register_replay(py::module_ m) {
           py::arg("records"), "A writable byte view of `records` sends to receive into.")
       .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
            "Own receives against the sends received; FormatError on unmatched ones.")
-      .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"),
-           "Groups own collective records by the home rank of their instance; returns records per rank.")
+      .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},
+           "Groups own collective records by the home rank of their instance (among `homes`, the ranks owning "
+           "locations; empty: all); returns records per rank.")
       .def(
           "outgoing_collectives",
           [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_collectives(), self); },

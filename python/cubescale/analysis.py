@@ -66,7 +66,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     from . import otf2
 
     if comm is not None:
-        from . import open as open_report
+        from .report import open as open_report
         from .parallel.analysis import analyze_trace
 
         if output is None:

@@ -1,7 +1,8 @@
 """Wait-state analysis as a parallel replay under mpirun -n 1, 2, 3, 4: synthetic traces give
 their stated pattern times on every number of ranks, every trace (synthetic and the shared
 MPI traces) gives the same .cubex bytes for every number of ranks and as one process without
-MPI, and inconsistent or truncated traces raise FormatError on every rank without a file."""
+MPI, and inconsistent or truncated traces raise FormatError on every rank without a file (the
+command line under mpirun: one line, no traceback, no file)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import functools
 import hashlib
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -18,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from analysis_cases import BROKEN, CHAIN_EXPECTED, SHAPES, SHARED_MPI, pattern_values, shared_anchors  # noqa: E402
 
 import cubescale  # noqa: E402
+from cubescale.mpirun import local_environment  # noqa: E402
 
 SIZES = [1, 2, 3, 4]
 NS = 1e-9
@@ -76,3 +79,17 @@ def test_inconsistent_trace_fails_on_every_rank(name, size, dirs):
     if name in BROKEN:
         assert re.search(r"at \d+\.\d+ s", text), text
     assert r["left"] == []
+
+
+def test_cli_under_mpirun_fails_with_one_line_and_no_file(dirs, tmp_path):
+    traces, _ = dirs
+    results(2, *dirs)  # writes the broken traces
+    env = local_environment()
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "3", sys.executable, "-m", "cubescale", "analyze",
+               os.path.join(traces, "n2", "receive-without-send.otf2"), "-o", str(tmp_path / "scout.cubex")]
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
+    assert done.returncode not in (0, 124, 137), done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "without a matching send" in lines[0], lines
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

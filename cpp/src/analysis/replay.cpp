@@ -1,6 +1,7 @@
 #include "cubescale/analysis/replay.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "cubescale/common/format_error.hpp"
@@ -48,9 +49,12 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
   records_ = std::move(extractor.records());
   severities_ = Severities(profile_.cnode_count(), mine, defs.locations.size());
   stats_.events = profile_stats.events;
-  for (const auto& l : records_) {
+  for (auto& l : records_) {
     stats_.messages += l.sends.size() + l.receives.size();
     stats_.collectives += l.collectives.size();
+    // Growth by doubling leaves up to half of a list unused: give it back (one list at a time).
+    l.receives.shrink_to_fit();
+    l.collectives.shrink_to_fit();
   }
 }
 
@@ -71,6 +75,18 @@ std::vector<std::uint64_t> Replay::pack_sends(const std::vector<std::uint32_t>& 
 void Replay::match_messages() {
   release(outgoing_sends_);
   SendQueues queues(incoming_sends_);
+  match_receives_of(queues);
+  release(incoming_sends_);
+}
+
+void Replay::match_own_messages() {
+  // One process: the sends stay in their locations' lists (no packing, no copy).
+  SendQueues queues(records_);
+  match_receives_of(queues);
+  for (auto& l : records_) release(l.sends);
+}
+
+void Replay::match_receives_of(SendQueues& queues) {
   for (const auto& l : records_) {
     for (const auto& r : l.receives)
       if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
@@ -79,15 +95,18 @@ void Replay::match_messages() {
     match_receives(trace_, l.receives, queues, severities_);
   }
   queues.check_all_received(trace_);
-  release(incoming_sends_);
   for (auto& l : records_) release(l.receives);
 }
 
-std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks) {
+std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks, const std::vector<std::uint32_t>& homes) {
   std::size_t total = 0;
   for (const auto& l : records_) total += l.collectives.size();
+  for (auto h : homes)
+    if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
   auto counts = group_by_rank(outgoing_collectives_, ranks, total, records_, &LocationRecords::collectives,
-                              [&](const CollectiveRecord& c) { return collective_home(c, ranks); });
+                              [&](const CollectiveRecord& c) {
+                                return homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())];
+                              });
   return counts;
 }
 
@@ -133,10 +152,7 @@ std::uint64_t Replay::record_bytes() const {
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats) {
   Replay r(trace, locations, locations);
-  std::vector<std::uint32_t> owner(trace.definitions().locations.size(), 0);
-  r.pack_sends(owner, 1);
-  r.incoming_sends() = std::move(r.outgoing_sends());
-  r.match_messages();
+  r.match_own_messages();
   r.pack_collectives(1);
   r.reduce_own_collectives();
   r.reductions() = std::move(r.home_reductions());

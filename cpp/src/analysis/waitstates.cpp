@@ -97,12 +97,27 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
 
 void RecordExtractor::begin_location(std::uint32_t location) {
   records_.push_back({});
-  records_.back().location = location;
+  auto& mine = records_.back();
+  mine.location = location;
+  // Locations of a run tend to be alike: room for as many records as the previous one had
+  // saves most of the lists' regrowth (copies and fresh pages); unused room is given back
+  // after the extraction.
+  if (records_.size() > 1) {
+    const auto& before = records_[records_.size() - 2];
+    mine.sends.reserve(before.sends.size());
+    mine.receives.reserve(before.receives.size());
+    mine.collectives.reserve(before.collectives.size());
+  }
   stack_.clear();
   pending_.clear();
   calls_ = 0;
   last_time_ = 0;
-  instances_.clear();
+  instances_.assign(defs_.communicators.size() + 2, 0);
+}
+
+std::uint32_t& RecordExtractor::instances(std::uint32_t communicator) {
+  if (communicator < defs_.communicators.size()) return instances_[communicator];
+  return instances_[defs_.communicators.size() + (communicator == kInitCommunicator ? 0 : 1)];
 }
 
 std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::uint32_t rank,
@@ -147,7 +162,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
         r.op = region_init_exit_[stack_.back().region];
         r.communicator = r.op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
         r.cnode = cnode;
-        r.instance = instances_[r.communicator]++;
+        r.instance = instances(r.communicator)++;
         out.collectives.push_back(r);
       }
       stack_.pop_back();
@@ -187,7 +202,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       peer_location(e.communicator, 0, e);  // raises unless the communicator and its group are defined
       r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
       r.cnode = cnode;
-      r.instance = instances_[r.communicator]++;
+      r.instance = instances(r.communicator)++;
       out.collectives.push_back(r);
       if (in_call) pending_.push_back({2, out.collectives.size() - 1, stack_.size()});
       break;
@@ -289,6 +304,11 @@ std::size_t SendQueues::KeyHash::operator()(const Key& k) const {
 
 SendQueues::SendQueues(const std::vector<MessageRecord>& sends) {
   for (const auto& s : sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
+}
+
+SendQueues::SendQueues(const std::vector<LocationRecords>& records) {
+  for (const auto& l : records)
+    for (const auto& s : l.sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
 }
 
 const MessageRecord* SendQueues::next(const MessageRecord& r) {

@@ -64,9 +64,13 @@ class Replay:
         """
         The packed sends as bytes (a view).
         """
-    def pack_collectives(self, ranks: typing.SupportsInt | typing.SupportsIndex) -> list[int]:
+    def pack_collectives(
+        self,
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+    ) -> list[int]:
         """
-        Groups own collective records by the home rank of their instance; returns records per rank.
+        Groups own collective records by the home rank of their instance (among `homes`, the ranks owning locations; empty: all); returns records per rank.
         """
     def pack_sends(
         self,

@@ -181,7 +181,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.message_bytes)
     peak = max(peak, replay.record_bytes())
     _step(comm, replay.match_messages)
-    counts = replay.pack_collectives(comm.size)
+    homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
+    counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
     peak = max(peak, replay.record_bytes())

@@ -7,7 +7,7 @@
 //   r.pack_sends(owner, ranks)                 own sends grouped by the rank owning the receiver
 //   <Alltoallv outgoing_sends -> incoming_sends>
 //   r.match_messages()                         own receives against the sends to own locations
-//   r.pack_collectives(ranks)                  own collective records grouped by home rank
+//   r.pack_collectives(ranks, homes)           own collective records grouped by home rank
 //   <Alltoallv outgoing_collectives -> incoming_collectives>
 //   r.reduce_collectives()                     home: one reduction per incoming record
 //   <Alltoallv home_reductions -> reductions (the reverse of the first exchange)>
@@ -37,8 +37,11 @@ class Replay {
   std::vector<MessageRecord>& outgoing_sends() { return outgoing_sends_; }
   std::vector<MessageRecord>& incoming_sends() { return incoming_sends_; }
   void match_messages();
+  void match_own_messages();  // one process: own receives against own sends, without packing
 
-  std::vector<std::uint64_t> pack_collectives(std::size_t ranks);
+  // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
+  // that a rank without locations holds no records.
+  std::vector<std::uint64_t> pack_collectives(std::size_t ranks, const std::vector<std::uint32_t>& homes = {});
   std::vector<CollectiveRecord>& outgoing_collectives() { return outgoing_collectives_; }
   std::vector<CollectiveRecord>& incoming_collectives() { return incoming_collectives_; }
   void reduce_collectives();
@@ -54,6 +57,8 @@ class Replay {
   std::uint64_t record_bytes() const;
 
  private:
+  void match_receives_of(SendQueues& queues);
+
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;
   profile::LocalProfile profile_;

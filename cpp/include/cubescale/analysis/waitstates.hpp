@@ -121,7 +121,9 @@ class RecordExtractor final : public trace::CallPathObserver {
     std::uint64_t enter;
     std::uint32_t region, call;
   };
-  std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // communicator -> collectives so far
+  // Collectives so far per communicator (then MPI_Init's and MPI_Finalize's pseudo-communicators).
+  std::vector<std::uint32_t> instances_;
+  std::uint32_t& instances(std::uint32_t communicator);
   std::uint32_t peer_location(std::uint32_t communicator, std::uint32_t rank, const trace::Event& e) const;
   void close(std::uint64_t leave);
 
@@ -170,6 +172,7 @@ struct Severities {
 class SendQueues {
  public:
   explicit SendQueues(const std::vector<MessageRecord>& sends);
+  explicit SendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
   const MessageRecord* next(const MessageRecord& receive);  // its send, nullptr if none is left
   // Raises FormatError naming the earliest (by location, position) send nobody received.
   void check_all_received(const trace::Trace& trace) const;
