@@ -66,8 +66,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     from . import otf2
 
     if comm is not None:
-        from .report import open as open_report
         from .parallel.analysis import analyze_trace
+        from .report import open as open_report
 
         if output is None:
             raise ValueError("an analysis over a communicator writes its report: give an output path")
