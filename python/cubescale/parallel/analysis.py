@@ -189,11 +189,11 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     _step(comm, replay.reduce_collectives)
     exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
     peak = max(peak, replay.record_bytes())
-    replay.collective_severities()
+    _step(comm, replay.collective_severities)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
     present = np.array(replay.present(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
-    local = _profile(replay.finish([bool(x) for x in present]))
+    local = _step(comm, lambda: _profile(replay.finish([bool(x) for x in present])))
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
     own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
