@@ -45,7 +45,7 @@ THREADS = 4
 def make_profile(rank: int, cnodes: int, unique: float = 0.05):
     import numpy as np
 
-    from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+    from cubescale.profile import LocalProfile, Metric, Region
 
     parents, regions, seen = [], [], set()
 
@@ -67,8 +67,8 @@ def make_profile(rank: int, cnodes: int, unique: float = 0.05):
     shape = (cnodes, THREADS)
     values = [rng.random(shape), rng.integers(1, 1000, shape).astype(np.uint64),
               rng.integers(0, 1 << 20, shape).astype(np.int64)]
-    return LocalProfile([MetricDefinition(name=n, dtype=d, kind=k) for n, d, k in METRICS],
-                        [RegionDefinition(name=r) for r in REGIONS], parents, regions,
+    return LocalProfile([Metric(name=n, dtype=d, kind=k) for n, d, k in METRICS],
+                        [Region(name=r) for r in REGIONS], parents, regions,
                         [("Master thread" if t == 0 else f"OMP thread {t}", "thread") for t in range(THREADS)],
                         values, host=f"node{rank // 8}")
 
@@ -171,10 +171,10 @@ def worker(cnodes: int, repeat: int, out_dir: str) -> None:
         arrays = comm.gather(([profile.values(n) for n, _, _ in METRICS], profile._core.cnode_parents(),
                               profile._core.cnode_regions()), root=0)
         if comm.rank == 0:
-            from cubescale.profile import MetricDefinition, RegionDefinition
+            from cubescale.profile import Metric, Region
 
-            parts = [LocalProfile([MetricDefinition(name=n, dtype=d, kind=k) for n, d, k in METRICS],
-                                  [RegionDefinition(name=r) for r in REGIONS], parents, regions,
+            parts = [LocalProfile([Metric(name=n, dtype=d, kind=k) for n, d, k in METRICS],
+                                  [Region(name=r) for r in REGIONS], parents, regions,
                                   profile.locations, values, host=f"node{r // 8}")
                      for r, (values, parents, regions) in enumerate(arrays)]
             return merge_on_rank0(parts, os.path.join(out_dir, "gather.cubex")) + profile_bytes * comm.size

@@ -65,7 +65,7 @@ def with_auto(n: int) -> float:
 
 def with_trace(n: int, buffer: int = 1 << 20) -> tuple[float, int, int]:
     """Seconds for n calls (best of 5) while tracing, and the archive's events and bytes."""
-    import cubescale.otf2
+    import cubescale.trace
 
     folder = tempfile.mkdtemp()
     measure.start(auto=True, trace=os.path.join(folder, "trace"), trace_buffer=buffer)
@@ -74,7 +74,7 @@ def with_trace(n: int, buffer: int = 1 << 20) -> tuple[float, int, int]:
     finally:
         measure.stop()
     anchor = measure.write_trace()
-    events = int(cubescale.otf2.open(anchor).event_counts().to_numpy().sum())
+    events = int(cubescale.trace.open(anchor).event_counts().to_numpy().sum())
     size = sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(os.path.dirname(anchor))
                for f in files if f.endswith(".evt"))
     shutil.rmtree(folder)

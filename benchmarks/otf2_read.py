@@ -39,7 +39,7 @@ import sys
 import tempfile
 import time
 
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 from cubescale.mpirun import local_environment
 
@@ -114,7 +114,7 @@ def mpirun(ranks: int, path: str, out: str) -> dict:
 
 
 def measure(name: str, path: str, repeat: int, frame_locations: int | None, bindings, ranks: list[int]) -> list[str]:
-    trace = otf2.open(path)
+    trace = trace.open(path)
     events = int(trace.locations["events"].sum())
     rows = []
 
@@ -169,7 +169,7 @@ def main() -> int:
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")), "otf2")
     anchors = [os.path.join(shared, d, a) for d in sorted(os.listdir(shared))
                for a in sorted(os.listdir(os.path.join(shared, d))) if a.endswith(".otf2")]
-    largest = max(anchors, key=lambda a: int(otf2.open(a).locations["events"].sum()))
+    largest = max(anchors, key=lambda a: int(trace.open(a).locations["events"].sum()))
     work = args.dir or tempfile.mkdtemp(prefix="otf2bench")
     small = os.path.join(work, "small.otf2")
     if not os.path.exists(small):
@@ -181,7 +181,7 @@ def main() -> int:
                                          iterations=args.iterations)
         print(f"generated {n:,} events in {time.perf_counter() - start:.1f} s: {big}", flush=True)
     print(f"python bindings: {'otf2 ' + getattr(bindings, '__version__', '') if bindings else 'not installed'}")
-    by_size = sorted(anchors, key=lambda a: int(otf2.open(a).locations["events"].sum()))
+    by_size = sorted(anchors, key=lambda a: int(trace.open(a).locations["events"].sum()))
     for name, path, frame_locations in [(f"shared {os.path.basename(os.path.dirname(largest))}", largest, None),
                                         (f"shared {os.path.basename(os.path.dirname(by_size[-2]))}", by_size[-2], None),
                                         ("generated 1M", small, None),

@@ -66,7 +66,7 @@ def main() -> int:
     if args.worker:
         worker(args.worker, args.points)
         return 0
-    from cubescale import otf2
+    from cubescale import trace
 
     print(f"synthetic machine: 4 nodes x 2 packages x 8 cores + 1 GPU per node; energy per FLOP of the machine "
           f"on {args.points} points; best of 3")
@@ -77,7 +77,7 @@ def main() -> int:
         for rate in args.rates:
             path = testing.write_hardware_trace(os.path.join(tmp, f"r{rate}"), "traces", nodes=4, cores_per_package=8,
                                              seconds=args.seconds, samples_per_second=rate)
-            trace = otf2.open(path)
+            trace = trace.open(path)
             limit = min(_timed(lambda: testing.read_with_empty_callbacks(trace)) for _ in range(3))
             for ranks in args.ranks:
                 r = run(ranks, path, args.points)

@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 from cubescale._core import analysis as _analysis
 from cubescale.mpirun import local_environment
@@ -82,7 +82,7 @@ def replay(path: str, ranks: int, output: str) -> dict:
 
 def measure(name: str, path: str, ranks: list[int], folder: str) -> tuple[list[str], list[str]]:
     """(speed rows, memory rows) of one trace."""
-    trace = otf2.open(path)
+    trace = trace.open(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
     size = trace_bytes(path)

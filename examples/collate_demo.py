@@ -18,7 +18,7 @@ from mpi4py import MPI
 
 import cubescale
 from cubescale.parallel import write_report
-from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+from cubescale.profile import LocalProfile, Metric, Region
 
 REGIONS = ["main", "init", "iterate", "compute", "MPI_Allreduce", "finalize"]
 THREADS = 2
@@ -48,9 +48,9 @@ def measure(comm) -> LocalProfile:
     timed(5, lambda: None)
     visits[0, 0] = 1
     return LocalProfile(
-        [MetricDefinition(name="time", unit="sec", display_name="Time"),
-         MetricDefinition(name="visits", unit="occ", dtype="UINT64", display_name="Visits")],
-        [RegionDefinition(name=n, paradigm="mpi" if n.startswith("MPI_") else "user") for n in REGIONS],
+        [Metric(name="time", unit="sec", display_name="Time"),
+         Metric(name="visits", unit="occ", dtype="UINT64", display_name="Visits")],
+        [Region(name=n, paradigm="mpi" if n.startswith("MPI_") else "user") for n in REGIONS],
         parents, regions, [("Master thread" if t == 0 else f"thread {t}", "thread") for t in range(THREADS)],
         [time_, visits])
 

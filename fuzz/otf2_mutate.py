@@ -36,13 +36,13 @@ faulthandler.enable()
 # of trace into a few hundred MB is a finding too (issue #30: a forged event count).
 resource.setrlimit(resource.RLIMIT_AS, (512 << 20, 512 << 20))
 import cubescale
-from cubescale import otf2
+from cubescale import trace
 for anchor in sys.argv[1:]:
     try:
-        t = otf2.open(anchor)
+        t = trace.open(anchor)
         _ = t.regions, t.locations, t.warnings, t.sequence_tree()
         t.events()
-        otf2.profile(anchor)
+        trace.profile(anchor)
         t.timelines()
     except cubescale.FormatError:
         pass

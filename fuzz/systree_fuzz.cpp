@@ -15,7 +15,7 @@ using namespace cubescale::systree;
 
 namespace {
 void check_tree(std::string_view bytes) {
-  SequenceTree tree;
+  SystemTree tree;
   try {
     tree = deserialize(bytes, "fuzz");
   } catch (const FormatError&) {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 import cubescale
-from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+from cubescale.profile import LocalProfile, Metric, Region
 
 ALL_DTYPES = [("time", "DOUBLE", "EXCLUSIVE"), ("visits", "UINT64", "EXCLUSIVE"), ("bytes", "INT64", "INCLUSIVE"),
               ("min_time", "MINDOUBLE", "EXCLUSIVE"), ("max_time", "MAXDOUBLE", "EXCLUSIVE"),
@@ -37,14 +37,14 @@ def random_profile(seed: int, rank: int, dtypes, conflict: bool = False) -> Loca
     for name, dtype, kind in dtypes:
         if conflict and rank == 1 and name == "visits":
             dtype = "DOUBLE"
-        metrics.append(MetricDefinition(name=name, dtype=dtype, kind=kind))
+        metrics.append(Metric(name=name, dtype=dtype, kind=kind))
         element, trailing = cubescale.dtypes.numpy_type(dtype)
         raw = rng.integers(0, 256, size=shape + trailing + (element.itemsize,), dtype=np.uint8)
         visited = rng.random(shape) < 0.7  # threads that did not visit a call path have zeros
         raw[~visited] = 0
         values.append(raw.view(element).reshape(shape + trailing) if not element.names
                       else raw.reshape(shape + (element.itemsize,)).view(element).reshape(shape))
-    return LocalProfile(metrics, [RegionDefinition(name=n, module="app.c") for n in REGIONS], parents, regions,
+    return LocalProfile(metrics, [Region(name=n, module="app.c") for n in REGIONS], parents, regions,
                         [("Master thread" if t == 0 else f"OMP thread {t}", "thread") for t in range(threads)],
                         values, cnode_parameters=params, host=f"node{rank // 4}")
 

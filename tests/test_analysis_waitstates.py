@@ -16,7 +16,7 @@ import pytest
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 from cubescale.cli import main
 
@@ -234,7 +234,7 @@ INIT_EXIT = {"MPI_Init": 1000, "MPI_Init_thread": 1000, "MPI_Finalize": 1001}
 
 def reference(path):
     """Per pattern, per location index: seconds, computed directly from the events."""
-    trace = otf2.open(path)
+    trace = trace.open(path)
     groups, comms, locs = trace.table("groups"), trace.table("communicators"), trace.locations
     world = next(list(g.members) for g in groups.itertuples() if g.type == "comm_locations" and g.paradigm == "mpi")
     index_of_id = {int(i): k for k, i in enumerate(locs["id"])}

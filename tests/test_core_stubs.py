@@ -53,7 +53,7 @@ def test_every_submodule_function_class_method_and_property_has_a_docstring():
 
 def test_help_documents_the_cube_submodule():
     text = __import__("pydoc").render_doc(core.cube)
-    for name in ("open_cubex", "CubexWriter", "MetricDefinition", "data_type_names"):
+    for name in ("open_cubex", "CubexWriter", "Metric", "data_type_names"):
         assert name in text
 
 
@@ -92,14 +92,14 @@ def test_a_metric_handed_out_and_passed_back_keeps_every_field(shared_data):
 
 def test_definitions_reject_unknown_fields_and_values():
     with pytest.raises(TypeError):
-        core.cube.MetricDefinition(name="time", units="sec")
+        core.cube.Metric(name="time", units="sec")
     with pytest.raises(TypeError):
-        core.cube.MetricDefinition(unit="sec")  # the name is required
+        core.cube.Metric(unit="sec")  # the name is required
     with pytest.raises(TypeError):
-        core.cube.RegionDefinition(name="main", file="a.c")
+        core.cube.Region(name="main", file="a.c")
     with pytest.raises(ValueError, match="unknown CUBE data type"):
-        core.cube.MetricDefinition(name="time", dtype="QUATERNION")
-    metric = core.cube.MetricDefinition(name="time")
+        core.cube.Metric(name="time", dtype="QUATERNION")
+    metric = core.cube.Metric(name="time")
     with pytest.raises(ValueError, match="INCLUSIVE or EXCLUSIVE"):
         metric.kind = "BOTH"
     with pytest.raises(AttributeError):

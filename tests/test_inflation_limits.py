@@ -35,8 +35,8 @@ try:
     if kind == "cubex":
         _cube.load_all(_cube.open_cubex(path))
     else:
-        import cubescale.otf2
-        cubescale.otf2.events(path)
+        import cubescale.trace
+        cubescale.trace.events(path)
     out = {"error": None}
 except cubescale.FormatError as e:
     out = {"error": "FormatError", "member": e.member, "offset": e.offset, "message": str(e)}

@@ -18,7 +18,7 @@ import pytest
 from call_path_totals import visits_and_time
 
 import cubescale
-import cubescale.otf2
+import cubescale.trace
 from cubescale import measure
 
 APP = textwrap.dedent("""
@@ -61,7 +61,7 @@ def _validate(anchor) -> None:
 
 
 def _names(anchor, location=0) -> list[str]:
-    e = cubescale.otf2.open(anchor).events(locations=[location], types=["ENTER", "LEAVE"])
+    e = cubescale.trace.open(anchor).events(locations=[location], types=["ENTER", "LEAVE"])
     return [("+" if t == "ENTER" else "-") + str(n) for t, n in zip(e["Event Type"], e["Name"])]
 
 
@@ -79,7 +79,7 @@ def test_exactly_the_calls_and_otf2_print_validates(tmp_path):
     assert done.returncode == 0, done.stderr
     assert _names(anchor) == _calls("app.py", 3, 4)
     _validate(anchor)
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     assert t.locations["name"].tolist() == ["Master thread"]
     assert os.path.exists(out)  # the profile of the same run
     assert not os.path.exists(str(anchor.parent) + ".partial")
@@ -88,7 +88,7 @@ def test_exactly_the_calls_and_otf2_print_validates(tmp_path):
 def test_trace_profile_has_the_profiles_tree_visits_and_times(tmp_path):
     done, out, anchor = _run(tmp_path, "50", "200", "ok")
     assert done.returncode == 0, done.stderr
-    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.otf2.profile(anchor))
+    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.trace.profile(anchor))
     assert set(recorded) == set(derived)
     for path, (visits, time) in recorded.items():
         assert derived[path][0] == visits, path
@@ -111,7 +111,7 @@ def test_small_buffer_is_flushed_while_running_and_the_events_stay_exact(tmp_pat
     calls = 60000  # 120,000 leaf events: more than 512 KiB (a chunk size other than the smallest)
     done, out, anchor = _run(tmp_path, "1", str(calls), "ok", options=("--trace-buffer", str(512 * 1024)))
     assert done.returncode == 0, done.stderr
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     counts = t.event_counts()
     flushes = int(counts.loc[0, "BUFFER_FLUSH"])
     assert flushes >= 1
@@ -164,7 +164,7 @@ def test_measure_start_trace_with_threads_and_manual_regions(tmp_path):
         worker.join()
     measure.stop()
     anchor = measure.write_trace()
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     assert t.locations["name"].tolist() == ["Master thread", "worker"]
     assert _names(anchor, 0) == ["+main", "-main"]
     assert _names(anchor, 1) == ["+in thread", "-in thread"]
@@ -196,7 +196,7 @@ def test_threads_and_mpi4py_without_mpirun(tmp_path):
                            "--trace", "--trace-dir", str(trace), str(app)], capture_output=True, text=True,
                           timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
-    t = cubescale.otf2.open(trace / "traces.otf2")
+    t = cubescale.trace.open(trace / "traces.otf2")
     names = t.locations["name"].tolist()
     assert names[0] == "Master thread" and "side" in names
     side = names.index("side")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import cubescale
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 
 
@@ -37,10 +37,10 @@ def _changed(shared_data: Path, tmp_path: Path, trace: str, member: str, offset:
 def _every_reader(anchor: Path) -> list[cubescale.FormatError]:
     """The error of each way of reading a trace's events."""
     readers = [
-        lambda: otf2.events(anchor),
-        lambda: otf2.open(anchor).event_counts(),
-        lambda: otf2.open(anchor).timelines(),
-        lambda: otf2.profile(anchor),
+        lambda: trace.events(anchor),
+        lambda: trace.open(anchor).event_counts(),
+        lambda: trace.open(anchor).timelines(),
+        lambda: trace.profile(anchor),
     ]
     errors = []
     for read in readers:
@@ -74,7 +74,7 @@ def test_regions_that_do_not_nest_are_refused_by_every_reader(shared_data, tmp_p
 def test_a_leave_of_another_region_is_refused_by_events_too(tmp_path):
     testing.write_ring_trace(tmp_path, "bad", processes=2, iterations=3, defect="mismatched_leave")
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.events(tmp_path / "bad.otf2")
+        trace.events(tmp_path / "bad.otf2")
     assert e.value.member == "bad/0.evt"
     assert 'Leave of "solve" inside "compute"' in str(e.value)
 
@@ -82,7 +82,7 @@ def test_a_leave_of_another_region_is_refused_by_events_too(tmp_path):
 def test_regions_left_open_at_the_end_are_read(tmp_path):
     # A run that crashed leaves its outermost regions open: tolerated (the profile closes them).
     written = testing.write_ring_trace(tmp_path, "cut", processes=2, iterations=3, defect="unclosed")
-    assert len(otf2.events(tmp_path / "cut.otf2")) == written
+    assert len(trace.events(tmp_path / "cut.otf2")) == written
 
 
 @pytest.mark.parametrize("extra", [9, 10 << 20])
@@ -93,7 +93,7 @@ def test_bytes_after_the_anchor_are_refused(shared_data, tmp_path, extra):
     with open(anchor, "ab") as f:
         f.write(b"\xa5" * extra)
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(anchor)
+        trace.open(anchor)
     # The content ends 2 bytes before the file did (the buffer's closing records follow it).
     assert (e.value.member, e.value.offset) == ("anchor", size - 2)
     assert f"{extra + 2} bytes follow the anchor's content" in str(e.value)
@@ -107,4 +107,4 @@ def test_the_closing_bytes_of_every_shared_anchor_are_accepted(shared_data, tmp_
         anchor = next(d.glob("*.otf2"))
         with open(anchor, "ab") as f:
             f.write(b"\0" * 5)
-        otf2.open(anchor)
+        trace.open(anchor)

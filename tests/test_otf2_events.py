@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from otf2_oracle import SHARED_OTF2, have_otf2_print
 
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale.cli import main
 
 PAPI = SHARED_OTF2 / "ping-pong-papi" / "traces.otf2"
@@ -14,7 +14,7 @@ LSB = SHARED_OTF2 / "late-sender-barrier" / "traces.otf2"
 
 
 def test_columns_and_dtypes():
-    df = otf2.events(PAPI)
+    df = trace.events(PAPI)
     assert list(df.columns[:13]) == ["Timestamp (ns)", "Event Type", "Name", "Location", "Process", "Region",
                                      "Partner", "Communicator", "Tag", "Bytes", "Bytes Received", "Request", "Metric"]
     assert list(df.columns[13:]) == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP", "Ticks"]
@@ -22,7 +22,7 @@ def test_columns_and_dtypes():
     assert df["Event Type"].dtype == "category" and df["Name"].dtype == "category"
     enters = df[df["Event Type"] == "ENTER"]
     assert (enters["Name"].astype(str).to_numpy()
-            == otf2.open(PAPI).regions["name"].to_numpy()[enters["Region"].to_numpy()]).all()
+            == trace.open(PAPI).regions["name"].to_numpy()[enters["Region"].to_numpy()]).all()
     assert df["Timestamp (ns)"].min() >= 0
 
 
@@ -35,28 +35,28 @@ def test_metric_values_match_otf2_print():
     first = next(line for line in out.splitlines() if line.startswith("METRIC"))
     # METRIC  0  7396895680158984  Metric: 0, 3 Values: ("PAPI_TOT_CYC" <0>; UINT64; 98850), ...
     values = [int(part.split(";")[2].strip(" )")) for part in first.split("Values:")[1].split("),")]
-    df = otf2.events(PAPI, types=["METRIC"])
+    df = trace.events(PAPI, types=["METRIC"])
     row = df.iloc[0]
     assert int(row["Ticks"]) == int(first.split()[2])
     assert [int(row[c]) for c in ("PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP")] == values
     assert df[["PAPI_TOT_CYC"]].notna().all().all()
-    assert otf2.events(PAPI, types=["ENTER"])["PAPI_TOT_CYC"].isna().all()
+    assert trace.events(PAPI, types=["ENTER"])["PAPI_TOT_CYC"].isna().all()
 
 
 def test_messages():
-    df = otf2.events(LSB, types=["MPI_SEND", "MPI_RECV"])
+    df = trace.events(LSB, types=["MPI_SEND", "MPI_RECV"])
     sends, recvs = df[df["Event Type"] == "MPI_SEND"], df[df["Event Type"] == "MPI_RECV"]
     assert len(sends) == len(recvs) == 3
     # every send's (sender, receiver, tag, bytes) has a matching receive
     pairs_s = sorted(zip(sends["Location"], sends["Partner"], sends["Tag"], sends["Bytes"]))
     pairs_r = sorted(zip(recvs["Partner"], recvs["Location"], recvs["Tag"], recvs["Bytes"]))
     assert pairs_s == pairs_r
-    coll = otf2.events(LSB, types=["MPI_COLLECTIVE_END"])
+    coll = trace.events(LSB, types=["MPI_COLLECTIVE_END"])
     assert set(coll["Tag"]) == {0}  # OTF2_COLLECTIVE_OP_BARRIER
 
 
 def test_filters():
-    t = otf2.open(LSB)
+    t = trace.open(LSB)
     everything = t.events()
     start, end = 5.0, 15.0
     window = t.events(time=(start, end))

@@ -11,7 +11,7 @@ import pytest
 from otf2_oracle import SHARED_OTF2, anchor_ids, anchors
 
 import cubescale
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 from cubescale import testing
 
 WITH_PROFILE = [a for a in anchors() if (a.parent / "profile.cubex").exists()]
@@ -41,7 +41,7 @@ def test_late_sender_barrier_has_a_profile():
 @pytest.mark.parametrize("anchor", WITH_PROFILE, ids=[a.parent.name for a in WITH_PROFILE])
 def test_same_call_tree_visits_and_times_as_score_p(anchor: Path):
     scorep = cubescale.open(anchor.parent / "profile.cubex")
-    ours = otf2.profile(anchor)
+    ours = trace.profile(anchor)
     a, b = call_paths(scorep), call_paths(ours)
     assert set(a) == set(b)
     assert location_keys(scorep) == location_keys(ours)
@@ -66,7 +66,7 @@ def test_time_differences_are_the_clock_corrections():
     # the drift of their offset over the run (88, 1 and 219 ns in 20 s): < 2e-8 relative.
     anchor = SHARED_OTF2 / "late-sender-barrier" / "traces.otf2"
     scorep = cubescale.open(anchor.parent / "profile.cubex")
-    ours = otf2.profile(anchor)
+    ours = trace.profile(anchor)
     a, b = call_paths(scorep), call_paths(ours)
     x = scorep.values("time", inclusive=True)[list(a.values())]
     y = ours.values("time", inclusive=True)[[b[k] for k in a]]
@@ -79,7 +79,7 @@ def test_time_differences_are_the_clock_corrections():
 
 @pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
 def test_visits_equal_enter_events(anchor: Path):
-    trace = otf2.open(anchor)
+    trace = trace.open(anchor)
     report = trace.profile()
     enters = trace.event_counts(all_types=True)["ENTER"]
     order = trace.location_indices()
@@ -93,7 +93,7 @@ def test_visits_equal_enter_events(anchor: Path):
 
 def test_papi_counters_are_deltas_of_the_metric_events():
     anchor = SHARED_OTF2 / "ping-pong-papi" / "traces.otf2"
-    trace = otf2.open(anchor)
+    trace = trace.open(anchor)
     report = trace.profile()
     assert [m.name for m in report.metrics][6:] == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
     main = [c.index for c in report.cnodes if c.region.name == "int main(int, char**)"]
@@ -109,7 +109,7 @@ def test_papi_counters_are_deltas_of_the_metric_events():
 
 def test_openmp_threads_hang_below_the_parallel_region():
     anchor = SHARED_OTF2 / "openmp-nested" / "traces.otf2"
-    report = otf2.profile(anchor)
+    report = trace.profile(anchor)
     roots = [c for c in report.cnodes if c.parent is None]
     assert [r.region.name for r in roots] == ["main"]
     visits = report.values("visits", inclusive=False)
@@ -122,7 +122,7 @@ def test_openmp_threads_hang_below_the_parallel_region():
 
 def test_profile_round_trip(tmp_path):
     anchor = SHARED_OTF2 / "jacobi-hybrid" / "traces.otf2"
-    report = otf2.profile(anchor, tmp_path / "p.cubex")
+    report = trace.profile(anchor, tmp_path / "p.cubex")
     again = cubescale.open(tmp_path / "p.cubex")
     assert again.shape == report.shape == (report.shape[0], 10)
     for m in ("visits", "time", "bytes_sent"):
@@ -134,7 +134,7 @@ def test_synthetic_trace_profile(tmp_path):
 
     written = testing.write_ring_trace(tmp_path, "syn", processes=3, iterations=25)
     assert written == 3 * (25 * 18 + 2)
-    t = otf2.open(tmp_path / "syn.otf2")
+    t = trace.open(tmp_path / "syn.otf2")
     assert testing.read_with_empty_callbacks(t) == written
     r = t.profile()
     visits = r.values("visits", inclusive=False)
@@ -151,10 +151,10 @@ def test_synthetic_trace_profile(tmp_path):
 def test_defects_in_event_streams(tmp_path):
 
     testing.write_ring_trace(tmp_path, "unclosed", processes=2, iterations=3, defect="unclosed")
-    _, stats = otf2.open(tmp_path / "unclosed.otf2").local_profile()
+    _, stats = trace.open(tmp_path / "unclosed.otf2").local_profile()
     assert stats["unclosed_frames"] == 2  # main on both ranks, closed at the last event
     testing.write_ring_trace(tmp_path, "bad", processes=2, iterations=3, defect="mismatched_leave")
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.profile(tmp_path / "bad.otf2")
+        trace.profile(tmp_path / "bad.otf2")
     assert e.value.member == "bad/0.evt" and e.value.offset > 0
     assert 'Leave of "solve" inside "compute"' in str(e.value)

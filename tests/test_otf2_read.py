@@ -13,14 +13,14 @@ import pytest
 from otf2_oracle import anchor_ids, anchors, have_otf2_print, otf2_print_counts
 
 import cubescale
-import cubescale.otf2 as otf2
+import cubescale.trace as trace
 
 
 @pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
 def test_counts_equal_otf2_print(anchor: Path):
     if not have_otf2_print():
         pytest.skip("otf2-print (Debian otf2-tools) not installed")
-    trace = otf2.open(anchor)
+    trace = trace.open(anchor)
     counts = trace.event_counts(all_types=True)
     ids = trace.locations["id"].to_numpy()
     ours = {(int(ids[loc]), t): int(n) for loc, row in counts.iterrows() for t, n in row.items() if n}
@@ -29,7 +29,7 @@ def test_counts_equal_otf2_print(anchor: Path):
 
 @pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
 def test_totals_per_location_match_events(anchor: Path):
-    trace = otf2.open(anchor)
+    trace = trace.open(anchor)
     counts = trace.event_counts(all_types=True).sort_index()
     per_location = counts.sum(axis=1)
     announced = trace.locations["events"]
@@ -47,7 +47,7 @@ def test_totals_per_location_match_events(anchor: Path):
 
 
 def test_definitions_ping_pong_papi(shared_data):
-    t = otf2.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
+    t = trace.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
     assert t.clock[0] == 2095191439
     assert t.metrics["name"].tolist() == ["PAPI_TOT_CYC", "PAPI_L2_TCM", "PAPI_BR_MSP"]
     assert set(t.metrics["mode"]) == {"accumulated_start"}
@@ -63,7 +63,7 @@ def test_definitions_ping_pong_papi(shared_data):
 
 
 def test_openmp_threads_and_gpu_streams(shared_data):
-    t = otf2.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
+    t = trace.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
     assert sorted(set(t.locations["type"])) == ["accelerator_stream", "cpu_thread"]
     tree = t.system_tree()
     classes = [tree.class_name(e) for e in tree.preorder()]
@@ -74,14 +74,14 @@ def test_openmp_threads_and_gpu_streams(shared_data):
 def test_undefined_references_are_tolerated(shared_data):
     # OTF2's own integrity trace: locations in an undefined group, sends on an undefined
     # communicator. Read as otf2-print reads it, with warnings.
-    t = otf2.open(shared_data / "otf2" / "integrity" / "TestTrace.otf2")
+    t = trace.open(shared_data / "otf2" / "integrity" / "TestTrace.otf2")
     assert any("location group" in w for w in t.warnings)
     assert t.sequence_tree().render() == "machine ×1 > process ×4 > thread ×1"
     assert int(t.event_counts()["MPI_SEND"].sum()) == 80000
 
 
 def test_subset_of_locations_streams_only_those(shared_data):
-    t = otf2.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
+    t = trace.open(shared_data / "otf2" / "jacobi-hybrid" / "traces.otf2")
     everything = t.event_counts(all_types=True)
     some = t.event_counts([9, 2], all_types=True)
     assert some.loc[9].tolist() == everything.loc[9].tolist()
@@ -99,7 +99,7 @@ def _writable_copy(src: Path, dst: Path) -> Path:
 def test_missing_event_file(shared_data, tmp_path):
     d = _writable_copy(shared_data / "otf2" / "ping-pong", tmp_path / "t")
     (d / "traces" / "1.evt").unlink()
-    t = otf2.open(d / "traces.otf2")  # definitions are fine
+    t = trace.open(d / "traces.otf2")  # definitions are fine
     with pytest.raises(cubescale.FormatError) as e:
         t.event_counts()
     assert e.value.file == str(d / "traces.otf2") and e.value.member == "traces/1.evt"
@@ -110,17 +110,17 @@ def test_truncated_event_file(shared_data, tmp_path):
     evt = d / "traces" / "2.evt"
     evt.write_bytes(evt.read_bytes()[: evt.stat().st_size // 2])
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(d / "traces.otf2").events()
+        trace.open(d / "traces.otf2").events()
     assert e.value.member == "traces/2.evt"
     with pytest.raises(cubescale.FormatError):
-        otf2.profile(d / "traces.otf2")
+        trace.profile(d / "traces.otf2")
 
 
 def test_truncated_definitions(shared_data, tmp_path):
     d = _writable_copy(shared_data / "otf2" / "ping-pong", tmp_path / "t")
     (d / "traces.def").write_bytes((d / "traces.def").read_bytes()[:300])
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(d / "traces.otf2")
+        trace.open(d / "traces.otf2")
     assert e.value.member == "traces.def"
 
 
@@ -129,15 +129,15 @@ def test_wrong_anchor(tmp_path, content):
     bad = tmp_path / "traces.otf2"
     bad.write_bytes(content)
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(bad)
+        trace.open(bad)
     assert e.value.file == str(bad)
 
 
 def test_anchor_of_another_format(shared_data):
     with pytest.raises(cubescale.FormatError):
-        otf2.open(shared_data / "otf2" / "late-sender-barrier" / "profile.cubex")
+        trace.open(shared_data / "otf2" / "late-sender-barrier" / "profile.cubex")
     with pytest.raises(cubescale.FormatError):
-        otf2.open(shared_data / "otf2" / "no-such-trace.otf2")
+        trace.open(shared_data / "otf2" / "no-such-trace.otf2")
 
 
 def test_strings_that_are_not_utf8_are_replaced_and_named(shared_data, tmp_path):
@@ -146,11 +146,11 @@ def test_strings_that_are_not_utf8_are_replaced_and_named(shared_data, tmp_path)
     defs = (d / "traces.def").read_bytes()
     assert defs.count(b"MPI_Send") >= 1
     (d / "traces.def").write_bytes(defs.replace(b"MPI_Send", b"MPI_S\xe9nd"))
-    t = otf2.open(d / "traces.otf2")
+    t = trace.open(d / "traces.otf2")
     names = set(t.regions["name"])
     assert "MPI_S\ufffdnd" in names and "MPI_Send" not in names
     assert any("not UTF-8" in w for w in t.warnings)
-    report = otf2.profile(d / "traces.otf2")
+    report = trace.profile(d / "traces.otf2")
     assert "MPI_S\ufffdnd" in {r.name for r in report.regions}
 
 
@@ -170,7 +170,7 @@ def test_a_damaged_chunk_that_sends_the_reader_back_is_an_error_not_a_hang(share
     # again and again (otf2-print prints for ever); reading stopped one event past the announced.
     # Now the first record of a type OTF2 does not know stops it (libotf2 would skip it).
     anchor = _one_byte_changed(shared_data, tmp_path, "integrity", "TestTrace/1.evt", 1244918, 5, 141)
-    for read in (lambda: otf2.profile(anchor), lambda: otf2.open(anchor).timelines()):
+    for read in (lambda: trace.profile(anchor), lambda: trace.open(anchor).timelines()):
         with pytest.raises(cubescale.FormatError) as e:
             read()
         assert e.value.member == "TestTrace/1.evt"
@@ -181,7 +181,7 @@ def test_a_metric_sample_earlier_than_the_one_before_is_a_format_error(shared_da
     # Was a bare ValueError from the timeline ("times must not decrease"), naming no file.
     anchor = _one_byte_changed(shared_data, tmp_path, "ping-pong-papi", "traces/1.evt", 1338, 0xE5, 0x1C)
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(anchor).timelines()
+        trace.open(anchor).timelines()
     assert e.value.member == "traces/1.evt"
     assert "must be in time order" in str(e.value)
 
@@ -191,7 +191,7 @@ def test_definitions_that_end_early_without_an_error_are_caught_by_the_anchor(sh
     # then failed on an empty call tree.
     anchor = _one_byte_changed(shared_data, tmp_path, "ping-pong-papi", "traces.def", 3244, 0x17, 0x1F)
     with pytest.raises(cubescale.FormatError) as e:
-        otf2.open(anchor)
+        trace.open(anchor)
     assert e.value.member == "traces.def"
     assert "announces 2 locations" in str(e.value)
 
@@ -199,13 +199,13 @@ def test_definitions_that_end_early_without_an_error_are_caught_by_the_anchor(sh
 _READ_EACH_IN_ONE_PROCESS = r"""
 import resource, sys
 import cubescale
-from cubescale import otf2
+from cubescale import trace
 resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # the old failure was an OOM kill
 for anchor in sys.argv[1:]:
     try:
-        trace = otf2.open(anchor)
+        trace = trace.open(anchor)
         trace.sequence_tree()
-        otf2.profile(anchor)
+        trace.profile(anchor)
         trace.timelines()
     except cubescale.FormatError as e:
         print(e.member, e, flush=True)

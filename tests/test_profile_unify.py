@@ -15,7 +15,7 @@ from profile_strategies import ALL_DTYPES, REGIONS, random_profile
 import cubescale
 from cubescale._core import profile as _profile
 from cubescale.parallel import CollectiveError, write_report
-from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+from cubescale.profile import LocalProfile, Metric, Region
 
 
 def _paths(parents, keys):
@@ -85,7 +85,7 @@ def test_unification_takes_log_p_rounds():
 
 def test_metric_order_kept_when_all_agree_sorted_otherwise():
     def profile(names):
-        return LocalProfile([MetricDefinition(name=n) for n in names], [RegionDefinition(name="main")], [-1], [0],
+        return LocalProfile([Metric(name=n) for n in names], [Region(name="main")], [-1], [0],
                             [("t", "thread")], [np.zeros((1, 1)) for _ in names])
 
     same = _unify([profile(["time", "visits", "bytes"])] * 3)
@@ -96,13 +96,13 @@ def test_metric_order_kept_when_all_agree_sorted_otherwise():
 
 
 def test_conflicting_definitions_and_duplicate_siblings_are_named():
-    a = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main")], [-1], [0],
+    a = LocalProfile([Metric(name="time")], [Region(name="main")], [-1], [0],
                      [("t", "thread")], [np.zeros((1, 1))])
-    b = LocalProfile([MetricDefinition(name="time", dtype="UINT64")], [RegionDefinition(name="main")], [-1], [0],
+    b = LocalProfile([Metric(name="time", dtype="UINT64")], [Region(name="main")], [-1], [0],
                      [("t", "thread")], [np.zeros((1, 1), dtype=np.uint64)])
     with pytest.raises(ValueError, match="time is defined differently"):
         _unify([a, b])
-    twins = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main"), RegionDefinition(name="f")],
+    twins = LocalProfile([Metric(name="time")], [Region(name="main"), Region(name="f")],
                          [-1, 0, 0], [0, 1, 1], [("t", "thread")], [np.zeros((3, 1))])
     with pytest.raises(ValueError, match="siblings with the same region"):
         _unify([twins])
@@ -112,13 +112,13 @@ def test_conflicting_definitions_and_duplicate_siblings_are_named():
 
 def test_local_profile_rejects_bad_parts():
     with pytest.raises(ValueError, match="shape"):
-        LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0], [("t", "thread")],
+        LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0], [("t", "thread")],
                      [np.zeros((2, 1))])
     with pytest.raises(ValueError, match="calls region 3"):
-        LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [3], [("t", "thread")],
+        LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [3], [("t", "thread")],
                      [np.zeros((1, 1))])
     with pytest.raises(ValueError, match="not preorder"):
-        LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1, 1], [0, 0],
+        LocalProfile([Metric(name="t")], [Region(name="m")], [-1, 1], [0, 0],
                      [("t", "thread")], [np.zeros((2, 1))])
 
 

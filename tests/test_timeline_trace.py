@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cubescale import otf2, testing
+from cubescale import trace, testing
 from cubescale.cli import main
 from cubescale.timeline import evaluate
 
@@ -26,7 +26,7 @@ def _element(tree, name):
 
 
 def test_energy_per_flop_is_analytic_for_machine_node_and_package(synthetic):
-    trace = otf2.open(synthetic)
+    trace = trace.open(synthetic)
     store, tree = trace.timelines(), trace.system_tree()
     watts_packages = [40, 45, 50, 55]
     flops = [1000 * (c + 1) for c in range(16)]
@@ -43,7 +43,7 @@ def test_energy_per_flop_is_analytic_for_machine_node_and_package(synthetic):
 
 
 def test_metric_instances_sit_on_their_scope(synthetic):
-    trace = otf2.open(synthetic)
+    trace = trace.open(synthetic)
     store, tree = trace.timelines(), trace.system_tree()
     on = {tree.class_name(e) for e, m in store.metrics() if m == "energy"}
     assert on == {"package", "gpu"}
@@ -51,7 +51,7 @@ def test_metric_instances_sit_on_their_scope(synthetic):
 
 
 def test_machine_aggregate_equals_numpy_on_the_shared_papi_trace(shared_data):
-    trace = otf2.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
+    trace = trace.open(shared_data / "otf2" / "ping-pong-papi" / "traces.otf2")
     store = trace.timelines()
     for metric in ("PAPI_TOT_CYC", "PAPI_L2_TCM"):
         t, v = evaluate(f'"{metric}" "linear" source-counter "sum" aggregate', store, 0, points=200)
@@ -65,11 +65,11 @@ def test_machine_aggregate_equals_numpy_on_the_shared_papi_trace(shared_data):
 
 
 def test_cli_lists_and_evaluates(synthetic, tmp_path, capsys):
-    assert main(["metrics", synthetic]) == 0
+    assert main(["timeline", synthetic]) == 0
     listing = capsys.readouterr().out
     assert "package" in listing and "energy" in listing and "PAPI_FP_OPS" in listing
     png = tmp_path / "epf.png"
-    assert main(["metrics", synthetic, "--node", "node 0", "--points", "21", "--plot", str(png), "--expr", EPF]) == 0
+    assert main(["timeline", synthetic, "--node", "node 0", "--points", "21", "--plot", str(png), "--expr", EPF]) == 0
     out = capsys.readouterr().out
     assert f"{1e6 * 285 / 36000:.6g}" in out and png.stat().st_size > 1000
-    assert main(["metrics", synthetic, "--expr", '"energy" source-counter']) == 2
+    assert main(["timeline", synthetic, "--expr", '"energy" source-counter']) == 2

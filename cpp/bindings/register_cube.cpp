@@ -58,7 +58,7 @@ std::shared_ptr<const Severity> select(const Report& r, std::size_t metric, py::
 
 void register_report(py::module_& m) {
   py::class_<Report, std::shared_ptr<Report>>(
-      m, "CubeReport",
+      m, "Report",
       "A CUBE4 report: definitions (metric tree, regions, call tree, system tree, all in preorder) and "
       "per-metric value matrices [cnode, location] loaded on first use.")
       .def_property_readonly("metric_count", &Report::metric_count, "Number of metrics.")
@@ -110,7 +110,7 @@ void register_report(py::module_& m) {
           py::arg("cnode"), "The <parameter> attribute dicts of one call path.")
       .def(
           "system_tree", [](const Report& r) { return r.structure().system; },
-          "The system tree (a copy) as a SingleTree.")
+          "The system tree (a copy) as a SingleNodeTree.")
       .def(
           "location_elements", [](const Report& r) { return to_array(r.structure().locations); },
           "System-tree element of every location, uint32.")

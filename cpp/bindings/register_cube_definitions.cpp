@@ -88,7 +88,7 @@ void register_data_types(py::module_& m) {
 }
 
 void register_metric_definition(py::module_& m) {
-  py::class_<Metric>(m, "MetricDefinition",
+  py::class_<Metric>(m, "Metric",
                      "A metric as a report defines it. Fields: name (unique name), display_name, unit, dtype, "
                      "kind (INCLUSIVE / EXCLUSIVE / POSTDERIVED / PREDERIVED_INCLUSIVE / PREDERIVED_EXCLUSIVE), "
                      "parent (index or None), description, url, value, attrs, expression, init_expression.")
@@ -141,12 +141,12 @@ void register_metric_definition(py::module_& m) {
       .def_property(
           "attrs", [](const Metric& x) { return to_dict(x.attrs); },
           [](Metric& x, const py::dict& d) { x.attrs = from_dict(d); }, "The <attr> key/value pairs.")
-      .def("__repr__", [](const Metric& x) { return "MetricDefinition(name=\"" + x.uniq_name + "\")"; },
-           "MetricDefinition(name=\"...\").");
+      .def("__repr__", [](const Metric& x) { return "Metric(name=\"" + x.uniq_name + "\")"; },
+           "Metric(name=\"...\").");
 }
 
 void register_region_definition(py::module_& m) {
-  py::class_<Region>(m, "RegionDefinition",
+  py::class_<Region>(m, "Region",
                      "A code region as a report defines it. Fields: name, mangled_name, module, begin, end, "
                      "paradigm, role, description, url, attrs.")
       .def(py::init([](const std::string& name, std::optional<std::string> mangled_name, const std::string& module,
@@ -182,8 +182,8 @@ void register_region_definition(py::module_& m) {
       .def_property(
           "attrs", [](const Region& x) { return to_dict(x.attrs); },
           [](Region& x, const py::dict& d) { x.attrs = from_dict(d); }, "The <attr> key/value pairs.")
-      .def("__repr__", [](const Region& x) { return "RegionDefinition(name=\"" + x.name + "\")"; },
-           "RegionDefinition(name=\"...\").");
+      .def("__repr__", [](const Region& x) { return "Region(name=\"" + x.name + "\")"; },
+           "Region(name=\"...\").");
 }
 
 Attributes attribute_list(const py::handle& mapping) {
@@ -232,7 +232,7 @@ void register_cube_builder(py::module_& m) {
       [](std::vector<Metric> metrics, std::vector<Region> regions,
          py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> parents,
          py::array_t<std::int64_t, py::array::c_style | py::array::forcecast> cnode_regions,
-         const py::list& parameters, const systree::SingleTree& system) {
+         const py::list& parameters, const systree::SingleNodeTree& system) {
         auto calls = call_tree(parents, cnode_regions, parameters);
         return std::make_shared<Report>(
             assemble_definitions(std::move(metrics), std::move(regions), std::move(calls), system));

@@ -63,7 +63,7 @@ py::list to_bytes_list(const std::vector<std::string>& messages) {
 
 void register_rank_state(py::module_& m) {
   py::class_<RankState>(m, "RankState", "One rank's part of the distributed system tree algorithm.")
-      .def(py::init<SingleTree, std::string>(), py::arg("view"), py::arg("host_class") = "node",
+      .def(py::init<SingleNodeTree, std::string>(), py::arg("view"), py::arg("host_class") = "node",
            "The state of one rank whose single-node path is `view`; the lowest rank below each element of "
            "class `host_class` is responsible for its hardware.")
       .def_property_readonly("process_depth", &RankState::process_depth, "Depth of this rank's process element.")
@@ -116,7 +116,7 @@ void register_rank_state(py::module_& m) {
 
 void register_naive(py::module_& m) {
   m.def(
-      "pack_view", [](const SingleTree& v) { return py::bytes(pack_view(v)); }, py::arg("view"),
+      "pack_view", [](const SingleNodeTree& v) { return py::bytes(pack_view(v)); }, py::arg("view"),
       "A rank's view in the binary form the naive gather moves.");
   m.def(
       "naive_build",
@@ -163,7 +163,7 @@ void register_simulation(py::module_& m) {
       "messages counted); `collect` keeps every rank's indices.");
   m.def(
       "simulate_views",
-      [](std::uint64_t ranks, const std::function<SingleTree(std::uint64_t)>& view, bool collect,
+      [](std::uint64_t ranks, const std::function<SingleNodeTree(std::uint64_t)>& view, bool collect,
          const std::string& host) { return simulation_dict(simulate(FunctionViews(ranks, view), collect, host)); },
       py::arg("ranks"), py::arg("view"), py::arg("collect") = false, py::arg("host_class") = "node",
       "The same for `ranks` views given by a function of the rank.");
@@ -176,7 +176,7 @@ void register_distributed(py::module_& m) {
       "hash_name_path", [](py::bytes path) { return hash_name_path(std::string_view(path)); }, py::arg("path"),
       "FNV-1a of an encoded name path: the same value on every machine.");
   m.def(
-      "name_path", [](const SingleTree& v, std::uint32_t e) { return py::bytes(name_path(v, e)); }, py::arg("view"),
+      "name_path", [](const SingleNodeTree& v, std::uint32_t e) { return py::bytes(name_path(v, e)); }, py::arg("view"),
       py::arg("element"), "An element's identity: the length-prefixed names on its path from the root.");
   m.def(
       "merge_name_chunks",

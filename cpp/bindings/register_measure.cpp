@@ -200,7 +200,7 @@ int profile_hook(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
 
 // A region as a Python context manager: registered on first use (its id outlives measurements),
 // entered and left without Python code in between (cubescale.measure.region subclasses it).
-struct PyRegion {
+struct UserRegion {
   std::string name, file, paradigm, role;
   std::int64_t line = -1;
   std::optional<RegionId> id;
@@ -213,37 +213,37 @@ struct PyRegion {
 }  // namespace
 
 void register_measure(py::module_& m) {
-  py::class_<PyRegion>(m, "Region",
-                       "A code region as a context manager: `with Region(\"solve\"):` records the block on this "
+  py::class_<UserRegion>(m, "UserRegion",
+                       "A code region as a context manager: `with UserRegion(\"solve\"):` records the block on this "
                        "thread. Registered on first use; the id stays valid in later measurements.")
       .def(py::init([](std::string name, std::string file, std::int64_t line, std::string paradigm, std::string role) {
-             return PyRegion{std::move(name), std::move(file), std::move(paradigm), std::move(role), line, {}};
+             return UserRegion{std::move(name), std::move(file), std::move(paradigm), std::move(role), line, {}};
            }),
            py::arg("name"), py::arg("file") = "", py::arg("line") = -1, py::arg("paradigm") = "user",
            py::arg("role") = "function", "A region named `name` (source file and line, CUBE's paradigm and role).")
       .def_property(
-          "name", [](const PyRegion& r) { return r.name; },
-          [](PyRegion& r, std::string name) { r.name = std::move(name), r.id.reset(); },
+          "name", [](const UserRegion& r) { return r.name; },
+          [](UserRegion& r, std::string name) { r.name = std::move(name), r.id.reset(); },
           "The region's name (set before its first use).")
       .def_property(
-          "file", [](const PyRegion& r) { return r.file; },
-          [](PyRegion& r, std::string file) { r.file = std::move(file), r.id.reset(); }, "Its source file.")
+          "file", [](const UserRegion& r) { return r.file; },
+          [](UserRegion& r, std::string file) { r.file = std::move(file), r.id.reset(); }, "Its source file.")
       .def_property(
-          "line", [](const PyRegion& r) { return r.line; }, [](PyRegion& r, std::int64_t line) { r.line = line, r.id.reset(); },
+          "line", [](const UserRegion& r) { return r.line; }, [](UserRegion& r, std::int64_t line) { r.line = line, r.id.reset(); },
           "Its first line (-1: none).")
-      .def_property_readonly("paradigm", [](const PyRegion& r) { return r.paradigm; }, "CUBE's paradigm (user, mpi ...).")
-      .def_property_readonly("role", [](const PyRegion& r) { return r.role; }, "CUBE's role (function, barrier ...).")
-      .def_property_readonly("id", &PyRegion::get, "The region's id (registers it on first use).")
+      .def_property_readonly("paradigm", [](const UserRegion& r) { return r.paradigm; }, "CUBE's paradigm (user, mpi ...).")
+      .def_property_readonly("role", [](const UserRegion& r) { return r.role; }, "CUBE's role (function, barrier ...).")
+      .def_property_readonly("id", &UserRegion::get, "The region's id (registers it on first use).")
       .def(
           "__enter__",
           [](py::object self) {
-            const auto r = self.cast<PyRegion&>().get();
+            const auto r = self.cast<UserRegion&>().get();
             hook_thread.thread().enter(r, global().recorded(r), now());
             return self;
           },
           "Enters the region on this thread.")
       .def(
-          "__exit__", [](PyRegion&, py::handle, py::handle, py::handle) { hook_thread.thread().exit(now()); },
+          "__exit__", [](UserRegion&, py::handle, py::handle, py::handle) { hook_thread.thread().exit(now()); },
           py::arg("exc_type"), py::arg("exc_value"), py::arg("traceback"), "Leaves it (also when an exception leaves).");
   if (extra_index < 0) extra_index = CUBESCALE_REQUEST_EXTRA(nullptr);
   m.def(

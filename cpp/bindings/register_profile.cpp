@@ -1,6 +1,6 @@
 // Local profiles, unification and collation kernels (cpp/include/cubescale/profile/). Value
 // matrices cross as byte arrays of the metric's data type [cnodes, locations * width], viewed
-// by cubescale.profile; definitions as the bound MetricDefinition / RegionDefinition of
+// by cubescale.profile; definitions as the bound Metric / Region of
 // _core.cube. The mpi4py drivers in cubescale.parallel only move the bytes made here.
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -96,7 +96,7 @@ py::dict stats_dict(const UnifyStats& s) {
 
 // The global definitions as a report of zeros over `system` (the writer's definitions), with
 // each location group's <rank> (its MPI rank) when one is given per group, else its position.
-std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const systree::SingleTree& system,
+std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const systree::SingleNodeTree& system,
                                             const std::vector<std::int64_t>& group_ranks) {
   cube::CallTreeParts calls{set.cnode_parents, set.cnode_regions, set.cnode_parameters};
   auto defs = cube::assemble_definitions(set.metrics, set.regions, std::move(calls), system);
@@ -180,7 +180,7 @@ void register_unify(py::module_& m) {
           py::arg("from_parent"), "The down pass: the parent's map message in (b'' at the root), one per child out.")
       .def(
           "global_report",
-          [](const UnifyState& s, const systree::SingleTree& system, const std::vector<std::int64_t>& group_ranks) {
+          [](const UnifyState& s, const systree::SingleNodeTree& system, const std::vector<std::int64_t>& group_ranks) {
             return global_report(s.global(), system, group_ranks);
           },
           py::arg("system"), py::arg("group_ranks") = std::vector<std::int64_t>{},

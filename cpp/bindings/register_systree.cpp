@@ -34,20 +34,20 @@ py::list from_path(const std::vector<PathStep>& path) {
 }
 
 void register_sequence(py::module_& m) {
-  py::class_<SequenceTree>(m, "SequenceTree",
+  py::class_<SystemTree>(m, "SystemTree",
                            "A system tree in sequence form: records {kind, class, copies, children}; identical "
                            "sibling subtrees are one record with a copy count (the Score-P system-description paper).")
       .def(py::init<>(), "An empty tree; add a root with add_root.")
-      .def("add_root", &SequenceTree::add_root, py::arg("kind"), py::arg("cls"),
+      .def("add_root", &SystemTree::add_root, py::arg("kind"), py::arg("cls"),
            "Adds the root record (one copy) and returns its index.")
-      .def("add_record", &SequenceTree::add_record, py::arg("parent"), py::arg("kind"), py::arg("cls"),
+      .def("add_record", &SystemTree::add_record, py::arg("parent"), py::arg("kind"), py::arg("cls"),
            py::arg("copies") = 1, py::arg("properties") = Properties{},
            "Adds a record below `parent` standing for `copies` identical subtrees; returns its index.")
-      .def("set_root_properties", &SequenceTree::set_root_properties, py::arg("properties"),
+      .def("set_root_properties", &SystemTree::set_root_properties, py::arg("properties"),
            "Replaces the root's properties (key/value pairs).")
       .def(
           "canonicalize",
-           [](SequenceTree& t) {
+           [](SystemTree& t) {
              const auto placement = t.canonicalize();
              py::array_t<std::int64_t> record(placement.size()), first(placement.size());
              auto r = record.mutable_unchecked<1>();
@@ -60,41 +60,41 @@ void register_sequence(py::module_& m) {
            },
            "Folds identical sibling subtrees into one record (bottom-up structural hashing). Returns, per old "
            "record, its new record (-1 if folded away) and the first copy it occupies there.")
-      .def_property_readonly("canonical", &SequenceTree::canonical, "True when no two sibling records are equal.")
-      .def("__len__", &SequenceTree::size, "Number of records.")
-      .def_property_readonly("classes", &SequenceTree::classes, "The class names, indexed by class id.")
-      .def_property_readonly("max_depth", &SequenceTree::max_depth, "Depth of the deepest record (root: 0).")
+      .def_property_readonly("canonical", &SystemTree::canonical, "True when no two sibling records are equal.")
+      .def("__len__", &SystemTree::size, "Number of records.")
+      .def_property_readonly("classes", &SystemTree::classes, "The class names, indexed by class id.")
+      .def_property_readonly("max_depth", &SystemTree::max_depth, "Depth of the deepest record (root: 0).")
       .def(
-          "kind", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).kind; }, py::arg("record"),
+          "kind", [](const SystemTree& t, std::uint32_t r) { return t.record(r).kind; }, py::arg("record"),
           "The kind (node, location group, location) of a record.")
-      .def("class_name", &SequenceTree::class_name, py::arg("record"), "The class name of a record.")
+      .def("class_name", &SystemTree::class_name, py::arg("record"), "The class name of a record.")
       .def(
-          "copies", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).copies; }, py::arg("record"),
+          "copies", [](const SystemTree& t, std::uint32_t r) { return t.record(r).copies; }, py::arg("record"),
           "How many identical subtrees a record stands for.")
       .def(
           "parent",
-          [](const SequenceTree& t, std::uint32_t r) -> std::optional<std::uint32_t> {
+          [](const SystemTree& t, std::uint32_t r) -> std::optional<std::uint32_t> {
             const auto p = t.record(r).parent;
-            if (p == SequenceTree::kNone) return std::nullopt;
+            if (p == SystemTree::kNone) return std::nullopt;
             return p;
           },
           py::arg("record"), "The parent record, None for the root.")
       .def(
-          "depth", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).depth; }, py::arg("record"),
+          "depth", [](const SystemTree& t, std::uint32_t r) { return t.record(r).depth; }, py::arg("record"),
           "Depth of a record (root: 0).")
       .def(
-          "children", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).children; }, py::arg("record"),
+          "children", [](const SystemTree& t, std::uint32_t r) { return t.record(r).children; }, py::arg("record"),
           "The child records in order.")
       .def(
-          "properties", [](const SequenceTree& t, std::uint32_t r) { return t.record(r).properties; },
+          "properties", [](const SystemTree& t, std::uint32_t r) { return t.record(r).properties; },
           py::arg("record"), "The key/value properties of a record.")
-      .def("hash", &SequenceTree::hash, py::arg("record"), "Structural hash of the subtree below a record.")
-      .def("count", &SequenceTree::count, py::arg("record"), py::arg("mask"),
+      .def("hash", &SystemTree::hash, py::arg("record"), "Structural hash of the subtree below a record.")
+      .def("count", &SystemTree::count, py::arg("record"), py::arg("mask"),
            "Elements of the kinds in `mask` in one copy of the subtree below a record.")
-      .def("total", &SequenceTree::total, py::arg("mask"), "Elements of the kinds in `mask` in the expanded tree.")
+      .def("total", &SystemTree::total, py::arg("mask"), "Elements of the kinds in `mask` in the expanded tree.")
       .def(
           "index_of",
-          [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path, KindMask mask) {
+          [](const SystemTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path, KindMask mask) {
             return t.index_of(to_path(path), mask);
           },
           py::arg("path"), py::arg("mask"),
@@ -102,10 +102,10 @@ void register_sequence(py::module_& m) {
           "computed without expanding.")
       .def(
           "path_of",
-          [](const SequenceTree& t, std::uint64_t index, KindMask mask) { return from_path(t.path_of(index, mask)); },
+          [](const SystemTree& t, std::uint64_t index, KindMask mask) { return from_path(t.path_of(index, mask)); },
           py::arg("index"), py::arg("mask"), "The (record, copy) path from the root of the element with this index.")
       .def("paths_of",
-           [](const SequenceTree& t, IndexArray indices, KindMask mask) {
+           [](const SystemTree& t, IndexArray indices, KindMask mask) {
              const auto n = static_cast<std::size_t>(indices.size());
              const std::size_t width = t.max_depth() + 1;
              py::array_t<std::uint32_t> records({n, width});
@@ -119,7 +119,7 @@ void register_sequence(py::module_& m) {
            py::arg("indices"), py::arg("mask"),
            "Paths of many elements at once: arrays [n, max_depth + 1] of records and copies.")
       .def("ancestors_of",
-           [](const SequenceTree& t, IndexArray indices, KindMask from, std::uint32_t depth, KindMask to) {
+           [](const SystemTree& t, IndexArray indices, KindMask from, std::uint32_t depth, KindMask to) {
              py::array_t<std::uint64_t> out(indices.size());
              {
                py::gil_scoped_release release;
@@ -132,31 +132,31 @@ void register_sequence(py::module_& m) {
            "For elements given by index among `from_mask`, the index among `to_mask` of their ancestor at `depth`.")
       .def(
           "multiplicities",
-          [](const SequenceTree& t) {
+          [](const SystemTree& t) {
             const auto v = t.multiplicities();
             return py::array_t<std::uint64_t>(v.size(), v.data());
           },
           "Per record, how many elements of the expanded tree it stands for.")
-      .def("counts_per_class", &SequenceTree::counts_per_class, "Elements of the expanded tree per class name.")
-      .def("counts_per_depth", &SequenceTree::counts_per_depth, "Elements of the expanded tree per depth.")
+      .def("counts_per_class", &SystemTree::counts_per_class, "Elements of the expanded tree per class name.")
+      .def("counts_per_depth", &SystemTree::counts_per_depth, "Elements of the expanded tree per depth.")
       .def(
           "generated_name",
-          [](const SequenceTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path) {
+          [](const SystemTree& t, const std::vector<std::pair<std::uint32_t, std::uint64_t>>& path) {
             return t.generated_name(to_path(path));
           },
           py::arg("path"), "The Score-P-style name (class and running number) of the element at `path`.")
       .def(
           "__eq__",
-          [](const SequenceTree& a, const py::object& other) -> py::object {
-            if (!py::isinstance<SequenceTree>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
-            return py::bool_(a == other.cast<const SequenceTree&>());
+          [](const SystemTree& a, const py::object& other) -> py::object {
+            if (!py::isinstance<SystemTree>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+            return py::bool_(a == other.cast<const SystemTree&>());
           },
           py::arg("other"), "Structural equality (records, copies, classes, properties).")
       .def(
-          "__hash__", [](const SequenceTree& t) { return t.size() ? t.hash(0) : 0; },
+          "__hash__", [](const SystemTree& t) { return t.size() ? t.hash(0) : 0; },
           "The root's structural hash (equal trees hash equally).")
       .def(
-          "serialize", [](const SequenceTree& t) { return py::bytes(serialize(t)); },
+          "serialize", [](const SystemTree& t) { return py::bytes(serialize(t)); },
           "The compact binary form (see deserialize).")
       .def_static(
           "deserialize",
@@ -167,34 +167,34 @@ void register_sequence(py::module_& m) {
 }
 
 void register_single(py::module_& m) {
-  py::class_<SingleTree>(m, "SingleTree", "A system tree with one element per node, process and thread.")
+  py::class_<SingleNodeTree>(m, "SingleNodeTree", "A system tree with one element per node, process and thread.")
       .def(py::init<>(), "An empty tree; add a root with add_root.")
-      .def("add_root", &SingleTree::add_root, py::arg("kind"), py::arg("cls"), py::arg("name"),
+      .def("add_root", &SingleNodeTree::add_root, py::arg("kind"), py::arg("cls"), py::arg("name"),
            "Adds the root element and returns its index.")
-      .def("add_child", &SingleTree::add_child, py::arg("parent"), py::arg("kind"), py::arg("cls"), py::arg("name"),
+      .def("add_child", &SingleNodeTree::add_child, py::arg("parent"), py::arg("kind"), py::arg("cls"), py::arg("name"),
            "Adds an element below `parent` and returns its index.")
-      .def("set_property", &SingleTree::set_property, py::arg("element"), py::arg("key"), py::arg("value"),
+      .def("set_property", &SingleNodeTree::set_property, py::arg("element"), py::arg("key"), py::arg("value"),
            "Sets a key/value property of an element.")
-      .def("__len__", &SingleTree::size, "Number of elements.")
+      .def("__len__", &SingleNodeTree::size, "Number of elements.")
       .def(
           "parent",
-          [](const SingleTree& t, std::uint32_t n) -> std::optional<std::uint32_t> {
+          [](const SingleNodeTree& t, std::uint32_t n) -> std::optional<std::uint32_t> {
             const auto p = t.parent(n);
-            if (p == SingleTree::kNoParent) return std::nullopt;
+            if (p == SingleNodeTree::kNoParent) return std::nullopt;
             return p;
           },
           py::arg("element"), "The parent element, None for the root.")
-      .def("kind", &SingleTree::kind, py::arg("element"), "The kind of an element.")
-      .def("class_name", &SingleTree::cls, py::arg("element"), "The class name of an element.")
+      .def("kind", &SingleNodeTree::kind, py::arg("element"), "The kind of an element.")
+      .def("class_name", &SingleNodeTree::cls, py::arg("element"), "The class name of an element.")
       .def(
-          "name", [](const SingleTree& t, std::uint32_t n) { return std::string(t.name(n)); }, py::arg("element"),
+          "name", [](const SingleNodeTree& t, std::uint32_t n) { return std::string(t.name(n)); }, py::arg("element"),
           "The name of an element.")
-      .def("depth", &SingleTree::depth, py::arg("element"), "Depth of an element (root: 0).")
-      .def("properties", &SingleTree::properties, py::arg("element"), "The key/value properties of an element.")
-      .def("children", &SingleTree::children, py::arg("element"), "The child elements in order.")
-      .def("preorder", &SingleTree::preorder, "All elements in depth-first preorder.")
+      .def("depth", &SingleNodeTree::depth, py::arg("element"), "Depth of an element (root: 0).")
+      .def("properties", &SingleNodeTree::properties, py::arg("element"), "The key/value properties of an element.")
+      .def("children", &SingleNodeTree::children, py::arg("element"), "The child elements in order.")
+      .def("preorder", &SingleNodeTree::preorder, "All elements in depth-first preorder.")
       .def(
-          "serialize", [](const SingleTree& t) { return py::bytes(t.serialize()); },
+          "serialize", [](const SingleNodeTree& t) { return py::bytes(t.serialize()); },
           "The binary form (its size is what the single-node form costs).");
 }
 
@@ -280,16 +280,16 @@ void register_systree(py::module_& m) {
   register_hwloc(m);
   m.def(
       "fold",
-      [](const SingleTree& t, bool with_names, KindMask name_kinds) {
+      [](const SingleNodeTree& t, bool with_names, KindMask name_kinds) {
         NameMap names;
         auto seq = fold(t, with_names ? &names : nullptr, name_kinds);
         return py::make_tuple(std::move(seq), std::move(names));
       },
       py::arg("tree"), py::arg("with_names") = true, py::arg("name_kinds") = kNodes,
-      "Folds a single-node tree into sequence form; returns (SequenceTree, NameMap of the real names of the "
+      "Folds a single-node tree into sequence form; returns (SystemTree, NameMap of the real names of the "
       "kinds in `name_kinds`).");
   m.def(
-      "expand", [](const SequenceTree& t, std::optional<std::reference_wrapper<const NameMap>> names) {
+      "expand", [](const SystemTree& t, std::optional<std::reference_wrapper<const NameMap>> names) {
         return expand(t, names ? &names->get() : nullptr);
       },
       py::arg("tree"), py::arg("names") = py::none(), "Expands a sequence tree into single-node form (generated or real names).");

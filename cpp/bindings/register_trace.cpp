@@ -223,7 +223,7 @@ void register_trace(py::module_& m) {
             return py::make_tuple(std::move(s.tree), take(std::move(s.location_order)),
                                   take(std::move(s.location_element)), groups);
           },
-          "The trace's machine as a SingleTree, the locations in its depth-first order, each location's tree "
+          "The trace's machine as a SingleNodeTree, the locations in its depth-first order, each location's tree "
           "element, and the location groups depth-first as (group index or -1, element, location indices).")
       .def(
           "profile",

@@ -63,7 +63,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
     """
-    from . import otf2
+    from . import trace
 
     if comm is not None:
         from .parallel.analysis import analyze_trace
@@ -73,7 +73,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         analyze_trace(comm, trace_path, output, compress)
         return open_report(output)
-    trace = otf2.open(trace_path)
+    trace = trace.open(trace_path)
     core, _ = _analysis.analyze(trace._core, trace.location_indices())
     local = LocalProfile.__new__(LocalProfile)
     local._core = core

@@ -68,8 +68,8 @@ class ReportBuilder:
         if not isinstance(system, SingleNodeTree):
             raise TypeError("system must be a SystemTree or a SingleNodeTree")
         self._system = system
-        self._metrics: list[_cube.MetricDefinition] = []
-        self._regions: list[_cube.RegionDefinition] = []
+        self._metrics: list[_cube.Metric] = []
+        self._regions: list[_cube.Region] = []
         self._parents: list[int] = []
         self._cnode_regions: list[int] = []
         self._parameters: list[list[dict]] = []
@@ -107,7 +107,7 @@ class ReportBuilder:
             definition.parent = parent
         else:
             try:
-                definition = _cube.MetricDefinition(
+                definition = _cube.Metric(
                     name=name, unit=unit, dtype=dtype, kind=kind, parent=parent, display_name=display_name,
                     description=description, url=url, attrs=dict(attrs or {}), expression=expression,
                     init_expression=init_expression)
@@ -134,7 +134,7 @@ class ReportBuilder:
         if isinstance(name, Region):
             definition = name.definition()
         else:
-            definition = _cube.RegionDefinition(
+            definition = _cube.Region(
                 name=name, mangled_name=mangled_name, module=module, begin=int(begin), end=int(end),
                 paradigm=paradigm, role=role, description=description, url=url)
         self._regions.append(definition)

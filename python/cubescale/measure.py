@@ -52,7 +52,7 @@ def _ignore(code: Any) -> None:
     _measure.ignore_code(code)
 
 
-class region(_measure.Region):  # noqa: N801 - used like a function: cubescale.region("name")
+class region(_measure.UserRegion):  # noqa: N801 - used like a function: cubescale.region("name")
     """A code region: ``with region("solve"):`` or ``@region("solve")`` (or ``@region()``,
     named after the function). ``paradigm`` and ``role`` are CUBE's (``"mpi"``,
     ``"point2point"`` ...). Regions register once and survive :func:`start` resets; entering
@@ -304,11 +304,11 @@ def write_trace(comm: Any = None, host: str | None = None, process: str | None =
     rank is a location; ``host`` (default this machine's name) and ``process`` (default ``MPI
     Rank r``, or ``Process 0`` alone) name its place in the system tree as in the profile.
     Returns the path of the archive's anchor file ``DIR/traces.otf2``, which
-    :func:`cubescale.otf2.open` reads.
+    :func:`cubescale.trace.open` reads.
 
     Example
     -------
-    >>> import os, tempfile, cubescale.otf2
+    >>> import os, tempfile, cubescale.trace
     >>> from cubescale import measure
     >>> d = os.path.join(tempfile.mkdtemp(), "trace")
     >>> measure.start(trace=d)
@@ -316,7 +316,7 @@ def write_trace(comm: Any = None, host: str | None = None, process: str | None =
     ...     pass
     >>> measure.stop()
     >>> anchor = measure.write_trace()
-    >>> cubescale.otf2.open(anchor).events()["Name"].tolist()
+    >>> cubescale.trace.open(anchor).events()["Name"].tolist()
     ['work', 'work']
     """
     import socket

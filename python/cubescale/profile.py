@@ -9,10 +9,10 @@ all ranks and collates their values into one ``.cubex``.
 Example
 -------
 >>> import numpy as np
->>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+>>> from cubescale.profile import LocalProfile, Metric, Region
 >>> p = LocalProfile(
-...     metrics=[MetricDefinition(name="time", unit="sec"), MetricDefinition(name="visits", dtype="UINT64")],
-...     regions=[RegionDefinition(name="main"), RegionDefinition(name="solve")],
+...     metrics=[Metric(name="time", unit="sec"), Metric(name="visits", dtype="UINT64")],
+...     regions=[Region(name="main"), Region(name="solve")],
 ...     cnode_parents=[-1, 0], cnode_regions=[0, 1],
 ...     locations=[("Master thread", "thread"), ("OMP thread 1", "thread")],
 ...     values=[np.array([[1.0, 0.5], [2.0, 2.5]]), np.array([[1, 1], [10, 12]], dtype=np.uint64)])
@@ -31,19 +31,19 @@ from typing import Any
 import numpy as np
 
 from ._core import profile as _profile
-from ._core.cube import MetricDefinition, RegionDefinition
+from ._core.cube import Metric, Region
 from .dtypes import numpy_type
 from .records import Metric, Region
 from .systree import SingleNodeTree
 
-__all__ = ["LocalProfile", "host_of"]  # MetricDefinition, RegionDefinition: the core's, re-exported
+__all__ = ["LocalProfile", "host_of"]  # Metric, Region: the core's, re-exported
 
 
-def _metric_definition(m: Metric | MetricDefinition) -> MetricDefinition:
+def _metric_definition(m: Metric | Metric) -> Metric:
     return m.definition() if isinstance(m, Metric) else m
 
 
-def _region_definition(r: Region | RegionDefinition) -> RegionDefinition:
+def _region_definition(r: Region | Region) -> Region:
     return r.definition() if isinstance(r, Region) else r
 
 
@@ -52,9 +52,9 @@ class LocalProfile:
 
     Parameters
     ----------
-    metrics : MetricDefinition or Metric records
+    metrics : Metric or Metric records
         In preorder of the metric tree (``parent`` indices into this list).
-    regions : RegionDefinition or Region records
+    regions : Region or Region records
     cnode_parents, cnode_regions : array-like of int
         The call tree in preorder: each call path's parent (-1 for a root) and region.
     locations : sequence of (name, type)
@@ -70,13 +70,13 @@ class LocalProfile:
     Example
     -------
     >>> import numpy as np
-    >>> p = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main")], [-1], [0],
+    >>> p = LocalProfile([Metric(name="time")], [Region(name="main")], [-1], [0],
     ...                  [("Master thread", "thread")], [np.ones((1, 1))])
     >>> p
     <LocalProfile: 1 metric, 1 call path, 1 location>
     """
 
-    def __init__(self, metrics: Sequence[Metric | MetricDefinition], regions: Sequence[Region | RegionDefinition],
+    def __init__(self, metrics: Sequence[Metric | Metric], regions: Sequence[Region | Region],
                  cnode_parents: Any, cnode_regions: Any, locations: Sequence[tuple[str, str]],
                  values: Sequence[Any], cnode_parameters: Sequence[Any] | None = None,
                  host: str | None = None, process: str | None = None):
@@ -165,9 +165,9 @@ class LocalProfile:
         Example
         -------
         >>> import numpy as np
-        >>> a = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="main"), RegionDefinition(name="x")],
+        >>> a = LocalProfile([Metric(name="t")], [Region(name="main"), Region(name="x")],
         ...                  [-1, 0], [0, 1], [("t0", "thread")], [np.array([[1.0], [2.0]])])
-        >>> b = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="main")], [-1], [0],
+        >>> b = LocalProfile([Metric(name="t")], [Region(name="main")], [-1], [0],
         ...                  [("t0", "thread"), ("t1", "thread")], [np.array([[3.0, 4.0]])])
         >>> LocalProfile.merge([a, b]).values("t").tolist()
         [[1.0, 3.0, 4.0], [2.0, 0.0, 0.0]]
@@ -184,20 +184,20 @@ class LocalProfile:
         Example
         -------
         >>> import numpy as np
-        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        >>> LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0],
         ...              [("t0", "thread"), ("t1", "thread")], [np.zeros((1, 2))]).shape
         (1, 2)
         """
         return (self._core.cnode_count, self._core.location_count)
 
     @property
-    def metrics(self) -> list[MetricDefinition]:
+    def metrics(self) -> list[Metric]:
         """The metric definitions (copies).
 
         Example
         -------
         >>> import numpy as np
-        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        >>> LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0],
         ...              [("t0", "thread")], [np.zeros((1, 1))]).metrics[0].name
         't'
         """
@@ -210,7 +210,7 @@ class LocalProfile:
         Example
         -------
         >>> import numpy as np
-        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        >>> LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0],
         ...              [("t0", "thread")], [np.zeros((1, 1))]).locations
         [('t0', 'thread')]
         """
@@ -222,7 +222,7 @@ class LocalProfile:
         Example
         -------
         >>> import numpy as np
-        >>> LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        >>> LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0],
         ...              [("t0", "thread")], [np.full((1, 1), 2.5)]).values("t").tolist()
         [[2.5]]
         """
@@ -237,7 +237,7 @@ class LocalProfile:
         Example
         -------
         >>> import numpy as np
-        >>> p = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="m")], [-1], [0],
+        >>> p = LocalProfile([Metric(name="t")], [Region(name="m")], [-1], [0],
         ...                  [("t0", "thread")], [np.zeros((1, 1))], host="n1")
         >>> v = p.view(rank=3)
         >>> [v.name(e) for e in range(len(v))]

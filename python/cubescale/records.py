@@ -69,30 +69,30 @@ class Metric:
 
     @classmethod
     def from_definition(cls, index: int, d: Any, children: tuple[int, ...] = ()) -> Metric:
-        """The record of a core metric definition (``_core.cube.MetricDefinition``) at ``index``.
+        """The record of a core metric definition (``_core.cube.Metric``) at ``index``.
 
         Example
         -------
-        >>> from cubescale._core.cube import MetricDefinition
-        >>> Metric.from_definition(0, MetricDefinition(name="time", unit="sec")).unit
+        >>> from cubescale._core.cube import Metric
+        >>> Metric.from_definition(0, Metric(name="time", unit="sec")).unit
         'sec'
         """
         return cls(index, d.name, d.display_name, d.kind, d.dtype, d.unit, d.description, d.url, d.parent,
                    children, d.attrs, d.value, d.expression, d.init_expression)
 
     def definition(self, parent: int | None = None) -> Any:
-        """This metric as a core definition (``_core.cube.MetricDefinition``) with every field,
+        """This metric as a core definition (``_core.cube.Metric``) with every field,
         under ``parent`` (default: its own parent index).
 
         Example
         -------
         >>> import cubescale
         >>> cubescale.open(cubescale.examples.report_path()).metric("time").definition()
-        MetricDefinition(name="time")
+        Metric(name="time")
         """
-        from ._core.cube import MetricDefinition
+        from ._core.cube import Metric
 
-        return MetricDefinition(name=self.name, display_name=self.display_name, unit=self.unit, dtype=self.dtype,
+        return Metric(name=self.name, display_name=self.display_name, unit=self.unit, dtype=self.dtype,
                                 kind=self.kind, parent=self.parent if parent is None else parent,
                                 description=self.description, url=self.url, value=self.value, attrs=self.attrs,
                                 expression=self.expression, init_expression=self.init_expression)
@@ -123,29 +123,29 @@ class Region:
 
     @classmethod
     def from_definition(cls, index: int, d: Any) -> Region:
-        """The record of a core region definition (``_core.cube.RegionDefinition``) at ``index``.
+        """The record of a core region definition (``_core.cube.Region``) at ``index``.
 
         Example
         -------
-        >>> from cubescale._core.cube import RegionDefinition
-        >>> Region.from_definition(0, RegionDefinition(name="main", module="a.c")).module
+        >>> from cubescale._core.cube import Region
+        >>> Region.from_definition(0, Region(name="main", module="a.c")).module
         'a.c'
         """
         return cls(index, d.name, d.mangled_name, d.module, d.begin, d.end, d.paradigm, d.role, d.description,
                    d.url, d.attrs)
 
     def definition(self) -> Any:
-        """This region as a core definition (``_core.cube.RegionDefinition``) with every field.
+        """This region as a core definition (``_core.cube.Region``) with every field.
 
         Example
         -------
         >>> import cubescale
         >>> cubescale.open(cubescale.examples.report_path()).regions[3].definition()
-        RegionDefinition(name="MPI_Bcast")
+        Region(name="MPI_Bcast")
         """
-        from ._core.cube import RegionDefinition
+        from ._core.cube import Region
 
-        return RegionDefinition(name=self.name, mangled_name=self.mangled_name, module=self.module, begin=self.begin,
+        return Region(name=self.name, mangled_name=self.mangled_name, module=self.module, begin=self.begin,
                                 end=self.end, paradigm=self.paradigm, role=self.role, description=self.description,
                                 url=self.url, attrs=self.attrs)
 

@@ -54,7 +54,7 @@ class Report:
     [220, 219, 1]
     """
 
-    def __init__(self, core: _cube.CubeReport, path: str = ""):
+    def __init__(self, core: _cube.Report, path: str = ""):
         self._core = core
         self.path = path
         self._metrics: list[Metric] | None = None

@@ -124,7 +124,7 @@ class SystemTree:
     102
     """
 
-    def __init__(self, core: _tree.SequenceTree, names: _tree.NameMap | None = None):
+    def __init__(self, core: _tree.SystemTree, names: _tree.NameMap | None = None):
         if not core.canonical:
             core.canonicalize()
         self._core = core
@@ -192,7 +192,7 @@ class SystemTree:
         >>> SystemTree.from_bytes(tree.to_bytes()) == tree
         True
         """
-        core = _tree.SequenceTree.deserialize(bytes(data), source)
+        core = _tree.SystemTree.deserialize(bytes(data), source)
         name_map = _tree.NameMap.deserialize(bytes(names), source) if names is not None else None
         return cls(core, name_map)
 
@@ -214,7 +214,7 @@ class SystemTree:
             raise FormatError("not a cubescale-systree JSON document", source, "json", 0)
         if doc.get("version") != 1:
             raise FormatError(f"unsupported version {doc.get('version')!r}", source, "json", 0)
-        core = _tree.SequenceTree()
+        core = _tree.SystemTree()
         # Iterative walk: (JSON object, parent record id, path for messages).
         stack: list[tuple[object, int | None, str]] = [(doc.get("root"), None, "root")]
         while stack:
@@ -594,8 +594,8 @@ class SingleNodeTree:
     'machine ×1 > node ×1 > process ×1 > thread ×4'
     """
 
-    def __init__(self, core: _tree.SingleTree | None = None):
-        self._core = core if core is not None else _tree.SingleTree()
+    def __init__(self, core: _tree.SingleNodeTree | None = None):
+        self._core = core if core is not None else _tree.SingleNodeTree()
 
     @classmethod
     def from_shape(cls, spec: str) -> SingleNodeTree:

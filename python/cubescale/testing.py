@@ -5,7 +5,7 @@ libotf2 alone, the limit any OTF2 reader is measured against.
 Example
 -------
 >>> import os, tempfile
->>> from cubescale import otf2, testing
+>>> from cubescale import trace, testing
 >>> d = tempfile.mkdtemp()
 >>> events = testing.write_ring_trace(d, "ring", processes=2, iterations=3)
 >>> testing.read_with_empty_callbacks(os.path.join(d, "ring.otf2")) == events
@@ -81,7 +81,7 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
 def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> int:
     """Reads a trace's events through libotf2 with callbacks that do nothing and returns how
     many there were: the speed limit of any reader over libotf2 (benchmarks divide by it).
-    ``trace`` is an anchor path or a :class:`cubescale.otf2.Trace`.
+    ``trace`` is an anchor path or a :class:`cubescale.trace.Trace`.
 
     Example
     -------
@@ -91,7 +91,7 @@ def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> 
     184
     """
     if isinstance(trace, (str, os.PathLike)):
-        from . import otf2
+        from . import trace
 
-        trace = otf2.open(trace)
+        trace = trace.open(trace)
     return _trace.read_with_empty_callbacks(trace._core, None if locations is None else list(locations))

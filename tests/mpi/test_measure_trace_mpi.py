@@ -18,7 +18,7 @@ from call_path_totals import visits_and_time
 from launch import HERE
 
 import cubescale
-import cubescale.otf2
+import cubescale.trace
 from cubescale.mpirun import local_environment
 
 
@@ -48,7 +48,7 @@ def _masters(t) -> list[int]:
 
 def test_exactly_the_programs_messages(traced):
     ranks, _, anchor = traced
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     masters = _masters(t)
     assert len(masters) == ranks
     e = t.events(types=["MPI_SEND", "MPI_RECV", "MPI_ISEND", "MPI_IRECV"])
@@ -66,7 +66,7 @@ def test_exactly_the_programs_messages(traced):
 
 def test_nonblocking_requests_complete(traced):
     ranks, _, anchor = traced
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     e = t.events(types=["MPI_ISEND", "MPI_ISEND_COMPLETE", "MPI_IRECV_REQUEST", "MPI_IRECV"])
     for loc in _masters(t):
         mine = e[e["Location"] == loc]
@@ -79,7 +79,7 @@ def test_nonblocking_requests_complete(traced):
 
 def test_collectives_with_roots_bytes_and_communicators(traced):
     ranks, _, anchor = traced
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     e = t.events(types=["MPI_COLLECTIVE_END"])
     begins = t.events(types=["MPI_COLLECTIVE_BEGIN"])
     halves = {}
@@ -99,7 +99,7 @@ def test_collectives_with_roots_bytes_and_communicators(traced):
 
 def test_nonblocking_collective_is_a_request_completed_in_wait(traced):
     ranks, _, anchor = traced
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     counts = t.event_counts()
     for loc in _masters(t):
         assert counts.loc[loc, "NON_BLOCKING_COLLECTIVE_REQUEST"] == 1
@@ -127,7 +127,7 @@ def test_every_rank_has_clock_offsets_and_otf2_print_validates(traced):
 
 def test_trace_profile_has_the_recorded_tree_visits_and_times(traced):
     ranks, out, anchor = traced
-    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.otf2.profile(anchor))
+    recorded, derived = visits_and_time(cubescale.open(out)), visits_and_time(cubescale.trace.profile(anchor))
     assert {k: v for k, (v, _) in recorded.items()} == {k: v for k, (v, _) in derived.items()}
     for path, (_, time) in recorded.items():  # clock offsets interpolate: a few ticks at most
         assert derived[path][1] == pytest.approx(time, rel=0.01, abs=1e-6), path
@@ -137,7 +137,7 @@ def test_ranks_that_raise_leave_a_whole_archive(tmp_path):
     done, _, anchor = _run(2, tmp_path, "raise")
     assert done.returncode != 0
     assert "rank 0 failed" in done.stderr or "rank 1 failed" in done.stderr
-    t = cubescale.otf2.open(anchor)
+    t = cubescale.trace.open(anchor)
     assert len(_masters(t)) == 2
     enters, leaves = t.events(types=["ENTER"]), t.events(types=["LEAVE"])
     assert len(enters) == len(leaves)

@@ -15,7 +15,7 @@ from launch import mpirun
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from otf2_oracle import anchor_ids, anchors  # noqa: E402
 
-import cubescale.otf2 as otf2  # noqa: E402
+import cubescale.trace as trace  # noqa: E402
 
 SIZES = [1, 2, 3, 4]
 
@@ -39,7 +39,7 @@ def test_same_bytes_for_every_number_of_ranks(name, out_dir):
 @pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
 def test_same_bytes_as_one_process_without_mpi(anchor, out_dir, tmp_path):
     out = tmp_path / "serial.cubex"
-    report = otf2.profile(anchor, out)
+    report = trace.profile(anchor, out)
     parallel = results(2, out_dir)[anchor.parent.name]
     assert tuple(parallel["shape"]) == report.shape
     assert hashlib.sha256(out.read_bytes()).hexdigest() == parallel["sha256"]

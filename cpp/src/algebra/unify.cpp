@@ -145,7 +145,7 @@ void add_calls(CallUnion& u, const cube::Definitions& d, std::uint32_t input, In
 }
 
 // Same layout: the first input's system tree, with its ranks and names.
-systree::SingleTree same_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps) {
+systree::SingleNodeTree same_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps) {
   for (auto& m : maps) {
     m.locations.resize(inputs[0]->locations.size());
     for (std::uint32_t l = 0; l < m.locations.size(); ++l) m.locations[l] = l;
@@ -163,7 +163,7 @@ struct CollapsedProcess {
 };
 
 // One virtual machine and node, processes by rank, threads by rank inside them (Cube's -C).
-systree::SingleTree collapsed_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
+systree::SingleNodeTree collapsed_system(const std::vector<const cube::Definitions*>& inputs, std::vector<InputMap>& maps,
                                      std::vector<std::int64_t>& group_ranks, std::vector<std::int64_t>& location_ranks) {
   std::map<std::int64_t, CollapsedProcess> processes;
   const auto conflict = [](std::size_t input, const std::string& what) {
@@ -197,7 +197,7 @@ systree::SingleTree collapsed_system(const std::vector<const cube::Definitions*>
                         d.system.cls(e) + "', another input '" + it->second.cls + "'");
     }
   }
-  systree::SingleTree tree;
+  systree::SingleNodeTree tree;
   const auto machine = tree.add_root(Kind::Node, "machine", "Virtual machine");
   const auto node = tree.add_child(machine, Kind::Node, "node", "Virtual node");
   std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> column;

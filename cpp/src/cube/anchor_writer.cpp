@@ -110,7 +110,7 @@ class SystemWriter {
   std::vector<std::uint32_t> run() {
     out_ += "<system>\n";
     for (std::uint32_t e = 0; e < d_.system.size(); ++e)
-      if (d_.system.parent(e) == systree::SingleTree::kNoParent) write_from(e);
+      if (d_.system.parent(e) == systree::SingleNodeTree::kNoParent) write_from(e);
     out_ += "<topologies>\n";
     if (const auto topologies = topologies_with_written_ids()) {
       out_ += *topologies;

@@ -21,7 +21,7 @@ namespace {
 using systree::Kind;
 
 
-// A system tree element as parsed; SingleTree wants name and class at creation, which come
+// A system tree element as parsed; SingleNodeTree wants name and class at creation, which come
 // after the start tag, so elements are collected first and built in one loop at the end.
 // Texts are views into the document, or into the parser's store of decoded texts.
 struct SystemElement {

@@ -27,7 +27,7 @@ void check_preorder(const std::vector<std::uint32_t>& parents, const char* what)
   }
 }
 
-void check_nesting(const systree::SingleTree& tree, std::uint32_t e) {
+void check_nesting(const systree::SingleNodeTree& tree, std::uint32_t e) {
   if (e == 0) {
     if (tree.kind(e) != Kind::Node) throw std::invalid_argument("the system tree's root must be a node (machine)");
     return;
@@ -41,7 +41,7 @@ void check_nesting(const systree::SingleTree& tree, std::uint32_t e) {
 
 // The tree copied in preorder, with the bookkeeping the reader fills: location groups and
 // locations in preorder, default ranks (group index; index inside the group), Id = column.
-void take_system(const systree::SingleTree& tree, Definitions& d) {
+void take_system(const systree::SingleNodeTree& tree, Definitions& d) {
   if (tree.size() == 0) throw std::invalid_argument("the system tree is empty");
   std::vector<std::uint32_t> copy_of(tree.size());
   std::vector<std::int64_t> next_rank(tree.size(), 0);
@@ -66,7 +66,7 @@ void take_system(const systree::SingleTree& tree, Definitions& d) {
 }  // namespace
 
 Definitions assemble_definitions(std::vector<Metric> metrics, std::vector<Region> regions, CallTreeParts calls,
-                                 const systree::SingleTree& system) {
+                                 const systree::SingleNodeTree& system) {
   Definitions d;
   if (metrics.empty()) throw std::invalid_argument("a report needs at least one metric");
   std::vector<std::uint32_t> metric_parents;

@@ -14,7 +14,7 @@ namespace {
 using systree::Kind;
 constexpr std::string_view kMagic = "CUBESCALE.SYSTREE";
 
-bool same_element(const systree::SingleTree& a, const systree::SingleTree& b, std::uint32_t e) {
+bool same_element(const systree::SingleNodeTree& a, const systree::SingleNodeTree& b, std::uint32_t e) {
   return a.kind(e) == b.kind(e) && a.parent(e) == b.parent(e) && a.cls(e) == b.cls(e) && a.name(e) == b.name(e) &&
          a.properties(e) == b.properties(e);
 }

@@ -21,7 +21,7 @@ std::string this_host() {
 void write_process_report(const profile::LocalProfile& profile, const std::string& path, std::string host,
                           const std::string& process) {
   profile.validate();
-  systree::SingleTree system;
+  systree::SingleNodeTree system;
   const auto machine = system.add_root(systree::Kind::Node, "machine", "machine");
   const auto node = system.add_child(machine, systree::Kind::Node, "node", host.empty() ? this_host() : host);
   const auto group = system.add_child(node, systree::Kind::LocationGroup, "process", process);

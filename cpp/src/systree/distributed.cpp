@@ -13,15 +13,15 @@ namespace {
 constexpr std::uint8_t kPayloadVersion = 1;
 constexpr std::string_view kViewMagic = "CSVIEW01";
 
-Counts counts_of(const SequenceTree& tree, std::uint32_t r) {
+Counts counts_of(const SystemTree& tree, std::uint32_t r) {
   return {tree.count(r, kNodes), tree.count(r, kLocationGroups), tree.count(r, kLocations)};
 }
 
 std::uint64_t total_of(const Counts& c) { return c[0] + c[1] + c[2]; }
 
 // A tree whose root is a copy of element `e` of `view` (kind, class, properties).
-SequenceTree root_like(const SingleTree& view, std::uint32_t e) {
-  SequenceTree tree;
+SystemTree root_like(const SingleNodeTree& view, std::uint32_t e) {
+  SystemTree tree;
   tree.add_root(view.kind(e), view.cls(e));
   if (!view.properties(e).empty()) tree.set_root_properties(view.properties(e));
   return tree;
@@ -30,17 +30,17 @@ SequenceTree root_like(const SingleTree& view, std::uint32_t e) {
 // The subtree of `view` below and including `top`, as a new single-node tree. With
 // `id_names`, every element is named by its position in the copy: fold() then reports
 // where each element went, through its name map.
-SingleTree copy_subtree(const SingleTree& view, std::uint32_t top, bool id_names) {
-  SingleTree out;
+SingleNodeTree copy_subtree(const SingleNodeTree& view, std::uint32_t top, bool id_names) {
+  SingleNodeTree out;
   struct Item {
     std::uint32_t from, to_parent;
   };
-  std::vector<Item> stack{{top, SingleTree::kNoParent}};
+  std::vector<Item> stack{{top, SingleNodeTree::kNoParent}};
   while (!stack.empty()) {
     const Item it = stack.back();
     stack.pop_back();
     const std::string name = id_names ? std::to_string(out.size()) : std::string(view.name(it.from));
-    const auto e = it.to_parent == SingleTree::kNoParent
+    const auto e = it.to_parent == SingleNodeTree::kNoParent
                        ? out.add_root(view.kind(it.from), view.cls(it.from), name)
                        : out.add_child(it.to_parent, view.kind(it.from), view.cls(it.from), name);
     for (const auto& [k, v] : view.properties(it.from)) out.set_property(e, k, v);
@@ -52,7 +52,7 @@ SingleTree copy_subtree(const SingleTree& view, std::uint32_t top, bool id_names
 
 // For every element of `single` (named by copy_subtree's ids), its index among the elements
 // of the kinds in `mask` in fold(single); elements outside the mask get UINT64_MAX.
-std::vector<std::uint64_t> folded_indices(const SingleTree& single, const SequenceTree& folded,
+std::vector<std::uint64_t> folded_indices(const SingleNodeTree& single, const SystemTree& folded,
                                           const NameMap& ids, KindMask mask) {
   std::vector<std::uint64_t> out(single.size(), UINT64_MAX);
   for (const auto& [all_index, name] : ids.entries()) {
@@ -81,9 +81,9 @@ std::uint64_t starts_message_bytes(std::size_t records) { return varint_bytes(re
 // ------------------------------------------------------------------------------------------
 // identities and the spanning tree
 
-std::string name_path(const SingleTree& view, std::uint32_t element) {
+std::string name_path(const SingleNodeTree& view, std::uint32_t element) {
   std::vector<std::uint32_t> up;
-  for (auto e = element; e != SingleTree::kNoParent; e = view.parent(e)) up.push_back(e);
+  for (auto e = element; e != SingleNodeTree::kNoParent; e = view.parent(e)) up.push_back(e);
   ByteWriter w;
   for (auto it = up.rbegin(); it != up.rend(); ++it) w.string(view.name(*it));
   return w.take();
@@ -116,14 +116,14 @@ Payload Payload::unpack(std::string_view bytes) {
 
 Payload merge_payloads(const std::vector<const Payload*>& inputs, MergeState& state) {
   if (inputs.empty()) throw std::invalid_argument("merge_payloads needs at least one input");
-  const SequenceTree& first = inputs[0]->tree;
+  const SystemTree& first = inputs[0]->tree;
   const Record& root = first.record(0);
   Payload out;
   out.tree = first;
   std::vector<std::vector<std::uint32_t>> tops(inputs.size());
   tops[0] = root.children;
   for (std::size_t i = 1; i < inputs.size(); ++i) {
-    const SequenceTree& other = inputs[i]->tree;
+    const SystemTree& other = inputs[i]->tree;
     const Record& oroot = other.record(0);
     if (oroot.kind != root.kind || other.class_name(0) != first.class_name(0) || oroot.properties != root.properties)
       throw std::invalid_argument("payloads of one group must share their root element (" + first.class_name(0) +
@@ -132,7 +132,7 @@ Payload merge_payloads(const std::vector<const Payload*>& inputs, MergeState& st
   }
   const auto placement = out.tree.canonicalize();
   const auto& kids = out.tree.record(0).children;
-  std::vector<std::uint32_t> position(out.tree.size(), SequenceTree::kNone);
+  std::vector<std::uint32_t> position(out.tree.size(), SystemTree::kNone);
   for (std::uint32_t p = 0; p < kids.size(); ++p) position[kids[p]] = p;
 
   state = MergeState{};
@@ -257,18 +257,18 @@ std::vector<Counts> unpack_starts(std::string_view bytes) {
 // ------------------------------------------------------------------------------------------
 // one rank
 
-RankState::RankState(SingleTree view, std::string host_class) : view_(std::move(view)) {
+RankState::RankState(SingleNodeTree view, std::string host_class) : view_(std::move(view)) {
   if (view_.size() == 0) throw std::invalid_argument("empty local view");
   const auto order = view_.preorder();
-  std::uint32_t process = SingleTree::kNoParent;
+  std::uint32_t process = SingleNodeTree::kNoParent;
   for (auto e : order)
     if (view_.kind(e) == Kind::LocationGroup) {
       process = e;
       break;
     }
-  if (process == SingleTree::kNoParent || process == 0)
+  if (process == SingleNodeTree::kNoParent || process == 0)
     throw std::invalid_argument("the local view needs a process (location group) below its root");
-  for (auto e = process; e != SingleTree::kNoParent; e = view_.parent(e)) spine_.push_back(e);
+  for (auto e = process; e != SingleNodeTree::kNoParent; e = view_.parent(e)) spine_.push_back(e);
   std::reverse(spine_.begin(), spine_.end());
   process_depth_ = view_.depth(process);
   holds_ = process_depth_;
@@ -550,7 +550,7 @@ void RankState::account_down_pass() {
   }
 }
 
-const SequenceTree& RankState::global_tree() const {
+const SystemTree& RankState::global_tree() const {
   if (!root_tree_) throw std::logic_error("only the rank holding the root has the global tree");
   return *root_tree_;
 }
@@ -633,7 +633,7 @@ std::string name_chunk_after(const std::vector<std::pair<std::uint64_t, std::str
 // ------------------------------------------------------------------------------------------
 // naive baseline
 
-std::string pack_view(const SingleTree& view) {
+std::string pack_view(const SingleNodeTree& view) {
   ByteWriter w;
   w.bytes(kViewMagic);
   w.varint(view.size());
@@ -652,11 +652,11 @@ std::string pack_view(const SingleTree& view) {
   return w.take();
 }
 
-SingleTree unpack_view(std::string_view bytes) {
+SingleNodeTree unpack_view(std::string_view bytes) {
   ByteReader r(bytes, "", "systree view");
   if (r.bytes(kViewMagic.size()) != kViewMagic) r.fail_at(0, "not a packed system tree view");
   const auto n = r.varint_at_most(r.remaining() / 4, "element count");
-  SingleTree view;
+  SingleNodeTree view;
   for (std::uint64_t e = 0; e < n; ++e) {
     const auto at = r.offset();
     const auto parent = r.varint_at_most(e, "parent");
@@ -680,7 +680,7 @@ SingleTree unpack_view(std::string_view bytes) {
 NaiveResult naive_build(const std::vector<std::string_view>& packed_views, const std::string& host_class,
                         const std::vector<std::string>& name_classes) {
   NaiveResult result;
-  SingleTree uni;  // elements named by their id, for fold()'s name map
+  SingleNodeTree uni;  // elements named by their id, for fold()'s name map
   std::vector<std::string> real_name;
   std::vector<std::uint64_t> first_rank;
   std::unordered_map<std::string, std::uint32_t> by_identity;  // parent id + name -> element
@@ -692,30 +692,30 @@ NaiveResult naive_build(const std::vector<std::string_view>& packed_views, const
 
   for (std::size_t rank = 0; rank < packed_views.size(); ++rank) {
     gathered += packed_views[rank].size();
-    const SingleTree view = unpack_view(packed_views[rank]);
+    const SingleNodeTree view = unpack_view(packed_views[rank]);
     std::vector<std::uint32_t> to_union(view.size());
-    std::uint32_t process = SingleTree::kNoParent;
+    std::uint32_t process = SingleNodeTree::kNoParent;
     for (auto e : view.preorder()) {
-      const auto parent = e == 0 ? SingleTree::kNoParent : to_union[view.parent(e)];
+      const auto parent = e == 0 ? SingleNodeTree::kNoParent : to_union[view.parent(e)];
       std::string key(reinterpret_cast<const char*>(&parent), sizeof parent);
       key.append(view.name(e));
       auto [it, inserted] = by_identity.try_emplace(std::move(key), 0);
       if (inserted) {
         const auto id = std::to_string(uni.size());
-        it->second = parent == SingleTree::kNoParent ? uni.add_root(view.kind(e), view.cls(e), id)
+        it->second = parent == SingleNodeTree::kNoParent ? uni.add_root(view.kind(e), view.cls(e), id)
                                                      : uni.add_child(parent, view.kind(e), view.cls(e), id);
         for (const auto& [k, v] : view.properties(e)) uni.set_property(it->second, k, v);
         real_name.emplace_back(view.name(e));
         first_rank.push_back(rank);
       }
       to_union[e] = it->second;
-      if (view.kind(e) == Kind::LocationGroup && process == SingleTree::kNoParent) process = e;
+      if (view.kind(e) == Kind::LocationGroup && process == SingleNodeTree::kNoParent) process = e;
       if (view.kind(e) == Kind::Location) locations.push_back(it->second);
     }
-    if (process == SingleTree::kNoParent) throw std::invalid_argument("a view has no process");
+    if (process == SingleNodeTree::kNoParent) throw std::invalid_argument("a view has no process");
     process_of[rank] = to_union[process];
     std::uint32_t host = view.parent(process);
-    for (auto e = view.parent(process); e != SingleTree::kNoParent; e = view.parent(e))
+    for (auto e = view.parent(process); e != SingleNodeTree::kNoParent; e = view.parent(e))
       if (view.cls(e) == host_class) {
         host = e;
         break;

@@ -184,7 +184,7 @@ std::string Topology::current_binding() const {
 
 HardwareLevels::~HardwareLevels() = default;
 
-HardwareLevels add_hardware_levels(SingleTree& tree, std::uint32_t node, const Topology& topology) {
+HardwareLevels add_hardware_levels(SingleNodeTree& tree, std::uint32_t node, const Topology& topology) {
   Builder b;
   const auto root = b.build(hwloc_get_root_obj(topology.get()), true);
   b.merge_runs(root);
@@ -240,9 +240,9 @@ std::uint32_t HardwareLevels::attach_point(std::string_view cpus) const {
   return best;
 }
 
-SingleTree local_view(const Topology& topology, std::string_view host, std::string_view process_name,
+SingleNodeTree local_view(const Topology& topology, std::string_view host, std::string_view process_name,
                       std::uint32_t threads, std::string_view cpus) {
-  SingleTree tree;
+  SingleNodeTree tree;
   const auto machine = tree.add_root(Kind::Node, "machine", "machine");
   const auto node = tree.add_child(machine, Kind::Node, "node", host);
   const auto levels = add_hardware_levels(tree, node, topology);

@@ -46,7 +46,7 @@ int compare_properties(const Properties& a, const Properties& b) {
 
 // Three-way structural order of two subtrees (copies of the tops ignored). Both must have
 // canonical children. Recursion depth is bounded by kMaxDepth.
-int compare_structure(const SequenceTree& ta, std::uint32_t a, const SequenceTree& tb, std::uint32_t b) {
+int compare_structure(const SystemTree& ta, std::uint32_t a, const SystemTree& tb, std::uint32_t b) {
   const Record& A = ta.records()[a];
   const Record& B = tb.records()[b];
   if (A.kind != B.kind) return A.kind < B.kind ? -1 : 1;
@@ -67,14 +67,14 @@ int compare_structure(const SequenceTree& ta, std::uint32_t a, const SequenceTre
 // ------------------------------------------------------------------------------------------
 // building
 
-std::uint32_t SequenceTree::intern_class(std::string_view cls) {
+std::uint32_t SystemTree::intern_class(std::string_view cls) {
   for (std::uint32_t i = 0; i < classes_.size(); ++i)
     if (classes_[i] == cls) return i;
   classes_.emplace_back(cls);
   return static_cast<std::uint32_t>(classes_.size() - 1);
 }
 
-std::uint32_t SequenceTree::add(std::uint32_t parent, Kind kind, std::uint32_t cls, std::uint64_t copies,
+std::uint32_t SystemTree::add(std::uint32_t parent, Kind kind, std::uint32_t cls, std::uint64_t copies,
                                 Properties props) {
   if (records_.size() >= kNone - 1) throw std::length_error("too many sequence records");
   Record rec;
@@ -91,12 +91,12 @@ std::uint32_t SequenceTree::add(std::uint32_t parent, Kind kind, std::uint32_t c
   return id;
 }
 
-std::uint32_t SequenceTree::add_root(Kind kind, std::string_view cls) {
+std::uint32_t SystemTree::add_root(Kind kind, std::string_view cls) {
   if (!records_.empty()) throw std::logic_error("the sequence tree already has a root");
   return add(kNone, kind, intern_class(cls), 1, {});
 }
 
-std::uint32_t SequenceTree::add_record(std::uint32_t parent, Kind kind, std::string_view cls,
+std::uint32_t SystemTree::add_record(std::uint32_t parent, Kind kind, std::string_view cls,
                                        std::uint64_t copies, Properties properties) {
   if (parent >= records_.size()) throw std::out_of_range("no sequence record " + std::to_string(parent));
   const Record& p = records_[parent];
@@ -109,7 +109,7 @@ std::uint32_t SequenceTree::add_record(std::uint32_t parent, Kind kind, std::str
   return add(parent, kind, intern_class(cls), copies, std::move(properties));
 }
 
-std::uint32_t SequenceTree::graft(std::uint32_t parent, const SequenceTree& other, std::uint32_t record) {
+std::uint32_t SystemTree::graft(std::uint32_t parent, const SystemTree& other, std::uint32_t record) {
   struct Item {
     std::uint32_t from, to_parent;
   };
@@ -140,9 +140,9 @@ struct CanonicalTrace {
 };
 }  // namespace detail
 
-std::vector<Placement> SequenceTree::canonicalize() { return canonicalize_traced(nullptr); }
+std::vector<Placement> SystemTree::canonicalize() { return canonicalize_traced(nullptr); }
 
-std::vector<Placement> SequenceTree::canonicalize_traced(detail::CanonicalTrace* trace) {
+std::vector<Placement> SystemTree::canonicalize_traced(detail::CanonicalTrace* trace) {
   const std::size_t n = records_.size();
   if (n == 0) throw std::logic_error("empty sequence tree");
   std::vector<std::uint32_t> survivor(n);
@@ -245,18 +245,18 @@ std::vector<Placement> SequenceTree::canonicalize_traced(detail::CanonicalTrace*
   return placement;
 }
 
-void SequenceTree::require_canonical() const {
+void SystemTree::require_canonical() const {
   if (!canonical_) throw std::logic_error("call canonicalize() before querying the sequence tree");
 }
 
-bool SequenceTree::same_structure(const SequenceTree& a, std::uint32_t ra, const SequenceTree& b,
+bool SystemTree::same_structure(const SystemTree& a, std::uint32_t ra, const SystemTree& b,
                                   std::uint32_t rb) {
   a.require_canonical();
   b.require_canonical();
   return a.hash_.at(ra) == b.hash_.at(rb) && compare_structure(a, ra, b, rb) == 0;
 }
 
-bool SequenceTree::operator==(const SequenceTree& other) const {
+bool SystemTree::operator==(const SystemTree& other) const {
   require_canonical();
   other.require_canonical();
   return records_[0].copies == other.records_[0].copies && same_structure(*this, 0, other, 0);
@@ -265,7 +265,7 @@ bool SequenceTree::operator==(const SequenceTree& other) const {
 // ------------------------------------------------------------------------------------------
 // enumeration
 
-std::uint64_t SequenceTree::count(std::uint32_t r, KindMask mask) const {
+std::uint64_t SystemTree::count(std::uint32_t r, KindMask mask) const {
   require_canonical();
   const auto& c = count_.at(r);
   std::uint64_t sum = 0;
@@ -283,7 +283,7 @@ std::uint64_t masked(const std::array<std::uint64_t, kKindCount>& a, KindMask ma
 }
 }  // namespace
 
-std::uint64_t SequenceTree::index_of(const std::vector<PathStep>& path, KindMask mask) const {
+std::uint64_t SystemTree::index_of(const std::vector<PathStep>& path, KindMask mask) const {
   require_canonical();
   if (path.empty() || path[0].record != 0 || path[0].copy != 0)
     throw std::out_of_range("a path starts at the root, copy 0");
@@ -302,7 +302,7 @@ std::uint64_t SequenceTree::index_of(const std::vector<PathStep>& path, KindMask
   return index;
 }
 
-std::vector<PathStep> SequenceTree::path_of(std::uint64_t index, KindMask mask) const {
+std::vector<PathStep> SystemTree::path_of(std::uint64_t index, KindMask mask) const {
   require_canonical();
   if (index >= total(mask))
     throw std::out_of_range("index " + std::to_string(index) + " out of range (" + std::to_string(total(mask)) +
@@ -329,7 +329,7 @@ std::vector<PathStep> SequenceTree::path_of(std::uint64_t index, KindMask mask) 
   }
 }
 
-void SequenceTree::paths_of(const std::uint64_t* indices, std::size_t n, KindMask mask, std::uint32_t* records,
+void SystemTree::paths_of(const std::uint64_t* indices, std::size_t n, KindMask mask, std::uint32_t* records,
                             std::uint64_t* copies) const {
   const std::size_t width = max_depth_ + 1;
   for (std::size_t i = 0; i < n; ++i) {
@@ -341,7 +341,7 @@ void SequenceTree::paths_of(const std::uint64_t* indices, std::size_t n, KindMas
   }
 }
 
-void SequenceTree::ancestors_of(const std::uint64_t* indices, std::size_t n, KindMask from, std::uint32_t depth,
+void SystemTree::ancestors_of(const std::uint64_t* indices, std::size_t n, KindMask from, std::uint32_t depth,
                                 KindMask to, std::uint64_t* out) const {
   for (std::size_t i = 0; i < n; ++i) {
     auto path = path_of(indices[i], from);
@@ -353,7 +353,7 @@ void SequenceTree::ancestors_of(const std::uint64_t* indices, std::size_t n, Kin
 // ------------------------------------------------------------------------------------------
 // statistics and names
 
-std::vector<std::uint64_t> SequenceTree::multiplicities() const {
+std::vector<std::uint64_t> SystemTree::multiplicities() const {
   require_canonical();
   std::vector<std::uint64_t> mult(records_.size());
   mult[0] = 1;
@@ -361,7 +361,7 @@ std::vector<std::uint64_t> SequenceTree::multiplicities() const {
   return mult;
 }
 
-std::vector<std::pair<std::string, std::uint64_t>> SequenceTree::counts_per_class() const {
+std::vector<std::pair<std::string, std::uint64_t>> SystemTree::counts_per_class() const {
   const auto mult = multiplicities();
   std::vector<std::uint64_t> per(classes_.size(), 0);
   std::vector<bool> used(classes_.size(), false);
@@ -380,14 +380,14 @@ std::vector<std::pair<std::string, std::uint64_t>> SequenceTree::counts_per_clas
   return out;
 }
 
-std::vector<std::uint64_t> SequenceTree::counts_per_depth() const {
+std::vector<std::uint64_t> SystemTree::counts_per_depth() const {
   const auto mult = multiplicities();
   std::vector<std::uint64_t> per(max_depth_ + 1, 0);
   for (std::size_t r = 0; r < records_.size(); ++r) per[records_[r].depth] += mult[r];
   return per;
 }
 
-std::vector<std::uint64_t> SequenceTree::class_counts(std::uint32_t cls) const {
+std::vector<std::uint64_t> SystemTree::class_counts(std::uint32_t cls) const {
   std::vector<std::uint64_t> cc(records_.size(), 0);
   for (std::size_t r = records_.size(); r-- > 0;) {
     std::uint64_t sum = records_[r].cls == cls ? 1 : 0;
@@ -397,7 +397,7 @@ std::vector<std::uint64_t> SequenceTree::class_counts(std::uint32_t cls) const {
   return cc;
 }
 
-std::string SequenceTree::generated_name(const std::vector<PathStep>& path) const {
+std::string SystemTree::generated_name(const std::vector<PathStep>& path) const {
   index_of(path, kAllKinds);  // validates the path
   const Record& last = records_[path.back().record];
   std::uint64_t number = 0;
@@ -427,9 +427,9 @@ std::string SequenceTree::generated_name(const std::vector<PathStep>& path) cons
 // ------------------------------------------------------------------------------------------
 // fold, expand, merge
 
-SequenceTree fold(const SingleTree& tree, NameMap* node_names, KindMask name_kinds) {
+SystemTree fold(const SingleNodeTree& tree, NameMap* node_names, KindMask name_kinds) {
   if (tree.size() == 0) throw std::invalid_argument("cannot fold an empty system tree");
-  SequenceTree seq;
+  SystemTree seq;
   // Record i is element i: parents precede children in both.
   seq.add_root(tree.kind(0), tree.cls(0));
   for (std::uint32_t i = 1; i < tree.size(); ++i)
@@ -452,10 +452,10 @@ SequenceTree fold(const SingleTree& tree, NameMap* node_names, KindMask name_kin
   return seq;
 }
 
-SingleTree expand(const SequenceTree& tree, const NameMap* names) {
+SingleNodeTree expand(const SystemTree& tree, const NameMap* names) {
   if (!tree.canonical()) throw std::logic_error("call canonicalize() before expanding");
   const auto& recs = tree.records();
-  SingleTree out;
+  SingleNodeTree out;
   std::vector<std::uint64_t> running(tree.classes().size(), 0);  // global numbers per class
   std::uint64_t next_index = 0;
   auto name_of = [&](std::uint32_t r, std::uint64_t local_number) {
@@ -469,7 +469,7 @@ SingleTree expand(const SequenceTree& tree, const NameMap* names) {
   auto add = [&](std::uint32_t parent_elem, std::uint32_t r, std::uint64_t local_number) {
     const Record& rec = recs[r];
     const auto name = name_of(r, local_number);
-    const auto e = parent_elem == SingleTree::kNoParent ? out.add_root(rec.kind, tree.classes()[rec.cls], name)
+    const auto e = parent_elem == SingleNodeTree::kNoParent ? out.add_root(rec.kind, tree.classes()[rec.cls], name)
                                                         : out.add_child(parent_elem, rec.kind,
                                                                         tree.classes()[rec.cls], name);
     for (const auto& [k, v] : rec.properties) out.set_property(e, k, v);
@@ -482,7 +482,7 @@ SingleTree expand(const SequenceTree& tree, const NameMap* names) {
     std::vector<std::pair<std::uint32_t, std::uint64_t>> location_numbers;  // class -> next number
   };
   std::vector<Frame> stack;
-  stack.push_back({add(SingleTree::kNoParent, 0, 0), 0, 0, 0, {}});
+  stack.push_back({add(SingleNodeTree::kNoParent, 0, 0), 0, 0, 0, {}});
   while (!stack.empty()) {
     Frame& f = stack.back();
     const auto& ch = recs[f.record].children;
@@ -508,13 +508,13 @@ SingleTree expand(const SequenceTree& tree, const NameMap* names) {
   return out;
 }
 
-SequenceTree merge(const SequenceTree& a, const SequenceTree& b) {
+SystemTree merge(const SystemTree& a, const SystemTree& b) {
   if (!a.canonical() || !b.canonical()) throw std::logic_error("merge takes canonical trees");
   const Record &ra = a.record(0), &rb = b.record(0);
   if (ra.kind != rb.kind || a.class_name(0) != b.class_name(0) || ra.properties != rb.properties)
     throw std::invalid_argument("merge: the roots are different elements (" + a.class_name(0) + " vs " +
                                 b.class_name(0) + ")");
-  SequenceTree out = a;
+  SystemTree out = a;
   for (auto c : rb.children) out.graft(0, b, c);
   out.canonicalize();
   return out;
@@ -552,16 +552,16 @@ std::uint64_t numbered_names_size(std::uint64_t cls_length, std::uint64_t begin,
 }
 }  // namespace
 
-std::uint64_t single_serialized_size(const SequenceTree& tree) {
-  // Header as in SingleTree::serialize: magic, version, class table (in order of first use,
+std::uint64_t single_serialized_size(const SystemTree& tree) {
+  // Header as in SingleNodeTree::serialize: magic, version, class table (in order of first use,
   // which preorder expansion reproduces), element count.
-  std::vector<std::uint32_t> order_of_class(tree.classes().size(), SequenceTree::kNone);
+  std::vector<std::uint32_t> order_of_class(tree.classes().size(), SystemTree::kNone);
   std::uint32_t used = 0;
   for (const auto& rec : tree.records())
-    if (order_of_class[rec.cls] == SequenceTree::kNone) order_of_class[rec.cls] = used++;
+    if (order_of_class[rec.cls] == SystemTree::kNone) order_of_class[rec.cls] = used++;
   std::uint64_t bytes = 8 + 2 + varint_size(used);
   for (std::uint32_t c = 0; c < tree.classes().size(); ++c)
-    if (order_of_class[c] != SequenceTree::kNone) bytes += string_size(tree.classes()[c].size());
+    if (order_of_class[c] != SystemTree::kNone) bytes += string_size(tree.classes()[c].size());
   bytes += varint_size(tree.total(kAllKinds));
 
   const auto mult = tree.multiplicities();
@@ -574,7 +574,7 @@ std::uint64_t single_serialized_size(const SequenceTree& tree) {
     for (const auto& [k, v] : rec.properties) props += string_size(k.size()) + string_size(v.size());
     bytes += mult[r] * (1 + varint_size(order_of_class[rec.cls]) + varint_size(children) + props);
     const auto cls_length = tree.classes()[rec.cls].size();
-    if (rec.kind == Kind::Location && rec.parent != SequenceTree::kNone) {
+    if (rec.kind == Kind::Location && rec.parent != SystemTree::kNone) {
       // Numbered within the location group: this record continues after earlier siblings
       // of the same class, in every copy of the parent.
       std::uint64_t first = 0;

@@ -9,7 +9,7 @@ constexpr std::uint16_t kVersion = 1;
 constexpr std::size_t kMaxString = 1u << 16;
 }  // namespace
 
-std::string serialize(const SequenceTree& tree) {
+std::string serialize(const SystemTree& tree) {
   if (!tree.canonical()) throw std::logic_error("serialize takes a canonical tree");
   ByteWriter w;
   w.header(kMagic, kVersion);
@@ -30,7 +30,7 @@ std::string serialize(const SequenceTree& tree) {
   return w.take();
 }
 
-SequenceTree deserialize(std::string_view bytes, const std::string& source) {
+SystemTree deserialize(std::string_view bytes, const std::string& source) {
   ByteReader r(bytes, source, "sequence tree");
   r.expect_header(kMagic, kVersion, "sequence tree");
   const auto class_count = r.varint_at_most(r.remaining(), "class count");
@@ -41,7 +41,7 @@ SequenceTree deserialize(std::string_view bytes, const std::string& source) {
   const auto record_count = r.varint_at_most(r.remaining() / 5, "record count");
   if (record_count == 0) r.fail("a sequence tree needs a root record");
 
-  SequenceTree tree;
+  SystemTree tree;
   struct Open {
     std::uint32_t record;
     std::uint64_t children_left;
@@ -115,7 +115,7 @@ void json_string(std::string& out, std::string_view s) {
 }
 }  // namespace
 
-std::string to_json(const SequenceTree& tree, int indent) {
+std::string to_json(const SystemTree& tree, int indent) {
   if (!tree.canonical()) throw std::logic_error("to_json takes a canonical tree");
   std::string out;
   auto newline = [&](int level) {

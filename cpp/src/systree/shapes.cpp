@@ -37,16 +37,16 @@ std::vector<Level> parse_shape(std::string_view spec) {
   return levels;
 }
 
-SequenceTree regular_sequence(const std::vector<Level>& levels) {
-  SequenceTree tree;
+SystemTree regular_sequence(const std::vector<Level>& levels) {
+  SystemTree tree;
   std::uint32_t parent = tree.add_root(Kind::Node, "machine");
   for (const auto& level : levels) parent = tree.add_record(parent, kind_of_class(level.cls), level.cls, level.count);
   tree.canonicalize();
   return tree;
 }
 
-SequenceTree figure4_sequence() {
-  SequenceTree tree;
+SystemTree figure4_sequence() {
+  SystemTree tree;
   const auto machine = tree.add_root(Kind::Node, "machine");
   const auto cpu_nodes = tree.add_record(machine, Kind::Node, "node", 16);
   const auto cpu_proc = tree.add_record(cpu_nodes, Kind::LocationGroup, "process", 4);

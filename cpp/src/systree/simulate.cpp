@@ -31,9 +31,9 @@ RegularViews::RegularViews(const std::vector<Level>& levels) {
   ranks_ = below_[0] * path_[0].count;
 }
 
-SingleTree RegularViews::view(std::uint64_t rank) const {
+SingleNodeTree RegularViews::view(std::uint64_t rank) const {
   if (rank >= ranks_) throw std::out_of_range("virtual rank out of range");
-  SingleTree tree;
+  SingleNodeTree tree;
   std::uint32_t parent = tree.add_root(Kind::Node, "machine", "machine");
   for (std::size_t k = 0; k < path_.size(); ++k) {
     const auto& level = path_[k];
@@ -56,17 +56,17 @@ struct Spine {
   std::vector<std::uint64_t> hashes;
 };
 
-Spine spine_of(const SingleTree& view) {
-  std::uint32_t process = SingleTree::kNoParent;
+Spine spine_of(const SingleNodeTree& view) {
+  std::uint32_t process = SingleNodeTree::kNoParent;
   for (auto e : view.preorder())
     if (view.kind(e) == Kind::LocationGroup) {
       process = e;
       break;
     }
-  if (process == SingleTree::kNoParent) throw std::invalid_argument("a virtual rank's view has no process");
+  if (process == SingleNodeTree::kNoParent) throw std::invalid_argument("a virtual rank's view has no process");
   Spine s;
   std::vector<std::uint32_t> up;
-  for (auto e = process; e != SingleTree::kNoParent; e = view.parent(e)) up.push_back(e);
+  for (auto e = process; e != SingleNodeTree::kNoParent; e = view.parent(e)) up.push_back(e);
   for (auto it = up.rbegin(); it != up.rend(); ++it) {
     s.names.emplace_back(view.name(*it));
     s.hashes.push_back(hash_name_path(name_path(view, *it)));
@@ -106,7 +106,7 @@ class Simulation {
     Spine previous;
     std::unordered_set<std::uint64_t> closed;
     for (std::uint64_t r = 0; r < ranks_; ++r) {
-      const SingleTree view = source_.view(r);
+      const SingleNodeTree view = source_.view(r);
       result_.naive_gathered_bytes += pack_view(view).size();
       Spine s = spine_of(view);
       const auto depth = static_cast<std::uint32_t>(s.names.size() - 1);

@@ -7,7 +7,7 @@
 
 namespace cubescale::systree {
 
-std::uint32_t SingleTree::intern_class(std::string_view cls) {
+std::uint32_t SingleNodeTree::intern_class(std::string_view cls) {
   // Few distinct classes: a linear scan beats a hash map here.
   for (std::uint32_t i = 0; i < classes_.size(); ++i)
     if (classes_[i] == cls) return i;
@@ -15,7 +15,7 @@ std::uint32_t SingleTree::intern_class(std::string_view cls) {
   return static_cast<std::uint32_t>(classes_.size() - 1);
 }
 
-std::uint32_t SingleTree::add(std::uint32_t parent, Kind kind, std::string_view cls, std::string_view name) {
+std::uint32_t SingleNodeTree::add(std::uint32_t parent, Kind kind, std::string_view cls, std::string_view name) {
   if (size() >= kNoParent) throw std::length_error("single-node system tree is full");
   const auto id = static_cast<std::uint32_t>(size());
   parent_.push_back(parent);
@@ -29,7 +29,7 @@ std::uint32_t SingleTree::add(std::uint32_t parent, Kind kind, std::string_view 
   return id;
 }
 
-void SingleTree::reserve(std::size_t elements, std::size_t name_bytes) {
+void SingleNodeTree::reserve(std::size_t elements, std::size_t name_bytes) {
   parent_.reserve(elements);
   kind_.reserve(elements);
   depth_.reserve(elements);
@@ -39,12 +39,12 @@ void SingleTree::reserve(std::size_t elements, std::size_t name_bytes) {
   names_.reserve(name_bytes);
 }
 
-std::uint32_t SingleTree::add_root(Kind kind, std::string_view cls, std::string_view name) {
+std::uint32_t SingleNodeTree::add_root(Kind kind, std::string_view cls, std::string_view name) {
   if (size() != 0) throw std::logic_error("the system tree already has a root");
   return add(kNoParent, kind, cls, name);
 }
 
-std::uint32_t SingleTree::add_child(std::uint32_t parent, Kind kind, std::string_view cls,
+std::uint32_t SingleNodeTree::add_child(std::uint32_t parent, Kind kind, std::string_view cls,
                                     std::string_view name) {
   if (parent >= size()) throw std::out_of_range("no system tree element " + std::to_string(parent));
   if (kind_[parent] == Kind::Location) throw std::invalid_argument("a location cannot have children");
@@ -54,7 +54,7 @@ std::uint32_t SingleTree::add_child(std::uint32_t parent, Kind kind, std::string
   return add(parent, kind, cls, name);
 }
 
-void SingleTree::set_property(std::uint32_t node, std::string_view key, std::string_view value) {
+void SingleNodeTree::set_property(std::uint32_t node, std::string_view key, std::string_view value) {
   if (node >= size()) throw std::out_of_range("no system tree element " + std::to_string(node));
   auto it = std::lower_bound(properties_.begin(), properties_.end(), node,
                              [](const auto& p, std::uint32_t n) { return p.first < n; });
@@ -67,19 +67,19 @@ void SingleTree::set_property(std::uint32_t node, std::string_view key, std::str
   it->second.emplace_back(key, value);
 }
 
-std::string_view SingleTree::name(std::uint32_t n) const {
+std::string_view SingleNodeTree::name(std::uint32_t n) const {
   const std::uint64_t begin = n == 0 ? 0 : name_end_.at(n - 1);
   return std::string_view(names_).substr(begin, name_end_.at(n) - begin);
 }
 
-const Properties& SingleTree::properties(std::uint32_t n) const {
+const Properties& SingleNodeTree::properties(std::uint32_t n) const {
   static const Properties none;
   auto it = std::lower_bound(properties_.begin(), properties_.end(), n,
                              [](const auto& p, std::uint32_t m) { return p.first < m; });
   return (it != properties_.end() && it->first == n) ? it->second : none;
 }
 
-std::vector<std::uint32_t> SingleTree::preorder() const {
+std::vector<std::uint32_t> SingleNodeTree::preorder() const {
   std::vector<std::uint32_t> order;
   if (size() == 0) return order;
   order.reserve(size());
@@ -94,7 +94,7 @@ std::vector<std::uint32_t> SingleTree::preorder() const {
   return order;
 }
 
-std::string SingleTree::serialize() const {
+std::string SingleNodeTree::serialize() const {
   ByteWriter w;
   w.bytes("CSSINGLE");
   w.u16(1);

@@ -282,7 +282,7 @@ std::shared_ptr<cube::Report> aggregate_report(const cube::Report& in, const Opt
     const auto kind = defs.system.kind(e);
     if (kind == systree::Kind::Location) continue;
     const auto parent = defs.system.parent(e);
-    const auto c = parent == systree::SingleTree::kNoParent
+    const auto c = parent == systree::SingleNodeTree::kNoParent
                        ? out.system.add_root(kind, defs.system.cls(e), defs.system.name(e))
                        : out.system.add_child(copy_of[parent], kind, defs.system.cls(e), defs.system.name(e));
     copy_of[e] = c;

@@ -11,11 +11,11 @@
 
 namespace cubescale::timeline {
 
-std::vector<std::uint32_t> element_parents(const systree::SingleTree& tree) {
+std::vector<std::uint32_t> element_parents(const systree::SingleNodeTree& tree) {
   std::vector<std::uint32_t> parents(tree.size());
   for (std::uint32_t e = 0; e < tree.size(); ++e) {
     const auto p = tree.parent(e);
-    parents[e] = p == systree::SingleTree::kNoParent ? kNoElement : p;
+    parents[e] = p == systree::SingleNodeTree::kNoParent ? kNoElement : p;
   }
   return parents;
 }

@@ -69,7 +69,7 @@ TraceSystem system_tree(const Definitions& defs) {
       placed[node] = 1;
       const auto& n = defs.system_tree_nodes[node];
       const auto cls = n.class_name.empty() ? std::string("node") : n.class_name;
-      const auto e = parent == systree::SingleTree::kNoParent ? tree.add_root(Kind::Node, cls, n.name)
+      const auto e = parent == systree::SingleNodeTree::kNoParent ? tree.add_root(Kind::Node, cls, n.name)
                                                               : tree.add_child(parent, Kind::Node, cls, n.name);
       for (const auto& [k, v] : n.properties) tree.set_property(e, k, v);
       out.node_element[node] = e;
@@ -84,7 +84,7 @@ TraceSystem system_tree(const Definitions& defs) {
     add_groups(machine, orphan_groups);
     for (auto l : orphan_locations) add_group(machine, kNone, "process", defs.locations[l].name, {l});
   } else {
-    place(systree::SingleTree::kNoParent, roots[0]);
+    place(systree::SingleNodeTree::kNoParent, roots[0]);
   }
   // Nodes in a parent cycle are unreachable from a root: their groups go below the root.
   for (std::uint32_t i = 0; i < n_nodes; ++i)

@@ -38,8 +38,8 @@ cube::Region region(const std::string& name) {
 }
 
 // One machine, `processes` processes of `threads` threads.
-systree::SingleTree machine(int processes, int threads) {
-  systree::SingleTree t;
+systree::SingleNodeTree machine(int processes, int threads) {
+  systree::SingleNodeTree t;
   const auto m = t.add_root(systree::Kind::Node, "machine", "m");
   const auto n = t.add_child(m, systree::Kind::Node, "node", "n");
   for (int p = 0; p < processes; ++p) {

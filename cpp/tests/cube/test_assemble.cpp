@@ -7,7 +7,7 @@
 
 using namespace cubescale::cube;
 using cubescale::systree::Kind;
-using cubescale::systree::SingleTree;
+using cubescale::systree::SingleNodeTree;
 
 namespace {
 
@@ -19,8 +19,8 @@ Metric metric(const char* name, std::uint32_t parent = kNoParent) {
   return m;
 }
 
-SingleTree two_nodes_out_of_order() {
-  SingleTree t;
+SingleNodeTree two_nodes_out_of_order() {
+  SingleNodeTree t;
   const auto m = t.add_root(Kind::Node, "machine", "m");
   const auto a = t.add_child(m, Kind::Node, "node", "a");
   const auto b = t.add_child(m, Kind::Node, "node", "b");
@@ -60,11 +60,11 @@ TEST(Assemble, RejectsTreesOutOfPreorder) {
 }
 
 TEST(Assemble, RejectsSystemTreesCubeCannotExpress) {
-  SingleTree t;
+  SingleNodeTree t;
   t.add_child(t.add_root(Kind::Node, "machine", "m"), Kind::Location, "thread", "orphan");
   CallTreeParts calls{{kNoParent}, {0}, {}};
   EXPECT_THROW(assemble_definitions({metric("a")}, {Region{}}, calls, t), std::invalid_argument);
-  SingleTree no_threads;
+  SingleNodeTree no_threads;
   no_threads.add_root(Kind::Node, "machine", "m");
   EXPECT_THROW(assemble_definitions({metric("a")}, {Region{}}, calls, no_threads), std::invalid_argument);
 }

@@ -36,8 +36,8 @@ void expect_same_as_naive(const ViewSource& source) {
 }
 
 // Inhomogeneous: nodes differ in thread counts, and some processes have a GPU stream.
-SingleTree mixed_view(std::uint64_t rank) {
-  SingleTree t;
+SingleNodeTree mixed_view(std::uint64_t rank) {
+  SingleNodeTree t;
   const auto m = t.add_root(Kind::Node, "machine", "machine");
   const auto n = t.add_child(m, Kind::Node, "node", "host" + std::to_string(rank / 3));
   const auto p = t.add_child(n, Kind::LocationGroup, "process", "rank " + std::to_string(rank));
@@ -49,7 +49,7 @@ SingleTree mixed_view(std::uint64_t rank) {
 
 // Hardware levels from hwloc, different topologies on different hosts, processes bound to
 // different cores: the shared hardware must appear once per host.
-SingleTree hwloc_view(std::uint64_t rank) {
+SingleNodeTree hwloc_view(std::uint64_t rank) {
   static const Topology small = Topology::synthetic("pack:2 core:2 pu:2");
   static const Topology big = Topology::synthetic("pack:1 l3:2 core:2 pu:1");
   const auto host = rank / 3;
@@ -147,7 +147,7 @@ TEST(DistributedSimulation, PeakBytesFlatOnRegularMachines) {
 TEST(DistributedSimulation, RejectsScatteredPlacement) {
   // Hosts 0 and 1 alternate: the ranks of a host are not consecutive.
   auto scattered = [](std::uint64_t rank) {
-    SingleTree t;
+    SingleNodeTree t;
     const auto m = t.add_root(Kind::Node, "machine", "machine");
     const auto n = t.add_child(m, Kind::Node, "node", "host" + std::to_string(rank % 2));
     t.add_child(n, Kind::LocationGroup, "process", "rank " + std::to_string(rank));
@@ -165,7 +165,7 @@ TEST(DistributedRank, ResponsibleIsLowestRankOfHost) {
 // place every input exactly where a single merge of all inputs places it.
 TEST(DistributedMergeState, ComposedMergesPlaceInputsLikeOneMerge) {
   auto payload = [](std::vector<std::pair<std::string, int>> nodes) {
-    SingleTree t;
+    SingleNodeTree t;
     const auto m = t.add_root(Kind::Node, "machine", "machine");
     for (const auto& [name, threads] : nodes) {
       const auto p = t.add_child(t.add_child(m, Kind::Node, "node", name), Kind::LocationGroup, "process", "p");

@@ -6,7 +6,7 @@
 using namespace cubescale::systree;
 
 namespace {
-std::vector<std::string> classes_in_preorder(const SingleTree& t) {
+std::vector<std::string> classes_in_preorder(const SingleNodeTree& t) {
   std::vector<std::string> out;
   for (auto n : t.preorder()) out.push_back(t.cls(n));
   return out;
@@ -16,7 +16,7 @@ std::vector<std::string> classes_in_preorder(const SingleTree& t) {
 TEST(Hwloc, SingleChildRunsAreMerged) {
   // pack:2 l3:1 core:4 pu:2 — every package has exactly one L3, which merges into it.
   const auto topo = Topology::synthetic("pack:2 l3:1 core:4 pu:2");
-  SingleTree t;
+  SingleNodeTree t;
   const auto node = t.add_root(Kind::Node, "node", "n0");
   const auto levels = add_hardware_levels(t, node, topo);
   const auto seq = fold(t);
@@ -42,7 +42,7 @@ TEST(Hwloc, CoreWithOnePuBecomesOneElement) {
 
 TEST(Hwloc, ProcessHangsUnderItsBinding) {
   const auto topo = Topology::synthetic("pack:2 core:2 pu:2");
-  SingleTree t;
+  SingleNodeTree t;
   const auto node = t.add_root(Kind::Node, "node", "n");
   const auto levels = add_hardware_levels(t, node, topo);
   EXPECT_EQ(t.cls(levels.attach_point("0")), "pu");

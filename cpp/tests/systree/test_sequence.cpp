@@ -13,8 +13,8 @@ namespace {
 
 // A random single-node tree: nodes below nodes, processes below nodes, threads/GPU streams
 // below processes, with few classes so that equal subtrees (and folding) are common.
-SingleTree random_tree(std::mt19937& rng, int max_elements) {
-  SingleTree t;
+SingleNodeTree random_tree(std::mt19937& rng, int max_elements) {
+  SingleNodeTree t;
   t.add_root(Kind::Node, "machine", "m");
   std::vector<std::uint32_t> open_nodes{0}, groups;
   const char* node_classes[] = {"rack", "node"};
@@ -38,7 +38,7 @@ SingleTree random_tree(std::mt19937& rng, int max_elements) {
 
 // The expanded tree as text in preorder (kind, class, depth), which must be equal for
 // two trees describing the same machine in the same order.
-std::string shape_of(const SingleTree& t) {
+std::string shape_of(const SingleNodeTree& t) {
   std::string s;
   for (auto n : t.preorder())
     s += std::to_string(static_cast<int>(t.kind(n))) + t.cls(n) + std::to_string(t.depth(n)) + ";";
@@ -98,7 +98,7 @@ TEST(Sequence, FoldThenExpandThenFoldIsStable) {
 }
 
 TEST(Sequence, FoldIsIndependentOfSiblingOrder) {
-  SingleTree a, b;
+  SingleNodeTree a, b;
   a.add_root(Kind::Node, "machine", "m");
   b.add_root(Kind::Node, "machine", "m");
   auto pa = a.add_child(0, Kind::LocationGroup, "process", "p0");
@@ -122,7 +122,7 @@ TEST(Sequence, MergeAddsCopiesAndIsOrderIndependent) {
 }
 
 TEST(Sequence, CanonicalizeReportsPlacementOfFoldedRecords) {
-  SequenceTree t;
+  SystemTree t;
   t.add_root(Kind::Node, "machine");
   const auto n0 = t.add_record(0, Kind::Node, "node", 3);
   t.add_record(n0, Kind::LocationGroup, "process", 2);
@@ -179,7 +179,7 @@ TEST(Sequence, SingleSizeIsComputedWithoutExpanding) {
 }
 
 TEST(Sequence, CountOverflowIsRejected) {
-  SequenceTree t;
+  SystemTree t;
   t.add_root(Kind::Node, "machine");
   auto a = t.add_record(0, Kind::Node, "node", std::uint64_t(1) << 40);
   t.add_record(a, Kind::LocationGroup, "process", std::uint64_t(1) << 40);
@@ -187,7 +187,7 @@ TEST(Sequence, CountOverflowIsRejected) {
 }
 
 TEST(Sequence, StructuralRulesAreEnforced) {
-  SequenceTree t;
+  SystemTree t;
   t.add_root(Kind::Node, "machine");
   auto p = t.add_record(0, Kind::LocationGroup, "process", 1);
   auto l = t.add_record(p, Kind::Location, "thread", 1);
@@ -199,13 +199,13 @@ TEST(Sequence, StructuralRulesAreEnforced) {
 TEST(Sequence, SubtreesRootedBelowTheMachineWork) {
   // Found by fuzzing: a tree whose root is a location (or a process) has no parent to
   // number its locations within.
-  SequenceTree thread;
+  SystemTree thread;
   thread.add_root(Kind::Location, "thread");
   thread.canonicalize();
   EXPECT_EQ(thread.generated_name({{0, 0}}), "thread 0");
   EXPECT_EQ(single_serialized_size(thread), expand(thread).serialize().size());
 
-  SequenceTree process;
+  SystemTree process;
   const auto p = process.add_root(Kind::LocationGroup, "process");
   process.add_record(p, Kind::Location, "thread", 4);
   process.add_record(p, Kind::Location, "gpu_stream", 2);

@@ -10,11 +10,11 @@ import numpy.typing
 import typing
 
 __all__: list[str] = [
-    "CubeReport",
+    "Report",
     "CubexWriter",
     "DataType",
-    "MetricDefinition",
-    "RegionDefinition",
+    "Metric",
+    "Region",
     "ValueKind",
     "cnode_row",
     "cnode_totals",
@@ -148,7 +148,7 @@ class DataType:
         Bytes per value.
         """
 
-class MetricDefinition:
+class Metric:
     """
     A metric as a report defines it. Fields: name (unique name), display_name, unit, dtype, kind (INCLUSIVE / EXCLUSIVE / POSTDERIVED / PREDERIVED_INCLUSIVE / PREDERIVED_EXCLUSIVE), parent (index or None), description, url, value, attrs, expression, init_expression.
     """
@@ -173,7 +173,7 @@ class MetricDefinition:
         """
     def __repr__(self) -> str:
         """
-        MetricDefinition(name="...").
+        Metric(name="...").
         """
     @property
     def attrs(self) -> dict:
@@ -265,7 +265,7 @@ class MetricDefinition:
     @value.setter
     def value(self, arg0: str) -> None: ...
 
-class RegionDefinition:
+class Region:
     """
     A code region as a report defines it. Fields: name, mangled_name, module, begin, end, paradigm, role, description, url, attrs.
     """
@@ -288,7 +288,7 @@ class RegionDefinition:
         """
     def __repr__(self) -> str:
         """
-        RegionDefinition(name="...").
+        Region(name="...").
         """
     @property
     def attrs(self) -> dict:
@@ -366,7 +366,7 @@ class RegionDefinition:
     @url.setter
     def url(self, arg0: str) -> None: ...
 
-class CubeReport:
+class Report:
     """
     A CUBE4 report: definitions (metric tree, regions, call tree, system tree, all in preorder) and per-metric value matrices [cnode, location] loaded on first use.
     """
@@ -426,7 +426,7 @@ class CubeReport:
         """
         <rank> of every location, int64.
         """
-    def metrics(self) -> list[MetricDefinition]:
+    def metrics(self) -> list[Metric]:
         """
         The metric definitions in preorder (copies).
         """
@@ -436,7 +436,7 @@ class CubeReport:
         """
         Which rows of a metric are stored (bool per cnode).
         """
-    def regions(self) -> list[RegionDefinition]:
+    def regions(self) -> list[Region]:
         """
         The region definitions (copies); parses deferred regions first.
         """
@@ -448,9 +448,9 @@ class CubeReport:
         """
         Replaces a metric's values (in its stored kind) by the bytes of a [cnode, location] array.
         """
-    def system_tree(self) -> cubescale._core.systree.SingleTree:
+    def system_tree(self) -> cubescale._core.systree.SingleNodeTree:
         """
-        The system tree (a copy) as a SingleTree.
+        The system tree (a copy) as a SingleNodeTree.
         """
     def values(
         self, metric: typing.SupportsInt | typing.SupportsIndex, inclusive: typing.Any = None
@@ -508,7 +508,7 @@ class CubexWriter:
     Streams a .cubex: per metric, blocks of rows in the metric's row order; the file appears under its name only when finish() completes.
     """
     def __init__(
-        self, definitions_from: CubeReport, path: str, compress: bool = False, system_member: bool = True
+        self, definitions_from: Report, path: str, compress: bool = False, system_member: bool = True
     ) -> None:
         """
         A writer of the definitions of `definitions_from` to `path` (zlib rows if `compress`; our compact system tree member if `system_member`).
@@ -547,7 +547,7 @@ class CubexWriter:
         """
 
 def cnode_row(
-    report: CubeReport,
+    report: Report,
     metric: typing.SupportsInt | typing.SupportsIndex,
     inclusive: bool,
     cnode: typing.SupportsInt | typing.SupportsIndex,
@@ -558,7 +558,7 @@ def cnode_row(
     """
 
 def cnode_totals(
-    report: CubeReport, metric: typing.SupportsInt | typing.SupportsIndex, inclusive: bool
+    report: Report, metric: typing.SupportsInt | typing.SupportsIndex, inclusive: bool
 ) -> numpy.typing.NDArray[numpy.float64]:
     """
     Per call path, a metric over all locations (sum, or min / max for MIN/MAXDOUBLE) with or without
@@ -571,55 +571,55 @@ def data_type_names() -> list[str]:
     Every plain data type name the reader accepts (aliases included; NDOUBLES(n) and HISTOGRAM(n) besides).
     """
 
-def load_all(report: CubeReport) -> None:
+def load_all(report: Report) -> None:
     """
     Loads every metric's values now.
     """
 
-def open_cubex(path: str) -> CubeReport:
+def open_cubex(path: str) -> Report:
     """
     Opens a .cubex (reads anchor.xml only); FormatError for malformed input, OSError if unreadable.
     """
 
-def open_cubex_bytes(data: bytes, name: str = "<bytes>") -> CubeReport:
+def open_cubex_bytes(data: bytes, name: str = "<bytes>") -> Report:
     """
     The same over the bytes of a .cubex (tests, fuzzing).
     """
 
-def report_extra_member_bytes(report: CubeReport, name: str) -> bytes:
+def report_extra_member_bytes(report: Report, name: str) -> bytes:
     """
     The bytes of the extra member `name` (KeyError if there is none).
     """
 
-def report_extra_members(report: CubeReport) -> list[tuple[str, int]]:
+def report_extra_members(report: Report) -> list[tuple[str, int]]:
     """
     (name, size) of every member of the report's file that is not part of the report (not anchor.xml, N.index, N.data or cubescale.systree), in file order; written again by write_cubex.
     """
 
-def report_from_anchor(xml: bytes, name: str = "<anchor.xml>") -> CubeReport:
+def report_from_anchor(xml: bytes, name: str = "<anchor.xml>") -> Report:
     """
     A report with the definitions of an anchor.xml text (gzipped or not) and all values zero.
     """
 
 def report_from_parts(
-    metrics: collections.abc.Sequence[MetricDefinition],
-    regions: collections.abc.Sequence[RegionDefinition],
+    metrics: collections.abc.Sequence[Metric],
+    regions: collections.abc.Sequence[Region],
     cnode_parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
     cnode_regions: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
     cnode_parameters: list,
-    system: cubescale._core.systree.SingleTree,
-) -> CubeReport:
+    system: cubescale._core.systree.SingleNodeTree,
+) -> Report:
     """
     A report with all values zero from metric and region definitions, a call tree in preorder (parent indices, -1 for roots, and region indices; per cnode a list of <parameter> attribute dicts, or an empty list) and a system tree; ValueError naming the bad element.
     """
 
-def report_ignored_bytes(report: CubeReport, metric: typing.SupportsInt | typing.SupportsIndex) -> int:
+def report_ignored_bytes(report: Report, metric: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
     Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), ignored when it was loaded; loads the metric first. 0 for reports not read from a file.
     """
 
 def write_cubex(
-    report: CubeReport, path: str, compress: bool = False, system_member: bool = True, derived_as_values: bool = False
+    report: Report, path: str, compress: bool = False, system_member: bool = True, derived_as_values: bool = False
 ) -> None:
     """
     Writes a report as .cubex through a temporary file renamed when complete; derived metrics as CubePL expressions without data, or with derived_as_values as ordinary metrics holding their values.

@@ -26,7 +26,7 @@ class RankState:
     """
     One rank's part of the distributed system tree algorithm.
     """
-    def __init__(self, view: cubescale._core.systree.SingleTree, host_class: str = "node") -> None:
+    def __init__(self, view: cubescale._core.systree.SingleNodeTree, host_class: str = "node") -> None:
         """
         The state of one rank whose single-node path is `view`; the lowest rank below each element of class `host_class` is responsible for its hardware.
         """
@@ -109,7 +109,7 @@ class RegularViews:
         """
         The views of a machine given as levels (class, count) from parse_shape.
         """
-    def view(self, rank: typing.SupportsInt | typing.SupportsIndex) -> cubescale._core.systree.SingleTree:
+    def view(self, rank: typing.SupportsInt | typing.SupportsIndex) -> cubescale._core.systree.SingleNodeTree:
         """
         The single-node view of one rank.
         """
@@ -147,12 +147,12 @@ def name_chunk_after(
     A chunk of at most `limit` entries with index above `after` (None: from the start).
     """
 
-def name_path(view: cubescale._core.systree.SingleTree, element: typing.SupportsInt | typing.SupportsIndex) -> bytes:
+def name_path(view: cubescale._core.systree.SingleNodeTree, element: typing.SupportsInt | typing.SupportsIndex) -> bytes:
     """
     An element's identity: the length-prefixed names on its path from the root.
     """
 
-def pack_view(view: cubescale._core.systree.SingleTree) -> bytes:
+def pack_view(view: cubescale._core.systree.SingleNodeTree) -> bytes:
     """
     A rank's view in the binary form the naive gather moves.
     """
@@ -168,7 +168,7 @@ def simulate_regular(
 
 def simulate_views(
     ranks: typing.SupportsInt | typing.SupportsIndex,
-    view: collections.abc.Callable[[int], cubescale._core.systree.SingleTree],
+    view: collections.abc.Callable[[int], cubescale._core.systree.SingleNodeTree],
     collect: bool = False,
     host_class: str = "node",
 ) -> dict:

@@ -19,8 +19,8 @@ class LocalProfile:
     def __init__(
         self,
         *,
-        metrics: collections.abc.Sequence[cubescale._core.cube.MetricDefinition],
-        regions: collections.abc.Sequence[cubescale._core.cube.RegionDefinition],
+        metrics: collections.abc.Sequence[cubescale._core.cube.Metric],
+        regions: collections.abc.Sequence[cubescale._core.cube.Region],
         cnode_parents: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
         cnode_regions: typing.Annotated[numpy.typing.ArrayLike, numpy.int64],
         cnode_parameters: list,
@@ -62,12 +62,12 @@ class LocalProfile:
         (name, type) of every location.
         """
     @property
-    def metrics(self) -> list[cubescale._core.cube.MetricDefinition]:
+    def metrics(self) -> list[cubescale._core.cube.Metric]:
         """
         The metric definitions (copies).
         """
     @property
-    def regions(self) -> list[cubescale._core.cube.RegionDefinition]:
+    def regions(self) -> list[cubescale._core.cube.Region]:
         """
         The region definitions (copies).
         """
@@ -106,9 +106,9 @@ class UnifyState:
         """
     def global_report(
         self,
-        system: cubescale._core.systree.SingleTree,
+        system: cubescale._core.systree.SingleNodeTree,
         group_ranks: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
-    ) -> cubescale._core.cube.CubeReport:
+    ) -> cubescale._core.cube.Report:
         """
         At the root: the global definitions over `system` as a report of zeros; group_ranks: each location group's <rank> when one per group is given (else its position).
         """

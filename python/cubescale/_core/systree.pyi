@@ -16,8 +16,8 @@ __all__: list[str] = [
     "MASK_NODES",
     "NameMap",
     "NameStreamReader",
-    "SequenceTree",
-    "SingleTree",
+    "SystemTree",
+    "SingleNodeTree",
     "Topology",
     "expand",
     "figure4_sequence",
@@ -68,12 +68,12 @@ class Kind:
     @property
     def value(self) -> int: ...
 
-class SequenceTree:
+class SystemTree:
     """
     A system tree in sequence form: records {kind, class, copies, children}; identical sibling subtrees are one record with a copy count (the Score-P system-description paper).
     """
     @staticmethod
-    def deserialize(data: bytes, source: str = "") -> SequenceTree:
+    def deserialize(data: bytes, source: str = "") -> SystemTree:
         """
         Reads the binary form; FormatError naming `source` and the offset for bad input.
         """
@@ -237,7 +237,7 @@ class SequenceTree:
         Depth of the deepest record (root: 0).
         """
 
-class SingleTree:
+class SingleNodeTree:
     """
     A system tree with one element per node, process and thread.
     """
@@ -373,21 +373,21 @@ class Topology:
         A synthetic topology such as "pack:2 l3:1 core:4 pu:2" (hwloc's syntax).
         """
 
-def expand(tree: SequenceTree, names: NameMap | None = None) -> SingleTree:
+def expand(tree: SystemTree, names: NameMap | None = None) -> SingleNodeTree:
     """
     Expands a sequence tree into single-node form (generated or real names).
     """
 
-def figure4_sequence() -> SequenceTree:
+def figure4_sequence() -> SystemTree:
     """
     The inhomogeneous machine of the Score-P system-description paper, Figure 4.
     """
 
 def fold(
-    tree: SingleTree, with_names: bool = True, name_kinds: typing.SupportsInt | typing.SupportsIndex = 1
-) -> tuple[SequenceTree, NameMap]:
+    tree: SingleNodeTree, with_names: bool = True, name_kinds: typing.SupportsInt | typing.SupportsIndex = 1
+) -> tuple[SystemTree, NameMap]:
     """
-    Folds a single-node tree into sequence form; returns (SequenceTree, NameMap of the real names of the kinds in `name_kinds`).
+    Folds a single-node tree into sequence form; returns (SystemTree, NameMap of the real names of the kinds in `name_kinds`).
     """
 
 def kind_of_class(cls: str) -> Kind:
@@ -397,12 +397,12 @@ def kind_of_class(cls: str) -> Kind:
 
 def local_view(
     topology: Topology, host: str, process_name: str, threads: typing.SupportsInt | typing.SupportsIndex, cpus: str = ""
-) -> SingleTree:
+) -> SingleNodeTree:
     """
     One process's single-node view: machine > node `host` > hardware levels (runs of single-child levels merged, PCI bridges skipped) > process > `threads` threads, under the hardware its binding `cpus` (hwloc list syntax; empty: the current binding) covers.
     """
 
-def merge(a: SequenceTree, b: SequenceTree) -> SequenceTree:
+def merge(a: SystemTree, b: SystemTree) -> SystemTree:
     """
     Merges two sequence trees with one root: equal elements once, children of both in order.
     """
@@ -414,12 +414,12 @@ def parse_shape(spec: str) -> list[tuple[str, int]]:
 
 def regular_sequence(
     levels: collections.abc.Sequence[tuple[str, typing.SupportsInt | typing.SupportsIndex]],
-) -> SequenceTree:
+) -> SystemTree:
     """
     The sequence tree of a regular machine: one record per level below a machine root.
     """
 
-def single_serialized_size(tree: SequenceTree) -> int:
+def single_serialized_size(tree: SystemTree) -> int:
     """
     Bytes the single-node form of a sequence tree would take, computed without expanding.
     """

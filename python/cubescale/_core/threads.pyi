@@ -24,7 +24,7 @@ def aggregate_profile(
     """
 
 def aggregate_report(
-    report: cubescale._core.cube.CubeReport,
+    report: cubescale._core.cube.Report,
     strategy: str,
     *,
     work_metric: typing.SupportsInt | typing.SupportsIndex | None = None,
@@ -32,12 +32,12 @@ def aggregate_report(
     max_clusters: typing.SupportsInt | typing.SupportsIndex = 8,
     tolerance: typing.SupportsFloat | typing.SupportsIndex = 0.1,
     progress: collections.abc.Callable[[int, int], None] | None = None,
-) -> cubescale._core.cube.CubeReport:
+) -> cubescale._core.cube.Report:
     """
     A new report with every process's CPU threads aggregated by `strategy` (sum, set, key, calltree, value). work_metric: index of the time metric for key / value (default: 'time'); synchronization: one flag per region (True: not work); progress(done, total) after each metric. ValueError for options that do not fit the report.
     """
 
-def is_synchronization(region: cubescale._core.cube.RegionDefinition) -> bool:
+def is_synchronization(region: cubescale._core.cube.Region) -> bool:
     """
     Whether time in this region is synchronization, idling or waiting (by role, else by name) rather than work.
     """

@@ -51,10 +51,10 @@ class Trace:
     def system_tree(
         self,
     ) -> tuple[
-        cubescale._core.systree.SingleTree, numpy.typing.NDArray[numpy.uint32], numpy.typing.NDArray[numpy.uint32], list
+        cubescale._core.systree.SingleNodeTree, numpy.typing.NDArray[numpy.uint32], numpy.typing.NDArray[numpy.uint32], list
     ]:
         """
-        The trace's machine as a SingleTree, the locations in its depth-first order, each location's tree element, and the location groups depth-first as (group index or -1, element, location indices).
+        The trace's machine as a SingleNodeTree, the locations in its depth-first order, each location's tree element, and the location groups depth-first as (group index or -1, element, location indices).
         """
     @property
     def clock(self) -> tuple[int, int, int]:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import otf2
+from .. import trace
 from .._core import analysis as _analysis
 from ..errors import FormatError
 from ._mpi import mpi
@@ -169,7 +169,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds: dict[str, float] = {}
 
     def opened():
-        trace = otf2.open(path)
+        trace = trace.open(path)
         block, locations, first = rank_share(trace, comm.size, comm.rank)
         replay = _analysis.Replay(trace._core, trace.location_indices(), locations)
         return trace, block, locations, first, replay, _owners(trace, comm.size)

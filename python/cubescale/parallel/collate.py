@@ -68,8 +68,8 @@ def collate(comm, profile: LocalProfile, path: str | os.PathLike, unified: Unifi
     >>> from mpi4py import MPI
     >>> import cubescale
     >>> from cubescale.parallel import build_system_tree, unify
-    >>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
-    >>> p = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main")], [-1], [0],
+    >>> from cubescale.profile import LocalProfile, Metric, Region
+    >>> p = LocalProfile([Metric(name="time")], [Region(name="main")], [-1], [0],
     ...                  [("Master thread", "thread")], [np.full((1, 1), 2.5)], host="n1")
     >>> out = os.path.join(tempfile.mkdtemp(), "one.cubex")
     >>> stats = collate(MPI.COMM_SELF, p, out, unify(MPI.COMM_SELF, p), build_system_tree(MPI.COMM_SELF, p.view()))
@@ -322,8 +322,8 @@ def write_report(comm, profile: LocalProfile, path: str | os.PathLike, compress:
     >>> import numpy as np, os, tempfile
     >>> from mpi4py import MPI
     >>> import cubescale
-    >>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
-    >>> p = LocalProfile([MetricDefinition(name="visits", dtype="UINT64")], [RegionDefinition(name="main")],
+    >>> from cubescale.profile import LocalProfile, Metric, Region
+    >>> p = LocalProfile([Metric(name="visits", dtype="UINT64")], [Region(name="main")],
     ...                  [-1], [0], [("Master thread", "thread")], [np.array([[3]])], host="n1")
     >>> out = os.path.join(tempfile.mkdtemp(), "run.cubex")
     >>> costs = write_report(MPI.COMM_SELF, p, out)

@@ -20,10 +20,10 @@ Example
 >>> import cubescale
 >>> from cubescale.parallel import write_report
 >>> from cubescale.parallel.serial import SerialComm
->>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
+>>> from cubescale.profile import LocalProfile, Metric, Region
 >>> d = tempfile.mkdtemp()
 >>> for r in range(3):  # three processes' reports, as cubescale_write() leaves them
-...     p = LocalProfile([MetricDefinition(name="t")], [RegionDefinition(name="main")], [-1], [0],
+...     p = LocalProfile([Metric(name="t")], [Region(name="main")], [-1], [0],
 ...                      [("Master thread", "thread")], [np.array([[float(r)]])], host="n1", process=f"MPI Rank {r}")
 ...     _ = write_report(SerialComm(), p, os.path.join(d, f"run.{r}.cubex"))
 >>> out = os.path.join(d, "run.cubex")

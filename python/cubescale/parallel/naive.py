@@ -67,7 +67,7 @@ def build_system_tree_naive(
         tree_bytes = comm.bcast(tree_bytes, root=0)
     tree = None
     if tree_bytes is not None:
-        tree = SystemTree(_tree.SequenceTree.deserialize(tree_bytes), name_map)
+        tree = SystemTree(_tree.SystemTree.deserialize(tree_bytes), name_map)
     locations, group_index, responsible = mine
     stats = {"peak_bytes": peak, "bytes_sent": len(packed) if comm.rank else 0}
     return DistributedSystemTree(tree, locations.copy(), group_index, responsible, stats)

@@ -14,8 +14,8 @@ Example
 >>> import cubescale
 >>> from cubescale.parallel import write_report
 >>> from cubescale.parallel.serial import SerialComm
->>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
->>> p = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main")], [-1], [0],
+>>> from cubescale.profile import LocalProfile, Metric, Region
+>>> p = LocalProfile([Metric(name="time")], [Region(name="main")], [-1], [0],
 ...                  [("Master thread", "thread")], [np.full((1, 1), 1.5)], host="n1")
 >>> out = os.path.join(tempfile.mkdtemp(), "serial.cubex")
 >>> _ = write_report(SerialComm(), p, out)

@@ -151,7 +151,7 @@ def build_system_tree(
         name_map = _stream_names(MPI, comm, state, list(name_classes), name_chunk, sink)
     tree = None
     if tree_bytes is not None:
-        core = _tree.SequenceTree.deserialize(tree_bytes, "global system tree")
+        core = _tree.SystemTree.deserialize(tree_bytes, "global system tree")
         tree = SystemTree(core, name_map)
     stats = dict(state.stats)
     stats["resplits"] = resplits

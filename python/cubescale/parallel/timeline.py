@@ -94,7 +94,7 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, target: int 
     """Collective: an expression over an OTF2 trace's metric timelines, each rank reading the
     Metric events of its share of the location groups (contiguous blocks, balanced by events)
     and reducing its partial timelines up the tree. ``target``: a system-tree element (index
-    in the trace's machine, as :meth:`cubescale.otf2.Trace.system_tree`) or its name (the
+    in the trace's machine, as :meth:`cubescale.trace.Trace.system_tree`) or its name (the
     first element of that name). ``stats`` adds this rank's ``metric_events``.
 
     Example
@@ -106,7 +106,7 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, target: int 
     >>> len(v), stats["metric_events"]
     (4, 320)
     """
-    from .. import otf2
+    from .. import trace
     from .._core import timeline as _tl
     from .trace import rank_share
 
@@ -115,7 +115,7 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, target: int 
     element = 0
     events = 0
     try:
-        trace = otf2.open(path)
+        trace = trace.open(path)
         element = _element(trace, target)
         store, stats = _tl.trace_timelines(trace._core, rank_share(trace, comm.size, comm.rank)[1])
         events = int(stats["metric_events"])

@@ -14,7 +14,7 @@ Example
 -------
 >>> import os, tempfile
 >>> from mpi4py import MPI
->>> import cubescale, cubescale.otf2
+>>> import cubescale, cubescale.trace
 >>> out = os.path.join(tempfile.mkdtemp(), "profile.cubex")
 >>> stats = profile_trace(MPI.COMM_SELF, cubescale.examples.trace_path(), out)
 >>> stats["shape"], stats["events"]
@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import time
 
-from .. import otf2
+from .. import trace
 from .collective import agree
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
 
@@ -40,9 +40,9 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
 
     Example
     -------
-    >>> from cubescale import otf2
+    >>> from cubescale import trace
     >>> from cubescale.examples import trace_path
-    >>> rank_share(otf2.open(trace_path()), 2, 1)
+    >>> rank_share(trace.open(trace_path()), 2, 1)
     ((2, 4), [2, 3], 2)
     """
     groups = trace.process_groups()
@@ -69,7 +69,7 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     locations: list[int] = []
     first = 0
     try:
-        trace = otf2.open(path)
+        trace = trace.open(path)
         block, locations, first = rank_share(trace, comm.size, comm.rank)
         local, kernel = trace.local_profile(locations)
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()

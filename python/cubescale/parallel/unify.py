@@ -55,9 +55,9 @@ def unify(comm, profile: LocalProfile) -> Unification:
     -------
     >>> import numpy as np
     >>> from mpi4py import MPI
-    >>> from cubescale.profile import LocalProfile, MetricDefinition, RegionDefinition
-    >>> p = LocalProfile([MetricDefinition(name="time")], [RegionDefinition(name="main"),
-    ...                  RegionDefinition(name="b"), RegionDefinition(name="a")], [-1, 0, 0], [0, 1, 2],
+    >>> from cubescale.profile import LocalProfile, Metric, Region
+    >>> p = LocalProfile([Metric(name="time")], [Region(name="main"),
+    ...                  Region(name="b"), Region(name="a")], [-1, 0, 0], [0, 1, 2],
     ...                  [("Master thread", "thread")], [np.ones((3, 1))])
     >>> u = unify(MPI.COMM_SELF, p)
     >>> u.cnode_map.tolist()          # children ordered by region: a before b

@@ -21,6 +21,6 @@ struct CallTreeParts {
 // Every location group's parent is a node and every location's a location group. Throws
 // std::invalid_argument naming the offending element.
 Definitions assemble_definitions(std::vector<Metric> metrics, std::vector<Region> regions, CallTreeParts calls,
-                                 const systree::SingleTree& system);
+                                 const systree::SingleNodeTree& system);
 
 }  // namespace cubescale::cube

@@ -69,7 +69,7 @@ struct Definitions {
   std::vector<Cnode> cnodes;         // preorder of the call tree
   // The system tree: nodes, location groups (class = type, e.g. "process") and locations
   // (class = type, e.g. "thread"), created in preorder.
-  systree::SingleTree system;
+  systree::SingleNodeTree system;
   std::vector<std::uint32_t> location_groups;  // tree element of each location group, preorder
   std::vector<std::uint32_t> locations;        // tree element of each location, preorder
   std::vector<std::int64_t> group_rank;        // <rank> of each location group

@@ -41,7 +41,7 @@ namespace cubescale::systree::distributed {
 using Counts = std::array<std::uint64_t, kKindCount>;
 
 // An element's identity: the names on its path from the root, each length-prefixed.
-std::string name_path(const SingleTree& view, std::uint32_t element);
+std::string name_path(const SingleNodeTree& view, std::uint32_t element);
 // FNV-1a over an encoded name path: the same value on every machine.
 std::uint64_t hash_name_path(std::string_view path);
 
@@ -55,7 +55,7 @@ using collective::binary_tree_links;
 // children of N, and the names of those children that have siblings in the views (so that
 // the group's first rank knows which of N's hardware children are already there).
 struct Payload {
-  SequenceTree tree;
+  SystemTree tree;
   std::vector<std::string> held;  // sorted, unique
 
   std::string pack() const;
@@ -115,7 +115,7 @@ struct RankStats {
 class RankState {
  public:
   // `host_class`: class of the element whose holder is responsible for the shared hardware.
-  explicit RankState(SingleTree view, std::string host_class = "node");
+  explicit RankState(SingleNodeTree view, std::string host_class = "node");
 
   std::uint32_t process_depth() const { return process_depth_; }
   // Depth of the element this rank holds now (process_depth() before the first round).
@@ -155,7 +155,7 @@ class RankState {
 
   // Results, after the down pass.
   // The global tree: only on the rank that promoted in round 1.
-  const SequenceTree& global_tree() const;
+  const SystemTree& global_tree() const;
   bool holds_root() const { return holds_ == 0 && root_tree_.has_value(); }
   // Global indices of its locations, in the order of a preorder walk of its view.
   std::vector<std::uint64_t> location_indices() const;
@@ -198,18 +198,18 @@ class RankState {
   std::vector<std::string> held_entry(std::uint32_t depth) const;
   void observe(std::uint64_t transient);
 
-  SingleTree view_;
+  SingleNodeTree view_;
   std::vector<std::uint32_t> spine_;       // element ids, root first, process last
   std::uint32_t process_depth_ = 0;
   std::uint32_t host_depth_ = 0;
   std::uint32_t holds_ = 0;
-  SequenceTree process_tree_;              // the folded process subtree
+  SystemTree process_tree_;              // the folded process subtree
   std::vector<std::uint64_t> local_locations_;  // per location of the view: index in process_tree_
   std::optional<Payload> payload_;         // what it sends or merges in the current round
   std::uint32_t round_ = 0;                // round under way in the up pass
   std::vector<Round> rounds_;              // indexed by round
   std::vector<std::optional<Counts>> starts_;  // per spine depth, after the down pass
-  std::optional<SequenceTree> root_tree_;
+  std::optional<SystemTree> root_tree_;
   RankStats stats_;
   std::uint64_t retained_ = 0;
 };
@@ -227,11 +227,11 @@ std::string name_chunk_after(const std::vector<std::pair<std::uint64_t, std::str
 // ---- the naive baseline: gather every view to one rank and fold there
 
 // Compact byte form of a single-node view (preorder: parent, kind, class, name, properties).
-std::string pack_view(const SingleTree& view);
-SingleTree unpack_view(std::string_view bytes);
+std::string pack_view(const SingleNodeTree& view);
+SingleNodeTree unpack_view(std::string_view bytes);
 
 struct NaiveResult {
-  SequenceTree tree;
+  SystemTree tree;
   std::vector<std::uint64_t> location_offsets;  // per rank: begin in location_indices (size ranks+1)
   std::vector<std::uint64_t> location_indices;  // each rank's locations, in its view's preorder
   std::vector<std::uint64_t> location_group_index;  // per rank

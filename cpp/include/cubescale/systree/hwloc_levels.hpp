@@ -54,7 +54,7 @@ class HardwareLevels {
   std::uint32_t attach_point(std::string_view cpus) const;
 
  private:
-  friend HardwareLevels add_hardware_levels(SingleTree&, std::uint32_t, const Topology&);
+  friend HardwareLevels add_hardware_levels(SingleNodeTree&, std::uint32_t, const Topology&);
   std::uint32_t node_ = 0;
   std::vector<std::uint32_t> elements_;  // preorder
   std::vector<std::uint32_t> parent_;    // index into elements_, or kTop for the node
@@ -63,11 +63,11 @@ class HardwareLevels {
 };
 
 // Adds the hardware levels of `topology` as children of element `node` of `tree`.
-HardwareLevels add_hardware_levels(SingleTree& tree, std::uint32_t node, const Topology& topology);
+HardwareLevels add_hardware_levels(SingleNodeTree& tree, std::uint32_t node, const Topology& topology);
 
 // A process's own single-node view: machine > node (host) > hardware levels > process >
 // threads, the process placed by its binding (`cpus`; empty: this process's binding).
-SingleTree local_view(const Topology& topology, std::string_view host, std::string_view process_name,
+SingleNodeTree local_view(const Topology& topology, std::string_view host, std::string_view process_name,
                       std::uint32_t threads, std::string_view cpus = {});
 
 }  // namespace cubescale::systree

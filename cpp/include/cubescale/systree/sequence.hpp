@@ -22,7 +22,7 @@ namespace cubescale::systree {
 
 struct Record {
   Kind kind = Kind::Node;
-  std::uint32_t cls = 0;  // index into SequenceTree::classes()
+  std::uint32_t cls = 0;  // index into SystemTree::classes()
   std::uint64_t copies = 1;
   std::uint32_t parent = 0xffffffffu;
   std::uint32_t depth = 0;
@@ -50,7 +50,7 @@ struct CanonicalTrace;
 }
 class NameMap;
 
-class SequenceTree {
+class SystemTree {
  public:
   static constexpr std::uint32_t kNone = 0xffffffffu;
 
@@ -59,7 +59,7 @@ class SequenceTree {
   std::uint32_t add_record(std::uint32_t parent, Kind kind, std::string_view cls, std::uint64_t copies,
                            Properties properties = {});
   // Deep-copies `other`'s subtree at `record` (with its copies) as a new child of `parent`.
-  std::uint32_t graft(std::uint32_t parent, const SequenceTree& other, std::uint32_t record);
+  std::uint32_t graft(std::uint32_t parent, const SystemTree& other, std::uint32_t record);
   // Sorts, folds equal siblings, renumbers in preorder and computes hashes and counts.
   // Returns, for every record id before the call, where it went.
   std::vector<Placement> canonicalize();
@@ -81,9 +81,9 @@ class SequenceTree {
   std::uint32_t max_depth() const { return max_depth_; }
   // Structural equality of two subtrees, possibly of different trees; copies of the two
   // top records are not compared (that is what folding sums up).
-  static bool same_structure(const SequenceTree& a, std::uint32_t ra, const SequenceTree& b, std::uint32_t rb);
+  static bool same_structure(const SystemTree& a, std::uint32_t ra, const SystemTree& b, std::uint32_t rb);
   // Same records, classes and copies: the trees describe the same machine.
-  bool operator==(const SequenceTree& other) const;
+  bool operator==(const SystemTree& other) const;
 
   // ---- enumeration without expansion (paper 000, section 3)
   // Elements of the kinds in `mask` inside ONE copy of record r's subtree, r included.
@@ -122,7 +122,7 @@ class SequenceTree {
   // Count of class `cls` in one copy of each record's subtree (for generated names).
   std::vector<std::uint64_t> class_counts(std::uint32_t cls) const;
   std::vector<Placement> canonicalize_traced(detail::CanonicalTrace* trace);
-  friend SequenceTree fold(const SingleTree&, NameMap*, KindMask);
+  friend SystemTree fold(const SingleNodeTree&, NameMap*, KindMask);
 
   std::vector<std::string> classes_;
   std::vector<Record> records_;
@@ -136,15 +136,15 @@ class SequenceTree {
 // Converts a single-node tree to sequence records in O(n log k) (k = children per element).
 // When `node_names` is given, it receives for every element whose kind is in `name_kinds`
 // its all-kinds depth-first index in the folded tree and its name: the separate name map.
-SequenceTree fold(const SingleTree& tree, NameMap* node_names = nullptr, KindMask name_kinds = kNodes);
+SystemTree fold(const SingleNodeTree& tree, NameMap* node_names = nullptr, KindMask name_kinds = kNodes);
 // Expands sequence records into single elements in depth-first order, with generated names,
 // or the names in `names` where it has one. Property values come from the records.
-SingleTree expand(const SequenceTree& tree, const NameMap* names = nullptr);
+SingleNodeTree expand(const SystemTree& tree, const NameMap* names = nullptr);
 // Merges two trees whose roots are the same element: children are unioned, equal subtrees add
 // their copies. Order-independent: merge(a, b) == merge(b, a).
-SequenceTree merge(const SequenceTree& a, const SequenceTree& b);
+SystemTree merge(const SystemTree& a, const SystemTree& b);
 // Bytes that expand(tree).serialize() would take (generated names), computed from the records
 // without expanding: the single-node size of a machine too large to spell out.
-std::uint64_t single_serialized_size(const SequenceTree& tree);
+std::uint64_t single_serialized_size(const SystemTree& tree);
 
 }  // namespace cubescale::systree

@@ -16,10 +16,10 @@
 
 namespace cubescale::systree {
 
-std::string serialize(const SequenceTree& tree);
-SequenceTree deserialize(std::string_view bytes, const std::string& source = "");
+std::string serialize(const SystemTree& tree);
+SystemTree deserialize(std::string_view bytes, const std::string& source = "");
 // {"format": "cubescale-systree", "version": 1, "root": {"kind", "class", "copies",
 //  "properties"?, "children"?}}; `indent` < 0 gives one line.
-std::string to_json(const SequenceTree& tree, int indent = 2);
+std::string to_json(const SystemTree& tree, int indent = 2);
 
 }  // namespace cubescale::systree

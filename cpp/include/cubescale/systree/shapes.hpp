@@ -23,9 +23,9 @@ std::vector<Level> parse_shape(std::string_view spec);
 // "juqueen-rack" (one rack), "figure4" is not regular: use figure4_sequence().
 std::string shape_preset(std::string_view name);
 // A machine root, then one record per level.
-SequenceTree regular_sequence(const std::vector<Level>& levels);
+SystemTree regular_sequence(const std::vector<Level>& levels);
 // Paper 000, Figure 4: 16 nodes of 4 processes x 4 threads; 16 nodes of 4 processes with
 // 2 threads and a GPU stream each.
-SequenceTree figure4_sequence();
+SystemTree figure4_sequence();
 
 }  // namespace cubescale::systree

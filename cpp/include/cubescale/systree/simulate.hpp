@@ -25,7 +25,7 @@ class ViewSource {
  public:
   virtual ~ViewSource() = default;
   virtual std::uint64_t ranks() const = 0;
-  virtual SingleTree view(std::uint64_t rank) const = 0;
+  virtual SingleNodeTree view(std::uint64_t rank) const = 0;
 };
 
 // A regular machine from a shape such as "rack:28 midplane:2 nodeboard:16 node:32
@@ -36,7 +36,7 @@ class RegularViews : public ViewSource {
  public:
   explicit RegularViews(const std::vector<Level>& levels);
   std::uint64_t ranks() const override { return ranks_; }
-  SingleTree view(std::uint64_t rank) const override;
+  SingleNodeTree view(std::uint64_t rank) const override;
 
  private:
   std::vector<Level> path_;       // down to and including the process level
@@ -48,18 +48,18 @@ class RegularViews : public ViewSource {
 // Views from a function (e.g. a Python callable in the bindings).
 class FunctionViews : public ViewSource {
  public:
-  FunctionViews(std::uint64_t ranks, std::function<SingleTree(std::uint64_t)> view)
+  FunctionViews(std::uint64_t ranks, std::function<SingleNodeTree(std::uint64_t)> view)
       : ranks_(ranks), view_(std::move(view)) {}
   std::uint64_t ranks() const override { return ranks_; }
-  SingleTree view(std::uint64_t rank) const override { return view_(rank); }
+  SingleNodeTree view(std::uint64_t rank) const override { return view_(rank); }
 
  private:
   std::uint64_t ranks_;
-  std::function<SingleTree(std::uint64_t)> view_;
+  std::function<SingleNodeTree(std::uint64_t)> view_;
 };
 
 struct SimulationResult {
-  SequenceTree tree;
+  SystemTree tree;
   std::uint64_t ranks = 0;
   std::uint32_t rounds = 0;
   // Over all virtual ranks.

@@ -15,7 +15,7 @@ namespace cubescale::systree {
 
 using Properties = std::vector<std::pair<std::string, std::string>>;
 
-class SingleTree {
+class SingleNodeTree {
  public:
   static constexpr std::uint32_t kNoParent = 0xffffffffu;
 

@@ -22,7 +22,7 @@ struct TraceTimelines {
 };
 
 // The tree's parent array (kNoElement for roots), for a TimelineStore.
-std::vector<std::uint32_t> element_parents(const systree::SingleTree& tree);
+std::vector<std::uint32_t> element_parents(const systree::SingleNodeTree& tree);
 
 TraceTimelines trace_timelines(const trace::Trace& trace, const trace::TraceSystem& system,
                                const std::vector<std::uint32_t>& locations);

@@ -17,7 +17,7 @@
 namespace cubescale::trace {
 
 struct TraceSystem {
-  systree::SingleTree tree;
+  systree::SingleNodeTree tree;
   std::vector<std::uint32_t> location_order;  // dense location indices, depth-first
   std::vector<std::uint32_t> location_element;  // tree element of each location (by dense index)
   std::vector<std::uint32_t> node_element;      // tree element of each system tree node (dense index)

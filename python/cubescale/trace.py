@@ -10,14 +10,14 @@ rank a share of the processes and collates one ``.cubex``. Broken input raises
 
 Example
 -------
->>> import cubescale.otf2
+>>> import cubescale.trace
 >>> path = cubescale.examples.trace_path()
->>> trace = cubescale.otf2.open(path)
+>>> trace = cubescale.trace.open(path)
 >>> trace
 <Trace ring/traces.otf2: 4 locations, 4 processes, 6 regions>
 >>> trace.event_counts().sum().to_dict()
 {'ENTER': 404, 'LEAVE': 404, 'MPI_SEND': 80, 'MPI_RECV': 80, 'MPI_COLLECTIVE_BEGIN': 80, 'MPI_COLLECTIVE_END': 80, 'METRIC': 320}
->>> report = cubescale.otf2.profile(path)
+>>> report = cubescale.trace.profile(path)
 >>> int(report.values("visits", inclusive=False).sum())
 404
 """

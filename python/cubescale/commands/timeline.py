@@ -1,11 +1,11 @@
-"""``cubescale metrics``: the metrics an OTF2 trace recorded, per system-tree node and
+"""``cubescale timeline``: the metrics an OTF2 trace recorded, per system-tree node and
 location with their hardware level, and aggregate expressions over them (the Vampir hardware-levels paper).
 
 Example
 -------
 >>> from cubescale.cli import main
 >>> from cubescale.examples import trace_path
->>> main(["metrics", trace_path()])  # doctest: +ELLIPSIS
+>>> main(["timeline", trace_path()])  # doctest: +ELLIPSIS
 ring/traces.otf2: 2 metrics on 4 elements, 320 metric events
 element                        level      metric           mode         samples  first ... last
 ...
@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from .. import otf2
+from .. import trace
 from .._optional import require
 from ..timeline import Expression
 from ._inputs import check_output, trace_path
@@ -36,11 +36,11 @@ def add_parser(subparsers) -> None:
                     "Vampir's reverse Polish notation for --node, on a grid of --points, as min/mean/max and, "
                     "with --plot, a PNG. Under mpirun every rank reads its share of the locations and partial "
                     "timelines of a bounded size are reduced along a tree.",
-        epilog='examples:\n  cubescale metrics traces.otf2\n'
-               '  cubescale metrics traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
+        epilog='examples:\n  cubescale timeline traces.otf2\n'
+               '  cubescale timeline traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
                '    \'"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
                '"PAPI_FP_OPS" "stairstep" source-counter "sum" aggregate "0" diff-quot /\'\n'
-               '  mpirun -n 4 python -m cubescale metrics traces.otf2 --expr ...',
+               '  mpirun -n 4 python -m cubescale timeline traces.otf2 --expr ...',
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or an experiment directory holding it")
     p.add_argument("--expr", help="metric expression (reverse Polish notation)")
@@ -58,7 +58,7 @@ def prepare_metrics(args) -> None:
 
 
 def run_metrics(args) -> int:
-    trace = otf2.open(args.trace)
+    trace = trace.open(args.trace)
     tree = trace.system_tree()
     short = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(args.trace))), os.path.basename(args.trace))
     if not args.expr:
@@ -113,7 +113,7 @@ def _evaluate(path: str, expression: Expression, target: int | str, points: int)
         return evaluate_trace(comm, path, expression, target, points)
     from ..timeline import evaluate
 
-    trace = otf2.open(path)
+    trace = trace.open(path)
     if isinstance(target, str):
         from ..parallel.timeline import _element
 

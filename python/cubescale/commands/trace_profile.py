@@ -61,11 +61,11 @@ def run_trace_profile(args) -> int:
         shape = stats["shape"]
         metrics, events = stats["metrics"], stats["events"]
     else:
-        from .. import otf2
+        from .. import trace
 
-        report = otf2.profile(args.trace, args.output, compress=args.compress)
+        report = trace.profile(args.trace, args.output, compress=args.compress)
         shape, metrics = report.shape, len(report.metrics)
-        events = int(otf2.open(args.trace).locations["events"].sum())
+        events = int(trace.open(args.trace).locations["events"].sum())
     if args.threads:
         # A rank here holds several processes of the trace, and the machine comes from the
         # trace's definitions: the written report is aggregated by rank 0, process by process.
@@ -81,7 +81,7 @@ def run_trace_profile(args) -> int:
 
 def run_info(path: str) -> int:
     """``cubescale info traces.otf2``."""
-    from .. import otf2
+    from .. import trace
 
-    print(otf2.open(path).summary())
+    print(trace.open(path).summary())
     return 0
