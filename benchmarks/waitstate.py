@@ -1,74 +1,150 @@
-"""Wait-state analysis (one process, this slice of issue #26), in one run: events per second of
-the whole analysis (profile + record extraction + matching + metric tree) vs the trace ->
-profile kernel alone and vs reading the same events with the OTF2 library alone (empty
-callbacks: the limit), best of three, on the largest shared trace with MPI and on a generated
-trace (a ring of MPI processes: send, receive and allreduce in every iteration), plus the
-records' bytes per communication event.
+"""Wait-state analysis (issue #26), in one run: events per second of the whole analysis
+(profile + record extraction + matching + metric tree + writing the report) vs reading the
+same events with the OTF2 library alone (empty callbacks: the limit), on the largest shared
+trace with MPI and on a generated trace of >= 50 M events (a ring of MPI processes: send,
+receive and allreduce in every iteration, written by the C++ writer); one process without MPI
+(best of three) and the parallel replay under mpirun at 1, 2 and 4 ranks; per rank its wall
+and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the bytes of records
+it held at once per communication event of its share.
 
-    python benchmarks/waitstate.py [--iterations 250000] [--processes 4]
+    python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
 
-The replay over MPI ranks (1, 2, 4 ranks) and peak memory per rank are not measured: the
-replay is not written yet.
+With two cores, 4 ranks wait for a core: their wall time is not their CPU time. On a shared
+machine the wall times move with the load; the CPU columns (getrusage / process_time, all
+threads) compare the work itself.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 
 from cubescale import testing
 from cubescale._core import analysis as _analysis
+from cubescale.mpirun import local_environment
 from cubescale.trace import open as open_trace
 
-MESSAGE_RECORD_BYTES, COLLECTIVE_RECORD_BYTES = 64, 56  # analysis/waitstates.hpp (static_asserts)
 
-
-def best(function, repeat: int = 3) -> float:
+def best(function, repeat: int = 3) -> tuple[float, float]:
+    """(wall, CPU) seconds of the fastest of ``repeat`` runs (CPU: all threads of this process)."""
     times = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         function()
-        times.append(time.perf_counter() - start)
+        times.append((time.perf_counter() - start, time.process_time() - cpu))
     return min(times)
 
 
-def measure(name: str, path: str) -> None:
+def trace_bytes(path: str) -> int:
+    folder = os.path.splitext(path)[0]
+    total = os.path.getsize(path)
+    for root, _, files in os.walk(folder):
+        total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
+    return total
+
+
+def worker(path: str, output: str) -> None:
+    """Under mpirun: one replay, then every rank's costs as one JSON line from rank 0."""
+    from mpi4py import MPI
+
+    from cubescale.parallel.analysis import analyze_trace
+
+    comm = MPI.COMM_WORLD
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    comm.Barrier()
+    start = time.perf_counter()
+    stats = analyze_trace(comm, path, output)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    mine = {"wall": wall, "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+            "maxrss": after.ru_maxrss * 1024, "maxrss_before": before.ru_maxrss * 1024,
+            "record_bytes": stats["record_bytes"], "own": stats["own"], "seconds": stats["seconds"]}
+    everyone = comm.gather(mine, root=0)
+    if comm.rank == 0:
+        print(json.dumps({"events": stats["events"], "ranks": everyone}), flush=True)
+
+
+def replay(path: str, ranks: int, output: str) -> dict:
+    command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks), sys.executable, os.path.abspath(__file__),
+               "--worker", path, output]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"mpirun -n {ranks} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return json.loads(next(line for line in done.stdout.splitlines() if line.startswith("{")))
+
+
+def measure(name: str, path: str, ranks: list[int], folder: str) -> tuple[list[str], list[str]]:
+    """(speed rows, memory rows) of one trace."""
     trace = open_trace(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
-    limit = best(lambda: testing.read_with_empty_callbacks(trace, locations))
-    profile = best(lambda: trace._core.profile(locations))
-    analysis = best(lambda: _analysis.analyze(trace._core, locations))
+    size = trace_bytes(path)
+    limit, limit_cpu = best(lambda: testing.read_with_empty_callbacks(trace, locations))
+    alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations))
     stats = _analysis.analyze(trace._core, locations)[1]
-    record_bytes = stats["messages"] * MESSAGE_RECORD_BYTES + stats["collectives"] * COLLECTIVE_RECORD_BYTES
-    communication = stats["messages"] + stats["collectives"]
-    for label, seconds in (("read (limit)", limit), ("profile", profile), ("analysis", analysis)):
-        print(f"| {name} | {events:,} | {label} | {seconds:.3f} | {events / seconds / 1e6:.2f} | "
-              f"{limit / seconds * 100:.0f} % |")
-    print(f"| {name} | {communication:,} communication events | records | {record_bytes / 2**20:.1f} MiB | "
-          f"{record_bytes / max(communication, 1):.1f} B/event | |")
+    rows = [f"| {name} | {events:,} ({size / 2**20:.0f} MiB) | libotf2 alone (limit) | {limit:.2f} | {limit_cpu:.2f} | "
+            f"{events / limit / 1e6:.2f} | 100 % | 100 % |",
+            f"| {name} | | one process, no MPI | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
+            f"{limit / alone * 100:.0f} % | {limit_cpu / alone_cpu * 100:.0f} % |"]
+    memory = []
+    for n in ranks:
+        result = replay(path, n, os.path.join(folder, f"{os.path.basename(folder)}.n{n}.cubex"))
+        wall = max(r["wall"] for r in result["ranks"])
+        cpu = "/".join(f"{r['cpu']:.2f}" for r in result["ranks"])
+        cpu_sum = sum(r["cpu"] for r in result["ranks"])
+        waiting = " (4 ranks on 2 cores)" if n > os.cpu_count() else ""  # type: ignore[operator]
+        rows.append(f"| {name} | | replay, {n} rank{'s' if n > 1 else ''}{waiting} | {wall:.2f} | {cpu} | "
+                    f"{events / wall / 1e6:.2f} | {limit / wall * 100:.0f} % | {limit_cpu / cpu_sum * 100:.0f} % |")
+        for k, r in enumerate(result["ranks"]):
+            own = r["own"]
+            communication = own["messages"] + own["collectives"]
+            memory.append(f"| {name} | {n} | {k} | {own['events']:,} | {communication:,} | "
+                          f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
+                          f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")
+    rows.append(f"| {name} | {stats['messages'] + stats['collectives']:,} communication events | | | | | | |")
+    return rows, memory
 
 
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(sys.argv[2], sys.argv[3])
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=250000)
+    parser.add_argument("--iterations", type=int, default=900000)
     parser.add_argument("--processes", type=int, default=4)
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
     args = parser.parse_args()
-    print("| trace | events | what | seconds | M events/s | of the limit |")
-    print("|---|---|---|---|---|---|")
-    shared = os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                                                  "shared", "data"))
-    measure("jacobi-hybrid", os.path.join(shared, "otf2", "jacobi-hybrid", "traces.otf2"))
     folder = tempfile.mkdtemp()
     try:
-        testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
-                                     counters=False)
-        measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"))
+        speed, memory = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
+                                args.ranks, folder)
+        start = time.perf_counter()
+        written = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
+                                           counters=False)
+        print(f"generated ring: {written:,} events in {time.perf_counter() - start:.1f} s", flush=True)
+        more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
+                       args.ranks, folder)
+        speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)
+    print("| trace | events | what | wall s | CPU s (per rank) | M events/s | of the limit (wall) |"
+          " of the limit (CPU, all ranks) |")
+    print("|---|---|---|---:|---|---:|---:|---:|")
+    print("\n".join(speed))
+    print()
+    print("| trace | ranks | rank | own events | own communication events | ru_maxrss MiB | maxrss growth MiB |"
+          " trace MiB | record bytes per own communication event |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("\n".join(memory))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,9 @@
 // Wait-state analysis (cpp/include/cubescale/analysis/): the whole single-process analysis of a
-// trace as one LocalProfile (the call-path profile with Scalasca's pattern metrics), the
-// pattern names, and the writer of synthetic MPI traces with stated timings that the tests use.
+// trace as one LocalProfile (the call-path profile with Scalasca's pattern metrics), one rank's
+// part of the parallel replay (Replay: its record buffers as NumPy byte views that mpi4py moves
+// without copies), the pattern names, and the writer of synthetic MPI traces with stated
+// timings that the tests use.
+#include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
 #include <algorithm>
@@ -8,6 +11,7 @@
 #include <tuple>
 
 #include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -46,9 +50,102 @@ py::dict pattern_statistics(const trace::Trace& t, const std::vector<analysis::P
   return out;
 }
 
+// The bytes of a record buffer as a uint8 array that keeps the Replay alive (no copy).
+template <typename T>
+py::array byte_view(std::vector<T>& v, py::object owner) {
+  static T empty{};
+  auto* data = v.empty() ? &empty : v.data();
+  return py::array(py::dtype::of<std::uint8_t>(), {static_cast<py::ssize_t>(v.size() * sizeof(T))},
+                   {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), owner);
+}
+
+py::dict stats_dict(const analysis::AnalysisStats& stats) {
+  py::dict d;
+  d["events"] = stats.events;
+  d["messages"] = stats.messages;
+  d["collectives"] = stats.collectives;
+  return d;
+}
+
+void register_replay(py::module_ m) {
+  using analysis::Replay;
+  py::class_<Replay>(m, "Replay",
+                     "One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, "
+                     "then matching with the records the caller exchanges between the ranks.")
+      .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine) {
+             py::gil_scoped_release release;
+             return std::make_unique<Replay>(t, analyzed, mine);
+           }),
+           py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::keep_alive<1, 2>(),
+           "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.")
+      .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
+      .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
+      .def_property_readonly_static("reduction_bytes",
+                                    [](py::object) { return sizeof(analysis::CollectiveReduction); })
+      .def("pack_sends", &Replay::pack_sends, py::arg("owner"), py::arg("ranks"),
+           "Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.")
+      .def(
+          "outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_sends(), self); },
+          "The packed sends as bytes (a view).")
+      .def(
+          "incoming_sends",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().incoming_sends();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("records"), "A writable byte view of `records` sends to receive into.")
+      .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
+           "Own receives against the sends received; FormatError on unmatched ones.")
+      .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},
+           "Groups own collective records by the home rank of their instance (among `homes`, the ranks owning "
+           "locations; empty: all); returns records per rank.")
+      .def(
+          "outgoing_collectives",
+          [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_collectives(), self); },
+          "The packed collective records as bytes (a view).")
+      .def(
+          "incoming_collectives",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().incoming_collectives();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("records"), "A writable byte view of `records` collective records to receive into (as home).")
+      .def("reduce_collectives", &Replay::reduce_collectives, py::call_guard<py::gil_scoped_release>(),
+           "Home: one reduction per collective record received; FormatError on incomplete instances.")
+      .def(
+          "home_reductions", [](py::object self) { return byte_view(self.cast<Replay&>().home_reductions(), self); },
+          "The reductions computed as home, in the order of the records received (a view).")
+      .def(
+          "reductions",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().reductions();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("records"), "A writable byte view of `records` reductions (one per own packed collective record).")
+      .def("collective_severities", &Replay::collective_severities, py::call_guard<py::gil_scoped_release>(),
+           "The collective patterns of own records from the reductions received.")
+      .def("present", [](const Replay& r) { return std::vector<bool>(r.present()); },
+           "Per pattern: whether its operations occur among own locations.")
+      .def(
+          "finish",
+          [](Replay& r, std::vector<bool> present) {
+            py::gil_scoped_release release;
+            return std::make_shared<profile::LocalProfile>(r.finish(present));
+          },
+          py::arg("present"), "The LocalProfile with the metric tree of the patterns `present` on any rank.")
+      .def(
+          "stats", [](const Replay& r) { return stats_dict(r.stats()); },
+          "Own events read and message / collective records extracted.")
+      .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.");
+}
+
 }  // namespace
 
 void register_analysis(py::module_ m) {
+  register_replay(m);
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency) {

@@ -15,7 +15,14 @@ waiting at barriers and for locks (``omp_ibarrier_wait``, ``omp_ebarrier_wait``,
 them, the critical-path profile (``critical_path``: the time of each call path and location on
 the run's critical path) and the counts (``syncs_*``, ``comms_*``, ``bytes_*``,
 ``mpi_sls_count``, ``mpi_cls_count``). A parent metric
-stores its children's values too (CubeLib reads metric trees so). Inconsistent traces raise
+stores its children's values too (CubeLib reads metric trees so). With an mpi4py communicator of
+several ranks the analysis is a parallel replay: each rank analyzes a share of the locations and
+the ranks exchange only their communication records (:mod:`cubescale.parallel.analysis`); the
+report is the same byte for byte for any number of ranks. The replay computes the patterns of
+the records (Late Sender and its wrong-order split, the collectives, MPI_Init/Finalize); the
+ones that need every location's records at once (Late Receiver, non-blocking collectives, clock
+conditions, OpenMP, critical path, counts) are computed by the one-process analysis for now.
+Inconsistent traces raise
 :class:`cubescale.FormatError` naming the location's event file, the event and its time.
 docs/analysis.md has the definitions.
 
@@ -33,6 +40,7 @@ from __future__ import annotations
 import os
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -170,7 +178,7 @@ def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str
 
 
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
-            time_correct: bool = False, min_latency: float = 0.0) -> Report:
+            time_correct: bool = False, min_latency: float = 0.0, comm: Any = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -181,6 +189,13 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
     recorded and the instance statistics.
 
+    ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
+    analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
+    ``output`` is needed then, rank 0 writes it, and the file is the same for any number of
+    ranks; it holds the patterns of the replay (see the module's text), not yet those computed
+    by one process only. Inconsistent traces raise :class:`cubescale.FormatError` (on every rank)
+    and write nothing.
+
     Example
     -------
     >>> import cubescale
@@ -189,6 +204,16 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
     """
+    if comm is not None and comm.size > 1:
+        from .parallel.analysis import analyze_trace
+        from .report import open as open_report
+
+        if output is None:
+            raise ValueError("an analysis over a communicator writes its report: give an output path")
+        if time_correct:
+            raise ValueError("time_correct runs in the one-process analysis only (not yet in the replay over ranks)")
+        analyze_trace(comm, trace_path, output, compress=compress)
+        return open_report(output)
     from .trace import open as open_trace
 
     trace = open_trace(trace_path)

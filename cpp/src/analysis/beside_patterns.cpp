@@ -61,7 +61,8 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
 
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
     : trace_(trace), omp_(trace), spans_(trace.definitions().locations.size()) {
-  observers_ = {extractor, &omp_, &counts_, &spans_};
+  if (extractor) observers_.push_back(extractor);  // the wait-state records first
+  observers_.insert(observers_.end(), {&omp_, &counts_, &spans_});
 }
 
 void BesidePatterns::begin_location(std::uint32_t location) {

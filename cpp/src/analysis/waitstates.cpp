@@ -1,16 +1,10 @@
 #include "cubescale/analysis/waitstates.hpp"
 
-#include "cubescale/analysis/clock_condition.hpp"
-#include "cubescale/analysis/late_receiver.hpp"
-#include "cubescale/analysis/nonblocking_collectives.hpp"
-#include "cubescale/analysis/time_correct.hpp"
-
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <unordered_map>
 
-#include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -79,6 +73,18 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
     for (auto id : g.members) rank_location_.push_back(defs_.location(id));
     break;
   }
+  // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
+  comm_locations_.resize(defs_.communicators.size());
+  comm_self_.assign(defs_.communicators.size(), false);
+  for (std::size_t c = 0; c < defs_.communicators.size(); ++c) {
+    const auto group = defs_.communicators[c].group;
+    if (group == kNone || group >= defs_.groups.size()) continue;
+    const auto& g = defs_.groups[group];
+    comm_self_[c] = g.type == "comm_self";
+    if (comm_self_[c]) continue;
+    for (auto world : g.members)
+      comm_locations_[c].push_back(world < rank_location_.size() ? rank_location_[world] : kNone);
+  }
   region_kind_.assign(defs_.regions.size(), CallKind::Single);
   region_init_exit_.assign(defs_.regions.size(), 0);
   for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
@@ -92,11 +98,27 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
 
 void RecordExtractor::begin_location(std::uint32_t location) {
   records_.push_back({});
-  records_.back().location = location;
+  auto& mine = records_.back();
+  mine.location = location;
+  // Locations of a run tend to be alike: room for as many records as the previous one had
+  // saves most of the lists' regrowth (copies and fresh pages); unused room is given back
+  // after the extraction.
+  if (records_.size() > 1) {
+    const auto& before = records_[records_.size() - 2];
+    mine.sends.reserve(before.sends.size());
+    mine.receives.reserve(before.receives.size());
+    mine.collectives.reserve(before.collectives.size());
+  }
   stack_.clear();
   pending_.clear();
   calls_ = 0;
   last_time_ = 0;
+  instances_.assign(defs_.communicators.size() + 2, 0);
+}
+
+std::uint32_t& RecordExtractor::instances(std::uint32_t communicator) {
+  if (communicator < defs_.communicators.size()) return instances_[communicator];
+  return instances_[defs_.communicators.size() + (communicator == kInitCommunicator ? 0 : 1)];
 }
 
 std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::uint32_t rank,
@@ -105,20 +127,21 @@ std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::ui
     throw FormatError(trace_.path(), trace_.event_member(e.location), e.position,
                       std::string(trace::event_type_name(e.type)) + " at " + seconds(defs_, e.time) + ": " + what);
   };
+  // The common case first, from the table built once (no string compares per event).
+  if (communicator < comm_locations_.size()) {
+    const auto& table = comm_locations_[communicator];
+    if (comm_self_[communicator] && rank == 0) return e.location;
+    if (rank < table.size() && table[rank] != kNone) return table[rank];
+  }
   if (communicator == kNone || communicator >= defs_.communicators.size()) fail("no communicator");
   const auto group = defs_.communicators[communicator].group;
   if (group == kNone || group >= defs_.groups.size()) fail("communicator without a group");
   const auto& g = defs_.groups[group];
-  if (g.type == "comm_self") {
-    if (rank != 0) fail("rank " + std::to_string(rank) + " on a self communicator");
-    return e.location;
-  }
+  if (g.type == "comm_self") fail("rank " + std::to_string(rank) + " on a self communicator");
   if (rank >= g.members.size()) fail("rank " + std::to_string(rank) + " outside its communicator of " +
                                      std::to_string(g.members.size()));
-  const auto world = g.members[rank];
-  if (world >= rank_location_.size() || rank_location_[world] == kNone)
-    fail("rank " + std::to_string(world) + " has no location");
-  return rank_location_[world];
+  fail("rank " + std::to_string(g.members[rank]) + " has no location");
+  return kNone;
 }
 
 void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
@@ -140,6 +163,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
         r.op = region_init_exit_[stack_.back().region];
         r.communicator = r.op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
         r.cnode = cnode;
+        r.instance = instances(r.communicator)++;
         out.collectives.push_back(r);
       }
       stack_.pop_back();
@@ -180,6 +204,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       peer_location(e.communicator, 0, e);  // raises unless the communicator and its group are defined
       r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
       r.cnode = cnode;
+      r.instance = instances(r.communicator)++;
       out.collectives.push_back(r);
       if (in_call) pending_.push_back({2, out.collectives.size() - 1, stack_.size()});
       break;
@@ -219,68 +244,110 @@ void RecordExtractor::rows(const std::vector<std::uint32_t>& rows) {
   }
 }
 
-// --- matching --------------------------------------------------------------------------------
+// --- matching: the kernels ------------------------------------------------------------------
+
+Severities::Severities(std::size_t cnodes_, const std::vector<std::uint32_t>& locations_, std::size_t all_locations)
+    : cnodes(cnodes_), locations(locations_.size()) {
+  column.assign(all_locations, kNone);
+  for (std::size_t c = 0; c < locations_.size(); ++c) column[locations_[c]] = static_cast<std::uint32_t>(c);
+  values.assign(std::size_t(Pattern::Count), std::vector<double>(cnodes * locations, 0.0));
+  present.assign(std::size_t(Pattern::Count), false);
+}
+
+void Severities::add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter,
+                     std::uint64_t leave) {
+  if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
+  if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
+  values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
+}
+
+void Severities::to_seconds(const trace::Definitions& defs) {
+  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
+  for (auto& v : values)
+    for (auto& x : v) x *= tick;
+}
 
 namespace {
 
-struct MessageKey {
-  std::uint32_t from, to, communicator, tag;
-  bool operator==(const MessageKey&) const = default;
-};
-struct MessageKeyHash {
-  std::size_t operator()(const MessageKey& k) const {
-    std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
-    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
-  }
-};
+std::string group_name(const trace::Definitions& defs, std::uint32_t location) {
+  const auto g = defs.locations[location].group;
+  return g < defs.location_groups.size() ? defs.location_groups[g].name : "no process";
+}
 
-class Matcher {
+// MPI_COMM_WORLD rank -> dense location index (kNone where a rank has no location).
+std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
+  std::vector<std::uint32_t> world;
+  for (const auto& w : defs.groups)
+    if (w.type == "comm_locations" && w.paradigm == "mpi") {
+      for (auto id : w.members) world.push_back(defs.location(id));
+      break;
+    }
+  return world;
+}
+
+bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator) {
+  if (communicator >= defs.communicators.size()) return false;
+  const auto group = defs.communicators[communicator].group;
+  return group < defs.groups.size() && defs.groups[group].type == "comm_self";
+}
+
+}  // namespace
+
+void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,
+          const std::string& what) {
+  const auto& defs = trace.definitions();
+  throw FormatError(trace.path(), trace.event_member(location), position,
+                    what + " (" + defs.locations[location].name + " of " + group_name(defs, location) + ", at " +
+                        seconds(defs, time) + ")");
+}
+
+std::size_t SendQueues::KeyHash::operator()(const Key& k) const {
+  std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+  return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+}
+
+SendQueues::SendQueues(const std::vector<MessageRecord>& sends) {
+  for (const auto& s : sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
+}
+
+SendQueues::SendQueues(const std::vector<LocationRecords>& records) {
+  for (const auto& l : records)
+    for (const auto& s : l.sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
+}
+
+const MessageRecord* SendQueues::next(const MessageRecord& r) {
+  auto it = queues_.find({r.peer, r.location, r.communicator, r.tag});
+  if (it == queues_.end() || it->second.next == it->second.sends.size()) return nullptr;
+  return it->second.sends[it->second.next++];
+}
+
+void SendQueues::check_all_received(const trace::Trace& trace) const {
+  const MessageRecord* first = nullptr;  // the same error whichever order the queues have
+  for (const auto& [key, queue] : queues_)
+    if (queue.next < queue.sends.size()) {
+      const auto* s = queue.sends[queue.next];
+      if (!first || std::tie(s->location, s->position) < std::tie(first->location, first->position)) first = s;
+    }
+  if (first)
+    fail(trace, first->location, first->position, first->time,
+         "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
+             ") never received");
+}
+
+namespace {
+
+// Late Sender and its wrong-order sub-patterns along one location's receives.
+class ReceiveKernel {
  public:
-  Matcher(const trace::Trace& trace, const std::vector<std::uint32_t>& locations, std::size_t cnodes)
-      : trace_(trace), defs_(trace.definitions()) {
-    column_.assign(defs_.locations.size(), kNone);
-    for (std::size_t c = 0; c < locations.size(); ++c) column_[locations[c]] = static_cast<std::uint32_t>(c);
-    out_.cnodes = cnodes;
-    out_.locations = locations.size();
-    out_.values.assign(std::size_t(Pattern::Count), std::vector<double>(cnodes * locations.size(), 0.0));
-    out_.present.assign(std::size_t(Pattern::Count), false);
-  }
-
-  void instances(InstanceStats* stats) { out_.instances = stats; }
-  void messages(const std::vector<LocationRecords>& records);
-  void collectives(const std::vector<LocationRecords>& records);
-  Severities finish() {
-    const double tick = 1.0 / static_cast<double>(defs_.clock.resolution);
-    for (auto& v : out_.values)
-      for (auto& x : v) x *= tick;
-    return std::move(out_);
-  }
-
- private:
-  void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks) {
-    if (ticks == 0 || cnode == kNone || cnode >= out_.cnodes) return;
-    if (out_.instances) out_.instances->add(std::size_t(p), {ticks, span_.first, span_.second, cnode, location});
-    out_.values[std::size_t(p)][std::size_t(cnode) * out_.locations + column_[location]] += static_cast<double>(ticks);
-  }
-  [[noreturn]] void fail(std::uint32_t location, std::uint64_t position, std::uint64_t time, const std::string& what) const {
-    throw FormatError(trace_.path(), trace_.event_member(location), position,
-                      what + " (" + defs_.locations[location].name + " of " + group_name(location) + ", at " +
-                          seconds(defs_, time) + ")");
-  }
-  std::string group_name(std::uint32_t location) const {
-    const auto g = defs_.locations[location].group;
-    return g < defs_.location_groups.size() ? defs_.location_groups[g].name : "no process";
-  }
-  std::vector<std::uint32_t> members(std::uint32_t communicator, std::uint32_t recorder) const;
+  ReceiveKernel(Severities& out) : out_(out) {}
 
   // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
   // remembered for the wrong-order check of the location's later receives.
   void late_sender(const MessageRecord& r, const MessageRecord& s, std::uint64_t idle) {
     if (idle == 0) return;
-    span_ = {r.enter, r.leave};
-    add(Pattern::LateSender, r.cnode, r.location, idle);
+    out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
-    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, span_});
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave});
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
@@ -290,215 +357,231 @@ class Matcher {
         ++it;
         continue;
       }
-      span_ = it->span;
-      add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle);
-      add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode, it->location,
-          it->idle);
+      out_.add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle, it->enter, it->leave);
+      out_.add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode,
+               it->location, it->idle, it->enter, it->leave);
       it = recent_.erase(it);
     }
   }
+
+ private:
   struct RecentLateSender {
     std::uint64_t send_time;
     std::uint32_t sender, cnode, location;
-    std::uint64_t idle;
-    std::pair<std::uint64_t, std::uint64_t> span;  // the receive's MPI call
+    std::uint64_t idle, enter, leave;  // enter, leave: the receive's MPI call
   };
-  std::pair<std::uint64_t, std::uint64_t> span_;  // enter and leave of the instance being added
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
   std::vector<RecentLateSender> recent_;
-
-  const trace::Trace& trace_;
-  const trace::Definitions& defs_;
-  std::vector<std::uint32_t> column_;
-  Severities out_;
+  Severities& out_;
 };
 
-// Late Sender: the k-th receive of B from A on (comm, tag) matches the k-th such send of A.
-void Matcher::messages(const std::vector<LocationRecords>& records) {
-  std::unordered_map<MessageKey, std::pair<std::vector<const MessageRecord*>, std::size_t>, MessageKeyHash> queues;
-  for (const auto& l : records)
-    for (const auto& s : l.sends) queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
-  for (const auto& l : records) {
-    if (!l.receives.empty())
-      for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
-        out_.present[std::size_t(p)] = true;
-    // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
-    std::uint64_t multi_max = 0;
-    const MessageRecord* multi = nullptr;
-    const MessageRecord* multi_send = nullptr;
-    recent_.clear();
-    for (const auto& r : l.receives) {
-      if (column_[r.peer] == kNone)
-        fail(r.location, r.position, r.time, "MPI receive from " + defs_.locations[r.peer].name + ", which is not analyzed");
-      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
-      if (it == queues.end() || it->second.second == it->second.first.size())
-        fail(r.location, r.position, r.time,
-             "MPI receive from " + group_name(r.peer) + " (tag " + std::to_string(r.tag) + ") without a matching send");
-      const MessageRecord& s = *it->second.first[it->second.second++];
-      if (multi && multi->call != r.call) {
-        late_sender(*multi, *multi_send, multi_max);
-        multi = nullptr, multi_max = 0;
-      }
-      if (r.call_kind != CallKind::Test) {
-        const auto until = std::min(s.enter, r.leave);
-        const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
-        if (r.call_kind == CallKind::WaitMulti) {
-          if (!multi || idle > multi_max) multi_send = &s;
-          multi_max = std::max(multi_max, idle);
-          multi = &r;
-        } else {
-          late_sender(r, s, idle);
-        }
-      }
-      wrong_order(s);
+}  // namespace
+
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, SendQueues& sends,
+                    Severities& out) {
+  if (receives.empty()) return;
+  for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
+    out.mark(p);
+  ReceiveKernel kernel(out);
+  // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
+  std::uint64_t multi_max = 0;
+  const MessageRecord* multi = nullptr;
+  const MessageRecord* multi_send = nullptr;
+  for (const auto& r : receives) {
+    const MessageRecord* s = sends.next(r);
+    if (!s)
+      fail(trace, r.location, r.position, r.time,
+           "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
+               ") without a matching send");
+    if (multi && multi->call != r.call) {
+      kernel.late_sender(*multi, *multi_send, multi_max);
+      multi = nullptr, multi_max = 0;
     }
-    if (multi) late_sender(*multi, *multi_send, multi_max);
+    if (r.call_kind != CallKind::Test) {
+      const auto until = std::min(s->enter, r.leave);
+      const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
+      if (r.call_kind == CallKind::WaitMulti) {
+        if (!multi || idle > multi_max) multi_send = s;
+        multi_max = std::max(multi_max, idle);
+        multi = &r;
+      } else {
+        kernel.late_sender(r, *s, idle);
+      }
+    }
+    kernel.wrong_order(*s);
   }
-  for (const auto& [key, queue] : queues)
-    if (queue.second < queue.first.size()) {
-      const auto& s = *queue.first[queue.second];
-      fail(s.location, s.position, s.time,
-           "MPI send to " + group_name(s.peer) + " (tag " + std::to_string(s.tag) + ") never received");
-    }
+  if (multi) kernel.late_sender(*multi, *multi_send, multi_max);
 }
 
-// The analyzed locations of a communicator's members (in rank order).
-std::vector<std::uint32_t> Matcher::members(std::uint32_t communicator, std::uint32_t recorder) const {
+std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks) {
+  // Round robin over a communicator's instances: each rank reduces about its share of them.
+  // (Self communicators share one number across locations; their home tells them apart.)
+  const std::uint64_t key = std::uint64_t(c.communicator) * 1000003ull + c.instance;
+  return static_cast<std::uint32_t>(key % ranks);
+}
+
+namespace {
+
+// The analyzed members of a communicator in rank order ({recorder} for a self communicator).
+std::vector<std::uint32_t> members(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
+                                   const std::vector<bool>& analyzed, std::uint32_t communicator,
+                                   std::uint32_t recorder) {
   std::vector<std::uint32_t> out;
-  std::vector<std::uint32_t> world;
-  for (const auto& w : defs_.groups)
-    if (w.type == "comm_locations" && w.paradigm == "mpi") {
-      for (auto id : w.members) world.push_back(defs_.location(id));
-      break;
-    }
+  auto take = [&](std::uint32_t l) {
+    if (l != kNone && l < analyzed.size() && analyzed[l]) out.push_back(l);
+  };
   if (communicator == kInitCommunicator || communicator == kFinalizeCommunicator) {
-    for (auto l : world)
-      if (l != kNone && column_[l] != kNone) out.push_back(l);
+    for (auto l : world) take(l);
     return out;
   }
-  const auto& g = defs_.groups[defs_.communicators[communicator].group];  // checked by the extraction
+  const auto& g = defs.groups[defs.communicators[communicator].group];  // checked by the extraction
   if (g.type == "comm_self") return {recorder};
-  for (auto rank : g.members) {
-    const auto l = rank < world.size() ? world[rank] : kNone;
-    if (l != kNone && column_[l] != kNone) out.push_back(l);
-  }
+  for (auto rank : g.members) take(rank < world.size() ? world[rank] : kNone);
   return out;
-}
-
-// The k-th collective of every member of a communicator is one instance.
-void Matcher::collectives(const std::vector<LocationRecords>& records) {
-  // [communicator][location] -> that location's collectives on it, in order.
-  std::unordered_map<std::uint64_t, std::vector<const CollectiveRecord*>> lists;
-  std::vector<std::uint32_t> communicators;
-  std::unordered_map<std::uint32_t, std::uint32_t> some_recorder;
-  for (const auto& l : records)
-    for (const auto& c : l.collectives) {
-      auto& list = lists[(std::uint64_t(c.communicator) << 32) | c.location];
-      list.push_back(&c);
-      if (some_recorder.emplace(c.communicator, c.location).second) communicators.push_back(c.communicator);
-    }
-  std::sort(communicators.begin(), communicators.end());
-  static const std::vector<const CollectiveRecord*> kEmpty;
-  for (auto comm : communicators) {
-    const auto mine = members(comm, some_recorder[comm]);
-    std::vector<const std::vector<const CollectiveRecord*>*> of;
-    std::size_t most = 0;
-    for (auto m : mine) {
-      auto it = lists.find((std::uint64_t(comm) << 32) | m);
-      of.push_back(it == lists.end() ? &kEmpty : &it->second);
-      most = std::max(most, of.back()->size());
-    }
-    const bool init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
-    const auto name = init_exit ? std::string("MPI_COMM_WORLD") : defs_.communicators[comm].name;
-    // MPI_Init/Finalize of a process may lie outside its measurement: no pattern then, no error.
-    if (init_exit &&
-        std::any_of(of.begin(), of.end(), [&](const auto* list) { return list->size() != most; }))
-      continue;
-    for (std::size_t i = 0; i < mine.size(); ++i)
-      if (of[i]->size() < most) {
-        // Name the first instance this member lacks, on a member that has it.
-        for (std::size_t j = 0; j < mine.size(); ++j)
-          if (of[j]->size() == most) {
-            const auto& c = *(*of[j])[of[i]->size()];
-            fail(c.location, c.position, c.time,
-                 "MPI " + trace::collective_op_name(c.op) + " on " + name + " has no counterpart on " +
-                     group_name(mine[i]) + ", which calls only " + std::to_string(of[i]->size()) +
-                     " collectives on it");
-          }
-      }
-    std::vector<const CollectiveRecord*> instance(mine.size());
-    for (std::size_t k = 0; k < most; ++k) {
-      std::uint64_t latest = 0, root_enter = 0, earliest_leave = ~std::uint64_t(0);
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        instance[i] = (*of[i])[k];
-        if (instance[i]->op != instance[0]->op)
-          fail(instance[i]->location, instance[i]->position, instance[i]->time,
-               "MPI " + trace::collective_op_name(instance[i]->op) + " on " + name + " meets MPI " +
-                   trace::collective_op_name(instance[0]->op) + " of " + group_name(instance[0]->location));
-        latest = std::max(latest, instance[i]->enter);
-        earliest_leave = std::min(earliest_leave, instance[i]->leave);
-        if (instance[i]->location == instance[0]->root) root_enter = instance[i]->enter;
-      }
-      const auto cls = collective_class(instance[0]->op);
-      std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
-      for (const auto* c : instance) {
-        span_ = {c->enter, c->leave};
-        latest_so_far = std::max(latest_so_far, c->enter);
-        const bool root = c->location == c->root;
-        auto wait_for = [&](std::uint64_t t) {
-          const auto until = std::min(t, c->leave);
-          return until > c->enter ? until - c->enter : 0;
-        };
-        // Time to finish after the first member could leave (and after all had entered).
-        const auto from = std::max(earliest_leave, std::min(latest, c->leave));
-        const std::uint64_t completion = c->leave > from ? c->leave - from : 0;
-        switch (cls) {
-          case CollectiveClass::Barrier:
-            out_.present[std::size_t(Pattern::BarrierWait)] = out_.present[std::size_t(Pattern::BarrierCompletion)] = true;
-            add(Pattern::BarrierWait, c->cnode, c->location, wait_for(latest));
-            add(Pattern::BarrierCompletion, c->cnode, c->location, completion);
-            break;
-          case CollectiveClass::NToN:
-            out_.present[std::size_t(Pattern::WaitNxN)] = out_.present[std::size_t(Pattern::NxNCompletion)] = true;
-            add(Pattern::WaitNxN, c->cnode, c->location, wait_for(latest));
-            add(Pattern::NxNCompletion, c->cnode, c->location, completion);
-            break;
-          case CollectiveClass::OneToN:
-            out_.present[std::size_t(Pattern::LateBroadcast)] = true;
-            if (!root && c->root != kNone) add(Pattern::LateBroadcast, c->cnode, c->location, wait_for(root_enter));
-            break;
-          case CollectiveClass::NToOne:
-            out_.present[std::size_t(Pattern::EarlyReduce)] = true;
-            if (root) add(Pattern::EarlyReduce, c->cnode, c->location, wait_for(latest));
-            break;
-          case CollectiveClass::Scan:
-            out_.present[std::size_t(Pattern::EarlyScan)] = true;
-            add(Pattern::EarlyScan, c->cnode, c->location, wait_for(latest_so_far));
-            break;
-          case CollectiveClass::Init:
-            out_.present[std::size_t(Pattern::InitCompletion)] = true;
-            add(Pattern::InitCompletion, c->cnode, c->location, completion);
-            break;
-          case CollectiveClass::Finalize:
-            out_.present[std::size_t(Pattern::FinalizeWait)] = true;
-            add(Pattern::FinalizeWait, c->cnode, c->location, wait_for(latest));
-            break;
-          case CollectiveClass::Other: break;
-        }
-      }
-    }
-  }
 }
 
 }  // namespace
 
-Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                 const std::vector<LocationRecords>& records, std::size_t cnodes, InstanceStats* instances) {
-  Matcher m(trace, locations, cnodes);
-  m.instances(instances);
-  m.messages(records);
-  m.collectives(records);
-  return m.finish();
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<CollectiveRecord>& records) {
+  const auto& defs = trace.definitions();
+  const auto world = world_locations(defs);
+  std::vector<CollectiveReduction> out(records.size());
+  // What an instance needs of its communicator, looked up once per communicator.
+  struct Communicator {
+    bool self = false, init_exit = false;
+    std::vector<std::uint32_t> members;  // analyzed members in rank order (non-self)
+    std::vector<std::uint32_t> rank;     // [location] -> position in `members`
+  };
+  std::unordered_map<std::uint32_t, Communicator> communicators;
+  auto communicator = [&](std::uint32_t comm, std::uint32_t recorder) -> Communicator& {
+    auto [it, fresh] = communicators.try_emplace(comm);
+    if (fresh) {
+      auto& c = it->second;
+      c.self = self_communicator(defs, comm);
+      c.init_exit = comm == kInitCommunicator || comm == kFinalizeCommunicator;
+      if (!c.self) {
+        c.members = members(defs, world, analyzed, comm, recorder);
+        c.rank.assign(defs.locations.size(), kNone);
+        for (std::size_t i = 0; i < c.members.size(); ++i) c.rank[c.members[i]] = static_cast<std::uint32_t>(i);
+      }
+    }
+    return it->second;
+  };
+  auto name = [&](std::uint32_t comm) {
+    return comm == kInitCommunicator || comm == kFinalizeCommunicator ? std::string("MPI_COMM_WORLD")
+                                                                      : defs.communicators[comm].name;
+  };
+  // Instances: records with equal (communicator, instance; location on self communicators).
+  struct Key {
+    std::uint32_t communicator, instance, self;
+    std::uint32_t index;
+  };
+  std::vector<Key> keys(records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const auto& c = records[i];
+    const bool self = communicator(c.communicator, c.location).self;
+    keys[i] = {c.communicator, c.instance, self ? c.location : kNone, static_cast<std::uint32_t>(i)};
+  }
+  auto same = [](const Key& a, const Key& b) {
+    return a.communicator == b.communicator && a.instance == b.instance && a.self == b.self;
+  };
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.communicator, a.instance, a.self, a.index) < std::tie(b.communicator, b.instance, b.self, b.index);
+  });
+  std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
+  for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
+    for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {
+    }
+    const auto& first = records[keys[a].index];
+    const auto comm = first.communicator;
+    const auto& info = communicator(comm, first.location);
+    instance.assign(info.self ? 1 : info.members.size(), nullptr);
+    for (std::size_t k = a; k < b; ++k) {
+      const auto& c = records[keys[k].index];
+      const auto rank = info.self ? 0u : info.rank[c.location];
+      if (rank == kNone || instance[rank])
+        fail(trace, c.location, c.position, c.time,
+             "MPI " + trace::collective_op_name(c.op) + " on " + name(comm) + " by a location that is no member of it");
+      instance[rank] = &c;
+    }
+    const auto lacking = std::find(instance.begin(), instance.end(), nullptr);
+    if (lacking != instance.end()) {
+      if (info.init_exit) {  // MPI_Init/Finalize of a process may lie outside its measurement: no pattern, no error
+        for (std::size_t k = a; k < b; ++k) out[keys[k].index].skip = 1;
+        continue;
+      }
+      const auto* c = *std::find_if(instance.begin(), instance.end(), [](const auto* r) { return r != nullptr; });
+      fail(trace, c->location, c->position, c->time,
+           "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " has no counterpart on " +
+               group_name(defs, info.members[std::size_t(lacking - instance.begin())]) +
+               ", which lacks its collective number " + std::to_string(c->instance + 1) + " on it");
+    }
+    CollectiveReduction r;
+    r.earliest_leave = ~std::uint64_t(0);
+    for (const auto* c : instance) {
+      if (c->op != instance[0]->op)
+        fail(trace, c->location, c->position, c->time,
+             "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
+                 trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
+      r.latest_enter = std::max(r.latest_enter, c->enter);
+      r.earliest_leave = std::min(r.earliest_leave, c->leave);
+      if (c->location == instance[0]->root) r.root_enter = c->enter;
+    }
+    std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
+    for (const auto* c : instance) {
+      latest_so_far = std::max(latest_so_far, c->enter);
+      auto& mine = out[std::size_t(c - records.data())];
+      mine = r;
+      mine.latest_enter_up_to = latest_so_far;
+    }
+  }
+  return out;
+}
+
+void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out) {
+  if (r.skip) return;
+  const bool root = c.location == c.root;
+  auto wait_for = [&](std::uint64_t t) {
+    const auto until = std::min(t, c.leave);
+    return until > c.enter ? until - c.enter : 0;
+  };
+  // Time to finish after the first member could leave (and after all had entered).
+  const auto from = std::max(r.earliest_leave, std::min(r.latest_enter, c.leave));
+  const std::uint64_t completion = c.leave > from ? c.leave - from : 0;
+  switch (collective_class(c.op)) {
+    case CollectiveClass::Barrier:
+      out.mark(Pattern::BarrierWait), out.mark(Pattern::BarrierCompletion);
+      out.add(Pattern::BarrierWait, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      break;
+    case CollectiveClass::NToN:
+      out.mark(Pattern::WaitNxN), out.mark(Pattern::NxNCompletion);
+      out.add(Pattern::WaitNxN, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      break;
+    case CollectiveClass::OneToN:
+      out.mark(Pattern::LateBroadcast);
+      if (!root && c.root != kNone) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait_for(r.root_enter), c.enter, c.leave);
+      break;
+    case CollectiveClass::NToOne:
+      out.mark(Pattern::EarlyReduce);
+      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      break;
+    case CollectiveClass::Scan:
+      out.mark(Pattern::EarlyScan);
+      out.add(Pattern::EarlyScan, c.cnode, c.location, wait_for(r.latest_enter_up_to), c.enter, c.leave);
+      break;
+    case CollectiveClass::Init:
+      out.mark(Pattern::InitCompletion);
+      out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      break;
+    case CollectiveClass::Finalize:
+      out.mark(Pattern::FinalizeWait);
+      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      break;
+    case CollectiveClass::Other: break;
+  }
 }
 
 // --- the report's metric tree ------------------------------------------------------------------
@@ -623,30 +706,42 @@ cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std:
 // Inserts the tree metrics whose patterns are present right after `time` (metrics stay in
 // preorder), every parent storing its children's values too (the pattern's call path is an
 // MPI call its parent's region class covers).
-profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev) {
+}  // namespace
+
+profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev,
+                                       const std::vector<bool>& present) {
   std::size_t time = p.metrics.size();
   for (std::size_t m = 0; m < p.metrics.size(); ++m)
     if (p.metrics[m].uniq_name == "time") time = m;
   constexpr std::size_t kCount = std::size(kTree);
   bool used[kCount] = {};
   for (std::size_t t = kCount; t-- > 0;) {
-    if (kTree[t].is_pattern) used[t] = sev.present[std::size_t(kTree[t].pattern)];
+    if (kTree[t].is_pattern) used[t] = present[std::size_t(kTree[t].pattern)];
     if (!used[t]) continue;
     for (std::size_t a = 0; a < t; ++a)
       if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
   }
   if (time == p.metrics.size() || !used[0]) return p;
   const auto n = p.cnode_count(), cols = p.locations.size();
-  // Exclusive time per call path: its inclusive time less its children's.
+  // Exclusive time per call path: its inclusive time less its children's. The children's sum
+  // is taken in ascending order of value: a rank numbers call paths in its own order, and the
+  // report must not depend on how the locations were split (the same bytes for any number of
+  // ranks).
   std::vector<double> own(n * cols);
   const auto& incl = p.values[time];
+  std::vector<std::vector<std::uint32_t>> children(n);
   for (std::size_t c = 0; c < n; ++c)
-    for (std::size_t l = 0; l < cols; ++l) own[c * cols + l] = read_double(incl.row(c) + l * 8);
-  for (std::size_t c = 0; c < n; ++c) {
-    const auto parent = p.cnode_parents[c];
-    if (parent == cube::kNoParent) continue;
-    for (std::size_t l = 0; l < cols; ++l) own[std::size_t(parent) * cols + l] -= read_double(incl.row(c) + l * 8);
-  }
+    if (p.cnode_parents[c] != cube::kNoParent) children[p.cnode_parents[c]].push_back(static_cast<std::uint32_t>(c));
+  std::vector<double> parts;
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      parts.clear();
+      for (auto child : children[c]) parts.push_back(read_double(incl.row(child) + l * 8));
+      std::sort(parts.begin(), parts.end());
+      double sum = 0;
+      for (double x : parts) sum += x;
+      own[c * cols + l] = read_double(incl.row(c) + l * 8) - sum;
+    }
   std::vector<cube::Metric> metrics;
   std::vector<cube::Severity> values;
   std::vector<std::uint32_t> new_index(p.metrics.size());
@@ -680,43 +775,6 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
   p.metrics = std::move(metrics);
   p.values = std::move(values);
   return p;
-}
-
-}  // namespace
-
-profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                              AnalysisStats* stats, const AnalysisOptions& options) {
-  if (stats) *stats = {};
-  RecordExtractor extractor(trace);
-  BesidePatterns beside(trace, &extractor);  // OpenMP patterns, counts and critical path; forwards to extractor
-  CompletionExtractor completions(trace);
-  NonBlockingExtractor nonblocking(trace);
-  ObserverFan observers({&beside, &completions, &nonblocking});
-  trace::ProfileStats profile_stats;
-  auto p = trace::trace_profile(trace, locations, &profile_stats, &observers);
-  auto& records = extractor.records();
-  const auto pairs = pair_messages(records);
-  const auto instances = collective_instances(records);
-  const auto clock = clock_checks(trace, locations, records, completions.extras(), pairs, instances, p.cnode_count(),
-                                  options, stats);
-  InstanceStats instance_stats(std::size_t(Pattern::Count));
-  auto sev = match(trace, locations, records, p.cnode_count(), &instance_stats);
-  const double tick = 1.0 / double(trace.definitions().clock.resolution);
-  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev);
-  const auto moves = nonblocking_collectives(trace, nonblocking.records(), clock.column, tick, sev);
-  if (stats) {
-    stats->patterns = instance_stats.finish();
-    stats->events = profile_stats.events;
-    stats->messages = stats->collectives = 0;
-    for (const auto& l : records) {
-      stats->messages += l.sends.size() + l.receives.size();
-      stats->collectives += l.collectives.size();
-    }
-  }
-  auto tree = with_metric_tree(std::move(p), sev);
-  move_class_time(tree, moves);
-  beside.finish(locations, records, tree);
-  return with_clock_violations(std::move(tree), clock.violations);
 }
 
 }  // namespace cubescale::analysis

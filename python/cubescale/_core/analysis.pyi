@@ -6,9 +6,102 @@ from __future__ import annotations
 import collections.abc
 import cubescale._core.profile
 import cubescale._core.trace
+import numpy
 import typing
 
-__all__: list[str] = ["analyze", "pattern_names", "write_mpi_trace", "write_omp_trace"]
+__all__: list[str] = ["Replay", "analyze", "pattern_names", "write_mpi_trace", "write_omp_trace"]
+
+class Replay:
+    """
+    One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, then matching with the records the caller exchanges between the ranks.
+    """
+
+    collective_bytes: typing.ClassVar[int] = 56
+    message_bytes: typing.ClassVar[int] = 64
+    reduction_bytes: typing.ClassVar[int] = 40
+    def __init__(
+        self,
+        trace: cubescale._core.trace.Trace,
+        analyzed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        mine: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> None:
+        """
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.
+        """
+    def collective_severities(self) -> None:
+        """
+        The collective patterns of own records from the reductions received.
+        """
+    def finish(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
+        """
+        The LocalProfile with the metric tree of the patterns `present` on any rank.
+        """
+    def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The reductions computed as home, in the order of the records received (a view).
+        """
+    def incoming_collectives(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` collective records to receive into (as home).
+        """
+    def incoming_sends(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` sends to receive into.
+        """
+    def match_messages(self) -> None:
+        """
+        Own receives against the sends received; FormatError on unmatched ones.
+        """
+    def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed collective records as bytes (a view).
+        """
+    def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed sends as bytes (a view).
+        """
+    def pack_collectives(
+        self,
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = [],
+    ) -> list[int]:
+        """
+        Groups own collective records by the home rank of their instance (among `homes`, the ranks owning locations; empty: all); returns records per rank.
+        """
+    def pack_sends(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> list[int]:
+        """
+        Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.
+        """
+    def present(self) -> list[bool]:
+        """
+        Per pattern: whether its operations occur among own locations.
+        """
+    def record_bytes(self) -> int:
+        """
+        Bytes the record buffers hold now.
+        """
+    def reduce_collectives(self) -> None:
+        """
+        Home: one reduction per collective record received; FormatError on incomplete instances.
+        """
+    def reductions(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` reductions (one per own packed collective record).
+        """
+    def stats(self) -> dict:
+        """
+        Own events read and message / collective records extracted.
+        """
 
 def analyze(
     trace: cubescale._core.trace.Trace,

@@ -37,7 +37,8 @@ def add_parser(subparsers) -> None:
     """Register the ``analyze`` subcommand."""
     p = subparsers.add_parser(
         "analyze", help="find MPI wait states in an OTF2 trace (Scalasca's patterns) and write them as .cubex",
-        description="Read an OTF2 trace, match its MPI messages and collectives, and write the call-path profile of "
+        description="Read an OTF2 trace (under mpirun: each rank a share of its processes, the MPI patterns of the "
+                    "records only), match its MPI messages and collectives, and write the call-path profile of "
                     "the trace with Scalasca's wait-state metrics below time (Late Sender, Late Receiver, Wait at "
                     "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
                     "the call path and location that waited, and clock_violations. Prints per pattern its total time "
@@ -45,7 +46,8 @@ def add_parser(subparsers) -> None:
                     "instances (as scout's trace.stat). Inconsistent traces (unmatched messages, collectives missing "
                     "members) fail without writing a file.",
         epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
-               "  cubescale analyze traces.otf2 -o scout.cubex --time-correct",
+               "  cubescale analyze traces.otf2 -o scout.cubex --time-correct\n"
+               "  mpirun -n 4 python -m cubescale analyze traces.otf2 -o scout.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
@@ -58,9 +60,16 @@ def add_parser(subparsers) -> None:
 
 def run_analyze(args) -> int:
     from ..analysis import analyze, summary
+    from ._shared import communicator
 
     start = time.perf_counter()
-    report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct)
+    comm = communicator()
+    # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
+    # number of ranks); alone, the one-process path needs no MPI.
+    report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
+                     comm=comm if comm.size > 1 else None)
+    if comm.rank != 0:
+        return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "
           f"{report.shape[0]} call paths, {report.shape[1]} locations ({time.perf_counter() - start:.2f} s)")
     print(summary(report))

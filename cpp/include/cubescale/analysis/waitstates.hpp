@@ -1,17 +1,29 @@
 #pragma once
 // Wait-state analysis of MPI traces (paper 002, section 5.2; Scalasca's scout patterns).
 //
-// Two steps, so that a later MPI replay can run them on different ranks:
+// Three steps, so that a replay can run them on different ranks (replay.hpp drives them; the
+// ranks own contiguous shares of the locations and exchange records in between):
 // 1. Extraction, per location, streaming: beside the trace -> profile builder (which owns the
 //    call tree, trace/profile.hpp's CallPathObserver), every MPI message event and every MPI
 //    collective becomes one fixed-size record holding what matching needs: the MPI call
 //    region's enter and leave, the peer or root as a location, communicator, tag, call path.
 //    Nothing else of the trace is kept, so memory grows with communication events only. The
-//    records are trivially copyable: a replay can move them as bytes.
-// 2. Matching, over the records of all locations: the k-th message from A to B on (comm, tag)
-//    is the k-th one B receives from A on (comm, tag) (MPI's non-overtaking rule); the k-th
-//    collective of each member of a communicator is one instance. Each pattern's waiting time
-//    goes to the call path of the MPI call where the waiting happened, on the waiting location:
+//    records are trivially copyable: a replay moves them as bytes.
+// 2. Meeting: each send goes to the rank owning its receiver (SendQueues holds the sends to one
+//    rank's locations); each collective record goes to the "home" rank of its instance
+//    (collective_home), which reduces the instance's members (reduce_collectives: latest enter,
+//    earliest leave, root's enter, prefix maxima for scans) and returns one CollectiveReduction
+//    per member record.
+// 3. Per-location kernels on the rank owning the waiting location: match_receives (one
+//    location's receives against the sends to it) and collective_severities (one collective
+//    record with its instance's reduction). A new pattern adds its arithmetic here; what it
+//    needs from the other side of a message or collective goes into the records or the
+//    reduction (both fixed-size and trivially copyable).
+//
+// The k-th message from A to B on (comm, tag) is the k-th one B receives from A on (comm, tag)
+// (MPI's non-overtaking rule); the k-th collective of each member of a communicator is one
+// instance. Each pattern's waiting time goes to the call path of the MPI call where the waiting
+// happened, on the waiting location:
 //      mpi_latesender     receive:   min(enter_send, leave_recv) - enter_recv   (> 0 only)
 //                         MPI_Waitall/any/some: only the largest of its receives; MPI_Test*: none
 //      mpi_latesender_wo  a Late Sender whose message was sent after one the same location
@@ -26,13 +38,14 @@
 //      mpi_earlyscan      (ex)scan:  min(latest enter of ranks <= mine, my leave) - my enter
 //      mpi_init_completion  MPI_Init(_thread): completion as for barriers
 //      mpi_finalize_wait  MPI_Finalize: min(latest enter, my leave) - my enter
-//                         (both only when every process of MPI_COMM_WORLD calls them equally often)
+//                         (both only for instances every process of MPI_COMM_WORLD has)
 // Inconsistent traces (a receive without its send, a send never received, a collective some
 // members of its communicator lack or call as another operation) raise FormatError naming the
 // location's event file, the event's position and its time.
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "cubescale/analysis/instance_stats.hpp"
@@ -76,7 +89,7 @@ struct CollectiveRecord {
   std::uint32_t op = 0;        // OTF2_CollectiveOp
   std::uint32_t root = kNone;  // the root's location (rooted operations), else kNone
   std::uint32_t cnode = kNone;
-  std::uint32_t padding = 0;
+  std::uint32_t instance = 0;  // this location's collective number on `communicator` (from 0)
 };
 static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 64);
 static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) == 56);
@@ -91,7 +104,7 @@ struct LocationRecords {
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
   BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
-  LateReceiver,  // analysis/late_receiver.hpp
+  LateReceiver,  // analysis/late_receiver.hpp (one process)
   EarlyReduce, EarlyScan, LateBroadcast, WaitNxN, NxNCompletion, InitCompletion, FinalizeWait, Count
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
@@ -111,12 +124,17 @@ class RecordExtractor final : public trace::CallPathObserver {
     std::uint64_t enter;
     std::uint32_t region, call;
   };
+  // Collectives so far per communicator (then MPI_Init's and MPI_Finalize's pseudo-communicators).
+  std::vector<std::uint32_t> instances_;
+  std::uint32_t& instances(std::uint32_t communicator);
   std::uint32_t peer_location(std::uint32_t communicator, std::uint32_t rank, const trace::Event& e) const;
   void close(std::uint64_t leave);
 
   const trace::Trace& trace_;
   const trace::Definitions& defs_;
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
+  std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
+  std::vector<bool> comm_self_;
   std::vector<CallKind> region_kind_;
   std::vector<std::uint32_t> region_init_exit_;  // kInitOp, kFinalizeOp or 0
   std::vector<LocationRecords> records_;
@@ -131,19 +149,87 @@ class RecordExtractor final : public trace::CallPathObserver {
   std::vector<Pending> pending_;
 };
 
-// Pattern severities, seconds, [pattern][cnode row * locations + column] (exclusive along the
-// call tree: on the MPI call's own call path), and which patterns had operations to look at.
+// Pattern severities of one rank's own locations, [pattern][cnode row * locations + column]
+// (exclusive along the call tree: on the MPI call's own call path), in ticks until scaled to
+// seconds; and which patterns had operations to look at.
 struct Severities {
   std::size_t cnodes = 0, locations = 0;
   std::vector<std::vector<double>> values;
   std::vector<bool> present;
+  std::vector<std::uint32_t> column;  // dense location index -> column, kNone if not owned
   InstanceStats* instances = nullptr;  // when given, every instance goes there too (trace.stat)
+
+  Severities() = default;
+  Severities(std::size_t cnodes, const std::vector<std::uint32_t>& locations, std::size_t all_locations);
+  // `enter`, `leave`: the MPI call of the instance (trace.stat names it).
+  void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter = 0,
+           std::uint64_t leave = 0);
+  void mark(Pattern p) { present[std::size_t(p)] = true; }
+  void to_seconds(const trace::Definitions& defs);
 };
 
-// Matches the records of `locations` (columns in this order; every peer must be among them).
-Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
-                 const std::vector<LocationRecords>& records, std::size_t cnodes,
-                 InstanceStats* instances = nullptr);
+// A FormatError naming the location's event file, the event's position, the location, its
+// process and the time.
+[[noreturn]] void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,
+                       const std::string& what);
+
+// The sends to one rank's locations, queued per (sender, receiver, communicator, tag) in send
+// order (the records must come in each sender's recorded order).
+class SendQueues {
+ public:
+  explicit SendQueues(const std::vector<MessageRecord>& sends);
+  explicit SendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
+  const MessageRecord* next(const MessageRecord& receive);  // its send, nullptr if none is left
+  // Raises FormatError naming the earliest (by location, position) send nobody received.
+  void check_all_received(const trace::Trace& trace) const;
+
+ private:
+  struct Key {
+    std::uint32_t from, to, communicator, tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
+  struct Queue {
+    std::vector<const MessageRecord*> sends;
+    std::size_t next = 0;
+  };
+  std::unordered_map<Key, Queue, KeyHash> queues_;
+};
+
+// Kernel: the point-to-point patterns of one location's receives (in recorded order).
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, SendQueues& sends,
+                    Severities& out);
+
+// What the members of a collective instance tell each member (computed by the instance's home).
+struct CollectiveReduction {
+  std::uint64_t latest_enter = 0;        // of all members
+  std::uint64_t earliest_leave = 0;      // of all members
+  std::uint64_t root_enter = 0;          // rooted operations: the root's enter
+  std::uint64_t latest_enter_up_to = 0;  // scans: the latest enter of the members ranked <= this one
+  std::uint32_t skip = 0;                // 1: no pattern (MPI_Init/Finalize some processes lack)
+  std::uint32_t padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<CollectiveReduction> && sizeof(CollectiveReduction) == 40);
+
+// The rank (of `ranks`) that reduces the instance a collective record belongs to: spread by
+// (communicator, instance), so that no rank gathers every instance of a large communicator.
+std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks);
+
+// Home kernel: one reduction per record (same order) of the instances the records complete.
+// `analyzed[l]`: whether location l is analyzed by some rank (the members expected). Raises
+// FormatError on an instance some member lacks or calls as another operation.
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<CollectiveRecord>& records);
+
+// Kernel: the collective patterns of one record, from its instance's reduction.
+void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
+
+// The profile of `p` with the metric tree of the patterns `present` (see below) and the
+// severities (seconds) of its locations.
+profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev,
+                                       const std::vector<bool>& present);
 
 // The profile of the trace (trace_profile) with Scalasca's metric tree below `time`:
 // execution > mpi > mpi_synchronization > mpi_sync_collective > {mpi_barrier_wait,
@@ -154,9 +240,11 @@ Severities match(const trace::Trace& trace, const std::vector<std::uint32_t>& lo
 // for the patterns present; as scout
 // writes them, every metric below `time` is EXCLUSIVE along the call tree (`time` stays
 // INCLUSIVE, as Score-P's profile has it) and stores its value including its child metrics.
-// Beside the tree, `clock_violations` (analysis/clock_condition.hpp) when the trace has MPI
-// communication; with options.time_correct the records are corrected first
-// (analysis/time_correct.hpp) and the violations counted after the correction.
+// Beside the tree, in one process: the OpenMP patterns, the critical path and counts
+// (beside_patterns.hpp), Late Receiver (late_receiver.hpp), non-blocking collectives
+// (nonblocking_collectives.hpp) and `clock_violations` (clock_condition.hpp); with
+// options.time_correct the records are corrected first (time_correct.hpp). The replay over
+// ranks (replay.hpp) computes the MPI patterns of the records alone.
 struct AnalysisStats {
   std::uint64_t events = 0, messages = 0, collectives = 0;
   std::uint64_t p2p_violations = 0, collective_violations = 0;  // as recorded (before any correction)

@@ -1,0 +1,83 @@
+#pragma once
+// One rank's part of the wait-state analysis as a parallel replay (paper 002, section 5.2):
+// the steps of waitstates.hpp for the rank's own share of the trace's locations, with the
+// exchanges between them left to the caller (Python over mpi4py; this core has no MPI):
+//
+//   Replay r(trace, analyzed, mine);          extraction of `mine` (and their call-path profile)
+//   r.pack_sends(owner, ranks)                 own sends grouped by the rank owning the receiver
+//   <Alltoallv outgoing_sends -> incoming_sends>
+//   r.match_messages()                         own receives against the sends to own locations
+//   r.pack_collectives(ranks, homes)           own collective records grouped by home rank
+//   <Alltoallv outgoing_collectives -> incoming_collectives>
+//   r.reduce_collectives()                     home: one reduction per incoming record
+//   <Alltoallv home_reductions -> reductions (the reverse of the first exchange)>
+//   r.collective_severities()                  own records with their reductions
+//   r.finish(present)                          the profile with the metric tree of every
+//                                              rank's `present` patterns (OR over ranks)
+//
+// Memory: the records of the rank's own communication events (64 bytes per message event, 56
+// per collective), the sends to its locations while matching, and the instances it is home of;
+// each buffer is released as soon as its step is done (docs/analysis.md has the bound).
+#include <cstdint>
+#include <vector>
+
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+class Replay {
+ public:
+  // `analyzed`: every location some rank analyzes (peers must be among them); `mine`: this
+  // rank's, the columns of its profile in this order. Runs the extraction (FormatError on a
+  // broken event file); `beside` (optional) sees the same pass after the record extractor.
+  Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+         trace::CallPathObserver* beside = nullptr);
+
+  // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
+  std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  std::vector<MessageRecord>& outgoing_sends() { return outgoing_sends_; }
+  std::vector<MessageRecord>& incoming_sends() { return incoming_sends_; }
+  void match_messages();
+  // One process: own receives against own sends, without packing; `keep`: the records stay
+  // (the one-process analysis reads them again for the patterns beside these).
+  void match_own_messages(bool keep = false);
+
+  // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
+  // that a rank without locations holds no records.
+  std::vector<std::uint64_t> pack_collectives(std::size_t ranks, const std::vector<std::uint32_t>& homes = {});
+  std::vector<CollectiveRecord>& outgoing_collectives() { return outgoing_collectives_; }
+  std::vector<CollectiveRecord>& incoming_collectives() { return incoming_collectives_; }
+  void reduce_collectives();
+  void reduce_own_collectives();  // one rank: home of every instance, without a copy
+  std::vector<CollectiveReduction>& home_reductions() { return home_reductions_; }
+  std::vector<CollectiveReduction>& reductions() { return reductions_; }
+  void collective_severities();
+  // One process that keeps its records: every step of the collectives on a copy of them.
+  void own_collectives_keeping_records();
+
+  std::vector<LocationRecords>& records() { return records_; }
+  Severities& severities() { return severities_; }
+  std::size_t cnode_count() const { return profile_.cnode_count(); }
+  profile::LocalProfile take_profile() { return std::move(profile_); }
+
+  const std::vector<bool>& present() const { return severities_.present; }
+  profile::LocalProfile finish(const std::vector<bool>& present);
+  const AnalysisStats& stats() const { return stats_; }
+  // Bytes the records hold now (for the benchmark's memory table).
+  std::uint64_t record_bytes() const;
+
+ private:
+  void match_receives_of(SendQueues& queues, bool keep);
+
+  const trace::Trace& trace_;
+  std::vector<bool> analyzed_;
+  profile::LocalProfile profile_;
+  std::vector<LocationRecords> records_;
+  Severities severities_;
+  AnalysisStats stats_;
+  std::vector<MessageRecord> outgoing_sends_, incoming_sends_;
+  std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
+  std::vector<CollectiveReduction> home_reductions_, reductions_;
+};
+
+}  // namespace cubescale::analysis

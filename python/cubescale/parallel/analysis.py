@@ -1,0 +1,217 @@
+"""The wait-state analysis as a parallel replay over MPI ranks (the Scalasca architecture paper, section 5.2):
+every rank analyzes a share of an OTF2 trace's locations and the ranks collate one ``.cubex``.
+
+Each rank reads the trace's definitions (small) and takes a contiguous block of processes,
+balanced by their announced event counts (as :func:`~cubescale.parallel.trace.profile_trace`
+does). The C++ core (``_core.analysis.Replay``) streams only those locations' events and keeps
+one fixed-size record per MPI message event and collective; this module moves the records
+between the ranks as raw bytes, in three ``Alltoallv``:
+
+1. every send goes to the rank owning its receiver, which matches its locations' receives
+   against them (Late Sender and its wrong-order sub-patterns);
+2. every collective record goes to the *home* rank of its instance (round robin over a
+   communicator's instances), which checks that every member has it and reduces it (latest
+   enter, earliest leave, the root's enter, prefix maxima for scans);
+3. the reductions return to the records' owners, which compute their collective patterns.
+
+A rank holds its own records, the sends to its locations and the instances it is home of, never
+all of them. The patterns present on any rank decide the metric tree, then unification and
+collation write the report: the same bytes for any number of ranks, and the same as
+:func:`cubescale.analyze` in one process. An inconsistent trace (unmatched messages, a
+collective some members lack, a location cut short) raises :class:`ReplayFormatError` (a
+:class:`cubescale.FormatError` naming the location, the event and its time) on every rank, and
+no file is written. docs/analysis.md has the design and its memory bound.
+
+Example
+-------
+>>> import os, tempfile
+>>> from mpi4py import MPI
+>>> import cubescale
+>>> out = os.path.join(tempfile.mkdtemp(), "scout.cubex")
+>>> stats = analyze_trace(MPI.COMM_SELF, cubescale.examples.trace_path(), out)
+>>> stats["shape"], stats["events"], stats["messages"], stats["collectives"]
+((6, 4), 1448, 160, 80)
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._core import analysis as _analysis
+from ..errors import FormatError
+from ..trace import open as open_trace
+from ._mpi import mpi
+from .collective import CollectiveError
+from .known_machine import KnownMachine, collate_on_known_machine
+from .trace import rank_share
+
+__all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere"]
+
+_NO_RANK = 0xFFFFFFFF
+
+
+class ReplayFormatError(FormatError, CollectiveError):
+    """A :class:`cubescale.FormatError` of one rank's share, raised on every rank of a replay
+    (also a :class:`~cubescale.parallel.collective.CollectiveError`, so that the command line
+    prints it once).
+
+    Example
+    -------
+    >>> e = ReplayFormatError("MPI receive without a matching send", "t.otf2", "t/1.evt", 7)
+    >>> isinstance(e, ValueError), e.member, e.offset
+    (True, 't/1.evt', 7)
+    """
+
+
+def raise_everywhere(comm, error: BaseException | None) -> None:
+    """Collective: if any rank has an ``error``, every rank raises the lowest such rank's:
+    a :class:`ReplayFormatError` with the same file, member, offset and message for a
+    FormatError, else a :class:`~cubescale.parallel.collective.CollectiveError` with its text.
+
+    Example
+    -------
+    >>> from mpi4py import MPI
+    >>> raise_everywhere(MPI.COMM_SELF, None)
+    >>> try:
+    ...     raise_everywhere(MPI.COMM_SELF, FormatError("cut short", "t.otf2", "t/0.evt", 12))
+    ... except FormatError as e:
+    ...     print(e)
+    t.otf2: member t/0.evt: offset 12: cut short
+    """
+    MPI = mpi(comm)
+    failed = comm.allreduce(comm.rank if error is not None else comm.size, op=MPI.MIN)
+    if failed == comm.size:
+        return
+    what = None
+    if comm.rank == failed:
+        assert error is not None
+        what = (("format", error.message, error.file, error.member, error.offset) if isinstance(error, FormatError)
+                else ("other", f"rank {comm.rank}: {type(error).__name__}: {error}"))
+    what = comm.bcast(what, root=failed)
+    if what[0] == "format":
+        raise ReplayFormatError(*what[1:])
+    raise CollectiveError(what[1])
+
+
+def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callable[[int], np.ndarray],
+             record_bytes: int) -> list[int]:
+    """Collective ``Alltoallv`` of fixed-size records as bytes: ``outgoing`` holds
+    ``counts[r]`` records for rank r, in rank order; ``incoming(n)`` gives the writable byte
+    buffer for the ``n`` records this rank receives (in the senders' rank order). Returns the
+    records received from each rank.
+
+    Example
+    -------
+    >>> from mpi4py import MPI
+    >>> box = {}
+    >>> exchange(MPI.COMM_SELF, np.arange(8, dtype=np.uint8), [2], lambda n: box.setdefault("in", np.zeros(4 * n, np.uint8)), 4)
+    [2]
+    >>> box["in"].tolist()
+    [0, 1, 2, 3, 4, 5, 6, 7]
+    """
+    send_counts = np.asarray(counts, dtype=np.int64)
+    if comm.size == 1:
+        target = incoming(int(send_counts[0]))
+        target[:] = outgoing
+        return [int(send_counts[0])]
+    MPI = mpi(comm)
+    received = np.empty(comm.size, dtype=np.int64)
+    comm.Alltoall(send_counts, received)
+    target = incoming(int(received.sum()))
+    record = MPI.BYTE.Create_contiguous(record_bytes).Commit()  # counts in records: far below 2**31
+    try:
+        def displacements(c: np.ndarray) -> np.ndarray:
+            return np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int32)
+
+        comm.Alltoallv([outgoing, (send_counts.astype(np.int32), displacements(send_counts)), record],
+                       [target, (received.astype(np.int32), displacements(received)), record])
+    finally:
+        record.Free()
+    return [int(x) for x in received]
+
+
+def _step(comm, work: Callable[[], Any]) -> Any:
+    """Runs one rank's ``work``; an error on any rank is raised on every rank."""
+    error: BaseException | None = None
+    result = None
+    try:
+        result = work()
+    except Exception as e:  # noqa: BLE001 - raised on every rank below
+        error = e
+    raise_everywhere(comm, error)
+    return result
+
+
+def _owners(trace, size: int) -> np.ndarray:
+    """The rank owning each location (``_NO_RANK`` for locations nobody analyzes)."""
+    owner = np.full(len(trace.locations), _NO_RANK, dtype=np.uint32)
+    for r in range(size):
+        owner[rank_share(trace, size, r)[1]] = r
+    return owner
+
+
+def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
+                  block_bytes: int = 1 << 20) -> dict:
+    """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
+    ``output`` (rank 0 writes). Returns this rank's share and costs: ``groups`` (its block of
+    processes), ``locations``, and over all ranks ``events``, ``messages`` and ``collectives``
+    (records), ``shape`` and ``metrics`` of the report; this rank's ``own`` counts (events,
+    messages, collectives of its locations), ``record_bytes`` (the most bytes of records it
+    held at once), and seconds per phase.
+    """
+    start = time.perf_counter()
+    MPI = mpi(comm)
+    seconds: dict[str, float] = {}
+
+    def opened():
+        trace = open_trace(path)
+        block, locations, first = rank_share(trace, comm.size, comm.rank)
+        replay = _analysis.Replay(trace._core, trace.location_indices(), locations)
+        return trace, block, locations, first, replay, _owners(trace, comm.size)
+
+    trace, block, locations, first, replay, owner = _step(comm, opened)
+    peak = replay.record_bytes()
+    seconds["extract"] = time.perf_counter() - start
+    counts = _step(comm, lambda: replay.pack_sends(owner, comm.size))
+    exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.message_bytes)
+    peak = max(peak, replay.record_bytes())
+    _step(comm, replay.match_messages)
+    homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
+    counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
+    received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
+                        replay.collective_bytes)
+    peak = max(peak, replay.record_bytes())
+    _step(comm, replay.reduce_collectives)
+    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    peak = max(peak, replay.record_bytes())
+    _step(comm, replay.collective_severities)
+    seconds["match"] = time.perf_counter() - start - seconds["extract"]
+    present = np.array(replay.present(), dtype=np.uint8)
+    comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
+    local = _step(comm, lambda: _profile(replay.finish([bool(x) for x in present])))
+    unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
+                                          first, len(locations), block[0], compress, block_bytes)
+    own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
+    totals = np.array(list(own.values()), dtype=np.int64)
+    comm.Allreduce(MPI.IN_PLACE, totals, op=MPI.SUM)
+    counts = comm.bcast(tuple(unified.state.global_counts) if comm.rank == 0 else None, root=0)  # type: ignore[attr-defined]
+    seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
+    return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
+            "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
+            "own": own, "record_bytes": int(peak), "seconds": seconds, "total_seconds": time.perf_counter() - start}
+
+
+def _profile(core) -> Any:
+    """A :class:`~cubescale.profile.LocalProfile` around the core's profile of a trace."""
+    from ..profile import LocalProfile
+
+    local = LocalProfile.__new__(LocalProfile)
+    local._core = core
+    local.host = None
+    local.process = None
+    return local

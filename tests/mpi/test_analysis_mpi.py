@@ -1,0 +1,96 @@
+"""Wait-state analysis as a parallel replay under mpirun -n 1, 2, 3, 4: synthetic traces give
+their stated pattern times on every number of ranks, every trace (synthetic and the shared
+MPI traces) gives the same .cubex bytes for every number of ranks and the pattern values of
+one process without MPI, and inconsistent or truncated traces raise FormatError on every rank without a file (the
+command line under mpirun: one line, no traceback, no file)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+from launch import mpirun
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from analysis_cases import BROKEN, CHAIN_EXPECTED, SHAPES, SHARED_MPI, pattern_values, shared_anchors  # noqa: E402
+
+import cubescale  # noqa: E402
+from cubescale.mpirun import local_environment  # noqa: E402
+
+SIZES = [1, 2, 3, 4]
+NS = 1e-9
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("traces")), str(tmp_path_factory.mktemp("reports"))
+
+
+@functools.cache
+def results(size: int, traces: str, reports: str) -> dict:
+    return {r["trace"]: r for r in mpirun(size, "worker_analysis.py", traces, reports, timeout=300)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_chain_pattern_times_are_exact(size, dirs):
+    values = results(size, *dirs)["chain"]["values"]
+    for pattern, expected in CHAIN_EXPECTED.items():
+        assert values[pattern] == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
+
+
+@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
+def test_same_bytes_for_every_number_of_ranks(name, dirs):
+    digests = {size: results(size, *dirs)[name]["sha256"] for size in SIZES}
+    assert len(set(digests.values())) == 1, digests
+
+
+@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
+def test_same_patterns_as_one_process_without_mpi(name, dirs, tmp_path):
+    """The replay's patterns (those of the message and collective records) have the values of
+    the one-process analysis, which computes more beside them (Late Receiver, clock
+    conditions, OpenMP, critical path, counts: docs/analysis.md)."""
+    traces, _ = dirs
+    results(1, *dirs)  # writes the synthetic traces
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    serial = pattern_values(cubescale.analyze(anchor, tmp_path / "serial.cubex"))
+    parallel = results(3, *dirs)[name]["values"]
+    assert parallel and set(parallel) <= set(serial)
+    assert parallel == {p: v for p, v in serial.items() if p in parallel}
+
+
+def test_ring_has_every_collective_class(dirs):
+    values = results(2, *dirs)["ring"]["values"]
+    for pattern in ("mpi_latesender", "mpi_lswo_same", "mpi_earlyscan", "mpi_latebroadcast", "mpi_wait_nxn",
+                    "mpi_init_completion", "mpi_finalize_wait"):
+        assert values[pattern], pattern
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("name", [*BROKEN, "truncated"])
+def test_inconsistent_trace_fails_on_every_rank(name, size, dirs):
+    r = results(size, *dirs)[name]
+    member, message = (BROKEN[name][1], BROKEN[name][2]) if name in BROKEN else ("1.evt", "")
+    assert len(r["raised"]) == size and len(set(r["raised"])) == 1, r
+    text = r["raised"][0]
+    assert member in text and message in text, text
+    if name in BROKEN:
+        assert re.search(r"at \d+\.\d+ s", text), text
+    assert r["left"] == []
+
+
+def test_cli_under_mpirun_fails_with_one_line_and_no_file(dirs, tmp_path):
+    traces, _ = dirs
+    results(2, *dirs)  # writes the broken traces
+    env = local_environment()
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "3", sys.executable, "-m", "cubescale", "analyze",
+               os.path.join(traces, "n2", "receive-without-send.otf2"), "-o", str(tmp_path / "scout.cubex")]
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
+    assert done.returncode not in (0, 124, 137), done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "without a matching send" in lines[0], lines
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,75 @@
+"""Wait-state analysis under mpirun: rank 0 writes the synthetic traces (and a truncated
+copy of one), every rank takes part in the replay of each, rank 0 prints one JSON line per
+trace: the report's SHA-256 and its non-zero pattern values, or what every rank raised and
+which files were left."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+
+from mpi4py import MPI
+
+import cubescale
+from cubescale import testing
+from cubescale.parallel.analysis import analyze_trace
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch import run_worker  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from analysis_cases import BROKEN, SHAPES, pattern_values, shared_anchors  # noqa: E402
+
+
+def write_synthetic(directory: str) -> None:
+    """Rank 0 writes every synthetic shape and broken case (and a truncated event file)."""
+    for name, (ranks, end) in SHAPES.items():
+        testing.write_mpi_trace(directory, name, ranks, end)
+    for name, (ranks, _, _) in BROKEN.items():
+        testing.write_mpi_trace(directory, name, ranks, 100)
+    ranks, end = SHAPES["chain"]
+    testing.write_mpi_trace(directory, "truncated", ranks, end)
+    events = os.path.join(directory, "truncated", "1.evt")
+    with open(events, "rb") as f:
+        data = f.read()
+    with open(events, "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
+def main(argv: list[str]) -> int:
+    traces, out_dir = argv
+    comm = MPI.COMM_WORLD
+    traces = os.path.join(traces, f"n{comm.size}")  # each launch writes its own copies
+    if comm.rank == 0:
+        os.makedirs(traces)
+        write_synthetic(traces)
+    comm.Barrier()
+    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in SHAPES]
+    anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
+    for name, anchor in anchors:
+        out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
+        stats = analyze_trace(comm, anchor, out)
+        if comm.rank == 0:
+            with open(out, "rb") as f:
+                digest = hashlib.sha256(f.read()).hexdigest()
+            print(json.dumps({"trace": name, "sha256": digest, "shape": stats["shape"],
+                              "values": pattern_values(cubescale.open(out))}), flush=True)
+    for name in [*BROKEN, "truncated"]:
+        out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
+        raised = ""
+        try:
+            analyze_trace(comm, os.path.join(traces, f"{name}.otf2"), out)
+        except cubescale.FormatError as e:
+            raised = str(e)
+        everyone = comm.gather(raised, root=0)
+        comm.Barrier()
+        if comm.rank == 0:
+            left = sorted(f for f in os.listdir(out_dir) if f.startswith(f"{name}.n{comm.size}"))
+            print(json.dumps({"trace": name, "raised": everyone, "left": left}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    run_worker(main)
