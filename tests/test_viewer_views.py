@@ -39,14 +39,18 @@ def test_opening_reads_no_metric_and_a_selection_reads_only_its_own():
     assert _loaded(ex.report) == []
     assert all(m["inclusive"] is None and m["exclusive"] is None for m in summary["metrics"])
     time_metric = report.metric("time")
-    ex.call_children({"metric": str(time_metric.index), "parent": "-1"})
+    roots = ex.call_children({"metric": str(time_metric.index), "parent": "-1"})
+    assert _loaded(ex.report) == []  # a first look: the roots' stored rows, read alone from the file
+    ex.call_children({"metric": str(time_metric.index), "parent": str(roots["children"][0]["index"])})
     assert _loaded(ex.report) == [time_metric.index]
     inclusive, exclusive = report.metric_totals(True), report.metric_totals(False)
     answer = ex.metric_values({"metric": str(time_metric.index)})
-    assert answer["inclusive"] == inclusive[time_metric.index] and answer["exclusive"] is None  # children unread
+    assert np.isclose(answer["inclusive"], inclusive[time_metric.index], rtol=1e-12)
+    assert answer["exclusive"] is None  # children unread
     answer = ex.metric_values({"metric": str(time_metric.index), "expanded": "1"})
     assert np.isclose(answer["exclusive"], exclusive[time_metric.index], rtol=1e-12)
-    assert sorted(_loaded(ex.report)) == sorted([time_metric.index, *time_metric.children])
+    # the children's totals: from their roots' rows (stored INCLUSIVE) or their whole matrices
+    assert set(_loaded(ex.report)) <= {time_metric.index, *time_metric.children}
     # the metric pane now carries what was computed, and nothing else
     known = {m["index"]: m["inclusive"] for m in ex.report_summary()["metrics"] if m["inclusive"] is not None}
     assert set(known) == {time_metric.index, *time_metric.children}
@@ -61,6 +65,31 @@ def test_lazy_metric_values_are_the_metric_totals(name):
         got = ex.metric_values({"metric": str(m.index), "expanded": "1"})
         for key, want in (("inclusive", inclusive[m.index]), ("exclusive", exclusive[m.index])):
             assert (got[key] is None) if not np.isfinite(want) else np.isclose(got[key], want, rtol=1e-12), (m.name, key)
+
+
+@pytest.mark.parametrize("name", EVERY_REPORT)
+def test_a_first_look_reads_rows_and_shows_the_panes_values(name):
+    """On a fresh explorer, the metric pane's total and the call pane's roots of every metric
+    stored INCLUSIVE come from the roots' rows (and their children's) alone, with the values
+    Report.panes shows; the metric stays unloaded (compressed rows aside)."""
+    report = cubescale.open(os.path.join(DATA, name))
+    totals = report.metric_totals(True)
+    for m in report.metrics:
+        if m.kind != "INCLUSIVE" or m.derived:
+            continue
+        ex = Explorer(cubescale.open(report.path))
+        got = ex.metric_values({"metric": str(m.index)})["inclusive"]
+        assert (got is None) if not np.isfinite(totals[m.index]) else np.isclose(got, totals[m.index], rtol=1e-12), m.name
+        page = ex.call_children({"metric": str(m.index), "parent": "-1"})
+        if totals[m.index] == totals[m.index] and report.values(m).dtype.names is None:
+            p = report.panes(m.index)
+            for child in page["children"]:
+                c = child["index"]
+                assert np.isclose(child["inclusive"], p.call_inclusive[c], rtol=1e-12, atol=1e-12), (m.name, c)
+                assert np.isclose(child["exclusive"], p.call_exclusive[c], rtol=1e-9, atol=1e-9), (m.name, c)
+        few = len(page["children"]) <= 16 and sum(len(report.cnodes[c["index"]].children) for c in page["children"]) <= 16
+        if "zcubex" not in name and m.dtype in ("DOUBLE", "FLOAT") and few:
+            assert m.index not in _loaded(ex.report), m.name
 
 
 def _flat_reference(report: cubescale.Report, metric: int, expanded: bool):

@@ -95,6 +95,21 @@ Severity load_metric(const OpenedFile& f, std::size_t metric) {
   return out;
 }
 
+// One stored row of a metric (Report::RowLoader); false for compressed rows.
+bool load_row(const OpenedFile& f, std::size_t metric, std::size_t cnode, Severity& row) {
+  const auto& m = f.metrics[metric];
+  const auto id = std::to_string(m.file_id);
+  const auto* index_member = f.find(id + ".index");
+  const auto* data_member = f.find(id + ".data");
+  if (!index_member || !data_member) {  // no data: all zero
+    std::fill(row.data(), row.data() + row.bytes(), std::uint8_t(0));
+    return true;
+  }
+  const auto index = parse_index(f.member(*index_member), f.deep.size(), {f.name, id + ".index"});
+  return read_row(f.member(*data_member), index, row_order(m.kind, f.deep, f.wide), f.column_of, cnode, row,
+                  {f.name, id + ".data"});
+}
+
 std::vector<std::uint32_t> columns_of(const Definitions& defs) {
   bool identity = true;
   for (std::size_t l = 0; l < defs.location_file_id.size() && identity; ++l) identity = defs.location_file_id[l] == l;
@@ -170,6 +185,7 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   auto loader = [f](std::size_t metric) { return load_metric(*f, metric); };
   auto report = std::make_shared<Report>(std::move(defs), std::move(loader), std::move(regions));
   report->set_source(f);
+  report->set_row_loader([f](std::size_t metric, std::size_t cnode, Severity& row) { return load_row(*f, metric, cnode, row); });
   return report;
 }
 

@@ -123,6 +123,13 @@ std::shared_ptr<const CnodeTotals> Report::cnode_totals(std::size_t metric) cons
 }
 
 void Report::cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, double* out) const {
+  if (metric >= defs_.metrics.size()) throw std::out_of_range("metric index out of range");
+  if (cnode >= cnode_count()) throw std::out_of_range("call path index out of range");
+  const auto& m = defs_.metrics[metric];
+  if (row_loader_ && kind == m.kind && !is_derived(m) && !loaded(metric)) {
+    Severity row(m.dtype, 1, location_count());
+    if (row_loader_(metric, cnode, row)) return to_doubles(row, 0, 1, out);
+  }
   auto stored = values(metric);
   cube::cnode_row(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, cnode, out);
 }

@@ -305,6 +305,28 @@ void read_rows_on_demand(const MemberBytes& bytes, const ValueIndex& index, cons
 
 }  // namespace
 
+bool read_row(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+              const std::vector<std::uint32_t>& column_of, std::size_t cnode, Severity& row, const MemberName& where) {
+  std::string scratch;
+  const auto head = bytes.view(0, std::min<std::uint64_t>(bytes.size(), kZDataMagic.size()), scratch);
+  if (head.substr(0, kZDataMagic.size()) == kZDataMagic) return false;
+  if (head.substr(0, kDataMagic.size()) != kDataMagic) fail(where, 0, "not a CUBEX.DATA member (wrong magic)");
+  std::fill(row.data(), row.data() + row.bytes(), std::uint8_t(0));
+  const std::size_t row_bytes = row.row_bytes();
+  for (std::size_t k = 0; k < index.positions.size(); ++k) {
+    if (index.positions[k] >= order.size() || order[index.positions[k]] != cnode) continue;
+    const std::uint64_t at = kDataMagic.size() + std::uint64_t(k) * row_bytes;
+    if (at + row_bytes > bytes.size())
+      fail(where, bytes.size(), "the member ends inside row " + std::to_string(k) + " of the " +
+                                    std::to_string(index.positions.size()) + " the index lists");
+    const auto src = bytes.view(at, row_bytes, scratch);
+    RowDecoder(row, column_of, index.big_endian).decode(row.row(0), reinterpret_cast<const std::uint8_t*>(src.data()));
+    row.set_present(0, true);
+    break;
+  }
+  return true;
+}
+
 std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
                         const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where) {
   const std::size_t row_bytes = out.row_bytes();

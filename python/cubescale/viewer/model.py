@@ -34,6 +34,7 @@ from xml.etree import ElementTree
 import numpy as np
 
 from .. import panes as _panes
+from ..dtypes import numpy_type
 from ..records import Metric
 from ..systree import SystemTree
 
@@ -116,6 +117,14 @@ def _number(x: float) -> float | None:
     an element without locations under a MIN metric) become null."""
     x = float(x)
     return x if math.isfinite(x) else None
+
+
+_FIRST_LOOK_ROWS = 16  # rows a first look reads one by one before it loads the whole metric
+
+
+def _combine(m: Metric) -> Callable[[np.ndarray], Any]:
+    """How a metric's values combine over locations and roots (as Cube's panes combine them)."""
+    return np.min if m.dtype == "MINDOUBLE" else np.max if m.dtype == "MAXDOUBLE" else np.sum
 
 
 def _signature(path: str) -> tuple[int, int, int]:
@@ -242,12 +251,25 @@ class Explorer:
         return {"inclusive": _number(inclusive),
                 "exclusive": _number(inclusive - sum(self._stored[c] for c in minus))}
 
+    def _root_rows(self, m: Metric) -> np.ndarray | None:
+        """Per call-tree root, the metric over all locations from the roots' stored rows alone,
+        for a metric stored INCLUSIVE and not loaded yet: the first look at a report reads one
+        row per root (``Report.system_values`` reads a row of such a metric from the file)
+        instead of the whole matrix. None when the whole metric is needed or already there."""
+        if (m.derived or m.kind != "INCLUSIVE" or numpy_type(m.dtype)[1] or m.dtype == "SCALE_FUNC"
+                or len(self._call_roots) > _FIRST_LOOK_ROWS or self.report._core.loaded(m.index)):
+            return None
+        combine = _combine(m)
+        return np.array([combine(self.report.system_values(m, r)) for r in self._call_roots], dtype=np.float64)
+
     def _stored_total(self, m: Metric) -> float:
         """A metric's value over the whole program and machine as stored (the metric pane,
         collapsed), computed as :func:`cubescale.panes.metric_totals` does, for this metric only."""
         if m.index not in self._stored:
             roots = np.asarray(self._call_roots, dtype=np.int64)
-            total = self._per_metric(m, lambda x: _panes._total(self.report, x, roots))
+            rows = self._root_rows(m)
+            total = (float(_combine(m)(rows)) if rows is not None and len(rows)
+                     else self._per_metric(m, lambda x: _panes._total(self.report, x, roots)))
             with self._lock:
                 self._stored[m.index] = total
         return self._stored[m.index]
@@ -301,13 +323,30 @@ class Explorer:
         parent = parse_int(query, "parent", -1, len(cnodes))
         ids = self._call_roots if parent < 0 else self._children_of_cnodes()[parent]
         offset, limit = self._page(query, len(ids))
-        inclusive, exclusive, total = self._call_pane(m, expanded)
+        first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
+        inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
             "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
             "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
         } for c in ids[offset:offset + limit]]
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
                 "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
+
+    def _first_look_roots(self, m: Metric) -> tuple[dict, dict, float] | None:
+        """The roots of the call pane (collapsed metric) from stored rows alone: inclusive
+        values from the roots' rows, exclusive ones minus their children's rows; None when the
+        metric is loaded already, not stored INCLUSIVE, or the roots have many children."""
+        children = [c for r in self._call_roots for c in self._children_of_cnodes()[r]]
+        rows = self._root_rows(m) if len(children) <= _FIRST_LOOK_ROWS else None
+        if rows is None or m.dtype not in ("DOUBLE", "FLOAT"):  # integers' exclusive values wrap as stored
+            return None
+        inclusive = dict(zip(self._call_roots, rows.tolist()))
+        exclusive = dict(inclusive)
+        for r in self._call_roots:
+            for c in self._children_of_cnodes()[r]:
+                exclusive[r] -= float(self.report.system_values(m, c).sum())
+        total = self.metric_values({"metric": str(m.index)})["inclusive"]
+        return inclusive, exclusive, float("nan") if total is None else float(total)
 
     def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
         """Cube's call pane for a metric selection and its root total (the metric pane's value

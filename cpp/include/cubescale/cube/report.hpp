@@ -24,6 +24,9 @@ namespace cubescale::cube {
 class Report {
  public:
   using Loader = std::function<Severity(std::size_t metric)>;
+  // Reads one call path's stored row into a 1 x locations Severity; false when it cannot
+  // (compressed rows): the metric is then loaded whole.
+  using RowLoader = std::function<bool(std::size_t metric, std::size_t cnode, Severity& row)>;
 
   // A report whose values are all zero until set_values() (for building reports in memory).
   explicit Report(Definitions defs);
@@ -55,7 +58,8 @@ class Report {
   // then kept with the values (O(cnodes) per metric) until set_values() replaces them.
   std::shared_ptr<const CnodeTotals> cnode_totals(std::size_t metric) const;
   // One call path's row in `kind` as doubles (Cube's system pane) into out[0 .. locations),
-  // from the stored matrix without converting it.
+  // from the stored matrix without converting it; for a metric not loaded yet, in the kind it
+  // is stored in, only that row is read from the file (a first look at a huge report).
   void cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, double* out) const;
   void set_values(std::size_t metric, Severity values);
   bool loaded(std::size_t metric) const;
@@ -63,6 +67,7 @@ class Report {
   // them again (a report computed from others, streamed to a file one metric at a time, needs
   // memory for one metric, not all). Values given to set_values() are always kept.
   void set_keep_loaded(bool keep) { keep_loaded_.store(keep); }
+  void set_row_loader(RowLoader row_loader) { row_loader_ = std::move(row_loader); }
   const std::vector<std::uint32_t>& cnode_parents() const { return cnode_parents_; }
 
   // The file the report was read from (extra members, ignored bytes); null for reports built
@@ -75,6 +80,7 @@ class Report {
   // mutable: deferred regions are filled in by definitions(), once, under regions_mutex_.
   mutable Definitions defs_;
   Loader loader_;
+  RowLoader row_loader_;
   mutable DeferredRegions deferred_;
   mutable std::atomic<bool> regions_ready_{true};
   std::atomic<bool> keep_loaded_{true};

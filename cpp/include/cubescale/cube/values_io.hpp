@@ -46,6 +46,13 @@ std::uint64_t read_data(const MemberBytes& bytes, const ValueIndex& index, const
 std::uint64_t read_data(std::string_view bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
                         const std::vector<std::uint32_t>& column_of, Severity& out, const MemberName& where);
 
+// One call path's row of a CUBEX.DATA member into `row` (1 x locations, the metric's type):
+// read where the index puts it, byte-swapped and gathered as read_data does, all zero when the
+// index lists no row for it. Returns false for ZCUBEX.DATA (rows are inside zlib streams: the
+// caller loads the metric whole). FormatError when the member ends before the row.
+bool read_row(const MemberBytes& bytes, const ValueIndex& index, const std::vector<std::uint32_t>& order,
+              const std::vector<std::uint32_t>& column_of, std::size_t cnode, Severity& row, const MemberName& where);
+
 // Little-endian SPARSE index for the given positions.
 std::string sparse_index(const std::vector<std::uint32_t>& positions);
 
