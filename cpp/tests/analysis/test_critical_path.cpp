@@ -12,22 +12,14 @@
 
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale;
+using analysis_tests::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("cubescale_critpath_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // Nanoseconds of `metric` per (column, region of the call path), non-zero only.
 std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::LocalProfile& p, const std::string& metric) {

@@ -11,21 +11,13 @@
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "trace_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale;
+using analysis_tests::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("cubescale_replay_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 // Moves rank r's outgoing block k to rank k's incoming (the Alltoallv), returns per rank the
 // records received from each rank.

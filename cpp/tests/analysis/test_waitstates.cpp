@@ -11,49 +11,11 @@
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "trace_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale;
-
-namespace {
-
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& tag)
-      : path(fs::temp_directory_path() / ("cubescale_waitstates_" + tag + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string write(const TempDir& dir, const std::vector<std::vector<trace::MpiCall>>& ranks, std::uint64_t end) {
-  trace::write_mpi_trace(dir.path.string(), "t", ranks, end);
-  return (dir.path / "t.otf2").string();
-}
-
-// Seconds of `metric` (stored exclusive along the call tree) per (location, region name of
-// the call path), non-zero only.
-std::map<std::pair<std::size_t, std::string>, double> by_call(const profile::LocalProfile& p, const std::string& metric) {
-  std::size_t m = 0;
-  while (m < p.metrics.size() && p.metrics[m].uniq_name != metric) ++m;
-  EXPECT_LT(m, p.metrics.size()) << metric;
-  std::map<std::pair<std::size_t, std::string>, double> out;
-  if (m == p.metrics.size()) return out;
-  const auto cols = p.locations.size();
-  auto at = [&](std::size_t c, std::size_t l) {
-    double v;
-    std::memcpy(&v, p.values[m].row(c) + l * 8, 8);
-    return v;
-  };
-  for (std::size_t c = 0; c < p.cnode_count(); ++c)
-    for (std::size_t l = 0; l < cols; ++l) {
-      if (at(c, l) != 0) out[{l, p.regions[p.cnode_regions[c]].name}] = at(c, l);
-    }
-  return out;
-}
-
-}  // namespace
+using namespace cubescale::analysis_tests;
 
 TEST(WaitStates, LateSenderChainAndWaitall) {
   TempDir dir("ls");
