@@ -27,7 +27,7 @@ def test_a_row_alone_equals_the_row_of_the_whole_metric(path):
     whole = cubescale.open(path)
     for m in _scalar_stored(whole):
         stored = whole.values(m, inclusive=None)
-        if stored.dtype.names or stored.ndim != 2:  # values of several fields: no row of doubles
+        if stored.dtype.names or stored.ndim != 2 or np.iscomplexobj(stored):  # no row of plain doubles
             continue
         cnodes = range(stored.shape[0]) if stored.shape[0] <= 40 else np.linspace(0, stored.shape[0] - 1, 40, dtype=int)
         alone = cubescale.open(path)

@@ -169,10 +169,10 @@ def test_cli_table_and_errors(tmp_path, capsys):
     existing = tmp_path / "f"
     existing.write_text("x")
     bad = tmp_path / "bad.filter"
-    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE foo\n  FROBNICATE bar\nSCOREP_REGION_NAMES_END\n")
+    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE foo\nSCOREP_REGION_NAMES_END\n  bar\n")  # a name after the block
     assert main(["score", str(BTMZ), "-f", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert f"{bad}: filter line 3" in err and len(err.strip().splitlines()) == 1
+    assert f"{bad}: filter line 4" in err and len(err.strip().splitlines()) == 1
     for argv, words in ((["-g", "--filter-out", str(existing)], "exists"),
                         (["-g", "bufferpercent=200"], "invalid filter generation option"),
                         (["-f", str(tmp_path / "missing")], "no such filter file")):

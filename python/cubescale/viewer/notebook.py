@@ -52,7 +52,7 @@ class RunningViewer:
         token = secrets.token_urlsafe(32)
         self._app = make_app(report, token=token, embeddable=True)
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(self._app, access_log=None)
+        self._runner = web.AppRunner(self._app, access_log=None, shutdown_timeout=2.0)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, args=(host, port), name="cubescale-view", daemon=True)

@@ -221,7 +221,7 @@ def serve(report: Report, host: str = "127.0.0.1", port: int = 0, open_browser: 
 
 
 async def _run(app: web.Application, host: str, port: int, open_browser: bool) -> None:
-    runner = web.AppRunner(app, access_log=None)
+    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
     await runner.setup()
     try:
         site = web.TCPSite(runner, host, port)
