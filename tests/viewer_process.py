@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -40,9 +41,12 @@ class Viewer:
 @contextlib.contextmanager
 def running_viewer(report: str, timeout: float = 60):
     """`python -m cubescale view REPORT --no-browser` on a free port until the block ends."""
+    # Ctrl-C reaches the server as it reaches a program started from a terminal, also where the
+    # tests themselves run with SIGINT ignored (a background job of a shell without job control).
     process = subprocess.Popen([sys.executable, "-m", "cubescale", "view", report, "--no-browser", "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline, url = time.monotonic() + timeout, ""
         assert process.stdout is not None
