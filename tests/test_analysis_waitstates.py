@@ -13,6 +13,7 @@ from collections import defaultdict, deque
 
 import numpy as np
 import pytest
+from analysis_cases import CHAIN
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -28,17 +29,7 @@ SPEC = SHARED_OTF2.parent / "cubepl" / "scalasca.spec"
 # Three ranks, times in ns: a Late Sender chain 0 -> 1 -> 2, an early send, an imbalanced
 # barrier that rank 1 leaves late, a broadcast whose root (1) is late, a reduce whose root (0)
 # is early, an allreduce that ranks 1 and 2 leave late, and a Waitall whose latest sender counts.
-RANKS = [
-    [("MPI_Send", 100, 110, [1], 0), ("MPI_Send", 200, 210, [2], 0), ("MPI_Barrier", 1000, 1600, [], 0),
-     ("MPI_Bcast", 2000, 2500, [1], 0), ("MPI_Reduce", 3000, 3400, [0], 0), ("MPI_Allreduce", 4000, 4700, [], 0),
-     ("MPI_Send", 5000, 5010, [2], 0)],
-    [("MPI_Recv", 20, 120, [0], 0), ("MPI_Send", 130, 140, [2], 0), ("MPI_Barrier", 1500, 1650, [], 0),
-     ("MPI_Bcast", 2400, 2500, [1], 0), ("MPI_Reduce", 3300, 3400, [0], 0), ("MPI_Allreduce", 4100, 4750, [], 0),
-     ("MPI_Send", 5300, 5310, [2], 0)],
-    [("MPI_Recv", 30, 150, [1], 0), ("MPI_Recv", 300, 310, [0], 0), ("MPI_Barrier", 1200, 1600, [], 0),
-     ("MPI_Bcast", 2100, 2500, [1], 0), ("MPI_Reduce", 3200, 3400, [0], 0), ("MPI_Allreduce", 4600, 4800, [], 0),
-     ("MPI_Waitall", 5100, 5400, [0, 1], 0)],
-]
+RANKS = CHAIN  # tests/analysis_cases.py: the same trace the replay's tests use under mpirun
 # pattern -> {(rank, call region): ns}
 EXPECTED = {
     "mpi_latesender": {(1, "MPI_Recv"): 80, (2, "MPI_Recv"): 100, (2, "MPI_Waitall"): 200},

@@ -704,16 +704,7 @@ OTF2_CallbackCode ev_thread_fork(CUBESCALE_EVT_ARGS, OTF2_Paradigm model, uint32
   e.tag = model;
   return c.emit();
 }
-// Locks (thread and OpenMP): the lock's id as `request`, its acquisition order as `tag`.
-template <EventType T>
-OTF2_CallbackCode ev_thread_lock(CUBESCALE_EVT_ARGS, OTF2_Paradigm, uint32_t lock, uint32_t order) {
-  auto& c = ectx(ud);
-  (void)attributes;
-  auto& e = c.start(T, time, position);
-  e.request = lock;
-  e.tag = order;
-  return c.emit();
-}
+// Locks (OpenMP and thread): the lock's id as `request`, its acquisition order as `tag`.
 template <EventType T>
 OTF2_CallbackCode ev_omp_lock(CUBESCALE_EVT_ARGS, uint32_t lock, uint32_t order) {
   auto& c = ectx(ud);
@@ -722,6 +713,11 @@ OTF2_CallbackCode ev_omp_lock(CUBESCALE_EVT_ARGS, uint32_t lock, uint32_t order)
   e.request = lock;
   e.tag = order;
   return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_thread_lock(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t position, void* ud,
+                                 OTF2_AttributeList* attributes, OTF2_Paradigm, uint32_t lock, uint32_t order) {
+  return ev_omp_lock<T>(location, time, position, ud, attributes, lock, order);  // the paradigm aside, the same
 }
 template <EventType T>
 OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {
