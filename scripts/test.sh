@@ -9,16 +9,18 @@ bash scripts/setup.sh
 # Every mpirun that tests, benchmarks and the demo start takes Open MPI's local settings from
 # cubescale.mpirun.local_environment (the one place that knows them).
 JOBS=${JOBS:-2}
+# Each section says when it starts (seconds since the setup began): CI must stay under 25 minutes.
+section() { echo "== $1 (at ${SECONDS} s)"; }
 # Real measurement data beside the checkout (../shared/data); tests and doctests of the
 # installed package find it through this variable.
 export CUBESCALE_SHARED_DATA=${CUBESCALE_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 
-echo "== C++ tests (release)"
+section "C++ tests (release)"
 cmake -S . -B build/ctest -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF >/dev/null
 ninja -C build/ctest -j "$JOBS" cubescale_tests >/dev/null
 ctest --test-dir build/ctest --output-on-failure -j "$JOBS" --timeout 300
 
-echo "== C++ tests (AddressSanitizer + UBSan)"
+section "C++ tests (AddressSanitizer + UBSan)"
 cmake -S . -B build/asan -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF \
   -DCUBESCALE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
@@ -27,19 +29,25 @@ ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
 HWLOC_COMPONENTS=-pci ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build/asan --output-on-failure -j "$JOBS" --timeout 600
 
-echo "== static checks (ruff, mypy, stubtest of the installed extension)"
+section "static checks (ruff, mypy, stubtest of the installed extension)"
 python3 -m ruff check python tests benchmarks fuzz scripts examples
 python3 -m mypy
 (cd tests && python3 -m mypy.stubtest cubescale._core --allowlist stubtest_allowlist.txt)
 
-echo "== API reference (pdoc, from the docstrings) into build/api"
+section "API reference (pdoc, from the docstrings) into build/api"
 python3 scripts/api_docs.py build/api
 
-echo "== Python tests"
+section "Python tests"
 # Run from tests/ so that the installed package, not the source tree, is imported.
 (cd tests && python3 -m pytest -q -p no:cacheprovider .)
 
 if ls fuzz/run_*.sh >/dev/null 2>&1; then
-  echo "== fuzzing (bounded)"
-  for f in fuzz/run_*.sh; do bash "$f" "${FUZZ_SECONDS:-60}"; done
+  section "fuzzing (bounded, $JOBS fuzzers at a time)"
+  # Each fuzzer builds and writes its own files in build/fuzz; its output is shown whole when
+  # it finds something, else its summary lines. xargs stops at the first failure (exit 255).
+  mkdir -p build/fuzz-logs
+  printf '%s\n' fuzz/run_*.sh | xargs -P "$JOBS" -I{} bash -c '
+    log="build/fuzz-logs/$(basename "$1" .sh).log"
+    if bash "$1" "$2" >"$log" 2>&1; then grep -E "no findings|skipped" "$log"; else cat "$log"; echo "FAILED: $1"; exit 255; fi' _ {} "${FUZZ_SECONDS:-60}"
 fi
+section "done"
