@@ -76,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # `cubescale` alone: what it can do
         parser.print_help()
         return 0
+    if not getattr(args, "every_rank", False) and not _this_rank_runs(args.command):
+        return 0
     try:
         # Checks of the arguments alone (kinds of input, outputs that are inputs): every rank
         # under mpirun finds the same, before any rank waits for another.
@@ -97,6 +99,18 @@ def main(argv: list[str] | None = None) -> int:
         return 130  # 128 + SIGINT; the user knows why
     except Exception as e:  # noqa: BLE001 - sorted below: user errors in one line, bugs re-raised
         return _handle(e, args)
+
+
+def _this_rank_runs(command: str) -> bool:
+    """Whether this process runs a command that runs in one process (``info``, ``stat``,
+    ``view`` ...). Started by ``mpirun -n N``, rank 0 runs it and says so on stderr, and the
+    other ranks end at once, so that its output is printed once and its files are written
+    once. The commands that share their work between ranks set ``every_rank``."""
+    rank, size, _ = _world()
+    if size > 1 and rank == 0:
+        print(f"cubescale {command}: runs in one process; ranks 1-{size - 1} of mpirun do nothing",
+              file=sys.stderr, flush=True)
+    return rank == 0
 
 
 def _handle(error: BaseException, args) -> int:

@@ -55,7 +55,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
-    p.set_defaults(run=run_analyze)
+    p.set_defaults(run=run_analyze, every_rank=True)
 
 
 def run_analyze(args) -> int:

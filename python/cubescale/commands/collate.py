@@ -53,7 +53,7 @@ def add_parser(subparsers) -> None:
                    help="aggregate each process's threads before collation")
     p.add_argument("--compress", action="store_true", help="zlib-compressed rows (ZCUBEX)")
     p.add_argument("--quiet", action="store_true", help="no summary line")
-    p.set_defaults(run=run_collate, prepare=prepare_collate)
+    p.set_defaults(run=run_collate, prepare=prepare_collate, every_rank=True)
 
 
 def prepare_collate(args) -> None:

@@ -57,7 +57,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress or summary line")
     p.add_argument("app", help="Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
-    p.set_defaults(run=run_app, prepare=prepare_run)
+    p.set_defaults(run=run_app, prepare=prepare_run, every_rank=True)
 
 
 def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:

@@ -47,7 +47,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
     p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
     p.add_argument("--plot", help="write the timeline as a PNG (matplotlib)")
-    p.set_defaults(run=run_timeline, prepare=prepare_timeline)
+    p.set_defaults(run=run_timeline, prepare=prepare_timeline, every_rank=True)
 
 
 def prepare_timeline(args) -> None:

@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--serial", action="store_true", help="one process without MPI, even when mpi4py is there")
     p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
                    help="aggregate each process's threads in the written report (see `cubescale threads`)")
-    p.set_defaults(run=run_trace_profile, prepare=prepare_trace_profile)
+    p.set_defaults(run=run_trace_profile, prepare=prepare_trace_profile, every_rank=True)
 
 
 def prepare_trace_profile(args) -> None:
