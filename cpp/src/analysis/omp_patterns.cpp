@@ -290,8 +290,8 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
   for (std::size_t c = 0; c < n; ++c)
     if (p.cnode_parents[c] != cube::kNoParent)
       for (std::size_t l = 0; l < cols; ++l) own[std::size_t(p.cnode_parents[c]) * cols + l] -= read_double(incl.row(c) + l * 8);
-  // A worker thread's call paths hang below its master's parallel region, where the worker has
-  // no time of its own: those ancestors would come out negative.
+  // A worker's call paths above the parallel region it is hung into hold exactly its children's
+  // time (trace/profile.cpp): their difference is 0 up to rounding, which must not go negative.
   for (auto& v : own) v = std::max(v, 0.0);
   auto of_regions = [&](Regions which) {
     std::vector<double> v(n * cols, 0.0);

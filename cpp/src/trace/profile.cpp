@@ -23,6 +23,34 @@ struct Column {
     for (std::size_t f = 0; f < kFixed; ++f) fixed[f].resize(n, f == kMinTime ? ~std::uint64_t(0) : 0);
     counters.resize(n * slots, 0);
   }
+
+  // Worker threads are grafted below their master's parallel region (root_cnode): a worker
+  // never visits the call paths above it, yet their inclusive time and counters hold what it
+  // did below them (exclusive zero), as Score-P's profiles have it. Without this, a worker's
+  // `time` at `main` would be 0 under children with seconds, and a metric summed over call
+  // paths below `time` (Scalasca's omp_time) could exceed `time`. `parent` by creation
+  // order: a call path is created after its parent, so children come first going down.
+  void fill_unvisited_ancestors(const std::vector<std::uint32_t>& parent, const std::vector<bool>& slot_double) {
+    const std::size_t slots = slot_double.size();
+    for (std::size_t c = std::min(fixed[kVisits].size(), parent.size()); c-- > 0;) {  // grow() rounds up
+      const auto p = parent[c];
+      if (p == kNone || fixed[kVisits][p] != 0) continue;
+      fixed[kTime][p] += fixed[kTime][c];
+      for (std::size_t s = 0; s < slots; ++s) {
+        auto& to = counters[std::size_t(p) * slots + s];
+        const auto from = counters[c * slots + s];
+        if (slot_double[s]) {
+          double a, b;
+          std::memcpy(&a, &to, 8);
+          std::memcpy(&b, &from, 8);
+          a += b;
+          std::memcpy(&to, &a, 8);
+        } else {
+          to += from;  // wraps as the counters do
+        }
+      }
+    }
+  }
 };
 
 // What an earlier thread of the process had open: a fork..join (workers' call paths are
@@ -346,6 +374,9 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
   }
   for (auto l : locations) p.locations.push_back({defs_.locations[l].name, location_class(defs_.locations[l])});
   const auto cols = columns_.size();
+  std::vector<bool> slot_double(slots_);
+  for (std::size_t s = 0; s < slots_; ++s) slot_double[s] = slot_double_(s);
+  for (auto& col : columns_) col.fill_unvisited_ancestors(cnode_parent_, slot_double);
   const double tick = 1.0 / static_cast<double>(defs_.clock.resolution);
   for (std::size_t m = 0; m < p.metrics.size(); ++m) {
     cube::Severity s(p.metrics[m].dtype, n, cols);
@@ -360,7 +391,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
         if (m < kFixed) {
           const auto v = col.fixed[m][c];
           if (m == kTime || m == kMinTime || m == kMaxTime) {
-            const double sec = visited ? static_cast<double>(v) * tick : 0.0;
+            const double sec = visited || m == kTime ? static_cast<double>(v) * tick : 0.0;  // kTime: see fill_unvisited_ancestors
             std::memcpy(&bits, &sec, 8);
           } else {
             bits = v;
