@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
@@ -36,7 +36,6 @@ import numpy as np
 from .. import panes as _panes
 from ..dtypes import numpy_type
 from ..records import Metric
-from ..systree import SystemTree
 
 if TYPE_CHECKING:  # the viewer is given reports: report.py's Report.view() imports the viewer
     from ..report import Report
@@ -168,20 +167,34 @@ class Explorer:
         # lock, and each metric by its own, so that two queries never read one metric twice.
         self._lock = threading.Lock()
         self._reading_locks: dict[int, threading.Lock] = {}
+        self._flights: dict[tuple[int, Any], threading.Lock] = {}  # entries being computed
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
-        self._sequence_values: OrderedDict[tuple, list[dict[str, Any]]] = OrderedDict()
+        self._sequence_values: OrderedDict[tuple, dict[int, dict[str, Any]]] = OrderedDict()
+        self._layouts: dict[int, tuple[str, np.ndarray | None]] = {}  # per depth: how its elements' values are found
 
     def _cached(self, cache: OrderedDict, key: Any, compute: Callable[[], Any], keep: int = _CACHE) -> Any:
-        """``cache[key]``, computed (outside the lock: other queries go on) if missing."""
+        """``cache[key]``, computed (outside the cache lock: other queries go on) if missing,
+        once: the page asks for one selection's system tree, distribution and sequence at
+        the same moment, and those queries wait for the first one's answer instead of
+        computing it again each (a 1M-location row read twice took twice the time)."""
         with self._lock:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        value = compute()
-        with self._lock:
-            _remember(cache, key, value, keep)
+            flight = self._flights.setdefault((id(cache), key), threading.Lock())
+        with flight:
+            with self._lock:
+                if key in cache:
+                    return cache[key]
+            try:
+                value = compute()
+            finally:
+                with self._lock:
+                    self._flights.pop((id(cache), key), None)
+            with self._lock:
+                _remember(cache, key, value, keep)
         return value
 
     def _reading(self, metric: int) -> threading.Lock:
@@ -326,7 +339,8 @@ class Explorer:
         first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
         inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
-            "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
+            "index": c, "name": cnodes[c].region.name, "region": cnodes[c].region.index,
+            "has_children": bool(cnodes[c].children),
             "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
         } for c in ids[offset:offset + limit]]
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
@@ -711,31 +725,12 @@ class Explorer:
     # ---- the machine in sequence form
 
     def _folded(self) -> _Sequence:
-        """The sequence form, folded once. First by kind (machine part, process, thread:
-        known for all elements at once); if that gives other records than the core's fold
-        (:meth:`SystemTree.from_single`, which tells classes apart: threads and GPU streams
-        of one process), again by class name, looked up per element."""
+        """The sequence form, folded once per report by the core (``sequence_form``: exact,
+        by kind and class, with each element's record; 45 ms for 1.3M elements)."""
         with self._reading(-1):  # one fold per report, however many queries ask at once
             if self._sequence is None:
-                self._sequence = self._fold_tree()
+                self._sequence = _sequence(self.report._core.sequence_form())
         return self._sequence
-
-    def _fold_tree(self) -> _Sequence:
-        core = self._tree._core
-        kind = np.zeros(len(self._tree), dtype=np.int64)
-        kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
-        kind[self._element_of_location] = 2
-        sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
-        folded = SystemTree.from_single(self._tree)
-        if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
-                Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
-            names: dict[str, int] = {}
-
-            def by_class(elements: np.ndarray) -> np.ndarray:
-                return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
-                                  dtype=np.int64)
-            sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
-        return sequence
 
     def sequence(self, query: dict[str, str]) -> dict[str, Any]:
         """The system tree in sequence form (the Score-P system-description paper): identical
@@ -759,35 +754,56 @@ class Explorer:
         parent = parse_int(query, "parent", -1, len(seq.records))
         m, key, padded = self._selection(query)
         ids = [0] if parent < 0 else seq.records[parent]["children"]
-        stats = self._cached(self._sequence_values, key, lambda: self._record_values(m, key, padded))
+        depth = seq.records[ids[0]]["depth"] if ids else 0
+        stats = self._cached(self._sequence_values, key + (depth,), lambda: self._record_values(m, key, padded, depth))
+        root = self._cached(self._sequence_values, key + (0,), lambda: self._record_values(m, key, padded, 0))
         records = [{**{k: v for k, v in seq.records[r].items() if k != "children"},
                     "index": r, "has_children": bool(seq.records[r]["children"]), **stats[r]} for r in ids[:MAX_PAGE]]
-        return {"parent": parent, "count": len(ids), "records": records, "total": stats[0]["sum"]}
+        return {"parent": parent, "count": len(ids), "records": records, "total": root[0]["sum"]}
 
-    def _record_values(self, m: Metric, key: tuple, padded: np.ndarray) -> list[dict[str, Any]]:
-        """Per record, min / mean / max / sum of its instances' collapsed values: one
-        aggregation per depth over all locations, then one per depth over its elements."""
+    def _record_values(self, m: Metric, key: tuple, padded: np.ndarray, depth: int) -> dict[int, dict[str, Any]]:
+        """Per record at ``depth``, min / mean / max / sum of its instances' collapsed values:
+        the values of all elements there (one ``reduceat`` over the locations, or the
+        locations themselves), then per record (a regular machine has one) its instances'
+        share. Per depth, when a record of that depth is shown: the first sequence view of a
+        selection reads depth 0 only, opening a record the depth below it."""
         seq = self._folded()
-        out: list[dict[str, Any]] = [{} for _ in seq.records]
-        for depth, (elements, record) in enumerate(zip(seq.elements, seq.record_of)):
-            values = self._collapsed(key, padded[:-1], m.dtype, depth)[elements]
-            if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
-                values = np.where(np.isfinite(values), values, np.nan)
-            n = len(seq.records)
-            count = np.bincount(record, minlength=n)
-            finite = np.isfinite(values)
-            total = np.bincount(record[finite], weights=values[finite], minlength=n)
-            low, high = np.full(n, np.inf), np.full(n, -np.inf)
-            np.minimum.at(low, record[finite], values[finite])
-            np.maximum.at(high, record[finite], values[finite])
-            valid = np.bincount(record[finite], minlength=n)
-            for r in np.unique(record).tolist():  # the records of this depth: few on any machine
-                out[r] = {"min": _number(low[r]), "max": _number(high[r]),
-                          "mean": _number(total[r] / valid[r]) if valid[r] else None,
-                          "sum": _number(total[r]) if m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
-                          else _number(low[r] if m.dtype == "MINDOUBLE" else high[r]),
-                          "instances": int(count[r])}
-        return out
+        if depth >= len(seq.elements):
+            return {}
+        records = [r for r, record in enumerate(seq.records) if record["depth"] == depth]
+        values = self._element_values(key, padded, m.dtype, depth, seq.elements[depth])
+        return {r: _statistics(mine, m.dtype) for r, mine in _groups(records, seq.record_of[depth], values)}
+
+    def _element_values(self, key: tuple, padded: np.ndarray, dtype: str, depth: int,
+                        elements: np.ndarray) -> np.ndarray:
+        """The collapsed values of all ``elements`` at ``depth`` (ascending), by the layout
+        found once per depth: locations (their own values), one run of locations each in
+        element order (one ``reduceat``), else as a page of the system tree."""
+        with self._lock:
+            layout = self._layouts.get(depth)
+        if layout is None:
+            layout = self._layout(depth, elements)
+            with self._lock:
+                self._layouts[depth] = layout
+        how, where = layout
+        if how == "locations":
+            return padded[:-1] if where is None else padded[where]
+        if how == "runs" and where is not None:
+            ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+            return ufunc.reduceat(padded[:-1], where)
+        return self._page_collapsed(key, padded, dtype, depth, elements.tolist())
+
+    def _layout(self, depth: int, elements: np.ndarray) -> tuple[str, np.ndarray | None]:
+        locations = self._location_of_element[elements]
+        if len(elements) and bool((locations >= 0).all()):
+            whole = len(locations) == self.report.shape[1] and bool((locations == np.arange(len(locations))).all())
+            return "locations", None if whole else locations
+        ranges = self._ranges_at(depth)
+        if ranges is not None:
+            starts = ranges[1][:-1]
+            if len(starts) == len(elements) and np.array_equal(self._ancestors_at(depth)[starts], elements):
+                return "runs", starts
+        return "page", None
 
     def instances(self, query: dict[str, str]) -> dict[str, Any]:
         """A page of the instances (system-tree elements) of sequence record ``record``, in
@@ -847,6 +863,32 @@ def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray) -> dict
             "locations": np.asarray(locations, dtype=np.int64)}
 
 
+def _groups(records: list[int], record_of: np.ndarray, values: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The values of each record's instances (``record_of``: per value its record). One record:
+    all values; a few: a mask each; many (an irregular machine): one stable sort."""
+    if len(records) == 1:
+        return [(records[0], values)]
+    if len(records) <= 8:
+        return [(r, values[record_of == r]) for r in records]
+    order = np.argsort(record_of, kind="stable")
+    ids, starts = np.unique(record_of[order], return_index=True)
+    ends = np.append(starts[1:], len(order))
+    return [(int(r), values[order[lo:hi]]) for r, lo, hi in zip(ids.tolist(), starts.tolist(), ends.tolist())]
+
+
+def _statistics(values: np.ndarray, dtype: str) -> dict[str, Any]:
+    """min / mean / max over a record's instances' values (those that are numbers), their sum
+    (min / max for MINDOUBLE / MAXDOUBLE: the metric's own combination) and the count."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return {"min": None, "max": None, "mean": None, "sum": None if dtype in ("MINDOUBLE", "MAXDOUBLE") else 0.0,
+                "instances": len(values)}
+    low, high, total = finite.min(), finite.max(), finite.sum()
+    whole = low if dtype == "MINDOUBLE" else high if dtype == "MAXDOUBLE" else total
+    return {"min": _number(low), "max": _number(high), "mean": _number(total / len(finite)), "sum": _number(whole),
+            "instances": len(values)}
+
+
 def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:
     cache[key] = value
     while len(cache) > keep:
@@ -863,73 +905,20 @@ class _Sequence:
         self.record_of = record_of
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer over uint64 (wrapping): spreads structural hashes."""
-    with np.errstate(over="ignore"):
-        x = x ^ (x >> np.uint64(30))
-        x = x * np.uint64(0xBF58476D1CE4E5B9)
-        x = x ^ (x >> np.uint64(27))
-        x = x * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
-
-
-def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_index=True)``; in one pass when ``x`` is sorted (ancestors of
-    locations in system-tree order are), else by sorting."""
-    if len(x) and bool(np.all(x[1:] >= x[:-1])):
-        first = np.concatenate(([0], np.flatnonzero(x[1:] != x[:-1]) + 1))
-        return x[first], first
-    return np.unique(x, return_index=True)
-
-
-def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray],
-          label: Callable[[np.ndarray], np.ndarray]) -> _Sequence:
-    """Folds the system tree into sequence records (the Score-P system-description paper):
-    bottom-up, an element's structural hash is its label (``label(elements)``: a code per
-    element, e.g. its kind or its class) and depth mixed with the sum of its children's mixed
-    hashes (a multiset hash: order-free, as the canonical form sorts children); top-down, an
-    element's record is (its parent's record, its hash), and a record's ``copies`` is how many
-    of its parent's instances' children it holds. All in NumPy over the per-location ancestor
-    arrays (one per depth, from the core); elements without locations below are left out."""
-    chain = [ancestors_at(0)]
-    while not np.array_equal(chain[-1], location_elements) and len(chain) < 64:
-        chain.append(ancestors_at(len(chain)))
-    # a location's own depth: the first at which its ancestor is itself
-    own = np.full(len(location_elements), len(chain) - 1, dtype=np.int64)
-    for d in range(len(chain) - 1, -1, -1):
-        own[chain[d] == location_elements] = d
-    elements, parents = [], []
-    for d in range(len(chain)):  # the elements at depth d and, for each, its parent
-        below = own >= d
-        here, first = _distinct(chain[d][below])
-        elements.append(here)
-        parents.append(chain[d - 1][below][first] if d else np.full(len(here), -1, dtype=np.int64))
-    structure = np.zeros(len(tree), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for d in range(len(chain) - 1, -1, -1):
-            here = elements[d]
-            structure[here] = _mix(label(here).astype(np.uint64) * np.uint64(257) + np.uint64(d + 1))
-            if d + 1 < len(chain) and len(elements[d + 1]):
-                np.add.at(structure, parents[d + 1], _mix(structure[elements[d + 1]]))
-    record_of_element = np.full(len(tree), -1, dtype=np.int64)
-    record_of_element[elements[0]] = 0
-    root = int(elements[0][0])
-    records: list[dict[str, Any]] = [{"class": tree.class_name(root), "copies": 1, "depth": 0, "parent": -1,
-                                      "instances": 1, "children": []}]
-    for d in range(1, len(chain)):
-        child, up_record = elements[d], record_of_element[parents[d]]
-        with np.errstate(over="ignore"):
-            keys = _mix(up_record.astype(np.uint64) + np.uint64(1)) ^ structure[child]
-        _, first, inverse, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-        order = np.argsort(first, kind="stable")  # records in the order their first instance appears
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        record_of_element[child] = len(records) + rank[inverse.reshape(-1)]
-        for k in order.tolist():  # one per record: a regular machine has few
-            up = int(up_record[first[k]])
-            records[up]["children"].append(len(records))
-            records.append({"class": tree.class_name(int(child[first[k]])), "depth": d, "parent": up,
-                            "copies": int(count[k]) // records[up]["instances"], "instances": int(count[k]),
-                            "children": []})
-    record_of = [record_of_element[here] for here in elements]
-    return _Sequence(records, elements, record_of)
+def _sequence(form: dict[str, Any]) -> _Sequence:
+    """The core's sequence form (``Report.sequence_form``: per element its record, the elements
+    with a record by depth, per record parent, depth, instances, copies, class) as the viewer
+    keeps it: record dicts with their children, and per depth the elements there (ascending)
+    and their records."""
+    parent, depth = form["parent"].tolist(), form["depth"].tolist()
+    records: list[dict[str, Any]] = [
+        {"class": c, "copies": int(k), "depth": d, "parent": int(p), "instances": int(i), "children": []}
+        for c, k, d, p, i in zip(form["cls"], form["copies"].tolist(), depth, parent, form["instances"].tolist())]
+    for r, p in enumerate(parent):
+        if p >= 0:
+            records[p]["children"].append(r)
+    record_of = np.asarray(form["record_of"], dtype=np.int64)
+    shown = np.asarray(form["elements"], dtype=np.int64)
+    bounds = form["depth_start"].tolist()
+    elements = [shown[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return _Sequence(records, elements, [record_of[e] for e in elements])

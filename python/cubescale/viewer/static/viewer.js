@@ -342,8 +342,18 @@ async function loadFlat(limit) {
                                    limit: Math.min(1000, limit) });
   if (generation !== state.generation) return false;
   Object.assign(state.flat, { count: page.count, children: page.children, total: page.total });
-  if (state.region === null && page.children.length) state.region = page.children[0].index;
+  if (state.region === null && page.children.length) firstRegion(page.children);
   return true;
+}
+
+// The flat profile's first selection: the region of the selected call path, collapsed or
+// expanded as that call path is (its values are then the call path's for a region of one
+// call path: known already, no location row read); else the largest region.
+function firstRegion(children) {
+  const node = state.call.get(state.cnode);
+  const same = node && children.find((r) => r.index === node.region);
+  state.region = same ? same.index : children[0].index;
+  if (same && cnodeExpanded()) state.flat.open.add(same.index);
 }
 
 function renderFlat() {
