@@ -19,7 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
 
-from viewer_process import running_viewer  # noqa: E402
+from viewer_process import running_viewer, topology_cells, write_topology_report  # noqa: E402
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
                                                                            "shared", "data")), "cubex")
@@ -283,6 +283,66 @@ def test_topology_view_paints_the_selection(page):
         assert pixel == [225, 30, 30, 255]
         page.select_option("#system-view", "tree")
         assert page.locator("#system-tree").is_visible() and page.locator("#topology").is_hidden()
+
+
+def _cell_readouts(page, nx: int, ny: int, nz: int) -> tuple[list, list]:
+    """Points at every cell of every slice of the shown topology: (the value the readout
+    gives, the painted colour) per cell in C order (value None: an empty cell)."""
+    cell = max(2, min(24, 280 // max(nx, ny)))  # as viewer.js sizes a cell
+    values: list = [None] * (nx * ny * nz)
+    colours: list = [None] * (nx * ny * nz)
+    for z in range(nz):
+        canvas = page.locator(f"#topology canvas[data-slice='{z}']")
+        for x in range(nx):
+            for y in range(ny):
+                at = (x * ny + y) * nz + z
+                canvas.hover(position={"x": x * cell + cell / 2, "y": y * cell + cell / 2})
+                page.wait_for_function("c => document.querySelector('#topology .readout').dataset.cell === c",
+                                       arg=str(at), timeout=TIMEOUT)
+                text = page.locator("#topology .readout").get_attribute("data-value")
+                values[at] = float(text) if text else None
+                colours[at] = canvas.evaluate(f"c => Array.from(c.getContext('2d').getImageData("
+                                              f"{x * cell + 1}, {y * cell + 1}, 1, 1).data)")
+    return values, colours
+
+
+def test_topology_3d_slices_and_older_coordinate_forms(page, tmp_path):
+    """A 3-D Cartesian topology written by cubescale's writer: one canvas per slice of the
+    third dimension; every cell's value (pointed at) and colour against Report.panes for the
+    selected call path, collapsed and expanded; an empty cell is grey. The processes' grid by
+    CUBE3's procId shows each process's sum over its threads."""
+    path = str(tmp_path / "topology.cubex")
+    report = write_topology_report(path)
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        for cnode, expanded in ((1, False), (0, True), (0, False)):
+            if cnode == 1:
+                _row(page, "call", 0).locator(".toggle").click()
+                _row(page, "call", 1).click()
+            elif expanded:
+                _row(page, "call", 0).click()  # the open root: its exclusive value conditions
+            else:
+                _row(page, "call", 0).locator(".toggle").click()  # collapsed: its inclusive value
+            page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+            for topology, shape in ((0, (3, 2, 2)), (1, (3, 2, 1))):
+                # forget the last drawing, so that the wait below sees this selection's
+                page.evaluate("() => { const b = document.getElementById('topology'); b.replaceChildren();"
+                              " delete b.dataset.cells; }")
+                page.select_option("#system-view", str(topology))
+                page.wait_for_function(f"() => document.querySelectorAll('#topology canvas').length === {shape[2]}"
+                                       f" && document.querySelector('#topology').dataset.cells === '{np.prod(shape)}'"
+                                       " && document.body.dataset.pending === '0'", timeout=TIMEOUT)
+                caption = page.locator("#topology .caption").inner_text()
+                assert caption.startswith("Grid 3-D: x 3 × y 2 × z 2 (2 slices)" if topology == 0 else "Processes: a 3 × b 2")
+                values, colours = _cell_readouts(page, *shape)
+                want = topology_cells(report, topology, 0, cnode, expanded)
+                assert [w is None for w in want] == [g is None for g in values]
+                assert all(_close(g, w) for g, w in zip(values, want) if w is not None), (cnode, expanded, topology)
+                top = max(abs(w) for w in want if w is not None)
+                painted = page.evaluate("([vs, top]) => vs.map((v) => v === null ? 'rgb(245,245,245)' : colour(v, top, null))",
+                                        [want, top])
+                assert [f"rgb({c[0]},{c[1]},{c[2]})" for c in colours] == painted
+            page.select_option("#system-view", "tree")
 
 
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):

@@ -19,7 +19,7 @@ from cubescale.systree import SystemTree
 
 pytest.importorskip("aiohttp")
 
-from viewer_process import running_viewer  # noqa: E402
+from viewer_process import running_viewer, topology_cells, write_topology_report  # noqa: E402
 
 from cubescale.viewer.model import Explorer, QueryError, _Sequence  # noqa: E402
 
@@ -281,6 +281,26 @@ def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
     locations = [e["location"] for e in page["children"]]
     assert (stats["min"], stats["max"], stats["sum"]) == (values[locations].min(), values[locations].max(),
                                                            values[locations].sum())
+
+
+def test_topologies_in_every_coordinate_form(tmp_path):
+    """Cartesian topologies as CubeLib reads them: a 3-D grid of locations (locId), processes
+    (CUBE3's procId: the sum over a process's threads), threads (thrdId), nodes (nodeId: the
+    n-th non-root system-tree node) and the machine (machId), against Report.panes for each
+    call path collapsed and expanded; a cell without coordinates is null."""
+    report = write_topology_report(str(tmp_path / "topology.cubex"))
+    ex = Explorer(cubescale.open(report.path))
+    tops = ex.report_summary()["topologies"]
+    assert [t["name"] for t in tops] == ["Grid 3-D", "Processes", "Threads", "Nodes"]
+    assert [d["size"] for d in tops[0]["dims"]] == [3, 2, 2] and tops[0]["dims"][1]["periodic"]
+    for topology in range(4):
+        for cnode in (0, 1):
+            for expanded in (False, True):
+                got = ex.topology({"metric": "0", "cnode": str(cnode), "cnode_expanded": str(int(expanded)),
+                                   "topology": str(topology)})["values"]
+                want = topology_cells(report, topology, 0, cnode, expanded)
+                assert [g is None for g in got] == [w is None for w in want]
+                assert np.allclose([g for g in got if g is not None], [w for w in want if w is not None], rtol=1e-12)
 
 
 # ---- an independent fold to check the core's (Report.sequence_form) against: structural

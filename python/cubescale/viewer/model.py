@@ -679,12 +679,33 @@ class Explorer:
                     carts = list(ElementTree.fromstring(f"<topologies>{text}</topologies>").iter("cart"))
                 except ElementTree.ParseError:
                     carts = []  # the rest of the report is still worth showing
+                elements = self._coord_elements(text, ids)
                 for cart in carts:
                     try:
-                        self._topologies.append(_cart(cart, ids, order))
+                        self._topologies.append(_cart(cart, ids, order, elements))
                     except ValueError:  # a size or coordinate that is no integer: that topology is left out
                         continue
         return self._topologies
+
+    def _coord_elements(self, text: str, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Per attribute of ``_ELEMENT_COORDS`` used in the topologies, the system-tree element
+        of each of its ids. ``nodeId`` / ``machId`` count non-root / root system-tree nodes in
+        definition order, as CubeLib does. ``lgId`` / ``procId`` / ``stnId`` name a
+        ``<locationgroup Id>`` / ``<systemtreenode Id>``, which the core does not keep: they
+        are taken as positions in definition order (as Score-P and CubeLib number them) only
+        where the locations' Ids are too (0, 1, 2 ... in order), else left out."""
+        if not any(f'{name}="' in text for name in _ELEMENT_COORDS):
+            return {}
+        kind = np.zeros(len(self._tree), dtype=np.int8)
+        groups = np.asarray(self.report._core.location_group_elements(), dtype=np.int64)
+        kind[groups] = 1
+        kind[self._element_of_location] = 2
+        stns = np.flatnonzero(kind == 0)
+        roots = np.asarray([e for e in stns[:64].tolist() if self._tree.parent(e) is None], dtype=np.int64)
+        out = {"nodeId": np.setdiff1d(stns, roots), "machId": roots}
+        if np.array_equal(ids, np.arange(len(ids))):
+            out.update(lgId=groups, procId=groups, stnId=stns)
+        return out
 
     def topology(self, query: dict[str, str]) -> dict[str, Any]:
         """The selection on Cartesian topology ``topology``: per grid cell (C order) the
@@ -712,14 +733,24 @@ class Explorer:
         cells = int(np.prod([d["size"] for d in t["dims"]]))
         if cells > 1 << 18:
             raise QueryError(f"topology {t['name']!r} has {cells} cells; at most {1 << 18} are shown", status=422)
-        m, _, padded = self._selection(query)
+        m, key, padded = self._selection(query)
         values = padded[:-1]
         ufunc = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
         grid = np.full(cells, np.nan)
         hit = np.zeros(cells, dtype=bool)
         hit[t["cells"]] = True
+        hit[t["element_cells"]] = True
         grid[hit] = 0.0 if ufunc is np.add else np.nan
         ufunc.at(grid, t["cells"], values[t["locations"]])
+        if len(t["elements"]):  # coordinates of processes or nodes: their collapsed values
+            if "element_depths" not in t:  # once per topology
+                t["element_depths"] = np.asarray([self._tree._core.depth(int(e)) for e in t["elements"].tolist()],
+                                                 dtype=np.int64)
+            depths = t["element_depths"]
+            for depth in np.unique(depths).tolist():
+                here = depths == depth
+                collapsed = self._page_collapsed(key, padded, m.dtype, depth, t["elements"][here].tolist())
+                ufunc.at(grid, t["element_cells"][here], collapsed)
         return {"name": t["name"], "dims": t["dims"], "values": [_number(v) for v in grid.tolist()]}
 
     # ---- the machine in sequence form
@@ -842,25 +873,46 @@ class Explorer:
         return offset, limit
 
 
-def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray) -> dict[str, Any]:
-    """One ``<cart>``: its dims and, per ``<coord locId>`` naming a location, its grid cell
-    (C order) and location index. Coordinates outside the grid or of unknown locations are
-    left out (as Cube leaves them out)."""
+# CubeLib's reader (Cube4Parser.yy) takes a <coord> of a location (locId, or CUBE3's thrdId:
+# both the <location Id>), a location group (lgId, or CUBE3's procId: the <locationgroup Id>)
+# or a system-tree node (stnId: the <systemtreenode Id>; CUBE3's nodeId and machId: the n-th
+# non-root / root system-tree node in definition order).
+_ELEMENT_COORDS = ("lgId", "procId", "stnId", "nodeId", "machId")
+
+
+def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray,
+          elements: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """One ``<cart>``: its dims and, per ``<coord locId>`` (or ``thrdId``) naming a location, its
+    grid cell (C order) and location index; with ``elements`` (per attribute of
+    ``_ELEMENT_COORDS``, the system-tree element of each id), per coordinate of a process or
+    node its cell and element (``element_cells``, ``elements``). Coordinates outside the grid or
+    of unknown locations are left out (CubeLib refuses the file)."""
     sizes = [max(int(d.get("size", "0")), 0) for d in cart.iter("dim")]
     dims = [{"name": d.get("name", ""), "size": n, "periodic": d.get("periodic") == "true"}
             for d, n in zip(cart.iter("dim"), sizes)]
-    cells, locations = [], []
+    cells, locations, element_cells, element_ids = [], [], [], []
     for coord in cart.iter("coord"):
-        loc_id = coord.get("locId")
         point = [int(x) for x in (coord.text or "").split()]
-        if loc_id is None or len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
+        if len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
             continue
-        at = int(np.searchsorted(ids, int(loc_id), sorter=order))
-        if at < len(ids) and ids[order[at]] == int(loc_id):
-            cells.append(int(np.ravel_multi_index(point, sizes)))
-            locations.append(int(order[at]))
+        cell = int(np.ravel_multi_index(point, sizes))
+        loc_id = coord.get("locId", coord.get("thrdId"))
+        if loc_id is not None:
+            at = int(np.searchsorted(ids, int(loc_id), sorter=order))
+            if at < len(ids) and ids[order[at]] == int(loc_id):
+                cells.append(cell)
+                locations.append(int(order[at]))
+            continue
+        for name in _ELEMENT_COORDS:
+            known = (elements or {}).get(name)
+            if coord.get(name) is not None and known is not None and 0 <= int(coord.get(name, "-1")) < len(known):
+                element_cells.append(cell)
+                element_ids.append(int(known[int(coord.get(name, "-1"))]))
+                break
     return {"name": cart.get("name", ""), "dims": dims, "cells": np.asarray(cells, dtype=np.int64),
-            "locations": np.asarray(locations, dtype=np.int64)}
+            "locations": np.asarray(locations, dtype=np.int64),
+            "element_cells": np.asarray(element_cells, dtype=np.int64),
+            "elements": np.asarray(element_ids, dtype=np.int64)}
 
 
 def _groups(records: list[int], record_of: np.ndarray, values: np.ndarray) -> list[tuple[int, np.ndarray]]:

@@ -508,11 +508,24 @@ async function showTopology(generation) {
         g.fillRect(x * cell, y * cell, cell, cell);
       }
     }
+    canvas.addEventListener("mousemove", (event) => {
+      const x = Math.floor(event.offsetX / cell), y = Math.floor(event.offsetY / cell);
+      if (x < 0 || x >= nx || y < 0 || y >= ny) return;
+      const v = t.values[(x * ny + y) * nz + z];
+      readout.dataset.cell = String((x * ny + y) * nz + z);
+      readout.dataset.value = v === null ? "" : String(v);
+      const at = nz > 1 ? `(${x}, ${y}, ${z})` : `(${x}, ${y})`;
+      readout.textContent = `${at}: ${v === null ? "no location" : format(v, state.systemTotal, null, true)}`;
+    });
     slices.push(canvas);
   }
+  // The value under the pointer (Cube shows it in a tooltip): the cell's coordinates and value.
+  const readout = document.createElement("div");
+  readout.className = "readout";
+  readout.textContent = "point at a cell for its value";
   const box = document.getElementById("topology");
   box.dataset.cells = t.values.length;
-  box.replaceChildren(caption, ...slices);
+  box.replaceChildren(caption, readout, ...slices);
 }
 
 function setSystemView(view) {
