@@ -345,6 +345,49 @@ def test_topology_3d_slices_and_older_coordinate_forms(page, tmp_path):
             page.select_option("#system-view", "tree")
 
 
+def test_call_tree_filtered_by_name(page):
+    """Find "MPI_" and filter the call tree by it: every row shown is a match or on a path to
+    one, matches are marked, the paths leading to them open, every value is Report.panes';
+    the filter's button shows the whole tree again."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    p = report.panes(m, cnode=root)
+    match = {c.index for c in report.cnodes if "mpi_" in c.region.name.casefold()}
+    keep = set()
+    for c in match:
+        walk = c
+        while walk is not None and walk not in keep:
+            keep.add(walk)
+            walk = report.cnodes[walk].parent
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "MPI_")
+        page.press("#search", "Enter")
+        page.locator("#search-results .filter-action").click()
+        page.wait_for_selector("body[data-filtered='1'][data-pending='0']", timeout=TIMEOUT)
+        assert page.locator("#call-filter").inner_text().startswith("filter: MPI_")
+        rows = page.locator("#call-tree .row[data-index]")
+        shown = [int(i) for i in rows.evaluate_all("rs => rs.map(r => r.dataset.index)")]
+        assert shown and set(shown) <= keep and len(set(shown)) == len(shown)
+        marked = {int(i) for i in page.locator("#call-tree .row.match").evaluate_all("rs => rs.map(r => r.dataset.index)")}
+        assert marked == set(shown) & match and marked  # the opened paths lead to matches
+        for c in shown:
+            row = _row(page, "call", c)
+            open_ = row.get_attribute("data-state") == "expanded"
+            want = p.call_exclusive[c] if open_ else p.call_inclusive[c]
+            assert _close(float(row.get_attribute("data-value")), want), c
+            if open_:  # an open call path lists exactly its kept children
+                kids = {k for k in report.cnodes[c].children if k in keep}
+                assert {s for s in shown if report.cnodes[s].parent == c} == kids, c
+        page.locator("#call-filter").click()
+        page.wait_for_selector("body[data-filtered='0'][data-pending='0']", timeout=TIMEOUT)
+        assert page.locator("#call-filter").is_hidden()
+        assert page.locator("#call-tree .row.match").count() == 0
+        assert _row(page, "call", root).is_visible()
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

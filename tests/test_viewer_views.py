@@ -303,6 +303,49 @@ def test_topologies_in_every_coordinate_form(tmp_path):
                 assert np.allclose([g for g in got if g is not None], [w for w in want if w is not None], rtol=1e-12)
 
 
+def _keeps(report: cubescale.Report, text: str) -> tuple[set[int], set[int]]:
+    """The call paths whose region name contains ``text`` and every call path on a path from a
+    root to one of them: an independent walk up each match."""
+    match = {c.index for c in report.cnodes if text.casefold() in c.region.name.casefold()}
+    keep = set()
+    for c in match:
+        walk: int | None = c
+        while walk is not None and walk not in keep:
+            keep.add(walk)
+            walk = report.cnodes[walk].parent
+    return match, keep
+
+
+@pytest.mark.parametrize("name, text", [("bt-mz.B.8x4.cubex", "mpi_"), ("blast.p64.cubex", "Send"),
+                                        ("kripke.p8.cubex", "nothing matches this")])
+def test_call_tree_filtered_by_name(name, text):
+    """The filtered call tree holds exactly the matches and the call paths above them, each
+    once, with the whole tree's values (Report.panes) and has_children only where a match is
+    below; ``match`` marks the matches."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    m = report.metric("time").index
+    p = report.panes(m, cnode=int(np.flatnonzero(report.cnode_parents < 0)[0]))
+    match, keep = _keeps(report, text)
+    seen: list[int] = []
+    stack = [-1]
+    while stack:
+        parent = stack.pop()
+        page = ex.call_children({"metric": str(m), "parent": str(parent), "filter": text, "limit": "1000"})
+        for c in page["children"]:
+            seen.append(c["index"])
+            assert c["match"] == (c["index"] in match)
+            assert c["has_children"] == any(k in keep for k in report.cnodes[c["index"]].children)
+            assert np.isclose(c["inclusive"], p.call_inclusive[c["index"]], rtol=1e-12, atol=1e-12)
+            assert np.isclose(c["exclusive"], p.call_exclusive[c["index"]], rtol=1e-12, atol=1e-12)
+            if c["has_children"]:
+                stack.append(c["index"])
+    assert sorted(seen) == sorted(keep)
+    for bad in ("", "x" * 201):
+        with pytest.raises(QueryError):
+            ex.call_children({"metric": str(m), "parent": "-1", "filter": bad})
+
+
 # ---- an independent fold to check the core's (Report.sequence_form) against: structural
 # hashes in NumPy over the per-location ancestor arrays (what the viewer itself used before)
 

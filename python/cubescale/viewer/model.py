@@ -168,6 +168,7 @@ class Explorer:
         self._lock = threading.Lock()
         self._reading_locks: dict[int, threading.Lock] = {}
         self._flights: dict[tuple[int, Any], threading.Lock] = {}  # entries being computed
+        self._filters: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
@@ -335,16 +336,47 @@ class Explorer:
         cnodes = self.report.cnodes
         parent = parse_int(query, "parent", -1, len(cnodes))
         ids = self._call_roots if parent < 0 else self._children_of_cnodes()[parent]
+        shown = self._name_filter(query)
+        if shown is not None:
+            match, below = shown
+            ids = [c for c in ids if match[c] or below[c]]
         offset, limit = self._page(query, len(ids))
         first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
         inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
             "index": c, "name": cnodes[c].region.name, "region": cnodes[c].region.index,
-            "has_children": bool(cnodes[c].children),
+            "has_children": bool(cnodes[c].children) if shown is None else bool(shown[1][c]),
             "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
+            **({} if shown is None else {"match": bool(shown[0][c])}),
         } for c in ids[offset:offset + limit]]
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
                 "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
+
+    def _name_filter(self, query: dict[str, str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """For ``filter`` (1..200 characters; none: None) per call path whether its region's
+        name contains it (case-insensitive: ``match``) and whether a call path below it does
+        (``below``): the filtered call tree shows the call paths with either, so every match
+        keeps its path from the root. Values stay those of the whole tree (as Cube's
+        filters hide call paths, they do not change the others' values). Cached per text."""
+        text = query.get("filter")
+        if text is None:
+            return None
+        if not 0 < len(text) <= 200:
+            raise QueryError("filter must have 1 to 200 characters")
+        return self._cached(self._filters, text.casefold(), lambda: self._filter_masks(text.casefold()), keep=8)
+
+    def _filter_masks(self, needle: str) -> tuple[np.ndarray, np.ndarray]:
+        regions = [r.index for r in self.report.regions if needle in r.name.casefold()]
+        match = np.isin(np.asarray(self.report._core.cnode_regions(), dtype=np.int64), regions)
+        parents = np.asarray(self.report.cnode_parents, dtype=np.int64)
+        below = np.zeros(len(match), dtype=bool)
+        up = parents[match]
+        while len(up):  # one NumPy step per call-tree level, each call path marked once
+            up = np.unique(up[up >= 0])
+            up = up[~below[up]]
+            below[up] = True
+            up = parents[up]
+        return match, below
 
     def _first_look_roots(self, m: Metric) -> tuple[dict, dict, float] | None:
         """The roots of the call pane (collapsed metric) from stored rows alone: inclusive

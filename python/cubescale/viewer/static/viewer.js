@@ -16,6 +16,7 @@ const state = {
   view: "tree",          // the system pane: "tree", "sequence" or the index of a Cartesian topology
   callView: "tree",      // the call pane: "tree" or "flat" (the flat region profile)
   region: null,          // selected region of the flat profile
+  callFilter: null,      // the call tree shows only paths to regions whose name contains this
   flat: { count: 0, children: [], open: new Set(), total: null },
   seq: new Map(),        // sequence record index -> { open, records, count, instances, shown }; root -1
   seqTotal: null,
@@ -99,7 +100,7 @@ function colour(value, root, scale) {
 // the pane's selected node shows (colours always rank against the root).
 function row(kind, node, open, selected, root, scale, depth, reference) {
   const div = document.createElement("div");
-  div.className = "row" + (selected ? " selected" : "");
+  div.className = "row" + (selected ? " selected" : "") + (node.match ? " match" : "");
   div.setAttribute("role", "treeitem");
   div.dataset.kind = kind;
   div.dataset.index = node.index;
@@ -209,6 +210,7 @@ function metricExpanded() { return state.metricOpen.has(state.metric) && state.r
 function lazyParams(kind, parent, offset, limit) {
   const p = { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0, parent, offset, limit };
   if (kind === "system") Object.assign(p, selectionParams());
+  if (kind === "call" && state.callFilter) p.filter = state.callFilter;
   return p;
 }
 
@@ -682,6 +684,13 @@ async function search(text) {
   count.textContent = `${found.count.toLocaleString("en-US")} call paths match` +
                       (found.count > found.matches.length ? ` (first ${found.matches.length})` : "");
   rows.push(count);
+  if (found.count > 0) {
+    const filter = document.createElement("div");
+    filter.className = "hit filter-action";
+    filter.textContent = `show only these in the call tree (filter by “${text}”)`;
+    filter.addEventListener("click", () => guarded(() => applyFilter(text)));
+    rows.push(filter);
+  }
   for (const m of found.matches) {
     const hit = document.createElement("div");
     hit.className = "hit";
@@ -692,6 +701,36 @@ async function search(text) {
   }
   box.replaceChildren(...rows);
   box.hidden = false;
+}
+
+// The call tree filtered by region name (the server keeps each match's path from the root;
+// values stay the whole tree's): the tree loads again and opens, breadth first, the call
+// paths that only lead to matches, up to FILTER_OPEN of them, so that the first matches show.
+const FILTER_OPEN = 25;
+
+async function applyFilter(text) {
+  state.callFilter = text || null;
+  document.getElementById("search-results").hidden = true;
+  const chip = document.getElementById("call-filter");
+  chip.hidden = !state.callFilter;
+  chip.textContent = state.callFilter ? `filter: ${state.callFilter} ✕` : "";
+  state.call = new Map();
+  state.generation += 1;
+  if (!await loadChildren("call", -1, 0, 200)) return;
+  if (state.callFilter) {
+    let queue = state.call.get(-1).children.slice(), opened = 0;
+    while (queue.length && opened < FILTER_OPEN) {
+      const index = queue.shift();
+      const node = state.call.get(index);
+      if (!node || !node.has_children || node.match) continue;
+      node.open = true;
+      opened += 1;
+      if (!await loadChildren("call", index, 0, 200)) return;
+      queue = queue.concat(node.children);
+    }
+  }
+  renderLazy("call");
+  document.body.dataset.filtered = state.callFilter ? "1" : "0";
 }
 
 async function reveal(path) {
@@ -745,6 +784,7 @@ async function start() {
     if (event.key === "Enter") guarded(() => search(event.target.value.trim()));
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
   });
+  document.getElementById("call-filter").addEventListener("click", () => guarded(() => applyFilter(null)));
   document.getElementById("system-view").addEventListener("change", (event) => {
     guarded(() => setSystemView(event.target.value));
   });
