@@ -388,6 +388,34 @@ def test_call_tree_filtered_by_name(page):
         assert _row(page, "call", root).is_visible()
 
 
+def test_distribution_over_processes(page):
+    """The distribution switched to processes: min / mean / max of the processes' sums over
+    their threads (Report.panes grouped by process) for the selected call path."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    system = report.panes(m, cnode=root).system
+    tree = report.system
+    per: dict[int, float] = {}
+    for e, v in zip(report._core.location_elements().tolist(), system.tolist()):
+        group = tree.parent(int(e))
+        per[group] = per.get(group, 0.0) + v
+    values = np.array(list(per.values()))
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#distribution-over", "processes")
+        page.wait_for_selector("#distribution[data-over='processes']", timeout=TIMEOUT)
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        shown = page.locator("#distribution").evaluate("e => [e.dataset.min, e.dataset.mean, e.dataset.max]")
+        assert np.allclose([float(x) for x in shown], [values.min(), values.mean(), values.max()], rtol=1e-12)
+        title = page.locator("#distribution h3").inner_text()
+        assert title == f"Distribution over {len(per)} processes"
+        page.select_option("#distribution-over", "locations")
+        page.wait_for_selector("#distribution[data-over='locations']", timeout=TIMEOUT)
+        assert page.locator("#distribution h3").inner_text() == f"Distribution over {len(system)} locations"
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

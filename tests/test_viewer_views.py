@@ -346,6 +346,36 @@ def test_call_tree_filtered_by_name(name, text):
             ex.call_children({"metric": str(m), "parent": "-1", "filter": bad})
 
 
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "all_dtypes.cubex", "blast.p64.cubex"])
+def test_distribution_over_processes(name):
+    """over=processes: each process's locations combined as its metric combines (sum, min or
+    max), against Report.panes' location values grouped by each location's parent in the
+    system tree; min / mean / max, the count, and where the max is."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    tree = report.system
+    parents = [tree.parent(int(e)) for e in report._core.location_elements().tolist()]
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    for m in report.metrics:
+        if m.derived or m.dtype in ("SCALE_FUNC", "COMPLEX", "TAU_ATOMIC", "RATE", "HISTOGRAM", "NDOUBLES"):
+            continue
+        system = report.panes(m.index, cnode=root).system
+        combine = {"MINDOUBLE": min, "MAXDOUBLE": max}.get(m.dtype, sum)
+        per: dict[int, list[float]] = {}
+        for p, v in zip(parents, system.tolist()):
+            per.setdefault(p, []).append(v)
+        want = {p: combine(vs) for p, vs in per.items()}
+        d = ex.distribution({"metric": str(m.index), "cnode": str(root), "over": "processes", "bins": "7"})
+        assert d["count"] == len(want) and sum(d["counts"]) == len(want), m.name
+        values = np.array(list(want.values()), dtype=float)
+        assert np.isclose(d["min"], values.min(), rtol=1e-12) and np.isclose(d["max"], values.max(), rtol=1e-12)
+        assert np.isclose(d["mean"], values.mean(), rtol=1e-12), m.name
+        assert np.isclose(want[d["max_at"]["element"]], values.max(), rtol=1e-12)
+        assert d["max_at"]["name"] == tree.name(d["max_at"]["element"])
+    with pytest.raises(QueryError):
+        ex.distribution({"metric": "0", "cnode": str(root), "over": "nodes"})
+
+
 # ---- an independent fold to check the core's (Report.sequence_form) against: structural
 # hashes in NumPy over the per-location ancestor arrays (what the viewer itself used before)
 

@@ -169,6 +169,7 @@ class Explorer:
         self._reading_locks: dict[int, threading.Lock] = {}
         self._flights: dict[tuple[int, Any], threading.Lock] = {}  # entries being computed
         self._filters: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._groups: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
@@ -665,9 +666,11 @@ class Explorer:
                 "total": _number(total)}
 
     def distribution(self, query: dict[str, str]) -> dict[str, Any]:
-        """The selection's values over all locations (Cube's system pane as a distribution):
-        min, mean, max, the locations holding the min and max, and a histogram of ``bins``
-        (1..200, default 20) equal bins, from one NumPy pass over ``Report.panes(...).system``.
+        """The selection's values over all locations (Cube's system pane as a distribution), or
+        with ``over=processes`` over all processes (location groups: each its locations
+        combined as the metric combines, as the system tree shows a collapsed process): min,
+        mean, max, where the min and max are, and a histogram of ``bins`` (1..200, default 20)
+        equal bins, from one NumPy pass over ``Report.panes(...).system``.
 
         Example
         -------
@@ -676,25 +679,75 @@ class Explorer:
         >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4"})
         >>> d["min"], d["max"], d["counts"]
         (152.0, 250.0, [16, 0, 2, 2])
+        >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4", "over": "processes"})
+        >>> d["count"], d["max"], d["max_at"]["name"]
+        (4, 858.0, 'MPI Rank 1')
         """
         bins = parse_int(query, "bins", 1, 201, default=20)
+        over = query.get("over", "locations")
+        if over not in ("locations", "processes"):
+            raise QueryError(f"over must be locations or processes, not {over[:40]!r}")
         m, _, padded = self._selection(query)
-        values = padded[:-1]
+        if over == "locations":
+            values, elements = padded[:-1], self._element_of_location
+        else:
+            values, elements = self._group_values(padded, m.dtype)
+        answer: dict[str, Any] = {"over": over, "locations": len(padded) - 1, "count": len(values)}
         finite = values[np.isfinite(values)]
         if not len(finite):
-            return {"locations": len(values), "min": None, "mean": None, "max": None, "counts": [], "edges": []}
+            return {**answer, "min": None, "mean": None, "max": None, "counts": [], "edges": []}
         counts, edges = np.histogram(finite, bins=bins)
         low, high = int(np.nanargmin(values)), int(np.nanargmax(values))
 
-        def where(location: int) -> dict[str, Any]:
-            element = int(self._element_of_location[location])
-            group = self._tree.parent(element)
-            return {"location": location, "name": self._tree.name(element),
-                    "process": self._tree.name(group) if group is not None else ""}
+        def where(at: int) -> dict[str, Any]:
+            element = int(elements[at])
+            up = self._tree.parent(element)
+            parent = self._tree.name(up) if up is not None else ""
+            if over == "processes":
+                return {"element": element, "name": self._tree.name(element), "parent": parent}
+            return {"location": at, "name": self._tree.name(element), "process": parent, "parent": parent}
 
-        return {"locations": len(values), "min": _number(finite.min()), "mean": _number(finite.mean()),
+        return {**answer, "min": _number(finite.min()), "mean": _number(finite.mean()),
                 "max": _number(finite.max()), "min_at": where(low), "max_at": where(high),
                 "counts": counts.tolist(), "edges": [float(e) for e in edges]}
+
+    def _group_values(self, padded: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per process (location group) with locations, its locations combined as the metric
+        combines, and the processes' elements. A process's locations are one run (system-tree
+        order): one ``reduceat`` over the runs; else one ``bincount`` / ``ufunc.at``."""
+        group_of, starts, groups = self._group_layout()
+        values = padded[:-1]
+        ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+        if starts is not None:
+            return ufunc.reduceat(values, starts), groups
+        if ufunc is np.add:
+            return np.bincount(group_of, weights=values, minlength=len(groups)), groups
+        out = np.full(len(groups), np.inf if ufunc is np.minimum else -np.inf)
+        ufunc.at(out, group_of, values)
+        return out, groups
+
+    def _group_layout(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Once per report: per location its process (an index into the processes with
+        locations), the runs' starts if each process's locations are one run in order, and the
+        processes' elements. A location's process is its nearest location-group ancestor,
+        found one tree depth at a time over all locations."""
+        if self._groups is None:
+            kind = np.zeros(len(self._tree), dtype=np.int8)
+            kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
+            group = np.full(len(self._element_of_location), -1, dtype=np.int64)
+            depth = 0
+            while (group < 0).any() and depth < 256:
+                ancestors = self._ancestors_at(depth)
+                found = kind[ancestors] == 1
+                group[found] = ancestors[found]
+                depth += 1
+            group[group < 0] = self._element_of_location[group < 0]  # a location outside any group: its own
+            elements, group_of = np.unique(group, return_inverse=True)
+            group_of = group_of.reshape(-1)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(group_of)) + 1)) if len(group_of) else group_of
+            runs_in_order = len(starts) == len(elements) and bool(np.all(group_of[starts] == np.arange(len(starts))))
+            self._groups = (group_of, starts if runs_in_order else None, elements)
+        return self._groups
 
     # ---- topology pane
 

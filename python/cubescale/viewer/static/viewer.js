@@ -538,15 +538,18 @@ function setSystemView(view) {
   return Promise.all([showTopology(state.generation), showSequence(state.generation)]);
 }
 
-// The selection over all locations: min / mean / max and a histogram (Cube's distribution view).
+// The selection over all locations, or all processes (each its locations combined):
+// min / mean / max and a histogram (Cube's distribution view).
 async function showDistribution(generation) {
+  const over = document.getElementById("distribution-over").value;
   const d = await api("distribution", Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
-                                                      bins: 40 }, selectionParams()));
+                                                      bins: 40, over }, selectionParams()));
   if (generation !== state.generation) return;
   const scale = null;  // raw values: a location's tiny share is no rounding noise
-  const at = (w) => (w && w.name ? ` (${w.process} › ${w.name})` : w ? ` (location ${w.location})` : "");
+  const at = (w) => (w && w.name ? ` (${w.parent ? w.parent + " › " : ""}${w.name})` : w ? ` (location ${w.location})` : "");
   const box = document.getElementById("distribution");
-  details(box, `Distribution over ${d.locations.toLocaleString("en-US")} locations`, [
+  box.dataset.over = d.over;
+  details(box, `Distribution over ${d.count.toLocaleString("en-US")} ${over === "processes" ? "processes" : "locations"}`, [
     ["min", d.min === null ? "–" : format(d.min, null, scale, true) + at(d.min_at)],
     ["mean", d.mean === null ? "–" : format(d.mean, null, scale, true)],
     ["max", d.max === null ? "–" : format(d.max, null, scale, true) + at(d.max_at)]]);
@@ -566,7 +569,7 @@ async function showDistribution(generation) {
   axis.className = "axis";
   const left = document.createElement("span"), right = document.createElement("span");
   left.textContent = format(d.min, null, scale, true);
-  right.textContent = `${format(d.max, null, scale, true)} · highest bin ${top.toLocaleString("en-US")} locations`;
+  right.textContent = `${format(d.max, null, scale, true)} · highest bin ${top.toLocaleString("en-US")} ${over}`;
   axis.append(left, right);
   box.append(canvas, axis);
 }
@@ -785,6 +788,9 @@ async function start() {
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
   });
   document.getElementById("call-filter").addEventListener("click", () => guarded(() => applyFilter(null)));
+  document.getElementById("distribution-over").addEventListener("change", () => guarded(async () => {
+    if (hasSelection()) await showDistribution(state.generation);
+  }));
   document.getElementById("system-view").addEventListener("change", (event) => {
     guarded(() => setSystemView(event.target.value));
   });
