@@ -342,6 +342,8 @@ def test_topology_3d_slices_and_older_coordinate_forms(page, tmp_path):
                 painted = page.evaluate("([vs, top]) => vs.map((v) => v === null ? 'rgb(245,245,245)' : colour(v, top, null))",
                                         [want, top])
                 assert [f"rgb({c[0]},{c[1]},{c[2]})" for c in colours] == painted
+                if (cnode, topology) == (1, 0):
+                    _screenshot(page, "viewer_topology.png")
             page.select_option("#system-view", "tree")
 
 
@@ -381,6 +383,7 @@ def test_call_tree_filtered_by_name(page):
             if open_:  # an open call path lists exactly its kept children
                 kids = {k for k in report.cnodes[c].children if k in keep}
                 assert {s for s in shown if report.cnodes[s].parent == c} == kids, c
+        _screenshot(page, "viewer_filter.png")
         page.locator("#call-filter").click()
         page.wait_for_selector("body[data-filtered='0'][data-pending='0']", timeout=TIMEOUT)
         assert page.locator("#call-filter").is_hidden()
@@ -411,6 +414,7 @@ def test_distribution_over_processes(page):
         assert np.allclose([float(x) for x in shown], [values.min(), values.mean(), values.max()], rtol=1e-12)
         title = page.locator("#distribution h3").inner_text()
         assert title == f"Distribution over {len(per)} processes"
+        _screenshot(page, "viewer_distribution.png")
         page.select_option("#distribution-over", "locations")
         page.wait_for_selector("#distribution[data-over='locations']", timeout=TIMEOUT)
         assert page.locator("#distribution h3").inner_text() == f"Distribution over {len(system)} locations"
