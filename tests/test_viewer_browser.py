@@ -420,6 +420,40 @@ def test_distribution_over_processes(page):
         assert page.locator("#distribution h3").inner_text() == f"Distribution over {len(system)} locations"
 
 
+def test_peer_modes_of_the_system_tree(page):
+    """Cube's peer modes (Scalasca's quick reference): each location shown in percent of the
+    largest location value, or of the span from the smallest non-zero one to the largest,
+    against Report.panes; machine, node and process rows show "–"."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    system = report.panes(m, cnode=root).system
+    top, low = system.max(), system[system != 0].min()
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _expand_to_first_location(page)
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        for mode, want in (("percent", 100 * system / top), ("distribution", 100 * (system - low) / (top - low))):
+            page.select_option("#peer-mode", mode)
+            rows = page.locator("#system-tree .row[data-index]")
+            checked = 0
+            for i in range(rows.count()):
+                r = rows.nth(i)
+                location = r.get_attribute("data-location")
+                text = r.locator(".value").inner_text()
+                if location is None:
+                    assert text == "–" and r.get_attribute("data-peer") == ""
+                    continue
+                assert _close(float(r.get_attribute("data-peer")), want[int(location)]), (mode, location)
+                assert text == f"{want[int(location)]:.2f} %"
+                checked += 1
+            assert checked >= 2
+        page.select_option("#peer-mode", "")
+        first = page.locator("#system-tree .row[data-location]").first
+        assert _close(float(first.get_attribute("data-value")), system[int(first.get_attribute("data-location"))])
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

@@ -376,6 +376,22 @@ def test_distribution_over_processes(name):
         ex.distribution({"metric": "0", "cnode": str(root), "over": "nodes"})
 
 
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "l2dcm.p128.cubex"])
+def test_peers_of_the_system_pane(name):
+    """The system answer's peers: the largest location value and the smallest non-zero one,
+    against Report.panes, for a call path collapsed and expanded."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    for own in (False, True):
+        system = report.panes(m, cnode=root, cnode_expanded=own).system
+        peers = ex.system_children({"metric": str(m), "cnode": str(root), "cnode_expanded": str(int(own)),
+                                    "parent": "-1"})["peers"]
+        assert np.isclose(peers["max"], system.max(), rtol=1e-12)
+        assert np.isclose(peers["min_nonzero"], system[system != 0].min(), rtol=1e-12)
+
+
 # ---- an independent fold to check the core's (Report.sequence_form) against: structural
 # hashes in NumPy over the per-location ancestor arrays (what the viewer itself used before)
 

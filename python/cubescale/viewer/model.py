@@ -170,6 +170,7 @@ class Explorer:
         self._flights: dict[tuple[int, Any], threading.Lock] = {}  # entries being computed
         self._filters: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
         self._groups: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
+        self._peers: OrderedDict[tuple, dict[str, float | None]] = OrderedDict()
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
@@ -663,7 +664,7 @@ class Explorer:
         combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(m.dtype, np.sum)
         total = combine(values) if len(values) else 0.0  # the root collapsed: every location
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
-                "total": _number(total)}
+                "total": _number(total), "peers": self._cached(self._peers, key, lambda: _peers(values))}
 
     def distribution(self, query: dict[str, str]) -> dict[str, Any]:
         """The selection's values over all locations (Cube's system pane as a distribution), or
@@ -1024,6 +1025,17 @@ def _statistics(values: np.ndarray, dtype: str) -> dict[str, Any]:
     whole = low if dtype == "MINDOUBLE" else high if dtype == "MAXDOUBLE" else total
     return {"min": _number(low), "max": _number(high), "mean": _number(total / len(finite)), "sum": _number(whole),
             "instances": len(values)}
+
+
+def _peers(values: np.ndarray) -> dict[str, float | None]:
+    """What Cube's peer modes refer the system tree's leaves (the locations) to: the largest
+    location value (peer percent: a value in percent of it) and the smallest one that is not
+    0 (peer distribution: (value - that) / (largest - that)), as Scalasca's quick reference
+    defines the modes. Nulls without locations or numbers."""
+    finite = values[np.isfinite(values)]
+    nonzero = finite[finite != 0]
+    return {"max": _number(finite.max()) if len(finite) else None,
+            "min_nonzero": _number(nonzero.min()) if len(nonzero) else None}
 
 
 def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:

@@ -17,6 +17,8 @@ const state = {
   callView: "tree",      // the call pane: "tree" or "flat" (the flat region profile)
   region: null,          // selected region of the flat profile
   callFilter: null,      // the call tree shows only paths to regions whose name contains this
+  peerMode: "",          // the system tree's locations in Cube's peer modes: "", "percent", "distribution"
+  peers: null,           // what they refer to: { max, min_nonzero } over the selection's locations
   flat: { count: 0, children: [], open: new Set(), total: null },
   seq: new Map(),        // sequence record index -> { open, records, count, instances, shown }; root -1
   seqTotal: null,
@@ -128,6 +130,24 @@ function row(kind, node, open, selected, root, scale, depth, reference) {
   return div;
 }
 
+// Cube's peer modes (Scalasca's quick reference): a location's value in percent of the largest
+// location value (peer percent), or of the span from the smallest non-zero one to the largest
+// (peer distribution). They are the leaf level's: other elements show "–".
+function peerValue(div, node) {
+  const text = div.querySelector(".value");
+  const p = state.peers;
+  let percent = null;
+  if (p && p.max !== null && node.location !== undefined && node.location !== null) {
+    const v = shown(node, node.open);
+    if (state.peerMode === "percent" && p.max !== 0) percent = 100 * v / p.max;
+    if (state.peerMode === "distribution" && p.min_nonzero !== null && p.max !== p.min_nonzero) {
+      percent = 100 * (v - p.min_nonzero) / (p.max - p.min_nonzero);
+    }
+  }
+  div.dataset.peer = percent === null ? "" : String(percent);
+  text.textContent = percent === null ? "–" : `${percent.toFixed(2)} %`;
+}
+
 function moreRow(depth, missing, onClick) {
   const div = document.createElement("div");
   div.className = "row more";
@@ -226,7 +246,7 @@ function store(kind, parent, page) {
     nodes.set(c.index, Object.assign(old, c, { label }));
     holder.children.push(c.index);
   }
-  if (kind === "call") state.callTotal = page.total; else state.systemTotal = page.total;
+  if (kind === "call") state.callTotal = page.total; else { state.systemTotal = page.total; state.peers = page.peers; }
 }
 
 async function loadChildren(kind, parent, offset, limit) {
@@ -279,7 +299,9 @@ function renderLazy(kind) {
     if (!holder || !holder.children) return;
     for (const c of holder.children) {
       const node = nodes.get(c);
-      rows.push(row(kind, node, node.open, c === selected, root, scale, depth, reference));
+      const div = row(kind, node, node.open, c === selected, root, scale, depth, reference);
+      if (kind === "system" && state.peerMode) peerValue(div, node);
+      rows.push(div);
       if (node.open) walk(c, depth + 1);
     }
     const missing = holder.count - holder.children.length;
@@ -788,6 +810,10 @@ async function start() {
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
   });
   document.getElementById("call-filter").addEventListener("click", () => guarded(() => applyFilter(null)));
+  document.getElementById("peer-mode").addEventListener("change", (event) => {
+    state.peerMode = event.target.value;
+    renderLazy("system");
+  });
   document.getElementById("distribution-over").addEventListener("change", () => guarded(async () => {
     if (hasSelection()) await showDistribution(state.generation);
   }));
