@@ -454,6 +454,36 @@ def test_peer_modes_of_the_system_tree(page):
         assert _close(float(first.get_attribute("data-value")), system[int(first.get_attribute("data-location"))])
 
 
+def test_find_reveals_a_call_path_beyond_the_first_pages(page, tmp_path):
+    """A call path with 2,500 children: finding the last one opens its parent, loads the pages
+    up to it (1000 children each), selects it and shows its value (Report.panes)."""
+    from cubescale.systree import SingleNodeTree
+
+    tree = SingleNodeTree()
+    process = tree.add(tree.add_root("machine", "m"), "process", "rank 0")
+    tree.add(process, "thread", "thread 0")
+    b = cubescale.ReportBuilder(tree)
+    b.add_metric("time", unit="sec")
+    main = b.add_cnode(b.add_region("main"))
+    for i in range(2500):
+        b.add_cnode(b.add_region(f"leaf_{i:04d}"), parent=main)
+    report = b.build()
+    report.set_values("time", np.arange(1, report.shape[0] + 1, dtype=float)[:, None])
+    path = str(tmp_path / "wide.cubex")
+    cubescale.write(report, path)
+    report = cubescale.open(path)
+    target = next(c.index for c in report.cnodes if c.region.name == "leaf_2499")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "leaf_2499")
+        page.press("#search", "Enter")
+        page.locator(f"#search-results .hit[data-index='{target}']").click()
+        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target}']", timeout=TIMEOUT)
+        p = report.panes(0, cnode=target)
+        assert _close(_value(page, "call", target), p.call_inclusive[target])
+        assert page.locator("#breadcrumb a").all_inner_texts() == ["main", "leaf_2499"]
+
+
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):
     path = tmp_path / "copy.cubex"
     shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), path)

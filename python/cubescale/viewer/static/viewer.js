@@ -759,12 +759,17 @@ async function applyFilter(text) {
 }
 
 async function reveal(path) {
-  for (const index of path.slice(0, -1)) {
+  for (let step = 0; step + 1 < path.length; step++) {
+    const index = path[step];
     const node = state.call.get(index);
     if (!node) break;
     if (!node.open) {
       node.open = true;
       if (!node.children) await loadChildren("call", index, 0, 1000);
+    }
+    // the next step may lie beyond the pages loaded so far: load more until it is there
+    while (node.children && !node.children.includes(path[step + 1]) && node.children.length < node.count) {
+      if (!await loadChildren("call", index, node.children.length, 1000)) return;
     }
   }
   const target = path[path.length - 1];
