@@ -178,6 +178,9 @@ def clicks(page):
         ("select the second region of the flat profile",
          lambda: page.locator("#flat-tree .row:nth-child(2) .name").click(),
          when("document.querySelector('#flat-tree .row:nth-child(2)').classList.contains('selected')"), None),
+        ("select the largest region (the root's: all 100 rows summed)",
+         lambda: page.locator("#flat-tree .row:nth-child(1) .name").click(),
+         when("document.querySelector('#flat-tree .row:nth-child(1)').classList.contains('selected')"), None),
         ("machine in sequence form", lambda: page.select_option("#system-view", "sequence"),
          when("document.querySelector(\"#sequence .row[data-kind='record']\")"), None),
         ("open the machine's record (node x 8,192)",
@@ -186,6 +189,9 @@ def clicks(page):
         ("open the node record (process x 32)",
          lambda: page.locator("#sequence .row[data-kind='record'] .toggle").nth(1).click(),
          when("document.querySelectorAll(\"#sequence .row[data-kind='record']\").length > 2"), None),
+        ("select the second region (sequence form open to processes)",
+         lambda: page.locator("#flat-tree .row:nth-child(2) .name").click(),
+         when("document.querySelector('#flat-tree .row:nth-child(2)').classList.contains('selected')"), None),
     ]
 
 

@@ -19,7 +19,7 @@ CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip("Debian's chromium is not installed (scripts/setup.sh installs it)", allow_module_level=True)
 
-from viewer_process import running_viewer  # noqa: E402
+from viewer_process import running_viewer, topology_cells, write_topology_report  # noqa: E402
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
                                                                            "shared", "data")), "cubex")
@@ -283,6 +283,205 @@ def test_topology_view_paints_the_selection(page):
         assert pixel == [225, 30, 30, 255]
         page.select_option("#system-view", "tree")
         assert page.locator("#system-tree").is_visible() and page.locator("#topology").is_hidden()
+
+
+def _cell_readouts(page, nx: int, ny: int, nz: int) -> tuple[list, list]:
+    """Points at every cell of every slice of the shown topology: (the value the readout
+    gives, the painted colour) per cell in C order (value None: an empty cell)."""
+    cell = max(2, min(24, 280 // max(nx, ny)))  # as viewer.js sizes a cell
+    values: list = [None] * (nx * ny * nz)
+    colours: list = [None] * (nx * ny * nz)
+    for z in range(nz):
+        canvas = page.locator(f"#topology canvas[data-slice='{z}']")
+        for x in range(nx):
+            for y in range(ny):
+                at = (x * ny + y) * nz + z
+                canvas.hover(position={"x": x * cell + cell / 2, "y": y * cell + cell / 2})
+                page.wait_for_function("c => document.querySelector('#topology .readout').dataset.cell === c",
+                                       arg=str(at), timeout=TIMEOUT)
+                text = page.locator("#topology .readout").get_attribute("data-value")
+                values[at] = float(text) if text else None
+                colours[at] = canvas.evaluate(f"c => Array.from(c.getContext('2d').getImageData("
+                                              f"{x * cell + 1}, {y * cell + 1}, 1, 1).data)")
+    return values, colours
+
+
+def test_topology_3d_slices_and_older_coordinate_forms(page, tmp_path):
+    """A 3-D Cartesian topology written by cubescale's writer: one canvas per slice of the
+    third dimension; every cell's value (pointed at) and colour against Report.panes for the
+    selected call path, collapsed and expanded; an empty cell is grey. The processes' grid by
+    CUBE3's procId shows each process's sum over its threads."""
+    path = str(tmp_path / "topology.cubex")
+    report = write_topology_report(path)
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        for cnode, expanded in ((1, False), (0, True), (0, False)):
+            if cnode == 1:
+                _row(page, "call", 0).locator(".toggle").click()
+                _row(page, "call", 1).click()
+            elif expanded:
+                _row(page, "call", 0).click()  # the open root: its exclusive value conditions
+            else:
+                _row(page, "call", 0).locator(".toggle").click()  # collapsed: its inclusive value
+            page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+            for topology, shape in ((0, (3, 2, 2)), (1, (3, 2, 1))):
+                # forget the last drawing, so that the wait below sees this selection's
+                page.evaluate("() => { const b = document.getElementById('topology'); b.replaceChildren();"
+                              " delete b.dataset.cells; }")
+                page.select_option("#system-view", str(topology))
+                page.wait_for_function(f"() => document.querySelectorAll('#topology canvas').length === {shape[2]}"
+                                       f" && document.querySelector('#topology').dataset.cells === '{np.prod(shape)}'"
+                                       " && document.body.dataset.pending === '0'", timeout=TIMEOUT)
+                caption = page.locator("#topology .caption").inner_text()
+                assert caption.startswith("Grid 3-D: x 3 × y 2 × z 2 (2 slices)" if topology == 0 else "Processes: a 3 × b 2")
+                values, colours = _cell_readouts(page, *shape)
+                want = topology_cells(report, topology, 0, cnode, expanded)
+                assert [w is None for w in want] == [g is None for g in values]
+                assert all(_close(g, w) for g, w in zip(values, want) if w is not None), (cnode, expanded, topology)
+                top = max(abs(w) for w in want if w is not None)
+                painted = page.evaluate("([vs, top]) => vs.map((v) => v === null ? 'rgb(245,245,245)' : colour(v, top, null))",
+                                        [want, top])
+                assert [f"rgb({c[0]},{c[1]},{c[2]})" for c in colours] == painted
+                if (cnode, topology) == (1, 0):
+                    _screenshot(page, "viewer_topology.png")
+            page.select_option("#system-view", "tree")
+
+
+def test_call_tree_filtered_by_name(page):
+    """Find "MPI_" and filter the call tree by it: every row shown is a match or on a path to
+    one, matches are marked, the paths leading to them open, every value is Report.panes';
+    the filter's button shows the whole tree again."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    p = report.panes(m, cnode=root)
+    match = {c.index for c in report.cnodes if "mpi_" in c.region.name.casefold()}
+    keep = set()
+    for c in match:
+        walk = c
+        while walk is not None and walk not in keep:
+            keep.add(walk)
+            walk = report.cnodes[walk].parent
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "MPI_")
+        page.press("#search", "Enter")
+        page.locator("#search-results .filter-action").click()
+        page.wait_for_selector("body[data-filtered='1'][data-pending='0']", timeout=TIMEOUT)
+        assert page.locator("#call-filter").inner_text().startswith("filter: MPI_")
+        rows = page.locator("#call-tree .row[data-index]")
+        shown = [int(i) for i in rows.evaluate_all("rs => rs.map(r => r.dataset.index)")]
+        assert shown and set(shown) <= keep and len(set(shown)) == len(shown)
+        marked = {int(i) for i in page.locator("#call-tree .row.match").evaluate_all("rs => rs.map(r => r.dataset.index)")}
+        assert marked == set(shown) & match and marked  # the opened paths lead to matches
+        for c in shown:
+            row = _row(page, "call", c)
+            open_ = row.get_attribute("data-state") == "expanded"
+            want = p.call_exclusive[c] if open_ else p.call_inclusive[c]
+            assert _close(float(row.get_attribute("data-value")), want), c
+            if open_:  # an open call path lists exactly its kept children
+                kids = {k for k in report.cnodes[c].children if k in keep}
+                assert {s for s in shown if report.cnodes[s].parent == c} == kids, c
+        _screenshot(page, "viewer_filter.png")
+        page.locator("#call-filter").click()
+        page.wait_for_selector("body[data-filtered='0'][data-pending='0']", timeout=TIMEOUT)
+        assert page.locator("#call-filter").is_hidden()
+        assert page.locator("#call-tree .row.match").count() == 0
+        assert _row(page, "call", root).is_visible()
+
+
+def test_distribution_over_processes(page):
+    """The distribution switched to processes: min / mean / max of the processes' sums over
+    their threads (Report.panes grouped by process) for the selected call path."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    system = report.panes(m, cnode=root).system
+    tree = report.system
+    per: dict[int, float] = {}
+    for e, v in zip(report._core.location_elements().tolist(), system.tolist()):
+        group = tree.parent(int(e))
+        per[group] = per.get(group, 0.0) + v
+    values = np.array(list(per.values()))
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#distribution-over", "processes")
+        page.wait_for_selector("#distribution[data-over='processes']", timeout=TIMEOUT)
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        shown = page.locator("#distribution").evaluate("e => [e.dataset.min, e.dataset.mean, e.dataset.max]")
+        assert np.allclose([float(x) for x in shown], [values.min(), values.mean(), values.max()], rtol=1e-12)
+        title = page.locator("#distribution h3").inner_text()
+        assert title == f"Distribution over {len(per)} processes"
+        _screenshot(page, "viewer_distribution.png")
+        page.select_option("#distribution-over", "locations")
+        page.wait_for_selector("#distribution[data-over='locations']", timeout=TIMEOUT)
+        assert page.locator("#distribution h3").inner_text() == f"Distribution over {len(system)} locations"
+
+
+def test_peer_modes_of_the_system_tree(page):
+    """Cube's peer modes (Scalasca's quick reference): each location shown in percent of the
+    largest location value, or of the span from the smallest non-zero one to the largest,
+    against Report.panes; machine, node and process rows show "–"."""
+    path = os.path.join(DATA, "bt-mz.B.8x4.cubex")
+    report = cubescale.open(path)
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    system = report.panes(m, cnode=root).system
+    top, low = system.max(), system[system != 0].min()
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _expand_to_first_location(page)
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        for mode, want in (("percent", 100 * system / top), ("distribution", 100 * (system - low) / (top - low))):
+            page.select_option("#peer-mode", mode)
+            rows = page.locator("#system-tree .row[data-index]")
+            checked = 0
+            for i in range(rows.count()):
+                r = rows.nth(i)
+                location = r.get_attribute("data-location")
+                text = r.locator(".value").inner_text()
+                if location is None:
+                    assert text == "–" and r.get_attribute("data-peer") == ""
+                    continue
+                assert _close(float(r.get_attribute("data-peer")), want[int(location)]), (mode, location)
+                assert text == f"{want[int(location)]:.2f} %"
+                checked += 1
+            assert checked >= 2
+        page.select_option("#peer-mode", "")
+        first = page.locator("#system-tree .row[data-location]").first
+        assert _close(float(first.get_attribute("data-value")), system[int(first.get_attribute("data-location"))])
+
+
+def test_find_reveals_a_call_path_beyond_the_first_pages(page, tmp_path):
+    """A call path with 2,500 children: finding the last one opens its parent, loads the pages
+    up to it (1000 children each), selects it and shows its value (Report.panes)."""
+    from cubescale.systree import SingleNodeTree
+
+    tree = SingleNodeTree()
+    process = tree.add(tree.add_root("machine", "m"), "process", "rank 0")
+    tree.add(process, "thread", "thread 0")
+    b = cubescale.ReportBuilder(tree)
+    b.add_metric("time", unit="sec")
+    main = b.add_cnode(b.add_region("main"))
+    for i in range(2500):
+        b.add_cnode(b.add_region(f"leaf_{i:04d}"), parent=main)
+    report = b.build()
+    report.set_values("time", np.arange(1, report.shape[0] + 1, dtype=float)[:, None])
+    path = str(tmp_path / "wide.cubex")
+    cubescale.write(report, path)
+    report = cubescale.open(path)
+    target = next(c.index for c in report.cnodes if c.region.name == "leaf_2499")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.fill("#search", "leaf_2499")
+        page.press("#search", "Enter")
+        page.locator(f"#search-results .hit[data-index='{target}']").click()
+        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target}']", timeout=TIMEOUT)
+        p = report.panes(0, cnode=target)
+        assert _close(_value(page, "call", target), p.call_inclusive[target])
+        assert page.locator("#breadcrumb a").all_inner_texts() == ["main", "leaf_2499"]
 
 
 def test_report_removed_under_the_server_shows_an_error(page, tmp_path):

@@ -8,6 +8,8 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,9 +19,9 @@ from cubescale.systree import SystemTree
 
 pytest.importorskip("aiohttp")
 
-from viewer_process import running_viewer  # noqa: E402
+from viewer_process import running_viewer, topology_cells, write_topology_report  # noqa: E402
 
-from cubescale.viewer.model import Explorer, QueryError  # noqa: E402
+from cubescale.viewer.model import Explorer, QueryError, _Sequence  # noqa: E402
 
 DATA = os.path.join(os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(os.path.dirname(__file__), "..", "..",
                                                                            "shared", "data")), "cubex")
@@ -165,14 +167,14 @@ def test_sequence_form_folds_as_systree_does(name):
         assert r["instances"] == r["copies"] * seq.records[r["parent"]]["instances"]
     locations = sum(r["instances"] for r in seq.records if not r["children"])
     assert locations == report.shape[1]
-    # folding by class name (the path for machines whose threads and GPU streams differ in
-    # class only) gives the same records here
-    from cubescale.viewer.model import _fold
-
+    # an independent fold (NumPy, structural hashes by class name) gives the same records and
+    # the same record for every element
     core = report.system._core
     by_class = _fold(core, ex._element_of_location, ex._ancestors_at,
                      lambda e: np.asarray([hash(core.class_name(x)) % 1000 for x in e.tolist()], dtype=np.int64))
     assert by_class.records == seq.records
+    for a, b, x, y in zip(by_class.elements, seq.elements, by_class.record_of, seq.record_of):
+        assert np.array_equal(a, b) and np.array_equal(x, y)
 
 
 @pytest.mark.parametrize("name", ["l2dcm.p128.cubex", "bt-mz.B.8x4.cubex", "blast.p64.cubex"])
@@ -243,11 +245,9 @@ def test_a_slow_query_does_not_hold_back_a_fast_one(tmp_path):
 
 def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
     """Locations of one kind but two classes (CPU threads and CUDA streams of one process) with
-    the same shape: folded by kind they would be one record; the core's fold tells them
-    apart, so the viewer folds again by class name."""
+    the same shape: folded by kind alone they would be one record; the core's sequence form
+    (by kind and class, as SystemTree.from_single) tells them apart."""
     from cubescale.systree import SingleNodeTree
-    from cubescale.viewer.model import _fold
-
     tree = SingleNodeTree()
     machine = tree.add_root("machine", "m")
     for n in range(3):
@@ -268,7 +268,7 @@ def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
     kind = np.zeros(len(ex._tree), dtype=np.int64)
     kind[ex._element_of_location] = 2
     by_kind = _fold(ex._tree._core, ex._element_of_location, ex._ancestors_at, lambda e: kind[e])
-    assert len(by_kind.records) == 4  # threads and streams merged: what the check catches
+    assert len(by_kind.records) == 4  # threads and streams merged: what folding by kind misses
     got = Counter((r["depth"], r["class"], r["copies"]) for r in ex._folded().records)
     assert got == Counter({(0, "machine", 1): 1, (1, "node", 3): 1, (2, "process", 2): 1, (3, "thread", 2): 1,
                            (3, "cuda stream", 1): 1})
@@ -281,3 +281,187 @@ def test_sequence_form_tells_threads_and_gpu_streams_apart(tmp_path):
     locations = [e["location"] for e in page["children"]]
     assert (stats["min"], stats["max"], stats["sum"]) == (values[locations].min(), values[locations].max(),
                                                            values[locations].sum())
+
+
+def test_topologies_in_every_coordinate_form(tmp_path):
+    """Cartesian topologies as CubeLib reads them: a 3-D grid of locations (locId), processes
+    (CUBE3's procId: the sum over a process's threads), threads (thrdId), nodes (nodeId: the
+    n-th non-root system-tree node) and the machine (machId), against Report.panes for each
+    call path collapsed and expanded; a cell without coordinates is null."""
+    report = write_topology_report(str(tmp_path / "topology.cubex"))
+    ex = Explorer(cubescale.open(report.path))
+    tops = ex.report_summary()["topologies"]
+    assert [t["name"] for t in tops] == ["Grid 3-D", "Processes", "Threads", "Nodes"]
+    assert [d["size"] for d in tops[0]["dims"]] == [3, 2, 2] and tops[0]["dims"][1]["periodic"]
+    for topology in range(4):
+        for cnode in (0, 1):
+            for expanded in (False, True):
+                got = ex.topology({"metric": "0", "cnode": str(cnode), "cnode_expanded": str(int(expanded)),
+                                   "topology": str(topology)})["values"]
+                want = topology_cells(report, topology, 0, cnode, expanded)
+                assert [g is None for g in got] == [w is None for w in want]
+                assert np.allclose([g for g in got if g is not None], [w for w in want if w is not None], rtol=1e-12)
+
+
+def _keeps(report: cubescale.Report, text: str) -> tuple[set[int], set[int]]:
+    """The call paths whose region name contains ``text`` and every call path on a path from a
+    root to one of them: an independent walk up each match."""
+    match = {c.index for c in report.cnodes if text.casefold() in c.region.name.casefold()}
+    keep = set()
+    for c in match:
+        walk: int | None = c
+        while walk is not None and walk not in keep:
+            keep.add(walk)
+            walk = report.cnodes[walk].parent
+    return match, keep
+
+
+@pytest.mark.parametrize("name, text", [("bt-mz.B.8x4.cubex", "mpi_"), ("blast.p64.cubex", "Send"),
+                                        ("kripke.p8.cubex", "nothing matches this")])
+def test_call_tree_filtered_by_name(name, text):
+    """The filtered call tree holds exactly the matches and the call paths above them, each
+    once, with the whole tree's values (Report.panes) and has_children only where a match is
+    below; ``match`` marks the matches."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    m = report.metric("time").index
+    p = report.panes(m, cnode=int(np.flatnonzero(report.cnode_parents < 0)[0]))
+    match, keep = _keeps(report, text)
+    seen: list[int] = []
+    stack = [-1]
+    while stack:
+        parent = stack.pop()
+        page = ex.call_children({"metric": str(m), "parent": str(parent), "filter": text, "limit": "1000"})
+        for c in page["children"]:
+            seen.append(c["index"])
+            assert c["match"] == (c["index"] in match)
+            assert c["has_children"] == any(k in keep for k in report.cnodes[c["index"]].children)
+            assert np.isclose(c["inclusive"], p.call_inclusive[c["index"]], rtol=1e-12, atol=1e-12)
+            assert np.isclose(c["exclusive"], p.call_exclusive[c["index"]], rtol=1e-12, atol=1e-12)
+            if c["has_children"]:
+                stack.append(c["index"])
+    assert sorted(seen) == sorted(keep)
+    for bad in ("", "x" * 201):
+        with pytest.raises(QueryError):
+            ex.call_children({"metric": str(m), "parent": "-1", "filter": bad})
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "all_dtypes.cubex", "blast.p64.cubex"])
+def test_distribution_over_processes(name):
+    """over=processes: each process's locations combined as its metric combines (sum, min or
+    max), against Report.panes' location values grouped by each location's parent in the
+    system tree; min / mean / max, the count, and where the max is."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    tree = report.system
+    parents = [tree.parent(int(e)) for e in report._core.location_elements().tolist()]
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    for m in report.metrics:
+        if m.derived or m.dtype in ("SCALE_FUNC", "COMPLEX", "TAU_ATOMIC", "RATE", "HISTOGRAM", "NDOUBLES"):
+            continue
+        system = report.panes(m.index, cnode=root).system
+        combine = {"MINDOUBLE": min, "MAXDOUBLE": max}.get(m.dtype, sum)
+        per: dict[int, list[float]] = {}
+        for p, v in zip(parents, system.tolist()):
+            per.setdefault(p, []).append(v)
+        want = {p: combine(vs) for p, vs in per.items()}
+        d = ex.distribution({"metric": str(m.index), "cnode": str(root), "over": "processes", "bins": "7"})
+        assert d["count"] == len(want) and sum(d["counts"]) == len(want), m.name
+        values = np.array(list(want.values()), dtype=float)
+        assert np.isclose(d["min"], values.min(), rtol=1e-12) and np.isclose(d["max"], values.max(), rtol=1e-12)
+        assert np.isclose(d["mean"], values.mean(), rtol=1e-12), m.name
+        assert np.isclose(want[d["max_at"]["element"]], values.max(), rtol=1e-12)
+        assert d["max_at"]["name"] == tree.name(d["max_at"]["element"])
+    with pytest.raises(QueryError):
+        ex.distribution({"metric": "0", "cnode": str(root), "over": "nodes"})
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.cubex", "l2dcm.p128.cubex"])
+def test_peers_of_the_system_pane(name):
+    """The system answer's peers: the largest location value and the smallest non-zero one,
+    against Report.panes, for a call path collapsed and expanded."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    m = report.metric("time").index
+    root = int(np.flatnonzero(report.cnode_parents < 0)[0])
+    for own in (False, True):
+        system = report.panes(m, cnode=root, cnode_expanded=own).system
+        peers = ex.system_children({"metric": str(m), "cnode": str(root), "cnode_expanded": str(int(own)),
+                                    "parent": "-1"})["peers"]
+        assert np.isclose(peers["max"], system.max(), rtol=1e-12)
+        assert np.isclose(peers["min_nonzero"], system[system != 0].min(), rtol=1e-12)
+
+
+# ---- an independent fold to check the core's (Report.sequence_form) against: structural
+# hashes in NumPy over the per-location ancestor arrays (what the viewer itself used before)
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer over uint64 (wrapping): spreads structural hashes."""
+    with np.errstate(over="ignore"):
+        x = x ^ (x >> np.uint64(30))
+        x = x * np.uint64(0xBF58476D1CE4E5B9)
+        x = x ^ (x >> np.uint64(27))
+        x = x * np.uint64(0x94D049BB133111EB)
+        return x ^ (x >> np.uint64(31))
+
+
+def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, return_index=True)``; in one pass when ``x`` is sorted (ancestors of
+    locations in system-tree order are), else by sorting."""
+    if len(x) and bool(np.all(x[1:] >= x[:-1])):
+        first = np.concatenate(([0], np.flatnonzero(x[1:] != x[:-1]) + 1))
+        return x[first], first
+    return np.unique(x, return_index=True)
+
+
+def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray],
+          label: Callable[[np.ndarray], np.ndarray]) -> _Sequence:
+    """Folds the system tree into sequence records (the Score-P system-description paper):
+    bottom-up, an element's structural hash is its label (``label(elements)``: a code per
+    element, e.g. its kind or its class) and depth mixed with the sum of its children's mixed
+    hashes (a multiset hash: order-free, as the canonical form sorts children); top-down, an
+    element's record is (its parent's record, its hash), and a record's ``copies`` is how many
+    of its parent's instances' children it holds. All in NumPy over the per-location ancestor
+    arrays (one per depth, from the core); elements without locations below are left out."""
+    chain = [ancestors_at(0)]
+    while not np.array_equal(chain[-1], location_elements) and len(chain) < 64:
+        chain.append(ancestors_at(len(chain)))
+    # a location's own depth: the first at which its ancestor is itself
+    own = np.full(len(location_elements), len(chain) - 1, dtype=np.int64)
+    for d in range(len(chain) - 1, -1, -1):
+        own[chain[d] == location_elements] = d
+    elements, parents = [], []
+    for d in range(len(chain)):  # the elements at depth d and, for each, its parent
+        below = own >= d
+        here, first = _distinct(chain[d][below])
+        elements.append(here)
+        parents.append(chain[d - 1][below][first] if d else np.full(len(here), -1, dtype=np.int64))
+    structure = np.zeros(len(tree), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for d in range(len(chain) - 1, -1, -1):
+            here = elements[d]
+            structure[here] = _mix(label(here).astype(np.uint64) * np.uint64(257) + np.uint64(d + 1))
+            if d + 1 < len(chain) and len(elements[d + 1]):
+                np.add.at(structure, parents[d + 1], _mix(structure[elements[d + 1]]))
+    record_of_element = np.full(len(tree), -1, dtype=np.int64)
+    record_of_element[elements[0]] = 0
+    root = int(elements[0][0])
+    records: list[dict[str, Any]] = [{"class": tree.class_name(root), "copies": 1, "depth": 0, "parent": -1,
+                                      "instances": 1, "children": []}]
+    for d in range(1, len(chain)):
+        child, up_record = elements[d], record_of_element[parents[d]]
+        with np.errstate(over="ignore"):
+            keys = _mix(up_record.astype(np.uint64) + np.uint64(1)) ^ structure[child]
+        _, first, inverse, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+        order = np.argsort(first, kind="stable")  # records in the order their first instance appears
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        record_of_element[child] = len(records) + rank[inverse.reshape(-1)]
+        for k in order.tolist():  # one per record: a regular machine has few
+            up = int(up_record[first[k]])
+            records[up]["children"].append(len(records))
+            records.append({"class": tree.class_name(int(child[first[k]])), "depth": d, "parent": up,
+                            "copies": int(count[k]) // records[up]["instances"], "instances": int(count[k]),
+                            "children": []})
+    record_of = [record_of_element[here] for here in elements]
+    return _Sequence(records, elements, record_of)

@@ -8,6 +8,7 @@
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/reader.hpp"
+#include "cubescale/cube/sequence_form.hpp"
 #include "cubescale/cube/writer.hpp"
 #include "arrays.hpp"
 #include "register.hpp"
@@ -130,6 +131,28 @@ void register_report(py::module_& m) {
           "location_ancestors",
           [](const Report& r, std::uint32_t depth) { return to_array(r.structure().location_ancestors(depth)); },
           py::arg("depth"), "For every location, its system-tree ancestor at `depth` (itself if shallower).")
+      .def(
+          "sequence_form",
+          [](const Report& r) {
+            SequenceForm f;
+            {
+              py::gil_scoped_release release;
+              f = sequence_form(r.structure().system);
+            }
+            py::dict d;
+            d["record_of"] = to_array(f.record_of);
+            d["elements"] = to_array(f.elements);
+            d["depth_start"] = to_array(f.depth_start);
+            d["parent"] = to_array(f.parent);
+            d["depth"] = to_array(f.depth);
+            d["instances"] = to_array(f.instances);
+            d["copies"] = to_array(f.copies);
+            d["cls"] = f.cls;
+            return d;
+          },
+          "The system tree in sequence form with each element's record: a dict of record_of (per element, "
+          "-1 without a location below), elements (those with a record, by depth) and depth_start (where each "
+          "depth's begin in elements), and per record parent (-1 for the root), depth, instances, copies, cls.")
       .def_property_readonly(
           "topologies_xml", [](const Report& r) { return r.structure().topologies_xml; },
           "The inner text of <topologies>, verbatim.")

@@ -440,6 +440,10 @@ class Report:
         """
         The region definitions (copies); parses deferred regions first.
         """
+    def sequence_form(self) -> dict:
+        """
+        The system tree in sequence form with each element's record: a dict of record_of (per element, -1 without a location below), elements (those with a record, by depth) and depth_start (where each depth's begin in elements), and per record parent (-1 for the root), depth, instances, copies, cls.
+        """
     def set_values(
         self,
         metric: typing.SupportsInt | typing.SupportsIndex,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree
@@ -36,7 +36,6 @@ import numpy as np
 from .. import panes as _panes
 from ..dtypes import numpy_type
 from ..records import Metric
-from ..systree import SystemTree
 
 if TYPE_CHECKING:  # the viewer is given reports: report.py's Report.view() imports the viewer
     from ..report import Report
@@ -168,20 +167,37 @@ class Explorer:
         # lock, and each metric by its own, so that two queries never read one metric twice.
         self._lock = threading.Lock()
         self._reading_locks: dict[int, threading.Lock] = {}
+        self._flights: dict[tuple[int, Any], threading.Lock] = {}  # entries being computed
+        self._filters: OrderedDict[str, tuple[np.ndarray, np.ndarray]] = OrderedDict()
+        self._groups: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
+        self._peers: OrderedDict[tuple, dict[str, float | None]] = OrderedDict()
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
-        self._sequence_values: OrderedDict[tuple, list[dict[str, Any]]] = OrderedDict()
+        self._sequence_values: OrderedDict[tuple, dict[int, dict[str, Any]]] = OrderedDict()
+        self._layouts: dict[int, tuple[str, np.ndarray | None]] = {}  # per depth: how its elements' values are found
 
     def _cached(self, cache: OrderedDict, key: Any, compute: Callable[[], Any], keep: int = _CACHE) -> Any:
-        """``cache[key]``, computed (outside the lock: other queries go on) if missing."""
+        """``cache[key]``, computed (outside the cache lock: other queries go on) if missing,
+        once: the page asks for one selection's system tree, distribution and sequence at
+        the same moment, and those queries wait for the first one's answer instead of
+        computing it again each (a 1M-location row read twice took twice the time)."""
         with self._lock:
             if key in cache:
                 cache.move_to_end(key)
                 return cache[key]
-        value = compute()
-        with self._lock:
-            _remember(cache, key, value, keep)
+            flight = self._flights.setdefault((id(cache), key), threading.Lock())
+        with flight:
+            with self._lock:
+                if key in cache:
+                    return cache[key]
+            try:
+                value = compute()
+            finally:
+                with self._lock:
+                    self._flights.pop((id(cache), key), None)
+            with self._lock:
+                _remember(cache, key, value, keep)
         return value
 
     def _reading(self, metric: int) -> threading.Lock:
@@ -322,15 +338,47 @@ class Explorer:
         cnodes = self.report.cnodes
         parent = parse_int(query, "parent", -1, len(cnodes))
         ids = self._call_roots if parent < 0 else self._children_of_cnodes()[parent]
+        shown = self._name_filter(query)
+        if shown is not None:
+            match, below = shown
+            ids = [c for c in ids if match[c] or below[c]]
         offset, limit = self._page(query, len(ids))
         first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
         inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
-            "index": c, "name": cnodes[c].region.name, "has_children": bool(cnodes[c].children),
+            "index": c, "name": cnodes[c].region.name, "region": cnodes[c].region.index,
+            "has_children": bool(cnodes[c].children) if shown is None else bool(shown[1][c]),
             "inclusive": _number(inclusive[c]), "exclusive": _number(exclusive[c]),
+            **({} if shown is None else {"match": bool(shown[0][c])}),
         } for c in ids[offset:offset + limit]]
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
                 "total": _number(total), "roots": self._call_roots[:MAX_PAGE]}
+
+    def _name_filter(self, query: dict[str, str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """For ``filter`` (1..200 characters; none: None) per call path whether its region's
+        name contains it (case-insensitive: ``match``) and whether a call path below it does
+        (``below``): the filtered call tree shows the call paths with either, so every match
+        keeps its path from the root. Values stay those of the whole tree (as Cube's
+        filters hide call paths, they do not change the others' values). Cached per text."""
+        text = query.get("filter")
+        if text is None:
+            return None
+        if not 0 < len(text) <= 200:
+            raise QueryError("filter must have 1 to 200 characters")
+        return self._cached(self._filters, text.casefold(), lambda: self._filter_masks(text.casefold()), keep=8)
+
+    def _filter_masks(self, needle: str) -> tuple[np.ndarray, np.ndarray]:
+        regions = [r.index for r in self.report.regions if needle in r.name.casefold()]
+        match = np.isin(np.asarray(self.report._core.cnode_regions(), dtype=np.int64), regions)
+        parents = np.asarray(self.report.cnode_parents, dtype=np.int64)
+        below = np.zeros(len(match), dtype=bool)
+        up = parents[match]
+        while len(up):  # one NumPy step per call-tree level, each call path marked once
+            up = np.unique(up[up >= 0])
+            up = up[~below[up]]
+            below[up] = True
+            up = parents[up]
+        return match, below
 
     def _first_look_roots(self, m: Metric) -> tuple[dict, dict, float] | None:
         """The roots of the call pane (collapsed metric) from stored rows alone: inclusive
@@ -616,12 +664,14 @@ class Explorer:
         combine = {"MINDOUBLE": np.min, "MAXDOUBLE": np.max}.get(m.dtype, np.sum)
         total = combine(values) if len(values) else 0.0  # the root collapsed: every location
         return {"parent": parent, "count": len(ids), "offset": offset, "children": children,
-                "total": _number(total)}
+                "total": _number(total), "peers": self._cached(self._peers, key, lambda: _peers(values))}
 
     def distribution(self, query: dict[str, str]) -> dict[str, Any]:
-        """The selection's values over all locations (Cube's system pane as a distribution):
-        min, mean, max, the locations holding the min and max, and a histogram of ``bins``
-        (1..200, default 20) equal bins, from one NumPy pass over ``Report.panes(...).system``.
+        """The selection's values over all locations (Cube's system pane as a distribution), or
+        with ``over=processes`` over all processes (location groups: each its locations
+        combined as the metric combines, as the system tree shows a collapsed process): min,
+        mean, max, where the min and max are, and a histogram of ``bins`` (1..200, default 20)
+        equal bins, from one NumPy pass over ``Report.panes(...).system``.
 
         Example
         -------
@@ -630,25 +680,75 @@ class Explorer:
         >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4"})
         >>> d["min"], d["max"], d["counts"]
         (152.0, 250.0, [16, 0, 2, 2])
+        >>> d = ex.distribution({"metric": "0", "cnode": "0", "bins": "4", "over": "processes"})
+        >>> d["count"], d["max"], d["max_at"]["name"]
+        (4, 858.0, 'MPI Rank 1')
         """
         bins = parse_int(query, "bins", 1, 201, default=20)
+        over = query.get("over", "locations")
+        if over not in ("locations", "processes"):
+            raise QueryError(f"over must be locations or processes, not {over[:40]!r}")
         m, _, padded = self._selection(query)
-        values = padded[:-1]
+        if over == "locations":
+            values, elements = padded[:-1], self._element_of_location
+        else:
+            values, elements = self._group_values(padded, m.dtype)
+        answer: dict[str, Any] = {"over": over, "locations": len(padded) - 1, "count": len(values)}
         finite = values[np.isfinite(values)]
         if not len(finite):
-            return {"locations": len(values), "min": None, "mean": None, "max": None, "counts": [], "edges": []}
+            return {**answer, "min": None, "mean": None, "max": None, "counts": [], "edges": []}
         counts, edges = np.histogram(finite, bins=bins)
         low, high = int(np.nanargmin(values)), int(np.nanargmax(values))
 
-        def where(location: int) -> dict[str, Any]:
-            element = int(self._element_of_location[location])
-            group = self._tree.parent(element)
-            return {"location": location, "name": self._tree.name(element),
-                    "process": self._tree.name(group) if group is not None else ""}
+        def where(at: int) -> dict[str, Any]:
+            element = int(elements[at])
+            up = self._tree.parent(element)
+            parent = self._tree.name(up) if up is not None else ""
+            if over == "processes":
+                return {"element": element, "name": self._tree.name(element), "parent": parent}
+            return {"location": at, "name": self._tree.name(element), "process": parent, "parent": parent}
 
-        return {"locations": len(values), "min": _number(finite.min()), "mean": _number(finite.mean()),
+        return {**answer, "min": _number(finite.min()), "mean": _number(finite.mean()),
                 "max": _number(finite.max()), "min_at": where(low), "max_at": where(high),
                 "counts": counts.tolist(), "edges": [float(e) for e in edges]}
+
+    def _group_values(self, padded: np.ndarray, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+        """Per process (location group) with locations, its locations combined as the metric
+        combines, and the processes' elements. A process's locations are one run (system-tree
+        order): one ``reduceat`` over the runs; else one ``bincount`` / ``ufunc.at``."""
+        group_of, starts, groups = self._group_layout()
+        values = padded[:-1]
+        ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+        if starts is not None:
+            return ufunc.reduceat(values, starts), groups
+        if ufunc is np.add:
+            return np.bincount(group_of, weights=values, minlength=len(groups)), groups
+        out = np.full(len(groups), np.inf if ufunc is np.minimum else -np.inf)
+        ufunc.at(out, group_of, values)
+        return out, groups
+
+    def _group_layout(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Once per report: per location its process (an index into the processes with
+        locations), the runs' starts if each process's locations are one run in order, and the
+        processes' elements. A location's process is its nearest location-group ancestor,
+        found one tree depth at a time over all locations."""
+        if self._groups is None:
+            kind = np.zeros(len(self._tree), dtype=np.int8)
+            kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
+            group = np.full(len(self._element_of_location), -1, dtype=np.int64)
+            depth = 0
+            while (group < 0).any() and depth < 256:
+                ancestors = self._ancestors_at(depth)
+                found = kind[ancestors] == 1
+                group[found] = ancestors[found]
+                depth += 1
+            group[group < 0] = self._element_of_location[group < 0]  # a location outside any group: its own
+            elements, group_of = np.unique(group, return_inverse=True)
+            group_of = group_of.reshape(-1)
+            starts = np.concatenate(([0], np.flatnonzero(np.diff(group_of)) + 1)) if len(group_of) else group_of
+            runs_in_order = len(starts) == len(elements) and bool(np.all(group_of[starts] == np.arange(len(starts))))
+            self._groups = (group_of, starts if runs_in_order else None, elements)
+        return self._groups
 
     # ---- topology pane
 
@@ -665,12 +765,33 @@ class Explorer:
                     carts = list(ElementTree.fromstring(f"<topologies>{text}</topologies>").iter("cart"))
                 except ElementTree.ParseError:
                     carts = []  # the rest of the report is still worth showing
+                elements = self._coord_elements(text, ids)
                 for cart in carts:
                     try:
-                        self._topologies.append(_cart(cart, ids, order))
+                        self._topologies.append(_cart(cart, ids, order, elements))
                     except ValueError:  # a size or coordinate that is no integer: that topology is left out
                         continue
         return self._topologies
+
+    def _coord_elements(self, text: str, ids: np.ndarray) -> dict[str, np.ndarray]:
+        """Per attribute of ``_ELEMENT_COORDS`` used in the topologies, the system-tree element
+        of each of its ids. ``nodeId`` / ``machId`` count non-root / root system-tree nodes in
+        definition order, as CubeLib does. ``lgId`` / ``procId`` / ``stnId`` name a
+        ``<locationgroup Id>`` / ``<systemtreenode Id>``, which the core does not keep: they
+        are taken as positions in definition order (as Score-P and CubeLib number them) only
+        where the locations' Ids are too (0, 1, 2 ... in order), else left out."""
+        if not any(f'{name}="' in text for name in _ELEMENT_COORDS):
+            return {}
+        kind = np.zeros(len(self._tree), dtype=np.int8)
+        groups = np.asarray(self.report._core.location_group_elements(), dtype=np.int64)
+        kind[groups] = 1
+        kind[self._element_of_location] = 2
+        stns = np.flatnonzero(kind == 0)
+        roots = np.asarray([e for e in stns[:64].tolist() if self._tree.parent(e) is None], dtype=np.int64)
+        out = {"nodeId": np.setdiff1d(stns, roots), "machId": roots}
+        if np.array_equal(ids, np.arange(len(ids))):
+            out.update(lgId=groups, procId=groups, stnId=stns)
+        return out
 
     def topology(self, query: dict[str, str]) -> dict[str, Any]:
         """The selection on Cartesian topology ``topology``: per grid cell (C order) the
@@ -698,44 +819,35 @@ class Explorer:
         cells = int(np.prod([d["size"] for d in t["dims"]]))
         if cells > 1 << 18:
             raise QueryError(f"topology {t['name']!r} has {cells} cells; at most {1 << 18} are shown", status=422)
-        m, _, padded = self._selection(query)
+        m, key, padded = self._selection(query)
         values = padded[:-1]
         ufunc = {"MINDOUBLE": np.fmin, "MAXDOUBLE": np.fmax}.get(m.dtype, np.add)
         grid = np.full(cells, np.nan)
         hit = np.zeros(cells, dtype=bool)
         hit[t["cells"]] = True
+        hit[t["element_cells"]] = True
         grid[hit] = 0.0 if ufunc is np.add else np.nan
         ufunc.at(grid, t["cells"], values[t["locations"]])
+        if len(t["elements"]):  # coordinates of processes or nodes: their collapsed values
+            if "element_depths" not in t:  # once per topology
+                t["element_depths"] = np.asarray([self._tree._core.depth(int(e)) for e in t["elements"].tolist()],
+                                                 dtype=np.int64)
+            depths = t["element_depths"]
+            for depth in np.unique(depths).tolist():
+                here = depths == depth
+                collapsed = self._page_collapsed(key, padded, m.dtype, depth, t["elements"][here].tolist())
+                ufunc.at(grid, t["element_cells"][here], collapsed)
         return {"name": t["name"], "dims": t["dims"], "values": [_number(v) for v in grid.tolist()]}
 
     # ---- the machine in sequence form
 
     def _folded(self) -> _Sequence:
-        """The sequence form, folded once. First by kind (machine part, process, thread:
-        known for all elements at once); if that gives other records than the core's fold
-        (:meth:`SystemTree.from_single`, which tells classes apart: threads and GPU streams
-        of one process), again by class name, looked up per element."""
+        """The sequence form, folded once per report by the core (``sequence_form``: exact,
+        by kind and class, with each element's record; 45 ms for 1.3M elements)."""
         with self._reading(-1):  # one fold per report, however many queries ask at once
             if self._sequence is None:
-                self._sequence = self._fold_tree()
+                self._sequence = _sequence(self.report._core.sequence_form())
         return self._sequence
-
-    def _fold_tree(self) -> _Sequence:
-        core = self._tree._core
-        kind = np.zeros(len(self._tree), dtype=np.int64)
-        kind[np.asarray(self.report._core.location_group_elements(), dtype=np.int64)] = 1
-        kind[self._element_of_location] = 2
-        sequence = _fold(core, self._element_of_location, self._ancestors_at, lambda e: kind[e])
-        folded = SystemTree.from_single(self._tree)
-        if Counter((r.depth, r.cls, r.copies) for r in folded.records()) != \
-                Counter((r["depth"], r["class"], r["copies"]) for r in sequence.records):
-            names: dict[str, int] = {}
-
-            def by_class(elements: np.ndarray) -> np.ndarray:
-                return np.asarray([names.setdefault(core.class_name(e), len(names)) for e in elements.tolist()],
-                                  dtype=np.int64)
-            sequence = _fold(core, self._element_of_location, self._ancestors_at, by_class)
-        return sequence
 
     def sequence(self, query: dict[str, str]) -> dict[str, Any]:
         """The system tree in sequence form (the Score-P system-description paper): identical
@@ -759,35 +871,56 @@ class Explorer:
         parent = parse_int(query, "parent", -1, len(seq.records))
         m, key, padded = self._selection(query)
         ids = [0] if parent < 0 else seq.records[parent]["children"]
-        stats = self._cached(self._sequence_values, key, lambda: self._record_values(m, key, padded))
+        depth = seq.records[ids[0]]["depth"] if ids else 0
+        stats = self._cached(self._sequence_values, key + (depth,), lambda: self._record_values(m, key, padded, depth))
+        root = self._cached(self._sequence_values, key + (0,), lambda: self._record_values(m, key, padded, 0))
         records = [{**{k: v for k, v in seq.records[r].items() if k != "children"},
                     "index": r, "has_children": bool(seq.records[r]["children"]), **stats[r]} for r in ids[:MAX_PAGE]]
-        return {"parent": parent, "count": len(ids), "records": records, "total": stats[0]["sum"]}
+        return {"parent": parent, "count": len(ids), "records": records, "total": root[0]["sum"]}
 
-    def _record_values(self, m: Metric, key: tuple, padded: np.ndarray) -> list[dict[str, Any]]:
-        """Per record, min / mean / max / sum of its instances' collapsed values: one
-        aggregation per depth over all locations, then one per depth over its elements."""
+    def _record_values(self, m: Metric, key: tuple, padded: np.ndarray, depth: int) -> dict[int, dict[str, Any]]:
+        """Per record at ``depth``, min / mean / max / sum of its instances' collapsed values:
+        the values of all elements there (one ``reduceat`` over the locations, or the
+        locations themselves), then per record (a regular machine has one) its instances'
+        share. Per depth, when a record of that depth is shown: the first sequence view of a
+        selection reads depth 0 only, opening a record the depth below it."""
         seq = self._folded()
-        out: list[dict[str, Any]] = [{} for _ in seq.records]
-        for depth, (elements, record) in enumerate(zip(seq.elements, seq.record_of)):
-            values = self._collapsed(key, padded[:-1], m.dtype, depth)[elements]
-            if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
-                values = np.where(np.isfinite(values), values, np.nan)
-            n = len(seq.records)
-            count = np.bincount(record, minlength=n)
-            finite = np.isfinite(values)
-            total = np.bincount(record[finite], weights=values[finite], minlength=n)
-            low, high = np.full(n, np.inf), np.full(n, -np.inf)
-            np.minimum.at(low, record[finite], values[finite])
-            np.maximum.at(high, record[finite], values[finite])
-            valid = np.bincount(record[finite], minlength=n)
-            for r in np.unique(record).tolist():  # the records of this depth: few on any machine
-                out[r] = {"min": _number(low[r]), "max": _number(high[r]),
-                          "mean": _number(total[r] / valid[r]) if valid[r] else None,
-                          "sum": _number(total[r]) if m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
-                          else _number(low[r] if m.dtype == "MINDOUBLE" else high[r]),
-                          "instances": int(count[r])}
-        return out
+        if depth >= len(seq.elements):
+            return {}
+        records = [r for r, record in enumerate(seq.records) if record["depth"] == depth]
+        values = self._element_values(key, padded, m.dtype, depth, seq.elements[depth])
+        return {r: _statistics(mine, m.dtype) for r, mine in _groups(records, seq.record_of[depth], values)}
+
+    def _element_values(self, key: tuple, padded: np.ndarray, dtype: str, depth: int,
+                        elements: np.ndarray) -> np.ndarray:
+        """The collapsed values of all ``elements`` at ``depth`` (ascending), by the layout
+        found once per depth: locations (their own values), one run of locations each in
+        element order (one ``reduceat``), else as a page of the system tree."""
+        with self._lock:
+            layout = self._layouts.get(depth)
+        if layout is None:
+            layout = self._layout(depth, elements)
+            with self._lock:
+                self._layouts[depth] = layout
+        how, where = layout
+        if how == "locations":
+            return padded[:-1] if where is None else padded[where]
+        if how == "runs" and where is not None:
+            ufunc = {"MINDOUBLE": np.minimum, "MAXDOUBLE": np.maximum}.get(dtype, np.add)
+            return ufunc.reduceat(padded[:-1], where)
+        return self._page_collapsed(key, padded, dtype, depth, elements.tolist())
+
+    def _layout(self, depth: int, elements: np.ndarray) -> tuple[str, np.ndarray | None]:
+        locations = self._location_of_element[elements]
+        if len(elements) and bool((locations >= 0).all()):
+            whole = len(locations) == self.report.shape[1] and bool((locations == np.arange(len(locations))).all())
+            return "locations", None if whole else locations
+        ranges = self._ranges_at(depth)
+        if ranges is not None:
+            starts = ranges[1][:-1]
+            if len(starts) == len(elements) and np.array_equal(self._ancestors_at(depth)[starts], elements):
+                return "runs", starts
+        return "page", None
 
     def instances(self, query: dict[str, str]) -> dict[str, Any]:
         """A page of the instances (system-tree elements) of sequence record ``record``, in
@@ -826,25 +959,83 @@ class Explorer:
         return offset, limit
 
 
-def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray) -> dict[str, Any]:
-    """One ``<cart>``: its dims and, per ``<coord locId>`` naming a location, its grid cell
-    (C order) and location index. Coordinates outside the grid or of unknown locations are
-    left out (as Cube leaves them out)."""
+# CubeLib's reader (Cube4Parser.yy) takes a <coord> of a location (locId, or CUBE3's thrdId:
+# both the <location Id>), a location group (lgId, or CUBE3's procId: the <locationgroup Id>)
+# or a system-tree node (stnId: the <systemtreenode Id>; CUBE3's nodeId and machId: the n-th
+# non-root / root system-tree node in definition order).
+_ELEMENT_COORDS = ("lgId", "procId", "stnId", "nodeId", "machId")
+
+
+def _cart(cart: ElementTree.Element, ids: np.ndarray, order: np.ndarray,
+          elements: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+    """One ``<cart>``: its dims and, per ``<coord locId>`` (or ``thrdId``) naming a location, its
+    grid cell (C order) and location index; with ``elements`` (per attribute of
+    ``_ELEMENT_COORDS``, the system-tree element of each id), per coordinate of a process or
+    node its cell and element (``element_cells``, ``elements``). Coordinates outside the grid or
+    of unknown locations are left out (CubeLib refuses the file)."""
     sizes = [max(int(d.get("size", "0")), 0) for d in cart.iter("dim")]
     dims = [{"name": d.get("name", ""), "size": n, "periodic": d.get("periodic") == "true"}
             for d, n in zip(cart.iter("dim"), sizes)]
-    cells, locations = [], []
+    cells, locations, element_cells, element_ids = [], [], [], []
     for coord in cart.iter("coord"):
-        loc_id = coord.get("locId")
         point = [int(x) for x in (coord.text or "").split()]
-        if loc_id is None or len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
+        if len(point) != len(sizes) or not all(0 <= x < n for x, n in zip(point, sizes)):
             continue
-        at = int(np.searchsorted(ids, int(loc_id), sorter=order))
-        if at < len(ids) and ids[order[at]] == int(loc_id):
-            cells.append(int(np.ravel_multi_index(point, sizes)))
-            locations.append(int(order[at]))
+        cell = int(np.ravel_multi_index(point, sizes))
+        loc_id = coord.get("locId", coord.get("thrdId"))
+        if loc_id is not None:
+            at = int(np.searchsorted(ids, int(loc_id), sorter=order))
+            if at < len(ids) and ids[order[at]] == int(loc_id):
+                cells.append(cell)
+                locations.append(int(order[at]))
+            continue
+        for name in _ELEMENT_COORDS:
+            known = (elements or {}).get(name)
+            if coord.get(name) is not None and known is not None and 0 <= int(coord.get(name, "-1")) < len(known):
+                element_cells.append(cell)
+                element_ids.append(int(known[int(coord.get(name, "-1"))]))
+                break
     return {"name": cart.get("name", ""), "dims": dims, "cells": np.asarray(cells, dtype=np.int64),
-            "locations": np.asarray(locations, dtype=np.int64)}
+            "locations": np.asarray(locations, dtype=np.int64),
+            "element_cells": np.asarray(element_cells, dtype=np.int64),
+            "elements": np.asarray(element_ids, dtype=np.int64)}
+
+
+def _groups(records: list[int], record_of: np.ndarray, values: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """The values of each record's instances (``record_of``: per value its record). One record:
+    all values; a few: a mask each; many (an irregular machine): one stable sort."""
+    if len(records) == 1:
+        return [(records[0], values)]
+    if len(records) <= 8:
+        return [(r, values[record_of == r]) for r in records]
+    order = np.argsort(record_of, kind="stable")
+    ids, starts = np.unique(record_of[order], return_index=True)
+    ends = np.append(starts[1:], len(order))
+    return [(int(r), values[order[lo:hi]]) for r, lo, hi in zip(ids.tolist(), starts.tolist(), ends.tolist())]
+
+
+def _statistics(values: np.ndarray, dtype: str) -> dict[str, Any]:
+    """min / mean / max over a record's instances' values (those that are numbers), their sum
+    (min / max for MINDOUBLE / MAXDOUBLE: the metric's own combination) and the count."""
+    finite = values[np.isfinite(values)]
+    if not len(finite):
+        return {"min": None, "max": None, "mean": None, "sum": None if dtype in ("MINDOUBLE", "MAXDOUBLE") else 0.0,
+                "instances": len(values)}
+    low, high, total = finite.min(), finite.max(), finite.sum()
+    whole = low if dtype == "MINDOUBLE" else high if dtype == "MAXDOUBLE" else total
+    return {"min": _number(low), "max": _number(high), "mean": _number(total / len(finite)), "sum": _number(whole),
+            "instances": len(values)}
+
+
+def _peers(values: np.ndarray) -> dict[str, float | None]:
+    """What Cube's peer modes refer the system tree's leaves (the locations) to: the largest
+    location value (peer percent: a value in percent of it) and the smallest one that is not
+    0 (peer distribution: (value - that) / (largest - that)), as Scalasca's quick reference
+    defines the modes. Nulls without locations or numbers."""
+    finite = values[np.isfinite(values)]
+    nonzero = finite[finite != 0]
+    return {"max": _number(finite.max()) if len(finite) else None,
+            "min_nonzero": _number(nonzero.min()) if len(nonzero) else None}
 
 
 def _remember(cache: OrderedDict, key: Any, value: Any, keep: int = _CACHE) -> None:
@@ -863,73 +1054,20 @@ class _Sequence:
         self.record_of = record_of
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finalizer over uint64 (wrapping): spreads structural hashes."""
-    with np.errstate(over="ignore"):
-        x = x ^ (x >> np.uint64(30))
-        x = x * np.uint64(0xBF58476D1CE4E5B9)
-        x = x ^ (x >> np.uint64(27))
-        x = x * np.uint64(0x94D049BB133111EB)
-        return x ^ (x >> np.uint64(31))
-
-
-def _distinct(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(x, return_index=True)``; in one pass when ``x`` is sorted (ancestors of
-    locations in system-tree order are), else by sorting."""
-    if len(x) and bool(np.all(x[1:] >= x[:-1])):
-        first = np.concatenate(([0], np.flatnonzero(x[1:] != x[:-1]) + 1))
-        return x[first], first
-    return np.unique(x, return_index=True)
-
-
-def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int], np.ndarray],
-          label: Callable[[np.ndarray], np.ndarray]) -> _Sequence:
-    """Folds the system tree into sequence records (the Score-P system-description paper):
-    bottom-up, an element's structural hash is its label (``label(elements)``: a code per
-    element, e.g. its kind or its class) and depth mixed with the sum of its children's mixed
-    hashes (a multiset hash: order-free, as the canonical form sorts children); top-down, an
-    element's record is (its parent's record, its hash), and a record's ``copies`` is how many
-    of its parent's instances' children it holds. All in NumPy over the per-location ancestor
-    arrays (one per depth, from the core); elements without locations below are left out."""
-    chain = [ancestors_at(0)]
-    while not np.array_equal(chain[-1], location_elements) and len(chain) < 64:
-        chain.append(ancestors_at(len(chain)))
-    # a location's own depth: the first at which its ancestor is itself
-    own = np.full(len(location_elements), len(chain) - 1, dtype=np.int64)
-    for d in range(len(chain) - 1, -1, -1):
-        own[chain[d] == location_elements] = d
-    elements, parents = [], []
-    for d in range(len(chain)):  # the elements at depth d and, for each, its parent
-        below = own >= d
-        here, first = _distinct(chain[d][below])
-        elements.append(here)
-        parents.append(chain[d - 1][below][first] if d else np.full(len(here), -1, dtype=np.int64))
-    structure = np.zeros(len(tree), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for d in range(len(chain) - 1, -1, -1):
-            here = elements[d]
-            structure[here] = _mix(label(here).astype(np.uint64) * np.uint64(257) + np.uint64(d + 1))
-            if d + 1 < len(chain) and len(elements[d + 1]):
-                np.add.at(structure, parents[d + 1], _mix(structure[elements[d + 1]]))
-    record_of_element = np.full(len(tree), -1, dtype=np.int64)
-    record_of_element[elements[0]] = 0
-    root = int(elements[0][0])
-    records: list[dict[str, Any]] = [{"class": tree.class_name(root), "copies": 1, "depth": 0, "parent": -1,
-                                      "instances": 1, "children": []}]
-    for d in range(1, len(chain)):
-        child, up_record = elements[d], record_of_element[parents[d]]
-        with np.errstate(over="ignore"):
-            keys = _mix(up_record.astype(np.uint64) + np.uint64(1)) ^ structure[child]
-        _, first, inverse, count = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
-        order = np.argsort(first, kind="stable")  # records in the order their first instance appears
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        record_of_element[child] = len(records) + rank[inverse.reshape(-1)]
-        for k in order.tolist():  # one per record: a regular machine has few
-            up = int(up_record[first[k]])
-            records[up]["children"].append(len(records))
-            records.append({"class": tree.class_name(int(child[first[k]])), "depth": d, "parent": up,
-                            "copies": int(count[k]) // records[up]["instances"], "instances": int(count[k]),
-                            "children": []})
-    record_of = [record_of_element[here] for here in elements]
-    return _Sequence(records, elements, record_of)
+def _sequence(form: dict[str, Any]) -> _Sequence:
+    """The core's sequence form (``Report.sequence_form``: per element its record, the elements
+    with a record by depth, per record parent, depth, instances, copies, class) as the viewer
+    keeps it: record dicts with their children, and per depth the elements there (ascending)
+    and their records."""
+    parent, depth = form["parent"].tolist(), form["depth"].tolist()
+    records: list[dict[str, Any]] = [
+        {"class": c, "copies": int(k), "depth": d, "parent": int(p), "instances": int(i), "children": []}
+        for c, k, d, p, i in zip(form["cls"], form["copies"].tolist(), depth, parent, form["instances"].tolist())]
+    for r, p in enumerate(parent):
+        if p >= 0:
+            records[p]["children"].append(r)
+    record_of = np.asarray(form["record_of"], dtype=np.int64)
+    shown = np.asarray(form["elements"], dtype=np.int64)
+    bounds = form["depth_start"].tolist()
+    elements = [shown[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return _Sequence(records, elements, [record_of[e] for e in elements])

@@ -16,6 +16,9 @@ const state = {
   view: "tree",          // the system pane: "tree", "sequence" or the index of a Cartesian topology
   callView: "tree",      // the call pane: "tree" or "flat" (the flat region profile)
   region: null,          // selected region of the flat profile
+  callFilter: null,      // the call tree shows only paths to regions whose name contains this
+  peerMode: "",          // the system tree's locations in Cube's peer modes: "", "percent", "distribution"
+  peers: null,           // what they refer to: { max, min_nonzero } over the selection's locations
   flat: { count: 0, children: [], open: new Set(), total: null },
   seq: new Map(),        // sequence record index -> { open, records, count, instances, shown }; root -1
   seqTotal: null,
@@ -99,7 +102,7 @@ function colour(value, root, scale) {
 // the pane's selected node shows (colours always rank against the root).
 function row(kind, node, open, selected, root, scale, depth, reference) {
   const div = document.createElement("div");
-  div.className = "row" + (selected ? " selected" : "");
+  div.className = "row" + (selected ? " selected" : "") + (node.match ? " match" : "");
   div.setAttribute("role", "treeitem");
   div.dataset.kind = kind;
   div.dataset.index = node.index;
@@ -125,6 +128,24 @@ function row(kind, node, open, selected, root, scale, depth, reference) {
   name.title = node.label;
   div.append(toggle, box, text, name);
   return div;
+}
+
+// Cube's peer modes (Scalasca's quick reference): a location's value in percent of the largest
+// location value (peer percent), or of the span from the smallest non-zero one to the largest
+// (peer distribution). They are the leaf level's: other elements show "–".
+function peerValue(div, node) {
+  const text = div.querySelector(".value");
+  const p = state.peers;
+  let percent = null;
+  if (p && p.max !== null && node.location !== undefined && node.location !== null) {
+    const v = shown(node, node.open);
+    if (state.peerMode === "percent" && p.max !== 0) percent = 100 * v / p.max;
+    if (state.peerMode === "distribution" && p.min_nonzero !== null && p.max !== p.min_nonzero) {
+      percent = 100 * (v - p.min_nonzero) / (p.max - p.min_nonzero);
+    }
+  }
+  div.dataset.peer = percent === null ? "" : String(percent);
+  text.textContent = percent === null ? "–" : `${percent.toFixed(2)} %`;
 }
 
 function moreRow(depth, missing, onClick) {
@@ -209,6 +230,7 @@ function metricExpanded() { return state.metricOpen.has(state.metric) && state.r
 function lazyParams(kind, parent, offset, limit) {
   const p = { metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0, parent, offset, limit };
   if (kind === "system") Object.assign(p, selectionParams());
+  if (kind === "call" && state.callFilter) p.filter = state.callFilter;
   return p;
 }
 
@@ -224,7 +246,7 @@ function store(kind, parent, page) {
     nodes.set(c.index, Object.assign(old, c, { label }));
     holder.children.push(c.index);
   }
-  if (kind === "call") state.callTotal = page.total; else state.systemTotal = page.total;
+  if (kind === "call") state.callTotal = page.total; else { state.systemTotal = page.total; state.peers = page.peers; }
 }
 
 async function loadChildren(kind, parent, offset, limit) {
@@ -277,7 +299,9 @@ function renderLazy(kind) {
     if (!holder || !holder.children) return;
     for (const c of holder.children) {
       const node = nodes.get(c);
-      rows.push(row(kind, node, node.open, c === selected, root, scale, depth, reference));
+      const div = row(kind, node, node.open, c === selected, root, scale, depth, reference);
+      if (kind === "system" && state.peerMode) peerValue(div, node);
+      rows.push(div);
       if (node.open) walk(c, depth + 1);
     }
     const missing = holder.count - holder.children.length;
@@ -342,8 +366,18 @@ async function loadFlat(limit) {
                                    limit: Math.min(1000, limit) });
   if (generation !== state.generation) return false;
   Object.assign(state.flat, { count: page.count, children: page.children, total: page.total });
-  if (state.region === null && page.children.length) state.region = page.children[0].index;
+  if (state.region === null && page.children.length) firstRegion(page.children);
   return true;
+}
+
+// The flat profile's first selection: the region of the selected call path, collapsed or
+// expanded as that call path is (its values are then the call path's for a region of one
+// call path: known already, no location row read); else the largest region.
+function firstRegion(children) {
+  const node = state.call.get(state.cnode);
+  const same = node && children.find((r) => r.index === node.region);
+  state.region = same ? same.index : children[0].index;
+  if (same && cnodeExpanded()) state.flat.open.add(same.index);
 }
 
 function renderFlat() {
@@ -498,11 +532,24 @@ async function showTopology(generation) {
         g.fillRect(x * cell, y * cell, cell, cell);
       }
     }
+    canvas.addEventListener("mousemove", (event) => {
+      const x = Math.floor(event.offsetX / cell), y = Math.floor(event.offsetY / cell);
+      if (x < 0 || x >= nx || y < 0 || y >= ny) return;
+      const v = t.values[(x * ny + y) * nz + z];
+      readout.dataset.cell = String((x * ny + y) * nz + z);
+      readout.dataset.value = v === null ? "" : String(v);
+      const at = nz > 1 ? `(${x}, ${y}, ${z})` : `(${x}, ${y})`;
+      readout.textContent = `${at}: ${v === null ? "no location" : format(v, state.systemTotal, null, true)}`;
+    });
     slices.push(canvas);
   }
+  // The value under the pointer (Cube shows it in a tooltip): the cell's coordinates and value.
+  const readout = document.createElement("div");
+  readout.className = "readout";
+  readout.textContent = "point at a cell for its value";
   const box = document.getElementById("topology");
   box.dataset.cells = t.values.length;
-  box.replaceChildren(caption, ...slices);
+  box.replaceChildren(caption, readout, ...slices);
 }
 
 function setSystemView(view) {
@@ -513,15 +560,18 @@ function setSystemView(view) {
   return Promise.all([showTopology(state.generation), showSequence(state.generation)]);
 }
 
-// The selection over all locations: min / mean / max and a histogram (Cube's distribution view).
+// The selection over all locations, or all processes (each its locations combined):
+// min / mean / max and a histogram (Cube's distribution view).
 async function showDistribution(generation) {
+  const over = document.getElementById("distribution-over").value;
   const d = await api("distribution", Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
-                                                      bins: 40 }, selectionParams()));
+                                                      bins: 40, over }, selectionParams()));
   if (generation !== state.generation) return;
   const scale = null;  // raw values: a location's tiny share is no rounding noise
-  const at = (w) => (w && w.name ? ` (${w.process} › ${w.name})` : w ? ` (location ${w.location})` : "");
+  const at = (w) => (w && w.name ? ` (${w.parent ? w.parent + " › " : ""}${w.name})` : w ? ` (location ${w.location})` : "");
   const box = document.getElementById("distribution");
-  details(box, `Distribution over ${d.locations.toLocaleString("en-US")} locations`, [
+  box.dataset.over = d.over;
+  details(box, `Distribution over ${d.count.toLocaleString("en-US")} ${over === "processes" ? "processes" : "locations"}`, [
     ["min", d.min === null ? "–" : format(d.min, null, scale, true) + at(d.min_at)],
     ["mean", d.mean === null ? "–" : format(d.mean, null, scale, true)],
     ["max", d.max === null ? "–" : format(d.max, null, scale, true) + at(d.max_at)]]);
@@ -541,7 +591,7 @@ async function showDistribution(generation) {
   axis.className = "axis";
   const left = document.createElement("span"), right = document.createElement("span");
   left.textContent = format(d.min, null, scale, true);
-  right.textContent = `${format(d.max, null, scale, true)} · highest bin ${top.toLocaleString("en-US")} locations`;
+  right.textContent = `${format(d.max, null, scale, true)} · highest bin ${top.toLocaleString("en-US")} ${over}`;
   axis.append(left, right);
   box.append(canvas, axis);
 }
@@ -659,6 +709,13 @@ async function search(text) {
   count.textContent = `${found.count.toLocaleString("en-US")} call paths match` +
                       (found.count > found.matches.length ? ` (first ${found.matches.length})` : "");
   rows.push(count);
+  if (found.count > 0) {
+    const filter = document.createElement("div");
+    filter.className = "hit filter-action";
+    filter.textContent = `show only these in the call tree (filter by “${text}”)`;
+    filter.addEventListener("click", () => guarded(() => applyFilter(text)));
+    rows.push(filter);
+  }
   for (const m of found.matches) {
     const hit = document.createElement("div");
     hit.className = "hit";
@@ -671,13 +728,48 @@ async function search(text) {
   box.hidden = false;
 }
 
+// The call tree filtered by region name (the server keeps each match's path from the root;
+// values stay the whole tree's): the tree loads again and opens, breadth first, the call
+// paths that only lead to matches, up to FILTER_OPEN of them, so that the first matches show.
+const FILTER_OPEN = 25;
+
+async function applyFilter(text) {
+  state.callFilter = text || null;
+  document.getElementById("search-results").hidden = true;
+  const chip = document.getElementById("call-filter");
+  chip.hidden = !state.callFilter;
+  chip.textContent = state.callFilter ? `filter: ${state.callFilter} ✕` : "";
+  state.call = new Map();
+  state.generation += 1;
+  if (!await loadChildren("call", -1, 0, 200)) return;
+  if (state.callFilter) {
+    let queue = state.call.get(-1).children.slice(), opened = 0;
+    while (queue.length && opened < FILTER_OPEN) {
+      const index = queue.shift();
+      const node = state.call.get(index);
+      if (!node || !node.has_children || node.match) continue;
+      node.open = true;
+      opened += 1;
+      if (!await loadChildren("call", index, 0, 200)) return;
+      queue = queue.concat(node.children);
+    }
+  }
+  renderLazy("call");
+  document.body.dataset.filtered = state.callFilter ? "1" : "0";
+}
+
 async function reveal(path) {
-  for (const index of path.slice(0, -1)) {
+  for (let step = 0; step + 1 < path.length; step++) {
+    const index = path[step];
     const node = state.call.get(index);
     if (!node) break;
     if (!node.open) {
       node.open = true;
       if (!node.children) await loadChildren("call", index, 0, 1000);
+    }
+    // the next step may lie beyond the pages loaded so far: load more until it is there
+    while (node.children && !node.children.includes(path[step + 1]) && node.children.length < node.count) {
+      if (!await loadChildren("call", index, node.children.length, 1000)) return;
     }
   }
   const target = path[path.length - 1];
@@ -722,6 +814,14 @@ async function start() {
     if (event.key === "Enter") guarded(() => search(event.target.value.trim()));
     if (event.key === "Escape") { event.target.value = ""; document.getElementById("search-results").hidden = true; }
   });
+  document.getElementById("call-filter").addEventListener("click", () => guarded(() => applyFilter(null)));
+  document.getElementById("peer-mode").addEventListener("change", (event) => {
+    state.peerMode = event.target.value;
+    renderLazy("system");
+  });
+  document.getElementById("distribution-over").addEventListener("change", () => guarded(async () => {
+    if (hasSelection()) await showDistribution(state.generation);
+  }));
   document.getElementById("system-view").addEventListener("change", (event) => {
     guarded(() => setSystemView(event.target.value));
   });
