@@ -79,6 +79,7 @@ void register_replay(py::module_ m) {
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::keep_alive<1, 2>(),
            "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
+      .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
       .def_property_readonly_static("reduction_bytes",
                                     [](py::object) { return sizeof(analysis::CollectiveReduction); })

@@ -20,9 +20,10 @@ void release(std::vector<T>& v) {
 }
 
 // Stable grouping by destination rank: records per rank, and the records in rank order in
-// `out`. Each location's list is released once copied, so that the records exist about once.
-template <typename T, typename Rank>
-std::vector<std::uint64_t> group_by_rank(std::vector<T>& out, std::size_t ranks, std::size_t total,
+// `out` (as Out, what the exchange moves of them). Each location's list is released once
+// copied, so that the records exist about once.
+template <typename Out, typename T, typename Rank>
+std::vector<std::uint64_t> group_by_rank(std::vector<Out>& out, std::size_t ranks, std::size_t total,
                                          std::vector<LocationRecords>& records, std::vector<T> LocationRecords::*list,
                                          Rank rank_of) {
   std::vector<std::uint64_t> counts(ranks, 0);
@@ -32,7 +33,7 @@ std::vector<std::uint64_t> group_by_rank(std::vector<T>& out, std::size_t ranks,
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
   out.resize(total);
   for (auto& l : records) {
-    for (const auto& r : l.*list) out[next[rank_of(r)]++] = r;
+    for (const auto& r : l.*list) out[next[rank_of(r)]++] = Out(r);
     release(l.*list);
   }
   return counts;
@@ -79,7 +80,7 @@ std::vector<std::uint64_t> Replay::pack_sends(const std::vector<std::uint32_t>& 
 
 void Replay::match_messages() {
   release(outgoing_sends_);
-  SendQueues queues(incoming_sends_);
+  ExchangedSendQueues queues(incoming_sends_);
   match_receives_of(queues, false);
   release(incoming_sends_);
 }
@@ -92,7 +93,8 @@ void Replay::match_own_messages(bool keep) {
     for (auto& l : records_) release(l.sends);
 }
 
-void Replay::match_receives_of(SendQueues& queues, bool keep) {
+template <typename Queues>
+void Replay::match_receives_of(Queues& queues, bool keep) {
   for (const auto& l : records_) {
     for (const auto& r : l.receives)
       if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
@@ -150,7 +152,7 @@ std::uint64_t Replay::record_bytes() const {
   for (const auto& l : records_)
     n += (l.sends.capacity() + l.receives.capacity()) * sizeof(MessageRecord) +
          l.collectives.capacity() * sizeof(CollectiveRecord);
-  return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(MessageRecord) +
+  return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
          (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);
 }

@@ -56,7 +56,7 @@ std::vector<profile::LocalProfile> replay(const trace::Trace& t, const std::vect
   for (const auto& share : shares) rank.push_back(std::make_unique<analysis::Replay>(t, all, share));
   std::vector<std::vector<std::uint64_t>> counts;
   for (auto& r : rank) counts.push_back(r->pack_sends(owner, ranks));
-  std::vector<std::vector<analysis::MessageRecord>*> so, si;
+  std::vector<std::vector<analysis::SendRecord>*> so, si;
   for (auto& r : rank) so.push_back(&r->outgoing_sends()), si.push_back(&r->incoming_sends());
   all_to_all(so, si, counts);
   for (auto& r : rank) r->match_messages();

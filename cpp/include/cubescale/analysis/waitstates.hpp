@@ -60,19 +60,34 @@ using trace::kNone;
 // How the MPI call around a receive completes it (Scalasca treats them differently).
 enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 
-// One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock.
+// One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
+// the event's position takes 48 bits (2.8e14 events per location), so that the call kind and
+// the empty flag share its word (the replay's memory bound, docs/analysis.md).
 struct MessageRecord {
   std::uint64_t enter = 0, leave = 0;  // the MPI call region around the event
   std::uint64_t time = 0;              // the event itself
-  std::uint64_t position = 0;          // the event's number in its location's stream (errors)
-  std::uint32_t location = kNone;      // where it was recorded (dense location index)
-  std::uint32_t peer = kNone;          // receiver of a send, sender of a receive (dense index)
+  std::uint64_t position : 48 = 0;     // the event's number in its location's stream (errors)
+  CallKind call_kind = CallKind::Single;
+  std::uint8_t empty = 0;          // no payload (0 bytes): Scalasca counts it as a synchronization
+  std::uint32_t location = kNone;  // where it was recorded (dense location index)
+  std::uint32_t peer = kNone;      // receiver of a send, sender of a receive (dense index)
   std::uint32_t communicator = kNone, tag = 0;
   std::uint32_t cnode = kNone;  // call path of the MPI call (row of the profile)
   std::uint32_t call = 0;       // number of the MPI call on its location (a Waitall's receives share it)
-  CallKind call_kind = CallKind::Single;
-  std::uint8_t empty = 0;  // no payload (0 bytes): Scalasca counts it as a synchronization
-  std::uint8_t padding[6] = {};
+};
+
+// What the receiver of a send needs of it in the replay's exchange (its kernel: the send's
+// enter and time, its sender; its errors: position, time, receiver, tag): 40 bytes instead of
+// the 56 of the sender's record.
+struct SendRecord {
+  std::uint64_t enter = 0, time = 0;
+  std::uint64_t position = 0;
+  std::uint32_t location = kNone, peer = kNone;
+  std::uint32_t communicator = kNone, tag = 0;
+  SendRecord() = default;
+  explicit SendRecord(const MessageRecord& s)
+      : enter(s.enter), time(s.time), position(s.position), location(s.location), peer(s.peer),
+        communicator(s.communicator), tag(s.tag) {}
 };
 
 // MPI_Init(_thread) and MPI_Finalize calls become collectives over all of MPI_COMM_WORLD
@@ -91,7 +106,8 @@ struct CollectiveRecord {
   std::uint32_t cnode = kNone;
   std::uint32_t instance = 0;  // this location's collective number on `communicator` (from 0)
 };
-static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 64);
+static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 56);
+static_assert(std::is_trivially_copyable_v<SendRecord> && sizeof(SendRecord) == 40);
 static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) == 56);
 
 // What one location contributes to matching, each vector in recorded order.
@@ -174,12 +190,14 @@ struct Severities {
                        const std::string& what);
 
 // The sends to one rank's locations, queued per (sender, receiver, communicator, tag) in send
-// order (the records must come in each sender's recorded order).
-class SendQueues {
+// order (the records must come in each sender's recorded order). `Send`: the replay's
+// SendRecord, or the sender's own MessageRecord (one process matches its sends where they are).
+template <typename Send>
+class BasicSendQueues {
  public:
-  explicit SendQueues(const std::vector<MessageRecord>& sends);
-  explicit SendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
-  const MessageRecord* next(const MessageRecord& receive);  // its send, nullptr if none is left
+  explicit BasicSendQueues(const std::vector<Send>& sends);
+  explicit BasicSendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
+  const Send* next(const MessageRecord& receive);  // its send, nullptr if none is left
   // Raises FormatError naming the earliest (by location, position) send nobody received.
   void check_all_received(const trace::Trace& trace) const;
 
@@ -192,15 +210,18 @@ class SendQueues {
     std::size_t operator()(const Key& k) const;
   };
   struct Queue {
-    std::vector<const MessageRecord*> sends;
+    std::vector<const Send*> sends;
     std::size_t next = 0;
   };
   std::unordered_map<Key, Queue, KeyHash> queues_;
 };
+using SendQueues = BasicSendQueues<MessageRecord>;
+using ExchangedSendQueues = BasicSendQueues<SendRecord>;
 
 // Kernel: the point-to-point patterns of one location's receives (in recorded order).
-void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, SendQueues& sends,
-                    Severities& out);
+template <typename Send>
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
+                    BasicSendQueues<Send>& sends, Severities& out);
 
 // What the members of a collective instance tell each member (computed by the instance's home).
 struct CollectiveReduction {
