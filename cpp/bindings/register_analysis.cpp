@@ -51,8 +51,8 @@ py::dict pattern_statistics(const trace::Trace& t, const std::vector<analysis::P
 }
 
 // The bytes of a record buffer as a uint8 array that keeps the Replay alive (no copy).
-template <typename T>
-py::array byte_view(std::vector<T>& v, py::object owner) {
+template <typename T, typename Allocator>
+py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
   static T empty{};
   auto* data = v.empty() ? &empty : v.data();
   return py::array(py::dtype::of<std::uint8_t>(), {static_cast<py::ssize_t>(v.size() * sizeof(T))},

@@ -14,16 +14,16 @@ namespace cubescale::analysis {
 
 namespace {
 
-template <typename T>
-void release(std::vector<T>& v) {
-  std::vector<T>().swap(v);
+template <typename Vector>
+void release(Vector& v) {
+  Vector().swap(v);
 }
 
 // Stable grouping by destination rank: records per rank, and the records in rank order in
 // `out` (as Out, what the exchange moves of them). Each location's list is released once
 // copied, so that the records exist about once.
-template <typename Out, typename T, typename Rank>
-std::vector<std::uint64_t> group_by_rank(std::vector<Out>& out, std::size_t ranks, std::size_t total,
+template <typename OutVector, typename T, typename Rank>
+std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std::size_t total,
                                          std::vector<LocationRecords>& records, std::vector<T> LocationRecords::*list,
                                          Rank rank_of) {
   std::vector<std::uint64_t> counts(ranks, 0);
@@ -33,7 +33,7 @@ std::vector<std::uint64_t> group_by_rank(std::vector<Out>& out, std::size_t rank
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
   out.resize(total);
   for (auto& l : records) {
-    for (const auto& r : l.*list) out[next[rank_of(r)]++] = Out(r);
+    for (const auto& r : l.*list) out[next[rank_of(r)]++] = typename OutVector::value_type(r);
     release(l.*list);
   }
   return counts;

@@ -310,7 +310,8 @@ std::size_t BasicSendQueues<Send>::KeyHash::operator()(const Key& k) const {
 }
 
 template <typename Send>
-BasicSendQueues<Send>::BasicSendQueues(const std::vector<Send>& sends) {
+template <typename Allocator>
+BasicSendQueues<Send>::BasicSendQueues(const std::vector<Send, Allocator>& sends) {
   for (const auto& s : sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
 }
 
@@ -344,10 +345,11 @@ void BasicSendQueues<Send>::check_all_received(const trace::Trace& trace) const 
              ") never received");
 }
 
-template BasicSendQueues<SendRecord>::BasicSendQueues(const std::vector<SendRecord>&);
+template BasicSendQueues<SendRecord>::BasicSendQueues(const SendBuffer&);
 template const SendRecord* BasicSendQueues<SendRecord>::next(const MessageRecord&);
 template void BasicSendQueues<SendRecord>::check_all_received(const trace::Trace&) const;
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<MessageRecord>&);
+template BasicSendQueues<SendRecord>::BasicSendQueues(const std::vector<SendRecord>&);
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<LocationRecords>&);
 template const MessageRecord* BasicSendQueues<MessageRecord>::next(const MessageRecord&);
 template void BasicSendQueues<MessageRecord>::check_all_received(const trace::Trace&) const;

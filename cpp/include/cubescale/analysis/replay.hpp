@@ -36,8 +36,8 @@ class Replay {
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
-  std::vector<SendRecord>& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
-  std::vector<SendRecord>& incoming_sends() { return incoming_sends_; }
+  SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
+  SendBuffer& incoming_sends() { return incoming_sends_; }
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
@@ -77,7 +77,7 @@ class Replay {
   std::vector<LocationRecords> records_;
   Severities severities_;
   AnalysisStats stats_;
-  std::vector<SendRecord> outgoing_sends_, incoming_sends_;
+  SendBuffer outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
 };

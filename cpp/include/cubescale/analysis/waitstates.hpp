@@ -44,7 +44,9 @@
 // location's event file, the event's position and its time.
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -79,11 +81,12 @@ struct MessageRecord {
 // What the receiver of a send needs of it in the replay's exchange (its kernel: the send's
 // enter and time, its sender; its errors: position, time, receiver, tag): 40 bytes instead of
 // the 56 of the sender's record.
+// Trivially default-constructible: a SendBuffer grows without writing (see below).
 struct SendRecord {
-  std::uint64_t enter = 0, time = 0;
-  std::uint64_t position = 0;
-  std::uint32_t location = kNone, peer = kNone;
-  std::uint32_t communicator = kNone, tag = 0;
+  std::uint64_t enter, time;
+  std::uint64_t position;
+  std::uint32_t location, peer;
+  std::uint32_t communicator, tag;
   SendRecord() = default;
   explicit SendRecord(const MessageRecord& s)
       : enter(s.enter), time(s.time), position(s.position), location(s.location), peer(s.peer),
@@ -108,6 +111,29 @@ struct CollectiveRecord {
 };
 static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 56);
 static_assert(std::is_trivially_copyable_v<SendRecord> && sizeof(SendRecord) == 40);
+
+// Leaves elements of a trivial type uninitialized where a vector would zero them: a buffer
+// the packing fills in rank order while it releases the location lists it copies from (so
+// that fresh pages are touched as the old ones go, not all at once) or MPI receives into.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using SendBuffer = std::vector<SendRecord, UninitializedAllocator<SendRecord>>;
 static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) == 56);
 
 // What one location contributes to matching, each vector in recorded order.
@@ -195,7 +221,8 @@ struct Severities {
 template <typename Send>
 class BasicSendQueues {
  public:
-  explicit BasicSendQueues(const std::vector<Send>& sends);
+  template <typename Allocator>
+  explicit BasicSendQueues(const std::vector<Send, Allocator>& sends);
   explicit BasicSendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
   const Send* next(const MessageRecord& receive);  // its send, nullptr if none is left
   // Raises FormatError naming the earliest (by location, position) send nobody received.
