@@ -32,6 +32,7 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
   std::vector<std::uint64_t> next(ranks, 0);
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
   out.resize(total);
+  advise_huge_pages(out.data(), out.size() * sizeof(out[0]));
   for (auto& l : records) {
     for (const auto& r : l.*list) out[next[rank_of(r)]++] = typename OutVector::value_type(r);
     release(l.*list);
@@ -58,7 +59,10 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
   for (auto& l : records_) {
     stats_.messages += l.sends.size() + l.receives.size();
     stats_.collectives += l.collectives.size();
-    // Growth by doubling leaves up to half of a list unused: give it back (one list at a time).
+    // Growth by doubling leaves up to half of a list unused: give it back (one list at a time;
+    // the sends too: right after the extraction is a peak of the records where a rank has
+    // few collectives, docs/analysis.md).
+    l.sends.shrink_to_fit();
     l.receives.shrink_to_fit();
     l.collectives.shrink_to_fit();
   }
