@@ -21,7 +21,8 @@ void release(Vector& v) {
 
 // Stable grouping by destination rank: records per rank, and the records in rank order in
 // `out` (as Out, what the exchange moves of them). Each location's list is released once
-// copied, so that the records exist about once.
+// copied, and the pages of its part copied so far every 64 Ki records (a rank with one
+// location would hold all of it twice otherwise), so that the records exist about once.
 template <typename OutVector, typename T, typename Rank>
 std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std::size_t total,
                                          std::vector<LocationRecords>& records, std::vector<T> LocationRecords::*list,
@@ -34,7 +35,11 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
   out.resize(total);
   advise_huge_pages(out.data(), out.size() * sizeof(out[0]));
   for (auto& l : records) {
-    for (const auto& r : l.*list) out[next[rank_of(r)]++] = typename OutVector::value_type(r);
+    const auto& in = l.*list;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      out[next[rank_of(in[i])]++] = typename OutVector::value_type(in[i]);
+      if ((i + 1) % 65536 == 0) give_back_pages(in.data(), (i + 1) * sizeof(T));
+    }
     release(l.*list);
   }
   return counts;
@@ -59,12 +64,9 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
   for (auto& l : records_) {
     stats_.messages += l.sends.size() + l.receives.size();
     stats_.collectives += l.collectives.size();
-    // Growth by doubling leaves up to half of a list unused: give it back (one list at a time;
-    // the sends too: right after the extraction is a peak of the records where a rank has
-    // few collectives, docs/analysis.md).
-    l.sends.shrink_to_fit();
-    l.receives.shrink_to_fit();
-    l.collectives.shrink_to_fit();
+    // Growth by doubling leaves up to half of a list's capacity unused, but never touched (the
+    // records were copied into the new buffer, nothing written beyond them): it holds no
+    // memory, and shrinking would copy the list (a moment with it twice).
   }
 }
 
@@ -153,9 +155,10 @@ profile::LocalProfile Replay::finish(const std::vector<bool>& present) {
 
 std::uint64_t Replay::record_bytes() const {
   std::uint64_t n = 0;
+  // The lists' records (their unused capacity is never touched, see the constructor); the
+  // exchange buffers are as large as their contents.
   for (const auto& l : records_)
-    n += (l.sends.capacity() + l.receives.capacity()) * sizeof(MessageRecord) +
-         l.collectives.capacity() * sizeof(CollectiveRecord);
+    n += (l.sends.size() + l.receives.size()) * sizeof(MessageRecord) + l.collectives.size() * sizeof(CollectiveRecord);
   return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
          (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);

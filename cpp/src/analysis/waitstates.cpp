@@ -81,6 +81,17 @@ void advise_huge_pages(const void* data, std::size_t bytes) {
 #endif
 }
 
+void give_back_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_DONTNEED)
+  constexpr std::uintptr_t kPage = 4096;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)data, (void)bytes;
+#endif
+}
+
 namespace {
 
 // Room for one more record; a list that grows doubles (as push_back would) and asks for huge

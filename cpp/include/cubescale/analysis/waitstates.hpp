@@ -140,6 +140,9 @@ using SendBuffer = std::vector<SendRecord, UninitializedAllocator<SendRecord>>;
 // 512. A hint: ignored where unsupported. `perf` found first-touch faults of the record
 // buffers at about a sixth of the one-process analysis (docs/analysis.md).
 void advise_huge_pages(const void* data, std::size_t bytes);
+// Gives the whole pages inside [data, data + bytes) back to the system (their contents are
+// lost: for a buffer about to be freed whose start was already copied elsewhere).
+void give_back_pages(const void* data, std::size_t bytes);
 static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) == 56);
 
 // What one location contributes to matching, each vector in recorded order.
