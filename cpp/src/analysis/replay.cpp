@@ -33,7 +33,6 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
   std::vector<std::uint64_t> next(ranks, 0);
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
   out.resize(total);
-  advise_huge_pages(out.data(), out.size() * sizeof(out[0]));
   for (auto& l : records) {
     const auto& in = l.*list;
     for (std::size_t i = 0; i < in.size(); ++i) {

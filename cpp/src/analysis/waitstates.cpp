@@ -70,17 +70,6 @@ const char* pattern_name(Pattern p) {
   return "?";
 }
 
-void advise_huge_pages(const void* data, std::size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr std::uintptr_t kHuge = std::uintptr_t(2) << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data, (void)bytes;
-#endif
-}
-
 void give_back_pages(const void* data, std::size_t bytes) {
 #if defined(__linux__) && defined(MADV_DONTNEED)
   constexpr std::uintptr_t kPage = 4096;
@@ -91,27 +80,6 @@ void give_back_pages(const void* data, std::size_t bytes) {
   (void)data, (void)bytes;
 #endif
 }
-
-namespace {
-
-// Room for one more record; a list that grows doubles (as push_back would) and asks for huge
-// pages for its new buffer.
-template <typename T>
-std::vector<T>& room_for_one(std::vector<T>& list) {
-  if (list.size() == list.capacity()) {
-    list.reserve(std::max<std::size_t>(2 * list.capacity(), 1024));
-    advise_huge_pages(list.data(), list.capacity() * sizeof(T));
-  }
-  return list;
-}
-
-template <typename T>
-void reserve_like(std::vector<T>& list, std::size_t n) {
-  list.reserve(n);
-  advise_huge_pages(list.data(), list.capacity() * sizeof(T));
-}
-
-}  // namespace
 
 // --- extraction ------------------------------------------------------------------------------
 
@@ -154,9 +122,9 @@ void RecordExtractor::begin_location(std::uint32_t location) {
   // after the extraction.
   if (records_.size() > 1) {
     const auto& before = records_[records_.size() - 2];
-    reserve_like(mine.sends, before.sends.size());
-    reserve_like(mine.receives, before.receives.size());
-    reserve_like(mine.collectives, before.collectives.size());
+    mine.sends.reserve(before.sends.size());
+    mine.receives.reserve(before.receives.size());
+    mine.collectives.reserve(before.collectives.size());
   }
   stack_.clear();
   pending_.clear();
@@ -213,7 +181,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
         r.communicator = r.op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
         r.cnode = cnode;
         r.instance = instances(r.communicator)++;
-        room_for_one(out.collectives).push_back(r);
+        out.collectives.push_back(r);
       }
       stack_.pop_back();
       break;
@@ -237,7 +205,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.call_kind = in_call && stack_.back().region < region_kind_.size() ? region_kind_[stack_.back().region]
                                                                          : CallKind::Single;
       auto& list = send ? out.sends : out.receives;
-      room_for_one(list).push_back(r);
+      list.push_back(r);
       if (in_call) pending_.push_back({send ? 0 : 1, list.size() - 1, stack_.size()});
       break;
     }
@@ -254,7 +222,7 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
       r.cnode = cnode;
       r.instance = instances(r.communicator)++;
-      room_for_one(out.collectives).push_back(r);
+      out.collectives.push_back(r);
       if (in_call) pending_.push_back({2, out.collectives.size() - 1, stack_.size()});
       break;
     }

@@ -135,11 +135,6 @@ struct UninitializedAllocator : std::allocator<T> {
 };
 using SendBuffer = std::vector<SendRecord, UninitializedAllocator<SendRecord>>;
 
-// Asks for transparent huge pages on the whole 2 MiB pages inside [data, data + bytes) of a
-// large buffer (Linux, where THP is offered on request): one page fault per 2 MiB instead of
-// 512. A hint: ignored where unsupported. `perf` found first-touch faults of the record
-// buffers at about a sixth of the one-process analysis (docs/analysis.md).
-void advise_huge_pages(const void* data, std::size_t bytes);
 // Gives the whole pages inside [data, data + bytes) back to the system (their contents are
 // lost: for a buffer about to be freed whose start was already copied elsewhere).
 void give_back_pages(const void* data, std::size_t bytes);
