@@ -8,6 +8,12 @@ and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the b
 it held at once per communication event of its share.
 
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
+                                   [--baseline OTHER_PYTHON]
+
+``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
+in its own virtualenv): its one-process analysis and its replays run in the same run, in
+rows of their own beside this installation's, so that a change is measured under the same
+load.
 
 With two cores, 4 ranks wait for a core: their wall time is not their CPU time. On a shared
 machine the wall times move with the load; the CPU columns (getrusage / process_time, all
@@ -50,6 +56,24 @@ def trace_bytes(path: str) -> int:
     return total
 
 
+def alone_worker(path: str) -> None:
+    """In a baseline interpreter: the one-process analysis, best of three, as one JSON line."""
+    trace = open_trace(path)
+    locations = trace.location_indices()
+    wall, cpu = best(lambda: _analysis.analyze(trace._core, locations))
+    print(json.dumps({"wall": wall, "cpu": cpu}), flush=True)
+
+
+def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
+    """(wall, CPU) of the one-process analysis run by another installation's interpreter."""
+    done = subprocess.run([python, os.path.abspath(__file__), "--alone", path], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
+    result = json.loads(done.stdout.splitlines()[-1])
+    return result["wall"], result["cpu"]
+
+
 def worker(path: str, output: str) -> None:
     """Under mpirun: one replay, then every rank's costs as one JSON line from rank 0."""
     from mpi4py import MPI
@@ -71,8 +95,8 @@ def worker(path: str, output: str) -> None:
         print(json.dumps({"events": stats["events"], "ranks": everyone}), flush=True)
 
 
-def replay(path: str, ranks: int, output: str) -> dict:
-    command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks), sys.executable, os.path.abspath(__file__),
+def replay(path: str, ranks: int, output: str, python: str = sys.executable) -> dict:
+    command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks), python, os.path.abspath(__file__),
                "--worker", path, output]
     done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
@@ -80,8 +104,9 @@ def replay(path: str, ranks: int, output: str) -> dict:
     return json.loads(next(line for line in done.stdout.splitlines() if line.startswith("{")))
 
 
-def measure(name: str, path: str, ranks: list[int], folder: str) -> tuple[list[str], list[str]]:
-    """(speed rows, memory rows) of one trace."""
+def measure(name: str, path: str, ranks: list[int], folder: str,
+            baseline: str | None = None) -> tuple[list[str], list[str]]:
+    """(speed rows, memory rows) of one trace; with ``baseline`` (another interpreter) its rows too."""
     trace = open_trace(path)
     locations = trace.location_indices()
     events = int(trace.locations["events"].sum())
@@ -93,21 +118,26 @@ def measure(name: str, path: str, ranks: list[int], folder: str) -> tuple[list[s
             f"{events / limit / 1e6:.2f} | 100 % | 100 % |",
             f"| {name} | | one process, no MPI | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
             f"{limit / alone * 100:.0f} % | {limit_cpu / alone_cpu * 100:.0f} % |"]
+    if baseline:
+        before, before_cpu = alone_elsewhere(baseline, path)
+        rows.append(f"| {name} | | baseline: one process, no MPI | {before:.2f} | {before_cpu:.2f} | "
+                    f"{events / before / 1e6:.2f} | {limit / before * 100:.0f} % | {limit_cpu / before_cpu * 100:.0f} % |")
     memory = []
     for n in ranks:
-        result = replay(path, n, os.path.join(folder, f"{os.path.basename(folder)}.n{n}.cubex"))
-        wall = max(r["wall"] for r in result["ranks"])
-        cpu = "/".join(f"{r['cpu']:.2f}" for r in result["ranks"])
-        cpu_sum = sum(r["cpu"] for r in result["ranks"])
-        waiting = " (4 ranks on 2 cores)" if n > os.cpu_count() else ""  # type: ignore[operator]
-        rows.append(f"| {name} | | replay, {n} rank{'s' if n > 1 else ''}{waiting} | {wall:.2f} | {cpu} | "
-                    f"{events / wall / 1e6:.2f} | {limit / wall * 100:.0f} % | {limit_cpu / cpu_sum * 100:.0f} % |")
-        for k, r in enumerate(result["ranks"]):
-            own = r["own"]
-            communication = own["messages"] + own["collectives"]
-            memory.append(f"| {name} | {n} | {k} | {own['events']:,} | {communication:,} | "
-                          f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
-                          f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")
+        for label, python in [("", sys.executable)] + ([("baseline: ", baseline)] if baseline else []):
+            result = replay(path, n, os.path.join(folder, f"{os.path.basename(folder)}.n{n}.cubex"), python)
+            wall = max(r["wall"] for r in result["ranks"])
+            cpu = "/".join(f"{r['cpu']:.2f}" for r in result["ranks"])
+            cpu_sum = sum(r["cpu"] for r in result["ranks"])
+            waiting = " (4 ranks on 2 cores)" if n > os.cpu_count() else ""  # type: ignore[operator]
+            rows.append(f"| {name} | | {label}replay, {n} rank{'s' if n > 1 else ''}{waiting} | {wall:.2f} | {cpu} | "
+                        f"{events / wall / 1e6:.2f} | {limit / wall * 100:.0f} % | {limit_cpu / cpu_sum * 100:.0f} % |")
+            for k, r in enumerate(result["ranks"]):
+                own = r["own"]
+                communication = own["messages"] + own["collectives"]
+                memory.append(f"| {name} | {label}{n} | {k} | {own['events']:,} | {communication:,} | "
+                              f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
+                              f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")
     rows.append(f"| {name} | {stats['messages'] + stats['collectives']:,} communication events | | | | | | |")
     return rows, memory
 
@@ -116,23 +146,27 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(sys.argv[2], sys.argv[3])
         return
+    if len(sys.argv) > 1 and sys.argv[1] == "--alone":
+        alone_worker(sys.argv[2])
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=900000)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
     try:
         speed, memory = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
-                                args.ranks, folder)
+                                args.ranks, folder, args.baseline)
         start = time.perf_counter()
         written = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
                                            counters=False)
         print(f"generated ring: {written:,} events in {time.perf_counter() - start:.1f} s", flush=True)
         more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
-                       args.ranks, folder)
+                       args.ranks, folder, args.baseline)
         speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)

@@ -414,3 +414,33 @@ def test_writer_rejects_bad_specs(tmp_path):
     with pytest.raises(ValueError, match="out of time order"):
         write(tmp_path, [[("MPI_Barrier", 5, 1, [], 0)]])
     assert not os.path.exists(tmp_path / "mpi.otf2")
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_replay_holds_at_most_64_bytes_per_communication_event(tmp_path, ranks):
+    # Issue 26's memory goal on the ring (a send, a receive and an allreduce per iteration):
+    # at every step a rank holds at most 64 bytes of records per communication event of its
+    # share; the exchanges are done here by hand, as the Alltoallv of parallel.analysis would.
+    from cubescale._core import analysis as core
+    from cubescale.parallel.trace import rank_share
+
+    testing.write_ring_trace(tmp_path, "ring", processes=4, iterations=500, counters=False)
+    trace = open_trace(tmp_path / "ring.otf2")
+    everyone = trace.location_indices()
+    shares = [rank_share(trace, ranks, r)[1] for r in range(ranks)]
+    owner = np.zeros(len(trace.locations), dtype=np.uint32)
+    for r, share in enumerate(shares):
+        owner[share] = r
+    replays = [core.Replay(trace._core, everyone, share) for share in shares]
+    limits = [64 * (r.stats()["messages"] + r.stats()["collectives"]) for r in replays]
+    peaks = [r.record_bytes() for r in replays]
+    counts = [r.pack_sends(owner, ranks) for r in replays]
+    size = core.Replay.send_bytes
+    for to, receiver in enumerate(replays):
+        blocks = [r.outgoing_sends()[size * sum(c[:to]):size * sum(c[:to + 1])] for r, c in zip(replays, counts)]
+        receiver.incoming_sends(sum(int(c[to]) for c in counts))[:] = np.concatenate(blocks)
+    peaks = [max(p, r.record_bytes()) for p, r in zip(peaks, replays)]
+    assert all(0 < p <= limit for p, limit in zip(peaks, limits)), (peaks, limits)
+    assert size == 40 and core.Replay.message_bytes == 56
+    for r in replays:
+        r.match_messages()  # every receive meets its send: the compact records are complete

@@ -51,8 +51,8 @@ py::dict pattern_statistics(const trace::Trace& t, const std::vector<analysis::P
 }
 
 // The bytes of a record buffer as a uint8 array that keeps the Replay alive (no copy).
-template <typename T>
-py::array byte_view(std::vector<T>& v, py::object owner) {
+template <typename T, typename Allocator>
+py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
   static T empty{};
   auto* data = v.empty() ? &empty : v.data();
   return py::array(py::dtype::of<std::uint8_t>(), {static_cast<py::ssize_t>(v.size() * sizeof(T))},
@@ -79,6 +79,7 @@ void register_replay(py::module_ m) {
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::keep_alive<1, 2>(),
            "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
+      .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
       .def_property_readonly_static("reduction_bytes",
                                     [](py::object) { return sizeof(analysis::CollectiveReduction); })

@@ -14,15 +14,17 @@ namespace cubescale::analysis {
 
 namespace {
 
-template <typename T>
-void release(std::vector<T>& v) {
-  std::vector<T>().swap(v);
+template <typename Vector>
+void release(Vector& v) {
+  Vector().swap(v);
 }
 
 // Stable grouping by destination rank: records per rank, and the records in rank order in
-// `out`. Each location's list is released once copied, so that the records exist about once.
-template <typename T, typename Rank>
-std::vector<std::uint64_t> group_by_rank(std::vector<T>& out, std::size_t ranks, std::size_t total,
+// `out` (as Out, what the exchange moves of them). Each location's list is released once
+// copied, and the pages of its part copied so far every 64 Ki records (a rank with one
+// location would hold all of it twice otherwise), so that the records exist about once.
+template <typename OutVector, typename T, typename Rank>
+std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std::size_t total,
                                          std::vector<LocationRecords>& records, std::vector<T> LocationRecords::*list,
                                          Rank rank_of) {
   std::vector<std::uint64_t> counts(ranks, 0);
@@ -32,7 +34,11 @@ std::vector<std::uint64_t> group_by_rank(std::vector<T>& out, std::size_t ranks,
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
   out.resize(total);
   for (auto& l : records) {
-    for (const auto& r : l.*list) out[next[rank_of(r)]++] = r;
+    const auto& in = l.*list;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      out[next[rank_of(in[i])]++] = typename OutVector::value_type(in[i]);
+      if ((i + 1) % 65536 == 0) give_back_pages(in.data(), (i + 1) * sizeof(T));
+    }
     release(l.*list);
   }
   return counts;
@@ -57,9 +63,9 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
   for (auto& l : records_) {
     stats_.messages += l.sends.size() + l.receives.size();
     stats_.collectives += l.collectives.size();
-    // Growth by doubling leaves up to half of a list unused: give it back (one list at a time).
-    l.receives.shrink_to_fit();
-    l.collectives.shrink_to_fit();
+    // Growth by doubling leaves up to half of a list's capacity unused, but never touched (the
+    // records were copied into the new buffer, nothing written beyond them): it holds no
+    // memory, and shrinking would copy the list (a moment with it twice).
   }
 }
 
@@ -79,7 +85,7 @@ std::vector<std::uint64_t> Replay::pack_sends(const std::vector<std::uint32_t>& 
 
 void Replay::match_messages() {
   release(outgoing_sends_);
-  SendQueues queues(incoming_sends_);
+  ExchangedSendQueues queues(incoming_sends_);
   match_receives_of(queues, false);
   release(incoming_sends_);
 }
@@ -92,7 +98,8 @@ void Replay::match_own_messages(bool keep) {
     for (auto& l : records_) release(l.sends);
 }
 
-void Replay::match_receives_of(SendQueues& queues, bool keep) {
+template <typename Queues>
+void Replay::match_receives_of(Queues& queues, bool keep) {
   for (const auto& l : records_) {
     for (const auto& r : l.receives)
       if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
@@ -147,10 +154,11 @@ profile::LocalProfile Replay::finish(const std::vector<bool>& present) {
 
 std::uint64_t Replay::record_bytes() const {
   std::uint64_t n = 0;
+  // The lists' records (their unused capacity is never touched, see the constructor); the
+  // exchange buffers are as large as their contents.
   for (const auto& l : records_)
-    n += (l.sends.capacity() + l.receives.capacity()) * sizeof(MessageRecord) +
-         l.collectives.capacity() * sizeof(CollectiveRecord);
-  return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(MessageRecord) +
+    n += (l.sends.size() + l.receives.size()) * sizeof(MessageRecord) + l.collectives.size() * sizeof(CollectiveRecord);
+  return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
          (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);
 }

@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
@@ -62,6 +68,17 @@ const char* pattern_name(Pattern p) {
     case Pattern::Count: break;
   }
   return "?";
+}
+
+void give_back_pages(const void* data, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_DONTNEED)
+  constexpr std::uintptr_t kPage = 4096;
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kPage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+#else
+  (void)data, (void)bytes;
+#endif
 }
 
 // --- extraction ------------------------------------------------------------------------------
@@ -301,38 +318,56 @@ void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t posit
                         seconds(defs, time) + ")");
 }
 
-std::size_t SendQueues::KeyHash::operator()(const Key& k) const {
+template <typename Send>
+std::size_t BasicSendQueues<Send>::KeyHash::operator()(const Key& k) const {
   std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
   return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
 }
 
-SendQueues::SendQueues(const std::vector<MessageRecord>& sends) {
+template <typename Send>
+template <typename Allocator>
+BasicSendQueues<Send>::BasicSendQueues(const std::vector<Send, Allocator>& sends) {
   for (const auto& s : sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
 }
 
-SendQueues::SendQueues(const std::vector<LocationRecords>& records) {
+template <typename Send>
+BasicSendQueues<Send>::BasicSendQueues(const std::vector<LocationRecords>& records) {
+  static_assert(std::is_same_v<Send, MessageRecord>, "a location's own sends are MessageRecords");
   for (const auto& l : records)
     for (const auto& s : l.sends) queues_[{s.location, s.peer, s.communicator, s.tag}].sends.push_back(&s);
 }
 
-const MessageRecord* SendQueues::next(const MessageRecord& r) {
+template <typename Send>
+const Send* BasicSendQueues<Send>::next(const MessageRecord& r) {
   auto it = queues_.find({r.peer, r.location, r.communicator, r.tag});
   if (it == queues_.end() || it->second.next == it->second.sends.size()) return nullptr;
   return it->second.sends[it->second.next++];
 }
 
-void SendQueues::check_all_received(const trace::Trace& trace) const {
-  const MessageRecord* first = nullptr;  // the same error whichever order the queues have
+template <typename Send>
+void BasicSendQueues<Send>::check_all_received(const trace::Trace& trace) const {
+  const Send* first = nullptr;  // the same error whichever order the queues have
   for (const auto& [key, queue] : queues_)
     if (queue.next < queue.sends.size()) {
       const auto* s = queue.sends[queue.next];
-      if (!first || std::tie(s->location, s->position) < std::tie(first->location, first->position)) first = s;
+      if (!first || std::make_tuple(s->location, std::uint64_t(s->position)) <
+                        std::make_tuple(first->location, std::uint64_t(first->position)))
+        first = s;
     }
   if (first)
     fail(trace, first->location, first->position, first->time,
          "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
              ") never received");
 }
+
+template BasicSendQueues<SendRecord>::BasicSendQueues(const SendBuffer&);
+template const SendRecord* BasicSendQueues<SendRecord>::next(const MessageRecord&);
+template void BasicSendQueues<SendRecord>::check_all_received(const trace::Trace&) const;
+template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<MessageRecord>&);
+template BasicSendQueues<SendRecord>::BasicSendQueues(const std::vector<SendRecord>&);
+template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<LocationRecords>&);
+template const MessageRecord* BasicSendQueues<MessageRecord>::next(const MessageRecord&);
+template void BasicSendQueues<MessageRecord>::check_all_received(const trace::Trace&) const;
 
 namespace {
 
@@ -343,7 +378,8 @@ class ReceiveKernel {
 
   // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
   // remembered for the wrong-order check of the location's later receives.
-  void late_sender(const MessageRecord& r, const MessageRecord& s, std::uint64_t idle) {
+  template <typename Send>
+  void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle) {
     if (idle == 0) return;
     out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
@@ -351,7 +387,8 @@ class ReceiveKernel {
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
-  void wrong_order(const MessageRecord& s) {
+  template <typename Send>
+  void wrong_order(const Send& s) {
     for (auto it = recent_.begin(); it != recent_.end();) {
       if (it->send_time <= s.time) {
         ++it;
@@ -377,8 +414,9 @@ class ReceiveKernel {
 
 }  // namespace
 
-void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, SendQueues& sends,
-                    Severities& out) {
+template <typename Send>
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
+                    BasicSendQueues<Send>& sends, Severities& out) {
   if (receives.empty()) return;
   for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
     out.mark(p);
@@ -386,9 +424,9 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
   // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
   std::uint64_t multi_max = 0;
   const MessageRecord* multi = nullptr;
-  const MessageRecord* multi_send = nullptr;
+  const Send* multi_send = nullptr;
   for (const auto& r : receives) {
-    const MessageRecord* s = sends.next(r);
+    const Send* s = sends.next(r);
     if (!s)
       fail(trace, r.location, r.position, r.time,
            "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
@@ -412,6 +450,10 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
   }
   if (multi) kernel.late_sender(*multi, *multi_send, multi_max);
 }
+
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, ExchangedSendQueues&,
+                             Severities&);
 
 std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks) {
   // Round robin over a communicator's instances: each rank reduces about its share of them.
@@ -478,17 +520,33 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     std::uint32_t index;
   };
   std::vector<Key> keys(records.size());
+  std::uint32_t last_comm = kNone;
+  bool last_self = false;  // records of a communicator come in runs: one lookup per run
   for (std::size_t i = 0; i < records.size(); ++i) {
     const auto& c = records[i];
-    const bool self = communicator(c.communicator, c.location).self;
-    keys[i] = {c.communicator, c.instance, self ? c.location : kNone, static_cast<std::uint32_t>(i)};
+    if (i == 0 || c.communicator != last_comm) last_comm = c.communicator, last_self = communicator(last_comm, c.location).self;
+    keys[i] = {c.communicator, c.instance, last_self ? c.location : kNone, static_cast<std::uint32_t>(i)};
   }
   auto same = [](const Key& a, const Key& b) {
     return a.communicator == b.communicator && a.instance == b.instance && a.self == b.self;
   };
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    return std::tie(a.communicator, a.instance, a.self, a.index) < std::tie(b.communicator, b.instance, b.self, b.index);
-  });
+  // Sorted by (communicator, instance, self, index): a stable radix sort by the first three,
+  // byte by byte from the last (the keys start in index order), skipping the bytes where all
+  // keys agree (most of them: few communicators, no self ones). A comparison sort took most
+  // of the collectives' step on the benchmark's ring.
+  std::vector<Key> sorted(keys.size());
+  for (int pass = 0; pass < 12; ++pass) {
+    auto digit = [pass](const Key& k) -> std::size_t {
+      const std::uint32_t field = pass < 4 ? k.self : pass < 8 ? k.instance : k.communicator;
+      return (field >> (8 * (pass % 4))) & 0xffu;
+    };
+    std::size_t count[257] = {};
+    for (const auto& k : keys) ++count[digit(k) + 1];
+    if (std::any_of(std::begin(count) + 1, std::end(count), [&](std::size_t n) { return n == keys.size(); })) continue;
+    for (std::size_t d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (const auto& k : keys) sorted[count[digit(k)]++] = k;
+    keys.swap(sorted);
+  }
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
   for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
     for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {

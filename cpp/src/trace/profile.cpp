@@ -1,6 +1,7 @@
 #include "cubescale/trace/profile.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -64,8 +65,8 @@ struct Interval {
 
 class ProfileSink final : public EventSink {
  public:
-  ProfileSink(const Trace& trace, std::size_t locations, CallPathObserver* observer)
-      : defs_(trace.definitions()), observer_(observer) {
+  ProfileSink(const Trace& trace, std::size_t locations, CallPathObserver* observer) : defs_(trace.definitions()) {
+    if (observer) take_apart(observer);
     columns_.reserve(locations);
     member_slot_.assign(defs_.metric_members.size(), kNone);
     for (const auto& m : defs_.metrics) {
@@ -102,7 +103,7 @@ class ProfileSink final : public EventSink {
     last_time_ = 0;
     opened_.clear();
     forks_.clear();
-    if (observer_) observer_->begin_location(location);
+    for (auto* o : observers_) o->begin_location(location);
   }
 
   void event(const Event& e) override {
@@ -110,11 +111,13 @@ class ProfileSink final : public EventSink {
     last_time_ = e.time;
     // The observer sees an Enter after its frame is pushed, every other event before the
     // builder handles it (so a Leave still has its frame).
-    if (observer_ && e.type != EventType::Enter) observer_->event(e, stack_.empty() ? kNone : stack_.back().cnode);
+    const auto& wanting = by_type_[static_cast<std::size_t>(e.type)];
+    if (e.type != EventType::Enter)
+      for (auto* o : wanting) o->event(e, stack_.empty() ? kNone : stack_.back().cnode);
     switch (e.type) {
       case EventType::Enter:
         enter(e.region, e.time);
-        if (observer_) observer_->event(e, stack_.back().cnode);
+        for (auto* o : wanting) o->event(e, stack_.back().cnode);
         break;
       case EventType::Leave: leave(e.time); break;
       case EventType::MpiSend:
@@ -147,7 +150,7 @@ class ProfileSink final : public EventSink {
   }
 
   void end_location(std::uint32_t location) override {
-    if (observer_) observer_->end_location(location);
+    for (auto* o : observers_) o->end_location(location);
     // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
     while (!stack_.empty()) {
       ++stats_.unclosed_frames;
@@ -280,8 +283,23 @@ class ProfileSink final : public EventSink {
 
   bool slot_double_(std::size_t s) const { return defs_.metric_members[slot_members_[s]].value_type == "double"; }
 
+  // The observers that do work (fans taken apart), and per event type those that want it.
+  void take_apart(CallPathObserver* o) {
+    const auto parts = o->parts();
+    if (!parts.empty()) {
+      for (auto* p : parts)
+        if (p) take_apart(p);
+      return;
+    }
+    observers_.push_back(o);
+    const auto wants = o->interest();
+    for (std::size_t t = 0; t < by_type_.size(); ++t)
+      if (wants.test(t)) by_type_[t].push_back(o);
+  }
+
   const Definitions& defs_;
-  CallPathObserver* observer_ = nullptr;
+  std::vector<CallPathObserver*> observers_;
+  std::array<std::vector<CallPathObserver*>, kEventTypeCount> by_type_;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
   std::vector<std::uint64_t> first_enter_;  // per call path, over the locations read so far
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
@@ -366,7 +384,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     order.push_back(c);
     for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) todo.push_back(*it);
   }
-  if (observer_) observer_->rows(new_index);
+  for (auto* o : observers_) o->rows(new_index);
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
     p.cnode_regions.push_back(cnode_region_[c]);

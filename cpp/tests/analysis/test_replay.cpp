@@ -21,8 +21,8 @@ namespace {
 
 // Moves rank r's outgoing block k to rank k's incoming (the Alltoallv), returns per rank the
 // records received from each rank.
-template <typename T>
-std::vector<std::vector<std::uint64_t>> all_to_all(std::vector<std::vector<T>*> out, std::vector<std::vector<T>*> in,
+template <typename Buffer>
+std::vector<std::vector<std::uint64_t>> all_to_all(std::vector<Buffer*> out, std::vector<Buffer*> in,
                                                    const std::vector<std::vector<std::uint64_t>>& counts) {
   const auto ranks = out.size();
   std::vector<std::vector<std::uint64_t>> received(ranks, std::vector<std::uint64_t>(ranks));
@@ -56,7 +56,7 @@ std::vector<profile::LocalProfile> replay(const trace::Trace& t, const std::vect
   for (const auto& share : shares) rank.push_back(std::make_unique<analysis::Replay>(t, all, share));
   std::vector<std::vector<std::uint64_t>> counts;
   for (auto& r : rank) counts.push_back(r->pack_sends(owner, ranks));
-  std::vector<std::vector<analysis::MessageRecord>*> so, si;
+  std::vector<analysis::SendBuffer*> so, si;
   for (auto& r : rank) so.push_back(&r->outgoing_sends()), si.push_back(&r->incoming_sends());
   all_to_all(so, si, counts);
   for (auto& r : rank) r->match_messages();

@@ -17,8 +17,9 @@ class Replay:
     """
 
     collective_bytes: typing.ClassVar[int] = 56
-    message_bytes: typing.ClassVar[int] = 64
+    message_bytes: typing.ClassVar[int] = 56
     reduction_bytes: typing.ClassVar[int] = 40
+    send_bytes: typing.ClassVar[int] = 40
     def __init__(
         self,
         trace: cubescale._core.trace.Trace,

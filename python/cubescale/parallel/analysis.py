@@ -178,7 +178,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     peak = replay.record_bytes()
     seconds["extract"] = time.perf_counter() - start
     counts = _step(comm, lambda: replay.pack_sends(owner, comm.size))
-    exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.message_bytes)
+    exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
     peak = max(peak, replay.record_bytes())
     _step(comm, replay.match_messages)
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing

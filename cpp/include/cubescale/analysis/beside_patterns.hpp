@@ -26,6 +26,7 @@ class BesidePatterns final : public trace::CallPathObserver {
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void end_location(std::uint32_t location) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
+  std::vector<trace::CallPathObserver*> parts() override { return observers_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted.

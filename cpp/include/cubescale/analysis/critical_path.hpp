@@ -56,6 +56,9 @@ class SpanObserver final : public trace::CallPathObserver {
   explicit SpanObserver(std::size_t location_count)
       : first_(location_count, ~std::uint64_t(0)), last_(location_count, 0) {}
   void begin_location(std::uint32_t location) override { location_ = location; }
+  trace::EventTypeSet interest() const override {
+    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave});
+  }
   void event(const trace::Event& e, std::uint32_t) override {
     if (e.type != trace::EventType::Enter && e.type != trace::EventType::Leave) return;
     if (first_[location_] == ~std::uint64_t(0)) first_[location_] = e.time;

@@ -80,6 +80,7 @@ class ObserverFan final : public trace::CallPathObserver {
   void event(const trace::Event& e, std::uint32_t c) override { for (auto* o : observers_) o->event(e, c); }
   void end_location(std::uint32_t l) override { for (auto* o : observers_) o->end_location(l); }
   void rows(const std::vector<std::uint32_t>& r) override { for (auto* o : observers_) o->rows(r); }
+  std::vector<trace::CallPathObserver*> parts() override { return observers_; }
 
  private:
   std::vector<trace::CallPathObserver*> observers_;

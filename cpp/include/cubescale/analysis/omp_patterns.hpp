@@ -48,6 +48,8 @@ class OmpObserver final : public trace::CallPathObserver {
   void begin_location(std::uint32_t location) override;
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
+  // None without OpenMP barriers, critical sections or lock calls.
+  trace::EventTypeSet interest() const override { return any_ ? trace::EventTypeSet().set() : trace::EventTypeSet(); }
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
   const std::vector<LockRecord>& locks() const { return locks_; }
 

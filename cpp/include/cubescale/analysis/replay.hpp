@@ -15,8 +15,9 @@
 //   r.finish(present)                          the profile with the metric tree of every
 //                                              rank's `present` patterns (OR over ranks)
 //
-// Memory: the records of the rank's own communication events (64 bytes per message event, 56
-// per collective), the sends to its locations while matching, and the instances it is home of;
+// Memory: the records of the rank's own communication events (56 bytes per message event and
+// per collective), the sends to its locations while matching (40 bytes each, as its own sends
+// while they are packed), and the instances it is home of;
 // each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
 #include <vector>
@@ -35,8 +36,8 @@ class Replay {
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
-  std::vector<MessageRecord>& outgoing_sends() { return outgoing_sends_; }
-  std::vector<MessageRecord>& incoming_sends() { return incoming_sends_; }
+  SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
+  SendBuffer& incoming_sends() { return incoming_sends_; }
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
@@ -67,7 +68,8 @@ class Replay {
   std::uint64_t record_bytes() const;
 
  private:
-  void match_receives_of(SendQueues& queues, bool keep);
+  template <typename Queues>
+  void match_receives_of(Queues& queues, bool keep);
 
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;
@@ -75,7 +77,7 @@ class Replay {
   std::vector<LocationRecords> records_;
   Severities severities_;
   AnalysisStats stats_;
-  std::vector<MessageRecord> outgoing_sends_, incoming_sends_;
+  SendBuffer outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
 };

@@ -44,7 +44,9 @@
 // location's event file, the event's position and its time.
 #include <cstdint>
 #include <string>
+#include <memory>
 #include <type_traits>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -60,19 +62,35 @@ using trace::kNone;
 // How the MPI call around a receive completes it (Scalasca treats them differently).
 enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 
-// One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock.
+// One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
+// the event's position takes 48 bits (2.8e14 events per location), so that the call kind and
+// the empty flag share its word (the replay's memory bound, docs/analysis.md).
 struct MessageRecord {
   std::uint64_t enter = 0, leave = 0;  // the MPI call region around the event
   std::uint64_t time = 0;              // the event itself
-  std::uint64_t position = 0;          // the event's number in its location's stream (errors)
-  std::uint32_t location = kNone;      // where it was recorded (dense location index)
-  std::uint32_t peer = kNone;          // receiver of a send, sender of a receive (dense index)
+  std::uint64_t position : 48 = 0;     // the event's number in its location's stream (errors)
+  CallKind call_kind = CallKind::Single;
+  std::uint8_t empty = 0;          // no payload (0 bytes): Scalasca counts it as a synchronization
+  std::uint32_t location = kNone;  // where it was recorded (dense location index)
+  std::uint32_t peer = kNone;      // receiver of a send, sender of a receive (dense index)
   std::uint32_t communicator = kNone, tag = 0;
   std::uint32_t cnode = kNone;  // call path of the MPI call (row of the profile)
   std::uint32_t call = 0;       // number of the MPI call on its location (a Waitall's receives share it)
-  CallKind call_kind = CallKind::Single;
-  std::uint8_t empty = 0;  // no payload (0 bytes): Scalasca counts it as a synchronization
-  std::uint8_t padding[6] = {};
+};
+
+// What the receiver of a send needs of it in the replay's exchange (its kernel: the send's
+// enter and time, its sender; its errors: position, time, receiver, tag): 40 bytes instead of
+// the 56 of the sender's record.
+// Trivially default-constructible: a SendBuffer grows without writing (see below).
+struct SendRecord {
+  std::uint64_t enter, time;
+  std::uint64_t position;
+  std::uint32_t location, peer;
+  std::uint32_t communicator, tag;
+  SendRecord() = default;
+  explicit SendRecord(const MessageRecord& s)
+      : enter(s.enter), time(s.time), position(s.position), location(s.location), peer(s.peer),
+        communicator(s.communicator), tag(s.tag) {}
 };
 
 // MPI_Init(_thread) and MPI_Finalize calls become collectives over all of MPI_COMM_WORLD
@@ -91,7 +109,35 @@ struct CollectiveRecord {
   std::uint32_t cnode = kNone;
   std::uint32_t instance = 0;  // this location's collective number on `communicator` (from 0)
 };
-static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 64);
+static_assert(std::is_trivially_copyable_v<MessageRecord> && sizeof(MessageRecord) == 56);
+static_assert(std::is_trivially_copyable_v<SendRecord> && sizeof(SendRecord) == 40);
+
+// Leaves elements of a trivial type uninitialized where a vector would zero them: a buffer
+// the packing fills in rank order while it releases the location lists it copies from (so
+// that fresh pages are touched as the old ones go, not all at once) or MPI receives into.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+using SendBuffer = std::vector<SendRecord, UninitializedAllocator<SendRecord>>;
+
+// Gives the whole pages inside [data, data + bytes) back to the system (their contents are
+// lost: for a buffer about to be freed whose start was already copied elsewhere).
+void give_back_pages(const void* data, std::size_t bytes);
 static_assert(std::is_trivially_copyable_v<CollectiveRecord> && sizeof(CollectiveRecord) == 56);
 
 // What one location contributes to matching, each vector in recorded order.
@@ -174,12 +220,15 @@ struct Severities {
                        const std::string& what);
 
 // The sends to one rank's locations, queued per (sender, receiver, communicator, tag) in send
-// order (the records must come in each sender's recorded order).
-class SendQueues {
+// order (the records must come in each sender's recorded order). `Send`: the replay's
+// SendRecord, or the sender's own MessageRecord (one process matches its sends where they are).
+template <typename Send>
+class BasicSendQueues {
  public:
-  explicit SendQueues(const std::vector<MessageRecord>& sends);
-  explicit SendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
-  const MessageRecord* next(const MessageRecord& receive);  // its send, nullptr if none is left
+  template <typename Allocator>
+  explicit BasicSendQueues(const std::vector<Send, Allocator>& sends);
+  explicit BasicSendQueues(const std::vector<LocationRecords>& records);  // their own sends (one process)
+  const Send* next(const MessageRecord& receive);  // its send, nullptr if none is left
   // Raises FormatError naming the earliest (by location, position) send nobody received.
   void check_all_received(const trace::Trace& trace) const;
 
@@ -192,15 +241,18 @@ class SendQueues {
     std::size_t operator()(const Key& k) const;
   };
   struct Queue {
-    std::vector<const MessageRecord*> sends;
+    std::vector<const Send*> sends;
     std::size_t next = 0;
   };
   std::unordered_map<Key, Queue, KeyHash> queues_;
 };
+using SendQueues = BasicSendQueues<MessageRecord>;
+using ExchangedSendQueues = BasicSendQueues<SendRecord>;
 
 // Kernel: the point-to-point patterns of one location's receives (in recorded order).
-void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, SendQueues& sends,
-                    Severities& out);
+template <typename Send>
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
+                    BasicSendQueues<Send>& sends, Severities& out);
 
 // What the members of a collective instance tell each member (computed by the instance's home).
 struct CollectiveReduction {

@@ -16,7 +16,9 @@
 // every accumulated member of the trace's synchronous metric classes. They and the regions
 // come from the global definitions, not from what a share of locations saw, so every rank of
 // a conversion gives the same local definitions a unification expects.
+#include <bitset>
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "cubescale/profile/local_profile.hpp"
@@ -35,6 +37,17 @@ struct ProfileStats {
 // own. `cnode` is the innermost open call path: after the push for an Enter, before the pop
 // for a Leave, kNone outside every region. Call path numbers are the builder's own until
 // `rows` maps them to the rows of the finished profile (rows[cnode] = row).
+// The builder asks each observer once, before the first event, which event types it wants
+// (`interest`) and calls `event` for those only; observers made of others (`parts`, called in
+// their order for every call) are taken apart, so that each event costs one call per observer
+// that wants it instead of a chain of fans (docs/analysis.md, "Speed and memory").
+using EventTypeSet = std::bitset<kEventTypeCount>;
+inline EventTypeSet event_types(std::initializer_list<EventType> types) {
+  EventTypeSet s;
+  for (auto t : types) s.set(static_cast<std::size_t>(t));
+  return s;
+}
+
 class CallPathObserver {
  public:
   virtual ~CallPathObserver() = default;
@@ -43,7 +56,12 @@ class CallPathObserver {
   // Before the builder closes frames a stream cut short left open.
   virtual void end_location(std::uint32_t location) { (void)location; }
   virtual void rows(const std::vector<std::uint32_t>& rows) { (void)rows; }
+  // Bit t set: events of type t (EventType) go to `event`.
+  virtual EventTypeSet interest() const { return EventTypeSet().set(); }
+  // Non-empty: this observer only forwards every call to these, in this order.
+  virtual std::vector<CallPathObserver*> parts() { return {}; }
 };
+
 
 // The profile of `locations` (dense indices; columns in this order). FormatError on
 // inconsistent streams (a Leave that does not match the Enter, time going backwards).
