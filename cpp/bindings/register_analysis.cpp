@@ -72,12 +72,17 @@ void register_replay(py::module_ m) {
   py::class_<Replay>(m, "Replay",
                      "One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, "
                      "then matching with the records the caller exchanges between the ranks.")
-      .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine) {
+      .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
+                       bool complete, double min_latency) {
              py::gil_scoped_release release;
-             return std::make_unique<Replay>(t, analyzed, mine);
+             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency)
+                             : std::make_unique<Replay>(t, analyzed, mine);
            }),
-           py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::keep_alive<1, 2>(),
-           "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.")
+           py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
+           py::arg("min_latency") = 0.0, py::keep_alive<1, 2>(),
+           "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. "
+           "`complete`: also everything the one-process analysis computes beside the record patterns "
+           "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
       .def_property_readonly_static("reduction_bytes",
@@ -139,7 +144,59 @@ void register_replay(py::module_ m) {
       .def(
           "stats", [](const Replay& r) { return stats_dict(r.stats()); },
           "Own events read and message / collective records extracted.")
-      .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.");
+      .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.")
+      // --- complete: the steps of analysis/replay_beside.hpp, in this order around the others ---
+      .def_property_readonly_static("extra_bytes", [](py::object) { return sizeof(analysis::CollectiveExtra); })
+      .def("number_sends", &Replay::number_sends, py::arg("owner"), py::arg("ranks"),
+           "Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).")
+      .def("messages_beside", &Replay::messages_beside, py::call_guard<py::gil_scoped_release>(),
+           "After the send exchange, before match_messages: clock condition, Late Sender sync points and the "
+           "posting time of each receive for its send (home_posted, in the order the sends came).")
+      .def(
+          "home_posted", [](py::object self) { return byte_view(self.cast<Replay&>().home_posted(), self); },
+          "Per send received its receive's posting time (8 bytes each, a view).")
+      .def(
+          "posted",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().posted();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` posting times returned for own sends (the send exchange reversed).")
+      .def("collectives_beside_home", &Replay::collectives_beside_home, py::call_guard<py::gil_scoped_release>(),
+           "Home, before reduce_collectives: per record received its clock reference and whom it waits for.")
+      .def(
+          "home_extras", [](py::object self) { return byte_view(self.cast<Replay&>().home_extras(), self); },
+          "The extras computed as home, in the order of the records received (a view).")
+      .def(
+          "extras",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().extras();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` extras returned for own collective records.")
+      .def("collectives_beside", &Replay::collectives_beside, py::call_guard<py::gil_scoped_release>(),
+           "Before collective_severities: collective clock conditions and sync points of own records.")
+      .def("late_receiver_after", &Replay::late_receiver_after, py::call_guard<py::gil_scoped_release>(),
+           "After collective_severities and the posting times: Late Receiver of own sends.")
+      .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
+      .def("path_start", &Replay::path_start, py::arg("any_records"),
+           "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "
+           "0xFFFFFFFF: none.")
+      .def("walk", &Replay::walk, py::arg("at"), py::arg("time"),
+           "The critical path's backward walk from (location, time) while it stays on own locations; returns "
+           "where it continues ((0xFFFFFFFF, 0): ended).")
+      .def("present_complete", &Replay::present_complete,
+           "Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.")
+      .def(
+          "finish_complete",
+          [](Replay& r, std::vector<bool> present) {
+            py::gil_scoped_release release;
+            return std::make_shared<profile::LocalProfile>(r.finish_complete(present));
+          },
+          py::arg("present"), "The LocalProfile with every metric of the one-process analysis.")
+      .def("beside_bytes", &Replay::beside_bytes, "Bytes the buffers of the complete steps hold now.");
 }
 
 }  // namespace

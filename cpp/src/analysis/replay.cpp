@@ -1,6 +1,7 @@
 #include "cubescale/analysis/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -43,10 +44,31 @@ std::vector<std::uint64_t> group_by_rank(std::vector<T>& out, std::size_t ranks,
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, trace::CallPathObserver* beside)
     : trace_(trace) {
-  const auto& defs = trace.definitions();
+  extract(analyzed, mine, beside);
+}
+
+Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
+               const std::vector<std::uint32_t>& mine, bool complete, double min_latency)
+    : trace_(trace) {
+  if (complete) {
+    beside_ = std::make_unique<ReplayBeside>(trace);
+    const auto ticks = min_latency * static_cast<double>(trace.definitions().clock.resolution);
+    beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
+  }
+  extract(analyzed, mine, beside_ ? &beside_->fan : nullptr);
+}
+
+Replay::~Replay() = default;
+
+void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+                     trace::CallPathObserver* beside) {
+  const auto& defs = trace_.definitions();
+  const auto& trace = trace_;
+  mine_ = mine;
   analyzed_.assign(defs.locations.size(), false);
-  for (auto l : analyzed)
-    if (l < analyzed_.size()) analyzed_[l] = true;
+  position_.assign(defs.locations.size(), kNone);
+  for (std::size_t i = 0; i < analyzed.size(); ++i)
+    if (analyzed[i] < analyzed_.size()) analyzed_[analyzed[i]] = true, position_[analyzed[i]] = std::uint32_t(i);
   RecordExtractor extractor(trace);
   ObserverFan observers({&extractor, beside});
   trace::ProfileStats profile_stats;

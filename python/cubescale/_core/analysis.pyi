@@ -17,6 +17,7 @@ class Replay:
     """
 
     collective_bytes: typing.ClassVar[int] = 56
+    extra_bytes: typing.ClassVar[int] = 24
     message_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
     def __init__(
@@ -24,17 +25,53 @@ class Replay:
         trace: cubescale._core.trace.Trace,
         analyzed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         mine: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        complete: bool = False,
+        min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
     ) -> None:
         """
-        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).
+        """
+    def any_records(self) -> bool:
+        """
+        Whether an own location has MPI records.
+        """
+    def beside_bytes(self) -> int:
+        """
+        Bytes the buffers of the complete steps hold now.
         """
     def collective_severities(self) -> None:
         """
         The collective patterns of own records from the reductions received.
         """
+    def collectives_beside(self) -> None:
+        """
+        Before collective_severities: collective clock conditions and sync points of own records.
+        """
+    def collectives_beside_home(self) -> None:
+        """
+        Home, before reduce_collectives: per record received its clock reference and whom it waits for.
+        """
+    def extras(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` extras returned for own collective records.
+        """
     def finish(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
         """
         The LocalProfile with the metric tree of the patterns `present` on any rank.
+        """
+    def finish_complete(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
+        """
+        The LocalProfile with every metric of the one-process analysis.
+        """
+    def home_extras(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The extras computed as home, in the order of the records received (a view).
+        """
+    def home_posted(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Per send received its receive's posting time (8 bytes each, a view).
         """
     def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -52,9 +89,25 @@ class Replay:
         """
         A writable byte view of `records` sends to receive into.
         """
+    def late_receiver_after(self) -> None:
+        """
+        After collective_severities and the posting times: Late Receiver of own sends.
+        """
     def match_messages(self) -> None:
         """
         Own receives against the sends received; FormatError on unmatched ones.
+        """
+    def messages_beside(self) -> None:
+        """
+        After the send exchange, before match_messages: clock condition, Late Sender sync points and the posting time of each receive for its send (home_posted, in the order the sends came).
+        """
+    def number_sends(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).
         """
     def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -80,9 +133,23 @@ class Replay:
         """
         Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.
         """
+    def path_start(self, any_records: bool) -> tuple[int, int]:
+        """
+        (last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        """
+    def posted(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` posting times returned for own sends (the send exchange reversed).
+        """
     def present(self) -> list[bool]:
         """
         Per pattern: whether its operations occur among own locations.
+        """
+    def present_complete(self) -> list[bool]:
+        """
+        Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.
         """
     def record_bytes(self) -> int:
         """
@@ -101,6 +168,12 @@ class Replay:
     def stats(self) -> dict:
         """
         Own events read and message / collective records extracted.
+        """
+    def walk(
+        self, at: typing.SupportsInt | typing.SupportsIndex, time: typing.SupportsInt | typing.SupportsIndex
+    ) -> tuple[int, int]:
+        """
+        The critical path's backward walk from (location, time) while it stays on own locations; returns where it continues ((0xFFFFFFFF, 0): ended).
         """
 
 def analyze(

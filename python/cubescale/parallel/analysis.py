@@ -5,17 +5,22 @@ Each rank reads the trace's definitions (small) and takes a contiguous block of 
 balanced by their announced event counts (as :func:`~cubescale.parallel.trace.profile_trace`
 does). The C++ core (``_core.analysis.Replay``) streams only those locations' events and keeps
 one fixed-size record per MPI message event and collective; this module moves the records
-between the ranks as raw bytes, in three ``Alltoallv``:
+between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 
 1. every send goes to the rank owning its receiver, which matches its locations' receives
    against them (Late Sender and its wrong-order sub-patterns);
 2. every collective record goes to the *home* rank of its instance (round robin over a
    communicator's instances), which checks that every member has it and reduces it (latest
    enter, earliest leave, the root's enter, prefix maxima for scans);
-3. the reductions return to the records' owners, which compute their collective patterns.
+3. the reductions return to the records' owners, which compute their collective patterns;
+4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): the
+   receiver's owner returns each send's receive posting time to the sender's owner (Late
+   Receiver), the homes return per collective record the time its leave must follow and whom it
+   waited for (clock conditions, critical path); the critical path's backward walk moves from
+   rank to rank with the location it is on; OpenMP patterns and counts are local.
 
 A rank holds its own records, the sends to its locations and the instances it is home of, never
-all of them. The patterns present on any rank decide the metric tree, then unification and
+all of them. The metrics present on any rank decide the metric tree, then unification and
 collation write the report: the same bytes for any number of ranks, and the same as
 :func:`cubescale.analyze` in one process. An inconsistent trace (unmatched messages, a
 collective some members lack, a location cut short) raises :class:`ReplayFormatError` (a
@@ -156,13 +161,15 @@ def _owners(trace, size: int) -> np.ndarray:
 
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
-                  block_bytes: int = 1 << 20) -> dict:
+                  block_bytes: int = 1 << 20, min_latency: float = 0.0) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
-    ``output`` (rank 0 writes). Returns this rank's share and costs: ``groups`` (its block of
-    processes), ``locations``, and over all ranks ``events``, ``messages`` and ``collectives``
-    (records), ``shape`` and ``metrics`` of the report; this rank's ``own`` counts (events,
-    messages, collectives of its locations), ``record_bytes`` (the most bytes of records it
-    held at once), and seconds per phase.
+    ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
+    (``min_latency`` seconds for the clock condition), the same bytes. Returns this rank's share
+    and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
+    ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
+    report, ``hand_offs`` (how often the critical path moved between ranks); this rank's
+    ``own`` counts (events, messages, collectives of its locations), ``record_bytes`` (the most
+    bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
@@ -171,29 +178,47 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     def opened():
         trace = open_trace(path)
         block, locations, first = rank_share(trace, comm.size, comm.rank)
-        replay = _analysis.Replay(trace._core, trace.location_indices(), locations)
+        replay = _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
+                                  min_latency=min_latency)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
     trace, block, locations, first, replay, owner = _step(comm, opened)
-    peak = replay.record_bytes()
+
+    def held() -> int:
+        return int(replay.record_bytes()) + int(replay.beside_bytes())
+
+    peak = held()
     seconds["extract"] = time.perf_counter() - start
-    counts = _step(comm, lambda: replay.pack_sends(owner, comm.size))
-    exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.message_bytes)
-    peak = max(peak, replay.record_bytes())
+
+    def packed():
+        replay.number_sends(owner, comm.size)
+        return replay.pack_sends(owner, comm.size)
+
+    counts = _step(comm, packed)
+    sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.message_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
+    peak = max(peak, held())
     _step(comm, replay.match_messages)
+    exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
-    peak = max(peak, replay.record_bytes())
+    peak = max(peak, held())
+    _step(comm, replay.collectives_beside_home)
     _step(comm, replay.reduce_collectives)
     exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
-    peak = max(peak, replay.record_bytes())
+    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.collectives_beside)
     _step(comm, replay.collective_severities)
+    _step(comm, replay.late_receiver_after)
+    hand_offs = _critical_path(comm, replay, trace.location_indices(), owner)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
-    present = np.array(replay.present(), dtype=np.uint8)
+    present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
-    local = _step(comm, lambda: _profile(replay.finish([bool(x) for x in present])))
+    local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
     own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
@@ -203,7 +228,28 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
-            "own": own, "record_bytes": int(peak), "seconds": seconds, "total_seconds": time.perf_counter() - start}
+            "hand_offs": hand_offs, "own": own, "record_bytes": int(peak), "seconds": seconds,
+            "total_seconds": time.perf_counter() - start}
+
+
+def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> int:
+    """The critical path's backward walk (docs/analysis.md): it starts on the location whose
+    last Leave is the latest (the first such among ``analyzed``); the rank owning the current
+    location walks while the path stays on its locations, then hands (location, time) to the
+    owner of the next one. Returns the number of hand-offs (collective steps)."""
+    MPI = mpi(comm)
+    any_records = bool(comm.allreduce(int(replay.any_records()), op=MPI.MAX))
+    candidates = [c for c in comm.allgather(replay.path_start(any_records)) if c[1] != _NO_RANK]
+    if not candidates:
+        return 0
+    last, place = max(candidates, key=lambda c: (c[0], -c[1]))
+    at, t = int(analyzed[place]), int(last)
+    hand_offs = 0
+    while at != _NO_RANK and owner[at] != _NO_RANK:
+        root = int(owner[at])
+        at, t = comm.bcast(replay.walk(at, t) if comm.rank == root else None, root=root)
+        hand_offs += 1
+    return hand_offs
 
 
 def _profile(core) -> Any:

@@ -15,12 +15,27 @@
 //   r.finish(present)                          the profile with the metric tree of every
 //                                              rank's `present` patterns (OR over ranks)
 //
+// With `complete` (replay_beside.hpp) every metric of the one-process analyze(), in steps
+// around those above (each named where it goes; the caller exchanges between them):
+//   number_sends(owner, ranks)                 before pack_sends: each send's outgoing index
+//   messages_beside()                          after the send exchange, before match_messages
+//   <Alltoallv home_posted -> posted (the send exchange reversed)>
+//   collectives_beside_home()                  before reduce_collectives
+//   <Alltoallv home_extras -> extras (like the reductions)>
+//   collectives_beside()                       before collective_severities
+//   late_receiver_after()                      after collective_severities
+//   path_start() / walk(at, t)                 the critical path's backward walk, handed over
+//   present_complete() / finish_complete(present)
+//
 // Memory: the records of the rank's own communication events (64 bytes per message event, 56
 // per collective), the sends to its locations while matching, and the instances it is home of;
 // each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "cubescale/analysis/replay_beside.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
 namespace cubescale::analysis {
@@ -32,6 +47,33 @@ class Replay {
   // broken event file); `beside` (optional) sees the same pass after the record extractor.
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
          trace::CallPathObserver* beside = nullptr);
+
+  // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
+  // in seconds for the clock condition.
+  Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+         bool complete, double min_latency = 0.0);
+  ~Replay();
+
+  // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
+  void number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  void messages_beside();
+  std::vector<std::uint64_t>& home_posted() { return beside_->home_posted; }
+  std::vector<std::uint64_t>& posted() { return beside_->posted; }
+  void collectives_beside_home();
+  std::vector<CollectiveExtra>& home_extras() { return beside_->home_extras; }
+  std::vector<CollectiveExtra>& extras() { return beside_->extras; }
+  void collectives_beside();
+  void late_receiver_after();
+  // This rank's candidate to start the path: (last Leave, position among analyzed, has
+  // records); position kNone when it has none. `any_records`: some rank's location has records.
+  std::pair<std::uint64_t, std::uint32_t> path_start(bool any_records) const;
+  bool any_records() const;
+  // Walks back from (at, t) while the path stays on own locations; returns where it continues
+  // ((kNone, 0) when it ended).
+  std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
+  std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
+  profile::LocalProfile finish_complete(const std::vector<bool>& present);
+  std::uint64_t beside_bytes() const;  // bytes of the buffers above (the memory table)
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
@@ -68,6 +110,8 @@ class Replay {
 
  private:
   void match_receives_of(SendQueues& queues, bool keep);
+  void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+               trace::CallPathObserver* beside);
 
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;
@@ -78,6 +122,8 @@ class Replay {
   std::vector<MessageRecord> outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
+  std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
+  std::unique_ptr<ReplayBeside> beside_;        // complete only
 };
 
 }  // namespace cubescale::analysis

@@ -1,0 +1,73 @@
+#pragma once
+// The rest of the one-process analysis (analyze() in replay.cpp) on one rank of the replay over
+// MPI ranks: every metric beside the record patterns, each computed where its data meet.
+//
+// - OpenMP patterns, counts, the critical path's spans and Late Receiver's send completions and
+//   receive postings: observers beside the record extractor on the rank's own locations (a
+//   process's threads are all on one rank, so the OpenMP matching is local).
+// - Messages (after the send exchange, before matching releases the records): the receiver's
+//   owner pairs its receives with the sends received and gets, per receive, what the one-process
+//   kernels read of the send: the point-to-point clock condition, the Late Sender sync points of
+//   the critical path (and the Late Sender counts), the Late-Sender exclusion of Late Receiver.
+//   Per send it answers the receive's posting time (8 bytes, in the order the sends came), which
+//   a reverse exchange returns to the sender's owner for Late Receiver.
+// - Collectives: the home of an instance, beside its reduction, tells every member the time its
+//   leave must follow (clock condition) and whom it waited for and since when (critical path):
+//   one 24-byte CollectiveExtra per record, returned like the reductions.
+// - Critical path: the backward walk runs on the rank owning the current location until the path
+//   moves to a location of another rank; the caller hands (location, time) over. Attribution is
+//   a second pass over the own locations on the path.
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/counts.hpp"
+#include "cubescale/analysis/critical_path.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+// What the home of a collective instance tells a member beyond its CollectiveReduction.
+struct CollectiveExtra {
+  std::uint64_t reference = kNoTime;  // the member's leave must not precede it (clock condition)
+  std::uint64_t causer_time = 0;      // the enter of the member it waits for (critical path)
+  std::uint32_t causer = kNone;       // that member's location; kNone: waits for nobody
+  std::uint32_t padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<CollectiveExtra> && sizeof(CollectiveExtra) == 24);
+
+// Home kernel: one CollectiveExtra per record (same order), the instances' members in the order
+// of `position[location]` (their order in the one-process analysis).
+std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
+                                               const std::vector<std::uint32_t>& position);
+
+// The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
+struct ReplayBeside {
+  explicit ReplayBeside(const trace::Trace& trace);
+  OmpObserver omp;
+  CountsObserver counts;
+  SpanObserver spans;
+  CompletionExtractor completions;
+  ObserverFan fan;
+
+  // Per own location (records order).
+  std::vector<std::vector<std::uint32_t>> send_slot;  // each send's index in the outgoing sends
+  std::vector<bool> had_sends;
+  std::vector<LocationRecords> late_multi;             // receives of Waitall/some that waited as Late Sender
+  std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
+  std::vector<bool> has_records;                       // per dense location (own ones set)
+  std::vector<std::uint64_t> home_posted, posted;      // the reverse exchange of posting times
+  std::vector<CollectiveExtra> home_extras, extras;
+  std::vector<std::vector<SyncPoint>> points;          // per dense location (own ones)
+  ClockViolations clock;
+  std::uint64_t latency = 0;                           // ticks
+  std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
+  std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
+  bool seconds = false;                                // the severities are in seconds already
+};
+
+}  // namespace cubescale::analysis

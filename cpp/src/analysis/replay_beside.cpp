@@ -1,0 +1,350 @@
+#include "cubescale/analysis/replay_beside.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "cubescale/analysis/replay.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
+std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
+  const auto end = std::min(until, leave);
+  return end > enter ? end - enter : 0;
+}
+
+// One instance's members (records indices, in one-process order): per member its extra, with
+// the rules of collective_references (clock) and of the critical path's collective sync points.
+void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
+                     std::vector<CollectiveExtra>& out) {
+  const auto op = records[members.front()].op;
+  const auto rule = sync_rule(op);
+  const auto how = waits_for(op);
+  std::uint64_t latest = 0, root_enter = kNoTime;
+  std::size_t first_latest = members.front(), root = kNone;
+  for (auto i : members) {
+    const auto& c = records[i];
+    latest = std::max(latest, c.enter);
+    if (c.enter > records[first_latest].enter) first_latest = i;  // the first member entering last
+    if (c.location == c.root) root_enter = c.enter, root = i;
+  }
+  std::uint64_t so_far = 0;
+  std::size_t latest_before = kNone;
+  for (auto i : members) {
+    const auto& c = records[i];
+    so_far = std::max(so_far, c.enter);
+    if (latest_before == kNone || c.enter > records[latest_before].enter) latest_before = i;
+    const bool is_root = c.location == c.root;
+    auto& x = out[i];
+    switch (rule) {
+      case SyncRule::AllEnter: x.reference = latest; break;
+      case SyncRule::RootEnter: x.reference = is_root ? kNoTime : root_enter; break;
+      case SyncRule::AllEnterAtRoot: x.reference = is_root ? latest : kNoTime; break;
+      case SyncRule::EnterUpToMine: x.reference = so_far; break;
+      case SyncRule::None: break;
+    }
+    std::size_t causer = kNone;
+    switch (how) {
+      case WaitsFor::Latest: causer = first_latest; break;
+      case WaitsFor::Root: causer = root != kNone && i != root ? root : kNone; break;
+      case WaitsFor::RootOnlyLatest: causer = i == root ? first_latest : kNone; break;
+      case WaitsFor::LatestBefore: causer = latest_before; break;
+      case WaitsFor::Nobody: break;
+    }
+    if (causer != kNone && causer != i) x.causer = records[causer].location, x.causer_time = records[causer].enter;
+  }
+}
+
+}  // namespace
+
+std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
+                                               const std::vector<std::uint32_t>& position) {
+  std::vector<CollectiveExtra> out(records.size());
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto place = [&](std::size_t i) {
+    const auto& c = records[i];
+    return std::make_tuple(c.communicator, c.instance, c.location < position.size() ? position[c.location] : kNone);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return place(a) < place(b); });
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    members.push_back(order[k]);
+    const auto& c = records[order[k]];
+    const bool last = k + 1 == order.size() || records[order[k + 1]].communicator != c.communicator ||
+                      records[order[k + 1]].instance != c.instance;
+    if (!last) continue;
+    instance_extras(records, members, out);
+    members.clear();
+  }
+  return out;
+}
+
+ReplayBeside::ReplayBeside(const trace::Trace& trace)
+    : omp(trace), spans(trace.definitions().locations.size()), completions(trace),
+      fan({&omp, &counts, &spans, &completions}) {}
+
+void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
+  // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
+  // pack_sends refuses (its error follows).
+  auto& b = *beside_;
+  const auto n = trace_.definitions().locations.size();
+  b.has_records.assign(n, false);
+  b.had_sends.assign(records_.size(), false);
+  b.send_slot.assign(records_.size(), {});
+  auto rank_of = [&](const MessageRecord& s) -> std::size_t {
+    return s.peer < owner.size() && owner[s.peer] < ranks ? owner[s.peer] : ranks;
+  };
+  std::vector<std::uint64_t> next(ranks + 1, 0);
+  for (const auto& l : records_)
+    for (const auto& s : l.sends) ++next[rank_of(s)];
+  std::uint64_t sum = 0;
+  for (auto& x : next) x = std::exchange(sum, sum + x);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& l = records_[i];
+    if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
+    b.had_sends[i] = !l.sends.empty();
+    b.send_slot[i].reserve(l.sends.size());
+    for (const auto& s : l.sends) {
+      const auto r = rank_of(s);
+      b.send_slot[i].push_back(r == ranks ? kNone : static_cast<std::uint32_t>(next[r]++));
+    }
+  }
+}
+
+void Replay::messages_beside() {
+  auto& b = *beside_;
+  const auto& defs = trace_.definitions();
+  // A view of the own receives and the sends received as the one-process kernels take them
+  // (vectors moved in and back, no copies).
+  std::vector<LocationRecords> view(records_.size() + 1);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    view[i].location = records_[i].location;
+    view[i].receives = std::move(records_[i].receives);
+  }
+  view.back().sends = std::move(incoming_sends_);
+  struct Restore {
+    std::vector<LocationRecords>& view;
+    Replay& r;
+    ~Restore() {
+      for (std::size_t i = 0; i + 1 < view.size(); ++i) r.records_[i].receives = std::move(view[i].receives);
+      r.incoming_sends_ = std::move(view.back().sends);
+    }
+  } restore{view, *this};
+  const auto pairs = pair_messages(view);
+  const auto& sends = view.back().sends;
+  const auto& column = severities_.column;
+  auto& v = b.clock;
+  v.cnodes = profile_.cnode_count();
+  v.locations = mine_.size();
+  v.counts.assign(v.cnodes * v.locations, 0);
+  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
+  auto& extras = b.completions.extras();
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  b.home_posted.assign(sends.size(), kNoTime);
+  b.late_multi.assign(records_.size(), {});
+  b.late_multi_enter.assign(records_.size(), {});
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& receives = view[i].receives;
+    v.checked = v.checked || !receives.empty() || !records_[i].collectives.empty();
+    const auto e = view[i].location < extras_of.size() ? extras_of[view[i].location] : kNone;
+    for (std::size_t j = 0; j < receives.size(); ++j) {
+      const auto s = pairs.send_of_receive[i][j];
+      if (s.list == kNone) continue;  // matching raises
+      const auto& r = receives[j];
+      const auto& send = sends[s.index];
+      if (r.time < send.time + b.latency) {  // the clock condition, as count_clock_violations
+        ++v.point_to_point;
+        if (r.cnode < v.cnodes && r.location < column.size() && column[r.location] != kNone)
+          ++v.counts[std::size_t(r.cnode) * v.locations + column[r.location]];
+      }
+      if (e != kNone && j < extras[e].receive_posted.size()) b.home_posted[s.index] = extras[e].receive_posted[j];
+      // Late Receiver's exclusion needs of the receives only those of a Waitall/some that waited.
+      if (r.call_kind == CallKind::WaitMulti && std::min(send.enter, r.leave) > r.enter) {
+        b.late_multi[i].receives.push_back(r);
+        b.late_multi_enter[i].push_back(send.enter);
+      }
+    }
+  }
+  b.points = sync_points(view, defs.locations.size());
+}
+
+void Replay::collectives_beside_home() {
+  beside_->home_extras = collective_extras(incoming_collectives_, position_);
+}
+
+void Replay::collectives_beside() {
+  auto& b = *beside_;
+  release(b.home_extras);
+  if (b.extras.size() != outgoing_collectives_.size())
+    throw std::logic_error("collective extras: " + std::to_string(b.extras.size()) + " for " +
+                           std::to_string(outgoing_collectives_.size()) + " records");
+  auto& v = b.clock;
+  const auto& column = severities_.column;
+  // Ordered as the one-process analysis finds them (by communicator, then instance).
+  std::vector<std::size_t> order(outgoing_collectives_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
+    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[c];
+    return std::tie(x.communicator, x.instance) < std::tie(y.communicator, y.instance);
+  });
+  for (auto i : order) {
+    const auto& c = outgoing_collectives_[i];
+    const auto& x = b.extras[i];
+    if (x.reference != kNoTime && c.leave < x.reference + b.latency) {
+      ++v.collective;
+      if (c.cnode < v.cnodes && c.location < column.size() && column[c.location] != kNone)
+        ++v.counts[std::size_t(c.cnode) * v.locations + column[c.location]];
+    }
+    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size()) continue;
+    const auto idle = waited(c.enter, c.leave, x.causer_time);
+    if (idle > 0)
+      b.points[c.location].push_back({c.enter, c.enter + idle, x.causer_time, c.location, c.cnode, x.causer, false, false});
+  }
+  release(b.extras);
+  for (auto l : mine_)
+    if (l < b.points.size())
+      std::stable_sort(b.points[l].begin(), b.points[l].end(),
+                       [](const SyncPoint& p, const SyncPoint& q) { return p.wait_end < q.wait_end; });
+  b.unused.assign(b.points.size(), 0);
+  for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
+  b.segments.assign(b.points.size(), {});
+}
+
+void Replay::late_receiver_after() {
+  auto& b = *beside_;
+  const auto& defs = trace_.definitions();
+  if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;  // Late Receiver adds seconds
+  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
+  auto& extras = b.completions.extras();
+  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto loc = records_[i].location;
+    if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
+    if (b.had_sends[i]) severities_.mark(Pattern::LateReceiver);
+    const auto e = extras_of[loc];
+    if (e == kNone) continue;
+    std::vector<std::uint64_t> posted(b.send_slot[i].size(), kNoTime);
+    for (std::size_t k = 0; k < posted.size(); ++k)
+      if (b.send_slot[i][k] < b.posted.size()) posted[k] = b.posted[b.send_slot[i][k]];
+    LocationRecords own;
+    own.location = loc;
+    own.receives = std::move(b.late_multi[i].receives);
+    late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_);
+  }
+  release(b.posted);
+  release(b.send_slot);
+  release(b.late_multi);
+  release(b.late_multi_enter);
+  release(extras);
+}
+
+bool Replay::any_records() const {
+  return std::any_of(mine_.begin(), mine_.end(), [&](auto l) { return l < beside_->has_records.size() && beside_->has_records[l]; });
+}
+
+std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) const {
+  // As critical_path_segments: the location whose last Leave is the latest, the first of them.
+  const auto& b = *beside_;
+  const auto& first = b.spans.first();
+  const auto& last = b.spans.last();
+  std::uint32_t at = kNone;
+  for (auto l : mine_) {
+    if (first[l] > last[l] || (any_records && !b.has_records[l])) continue;
+    if (at == kNone || last[l] > last[at]) at = l;
+  }
+  if (at == kNone) return {0, kNone};
+  return {last[at], position_[at]};
+}
+
+std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint64_t t) {
+  // critical_path_segments' loop, while the path stays on this rank's locations.
+  auto& b = *beside_;
+  const auto& first = b.spans.first();
+  const auto& column = severities_.column;
+  auto own = [&](std::uint32_t l) { return l < column.size() && column[l] != kNone && l < b.points.size(); };
+  while (own(at)) {
+    const auto& mine = b.points[at];
+    auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(b.unused[at]), t,
+                                [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
+    if (end == mine.begin()) {
+      const auto from = std::min(first[at], t);
+      if (t > from) b.segments[at].push_back({from, t});
+      return {kNone, 0};
+    }
+    const SyncPoint& p = *(end - 1);
+    b.unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
+    if (t > p.wait_end) b.segments[at].push_back({p.wait_end, t});
+    t = std::min(p.causer_time, p.wait_end);
+    at = p.causer;
+  }
+  return {at, t};
+}
+
+std::vector<bool> Replay::present_complete() const {
+  const auto& b = *beside_;
+  auto out = severities_.present;
+  const auto omp = match_omp(b.omp, mine_, profile_.cnode_count(), trace_.definitions().clock.resolution);
+  out.insert(out.end(), omp.present.begin(), omp.present.end());
+  out.push_back(b.clock.checked);
+  return out;
+}
+
+profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) {
+  auto& b = *beside_;
+  const auto& defs = trace_.definitions();
+  const auto patterns = std::size_t(Pattern::Count), omps = std::size_t(OmpPattern::Count);
+  if (present.size() != patterns + omps + 1)
+    throw std::invalid_argument("present: " + std::to_string(present.size()) + " flags");
+  if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;
+  // In the order analyze() adds them: the record patterns' tree, OpenMP, critical path, counts,
+  // clock violations.
+  auto tree = with_metric_tree(std::move(profile_), severities_,
+                               std::vector<bool>(present.begin(), present.begin() + patterns));
+  auto omp = match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
+  omp.present.assign(present.begin() + patterns, present.begin() + patterns + omps);
+  add_omp_tree(tree, omp);
+  bool on_path = false;
+  for (auto& s : b.segments) {
+    std::reverse(s.begin(), s.end());
+    on_path = on_path || !s.empty();
+  }
+  CriticalPathObserver path(std::move(b.segments), mine_);
+  // The second pass over the own locations (the same locations give the same call tree).
+  if (on_path) trace::trace_profile(trace_, mine_, nullptr, &path);
+  add_critical_path(tree, path.values(tree.cnode_count()), defs.clock.resolution);
+  std::vector<SyncPoint> all;
+  for (auto l : mine_)
+    if (l < b.points.size()) all.insert(all.end(), b.points[l].begin(), b.points[l].end());
+  add_counts(tree, b.counts, all, severities_.column);
+  b.clock.checked = present.back();
+  tree = with_clock_violations(std::move(tree), b.clock);
+  severities_ = Severities();
+  beside_.reset();
+  return tree;
+}
+
+std::uint64_t Replay::beside_bytes() const {
+  if (!beside_) return 0;
+  const auto& b = *beside_;
+  std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
+                    (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
+  for (const auto& s : b.send_slot) n += s.capacity() * 4;
+  for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
+  for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
+  return n;
+}
+
+}  // namespace cubescale::analysis
