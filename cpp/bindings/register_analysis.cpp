@@ -180,6 +180,40 @@ void register_replay(py::module_ m) {
            "Before collective_severities: collective clock conditions and sync points of own records.")
       .def("late_receiver_after", &Replay::late_receiver_after, py::call_guard<py::gil_scoped_release>(),
            "After collective_severities and the posting times: Late Receiver of own sends.")
+      .def_property_readonly_static("nonblocking_bytes", [](py::object) { return sizeof(analysis::NonBlockingRecord); })
+      .def_property_readonly_static("verdict_bytes", [](py::object) { return sizeof(analysis::NonBlockingVerdict); })
+      .def("nonblocking_counts", &Replay::nonblocking_counts,
+           "(communicator, location, count) triples of own non-blocking collectives, flat.")
+      .def("check_nonblocking_counts", &Replay::check_nonblocking_counts, py::arg("all"),
+           "Every rank's triples: FormatError on the rank holding the first record without counterpart.")
+      .def("pack_nonblocking", &Replay::pack_nonblocking, py::arg("ranks"), py::arg("homes"),
+           "Own non-blocking collective records grouped by the home rank of their instance; records per rank.")
+      .def(
+          "outgoing_nonblocking", [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_nonblocking(), self); },
+          "The packed non-blocking collective records as bytes (a view).")
+      .def(
+          "incoming_nonblocking",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().incoming_nonblocking();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` non-blocking collective records received.")
+      .def("reduce_nonblocking", &Replay::reduce_nonblocking, py::call_guard<py::gil_scoped_release>(),
+           "Home: per record received its pattern and the time it waits for; FormatError on mixed operations.")
+      .def(
+          "home_verdicts", [](py::object self) { return byte_view(self.cast<Replay&>().home_verdicts(), self); },
+          "The verdicts computed as home, in the order of the records received (a view).")
+      .def(
+          "verdicts",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().verdicts();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` verdicts returned for own non-blocking records.")
+      .def("nonblocking_after", &Replay::nonblocking_after, py::call_guard<py::gil_scoped_release>(),
+           "After late_receiver_after: the non-blocking collective patterns of own records.")
       .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
       .def("path_start", &Replay::path_start, py::arg("any_records"),
            "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "

@@ -1,12 +1,14 @@
 #include "cubescale/analysis/replay_beside.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "cubescale/analysis/replay.hpp"
+#include "cubescale/common/format_error.hpp"
 
 namespace cubescale::analysis {
 
@@ -91,7 +93,7 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
 
 ReplayBeside::ReplayBeside(const trace::Trace& trace)
     : omp(trace), spans(trace.definitions().locations.size()), completions(trace),
-      fan({&omp, &counts, &spans, &completions}) {}
+      nonblocking(trace), fan({&omp, &counts, &spans, &completions, &nonblocking}) {}
 
 void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
   // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
@@ -313,6 +315,7 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   // clock violations.
   auto tree = with_metric_tree(std::move(profile_), severities_,
                                std::vector<bool>(present.begin(), present.begin() + patterns));
+  move_class_time(tree, b.moves);
   auto omp = match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
   omp.present.assign(present.begin() + patterns, present.begin() + patterns + omps);
   add_omp_tree(tree, omp);
@@ -344,7 +347,225 @@ std::uint64_t Replay::beside_bytes() const {
   for (const auto& s : b.send_slot) n += s.capacity() * 4;
   for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
+  n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
+       (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
   return n;
+}
+
+}  // namespace cubescale::analysis
+
+// --- non-blocking collectives ------------------------------------------------------------------
+
+namespace cubescale::analysis {
+
+namespace {
+
+// MPI_COMM_WORLD's locations by rank (the first MPI comm_locations group, as the one-process
+// matcher takes it).
+std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
+  std::vector<std::uint32_t> world;
+  for (const auto& g : defs.groups)
+    if (g.type == "comm_locations" && g.paradigm == "mpi") {
+      for (auto id : g.members) world.push_back(defs.location(id));
+      break;
+    }
+  return world;
+}
+
+std::uint32_t root_location(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
+                            const NonBlockingRecord& r) {
+  if (r.root_rank == kNone || r.communicator >= defs.communicators.size()) return kNone;
+  const auto group = defs.communicators[r.communicator].group;
+  if (group >= defs.groups.size()) return kNone;
+  const auto& g = defs.groups[group];
+  if (g.type == "comm_self") return r.location;
+  if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world.size()) return kNone;
+  return world[g.members[r.root_rank]];
+}
+
+[[noreturn]] void fail_at(const trace::Trace& trace, const NonBlockingRecord& r, const std::string& what) {
+  throw FormatError(trace.path(), trace.event_member(r.location), r.position, what);
+}
+
+// One instance, members in location order: the rules of nonblocking_collectives().
+void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_t>& world,
+                       const std::vector<NonBlockingRecord>& records, const std::vector<std::size_t>& members,
+                       std::vector<NonBlockingVerdict>& out) {
+  const auto& defs = trace.definitions();
+  const auto& first = records[members.front()];
+  const auto op = first.op;
+  const auto rule = sync_rule(op);
+  const auto root = root_location(defs, world, first);
+  std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
+  for (auto i : members) {
+    const auto& r = records[i];
+    if (r.op != op)
+      fail_at(trace, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " meets " +
+                            trace::collective_op_name(op) + " of location " + defs.locations[first.location].name);
+    latest = std::max(latest, r.start);
+    if (r.location == root) root_start = r.start;
+  }
+  for (auto i : members) {
+    const auto& r = records[i];
+    so_far = std::max(so_far, r.start);
+    Pattern p = Pattern::Count;
+    std::uint64_t until = kNoTime;
+    switch (rule) {
+      case SyncRule::AllEnter: p = op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, until = latest; break;
+      case SyncRule::RootEnter:
+        p = Pattern::LateBroadcast;
+        if (r.location != root) until = root_start;
+        break;
+      case SyncRule::AllEnterAtRoot:
+        p = Pattern::EarlyReduce;
+        if (r.location == root) until = latest;
+        break;
+      case SyncRule::EnterUpToMine: p = Pattern::EarlyScan, until = so_far; break;
+      case SyncRule::None: break;
+    }
+    out[i] = {until, std::uint32_t(p), 0};
+  }
+}
+
+}  // namespace
+
+std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
+                                                     const std::vector<NonBlockingRecord>& records) {
+  std::vector<NonBlockingVerdict> out(records.size());
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](std::size_t i) { return std::make_tuple(records[i].communicator, records[i].order, records[i].location); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  const auto world = world_locations(trace.definitions());
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    members.push_back(order[k]);
+    const auto& r = records[order[k]];
+    if (k + 1 < order.size() && records[order[k + 1]].communicator == r.communicator &&
+        records[order[k + 1]].order == r.order)
+      continue;
+    instance_verdicts(trace, world, records, members, out);
+    members.clear();
+  }
+  return out;
+}
+
+namespace {
+
+// Per own location and communicator its records sorted by start order (the instance is the index).
+std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingRecord*>> by_communicator(
+    const std::vector<NonBlockingLocation>& records) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingRecord*>> out;
+  for (const auto& l : records)
+    for (const auto& r : l.records) out[{r.communicator, r.location}].push_back(&r);
+  for (auto& [key, v] : out)
+    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->order < b->order; });
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> Replay::nonblocking_counts() const {
+  std::vector<std::uint32_t> out;
+  for (const auto& [key, v] : by_communicator(beside_->nonblocking.records()))
+    out.insert(out.end(), {key.first, key.second, static_cast<std::uint32_t>(v.size())});
+  return out;
+}
+
+void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
+  // As nonblocking_collectives(): per communicator (ascending) the locations (ascending) with
+  // fewer than the most; the error names the record of the first location with the most.
+  std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> counts;
+  for (std::size_t i = 0; i + 2 < all.size(); i += 3) counts[all[i]][all[i + 1]] = all[i + 2];
+  const auto& defs = trace_.definitions();
+  for (const auto& [comm, per] : counts) {
+    std::uint32_t most = 0;
+    for (const auto& [loc, n] : per) most = std::max(most, n);
+    for (const auto& [loc, n] : per) {
+      if (n == most) continue;
+      const auto other = std::find_if(per.begin(), per.end(), [&](const auto& x) { return x.second == most; })->first;
+      if (other >= severities_.column.size() || severities_.column[other] == kNone) return;  // its owner raises
+      const auto lists = by_communicator(beside_->nonblocking.records());
+      const auto& r = *lists.at({comm, other})[n];
+      fail_at(trace_, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " has no counterpart on location " +
+                             defs.locations[loc].name);
+    }
+  }
+}
+
+std::vector<std::uint64_t> Replay::pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes) {
+  auto& b = *beside_;
+  std::vector<NonBlockingRecord> mine;
+  std::vector<std::uint32_t> rank;
+  // Own records in the order the one-process matcher meets them per location: communicator, instance.
+  for (const auto& [key, v] : by_communicator(b.nonblocking.records()))
+    for (std::uint32_t k = 0; k < v.size(); ++k) {
+      mine.push_back(*v[k]);
+      mine.back().order = k;
+      const auto h = (std::uint64_t(key.first) * 1000003u + k) % (homes.empty() ? ranks : homes.size());
+      rank.push_back(homes.empty() ? std::uint32_t(h) : homes[h]);
+    }
+  release(b.nonblocking.records());
+  std::vector<std::uint64_t> counts(ranks, 0), next(ranks, 0);
+  for (auto r : rank) ++counts[r];
+  for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
+  b.outgoing_nonblocking.resize(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) b.outgoing_nonblocking[next[rank[i]]++] = mine[i];
+  return counts;
+}
+
+void Replay::reduce_nonblocking() {
+  auto& b = *beside_;
+  b.home_verdicts = nonblocking_verdicts(trace_, b.incoming_nonblocking);
+  release(b.incoming_nonblocking);
+}
+
+void Replay::nonblocking_after() {
+  auto& b = *beside_;
+  release(b.home_verdicts);
+  const auto& recs = b.outgoing_nonblocking;
+  if (b.verdicts.size() != recs.size())
+    throw std::logic_error("non-blocking verdicts: " + std::to_string(b.verdicts.size()) + " for " +
+                           std::to_string(recs.size()) + " records");
+  if (!b.seconds) severities_.to_seconds(trace_.definitions()), b.seconds = true;
+  const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
+  // The largest per completion call (location, call); the first of equals, in the matcher's order.
+  std::vector<std::size_t> order(recs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::make_tuple(recs[x].communicator, recs[x].order, recs[x].location) <
+           std::make_tuple(recs[y].communicator, recs[y].order, recs[y].location);
+  });
+  struct Found {
+    std::uint64_t ticks = 0;
+    Pattern pattern = Pattern::Count;
+    const NonBlockingRecord* record = nullptr;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best;
+  for (auto i : order) {
+    const auto& r = recs[i];
+    const auto p = Pattern(b.verdicts[i].pattern);
+    if (p == Pattern::Count) continue;
+    severities_.mark(p);
+    const auto until = b.verdicts[i].until;
+    const auto end = std::min(until == kNoTime ? 0 : until, r.leave);
+    const std::uint64_t ticks = r.test || until == kNoTime || end <= r.enter ? 0 : end - r.enter;
+    auto& f = best[{r.location, r.call}];
+    if (!f.record || ticks > f.ticks) f = {ticks, p, &r};
+  }
+  const auto& column = severities_.column;
+  for (const auto& [key, f] : best) {
+    const auto& r = *f.record;
+    const auto col = r.location < column.size() ? column[r.location] : kNone;
+    if (col == kNone || r.cnode == kNone || r.cnode >= severities_.cnodes) continue;
+    if (f.ticks > 0)
+      severities_.values[std::size_t(f.pattern)][std::size_t(r.cnode) * severities_.locations + col] +=
+          static_cast<double>(f.ticks) * tick;
+    const auto moved = r.only_collectives ? r.leave - r.enter : f.ticks;
+    if (moved > 0) b.moves.push_back({r.cnode, col, static_cast<double>(moved) * tick, f.pattern == Pattern::BarrierWait});
+  }
+  release(b.outgoing_nonblocking);
+  release(b.verdicts);
 }
 
 }  // namespace cubescale::analysis

@@ -19,7 +19,9 @@ class Replay:
     collective_bytes: typing.ClassVar[int] = 56
     extra_bytes: typing.ClassVar[int] = 24
     message_bytes: typing.ClassVar[int] = 64
+    nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
+    verdict_bytes: typing.ClassVar[int] = 16
     def __init__(
         self,
         trace: cubescale._core.trace.Trace,
@@ -38,6 +40,12 @@ class Replay:
     def beside_bytes(self) -> int:
         """
         Bytes the buffers of the complete steps hold now.
+        """
+    def check_nonblocking_counts(
+        self, all: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ) -> None:
+        """
+        Every rank's triples: FormatError on the rank holding the first record without counterpart.
         """
     def collective_severities(self) -> None:
         """
@@ -77,11 +85,21 @@ class Replay:
         """
         The reductions computed as home, in the order of the records received (a view).
         """
+    def home_verdicts(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The verdicts computed as home, in the order of the records received (a view).
+        """
     def incoming_collectives(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` collective records to receive into (as home).
+        """
+    def incoming_nonblocking(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` non-blocking collective records received.
         """
     def incoming_sends(
         self, records: typing.SupportsInt | typing.SupportsIndex
@@ -101,6 +119,14 @@ class Replay:
         """
         After the send exchange, before match_messages: clock condition, Late Sender sync points and the posting time of each receive for its send (home_posted, in the order the sends came).
         """
+    def nonblocking_after(self) -> None:
+        """
+        After late_receiver_after: the non-blocking collective patterns of own records.
+        """
+    def nonblocking_counts(self) -> list[int]:
+        """
+        (communicator, location, count) triples of own non-blocking collectives, flat.
+        """
     def number_sends(
         self,
         owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -113,6 +139,10 @@ class Replay:
         """
         The packed collective records as bytes (a view).
         """
+    def outgoing_nonblocking(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed non-blocking collective records as bytes (a view).
+        """
     def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         The packed sends as bytes (a view).
@@ -124,6 +154,14 @@ class Replay:
     ) -> list[int]:
         """
         Groups own collective records by the home rank of their instance (among `homes`, the ranks owning locations; empty: all); returns records per rank.
+        """
+    def pack_nonblocking(
+        self,
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> list[int]:
+        """
+        Own non-blocking collective records grouped by the home rank of their instance; records per rank.
         """
     def pack_sends(
         self,
@@ -159,6 +197,10 @@ class Replay:
         """
         Home: one reduction per collective record received; FormatError on incomplete instances.
         """
+    def reduce_nonblocking(self) -> None:
+        """
+        Home: per record received its pattern and the time it waits for; FormatError on mixed operations.
+        """
     def reductions(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -168,6 +210,12 @@ class Replay:
     def stats(self) -> dict:
         """
         Own events read and message / collective records extracted.
+        """
+    def verdicts(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` verdicts returned for own non-blocking records.
         """
     def walk(
         self, at: typing.SupportsInt | typing.SupportsIndex, time: typing.SupportsInt | typing.SupportsIndex

@@ -214,6 +214,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     _step(comm, replay.collectives_beside)
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
+    peak = max(peak, _nonblocking(comm, replay, homes, held))
     hand_offs = _critical_path(comm, replay, trace.location_indices(), owner)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
     present = np.array(replay.present_complete(), dtype=np.uint8)
@@ -230,6 +231,23 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> int:
+    """MPI-3 non-blocking collectives: every rank checks all ranks' (communicator, location,
+    count) triples, then the records go to the homes of their instances, which return per record
+    its pattern and the time it waits for. Returns the most bytes held meanwhile."""
+    counts_everywhere = np.concatenate([np.asarray(c, dtype=np.uint32) for c in comm.allgather(replay.nonblocking_counts())])
+    _step(comm, lambda: replay.check_nonblocking_counts(counts_everywhere))
+    counts = replay.pack_nonblocking(comm.size, [int(h) for h in homes])
+    received = exchange(comm, replay.outgoing_nonblocking(), counts, replay.incoming_nonblocking,
+                        replay.nonblocking_bytes)
+    peak = held()
+    _step(comm, replay.reduce_nonblocking)
+    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.nonblocking_after)
+    return peak
 
 
 def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> int:

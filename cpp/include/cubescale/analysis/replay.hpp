@@ -24,6 +24,8 @@
 //   <Alltoallv home_extras -> extras (like the reductions)>
 //   collectives_beside()                       before collective_severities
 //   late_receiver_after()                      after collective_severities
+//   nonblocking_counts() <allgather> check_nonblocking_counts(all), pack_nonblocking(ranks, homes)
+//   <Alltoallv> reduce_nonblocking() <Alltoallv back> nonblocking_after()
 //   path_start() / walk(at, t)                 the critical path's backward walk, handed over
 //   present_complete() / finish_complete(present)
 //
@@ -64,6 +66,18 @@ class Replay {
   std::vector<CollectiveExtra>& extras() { return beside_->extras; }
   void collectives_beside();
   void late_receiver_after();
+  // Non-blocking collectives: (communicator, location, count) triples of own locations; every
+  // rank checks all ranks' triples (FormatError on the rank holding the first record without
+  // counterpart); own records to the homes of their instances; home verdicts; own patterns.
+  std::vector<std::uint32_t> nonblocking_counts() const;
+  void check_nonblocking_counts(const std::vector<std::uint32_t>& all);
+  std::vector<std::uint64_t> pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes);
+  std::vector<NonBlockingRecord>& outgoing_nonblocking() { return beside_->outgoing_nonblocking; }
+  std::vector<NonBlockingRecord>& incoming_nonblocking() { return beside_->incoming_nonblocking; }
+  void reduce_nonblocking();
+  std::vector<NonBlockingVerdict>& home_verdicts() { return beside_->home_verdicts; }
+  std::vector<NonBlockingVerdict>& verdicts() { return beside_->verdicts; }
+  void nonblocking_after();  // after late_receiver_after (the same order of additions as analyze())
   // This rank's candidate to start the path: (last Leave, position among analyzed, has
   // records); position kNone when it has none. `any_records`: some rank's location has records.
   std::pair<std::uint64_t, std::uint32_t> path_start(bool any_records) const;

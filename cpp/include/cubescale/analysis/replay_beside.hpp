@@ -14,6 +14,11 @@
 // - Collectives: the home of an instance, beside its reduction, tells every member the time its
 //   leave must follow (clock condition) and whom it waited for and since when (critical path):
 //   one 24-byte CollectiveExtra per record, returned like the reductions.
+// - Non-blocking collectives: the records go to the home of their instance (communicator, k-th
+//   start) as the blocking ones; the home answers per record its pattern and the time it waits
+//   for (16 bytes); the owner keeps the largest per completion call (nonblocking_after). Whether
+//   every member starts as many of them is checked first from (communicator, location, count)
+//   triples every rank sees.
 // - Critical path: the backward walk runs on the rank owning the current location until the path
 //   moves to a location of another rank; the caller hands (location, time) over. Attribution is
 //   a second pass over the own locations on the path.
@@ -26,6 +31,7 @@
 #include "cubescale/analysis/counts.hpp"
 #include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
@@ -45,6 +51,21 @@ static_assert(std::is_trivially_copyable_v<CollectiveExtra> && sizeof(Collective
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
                                                const std::vector<std::uint32_t>& position);
 
+// What the home of a non-blocking collective instance tells a member: its pattern (Pattern::Count:
+// none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives().
+struct NonBlockingVerdict {
+  std::uint64_t until = kNoTime;
+  std::uint32_t pattern = std::uint32_t(Pattern::Count);
+  std::uint32_t padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<NonBlockingVerdict> && sizeof(NonBlockingVerdict) == 16);
+static_assert(std::is_trivially_copyable_v<NonBlockingRecord> && sizeof(NonBlockingRecord) == 64);
+
+// Home kernel: one verdict per record (same order; `order` holds the record's instance on its
+// communicator). FormatError when members call different operations as one instance.
+std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
+                                                     const std::vector<NonBlockingRecord>& records);
+
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
 struct ReplayBeside {
   explicit ReplayBeside(const trace::Trace& trace);
@@ -52,6 +73,7 @@ struct ReplayBeside {
   CountsObserver counts;
   SpanObserver spans;
   CompletionExtractor completions;
+  NonBlockingExtractor nonblocking;
   ObserverFan fan;
 
   // Per own location (records order).
@@ -67,6 +89,9 @@ struct ReplayBeside {
   std::uint64_t latency = 0;                           // ticks
   std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
   std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
+  std::vector<NonBlockingRecord> outgoing_nonblocking, incoming_nonblocking;  // `order`: the instance
+  std::vector<NonBlockingVerdict> home_verdicts, verdicts;
+  std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
   bool seconds = false;                                // the severities are in seconds already
 };
 
