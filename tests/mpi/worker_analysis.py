@@ -20,13 +20,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launch import run_worker  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, SHAPES, pattern_values, shared_anchors  # noqa: E402
+from analysis_cases import BROKEN, OMP, SHAPES, pattern_values, shared_anchors  # noqa: E402
 
 
 def write_synthetic(directory: str) -> None:
     """Rank 0 writes every synthetic shape and broken case (and a truncated event file)."""
     for name, (ranks, end) in SHAPES.items():
         testing.write_mpi_trace(directory, name, ranks, end)
+    for name, (regions, threads, end) in OMP.items():
+        testing.write_omp_trace(directory, name, regions, threads, end)
     for name, (ranks, _, _) in BROKEN.items():
         testing.write_mpi_trace(directory, name, ranks, 100)
     ranks, end = SHAPES["chain"]
@@ -46,7 +48,7 @@ def main(argv: list[str]) -> int:
         os.makedirs(traces)
         write_synthetic(traces)
     comm.Barrier()
-    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in SHAPES]
+    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in [*SHAPES, *OMP]]
     anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
     for name, anchor in anchors:
         out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
@@ -55,7 +57,8 @@ def main(argv: list[str]) -> int:
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
             print(json.dumps({"trace": name, "sha256": digest, "shape": stats["shape"],
-                              "values": pattern_values(cubescale.open(out))}), flush=True)
+                              "hand_offs": stats["hand_offs"], "values": pattern_values(cubescale.open(out))}),
+                  flush=True)
     for name in [*BROKEN, "truncated"]:
         out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
         raised = ""
