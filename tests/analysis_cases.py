@@ -101,6 +101,11 @@ OMP_REGIONS = [
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
+# Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong"]
+# Each rank receives first what the other sends after its receive: no correction exists.
+CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
+         [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]
 
 BROKEN = {
     "receive-without-send": ([[("MPI_Recv", 10, 20, [1], 0)], []], "0.evt", "without a matching send"),

@@ -214,6 +214,68 @@ void register_replay(py::module_ m) {
           py::arg("n"), "A writable view for `n` verdicts returned for own non-blocking records.")
       .def("nonblocking_after", &Replay::nonblocking_after, py::call_guard<py::gil_scoped_release>(),
            "After late_receiver_after: the non-blocking collective patterns of own records.")
+      // --- --time-correct over ranks (analysis/replay_beside.hpp) ---
+      .def_property_readonly_static("send_value_bytes", [](py::object) { return sizeof(analysis::SendValue); })
+      .def_property_readonly_static("instance_value_bytes", [](py::object) { return sizeof(analysis::InstanceValue); })
+      .def("begin_correction", &Replay::begin_correction, py::arg("owner"), py::arg("ranks"), py::arg("rank"),
+           py::arg("homes"), "Starts --time-correct: own collective records to their homes; returns records per rank.")
+      .def(
+          "correction_outgoing_members", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_members, self); },
+          "Own collective records for the homes (a view).")
+      .def(
+          "correction_incoming_members",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_members;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` collective records received as home.")
+      .def("take_members", &Replay::take_members, "Home: the members of its instances.")
+      .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
+           "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
+      .def(
+          "correction_outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_sends, self); },
+          "Corrected send times for the receivers' owners (a view).")
+      .def(
+          "correction_incoming_sends",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_sends;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` send times received.")
+      .def(
+          "correction_outgoing_enters", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_enters, self); },
+          "Corrected collective enters for the homes (a view).")
+      .def(
+          "correction_incoming_enters",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_enters;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` enters received as home.")
+      .def(
+          "correction_outgoing_references", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_references, self); },
+          "References for the members' owners (a view).")
+      .def(
+          "correction_incoming_references",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_references;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` references received.")
+      .def("take_values", &Replay::take_values, py::call_guard<py::gil_scoped_release>(),
+           "Takes the values received (a home's complete instances answer their members).")
+      .def(
+          "finish_correction",
+          [](Replay& r) {
+            py::gil_scoped_release release;
+            const auto s = r.finish_correction();
+            return std::make_pair(s.jumps, s.largest);
+          },
+          "FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.")
       .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
       .def("path_start", &Replay::path_start, py::arg("any_records"),
            "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "

@@ -210,9 +210,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
         if output is None:
             raise ValueError("an analysis over a communicator writes its report: give an output path")
-        if time_correct:
-            raise ValueError("time_correct runs in the one-process analysis only (not yet in the replay over ranks)")
-        analyze_trace(comm, trace_path, output, compress=compress)
+        analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct, min_latency=min_latency)
         return open_report(output)
     from .trace import open as open_trace
 

@@ -19,7 +19,7 @@ import pytest
 from launch import mpirun
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, CHAIN_EXPECTED, OMP, SHAPES, SHARED_MPI, shared_anchors  # noqa: E402
+from analysis_cases import BROKEN, CHAIN_EXPECTED, OMP, SHAPES, SHARED_MPI, TIME_CORRECT, shared_anchors  # noqa: E402
 
 import cubescale  # noqa: E402
 from cubescale.mpirun import local_environment  # noqa: E402
@@ -68,7 +68,20 @@ def test_same_bytes_as_one_process_without_mpi(name, dirs, tmp_path):
     anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
     cubescale.analyze(anchor, tmp_path / "serial.cubex")
     serial = _digest(tmp_path / "serial.cubex")
-    assert {size: results(size, *dirs)[name]["sha256"] for size in SIZES} == {size: serial for size in SIZES}
+    assert {size: results(size, *dirs)[name]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+
+
+@pytest.mark.parametrize("name", TIME_CORRECT)
+def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
+    """--time-correct in rounds over the ranks moves the events as the one-process correction."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+time-correct"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    if name == "clocks":  # the correction moved events, the same ones on every number of ranks
+        assert {results(size, *dirs)["clocks+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
 
 
 def test_critical_path_moves_between_ranks(dirs):
@@ -87,10 +100,10 @@ def test_ring_has_every_collective_class(dirs):
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("name", [*BROKEN, "truncated"])
+@pytest.mark.parametrize("name", [*BROKEN, "truncated", "cycle"])
 def test_inconsistent_trace_fails_on_every_rank(name, size, dirs):
     r = results(size, *dirs)[name]
-    member, message = (BROKEN[name][1], BROKEN[name][2]) if name in BROKEN else ("1.evt", "")
+    member, message = {"truncated": ("1.evt", ""), "cycle": ("0.evt", "cannot be corrected")}.get(name) or BROKEN[name][1:]
     assert len(r["raised"]) == size and len(set(r["raised"])) == 1, r
     text = r["raised"][0]
     assert member in text and message in text, text

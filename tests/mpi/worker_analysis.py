@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launch import run_worker  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, OMP, SHAPES, pattern_values, shared_anchors  # noqa: E402
+from analysis_cases import BROKEN, CYCLE, OMP, SHAPES, TIME_CORRECT, pattern_values, shared_anchors  # noqa: E402
 
 
 def write_synthetic(directory: str) -> None:
@@ -31,6 +31,7 @@ def write_synthetic(directory: str) -> None:
         testing.write_omp_trace(directory, name, regions, threads, end)
     for name, (ranks, _, _) in BROKEN.items():
         testing.write_mpi_trace(directory, name, ranks, 100)
+    testing.write_mpi_trace(directory, "cycle", CYCLE, 100)
     ranks, end = SHAPES["chain"]
     testing.write_mpi_trace(directory, "truncated", ranks, end)
     events = os.path.join(directory, "truncated", "1.evt")
@@ -50,20 +51,23 @@ def main(argv: list[str]) -> int:
     comm.Barrier()
     anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in [*SHAPES, *OMP]]
     anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
-    for name, anchor in anchors:
-        out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
-        stats = analyze_trace(comm, anchor, out)
+    runs = [(name, anchor, False) for name, anchor in anchors]
+    runs += [(name, anchor, True) for name, anchor in anchors if name in TIME_CORRECT]
+    for name, anchor, correct in runs:
+        key = f"{name}+time-correct" if correct else name
+        out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
+        stats = analyze_trace(comm, anchor, out, time_correct=correct)
         if comm.rank == 0:
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
-            print(json.dumps({"trace": name, "sha256": digest, "shape": stats["shape"],
-                              "hand_offs": stats["hand_offs"], "values": pattern_values(cubescale.open(out))}),
+            print(json.dumps({"trace": key, "sha256": digest, "shape": stats["shape"], "hand_offs": stats["hand_offs"],
+                              "correction": stats["correction"], "values": pattern_values(cubescale.open(out))}),
                   flush=True)
-    for name in [*BROKEN, "truncated"]:
+    for name in [*BROKEN, "truncated", "cycle"]:
         out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
         raised = ""
         try:
-            analyze_trace(comm, os.path.join(traces, f"{name}.otf2"), out)
+            analyze_trace(comm, os.path.join(traces, f"{name}.otf2"), out, time_correct=name == "cycle")
         except cubescale.FormatError as e:
             raised = str(e)
         everyone = comm.gather(raised, root=0)

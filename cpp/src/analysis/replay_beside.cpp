@@ -569,3 +569,192 @@ void Replay::nonblocking_after() {
 }
 
 }  // namespace cubescale::analysis
+
+// --- --time-correct over ranks -------------------------------------------------------------------
+
+namespace cubescale::analysis {
+
+namespace {
+
+using Key = DistributedCorrection::Key;
+Key send_key(std::uint32_t from, std::uint32_t to, std::uint32_t communicator, std::uint32_t tag, std::uint32_t k) {
+  return {(std::uint64_t(from) << 32) | to, (std::uint64_t(communicator) << 32) | tag, k};
+}
+Key instance_key(std::uint32_t communicator, std::uint32_t instance, std::uint32_t location) {
+  return {(std::uint64_t(communicator) << 32) | instance, location, 0};
+}
+
+// Ordinals of messages per (peer, communicator, tag) in recorded order: the k-th send of A to B
+// on (communicator, tag) is the k-th receive of B from A on it (pair_messages).
+std::vector<std::uint32_t> ordinals(const std::vector<MessageRecord>& messages) {
+  std::unordered_map<Key, std::uint32_t, DistributedCorrection::KeyHash> seen;
+  std::vector<std::uint32_t> out;
+  out.reserve(messages.size());
+  for (const auto& m : messages) out.push_back(seen[send_key(m.peer, 0, m.communicator, m.tag, 0)]++);
+  return out;
+}
+
+template <typename T>
+std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queued, std::vector<T>& out,
+                                 std::size_t ranks) {
+  std::vector<std::uint64_t> counts(ranks, 0), next(ranks, 0);
+  for (const auto& [r, v] : queued) ++counts[r];
+  for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
+  out.resize(queued.size());
+  for (const auto& [r, v] : queued) out[next[r]++] = v;
+  queued.clear();
+  return counts;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
+                                                    std::uint32_t rank, const std::vector<std::uint32_t>& homes) {
+  auto& b = *beside_;
+  b.correction = std::make_unique<DistributedCorrection>();
+  auto& d = *b.correction;
+  d.owner = owner, d.ranks = ranks, d.rank = rank, d.homes = homes;
+  for (auto h : homes)
+    if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
+  std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
+  for (const auto& l : records_) {
+    d.syncs.push_back(sync_events(l));
+    d.corrected.emplace_back(d.syncs.back().size(), 0);
+    d.send_k.push_back(ordinals(l.sends));
+    d.receive_k.push_back(ordinals(l.receives));
+    for (const auto& c : l.collectives)
+      members.push_back({homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())], c});
+  }
+  d.next.assign(records_.size(), 0);
+  d.offset.assign(records_.size(), 0);
+  return group(members, d.outgoing_members, ranks);
+}
+
+void Replay::take_members() {
+  // Home: the members of its instances, in one-process order (their place among the analyzed).
+  auto& d = *beside_->correction;
+  std::vector<CollectiveRecord> outgoing;
+  outgoing.swap(d.outgoing_members);
+  for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
+  std::vector<CollectiveRecord>().swap(d.incoming_members);
+  for (auto& [key, i] : d.instances)
+    std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
+      return position_[x.location] < position_[y.location];
+    });
+}
+
+void Replay::arrive(const InstanceValue& v) {
+  auto& d = *beside_->correction;
+  auto it = d.instances.find({v.communicator, v.instance});
+  if (it == d.instances.end()) return;
+  auto& inst = it->second;
+  for (auto& m : inst.members)
+    if (m.location == v.location) m.enter = v.value, ++inst.arrived;
+  if (inst.arrived != inst.members.size()) return;
+  // Every member's corrected enter is known: the time each member's leave must follow.
+  std::vector<std::size_t> all(inst.members.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<CollectiveExtra> extras(all.size());
+  instance_extras(inst.members, all, extras);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& m = inst.members[i];
+    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference};
+    const auto r = m.location < d.owner.size() ? d.owner[m.location] : kNone;
+    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = ref.value;
+    else if (r < d.ranks) d.queued_references.push_back({r, ref});
+  }
+  d.instances.erase(it);
+}
+
+std::vector<std::uint64_t> Replay::correct_round() {
+  // As time_correct.cpp's step(): each own location as far as the known producers allow.
+  auto& d = *beside_->correction;
+  const auto latency = beside_->latency;
+  bool moved = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      const auto& l = records_[i];
+      auto& next = d.next[i];
+      while (next < d.syncs[i].size()) {
+        const auto& e = d.syncs[i][next];
+        const auto base = e.time + d.offset[i];
+        std::uint64_t need = 0;
+        if (e.kind == SyncKind::Receive) {
+          const auto& r = l.receives[e.index];
+          if (r.peer < analyzed_.size() && analyzed_[r.peer]) {  // else no send to wait for (matching raises)
+            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, d.receive_k[i][e.index]));
+            if (it == d.sends_known.end()) break;
+            need = it->second + latency;
+          }
+        } else if (e.kind == SyncKind::CollectiveLeave) {
+          const auto& c = l.collectives[e.index];
+          const auto it = d.references_known.find(instance_key(c.communicator, c.instance, c.location));
+          if (it == d.references_known.end()) break;
+          if (it->second != kNoTime) need = it->second + latency;
+        }
+        const auto value = std::max(base, need);
+        if (value > base) {
+          ++d.stats.jumps;
+          d.stats.largest = std::max(d.stats.largest, value - base);
+          d.offset[i] += value - base;
+        }
+        d.corrected[i][next] = value;
+        if (e.kind == SyncKind::Send) {
+          const auto& s = l.sends[e.index];
+          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value};
+          const auto r = s.peer < d.owner.size() ? d.owner[s.peer] : kNone;
+          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = value;
+          else if (r < d.ranks) d.queued_sends.push_back({r, v});
+        } else if (e.kind == SyncKind::CollectiveEnter) {
+          const auto& c = l.collectives[e.index];
+          const InstanceValue v{c.communicator, c.instance, c.location, 0, value};
+          const auto h = d.homes.empty() ? collective_home(c, d.ranks) : d.homes[collective_home(c, d.homes.size())];
+          if (h == d.rank) arrive(v);
+          else d.queued_enters.push_back({h, v});
+        }
+        ++next;
+        moved = again = true;
+      }
+    }
+  }
+  std::vector<std::uint64_t> out{moved ? 1u : 0u};
+  const auto sends = group(d.queued_sends, d.outgoing_sends, d.ranks);
+  const auto enters = group(d.queued_enters, d.outgoing_enters, d.ranks);
+  const auto references = group(d.queued_references, d.outgoing_references, d.ranks);
+  out.insert(out.end(), sends.begin(), sends.end());
+  out.insert(out.end(), enters.begin(), enters.end());
+  out.insert(out.end(), references.begin(), references.end());
+  return out;
+}
+
+void Replay::take_values() {
+  auto& d = *beside_->correction;
+  for (const auto& v : d.incoming_sends) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = v.value;
+  for (const auto& v : d.incoming_references)
+    d.references_known[instance_key(v.communicator, v.instance, v.location)] = v.value;
+  for (const auto& v : d.incoming_enters) arrive(v);
+  release(d.incoming_sends), release(d.incoming_enters), release(d.incoming_references);
+  release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
+}
+
+TimeCorrectionStats Replay::finish_correction() {
+  auto& b = *beside_;
+  auto& d = *b.correction;
+  for (std::size_t i = 0; i < records_.size(); ++i)
+    if (d.next[i] < d.syncs[i].size()) uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]]);
+  auto& extras = b.completions.extras();
+  std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto loc = records_[i].location;
+    const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
+    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i]);
+  }
+  const auto stats = d.stats;
+  b.correction.reset();
+  return stats;
+}
+
+}  // namespace cubescale::analysis

@@ -18,9 +18,11 @@ class Replay:
 
     collective_bytes: typing.ClassVar[int] = 56
     extra_bytes: typing.ClassVar[int] = 24
+    instance_value_bytes: typing.ClassVar[int] = 24
     message_bytes: typing.ClassVar[int] = 64
     nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
+    send_value_bytes: typing.ClassVar[int] = 32
     verdict_bytes: typing.ClassVar[int] = 16
     def __init__(
         self,
@@ -36,6 +38,16 @@ class Replay:
     def any_records(self) -> bool:
         """
         Whether an own location has MPI records.
+        """
+    def begin_correction(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        rank: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> list[int]:
+        """
+        Starts --time-correct: own collective records to their homes; returns records per rank.
         """
     def beside_bytes(self) -> int:
         """
@@ -59,6 +71,50 @@ class Replay:
         """
         Home, before reduce_collectives: per record received its clock reference and whom it waits for.
         """
+    def correct_round(self) -> list[int]:
+        """
+        Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].
+        """
+    def correction_incoming_enters(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` enters received as home.
+        """
+    def correction_incoming_members(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` collective records received as home.
+        """
+    def correction_incoming_references(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` references received.
+        """
+    def correction_incoming_sends(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` send times received.
+        """
+    def correction_outgoing_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Corrected collective enters for the homes (a view).
+        """
+    def correction_outgoing_members(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Own collective records for the homes (a view).
+        """
+    def correction_outgoing_references(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        References for the members' owners (a view).
+        """
+    def correction_outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Corrected send times for the receivers' owners (a view).
+        """
     def extras(
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -72,6 +128,10 @@ class Replay:
     def finish_complete(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
         """
         The LocalProfile with every metric of the one-process analysis.
+        """
+    def finish_correction(self) -> tuple[int, int]:
+        """
+        FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.
         """
     def home_extras(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -210,6 +270,14 @@ class Replay:
     def stats(self) -> dict:
         """
         Own events read and message / collective records extracted.
+        """
+    def take_members(self) -> None:
+        """
+        Home: the members of its instances.
+        """
+    def take_values(self) -> None:
+        """
+        Takes the values received (a home's complete instances answer their members).
         """
     def verdicts(
         self, n: typing.SupportsInt | typing.SupportsIndex

@@ -161,13 +161,15 @@ def _owners(trace, size: int) -> np.ndarray:
 
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
-                  block_bytes: int = 1 << 20, min_latency: float = 0.0) -> dict:
+                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
-    (``min_latency`` seconds for the clock condition), the same bytes. Returns this rank's share
+    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes. Returns
+    this rank's share
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
     ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
-    report, ``hand_offs`` (how often the critical path moved between ranks); this rank's
+    report, ``hand_offs`` (how often the critical path moved between ranks), ``correction``
+    (with ``time_correct``: rounds, events moved forward, the largest move in ticks); this rank's
     ``own`` counts (events, messages, collectives of its locations), ``record_bytes`` (the most
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     """
@@ -189,6 +191,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
 
     peak = held()
     seconds["extract"] = time.perf_counter() - start
+    homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
+    correction = _time_correct(comm, replay, owner, homes) if time_correct else None
 
     def packed():
         replay.number_sends(owner, comm.size)
@@ -201,7 +205,6 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     peak = max(peak, held())
     _step(comm, replay.match_messages)
     exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
-    homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
@@ -229,8 +232,38 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
-            "hand_offs": hand_offs, "own": own, "record_bytes": int(peak), "seconds": seconds,
+            "hand_offs": hand_offs, "correction": correction, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:
+    """``--time-correct`` over the ranks (analysis/replay_beside.hpp): rounds in which every rank
+    steps its locations' communication events as far as the corrected producer times it knows
+    allow, then sends the new ones (send times to the receivers' owners, collective enters to the
+    instances' homes, the homes' references back) until no rank moves anything; a cycle raises
+    FormatError on every rank. Returns rounds, events moved forward and the largest move (ticks)."""
+    MPI = mpi(comm)
+    homes_list = [int(h) for h in homes]
+    counts = _step(comm, lambda: replay.begin_correction(owner, comm.size, comm.rank, homes_list))
+    exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
+             replay.collective_bytes)
+    replay.take_members()
+    size, rounds = comm.size, 0
+    while True:
+        flags = replay.correct_round()
+        exchange(comm, replay.correction_outgoing_sends(), flags[1:1 + size], replay.correction_incoming_sends,
+                 replay.send_value_bytes)
+        exchange(comm, replay.correction_outgoing_enters(), flags[1 + size:1 + 2 * size],
+                 replay.correction_incoming_enters, replay.instance_value_bytes)
+        exchange(comm, replay.correction_outgoing_references(), flags[1 + 2 * size:],
+                 replay.correction_incoming_references, replay.instance_value_bytes)
+        replay.take_values()
+        rounds += 1
+        if not comm.allreduce(int(flags[0] > 0 or sum(flags[1:]) > 0), op=MPI.MAX):
+            break
+    jumps, largest = _step(comm, replay.finish_correction)
+    return {"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
+            "largest": comm.allreduce(int(largest), op=MPI.MAX)}
 
 
 def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> int:

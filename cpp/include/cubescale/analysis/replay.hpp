@@ -17,6 +17,7 @@
 //
 // With `complete` (replay_beside.hpp) every metric of the one-process analyze(), in steps
 // around those above (each named where it goes; the caller exchanges between them):
+//   [begin_correction ... finish_correction]   --time-correct (see below), before everything else
 //   number_sends(owner, ranks)                 before pack_sends: each send's outgoing index
 //   messages_beside()                          after the send exchange, before match_messages
 //   <Alltoallv home_posted -> posted (the send exchange reversed)>
@@ -57,6 +58,18 @@ class Replay {
   ~Replay();
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
+  // --time-correct, right after the extraction: own collective records to their homes (returns
+  // records per rank; `rank`: this one), the homes' instances, then rounds of correct_round()
+  // (returns [moved any event, sends per rank, enters per rank, references per rank]), three
+  // exchanges and take_values(), until no rank moves anything; finish_correction() raises on a
+  // cycle and moves every own record.
+  std::vector<std::uint64_t> begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
+                                              std::uint32_t rank, const std::vector<std::uint32_t>& homes);
+  DistributedCorrection& correction() { return *beside_->correction; }
+  void take_members();
+  std::vector<std::uint64_t> correct_round();
+  void take_values();
+  TimeCorrectionStats finish_correction();
   void number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   void messages_beside();
   std::vector<std::uint64_t>& home_posted() { return beside_->home_posted; }
@@ -138,6 +151,7 @@ class Replay {
   std::vector<CollectiveReduction> home_reductions_, reductions_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
+  void arrive(const InstanceValue& v);          // home: a member's corrected enter
 };
 
 }  // namespace cubescale::analysis

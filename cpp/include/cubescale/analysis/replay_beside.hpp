@@ -23,7 +23,9 @@
 //   moves to a location of another rank; the caller hands (location, time) over. Attribution is
 //   a second pass over the own locations on the path.
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <unordered_map>
 #include <type_traits>
 #include <vector>
 
@@ -33,6 +35,7 @@
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
 namespace cubescale::analysis {
@@ -66,6 +69,58 @@ static_assert(std::is_trivially_copyable_v<NonBlockingRecord> && sizeof(NonBlock
 std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
                                                      const std::vector<NonBlockingRecord>& records);
 
+// --time-correct over ranks: time_correct.hpp's forward amortization in rounds. Each rank steps
+// its locations' communication events as far as the producers' corrected times it knows allow;
+// a corrected send time goes to the receiver's owner, a corrected collective enter to the
+// instance's home, which, once every member's enter is known, returns to each member the time
+// its leave must follow. Rounds end when no rank moved an event or a value; a location left
+// with events is in a cycle (FormatError, as time_correct.hpp). The backward amortization is
+// per location.
+struct SendValue {  // the k-th send from `from` to `to` on (communicator, tag): its corrected time
+  std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, k = 0, padding = 0;
+  std::uint64_t value = 0;
+};
+struct InstanceValue {  // a member's corrected enter (to the home) or its reference (back)
+  std::uint32_t communicator = kNone, instance = 0, location = kNone, padding = 0;
+  std::uint64_t value = 0;
+};
+static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 32);
+static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 24);
+
+struct DistributedCorrection {
+  std::uint32_t rank = 0;
+  std::vector<std::uint32_t> owner, homes;
+  std::size_t ranks = 1;
+  // Per own location (records order).
+  std::vector<std::vector<Sync>> syncs;
+  std::vector<std::vector<std::uint64_t>> corrected;
+  std::vector<std::size_t> next;
+  std::vector<std::uint64_t> offset;
+  std::vector<std::vector<std::uint32_t>> send_k, receive_k;  // ordinal per (peer, communicator, tag)
+  struct Key {
+    std::uint64_t a, b, c;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>()((k.a * 0x9e3779b97f4a7c15ull) ^ (k.b * 0xc2b2ae3d27d4eb4full) ^ k.c);
+    }
+  };
+  std::unordered_map<Key, std::uint64_t, KeyHash> sends_known, references_known;
+  // Home: instances (communicator, instance) -> members in one-process order, enters so far.
+  struct Instance {
+    std::vector<CollectiveRecord> members;
+    std::size_t arrived = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
+  std::vector<CollectiveRecord> outgoing_members, incoming_members;
+  std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
+  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_enters, queued_references;
+  std::vector<SendValue> outgoing_sends, incoming_sends;
+  std::vector<InstanceValue> outgoing_enters, incoming_enters, outgoing_references, incoming_references;
+  TimeCorrectionStats stats;
+};
+
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
 struct ReplayBeside {
   explicit ReplayBeside(const trace::Trace& trace);
@@ -93,6 +148,7 @@ struct ReplayBeside {
   std::vector<NonBlockingVerdict> home_verdicts, verdicts;
   std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
   bool seconds = false;                                // the severities are in seconds already
+  std::unique_ptr<DistributedCorrection> correction;   // --time-correct, until finished
 };
 
 }  // namespace cubescale::analysis
