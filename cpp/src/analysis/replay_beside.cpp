@@ -7,6 +7,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/common/format_error.hpp"
 
@@ -319,14 +320,12 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   auto omp = match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
   omp.present.assign(present.begin() + patterns, present.begin() + patterns + omps);
   add_omp_tree(tree, omp);
-  bool on_path = false;
-  for (auto& s : b.segments) {
-    std::reverse(s.begin(), s.end());
-    on_path = on_path || !s.empty();
-  }
+  std::vector<std::uint32_t> on_path;
+  for (auto l : mine_)
+    if (l < b.segments.size() && !b.segments[l].empty()) on_path.push_back(l);
+  for (auto& s : b.segments) std::reverse(s.begin(), s.end());
   CriticalPathObserver path(std::move(b.segments), mine_);
-  // The second pass over the own locations (the same locations give the same call tree).
-  if (on_path) trace::trace_profile(trace_, mine_, nullptr, &path);
+  attribute_path(trace_, tree, mine_, on_path, path);  // the own locations on the path, read again
   add_critical_path(tree, path.values(tree.cnode_count()), defs.clock.resolution);
   std::vector<SyncPoint> all;
   for (auto l : mine_)
@@ -339,14 +338,18 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   return tree;
 }
 
-std::uint64_t Replay::beside_bytes() const {
+std::uint64_t Replay::beside_bytes() {
   if (!beside_) return 0;
-  const auto& b = *beside_;
+  auto& b = *beside_;
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   for (const auto& s : b.send_slot) n += s.capacity() * 4;
   for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
+  for (const auto& x : b.completions.extras())  // Late Receiver's extras
+    n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
+  for (const auto& l : b.nonblocking.records())
+    n += l.records.capacity() * sizeof(NonBlockingRecord);
   n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
        (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
   return n;

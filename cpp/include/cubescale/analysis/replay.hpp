@@ -100,7 +100,9 @@ class Replay {
   std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
   std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
   profile::LocalProfile finish_complete(const std::vector<bool>& present);
-  std::uint64_t beside_bytes() const;  // bytes of the buffers above (the memory table)
+  // Bytes of the buffers above and of the extractors' records beside the wait-state records
+  // (Late Receiver's completions and postings, non-blocking collectives, sync points).
+  std::uint64_t beside_bytes();
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
