@@ -18,11 +18,8 @@ the run's critical path) and the counts (``syncs_*``, ``comms_*``, ``bytes_*``,
 stores its children's values too (CubeLib reads metric trees so). With an mpi4py communicator of
 several ranks the analysis is a parallel replay: each rank analyzes a share of the locations and
 the ranks exchange only their communication records (:mod:`cubescale.parallel.analysis`); the
-report is the same byte for byte for any number of ranks. The replay computes the patterns of
-the records (Late Sender and its wrong-order split, the collectives, MPI_Init/Finalize); the
-ones that need every location's records at once (Late Receiver, non-blocking collectives, clock
-conditions, OpenMP, critical path, counts) are computed by the one-process analysis for now.
-Inconsistent traces raise
+report is the same byte for byte for any number of ranks and the same as in one process
+(every metric above, ``time_correct`` included). Inconsistent traces raise
 :class:`cubescale.FormatError` naming the location's event file, the event and its time.
 docs/analysis.md has the definitions.
 
@@ -192,9 +189,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
     ``output`` is needed then, rank 0 writes it, and the file is the same for any number of
-    ranks; it holds the patterns of the replay (see the module's text), not yet those computed
-    by one process only. Inconsistent traces raise :class:`cubescale.FormatError` (on every rank)
-    and write nothing.
+    ranks and the same as in one process (:func:`statistics` of the returned report is ``None``:
+    it is read from the file). Inconsistent traces raise :class:`cubescale.FormatError` (on
+    every rank) and write nothing.
 
     Example
     -------

@@ -124,3 +124,18 @@ def test_cli_under_mpirun_fails_with_one_line_and_no_file(dirs, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "without a matching send" in lines[0], lines
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_under_mpirun_writes_the_one_process_report_and_says_what_it_leaves_out(dirs, tmp_path):
+    traces, _ = dirs
+    results(2, *dirs)
+    anchor = os.path.join(traces, "n2", "clocks.otf2")
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale", "analyze",
+               anchor, "-o", str(tmp_path / "mpirun.cubex"), "--time-correct"]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr
+    assert "clock condition violations: 0" in done.stdout
+    assert [line for line in done.stdout.splitlines() if line.startswith("under mpirun: not computed: ")], done.stdout
+    cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
+    assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")

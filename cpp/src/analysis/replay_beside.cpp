@@ -127,6 +127,7 @@ void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t r
 void Replay::messages_beside() {
   auto& b = *beside_;
   const auto& defs = trace_.definitions();
+  std::vector<MessageRecord>().swap(outgoing_sends_);  // exchanged: not needed beside the sends received
   // A view of the own receives and the sends received as the one-process kernels take them
   // (vectors moved in and back, no copies).
   std::vector<LocationRecords> view(records_.size() + 1);
