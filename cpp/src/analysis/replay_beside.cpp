@@ -20,6 +20,10 @@ void release(std::vector<T>& v) {
   std::vector<T>().swap(v);
 }
 
+[[noreturn]] void needs_complete() {
+  throw std::logic_error("the replay's complete steps need Replay(..., complete=true)");
+}
+
 std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
   const auto end = std::min(until, leave);
   return end > enter ? end - enter : 0;
@@ -96,10 +100,20 @@ ReplayBeside::ReplayBeside(const trace::Trace& trace)
     : omp(trace), spans(trace.definitions().locations.size()), completions(trace),
       nonblocking(trace), fan({&omp, &counts, &spans, &completions, &nonblocking}) {}
 
+ReplayBeside& Replay::beside() {
+  if (!beside_) needs_complete();
+  return *beside_;
+}
+
+DistributedCorrection& Replay::correction() {
+  if (!beside().correction) throw std::logic_error("time correction steps need begin_correction first");
+  return *beside_->correction;
+}
+
 void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
   // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
   // pack_sends refuses (its error follows).
-  auto& b = *beside_;
+  auto& b = beside();
   const auto n = trace_.definitions().locations.size();
   b.has_records.assign(n, false);
   b.had_sends.assign(records_.size(), false);
@@ -125,7 +139,7 @@ void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t r
 }
 
 void Replay::messages_beside() {
-  auto& b = *beside_;
+  auto& b = beside();
   const auto& defs = trace_.definitions();
   std::vector<MessageRecord>().swap(outgoing_sends_);  // exchanged: not needed beside the sends received
   // A view of the own receives and the sends received as the one-process kernels take them
@@ -184,11 +198,11 @@ void Replay::messages_beside() {
 }
 
 void Replay::collectives_beside_home() {
-  beside_->home_extras = collective_extras(incoming_collectives_, position_);
+  beside().home_extras = collective_extras(incoming_collectives_, position_);
 }
 
 void Replay::collectives_beside() {
-  auto& b = *beside_;
+  auto& b = beside();
   release(b.home_extras);
   if (b.extras.size() != outgoing_collectives_.size())
     throw std::logic_error("collective extras: " + std::to_string(b.extras.size()) + " for " +
@@ -226,7 +240,7 @@ void Replay::collectives_beside() {
 }
 
 void Replay::late_receiver_after() {
-  auto& b = *beside_;
+  auto& b = beside();
   const auto& defs = trace_.definitions();
   if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;  // Late Receiver adds seconds
   const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
@@ -256,10 +270,12 @@ void Replay::late_receiver_after() {
 }
 
 bool Replay::any_records() const {
+  if (!beside_) needs_complete();
   return std::any_of(mine_.begin(), mine_.end(), [&](auto l) { return l < beside_->has_records.size() && beside_->has_records[l]; });
 }
 
 std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) const {
+  if (!beside_) needs_complete();
   // As critical_path_segments: the location whose last Leave is the latest, the first of them.
   const auto& b = *beside_;
   const auto& first = b.spans.first();
@@ -275,7 +291,7 @@ std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) con
 
 std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint64_t t) {
   // critical_path_segments' loop, while the path stays on this rank's locations.
-  auto& b = *beside_;
+  auto& b = beside();
   const auto& first = b.spans.first();
   const auto& column = severities_.column;
   auto own = [&](std::uint32_t l) { return l < column.size() && column[l] != kNone && l < b.points.size(); };
@@ -298,6 +314,7 @@ std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint
 }
 
 std::vector<bool> Replay::present_complete() const {
+  if (!beside_) needs_complete();
   const auto& b = *beside_;
   auto out = severities_.present;
   const auto omp = match_omp(b.omp, mine_, profile_.cnode_count(), trace_.definitions().clock.resolution);
@@ -307,7 +324,7 @@ std::vector<bool> Replay::present_complete() const {
 }
 
 profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) {
-  auto& b = *beside_;
+  auto& b = beside();
   const auto& defs = trace_.definitions();
   const auto patterns = std::size_t(Pattern::Count), omps = std::size_t(OmpPattern::Count);
   if (present.size() != patterns + omps + 1)
@@ -341,7 +358,7 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
 
 std::uint64_t Replay::beside_bytes() {
   if (!beside_) return 0;
-  auto& b = *beside_;
+  auto& b = beside();
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   for (const auto& s : b.send_slot) n += s.capacity() * 4;
@@ -470,6 +487,7 @@ std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingR
 }  // namespace
 
 std::vector<std::uint32_t> Replay::nonblocking_counts() const {
+  if (!beside_) needs_complete();
   std::vector<std::uint32_t> out;
   for (const auto& [key, v] : by_communicator(beside_->nonblocking.records()))
     out.insert(out.end(), {key.first, key.second, static_cast<std::uint32_t>(v.size())});
@@ -489,7 +507,7 @@ void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
       if (n == most) continue;
       const auto other = std::find_if(per.begin(), per.end(), [&](const auto& x) { return x.second == most; })->first;
       if (other >= severities_.column.size() || severities_.column[other] == kNone) return;  // its owner raises
-      const auto lists = by_communicator(beside_->nonblocking.records());
+      const auto lists = by_communicator(beside().nonblocking.records());
       const auto& r = *lists.at({comm, other})[n];
       fail_at(trace_, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " has no counterpart on location " +
                              defs.locations[loc].name);
@@ -498,7 +516,7 @@ void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
 }
 
 std::vector<std::uint64_t> Replay::pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes) {
-  auto& b = *beside_;
+  auto& b = beside();
   std::vector<NonBlockingRecord> mine;
   std::vector<std::uint32_t> rank;
   // Own records in the order the one-process matcher meets them per location: communicator, instance.
@@ -519,13 +537,13 @@ std::vector<std::uint64_t> Replay::pack_nonblocking(std::size_t ranks, const std
 }
 
 void Replay::reduce_nonblocking() {
-  auto& b = *beside_;
+  auto& b = beside();
   b.home_verdicts = nonblocking_verdicts(trace_, b.incoming_nonblocking);
   release(b.incoming_nonblocking);
 }
 
 void Replay::nonblocking_after() {
-  auto& b = *beside_;
+  auto& b = beside();
   release(b.home_verdicts);
   const auto& recs = b.outgoing_nonblocking;
   if (b.verdicts.size() != recs.size())
@@ -614,9 +632,9 @@ std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queue
 
 std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
                                                     std::uint32_t rank, const std::vector<std::uint32_t>& homes) {
-  auto& b = *beside_;
+  auto& b = beside();
   b.correction = std::make_unique<DistributedCorrection>();
-  auto& d = *b.correction;
+  auto& d = correction();
   d.owner = owner, d.ranks = ranks, d.rank = rank, d.homes = homes;
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
@@ -636,7 +654,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
 
 void Replay::take_members() {
   // Home: the members of its instances, in one-process order (their place among the analyzed).
-  auto& d = *beside_->correction;
+  auto& d = correction();
   std::vector<CollectiveRecord> outgoing;
   outgoing.swap(d.outgoing_members);
   for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
@@ -648,7 +666,7 @@ void Replay::take_members() {
 }
 
 void Replay::arrive(const InstanceValue& v) {
-  auto& d = *beside_->correction;
+  auto& d = correction();
   auto it = d.instances.find({v.communicator, v.instance});
   if (it == d.instances.end()) return;
   auto& inst = it->second;
@@ -672,7 +690,7 @@ void Replay::arrive(const InstanceValue& v) {
 
 std::vector<std::uint64_t> Replay::correct_round() {
   // As time_correct.cpp's step(): each own location as far as the known producers allow.
-  auto& d = *beside_->correction;
+  auto& d = correction();
   const auto latency = beside_->latency;
   bool moved = false;
   for (bool again = true; again;) {
@@ -733,7 +751,7 @@ std::vector<std::uint64_t> Replay::correct_round() {
 }
 
 void Replay::take_values() {
-  auto& d = *beside_->correction;
+  auto& d = correction();
   for (const auto& v : d.incoming_sends) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = v.value;
   for (const auto& v : d.incoming_references)
     d.references_known[instance_key(v.communicator, v.instance, v.location)] = v.value;
@@ -743,8 +761,8 @@ void Replay::take_values() {
 }
 
 TimeCorrectionStats Replay::finish_correction() {
-  auto& b = *beside_;
-  auto& d = *b.correction;
+  auto& b = beside();
+  auto& d = correction();
   for (std::size_t i = 0; i < records_.size(); ++i)
     if (d.next[i] < d.syncs[i].size()) uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]]);
   auto& extras = b.completions.extras();

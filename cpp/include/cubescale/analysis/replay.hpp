@@ -65,18 +65,18 @@ class Replay {
   // cycle and moves every own record.
   std::vector<std::uint64_t> begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
                                               std::uint32_t rank, const std::vector<std::uint32_t>& homes);
-  DistributedCorrection& correction() { return *beside_->correction; }
+  DistributedCorrection& correction();
   void take_members();
   std::vector<std::uint64_t> correct_round();
   void take_values();
   TimeCorrectionStats finish_correction();
   void number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   void messages_beside();
-  std::vector<std::uint64_t>& home_posted() { return beside_->home_posted; }
-  std::vector<std::uint64_t>& posted() { return beside_->posted; }
+  std::vector<std::uint64_t>& home_posted() { return beside().home_posted; }
+  std::vector<std::uint64_t>& posted() { return beside().posted; }
   void collectives_beside_home();
-  std::vector<CollectiveExtra>& home_extras() { return beside_->home_extras; }
-  std::vector<CollectiveExtra>& extras() { return beside_->extras; }
+  std::vector<CollectiveExtra>& home_extras() { return beside().home_extras; }
+  std::vector<CollectiveExtra>& extras() { return beside().extras; }
   void collectives_beside();
   void late_receiver_after();
   // Non-blocking collectives: (communicator, location, count) triples of own locations; every
@@ -85,11 +85,11 @@ class Replay {
   std::vector<std::uint32_t> nonblocking_counts() const;
   void check_nonblocking_counts(const std::vector<std::uint32_t>& all);
   std::vector<std::uint64_t> pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes);
-  std::vector<NonBlockingRecord>& outgoing_nonblocking() { return beside_->outgoing_nonblocking; }
-  std::vector<NonBlockingRecord>& incoming_nonblocking() { return beside_->incoming_nonblocking; }
+  std::vector<NonBlockingRecord>& outgoing_nonblocking() { return beside().outgoing_nonblocking; }
+  std::vector<NonBlockingRecord>& incoming_nonblocking() { return beside().incoming_nonblocking; }
   void reduce_nonblocking();
-  std::vector<NonBlockingVerdict>& home_verdicts() { return beside_->home_verdicts; }
-  std::vector<NonBlockingVerdict>& verdicts() { return beside_->verdicts; }
+  std::vector<NonBlockingVerdict>& home_verdicts() { return beside().home_verdicts; }
+  std::vector<NonBlockingVerdict>& verdicts() { return beside().verdicts; }
   void nonblocking_after();  // after late_receiver_after (the same order of additions as analyze())
   // This rank's candidate to start the path: (last Leave, position among analyzed, has
   // records); position kNone when it has none. `any_records`: some rank's location has records.
@@ -154,6 +154,7 @@ class Replay {
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter
+  ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 
 }  // namespace cubescale::analysis
