@@ -292,6 +292,30 @@ void register_replay(py::module_ m) {
             return std::make_shared<profile::LocalProfile>(r.finish_complete(present));
           },
           py::arg("present"), "The LocalProfile with every metric of the one-process analysis.")
+      .def(
+          "statistics",
+          [](const Replay& r) {
+            // Raw ticks, so that the ranks' sums merge exactly before they become seconds.
+            py::dict out, patterns;
+            for (std::size_t p = 0; p < r.pattern_statistics().size(); ++p) {
+              const auto& s = r.pattern_statistics()[p];
+              if (s.count == 0) continue;
+              py::list top;
+              for (const auto& i : s.top) top.append(py::make_tuple(i.ticks, i.enter, i.leave, i.cnode, i.location));
+              py::dict d;
+              d["count"] = s.count, d["sum"] = s.sum, d["min"] = s.min, d["max"] = s.max;
+              d["sum_of_squares"] = s.sum_of_squares, d["top"] = top;
+              patterns[analysis::pattern_name(static_cast<analysis::Pattern>(p))] = d;
+            }
+            out["patterns"] = patterns;
+            out["p2p_violations"] = r.stats().p2p_violations;
+            out["collective_violations"] = r.stats().collective_violations;
+            out["corrected_jumps"] = r.stats().corrected_jumps;
+            return out;
+          },
+          "After finish_complete: own instance statistics in ticks ({pattern: {count, sum, min, max, "
+          "sum_of_squares, top: [(ticks, enter, leave, cnode row, dense location)]}}) and clock-condition "
+          "violations as recorded, events the correction moved.")
       .def("beside_bytes", &Replay::beside_bytes, "Bytes the buffers of the complete steps hold now.");
 }
 

@@ -5,6 +5,7 @@ which files were left."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -63,6 +64,15 @@ def main(argv: list[str]) -> int:
             print(json.dumps({"trace": key, "sha256": digest, "shape": stats["shape"], "hand_offs": stats["hand_offs"],
                               "correction": stats["correction"], "values": pattern_values(cubescale.open(out))}),
                   flush=True)
+    for name, anchor in anchors:  # cubescale.analyze over the ranks: rank 0's report has the statistics
+        if name not in TIME_CORRECT:
+            continue
+        for correct in (False, True):
+            out = os.path.join(out_dir, f"{name}.stat{int(correct)}.n{comm.size}.cubex")
+            report = cubescale.analyze(anchor, out, time_correct=correct, comm=comm)
+            if comm.rank == 0:
+                stats = dataclasses.asdict(cubescale.analysis.statistics(report))
+                print(json.dumps({"trace": f"{name}+statistics{int(correct)}", "statistics": stats}), flush=True)
     for name in [*BROKEN, "truncated", "cycle"]:
         out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
         raised = ""

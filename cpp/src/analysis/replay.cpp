@@ -56,6 +56,7 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
   }
   extract(analyzed, mine, beside_ ? &beside_->fan : nullptr);
+  if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it
 }
 
 Replay::~Replay() = default;
@@ -154,8 +155,14 @@ void Replay::collective_severities() {
   if (reductions_.size() != outgoing_collectives_.size())
     throw std::logic_error("collective reductions: " + std::to_string(reductions_.size()) + " for " +
                            std::to_string(outgoing_collectives_.size()) + " records");
-  for (std::size_t i = 0; i < reductions_.size(); ++i)
-    analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
+  std::vector<std::size_t> order(reductions_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  if (beside_)  // trace.stat keeps the first of equal instances: the one-process order (location, event)
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
+      return std::make_pair(position_[x.location], x.position) < std::make_pair(position_[y.location], y.position);
+    });
+  for (auto i : order) analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
   release(outgoing_collectives_);
   release(reductions_);
 }

@@ -351,6 +351,8 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   add_counts(tree, b.counts, all, severities_.column);
   b.clock.checked = present.back();
   tree = with_clock_violations(std::move(tree), b.clock);
+  if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
+  pattern_statistics_ = b.instances.finish();
   severities_ = Severities();
   beside_.reset();
   return tree;
@@ -580,9 +582,12 @@ void Replay::nonblocking_after() {
     const auto& r = *f.record;
     const auto col = r.location < column.size() ? column[r.location] : kNone;
     if (col == kNone || r.cnode == kNone || r.cnode >= severities_.cnodes) continue;
-    if (f.ticks > 0)
+    if (f.ticks > 0) {
       severities_.values[std::size_t(f.pattern)][std::size_t(r.cnode) * severities_.locations + col] +=
           static_cast<double>(f.ticks) * tick;
+      if (severities_.instances)
+        severities_.instances->add(std::size_t(f.pattern), {f.ticks, r.enter, r.leave, r.cnode, r.location});
+    }
     const auto moved = r.only_collectives ? r.leave - r.enter : f.ticks;
     if (moved > 0) b.moves.push_back({r.cnode, col, static_cast<double>(moved) * tick, f.pattern == Pattern::BarrierWait});
   }
@@ -659,10 +664,17 @@ void Replay::take_members() {
   outgoing.swap(d.outgoing_members);
   for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
   std::vector<CollectiveRecord>().swap(d.incoming_members);
-  for (auto& [key, i] : d.instances)
+  for (auto& [key, i] : d.instances) {
     std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
       return position_[x.location] < position_[y.location];
     });
+    // The references of the recorded enters (the violations as recorded).
+    std::vector<std::size_t> all(i.members.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    std::vector<CollectiveExtra> extras(all.size());
+    instance_extras(i.members, all, extras);
+    for (const auto& x : extras) i.recorded.push_back(x.reference);
+  }
 }
 
 void Replay::arrive(const InstanceValue& v) {
@@ -680,9 +692,9 @@ void Replay::arrive(const InstanceValue& v) {
   instance_extras(inst.members, all, extras);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& m = inst.members[i];
-    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference};
+    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};
     const auto r = m.location < d.owner.size() ? d.owner[m.location] : kNone;
-    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = ref.value;
+    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = {ref.value, ref.recorded};
     else if (r < d.ranks) d.queued_references.push_back({r, ref});
   }
   d.instances.erase(it);
@@ -707,13 +719,15 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (r.peer < analyzed_.size() && analyzed_[r.peer]) {  // else no send to wait for (matching raises)
             const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, d.receive_k[i][e.index]));
             if (it == d.sends_known.end()) break;
-            need = it->second + latency;
+            need = it->second.first + latency;
+            if (e.time < it->second.second + latency) ++d.recorded_p2p;  // as count_clock_violations
           }
         } else if (e.kind == SyncKind::CollectiveLeave) {
           const auto& c = l.collectives[e.index];
           const auto it = d.references_known.find(instance_key(c.communicator, c.instance, c.location));
           if (it == d.references_known.end()) break;
-          if (it->second != kNoTime) need = it->second + latency;
+          if (it->second.first != kNoTime) need = it->second.first + latency;
+          if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
         }
         const auto value = std::max(base, need);
         if (value > base) {
@@ -724,13 +738,13 @@ std::vector<std::uint64_t> Replay::correct_round() {
         d.corrected[i][next] = value;
         if (e.kind == SyncKind::Send) {
           const auto& s = l.sends[e.index];
-          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value};
+          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value, e.time};
           const auto r = s.peer < d.owner.size() ? d.owner[s.peer] : kNone;
-          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = value;
+          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {value, e.time};
           else if (r < d.ranks) d.queued_sends.push_back({r, v});
         } else if (e.kind == SyncKind::CollectiveEnter) {
           const auto& c = l.collectives[e.index];
-          const InstanceValue v{c.communicator, c.instance, c.location, 0, value};
+          const InstanceValue v{c.communicator, c.instance, c.location, 0, value, e.time};
           const auto h = d.homes.empty() ? collective_home(c, d.ranks) : d.homes[collective_home(c, d.homes.size())];
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
@@ -752,9 +766,10 @@ std::vector<std::uint64_t> Replay::correct_round() {
 
 void Replay::take_values() {
   auto& d = correction();
-  for (const auto& v : d.incoming_sends) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = v.value;
+  for (const auto& v : d.incoming_sends)
+    d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {v.value, v.recorded};
   for (const auto& v : d.incoming_references)
-    d.references_known[instance_key(v.communicator, v.instance, v.location)] = v.value;
+    d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
   for (const auto& v : d.incoming_enters) arrive(v);
   release(d.incoming_sends), release(d.incoming_enters), release(d.incoming_references);
   release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
@@ -775,6 +790,9 @@ TimeCorrectionStats Replay::finish_correction() {
     amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i]);
   }
   const auto stats = d.stats;
+  stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;
+  stats_.corrected_jumps = stats.jumps;
+  b.corrected = true;
   b.correction.reset();
   return stats;
 }

@@ -18,11 +18,11 @@ class Replay:
 
     collective_bytes: typing.ClassVar[int] = 56
     extra_bytes: typing.ClassVar[int] = 24
-    instance_value_bytes: typing.ClassVar[int] = 24
+    instance_value_bytes: typing.ClassVar[int] = 32
     message_bytes: typing.ClassVar[int] = 64
     nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
-    send_value_bytes: typing.ClassVar[int] = 32
+    send_value_bytes: typing.ClassVar[int] = 40
     verdict_bytes: typing.ClassVar[int] = 16
     def __init__(
         self,
@@ -266,6 +266,10 @@ class Replay:
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` reductions (one per own packed collective record).
+        """
+    def statistics(self) -> dict:
+        """
+        After finish_complete: own instance statistics in ticks ({pattern: {count, sum, min, max, sum_of_squares, top: [(ticks, enter, leave, cnode row, dense location)]}}) and clock-condition violations as recorded, events the correction moved.
         """
     def stats(self) -> dict:
         """

@@ -73,7 +73,4 @@ def run_analyze(args) -> int:
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "
           f"{report.shape[0]} call paths, {report.shape[1]} locations ({time.perf_counter() - start:.2f} s)")
     print(summary(report))
-    if comm.size > 1:  # every metric is in the report; the instance statistics are one process's
-        print("under mpirun: not computed: the most severe instances (trace.stat) and the violations as recorded "
-              "before --time-correct (run without mpirun for them; docs/analysis.md)")
     return 0

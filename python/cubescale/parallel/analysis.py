@@ -169,7 +169,10 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
     ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
     report, ``hand_offs`` (how often the critical path moved between ranks), ``correction``
-    (with ``time_correct``: rounds, events moved forward, the largest move in ticks); this rank's
+    (with ``time_correct``: rounds, events moved forward, the largest move in ticks),
+    ``statistics`` (rank 0, else None: the instance statistics of every rank merged, in ticks, the
+    most severe instance of each call path; :func:`cubescale.analyze` makes them
+    :func:`cubescale.analysis.statistics`); this rank's
     ``own`` counts (events, messages, collectives of its locations), ``record_bytes`` (the most
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     """
@@ -223,6 +226,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
+    statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
     own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
@@ -232,8 +236,40 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
-            "hand_offs": hand_offs, "correction": correction, "own": own, "record_bytes": int(peak), "seconds": seconds,
+            "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
+    """Rank 0: every rank's instance statistics (trace.stat) merged exactly in ticks: counts,
+    sums, extremes, sums of squares, and per call path (named by its path, as call-path rows
+    differ between ranks) its most severe instance, the first location's among equals."""
+    from ..analysis import _local_paths
+
+    raw = replay.statistics()
+    paths = _local_paths(local._core)
+    for s in raw["patterns"].values():
+        s["top"] = [(ticks, enter, leave, paths[cnode], loc) for ticks, enter, leave, cnode, loc in s["top"]]
+    everyone = comm.gather(raw, root=0)
+    if comm.rank != 0:
+        return None
+    place = {int(loc): k for k, loc in enumerate(analyzed)}
+    merged: dict[str, dict] = {}
+    for name in _analysis.pattern_names():  # the patterns' order, as one process lists them
+        parts = [r["patterns"][name] for r in everyone if name in r["patterns"]]
+        if not parts:
+            continue
+        best: dict[str, tuple] = {}
+        for top in (p["top"] for p in parts):
+            for entry in top:
+                old = best.get(entry[3])
+                if old is None or (entry[0], -place[entry[4]]) > (old[0], -place[old[4]]):
+                    best[entry[3]] = entry
+        merged[name] = {"count": sum(p["count"] for p in parts), "sum": sum(p["sum"] for p in parts),
+                        "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts),
+                        "sum_of_squares": sum(p["sum_of_squares"] for p in parts), "top": list(best.values())}
+    return {"patterns": merged, **{k: sum(r[k] for r in everyone)
+                                   for k in ("p2p_violations", "collective_violations", "corrected_jumps")}}
 
 
 def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:

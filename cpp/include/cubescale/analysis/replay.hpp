@@ -103,6 +103,9 @@ class Replay {
   // Bytes of the buffers above and of the extractors' records beside the wait-state records
   // (Late Receiver's completions and postings, non-blocking collectives, sync points).
   std::uint64_t beside_bytes();
+  // After finish_complete: the instance statistics of own locations (raw ticks; trace.stat);
+  // stats() then also has the clock-condition violations as recorded and the events moved.
+  const std::vector<PatternStatistics>& pattern_statistics() const { return pattern_statistics_; }
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
@@ -151,6 +154,7 @@ class Replay {
   std::vector<MessageRecord> outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
+  std::vector<PatternStatistics> pattern_statistics_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter

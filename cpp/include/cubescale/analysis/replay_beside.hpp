@@ -76,16 +76,17 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
 // its leave must follow. Rounds end when no rank moved an event or a value; a location left
 // with events is in a cycle (FormatError, as time_correct.hpp). The backward amortization is
 // per location.
+// `recorded`: the value before the correction (the receiver counts the violations as recorded).
 struct SendValue {  // the k-th send from `from` to `to` on (communicator, tag): its corrected time
   std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, k = 0, padding = 0;
-  std::uint64_t value = 0;
+  std::uint64_t value = 0, recorded = 0;
 };
 struct InstanceValue {  // a member's corrected enter (to the home) or its reference (back)
   std::uint32_t communicator = kNone, instance = 0, location = kNone, padding = 0;
-  std::uint64_t value = 0;
+  std::uint64_t value = 0, recorded = 0;
 };
-static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 32);
-static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 24);
+static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 40);
+static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 32);
 
 struct DistributedCorrection {
   std::uint32_t rank = 0;
@@ -106,10 +107,12 @@ struct DistributedCorrection {
       return std::hash<std::uint64_t>()((k.a * 0x9e3779b97f4a7c15ull) ^ (k.b * 0xc2b2ae3d27d4eb4full) ^ k.c);
     }
   };
-  std::unordered_map<Key, std::uint64_t, KeyHash> sends_known, references_known;
+  std::unordered_map<Key, std::pair<std::uint64_t, std::uint64_t>, KeyHash> sends_known, references_known;  // (value, recorded)
+  std::uint64_t recorded_p2p = 0, recorded_collective = 0;  // clock-condition violations before correcting
   // Home: instances (communicator, instance) -> members in one-process order, enters so far.
   struct Instance {
     std::vector<CollectiveRecord> members;
+    std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
     std::size_t arrived = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
@@ -149,6 +152,8 @@ struct ReplayBeside {
   std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
   bool seconds = false;                                // the severities are in seconds already
   std::unique_ptr<DistributedCorrection> correction;   // --time-correct, until finished
+  bool corrected = false;                              // the clock statistics are those before correcting
+  InstanceStats instances{std::size_t(Pattern::Count)};  // trace.stat of own instances
 };
 
 }  // namespace cubescale::analysis
