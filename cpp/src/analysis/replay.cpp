@@ -157,11 +157,13 @@ void Replay::collective_severities() {
                            std::to_string(outgoing_collectives_.size()) + " records");
   std::vector<std::size_t> order(reductions_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  if (beside_)  // trace.stat keeps the first of equal instances: the one-process order (location, event)
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
-      return std::make_pair(position_[x.location], x.position) < std::make_pair(position_[y.location], y.position);
-    });
+  // trace.stat keeps the first of equal instances: take them in the one-process order (location,
+  // event); one rank's records are in it already, several ranks' come grouped by home.
+  auto earlier = [&](std::size_t a, std::size_t b) {
+    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
+    return std::make_pair(position_[x.location], x.position) < std::make_pair(position_[y.location], y.position);
+  };
+  if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
   for (auto i : order) analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
   release(outgoing_collectives_);
   release(reductions_);
