@@ -16,8 +16,11 @@ between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): the
    receiver's owner returns each send's receive posting time to the sender's owner (Late
    Receiver), the homes return per collective record the time its leave must follow and whom it
-   waited for (clock conditions, critical path); the critical path's backward walk moves from
-   rank to rank with the location it is on; OpenMP patterns and counts are local.
+   waited for (clock conditions, critical path); non-blocking collectives go to homes as the
+   blocking ones; the critical path's backward walk moves from rank to rank with the location it
+   is on; OpenMP patterns and counts are local; ``time_correct`` corrects the records first, in
+   rounds of exchanged corrected times; rank 0 merges the ranks' instance statistics
+   (trace.stat).
 
 A rank holds its own records, the sends to its locations and the instances it is home of, never
 all of them. The metrics present on any rank decide the metric tree, then unification and
