@@ -230,7 +230,21 @@ void register_replay(py::module_ m) {
             return byte_view(v, self);
           },
           py::arg("n"), "A writable view for `n` collective records received as home.")
-      .def("take_members", &Replay::take_members, "Home: the members of its instances.")
+      .def_property_readonly_static("send_count_bytes", [](py::object) { return sizeof(analysis::SendCount); })
+      .def("pack_send_counts", &Replay::pack_send_counts,
+           "Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.")
+      .def(
+          "correction_outgoing_counts", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_counts, self); },
+          "Own send counts for the receivers' owners (a view).")
+      .def(
+          "correction_incoming_counts",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_counts;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` send counts received.")
+      .def("take_members", &Replay::take_members, "Home: the members of its instances; the send counts received.")
       .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
            "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
       .def(

@@ -657,9 +657,25 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   return group(members, d.outgoing_members, ranks);
 }
 
+std::vector<std::uint64_t> Replay::pack_send_counts() {
+  auto& d = correction();
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> counts;
+  for (const auto& l : records_)
+    for (const auto& s : l.sends) ++counts[{s.location, s.peer, s.communicator, s.tag}];
+  std::vector<std::pair<std::uint32_t, SendCount>> queued;
+  for (const auto& [key, n] : counts) {
+    const auto [from, to, communicator, tag] = key;
+    const auto r = to < d.owner.size() ? d.owner[to] : kNone;
+    if (r < d.ranks) queued.push_back({r, {from, to, communicator, tag, n, 0}});
+  }
+  return group(queued, d.outgoing_counts, d.ranks);
+}
+
 void Replay::take_members() {
   // Home: the members of its instances, in one-process order (their place among the analyzed).
   auto& d = correction();
+  for (const auto& c : d.incoming_counts) d.sends_expected[send_key(c.from, c.to, c.communicator, c.tag, 0)] = c.count;
+  release(d.incoming_counts), release(d.outgoing_counts);
   std::vector<CollectiveRecord> outgoing;
   outgoing.swap(d.outgoing_members);
   for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
@@ -716,8 +732,10 @@ std::vector<std::uint64_t> Replay::correct_round() {
         std::uint64_t need = 0;
         if (e.kind == SyncKind::Receive) {
           const auto& r = l.receives[e.index];
-          if (r.peer < analyzed_.size() && analyzed_[r.peer]) {  // else no send to wait for (matching raises)
-            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, d.receive_k[i][e.index]));
+          const auto k = d.receive_k[i][e.index];
+          const auto expected = d.sends_expected.find(send_key(r.peer, r.location, r.communicator, r.tag, 0));
+          if (expected != d.sends_expected.end() && k < expected->second) {  // else no send to wait for (matching raises)
+            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, k));
             if (it == d.sends_known.end()) break;
             need = it->second.first + latency;
             if (e.time < it->second.second + latency) ++d.recorded_p2p;  // as count_clock_violations

@@ -155,6 +155,10 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
     for (std::uint32_t r = 0; r < ranks; ++r) counts.push_back(rank[r]->begin_correction(owner, ranks, r, homes));
     exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_members; },
              [](Replay& r) -> auto& { return r.correction().incoming_members; });
+    counts.clear();
+    for (auto& r : rank) counts.push_back(r->pack_send_counts());
+    exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_counts; },
+             [](Replay& r) -> auto& { return r.correction().incoming_counts; });
     each([](Replay& r) { r.take_members(); });
     for (bool moved = true; moved;) {
       moved = false;

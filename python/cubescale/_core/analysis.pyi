@@ -22,6 +22,7 @@ class Replay:
     message_bytes: typing.ClassVar[int] = 64
     nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
+    send_count_bytes: typing.ClassVar[int] = 24
     send_value_bytes: typing.ClassVar[int] = 40
     verdict_bytes: typing.ClassVar[int] = 16
     def __init__(
@@ -75,6 +76,12 @@ class Replay:
         """
         Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].
         """
+    def correction_incoming_counts(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` send counts received.
+        """
     def correction_incoming_enters(
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -98,6 +105,10 @@ class Replay:
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable view for `n` send times received.
+        """
+    def correction_outgoing_counts(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Own send counts for the receivers' owners (a view).
         """
     def correction_outgoing_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -223,6 +234,10 @@ class Replay:
         """
         Own non-blocking collective records grouped by the home rank of their instance; records per rank.
         """
+    def pack_send_counts(self) -> list[int]:
+        """
+        Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.
+        """
     def pack_sends(
         self,
         owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -277,7 +292,7 @@ class Replay:
         """
     def take_members(self) -> None:
         """
-        Home: the members of its instances.
+        Home: the members of its instances; the send counts received.
         """
     def take_values(self) -> None:
         """

@@ -286,6 +286,8 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:
     counts = _step(comm, lambda: replay.begin_correction(owner, comm.size, comm.rank, homes_list))
     exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
              replay.collective_bytes)
+    counts = replay.pack_send_counts()  # a receive beyond its queue's sends waits for nothing, as in one process
+    exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts, replay.send_count_bytes)
     replay.take_members()
     size, rounds = comm.size, 0
     while True:

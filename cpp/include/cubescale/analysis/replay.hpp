@@ -59,12 +59,14 @@ class Replay {
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
   // --time-correct, right after the extraction: own collective records to their homes (returns
-  // records per rank; `rank`: this one), the homes' instances, then rounds of correct_round()
+  // records per rank; `rank`: this one) and own send counts to the receivers' owners, then
+  // take_members() (the homes' instances, the counts), then rounds of correct_round()
   // (returns [moved any event, sends per rank, enters per rank, references per rank]), three
   // exchanges and take_values(), until no rank moves anything; finish_correction() raises on a
   // cycle and moves every own record.
   std::vector<std::uint64_t> begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
                                               std::uint32_t rank, const std::vector<std::uint32_t>& homes);
+  std::vector<std::uint64_t> pack_send_counts();  // per receiver's owner: own sends per queue
   DistributedCorrection& correction();
   void take_members();
   std::vector<std::uint64_t> correct_round();

@@ -73,7 +73,8 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
 // its locations' communication events as far as the producers' corrected times it knows allow;
 // a corrected send time goes to the receiver's owner, a corrected collective enter to the
 // instance's home, which, once every member's enter is known, returns to each member the time
-// its leave must follow. Rounds end when no rank moved an event or a value; a location left
+// its leave must follow. First the receivers' owners learn how many sends each of their
+// receive queues gets, so that a receive without a send waits for nothing (as in one process). Rounds end when no rank moved an event or a value; a location left
 // with events is in a cycle (FormatError, as time_correct.hpp). The backward amortization is
 // per location.
 // `recorded`: the value before the correction (the receiver counts the violations as recorded).
@@ -85,7 +86,11 @@ struct InstanceValue {  // a member's corrected enter (to the home) or its refer
   std::uint32_t communicator = kNone, instance = 0, location = kNone, padding = 0;
   std::uint64_t value = 0, recorded = 0;
 };
+struct SendCount {  // how many sends go from `from` to `to` on (communicator, tag)
+  std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, count = 0, padding = 0;
+};
 static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 40);
+static_assert(std::is_trivially_copyable_v<SendCount> && sizeof(SendCount) == 24);
 static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 32);
 
 struct DistributedCorrection {
@@ -109,6 +114,10 @@ struct DistributedCorrection {
   };
   std::unordered_map<Key, std::pair<std::uint64_t, std::uint64_t>, KeyHash> sends_known, references_known;  // (value, recorded)
   std::uint64_t recorded_p2p = 0, recorded_collective = 0;  // clock-condition violations before correcting
+  // Sends per (from, to, communicator, tag) to own locations: a receive beyond them has no send
+  // to wait for (one process skips it; the matching reports it afterwards).
+  std::unordered_map<Key, std::uint32_t, KeyHash> sends_expected;
+  std::vector<SendCount> outgoing_counts, incoming_counts;
   // Home: instances (communicator, instance) -> members in one-process order, enters so far.
   struct Instance {
     std::vector<CollectiveRecord> members;
