@@ -51,7 +51,61 @@ for r in range(5):
     RING[r] += [("MPI_Allreduce", 1100 + 100 * k + 7 * ((r + k) % 5), 1180 + 100 * k + r, [], 0) for k in range(4)]
     RING[r] += [("MPI_Finalize", 1600 + 50 * r, 1900, [], 0)]
 
-SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000)}
+# Late Receiver: a synchronous send entered 300 ns before its receive is posted; a standard
+# send that completes before its receive (no wait); an MPI_Isend whose MPI_Wait waits 200 ns
+# for the MPI_Irecv that posts the receive; an MPI_Waitall completing two sends whose
+# receives are posted 200 and 300 ns after it was entered (the largest counts).
+LATE_RECEIVER = [
+    [("MPI_Ssend", 100, 500, [1], 0), ("MPI_Send", 600, 610, [1], 0), ("MPI_Isend", 1000, 1010, [1], 1),
+     ("MPI_Wait", 1100, 1500, [], 0), ("MPI_Isend", 2000, 2010, [1], 2), ("MPI_Isend", 2020, 2030, [2], 2),
+     ("MPI_Waitall", 2100, 2600, [], 0)],
+    [("MPI_Recv", 400, 510, [0], 0), ("MPI_Recv", 700, 720, [0], 0), ("MPI_Irecv", 1300, 1310, [0], 1),
+     ("MPI_Wait", 1400, 1450, [0], 1), ("MPI_Recv", 2300, 2610, [0], 2)],
+    [("MPI_Recv", 2400, 2620, [0], 2)],
+]
+
+# One point-to-point violation (rank 1 receives at 90 ns what rank 0 sends at 100 ns) and one
+# collective violation (rank 0 leaves the barrier at 400 ns, rank 1 enters it at 420 ns).
+CLOCKS = [
+    [("MPI_Send", 100, 110, [1], 0), ("MPI_Barrier", 300, 400, [], 0)],
+    [("MPI_Recv", 50, 90, [0], 0), ("MPI_Barrier", 420, 430, [], 0)],
+]
+
+# MPI-3 non-blocking collectives, each completed by an MPI_Wait (rank 0's last by MPI_Test):
+# rank 0 waits for rank 1's late starts (the enter of its MPI_I<op>).
+NONBLOCKING = [
+    [("MPI_Iallreduce", 100, 110, [], 0), ("MPI_Wait", 500, 900, [], 0),
+     ("MPI_Ibarrier", 1000, 1010, [], 0), ("MPI_Wait", 1100, 1300, [], 0),
+     ("MPI_Ibcast", 1400, 1410, [1], 0), ("MPI_Wait", 1420, 1600, [], 0),
+     ("MPI_Ireduce", 1700, 1710, [0], 0), ("MPI_Wait", 1720, 1900, [], 0),
+     ("MPI_Iallreduce", 2000, 2010, [], 0), ("MPI_Test", 2020, 2030, [], 0)],
+    [("MPI_Iallreduce", 700, 710, [], 0), ("MPI_Wait", 720, 800, [], 0),
+     ("MPI_Ibarrier", 1200, 1210, [], 0), ("MPI_Wait", 1250, 1260, [], 0),
+     ("MPI_Ibcast", 1500, 1510, [1], 0), ("MPI_Wait", 1520, 1530, [], 0),
+     ("MPI_Ireduce", 1800, 1810, [0], 0), ("MPI_Wait", 1820, 1830, [], 0),
+     ("MPI_Iallreduce", 2100, 2110, [], 0), ("MPI_Wait", 2120, 2130, [], 0)],
+]
+
+# Three threads. Region 1: an implicit barrier thread 2 enters last (at 350). Region 2: thread 1
+# waits 620 -> 640 for the critical section thread 0 holds; thread 0 waits 645 -> 650 in
+# omp_set_lock for lock 7, which thread 2 holds until 650; an explicit barrier thread 1 enters
+# last (at 750).
+OMP_REGIONS = [
+    {"fork": 100, "join": 500, "threads": [[("ibarrier", 200, 400)], [("ibarrier", 300, 400)], [("ibarrier", 350, 400)]]},
+    {"fork": 600, "join": 900, "threads": [
+        [("critical", 610, 640, 610, 1), ("lock", 645, 680, 650, 7), ("barrier", 700, 800)],
+        [("critical", 620, 660, 640, 1), ("barrier", 750, 800)],
+        [("lock", 605, 650, 605, 7), ("barrier", 720, 800)]]},
+]
+
+SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
+          "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000)}
+OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
+# Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong"]
+# Each rank receives first what the other sends after its receive: no correction exists.
+CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
+         [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]
 
 BROKEN = {
     "receive-without-send": ([[("MPI_Recv", 10, 20, [1], 0)], []], "0.evt", "without a matching send"),
@@ -61,6 +115,12 @@ BROKEN = {
                            "0.evt", "no counterpart on MPI Rank 1"),
     "different-collectives": ([[("MPI_Barrier", 10, 20, [], 0)], [("MPI_Allreduce", 10, 20, [], 0)]], "1.evt",
                               "meets MPI barrier"),
+    # rank 1 starts a second MPI_Iallreduce that rank 0 lacks (the error names the start without
+    # counterpart, not its time: as the one-process analysis)
+    "nonblocking-missing": ([[("MPI_Iallreduce", 10, 11, [], 0), ("MPI_Wait", 20, 30, [], 0)],
+                             [("MPI_Iallreduce", 10, 11, [], 0), ("MPI_Wait", 20, 30, [], 0),
+                              ("MPI_Iallreduce", 40, 41, [], 0), ("MPI_Wait", 50, 60, [], 0)]],
+                            "1.evt", "no counterpart on location"),
 }
 
 

@@ -10,6 +10,7 @@ import importlib
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_cases import OMP_REGIONS as REGIONS
 
 import cubescale
 from cubescale import testing, trace
@@ -19,17 +20,6 @@ waitstates = importlib.import_module("test_analysis_waitstates")
 IBARRIER, EBARRIER = "!$omp implicit barrier @synthetic.c:2", "!$omp barrier @synthetic.c:3"
 CRITICAL = "!$omp critical @synthetic.c:4"
 
-# Three threads. Region 1: an implicit barrier thread 2 enters last (at 350). Region 2: thread 1
-# waits 620 -> 640 for the critical section thread 0 holds; thread 0 waits 645 -> 650 in
-# omp_set_lock for lock 7, which thread 2 holds until 650; an explicit barrier thread 1 enters
-# last (at 750).
-REGIONS = [
-    {"fork": 100, "join": 500, "threads": [[("ibarrier", 200, 400)], [("ibarrier", 300, 400)], [("ibarrier", 350, 400)]]},
-    {"fork": 600, "join": 900, "threads": [
-        [("critical", 610, 640, 610, 1), ("lock", 645, 680, 650, 7), ("barrier", 700, 800)],
-        [("critical", 620, 660, 640, 1), ("barrier", 750, 800)],
-        [("lock", 605, 650, 605, 7), ("barrier", 720, 800)]]},
-]
 EXPECTED = {
     "omp_ibarrier_wait": {(0, IBARRIER): 150, (1, IBARRIER): 50},
     "omp_ebarrier_wait": {(0, EBARRIER): 50, (2, EBARRIER): 30},

@@ -10,6 +10,7 @@ from itertools import count
 
 import numpy as np
 import pytest
+from analysis_cases import CLOCKS, LATE_RECEIVER, NONBLOCKING
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -18,26 +19,6 @@ from cubescale.cli import main
 from cubescale.trace import open as open_trace
 
 NS = 1e-9
-
-# Late Receiver: a synchronous send entered 300 ns before its receive is posted; a standard
-# send that completes before its receive (no wait); an MPI_Isend whose MPI_Wait waits 200 ns
-# for the MPI_Irecv that posts the receive; an MPI_Waitall completing two sends whose
-# receives are posted 200 and 300 ns after it was entered (the largest counts).
-LATE_RECEIVER = [
-    [("MPI_Ssend", 100, 500, [1], 0), ("MPI_Send", 600, 610, [1], 0), ("MPI_Isend", 1000, 1010, [1], 1),
-     ("MPI_Wait", 1100, 1500, [], 0), ("MPI_Isend", 2000, 2010, [1], 2), ("MPI_Isend", 2020, 2030, [2], 2),
-     ("MPI_Waitall", 2100, 2600, [], 0)],
-    [("MPI_Recv", 400, 510, [0], 0), ("MPI_Recv", 700, 720, [0], 0), ("MPI_Irecv", 1300, 1310, [0], 1),
-     ("MPI_Wait", 1400, 1450, [0], 1), ("MPI_Recv", 2300, 2610, [0], 2)],
-    [("MPI_Recv", 2400, 2620, [0], 2)],
-]
-
-# One point-to-point violation (rank 1 receives at 90 ns what rank 0 sends at 100 ns) and one
-# collective violation (rank 0 leaves the barrier at 400 ns, rank 1 enters it at 420 ns).
-CLOCKS = [
-    [("MPI_Send", 100, 110, [1], 0), ("MPI_Barrier", 300, 400, [], 0)],
-    [("MPI_Recv", 50, 90, [0], 0), ("MPI_Barrier", 420, 430, [], 0)],
-]
 
 
 def write(tmp_path, ranks, name="mpi", end=3000):
@@ -190,21 +171,6 @@ def test_shared_traces_are_consistent_after_time_correction(name):
         for p in analysis.patterns(measured):
             assert np.array_equal(measured.values(p.name), corrected.values(p.name)), p.name
 
-
-# MPI-3 non-blocking collectives, each completed by an MPI_Wait (rank 0's last by MPI_Test):
-# rank 0 waits for rank 1's late starts (the enter of its MPI_I<op>).
-NONBLOCKING = [
-    [("MPI_Iallreduce", 100, 110, [], 0), ("MPI_Wait", 500, 900, [], 0),
-     ("MPI_Ibarrier", 1000, 1010, [], 0), ("MPI_Wait", 1100, 1300, [], 0),
-     ("MPI_Ibcast", 1400, 1410, [1], 0), ("MPI_Wait", 1420, 1600, [], 0),
-     ("MPI_Ireduce", 1700, 1710, [0], 0), ("MPI_Wait", 1720, 1900, [], 0),
-     ("MPI_Iallreduce", 2000, 2010, [], 0), ("MPI_Test", 2020, 2030, [], 0)],
-    [("MPI_Iallreduce", 700, 710, [], 0), ("MPI_Wait", 720, 800, [], 0),
-     ("MPI_Ibarrier", 1200, 1210, [], 0), ("MPI_Wait", 1250, 1260, [], 0),
-     ("MPI_Ibcast", 1500, 1510, [1], 0), ("MPI_Wait", 1520, 1530, [], 0),
-     ("MPI_Ireduce", 1800, 1810, [0], 0), ("MPI_Wait", 1820, 1830, [], 0),
-     ("MPI_Iallreduce", 2100, 2110, [], 0), ("MPI_Wait", 2120, 2130, [], 0)],
-]
 
 
 def test_nonblocking_collectives_wait_in_their_completion(tmp_path):

@@ -72,12 +72,17 @@ void register_replay(py::module_ m) {
   py::class_<Replay>(m, "Replay",
                      "One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, "
                      "then matching with the records the caller exchanges between the ranks.")
-      .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine) {
+      .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
+                       bool complete, double min_latency) {
              py::gil_scoped_release release;
-             return std::make_unique<Replay>(t, analyzed, mine);
+             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency)
+                             : std::make_unique<Replay>(t, analyzed, mine);
            }),
-           py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::keep_alive<1, 2>(),
-           "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.")
+           py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
+           py::arg("min_latency") = 0.0, py::keep_alive<1, 2>(),
+           "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. "
+           "`complete`: also everything the one-process analysis computes beside the record patterns "
+           "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
       .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
@@ -140,7 +145,193 @@ void register_replay(py::module_ m) {
       .def(
           "stats", [](const Replay& r) { return stats_dict(r.stats()); },
           "Own events read and message / collective records extracted.")
-      .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.");
+      .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.")
+      // --- complete: the steps of analysis/replay_beside.hpp, in this order around the others ---
+      .def_property_readonly_static("extra_bytes", [](py::object) { return sizeof(analysis::CollectiveExtra); })
+      .def("number_sends", &Replay::number_sends, py::arg("owner"), py::arg("ranks"),
+           "Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).")
+      .def("messages_beside", &Replay::messages_beside, py::call_guard<py::gil_scoped_release>(),
+           "After the send exchange, before match_messages: clock condition, Late Sender sync points and the "
+           "posting time of each receive for its send (home_posted, in the order the sends came).")
+      .def(
+          "home_posted", [](py::object self) { return byte_view(self.cast<Replay&>().home_posted(), self); },
+          "Per send received its receive's posting time (8 bytes each, a view).")
+      .def(
+          "posted",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().posted();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` posting times returned for own sends (the send exchange reversed).")
+      .def("collectives_beside_home", &Replay::collectives_beside_home, py::call_guard<py::gil_scoped_release>(),
+           "Home, before reduce_collectives: per record received its clock reference and whom it waits for.")
+      .def(
+          "home_extras", [](py::object self) { return byte_view(self.cast<Replay&>().home_extras(), self); },
+          "The extras computed as home, in the order of the records received (a view).")
+      .def(
+          "extras",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().extras();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` extras returned for own collective records.")
+      .def("collectives_beside", &Replay::collectives_beside, py::call_guard<py::gil_scoped_release>(),
+           "Before collective_severities: collective clock conditions and sync points of own records.")
+      .def("late_receiver_after", &Replay::late_receiver_after, py::call_guard<py::gil_scoped_release>(),
+           "After collective_severities and the posting times: Late Receiver of own sends.")
+      .def_property_readonly_static("nonblocking_bytes", [](py::object) { return sizeof(analysis::NonBlockingRecord); })
+      .def_property_readonly_static("verdict_bytes", [](py::object) { return sizeof(analysis::NonBlockingVerdict); })
+      .def("nonblocking_counts", &Replay::nonblocking_counts,
+           "(communicator, location, count) triples of own non-blocking collectives, flat.")
+      .def("check_nonblocking_counts", &Replay::check_nonblocking_counts, py::arg("all"),
+           "Every rank's triples: FormatError on the rank holding the first record without counterpart.")
+      .def("pack_nonblocking", &Replay::pack_nonblocking, py::arg("ranks"), py::arg("homes"),
+           "Own non-blocking collective records grouped by the home rank of their instance; records per rank.")
+      .def(
+          "outgoing_nonblocking", [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_nonblocking(), self); },
+          "The packed non-blocking collective records as bytes (a view).")
+      .def(
+          "incoming_nonblocking",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().incoming_nonblocking();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` non-blocking collective records received.")
+      .def("reduce_nonblocking", &Replay::reduce_nonblocking, py::call_guard<py::gil_scoped_release>(),
+           "Home: per record received its pattern and the time it waits for; FormatError on mixed operations.")
+      .def(
+          "home_verdicts", [](py::object self) { return byte_view(self.cast<Replay&>().home_verdicts(), self); },
+          "The verdicts computed as home, in the order of the records received (a view).")
+      .def(
+          "verdicts",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().verdicts();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` verdicts returned for own non-blocking records.")
+      .def("nonblocking_after", &Replay::nonblocking_after, py::call_guard<py::gil_scoped_release>(),
+           "After late_receiver_after: the non-blocking collective patterns of own records.")
+      // --- --time-correct over ranks (analysis/replay_beside.hpp) ---
+      .def_property_readonly_static("send_value_bytes", [](py::object) { return sizeof(analysis::SendValue); })
+      .def_property_readonly_static("instance_value_bytes", [](py::object) { return sizeof(analysis::InstanceValue); })
+      .def("begin_correction", &Replay::begin_correction, py::arg("owner"), py::arg("ranks"), py::arg("rank"),
+           py::arg("homes"), "Starts --time-correct: own collective records to their homes; returns records per rank.")
+      .def(
+          "correction_outgoing_members", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_members, self); },
+          "Own collective records for the homes (a view).")
+      .def(
+          "correction_incoming_members",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_members;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` collective records received as home.")
+      .def_property_readonly_static("send_count_bytes", [](py::object) { return sizeof(analysis::SendCount); })
+      .def("pack_send_counts", &Replay::pack_send_counts,
+           "Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.")
+      .def(
+          "correction_outgoing_counts", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_counts, self); },
+          "Own send counts for the receivers' owners (a view).")
+      .def(
+          "correction_incoming_counts",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_counts;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` send counts received.")
+      .def("take_members", &Replay::take_members, "Home: the members of its instances; the send counts received.")
+      .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
+           "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
+      .def(
+          "correction_outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_sends, self); },
+          "Corrected send times for the receivers' owners (a view).")
+      .def(
+          "correction_incoming_sends",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_sends;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` send times received.")
+      .def(
+          "correction_outgoing_enters", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_enters, self); },
+          "Corrected collective enters for the homes (a view).")
+      .def(
+          "correction_incoming_enters",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_enters;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` enters received as home.")
+      .def(
+          "correction_outgoing_references", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_references, self); },
+          "References for the members' owners (a view).")
+      .def(
+          "correction_incoming_references",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().correction().incoming_references;
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("n"), "A writable view for `n` references received.")
+      .def("take_values", &Replay::take_values, py::call_guard<py::gil_scoped_release>(),
+           "Takes the values received (a home's complete instances answer their members).")
+      .def(
+          "finish_correction",
+          [](Replay& r) {
+            py::gil_scoped_release release;
+            const auto s = r.finish_correction();
+            return std::make_pair(s.jumps, s.largest);
+          },
+          "FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.")
+      .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
+      .def("path_start", &Replay::path_start, py::arg("any_records"),
+           "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "
+           "0xFFFFFFFF: none.")
+      .def("walk", &Replay::walk, py::arg("at"), py::arg("time"),
+           "The critical path's backward walk from (location, time) while it stays on own locations; returns "
+           "where it continues ((0xFFFFFFFF, 0): ended).")
+      .def("present_complete", &Replay::present_complete,
+           "Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.")
+      .def(
+          "finish_complete",
+          [](Replay& r, std::vector<bool> present) {
+            py::gil_scoped_release release;
+            return std::make_shared<profile::LocalProfile>(r.finish_complete(present));
+          },
+          py::arg("present"), "The LocalProfile with every metric of the one-process analysis.")
+      .def(
+          "statistics",
+          [](const Replay& r) {
+            // Raw ticks, so that the ranks' sums merge exactly before they become seconds.
+            py::dict out, patterns;
+            for (std::size_t p = 0; p < r.pattern_statistics().size(); ++p) {
+              const auto& s = r.pattern_statistics()[p];
+              if (s.count == 0) continue;
+              py::list top;
+              for (const auto& i : s.top) top.append(py::make_tuple(i.ticks, i.enter, i.leave, i.cnode, i.location));
+              py::dict d;
+              d["count"] = s.count, d["sum"] = s.sum, d["min"] = s.min, d["max"] = s.max;
+              d["sum_of_squares"] = s.sum_of_squares, d["top"] = top;
+              patterns[analysis::pattern_name(static_cast<analysis::Pattern>(p))] = d;
+            }
+            out["patterns"] = patterns;
+            out["p2p_violations"] = r.stats().p2p_violations;
+            out["collective_violations"] = r.stats().collective_violations;
+            out["corrected_jumps"] = r.stats().corrected_jumps;
+            return out;
+          },
+          "After finish_complete: own instance statistics in ticks ({pattern: {count, sum, min, max, "
+          "sum_of_squares, top: [(ticks, enter, leave, cnode row, dense location)]}}) and clock-condition "
+          "violations as recorded, events the correction moved.")
+      .def("beside_bytes", &Replay::beside_bytes, "Bytes the buffers of the complete steps hold now.");
 }
 
 }  // namespace

@@ -18,11 +18,8 @@ the run's critical path) and the counts (``syncs_*``, ``comms_*``, ``bytes_*``,
 stores its children's values too (CubeLib reads metric trees so). With an mpi4py communicator of
 several ranks the analysis is a parallel replay: each rank analyzes a share of the locations and
 the ranks exchange only their communication records (:mod:`cubescale.parallel.analysis`); the
-report is the same byte for byte for any number of ranks. The replay computes the patterns of
-the records (Late Sender and its wrong-order split, the collectives, MPI_Init/Finalize); the
-ones that need every location's records at once (Late Receiver, non-blocking collectives, clock
-conditions, OpenMP, critical path, counts) are computed by the one-process analysis for now.
-Inconsistent traces raise
+report is the same byte for byte for any number of ranks and the same as in one process
+(every metric above, ``time_correct`` included). Inconsistent traces raise
 :class:`cubescale.FormatError` naming the location's event file, the event and its time.
 docs/analysis.md has the definitions.
 
@@ -177,6 +174,34 @@ def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str
                               stats["corrected_jumps"], out)
 
 
+def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_path) -> AnalysisStatistics:
+    """The statistics of a replay over ranks (ticks, call paths by name) as one process has them:
+    seconds as the core converts them, the 5 most severe call paths in the report's row order
+    among equals."""
+    from .trace import open as open_trace
+
+    trace = open_trace(trace_path)
+    resolution, offset, _ = trace.clock
+    tick = 1.0 / resolution
+    rows = {_path(report, c): c for c in range(report.shape[0])}
+    paths = sorted({e[3] for s in merged["patterns"].values() for e in s["top"]}, key=lambda p: rows.get(p, len(rows)))
+    index = {p: k for k, p in enumerate(paths)}
+
+    def since_start(ticks: int) -> float:
+        return float(ticks - min(ticks, offset)) * tick
+
+    patterns = {}
+    for name, s in merged["patterns"].items():
+        top = sorted(s["top"], key=lambda e: (-e[0], rows.get(e[3], len(rows))))[:5]
+        patterns[name] = {"count": s["count"], "sum": float(s["sum"]) * tick, "min": float(s["min"]) * tick,
+                          "max": float(s["max"]) * tick, "sum_of_squares": s["sum_of_squares"] * tick * tick,
+                          "top": [(float(t) * tick, since_start(e), since_start(leave), index[p], loc)
+                                  for t, e, leave, p, loc in top]}
+    stats = {k: merged[k] for k in ("p2p_violations", "collective_violations", "corrected_jumps")}
+    return _statistics(report, dict(stats, patterns=patterns, columns=list(trace.location_indices())), time_correct,
+                       paths)
+
+
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
@@ -192,9 +217,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
     ``output`` is needed then, rank 0 writes it, and the file is the same for any number of
-    ranks; it holds the patterns of the replay (see the module's text), not yet those computed
-    by one process only. Inconsistent traces raise :class:`cubescale.FormatError` (on every rank)
-    and write nothing.
+    ranks and the same as in one process; on rank 0 :func:`statistics` of the returned report has
+    the instance statistics of all ranks. Inconsistent traces raise :class:`cubescale.FormatError` (on
+    every rank) and write nothing.
 
     Example
     -------
@@ -210,10 +235,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
         if output is None:
             raise ValueError("an analysis over a communicator writes its report: give an output path")
-        if time_correct:
-            raise ValueError("time_correct runs in the one-process analysis only (not yet in the replay over ranks)")
-        analyze_trace(comm, trace_path, output, compress=compress)
-        return open_report(output)
+        stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
+                              min_latency=min_latency)
+        report = open_report(output)
+        if stats["statistics"] is not None:  # rank 0
+            _STATISTICS[report] = _merged_statistics(report, stats["statistics"], time_correct, trace_path)
+        return report
     from .trace import open as open_trace
 
     trace = open_trace(trace_path)

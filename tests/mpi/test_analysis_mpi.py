@@ -1,12 +1,17 @@
 """Wait-state analysis as a parallel replay under mpirun -n 1, 2, 3, 4: synthetic traces give
-their stated pattern times on every number of ranks, every trace (synthetic and the shared
-MPI traces) gives the same .cubex bytes for every number of ranks and the pattern values of
-one process without MPI, and inconsistent or truncated traces raise FormatError on every rank without a file (the
-command line under mpirun: one line, no traceback, no file)."""
+their stated pattern times on every number of ranks, every trace (synthetic: Late Sender chain,
+every collective class, Late Receiver, clock violations, non-blocking collectives, OpenMP
+imbalance; the shared MPI traces) gives the same .cubex bytes for every number of ranks and the
+same bytes as one process without MPI (every metric: patterns, Late Receiver, clock violations,
+OpenMP, critical path, counts), and inconsistent or truncated traces raise FormatError on every
+rank without a file (the command line under mpirun: one line, no traceback, no file)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -16,9 +21,10 @@ import pytest
 from launch import mpirun
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, CHAIN_EXPECTED, SHAPES, SHARED_MPI, pattern_values, shared_anchors  # noqa: E402
+from analysis_cases import BROKEN, CHAIN_EXPECTED, OMP, SHAPES, SHARED_MPI, TIME_CORRECT, shared_anchors  # noqa: E402
 
 import cubescale  # noqa: E402
+from cubescale import analysis  # noqa: E402
 from cubescale.mpirun import local_environment  # noqa: E402
 
 SIZES = [1, 2, 3, 4]
@@ -42,24 +48,67 @@ def test_chain_pattern_times_are_exact(size, dirs):
         assert values[pattern] == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
 
 
-@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
+NAMES = [*SHAPES, *OMP, *SHARED_MPI]
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_same_bytes_for_every_number_of_ranks(name, dirs):
     digests = {size: results(size, *dirs)[name]["sha256"] for size in SIZES}
     assert len(set(digests.values())) == 1, digests
 
 
-@pytest.mark.parametrize("name", [*SHAPES, *SHARED_MPI])
-def test_same_patterns_as_one_process_without_mpi(name, dirs, tmp_path):
-    """The replay's patterns (those of the message and collective records) have the values of
-    the one-process analysis, which computes more beside them (Late Receiver, clock
-    conditions, OpenMP, critical path, counts: docs/analysis.md)."""
+def _digest(path) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_bytes_as_one_process_without_mpi(name, dirs, tmp_path):
+    """Every metric of the one-process analysis (record patterns, Late Receiver, non-blocking
+    collectives, clock violations, OpenMP patterns, critical path, counts), byte for byte."""
     traces, _ = dirs
     results(1, *dirs)  # writes the synthetic traces
     anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
-    serial = pattern_values(cubescale.analyze(anchor, tmp_path / "serial.cubex"))
-    parallel = results(3, *dirs)[name]["values"]
-    assert parallel and set(parallel) <= set(serial)
-    assert parallel == {p: v for p, v in serial.items() if p in parallel}
+    cubescale.analyze(anchor, tmp_path / "serial.cubex")
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[name]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+
+
+@pytest.mark.parametrize("name", TIME_CORRECT)
+def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
+    """--time-correct in rounds over the ranks moves the events as the one-process correction."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+time-correct"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    if name == "clocks":  # the correction moved events, the same ones on every number of ranks
+        assert {results(size, *dirs)["clocks+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
+
+
+@pytest.mark.parametrize("correct", [False, True])
+@pytest.mark.parametrize("name", TIME_CORRECT)
+def test_instance_statistics_are_those_of_one_process(name, correct, dirs):
+    """trace.stat under mpirun: the ranks' instance statistics merged (counts, sums, extremes, the
+    most severe instance per call path) and the violations as recorded equal one process's."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    serial = json.loads(json.dumps(dataclasses.asdict(analysis.statistics(cubescale.analyze(anchor, time_correct=correct)))))
+    for p in serial["patterns"].values():  # sums of squares add up in another order over ranks
+        p["variance"] = pytest.approx(p["variance"], rel=1e-9, abs=1e-30)
+    assert serial["patterns"]
+    for size in SIZES:
+        assert results(size, *dirs)[f"{name}+statistics{int(correct)}"]["statistics"] == serial, size
+
+
+def test_critical_path_moves_between_ranks(dirs):
+    """The backward walk hands the path over between ranks (ping-pong: at every message)."""
+    assert results(1, *dirs)["ping-pong"]["hand_offs"] == 1
+    assert results(2, *dirs)["ping-pong"]["hand_offs"] > 2
+    assert results(2, *dirs)["late-receiver"]["values"]["mpi_latereceiver"]
+    assert results(4, *dirs)["nonblocking"]["values"]["mpi_wait_nxn"]
 
 
 def test_ring_has_every_collective_class(dirs):
@@ -70,14 +119,17 @@ def test_ring_has_every_collective_class(dirs):
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("name", [*BROKEN, "truncated"])
+@pytest.mark.parametrize("name", [*BROKEN, "truncated", "cycle", *(f"{b}+time-correct" for b in BROKEN)])
 def test_inconsistent_trace_fails_on_every_rank(name, size, dirs):
+    """The same error on every rank, no file; with --time-correct the same as without (the
+    correction waits for no send that does not exist, as in one process)."""
     r = results(size, *dirs)[name]
-    member, message = (BROKEN[name][1], BROKEN[name][2]) if name in BROKEN else ("1.evt", "")
+    plain = name.removesuffix("+time-correct")
+    member, message = {"truncated": ("1.evt", ""), "cycle": ("0.evt", "cannot be corrected")}.get(name) or BROKEN[plain][1:]
     assert len(r["raised"]) == size and len(set(r["raised"])) == 1, r
     text = r["raised"][0]
     assert member in text and message in text, text
-    if name in BROKEN:
+    if plain in BROKEN and plain != "nonblocking-missing":
         assert re.search(r"at \d+\.\d+ s", text), text
     assert r["left"] == []
 
@@ -94,3 +146,18 @@ def test_cli_under_mpirun_fails_with_one_line_and_no_file(dirs, tmp_path):
     assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "without a matching send" in lines[0], lines
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_under_mpirun_writes_the_one_process_report_and_summary(dirs, tmp_path):
+    traces, _ = dirs
+    results(2, *dirs)
+    anchor = os.path.join(traces, "n2", "clocks.otf2")
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale", "analyze",
+               anchor, "-o", str(tmp_path / "mpirun.cubex"), "--time-correct"]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr
+    assert "clock condition violations: 0; as recorded 1 point to point, 1 collective" in done.stdout, done.stdout
+    assert "most severe instances (as scout's trace.stat):" in done.stdout
+    cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
+    assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")

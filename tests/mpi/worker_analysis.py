@@ -5,6 +5,7 @@ which files were left."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -20,15 +21,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launch import run_worker  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, SHAPES, pattern_values, shared_anchors  # noqa: E402
+from analysis_cases import BROKEN, CYCLE, OMP, SHAPES, TIME_CORRECT, pattern_values, shared_anchors  # noqa: E402
 
 
 def write_synthetic(directory: str) -> None:
     """Rank 0 writes every synthetic shape and broken case (and a truncated event file)."""
     for name, (ranks, end) in SHAPES.items():
         testing.write_mpi_trace(directory, name, ranks, end)
+    for name, (regions, threads, end) in OMP.items():
+        testing.write_omp_trace(directory, name, regions, threads, end)
     for name, (ranks, _, _) in BROKEN.items():
         testing.write_mpi_trace(directory, name, ranks, 100)
+    testing.write_mpi_trace(directory, "cycle", CYCLE, 100)
     ranks, end = SHAPES["chain"]
     testing.write_mpi_trace(directory, "truncated", ranks, end)
     events = os.path.join(directory, "truncated", "1.evt")
@@ -46,28 +50,44 @@ def main(argv: list[str]) -> int:
         os.makedirs(traces)
         write_synthetic(traces)
     comm.Barrier()
-    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in SHAPES]
+    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in [*SHAPES, *OMP]]
     anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
-    for name, anchor in anchors:
-        out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
-        stats = analyze_trace(comm, anchor, out)
+    runs = [(name, anchor, False) for name, anchor in anchors]
+    runs += [(name, anchor, True) for name, anchor in anchors if name in TIME_CORRECT]
+    for name, anchor, correct in runs:
+        key = f"{name}+time-correct" if correct else name
+        out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
+        stats = analyze_trace(comm, anchor, out, time_correct=correct)
         if comm.rank == 0:
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()
-            print(json.dumps({"trace": name, "sha256": digest, "shape": stats["shape"],
-                              "values": pattern_values(cubescale.open(out))}), flush=True)
-    for name in [*BROKEN, "truncated"]:
-        out = os.path.join(out_dir, f"{name}.n{comm.size}.cubex")
+            print(json.dumps({"trace": key, "sha256": digest, "shape": stats["shape"], "hand_offs": stats["hand_offs"],
+                              "correction": stats["correction"], "values": pattern_values(cubescale.open(out))}),
+                  flush=True)
+    for name, anchor in anchors:  # cubescale.analyze over the ranks: rank 0's report has the statistics
+        if name not in TIME_CORRECT:
+            continue
+        for correct in (False, True):
+            out = os.path.join(out_dir, f"{name}.stat{int(correct)}.n{comm.size}.cubex")
+            report = cubescale.analyze(anchor, out, time_correct=correct, comm=comm)
+            if comm.rank == 0:
+                stats = dataclasses.asdict(cubescale.analysis.statistics(report))
+                print(json.dumps({"trace": f"{name}+statistics{int(correct)}", "statistics": stats}), flush=True)
+    broken = [(name, name == "cycle") for name in [*BROKEN, "truncated", "cycle"]]
+    broken += [(name, True) for name in BROKEN]  # the same errors after a time correction
+    for name, correct in broken:
+        key = f"{name}+time-correct" if correct and name != "cycle" else name
+        out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
         raised = ""
         try:
-            analyze_trace(comm, os.path.join(traces, f"{name}.otf2"), out)
+            analyze_trace(comm, os.path.join(traces, f"{name}.otf2"), out, time_correct=correct)
         except cubescale.FormatError as e:
             raised = str(e)
         everyone = comm.gather(raised, root=0)
         comm.Barrier()
         if comm.rank == 0:
-            left = sorted(f for f in os.listdir(out_dir) if f.startswith(f"{name}.n{comm.size}"))
-            print(json.dumps({"trace": name, "raised": everyone, "left": left}), flush=True)
+            left = sorted(f for f in os.listdir(out_dir) if f.startswith(f"{key}.n{comm.size}"))
+            print(json.dumps({"trace": key, "raised": everyone, "left": left}), flush=True)
     return 0
 
 

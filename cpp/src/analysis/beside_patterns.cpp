@@ -59,6 +59,17 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
 
 }  // namespace
 
+void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
+                    const std::vector<std::uint32_t>& on_path_locations, CriticalPathObserver& on_path) {
+  if (light_pass_applies(p, trace.definitions(), on_path_locations, locations)) {
+    PathSink sink(p, on_path);
+    trace.read(on_path_locations, sink);
+    on_path.begin_location(kNone);  // the last location's time into the shares
+  } else if (!on_path_locations.empty()) {
+    trace::trace_profile(trace, locations, nullptr, &on_path);
+  }
+}
+
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
     : trace_(trace), omp_(trace), spans_(trace.definitions().locations.size()) {
   if (extractor) observers_.push_back(extractor);  // the wait-state records first
@@ -94,13 +105,7 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   for (auto l : locations)
     if (l < segments.size() && !segments[l].empty()) on_path_locations.push_back(l);
   CriticalPathObserver on_path(std::move(segments), locations);
-  if (light_pass_applies(p, defs, on_path_locations, locations)) {
-    PathSink sink(p, on_path);
-    trace_.read(on_path_locations, sink);
-    on_path.begin_location(kNone);  // the last location's time into the shares
-  } else if (!on_path_locations.empty()) {
-    trace::trace_profile(trace_, locations, nullptr, &on_path);
-  }
+  attribute_path(trace_, p, locations, on_path_locations, on_path);
   add_critical_path(p, on_path.values(p.cnode_count()), defs.clock.resolution);
   std::vector<std::uint32_t> column(defs.locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);

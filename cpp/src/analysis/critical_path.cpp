@@ -12,21 +12,6 @@ namespace cubescale::analysis {
 
 namespace {
 
-// Whom a collective member waits for, by the operation's class (as waitstates.cpp classifies).
-enum class WaitsFor { Latest, Root, RootOnlyLatest, LatestBefore, Nobody };
-WaitsFor waits_for(std::uint32_t op) {
-  switch (op) {
-    case kFinalizeOp: return WaitsFor::Latest;
-    case kInitOp: return WaitsFor::Nobody;  // only a completion pattern: no one waits for another
-    case 0: return WaitsFor::Latest;                                             // barrier
-    case 1: case 4: case 5: return WaitsFor::Root;                               // bcast, scatter(v)
-    case 2: case 3: case 12: return WaitsFor::RootOnlyLatest;                    // gather(v), reduce
-    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16: return WaitsFor::Latest;  // N x N
-    case 14: case 15: return WaitsFor::LatestBefore;                             // scan, exscan
-    default: return WaitsFor::Nobody;
-  }
-}
-
 constexpr std::size_t kRecentLateSenders = 100;  // as the wrong-order pattern (scout's buffer)
 
 std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
@@ -46,10 +31,14 @@ struct KeyHash {
 };
 
 // Late Sender sync points: the k-th receive of B from A on (comm, tag) is A's k-th such send.
-void message_points(const std::vector<LocationRecords>& records, std::vector<std::vector<SyncPoint>>& out) {
-  std::unordered_map<Key, std::pair<std::vector<const MessageRecord*>, std::size_t>, KeyHash> sends;
-  for (const auto& l : records)
-    for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+// `Send`: the sender's MessageRecord (one process) or the SendRecord a replay received; a
+// receive's payload is its own (the same as its send's in a consistent trace).
+template <class Send>
+using SendsByKey = std::unordered_map<Key, std::pair<std::vector<const Send*>, std::size_t>, KeyHash>;
+
+template <class Send>
+void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send>& sends,
+                    std::vector<std::vector<SyncPoint>>& out) {
   for (const auto& l : records) {
     SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
     std::uint64_t multi_send_time = 0;
@@ -69,10 +58,10 @@ void message_points(const std::vector<LocationRecords>& records, std::vector<std
     for (const auto& r : l.receives) {
       auto it = sends.find({r.peer, r.location, r.communicator, r.tag});
       if (it == sends.end() || it->second.second == it->second.first.size()) continue;  // matching has raised
-      const MessageRecord& s = *it->second.first[it->second.second++];
+      const Send& s = *it->second.first[it->second.second++];
       if (multi_call != kNone && multi_call != r.call) flush();
       const auto idle = waited(r.enter, r.leave, s.enter);
-      SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, s.empty != 0};
+      SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
       if (r.call_kind == CallKind::Single) {
         if (idle > 0) late(p, s.time);
       } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi.wait_end - multi.enter)) {
@@ -140,14 +129,49 @@ void collective_points(const std::vector<LocationRecords>& records, std::vector<
 
 }  // namespace
 
-std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
-                                                std::size_t location_count) {
-  std::vector<std::vector<SyncPoint>> out(location_count);
-  message_points(records, out);
-  collective_points(records, out);
+WaitsFor waits_for(std::uint32_t op) {
+  switch (op) {
+    case kFinalizeOp: return WaitsFor::Latest;
+    case kInitOp: return WaitsFor::Nobody;  // only a completion pattern: no one waits for another
+    case 0: return WaitsFor::Latest;                                             // barrier
+    case 1: case 4: case 5: return WaitsFor::Root;                               // bcast, scatter(v)
+    case 2: case 3: case 12: return WaitsFor::RootOnlyLatest;                    // gather(v), reduce
+    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16: return WaitsFor::Latest;  // N x N
+    case 14: case 15: return WaitsFor::LatestBefore;                             // scan, exscan
+    default: return WaitsFor::Nobody;
+  }
+}
+
+namespace {
+
+void sort_points(std::vector<std::vector<SyncPoint>>& out) {
   for (auto& points : out)
     std::stable_sort(points.begin(), points.end(),
                      [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+}
+
+}  // namespace
+
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
+                                                std::size_t location_count) {
+  std::vector<std::vector<SyncPoint>> out(location_count);
+  SendsByKey<MessageRecord> sends;
+  for (const auto& l : records)
+    for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+  message_points(records, sends, out);
+  collective_points(records, out);
+  sort_points(out);
+  return out;
+}
+
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
+                                                std::size_t location_count) {
+  std::vector<std::vector<SyncPoint>> out(location_count);
+  SendsByKey<SendRecord> by_key;
+  for (const auto& s : sends) by_key[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+  message_points(receivers, by_key, out);
+  collective_points(receivers, out);
+  sort_points(out);
   return out;
 }
 

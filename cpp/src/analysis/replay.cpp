@@ -1,6 +1,7 @@
 #include "cubescale/analysis/replay.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -49,10 +50,32 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, trace::CallPathObserver* beside)
     : trace_(trace) {
-  const auto& defs = trace.definitions();
+  extract(analyzed, mine, beside);
+}
+
+Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
+               const std::vector<std::uint32_t>& mine, bool complete, double min_latency)
+    : trace_(trace) {
+  if (complete) {
+    beside_ = std::make_unique<ReplayBeside>(trace);
+    const auto ticks = min_latency * static_cast<double>(trace.definitions().clock.resolution);
+    beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
+  }
+  extract(analyzed, mine, beside_ ? &beside_->fan : nullptr);
+  if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it
+}
+
+Replay::~Replay() = default;
+
+void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+                     trace::CallPathObserver* beside) {
+  const auto& defs = trace_.definitions();
+  const auto& trace = trace_;
+  mine_ = mine;
   analyzed_.assign(defs.locations.size(), false);
-  for (auto l : analyzed)
-    if (l < analyzed_.size()) analyzed_[l] = true;
+  position_.assign(defs.locations.size(), kNone);
+  for (std::size_t i = 0; i < analyzed.size(); ++i)
+    if (analyzed[i] < analyzed_.size()) analyzed_[analyzed[i]] = true, position_[analyzed[i]] = std::uint32_t(i);
   RecordExtractor extractor(trace);
   ObserverFan observers({&extractor, beside});
   trace::ProfileStats profile_stats;
@@ -139,8 +162,16 @@ void Replay::collective_severities() {
   if (reductions_.size() != outgoing_collectives_.size())
     throw std::logic_error("collective reductions: " + std::to_string(reductions_.size()) + " for " +
                            std::to_string(outgoing_collectives_.size()) + " records");
-  for (std::size_t i = 0; i < reductions_.size(); ++i)
-    analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
+  std::vector<std::size_t> order(reductions_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  // trace.stat keeps the first of equal instances: take them in the one-process order (location,
+  // event); one rank's records are in it already, several ranks' come grouped by home.
+  auto earlier = [&](std::size_t a, std::size_t b) {
+    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
+    return std::make_pair(position_[x.location], x.position) < std::make_pair(position_[y.location], y.position);
+  };
+  if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
+  for (auto i : order) analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
   release(outgoing_collectives_);
   release(reductions_);
 }

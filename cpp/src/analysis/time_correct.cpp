@@ -11,34 +11,6 @@ namespace cubescale::analysis {
 
 namespace {
 
-// A communication event of one location: producers (sends, collective enters) are what other
-// locations depend on; consumers (receives, collective leaves) depend on them.
-enum class SyncKind : std::uint8_t { Receive, CollectiveLeave, Send, CollectiveEnter };
-struct Sync {
-  std::uint64_t time;   // original
-  std::uint64_t order;  // recorded order among equal times
-  std::uint32_t index;  // into sends, receives or collectives
-  SyncKind kind;
-  bool producer() const { return kind == SyncKind::Send || kind == SyncKind::CollectiveEnter; }
-};
-
-std::vector<Sync> sync_events(const LocationRecords& l) {
-  std::vector<Sync> out;
-  for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
-  for (std::uint32_t i = 0; i < l.receives.size(); ++i)
-    out.push_back({l.receives[i].time, 2 * l.receives[i].position, i, SyncKind::Receive});
-  for (std::uint32_t i = 0; i < l.collectives.size(); ++i) {
-    const auto& c = l.collectives[i];
-    // The call's enter comes just before its end record; its leave at the end record.
-    out.push_back({c.enter, 2 * c.position - 1, i, SyncKind::CollectiveEnter});
-    out.push_back({c.leave, 2 * c.position, i, SyncKind::CollectiveLeave});
-  }
-  std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
-    return a.time != b.time ? a.time < b.time : a.order < b.order;
-  });
-  return out;
-}
-
 // t + (offset between the two surrounding points, linear), without losing ticks to doubles.
 class OffsetFunction {
  public:
@@ -59,6 +31,103 @@ class OffsetFunction {
   };
   std::vector<Point> points_;
 };
+
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) {
+  std::uint64_t t = kNoTime;
+  for (const auto& r : l.sends) t = std::min(t, r.enter);
+  for (const auto& r : l.receives) t = std::min(t, r.enter);
+  for (const auto& r : l.collectives) t = std::min(t, r.enter);
+  if (x) {
+    for (const auto& c : x->sends)
+      if (c.cnode != kNone) t = std::min(t, c.enter);
+    for (auto p : x->receive_posted) t = std::min(t, p);
+  }
+  return t == kNoTime ? 0 : t;
+}
+
+void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
+          const std::vector<std::uint64_t>& corrected) {
+  for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
+  for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
+  for (auto& r : l.collectives) r.time = f(r.time);
+  for (std::size_t k = 0; k < syncs.size(); ++k) {
+    const auto& e = syncs[k];
+    const auto v = corrected[k];
+    switch (e.kind) {
+      case SyncKind::Send: l.sends[e.index].time = v; break;
+      case SyncKind::Receive: l.receives[e.index].time = v; break;
+      case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
+      case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
+    }
+  }
+  // An MPI call holds its events: keep enter <= event <= leave after the moves.
+  for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+  for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+  for (auto& r : l.collectives) r.time = std::clamp(r.time, r.enter, std::max(r.enter, r.leave));
+  if (!x) return;
+  for (auto& c : x->sends)
+    if (c.cnode != kNone) c.enter = f(c.enter), c.leave = f(c.leave);
+  for (auto& p : x->receive_posted) p = f(p);
+}
+
+}  // namespace
+
+constexpr std::size_t kNoIndex = ~std::size_t(0);
+
+std::vector<Sync> sync_events(const LocationRecords& l) {
+  std::vector<Sync> out;
+  for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
+  for (std::uint32_t i = 0; i < l.receives.size(); ++i)
+    out.push_back({l.receives[i].time, 2 * l.receives[i].position, i, SyncKind::Receive});
+  for (std::uint32_t i = 0; i < l.collectives.size(); ++i) {
+    const auto& c = l.collectives[i];
+    // The call's enter comes just before its end record; its leave at the end record.
+    out.push_back({c.enter, 2 * c.position - 1, i, SyncKind::CollectiveEnter});
+    out.push_back({c.leave, 2 * c.position, i, SyncKind::CollectiveLeave});
+  }
+  std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
+    return a.time != b.time ? a.time < b.time : a.order < b.order;
+  });
+  return out;
+}
+
+void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
+              std::vector<std::uint64_t>& c) {
+  // The start of a ramp: the last producer or jump (index), or the location's first time.
+  std::size_t start = kNoIndex;
+  const auto first = first_time(l, x);
+  for (std::size_t k = 0; k < s.size(); ++k) {
+    const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
+    const auto jump = c[k] - s[k].time - before;
+    if (jump > 0) {
+      const auto t0 = start == kNoIndex ? first : s[start].time;
+      for (std::size_t m = start == kNoIndex ? 0 : start + 1; m < k; ++m)
+        if (s[k].time > t0 && s[m].time > t0)
+          c[m] += static_cast<std::uint64_t>(static_cast<unsigned __int128>(jump) * (s[m].time - t0) / (s[k].time - t0));
+      start = k;
+    } else if (s[k].producer()) {
+      start = k;
+    }
+  }
+  OffsetFunction f;
+  f.add(first, 0);
+  for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
+  move(l, x, f, s, c);
+}
+
+void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e) {
+  const bool receive = e.kind == SyncKind::Receive;
+  const auto position = receive ? rec.receives[e.index].position : rec.collectives[e.index].position;
+  const auto& defs = trace.definitions();
+  const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
+                         static_cast<double>(defs.clock.resolution);
+  throw FormatError(trace.path(), trace.event_member(rec.location), position,
+                    std::string(receive ? "MPI receive" : "MPI collective") + " at " + std::to_string(seconds) +
+                        " s waits, through messages and collectives, on an event that waits on it: the clocks "
+                        "cannot be corrected");
+}
+
+namespace {
 
 class Replay {
  public:
@@ -117,30 +186,8 @@ class Replay {
 
   // Backward amortization and the new times of everything recorded.
   void apply(std::vector<PointToPointExtras>& extras) {
-    for (std::size_t l = 0; l < syncs_.size(); ++l) {
-      const auto& s = syncs_[l];
-      auto& c = corrected_[l];
-      // The start of a ramp: the last producer or jump (index), or the location's first time.
-      std::size_t start = kNoIndex;
-      const auto first = first_time(records_[l], l < extras.size() ? &extras[l] : nullptr);
-      for (std::size_t k = 0; k < s.size(); ++k) {
-        const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
-        const auto jump = c[k] - s[k].time - before;
-        if (jump > 0) {
-          const auto t0 = start == kNoIndex ? first : s[start].time;
-          for (std::size_t m = start == kNoIndex ? 0 : start + 1; m < k; ++m)
-            if (s[k].time > t0 && s[m].time > t0)
-              c[m] += static_cast<std::uint64_t>(static_cast<unsigned __int128>(jump) * (s[m].time - t0) / (s[k].time - t0));
-          start = k;
-        } else if (s[k].producer()) {
-          start = k;
-        }
-      }
-      OffsetFunction f;
-      f.add(first, 0);
-      for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-      move(records_[l], l < extras.size() ? &extras[l] : nullptr, f, l);
-    }
+    for (std::size_t l = 0; l < syncs_.size(); ++l)
+      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l]);
   }
 
  private:
@@ -186,58 +233,9 @@ class Replay {
   }
 
   [[noreturn]] void cycle() const {
-    for (std::size_t l = 0; l < syncs_.size(); ++l) {
-      if (next_[l] == syncs_[l].size()) continue;
-      const auto& e = syncs_[l][next_[l]];
-      const auto& rec = records_[l];
-      const bool receive = e.kind == SyncKind::Receive;
-      const auto position = receive ? rec.receives[e.index].position : rec.collectives[e.index].position;
-      const auto& defs = trace_.definitions();
-      const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
-                             static_cast<double>(defs.clock.resolution);
-      throw FormatError(trace_.path(), trace_.event_member(rec.location), position,
-                        std::string(receive ? "MPI receive" : "MPI collective") + " at " + std::to_string(seconds) +
-                            " s waits, through messages and collectives, on an event that waits on it: the clocks "
-                            "cannot be corrected");
-    }
+    for (std::size_t l = 0; l < syncs_.size(); ++l)
+      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]]);
     throw FormatError(trace_.path(), "", 0, "clock correction made no progress");
-  }
-
-  static std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) {
-    std::uint64_t t = kNoTime;
-    for (const auto& r : l.sends) t = std::min(t, r.enter);
-    for (const auto& r : l.receives) t = std::min(t, r.enter);
-    for (const auto& r : l.collectives) t = std::min(t, r.enter);
-    if (x) {
-      for (const auto& c : x->sends)
-        if (c.cnode != kNone) t = std::min(t, c.enter);
-      for (auto p : x->receive_posted) t = std::min(t, p);
-    }
-    return t == kNoTime ? 0 : t;
-  }
-
-  void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, std::size_t index) const {
-    for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
-    for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
-    for (auto& r : l.collectives) r.time = f(r.time);
-    for (std::size_t k = 0; k < syncs_[index].size(); ++k) {
-      const auto& e = syncs_[index][k];
-      const auto v = corrected_[index][k];
-      switch (e.kind) {
-        case SyncKind::Send: l.sends[e.index].time = v; break;
-        case SyncKind::Receive: l.receives[e.index].time = v; break;
-        case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
-        case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
-      }
-    }
-    // An MPI call holds its events: keep enter <= event <= leave after the moves.
-    for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
-    for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
-    for (auto& r : l.collectives) r.time = std::clamp(r.time, r.enter, std::max(r.enter, r.leave));
-    if (!x) return;
-    for (auto& c : x->sends)
-      if (c.cnode != kNone) c.enter = f(c.enter), c.leave = f(c.leave);
-    for (auto& p : x->receive_posted) p = f(p);
   }
 
   const trace::Trace& trace_;

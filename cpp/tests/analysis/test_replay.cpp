@@ -121,3 +121,208 @@ TEST(Replay, UnreceivedSendIsFoundByTheReceiversOwner) {
     EXPECT_NE(what.find("never received"), std::string::npos) << what;
   }
 }
+
+// --- the complete steps (analysis/replay_beside.hpp) -------------------------------------------
+
+namespace {
+
+// Every step of Replay(..., complete=true) for the ranks' shares, exchanged by hand as
+// parallel/analysis.py does over mpi4py.
+std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
+                                                   const std::vector<std::vector<std::uint32_t>>& shares,
+                                                   bool time_correct = false) {
+  using namespace analysis;
+  const auto ranks = shares.size();
+  std::vector<std::uint32_t> all, owner(t.definitions().locations.size(), kNone), homes;
+  for (std::size_t r = 0; r < ranks; ++r) {
+    for (auto l : shares[r]) all.push_back(l), owner[l] = static_cast<std::uint32_t>(r);
+    if (!shares[r].empty()) homes.push_back(static_cast<std::uint32_t>(r));
+  }
+  std::vector<std::unique_ptr<Replay>> rank;
+  for (const auto& share : shares) rank.push_back(std::make_unique<Replay>(t, all, share, true));
+  auto each = [&](auto f) {
+    for (auto& r : rank) f(*r);
+  };
+  // Moves every rank's outgoing buffer (get_out) to the incoming ones (get_in); returns the counts received.
+  auto exchange = [&](const std::vector<std::vector<std::uint64_t>>& counts, auto get_out, auto get_in) {
+    using V = std::remove_reference_t<decltype(get_out(*rank[0]))>;
+    std::vector<V*> out, in;
+    for (auto& r : rank) out.push_back(&get_out(*r)), in.push_back(&get_in(*r));
+    return all_to_all(out, in, counts);
+  };
+  std::vector<std::vector<std::uint64_t>> counts;
+  if (time_correct) {
+    for (std::uint32_t r = 0; r < ranks; ++r) counts.push_back(rank[r]->begin_correction(owner, ranks, r, homes));
+    exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_members; },
+             [](Replay& r) -> auto& { return r.correction().incoming_members; });
+    counts.clear();
+    for (auto& r : rank) counts.push_back(r->pack_send_counts());
+    exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_counts; },
+             [](Replay& r) -> auto& { return r.correction().incoming_counts; });
+    each([](Replay& r) { r.take_members(); });
+    for (bool moved = true; moved;) {
+      moved = false;
+      std::vector<std::vector<std::uint64_t>> s, e, f;
+      for (auto& r : rank) {
+        const auto flags = r->correct_round();
+        moved = moved || std::any_of(flags.begin(), flags.end(), [](auto x) { return x > 0; });
+        s.emplace_back(flags.begin() + 1, flags.begin() + 1 + ranks);
+        e.emplace_back(flags.begin() + 1 + ranks, flags.begin() + 1 + 2 * ranks);
+        f.emplace_back(flags.begin() + 1 + 2 * ranks, flags.end());
+      }
+      exchange(s, [](Replay& r) -> auto& { return r.correction().outgoing_sends; },
+               [](Replay& r) -> auto& { return r.correction().incoming_sends; });
+      exchange(e, [](Replay& r) -> auto& { return r.correction().outgoing_enters; },
+               [](Replay& r) -> auto& { return r.correction().incoming_enters; });
+      exchange(f, [](Replay& r) -> auto& { return r.correction().outgoing_references; },
+               [](Replay& r) -> auto& { return r.correction().incoming_references; });
+      each([](Replay& r) { r.take_values(); });
+    }
+    each([](Replay& r) { r.finish_correction(); });
+  }
+  counts.clear();
+  for (auto& r : rank) {
+    r->number_sends(owner, ranks);
+    counts.push_back(r->pack_sends(owner, ranks));
+  }
+  auto sent = exchange(counts, [](Replay& r) -> auto& { return r.outgoing_sends(); },
+                       [](Replay& r) -> auto& { return r.incoming_sends(); });
+  each([](Replay& r) { r.messages_beside(); });
+  each([](Replay& r) { r.match_messages(); });
+  exchange(sent, [](Replay& r) -> auto& { return r.home_posted(); }, [](Replay& r) -> auto& { return r.posted(); });
+  counts.clear();
+  for (auto& r : rank) counts.push_back(r->pack_collectives(ranks, homes));
+  auto received = exchange(counts, [](Replay& r) -> auto& { return r.outgoing_collectives(); },
+                           [](Replay& r) -> auto& { return r.incoming_collectives(); });
+  each([](Replay& r) { r.collectives_beside_home(); });
+  each([](Replay& r) { r.reduce_collectives(); });
+  exchange(received, [](Replay& r) -> auto& { return r.home_reductions(); },
+           [](Replay& r) -> auto& { return r.reductions(); });
+  exchange(received, [](Replay& r) -> auto& { return r.home_extras(); }, [](Replay& r) -> auto& { return r.extras(); });
+  each([](Replay& r) { r.collectives_beside(); });
+  each([](Replay& r) { r.collective_severities(); });
+  each([](Replay& r) { r.late_receiver_after(); });
+  std::vector<std::uint32_t> triples;
+  for (auto& r : rank) {
+    const auto mine = r->nonblocking_counts();
+    triples.insert(triples.end(), mine.begin(), mine.end());
+  }
+  each([&](Replay& r) { r.check_nonblocking_counts(triples); });
+  counts.clear();
+  for (auto& r : rank) counts.push_back(r->pack_nonblocking(ranks, homes));
+  received = exchange(counts, [](Replay& r) -> auto& { return r.outgoing_nonblocking(); },
+                      [](Replay& r) -> auto& { return r.incoming_nonblocking(); });
+  each([](Replay& r) { r.reduce_nonblocking(); });
+  exchange(received, [](Replay& r) -> auto& { return r.home_verdicts(); }, [](Replay& r) -> auto& { return r.verdicts(); });
+  each([](Replay& r) { r.nonblocking_after(); });
+  // The critical path: the latest last Leave (first of equals), then the walk hands over.
+  bool any = false;
+  for (auto& r : rank) any = any || r->any_records();
+  std::pair<std::uint64_t, std::uint32_t> start{0, kNone};
+  for (auto& r : rank) {
+    const auto c = r->path_start(any);
+    if (c.second != kNone && (start.second == kNone || c.first > start.first ||
+                              (c.first == start.first && c.second < start.second)))
+      start = c;
+  }
+  if (start.second != kNone)
+    for (std::pair<std::uint32_t, std::uint64_t> at{all[start.second], start.first}; at.first != kNone;)
+      at = rank[owner[at.first]]->walk(at.first, at.second);
+  std::vector<bool> present;
+  for (auto& r : rank) {
+    const auto p = r->present_complete();
+    present.resize(p.size(), false);
+    for (std::size_t k = 0; k < p.size(); ++k) present[k] = present[k] || p[k];
+  }
+  std::vector<profile::LocalProfile> out;
+  for (auto& r : rank) out.push_back(r->finish_complete(present));
+  return out;
+}
+
+// Sum over call paths of a metric at a column, doubles or (UINT64) counts.
+double total(const profile::LocalProfile& p, const std::string& metric, std::size_t column) {
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    if (p.metrics[m].uniq_name != metric) continue;
+    const bool counts = p.metrics[m].uom == "occ";
+    double sum = 0;
+    for (std::size_t c = 0; c < p.cnode_count(); ++c) {
+      const auto* cell = p.values[m].row(c) + column * 8;
+      if (counts) {
+        std::uint64_t v;
+        std::memcpy(&v, cell, 8);
+        sum += static_cast<double>(v);
+      } else {
+        double v;
+        std::memcpy(&v, cell, 8);
+        sum += v;
+      }
+    }
+    return sum;
+  }
+  return -1;
+}
+
+void expect_same_as_one_process(const trace::Trace& t, const std::vector<std::vector<std::uint32_t>>& shares,
+                                const std::vector<std::string>& metrics, bool time_correct = false) {
+  std::vector<std::uint32_t> all;
+  for (const auto& s : shares) all.insert(all.end(), s.begin(), s.end());
+  analysis::AnalysisOptions options;
+  options.time_correct = time_correct;
+  const auto whole = analysis::analyze(t, all, nullptr, options);
+  const auto parts = replay_complete(t, shares, time_correct);
+  std::vector<std::string> names;
+  for (const auto& m : whole.metrics) names.push_back(m.uniq_name);
+  for (const auto& part : parts) {
+    std::vector<std::string> mine;
+    for (const auto& m : part.metrics) mine.push_back(m.uniq_name);
+    EXPECT_EQ(mine, names);  // every rank carries the whole metric tree, in the same order
+  }
+  std::size_t column = 0;
+  for (std::size_t r = 0; r < shares.size(); ++r)
+    for (std::size_t local = 0; local < shares[r].size(); ++local, ++column)
+      for (const auto& metric : metrics) {
+        EXPECT_GE(total(whole, metric, column), 0.0) << metric;
+        EXPECT_DOUBLE_EQ(total(whole, metric, column), total(parts[r], metric, local)) << metric << " at " << column;
+      }
+}
+
+}  // namespace
+
+TEST(ReplayComplete, LateReceiverCriticalPathAndCountsAsOneProcess) {
+  TempDir dir("complete");
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Ssend", 100, 500, {1}}, {"MPI_Isend", 1000, 1010, {1}, 1}, {"MPI_Wait", 1100, 1500, {}},
+                           {"MPI_Barrier", 2000, 2600, {}}, {"MPI_Send", 2700, 2710, {2}}},
+                          {{"MPI_Recv", 400, 510, {0}}, {"MPI_Irecv", 1300, 1310, {0}, 1}, {"MPI_Wait", 1400, 1450, {0}, 1},
+                           {"MPI_Barrier", 2500, 2650, {}}},
+                          {{"MPI_Barrier", 2200, 2600, {}}, {"MPI_Recv", 2620, 2800, {0}}}},
+                         3000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const std::vector<std::string> metrics{"mpi_latereceiver", "mpi_latesender", "mpi_barrier_wait", "critical_path",
+                                         "syncs_send", "comms_send", "mpi_cls_count", "clock_violations"};
+  expect_same_as_one_process(t, {{0}, {1, 2}}, metrics);
+  expect_same_as_one_process(t, {{0}, {1}, {2}}, metrics);
+  expect_same_as_one_process(t, {{0, 1, 2}}, metrics);
+}
+
+TEST(ReplayComplete, NonBlockingCollectivesAndClockCorrectionAsOneProcess) {
+  TempDir dir("nbc");
+  // Rank 1 starts its MPI_Iallreduce late; rank 1 receives before rank 0's send (a violation).
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Iallreduce", 100, 110, {}}, {"MPI_Wait", 500, 900, {}}, {"MPI_Send", 1000, 1010, {1}}},
+                          {{"MPI_Iallreduce", 700, 710, {}}, {"MPI_Wait", 720, 800, {}}, {"MPI_Recv", 950, 990, {0}}}},
+                         2000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  expect_same_as_one_process(t, {{0}, {1}}, {"mpi_wait_nxn", "mpi_collective", "clock_violations", "critical_path"});
+  expect_same_as_one_process(t, {{0}, {1}}, {"mpi_wait_nxn", "mpi_latesender", "clock_violations", "critical_path"},
+                             true);
+}
+
+TEST(ReplayComplete, StepsNeedTheCompleteReplay) {
+  TempDir dir("plain");
+  trace::write_mpi_trace(dir.path.string(), "t", {{{"MPI_Barrier", 10, 20, {}}}}, 100);
+  trace::Trace t((dir.path / "t.otf2").string());
+  analysis::Replay r(t, {0}, {0});
+  EXPECT_THROW(r.messages_beside(), std::logic_error);
+  EXPECT_THROW(r.path_start(true), std::logic_error);
+}

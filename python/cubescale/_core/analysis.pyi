@@ -17,29 +17,149 @@ class Replay:
     """
 
     collective_bytes: typing.ClassVar[int] = 56
+    extra_bytes: typing.ClassVar[int] = 24
+    instance_value_bytes: typing.ClassVar[int] = 32
     message_bytes: typing.ClassVar[int] = 56
+    nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 40
     send_bytes: typing.ClassVar[int] = 40
+    send_count_bytes: typing.ClassVar[int] = 24
+    send_value_bytes: typing.ClassVar[int] = 40
+    verdict_bytes: typing.ClassVar[int] = 16
     def __init__(
         self,
         trace: cubescale._core.trace.Trace,
         analyzed: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         mine: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        complete: bool = False,
+        min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
     ) -> None:
         """
-        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations.
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).
+        """
+    def any_records(self) -> bool:
+        """
+        Whether an own location has MPI records.
+        """
+    def begin_correction(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        rank: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> list[int]:
+        """
+        Starts --time-correct: own collective records to their homes; returns records per rank.
+        """
+    def beside_bytes(self) -> int:
+        """
+        Bytes the buffers of the complete steps hold now.
+        """
+    def check_nonblocking_counts(
+        self, all: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ) -> None:
+        """
+        Every rank's triples: FormatError on the rank holding the first record without counterpart.
         """
     def collective_severities(self) -> None:
         """
         The collective patterns of own records from the reductions received.
         """
+    def collectives_beside(self) -> None:
+        """
+        Before collective_severities: collective clock conditions and sync points of own records.
+        """
+    def collectives_beside_home(self) -> None:
+        """
+        Home, before reduce_collectives: per record received its clock reference and whom it waits for.
+        """
+    def correct_round(self) -> list[int]:
+        """
+        Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].
+        """
+    def correction_incoming_counts(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` send counts received.
+        """
+    def correction_incoming_enters(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` enters received as home.
+        """
+    def correction_incoming_members(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` collective records received as home.
+        """
+    def correction_incoming_references(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` references received.
+        """
+    def correction_incoming_sends(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` send times received.
+        """
+    def correction_outgoing_counts(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Own send counts for the receivers' owners (a view).
+        """
+    def correction_outgoing_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Corrected collective enters for the homes (a view).
+        """
+    def correction_outgoing_members(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Own collective records for the homes (a view).
+        """
+    def correction_outgoing_references(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        References for the members' owners (a view).
+        """
+    def correction_outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Corrected send times for the receivers' owners (a view).
+        """
+    def extras(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` extras returned for own collective records.
+        """
     def finish(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
         """
         The LocalProfile with the metric tree of the patterns `present` on any rank.
         """
+    def finish_complete(self, present: collections.abc.Sequence[bool]) -> cubescale._core.profile.LocalProfile:
+        """
+        The LocalProfile with every metric of the one-process analysis.
+        """
+    def finish_correction(self) -> tuple[int, int]:
+        """
+        FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.
+        """
+    def home_extras(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The extras computed as home, in the order of the records received (a view).
+        """
+    def home_posted(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        Per send received its receive's posting time (8 bytes each, a view).
+        """
     def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         The reductions computed as home, in the order of the records received (a view).
+        """
+    def home_verdicts(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The verdicts computed as home, in the order of the records received (a view).
         """
     def incoming_collectives(
         self, records: typing.SupportsInt | typing.SupportsIndex
@@ -47,19 +167,53 @@ class Replay:
         """
         A writable byte view of `records` collective records to receive into (as home).
         """
+    def incoming_nonblocking(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` non-blocking collective records received.
+        """
     def incoming_sends(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` sends to receive into.
         """
+    def late_receiver_after(self) -> None:
+        """
+        After collective_severities and the posting times: Late Receiver of own sends.
+        """
     def match_messages(self) -> None:
         """
         Own receives against the sends received; FormatError on unmatched ones.
         """
+    def messages_beside(self) -> None:
+        """
+        After the send exchange, before match_messages: clock condition, Late Sender sync points and the posting time of each receive for its send (home_posted, in the order the sends came).
+        """
+    def nonblocking_after(self) -> None:
+        """
+        After late_receiver_after: the non-blocking collective patterns of own records.
+        """
+    def nonblocking_counts(self) -> list[int]:
+        """
+        (communicator, location, count) triples of own non-blocking collectives, flat.
+        """
+    def number_sends(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).
+        """
     def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         The packed collective records as bytes (a view).
+        """
+    def outgoing_nonblocking(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed non-blocking collective records as bytes (a view).
         """
     def outgoing_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -73,6 +227,18 @@ class Replay:
         """
         Groups own collective records by the home rank of their instance (among `homes`, the ranks owning locations; empty: all); returns records per rank.
         """
+    def pack_nonblocking(
+        self,
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+        homes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> list[int]:
+        """
+        Own non-blocking collective records grouped by the home rank of their instance; records per rank.
+        """
+    def pack_send_counts(self) -> list[int]:
+        """
+        Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.
+        """
     def pack_sends(
         self,
         owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -81,9 +247,23 @@ class Replay:
         """
         Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.
         """
+    def path_start(self, any_records: bool) -> tuple[int, int]:
+        """
+        (last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        """
+    def posted(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` posting times returned for own sends (the send exchange reversed).
+        """
     def present(self) -> list[bool]:
         """
         Per pattern: whether its operations occur among own locations.
+        """
+    def present_complete(self) -> list[bool]:
+        """
+        Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.
         """
     def record_bytes(self) -> int:
         """
@@ -93,15 +273,43 @@ class Replay:
         """
         Home: one reduction per collective record received; FormatError on incomplete instances.
         """
+    def reduce_nonblocking(self) -> None:
+        """
+        Home: per record received its pattern and the time it waits for; FormatError on mixed operations.
+        """
     def reductions(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` reductions (one per own packed collective record).
         """
+    def statistics(self) -> dict:
+        """
+        After finish_complete: own instance statistics in ticks ({pattern: {count, sum, min, max, sum_of_squares, top: [(ticks, enter, leave, cnode row, dense location)]}}) and clock-condition violations as recorded, events the correction moved.
+        """
     def stats(self) -> dict:
         """
         Own events read and message / collective records extracted.
+        """
+    def take_members(self) -> None:
+        """
+        Home: the members of its instances; the send counts received.
+        """
+    def take_values(self) -> None:
+        """
+        Takes the values received (a home's complete instances answer their members).
+        """
+    def verdicts(
+        self, n: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable view for `n` verdicts returned for own non-blocking records.
+        """
+    def walk(
+        self, at: typing.SupportsInt | typing.SupportsIndex, time: typing.SupportsInt | typing.SupportsIndex
+    ) -> tuple[int, int]:
+        """
+        The critical path's backward walk from (location, time) while it stays on own locations; returns where it continues ((0xFFFFFFFF, 0): ended).
         """
 
 def analyze(

@@ -37,8 +37,8 @@ def add_parser(subparsers) -> None:
     """Register the ``analyze`` subcommand."""
     p = subparsers.add_parser(
         "analyze", help="find MPI wait states in an OTF2 trace (Scalasca's patterns) and write them as .cubex",
-        description="Read an OTF2 trace (under mpirun: each rank a share of its processes, the MPI patterns of the "
-                    "records only), match its MPI messages and collectives, and write the call-path profile of "
+        description="Read an OTF2 trace (under mpirun: each rank a share of its processes, the same report), "
+                    "match its MPI messages and collectives, and write the call-path profile of "
                     "the trace with Scalasca's wait-state metrics below time (Late Sender, Late Receiver, Wait at "
                     "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
                     "the call path and location that waited, and clock_violations. Prints per pattern its total time "

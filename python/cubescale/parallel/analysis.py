@@ -5,17 +5,25 @@ Each rank reads the trace's definitions (small) and takes a contiguous block of 
 balanced by their announced event counts (as :func:`~cubescale.parallel.trace.profile_trace`
 does). The C++ core (``_core.analysis.Replay``) streams only those locations' events and keeps
 one fixed-size record per MPI message event and collective; this module moves the records
-between the ranks as raw bytes, in three ``Alltoallv``:
+between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 
 1. every send goes to the rank owning its receiver, which matches its locations' receives
    against them (Late Sender and its wrong-order sub-patterns);
 2. every collective record goes to the *home* rank of its instance (round robin over a
    communicator's instances), which checks that every member has it and reduces it (latest
    enter, earliest leave, the root's enter, prefix maxima for scans);
-3. the reductions return to the records' owners, which compute their collective patterns.
+3. the reductions return to the records' owners, which compute their collective patterns;
+4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): the
+   receiver's owner returns each send's receive posting time to the sender's owner (Late
+   Receiver), the homes return per collective record the time its leave must follow and whom it
+   waited for (clock conditions, critical path); non-blocking collectives go to homes as the
+   blocking ones; the critical path's backward walk moves from rank to rank with the location it
+   is on; OpenMP patterns and counts are local; ``time_correct`` corrects the records first, in
+   rounds of exchanged corrected times; rank 0 merges the ranks' instance statistics
+   (trace.stat).
 
 A rank holds its own records, the sends to its locations and the instances it is home of, never
-all of them. The patterns present on any rank decide the metric tree, then unification and
+all of them. The metrics present on any rank decide the metric tree, then unification and
 collation write the report: the same bytes for any number of ranks, and the same as
 :func:`cubescale.analyze` in one process. An inconsistent trace (unmatched messages, a
 collective some members lack, a location cut short) raises :class:`ReplayFormatError` (a
@@ -156,13 +164,20 @@ def _owners(trace, size: int) -> np.ndarray:
 
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
-                  block_bytes: int = 1 << 20) -> dict:
+                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
-    ``output`` (rank 0 writes). Returns this rank's share and costs: ``groups`` (its block of
-    processes), ``locations``, and over all ranks ``events``, ``messages`` and ``collectives``
-    (records), ``shape`` and ``metrics`` of the report; this rank's ``own`` counts (events,
-    messages, collectives of its locations), ``record_bytes`` (the most bytes of records it
-    held at once), and seconds per phase.
+    ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
+    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes. Returns
+    this rank's share
+    and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
+    ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
+    report, ``hand_offs`` (how often the critical path moved between ranks), ``correction``
+    (with ``time_correct``: rounds, events moved forward, the largest move in ticks),
+    ``statistics`` (rank 0, else None: the instance statistics of every rank merged, in ticks, the
+    most severe instance of each call path; :func:`cubescale.analyze` makes them
+    :func:`cubescale.analysis.statistics`); this rank's
+    ``own`` counts (events, messages, collectives of its locations), ``record_bytes`` (the most
+    bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
@@ -171,29 +186,50 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     def opened():
         trace = open_trace(path)
         block, locations, first = rank_share(trace, comm.size, comm.rank)
-        replay = _analysis.Replay(trace._core, trace.location_indices(), locations)
+        replay = _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
+                                  min_latency=min_latency)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
     trace, block, locations, first, replay, owner = _step(comm, opened)
-    peak = replay.record_bytes()
+
+    def held() -> int:
+        return int(replay.record_bytes()) + int(replay.beside_bytes())
+
+    peak = held()
     seconds["extract"] = time.perf_counter() - start
-    counts = _step(comm, lambda: replay.pack_sends(owner, comm.size))
-    exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
-    peak = max(peak, replay.record_bytes())
-    _step(comm, replay.match_messages)
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
+    correction = _time_correct(comm, replay, owner, homes) if time_correct else None
+
+    def packed():
+        replay.number_sends(owner, comm.size)
+        return replay.pack_sends(owner, comm.size)
+
+    counts = _step(comm, packed)
+    sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
+    peak = max(peak, held())
+    _step(comm, replay.match_messages)
+    exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
-    peak = max(peak, replay.record_bytes())
+    peak = max(peak, held())
+    _step(comm, replay.collectives_beside_home)
     _step(comm, replay.reduce_collectives)
     exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
-    peak = max(peak, replay.record_bytes())
+    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.collectives_beside)
     _step(comm, replay.collective_severities)
+    _step(comm, replay.late_receiver_after)
+    peak = max(peak, _nonblocking(comm, replay, homes, held))
+    hand_offs = _critical_path(comm, replay, trace.location_indices(), owner)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
-    present = np.array(replay.present(), dtype=np.uint8)
+    present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
-    local = _step(comm, lambda: _profile(replay.finish([bool(x) for x in present])))
+    local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
+    statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
     own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
@@ -203,7 +239,109 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
-            "own": own, "record_bytes": int(peak), "seconds": seconds, "total_seconds": time.perf_counter() - start}
+            "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
+            "total_seconds": time.perf_counter() - start}
+
+
+def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
+    """Rank 0: every rank's instance statistics (trace.stat) merged exactly in ticks: counts,
+    sums, extremes, sums of squares, and per call path (named by its path, as call-path rows
+    differ between ranks) its most severe instance, the first location's among equals."""
+    from ..analysis import _local_paths
+
+    raw = replay.statistics()
+    paths = _local_paths(local._core)
+    for s in raw["patterns"].values():
+        s["top"] = [(ticks, enter, leave, paths[cnode], loc) for ticks, enter, leave, cnode, loc in s["top"]]
+    everyone = comm.gather(raw, root=0)
+    if comm.rank != 0:
+        return None
+    place = {int(loc): k for k, loc in enumerate(analyzed)}
+    merged: dict[str, dict] = {}
+    for name in _analysis.pattern_names():  # the patterns' order, as one process lists them
+        parts = [r["patterns"][name] for r in everyone if name in r["patterns"]]
+        if not parts:
+            continue
+        best: dict[str, tuple] = {}
+        for top in (p["top"] for p in parts):
+            for entry in top:
+                old = best.get(entry[3])
+                if old is None or (entry[0], -place[entry[4]]) > (old[0], -place[old[4]]):
+                    best[entry[3]] = entry
+        merged[name] = {"count": sum(p["count"] for p in parts), "sum": sum(p["sum"] for p in parts),
+                        "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts),
+                        "sum_of_squares": sum(p["sum_of_squares"] for p in parts), "top": list(best.values())}
+    return {"patterns": merged, **{k: sum(r[k] for r in everyone)
+                                   for k in ("p2p_violations", "collective_violations", "corrected_jumps")}}
+
+
+def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:
+    """``--time-correct`` over the ranks (analysis/replay_beside.hpp): rounds in which every rank
+    steps its locations' communication events as far as the corrected producer times it knows
+    allow, then sends the new ones (send times to the receivers' owners, collective enters to the
+    instances' homes, the homes' references back) until no rank moves anything; a cycle raises
+    FormatError on every rank. Returns rounds, events moved forward and the largest move (ticks)."""
+    MPI = mpi(comm)
+    homes_list = [int(h) for h in homes]
+    counts = _step(comm, lambda: replay.begin_correction(owner, comm.size, comm.rank, homes_list))
+    exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
+             replay.collective_bytes)
+    counts = replay.pack_send_counts()  # a receive beyond its queue's sends waits for nothing, as in one process
+    exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts, replay.send_count_bytes)
+    replay.take_members()
+    size, rounds = comm.size, 0
+    while True:
+        flags = replay.correct_round()
+        exchange(comm, replay.correction_outgoing_sends(), flags[1:1 + size], replay.correction_incoming_sends,
+                 replay.send_value_bytes)
+        exchange(comm, replay.correction_outgoing_enters(), flags[1 + size:1 + 2 * size],
+                 replay.correction_incoming_enters, replay.instance_value_bytes)
+        exchange(comm, replay.correction_outgoing_references(), flags[1 + 2 * size:],
+                 replay.correction_incoming_references, replay.instance_value_bytes)
+        replay.take_values()
+        rounds += 1
+        if not comm.allreduce(int(flags[0] > 0 or sum(flags[1:]) > 0), op=MPI.MAX):
+            break
+    jumps, largest = _step(comm, replay.finish_correction)
+    return {"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
+            "largest": comm.allreduce(int(largest), op=MPI.MAX)}
+
+
+def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> int:
+    """MPI-3 non-blocking collectives: every rank checks all ranks' (communicator, location,
+    count) triples, then the records go to the homes of their instances, which return per record
+    its pattern and the time it waits for. Returns the most bytes held meanwhile."""
+    counts_everywhere = np.concatenate([np.asarray(c, dtype=np.uint32) for c in comm.allgather(replay.nonblocking_counts())])
+    _step(comm, lambda: replay.check_nonblocking_counts(counts_everywhere))
+    counts = replay.pack_nonblocking(comm.size, [int(h) for h in homes])
+    received = exchange(comm, replay.outgoing_nonblocking(), counts, replay.incoming_nonblocking,
+                        replay.nonblocking_bytes)
+    peak = held()
+    _step(comm, replay.reduce_nonblocking)
+    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes)
+    peak = max(peak, held())
+    _step(comm, replay.nonblocking_after)
+    return peak
+
+
+def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> int:
+    """The critical path's backward walk (docs/analysis.md): it starts on the location whose
+    last Leave is the latest (the first such among ``analyzed``); the rank owning the current
+    location walks while the path stays on its locations, then hands (location, time) to the
+    owner of the next one. Returns the number of hand-offs (collective steps)."""
+    MPI = mpi(comm)
+    any_records = bool(comm.allreduce(int(replay.any_records()), op=MPI.MAX))
+    candidates = [c for c in comm.allgather(replay.path_start(any_records)) if c[1] != _NO_RANK]
+    if not candidates:
+        return 0
+    last, place = max(candidates, key=lambda c: (c[0], -c[1]))
+    at, t = int(analyzed[place]), int(last)
+    hand_offs = 0
+    while at != _NO_RANK and owner[at] != _NO_RANK:
+        root = int(owner[at])
+        at, t = comm.bcast(replay.walk(at, t) if comm.rank == root else None, root=root)
+        hand_offs += 1
+    return hand_offs
 
 
 def _profile(core) -> Any:

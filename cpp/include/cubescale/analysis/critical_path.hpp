@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
 
@@ -44,9 +45,19 @@ struct SyncPoint {
   bool wrong_order = false;       // a Late Sender whose message was sent after one received later
 };
 
+// Whom a collective member waits for, by the operation's class (as waitstates.cpp classifies):
+// the member that entered last, the root (non-roots), the last (the root only), the last of the
+// members up to mine (scans), nobody (MPI_Init: completion only).
+enum class WaitsFor : std::uint8_t { Latest, Root, RootOnlyLatest, LatestBefore, Nobody };
+WaitsFor waits_for(std::uint32_t op);  // op: OTF2_CollectiveOp, kInitOp or kFinalizeOp
+
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
 // the wait-state matching has accepted (consistent).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
+                                                std::size_t location_count);
+// The same for a replay's rank: its own locations' receives (`receivers`) against the sends to
+// them it received (in each sender's order).
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
                                                 std::size_t location_count);
 
 // First Enter and last Leave per location (pass 1): the time a profile accounts for (events

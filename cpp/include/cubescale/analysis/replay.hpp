@@ -15,13 +15,31 @@
 //   r.finish(present)                          the profile with the metric tree of every
 //                                              rank's `present` patterns (OR over ranks)
 //
+// With `complete` (replay_beside.hpp) every metric of the one-process analyze(), in steps
+// around those above (each named where it goes; the caller exchanges between them):
+//   [begin_correction ... finish_correction]   --time-correct (see below), before everything else
+//   number_sends(owner, ranks)                 before pack_sends: each send's outgoing index
+//   messages_beside()                          after the send exchange, before match_messages
+//   <Alltoallv home_posted -> posted (the send exchange reversed)>
+//   collectives_beside_home()                  before reduce_collectives
+//   <Alltoallv home_extras -> extras (like the reductions)>
+//   collectives_beside()                       before collective_severities
+//   late_receiver_after()                      after collective_severities
+//   nonblocking_counts() <allgather> check_nonblocking_counts(all), pack_nonblocking(ranks, homes)
+//   <Alltoallv> reduce_nonblocking() <Alltoallv back> nonblocking_after()
+//   path_start() / walk(at, t)                 the critical path's backward walk, handed over
+//   present_complete() / finish_complete(present)
+//
 // Memory: the records of the rank's own communication events (56 bytes per message event and
 // per collective), the sends to its locations while matching (40 bytes each, as its own sends
 // while they are packed), and the instances it is home of;
 // each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
+#include "cubescale/analysis/replay_beside.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
 namespace cubescale::analysis {
@@ -33,6 +51,64 @@ class Replay {
   // broken event file); `beside` (optional) sees the same pass after the record extractor.
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
          trace::CallPathObserver* beside = nullptr);
+
+  // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
+  // in seconds for the clock condition.
+  Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+         bool complete, double min_latency = 0.0);
+  ~Replay();
+
+  // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
+  // --time-correct, right after the extraction: own collective records to their homes (returns
+  // records per rank; `rank`: this one) and own send counts to the receivers' owners, then
+  // take_members() (the homes' instances, the counts), then rounds of correct_round()
+  // (returns [moved any event, sends per rank, enters per rank, references per rank]), three
+  // exchanges and take_values(), until no rank moves anything; finish_correction() raises on a
+  // cycle and moves every own record.
+  std::vector<std::uint64_t> begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
+                                              std::uint32_t rank, const std::vector<std::uint32_t>& homes);
+  std::vector<std::uint64_t> pack_send_counts();  // per receiver's owner: own sends per queue
+  DistributedCorrection& correction();
+  void take_members();
+  std::vector<std::uint64_t> correct_round();
+  void take_values();
+  TimeCorrectionStats finish_correction();
+  void number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  void messages_beside();
+  std::vector<std::uint64_t>& home_posted() { return beside().home_posted; }
+  std::vector<std::uint64_t>& posted() { return beside().posted; }
+  void collectives_beside_home();
+  std::vector<CollectiveExtra>& home_extras() { return beside().home_extras; }
+  std::vector<CollectiveExtra>& extras() { return beside().extras; }
+  void collectives_beside();
+  void late_receiver_after();
+  // Non-blocking collectives: (communicator, location, count) triples of own locations; every
+  // rank checks all ranks' triples (FormatError on the rank holding the first record without
+  // counterpart); own records to the homes of their instances; home verdicts; own patterns.
+  std::vector<std::uint32_t> nonblocking_counts() const;
+  void check_nonblocking_counts(const std::vector<std::uint32_t>& all);
+  std::vector<std::uint64_t> pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes);
+  std::vector<NonBlockingRecord>& outgoing_nonblocking() { return beside().outgoing_nonblocking; }
+  std::vector<NonBlockingRecord>& incoming_nonblocking() { return beside().incoming_nonblocking; }
+  void reduce_nonblocking();
+  std::vector<NonBlockingVerdict>& home_verdicts() { return beside().home_verdicts; }
+  std::vector<NonBlockingVerdict>& verdicts() { return beside().verdicts; }
+  void nonblocking_after();  // after late_receiver_after (the same order of additions as analyze())
+  // This rank's candidate to start the path: (last Leave, position among analyzed, has
+  // records); position kNone when it has none. `any_records`: some rank's location has records.
+  std::pair<std::uint64_t, std::uint32_t> path_start(bool any_records) const;
+  bool any_records() const;
+  // Walks back from (at, t) while the path stays on own locations; returns where it continues
+  // ((kNone, 0) when it ended).
+  std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
+  std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
+  profile::LocalProfile finish_complete(const std::vector<bool>& present);
+  // Bytes of the buffers above and of the extractors' records beside the wait-state records
+  // (Late Receiver's completions and postings, non-blocking collectives, sync points).
+  std::uint64_t beside_bytes();
+  // After finish_complete: the instance statistics of own locations (raw ticks; trace.stat);
+  // stats() then also has the clock-condition violations as recorded and the events moved.
+  const std::vector<PatternStatistics>& pattern_statistics() const { return pattern_statistics_; }
 
   // Own sends grouped by the rank `owner[receiver]` owns (stable); returns records per rank.
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
@@ -70,6 +146,8 @@ class Replay {
  private:
   template <typename Queues>
   void match_receives_of(Queues& queues, bool keep);
+  void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
+               trace::CallPathObserver* beside);
 
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;
@@ -80,6 +158,11 @@ class Replay {
   SendBuffer outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
+  std::vector<PatternStatistics> pattern_statistics_;
+  std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
+  std::unique_ptr<ReplayBeside> beside_;        // complete only
+  void arrive(const InstanceValue& v);          // home: a member's corrected enter
+  ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 
 }  // namespace cubescale::analysis

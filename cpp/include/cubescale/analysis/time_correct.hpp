@@ -34,6 +34,26 @@ struct TimeCorrectionStats {
   std::uint64_t largest = 0;   // the largest jump, ticks
 };
 
+// One communication event of a location: producers (sends, collective enters) are what other
+// locations depend on; consumers (receives, collective leaves) depend on them.
+enum class SyncKind : std::uint8_t { Receive, CollectiveLeave, Send, CollectiveEnter };
+struct Sync {
+  std::uint64_t time;   // original
+  std::uint64_t order;  // recorded order among equal times
+  std::uint32_t index;  // into sends, receives or collectives
+  SyncKind kind;
+  bool producer() const { return kind == SyncKind::Send || kind == SyncKind::CollectiveEnter; }
+};
+// A location's communication events in time (then recorded) order: the forward amortization's steps.
+std::vector<Sync> sync_events(const LocationRecords& l);
+// Per location, after the forward amortization gave `corrected` (per sync event): the backward
+// amortization (may raise `corrected` inside ramps) and the new times of every time of `l` and
+// `x` (x may be null).
+void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& syncs,
+              std::vector<std::uint64_t>& corrected);
+// The FormatError of a location whose event `e` waits in a cycle.
+[[noreturn]] void uncorrectable(const trace::Trace& trace, const LocationRecords& l, const Sync& e);
+
 // Corrects every time of `records` and `extras` (same order) in place; `latency` in ticks.
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,

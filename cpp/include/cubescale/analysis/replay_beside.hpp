@@ -1,0 +1,168 @@
+#pragma once
+// The rest of the one-process analysis (analyze() in replay.cpp) on one rank of the replay over
+// MPI ranks: every metric beside the record patterns, each computed where its data meet.
+//
+// - OpenMP patterns, counts, the critical path's spans and Late Receiver's send completions and
+//   receive postings: observers beside the record extractor on the rank's own locations (a
+//   process's threads are all on one rank, so the OpenMP matching is local).
+// - Messages (after the send exchange, before matching releases the records): the receiver's
+//   owner pairs its receives with the sends received and gets, per receive, what the one-process
+//   kernels read of the send: the point-to-point clock condition, the Late Sender sync points of
+//   the critical path (and the Late Sender counts), the Late-Sender exclusion of Late Receiver.
+//   Per send it answers the receive's posting time (8 bytes, in the order the sends came), which
+//   a reverse exchange returns to the sender's owner for Late Receiver.
+// - Collectives: the home of an instance, beside its reduction, tells every member the time its
+//   leave must follow (clock condition) and whom it waited for and since when (critical path):
+//   one 24-byte CollectiveExtra per record, returned like the reductions.
+// - Non-blocking collectives: the records go to the home of their instance (communicator, k-th
+//   start) as the blocking ones; the home answers per record its pattern and the time it waits
+//   for (16 bytes); the owner keeps the largest per completion call (nonblocking_after). Whether
+//   every member starts as many of them is checked first from (communicator, location, count)
+//   triples every rank sees.
+// - Critical path: the backward walk runs on the rank owning the current location until the path
+//   moves to a location of another rank; the caller hands (location, time) over. Attribution is
+//   a second pass over the own locations on the path.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <type_traits>
+#include <vector>
+
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/counts.hpp"
+#include "cubescale/analysis/critical_path.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/nonblocking_collectives.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/analysis/time_correct.hpp"
+#include "cubescale/analysis/waitstates.hpp"
+
+namespace cubescale::analysis {
+
+// What the home of a collective instance tells a member beyond its CollectiveReduction.
+struct CollectiveExtra {
+  std::uint64_t reference = kNoTime;  // the member's leave must not precede it (clock condition)
+  std::uint64_t causer_time = 0;      // the enter of the member it waits for (critical path)
+  std::uint32_t causer = kNone;       // that member's location; kNone: waits for nobody
+  std::uint32_t padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<CollectiveExtra> && sizeof(CollectiveExtra) == 24);
+
+// Home kernel: one CollectiveExtra per record (same order), the instances' members in the order
+// of `position[location]` (their order in the one-process analysis).
+std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
+                                               const std::vector<std::uint32_t>& position);
+
+// What the home of a non-blocking collective instance tells a member: its pattern (Pattern::Count:
+// none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives().
+struct NonBlockingVerdict {
+  std::uint64_t until = kNoTime;
+  std::uint32_t pattern = std::uint32_t(Pattern::Count);
+  std::uint32_t padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<NonBlockingVerdict> && sizeof(NonBlockingVerdict) == 16);
+static_assert(std::is_trivially_copyable_v<NonBlockingRecord> && sizeof(NonBlockingRecord) == 64);
+
+// Home kernel: one verdict per record (same order; `order` holds the record's instance on its
+// communicator). FormatError when members call different operations as one instance.
+std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
+                                                     const std::vector<NonBlockingRecord>& records);
+
+// --time-correct over ranks: time_correct.hpp's forward amortization in rounds. Each rank steps
+// its locations' communication events as far as the producers' corrected times it knows allow;
+// a corrected send time goes to the receiver's owner, a corrected collective enter to the
+// instance's home, which, once every member's enter is known, returns to each member the time
+// its leave must follow. First the receivers' owners learn how many sends each of their
+// receive queues gets, so that a receive without a send waits for nothing (as in one process). Rounds end when no rank moved an event or a value; a location left
+// with events is in a cycle (FormatError, as time_correct.hpp). The backward amortization is
+// per location.
+// `recorded`: the value before the correction (the receiver counts the violations as recorded).
+struct SendValue {  // the k-th send from `from` to `to` on (communicator, tag): its corrected time
+  std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, k = 0, padding = 0;
+  std::uint64_t value = 0, recorded = 0;
+};
+struct InstanceValue {  // a member's corrected enter (to the home) or its reference (back)
+  std::uint32_t communicator = kNone, instance = 0, location = kNone, padding = 0;
+  std::uint64_t value = 0, recorded = 0;
+};
+struct SendCount {  // how many sends go from `from` to `to` on (communicator, tag)
+  std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, count = 0, padding = 0;
+};
+static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 40);
+static_assert(std::is_trivially_copyable_v<SendCount> && sizeof(SendCount) == 24);
+static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 32);
+
+struct DistributedCorrection {
+  std::uint32_t rank = 0;
+  std::vector<std::uint32_t> owner, homes;
+  std::size_t ranks = 1;
+  // Per own location (records order).
+  std::vector<std::vector<Sync>> syncs;
+  std::vector<std::vector<std::uint64_t>> corrected;
+  std::vector<std::size_t> next;
+  std::vector<std::uint64_t> offset;
+  std::vector<std::vector<std::uint32_t>> send_k, receive_k;  // ordinal per (peer, communicator, tag)
+  struct Key {
+    std::uint64_t a, b, c;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>()((k.a * 0x9e3779b97f4a7c15ull) ^ (k.b * 0xc2b2ae3d27d4eb4full) ^ k.c);
+    }
+  };
+  std::unordered_map<Key, std::pair<std::uint64_t, std::uint64_t>, KeyHash> sends_known, references_known;  // (value, recorded)
+  std::uint64_t recorded_p2p = 0, recorded_collective = 0;  // clock-condition violations before correcting
+  // Sends per (from, to, communicator, tag) to own locations: a receive beyond them has no send
+  // to wait for (one process skips it; the matching reports it afterwards).
+  std::unordered_map<Key, std::uint32_t, KeyHash> sends_expected;
+  std::vector<SendCount> outgoing_counts, incoming_counts;
+  // Home: instances (communicator, instance) -> members in one-process order, enters so far.
+  struct Instance {
+    std::vector<CollectiveRecord> members;
+    std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
+    std::size_t arrived = 0;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
+  std::vector<CollectiveRecord> outgoing_members, incoming_members;
+  std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
+  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_enters, queued_references;
+  std::vector<SendValue> outgoing_sends, incoming_sends;
+  std::vector<InstanceValue> outgoing_enters, incoming_enters, outgoing_references, incoming_references;
+  TimeCorrectionStats stats;
+};
+
+// The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
+struct ReplayBeside {
+  explicit ReplayBeside(const trace::Trace& trace);
+  OmpObserver omp;
+  CountsObserver counts;
+  SpanObserver spans;
+  CompletionExtractor completions;
+  NonBlockingExtractor nonblocking;
+  ObserverFan fan;
+
+  // Per own location (records order).
+  std::vector<std::vector<std::uint32_t>> send_slot;  // each send's index in the outgoing sends
+  std::vector<bool> had_sends;
+  std::vector<LocationRecords> late_multi;             // receives of Waitall/some that waited as Late Sender
+  std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
+  std::vector<bool> has_records;                       // per dense location (own ones set)
+  std::vector<std::uint64_t> home_posted, posted;      // the reverse exchange of posting times
+  std::vector<CollectiveExtra> home_extras, extras;
+  std::vector<std::vector<SyncPoint>> points;          // per dense location (own ones)
+  ClockViolations clock;
+  std::uint64_t latency = 0;                           // ticks
+  std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
+  std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
+  std::vector<NonBlockingRecord> outgoing_nonblocking, incoming_nonblocking;  // `order`: the instance
+  std::vector<NonBlockingVerdict> home_verdicts, verdicts;
+  std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
+  bool seconds = false;                                // the severities are in seconds already
+  std::unique_ptr<DistributedCorrection> correction;   // --time-correct, until finished
+  bool corrected = false;                              // the clock statistics are those before correcting
+  InstanceStats instances{std::size_t(Pattern::Count)};  // trace.stat of own instances
+};
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,855 @@
+#include "cubescale/analysis/replay_beside.hpp"
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+
+#include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/replay.hpp"
+#include "cubescale/common/format_error.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+template <typename T>
+void release(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
+[[noreturn]] void needs_complete() {
+  throw std::logic_error("the replay's complete steps need Replay(..., complete=true)");
+}
+
+std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
+  const auto end = std::min(until, leave);
+  return end > enter ? end - enter : 0;
+}
+
+// One instance's members (records indices, in one-process order): per member its extra, with
+// the rules of collective_references (clock) and of the critical path's collective sync points.
+void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
+                     std::vector<CollectiveExtra>& out) {
+  const auto op = records[members.front()].op;
+  const auto rule = sync_rule(op);
+  const auto how = waits_for(op);
+  std::uint64_t latest = 0, root_enter = kNoTime;
+  std::size_t first_latest = members.front(), root = kNone;
+  for (auto i : members) {
+    const auto& c = records[i];
+    latest = std::max(latest, c.enter);
+    if (c.enter > records[first_latest].enter) first_latest = i;  // the first member entering last
+    if (c.location == c.root) root_enter = c.enter, root = i;
+  }
+  std::uint64_t so_far = 0;
+  std::size_t latest_before = kNone;
+  for (auto i : members) {
+    const auto& c = records[i];
+    so_far = std::max(so_far, c.enter);
+    if (latest_before == kNone || c.enter > records[latest_before].enter) latest_before = i;
+    const bool is_root = c.location == c.root;
+    auto& x = out[i];
+    switch (rule) {
+      case SyncRule::AllEnter: x.reference = latest; break;
+      case SyncRule::RootEnter: x.reference = is_root ? kNoTime : root_enter; break;
+      case SyncRule::AllEnterAtRoot: x.reference = is_root ? latest : kNoTime; break;
+      case SyncRule::EnterUpToMine: x.reference = so_far; break;
+      case SyncRule::None: break;
+    }
+    std::size_t causer = kNone;
+    switch (how) {
+      case WaitsFor::Latest: causer = first_latest; break;
+      case WaitsFor::Root: causer = root != kNone && i != root ? root : kNone; break;
+      case WaitsFor::RootOnlyLatest: causer = i == root ? first_latest : kNone; break;
+      case WaitsFor::LatestBefore: causer = latest_before; break;
+      case WaitsFor::Nobody: break;
+    }
+    if (causer != kNone && causer != i) x.causer = records[causer].location, x.causer_time = records[causer].enter;
+  }
+}
+
+}  // namespace
+
+std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
+                                               const std::vector<std::uint32_t>& position) {
+  std::vector<CollectiveExtra> out(records.size());
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto place = [&](std::size_t i) {
+    const auto& c = records[i];
+    return std::make_tuple(c.communicator, c.instance, c.location < position.size() ? position[c.location] : kNone);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return place(a) < place(b); });
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    members.push_back(order[k]);
+    const auto& c = records[order[k]];
+    const bool last = k + 1 == order.size() || records[order[k + 1]].communicator != c.communicator ||
+                      records[order[k + 1]].instance != c.instance;
+    if (!last) continue;
+    instance_extras(records, members, out);
+    members.clear();
+  }
+  return out;
+}
+
+ReplayBeside::ReplayBeside(const trace::Trace& trace)
+    : omp(trace), spans(trace.definitions().locations.size()), completions(trace),
+      nonblocking(trace), fan({&omp, &counts, &spans, &completions, &nonblocking}) {}
+
+namespace {
+
+// Per own receive (per location, in recorded order) the index of its send among the sends
+// received, kNone where there is none (match_messages raises then): the k-th receive of B
+// from A on (communicator, tag) is the k-th such send of A, and the sends came in each
+// sender's order.
+std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<LocationRecords>& receivers,
+                                                      const SendBuffer& sends) {
+  struct Key {
+    std::uint32_t from, to, communicator, tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
+      return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
+    }
+  };
+  std::unordered_map<Key, std::pair<std::vector<std::uint32_t>, std::size_t>, KeyHash> queues;
+  for (std::uint32_t i = 0; i < sends.size(); ++i) {
+    const auto& s = sends[i];
+    queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(i);
+  }
+  std::vector<std::vector<std::uint32_t>> out(receivers.size());
+  for (std::size_t l = 0; l < receivers.size(); ++l) {
+    out[l].assign(receivers[l].receives.size(), kNone);
+    for (std::size_t j = 0; j < receivers[l].receives.size(); ++j) {
+      const auto& r = receivers[l].receives[j];
+      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
+      if (it == queues.end() || it->second.second == it->second.first.size()) continue;
+      out[l][j] = it->second.first[it->second.second++];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ReplayBeside& Replay::beside() {
+  if (!beside_) needs_complete();
+  return *beside_;
+}
+
+DistributedCorrection& Replay::correction() {
+  if (!beside().correction) throw std::logic_error("time correction steps need begin_correction first");
+  return *beside_->correction;
+}
+
+void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
+  // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
+  // pack_sends refuses (its error follows).
+  auto& b = beside();
+  const auto n = trace_.definitions().locations.size();
+  b.has_records.assign(n, false);
+  b.had_sends.assign(records_.size(), false);
+  b.send_slot.assign(records_.size(), {});
+  auto rank_of = [&](const MessageRecord& s) -> std::size_t {
+    return s.peer < owner.size() && owner[s.peer] < ranks ? owner[s.peer] : ranks;
+  };
+  std::vector<std::uint64_t> next(ranks + 1, 0);
+  for (const auto& l : records_)
+    for (const auto& s : l.sends) ++next[rank_of(s)];
+  std::uint64_t sum = 0;
+  for (auto& x : next) x = std::exchange(sum, sum + x);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& l = records_[i];
+    if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
+    b.had_sends[i] = !l.sends.empty();
+    b.send_slot[i].reserve(l.sends.size());
+    for (const auto& s : l.sends) {
+      const auto r = rank_of(s);
+      b.send_slot[i].push_back(r == ranks ? kNone : static_cast<std::uint32_t>(next[r]++));
+    }
+  }
+}
+
+void Replay::messages_beside() {
+  auto& b = beside();
+  const auto& defs = trace_.definitions();
+  SendBuffer().swap(outgoing_sends_);  // exchanged: not needed beside the sends received
+  // A view of the own receives as the one-process kernels take them (vectors moved in and
+  // back, no copies); the sends received stay in their buffer.
+  std::vector<LocationRecords> view(records_.size());
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    view[i].location = records_[i].location;
+    view[i].receives = std::move(records_[i].receives);
+  }
+  struct Restore {
+    std::vector<LocationRecords>& view;
+    Replay& r;
+    ~Restore() {
+      for (std::size_t i = 0; i < view.size(); ++i) r.records_[i].receives = std::move(view[i].receives);
+    }
+  } restore{view, *this};
+  const auto& sends = incoming_sends_;
+  const auto send_of = receive_pairs(view, sends);
+  const auto& column = severities_.column;
+  auto& v = b.clock;
+  v.cnodes = profile_.cnode_count();
+  v.locations = mine_.size();
+  v.counts.assign(v.cnodes * v.locations, 0);
+  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
+  auto& extras = b.completions.extras();
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  b.home_posted.assign(sends.size(), kNoTime);
+  b.late_multi.assign(records_.size(), {});
+  b.late_multi_enter.assign(records_.size(), {});
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& receives = view[i].receives;
+    v.checked = v.checked || !receives.empty() || !records_[i].collectives.empty();
+    const auto e = view[i].location < extras_of.size() ? extras_of[view[i].location] : kNone;
+    for (std::size_t j = 0; j < receives.size(); ++j) {
+      const auto s = send_of[i][j];
+      if (s == kNone) continue;  // matching raises
+      const auto& r = receives[j];
+      const auto& send = sends[s];
+      if (r.time < send.time + b.latency) {  // the clock condition, as count_clock_violations
+        ++v.point_to_point;
+        if (r.cnode < v.cnodes && r.location < column.size() && column[r.location] != kNone)
+          ++v.counts[std::size_t(r.cnode) * v.locations + column[r.location]];
+      }
+      if (e != kNone && j < extras[e].receive_posted.size()) b.home_posted[s] = extras[e].receive_posted[j];
+      // Late Receiver's exclusion needs of the receives only those of a Waitall/some that waited.
+      if (r.call_kind == CallKind::WaitMulti && std::min(send.enter, r.leave) > r.enter) {
+        b.late_multi[i].receives.push_back(r);
+        b.late_multi_enter[i].push_back(send.enter);
+      }
+    }
+  }
+  b.points = sync_points(view, sends, defs.locations.size());
+}
+
+void Replay::collectives_beside_home() {
+  beside().home_extras = collective_extras(incoming_collectives_, position_);
+}
+
+void Replay::collectives_beside() {
+  auto& b = beside();
+  release(b.home_extras);
+  if (b.extras.size() != outgoing_collectives_.size())
+    throw std::logic_error("collective extras: " + std::to_string(b.extras.size()) + " for " +
+                           std::to_string(outgoing_collectives_.size()) + " records");
+  auto& v = b.clock;
+  const auto& column = severities_.column;
+  // Ordered as the one-process analysis finds them (by communicator, then instance).
+  std::vector<std::size_t> order(outgoing_collectives_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
+    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[c];
+    return std::tie(x.communicator, x.instance) < std::tie(y.communicator, y.instance);
+  });
+  for (auto i : order) {
+    const auto& c = outgoing_collectives_[i];
+    const auto& x = b.extras[i];
+    if (x.reference != kNoTime && c.leave < x.reference + b.latency) {
+      ++v.collective;
+      if (c.cnode < v.cnodes && c.location < column.size() && column[c.location] != kNone)
+        ++v.counts[std::size_t(c.cnode) * v.locations + column[c.location]];
+    }
+    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size()) continue;
+    const auto idle = waited(c.enter, c.leave, x.causer_time);
+    if (idle > 0)
+      b.points[c.location].push_back({c.enter, c.enter + idle, x.causer_time, c.location, c.cnode, x.causer, false, false});
+  }
+  release(b.extras);
+  for (auto l : mine_)
+    if (l < b.points.size())
+      std::stable_sort(b.points[l].begin(), b.points[l].end(),
+                       [](const SyncPoint& p, const SyncPoint& q) { return p.wait_end < q.wait_end; });
+  b.unused.assign(b.points.size(), 0);
+  for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
+  b.segments.assign(b.points.size(), {});
+}
+
+void Replay::late_receiver_after() {
+  auto& b = beside();
+  const auto& defs = trace_.definitions();
+  if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;  // Late Receiver adds seconds
+  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
+  auto& extras = b.completions.extras();
+  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto loc = records_[i].location;
+    if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
+    if (b.had_sends[i]) severities_.mark(Pattern::LateReceiver);
+    const auto e = extras_of[loc];
+    if (e == kNone) continue;
+    std::vector<std::uint64_t> posted(b.send_slot[i].size(), kNoTime);
+    for (std::size_t k = 0; k < posted.size(); ++k)
+      if (b.send_slot[i][k] < b.posted.size()) posted[k] = b.posted[b.send_slot[i][k]];
+    LocationRecords own;
+    own.location = loc;
+    own.receives = std::move(b.late_multi[i].receives);
+    late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_);
+  }
+  release(b.posted);
+  release(b.send_slot);
+  release(b.late_multi);
+  release(b.late_multi_enter);
+  release(extras);
+}
+
+bool Replay::any_records() const {
+  if (!beside_) needs_complete();
+  return std::any_of(mine_.begin(), mine_.end(), [&](auto l) { return l < beside_->has_records.size() && beside_->has_records[l]; });
+}
+
+std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) const {
+  if (!beside_) needs_complete();
+  // As critical_path_segments: the location whose last Leave is the latest, the first of them.
+  const auto& b = *beside_;
+  const auto& first = b.spans.first();
+  const auto& last = b.spans.last();
+  std::uint32_t at = kNone;
+  for (auto l : mine_) {
+    if (first[l] > last[l] || (any_records && !b.has_records[l])) continue;
+    if (at == kNone || last[l] > last[at]) at = l;
+  }
+  if (at == kNone) return {0, kNone};
+  return {last[at], position_[at]};
+}
+
+std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint64_t t) {
+  // critical_path_segments' loop, while the path stays on this rank's locations.
+  auto& b = beside();
+  const auto& first = b.spans.first();
+  const auto& column = severities_.column;
+  auto own = [&](std::uint32_t l) { return l < column.size() && column[l] != kNone && l < b.points.size(); };
+  while (own(at)) {
+    const auto& mine = b.points[at];
+    auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(b.unused[at]), t,
+                                [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
+    if (end == mine.begin()) {
+      const auto from = std::min(first[at], t);
+      if (t > from) b.segments[at].push_back({from, t});
+      return {kNone, 0};
+    }
+    const SyncPoint& p = *(end - 1);
+    b.unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
+    if (t > p.wait_end) b.segments[at].push_back({p.wait_end, t});
+    t = std::min(p.causer_time, p.wait_end);
+    at = p.causer;
+  }
+  return {at, t};
+}
+
+std::vector<bool> Replay::present_complete() const {
+  if (!beside_) needs_complete();
+  const auto& b = *beside_;
+  auto out = severities_.present;
+  const auto omp = match_omp(b.omp, mine_, profile_.cnode_count(), trace_.definitions().clock.resolution);
+  out.insert(out.end(), omp.present.begin(), omp.present.end());
+  out.push_back(b.clock.checked);
+  return out;
+}
+
+profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) {
+  auto& b = beside();
+  const auto& defs = trace_.definitions();
+  const auto patterns = std::size_t(Pattern::Count), omps = std::size_t(OmpPattern::Count);
+  if (present.size() != patterns + omps + 1)
+    throw std::invalid_argument("present: " + std::to_string(present.size()) + " flags");
+  if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;
+  // In the order analyze() adds them: the record patterns' tree, OpenMP, critical path, counts,
+  // clock violations.
+  auto tree = with_metric_tree(std::move(profile_), severities_,
+                               std::vector<bool>(present.begin(), present.begin() + patterns));
+  move_class_time(tree, b.moves);
+  auto omp = match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
+  omp.present.assign(present.begin() + patterns, present.begin() + patterns + omps);
+  add_omp_tree(tree, omp);
+  std::vector<std::uint32_t> on_path;
+  for (auto l : mine_)
+    if (l < b.segments.size() && !b.segments[l].empty()) on_path.push_back(l);
+  for (auto& s : b.segments) std::reverse(s.begin(), s.end());
+  CriticalPathObserver path(std::move(b.segments), mine_);
+  attribute_path(trace_, tree, mine_, on_path, path);  // the own locations on the path, read again
+  add_critical_path(tree, path.values(tree.cnode_count()), defs.clock.resolution);
+  std::vector<SyncPoint> all;
+  for (auto l : mine_)
+    if (l < b.points.size()) all.insert(all.end(), b.points[l].begin(), b.points[l].end());
+  add_counts(tree, b.counts, all, severities_.column);
+  b.clock.checked = present.back();
+  tree = with_clock_violations(std::move(tree), b.clock);
+  if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
+  pattern_statistics_ = b.instances.finish();
+  severities_ = Severities();
+  beside_.reset();
+  return tree;
+}
+
+std::uint64_t Replay::beside_bytes() {
+  if (!beside_) return 0;
+  auto& b = beside();
+  std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
+                    (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
+  for (const auto& s : b.send_slot) n += s.capacity() * 4;
+  for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
+  for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
+  for (const auto& x : b.completions.extras())  // Late Receiver's extras
+    n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
+  for (const auto& l : b.nonblocking.records())
+    n += l.records.capacity() * sizeof(NonBlockingRecord);
+  n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
+       (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
+  return n;
+}
+
+}  // namespace cubescale::analysis
+
+// --- non-blocking collectives ------------------------------------------------------------------
+
+namespace cubescale::analysis {
+
+namespace {
+
+// MPI_COMM_WORLD's locations by rank (the first MPI comm_locations group, as the one-process
+// matcher takes it).
+std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
+  std::vector<std::uint32_t> world;
+  for (const auto& g : defs.groups)
+    if (g.type == "comm_locations" && g.paradigm == "mpi") {
+      for (auto id : g.members) world.push_back(defs.location(id));
+      break;
+    }
+  return world;
+}
+
+std::uint32_t root_location(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
+                            const NonBlockingRecord& r) {
+  if (r.root_rank == kNone || r.communicator >= defs.communicators.size()) return kNone;
+  const auto group = defs.communicators[r.communicator].group;
+  if (group >= defs.groups.size()) return kNone;
+  const auto& g = defs.groups[group];
+  if (g.type == "comm_self") return r.location;
+  if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world.size()) return kNone;
+  return world[g.members[r.root_rank]];
+}
+
+[[noreturn]] void fail_at(const trace::Trace& trace, const NonBlockingRecord& r, const std::string& what) {
+  throw FormatError(trace.path(), trace.event_member(r.location), r.position, what);
+}
+
+// One instance, members in location order: the rules of nonblocking_collectives().
+void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_t>& world,
+                       const std::vector<NonBlockingRecord>& records, const std::vector<std::size_t>& members,
+                       std::vector<NonBlockingVerdict>& out) {
+  const auto& defs = trace.definitions();
+  const auto& first = records[members.front()];
+  const auto op = first.op;
+  const auto rule = sync_rule(op);
+  const auto root = root_location(defs, world, first);
+  std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
+  for (auto i : members) {
+    const auto& r = records[i];
+    if (r.op != op)
+      fail_at(trace, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " meets " +
+                            trace::collective_op_name(op) + " of location " + defs.locations[first.location].name);
+    latest = std::max(latest, r.start);
+    if (r.location == root) root_start = r.start;
+  }
+  for (auto i : members) {
+    const auto& r = records[i];
+    so_far = std::max(so_far, r.start);
+    Pattern p = Pattern::Count;
+    std::uint64_t until = kNoTime;
+    switch (rule) {
+      case SyncRule::AllEnter: p = op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, until = latest; break;
+      case SyncRule::RootEnter:
+        p = Pattern::LateBroadcast;
+        if (r.location != root) until = root_start;
+        break;
+      case SyncRule::AllEnterAtRoot:
+        p = Pattern::EarlyReduce;
+        if (r.location == root) until = latest;
+        break;
+      case SyncRule::EnterUpToMine: p = Pattern::EarlyScan, until = so_far; break;
+      case SyncRule::None: break;
+    }
+    out[i] = {until, std::uint32_t(p), 0};
+  }
+}
+
+}  // namespace
+
+std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
+                                                     const std::vector<NonBlockingRecord>& records) {
+  std::vector<NonBlockingVerdict> out(records.size());
+  std::vector<std::size_t> order(records.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto key = [&](std::size_t i) { return std::make_tuple(records[i].communicator, records[i].order, records[i].location); };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
+  const auto world = world_locations(trace.definitions());
+  std::vector<std::size_t> members;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    members.push_back(order[k]);
+    const auto& r = records[order[k]];
+    if (k + 1 < order.size() && records[order[k + 1]].communicator == r.communicator &&
+        records[order[k + 1]].order == r.order)
+      continue;
+    instance_verdicts(trace, world, records, members, out);
+    members.clear();
+  }
+  return out;
+}
+
+namespace {
+
+// Per own location and communicator its records sorted by start order (the instance is the index).
+std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingRecord*>> by_communicator(
+    const std::vector<NonBlockingLocation>& records) {
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingRecord*>> out;
+  for (const auto& l : records)
+    for (const auto& r : l.records) out[{r.communicator, r.location}].push_back(&r);
+  for (auto& [key, v] : out)
+    std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->order < b->order; });
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> Replay::nonblocking_counts() const {
+  if (!beside_) needs_complete();
+  std::vector<std::uint32_t> out;
+  for (const auto& [key, v] : by_communicator(beside_->nonblocking.records()))
+    out.insert(out.end(), {key.first, key.second, static_cast<std::uint32_t>(v.size())});
+  return out;
+}
+
+void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
+  // As nonblocking_collectives(): per communicator (ascending) the locations (ascending) with
+  // fewer than the most; the error names the record of the first location with the most.
+  std::map<std::uint32_t, std::map<std::uint32_t, std::uint32_t>> counts;
+  for (std::size_t i = 0; i + 2 < all.size(); i += 3) counts[all[i]][all[i + 1]] = all[i + 2];
+  const auto& defs = trace_.definitions();
+  for (const auto& [comm, per] : counts) {
+    std::uint32_t most = 0;
+    for (const auto& [loc, n] : per) most = std::max(most, n);
+    for (const auto& [loc, n] : per) {
+      if (n == most) continue;
+      const auto other = std::find_if(per.begin(), per.end(), [&](const auto& x) { return x.second == most; })->first;
+      if (other >= severities_.column.size() || severities_.column[other] == kNone) return;  // its owner raises
+      const auto lists = by_communicator(beside().nonblocking.records());
+      const auto& r = *lists.at({comm, other})[n];
+      fail_at(trace_, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " has no counterpart on location " +
+                             defs.locations[loc].name);
+    }
+  }
+}
+
+std::vector<std::uint64_t> Replay::pack_nonblocking(std::size_t ranks, const std::vector<std::uint32_t>& homes) {
+  auto& b = beside();
+  std::vector<NonBlockingRecord> mine;
+  std::vector<std::uint32_t> rank;
+  // Own records in the order the one-process matcher meets them per location: communicator, instance.
+  for (const auto& [key, v] : by_communicator(b.nonblocking.records()))
+    for (std::uint32_t k = 0; k < v.size(); ++k) {
+      mine.push_back(*v[k]);
+      mine.back().order = k;
+      const auto h = (std::uint64_t(key.first) * 1000003u + k) % (homes.empty() ? ranks : homes.size());
+      rank.push_back(homes.empty() ? std::uint32_t(h) : homes[h]);
+    }
+  release(b.nonblocking.records());
+  std::vector<std::uint64_t> counts(ranks, 0), next(ranks, 0);
+  for (auto r : rank) ++counts[r];
+  for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
+  b.outgoing_nonblocking.resize(mine.size());
+  for (std::size_t i = 0; i < mine.size(); ++i) b.outgoing_nonblocking[next[rank[i]]++] = mine[i];
+  return counts;
+}
+
+void Replay::reduce_nonblocking() {
+  auto& b = beside();
+  b.home_verdicts = nonblocking_verdicts(trace_, b.incoming_nonblocking);
+  release(b.incoming_nonblocking);
+}
+
+void Replay::nonblocking_after() {
+  auto& b = beside();
+  release(b.home_verdicts);
+  const auto& recs = b.outgoing_nonblocking;
+  if (b.verdicts.size() != recs.size())
+    throw std::logic_error("non-blocking verdicts: " + std::to_string(b.verdicts.size()) + " for " +
+                           std::to_string(recs.size()) + " records");
+  if (!b.seconds) severities_.to_seconds(trace_.definitions()), b.seconds = true;
+  const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
+  // The largest per completion call (location, call); the first of equals, in the matcher's order.
+  std::vector<std::size_t> order(recs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::make_tuple(recs[x].communicator, recs[x].order, recs[x].location) <
+           std::make_tuple(recs[y].communicator, recs[y].order, recs[y].location);
+  });
+  struct Found {
+    std::uint64_t ticks = 0;
+    Pattern pattern = Pattern::Count;
+    const NonBlockingRecord* record = nullptr;
+  };
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best;
+  for (auto i : order) {
+    const auto& r = recs[i];
+    const auto p = Pattern(b.verdicts[i].pattern);
+    if (p == Pattern::Count) continue;
+    severities_.mark(p);
+    const auto until = b.verdicts[i].until;
+    const auto end = std::min(until == kNoTime ? 0 : until, r.leave);
+    const std::uint64_t ticks = r.test || until == kNoTime || end <= r.enter ? 0 : end - r.enter;
+    auto& f = best[{r.location, r.call}];
+    if (!f.record || ticks > f.ticks) f = {ticks, p, &r};
+  }
+  const auto& column = severities_.column;
+  for (const auto& [key, f] : best) {
+    const auto& r = *f.record;
+    const auto col = r.location < column.size() ? column[r.location] : kNone;
+    if (col == kNone || r.cnode == kNone || r.cnode >= severities_.cnodes) continue;
+    if (f.ticks > 0) {
+      severities_.values[std::size_t(f.pattern)][std::size_t(r.cnode) * severities_.locations + col] +=
+          static_cast<double>(f.ticks) * tick;
+      if (severities_.instances)
+        severities_.instances->add(std::size_t(f.pattern), {f.ticks, r.enter, r.leave, r.cnode, r.location});
+    }
+    const auto moved = r.only_collectives ? r.leave - r.enter : f.ticks;
+    if (moved > 0) b.moves.push_back({r.cnode, col, static_cast<double>(moved) * tick, f.pattern == Pattern::BarrierWait});
+  }
+  release(b.outgoing_nonblocking);
+  release(b.verdicts);
+}
+
+}  // namespace cubescale::analysis
+
+// --- --time-correct over ranks -------------------------------------------------------------------
+
+namespace cubescale::analysis {
+
+namespace {
+
+using Key = DistributedCorrection::Key;
+Key send_key(std::uint32_t from, std::uint32_t to, std::uint32_t communicator, std::uint32_t tag, std::uint32_t k) {
+  return {(std::uint64_t(from) << 32) | to, (std::uint64_t(communicator) << 32) | tag, k};
+}
+Key instance_key(std::uint32_t communicator, std::uint32_t instance, std::uint32_t location) {
+  return {(std::uint64_t(communicator) << 32) | instance, location, 0};
+}
+
+// Ordinals of messages per (peer, communicator, tag) in recorded order: the k-th send of A to B
+// on (communicator, tag) is the k-th receive of B from A on it (pair_messages).
+std::vector<std::uint32_t> ordinals(const std::vector<MessageRecord>& messages) {
+  std::unordered_map<Key, std::uint32_t, DistributedCorrection::KeyHash> seen;
+  std::vector<std::uint32_t> out;
+  out.reserve(messages.size());
+  for (const auto& m : messages) out.push_back(seen[send_key(m.peer, 0, m.communicator, m.tag, 0)]++);
+  return out;
+}
+
+template <typename T>
+std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queued, std::vector<T>& out,
+                                 std::size_t ranks) {
+  std::vector<std::uint64_t> counts(ranks, 0), next(ranks, 0);
+  for (const auto& [r, v] : queued) ++counts[r];
+  for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
+  out.resize(queued.size());
+  for (const auto& [r, v] : queued) out[next[r]++] = v;
+  queued.clear();
+  return counts;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
+                                                    std::uint32_t rank, const std::vector<std::uint32_t>& homes) {
+  auto& b = beside();
+  b.correction = std::make_unique<DistributedCorrection>();
+  auto& d = correction();
+  d.owner = owner, d.ranks = ranks, d.rank = rank, d.homes = homes;
+  for (auto h : homes)
+    if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
+  std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
+  for (const auto& l : records_) {
+    d.syncs.push_back(sync_events(l));
+    d.corrected.emplace_back(d.syncs.back().size(), 0);
+    d.send_k.push_back(ordinals(l.sends));
+    d.receive_k.push_back(ordinals(l.receives));
+    for (const auto& c : l.collectives)
+      members.push_back({homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())], c});
+  }
+  d.next.assign(records_.size(), 0);
+  d.offset.assign(records_.size(), 0);
+  return group(members, d.outgoing_members, ranks);
+}
+
+std::vector<std::uint64_t> Replay::pack_send_counts() {
+  auto& d = correction();
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> counts;
+  for (const auto& l : records_)
+    for (const auto& s : l.sends) ++counts[{s.location, s.peer, s.communicator, s.tag}];
+  std::vector<std::pair<std::uint32_t, SendCount>> queued;
+  for (const auto& [key, n] : counts) {
+    const auto [from, to, communicator, tag] = key;
+    const auto r = to < d.owner.size() ? d.owner[to] : kNone;
+    if (r < d.ranks) queued.push_back({r, {from, to, communicator, tag, n, 0}});
+  }
+  return group(queued, d.outgoing_counts, d.ranks);
+}
+
+void Replay::take_members() {
+  // Home: the members of its instances, in one-process order (their place among the analyzed).
+  auto& d = correction();
+  for (const auto& c : d.incoming_counts) d.sends_expected[send_key(c.from, c.to, c.communicator, c.tag, 0)] = c.count;
+  release(d.incoming_counts), release(d.outgoing_counts);
+  std::vector<CollectiveRecord> outgoing;
+  outgoing.swap(d.outgoing_members);
+  for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
+  std::vector<CollectiveRecord>().swap(d.incoming_members);
+  for (auto& [key, i] : d.instances) {
+    std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
+      return position_[x.location] < position_[y.location];
+    });
+    // The references of the recorded enters (the violations as recorded).
+    std::vector<std::size_t> all(i.members.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    std::vector<CollectiveExtra> extras(all.size());
+    instance_extras(i.members, all, extras);
+    for (const auto& x : extras) i.recorded.push_back(x.reference);
+  }
+}
+
+void Replay::arrive(const InstanceValue& v) {
+  auto& d = correction();
+  auto it = d.instances.find({v.communicator, v.instance});
+  if (it == d.instances.end()) return;
+  auto& inst = it->second;
+  for (auto& m : inst.members)
+    if (m.location == v.location) m.enter = v.value, ++inst.arrived;
+  if (inst.arrived != inst.members.size()) return;
+  // Every member's corrected enter is known: the time each member's leave must follow.
+  std::vector<std::size_t> all(inst.members.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  std::vector<CollectiveExtra> extras(all.size());
+  instance_extras(inst.members, all, extras);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& m = inst.members[i];
+    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};
+    const auto r = m.location < d.owner.size() ? d.owner[m.location] : kNone;
+    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = {ref.value, ref.recorded};
+    else if (r < d.ranks) d.queued_references.push_back({r, ref});
+  }
+  d.instances.erase(it);
+}
+
+std::vector<std::uint64_t> Replay::correct_round() {
+  // As time_correct.cpp's step(): each own location as far as the known producers allow.
+  auto& d = correction();
+  const auto latency = beside_->latency;
+  bool moved = false;
+  for (bool again = true; again;) {
+    again = false;
+    for (std::size_t i = 0; i < records_.size(); ++i) {
+      const auto& l = records_[i];
+      auto& next = d.next[i];
+      while (next < d.syncs[i].size()) {
+        const auto& e = d.syncs[i][next];
+        const auto base = e.time + d.offset[i];
+        std::uint64_t need = 0;
+        if (e.kind == SyncKind::Receive) {
+          const auto& r = l.receives[e.index];
+          const auto k = d.receive_k[i][e.index];
+          const auto expected = d.sends_expected.find(send_key(r.peer, r.location, r.communicator, r.tag, 0));
+          if (expected != d.sends_expected.end() && k < expected->second) {  // else no send to wait for (matching raises)
+            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, k));
+            if (it == d.sends_known.end()) break;
+            need = it->second.first + latency;
+            if (e.time < it->second.second + latency) ++d.recorded_p2p;  // as count_clock_violations
+          }
+        } else if (e.kind == SyncKind::CollectiveLeave) {
+          const auto& c = l.collectives[e.index];
+          const auto it = d.references_known.find(instance_key(c.communicator, c.instance, c.location));
+          if (it == d.references_known.end()) break;
+          if (it->second.first != kNoTime) need = it->second.first + latency;
+          if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+        }
+        const auto value = std::max(base, need);
+        if (value > base) {
+          ++d.stats.jumps;
+          d.stats.largest = std::max(d.stats.largest, value - base);
+          d.offset[i] += value - base;
+        }
+        d.corrected[i][next] = value;
+        if (e.kind == SyncKind::Send) {
+          const auto& s = l.sends[e.index];
+          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value, e.time};
+          const auto r = s.peer < d.owner.size() ? d.owner[s.peer] : kNone;
+          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {value, e.time};
+          else if (r < d.ranks) d.queued_sends.push_back({r, v});
+        } else if (e.kind == SyncKind::CollectiveEnter) {
+          const auto& c = l.collectives[e.index];
+          const InstanceValue v{c.communicator, c.instance, c.location, 0, value, e.time};
+          const auto h = d.homes.empty() ? collective_home(c, d.ranks) : d.homes[collective_home(c, d.homes.size())];
+          if (h == d.rank) arrive(v);
+          else d.queued_enters.push_back({h, v});
+        }
+        ++next;
+        moved = again = true;
+      }
+    }
+  }
+  std::vector<std::uint64_t> out{moved ? 1u : 0u};
+  const auto sends = group(d.queued_sends, d.outgoing_sends, d.ranks);
+  const auto enters = group(d.queued_enters, d.outgoing_enters, d.ranks);
+  const auto references = group(d.queued_references, d.outgoing_references, d.ranks);
+  out.insert(out.end(), sends.begin(), sends.end());
+  out.insert(out.end(), enters.begin(), enters.end());
+  out.insert(out.end(), references.begin(), references.end());
+  return out;
+}
+
+void Replay::take_values() {
+  auto& d = correction();
+  for (const auto& v : d.incoming_sends)
+    d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {v.value, v.recorded};
+  for (const auto& v : d.incoming_references)
+    d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
+  for (const auto& v : d.incoming_enters) arrive(v);
+  release(d.incoming_sends), release(d.incoming_enters), release(d.incoming_references);
+  release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
+}
+
+TimeCorrectionStats Replay::finish_correction() {
+  auto& b = beside();
+  auto& d = correction();
+  for (std::size_t i = 0; i < records_.size(); ++i)
+    if (d.next[i] < d.syncs[i].size()) uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]]);
+  auto& extras = b.completions.extras();
+  std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto loc = records_[i].location;
+    const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
+    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i]);
+  }
+  const auto stats = d.stats;
+  stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;
+  stats_.corrected_jumps = stats.jumps;
+  b.corrected = true;
+  b.correction.reset();
+  return stats;
+}
+
+}  // namespace cubescale::analysis
