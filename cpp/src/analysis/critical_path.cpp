@@ -5,6 +5,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "cubescale/analysis/message_key.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -19,16 +20,8 @@ std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t unt
   return end > enter ? end - enter : 0;
 }
 
-struct Key {
-  std::uint32_t from, to, communicator, tag;
-  bool operator==(const Key&) const = default;
-};
-struct KeyHash {
-  std::size_t operator()(const Key& k) const {
-    const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
-    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
-  }
-};
+using Key = MessageKey;
+using KeyHash = MessageKeyHash;
 
 // Late Sender sync points: the k-th receive of B from A on (comm, tag) is A's k-th such send.
 // `Send`: the sender's MessageRecord (one process) or the SendRecord a replay received; a

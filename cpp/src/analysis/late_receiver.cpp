@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cubescale/analysis/message_key.hpp"
+
 namespace cubescale::analysis {
 
 namespace {
@@ -131,16 +133,6 @@ void CompletionExtractor::rows(const std::vector<std::uint32_t>& rows) {
 namespace {
 
 // (sender, receiver, communicator, tag) of a message.
-struct PairKey {
-  std::uint32_t from, to, communicator, tag;
-  bool operator==(const PairKey&) const = default;
-};
-struct PairKeyHash {
-  std::size_t operator()(const PairKey& k) const {
-    const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
-    return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
-  }
-};
 
 }  // namespace
 
@@ -152,7 +144,7 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   MessagePairs out;
   out.receive_of_send.resize(records.size());
   out.send_of_receive.resize(records.size());
-  std::unordered_map<PairKey, Queue, PairKeyHash> queues;
+  std::unordered_map<MessageKey, Queue, MessageKeyHash> queues;
   for (std::uint32_t l = 0; l < records.size(); ++l) {
     out.receive_of_send[l].assign(records[l].sends.size(), {});
     for (std::uint32_t i = 0; i < records[l].sends.size(); ++i) {

@@ -100,6 +100,29 @@ void NonBlockingExtractor::rows(const std::vector<std::uint32_t>& rows) {
       if (r.cnode != kNone && r.cnode < rows.size()) r.cnode = rows[r.cnode];
 }
 
+std::uint32_t nonblocking_root(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
+                               const NonBlockingRecord& r) {
+  if (r.root_rank == kNone || r.communicator >= defs.communicators.size()) return kNone;
+  const auto group = defs.communicators[r.communicator].group;
+  if (group >= defs.groups.size()) return kNone;
+  const auto& g = defs.groups[group];
+  if (g.type == "comm_self") return r.location;
+  if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world.size()) return kNone;
+  return world[g.members[r.root_rank]];
+}
+
+std::pair<Pattern, std::uint64_t> nonblocking_wait(SyncRule rule, std::uint32_t op, bool root, std::uint64_t latest,
+                                                   std::uint64_t root_start, std::uint64_t so_far) {
+  switch (rule) {
+    case SyncRule::AllEnter: return {op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, latest};
+    case SyncRule::RootEnter: return {Pattern::LateBroadcast, root ? kNoTime : root_start};
+    case SyncRule::AllEnterAtRoot: return {Pattern::EarlyReduce, root ? latest : kNoTime};
+    case SyncRule::EnterUpToMine: return {Pattern::EarlyScan, so_far};
+    case SyncRule::None: break;
+  }
+  return {Pattern::Count, kNoTime};
+}
+
 namespace {
 
 struct Found {
@@ -111,13 +134,7 @@ struct Found {
 class NonBlockingMatcher {
  public:
   NonBlockingMatcher(const trace::Trace& trace, const std::vector<std::uint32_t>& column)
-      : trace_(trace), defs_(trace.definitions()), column_(column) {
-    for (const auto& g : defs_.groups)
-      if (g.type == "comm_locations" && g.paradigm == "mpi") {
-        for (auto id : g.members) world_.push_back(defs_.location(id));
-        break;
-      }
-  }
+      : trace_(trace), defs_(trace.definitions()), column_(column), world_(world_locations(defs_)) {}
 
   void run(const std::vector<NonBlockingLocation>& records, Severities& sev) {
     // communicator -> per location its non-blocking collectives on it, in start order
@@ -166,15 +183,7 @@ class NonBlockingMatcher {
     throw FormatError(trace_.path(), trace_.event_member(r.location), r.position, what);
   }
 
-  std::uint32_t root_location(const NonBlockingRecord& r) const {
-    if (r.root_rank == kNone || r.communicator >= defs_.communicators.size()) return kNone;
-    const auto group = defs_.communicators[r.communicator].group;
-    if (group >= defs_.groups.size()) return kNone;
-    const auto& g = defs_.groups[group];
-    if (g.type == "comm_self") return r.location;
-    if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world_.size()) return kNone;
-    return world_[g.members[r.root_rank]];
-  }
+  std::uint32_t root_location(const NonBlockingRecord& r) const { return nonblocking_root(defs_, world_, r); }
 
   void match(const std::vector<const NonBlockingRecord*>& instance, Severities& sev) {
     const auto op = instance[0]->op;
@@ -190,21 +199,7 @@ class NonBlockingMatcher {
     }
     for (const auto* r : instance) {
       so_far = std::max(so_far, r->start);
-      Pattern p = Pattern::Count;
-      std::uint64_t until = kNoTime;
-      switch (rule) {
-        case SyncRule::AllEnter: p = op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, until = latest; break;
-        case SyncRule::RootEnter:
-          p = Pattern::LateBroadcast;
-          if (r->location != root) until = root_start;
-          break;
-        case SyncRule::AllEnterAtRoot:
-          p = Pattern::EarlyReduce;
-          if (r->location == root) until = latest;
-          break;
-        case SyncRule::EnterUpToMine: p = Pattern::EarlyScan, until = so_far; break;
-        case SyncRule::None: break;
-      }
+      const auto [p, until] = nonblocking_wait(rule, op, r->location == root, latest, root_start, so_far);
       if (p == Pattern::Count) continue;
       sev.present[std::size_t(p)] = true;
       const auto end = std::min(until == kNoTime ? 0 : until, r->leave);

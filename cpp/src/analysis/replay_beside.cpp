@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/message_key.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/common/format_error.hpp"
 
@@ -109,17 +110,7 @@ namespace {
 // sender's order.
 std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<LocationRecords>& receivers,
                                                       const SendBuffer& sends) {
-  struct Key {
-    std::uint32_t from, to, communicator, tag;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      const std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
-      return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
-    }
-  };
-  std::unordered_map<Key, std::pair<std::vector<std::uint32_t>, std::size_t>, KeyHash> queues;
+  std::unordered_map<MessageKey, std::pair<std::vector<std::uint32_t>, std::size_t>, MessageKeyHash> queues;
   for (std::uint32_t i = 0; i < sends.size(); ++i) {
     const auto& s = sends[i];
     queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(i);
@@ -420,29 +411,6 @@ namespace cubescale::analysis {
 
 namespace {
 
-// MPI_COMM_WORLD's locations by rank (the first MPI comm_locations group, as the one-process
-// matcher takes it).
-std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
-  std::vector<std::uint32_t> world;
-  for (const auto& g : defs.groups)
-    if (g.type == "comm_locations" && g.paradigm == "mpi") {
-      for (auto id : g.members) world.push_back(defs.location(id));
-      break;
-    }
-  return world;
-}
-
-std::uint32_t root_location(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
-                            const NonBlockingRecord& r) {
-  if (r.root_rank == kNone || r.communicator >= defs.communicators.size()) return kNone;
-  const auto group = defs.communicators[r.communicator].group;
-  if (group >= defs.groups.size()) return kNone;
-  const auto& g = defs.groups[group];
-  if (g.type == "comm_self") return r.location;
-  if (r.root_rank >= g.members.size() || g.members[r.root_rank] >= world.size()) return kNone;
-  return world[g.members[r.root_rank]];
-}
-
 [[noreturn]] void fail_at(const trace::Trace& trace, const NonBlockingRecord& r, const std::string& what) {
   throw FormatError(trace.path(), trace.event_member(r.location), r.position, what);
 }
@@ -455,7 +423,7 @@ void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_
   const auto& first = records[members.front()];
   const auto op = first.op;
   const auto rule = sync_rule(op);
-  const auto root = root_location(defs, world, first);
+  const auto root = nonblocking_root(defs, world, first);
   std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
   for (auto i : members) {
     const auto& r = records[i];
@@ -468,21 +436,7 @@ void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_
   for (auto i : members) {
     const auto& r = records[i];
     so_far = std::max(so_far, r.start);
-    Pattern p = Pattern::Count;
-    std::uint64_t until = kNoTime;
-    switch (rule) {
-      case SyncRule::AllEnter: p = op == 0 ? Pattern::BarrierWait : Pattern::WaitNxN, until = latest; break;
-      case SyncRule::RootEnter:
-        p = Pattern::LateBroadcast;
-        if (r.location != root) until = root_start;
-        break;
-      case SyncRule::AllEnterAtRoot:
-        p = Pattern::EarlyReduce;
-        if (r.location == root) until = latest;
-        break;
-      case SyncRule::EnterUpToMine: p = Pattern::EarlyScan, until = so_far; break;
-      case SyncRule::None: break;
-    }
+    const auto [p, until] = nonblocking_wait(rule, op, r.location == root, latest, root_start, so_far);
     out[i] = {until, std::uint32_t(p), 0};
   }
 }

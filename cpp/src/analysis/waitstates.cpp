@@ -291,7 +291,14 @@ std::string group_name(const trace::Definitions& defs, std::uint32_t location) {
   return g < defs.location_groups.size() ? defs.location_groups[g].name : "no process";
 }
 
-// MPI_COMM_WORLD rank -> dense location index (kNone where a rank has no location).
+bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator) {
+  if (communicator >= defs.communicators.size()) return false;
+  const auto group = defs.communicators[communicator].group;
+  return group < defs.groups.size() && defs.groups[group].type == "comm_self";
+}
+
+}  // namespace
+
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
   std::vector<std::uint32_t> world;
   for (const auto& w : defs.groups)
@@ -302,26 +309,12 @@ std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
   return world;
 }
 
-bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator) {
-  if (communicator >= defs.communicators.size()) return false;
-  const auto group = defs.communicators[communicator].group;
-  return group < defs.groups.size() && defs.groups[group].type == "comm_self";
-}
-
-}  // namespace
-
 void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,
           const std::string& what) {
   const auto& defs = trace.definitions();
   throw FormatError(trace.path(), trace.event_member(location), position,
                     what + " (" + defs.locations[location].name + " of " + group_name(defs, location) + ", at " +
                         seconds(defs, time) + ")");
-}
-
-template <typename Send>
-std::size_t BasicSendQueues<Send>::KeyHash::operator()(const Key& k) const {
-  std::uint64_t a = (std::uint64_t(k.from) << 32) | k.to, b = (std::uint64_t(k.communicator) << 32) | k.tag;
-  return std::hash<std::uint64_t>()(a * 0x9e3779b97f4a7c15ull ^ b);
 }
 
 template <typename Send>

@@ -19,8 +19,11 @@
 // mpi_collective (Ibarrier: mpi_sync_collective), all of it when the call completes nothing
 // but non-blocking collectives, else the waiting time, so that parents keep their children.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
 namespace cubescale::analysis {
@@ -73,6 +76,17 @@ class NonBlockingExtractor final : public trace::CallPathObserver {
   std::uint32_t calls_ = 0, started_ = 0;
   std::uint64_t last_time_ = 0;
 };
+
+// A member's pattern and the time it waits until (kNoTime: none) in an instance of the
+// operation `op` (class `rule`): the latest start of all members, the root's start, and for
+// scans the latest start of the members ranked up to this one.
+std::pair<Pattern, std::uint64_t> nonblocking_wait(SyncRule rule, std::uint32_t op, bool root, std::uint64_t latest,
+                                                   std::uint64_t root_start, std::uint64_t so_far);
+
+// The root's dense location index of a rooted record (kNone when not rooted or unknown);
+// `world`: world_locations(defs).
+std::uint32_t nonblocking_root(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
+                               const NonBlockingRecord& r);
 
 // Time of a completion call to move into the collective classes of the metric tree.
 struct ClassMove {

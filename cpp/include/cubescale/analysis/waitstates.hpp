@@ -51,6 +51,7 @@
 #include <vector>
 
 #include "cubescale/analysis/instance_stats.hpp"
+#include "cubescale/analysis/message_key.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
@@ -214,6 +215,10 @@ struct Severities {
   void to_seconds(const trace::Definitions& defs);
 };
 
+// MPI_COMM_WORLD rank -> dense location index (kNone where a rank has no location): the first
+// MPI comm_locations group.
+std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
+
 // A FormatError naming the location's event file, the event's position, the location, its
 // process and the time.
 [[noreturn]] void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,
@@ -233,18 +238,12 @@ class BasicSendQueues {
   void check_all_received(const trace::Trace& trace) const;
 
  private:
-  struct Key {
-    std::uint32_t from, to, communicator, tag;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const;
-  };
+  using Key = MessageKey;
   struct Queue {
     std::vector<const Send*> sends;
     std::size_t next = 0;
   };
-  std::unordered_map<Key, Queue, KeyHash> queues_;
+  std::unordered_map<Key, Queue, MessageKeyHash> queues_;
 };
 using SendQueues = BasicSendQueues<MessageRecord>;
 using ExchangedSendQueues = BasicSendQueues<SendRecord>;
