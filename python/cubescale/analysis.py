@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ._core import analysis as _analysis
-from .profile import LocalProfile
+from .profile import LocalProfile, _call_path_names
 from .report import Report
 
 __all__ = ["PATTERNS", "AnalysisStatistics", "PatternInstance", "PatternStatistics", "PatternSummary", "analyze",
@@ -138,26 +138,6 @@ def statistics(report: Report) -> AnalysisStatistics | None:
     return _STATISTICS.get(report)
 
 
-def _local_paths(core) -> list[str]:
-    """Call-path names of a local profile's rows (the instance statistics name rows of it)."""
-    parents, regions, names = core.cnode_parents(), core.cnode_regions(), [r.name for r in core.regions]
-    paths: list[str | None] = [None] * len(parents)
-
-    def path(c: int) -> str:
-        chain = []
-        while c >= 0 and paths[c] is None:
-            chain.append(c)
-            c = int(parents[c])
-        prefix = paths[c] if c >= 0 else None
-        for k in reversed(chain):
-            own = names[int(regions[k])]
-            prefix = own if prefix is None else prefix + " > " + own
-            paths[k] = prefix
-        return str(paths[chain[0]] if chain else paths[c])
-
-    return [path(c) for c in range(len(parents))]
-
-
 def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str]) -> AnalysisStatistics:
     processes = [loc.process for loc in report.locations]
     column = {int(loc): c for c, loc in enumerate(stats["columns"])}
@@ -251,7 +231,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     local.host = None
     local.process = None
     report = trace._report(local, output, compress)
-    _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, _local_paths(core))
+    _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, _call_path_names(core))
     return report
 
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from .._core import analysis as _analysis
 from ..errors import FormatError
+from ..profile import _call_path_names
 from ..trace import open as open_trace
 from ._mpi import mpi
 from .collective import CollectiveError
@@ -247,10 +248,8 @@ def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict |
     """Rank 0: every rank's instance statistics (trace.stat) merged exactly in ticks: counts,
     sums, extremes, sums of squares, and per call path (named by its path, as call-path rows
     differ between ranks) its most severe instance, the first location's among equals."""
-    from ..analysis import _local_paths
-
     raw = replay.statistics()
-    paths = _local_paths(local._core)
+    paths = _call_path_names(local._core)
     for s in raw["patterns"].values():
         s["top"] = [(ticks, enter, leave, paths[cnode], loc) for ticks, enter, leave, cnode, loc in s["top"]]
     everyone = comm.gather(raw, root=0)
