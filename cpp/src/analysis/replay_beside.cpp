@@ -32,44 +32,19 @@ std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t unt
 }
 
 // One instance's members (records indices, in one-process order): per member its extra, with
-// the rules of collective_references (clock) and of the critical path's collective sync points.
+// the synchronization-point decision of the patterns, the clock condition and the critical
+// path's collective sync points (collective_sync).
 void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
                      std::vector<CollectiveExtra>& out) {
-  const auto op = records[members.front()].op;
-  const auto rule = sync_rule(op);
-  const auto how = waits_for(op);
-  std::uint64_t latest = 0, root_enter = kNoTime;
-  std::size_t first_latest = members.front(), root = kNone;
-  for (auto i : members) {
-    const auto& c = records[i];
-    latest = std::max(latest, c.enter);
-    if (c.enter > records[first_latest].enter) first_latest = i;  // the first member entering last
-    if (c.location == c.root) root_enter = c.enter, root = i;
-  }
-  std::uint64_t so_far = 0;
-  std::size_t latest_before = kNone;
-  for (auto i : members) {
-    const auto& c = records[i];
-    so_far = std::max(so_far, c.enter);
-    if (latest_before == kNone || c.enter > records[latest_before].enter) latest_before = i;
-    const bool is_root = c.location == c.root;
-    auto& x = out[i];
-    switch (rule) {
-      case SyncRule::AllEnter: x.reference = latest; break;
-      case SyncRule::RootEnter: x.reference = is_root ? kNoTime : root_enter; break;
-      case SyncRule::AllEnterAtRoot: x.reference = is_root ? latest : kNoTime; break;
-      case SyncRule::EnterUpToMine: x.reference = so_far; break;
-      case SyncRule::None: break;
-    }
-    std::size_t causer = kNone;
-    switch (how) {
-      case WaitsFor::Latest: causer = first_latest; break;
-      case WaitsFor::Root: causer = root != kNone && i != root ? root : kNone; break;
-      case WaitsFor::RootOnlyLatest: causer = i == root ? first_latest : kNone; break;
-      case WaitsFor::LatestBefore: causer = latest_before; break;
-      case WaitsFor::Nobody: break;
-    }
-    if (causer != kNone && causer != i) x.causer = records[causer].location, x.causer_time = records[causer].enter;
+  std::vector<const CollectiveRecord*> m(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) m[k] = &records[members[k]];
+  std::vector<MemberSync> sync;
+  collective_sync(m, sync);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    auto& x = out[members[k]];
+    x.reference = sync[k].reference;
+    if (!sync[k].sync || sync[k].causer == kNone) continue;
+    x.causer = m[sync[k].causer]->location, x.causer_time = m[sync[k].causer]->enter;
   }
 }
 
