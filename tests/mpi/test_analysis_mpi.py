@@ -21,8 +21,16 @@ import pytest
 from launch import mpirun
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import (BROKEN, CHAIN_EXPECTED, OMP, SHAPES, SHARED_MPI, SYNCPOINT_EXPECTED,  # noqa: E402
-                            TIME_CORRECT, shared_anchors)
+from analysis_cases import (  # noqa: E402
+    BROKEN,
+    CHAIN_EXPECTED,
+    OMP,
+    SHAPES,
+    SHARED_MPI,
+    SYNCPOINT_EXPECTED,
+    TIME_CORRECT,
+    shared_anchors,
+)
 
 import cubescale  # noqa: E402
 from cubescale import analysis  # noqa: E402
