@@ -36,9 +36,10 @@ std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t unt
 // path's collective sync points (collective_sync).
 void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
                      std::vector<CollectiveExtra>& out) {
-  std::vector<const CollectiveRecord*> m(members.size());
+  thread_local std::vector<const CollectiveRecord*> m;  // reused: one call per instance
+  thread_local std::vector<MemberSync> sync;
+  m.resize(members.size());
   for (std::size_t k = 0; k < members.size(); ++k) m[k] = &records[members[k]];
-  std::vector<MemberSync> sync;
   collective_sync(m, sync);
   for (std::size_t k = 0; k < members.size(); ++k) {
     auto& x = out[members[k]];

@@ -610,8 +610,11 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
   std::size_t root = kNobody;
   for (std::size_t i = 0; i < n; ++i)
     if (m[i]->location == m[i]->root) root = i;
-  std::vector<bool> sync(n, false);
-  std::vector<std::size_t> causer(n, kNobody);
+  // out[i].sync and .causer first hold the decision (no allocation per instance), then the times.
+  auto sync = [&](std::size_t i) -> bool& { return out[i].sync; };
+  auto set_causer = [&](std::size_t i, std::size_t who) {
+    out[i].causer = who == kNobody ? kNone : static_cast<std::uint32_t>(who);
+  };
   auto latest_of = [&](auto&& taking) {
     std::size_t l = kNobody;
     for (std::size_t i = 0; i < n; ++i)
@@ -628,19 +631,18 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
     case CollectiveClass::Other: return;
     case CollectiveClass::Barrier: case CollectiveClass::Init: case CollectiveClass::Finalize: {
       const auto l = latest_of([](std::size_t) { return true; });
-      std::fill(sync.begin(), sync.end(), true);
-      std::fill(causer.begin(), causer.end(), l);
+      for (std::size_t i = 0; i < n; ++i) sync(i) = true, set_causer(i, l);
       break;
     }
     case CollectiveClass::OneToN: {
       if (root == kNobody || !m[root]->sends) return;  // no payload: no synchronization point
       bool any = false;
       for (std::size_t i = 0; i < n; ++i) {
-        sync[i] = i != root && m[i]->receives && enter(i) < enter(root);  // waits for the root
-        any = any || sync[i];
+        sync(i) = i != root && m[i]->receives && enter(i) < enter(root);  // waits for the root
+        any = any || sync(i);
+        set_causer(i, root);
       }
-      std::fill(causer.begin(), causer.end(), root);
-      if (any) sync[root] = true;  // (no completion pattern: scout's earliest leave of the waiting is not needed)
+      if (any) sync(root) = true;  // (no completion pattern: scout's earliest leave of the waiting is not needed)
       break;
     }
     case CollectiveClass::NToN: {
@@ -648,21 +650,21 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
       const auto all = latest_of(active);
       if (all == kNobody) return;
       if (earliest_leave_of(active) > enter(all)) {  // full overlap: every member synchronizes
-        for (std::size_t i = 0; i < n; ++i) sync[i] = active(i), causer[i] = all;
+        for (std::size_t i = 0; i < n; ++i) sync(i) = active(i), set_causer(i, all);
         break;
       }
       const auto l = latest_of([&](std::size_t i) { return bool(m[i]->sends); });
       if (l == kNobody) return;
       for (std::size_t i = 0; i < n; ++i)
-        sync[i] = i == l || (m[i]->receives && enter(i) < enter(l)), causer[i] = l;
+        sync(i) = i == l || (m[i]->receives && enter(i) < enter(l)), set_causer(i, l);
       break;
     }
     case CollectiveClass::NToOne: {
       if (root == kNobody || !m[root]->receives) return;  // no payload: no synchronization point
       const auto l = latest_of([&](std::size_t i) { return bool(m[i]->sends); });
       if (l == kNobody || !(enter(root) < enter(l))) return;
-      sync[root] = sync[l] = true;
-      causer[root] = causer[l] = l;
+      sync(root) = sync(l) = true;
+      set_causer(root, l), set_causer(l, l);
       break;
     }
     case CollectiveClass::Scan: {
@@ -670,18 +672,22 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
       for (std::size_t i = 0; i < n; ++i) {
         if (!active(i)) continue;
         if (m[i]->sends && later(i, l)) l = i;
-        sync[i] = l != kNobody && enter(i) < enter(l);
-        causer[i] = l;
+        sync(i) = l != kNobody && enter(i) < enter(l);
+        set_causer(i, l);
       }
       break;
     }
   }
-  const auto earliest = earliest_leave_of([&](std::size_t k) { return bool(sync[k]); });
+  const auto earliest = earliest_leave_of([&](std::size_t k) { return out[k].sync; });
   for (std::size_t i = 0; i < n; ++i) {
     auto& x = out[i];
-    if (!sync[i] || causer[i] == kNobody) continue;
-    x.sync = true;
-    x.until = enter(causer[i]);
+    const auto causer = x.causer;
+    x.causer = kNone;
+    if (!x.sync || causer == kNone) {
+      x.sync = false;
+      continue;
+    }
+    x.until = enter(causer);
     x.earliest_leave = earliest;
     const bool is_root = i == root;
     // The clock condition of the members that depend on another (as before: not the 1-to-N
@@ -689,7 +695,7 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
     if ((cls != CollectiveClass::OneToN || !is_root) && (cls != CollectiveClass::NToOne || is_root))
       x.reference = x.until;
     // MPI_Init has only a completion pattern: nobody waits for another there.
-    if (cls != CollectiveClass::Init && causer[i] != i) x.causer = static_cast<std::uint32_t>(causer[i]);
+    if (cls != CollectiveClass::Init && causer != i) x.causer = causer;
   }
 }
 
