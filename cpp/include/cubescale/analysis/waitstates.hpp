@@ -29,6 +29,8 @@
 //      mpi_latesender_wo  a Late Sender whose message was sent after one the same location
 //                         receives later (among its last 100 Late Senders, as scout keeps),
 //                         split into mpi_lswo_different / mpi_lswo_same by the two senders
+//   Collectives count only at Scalasca's synchronization points, with the enter each member
+//   waits for there (collective_sync below: "latest enter" may be the latest sender's):
 //      mpi_barrier_wait   barrier:   min(latest enter, my leave) - my enter
 //      mpi_wait_nxn       N x N:     min(latest enter, my leave) - my enter
 //      mpi_barrier_completion, mpi_nxn_completion (barrier, N x N):
