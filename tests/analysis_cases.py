@@ -139,11 +139,18 @@ SYNCPOINT_EXPECTED = {
     "mpi_barrier_completion": {},
 }
 
+# MPI_COMM_SELF collectives of two ranks share the communicator's number but are no instance
+# together: rank 0's barrier must not wait for rank 1's, which follows a message from rank 0 (the
+# time correction took them for one instance and found a cycle).
+SELF_ORDER = [[("MPI_Barrier", 100, 110, [], 1), ("MPI_Send", 200, 210, [1], 0)],
+              [("MPI_Recv", 150, 250, [0], 0), ("MPI_Barrier", 300, 310, [], 1)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
-          "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000)}
+          "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
+          "self-order": (SELF_ORDER, 1000)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
-TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint"]
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order"]
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

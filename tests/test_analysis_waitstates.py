@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 
 import numpy as np
 import pytest
-from analysis_cases import CHAIN, SYNCPOINT, SYNCPOINT_EXPECTED
+from analysis_cases import CHAIN, SELF_ORDER, SYNCPOINT, SYNCPOINT_EXPECTED
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -413,6 +413,16 @@ def test_synchronization_points_are_scouts(tmp_path):
         got = report.values(pattern, inclusive=False).sum(axis=0)
         want = expected.get(pattern, np.zeros(len(got) + 1))[trace.location_indices()]
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15, err_msg=pattern)
+
+
+def test_self_communicator_collectives_are_alone(tmp_path):
+    # two ranks' MPI_COMM_SELF barriers share the communicator's number: no instance together,
+    # so no clock violation (rank 0 leaves before rank 1 enters) and a time correction exists
+    path = write(tmp_path, SELF_ORDER, name="self", end=1000)
+    for correct in (False, True):
+        report = cubescale.analyze(path, time_correct=correct)
+        assert analysis.statistics(report).collective_violations == 0
+        assert by_call(report, "mpi_latesender") == pytest.approx({(1, "MPI_Recv"): 50 * NS}), correct
 
 
 @pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])

@@ -25,13 +25,18 @@ SyncRule sync_rule(std::uint32_t op) {
 std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records) {
   // communicator -> per location (records order) its collectives on it
   std::map<std::uint32_t, std::vector<std::vector<RecordRef>>> lists;
+  std::vector<std::vector<RecordRef>> singles;
   for (std::uint32_t l = 0; l < records.size(); ++l)
     for (std::uint32_t i = 0; i < records[l].collectives.size(); ++i) {
+      if (records[l].collectives[i].self) {  // its own instance: self communicators share one number
+        singles.push_back({{l, i}});
+        continue;
+      }
       auto& per = lists[records[l].collectives[i].communicator];
       if (per.empty() || per.back().front().list != l) per.emplace_back();
       per.back().push_back({l, i});
     }
-  std::vector<std::vector<RecordRef>> out;
+  std::vector<std::vector<RecordRef>> out = std::move(singles);
   for (const auto& [comm, per] : lists) {
     const auto n = per.front().size();
     if (std::any_of(per.begin(), per.end(), [&](const auto& v) { return v.size() != n; })) continue;

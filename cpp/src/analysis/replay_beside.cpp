@@ -645,7 +645,16 @@ void Replay::take_members() {
   release(d.incoming_counts), release(d.outgoing_counts);
   std::vector<CollectiveRecord> outgoing;
   outgoing.swap(d.outgoing_members);
-  for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
+  for (const auto& c : d.incoming_members) {
+    if (c.self) {  // a self communicator's collective depends on nobody (its number is every location's)
+      const InstanceValue ref{c.communicator, c.instance, c.location, 0, kNoTime, kNoTime};
+      const auto r = c.location < d.owner.size() ? d.owner[c.location] : kNone;
+      if (r == d.rank) d.references_known[instance_key(c.communicator, c.instance, c.location)] = {kNoTime, kNoTime};
+      else if (r < d.ranks) d.queued_references.push_back({r, ref});
+      continue;
+    }
+    d.instances[{c.communicator, c.instance}].members.push_back(c);
+  }
   std::vector<CollectiveRecord>().swap(d.incoming_members);
   for (auto& [key, i] : d.instances) {
     std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {

@@ -26,7 +26,8 @@ enum class SyncRule : std::uint8_t { None, AllEnter, RootEnter, AllEnterAtRoot, 
 SyncRule sync_rule(std::uint32_t op);  // op: OTF2_CollectiveOp, kInitOp or kFinalizeOp
 
 // Instances of collectives: the k-th collective of every location that has collectives on a
-// communicator, members in records order. Communicators whose members call different
+// communicator, members in records order (a self communicator's collective alone: the
+// communicator's number is every location's own). Communicators whose members call different
 // numbers of collectives are left out (the matcher reports them).
 std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records);
 
