@@ -98,11 +98,59 @@ OMP_REGIONS = [
         [("lock", 605, 650, 605, 7), ("barrier", 720, 800)]]},
 ]
 
+# Scalasca's synchronization points (scout's cb_pre_coll_*; docs/analysis.md): collectives whose
+# members move no data wait for nobody. Calls are (call, enter, leave, peers, tag, bytes sent,
+# bytes received); rank 0 is every root.
+SYNCPOINT = [
+    [("MPI_Bcast", 100, 150, [0], 0, 0, 0), ("MPI_Bcast", 260, 300, [0], 0, 8, 8),
+     ("MPI_Allgather", 400, 460, [], 0, 8, 24), ("MPI_Gather", 600, 750, [0], 0, 0, 0),
+     ("MPI_Reduce", 800, 950, [0], 0, 8, 16), ("MPI_Alltoallv", 1000, 1150, [], 0, 8, 8),
+     ("MPI_Barrier", 1200, 1210, [], 1)],
+    [("MPI_Bcast", 10, 150, [0], 0, 0, 0), ("MPI_Bcast", 200, 300, [0], 0, 0, 8),
+     ("MPI_Allgather", 420, 500, [], 0, 8, 24), ("MPI_Gather", 650, 750, [0], 0, 0, 0),
+     ("MPI_Reduce", 850, 950, [0], 0, 8, 0), ("MPI_Alltoallv", 1050, 1150, [], 0, 8, 8),
+     ("MPI_Barrier", 1300, 1310, [], 1)],
+    [("MPI_Bcast", 20, 150, [0], 0, 0, 0), ("MPI_Bcast", 210, 300, [0], 0, 0, 0),
+     ("MPI_Allgather", 480, 520, [], 0, 0, 16), ("MPI_Gather", 700, 750, [0], 0, 0, 0),
+     ("MPI_Reduce", 900, 950, [0], 0, 0, 0), ("MPI_Alltoallv", 1100, 1150, [], 0, 8, 8)],
+]
+# By hand, scout's rules (ns; "rank:call"):
+# * Bcast of 0 bytes (root sends nothing): no instance. Bcast of 8: rank 1 receives and entered
+#   before the root: 260 - 200; rank 2 receives nothing: no wait (the old rule: 90 + 60, 80 + 50).
+# * Allgather(v): earliest leave 460 <= latest enter 480 (rank 2, which sends nothing): partial
+#   overlap, the latest *sender* is rank 1 (420); rank 0 (receives, entered before) waits
+#   420 - 400 and rank 1 synchronizes; rank 2 (entered after it) does not. Completion after the
+#   synchronizing members' earliest leave 460: rank 1 500 - 460 (the old rule: waits 60 and 60,
+#   completions 20 on rank 1 and 40 on rank 2, and a clock violation on rank 0, which leaves at
+#   460 before rank 2's enter).
+# * Gather whose root receives nothing: no instance (old: 700 - 600).
+# * Reduce whose latest member (rank 2) sends nothing: the root waits for the latest sender,
+#   rank 1: 850 - 800 (old: 900 - 800).
+# * Alltoallv: no instance (old: Wait at N x N 100 and 50).
+# * MPI_Barrier on MPI_COMM_SELF (rank 0 at 1200, rank 1 at 1300): one member each, no
+#   synchronization (the old clock check grouped the two and counted rank 0 as leaving before
+#   rank 1 entered).
+SYNCPOINT_EXPECTED = {
+    "mpi_latebroadcast": {"1:MPI_Bcast": 60},
+    "mpi_wait_nxn": {"0:MPI_Allgather": 20},
+    "mpi_nxn_completion": {"1:MPI_Allgather": 40},
+    "mpi_earlyreduce": {"0:MPI_Reduce": 50},
+    "mpi_barrier_wait": {},
+    "mpi_barrier_completion": {},
+}
+
+# MPI_COMM_SELF collectives of two ranks share the communicator's number but are no instance
+# together: rank 0's barrier must not wait for rank 1's, which follows a message from rank 0 (the
+# time correction took them for one instance and found a cycle).
+SELF_ORDER = [[("MPI_Barrier", 100, 110, [], 1), ("MPI_Send", 200, 210, [1], 0)],
+              [("MPI_Recv", 150, 250, [0], 0), ("MPI_Barrier", 300, 310, [], 1)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
-          "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000)}
+          "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
+          "self-order": (SELF_ORDER, 1000)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
-TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong"]
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order"]
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

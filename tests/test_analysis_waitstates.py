@@ -13,7 +13,7 @@ from collections import defaultdict, deque
 
 import numpy as np
 import pytest
-from analysis_cases import CHAIN
+from analysis_cases import CHAIN, SELF_ORDER, SYNCPOINT, SYNCPOINT_EXPECTED
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -225,6 +225,60 @@ N_TO_N = {6, 7, 8, 9, 10, 11, 13, 16}
 INIT_EXIT = {"MPI_Init": 1000, "MPI_Init_thread": 1000, "MPI_Finalize": 1001}
 
 
+def scout_sync(instance):
+    """Per member (in rank order: location order in these traces) of one collective instance:
+    (the enter it waits for, the earliest leave of the synchronizing members), or (None, None)
+    where it is no synchronization point, by scout's rules (MpiCommunicationHandler.cpp)."""
+    n, op = len(instance), instance[0]["op"]
+    none = [(None, None)] * n
+    if n < 2 or op in (9, 10):  # a size-1 communicator, MPI_Alltoallv/w
+        return none
+    everyone = op in (0, 1000, 1001)
+    active = [everyone or c["sends"] or c["receives"] for c in instance]
+    root = next((i for i, c in enumerate(instance) if c["loc"] == c["root"]), None)
+
+    def latest(members):  # MAXLOC: the lowest rank among equal enters
+        return max(members, key=lambda i: (instance[i]["enter"], -i), default=None)
+
+    enter = [c["enter"] for c in instance]
+    sync, whom = [False] * n, [None] * n
+    senders = [i for i in range(n) if active[i] and instance[i]["sends"]]
+    if everyone:
+        sync, whom = [True] * n, [latest(range(n))] * n
+    elif op in (1, 4, 5):  # 1-to-N
+        if root is None or not instance[root]["sends"]:
+            return none
+        sync = [i != root and instance[i]["receives"] and enter[i] < enter[root] for i in range(n)]
+        sync[root] = any(sync)
+        whom = [root] * n
+    elif op in N_TO_N:
+        members = [i for i in range(n) if active[i]]
+        if not members:
+            return none
+        last = latest(members)
+        if min(instance[i]["leave"] for i in members) > enter[last]:
+            sync, whom = active, [last] * n
+        else:
+            last = latest(senders)
+            sync = [last is not None and (i == last or (instance[i]["receives"] and enter[i] < enter[last]))
+                    for i in range(n)]
+            whom = [last] * n
+    elif op in (2, 3, 12):  # N-to-1
+        last = latest(senders)
+        if root is None or not instance[root]["receives"] or last is None or not enter[root] < enter[last]:
+            return none
+        sync[root] = sync[last] = True
+        whom[root] = whom[last] = last
+    elif op in (14, 15):  # scans: the latest sender ranked up to mine
+        for i in range(n):
+            last = latest([k for k in senders if k <= i])
+            sync[i], whom[i] = active[i] and last is not None and enter[i] < enter[last], last
+    else:
+        return none
+    earliest = min((instance[i]["leave"] for i in range(n) if sync[i]), default=None)
+    return [(enter[whom[i]], earliest) if sync[i] else (None, None) for i in range(n)]
+
+
 def reference(path):
     """Per pattern, per location index: seconds, computed directly from the events."""
     trace = open_trace(path)
@@ -242,8 +296,9 @@ def reference(path):
     calls = 0
     for loc, df in events.groupby("Location", sort=True):
         stack = []  # [enter ticks, region name, pending records, call number]
-        for kind, region, partner, comm, tag, ticks in zip(df["Event Type"].astype(str), df["Region"], df["Partner"],
-                                                            df["Communicator"], df["Tag"], df["Ticks"]):
+        for kind, region, partner, comm, tag, ticks, sent, received in zip(
+                df["Event Type"].astype(str), df["Region"], df["Partner"], df["Communicator"], df["Tag"], df["Ticks"],
+                df["Bytes"], df["Bytes Received"]):
             ticks = int(ticks)
             if kind == "ENTER":
                 calls += 1
@@ -254,7 +309,8 @@ def reference(path):
                     record["leave"] = ticks
                 if frame[1] in INIT_EXIT:  # MPI_Init/Finalize: collectives over all processes
                     colls[("finalize" if frame[1] == "MPI_Finalize" else "init", loc)].append(
-                        {"loc": loc, "op": INIT_EXIT[frame[1]], "enter": frame[0], "leave": ticks, "root": None})
+                        {"loc": loc, "op": INIT_EXIT[frame[1]], "enter": frame[0], "leave": ticks, "root": None,
+                         "sends": True, "receives": True})
             elif kind in ("MPI_SEND", "MPI_ISEND"):
                 sends[(loc, rank_location(comm, partner, loc), comm, tag)].append(
                     {"enter": stack[-1][0], "time": ticks, "loc": loc})
@@ -264,10 +320,11 @@ def reference(path):
                 stack[-1][2].append(r)
                 receives.append(r)
             elif kind == "MPI_COLLECTIVE_END":
-                c = {"loc": loc, "op": int(tag), "enter": stack[-1][0],
+                c = {"loc": loc, "op": int(tag), "enter": stack[-1][0], "sends": sent > 0, "receives": received > 0,
                      "root": None if partner < 0 else rank_location(comm, partner, loc)}
                 stack[-1][2].append(c)
-                colls[(comm, loc)].append(c)
+                self_comm = groups.iloc[int(comms["group"][comm])].type == "comm_self"
+                colls[((comm, loc) if self_comm else comm, loc)].append(c)  # a self communicator per location
     seconds = 1.0 / trace.clock[0]
     out = defaultdict(lambda: np.zeros(len(locs)))
     recent = defaultdict(list)  # per receiver: its last 100 Late Senders (send time, sender, idle)
@@ -303,31 +360,69 @@ def reference(path):
         if isinstance(comm, str) and (len(lists) < len(world) or len({len(x) for x in lists}) > 1):
             continue  # MPI_Init/Finalize not on every process equally often: not analyzed
         for instance in zip(*lists):
-            latest = max(c["enter"] for c in instance)
-            earliest_leave = min(c["leave"] for c in instance)
-            root = next((c["enter"] for c in instance if c["loc"] == instance[0]["root"]), None)
-            for c in instance:
+            for c, (until, earliest_leave) in zip(instance, scout_sync(instance)):
                 def wait(t, c=c):
                     return max(0, min(t, c["leave"]) - c["enter"]) * seconds
 
-                completion = max(0, c["leave"] - max(earliest_leave, min(latest, c["leave"]))) * seconds
+                if until is None:
+                    continue  # no synchronization point
+                completion = max(0, c["leave"] - max(earliest_leave, min(until, c["leave"]))) * seconds
                 if c["op"] == 0:
-                    out["mpi_barrier_wait"][c["loc"]] += wait(latest)
+                    out["mpi_barrier_wait"][c["loc"]] += wait(until)
                     out["mpi_barrier_completion"][c["loc"]] += completion
                 elif c["op"] in N_TO_N:
-                    out["mpi_wait_nxn"][c["loc"]] += wait(latest)
+                    out["mpi_wait_nxn"][c["loc"]] += wait(until)
                     out["mpi_nxn_completion"][c["loc"]] += completion
                 elif c["op"] in (1, 4, 5) and c["loc"] != c["root"]:
-                    out["mpi_latebroadcast"][c["loc"]] += wait(root)
+                    out["mpi_latebroadcast"][c["loc"]] += wait(until)
                 elif c["op"] in (2, 3, 12) and c["loc"] == c["root"]:
-                    out["mpi_earlyreduce"][c["loc"]] += wait(latest)
+                    out["mpi_earlyreduce"][c["loc"]] += wait(until)
                 elif c["op"] == 1000:
                     out["mpi_init_completion"][c["loc"]] += completion
                 elif c["op"] == 1001:
-                    out["mpi_finalize_wait"][c["loc"]] += wait(latest)
-                elif c["op"] in (14, 15):  # members in location order, which is rank order in these traces
-                    out["mpi_earlyscan"][c["loc"]] += wait(max(m["enter"] for m in instance if m["loc"] <= c["loc"]))
+                    out["mpi_finalize_wait"][c["loc"]] += wait(until)
+                elif c["op"] in (14, 15):
+                    out["mpi_earlyscan"][c["loc"]] += wait(until)
     return trace, dict(out)
+
+
+def test_synchronization_points_are_scouts(tmp_path):
+    # analysis_cases.SYNCPOINT has the hand computation; each value there differs under the old
+    # rule (every member of every instance waits), and so do the clock checks and the path
+    path = write(tmp_path, SYNCPOINT, name="syncpoint", end=2000)
+    report = cubescale.analyze(path)
+    for pattern, expected in SYNCPOINT_EXPECTED.items():
+        want = {(int(k.split(":")[0]), k.split(":")[1]): ns * NS for k, ns in expected.items()}
+        assert by_call(report, pattern) == pytest.approx(want, rel=1e-15), pattern
+    # scout checks clocks at synchronization points only: rank 0 leaving the Allgather(v) (460)
+    # before the non-sending rank 2 entered (480), rank 0's MPI_COMM_SELF barrier before rank
+    # 1's (another communicator) are no violations
+    assert by_call(report, "clock_violations") == {}
+    assert analysis.statistics(report).collective_violations == 0
+    # the critical path leaves a location only where it waited: from the end on rank 0 back to
+    # the Reduce it waited in for rank 1 (850; not for rank 2, which sends nothing), on rank 1
+    # back to the Bcast it waited in for the root (260), on rank 0 (whose Bcast of 0 bytes
+    # waited for nobody) to the start
+    assert by_call(report, "critical_path") == pytest.approx({
+        (0, "main"): 1100 * NS, (0, "MPI_Bcast"): 50 * NS, (0, "MPI_Reduce"): 100 * NS, (0, "MPI_Alltoallv"): 150 * NS,
+        (0, "MPI_Barrier"): 10 * NS, (1, "main"): 370 * NS, (1, "MPI_Bcast"): 40 * NS, (1, "MPI_Allgather"): 80 * NS,
+        (1, "MPI_Gather"): 100 * NS}, rel=1e-12)
+    # the reference of this file (scout's rules written out again) agrees
+    trace, expected = reference(path)
+    for pattern in SYNCPOINT_EXPECTED:
+        got = report.values(pattern, inclusive=False).sum(axis=0)
+        want = expected.get(pattern, np.zeros(len(got) + 1))[trace.location_indices()]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15, err_msg=pattern)
+
+
+def test_self_communicator_collectives_are_alone(tmp_path):
+    # two ranks' MPI_COMM_SELF barriers share the communicator's number: no instance together,
+    # so no clock violation (rank 0 leaves before rank 1 enters) and a time correction exists
+    path = write(tmp_path, SELF_ORDER, name="self", end=1000)
+    for correct in (False, True):
+        report = cubescale.analyze(path, time_correct=correct)
+        assert analysis.statistics(report).collective_violations == 0
+        assert by_call(report, "mpi_latesender") == pytest.approx({(1, "MPI_Recv"): 50 * NS}), correct
 
 
 @pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])

@@ -379,24 +379,27 @@ void register_analysis(py::module_ m) {
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,
          std::uint64_t end) {
-        // (call, enter, leave, peers, tag[, bytes]): the message or collective payload defaults to 8 bytes.
+        // (call, enter, leave, peers, tag[, bytes[, bytes_received]]): the message or collective payload
+        // defaults to 8 bytes; a collective receives as many as it sends unless told.
         std::vector<std::vector<trace::MpiCall>> calls(ranks.size());
         for (std::size_t r = 0; r < ranks.size(); ++r)
           for (const auto& t : ranks[r]) {
-            if (t.size() != 5 && t.size() != 6)
-              throw py::value_error("a call is (call, enter_ns, leave_ns, peers, tag[, bytes])");
+            if (t.size() < 5 || t.size() > 7)
+              throw py::value_error("a call is (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]])");
             trace::MpiCall c{t[0].cast<std::string>(), t[1].cast<std::uint64_t>(), t[2].cast<std::uint64_t>(),
                              t[3].cast<std::vector<std::uint32_t>>(), t[4].cast<std::uint32_t>()};
-            if (t.size() == 6) c.bytes = t[5].cast<std::uint64_t>();
+            if (t.size() >= 6) c.bytes = t[5].cast<std::uint64_t>();
+            if (t.size() == 7) c.bytes_received = t[6].cast<std::uint64_t>();
             calls[r].push_back(std::move(c));
           }
         py::gil_scoped_release release;
         return trace::write_mpi_trace(directory, name, calls, end);
       },
       py::arg("directory"), py::arg("name"), py::arg("ranks"), py::arg("end"),
-      "Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes]), calls such as "
-      "'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', inside "
-      "main from 0 to `end` ns. bytes (default 8) is the message or collective payload. Returns the events written.");
+      "Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]]), calls such as "
+      "'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', 'MPI_Alltoallv', inside "
+      "main from 0 to `end` ns. bytes (default 8) is the message or collective payload (a collective's bytes sent; "
+      "bytes_received defaults to bytes); a collective's tag 1 puts it on MPI_COMM_SELF. Returns the events written.");
   m.def(
       "write_omp_trace",
       [](const std::string& directory, const std::string& name, const std::vector<py::dict>& regions,

@@ -21,7 +21,16 @@ import pytest
 from launch import mpirun
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, CHAIN_EXPECTED, OMP, SHAPES, SHARED_MPI, TIME_CORRECT, shared_anchors  # noqa: E402
+from analysis_cases import (  # noqa: E402
+    BROKEN,
+    CHAIN_EXPECTED,
+    OMP,
+    SHAPES,
+    SHARED_MPI,
+    SYNCPOINT_EXPECTED,
+    TIME_CORRECT,
+    shared_anchors,
+)
 
 import cubescale  # noqa: E402
 from cubescale import analysis  # noqa: E402
@@ -46,6 +55,14 @@ def test_chain_pattern_times_are_exact(size, dirs):
     values = results(size, *dirs)["chain"]["values"]
     for pattern, expected in CHAIN_EXPECTED.items():
         assert values[pattern] == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_synchronization_points_are_scouts_on_every_number_of_ranks(size, dirs):
+    # the homes of the instances decide them as one process does (analysis_cases.SYNCPOINT)
+    values = results(size, *dirs)["syncpoint"]["values"]
+    for pattern, expected in SYNCPOINT_EXPECTED.items():
+        assert values.get(pattern, {}) == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
 
 
 NAMES = [*SHAPES, *OMP, *SHARED_MPI]

@@ -25,13 +25,18 @@ SyncRule sync_rule(std::uint32_t op) {
 std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records) {
   // communicator -> per location (records order) its collectives on it
   std::map<std::uint32_t, std::vector<std::vector<RecordRef>>> lists;
+  std::vector<std::vector<RecordRef>> singles;
   for (std::uint32_t l = 0; l < records.size(); ++l)
     for (std::uint32_t i = 0; i < records[l].collectives.size(); ++i) {
+      if (records[l].collectives[i].self) {  // its own instance: self communicators share one number
+        singles.push_back({{l, i}});
+        continue;
+      }
       auto& per = lists[records[l].collectives[i].communicator];
       if (per.empty() || per.back().front().list != l) per.emplace_back();
       per.back().push_back({l, i});
     }
-  std::vector<std::vector<RecordRef>> out;
+  std::vector<std::vector<RecordRef>> out = std::move(singles);
   for (const auto& [comm, per] : lists) {
     const auto n = per.front().size();
     if (std::any_of(per.begin(), per.end(), [&](const auto& v) { return v.size() != n; })) continue;
@@ -48,26 +53,12 @@ std::vector<std::uint64_t> collective_references(const std::vector<LocationRecor
                                                  const std::vector<std::uint64_t>* enters) {
   std::vector<std::uint64_t> out(instance.size(), kNoTime);
   if (instance.empty()) return out;
-  auto at = [&](const RecordRef& r) -> const CollectiveRecord& { return records[r.list].collectives[r.index]; };
-  const auto rule = sync_rule(at(instance[0]).op);
-  auto enter = [&](std::size_t i) { return enters ? (*enters)[i] : at(instance[i]).enter; };
-  std::uint64_t latest = 0, root_enter = kNoTime, so_far = 0;
-  for (std::size_t i = 0; i < instance.size(); ++i) {
-    latest = std::max(latest, enter(i));
-    if (at(instance[i]).location == at(instance[i]).root) root_enter = enter(i);
-  }
-  for (std::size_t i = 0; i < instance.size(); ++i) {
-    const auto& c = at(instance[i]);
-    so_far = std::max(so_far, enter(i));
-    const bool root = c.location == c.root;
-    switch (rule) {
-      case SyncRule::AllEnter: out[i] = latest; break;
-      case SyncRule::RootEnter: out[i] = root ? kNoTime : root_enter; break;
-      case SyncRule::AllEnterAtRoot: out[i] = root ? latest : kNoTime; break;
-      case SyncRule::EnterUpToMine: out[i] = so_far; break;
-      case SyncRule::None: break;
-    }
-  }
+  // Checked only at synchronization points, as scout does (collective_sync).
+  std::vector<const CollectiveRecord*> members(instance.size());
+  for (std::size_t i = 0; i < instance.size(); ++i) members[i] = &records[instance[i].list].collectives[instance[i].index];
+  std::vector<MemberSync> sync;
+  collective_sync(members, sync, enters ? enters->data() : nullptr);
+  for (std::size_t i = 0; i < instance.size(); ++i) out[i] = sync[i].reference;
   return out;
 }
 

@@ -90,27 +90,14 @@ void collective_points(const std::vector<LocationRecords>& records, std::vector<
     if (communicator == kFinalizeCommunicator &&
         std::any_of(list.begin(), list.end(), [&](const auto& i) { return i.size() != list.front().size(); }))
       continue;
+    std::vector<MemberSync> sync;
     for (const auto& members : list) {
-      const auto how = waits_for(members.front()->op);
-      if (how == WaitsFor::Nobody) continue;
-      const CollectiveRecord* latest = members.front();
-      const CollectiveRecord* root = nullptr;
-      for (const auto* c : members) {
-        if (c->enter > latest->enter) latest = c;
-        if (c->location == c->root) root = c;
-      }
-      const CollectiveRecord* latest_before = nullptr;
-      for (const auto* c : members) {
-        if (!latest_before || c->enter > latest_before->enter) latest_before = c;
-        const CollectiveRecord* causer = nullptr;
-        switch (how) {
-          case WaitsFor::Latest: causer = latest; break;
-          case WaitsFor::Root: causer = root && c != root ? root : nullptr; break;
-          case WaitsFor::RootOnlyLatest: causer = c == root ? latest : nullptr; break;
-          case WaitsFor::LatestBefore: causer = latest_before; break;
-          case WaitsFor::Nobody: break;
-        }
-        if (!causer || causer == c) continue;
+      // The path leaves a member only where it waited: at a synchronization point (collective_sync).
+      collective_sync(members, sync);
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        const auto* c = members[i];
+        if (!sync[i].sync || sync[i].causer == kNone) continue;
+        const auto* causer = members[sync[i].causer];
         const auto idle = waited(c->enter, c->leave, causer->enter);
         if (idle > 0)
           out[c->location].push_back({c->enter, c->enter + idle, causer->enter, c->location, c->cnode,

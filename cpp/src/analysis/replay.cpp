@@ -168,7 +168,8 @@ void Replay::collective_severities() {
   // event); one rank's records are in it already, several ranks' come grouped by home.
   auto earlier = [&](std::size_t a, std::size_t b) {
     const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
-    return std::make_pair(position_[x.location], x.position) < std::make_pair(position_[y.location], y.position);
+    return std::make_pair(position_[x.location], std::uint64_t(x.position)) <
+           std::make_pair(position_[y.location], std::uint64_t(y.position));
   };
   if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
   for (auto i : order) analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);

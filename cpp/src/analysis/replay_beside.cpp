@@ -32,44 +32,20 @@ std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t unt
 }
 
 // One instance's members (records indices, in one-process order): per member its extra, with
-// the rules of collective_references (clock) and of the critical path's collective sync points.
+// the synchronization-point decision of the patterns, the clock condition and the critical
+// path's collective sync points (collective_sync).
 void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
                      std::vector<CollectiveExtra>& out) {
-  const auto op = records[members.front()].op;
-  const auto rule = sync_rule(op);
-  const auto how = waits_for(op);
-  std::uint64_t latest = 0, root_enter = kNoTime;
-  std::size_t first_latest = members.front(), root = kNone;
-  for (auto i : members) {
-    const auto& c = records[i];
-    latest = std::max(latest, c.enter);
-    if (c.enter > records[first_latest].enter) first_latest = i;  // the first member entering last
-    if (c.location == c.root) root_enter = c.enter, root = i;
-  }
-  std::uint64_t so_far = 0;
-  std::size_t latest_before = kNone;
-  for (auto i : members) {
-    const auto& c = records[i];
-    so_far = std::max(so_far, c.enter);
-    if (latest_before == kNone || c.enter > records[latest_before].enter) latest_before = i;
-    const bool is_root = c.location == c.root;
-    auto& x = out[i];
-    switch (rule) {
-      case SyncRule::AllEnter: x.reference = latest; break;
-      case SyncRule::RootEnter: x.reference = is_root ? kNoTime : root_enter; break;
-      case SyncRule::AllEnterAtRoot: x.reference = is_root ? latest : kNoTime; break;
-      case SyncRule::EnterUpToMine: x.reference = so_far; break;
-      case SyncRule::None: break;
-    }
-    std::size_t causer = kNone;
-    switch (how) {
-      case WaitsFor::Latest: causer = first_latest; break;
-      case WaitsFor::Root: causer = root != kNone && i != root ? root : kNone; break;
-      case WaitsFor::RootOnlyLatest: causer = i == root ? first_latest : kNone; break;
-      case WaitsFor::LatestBefore: causer = latest_before; break;
-      case WaitsFor::Nobody: break;
-    }
-    if (causer != kNone && causer != i) x.causer = records[causer].location, x.causer_time = records[causer].enter;
+  thread_local std::vector<const CollectiveRecord*> m;  // reused: one call per instance
+  thread_local std::vector<MemberSync> sync;
+  m.resize(members.size());
+  for (std::size_t k = 0; k < members.size(); ++k) m[k] = &records[members[k]];
+  collective_sync(m, sync);
+  for (std::size_t k = 0; k < members.size(); ++k) {
+    auto& x = out[members[k]];
+    x.reference = sync[k].reference;
+    if (!sync[k].sync || sync[k].causer == kNone) continue;
+    x.causer = m[sync[k].causer]->location, x.causer_time = m[sync[k].causer]->enter;
   }
 }
 
@@ -669,7 +645,16 @@ void Replay::take_members() {
   release(d.incoming_counts), release(d.outgoing_counts);
   std::vector<CollectiveRecord> outgoing;
   outgoing.swap(d.outgoing_members);
-  for (const auto& c : d.incoming_members) d.instances[{c.communicator, c.instance}].members.push_back(c);
+  for (const auto& c : d.incoming_members) {
+    if (c.self) {  // a self communicator's collective depends on nobody (its number is every location's)
+      const InstanceValue ref{c.communicator, c.instance, c.location, 0, kNoTime, kNoTime};
+      const auto r = c.location < d.owner.size() ? d.owner[c.location] : kNone;
+      if (r == d.rank) d.references_known[instance_key(c.communicator, c.instance, c.location)] = {kNoTime, kNoTime};
+      else if (r < d.ranks) d.queued_references.push_back({r, ref});
+      continue;
+    }
+    d.instances[{c.communicator, c.instance}].members.push_back(c);
+  }
   std::vector<CollectiveRecord>().swap(d.incoming_members);
   for (auto& [key, i] : d.instances) {
     std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {

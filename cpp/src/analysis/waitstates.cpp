@@ -218,6 +218,9 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.location = e.location;
       r.communicator = e.communicator;
       r.op = e.tag;
+      r.sends = e.bytes > 0;
+      r.receives = e.bytes_received > 0;
+      r.self = e.communicator < comm_self_.size() && comm_self_[e.communicator];
       peer_location(e.communicator, 0, e);  // raises unless the communicator and its group are defined
       r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
       r.cnode = cnode;
@@ -541,6 +544,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     keys.swap(sorted);
   }
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
+  std::vector<MemberSync> sync;
   for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
     for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {
     }
@@ -568,68 +572,179 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
                group_name(defs, info.members[std::size_t(lacking - instance.begin())]) +
                ", which lacks its collective number " + std::to_string(c->instance + 1) + " on it");
     }
-    CollectiveReduction r;
-    r.earliest_leave = ~std::uint64_t(0);
-    for (const auto* c : instance) {
+    for (const auto* c : instance)
       if (c->op != instance[0]->op)
         fail(trace, c->location, c->position, c->time,
              "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
                  trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
-      r.latest_enter = std::max(r.latest_enter, c->enter);
-      r.earliest_leave = std::min(r.earliest_leave, c->leave);
-      if (c->location == instance[0]->root) r.root_enter = c->enter;
-    }
-    std::uint64_t latest_so_far = 0;  // scans: the latest enter of the ranks up to this one
-    for (const auto* c : instance) {
-      latest_so_far = std::max(latest_so_far, c->enter);
-      auto& mine = out[std::size_t(c - records.data())];
-      mine = r;
-      mine.latest_enter_up_to = latest_so_far;
+    collective_sync(instance, sync);
+    for (std::size_t i = 0; i < instance.size(); ++i) {
+      auto& mine = out[std::size_t(instance[i] - records.data())];
+      mine.until = sync[i].until;
+      mine.earliest_leave = sync[i].earliest_leave;
+      mine.skip = sync[i].sync ? 0 : 2;
     }
   }
   return out;
 }
 
+void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<MemberSync>& out,
+                     const std::uint64_t* enters) {
+  constexpr std::size_t kNobody = ~std::size_t(0);
+  const auto n = m.size();
+  out.assign(n, MemberSync{});
+  // A size-1 communicator synchronizes nothing (self communicators: instances of different
+  // locations grouped by their shared number are still one member each).
+  if (n < 2 || m[0]->self) return;
+  const auto op = m[0]->op;
+  const auto cls = collective_class(op);
+  auto enter = [&](std::size_t i) { return enters ? enters[i] : m[i]->enter; };
+  // Whether member a entered later than b (ties: the lower location; b may be nobody).
+  auto later = [&](std::size_t a, std::size_t b) {
+    return b == kNobody || enter(a) > enter(b) || (enter(a) == enter(b) && m[a]->location < m[b]->location);
+  };
+  auto active = [&](std::size_t i) {  // takes part (N x N, scans: sends or receives bytes)
+    return cls == CollectiveClass::Barrier || cls == CollectiveClass::Init || cls == CollectiveClass::Finalize ||
+           m[i]->sends || m[i]->receives;
+  };
+  std::size_t root = kNobody;
+  for (std::size_t i = 0; i < n; ++i)
+    if (m[i]->location == m[i]->root) root = i;
+  // out[i].sync and .causer first hold the decision (no allocation per instance), then the times.
+  auto sync = [&](std::size_t i) -> bool& { return out[i].sync; };
+  auto set_causer = [&](std::size_t i, std::size_t who) {
+    out[i].causer = who == kNobody ? kNone : static_cast<std::uint32_t>(who);
+  };
+  auto latest_of = [&](auto&& taking) {
+    std::size_t l = kNobody;
+    for (std::size_t i = 0; i < n; ++i)
+      if (taking(i) && later(i, l)) l = i;
+    return l;
+  };
+  auto earliest_leave_of = [&](auto&& taking) {
+    std::uint64_t e = ~std::uint64_t(0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (taking(i)) e = std::min(e, m[i]->leave);
+    return e;
+  };
+  switch (cls) {
+    case CollectiveClass::Other: return;
+    case CollectiveClass::Barrier: case CollectiveClass::Init: case CollectiveClass::Finalize: {
+      const auto l = latest_of([](std::size_t) { return true; });
+      for (std::size_t i = 0; i < n; ++i) sync(i) = true, set_causer(i, l);
+      break;
+    }
+    case CollectiveClass::OneToN: {
+      if (root == kNobody || !m[root]->sends) return;  // no payload: no synchronization point
+      bool any = false;
+      for (std::size_t i = 0; i < n; ++i) {
+        sync(i) = i != root && m[i]->receives && enter(i) < enter(root);  // waits for the root
+        any = any || sync(i);
+        set_causer(i, root);
+      }
+      if (any) sync(root) = true;  // (no completion pattern: scout's earliest leave of the waiting is not needed)
+      break;
+    }
+    case CollectiveClass::NToN: {
+      if (op == 9 || op == 10) return;  // MPI_Alltoallv/w: the trace does not say who exchanges with whom
+      const auto all = latest_of(active);
+      if (all == kNobody) return;
+      if (earliest_leave_of(active) > enter(all)) {  // full overlap: every member synchronizes
+        for (std::size_t i = 0; i < n; ++i) sync(i) = active(i), set_causer(i, all);
+        break;
+      }
+      const auto l = latest_of([&](std::size_t i) { return bool(m[i]->sends); });
+      if (l == kNobody) return;
+      for (std::size_t i = 0; i < n; ++i)
+        sync(i) = i == l || (m[i]->receives && enter(i) < enter(l)), set_causer(i, l);
+      break;
+    }
+    case CollectiveClass::NToOne: {
+      if (root == kNobody || !m[root]->receives) return;  // no payload: no synchronization point
+      const auto l = latest_of([&](std::size_t i) { return bool(m[i]->sends); });
+      if (l == kNobody || !(enter(root) < enter(l))) return;
+      sync(root) = sync(l) = true;
+      set_causer(root, l), set_causer(l, l);
+      break;
+    }
+    case CollectiveClass::Scan: {
+      std::size_t l = kNobody;  // the latest sender ranked up to this member
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!active(i)) continue;
+        if (m[i]->sends && later(i, l)) l = i;
+        sync(i) = l != kNobody && enter(i) < enter(l);
+        set_causer(i, l);
+      }
+      break;
+    }
+  }
+  const auto earliest = earliest_leave_of([&](std::size_t k) { return out[k].sync; });
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& x = out[i];
+    const auto causer = x.causer;
+    x.causer = kNone;
+    if (!x.sync || causer == kNone) {
+      x.sync = false;
+      continue;
+    }
+    x.until = enter(causer);
+    x.earliest_leave = earliest;
+    const bool is_root = i == root;
+    // The clock condition of the members that depend on another (as before: not the 1-to-N
+    // root, only the N-to-1 root).
+    if ((cls != CollectiveClass::OneToN || !is_root) && (cls != CollectiveClass::NToOne || is_root))
+      x.reference = x.until;
+    // MPI_Init has only a completion pattern: nobody waits for another there.
+    if (cls != CollectiveClass::Init && causer != i) x.causer = causer;
+  }
+}
+
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out) {
-  if (r.skip) return;
   const bool root = c.location == c.root;
   auto wait_for = [&](std::uint64_t t) {
     const auto until = std::min(t, c.leave);
     return until > c.enter ? until - c.enter : 0;
   };
-  // Time to finish after the first member could leave (and after all had entered).
-  const auto from = std::max(r.earliest_leave, std::min(r.latest_enter, c.leave));
+  // Time to finish after the first synchronizing member could leave (and after the one waited for entered).
+  const auto from = std::max(r.earliest_leave, std::min(r.until, c.leave));
   const std::uint64_t completion = c.leave > from ? c.leave - from : 0;
-  switch (collective_class(c.op)) {
+  const auto cls = collective_class(c.op);
+  if (r.skip == 1) return;  // an instance left out (MPI_Init/Finalize some processes lack)
+  // The operations occur (the pattern is present) even where no instance synchronizes.
+  switch (cls) {
+    case CollectiveClass::Barrier: out.mark(Pattern::BarrierWait), out.mark(Pattern::BarrierCompletion); break;
+    case CollectiveClass::NToN: out.mark(Pattern::WaitNxN), out.mark(Pattern::NxNCompletion); break;
+    case CollectiveClass::OneToN: out.mark(Pattern::LateBroadcast); break;
+    case CollectiveClass::NToOne: out.mark(Pattern::EarlyReduce); break;
+    case CollectiveClass::Scan: out.mark(Pattern::EarlyScan); break;
+    case CollectiveClass::Init: out.mark(Pattern::InitCompletion); break;
+    case CollectiveClass::Finalize: out.mark(Pattern::FinalizeWait); break;
+    case CollectiveClass::Other: break;
+  }
+  if (r.skip) return;
+  switch (cls) {
     case CollectiveClass::Barrier:
-      out.mark(Pattern::BarrierWait), out.mark(Pattern::BarrierCompletion);
-      out.add(Pattern::BarrierWait, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      out.add(Pattern::BarrierWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave);
       break;
     case CollectiveClass::NToN:
-      out.mark(Pattern::WaitNxN), out.mark(Pattern::NxNCompletion);
-      out.add(Pattern::WaitNxN, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      out.add(Pattern::WaitNxN, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave);
       break;
     case CollectiveClass::OneToN:
-      out.mark(Pattern::LateBroadcast);
-      if (!root && c.root != kNone) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait_for(r.root_enter), c.enter, c.leave);
+      if (!root) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       break;
     case CollectiveClass::NToOne:
-      out.mark(Pattern::EarlyReduce);
-      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       break;
     case CollectiveClass::Scan:
-      out.mark(Pattern::EarlyScan);
-      out.add(Pattern::EarlyScan, c.cnode, c.location, wait_for(r.latest_enter_up_to), c.enter, c.leave);
+      out.add(Pattern::EarlyScan, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       break;
     case CollectiveClass::Init:
-      out.mark(Pattern::InitCompletion);
       out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave);
       break;
     case CollectiveClass::Finalize:
-      out.mark(Pattern::FinalizeWait);
-      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait_for(r.latest_enter), c.enter, c.leave);
+      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
       break;
     case CollectiveClass::Other: break;
   }

@@ -49,6 +49,7 @@ const CallKind kCalls[] = {
     {"MPI_Ireduce", OTF2_REGION_ROLE_COLL_ALL2ONE, OTF2_COLLECTIVE_OP_REDUCE, true},
     {"MPI_Iallreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLREDUCE, false},
     {"MPI_Test", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Alltoallv", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLTOALLV, false},
 };
 
 // MPI-3 non-blocking collectives (MPI_I<op>): a request here, completed by a later MPI_Wait*.
@@ -119,8 +120,11 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
       check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, requests.receive(p)), "irecv");
   } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
-    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), 0,
-                                          k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32, c.bytes, c.bytes),
+    if (c.tag > 1) throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0 or 1");
+    const auto received = c.bytes_received == MpiCall::kAsSent ? c.bytes : c.bytes_received;
+    check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), c.tag,
+                                          k.rooted ? (c.tag == 1 ? 0 : c.peers[0]) : OTF2_UNDEFINED_UINT32, c.bytes,
+                                          received),
           "collective end");
   }
   check(OTF2_EvtWriter_Leave(w, nullptr, c.leave, region), "leave");
@@ -171,6 +175,8 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
   check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
   std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Master thread", "MPI_COMM_WORLD",
                                       "main"};
+  const auto self_name = static_cast<std::uint32_t>(strings.size());
+  strings.push_back("MPI_COMM_SELF");
   const std::uint32_t first_call = static_cast<std::uint32_t>(strings.size());
   for (const auto& k : kCalls) strings.push_back(k.name);
   const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
@@ -200,6 +206,11 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
                                         members.data()),
         "comm group");
   check(OTF2_GlobalDefWriter_WriteComm(g, 0, 6, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "communicator");
+  // MPI_COMM_SELF (collectives with tag 1): a communicator of one member, the recording rank.
+  check(OTF2_GlobalDefWriter_WriteGroup(g, 2, 0, OTF2_GROUP_TYPE_COMM_SELF, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 0,
+                                        nullptr),
+        "self group");
+  check(OTF2_GlobalDefWriter_WriteComm(g, 1, self_name, 2, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "self communicator");
   check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
   check(OTF2_Archive_Close(archive), "close archive");
   std::uint64_t total = 0;

@@ -126,3 +126,86 @@ TEST(ClockCondition, CycleRaisesFormatError) {
     EXPECT_NE(std::string(e.what()).find(".evt"), std::string::npos) << e.what();
   }
 }
+
+// Scalasca's synchronization points (collective_sync), on records made by hand: members in rank
+// order, the times scout's cb_pre_coll_* would see.
+namespace {
+analysis::CollectiveRecord member(std::uint32_t location, std::uint32_t op, std::uint64_t enter, std::uint64_t leave,
+                                  bool sends, bool receives, std::uint32_t root = trace::kNone) {
+  analysis::CollectiveRecord c;
+  c.location = location, c.op = op, c.enter = enter, c.leave = leave, c.root = root;
+  c.sends = sends, c.receives = receives;
+  return c;
+}
+std::vector<analysis::MemberSync> decide(const std::vector<analysis::CollectiveRecord>& records) {
+  std::vector<const analysis::CollectiveRecord*> members;
+  for (const auto& c : records) members.push_back(&c);
+  std::vector<analysis::MemberSync> out;
+  analysis::collective_sync(members, out);
+  return out;
+}
+}  // namespace
+
+TEST(SyncPoints, RecordsKeepTheirSizeAndPosition) {
+  analysis::CollectiveRecord c;
+  c.position = (std::uint64_t(1) << 48) - 1;
+  c.sends = 1, c.receives = 1, c.self = 1;
+  EXPECT_EQ(std::uint64_t(c.position), (std::uint64_t(1) << 48) - 1);
+  EXPECT_EQ(sizeof(analysis::CollectiveRecord), 56u);
+}
+
+TEST(SyncPoints, NxNWithoutFullOverlapWaitsForTheLatestSender) {
+  // allgather(v): rank 2 enters last (480) but sends nothing; rank 0 left at 460
+  const auto s = decide({member(0, 6, 400, 460, true, true), member(1, 6, 420, 500, true, true),
+                         member(2, 6, 480, 520, false, true)});
+  EXPECT_TRUE(s[0].sync && s[1].sync);
+  EXPECT_FALSE(s[2].sync);
+  EXPECT_EQ(s[0].until, 420u);
+  EXPECT_EQ(s[0].causer, 1u);
+  EXPECT_EQ(s[1].causer, trace::kNone);  // the latest sender waits for nobody
+  EXPECT_EQ(s[0].earliest_leave, 460u);
+  EXPECT_EQ(s[0].reference, 420u);  // rank 0's leave at 460 follows it: no clock violation
+  // with full overlap, everyone waits for the latest enter, sender or not
+  const auto full = decide({member(0, 6, 400, 600, true, true), member(1, 6, 420, 600, true, true),
+                            member(2, 6, 480, 600, false, true)});
+  EXPECT_TRUE(full[0].sync && full[1].sync && full[2].sync);
+  EXPECT_EQ(full[0].until, 480u);
+}
+
+TEST(SyncPoints, NoDataNoSynchronization) {
+  // a broadcast whose root sends nothing, a gather whose root receives nothing, an alltoallv,
+  // a barrier of one member
+  for (const auto& records : {std::vector{member(0, 1, 100, 150, false, false, 0), member(1, 1, 10, 150, false, false, 0)},
+                              std::vector{member(0, 2, 600, 750, false, false, 0), member(1, 2, 650, 750, true, false, 0)},
+                              std::vector{member(0, 9, 1000, 1150, true, true), member(1, 9, 1050, 1150, true, true)},
+                              std::vector{member(0, 0, 1200, 1210, false, false)}})
+    for (const auto& s : decide(records)) {
+      EXPECT_FALSE(s.sync);
+      EXPECT_EQ(s.reference, ~std::uint64_t(0));
+      EXPECT_EQ(s.causer, trace::kNone);
+    }
+}
+
+TEST(SyncPoints, RootedOperationsAndScans) {
+  // bcast of 8 bytes: rank 1 receives and waits for the root; rank 2 receives nothing
+  const auto b = decide({member(0, 1, 260, 300, true, true, 0), member(1, 1, 200, 300, false, true, 0),
+                         member(2, 1, 210, 300, false, false, 0)});
+  EXPECT_TRUE(b[0].sync && b[1].sync);
+  EXPECT_FALSE(b[2].sync);
+  EXPECT_EQ(b[1].until, 260u);
+  EXPECT_EQ(b[0].reference, ~std::uint64_t(0));  // the root depends on nobody
+  // reduce: the latest member (2) sends nothing: the root waits for rank 1
+  const auto r = decide({member(0, 12, 800, 950, true, true, 0), member(1, 12, 850, 950, true, false, 0),
+                         member(2, 12, 900, 950, false, false, 0)});
+  EXPECT_TRUE(r[0].sync && r[1].sync);
+  EXPECT_FALSE(r[2].sync);
+  EXPECT_EQ(r[0].until, 850u);
+  EXPECT_EQ(r[0].causer, 1u);
+  // scan: rank 1 sends nothing and is late; rank 2 waits for rank 0 only
+  const auto sc = decide({member(0, 14, 300, 700, true, true), member(1, 14, 600, 700, false, true),
+                          member(2, 14, 100, 700, true, true)});
+  EXPECT_FALSE(sc[0].sync);
+  EXPECT_FALSE(sc[1].sync);  // entered after the only sender before it
+  EXPECT_TRUE(sc[2].sync);
+  EXPECT_EQ(sc[2].until, 300u);
+}

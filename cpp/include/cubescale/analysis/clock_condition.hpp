@@ -6,9 +6,11 @@
 //   point to point: a receive's MPI_RECV/MPI_IRECV event before its send's MPI_SEND/MPI_ISEND
 //                   event plus the minimum latency;
 //   collective:     a member leaving the MPI call before the events it depends on plus the
-//                   minimum latency: the latest enter of all members (barrier, N x N,
-//                   MPI_Init/Finalize), the root's enter (1-to-N, non-roots), the latest enter
-//                   (N-to-1, root only), the latest enter of the members up to mine (scans).
+//                   minimum latency: what it waits for at a synchronization point
+//                   (collective_sync, as scout checks them only there): the latest enter
+//                   (barrier, N x N, MPI_Init/Finalize; N x N without full overlap the latest
+//                   sender's), the root's enter (1-to-N, non-roots receiving bytes), the latest
+//                   sender's enter (N-to-1, root only), the latest sender's up to mine (scans).
 // Scout writes no metric for them (clc prints totals); our report has `clock_violations`
 // (occurrences, on the call path of the receive or collective and the location that recorded it).
 #include <cstdint>
@@ -24,7 +26,8 @@ enum class SyncRule : std::uint8_t { None, AllEnter, RootEnter, AllEnterAtRoot, 
 SyncRule sync_rule(std::uint32_t op);  // op: OTF2_CollectiveOp, kInitOp or kFinalizeOp
 
 // Instances of collectives: the k-th collective of every location that has collectives on a
-// communicator, members in records order. Communicators whose members call different
+// communicator, members in records order (a self communicator's collective alone: the
+// communicator's number is every location's own). Communicators whose members call different
 // numbers of collectives are left out (the matcher reports them).
 std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records);
 

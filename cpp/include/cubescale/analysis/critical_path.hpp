@@ -7,9 +7,9 @@
 // can run them where the records live):
 // 1. Sync points (`sync_points`): from the wait-state records, every instance where a location
 //    waited for another: a Late Sender receive waits for its sender until
-//    min(enter_send, leave_recv); a collective member waits for the member that entered last
-//    (barriers, N x N, MPI_Finalize, the root of N-to-1, scans: the last of the ranks up to
-//    mine) or for the root (1-to-N), until min(that enter, my leave). Same definitions as the
+//    min(enter_send, leave_recv); a collective member waits, at a synchronization point
+//    (collective_sync in waitstates.hpp, scout's), for the member whose enter it waits for
+//    there (the last, the last sender, the root), until min(that enter, my leave). Same definitions as the
 //    wait-state patterns (waitstates.hpp); MPI_Test* and zero waits are no sync points, an
 //    MPI_Waitall/any/some is one sync point with its latest sender. A Late Sender is marked
 //    wrong-order as mpi_latesender_wo finds them (among the location's last 100).

@@ -11,9 +11,9 @@
 //    records are trivially copyable: a replay moves them as bytes.
 // 2. Meeting: each send goes to the rank owning its receiver (SendQueues holds the sends to one
 //    rank's locations); each collective record goes to the "home" rank of its instance
-//    (collective_home), which reduces the instance's members (reduce_collectives: latest enter,
-//    earliest leave, root's enter, prefix maxima for scans) and returns one CollectiveReduction
-//    per member record.
+//    (collective_home), which reduces the instance's members (reduce_collectives: Scalasca's
+//    synchronization-point decision, collective_sync: whom each member waits for, the earliest
+//    leave of the synchronizing members) and returns one CollectiveReduction per member record.
 // 3. Per-location kernels on the rank owning the waiting location: match_receives (one
 //    location's receives against the sends to it) and collective_severities (one collective
 //    record with its instance's reduction). A new pattern adds its arithmetic here; what it
@@ -29,6 +29,8 @@
 //      mpi_latesender_wo  a Late Sender whose message was sent after one the same location
 //                         receives later (among its last 100 Late Senders, as scout keeps),
 //                         split into mpi_lswo_different / mpi_lswo_same by the two senders
+//   Collectives count only at Scalasca's synchronization points, with the enter each member
+//   waits for there (collective_sync below: "latest enter" may be the latest sender's):
 //      mpi_barrier_wait   barrier:   min(latest enter, my leave) - my enter
 //      mpi_wait_nxn       N x N:     min(latest enter, my leave) - my enter
 //      mpi_barrier_completion, mpi_nxn_completion (barrier, N x N):
@@ -100,9 +102,15 @@ struct SendRecord {
 inline constexpr std::uint32_t kInitOp = 1000, kFinalizeOp = 1001;
 inline constexpr std::uint32_t kInitCommunicator = kNone - 2, kFinalizeCommunicator = kNone - 1;
 
-// One MPI collective (MPI_COLLECTIVE_END, with its MPI call region).
+// One MPI collective (MPI_COLLECTIVE_END, with its MPI call region). 56 bytes: the event's
+// position takes 48 bits, so that whether the member sends and receives bytes (what decides
+// Scalasca's synchronization points, collective_sync) and is alone share its word.
 struct CollectiveRecord {
-  std::uint64_t enter = 0, leave = 0, time = 0, position = 0;
+  std::uint64_t enter = 0, leave = 0, time = 0;
+  std::uint64_t position : 48 = 0;
+  std::uint8_t sends : 1 = 0;     // the member's MPI_COLLECTIVE_END records bytes sent
+  std::uint8_t receives : 1 = 0;  // ... bytes received
+  std::uint8_t self : 1 = 0;      // on a self communicator (one number for every location's own)
   std::uint32_t location = kNone;
   std::uint32_t communicator = kNone;
   std::uint32_t op = 0;        // OTF2_CollectiveOp
@@ -253,16 +261,40 @@ template <typename Send>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
                     BasicSendQueues<Send>& sends, Severities& out);
 
-// What the members of a collective instance tell each member (computed by the instance's home).
+// What the members of a collective instance tell each member (computed by the instance's home
+// with collective_sync).
 struct CollectiveReduction {
-  std::uint64_t latest_enter = 0;        // of all members
-  std::uint64_t earliest_leave = 0;      // of all members
-  std::uint64_t root_enter = 0;          // rooted operations: the root's enter
-  std::uint64_t latest_enter_up_to = 0;  // scans: the latest enter of the members ranked <= this one
-  std::uint32_t skip = 0;                // 1: no pattern (MPI_Init/Finalize some processes lack)
+  std::uint64_t until = 0;           // the enter this member waits for (MemberSync::until)
+  std::uint64_t earliest_leave = 0;  // of the instance's synchronizing members
+  std::uint32_t skip = 0;            // 1: left out (MPI_Init/Finalize some processes lack), 2: no synchronization point
   std::uint32_t padding = 0;
 };
-static_assert(std::is_trivially_copyable_v<CollectiveReduction> && sizeof(CollectiveReduction) == 40);
+static_assert(std::is_trivially_copyable_v<CollectiveReduction> && sizeof(CollectiveReduction) == 24);
+
+// Scalasca's synchronization-point decision (scout's MpiCommunicationHandler.cpp, the dispatch
+// of MPI_COLLECTIVE_END and its cb_pre_coll_* / cb_pre_sync_coll callbacks) for one member of
+// a blocking collective instance; times are the MPI call's enter and leave where scout takes
+// MPI_COLLECTIVE_BEGIN and _END. An instance of one member (a size-1 communicator) and
+// MPI_Alltoallv/w synchronize nobody. Barrier, MPI_Init/Finalize: every member. 1-to-N: none if
+// the root sends nothing; else the members receiving bytes that entered before the root wait
+// for it, and the root synchronizes if one does. N x N, scans: a member sending and receiving
+// nothing takes no part; N x N with full overlap (earliest leave > latest enter): every member
+// waits for the latest; else for the latest *sender*, and only the receivers entered before it
+// and that sender synchronize. N-to-1: none if the root receives nothing; else the root and the
+// latest sender if the root entered before it. Scans: a member waits for the latest sender
+// ranked up to it. The latest among equal enters is the lowest location (scout: lowest rank).
+struct MemberSync {
+  std::uint64_t until = 0;           // the enter it waits for (its waiting ends there)
+  std::uint64_t earliest_leave = 0;  // of the instance's synchronizing members (completion)
+  std::uint64_t reference = ~std::uint64_t(0);  // its leave must not precede it (clock condition); none: ~0
+  std::uint32_t causer = kNone;      // the member (index) whose enter `until` is (critical path); kNone: nobody
+  bool sync = false;                 // a synchronization point: its patterns count
+};
+
+// `members`: the instance's records in communicator rank order; `enters` (per member) replaces
+// their enter times when given (time correction).
+void collective_sync(const std::vector<const CollectiveRecord*>& members, std::vector<MemberSync>& out,
+                     const std::uint64_t* enters = nullptr);
 
 // The rank (of `ranks`) that reduces the instance a collective record belongs to: spread by
 // (communicator, instance), so that no rank gathers every instance of a large communicator.
