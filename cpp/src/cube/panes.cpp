@@ -131,17 +131,18 @@ bool totals_commute(const DataType& t, MetricKind stored_kind) {
 
 // Per row, a total over slices of the location axis (threads: over_location_slices),
 // combined over the slices in their order, so that a result does not depend on which thread
-// finished first. slice_totals(first, count) gives every row's total over [first, first + count).
-template <class SliceTotals>
-std::vector<double> sliced_totals_by_blocks(const Severity& values, Combine how, std::size_t work_bytes, unsigned threads,
-                                            SliceTotals&& slice_totals) {
+// finished first. row_total(c, first, count) gives row c's total over [first, first + count).
+template <class RowTotal>
+std::vector<double> sliced_totals(const Severity& values, Combine how, std::size_t work_bytes, unsigned threads,
+                                  RowTotal&& row_total) {
   const std::size_t cnodes = values.cnodes(), width = values.dtype().width();
   std::vector<double> out(cnodes, 0.0);
   if (values.locations() == 0 || width == 0) return out;
   std::map<std::size_t, std::vector<double>> partial;
   std::mutex mutex;
   over_location_slices(values.locations(), width, work_bytes, threads, [&](std::size_t first, std::size_t count) {
-    std::vector<double> mine = slice_totals(first, count);
+    std::vector<double> mine(cnodes, 0.0);
+    for (std::size_t c = 0; c < cnodes; ++c) mine[c] = row_total(c, first, count);
     std::lock_guard lock(mutex);
     partial.emplace(first, std::move(mine));
   });
@@ -155,17 +156,6 @@ std::vector<double> sliced_totals_by_blocks(const Severity& values, Combine how,
     first_slice = false;
   }
   return out;
-}
-
-// The same with row_total(c, first, count): row c's total over [first, first + count).
-template <class RowTotal>
-std::vector<double> sliced_totals(const Severity& values, Combine how, std::size_t work_bytes, unsigned threads,
-                                  RowTotal&& row_total) {
-  return sliced_totals_by_blocks(values, how, work_bytes, threads, [&](std::size_t first, std::size_t count) {
-    std::vector<double> mine(values.cnodes(), 0.0);
-    for (std::size_t c = 0; c < values.cnodes(); ++c) mine[c] = row_total(c, first, count);
-    return mine;
-  });
 }
 
 // Values of a row block: bytes [at, at + n * width) of row c's exclusive values from the
@@ -261,159 +251,6 @@ void subtree_block(const Severity& stored, std::size_t c, const std::vector<std:
   }
 }
 
-// slice_total of one row over a slice, fed block by block: blocks of a multiple of kChunk
-// values (the last may be shorter), so that every chunk, lane and accumulator sees the same
-// additions in the same order as one slice_total over the whole slice (bit-identical).
-class SliceTotal {
- public:
-  SliceTotal(const DataType& t, Combine how) : t_(&t), how_(how) {}
-  void add(const std::uint8_t* p, std::size_t n) {
-    if (n == 0) return;
-    if (t_->kind == ValueKind::UInt64 || t_->kind == ValueKind::Int64) return add_integers(p, n);
-    if (plain_double(*t_)) return add_doubles(reinterpret_cast<const double*>(p), n);
-    double chunk[kChunk];
-    for (std::size_t done = 0; done < n; done += kChunk) {
-      const std::size_t m = std::min(kChunk, n - done);
-      to_doubles(*t_, p + done * t_->width(), m, chunk);
-      acc_ = reduce(how_, chunk, m, !started_ && !is_sum(how_) ? chunk[0] : acc_);
-      started_ = true;
-    }
-  }
-  double result() const {
-    if (!plain_double(*t_) || !started_) return acc_;
-    double lane[kLanes];
-    std::copy(lane_, lane_ + kLanes, lane);
-    double acc = acc_;
-    if (how_ == Combine::Min) {
-      for (double v : lane) acc = std::min(acc, v);
-    } else if (how_ == Combine::Max) {
-      for (double v : lane) acc = std::max(acc, v);
-    } else {
-      for (std::size_t width = 1; width < kLanes; width *= 2)
-        for (std::size_t k = 0; k + width < kLanes; k += 2 * width) lane[k] += lane[k + width];
-      acc += lane[0];
-    }
-    return acc;
-  }
-
- private:
-  void add_integers(const std::uint8_t* p, std::size_t n) {  // integer_total, acc_ carried
-    double chunk[kChunk];
-    for (std::size_t done = 0; done < n; done += kChunk) {
-      const std::size_t m = std::min(kChunk, n - done);
-      std::uint64_t any = 0, sum = 0;
-      for (std::size_t i = 0; i < m; ++i) {
-        std::uint64_t v;
-        std::memcpy(&v, p + 8 * (done + i), 8);
-        any |= v;
-        sum += v;
-      }
-      if (any >> 52 == 0) {
-        acc_ += static_cast<double>(sum);
-      } else {
-        to_doubles(*t_, p + 8 * done, m, chunk);
-        acc_ = reduce(Combine::Sum, chunk, m, acc_);
-      }
-    }
-  }
-  void add_doubles(const double* x, std::size_t n) {  // reduce's lane loop, lanes carried
-    if (!started_) {
-      std::fill(lane_, lane_ + kLanes, is_sum(how_) ? 0.0 : x[0]);
-      acc_ = is_sum(how_) ? 0.0 : x[0];
-      started_ = true;
-    }
-    std::size_t i = 0;
-    if (how_ == Combine::Min) {
-      for (; i + kLanes <= n; i += kLanes)
-        for (std::size_t k = 0; k < kLanes; ++k) lane_[k] = x[i + k] < lane_[k] ? x[i + k] : lane_[k];
-      for (; i < n; ++i) lane_[0] = x[i] < lane_[0] ? x[i] : lane_[0];
-    } else if (how_ == Combine::Max) {
-      for (; i + kLanes <= n; i += kLanes)
-        for (std::size_t k = 0; k < kLanes; ++k) lane_[k] = x[i + k] > lane_[k] ? x[i + k] : lane_[k];
-      for (; i < n; ++i) lane_[0] = x[i] > lane_[0] ? x[i] : lane_[0];
-    } else {
-      for (; i + kLanes <= n; i += kLanes)
-        for (std::size_t k = 0; k < kLanes; ++k) lane_[k] += x[i + k];
-      for (; i < n; ++i) lane_[0] += x[i];
-    }
-  }
-
-  const DataType* t_;
-  Combine how_;
-  bool started_ = false;
-  double lane_[kLanes] = {};
-  double acc_ = 0.0;
-};
-
-// Roots whose other-kind row cnode_totals keeps: the first kKeptRootRows roots with callees
-// (for a root without callees both kinds are its stored row, read directly).
-constexpr std::size_t kKeptRootRows = 4;
-
-std::vector<std::uint32_t> roots_with_callees(const std::vector<std::uint32_t>& parents) {
-  std::vector<std::uint32_t> out;
-  for (std::size_t c = 0; c + 1 < parents.size() && out.size() < kKeptRootRows; ++c)
-    if (parents[c] == kNoParent && parents[c + 1] == c) out.push_back(static_cast<std::uint32_t>(c));
-  return out;
-}
-
-// combine_rows (the same totals, bit for bit: same slices, same additions per slice) that also
-// writes, per root in `roots`, its row in the kind not stored (as cnode_row computes it: the
-// subtree's rows combined, or the row minus its children's) into rows[k * locations ..].
-// Block by block of a slice, every row's block is read once for both: added to its total and
-// (from L2) combined into its root's block, so the roots' rows cost no second read of the matrix.
-std::vector<double> combine_rows_and_roots(const Severity& stored, MetricKind stored_kind,
-                                           const std::vector<std::uint32_t>& parents,
-                                           const std::vector<std::uint32_t>& roots, double* rows, unsigned threads) {
-  const auto& t = stored.dtype();
-  const auto how = t.combine();
-  const std::size_t cnodes = stored.cnodes(), width = t.width(), locations = stored.locations();
-  // Per cnode, the kept root its row goes into (or -1), and whether it is that root itself.
-  const bool inclusive = stored_kind == MetricKind::Exclusive;  // the kept rows' kind
-  std::vector<std::int32_t> target(cnodes, -1);
-  for (std::size_t k = 0; k < roots.size(); ++k)
-    for (std::size_t c = roots[k], end = subtree_end(parents, roots[k]); c < end; ++c)
-      if (inclusive || c == roots[k] || parents[c] == roots[k]) target[c] = static_cast<std::int32_t>(k);
-  // A multiple of kChunk values, so that SliceTotal sees slice_total's chunks.
-  const std::size_t per_block = std::max(kChunk, values_per_block(width) / kChunk * kChunk);
-  return sliced_totals_by_blocks(stored, how, stored.present_rows() * stored.row_bytes(), threads, [&](std::size_t first,
-                                                                                                      std::size_t count) {
-    std::vector<SliceTotal> totals(cnodes, SliceTotal(t, how));
-    std::vector<std::uint8_t> blocks(roots.size() * per_block * width);
-    std::vector<std::uint8_t> have(roots.size());
-    for (std::size_t done = 0; done < count; done += per_block) {
-      const std::size_t n = std::min(per_block, count - done), at = (first + done) * width, bytes = n * width;
-      std::fill(have.begin(), have.end(), 0);
-      for (std::size_t c = 0; c < cnodes; ++c) {
-        const std::int32_t k = target[c];
-        std::uint8_t* block = k < 0 ? nullptr : blocks.data() + k * per_block * width;
-        if (k >= 0 && !inclusive && c == roots[k] && !stored.present(c)) std::memset(block, 0, bytes);  // exclusive_block
-        if (!stored.present(c)) continue;
-        const std::uint8_t* row = stored.row(c) + at;
-        totals[c].add(row, n);
-        if (k < 0) continue;
-        if (!inclusive) {  // exclusive_block: the root's row, minus each present child's
-          if (c == roots[k]) std::memcpy(block, row, bytes);
-          else subtract_values(t, block, row, n);
-        } else if (have[k]) {  // subtree_block: the first present row, combined with the others
-          combine_values(t, block, row, n);
-        } else {
-          std::memcpy(block, row, bytes);
-        }
-        have[k] = 1;
-      }
-      for (std::size_t k = 0; k < roots.size(); ++k) {
-        std::uint8_t* block = blocks.data() + k * per_block * width;
-        if (!have[k] && inclusive) std::memset(block, 0, bytes);
-        to_doubles(t, block, n, rows + k * locations + first + done);
-      }
-    }
-    std::vector<double> mine(cnodes, 0.0);
-    for (std::size_t c = 0; c < cnodes; ++c)
-      if (stored.present(c)) mine[c] = totals[c].result();
-    return mine;
-  });
-}
-
 }  // namespace
 
 std::vector<double> combine_rows(const Severity& values, unsigned threads) {
@@ -429,18 +266,7 @@ std::vector<double> combine_rows(const Severity& values, unsigned threads) {
 CnodeTotals cnode_totals(const Severity& stored, MetricKind stored_kind, const std::vector<std::uint32_t>& parents,
                          unsigned threads) {
   check_parents(stored, parents);
-  CnodeTotals out;
-  // A root's row in the kind not stored is what a viewer asks for next (its system pane): the
-  // pass over the matrix computes it beside the totals (see panes.hpp).
-  std::vector<double> rows;
-  if (stored.dtype().kind != ValueKind::ScaleFunc && stored.locations() > 0) out.root_cnodes = roots_with_callees(parents);
-  if (out.root_cnodes.empty()) {
-    rows = combine_rows(stored, threads);
-  } else {
-    out.root_rows.resize(out.root_cnodes.size() * stored.locations());
-    rows = combine_rows_and_roots(stored, stored_kind, parents, out.root_cnodes, out.root_rows.data(), threads);
-  }
-  out.root_rows_kind = stored_kind == MetricKind::Inclusive ? MetricKind::Exclusive : MetricKind::Inclusive;
+  auto rows = combine_rows(stored, threads);
   std::vector<double> other;
   if (totals_commute(stored.dtype(), stored_kind))
     other = other_kind(stored, stored_kind, rows, parents);
@@ -451,6 +277,7 @@ CnodeTotals cnode_totals(const Severity& stored, MetricKind stored_kind, const s
                                                                                             : MetricKind::Inclusive,
                                  parents, threads),
                          threads);
+  CnodeTotals out;
   (stored_kind == MetricKind::Inclusive ? out.inclusive : out.exclusive) = std::move(rows);
   (stored_kind == MetricKind::Inclusive ? out.exclusive : out.inclusive) = std::move(other);
   return out;

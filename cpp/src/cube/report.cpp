@@ -1,6 +1,5 @@
 #include "cubescale/cube/report.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 
 #include "cubescale/cube/aggregate.hpp"
@@ -132,17 +131,6 @@ void Report::cnode_row(std::size_t metric, MetricKind kind, std::size_t cnode, d
     if (row_loader_(metric, cnode, row)) return to_doubles(row, 0, 1, out);
   }
   auto stored = values(metric);
-  {
-    // A root's row kept by the pass that computed the metric's totals (cube::cnode_totals):
-    // a copy instead of combining its subtree's (or children's) rows.
-    std::shared_ptr<const CnodeTotals> totals;
-    {
-      std::lock_guard lock(mutex_);
-      if (cache_[metric] == stored) totals = totals_[metric];
-    }
-    if (const double* row = totals ? totals->root_row(cnode, kind) : nullptr)
-      return static_cast<void>(std::copy(row, row + location_count(), out));
-  }
   cube::cnode_row(*stored, defs_.metrics[metric].kind, kind, cnode_parents_, cnode, out);
 }
 

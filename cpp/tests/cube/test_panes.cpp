@@ -6,14 +6,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <cstring>
 #include <stdexcept>
 
 #include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/panes.hpp"
-#include "cubescale/cube/reader.hpp"
 #include "cubescale/cube/report.hpp"
 #include "random_severity.hpp"
 
@@ -176,134 +174,4 @@ TEST(CubePanes, ReportKeepsTotalsUntilValuesAreReplaced) {
   const auto replaced = report.cnode_totals(0);
   EXPECT_NE(replaced, first);
   EXPECT_EQ(replaced->inclusive, (std::vector<double>{0, 0, 0}));
-}
-
-// ---- A root's row kept by cnode_totals (issue 29): bit-identical to cnode_row, totals to combine_rows.
-
-namespace {
-
-// Several random trees one after another in preorder: multi-root call trees, roots with and
-// without callees.
-std::vector<std::uint32_t> random_forest(const std::vector<std::size_t>& sizes, std::mt19937& rng) {
-  std::vector<std::uint32_t> parents;
-  for (auto size : sizes) {
-    const auto offset = static_cast<std::uint32_t>(parents.size());
-    for (auto p : random_parents(size, rng)) parents.push_back(p == kNoParent ? p : p + offset);
-  }
-  return parents;
-}
-
-// Doubles whose sums depend on the order of the additions (fractions of many magnitudes), so
-// that a change in the summation order shows in the bits; integers beyond 2^52 in some rows
-// (their chunks take the conversion path).
-void make_order_sensitive(Severity& s, std::mt19937& rng) {
-  const auto& t = s.dtype();
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  for (std::size_t c = 0; c < s.cnodes(); ++c) {
-    if (!s.present(c)) continue;
-    const bool huge = rng() % 3 == 0;
-    for (std::size_t l = 0; l < s.locations(); ++l) {
-      std::uint8_t* p = s.row(c) + l * t.width();
-      if (t.kind == ValueKind::Double || t.kind == ValueKind::MinDouble || t.kind == ValueKind::MaxDouble) {
-        const double v = unit(rng) * std::pow(10.0, static_cast<int>(rng() % 12) - 3);
-        std::memcpy(p, &v, 8);
-      } else if (huge && (t.kind == ValueKind::UInt64 || t.kind == ValueKind::Int64)) {
-        const std::uint64_t v = (std::uint64_t{1} << 53) + rng();
-        std::memcpy(p, &v, 8);
-      }
-    }
-  }
-}
-
-bool same_bits(const double* a, const double* b, std::size_t n) { return n == 0 || std::memcmp(a, b, n * sizeof(double)) == 0; }
-
-// cnode_totals' stored-kind totals against combine_rows and every kept root row against
-// cnode_row, bit for bit; the roots kept are the first ones with callees.
-void expect_kept_rows_identical(const Severity& stored, MetricKind stored_kind, const std::vector<std::uint32_t>& parents,
-                                unsigned threads) {
-  const auto totals = cnode_totals(stored, stored_kind, parents, threads);
-  const auto rows = combine_rows(stored, threads);
-  EXPECT_TRUE(same_bits(totals.of(stored_kind).data(), rows.data(), rows.size()));
-  const auto other = stored_kind == MetricKind::Inclusive ? MetricKind::Exclusive : MetricKind::Inclusive;
-  std::vector<std::uint32_t> expected_roots;
-  if (stored.dtype().kind != ValueKind::ScaleFunc && stored.locations() > 0)
-    for (std::size_t c = 0; c + 1 < parents.size() && expected_roots.size() < 4; ++c)
-      if (parents[c] == kNoParent && parents[c + 1] == c) expected_roots.push_back(static_cast<std::uint32_t>(c));
-  EXPECT_EQ(totals.root_cnodes, expected_roots);
-  std::vector<double> row(stored.locations());
-  for (auto root : totals.root_cnodes) {
-    SCOPED_TRACE("root " + std::to_string(root));
-    cnode_row(stored, stored_kind, other, parents, root, row.data(), threads);
-    const double* kept = totals.root_row(root, other);
-    ASSERT_NE(kept, nullptr);
-    EXPECT_TRUE(same_bits(kept, row.data(), row.size()));
-    EXPECT_EQ(totals.root_row(root, stored_kind), nullptr);
-  }
-}
-
-}  // namespace
-
-TEST(CubePanes, KeptRootRowsAreCnodeRowsBitForBitOnForests) {
-  std::mt19937 rng(29);
-  for (const char* name : kTypes) {
-    const auto t = *parse_data_type(name);
-    for (auto stored_kind : kKinds) {
-      // A leaf root first, then roots with callees (more than are kept), one without any row.
-      const auto parents = random_forest({1, 12, 1, 30, 7, 20, 9}, rng);
-      // 40,000 locations: several 128 KiB blocks per slice for 8-byte values, the last one shorter.
-      for (std::size_t locations : {1500u, 40000u}) {
-        SCOPED_TRACE(std::string(name) + (stored_kind == MetricKind::Inclusive ? " stored inclusive, " : " stored exclusive, ") +
-                     std::to_string(locations) + " locations");
-        auto stored = realistic(t, stored_kind, parents, locations, rng);
-        make_order_sensitive(stored, rng);
-        stored.set_present(14, false);  // the third kept root without its own row
-        std::memset(stored.row(14), 0, stored.row_bytes());
-        for (unsigned threads : {1u, 3u}) expect_kept_rows_identical(stored, stored_kind, parents, threads);
-      }
-    }
-  }
-}
-
-TEST(CubePanes, UnsignedWrappingAndNarrowIntegersKeepCnodeRows) {
-  // Exclusive rows of unsigned inclusive values wrap below zero; narrow sums wrap: the kept
-  // rows wrap as cnode_row's do.
-  std::mt19937 rng(31);
-  for (const char* name : {"UINT64", "UINT32", "INT8", "UINT8"}) {
-    const auto t = *parse_data_type(name);
-    const auto parents = random_forest({5, 17}, rng);
-    for (auto stored_kind : kKinds) {
-      SCOPED_TRACE(name);
-      const auto stored = random_values(t, parents.size(), 3000, rng);  // callees above callers
-      expect_kept_rows_identical(stored, stored_kind, parents, 2);
-    }
-  }
-}
-
-TEST(CubePanes, KeptRootRowsOfEverySharedReport) {
-  // Every metric of every shared report: totals as combine_rows gives them, root rows as
-  // cnode_row computes them, and Report::cnode_row hands out the kept row once totals exist.
-  for (const char* file : {"all_dtypes.cubex", "blast.p64.cubex", "bt-mz.B.8x4.cubex", "bt-mz.B.8x4.remapped.cubex",
-                           "bt-mz.p2x4.bad_checksums.cubex", "call_tree_test.cubex", "cubelib_example.p64.cubex",
-                           "kripke.p8.cubex", "l2dcm.p128.cubex", "mm.zcubex.cubex", "time.p4.cubex"}) {
-    SCOPED_TRACE(file);
-    const auto report = open_cubex(std::string(CUBESCALE_SHARED_DATA) + "/cubex/" + file);
-    std::size_t kept = 0;
-    for (std::size_t m = 0; m < report->metric_count(); ++m) {
-      const auto& metric = report->structure().metrics[m];
-      if (is_derived(metric)) continue;
-      SCOPED_TRACE(metric.uniq_name);
-      const auto stored = report->values(m);
-      for (unsigned threads : {1u, 2u}) expect_kept_rows_identical(*stored, metric.kind, report->cnode_parents(), threads);
-      const auto totals = report->cnode_totals(m);
-      const auto other = metric.kind == MetricKind::Inclusive ? MetricKind::Exclusive : MetricKind::Inclusive;
-      std::vector<double> direct(report->location_count()), through(report->location_count());
-      for (auto root : totals->root_cnodes) {
-        cnode_row(*stored, metric.kind, other, report->cnode_parents(), root, direct.data());
-        report->cnode_row(m, other, root, through.data());
-        EXPECT_TRUE(same_bits(direct.data(), through.data(), direct.size()));
-        ++kept;
-      }
-    }
-    EXPECT_GT(kept, 0u);
-  }
 }

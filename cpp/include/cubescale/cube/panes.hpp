@@ -46,30 +46,9 @@ std::vector<double> combine_rows(const Severity& values, unsigned threads = kAut
 
 // combine_rows of a metric in both kinds, from its stored matrix (in `stored_kind`) and the
 // call tree `parents` (preorder).
-//
-// Beside them, the row (per location, as doubles) of the first few roots with callees in the
-// kind not stored: a root's inclusive row of a metric stored EXCLUSIVE sums every row of its
-// subtree (at a million locations, 0.84 GB read for a 100-call-path report), its exclusive row
-// of one stored INCLUSIVE subtracts its children's rows; both are what a viewer selects first
-// (the call tree's root, the flat profile's largest region). The pass that reads the whole
-// matrix for the totals computes them block by block of each location slice while each row's
-// block is in cache, so they cost no second read; the values are cnode_row's, bit for bit
-// (same rows combined in the same order), and the totals those of combine_rows, bit for bit.
-// Not for SCALE_FUNC metrics (cnode_row converts their matrix).
 struct CnodeTotals {
   std::vector<double> inclusive, exclusive;
-  std::vector<std::uint32_t> root_cnodes;  // at most 4
-  std::vector<double> root_rows;           // root_cnodes.size() x locations
-  MetricKind root_rows_kind = MetricKind::Inclusive;
   const std::vector<double>& of(MetricKind kind) const { return kind == MetricKind::Inclusive ? inclusive : exclusive; }
-  // Row `cnode` in `kind` if kept (locations values), else null.
-  const double* root_row(std::size_t cnode, MetricKind kind) const {
-    if (kind != root_rows_kind || root_cnodes.empty()) return nullptr;
-    const std::size_t locations = root_rows.size() / root_cnodes.size();
-    for (std::size_t k = 0; k < root_cnodes.size(); ++k)
-      if (root_cnodes[k] == cnode) return root_rows.data() + k * locations;
-    return nullptr;
-  }
 };
 CnodeTotals cnode_totals(const Severity& stored, MetricKind stored_kind, const std::vector<std::uint32_t>& parents,
                          unsigned threads = kAutomaticThreads);
