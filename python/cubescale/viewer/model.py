@@ -174,6 +174,7 @@ class Explorer:
         self._peers: OrderedDict[tuple, dict[str, float | None]] = OrderedDict()
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
         self._warmed: set[int] = set()  # metrics whose roots' rows _warm_root_rows has started
+        self._shown: set[int] = set()  # metrics whose call pane (or flat profile) some query asked for
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
         self._sequence_values: OrderedDict[tuple, dict[int, dict[str, Any]]] = OrderedDict()
@@ -294,7 +295,9 @@ class Explorer:
         return self._stored[m.index]
 
     def _warm_root_rows(self, m: Metric) -> None:
-        """Once a metric is loaded, computes on a background thread the location rows that a
+        """Once a metric whose call pane was asked for is loaded (not every metric the metric
+        pane loads: their rows would take the selection cache's places and cores for nothing),
+        computes on a background thread the location rows that a
         click on a root costs a pass over the whole metric for: a root's inclusive row of a
         metric stored EXCLUSIVE (every row of its subtree combined: 0.84 GB at a million
         locations; selecting the call tree's root, or the flat profile's largest region, the
@@ -307,7 +310,7 @@ class Explorer:
         if m.derived or m.dtype == "SCALE_FUNC" or not self.report._core.loaded(m.index):
             return
         with self._lock:
-            if m.index in self._warmed:
+            if m.index in self._warmed or m.index not in self._shown:
                 return
             self._warmed.add(m.index)
         own = m.kind == "INCLUSIVE"  # the kind not stored: exclusive (expanded) rows of INCLUSIVE metrics
@@ -382,6 +385,8 @@ class Explorer:
             match, below = shown
             ids = [c for c in ids if match[c] or below[c]]
         offset, limit = self._page(query, len(ids))
+        with self._lock:
+            self._shown.add(m.index)  # a call pane of m is shown: its roots' rows are warmed once loaded
         first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
         inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
@@ -438,6 +443,9 @@ class Explorer:
     def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
         """Cube's call pane for a metric selection and its root total (the metric pane's value
         of the selected metric), kept for the next pages."""
+        with self._lock:
+            self._shown.add(m.index)
+
         def compute() -> tuple[np.ndarray, np.ndarray, float]:
             inclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=True))
             exclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=False))
