@@ -24,6 +24,12 @@ Run (repository root; with an installed package drop the two variables)::
 
     CUBESCALE_DEV_BUILD=build-dev PYTHONPATH=python python3 benchmarks/view.py --report /tmp/big.cubex
 
+``--totals-baseline PYTHON`` times instead, in fresh processes alternating between this
+installation and the one of PYTHON (e.g. a virtualenv of another commit): the pass
+``cnode_totals`` over each metric and then the root's row in the kind not stored (the root's
+system pane). Issue 29 measured this way a pass that also kept the roots' rows (commit
+541567a, reverted: docs/benchmarks.md, "root rows").
+
 Benchmarks are not tests: they print a table and exit 0.
 """
 
@@ -89,8 +95,9 @@ def start_viewer(path: str) -> tuple[subprocess.Popen, str, float, float]:
     return process, url, start, time.perf_counter() - start
 
 
-def click(page, action, done: str, arg=None) -> tuple[float, float, int, int]:
-    """(seconds from the click until ``done`` holds, slowest server time in ms, JSON bytes, queries)."""
+def click(page, action, done: str, arg=None) -> tuple[float, float, int, int, str]:
+    """(seconds from the click until ``done`` holds, slowest server time in ms, JSON bytes, queries,
+    the slowest query's path)."""
     page.evaluate("() => performance.clearResourceTimings()")
     start = time.perf_counter()
     action()
@@ -98,8 +105,8 @@ def click(page, action, done: str, arg=None) -> tuple[float, float, int, int]:
     wall = time.perf_counter() - start
     time.sleep(0.05)  # answers still arriving for panes not waited on (distribution, details)
     entries = page.evaluate(RESOURCES)
-    server = max((e["server"] for e in entries), default=float("nan"))
-    return wall, server, sum(e["bytes"] for e in entries), len(entries)
+    slowest = max(entries, key=lambda e: e["server"], default={"server": float("nan"), "name": ""})
+    return wall, slowest["server"], sum(e["bytes"] for e in entries), len(entries), slowest["name"]
 
 
 def run(path: str) -> None:
@@ -133,17 +140,17 @@ def run(path: str) -> None:
             rows.append(("whole metric pane (the other metric read after the paint)",
                          f"{(time.perf_counter() - navigated) * 1e3:.0f} ms", "", ""))
             for name, action, done, arg in clicks(page):
-                wall, server, sent, queries = click(page, action, done, arg)
-                rows.append((f"click: {name} ({queries} queries)", f"{wall * 1e3:.0f} ms", f"{server:.1f} ms",
+                wall, server, sent, queries, slowest = click(page, action, done, arg)
+                rows.append((f"click: {name} ({queries} queries)", f"{wall * 1e3:.0f} ms", f"{server:.1f} ms {slowest}",
                              f"{sent / 1e3:.1f} kB"))
         finally:
             process.terminate()
             process.wait(30)
             browser.close()
     width = max(len(r[0]) for r in rows)
-    print(f"{'step':{width}s}  {'time to painted':>16s}  {'server (max)':>12s}  {'JSON received':>13s}")
+    print(f"{'step':{width}s}  {'time to painted':>16s}  {'server (max), query':>24s}  {'JSON received':>13s}")
     for name, wall, server, sent in rows:
-        print(f"{name:{width}s}  {wall:>16s}  {server:>12s}  {sent:>13s}")
+        print(f"{name:{width}s}  {wall:>16s}  {server:>24s}  {sent:>13s}")
 
 
 def clicks(page):
@@ -195,16 +202,75 @@ def clicks(page):
     ]
 
 
+TOTALS = """
+import gc, json, time
+import numpy as np
+import cubescale
+from cubescale._core import cube as _cube
+out = []
+for repeat in range({repeats}):
+    for name in ("visits", "time"):
+        r = cubescale.open({path!r})
+        m = r.metric(name)
+        r.values(name, inclusive=None)  # loaded, untimed
+        t0 = time.perf_counter()
+        _cube.cnode_totals(r._core, m.index, True)
+        t1 = time.perf_counter()
+        # the root's row in the kind not stored: the click of the call tree's root / largest region
+        row = r.system_values(name, 0, inclusive=m.kind != "INCLUSIVE")
+        t2 = time.perf_counter()
+        out.append((name, t1 - t0, t2 - t1, float(np.sum(row))))
+        del r, row
+        gc.collect()
+print(json.dumps(out))
+"""
+
+
+def totals_table(path: str, baseline_python: str, repeats: int) -> None:
+    """``cnode_totals`` (the pass over a whole metric that the call pane needs first) and then the
+    root's row in the kind not stored, in fresh processes of this installation and of the
+    baseline's (``--baseline``: another virtualenv's python, e.g. the commit before), the two
+    alternating; best and median of ``repeats`` per installation and metric."""
+    import json
+    import statistics
+
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    sums: dict[tuple[str, str], float] = {}
+    for _ in range(repeats):
+        for label, python in (("this", sys.executable), ("baseline", baseline_python)):
+            out = subprocess.run([python, "-c", TOTALS.format(path=path, repeats=1)], check=True, capture_output=True,
+                                 text=True, cwd="/").stdout
+            for name, totals, row, total in json.loads(out):
+                times.setdefault((label, name), []).append((totals, row))
+                sums[(label, name)] = total
+    print(f"cnode_totals and the root's row in the other kind, {path}, {repeats} fresh processes each (ms)")
+    print(f"{'metric':8s}  {'installation':12s}  {'cnode_totals best':>17s}  {'median':>8s}  "
+          f"{'root row best':>13s}  {'median':>8s}  {'row sum':>22s}")
+    for name in ("visits", "time"):
+        for label in ("baseline", "this"):
+            runs = times[(label, name)]
+            a, b = [x[0] * 1e3 for x in runs], [x[1] * 1e3 for x in runs]
+            print(f"{name:8s}  {label:12s}  {min(a):17.1f}  {statistics.median(a):8.1f}  {min(b):13.1f}  "
+                  f"{statistics.median(b):8.1f}  {sums[(label, name)]:22.17g}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--report", default="/tmp/cubescale_view_1m.cubex",
                         help="use this report if it exists, else generate it there (and keep it)")
+    parser.add_argument("--totals-baseline", metavar="PYTHON",
+                        help="instead of the browser: time cnode_totals and the root's row against the cubescale "
+                             "installed for this python (e.g. a virtualenv of the commit before)")
+    parser.add_argument("--repeats", type=int, default=5, help="fresh processes per installation (--totals-baseline)")
     args = parser.parse_args()
     if not os.path.exists(args.report):
         print(f"writing {args.report} (1,048,576 locations, 1.8 GB) ...", flush=True)
         write_large_report(args.report, 100, 8192, 32, 4, visit_rows=1)
-    run(args.report)
+    if args.totals_baseline:
+        totals_table(args.report, args.totals_baseline, args.repeats)
+    else:
+        run(args.report)
     return 0
 
 

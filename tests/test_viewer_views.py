@@ -465,3 +465,36 @@ def _fold(tree: Any, location_elements: np.ndarray, ancestors_at: Callable[[int]
                             "children": []})
     record_of = [record_of_element[here] for here in elements]
     return _Sequence(records, elements, record_of)
+
+
+@pytest.mark.parametrize("name", ["bt-mz.B.8x4.remapped.cubex", "call_tree_test.cubex", "all_dtypes.cubex"])
+def test_the_roots_rows_are_computed_ahead_once_a_metric_is_loaded(name):
+    """Once a metric's call pane is computed, a background thread puts the rows a root's click
+    would combine from many rows (the inclusive row of a metric stored EXCLUSIVE, the expanded
+    root's exclusive row of one stored INCLUSIVE) into the selection cache: equal to
+    Report.system_values, and the root's system pane answered from it as Report.panes gives it."""
+    report = cubescale.open(os.path.join(DATA, name))
+    ex = Explorer(cubescale.open(report.path))
+    for m in report.metrics:  # the metric pane loads metrics whose call pane nobody asked for: no rows
+        ex.metric_values({"metric": str(m.index), "expanded": "1"})
+    assert not ex._warmed and not ex._systems
+    children = [list(c.children) for c in report.cnodes]
+    roots = [r for r in np.flatnonzero(report.cnode_parents < 0).tolist() if children[r]][:4]
+    assert roots
+    checked = 0
+    for m in [m for m in report.metrics if not m.derived and m.dtype != "SCALE_FUNC"][:8]:
+        ex.call_children({"metric": str(m.index), "parent": str(roots[0])})  # the whole call pane
+        for thread in threading.enumerate():
+            if thread.name == f"cubescale-view-roots-{m.index}":
+                thread.join(60)
+        own = m.kind == "INCLUSIVE"
+        for r in roots:
+            key = (m.index, False, "cnode", r, own)
+            assert key in ex._systems, (m.name, r)
+            np.testing.assert_array_equal(ex._systems[key][:-1], report.system_values(m, r, inclusive=not own))
+            answer = ex.system_children({"metric": str(m.index), "cnode": str(r), "cnode_expanded": str(int(own)),
+                                         "parent": "-1"})
+            pane = report.panes(m, cnode=r, cnode_expanded=own).system
+            assert answer["children"][0]["inclusive"] == pytest.approx(float(np.sum(pane)), rel=1e-12, abs=1e-9)
+            checked += 1
+    assert checked

@@ -119,6 +119,7 @@ def _number(x: float) -> float | None:
 
 
 _FIRST_LOOK_ROWS = 16  # rows a first look reads one by one before it loads the whole metric
+_WARM_ROOTS = 4  # roots whose costly location row is computed ahead, per metric (see _warm_root_rows)
 
 
 def _combine(m: Metric) -> Callable[[np.ndarray], Any]:
@@ -172,6 +173,8 @@ class Explorer:
         self._groups: tuple[np.ndarray, np.ndarray | None, np.ndarray] | None = None
         self._peers: OrderedDict[tuple, dict[str, float | None]] = OrderedDict()
         self._stored: dict[int, float] = {}  # per metric: its stored total (the metric pane, collapsed)
+        self._warmed: set[int] = set()  # metrics whose roots' rows _warm_root_rows has started
+        self._shown: set[int] = set()  # metrics whose call pane (or flat profile) some query asked for
         self._flat: tuple[np.ndarray, np.ndarray] | None = None
         self._sequence: _Sequence | None = None
         self._sequence_values: OrderedDict[tuple, dict[int, dict[str, Any]]] = OrderedDict()
@@ -288,7 +291,46 @@ class Explorer:
                      else self._per_metric(m, lambda x: _panes._total(self.report, x, roots)))
             with self._lock:
                 self._stored[m.index] = total
+            self._warm_root_rows(m)
         return self._stored[m.index]
+
+    def _warm_root_rows(self, m: Metric) -> None:
+        """Once a metric whose call pane was asked for is loaded (not every metric the metric
+        pane loads: their rows would take the selection cache's places and cores for nothing),
+        computes on a background thread the location rows that a
+        click on a root costs a pass over the whole metric for: a root's inclusive row of a
+        metric stored EXCLUSIVE (every row of its subtree combined: 0.84 GB at a million
+        locations; selecting the call tree's root, or the flat profile's largest region, the
+        root's) and the expanded root's exclusive row of one stored INCLUSIVE (its row minus its
+        children's). They go into the selection cache as a query's would, so a query for one
+        while it is computed waits for it instead of computing it again. Not the metric's
+        reading lock (it is loaded): the queries of the click that loaded it do not wait.
+        Folding these rows into the pass that computes the call pane's totals was measured
+        slower (docs/benchmarks.md, "root rows")."""
+        if m.derived or m.dtype == "SCALE_FUNC" or not self.report._core.loaded(m.index):
+            return
+        with self._lock:
+            if m.index in self._warmed or m.index not in self._shown:
+                return
+            self._warmed.add(m.index)
+        own = m.kind == "INCLUSIVE"  # the kind not stored: exclusive (expanded) rows of INCLUSIVE metrics
+        roots = [r for r in self._call_roots if self._children_of_cnodes()[r]][:_WARM_ROOTS]
+
+        def warm() -> None:
+            # Lowest priority (Linux: per thread, inherited by the core's worker threads it starts),
+            # so that the queries of the next clicks are not slowed down by it.
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            except (AttributeError, OSError):
+                pass
+            for r in roots:
+                def row(r: int = r) -> np.ndarray:
+                    return np.append(np.asarray(self.report.system_values(m, r, inclusive=not own), dtype=float), 0.0)
+                try:
+                    self._cached(self._systems, (m.index, False, "cnode", r, own), row)
+                except Exception:  # noqa: BLE001 -- a query for the row computes it again and reports its error
+                    return
+        threading.Thread(target=warm, name=f"cubescale-view-roots-{m.index}", daemon=True).start()
 
     def metric_values(self, query: dict[str, str]) -> dict[str, Any]:
         """One metric's values in the metric pane: ``inclusive`` (collapsed: its stored total)
@@ -343,6 +385,8 @@ class Explorer:
             match, below = shown
             ids = [c for c in ids if match[c] or below[c]]
         offset, limit = self._page(query, len(ids))
+        with self._lock:
+            self._shown.add(m.index)  # a call pane of m is shown: its roots' rows are warmed once loaded
         first_look = None if parent >= 0 or expanded else self._first_look_roots(m)
         inclusive, exclusive, total = first_look or self._call_pane(m, expanded)
         children = [{
@@ -399,9 +443,13 @@ class Explorer:
     def _call_pane(self, m: Metric, expanded: bool) -> tuple[np.ndarray, np.ndarray, float]:
         """Cube's call pane for a metric selection and its root total (the metric pane's value
         of the selected metric), kept for the next pages."""
+        with self._lock:
+            self._shown.add(m.index)
+
         def compute() -> tuple[np.ndarray, np.ndarray, float]:
             inclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=True))
             exclusive = self._selected(m, expanded, lambda x: self.report.cnode_values(x, inclusive=False))
+            self._warm_root_rows(m)
             known = self.metric_values({"metric": str(m.index), "expanded": "1" if expanded else "0"})
             total = known["exclusive" if expanded else "inclusive"]
             return inclusive, exclusive, float("nan") if total is None else float(total)
