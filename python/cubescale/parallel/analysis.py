@@ -211,16 +211,19 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     peak = max(peak, held())
     _step(comm, replay.match_messages)
     exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
+    _step(comm, replay.late_receiver)  # before the collectives' exchanges: frees its buffers
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside_home)
-    _step(comm, replay.reduce_collectives)
-    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    # The extras before the reductions, so that the two never coexist (the memory bound).
     exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside)
+    _step(comm, replay.reduce_collectives)
+    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    peak = max(peak, held())
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
     peak = max(peak, _nonblocking(comm, replay, homes, held))
