@@ -101,6 +101,8 @@ void register_replay(py::module_ m) {
             return byte_view(v, self);
           },
           py::arg("records"), "A writable byte view of `records` sends to receive into.")
+      .def("keep_own_sends", &Replay::keep_own_sends,
+           "One rank: the packed sends become the sends received, without a copy (instead of the exchange).")
       .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
            "Own receives against the sends received; FormatError on unmatched ones.")
       .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},

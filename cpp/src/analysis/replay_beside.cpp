@@ -297,6 +297,7 @@ void Replay::late_receiver() {
   }
   b.late_receiver_values = std::move(values);
   values.assign(b.late_receiver_values.size(), 0.0);
+  release(b.home_posted);  // exchanged back already
   release(b.posted);
   release(b.send_slot);
   release(b.late_multi);
@@ -404,7 +405,9 @@ std::uint64_t Replay::beside_bytes() {
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   for (const auto& s : b.send_slot) n += s.capacity() * 4;
   n += b.late_receiver_values.capacity() * 8;
-  for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
+  // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
+  // doubled list is never written and holds no memory, so count what they hold.
+  for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
   for (const auto& x : b.completions.extras())  // Late Receiver's extras
     n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;

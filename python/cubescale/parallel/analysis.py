@@ -205,7 +205,11 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
         return replay.pack_sends(owner, comm.size)
 
     counts = _step(comm, packed)
-    sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
+    if comm.size == 1:  # the exchange would copy the sends onto themselves: the peak twice
+        replay.keep_own_sends()
+        sent = [int(counts[0])]
+    else:
+        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
     peak = max(peak, held())
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
     peak = max(peak, held())

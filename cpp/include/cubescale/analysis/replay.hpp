@@ -117,6 +117,9 @@ class Replay {
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
   SendBuffer& incoming_sends() { return incoming_sends_; }
+  // One rank, instead of the exchange: the packed sends are the sends received (no second copy
+  // at the replay's memory peak).
+  void keep_own_sends() { incoming_sends_.swap(outgoing_sends_); }
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
