@@ -201,10 +201,13 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     correction = _time_correct(comm, replay, owner, homes) if time_correct else None
 
     def packed():
+        nonlocal peak
         replay.number_sends(owner, comm.size)
+        peak = max(peak, held())  # every record beside the slots, before the sends shrink to 40 bytes
         return replay.pack_sends(owner, comm.size)
 
     counts = _step(comm, packed)
+    peak = max(peak, held())
     if comm.size == 1:  # the exchange would copy the sends onto themselves: the peak twice
         replay.keep_own_sends()
         sent = [int(counts[0])]
