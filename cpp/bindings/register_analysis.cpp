@@ -101,6 +101,8 @@ void register_replay(py::module_ m) {
             return byte_view(v, self);
           },
           py::arg("records"), "A writable byte view of `records` sends to receive into.")
+      .def("keep_own_sends", &Replay::keep_own_sends,
+           "One rank: the packed sends become the sends received, without a copy (instead of the exchange).")
       .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
            "Own receives against the sends received; FormatError on unmatched ones.")
       .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},
@@ -179,8 +181,10 @@ void register_replay(py::module_ m) {
           py::arg("n"), "A writable view for `n` extras returned for own collective records.")
       .def("collectives_beside", &Replay::collectives_beside, py::call_guard<py::gil_scoped_release>(),
            "Before collective_severities: collective clock conditions and sync points of own records.")
+      .def("late_receiver", &Replay::late_receiver, py::call_guard<py::gil_scoped_release>(),
+           "Right after the posting times came back: Late Receiver of own sends (frees what it needed).")
       .def("late_receiver_after", &Replay::late_receiver_after, py::call_guard<py::gil_scoped_release>(),
-           "After collective_severities and the posting times: Late Receiver of own sends.")
+           "After collective_severities: adds the Late Receiver values.")
       .def_property_readonly_static("nonblocking_bytes", [](py::object) { return sizeof(analysis::NonBlockingRecord); })
       .def_property_readonly_static("verdict_bytes", [](py::object) { return sizeof(analysis::NonBlockingVerdict); })
       .def("nonblocking_counts", &Replay::nonblocking_counts,

@@ -109,9 +109,7 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   add_critical_path(p, on_path.values(p.cnode_count()), defs.clock.resolution);
   std::vector<std::uint32_t> column(defs.locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);
-  std::vector<SyncPoint> all;
-  for (const auto& l : points) all.insert(all.end(), l.begin(), l.end());
-  add_counts(p, counts_, all, column);
+  add_counts(p, counts_, points, column);
 }
 
 }  // namespace cubescale::analysis

@@ -110,7 +110,7 @@ const std::vector<CountMetric>& count_tree() {
 
 }  // namespace
 
-void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const std::vector<SyncPoint>& points,
+void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const std::vector<std::vector<SyncPoint>>& points,
                 const std::vector<std::uint32_t>& column) {
   const auto cnodes = p.cnode_count(), cols = p.locations.size();
   constexpr auto kCounts = std::size_t(Count::Size);
@@ -119,11 +119,14 @@ void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const st
   for (const auto& e : counts.entries())
     if (e.cnode < cnodes && e.column < cols)
       for (std::size_t k = 0; k < kCounts; ++k) dense[k][std::size_t(e.cnode) * cols + e.column] += e.values[k];
-  for (const auto& s : points) {
-    if (!s.late_sender || s.cnode >= cnodes || s.location >= column.size() || column[s.location] >= cols) continue;
-    const auto at = std::size_t(s.cnode) * cols + column[s.location];
-    ++dense[std::size_t(s.empty ? Count::SlsCount : Count::ClsCount)][at];
-    if (s.wrong_order) ++dense[std::size_t(s.empty ? Count::SlswoCount : Count::ClswoCount)][at];
+  for (std::size_t l = 0; l < points.size() && l < column.size(); ++l) {
+    if (column[l] >= cols) continue;
+    for (const auto& s : points[l]) {
+      if (!s.late_sender || s.cnode >= cnodes) continue;
+      const auto at = std::size_t(s.cnode) * cols + column[l];
+      ++dense[std::size_t(s.empty ? Count::SlsCount : Count::ClsCount)][at];
+      if (s.wrong_order) ++dense[std::size_t(s.empty ? Count::SlswoCount : Count::ClswoCount)][at];
+    }
   }
   // Score-P's bytes_sent / bytes_received (all MPI bytes) give way to Scalasca's meaning.
   std::vector<cube::Metric> metrics;

@@ -34,18 +34,18 @@ void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send
                     std::vector<std::vector<SyncPoint>>& out) {
   for (const auto& l : records) {
     SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
-    std::uint64_t multi_send_time = 0;
+    std::uint64_t multi_send_time = 0, multi_idle = 0;
     std::uint32_t multi_call = kNone;
     // The location's last Late Senders (send time, index in out[location]), as the wrong-order
     // pattern keeps them: one whose message was sent after a later-received one is wrong-order.
     std::deque<std::pair<std::uint64_t, std::size_t>> recent;
     auto late = [&](const SyncPoint& p, std::uint64_t send_time) {
       if (recent.size() == kRecentLateSenders) recent.pop_front();
-      recent.push_back({send_time, out[p.location].size()});
-      out[p.location].push_back(p);
+      recent.push_back({send_time, out[l.location].size()});
+      out[l.location].push_back(p);
     };
     auto flush = [&] {
-      if (multi_call != kNone && multi.wait_end > multi.enter) late(multi, multi_send_time);
+      if (multi_call != kNone && multi_idle > 0) late(multi, multi_send_time);
       multi_call = kNone;
     };
     for (const auto& r : l.receives) {
@@ -57,8 +57,8 @@ void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send
       SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
       if (r.call_kind == CallKind::Single) {
         if (idle > 0) late(p, s.time);
-      } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi.wait_end - multi.enter)) {
-        multi = p, multi_call = r.call, multi_send_time = s.time;
+      } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi_idle)) {
+        multi = p, multi_call = r.call, multi_send_time = s.time, multi_idle = idle;
       }
       for (auto it = recent.begin(); it != recent.end();) {
         if (it->first <= s.time) {
@@ -190,7 +190,7 @@ std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::
     add(at, p.wait_end, t);
     // Continue where the causer entered the operation (no later than the waiting ended: a
     // clock violation must not move the path forward in time).
-    t = std::min(p.causer_time, p.wait_end);
+    t = p.resume;
     at = p.causer;
   }
   for (auto& s : out) std::reverse(s.begin(), s.end());

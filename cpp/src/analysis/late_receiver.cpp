@@ -122,6 +122,12 @@ void CompletionExtractor::end_location(std::uint32_t) {
     close(last_time_);
     stack_.pop_back();
   }
+  // Growth by doubling leaves up to half of the lists unused; they are kept to the replay's
+  // memory peak (the message exchange), so give it back now, while the lists are small beside
+  // the records still growing.
+  auto& out = extras_.back();
+  out.sends.shrink_to_fit();
+  out.receive_posted.shrink_to_fit();
 }
 
 void CompletionExtractor::rows(const std::vector<std::uint32_t>& rows) {
@@ -193,10 +199,10 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
   std::vector<std::uint32_t> multi_order;
   for (std::size_t i = 0; i < extras.sends.size() && i < posted.size(); ++i) {
     const auto& c = extras.sends[i];
-    if (c.kind == SendCompletionKind::None || posted[i] == kNoTime) continue;
+    if (c.kind() == SendCompletionKind::None || posted[i] == kNoTime) continue;
     const auto post = posted[i];
     const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
-    if (c.kind != SendCompletionKind::WaitMulti) {
+    if (c.kind() != SendCompletionKind::WaitMulti) {
       add(c, idle);
     } else if (!late_sender_calls.count(c.call)) {
       auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c});

@@ -243,15 +243,20 @@ void Replay::collectives_beside() {
   b.segments.assign(b.points.size(), {});
 }
 
-void Replay::late_receiver_after() {
+void Replay::late_receiver() {
+  // Right after the posting times came back, so that the completions, postings and slots are
+  // gone before the collectives' exchanges (the replay's memory peak, docs/analysis.md). The
+  // values, in seconds, wait in `late_receiver_values` until the other patterns are seconds
+  // too (late_receiver_after); nothing else adds to Late Receiver, so the bytes are the same.
   auto& b = beside();
   const auto& defs = trace_.definitions();
-  if (!b.seconds) severities_.to_seconds(defs), b.seconds = true;  // Late Receiver adds seconds
   const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
   auto& extras = b.completions.extras();
   std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
   for (std::size_t e = 0; e < extras.size(); ++e)
     if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  auto& values = severities_.values[std::size_t(Pattern::LateReceiver)];
+  if (b.seconds) throw std::logic_error("late_receiver: after late_receiver_after");
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto loc = records_[i].location;
     if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
@@ -264,13 +269,23 @@ void Replay::late_receiver_after() {
     LocationRecords own;
     own.location = loc;
     own.receives = std::move(b.late_multi[i].receives);
-    late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_);
+    analysis::late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_);
   }
+  b.late_receiver_values = std::move(values);
+  values.assign(b.late_receiver_values.size(), 0.0);
+  release(b.home_posted);  // exchanged back already
   release(b.posted);
   release(b.send_slot);
   release(b.late_multi);
   release(b.late_multi_enter);
   release(extras);
+}
+
+void Replay::late_receiver_after() {
+  auto& b = beside();
+  if (!b.seconds) severities_.to_seconds(trace_.definitions()), b.seconds = true;  // Late Receiver is in seconds
+  severities_.values[std::size_t(Pattern::LateReceiver)] = std::move(b.late_receiver_values);
+  release(b.late_receiver_values);
 }
 
 bool Replay::any_records() const {
@@ -311,7 +326,7 @@ std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint
     const SyncPoint& p = *(end - 1);
     b.unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
     if (t > p.wait_end) b.segments[at].push_back({p.wait_end, t});
-    t = std::min(p.causer_time, p.wait_end);
+    t = p.resume;  // min(the causer's enter, the end of the wait), as critical_path_segments
     at = p.causer;
   }
   return {at, t};
@@ -349,10 +364,7 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   CriticalPathObserver path(std::move(b.segments), mine_);
   attribute_path(trace_, tree, mine_, on_path, path);  // the own locations on the path, read again
   add_critical_path(tree, path.values(tree.cnode_count()), defs.clock.resolution);
-  std::vector<SyncPoint> all;
-  for (auto l : mine_)
-    if (l < b.points.size()) all.insert(all.end(), b.points[l].begin(), b.points[l].end());
-  add_counts(tree, b.counts, all, severities_.column);
+  add_counts(tree, b.counts, b.points, severities_.column);
   b.clock.checked = present.back();
   tree = with_clock_violations(std::move(tree), b.clock);
   if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
@@ -368,7 +380,10 @@ std::uint64_t Replay::beside_bytes() {
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   for (const auto& s : b.send_slot) n += s.capacity() * 4;
-  for (const auto& p : b.points) n += p.capacity() * sizeof(SyncPoint);
+  n += b.late_receiver_values.capacity() * 8;
+  // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
+  // doubled list is never written and holds no memory, so count what they hold.
+  for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
   for (const auto& x : b.completions.extras())  // Late Receiver's extras
     n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;

@@ -190,16 +190,17 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   each([](Replay& r) { r.messages_beside(); });
   each([](Replay& r) { r.match_messages(); });
   exchange(sent, [](Replay& r) -> auto& { return r.home_posted(); }, [](Replay& r) -> auto& { return r.posted(); });
+  each([](Replay& r) { r.late_receiver(); });
   counts.clear();
   for (auto& r : rank) counts.push_back(r->pack_collectives(ranks, homes));
   auto received = exchange(counts, [](Replay& r) -> auto& { return r.outgoing_collectives(); },
                            [](Replay& r) -> auto& { return r.incoming_collectives(); });
   each([](Replay& r) { r.collectives_beside_home(); });
+  exchange(received, [](Replay& r) -> auto& { return r.home_extras(); }, [](Replay& r) -> auto& { return r.extras(); });
+  each([](Replay& r) { r.collectives_beside(); });
   each([](Replay& r) { r.reduce_collectives(); });
   exchange(received, [](Replay& r) -> auto& { return r.home_reductions(); },
            [](Replay& r) -> auto& { return r.reductions(); });
-  exchange(received, [](Replay& r) -> auto& { return r.home_extras(); }, [](Replay& r) -> auto& { return r.extras(); });
-  each([](Replay& r) { r.collectives_beside(); });
   each([](Replay& r) { r.collective_severities(); });
   each([](Replay& r) { r.late_receiver_after(); });
   std::vector<std::uint32_t> triples;

@@ -179,9 +179,17 @@ class Replay:
         """
         A writable byte view of `records` sends to receive into.
         """
+    def keep_own_sends(self) -> None:
+        """
+        One rank: the packed sends become the sends received, without a copy (instead of the exchange).
+        """
+    def late_receiver(self) -> None:
+        """
+        Right after the posting times came back: Late Receiver of own sends (frees what it needed).
+        """
     def late_receiver_after(self) -> None:
         """
-        After collective_severities and the posting times: Late Receiver of own sends.
+        After collective_severities: adds the Late Receiver values.
         """
     def match_messages(self) -> None:
         """

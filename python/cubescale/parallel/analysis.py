@@ -202,26 +202,36 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     correction = _time_correct(comm, replay, owner, homes) if time_correct else None
 
     def packed():
+        nonlocal peak
         replay.number_sends(owner, comm.size)
+        peak = max(peak, held())  # every record beside the slots, before the sends shrink to 40 bytes
         return replay.pack_sends(owner, comm.size)
 
     counts = _step(comm, packed)
-    sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
+    peak = max(peak, held())
+    if comm.size == 1:  # the exchange would copy the sends onto themselves: the peak twice
+        replay.keep_own_sends()
+        sent = [int(counts[0])]
+    else:
+        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
     peak = max(peak, held())
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
     peak = max(peak, held())
     _step(comm, replay.match_messages)
     exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
+    _step(comm, replay.late_receiver)  # before the collectives' exchanges: frees its buffers
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside_home)
-    _step(comm, replay.reduce_collectives)
-    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    # The extras before the reductions, so that the two never coexist (the memory bound).
     exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside)
+    _step(comm, replay.reduce_collectives)
+    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    peak = max(peak, held())
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
     peak = max(peak, _nonblocking(comm, replay, homes, held))

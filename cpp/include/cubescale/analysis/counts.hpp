@@ -70,8 +70,9 @@ class CountsObserver final : public trace::CallPathObserver {
 
 // Replaces the profile's Score-P-style `bytes_sent` / `bytes_received` (point-to-point and
 // collective bytes together) by Scalasca's syncs, comms and bytes trees, Late Sender counts
-// from `points` (columns as in the profile; `column` maps a dense location to its column).
-void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const std::vector<SyncPoint>& points,
+// from `points` (per dense location; columns as in the profile; `column` maps a dense
+// location to its column, locations without one are skipped).
+void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const std::vector<std::vector<SyncPoint>>& points,
                 const std::vector<std::uint32_t>& column);
 
 }  // namespace cubescale::analysis

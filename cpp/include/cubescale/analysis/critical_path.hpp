@@ -24,6 +24,7 @@
 //    of each call path inside its location's intervals.
 // scout walks from the MPI_Finalize of the process that entered it last to MPI_Init and leaves
 // out the time before and in them; we cover the whole trace (docs/analysis.md).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -36,14 +37,28 @@ namespace cubescale::analysis {
 struct LocationRecords;
 
 struct SyncPoint {
-  std::uint64_t enter = 0;        // the waiting operation's enter
-  std::uint64_t wait_end = 0;     // enter + the waiting time
-  std::uint64_t causer_time = 0;  // the causer's enter into its operation (send or collective)
-  std::uint32_t location = 0, cnode = 0, causer = 0;  // dense location indices; cnode: profile row
-  bool late_sender = false;       // a receive (else a collective)
-  bool empty = false;             // a Late Sender of a message without payload
-  bool wrong_order = false;       // a Late Sender whose message was sent after one received later
+  // 24 bytes (the replay keeps one per wait to the end: its memory bound, docs/analysis.md):
+  // what the critical path's walk and the Late Sender counts read. The location is the list's
+  // (points are kept per location); the waiting operation's enter is not needed once the
+  // waiting time is known.
+  std::uint64_t wait_end = 0;  // enter + the waiting time
+  std::uint64_t resume = 0;    // where the walk goes on: min(causer's enter, wait_end)
+  std::uint32_t causer = 0;    // dense location index
+  std::uint32_t cnode : 29 = 0;           // profile row of the waiting call (counts; kNone kept as out of range)
+  std::uint32_t late_sender : 1 = 0;      // a receive (else a collective)
+  std::uint32_t empty : 1 = 0;            // a Late Sender of a message without payload
+  std::uint32_t wrong_order : 1 = 0;      // a Late Sender whose message was sent after one received later
+
+  SyncPoint() = default;
+  // `enter`: the waiting operation's; `causer_time`: the causer's enter into its operation.
+  SyncPoint(std::uint64_t /*enter*/, std::uint64_t wait_end_, std::uint64_t causer_time, std::uint32_t /*location*/,
+            std::uint32_t cnode_, std::uint32_t causer_, bool late_sender_, bool empty_)
+      : wait_end(wait_end_), resume(std::min(causer_time, wait_end_)), causer(causer_),
+        cnode(cnode_ & kCnodeMask), late_sender(late_sender_), empty(empty_) {}
+  static constexpr std::uint32_t kCnodeMask = (1u << 29) - 1;
 };
+static_assert(sizeof(SyncPoint) == 24);
+
 
 // Whom a collective member waits for, by the operation's class (as waitstates.cpp classifies):
 // the member that entered last, the root (non-roots), the last (the root only), the last of the

@@ -26,15 +26,24 @@ namespace cubescale::analysis {
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
 
-// One send's completion: the MPI call that completed it (kNone cnode: never completed).
+// One send's completion: the MPI call that completed it (kNone cnode: never completed). 24
+// bytes (the replay keeps one per send up to its memory peak): the kind takes the top two
+// bits of the call's number, which only groups the sends a Waitall/some completes, so that
+// numbers 2^30 calls apart on one location would share a group (no trace comes near).
 struct SendCompletion {
   std::uint64_t enter = 0, leave = 0;
   std::uint32_t cnode = kNone;
-  std::uint32_t call = 0;  // the call's number on its location (as MessageRecord::call counts)
-  SendCompletionKind kind = SendCompletionKind::None;
-  std::uint8_t padding[7] = {};
+  std::uint32_t call : 30 = 0;  // the call's number on its location (as MessageRecord::call counts)
+  std::uint32_t kind_bits : 2 = 0;
+
+  SendCompletion() = default;
+  SendCompletion(std::uint64_t enter_, std::uint64_t leave_, std::uint32_t cnode_, std::uint32_t call_,
+                 SendCompletionKind kind_)
+      : enter(enter_), leave(leave_), cnode(cnode_), call(call_ & ((1u << 30) - 1)),
+        kind_bits(static_cast<std::uint32_t>(kind_)) {}
+  SendCompletionKind kind() const { return static_cast<SendCompletionKind>(kind_bits); }
 };
-static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 32);
+static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 24);
 
 // Beside a location's LocationRecords: one entry per send and per receive, in the same order.
 struct PointToPointExtras {

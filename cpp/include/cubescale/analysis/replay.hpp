@@ -21,10 +21,12 @@
 //   number_sends(owner, ranks)                 before pack_sends: each send's outgoing index
 //   messages_beside()                          after the send exchange, before match_messages
 //   <Alltoallv home_posted -> posted (the send exchange reversed)>
+//   late_receiver()                            right after: Late Receiver of own sends
 //   collectives_beside_home()                  before reduce_collectives
 //   <Alltoallv home_extras -> extras (like the reductions)>
-//   collectives_beside()                       before collective_severities
-//   late_receiver_after()                      after collective_severities
+//   collectives_beside()                       before reduce_collectives (extras and reductions
+//                                              never coexist: the memory bound)
+//   late_receiver_after()                      after collective_severities: adds its values
 //   nonblocking_counts() <allgather> check_nonblocking_counts(all), pack_nonblocking(ranks, homes)
 //   <Alltoallv> reduce_nonblocking() <Alltoallv back> nonblocking_after()
 //   path_start() / walk(at, t)                 the critical path's backward walk, handed over
@@ -81,7 +83,8 @@ class Replay {
   std::vector<CollectiveExtra>& home_extras() { return beside().home_extras; }
   std::vector<CollectiveExtra>& extras() { return beside().extras; }
   void collectives_beside();
-  void late_receiver_after();
+  void late_receiver();        // after the posting exchange (frees what Late Receiver needed)
+  void late_receiver_after();  // after collective_severities
   // Non-blocking collectives: (communicator, location, count) triples of own locations; every
   // rank checks all ranks' triples (FormatError on the rank holding the first record without
   // counterpart); own records to the homes of their instances; home verdicts; own patterns.
@@ -114,6 +117,9 @@ class Replay {
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
   SendBuffer& incoming_sends() { return incoming_sends_; }
+  // One rank, instead of the exchange: the packed sends are the sends received (no second copy
+  // at the replay's memory peak).
+  void keep_own_sends() { incoming_sends_.swap(outgoing_sends_); }
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).

@@ -150,6 +150,7 @@ struct ReplayBeside {
   std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
   std::vector<bool> has_records;                       // per dense location (own ones set)
   std::vector<std::uint64_t> home_posted, posted;      // the reverse exchange of posting times
+  std::vector<double> late_receiver_values;            // Late Receiver in seconds, until the others are
   std::vector<CollectiveExtra> home_extras, extras;
   std::vector<std::vector<SyncPoint>> points;          // per dense location (own ones)
   ClockViolations clock;
