@@ -107,23 +107,6 @@ void collective_points(const std::vector<LocationRecords>& records, std::vector<
   }
 }
 
-}  // namespace
-
-WaitsFor waits_for(std::uint32_t op) {
-  switch (op) {
-    case kFinalizeOp: return WaitsFor::Latest;
-    case kInitOp: return WaitsFor::Nobody;  // only a completion pattern: no one waits for another
-    case 0: return WaitsFor::Latest;                                             // barrier
-    case 1: case 4: case 5: return WaitsFor::Root;                               // bcast, scatter(v)
-    case 2: case 3: case 12: return WaitsFor::RootOnlyLatest;                    // gather(v), reduce
-    case 6: case 7: case 8: case 9: case 10: case 11: case 13: case 16: return WaitsFor::Latest;  // N x N
-    case 14: case 15: return WaitsFor::LatestBefore;                             // scan, exscan
-    default: return WaitsFor::Nobody;
-  }
-}
-
-namespace {
-
 void sort_points(std::vector<std::vector<SyncPoint>>& out) {
   for (auto& points : out)
     std::stable_sort(points.begin(), points.end(),

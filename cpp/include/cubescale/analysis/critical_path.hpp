@@ -59,13 +59,6 @@ struct SyncPoint {
 };
 static_assert(sizeof(SyncPoint) == 24);
 
-
-// Whom a collective member waits for, by the operation's class (as waitstates.cpp classifies):
-// the member that entered last, the root (non-roots), the last (the root only), the last of the
-// members up to mine (scans), nobody (MPI_Init: completion only).
-enum class WaitsFor : std::uint8_t { Latest, Root, RootOnlyLatest, LatestBefore, Nobody };
-WaitsFor waits_for(std::uint32_t op);  // op: OTF2_CollectiveOp, kInitOp or kFinalizeOp
-
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
 // the wait-state matching has accepted (consistent).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
