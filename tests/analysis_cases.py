@@ -51,18 +51,22 @@ for r in range(5):
     RING[r] += [("MPI_Allreduce", 1100 + 100 * k + 7 * ((r + k) % 5), 1180 + 100 * k + r, [], 0) for k in range(4)]
     RING[r] += [("MPI_Finalize", 1600 + 50 * r, 1900, [], 0)]
 
-# Late Receiver: a synchronous send entered 300 ns before its receive is posted; a standard
-# send that completes before its receive (no wait); an MPI_Isend whose MPI_Wait waits 200 ns
-# for the MPI_Irecv that posts the receive; an MPI_Waitall completing two sends whose
-# receives are posted 200 and 300 ns after it was entered (the largest counts).
+# Late Receiver: a synchronous send of 0 bytes entered 300 ns before its receive is posted; a
+# standard send that completes before its receive (no wait); an MPI_Isend of 8 bytes whose
+# MPI_Wait waits 200 ns for the MPI_Irecv that posts the receive; an MPI_Waitall completing two
+# sends, of 8 and 0 bytes, whose receives are posted 200 and 300 ns after it was entered (the
+# largest counts, and its send of 0 bytes makes the instance a synchronization).
 LATE_RECEIVER = [
-    [("MPI_Ssend", 100, 500, [1], 0), ("MPI_Send", 600, 610, [1], 0), ("MPI_Isend", 1000, 1010, [1], 1),
-     ("MPI_Wait", 1100, 1500, [], 0), ("MPI_Isend", 2000, 2010, [1], 2), ("MPI_Isend", 2020, 2030, [2], 2),
+    [("MPI_Ssend", 100, 500, [1], 0, 0), ("MPI_Send", 600, 610, [1], 0), ("MPI_Isend", 1000, 1010, [1], 1),
+     ("MPI_Wait", 1100, 1500, [], 0), ("MPI_Isend", 2000, 2010, [1], 2), ("MPI_Isend", 2020, 2030, [2], 2, 0),
      ("MPI_Waitall", 2100, 2600, [], 0)],
-    [("MPI_Recv", 400, 510, [0], 0), ("MPI_Recv", 700, 720, [0], 0), ("MPI_Irecv", 1300, 1310, [0], 1),
+    [("MPI_Recv", 400, 510, [0], 0, 0), ("MPI_Recv", 700, 720, [0], 0), ("MPI_Irecv", 1300, 1310, [0], 1),
      ("MPI_Wait", 1400, 1450, [0], 1), ("MPI_Recv", 2300, 2610, [0], 2)],
-    [("MPI_Recv", 2400, 2620, [0], 2)],
+    [("MPI_Recv", 2400, 2620, [0], 2, 0)],
 ]
+# Its Late Receiver instances (scout's mpi_slr_count / mpi_clr_count: on the completing call).
+LATE_RECEIVER_COUNTS = {"mpi_slr_count": {(0, "MPI_Ssend"): 1, (0, "MPI_Waitall"): 1},
+                        "mpi_clr_count": {(0, "MPI_Wait"): 1}}
 
 # One point-to-point violation (rank 1 receives at 90 ns what rank 0 sends at 100 ns) and one
 # collective violation (rank 0 leaves the barrier at 400 ns, rank 1 enters it at 420 ns).

@@ -1,6 +1,6 @@
 """What ``cubescale.analyze`` writes beside the wait-state patterns: Scalasca's critical-path
 profile (``critical_path``) and counts (``syncs_*``, ``comms_*``, ``bytes_*``,
-``mpi_sls_count``, ``mpi_cls_count``): exact values on synthetic traces with stated timings and
+``mpi_sls_count``, ``mpi_cls_count``, ``mpi_slr_count``, ``mpi_clr_count``): exact values on synthetic traces with stated timings and
 payloads, the shared traces against references computed here from the event DataFrame, and
 the metric trees against scalasca.spec and a real Scalasca report."""
 
@@ -10,6 +10,7 @@ import importlib
 
 import numpy as np
 import pytest
+from analysis_cases import LATE_RECEIVER, LATE_RECEIVER_COUNTS
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -86,7 +87,8 @@ COUNTS = {
     "bytes_rcvd": {(1, "MPI_Recv"): 108}, "bytes_cout": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
     "bytes_cin": {(0, "MPI_Bcast"): 16, (1, "MPI_Bcast"): 16},
 }
-PARENTS_OF_COUNTS = {"mpi_slswo_count": "mpi_sls_count", "mpi_clswo_count": "mpi_cls_count"}
+PARENTS_OF_COUNTS = {"mpi_slswo_count": "mpi_sls_count", "mpi_clswo_count": "mpi_cls_count",
+                     "mpi_slr_count": "syncs_send", "mpi_clr_count": "comms_send"}
 PARENTS = {"syncs_p2p": ("syncs_send", "syncs_recv"), "syncs": ("syncs_p2p", "syncs_coll"),
            "comms_p2p": ("comms_send", "comms_recv"), "comms_coll": ("comms_cxch", "comms_csrc", "comms_cdst"),
            "comms": ("comms_p2p", "comms_coll"), "bytes_p2p": ("bytes_sent", "bytes_rcvd"),
@@ -98,7 +100,8 @@ def counted(tmp_path_factory):
     return cubescale.analyze(write(tmp_path_factory.mktemp("counts"), COUNTED))
 
 
-@pytest.mark.parametrize("metric", sorted(COUNTS) + ["comms_csrc", "comms_cdst", "mpi_slswo_count", "mpi_clswo_count"])
+@pytest.mark.parametrize("metric", sorted(COUNTS) + ["comms_csrc", "comms_cdst", "mpi_slswo_count", "mpi_clswo_count",
+                                                     "mpi_slr_count", "mpi_clr_count"])
 def test_counts_are_exact(counted, metric):
     assert by_call(counted, metric) == COUNTS.get(metric, {})
 
@@ -131,6 +134,27 @@ def test_count_trees_are_scalascas(counted):
         ours, theirs = counted.metric(name), real.metric(name)
         assert (ours.unit, ours.display_name, parent(counted, ours)) == (theirs.unit, theirs.display_name,
                                                                           parent(real, theirs)), name
+
+
+def test_late_receiver_counts_are_exact(tmp_path):
+    # analysis_cases.LATE_RECEIVER: instances on the call completing the send (not on its
+    # MPI_Isend), a Waitall's one classified by its largest wait's send (0 bytes, the other 8)
+    report = cubescale.analyze(write(tmp_path, LATE_RECEIVER, end=3000))
+    for metric, expected in LATE_RECEIVER_COUNTS.items():
+        assert by_call(report, metric) == expected, metric
+    # one instance per call path where Late Receiver time is
+    late = report.values("mpi_latereceiver", inclusive=False)
+    instances = report.values("mpi_slr_count", inclusive=False) + report.values("mpi_clr_count", inclusive=False)
+    assert ((late > 0) == (instances > 0)).all()
+    # the instances are a part of the sends, not added to them (as the Late Sender counts)
+    assert by_call(report, "syncs_send") == {(0, "MPI_Ssend"): 1, (0, "MPI_Isend"): 1}
+
+
+def test_late_receiver_counts_without_waiting_are_zero(counted):
+    # no send of COUNTED waits for its receive: the counts are there, zero
+    assert by_call(counted, "mpi_latereceiver") == {}
+    assert counted.values("mpi_slr_count", inclusive=False).sum() == 0
+    assert counted.values("mpi_clr_count", inclusive=False).sum() == 0
 
 
 def test_wrong_order_late_sender_counts(tmp_path):
@@ -176,6 +200,12 @@ def test_shared_counts_equal_the_event_dataframe(name):
     none = (coll["Bytes"] == 0) & (coll["Bytes Received"] == 0)
     assert ours("syncs_coll") == pytest.approx(per_location(coll[none]))
     assert ours("comms_coll") == pytest.approx(per_location(coll[~none]))
+    # Late Receiver instances are where Late Receiver time is
+    if "mpi_latereceiver" in [m.name for m in report.metrics]:
+        lr = report.values("mpi_latereceiver", inclusive=False) > 0
+        counted_lr = (report.values("mpi_slr_count", inclusive=False)
+                      + report.values("mpi_clr_count", inclusive=False)) > 0
+        assert (lr == counted_lr).all()
     # Late Sender instances are where Late Sender time is, wrong-order ones where its wrong-order part is
     if "mpi_latesender_wo" in [m.name for m in report.metrics]:
         wo = report.values("mpi_latesender_wo", inclusive=False) > 0

@@ -48,6 +48,13 @@ void CountsObserver::event(const trace::Event& e, std::uint32_t cnode) {
   }
 }
 
+void CountsObserver::late_receiver(std::uint32_t row, std::uint32_t column, bool empty) {
+  const auto key = (std::uint64_t(row) << 32) | column;
+  auto [it, fresh] = late_receiver_index_.try_emplace(key, static_cast<std::uint32_t>(late_receivers_.size()));
+  if (fresh) late_receivers_.push_back({row, column});
+  ++(empty ? late_receivers_[it->second].empty : late_receivers_[it->second].nonempty);
+}
+
 void CountsObserver::rows(const std::vector<std::uint32_t>& rows) {
   for (auto& entry : entries_)
     if (entry.cnode < rows.size()) entry.cnode = rows[entry.cnode];
@@ -73,6 +80,8 @@ const std::vector<CountMetric>& count_tree() {
       {"syncs_p2p", "Point-to-point", "syncs", "occ", {C::SyncsSend, C::SyncsRecv},
        "Number of MPI point-to-point synchronizations (zero-sized messages)"},
       {"syncs_send", "Sends", "syncs_p2p", "occ", {C::SyncsSend}, "Number of sends of zero-sized messages"},
+      {"mpi_slr_count", "Late Receivers", "syncs_send", "occ", {C::SlrCount},
+       "Number of Late Receiver instances in sends of zero-sized messages"},
       {"syncs_recv", "Receives", "syncs_p2p", "occ", {C::SyncsRecv}, "Number of receives of zero-sized messages"},
       {"mpi_sls_count", "Late Senders", "syncs_recv", "occ", {C::SlsCount},
        "Number of Late Sender instances in receives of zero-sized messages"},
@@ -85,6 +94,8 @@ const std::vector<CountMetric>& count_tree() {
       {"comms_p2p", "Point-to-point", "comms", "occ", {C::CommsSend, C::CommsRecv},
        "Number of MPI point-to-point communications"},
       {"comms_send", "Sends", "comms_p2p", "occ", {C::CommsSend}, "Number of sends of non-empty messages"},
+      {"mpi_clr_count", "Late Receivers", "comms_send", "occ", {C::ClrCount},
+       "Number of Late Receiver instances in sends of non-empty messages"},
       {"comms_recv", "Receives", "comms_p2p", "occ", {C::CommsRecv}, "Number of receives of non-empty messages"},
       {"mpi_cls_count", "Late Senders", "comms_recv", "occ", {C::ClsCount},
        "Number of Late Sender instances in receives of non-empty messages"},
@@ -127,6 +138,12 @@ void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const st
       ++dense[std::size_t(s.empty ? Count::SlsCount : Count::ClsCount)][at];
       if (s.wrong_order) ++dense[std::size_t(s.empty ? Count::SlswoCount : Count::ClswoCount)][at];
     }
+  }
+  for (const auto& r : counts.late_receivers()) {
+    if (r.row >= cnodes || r.column >= cols) continue;
+    const auto at = std::size_t(r.row) * cols + r.column;
+    dense[std::size_t(Count::SlrCount)][at] += r.empty;
+    dense[std::size_t(Count::ClrCount)][at] += r.nonempty;
   }
   // Score-P's bytes_sent / bytes_received (all MPI bytes) give way to Scalasca's meaning.
   std::vector<cube::Metric> metrics;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cubescale/analysis/counts.hpp"
 #include "cubescale/analysis/message_key.hpp"
 
 namespace cubescale::analysis {
@@ -64,9 +65,11 @@ void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
     case trace::EventType::MpiSend:
       out.sends.emplace_back();
       here(out.sends.back());
+      out.sends.back().empty = e.bytes == 0;
       break;
     case trace::EventType::MpiIsend:
       out.sends.emplace_back();  // completed later, by its MPI_ISEND_COMPLETE
+      out.sends.back().empty = e.bytes == 0;
       if (!in_call) calls_++;
       open_isends_.push_back({e.request, out.sends.size() - 1});
       break;
@@ -81,6 +84,7 @@ void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
         c = {f.enter, f.enter, f.cnode, f.call, f.region < region_kind_.size() ? region_kind_[f.region] : SendCompletionKind::None};
         pending_.push_back({index, stack_.size()});
       }
+      c.empty = out.sends[index].empty;
       out.sends[index] = c;
       break;
     }
@@ -175,12 +179,14 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
 
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev) {
+                   Severities& sev, CountsObserver* counts) {
   auto& values = sev.values[std::size_t(Pattern::LateReceiver)];
   if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
+  // `c`: the completing call, with the emptiness of the send the instance is classified by.
   auto add = [&](const SendCompletion& c, std::uint64_t ticks) {
     if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
     values[std::size_t(c.cnode) * sev.locations + column] += static_cast<double>(ticks) * tick;
+    if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column), c.empty);
     if (sev.instances)
       sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, own.location});
   };
@@ -189,7 +195,8 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
   for (std::size_t j = 0; j < own.receives.size() && j < sender_enter.size(); ++j) {
     const auto& r = own.receives[j];
     if (r.call_kind != CallKind::WaitMulti || sender_enter[j] == kNoTime) continue;
-    if (std::min(sender_enter[j], r.leave) > r.enter) late_sender_calls.insert(r.call);
+    // the call's number as SendCompletion keeps it
+    if (std::min(sender_enter[j], r.leave) > r.enter) late_sender_calls.insert(r.call & SendCompletion::kCallMask);
   }
   struct Largest {
     std::uint64_t idle;
@@ -207,14 +214,16 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
     } else if (!late_sender_calls.count(c.call)) {
       auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c});
       if (fresh) multi_order.push_back(c.call);
-      it->second.idle = std::max(it->second.idle, idle);
+      // scout replays backwards and keeps the first strictly largest: the last of equal ones
+      if (idle >= it->second.idle) it->second = {idle, c};
     }
   }
   for (auto call : multi_order) add(multi[call].call, multi[call].idle);
 }
 
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
-                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev) {
+                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
+                   CountsObserver* counts) {
   for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
     std::vector<std::uint64_t> posted(records[l].sends.size(), kNoTime), sender_enter(records[l].receives.size(), kNoTime);
     for (std::size_t i = 0; i < posted.size(); ++i) {
@@ -228,7 +237,7 @@ void late_receiver(const std::vector<LocationRecords>& records, const std::vecto
     }
     const auto loc = records[l].location;
     if (loc >= column.size() || column[loc] == kNone) continue;
-    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev);
+    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts);
   }
 }
 

@@ -269,7 +269,8 @@ void Replay::late_receiver() {
     LocationRecords own;
     own.location = loc;
     own.receives = std::move(b.late_multi[i].receives);
-    analysis::late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_);
+    analysis::late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_,
+                            &b.counts);
   }
   b.late_receiver_values = std::move(values);
   values.assign(b.late_receiver_values.size(), 0.0);

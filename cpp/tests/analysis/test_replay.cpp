@@ -300,7 +300,8 @@ TEST(ReplayComplete, LateReceiverCriticalPathAndCountsAsOneProcess) {
                          3000);
   trace::Trace t((dir.path / "t.otf2").string());
   const std::vector<std::string> metrics{"mpi_latereceiver", "mpi_latesender", "mpi_barrier_wait", "critical_path",
-                                         "syncs_send", "comms_send", "mpi_cls_count", "clock_violations"};
+                                         "syncs_send", "comms_send", "mpi_cls_count", "mpi_slr_count",
+                                         "mpi_clr_count", "clock_violations"};
   expect_same_as_one_process(t, {{0}, {1, 2}}, metrics);
   expect_same_as_one_process(t, {{0}, {1}, {2}}, metrics);
   expect_same_as_one_process(t, {{0, 1, 2}}, metrics);

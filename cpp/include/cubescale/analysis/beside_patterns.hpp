@@ -34,6 +34,8 @@ class BesidePatterns final : public trace::CallPathObserver {
   void end_location(std::uint32_t location) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
   std::vector<trace::CallPathObserver*> parts() override { return observers_; }
+  // The counts, for late_receiver() to add its instances before finish.
+  CountsObserver& counts() { return counts_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted.

@@ -23,23 +23,28 @@
 
 namespace cubescale::analysis {
 
+class CountsObserver;
+
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
 
 // One send's completion: the MPI call that completed it (kNone cnode: never completed). 24
-// bytes (the replay keeps one per send up to its memory peak): the kind takes the top two
-// bits of the call's number, which only groups the sends a Waitall/some completes, so that
-// numbers 2^30 calls apart on one location would share a group (no trace comes near).
+// bytes (the replay keeps one per send up to its memory peak): the kind and whether the send
+// moves no data (for mpi_slr_count / mpi_clr_count) take the top three bits of the call's
+// number, which only groups the sends a Waitall/some completes, so that numbers 2^29 calls
+// apart on one location would share a group (no trace comes near).
 struct SendCompletion {
   std::uint64_t enter = 0, leave = 0;
   std::uint32_t cnode = kNone;
-  std::uint32_t call : 30 = 0;  // the call's number on its location (as MessageRecord::call counts)
+  std::uint32_t call : 29 = 0;  // the call's number on its location (as MessageRecord::call counts)
   std::uint32_t kind_bits : 2 = 0;
+  std::uint32_t empty : 1 = 0;  // the send's own length is 0 (scout classifies by the send event)
+  static constexpr std::uint32_t kCallMask = (1u << 29) - 1;  // the bits of a call's number kept
 
   SendCompletion() = default;
   SendCompletion(std::uint64_t enter_, std::uint64_t leave_, std::uint32_t cnode_, std::uint32_t call_,
                  SendCompletionKind kind_)
-      : enter(enter_), leave(leave_), cnode(cnode_), call(call_ & ((1u << 30) - 1)),
+      : enter(enter_), leave(leave_), cnode(cnode_), call(call_ & kCallMask),
         kind_bits(static_cast<std::uint32_t>(kind_)) {}
   SendCompletionKind kind() const { return static_cast<SendCompletionKind>(kind_bits); }
 };
@@ -108,18 +113,22 @@ struct MessagePairs {
 MessagePairs pair_messages(const std::vector<LocationRecords>& records);
 
 // Late Receiver of one location into sev.values[LateReceiver] (seconds: ticks * `tick`,
-// column `column`):
+// column `column`), and each instance into `counts` when given (CountsObserver::late_receiver:
+// on the completing call's call path; a Waitall/some's instance classified by the send of its
+// largest waiting time, the last of equal ones, as scout's backward replay keeps the first it
+// meets):
 // `posted[i]` is the posting enter of the receive matching send i (kNoTime: unmatched),
 // `sender_enter[j]` the enter of the send matching receive j (for the Late Sender exclusion of
 // Waitall/Waitsome).
 inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev);
+                   Severities& sev, CountsObserver* counts = nullptr);
 
 // All locations at once (a single process): Late Receiver for every location in `records`
 // (`extras` in the same order; `column` maps a dense location index to its column).
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
-                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev);
+                   const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
+                   CountsObserver* counts = nullptr);
 
 }  // namespace cubescale::analysis
