@@ -14,7 +14,7 @@ waiting at barriers and for locks (``omp_ibarrier_wait``, ``omp_ebarrier_wait``,
 ``omp_lock_contention_*``) below ``execution`` > ``omp_time``. Beside them, as scout writes
 them, the critical-path profile (``critical_path``: the time of each call path and location on
 the run's critical path) and the counts (``syncs_*``, ``comms_*``, ``bytes_*``,
-``mpi_sls_count``, ``mpi_cls_count``). A parent metric
+``mpi_sls_count``, ``mpi_cls_count``, ``mpi_slr_count``, ``mpi_clr_count``). A parent metric
 stores its children's values too (CubeLib reads metric trees so). With an mpi4py communicator of
 several ranks the analysis is a parallel replay: each rank analyzes a share of the locations and
 the ranks exchange only their communication records (:mod:`cubescale.parallel.analysis`); the
