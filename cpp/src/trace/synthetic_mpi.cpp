@@ -120,7 +120,8 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
       check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, requests.receive(p)), "irecv");
   } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
-    if (c.tag > 1) throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0 or 1");
+    if (c.tag > 2)
+      throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
     const auto received = c.bytes_received == MpiCall::kAsSent ? c.bytes : c.bytes_received;
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), c.tag,
                                           k.rooted ? (c.tag == 1 ? 0 : c.peers[0]) : OTF2_UNDEFINED_UINT32, c.bytes,
@@ -177,6 +178,8 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
                                       "main"};
   const auto self_name = static_cast<std::uint32_t>(strings.size());
   strings.push_back("MPI_COMM_SELF");
+  const auto reversed_name = static_cast<std::uint32_t>(strings.size());
+  strings.push_back("MPI_COMM_REVERSED");
   const std::uint32_t first_call = static_cast<std::uint32_t>(strings.size());
   for (const auto& k : kCalls) strings.push_back(k.name);
   const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
@@ -211,6 +214,23 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
                                         nullptr),
         "self group");
   check(OTF2_GlobalDefWriter_WriteComm(g, 1, self_name, 2, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "self communicator");
+  // MPI_COMM_REVERSED (collectives with tag 2; defined only where used, so that the other traces
+  // stay as they were): every process, ranked in reverse, as MPI_Comm_split with key -rank makes
+  // it: a communicator whose rank order is not its members' location order.
+  bool reversed = false;
+  for (std::uint32_t p = 0; p < P; ++p)
+    for (std::size_t i = 0; i < ranks[p].size(); ++i) {
+      const auto& k = kCalls[kinds[p][i]];
+      reversed = reversed || (ranks[p][i].tag == 2 && k.collective_op >= 0 && !nonblocking_collective(k));
+    }
+  if (reversed) {
+    std::vector<std::uint64_t> backwards(members.rbegin(), members.rend());
+    check(OTF2_GlobalDefWriter_WriteGroup(g, 3, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, P,
+                                          backwards.data()),
+          "reversed group");
+    check(OTF2_GlobalDefWriter_WriteComm(g, 2, reversed_name, 3, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+          "reversed communicator");
+  }
   check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
   check(OTF2_Archive_Close(archive), "close archive");
   std::uint64_t total = 0;
