@@ -93,10 +93,16 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
         std::any_of(list.begin(), list.end(), [&](const auto& i) { return i.size() != list.front().size(); }))
       continue;
     std::vector<MemberSync> sync;
+    std::vector<std::pair<std::uint64_t, const CollectiveRecord*>> keyed;  // (rank, location) -> member
     for (auto& members : list) {
-      std::sort(members.begin(), members.end(), [&](const CollectiveRecord* a, const CollectiveRecord* b) {
-        return ranks.before(communicator, a->location, b->location);
-      });
+      // Each member's rank looked up once, then sorted by it (most instances are in order already).
+      keyed.clear();
+      for (const auto* c : members)
+        keyed.push_back({(std::uint64_t(ranks.rank(communicator, c->location)) << 32) | c->location, c});
+      if (!std::is_sorted(keyed.begin(), keyed.end())) {
+        std::sort(keyed.begin(), keyed.end());
+        for (std::size_t i = 0; i < keyed.size(); ++i) members[i] = keyed[i].second;
+      }
       // The path leaves a member only where it waited: at a synchronization point (collective_sync).
       collective_sync(members, sync);
       for (std::size_t i = 0; i < members.size(); ++i) {

@@ -55,12 +55,11 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
                                                const CommunicatorRanks& ranks) {
   std::vector<CollectiveExtra> out(records.size());
   std::vector<std::size_t> order(records.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::vector<std::uint32_t> rank(records.size());  // looked up once per record
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const auto &x = records[a], &y = records[b];
-    if (std::tie(x.communicator, x.instance) != std::tie(y.communicator, y.instance))
-      return std::tie(x.communicator, x.instance) < std::tie(y.communicator, y.instance);
-    return ranks.before(x.communicator, x.location, y.location);
+    return std::tie(x.communicator, x.instance, rank[a], x.location) < std::tie(y.communicator, y.instance, rank[b], y.location);
   });
   std::vector<std::size_t> members;
   for (std::size_t k = 0; k < order.size(); ++k) {
