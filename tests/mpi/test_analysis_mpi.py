@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from analysis_cases import (  # noqa: E402
     BROKEN,
     CHAIN_EXPECTED,
+    ISCAN_ORDER_EXPECTED,
     OMP,
     SCAN_ORDER_EXPECTED,
     SCAN_ORDER_PATH,
@@ -80,6 +81,9 @@ def test_scan_members_are_in_communicator_rank_order_on_every_number_of_ranks(si
     path = report.values("critical_path", inclusive=False)
     got = {f"{int(loc)}:{report.cnodes[c].region.name}": float(path[c, loc]) for c, loc in zip(*path.nonzero())}
     assert got == pytest.approx({k: ns * NS for k, ns in SCAN_ORDER_PATH.items()}, rel=1e-12)
+    # the non-blocking scan (ISCAN_ORDER): the homes' verdicts take the same order
+    assert results(size, *dirs)["iscan-order"]["values"]["mpi_earlyscan"] == pytest.approx(
+        {k: ns * NS for k, ns in ISCAN_ORDER_EXPECTED["mpi_earlyscan"].items()}, rel=1e-15)
 
 
 NAMES = [*SHAPES, *OMP, *SHARED_MPI]

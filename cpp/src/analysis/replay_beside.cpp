@@ -406,7 +406,7 @@ namespace {
   throw FormatError(trace.path(), trace.event_member(r.location), r.position, what);
 }
 
-// One instance, members in location order: the rules of nonblocking_collectives().
+// One instance, members in communicator rank order: the rules of nonblocking_collectives().
 void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_t>& world,
                        const std::vector<NonBlockingRecord>& records, const std::vector<std::size_t>& members,
                        std::vector<NonBlockingVerdict>& out) {
@@ -438,8 +438,12 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
                                                      const std::vector<NonBlockingRecord>& records) {
   std::vector<NonBlockingVerdict> out(records.size());
   std::vector<std::size_t> order(records.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto key = [&](std::size_t i) { return std::make_tuple(records[i].communicator, records[i].order, records[i].location); };
+  std::vector<std::uint32_t> rank(records.size());  // in its communicator, looked up once per record
+  const CommunicatorRanks ranks(trace.definitions());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
+  auto key = [&](std::size_t i) {
+    return std::make_tuple(records[i].communicator, records[i].order, rank[i], records[i].location);
+  };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   const auto world = world_locations(trace.definitions());
   std::vector<std::size_t> members;

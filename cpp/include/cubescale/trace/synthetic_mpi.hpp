@@ -24,11 +24,11 @@ struct MpiCall {
   // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
   // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allgather", "MPI_Scan",
-  // "MPI_Init", "MPI_Finalize" (Enter and Leave only).
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan".
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
-  std::uint32_t tag = 0;   // collectives: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 MPI_COMM_REVERSED
+  std::uint32_t tag = 0;   // collectives: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 MPI_COMM_REVERSED (non-blocking: 0, 2)
   std::uint64_t bytes = 8;  // message length; collectives: bytes sent
   static constexpr std::uint64_t kAsSent = ~std::uint64_t(0);
   std::uint64_t bytes_received = kAsSent;  // collectives: bytes received (kAsSent: `bytes`)
