@@ -149,12 +149,32 @@ SYNCPOINT_EXPECTED = {
 SELF_ORDER = [[("MPI_Barrier", 100, 110, [], 1), ("MPI_Send", 200, 210, [1], 0)],
               [("MPI_Recv", 150, 250, [0], 0), ("MPI_Barrier", 300, 310, [], 1)]]
 
+# An MPI_Scan on MPI_COMM_REVERSED (tag 2: rank r is process 2 - r, as MPI_Comm_split with key
+# -rank), main from 0 to 1000 ns. In rank order (process 2, 1, 0) each member waits for the latest
+# sender ranked up to it: process 2 (rank 0) for itself, process 1 (rank 1) for itself (300 >
+# 150), process 0 (rank 2) for process 1: Early Scan 300 - 100, clock reference 300 (it leaves at
+# 400: no violation). The critical path from the end of process 0 back to its wait's end (300),
+# then process 1 from its scan enter (300) to the start. In location order (process 0, 1, 2; the
+# clock check and the critical path before issue #26) process 0 would wait for nobody (the path
+# all on it) and process 2 for process 1, a violation (it leaves at 250, before 300).
+SCAN_ORDER = [[("MPI_Scan", 100, 400, [], 2)], [("MPI_Scan", 300, 400, [], 2)], [("MPI_Scan", 150, 250, [], 2)]]
+SCAN_ORDER_EXPECTED = {"mpi_earlyscan": {"0:MPI_Scan": 200}}
+SCAN_ORDER_PATH = {"0:main": 600, "0:MPI_Scan": 100, "1:main": 300}  # ns ("location:region")
+# The same for a non-blocking MPI_Iscan completed by MPI_Wait: in rank order process 0 (rank 2)
+# waits in MPI_Wait for the latest start ranked up to it, process 1's (300): 300 - 120; process 1
+# and 2 wait for nothing. (In location order process 2 waited 300 - 170 and process 0 not at all.)
+ISCAN_ORDER = [[("MPI_Iscan", 100, 110, [], 2), ("MPI_Wait", 120, 400, [], 0)],
+               [("MPI_Iscan", 300, 310, [], 2), ("MPI_Wait", 320, 400, [], 0)],
+               [("MPI_Iscan", 150, 160, [], 2), ("MPI_Wait", 170, 400, [], 0)]]
+ISCAN_ORDER_EXPECTED = {"mpi_earlyscan": {"0:MPI_Wait": 180}}
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
-          "self-order": (SELF_ORDER, 1000)}
+          "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
+          "iscan-order": (ISCAN_ORDER, 1000)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
-TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order"]
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order"]
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

@@ -10,7 +10,7 @@ from itertools import count
 
 import numpy as np
 import pytest
-from analysis_cases import CLOCKS, LATE_RECEIVER, NONBLOCKING
+from analysis_cases import CLOCKS, ISCAN_ORDER, ISCAN_ORDER_EXPECTED, LATE_RECEIVER, NONBLOCKING
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -194,6 +194,14 @@ def test_nonblocking_collectives_wait_in_their_completion(tmp_path):
             assert (parent - children >= -1e-15).all(), m.name
     top = analysis.statistics(report).patterns["mpi_wait_nxn"].top[0]
     assert (top.call_path, round(top.enter / NS), round(top.leave / NS)) == ("main > MPI_Wait", 500, 900)
+
+
+def test_nonblocking_scan_members_are_in_communicator_rank_order(tmp_path):
+    # analysis_cases.ISCAN_ORDER: on a communicator ranking the processes in reverse, "the starts
+    # ranked up to mine" in its rank order (location order gave rank 2's wait to process 2)
+    report = cubescale.analyze(write(tmp_path, ISCAN_ORDER))
+    want = {(int(k.split(":")[0]), k.split(":")[1]): ns * NS for k, ns in ISCAN_ORDER_EXPECTED["mpi_earlyscan"].items()}
+    assert by_call(report, "mpi_earlyscan") == pytest.approx(want, rel=1e-15)
 
 
 def test_nonblocking_collective_missing_on_a_member_fails(tmp_path):

@@ -13,7 +13,15 @@ from collections import defaultdict, deque
 
 import numpy as np
 import pytest
-from analysis_cases import CHAIN, SELF_ORDER, SYNCPOINT, SYNCPOINT_EXPECTED
+from analysis_cases import (
+    CHAIN,
+    SCAN_ORDER,
+    SCAN_ORDER_EXPECTED,
+    SCAN_ORDER_PATH,
+    SELF_ORDER,
+    SYNCPOINT,
+    SYNCPOINT_EXPECTED,
+)
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -158,6 +166,24 @@ def test_early_scan(tmp_path):
     report = cubescale.analyze(write(tmp_path, ranks, end=500))
     assert by_call(report, "mpi_earlyscan") == pytest.approx({(1, "MPI_Scan"): 50 * NS, (3, "MPI_Scan"): 100 * NS})
     assert report.metrics[report.metric("mpi_earlyscan").parent].name == "mpi_collective"
+
+
+def test_scan_members_are_in_communicator_rank_order(tmp_path):
+    # analysis_cases.SCAN_ORDER has the hand computation: on a communicator ranking the processes
+    # in reverse, the patterns, the clock check and the critical path all take "the members
+    # ranked up to mine" in its rank order (in location order the clock check counted a
+    # violation on process 2 and the path stayed on process 0)
+    def keyed(expected):
+        return {(int(k.split(":")[0]), k.split(":")[1]): ns * NS for k, ns in expected.items()}
+
+    path = write(tmp_path, SCAN_ORDER, name="scan-order", end=1000)
+    for correct in (False, True):  # nothing to correct: the trace is consistent in rank order
+        report = cubescale.analyze(path, time_correct=correct)
+        assert by_call(report, "mpi_earlyscan") == pytest.approx(keyed(SCAN_ORDER_EXPECTED["mpi_earlyscan"]), rel=1e-15)
+        assert by_call(report, "clock_violations") == {}
+        stats = analysis.statistics(report)
+        assert (stats.collective_violations, stats.corrected_jumps) == (0, 0), correct
+        assert by_call(report, "critical_path") == pytest.approx(keyed(SCAN_ORDER_PATH), rel=1e-12), correct
 
 
 def test_init_and_finalize(tmp_path):

@@ -69,8 +69,9 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     ``MPI_Send``, ``MPI_Recv``, ``MPI_Waitall``, ``MPI_Barrier``, ``MPI_Bcast`` with ``peers =
     [root]``, ``MPI_Allreduce``, ``MPI_Alltoallv``; ``bytes``, the payload, is 8 unless given; a
     collective's ``bytes`` are those it sends and ``bytes_received``, as many unless given, those
-    it receives; a collective's ``tag`` 1 puts it on ``MPI_COMM_SELF``) inside main from 0 to
-    ``end`` ns. Returns the events written.
+    it receives; a collective's ``tag`` 1 puts it on ``MPI_COMM_SELF``, 2 on
+    ``MPI_COMM_REVERSED``, every process ranked in reverse as ``MPI_Comm_split`` with key
+    ``-rank`` makes it) inside main from 0 to ``end`` ns. Returns the events written.
 
     Example
     -------

@@ -24,7 +24,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from analysis_cases import (  # noqa: E402
     BROKEN,
     CHAIN_EXPECTED,
+    ISCAN_ORDER_EXPECTED,
     OMP,
+    SCAN_ORDER_EXPECTED,
+    SCAN_ORDER_PATH,
     SHAPES,
     SHARED_MPI,
     SYNCPOINT_EXPECTED,
@@ -63,6 +66,24 @@ def test_synchronization_points_are_scouts_on_every_number_of_ranks(size, dirs):
     values = results(size, *dirs)["syncpoint"]["values"]
     for pattern, expected in SYNCPOINT_EXPECTED.items():
         assert values.get(pattern, {}) == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-15), pattern
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_scan_members_are_in_communicator_rank_order_on_every_number_of_ranks(size, dirs):
+    # analysis_cases.SCAN_ORDER: the homes hand collective_sync the members of the scan on the
+    # reversed communicator in its rank order (patterns, clock check, critical path)
+    _, reports = dirs
+    result = results(size, *dirs)["scan-order"]
+    assert result["values"]["mpi_earlyscan"] == pytest.approx(
+        {k: ns * NS for k, ns in SCAN_ORDER_EXPECTED["mpi_earlyscan"].items()}, rel=1e-15)
+    report = cubescale.open(os.path.join(reports, f"scan-order.n{size}.cubex"))
+    assert not report.values("clock_violations", inclusive=False).any()
+    path = report.values("critical_path", inclusive=False)
+    got = {f"{int(loc)}:{report.cnodes[c].region.name}": float(path[c, loc]) for c, loc in zip(*path.nonzero())}
+    assert got == pytest.approx({k: ns * NS for k, ns in SCAN_ORDER_PATH.items()}, rel=1e-12)
+    # the non-blocking scan (ISCAN_ORDER): the homes' verdicts take the same order
+    assert results(size, *dirs)["iscan-order"]["values"]["mpi_earlyscan"] == pytest.approx(
+        {k: ns * NS for k, ns in ISCAN_ORDER_EXPECTED["mpi_earlyscan"].items()}, rel=1e-15)
 
 
 NAMES = [*SHAPES, *OMP, *SHARED_MPI]

@@ -93,7 +93,7 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
                             profile::LocalProfile& p) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  const auto points = sync_points(records, defs.locations.size());
+  const auto points = sync_points(records, CommunicatorRanks(defs), defs.locations.size());
   std::vector<bool> has_records(defs.locations.size(), false);
   for (const auto& l : records)
     if (l.location < has_records.size())

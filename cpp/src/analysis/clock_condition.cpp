@@ -22,7 +22,8 @@ SyncRule sync_rule(std::uint32_t op) {
   }
 }
 
-std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records) {
+std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records,
+                                                         const CommunicatorRanks& ranks) {
   // communicator -> per location (records order) its collectives on it
   std::map<std::uint32_t, std::vector<std::vector<RecordRef>>> lists;
   std::vector<std::vector<RecordRef>> singles;
@@ -40,9 +41,15 @@ std::vector<std::vector<RecordRef>> collective_instances(const std::vector<Locat
   for (const auto& [comm, per] : lists) {
     const auto n = per.front().size();
     if (std::any_of(per.begin(), per.end(), [&](const auto& v) { return v.size() != n; })) continue;
+    // The locations' lists in communicator rank order: every instance's members in that order.
+    std::vector<std::size_t> order(per.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto location = [&](std::size_t i) { return records[per[i].front().list].collectives[per[i].front().index].location; };
+    std::sort(order.begin(), order.end(),
+              [&](std::size_t a, std::size_t b) { return ranks.before(comm, location(a), location(b)); });
     for (std::size_t k = 0; k < n; ++k) {
       out.emplace_back();
-      for (const auto& v : per) out.back().push_back(v[k]);
+      for (auto i : order) out.back().push_back(per[i][k]);
     }
   }
   return out;

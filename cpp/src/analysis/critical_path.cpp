@@ -73,8 +73,10 @@ void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send
   }
 }
 
-// Collective sync points: the k-th collective of each member on a communicator is one instance.
-void collective_points(const std::vector<LocationRecords>& records, std::vector<std::vector<SyncPoint>>& out) {
+// Collective sync points: the k-th collective of each member on a communicator is one instance,
+// its members in communicator rank order (collective_sync).
+void collective_points(const std::vector<LocationRecords>& records, const CommunicatorRanks& ranks,
+                       std::vector<std::vector<SyncPoint>>& out) {
   std::unordered_map<std::uint32_t, std::vector<std::vector<const CollectiveRecord*>>> instances;
   for (const auto& l : records) {
     std::unordered_map<std::uint32_t, std::size_t> seen;
@@ -85,13 +87,22 @@ void collective_points(const std::vector<LocationRecords>& records, std::vector<
       list[k].push_back(&c);
     }
   }
-  for (const auto& [communicator, list] : instances) {
+  for (auto& [communicator, list] : instances) {
     // MPI_Finalize counts only when all its processes have it equally often (as the patterns).
     if (communicator == kFinalizeCommunicator &&
         std::any_of(list.begin(), list.end(), [&](const auto& i) { return i.size() != list.front().size(); }))
       continue;
     std::vector<MemberSync> sync;
-    for (const auto& members : list) {
+    std::vector<std::pair<std::uint64_t, const CollectiveRecord*>> keyed;  // (rank, location) -> member
+    for (auto& members : list) {
+      // Each member's rank looked up once, then sorted by it (most instances are in order already).
+      keyed.clear();
+      for (const auto* c : members)
+        keyed.push_back({(std::uint64_t(ranks.rank(communicator, c->location)) << 32) | c->location, c});
+      if (!std::is_sorted(keyed.begin(), keyed.end())) {
+        std::sort(keyed.begin(), keyed.end());
+        for (std::size_t i = 0; i < keyed.size(); ++i) members[i] = keyed[i].second;
+      }
       // The path leaves a member only where it waited: at a synchronization point (collective_sync).
       collective_sync(members, sync);
       for (std::size_t i = 0; i < members.size(); ++i) {
@@ -116,24 +127,24 @@ void sort_points(std::vector<std::vector<SyncPoint>>& out) {
 }  // namespace
 
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
-                                                std::size_t location_count) {
+                                                const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
   SendsByKey<MessageRecord> sends;
   for (const auto& l : records)
     for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
   message_points(records, sends, out);
-  collective_points(records, out);
+  collective_points(records, ranks, out);
   sort_points(out);
   return out;
 }
 
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
-                                                std::size_t location_count) {
+                                                const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
   SendsByKey<SendRecord> by_key;
   for (const auto& s : sends) by_key[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
   message_points(receivers, by_key, out);
-  collective_points(receivers, out);
+  collective_points(receivers, ranks, out);
   sort_points(out);
   return out;
 }

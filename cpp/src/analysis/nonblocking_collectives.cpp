@@ -134,7 +134,7 @@ struct Found {
 class NonBlockingMatcher {
  public:
   NonBlockingMatcher(const trace::Trace& trace, const std::vector<std::uint32_t>& column)
-      : trace_(trace), defs_(trace.definitions()), column_(column), world_(world_locations(defs_)) {}
+      : trace_(trace), defs_(trace.definitions()), column_(column), world_(world_locations(defs_)), ranks_(defs_) {}
 
   void run(const std::vector<NonBlockingLocation>& records, Severities& sev) {
     // communicator -> per location its non-blocking collectives on it, in start order
@@ -153,9 +153,15 @@ class NonBlockingMatcher {
           fail(*other[v.size()], "MPI non-blocking " + trace::collective_op_name(other[v.size()]->op) +
                                      " has no counterpart on location " + defs_.locations[loc].name);
         }
+      // The locations in communicator rank order (scans: "the starts ranked up to mine").
+      std::vector<const std::vector<const NonBlockingRecord*>*> ranked;
+      for (auto& [loc, v] : per) ranked.push_back(&v);
+      std::stable_sort(ranked.begin(), ranked.end(), [&](const auto* a, const auto* b) {
+        return ranks_.before(comm, a->front()->location, b->front()->location);
+      });
       for (std::size_t k = 0; k < most; ++k) {
         std::vector<const NonBlockingRecord*> instance;
-        for (auto& [loc, v] : per) instance.push_back(v[k]);
+        for (const auto* v : ranked) instance.push_back((*v)[k]);
         match(instance, sev);
       }
     }
@@ -214,6 +220,7 @@ class NonBlockingMatcher {
   const trace::Definitions& defs_;
   const std::vector<std::uint32_t>& column_;
   std::vector<std::uint32_t> world_;
+  CommunicatorRanks ranks_;  // instances' members in rank order
   std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best_;  // (location, call) -> largest
 };
 

@@ -216,7 +216,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   Replay r(trace, locations, locations, &others);
   auto& records = r.records();
   const auto pairs = pair_messages(records);
-  const auto instances = collective_instances(records);
+  const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
   const auto clock = clock_checks(trace, locations, records, completions.extras(), pairs, instances, r.cnode_count(),
                                   options, stats);  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));

@@ -31,7 +31,7 @@ std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t unt
   return end > enter ? end - enter : 0;
 }
 
-// One instance's members (records indices, in one-process order): per member its extra, with
+// One instance's members (records indices, in communicator rank order): per member its extra, with
 // the synchronization-point decision of the patterns, the clock condition and the critical
 // path's collective sync points (collective_sync).
 void instance_extras(const std::vector<CollectiveRecord>& records, const std::vector<std::size_t>& members,
@@ -52,15 +52,15 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
 }  // namespace
 
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
-                                               const std::vector<std::uint32_t>& position) {
+                                               const CommunicatorRanks& ranks) {
   std::vector<CollectiveExtra> out(records.size());
   std::vector<std::size_t> order(records.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto place = [&](std::size_t i) {
-    const auto& c = records[i];
-    return std::make_tuple(c.communicator, c.instance, c.location < position.size() ? position[c.location] : kNone);
-  };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return place(a) < place(b); });
+  std::vector<std::uint32_t> rank(records.size());  // looked up once per record
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const auto &x = records[a], &y = records[b];
+    return std::tie(x.communicator, x.instance, rank[a], x.location) < std::tie(y.communicator, y.instance, rank[b], y.location);
+  });
   std::vector<std::size_t> members;
   for (std::size_t k = 0; k < order.size(); ++k) {
     members.push_back(order[k]);
@@ -198,11 +198,11 @@ void Replay::messages_beside() {
       }
     }
   }
-  b.points = sync_points(view, sends, defs.locations.size());
+  b.points = sync_points(view, sends, CommunicatorRanks(defs), defs.locations.size());
 }
 
 void Replay::collectives_beside_home() {
-  beside().home_extras = collective_extras(incoming_collectives_, position_);
+  beside().home_extras = collective_extras(incoming_collectives_, CommunicatorRanks(trace_.definitions()));
 }
 
 void Replay::collectives_beside() {
@@ -407,7 +407,7 @@ namespace {
   throw FormatError(trace.path(), trace.event_member(r.location), r.position, what);
 }
 
-// One instance, members in location order: the rules of nonblocking_collectives().
+// One instance, members in communicator rank order: the rules of nonblocking_collectives().
 void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_t>& world,
                        const std::vector<NonBlockingRecord>& records, const std::vector<std::size_t>& members,
                        std::vector<NonBlockingVerdict>& out) {
@@ -439,8 +439,12 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
                                                      const std::vector<NonBlockingRecord>& records) {
   std::vector<NonBlockingVerdict> out(records.size());
   std::vector<std::size_t> order(records.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto key = [&](std::size_t i) { return std::make_tuple(records[i].communicator, records[i].order, records[i].location); };
+  std::vector<std::uint32_t> rank(records.size());  // in its communicator, looked up once per record
+  const CommunicatorRanks ranks(trace.definitions());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
+  auto key = [&](std::size_t i) {
+    return std::make_tuple(records[i].communicator, records[i].order, rank[i], records[i].location);
+  };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   const auto world = world_locations(trace.definitions());
   std::vector<std::size_t> members;
@@ -655,7 +659,7 @@ std::vector<std::uint64_t> Replay::pack_send_counts() {
 }
 
 void Replay::take_members() {
-  // Home: the members of its instances, in one-process order (their place among the analyzed).
+  // Home: the members of its instances, in communicator rank order (collective_sync).
   auto& d = correction();
   for (const auto& c : d.incoming_counts) d.sends_expected[send_key(c.from, c.to, c.communicator, c.tag, 0)] = c.count;
   release(d.incoming_counts), release(d.outgoing_counts);
@@ -672,9 +676,10 @@ void Replay::take_members() {
     d.instances[{c.communicator, c.instance}].members.push_back(c);
   }
   std::vector<CollectiveRecord>().swap(d.incoming_members);
+  const CommunicatorRanks ranks(trace_.definitions());
   for (auto& [key, i] : d.instances) {
     std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
-      return position_[x.location] < position_[y.location];
+      return ranks.before(x.communicator, x.location, y.location);
     });
     // The references of the recorded enters (the violations as recorded).
     std::vector<std::size_t> all(i.members.size());

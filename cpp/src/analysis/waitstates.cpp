@@ -312,6 +312,35 @@ std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
   return world;
 }
 
+CommunicatorRanks::CommunicatorRanks(const trace::Definitions& defs) {
+  const auto world = world_locations(defs);
+  auto ranks = [&](auto&& world_rank_of, std::size_t n) {
+    Ranks out;
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto w = world_rank_of(r);
+      if (w < world.size() && world[w] != kNone) out.push_back({world[w], static_cast<std::uint32_t>(r)});
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  world_ = ranks([](std::size_t r) { return r; }, world.size());
+  communicators_.resize(defs.communicators.size());
+  for (std::size_t c = 0; c < defs.communicators.size(); ++c) {
+    const auto g = defs.communicators[c].group;
+    if (g >= defs.groups.size() || defs.groups[g].type == "comm_self") continue;
+    const auto& members = defs.groups[g].members;
+    communicators_[c] = ranks([&](std::size_t r) { return members[r]; }, members.size());
+  }
+}
+
+std::uint32_t CommunicatorRanks::rank(std::uint32_t communicator, std::uint32_t location) const {
+  const bool init_exit = communicator == kInitCommunicator || communicator == kFinalizeCommunicator;
+  if (!init_exit && communicator >= communicators_.size()) return kNone;
+  const auto& r = init_exit ? world_ : communicators_[communicator];
+  const auto it = std::lower_bound(r.begin(), r.end(), std::make_pair(location, std::uint32_t(0)));
+  return it != r.end() && it->first == location ? it->second : kNone;
+}
+
 void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,
           const std::string& what) {
   const auto& defs = trace.definitions();

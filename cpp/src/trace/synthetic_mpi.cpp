@@ -50,6 +50,7 @@ const CallKind kCalls[] = {
     {"MPI_Iallreduce", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLREDUCE, false},
     {"MPI_Test", OTF2_REGION_ROLE_POINT2POINT, -1, false},
     {"MPI_Alltoallv", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLTOALLV, false},
+    {"MPI_Iscan", OTF2_REGION_ROLE_COLL_OTHER, OTF2_COLLECTIVE_OP_SCAN, false},
 };
 
 // MPI-3 non-blocking collectives (MPI_I<op>): a request here, completed by a later MPI_Wait*.
@@ -65,6 +66,7 @@ struct Requests {
     std::uint64_t request;
     OTF2_CollectiveOp op;
     std::uint32_t root;
+    std::uint32_t communicator;  // 0 MPI_COMM_WORLD, 2 MPI_COMM_REVERSED (tag 2)
   };
   std::vector<Collective> collectives;  // open non-blocking collectives
   std::uint64_t receive(std::uint32_t peer) {
@@ -106,12 +108,13 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   } else if (name == "MPI_Recv") {
     check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[0], 0, c.tag, c.bytes), "recv");
   } else if (nonblocking_collective(k)) {
-    requests.collectives.push_back(
-        {requests.next, static_cast<OTF2_CollectiveOp>(k.collective_op), k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32});
+    requests.collectives.push_back({requests.next, static_cast<OTF2_CollectiveOp>(k.collective_op),
+                                    k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32, c.tag == 2 ? 2u : 0u});
     check(OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, c.enter, requests.next++), "collective request");
   } else if (wait) {
     for (const auto& n : requests.collectives)
-      check(OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, c.leave, n.op, 0, n.root, c.bytes, c.bytes, n.request),
+      check(OTF2_EvtWriter_NonBlockingCollectiveComplete(w, nullptr, c.leave, n.op, n.communicator, n.root, c.bytes,
+                                                         c.bytes, n.request),
             "collective complete");
     requests.collectives.clear();
     for (auto request : requests.isends) check(OTF2_EvtWriter_MpiIsendComplete(w, nullptr, c.leave, request), "isend complete");
@@ -120,7 +123,8 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
       check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, requests.receive(p)), "irecv");
   } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
-    if (c.tag > 1) throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0 or 1");
+    if (c.tag > 2)
+      throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
     const auto received = c.bytes_received == MpiCall::kAsSent ? c.bytes : c.bytes_received;
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), c.tag,
                                           k.rooted ? (c.tag == 1 ? 0 : c.peers[0]) : OTF2_UNDEFINED_UINT32, c.bytes,
@@ -177,6 +181,8 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
                                       "main"};
   const auto self_name = static_cast<std::uint32_t>(strings.size());
   strings.push_back("MPI_COMM_SELF");
+  const auto reversed_name = static_cast<std::uint32_t>(strings.size());
+  strings.push_back("MPI_COMM_REVERSED");
   const std::uint32_t first_call = static_cast<std::uint32_t>(strings.size());
   for (const auto& k : kCalls) strings.push_back(k.name);
   const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
@@ -211,6 +217,23 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
                                         nullptr),
         "self group");
   check(OTF2_GlobalDefWriter_WriteComm(g, 1, self_name, 2, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE), "self communicator");
+  // MPI_COMM_REVERSED (collectives with tag 2; defined only where used, so that the other traces
+  // stay as they were): every process, ranked in reverse, as MPI_Comm_split with key -rank makes
+  // it: a communicator whose rank order is not its members' location order.
+  bool reversed = false;
+  for (std::uint32_t p = 0; p < P; ++p)
+    for (std::size_t i = 0; i < ranks[p].size(); ++i) {
+      const auto& k = kCalls[kinds[p][i]];
+      reversed = reversed || (ranks[p][i].tag == 2 && k.collective_op >= 0);
+    }
+  if (reversed) {
+    std::vector<std::uint64_t> backwards(members.rbegin(), members.rend());
+    check(OTF2_GlobalDefWriter_WriteGroup(g, 3, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, P,
+                                          backwards.data()),
+          "reversed group");
+    check(OTF2_GlobalDefWriter_WriteComm(g, 2, reversed_name, 3, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE),
+          "reversed communicator");
+  }
   check(OTF2_Archive_CloseGlobalDefWriter(archive, g), "close global definitions");
   check(OTF2_Archive_Close(archive), "close archive");
   std::uint64_t total = 0;

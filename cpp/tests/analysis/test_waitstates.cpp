@@ -86,3 +86,34 @@ TEST(WaitStates, SharedLateSenderBarrier) {
   }
   EXPECT_EQ(by_call(p, "mpi_barrier_wait").count({0, "MPI_Barrier"}), 0u);  // rank 0 comes last
 }
+
+TEST(WaitStates, CommunicatorRanksOrderMembersByRank) {
+  // MPI_COMM_REVERSED ranks process p as 2 - p: its members come in the order 2, 1, 0, as the
+  // patterns take them and collective_sync needs them (scans: "ranked up to mine").
+  TempDir dir("ranks");
+  const auto path = write(dir,
+                          {{{"MPI_Scan", 100, 400, {}, 2}, {"MPI_Barrier", 500, 600, {}, 1}},
+                           {{"MPI_Scan", 300, 400, {}, 2}},
+                           {{"MPI_Scan", 150, 250, {}, 2}}},
+                          1000);
+  trace::Trace t(path);
+  const auto& defs = t.definitions();
+  auto comm = [&](const std::string& name) {
+    for (std::uint32_t c = 0; c < defs.communicators.size(); ++c)
+      if (defs.communicators[c].name == name) return c;
+    ADD_FAILURE() << name;
+    return analysis::kNone;
+  };
+  const analysis::CommunicatorRanks ranks(defs);
+  const auto reversed = comm("MPI_COMM_REVERSED"), world = comm("MPI_COMM_WORLD"), self = comm("MPI_COMM_SELF");
+  for (std::uint32_t l = 0; l < 3; ++l) {
+    EXPECT_EQ(ranks.rank(reversed, l), 2 - l);
+    EXPECT_EQ(ranks.rank(world, l), l);
+    EXPECT_EQ(ranks.rank(analysis::kInitCommunicator, l), l);  // MPI_Init/Finalize: MPI_COMM_WORLD's ranks
+    EXPECT_EQ(ranks.rank(self, l), analysis::kNone);           // one member: no order to keep
+  }
+  EXPECT_TRUE(ranks.before(reversed, 2, 0));
+  EXPECT_FALSE(ranks.before(reversed, 0, 1));
+  EXPECT_TRUE(ranks.before(self, 0, 1));  // no rank: location order
+  EXPECT_EQ(ranks.rank(reversed, 7), analysis::kNone);
+}

@@ -342,7 +342,7 @@ def write_mpi_trace(
     end: typing.SupportsInt | typing.SupportsIndex,
 ) -> int:
     """
-    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]]), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', 'MPI_Alltoallv', inside main from 0 to `end` ns. bytes (default 8) is the message or collective payload (a collective's bytes sent; bytes_received defaults to bytes); a collective's tag 1 puts it on MPI_COMM_SELF. Returns the events written.
+    Writes <directory>/<name>.otf2: per rank a list of (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]]), calls such as 'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', 'MPI_Alltoallv', 'MPI_Iscan', inside main from 0 to `end` ns. bytes (default 8) is the message or collective payload (a collective's bytes sent; bytes_received defaults to bytes); a collective's tag 1 puts it on MPI_COMM_SELF, tag 2 on MPI_COMM_REVERSED (every process, rank r being process P-1-r). Returns the events written.
     """
 
 def write_omp_trace(

@@ -26,10 +26,12 @@ enum class SyncRule : std::uint8_t { None, AllEnter, RootEnter, AllEnterAtRoot, 
 SyncRule sync_rule(std::uint32_t op);  // op: OTF2_CollectiveOp, kInitOp or kFinalizeOp
 
 // Instances of collectives: the k-th collective of every location that has collectives on a
-// communicator, members in records order (a self communicator's collective alone: the
-// communicator's number is every location's own). Communicators whose members call different
-// numbers of collectives are left out (the matcher reports them).
-std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records);
+// communicator, members in communicator rank order as collective_sync needs them (a self
+// communicator's collective alone: the communicator's number is every location's own).
+// Communicators whose members call different numbers of collectives are left out (the matcher
+// reports them).
+std::vector<std::vector<RecordRef>> collective_instances(const std::vector<LocationRecords>& records,
+                                                         const CommunicatorRanks& ranks);
 
 // For every member of an instance (same order), the time its leave must follow (kNoTime: none);
 // `enters` (per member) replaces the records' enter times when given.

@@ -60,13 +60,14 @@ struct SyncPoint {
 static_assert(sizeof(SyncPoint) == 24);
 
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
-// the wait-state matching has accepted (consistent).
+// the wait-state matching has accepted (consistent). `ranks`: the collectives' members in rank
+// order (collective_sync).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
-                                                std::size_t location_count);
+                                                const CommunicatorRanks& ranks, std::size_t location_count);
 // The same for a replay's rank: its own locations' receives (`receivers`) against the sends to
 // them it received (in each sender's order).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
-                                                std::size_t location_count);
+                                                const CommunicatorRanks& ranks, std::size_t location_count);
 
 // First Enter and last Leave per location (pass 1): the time a profile accounts for (events
 // outside every region, such as PROGRAM_BEGIN before main, have no call path to go to).

@@ -49,10 +49,10 @@ struct CollectiveExtra {
 };
 static_assert(std::is_trivially_copyable_v<CollectiveExtra> && sizeof(CollectiveExtra) == 24);
 
-// Home kernel: one CollectiveExtra per record (same order), the instances' members in the order
-// of `position[location]` (their order in the one-process analysis).
+// Home kernel: one CollectiveExtra per record (same order), the instances' members in
+// communicator rank order (as the one-process analysis hands them to collective_sync).
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
-                                               const std::vector<std::uint32_t>& position);
+                                               const CommunicatorRanks& ranks);
 
 // What the home of a non-blocking collective instance tells a member: its pattern (Pattern::Count:
 // none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives().
@@ -118,7 +118,7 @@ struct DistributedCorrection {
   // to wait for (one process skips it; the matching reports it afterwards).
   std::unordered_map<Key, std::uint32_t, KeyHash> sends_expected;
   std::vector<SendCount> outgoing_counts, incoming_counts;
-  // Home: instances (communicator, instance) -> members in one-process order, enters so far.
+  // Home: instances (communicator, instance) -> members in communicator rank order, enters so far.
   struct Instance {
     std::vector<CollectiveRecord> members;
     std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters

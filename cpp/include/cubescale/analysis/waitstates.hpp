@@ -227,6 +227,26 @@ struct Severities {
 // MPI comm_locations group.
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
+// A location's rank in a communicator, so that every caller of collective_sync hands it an
+// instance's members in communicator rank order (scans: "the senders ranked up to mine"), as the
+// patterns do: the communicator's group (MPI_Init/Finalize: MPI_COMM_WORLD's). Self communicators
+// and locations outside the group have no rank (kNone); `before` then orders by location.
+class CommunicatorRanks {
+ public:
+  explicit CommunicatorRanks(const trace::Definitions& defs);
+  std::uint32_t rank(std::uint32_t communicator, std::uint32_t location) const;
+  // Whether location a's member comes before b's in rank order (ties: the lower location).
+  bool before(std::uint32_t communicator, std::uint32_t a, std::uint32_t b) const {
+    const auto ra = rank(communicator, a), rb = rank(communicator, b);
+    return ra != rb ? ra < rb : a < b;
+  }
+
+ private:
+  using Ranks = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (location, rank) by location
+  std::vector<Ranks> communicators_;                                    // [communicator]
+  Ranks world_;                                                         // MPI_Init/Finalize
+};
+
 // A FormatError naming the location's event file, the event's position, the location, its
 // process and the time.
 [[noreturn]] void fail(const trace::Trace& trace, std::uint32_t location, std::uint64_t position, std::uint64_t time,

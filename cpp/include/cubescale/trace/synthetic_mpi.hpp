@@ -12,7 +12,8 @@
 // Leave; MPI_Ibarrier/Ibcast/Ireduce/Iallreduce: Enter, NON_BLOCKING_COLLECTIVE_REQUEST at the
 // enter time, Leave, completed (NON_BLOCKING_COLLECTIVE_COMPLETE at the leave time, before the
 // sends) by the rank's next MPI_Wait/Waitall/Test; collectives: Enter, MPI_COLLECTIVE_BEGIN, MPI_COLLECTIVE_END (root,
-// bytes sent and received, on MPI_COMM_WORLD, or on MPI_COMM_SELF when the call's tag is 1), Leave.
+// bytes sent and received, on MPI_COMM_WORLD, or on MPI_COMM_SELF when the call's tag is 1, or when
+// it is 2 on MPI_COMM_REVERSED, whose rank r is process P-1-r, as MPI_Comm_split with key -rank), Leave.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,11 +24,11 @@ struct MpiCall {
   // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
   // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allgather", "MPI_Scan",
-  // "MPI_Init", "MPI_Finalize" (Enter and Leave only).
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan".
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
-  std::uint32_t tag = 0;   // collectives: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF
+  std::uint32_t tag = 0;   // collectives: 0 MPI_COMM_WORLD, 1 MPI_COMM_SELF, 2 MPI_COMM_REVERSED (non-blocking: 0, 2)
   std::uint64_t bytes = 8;  // message length; collectives: bytes sent
   static constexpr std::uint64_t kAsSent = ~std::uint64_t(0);
   std::uint64_t bytes_received = kAsSent;  // collectives: bytes received (kAsSent: `bytes`)
