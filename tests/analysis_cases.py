@@ -168,13 +168,21 @@ ISCAN_ORDER = [[("MPI_Iscan", 100, 110, [], 2), ("MPI_Wait", 120, 400, [], 0)],
                [("MPI_Iscan", 150, 160, [], 2), ("MPI_Wait", 170, 400, [], 0)]]
 ISCAN_ORDER_EXPECTED = {"mpi_earlyscan": {"0:MPI_Wait": 180}}
 
+# MPI_Finalize on two of three processes (the third's measurement ended before it): no instance
+# of MPI_COMM_WORLD's processes, so no pattern (as before), no clock violation (rank 0 leaves at
+# 100, before rank 1 enters at 150: counted before) and no critical-path jump from rank 0 to 1.
+PARTIAL_FINALIZE = [[("MPI_Barrier", 10, 50, [], 0), ("MPI_Finalize", 60, 100, [], 0)],
+                    [("MPI_Barrier", 40, 50, [], 0), ("MPI_Finalize", 150, 160, [], 0)],
+                    [("MPI_Barrier", 20, 50, [], 0)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
-          "iscan-order": (ISCAN_ORDER, 1000)}
+          "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
-TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order"]
+TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
+                "partial-finalize"]
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

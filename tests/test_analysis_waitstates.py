@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from analysis_cases import (
     CHAIN,
+    PARTIAL_FINALIZE,
     SCAN_ORDER,
     SCAN_ORDER_EXPECTED,
     SCAN_ORDER_PATH,
@@ -449,6 +450,21 @@ def test_self_communicator_collectives_are_alone(tmp_path):
         report = cubescale.analyze(path, time_correct=correct)
         assert analysis.statistics(report).collective_violations == 0
         assert by_call(report, "mpi_latesender") == pytest.approx({(1, "MPI_Recv"): 50 * NS}), correct
+
+
+def test_partial_finalize_synchronizes_nothing(tmp_path):
+    # analysis_cases.PARTIAL_FINALIZE: MPI_Finalize on 2 of 3 processes is no instance: no
+    # Wait at Finalize, no clock violation, and the critical path leaves rank 0 only at the
+    # barrier it waited in (for rank 1's enter at 40): rank 0 from 300 back to 40, rank 1 from
+    # 40 to 0. (Taking the partial Finalize as an instance left rank 0 at 100: 200 + 100 ns.)
+    path = write(tmp_path, PARTIAL_FINALIZE, name="partial", end=300)
+    for correct in (False, True):
+        report = cubescale.analyze(path, time_correct=correct)
+        assert analysis.statistics(report).collective_violations == 0, correct
+        assert "mpi_finalize_wait" not in [m.name for m in report.metrics] or \
+            not report.values("mpi_finalize_wait", inclusive=False).any()
+        path_values = report.values("critical_path", inclusive=False)
+        assert path_values.sum(axis=0).tolist() == pytest.approx([260 * NS, 40 * NS, 0.0]), correct
 
 
 @pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])

@@ -107,7 +107,9 @@ def _this_rank_runs(command: str) -> bool:
     other ranks end at once, so that its output is printed once and its files are written
     once. The commands that share their work between ranks set ``every_rank``."""
     rank, size, _ = _world()
-    if size > 1 and rank == 0:
+    if size <= 1:  # no mpirun, or a launcher that does not say how many ranks: every process runs it
+        return True
+    if rank == 0:
         print(f"cubescale {command}: runs in one process; ranks 1-{size - 1} of mpirun do nothing",
               file=sys.stderr, flush=True)
     return rank == 0

@@ -41,6 +41,7 @@ std::vector<std::vector<RecordRef>> collective_instances(const std::vector<Locat
   for (const auto& [comm, per] : lists) {
     const auto n = per.front().size();
     if (std::any_of(per.begin(), per.end(), [&](const auto& v) { return v.size() != n; })) continue;
+    if (ranks.partial_init_exit(comm, per.size())) continue;
     // The locations' lists in communicator rank order: every instance's members in that order.
     std::vector<std::size_t> order(per.size());
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;

@@ -95,6 +95,7 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
     std::vector<MemberSync> sync;
     std::vector<std::pair<std::uint64_t, const CollectiveRecord*>> keyed;  // (rank, location) -> member
     for (auto& members : list) {
+      if (ranks.partial_init_exit(communicator, members.size())) continue;
       // Each member's rank looked up once, then sorted by it (most instances are in order already).
       keyed.clear();
       for (const auto* c : members)

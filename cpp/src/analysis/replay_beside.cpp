@@ -68,7 +68,7 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
     const bool last = k + 1 == order.size() || records[order[k + 1]].communicator != c.communicator ||
                       records[order[k + 1]].instance != c.instance;
     if (!last) continue;
-    instance_extras(records, members, out);
+    if (!ranks.partial_init_exit(c.communicator, members.size())) instance_extras(records, members, out);
     members.clear();
   }
   return out;
@@ -685,7 +685,8 @@ void Replay::take_members() {
     std::vector<std::size_t> all(i.members.size());
     for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
     std::vector<CollectiveExtra> extras(all.size());
-    instance_extras(i.members, all, extras);
+    i.partial = ranks.partial_init_exit(key.first, i.members.size());  // depends on nobody, as in one process
+    if (!i.partial) instance_extras(i.members, all, extras);
     for (const auto& x : extras) i.recorded.push_back(x.reference);
   }
 }
@@ -702,7 +703,7 @@ void Replay::arrive(const InstanceValue& v) {
   std::vector<std::size_t> all(inst.members.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<CollectiveExtra> extras(all.size());
-  instance_extras(inst.members, all, extras);
+  if (!inst.partial) instance_extras(inst.members, all, extras);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& m = inst.members[i];
     const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};

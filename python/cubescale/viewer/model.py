@@ -194,13 +194,17 @@ class Explorer:
             with self._lock:
                 if key in cache:
                     return cache[key]
+            value = None
             try:
                 value = compute()
             finally:
+                # Stored and the flight ended at once (a query in between would compute again),
+                # and only this flight: after a failure a waiter may have started a new one.
                 with self._lock:
-                    self._flights.pop((id(cache), key), None)
-            with self._lock:
-                _remember(cache, key, value, keep)
+                    if value is not None:
+                        _remember(cache, key, value, keep)
+                    if self._flights.get((id(cache), key)) is flight:
+                        del self._flights[(id(cache), key)]
         return value
 
     def _reading(self, metric: int) -> threading.Lock:
@@ -302,8 +306,9 @@ class Explorer:
         metric stored EXCLUSIVE (every row of its subtree combined: 0.84 GB at a million
         locations; selecting the call tree's root, or the flat profile's largest region, the
         root's) and the expanded root's exclusive row of one stored INCLUSIVE (its row minus its
-        children's). They go into the selection cache as a query's would, so a query for one
-        while it is computed waits for it instead of computing it again. Not the metric's
+        children's). They go into the selection cache as a query's would; a query for one that
+        comes while it is computed computes it itself at its own priority (never waits for this
+        low-priority thread), and the thread then drops its copy. Not the metric's
         reading lock (it is loaded): the queries of the click that loaded it do not wait.
         Folding these rows into the pass that computes the call pane's totals was measured
         slower (docs/benchmarks.md, "root rows")."""
@@ -324,12 +329,19 @@ class Explorer:
             except (AttributeError, OSError):
                 pass
             for r in roots:
-                def row(r: int = r) -> np.ndarray:
-                    return np.append(np.asarray(self.report.system_values(m, r, inclusive=not own), dtype=float), 0.0)
+                # Not through _cached: a click's query must never wait for this low-priority
+                # thread; if it comes first it computes the row itself, and this one is dropped.
+                key = (m.index, False, "cnode", r, own)
+                with self._lock:
+                    if key in self._systems or (id(self._systems), key) in self._flights:
+                        continue
                 try:
-                    self._cached(self._systems, (m.index, False, "cnode", r, own), row)
+                    row = np.append(np.asarray(self.report.system_values(m, r, inclusive=not own), dtype=float), 0.0)
                 except Exception:  # noqa: BLE001 -- a query for the row computes it again and reports its error
                     return
+                with self._lock:
+                    if key not in self._systems:
+                        _remember(self._systems, key, row, _CACHE)
         threading.Thread(target=warm, name=f"cubescale-view-roots-{m.index}", daemon=True).start()
 
     def metric_values(self, query: dict[str, str]) -> dict[str, Any]:

@@ -122,6 +122,7 @@ struct DistributedCorrection {
   struct Instance {
     std::vector<CollectiveRecord> members;
     std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
+    bool partial = false;                 // an MPI_Init/Finalize some processes lack: no references
     std::size_t arrived = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;

@@ -240,6 +240,13 @@ class CommunicatorRanks {
     const auto ra = rank(communicator, a), rb = rank(communicator, b);
     return ra != rb ? ra < rb : a < b;
   }
+  // An MPI_Init or MPI_Finalize instance that `members` processes (fewer than MPI_COMM_WORLD's
+  // with locations) recorded: a measurement that started after MPI_Init or ended before
+  // MPI_Finalize on some process. It synchronizes nothing (reduce_collectives skips its
+  // patterns, and so do the clock check and the critical path).
+  bool partial_init_exit(std::uint32_t communicator, std::size_t members) const {
+    return (communicator == kInitCommunicator || communicator == kFinalizeCommunicator) && members < world_.size();
+  }
 
  private:
   using Ranks = std::vector<std::pair<std::uint32_t, std::uint32_t>>;  // (location, rank) by location
