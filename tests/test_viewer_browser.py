@@ -53,6 +53,15 @@ def _open(page, url):
     page.wait_for_selector("body[data-metrics='1']", timeout=TIMEOUT)
 
 
+def _search_and_select(page, text, index):
+    """Finds `text` with the search box and clicks the hit of call path `index`: the call tree
+    shows it selected."""
+    page.fill("#search", text)
+    page.press("#search", "Enter")
+    page.locator(f"#search-results .hit[data-index='{index}']").click()
+    page.wait_for_selector(f"#call-tree .row.selected[data-index='{index}']", timeout=TIMEOUT)
+
+
 def _row(page, pane, index):
     return page.locator(f"#{pane}-tree .row[data-index='{index}']")
 
@@ -227,10 +236,7 @@ def test_search_reveals_and_selects_a_call_path(page):
     target = next(c for c in report.cnodes if c.region.name == "z_solve_")
     with running_viewer(path) as v:
         _open(page, v.url)
-        page.fill("#search", "z_sol")
-        page.press("#search", "Enter")
-        page.locator(f"#search-results .hit[data-index='{target.index}']").click()
-        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target.index}']", timeout=TIMEOUT)
+        _search_and_select(page, "z_sol", target.index)
         page.wait_for_function("n => document.querySelectorAll('#breadcrumb a').length === n",
                                arg=len(page.locator(f"#search-results .hit[data-index='{target.index}']")
                                        .inner_text().split(" › ")), timeout=TIMEOUT)
@@ -475,10 +481,7 @@ def test_find_reveals_a_call_path_beyond_the_first_pages(page, tmp_path):
     target = next(c.index for c in report.cnodes if c.region.name == "leaf_2499")
     with running_viewer(path) as v:
         _open(page, v.url)
-        page.fill("#search", "leaf_2499")
-        page.press("#search", "Enter")
-        page.locator(f"#search-results .hit[data-index='{target}']").click()
-        page.wait_for_selector(f"#call-tree .row.selected[data-index='{target}']", timeout=TIMEOUT)
+        _search_and_select(page, "leaf_2499", target)
         p = report.panes(0, cnode=target)
         assert _close(_value(page, "call", target), p.call_inclusive[target])
         assert page.locator("#breadcrumb a").all_inner_texts() == ["main", "leaf_2499"]

@@ -5,7 +5,6 @@
 #include <deque>
 #include <unordered_map>
 
-#include "cubescale/analysis/message_key.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -15,22 +14,11 @@ namespace {
 
 constexpr std::size_t kRecentLateSenders = 100;  // as the wrong-order pattern (scout's buffer)
 
-std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
-  const auto end = std::min(until, leave);
-  return end > enter ? end - enter : 0;
-}
-
-using Key = MessageKey;
-using KeyHash = MessageKeyHash;
-
 // Late Sender sync points: the k-th receive of B from A on (comm, tag) is A's k-th such send.
 // `Send`: the sender's MessageRecord (one process) or the SendRecord a replay received; a
 // receive's payload is its own (the same as its send's in a consistent trace).
 template <class Send>
-using SendsByKey = std::unordered_map<Key, std::pair<std::vector<const Send*>, std::size_t>, KeyHash>;
-
-template <class Send>
-void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send>& sends,
+void message_points(const std::vector<LocationRecords>& records, BasicSendQueues<Send>& sends,
                     std::vector<std::vector<SyncPoint>>& out) {
   for (const auto& l : records) {
     SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
@@ -49,9 +37,9 @@ void message_points(const std::vector<LocationRecords>& records, SendsByKey<Send
       multi_call = kNone;
     };
     for (const auto& r : l.receives) {
-      auto it = sends.find({r.peer, r.location, r.communicator, r.tag});
-      if (it == sends.end() || it->second.second == it->second.first.size()) continue;  // matching has raised
-      const Send& s = *it->second.first[it->second.second++];
+      const Send* found = sends.next(r);
+      if (!found) continue;  // matching has raised
+      const Send& s = *found;
       if (multi_call != kNone && multi_call != r.call) flush();
       const auto idle = waited(r.enter, r.leave, s.enter);
       SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
@@ -130,9 +118,7 @@ void sort_points(std::vector<std::vector<SyncPoint>>& out) {
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
                                                 const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
-  SendsByKey<MessageRecord> sends;
-  for (const auto& l : records)
-    for (const auto& s : l.sends) sends[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
+  SendQueues sends(records);
   message_points(records, sends, out);
   collective_points(records, ranks, out);
   sort_points(out);
@@ -142,9 +128,8 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
                                                 const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
-  SendsByKey<SendRecord> by_key;
-  for (const auto& s : sends) by_key[{s.location, s.peer, s.communicator, s.tag}].first.push_back(&s);
-  message_points(receivers, by_key, out);
+  ExchangedSendQueues queues(sends);
+  message_points(receivers, queues, out);
   collective_points(receivers, ranks, out);
   sort_points(out);
   return out;

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "cubescale/analysis/beside_patterns.hpp"
-#include "cubescale/analysis/message_key.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/common/format_error.hpp"
 
@@ -24,11 +23,6 @@ void release(std::vector<T>& v) {
 
 [[noreturn]] void needs_complete() {
   throw std::logic_error("the replay's complete steps need Replay(..., complete=true)");
-}
-
-std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
-  const auto end = std::min(until, leave);
-  return end > enter ? end - enter : 0;
 }
 
 // One instance's members (records indices, in communicator rank order): per member its extra, with
@@ -81,24 +75,16 @@ ReplayBeside::ReplayBeside(const trace::Trace& trace)
 namespace {
 
 // Per own receive (per location, in recorded order) the index of its send among the sends
-// received, kNone where there is none (match_messages raises then): the k-th receive of B
-// from A on (communicator, tag) is the k-th such send of A, and the sends came in each
-// sender's order.
+// received, kNone where there is none (match_messages raises then): the matcher's own queues.
 std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<LocationRecords>& receivers,
                                                       const SendBuffer& sends) {
-  std::unordered_map<MessageKey, std::pair<std::vector<std::uint32_t>, std::size_t>, MessageKeyHash> queues;
-  for (std::uint32_t i = 0; i < sends.size(); ++i) {
-    const auto& s = sends[i];
-    queues[{s.location, s.peer, s.communicator, s.tag}].first.push_back(i);
-  }
+  ExchangedSendQueues queues(sends);
   std::vector<std::vector<std::uint32_t>> out(receivers.size());
   for (std::size_t l = 0; l < receivers.size(); ++l) {
-    out[l].assign(receivers[l].receives.size(), kNone);
-    for (std::size_t j = 0; j < receivers[l].receives.size(); ++j) {
-      const auto& r = receivers[l].receives[j];
-      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
-      if (it == queues.end() || it->second.second == it->second.first.size()) continue;
-      out[l][j] = it->second.first[it->second.second++];
+    out[l].reserve(receivers[l].receives.size());
+    for (const auto& r : receivers[l].receives) {
+      const auto* s = queues.next(r);
+      out[l].push_back(s ? static_cast<std::uint32_t>(s - sends.data()) : kNone);
     }
   }
   return out;

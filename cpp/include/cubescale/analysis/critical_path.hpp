@@ -59,6 +59,13 @@ struct SyncPoint {
 };
 static_assert(sizeof(SyncPoint) == 24);
 
+// How long an MPI call from `enter` to `leave` waits for something that happens at `until`
+// (a sync point's waiting, 0 when it does not wait).
+inline std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint64_t until) {
+  const auto end = until < leave ? until : leave;
+  return end > enter ? end - enter : 0;
+}
+
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
 // the wait-state matching has accepted (consistent). `ranks`: the collectives' members in rank
 // order (collective_sync).
