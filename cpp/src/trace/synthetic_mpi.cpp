@@ -183,6 +183,10 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
   strings.push_back("MPI_COMM_SELF");
   const auto reversed_name = static_cast<std::uint32_t>(strings.size());
   strings.push_back("MPI_COMM_REVERSED");
+  // Score-P names "MPI" as the source file of every MPI region; Scalasca's scout finds MPI
+  // calls by that file, so the synthetic traces carry it too (to compare with scout).
+  const auto mpi_file = static_cast<std::uint32_t>(strings.size());
+  strings.push_back("MPI");
   const std::uint32_t first_call = static_cast<std::uint32_t>(strings.size());
   for (const auto& k : kCalls) strings.push_back(k.name);
   const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
@@ -201,7 +205,7 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
         "region main");
   for (std::uint32_t i = 0; i < std::size(kCalls); ++i)
     check(OTF2_GlobalDefWriter_WriteRegion(g, i + 1, first_call + i, first_call + i, 0, kCalls[i].role,
-                                           OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+                                           OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, mpi_file, 0, 0),
           "region");
   std::vector<std::uint64_t> members(P);
   for (std::uint32_t p = 0; p < P; ++p) members[p] = p;

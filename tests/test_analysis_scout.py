@@ -1,0 +1,130 @@
+"""`cubescale analyze` against Scalasca's own numbers: the values scout (Scalasca 2.6,
+`scout.mpi` under mpirun with its default options) computed for the synthetic wait-state
+cases of analysis_cases.py and for two shared traces, stored in data/scout_reference.json
+(how it was made: docs/analysis.md, "Compared with scout"). Every metric both tools write is
+compared per call path and process; the differences we know and document are listed below,
+and the list must stay exact (a difference that disappears fails too)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from analysis_cases import SHAPES, SHARED_OTF2
+
+import cubescale
+from cubescale import testing
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "scout_reference.json").read_text())["cases"]
+
+# scout's metrics that cubescale does not compute (docs/analysis.md, "Not done yet"): the
+# critical path's performance-impact metrics, the root-cause (delay) analysis, the wait-state
+# propagation, and MPI one-sided communication.
+NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_partition_imbalance",
+                "non_critical_path_activities", "delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
+                "delay_latereceiver_longterm", "delay_barrier", "delay_barrier_longterm", "delay_n2n",
+                "delay_n2n_longterm", "delay_12n", "delay_12n_longterm", "delay_n21", "delay_n21_longterm",
+                "delay_ompbarrier_longterm", "delay_ompidle_longterm", "mpi_wait_indirect_latesender",
+                "mpi_wait_indirect_latereceiver", "mpi_wait_propagating_ls", "mpi_wait_propagating_lr", "bytes_put",
+                "bytes_get", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free", "mpi_rma_sync_late_post",
+                "mpi_rma_early_wait", "mpi_rma_late_complete", "mpi_rma_wait_at_fence", "mpi_rma_early_fence",
+                "mpi_rma_sync_lock_competition", "mpi_rma_sync_wait_for_progress", "mpi_rma_comm_late_post",
+                "mpi_rma_comm_lock_competition", "mpi_rma_comm_wait_for_progress", "mpi_rma_pairsync_count",
+                "mpi_rma_pairsync_unneeded_count"}
+
+# (case, metric) whose values differ from scout's, each for a reason docs/analysis.md gives
+# ("Critical path"): scout's path runs from the MPI_Finalize entered last back to MPI_Init,
+# ours over the whole trace; scout follows Late Receiver waits and ranks collective ties
+# differently.
+KNOWN_DIFFERENCES = {(case, "critical_path") for case in
+                     ["chain", "ring", "late-receiver", "clocks", "syncpoint", "self-order", "scan-order", "ping-pong",
+                      "late-sender-barrier"]}
+
+
+def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:
+    """The calls moved by ``shift`` ns between an MPI_Init and an MPI_Finalize where the case
+    has none (scout needs both to run)."""
+    has_init = any(call[0] == "MPI_Init" for calls in ranks for call in calls)
+    has_finalize = any(call[0] == "MPI_Finalize" for calls in ranks for call in calls)
+    out = []
+    for calls in ranks:
+        moved = [(c[0], c[1] + shift, c[2] + shift) + tuple(c[3:]) for c in calls]
+        before = [] if has_init else [("MPI_Init", 10, 50, [], 0)]
+        after = [] if has_finalize else [("MPI_Finalize", end + shift + 10, end + shift + 50, [], 0)]
+        out.append(before + moved + after)
+    return out, end + shift + 100
+
+
+def report_values(report: cubescale.Report) -> dict[str, dict[str, float]]:
+    """{metric: {"call/path@rank": value}} of the non-zero values, as the reference stores them."""
+    names = [c.region.name for c in report.cnodes]
+    parents = report.cnode_parents
+    paths = []
+    for c in range(len(names)):
+        parts = []
+        while c >= 0:
+            parts.append(names[c])
+            c = int(parents[c])
+        paths.append("/".join(reversed(parts)))
+    out: dict[str, dict[str, float]] = {}
+    for m in report.metrics:
+        values = np.asarray(report.values(m.name, inclusive=False), dtype=float)
+        entries: dict[str, float] = {}
+        for c, loc in zip(*np.nonzero(values)):
+            key = f"{paths[c]}@{report.locations[loc].process_rank}"
+            entries[key] = entries.get(key, 0.0) + float(values[c, loc])
+        out[m.name] = entries
+    return out
+
+
+def mismatches(ours: dict[str, float], scout: dict[str, float]) -> list[str]:
+    return [f"{key}: ours {ours.get(key, 0.0):.12g} scout {scout.get(key, 0.0):.12g}" for key in sorted(set(ours) | set(scout))
+            if not np.isclose(ours.get(key, 0.0), scout.get(key, 0.0), rtol=1e-9, atol=1e-15)]
+
+
+@pytest.fixture(scope="module")
+def analyzed(tmp_path_factory) -> dict[str, dict[str, dict[str, float]]]:
+    directory = tmp_path_factory.mktemp("scout")
+    out = {}
+    for case in REFERENCE:
+        if case in SHAPES:
+            ranks, end = scout_shape(*SHAPES[case])
+            testing.write_mpi_trace(directory, case, ranks, end)
+            anchor = directory / f"{case}.otf2"
+        else:
+            anchor = SHARED_OTF2 / case / "traces.otf2"
+            if not anchor.exists():
+                pytest.skip("shared data not found")
+        out[case] = report_values(cubescale.analyze(str(anchor), str(directory / f"{case}.cubex")))
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCE))
+def test_every_metric_scout_writes_is_computed_or_listed(analyzed, case):
+    """We leave out patterns without a value (the issue: the tree of the patterns present)."""
+    missing = set(REFERENCE[case]) - set(analyzed[case])
+    assert NOT_COMPUTED & set(REFERENCE[case]) <= missing
+    assert {metric for metric in missing - NOT_COMPUTED if REFERENCE[case][metric]} == set()
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCE))
+def test_values_equal_scouts_except_known_differences(analyzed, case):
+    differing = {}
+    for metric, scout in REFERENCE[case].items():
+        if metric in analyzed[case]:
+            found = mismatches(analyzed[case][metric], scout)
+            if found:
+                differing[metric] = found
+    expected = {metric for (c, metric) in KNOWN_DIFFERENCES if c == case}
+    assert set(differing) == expected, {m: d[:5] for m, d in differing.items() if m not in expected}
+
+
+def test_reference_has_the_wait_states_it_should():
+    """The comparison is not vacuous: scout found the waits the cases were built for."""
+    chain = REFERENCE["chain"]
+    assert chain["mpi_latesender"]["main/MPI_Recv@1"] == pytest.approx(80e-9)
+    assert chain["mpi_wait_nxn"]["main/MPI_Allreduce@0"] == pytest.approx(600e-9)
+    assert REFERENCE["late-receiver"]["mpi_latereceiver"]["main/MPI_Ssend@0"] == pytest.approx(300e-9)
+    assert REFERENCE["late-sender-barrier"]["mpi_latesender"]
