@@ -102,6 +102,7 @@ def test_regions_have_score_p_names_and_roles(measured):
     assert roles["MPI_Send"] == roles["MPI_Waitall"] == ("mpi", "point2point")
     assert roles["MPI_Allreduce"] == ("mpi", "all2all") and roles["MPI_Bcast"] == ("mpi", "one2all")
     assert roles["MPI_Barrier"] == ("mpi", "barrier")
+    assert {reg.module for reg in r.regions if reg.paradigm == "mpi"} == {"MPI"}  # Score-P's source file
     # the wrappers' own Python code is not in the report
     package = os.path.dirname(cubescale.__file__)
     assert not [reg.name for reg in r.regions if reg.module.startswith(package)]

@@ -99,7 +99,8 @@ class _Region:
     def __call__(self) -> int:
         epoch = _measure.epoch()
         if epoch != self.epoch:
-            self.epoch, self.id = epoch, _measure.region(self.name, "", -1, "mpi", self.role)
+            # "MPI" as the source file, as Score-P names it (Scalasca's tools find MPI calls by it)
+            self.epoch, self.id = epoch, _measure.region(self.name, "MPI", -1, "mpi", self.role)
         return self.id
 
 
