@@ -1,6 +1,7 @@
 """`cubescale analyze` against Scalasca's own numbers: the values scout (Scalasca 2.6,
 `scout.mpi` under mpirun with its default options) computed for the synthetic wait-state
-cases of analysis_cases.py and for two shared traces, stored in data/scout_reference.json
+cases of analysis_cases.py, a seeded random run of 4 processes with every pattern at many
+instances (scout_random_case.py) and two shared traces, stored in data/scout_reference.json
 (how it was made: docs/analysis.md, "Compared with scout"). Every metric both tools write is
 compared per call path and process; the differences we know and document are listed below,
 and the list must stay exact (a difference that disappears fails too)."""
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from analysis_cases import SHAPES, SHARED_OTF2
+from scout_random_case import random_run
 
 import cubescale
 from cubescale import testing
@@ -39,8 +41,8 @@ NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_
 # ours over the whole trace; scout follows Late Receiver waits and ranks collective ties
 # differently.
 KNOWN_DIFFERENCES = {(case, "critical_path") for case in
-                     ["chain", "ring", "late-receiver", "clocks", "syncpoint", "self-order", "scan-order", "ping-pong",
-                      "late-sender-barrier"]}
+                     ["chain", "ring", "late-receiver", "clocks", "syncpoint", "self-order", "scan-order", "random",
+                      "ping-pong", "late-sender-barrier"]}
 
 
 def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:
@@ -89,8 +91,8 @@ def analyzed(tmp_path_factory) -> dict[str, dict[str, dict[str, float]]]:
     directory = tmp_path_factory.mktemp("scout")
     out = {}
     for case in REFERENCE:
-        if case in SHAPES:
-            ranks, end = scout_shape(*SHAPES[case])
+        if case in SHAPES or case == "random":
+            ranks, end = random_run() if case == "random" else scout_shape(*SHAPES[case])
             testing.write_mpi_trace(directory, case, ranks, end)
             anchor = directory / f"{case}.otf2"
         else:
@@ -128,3 +130,8 @@ def test_reference_has_the_wait_states_it_should():
     assert chain["mpi_wait_nxn"]["main/MPI_Allreduce@0"] == pytest.approx(600e-9)
     assert REFERENCE["late-receiver"]["mpi_latereceiver"]["main/MPI_Ssend@0"] == pytest.approx(300e-9)
     assert REFERENCE["late-sender-barrier"]["mpi_latesender"]
+    # the random run has every pattern at many instances
+    random = REFERENCE["random"]
+    assert random["mpi_cls_count"]["main/MPI_Recv@1"] > 50 and random["mpi_clswo_count"]
+    assert all(random[p] for p in ["mpi_latesender", "mpi_lswo_different", "mpi_latereceiver", "mpi_barrier_wait",
+                                   "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan"])
