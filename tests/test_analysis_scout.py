@@ -1,7 +1,7 @@
 """`cubescale analyze` against Scalasca's own numbers: the values scout (Scalasca 2.6,
 `scout.mpi` under mpirun with its default options) computed for the synthetic wait-state
 cases of analysis_cases.py, a seeded random run of 4 processes with every pattern at many
-instances (scout_random_case.py) and two shared traces, stored in data/scout_reference.json
+instances (cubescale.testing.random_mpi_run) and two shared traces, stored in data/scout_reference.json
 (how it was made: docs/analysis.md, "Compared with scout"). Every metric both tools write is
 compared per call path and process; the differences we know and document are listed below,
 and the list must stay exact (a difference that disappears fails too)."""
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from analysis_cases import SHAPES, SHARED_OTF2
-from scout_random_case import random_run
 
 import cubescale
 from cubescale import testing
+from cubescale.testing import random_mpi_run
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "scout_reference.json").read_text())["cases"]
 
@@ -92,7 +92,7 @@ def analyzed(tmp_path_factory) -> dict[str, dict[str, dict[str, float]]]:
     out = {}
     for case in REFERENCE:
         if case in SHAPES or case == "random":
-            ranks, end = random_run() if case == "random" else scout_shape(*SHAPES[case])
+            ranks, end = random_mpi_run() if case == "random" else scout_shape(*SHAPES[case])
             testing.write_mpi_trace(directory, case, ranks, end)
             anchor = directory / f"{case}.otf2"
         else:
