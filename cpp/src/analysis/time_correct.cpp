@@ -32,8 +32,10 @@ class OffsetFunction {
   std::vector<Point> points_;
 };
 
-std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) {
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb) {
   std::uint64_t t = kNoTime;
+  if (nb)
+    for (const auto& r : nb->records) t = std::min({t, r.start, r.enter});
   for (const auto& r : l.sends) t = std::min(t, r.enter);
   for (const auto& r : l.receives) t = std::min(t, r.enter);
   for (const auto& r : l.collectives) t = std::min(t, r.enter);
@@ -46,7 +48,9 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) 
 }
 
 void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
-          const std::vector<std::uint64_t>& corrected) {
+          const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb) {
+  if (nb)
+    for (auto& r : nb->records) r.enter = f(r.enter);
   for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.collectives) r.time = f(r.time);
@@ -58,8 +62,13 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
       case SyncKind::Receive: l.receives[e.index].time = v; break;
       case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
       case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
+      case SyncKind::NonBlockingStart: nb->records[e.index].start = v; break;
+      case SyncKind::NonBlockingLeave: nb->records[e.index].leave = v; break;
     }
   }
+  // The completion call holds its enter before its leave.
+  if (nb)
+    for (auto& r : nb->records) r.enter = std::min(r.enter, r.leave);
   // An MPI call holds its events: keep enter <= event <= leave after the moves.
   for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
   for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
@@ -74,7 +83,7 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
 
 constexpr std::size_t kNoIndex = ~std::size_t(0);
 
-std::vector<Sync> sync_events(const LocationRecords& l) {
+std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocation* nb) {
   std::vector<Sync> out;
   for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
   for (std::uint32_t i = 0; i < l.receives.size(); ++i)
@@ -85,6 +94,14 @@ std::vector<Sync> sync_events(const LocationRecords& l) {
     out.push_back({c.enter, 2 * c.position - 1, i, SyncKind::CollectiveEnter});
     out.push_back({c.leave, 2 * c.position, i, SyncKind::CollectiveLeave});
   }
+  if (nb)
+    for (std::uint32_t i = 0; i < nb->records.size(); ++i) {
+      const auto& r = nb->records[i];
+      // The start (the MPI_I<op> call's enter) just before its request event; the completion
+      // call's leave after its completion event.
+      out.push_back({r.start, 2 * nb->start_positions[i] - 1, i, SyncKind::NonBlockingStart});
+      out.push_back({r.leave, 2 * r.position + 1, i, SyncKind::NonBlockingLeave});
+    }
   std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
     return a.time != b.time ? a.time < b.time : a.order < b.order;
   });
@@ -92,10 +109,10 @@ std::vector<Sync> sync_events(const LocationRecords& l) {
 }
 
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
-              std::vector<std::uint64_t>& c) {
+              std::vector<std::uint64_t>& c, NonBlockingLocation* nb) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
-  const auto first = first_time(l, x);
+  const auto first = first_time(l, x, nb);
   for (std::size_t k = 0; k < s.size(); ++k) {
     const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
     const auto jump = c[k] - s[k].time - before;
@@ -112,17 +129,29 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   OffsetFunction f;
   f.add(first, 0);
   for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-  move(l, x, f, s, c);
+  move(l, x, f, s, c, nb);
 }
 
-void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e) {
+std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
+                                                    std::vector<NonBlockingLocation>& all) {
+  std::vector<NonBlockingLocation*> out(records.size(), nullptr);
+  for (auto& n : all)
+    for (std::size_t l = 0; l < records.size(); ++l)
+      if (records[l].location == n.location && !n.records.empty()) out[l] = &n;
+  return out;
+}
+
+void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e, const NonBlockingLocation* nb) {
   const bool receive = e.kind == SyncKind::Receive;
-  const auto position = receive ? rec.receives[e.index].position : rec.collectives[e.index].position;
+  const bool nonblocking = e.kind == SyncKind::NonBlockingLeave && nb;
+  const auto position = receive       ? rec.receives[e.index].position
+                        : nonblocking ? nb->records[e.index].position
+                                      : rec.collectives[e.index].position;
   const auto& defs = trace.definitions();
   const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
                          static_cast<double>(defs.clock.resolution);
   throw FormatError(trace.path(), trace.event_member(rec.location), position,
-                    std::string(receive ? "MPI receive" : "MPI collective") + " at " + std::to_string(seconds) +
+                    std::string(receive ? "MPI receive" : nonblocking ? "MPI non-blocking collective's completion" : "MPI collective") + " at " + std::to_string(seconds) +
                         " s waits, through messages and collectives, on an event that waits on it: the clocks "
                         "cannot be corrected");
 }
@@ -132,8 +161,10 @@ namespace {
 class Replay {
  public:
   Replay(const trace::Trace& trace, std::vector<LocationRecords>& records, const MessagePairs& pairs,
-         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency)
-      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency) {
+         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+         const std::vector<NonBlockingLocation*>& nb, const std::vector<NonBlockingInstance>& nb_instances)
+      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency), nb_(nb),
+        nb_instances_(nb_instances) {
     const auto n = records.size();
     syncs_.resize(n);
     corrected_.resize(n);
@@ -142,8 +173,14 @@ class Replay {
     send_done_.resize(n);
     enter_done_.resize(n);
     member_of_.resize(n);
+    nb_.resize(n, nullptr);
+    start_done_.resize(n);
+    nb_member_of_.resize(n);
     for (std::size_t l = 0; l < n; ++l) {
-      syncs_[l] = sync_events(records[l]);
+      syncs_[l] = sync_events(records[l], nb_[l]);
+      const auto count = nb_[l] ? nb_[l]->records.size() : 0;
+      start_done_[l].assign(count, kNoTime);
+      nb_member_of_[l].assign(count, {kNone, kNone});
       corrected_[l].assign(syncs_[l].size(), 0);
       send_done_[l].assign(records[l].sends.size(), kNoTime);
       enter_done_[l].assign(records[l].collectives.size(), kNoTime);
@@ -152,6 +189,12 @@ class Replay {
     for (std::uint32_t k = 0; k < instances.size(); ++k)
       for (std::uint32_t m = 0; m < instances[k].size(); ++m) member_of_[instances[k][m].list][instances[k][m].index] = {k, m};
     references_.resize(instances.size());
+    for (std::uint32_t k = 0; k < nb_instances.size(); ++k)
+      for (std::uint32_t m = 0; m < nb_instances[k].members.size(); ++m) {
+        const auto& x = nb_instances[k].members[m];
+        nb_member_of_[x.list][x.index] = {k, m};
+      }
+    nb_references_.resize(nb_instances.size());
   }
 
   // Forward amortization: each location goes as far as its inputs allow; a blocked one waits
@@ -187,7 +230,7 @@ class Replay {
   // Backward amortization and the new times of everything recorded.
   void apply(std::vector<PointToPointExtras>& extras) {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l]);
+      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l], nb_[l]);
   }
 
  private:
@@ -218,6 +261,22 @@ class Replay {
         }
         if (references_[k][m] != kNoTime) need = references_[k][m] + latency_;
       }
+    } else if (e.kind == SyncKind::NonBlockingLeave) {
+      const auto [k, m] = nb_member_of_[l][e.index];
+      if (k != kNone) {
+        if (nb_references_[k].empty()) {
+          const auto& inst = nb_instances_[k];
+          std::vector<std::uint32_t> locations;
+          std::vector<std::uint64_t> starts;
+          for (const auto& r : inst.members) {
+            if (start_done_[r.list][r.index] == kNoTime) return r.list;
+            locations.push_back(nb_[r.list]->records[r.index].location);
+            starts.push_back(start_done_[r.list][r.index]);
+          }
+          nb_references_[k] = nonblocking_references(inst.op, inst.root, locations, starts);
+        }
+        if (nb_references_[k][m] != kNoTime) need = nb_references_[k][m] + latency_;
+      }
     }
     const auto value = std::max(base, need);
     if (value > base) {
@@ -228,13 +287,14 @@ class Replay {
     corrected_[l][next_[l]] = value;
     if (e.kind == SyncKind::Send) send_done_[l][e.index] = value;
     if (e.kind == SyncKind::CollectiveEnter) enter_done_[l][e.index] = value;
+    if (e.kind == SyncKind::NonBlockingStart) start_done_[l][e.index] = value;
     ++next_[l];
     return kNoIndex;
   }
 
   [[noreturn]] void cycle() const {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]]);
+      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]], nb_[l]);
     throw FormatError(trace_.path(), "", 0, "clock correction made no progress");
   }
 
@@ -250,15 +310,22 @@ class Replay {
   std::vector<std::vector<std::uint64_t>> send_done_, enter_done_;  // corrected producer times
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> member_of_;  // (instance, member)
   std::vector<std::vector<std::uint64_t>> references_;                           // per instance, once known
+  std::vector<NonBlockingLocation*> nb_;                                          // per location (null: none)
+  const std::vector<NonBlockingInstance>& nb_instances_;
+  std::vector<std::vector<std::uint64_t>> start_done_;                            // corrected starts
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nb_member_of_;
+  std::vector<std::vector<std::uint64_t>> nb_references_;
 };
 
 }  // namespace
 
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
-                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency) {
+                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+                                  const std::vector<NonBlockingLocation*>& nb,
+                                  const std::vector<NonBlockingInstance>& nb_instances) {
   TimeCorrectionStats stats;
-  Replay replay(trace, records, pairs, instances, latency);
+  Replay replay(trace, records, pairs, instances, latency, nb, nb_instances);
   replay.forward(stats);
   replay.apply(extras);
   return stats;
@@ -267,21 +334,30 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
 ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
                         const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats) {
+                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats,
+                        std::vector<NonBlockingLocation>* nonblocking) {
   ClockCheck out;
   out.column.assign(trace.definitions().locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
   const auto ticks = options.min_latency * static_cast<double>(trace.definitions().clock.resolution);
   const std::uint64_t latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;
-  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  std::vector<NonBlockingLocation*> nb;
+  if (nonblocking) nb = align_nonblocking(records, *nonblocking);
+  const auto nb_instances = nonblocking_instances(trace.definitions(), nb);
+  auto count = [&] {
+    auto v = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+    count_nonblocking_violations(nb, nb_instances, out.column, latency, v);
+    return v;
+  };
+  out.violations = count();
   if (stats) {
     stats->p2p_violations = out.violations.point_to_point;
     stats->collective_violations = out.violations.collective;
   }
   if (!options.time_correct) return out;
-  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency);
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances);
   if (stats) stats->corrected_jumps = corrected.jumps;
-  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  out.violations = count();
   return out;
 }
 
