@@ -122,6 +122,21 @@ OMP_REGIONS = [
         [("lock", 605, 650, 605, 7), ("barrier", 720, 800)]]},
 ]
 
+# OpenMP clock violations (clc's third kind): one region of two threads, fork 100, join 500;
+# thread 1's team begins at 80 (before the fork), it leaves the implicit barrier at 160 (the
+# master enters it at 200) and its team ends at 520 (after the join). Corrected (no latency):
+# thread 1's begin jumps +20 to the fork (100), its barrier enter follows (170), its leave jumps
+# +20 more to the master's enter (200), its team end follows (560); the master's join jumps +60
+# to 560. Implicit barrier wait (ns): thread 1 min(200, 160) - 150 = 10 as recorded, min(200,
+# 200) - 170 = 30 corrected; the master waits for nobody.
+OMP_CLOCKS = [{"fork": 100, "join": 500, "begin": [100, 80], "end": [500, 520],
+               "threads": [[("ibarrier", 200, 300)], [("ibarrier", 150, 160)]]}]
+# (measured, corrected) omp_ibarrier_wait per "thread:region" (ns); violations per "thread:region"
+OMP_CLOCKS_EXPECTED = ({"1:!$omp implicit barrier @synthetic.c:2": 10},
+                       {"1:!$omp implicit barrier @synthetic.c:2": 30})
+OMP_CLOCKS_VIOLATIONS = {"1:!$omp parallel @synthetic.c:1": 1, "1:!$omp implicit barrier @synthetic.c:2": 1,
+                         "0:main": 1}
+
 # Scalasca's synchronization points (scout's cb_pre_coll_*; docs/analysis.md): collectives whose
 # members move no data wait for nobody. Calls are (call, enter, leave, peers, tag, bytes sent,
 # bytes received); rank 0 is every root.
@@ -200,10 +215,11 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
           "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000)}
-OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
+OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000)}  # name: (regions, threads, end)
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
-                "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order"]
+                "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
+                "jacobi-hybrid"]
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

@@ -185,6 +185,7 @@ void Replay::messages_beside() {
     }
   }
   b.points = sync_points(view, sends, CommunicatorRanks(defs), defs.locations.size());
+  count_omp_violations(b.omp, column, b.latency, v);  // local: a process's threads are all here
 }
 
 void Replay::collectives_beside_home() {
@@ -354,7 +355,9 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   add_counts(tree, b.counts, b.points, severities_.column);
   b.clock.checked = present.back();
   tree = with_clock_violations(std::move(tree), b.clock);
-  if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
+  if (!b.corrected)
+    stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective,
+    stats_.omp_violations = b.clock.omp;
   pattern_statistics_ = b.instances.finish();
   severities_ = Severities();
   beside_.reset();
@@ -638,10 +641,26 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
   d.nonblocking = align_nonblocking(records_, b.nonblocking.records());
+  d.omp = align_omp(records_, &b.omp);
+  d.omp_done.resize(records_.size());
+  d.group_producers.resize(b.omp.sync_groups());
+  d.group_reference.assign(b.omp.sync_groups(), kNoTime);
+  d.group_known.assign(b.omp.sync_groups(), 0);
+  {
+    ClockViolations recorded;  // the OpenMP violations as recorded (no cells: cnodes 0)
+    count_omp_violations(b.omp, severities_.column, b.latency, recorded);
+    d.recorded_omp = recorded.omp;
+  }
   const auto world = world_locations(trace_.definitions());
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& l = records_[i];
-    d.syncs.push_back(sync_events(l, d.nonblocking[i]));
+    d.syncs.push_back(sync_events(l, d.nonblocking[i], d.omp[i]));
+    if (d.omp[i]) {
+      const auto& syncs = d.omp[i]->syncs;
+      d.omp_done[i].assign(syncs.size(), kNoTime);
+      for (std::uint32_t j = 0; j < syncs.size(); ++j)
+        if (syncs[j].producer()) d.group_producers[syncs[j].group].push_back({std::uint32_t(i), j});
+    }
     d.corrected.emplace_back(d.syncs.back().size(), 0);
     d.send_k.push_back(ordinals(l.sends));
     d.receive_k.push_back(ordinals(l.receives));
@@ -784,6 +803,25 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+        } else if (e.kind == SyncKind::OmpConsumer) {
+          const auto g = d.omp[i]->syncs[e.index].group;
+          if (!d.group_known[g]) {
+            bool waiting = false;
+            for (const auto& p : d.group_producers[g]) {
+              const auto v = d.omp_done[p.list][p.index];
+              if (v == kNoTime) {
+                waiting = true;
+                break;
+              }
+              d.group_reference[g] = d.group_reference[g] == kNoTime ? v : std::max(d.group_reference[g], v);
+            }
+            if (waiting) {
+              d.group_reference[g] = kNoTime;  // partly taken: again from the start
+              break;
+            }
+            d.group_known[g] = 1;
+          }
+          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + latency;
         } else if (e.kind == SyncKind::NonBlockingLeave) {
           const auto& r = d.nonblocking[i]->records[e.index];
           const auto it = d.references_known.find(instance_key(r.communicator, d.nonblocking_k[i][e.index], r.location));
@@ -810,6 +848,8 @@ std::vector<std::uint64_t> Replay::correct_round() {
           const auto h = home_of(c, d.ranks, d.homes);
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
+        } else if (e.kind == SyncKind::OmpProducer) {
+          d.omp_done[i][e.index] = value;  // its group's consumers are on own locations
         } else if (e.kind == SyncKind::NonBlockingStart) {
           const auto& r = d.nonblocking[i]->records[e.index];
           CollectiveRecord c;
@@ -849,7 +889,8 @@ TimeCorrectionStats Replay::finish_correction() {
   auto& b = beside();
   auto& d = correction();
   for (std::size_t i = 0; i < records_.size(); ++i)
-    if (d.next[i] < d.syncs[i].size()) uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i]);
+    if (d.next[i] < d.syncs[i].size())
+      uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i], d.omp[i]);
   auto& extras = b.completions.extras();
   std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < extras.size(); ++e)
@@ -857,10 +898,12 @@ TimeCorrectionStats Replay::finish_correction() {
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto loc = records_[i].location;
     const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
-    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i]);
+    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i],
+             {d.omp[i], &b.omp});
   }
   const auto stats = d.stats;
   stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;
+  stats_.omp_violations = d.recorded_omp;
   stats_.corrected_jumps = stats.jumps;
   b.corrected = true;
   b.correction.reset();

@@ -32,8 +32,14 @@ class OffsetFunction {
   std::vector<Point> points_;
 };
 
-std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb) {
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
+                         const OmpMoves& omp) {
   std::uint64_t t = kNoTime;
+  if (omp.location && omp.observer) {
+    for (const auto& s : omp.location->syncs) t = std::min(t, s.time);
+    for (auto b : omp.location->barriers) t = std::min(t, omp.observer->barriers()[b].enter);
+    for (auto k : omp.location->locks) t = std::min(t, omp.observer->locks()[k].enter);
+  }
   if (nb)
     for (const auto& r : nb->records) t = std::min({t, r.start, r.enter});
   for (const auto& r : l.sends) t = std::min(t, r.enter);
@@ -48,9 +54,20 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, 
 }
 
 void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
-          const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb) {
+          const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb, const OmpMoves& omp) {
   if (nb)
     for (auto& r : nb->records) r.enter = f(r.enter);
+  const bool openmp = omp.location && omp.observer;
+  if (openmp) {
+    for (auto b : omp.location->barriers) {
+      auto& r = omp.observer->barriers()[b];
+      r.enter = f(r.enter), r.leave = f(r.leave);
+    }
+    for (auto k : omp.location->locks) {
+      auto& r = omp.observer->locks()[k];
+      r.enter = f(r.enter), r.acquire = f(r.acquire), r.release = f(r.release);
+    }
+  }
   for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.collectives) r.time = f(r.time);
@@ -64,8 +81,22 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
       case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
       case SyncKind::NonBlockingStart: nb->records[e.index].start = v; break;
       case SyncKind::NonBlockingLeave: nb->records[e.index].leave = v; break;
+      case SyncKind::OmpProducer:
+      case SyncKind::OmpConsumer: {
+        auto& sync = omp.location->syncs[e.index];
+        sync.time = v;  // the clock check after the correction reads them
+        if (sync.barrier == ~0u) break;
+        auto& r = omp.observer->barriers()[sync.barrier];
+        (sync.role == OmpSyncRole::BarrierEnter ? r.enter : r.leave) = v;
+        break;
+      }
     }
   }
+  if (openmp)
+    for (auto b : omp.location->barriers) {
+      auto& r = omp.observer->barriers()[b];
+      r.enter = std::min(r.enter, r.leave);
+    }
   // The completion call holds its enter before its leave.
   if (nb)
     for (auto& r : nb->records) r.enter = std::min(r.enter, r.leave);
@@ -83,7 +114,7 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
 
 constexpr std::size_t kNoIndex = ~std::size_t(0);
 
-std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocation* nb) {
+std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocation* nb, const OmpSyncLocation* omp) {
   std::vector<Sync> out;
   for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
   for (std::uint32_t i = 0; i < l.receives.size(); ++i)
@@ -102,6 +133,11 @@ std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocatio
       out.push_back({r.start, 2 * nb->start_positions[i] - 1, i, SyncKind::NonBlockingStart});
       out.push_back({r.leave, 2 * r.position + 1, i, SyncKind::NonBlockingLeave});
     }
+  if (omp)
+    for (std::uint32_t i = 0; i < omp->syncs.size(); ++i) {
+      const auto& o = omp->syncs[i];
+      out.push_back({o.time, 2 * o.position, i, o.producer() ? SyncKind::OmpProducer : SyncKind::OmpConsumer});
+    }
   std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
     return a.time != b.time ? a.time < b.time : a.order < b.order;
   });
@@ -109,10 +145,10 @@ std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocatio
 }
 
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
-              std::vector<std::uint64_t>& c, NonBlockingLocation* nb) {
+              std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
-  const auto first = first_time(l, x, nb);
+  const auto first = first_time(l, x, nb, omp);
   for (std::size_t k = 0; k < s.size(); ++k) {
     const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
     const auto jump = c[k] - s[k].time - before;
@@ -129,7 +165,7 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   OffsetFunction f;
   f.add(first, 0);
   for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-  move(l, x, f, s, c, nb);
+  move(l, x, f, s, c, nb, omp);
 }
 
 std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
@@ -141,17 +177,55 @@ std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRe
   return out;
 }
 
-void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e, const NonBlockingLocation* nb) {
+std::vector<OmpSyncLocation*> align_omp(const std::vector<LocationRecords>& records, OmpObserver* omp) {
+  std::vector<OmpSyncLocation*> out(records.size(), nullptr);
+  if (!omp) return out;
+  std::vector<std::size_t> index_of;
+  for (std::size_t l = 0; l < records.size(); ++l) {
+    if (records[l].location >= index_of.size()) index_of.resize(records[l].location + 1, kNoIndex);
+    index_of[records[l].location] = l;
+  }
+  for (auto& o : omp->syncs())
+    if (o.location < index_of.size() && index_of[o.location] != kNoIndex && !o.syncs.empty())
+      out[index_of[o.location]] = &o;
+  return out;
+}
+
+void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_t>& column, std::uint64_t latency,
+                          ClockViolations& v) {
+  std::vector<std::uint64_t> latest(omp.sync_groups(), kNoTime);
+  for (const auto& l : omp.syncs()) {
+    v.checked = v.checked || !l.syncs.empty();
+    for (const auto& s : l.syncs)
+      if (s.producer()) latest[s.group] = latest[s.group] == kNoTime ? s.time : std::max(latest[s.group], s.time);
+  }
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.producer() || latest[s.group] == kNoTime || s.time >= latest[s.group] + latency) continue;
+      ++v.omp;
+      if (s.cnode < v.cnodes && l.location < column.size() && column[l.location] != kNone)
+        ++v.counts[std::size_t(s.cnode) * v.locations + column[l.location]];
+    }
+}
+
+void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e, const NonBlockingLocation* nb,
+                   const OmpSyncLocation* omp) {
   const bool receive = e.kind == SyncKind::Receive;
   const bool nonblocking = e.kind == SyncKind::NonBlockingLeave && nb;
+  const bool openmp = e.kind == SyncKind::OmpConsumer && omp;
   const auto position = receive       ? rec.receives[e.index].position
                         : nonblocking ? nb->records[e.index].position
+                        : openmp      ? omp->syncs[e.index].position
                                       : rec.collectives[e.index].position;
   const auto& defs = trace.definitions();
   const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
                          static_cast<double>(defs.clock.resolution);
   throw FormatError(trace.path(), trace.event_member(rec.location), position,
-                    std::string(receive ? "MPI receive" : nonblocking ? "MPI non-blocking collective's completion" : "MPI collective") + " at " + std::to_string(seconds) +
+                    std::string(receive       ? "MPI receive"
+                                : nonblocking ? "MPI non-blocking collective's completion"
+                                : openmp      ? "OpenMP event"
+                                              : "MPI collective") +
+                        " at " + std::to_string(seconds) +
                         " s waits, through messages and collectives, on an event that waits on it: the clocks "
                         "cannot be corrected");
 }
@@ -162,9 +236,10 @@ class Replay {
  public:
   Replay(const trace::Trace& trace, std::vector<LocationRecords>& records, const MessagePairs& pairs,
          const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
-         const std::vector<NonBlockingLocation*>& nb, const std::vector<NonBlockingInstance>& nb_instances)
+         const std::vector<NonBlockingLocation*>& nb, const std::vector<NonBlockingInstance>& nb_instances,
+         OmpObserver* omp)
       : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency), nb_(nb),
-        nb_instances_(nb_instances) {
+        nb_instances_(nb_instances), omp_(omp), omp_of_(align_omp(records, omp)) {
     const auto n = records.size();
     syncs_.resize(n);
     corrected_.resize(n);
@@ -177,7 +252,7 @@ class Replay {
     start_done_.resize(n);
     nb_member_of_.resize(n);
     for (std::size_t l = 0; l < n; ++l) {
-      syncs_[l] = sync_events(records[l], nb_[l]);
+      syncs_[l] = sync_events(records[l], nb_[l], omp_of_[l]);
       const auto count = nb_[l] ? nb_[l]->records.size() : 0;
       start_done_[l].assign(count, kNoTime);
       nb_member_of_[l].assign(count, {kNone, kNone});
@@ -195,6 +270,20 @@ class Replay {
         nb_member_of_[x.list][x.index] = {k, m};
       }
     nb_references_.resize(nb_instances.size());
+    // OpenMP groups: their producers, done once every one is corrected.
+    omp_done_.resize(n);
+    if (omp) {
+      group_producers_.resize(omp->sync_groups());
+      group_reference_.assign(omp->sync_groups(), kNoTime);
+      group_known_.assign(omp->sync_groups(), 0);
+    }
+    for (std::uint32_t l = 0; l < n; ++l) {
+      if (!omp_of_[l]) continue;
+      const auto& syncs = omp_of_[l]->syncs;
+      omp_done_[l].assign(syncs.size(), kNoTime);
+      for (std::uint32_t i = 0; i < syncs.size(); ++i)
+        if (syncs[i].producer()) group_producers_[syncs[i].group].push_back({l, i});
+    }
   }
 
   // Forward amortization: each location goes as far as its inputs allow; a blocked one waits
@@ -230,7 +319,8 @@ class Replay {
   // Backward amortization and the new times of everything recorded.
   void apply(std::vector<PointToPointExtras>& extras) {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l], nb_[l]);
+      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l], nb_[l],
+               {omp_of_[l], omp_});
   }
 
  private:
@@ -277,6 +367,17 @@ class Replay {
         }
         if (nb_references_[k][m] != kNoTime) need = nb_references_[k][m] + latency_;
       }
+    } else if (e.kind == SyncKind::OmpConsumer) {
+      const auto g = omp_of_[l]->syncs[e.index].group;
+      if (!group_known_[g]) {
+        for (const auto& p : group_producers_[g]) {
+          const auto v = omp_done_[p.list][p.index];
+          if (v == kNoTime) return p.list;
+          group_reference_[g] = group_reference_[g] == kNoTime ? v : std::max(group_reference_[g], v);
+        }
+        group_known_[g] = 1;
+      }
+      if (group_reference_[g] != kNoTime) need = group_reference_[g] + latency_;
     }
     const auto value = std::max(base, need);
     if (value > base) {
@@ -288,13 +389,14 @@ class Replay {
     if (e.kind == SyncKind::Send) send_done_[l][e.index] = value;
     if (e.kind == SyncKind::CollectiveEnter) enter_done_[l][e.index] = value;
     if (e.kind == SyncKind::NonBlockingStart) start_done_[l][e.index] = value;
+    if (e.kind == SyncKind::OmpProducer) omp_done_[l][e.index] = value;
     ++next_[l];
     return kNoIndex;
   }
 
   [[noreturn]] void cycle() const {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]], nb_[l]);
+      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]], nb_[l], omp_of_[l]);
     throw FormatError(trace_.path(), "", 0, "clock correction made no progress");
   }
 
@@ -315,6 +417,12 @@ class Replay {
   std::vector<std::vector<std::uint64_t>> start_done_;                            // corrected starts
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nb_member_of_;
   std::vector<std::vector<std::uint64_t>> nb_references_;
+  OmpObserver* omp_;
+  std::vector<OmpSyncLocation*> omp_of_;                                          // per location (null: none)
+  std::vector<std::vector<std::uint64_t>> omp_done_;                              // corrected producers
+  std::vector<std::vector<RecordRef>> group_producers_;                           // (location, sync)
+  std::vector<std::uint64_t> group_reference_;                                    // the latest producer
+  std::vector<char> group_known_;
 };
 
 }  // namespace
@@ -323,9 +431,9 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
                                   const std::vector<NonBlockingLocation*>& nb,
-                                  const std::vector<NonBlockingInstance>& nb_instances) {
+                                  const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp) {
   TimeCorrectionStats stats;
-  Replay replay(trace, records, pairs, instances, latency, nb, nb_instances);
+  Replay replay(trace, records, pairs, instances, latency, nb, nb_instances, omp);
   replay.forward(stats);
   replay.apply(extras);
   return stats;
@@ -335,7 +443,7 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
                         const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
                         std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats,
-                        std::vector<NonBlockingLocation>* nonblocking) {
+                        std::vector<NonBlockingLocation>* nonblocking, OmpObserver* omp) {
   ClockCheck out;
   out.column.assign(trace.definitions().locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
@@ -347,15 +455,17 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
   auto count = [&] {
     auto v = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
     count_nonblocking_violations(nb, nb_instances, out.column, latency, v);
+    if (omp) count_omp_violations(*omp, out.column, latency, v);
     return v;
   };
   out.violations = count();
   if (stats) {
     stats->p2p_violations = out.violations.point_to_point;
     stats->collective_violations = out.violations.collective;
+    stats->omp_violations = out.violations.omp;
   }
   if (!options.time_correct) return out;
-  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances);
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp);
   if (stats) stats->corrected_jumps = corrected.jumps;
   out.violations = count();
   return out;

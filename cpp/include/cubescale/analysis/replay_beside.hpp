@@ -110,6 +110,13 @@ struct DistributedCorrection {
   std::vector<std::vector<std::uint32_t>> send_k, receive_k;  // ordinal per (peer, communicator, tag)
   std::vector<NonBlockingLocation*> nonblocking;          // per own location its non-blocking collectives (null: none)
   std::vector<std::vector<std::uint32_t>> nonblocking_k;  // per such record its instance (kNonBlockingInstance set)
+  // OpenMP (local: a process's threads are on one rank), as time_correct.cpp's one-process replay.
+  std::vector<OmpSyncLocation*> omp;                      // per own location (null: none)
+  std::vector<std::vector<std::uint64_t>> omp_done;       // corrected producers
+  std::vector<std::vector<RecordRef>> group_producers;    // per group (own location, sync)
+  std::vector<std::uint64_t> group_reference;             // the latest producer (kNoTime: none)
+  std::vector<char> group_known;
+  std::uint64_t recorded_omp = 0;
   struct Key {
     std::uint64_t a, b, c;
     bool operator==(const Key&) const = default;
