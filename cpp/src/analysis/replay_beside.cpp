@@ -378,7 +378,7 @@ std::uint64_t Replay::beside_bytes() {
   for (const auto& x : b.completions.extras())  // Late Receiver's extras
     n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
   for (const auto& l : b.nonblocking.records())
-    n += l.records.capacity() * sizeof(NonBlockingRecord);
+    n += l.records.capacity() * sizeof(NonBlockingRecord) + l.start_positions.capacity() * 8;
   n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
        (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
   return n;
