@@ -168,27 +168,32 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   move(l, x, f, s, c, nb, omp);
 }
 
-std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
-                                                    std::vector<NonBlockingLocation>& all) {
-  std::vector<NonBlockingLocation*> out(records.size(), nullptr);
-  for (auto& n : all)
-    for (std::size_t l = 0; l < records.size(); ++l)
-      if (records[l].location == n.location && !n.records.empty()) out[l] = &n;
-  return out;
-}
+namespace {
 
-std::vector<OmpSyncLocation*> align_omp(const std::vector<LocationRecords>& records, OmpObserver* omp) {
-  std::vector<OmpSyncLocation*> out(records.size(), nullptr);
-  if (!omp) return out;
+// Per records index the element of `all` (lists per location) for the same location, if not empty.
+template <typename List>
+std::vector<List*> align(const std::vector<LocationRecords>& records, std::vector<List>& all, bool (*empty)(const List&)) {
+  std::vector<List*> out(records.size(), nullptr);
   std::vector<std::size_t> index_of;
   for (std::size_t l = 0; l < records.size(); ++l) {
     if (records[l].location >= index_of.size()) index_of.resize(records[l].location + 1, kNoIndex);
     index_of[records[l].location] = l;
   }
-  for (auto& o : omp->syncs())
-    if (o.location < index_of.size() && index_of[o.location] != kNoIndex && !o.syncs.empty())
-      out[index_of[o.location]] = &o;
+  for (auto& x : all)
+    if (x.location < index_of.size() && index_of[x.location] != kNoIndex && !empty(x)) out[index_of[x.location]] = &x;
   return out;
+}
+
+}  // namespace
+
+std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
+                                                    std::vector<NonBlockingLocation>& all) {
+  return align<NonBlockingLocation>(records, all, [](const NonBlockingLocation& n) { return n.records.empty(); });
+}
+
+std::vector<OmpSyncLocation*> align_omp(const std::vector<LocationRecords>& records, OmpObserver* omp) {
+  if (!omp) return std::vector<OmpSyncLocation*>(records.size(), nullptr);
+  return align<OmpSyncLocation>(records, omp->syncs(), [](const OmpSyncLocation& o) { return o.syncs.empty(); });
 }
 
 void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_t>& column, std::uint64_t latency,
