@@ -220,6 +220,9 @@ OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000)}  # na
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
                 "jacobi-hybrid"]
+# Analyzed with --time-correct and a minimum latency (s) as well: jacobi-hybrid has no violation
+# at 0, at 10 us 1964 collective and 35338 OpenMP ones (the correction moves 36024 events).
+TIME_CORRECT_LATENCY = {"jacobi-hybrid": 1e-5, "omp-clocks": 10e-9, "nonblocking-clocks": 10e-9}
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

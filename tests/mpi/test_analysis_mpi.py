@@ -32,6 +32,7 @@ from analysis_cases import (  # noqa: E402
     SHARED_MPI,
     SYNCPOINT_EXPECTED,
     TIME_CORRECT,
+    TIME_CORRECT_LATENCY,
     shared_anchors,
 )
 
@@ -123,6 +124,21 @@ def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
     assert {size: results(size, *dirs)[f"{name}+time-correct"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
     if name in ("clocks", "nonblocking-clocks"):  # the correction moved events, the same ones on every number of ranks
         assert {results(size, *dirs)[f"{name}+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
+
+
+@pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)
+def test_time_correct_with_a_latency_gives_the_bytes_of_one_process(name, dirs, tmp_path):
+    """With a minimum latency the correction moves events of every kind on jacobi-hybrid
+    (collectives and OpenMP teams) and of the synthetic non-blocking and OpenMP cases."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    latency = TIME_CORRECT_LATENCY[name]
+    report = cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True, min_latency=latency)
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+latency"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    jumps = {results(size, *dirs)[f"{name}+latency"]["correction"]["jumps"] for size in SIZES}
+    assert jumps == {analysis.statistics(report).corrected_jumps} and jumps != {0}
 
 
 @pytest.mark.parametrize("correct", [False, True])
