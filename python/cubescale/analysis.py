@@ -189,10 +189,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
-    ``clock_violations`` (occurrences) when the trace has MPI communication. Written to
-    ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
+    ``clock_violations`` (occurrences) when the trace has MPI communication or OpenMP teams.
+    Written to ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
     communication events forward until no receive precedes its send by less than
-    ``min_latency`` seconds and no collective is left before the enters it depends on
+    ``min_latency`` seconds, no collective is left before the enters it depends on (a
+    non-blocking one's completion call before the starts), no OpenMP thread begins before its
+    fork, joins before its team's ends or leaves a barrier before its team's enters
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
     recorded and the instance statistics.
 
