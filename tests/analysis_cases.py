@@ -90,6 +90,26 @@ NONBLOCKING = [
      ("MPI_Iallreduce", 2100, 2110, [], 0), ("MPI_Wait", 2120, 2130, [], 0)],
 ]
 
+# Clock violations of non-blocking collectives (their completion call left before the start it
+# waits for): rank 0's MPI_Wait of an MPI_Iallreduce leaves at 200, before rank 1 starts it at
+# 300; rank 0's MPI_Wait of an MPI_Ibcast from rank 1 leaves at 550, before the root starts at
+# 700. Corrected (no latency): rank 0's first leave jumps +100 to 300 (its Wait's enter 150 moves
+# along the ramp from the start at 100: to 200), the +100 carries over (Ibcast start 600, Wait
+# 620..650); the second leave jumps +50 to 700 (the Wait's enter on the ramp from the start at
+# 500: 620 + 50 * 20 / 50 = 640). Rank 1 moves nothing.
+NONBLOCKING_CLOCKS = [
+    [("MPI_Iallreduce", 100, 110, [], 0), ("MPI_Wait", 150, 200, [], 0),
+     ("MPI_Ibcast", 500, 510, [1], 0), ("MPI_Wait", 520, 550, [], 0)],
+    [("MPI_Iallreduce", 300, 310, [], 0), ("MPI_Wait", 320, 400, [], 0),
+     ("MPI_Ibcast", 700, 710, [1], 0), ("MPI_Wait", 720, 730, [], 0)],
+]
+# (measured, corrected) pattern times (ns): Wait at N x N min(300, leave) - enter; Late Broadcast
+# min(700, leave) - enter.
+NONBLOCKING_CLOCKS_EXPECTED = {
+    "mpi_wait_nxn": ({"0:MPI_Wait": 200 - 150}, {"0:MPI_Wait": 300 - 200}),
+    "mpi_latebroadcast": ({"0:MPI_Wait": 550 - 520}, {"0:MPI_Wait": 700 - 640}),
+}
+
 # Three threads. Region 1: an implicit barrier thread 2 enters last (at 350). Region 2: thread 1
 # waits 620 -> 640 for the critical section thread 0 holds; thread 0 waits 645 -> 650 in
 # omp_set_lock for lock 7, which thread 2 holds until 650; an explicit barrier thread 1 enters
@@ -101,6 +121,21 @@ OMP_REGIONS = [
         [("critical", 620, 660, 640, 1), ("barrier", 750, 800)],
         [("lock", 605, 650, 605, 7), ("barrier", 720, 800)]]},
 ]
+
+# OpenMP clock violations (clc's third kind): one region of two threads, fork 100, join 500;
+# thread 1's team begins at 80 (before the fork), it leaves the implicit barrier at 160 (the
+# master enters it at 200) and its team ends at 520 (after the join). Corrected (no latency):
+# thread 1's begin jumps +20 to the fork (100), its barrier enter follows (170), its leave jumps
+# +20 more to the master's enter (200), its team end follows (560); the master's join jumps +60
+# to 560. Implicit barrier wait (ns): thread 1 min(200, 160) - 150 = 10 as recorded, min(200,
+# 200) - 170 = 30 corrected; the master waits for nobody.
+OMP_CLOCKS = [{"fork": 100, "join": 500, "begin": [100, 80], "end": [500, 520],
+               "threads": [[("ibarrier", 200, 300)], [("ibarrier", 150, 160)]]}]
+# (measured, corrected) omp_ibarrier_wait per "thread:region" (ns); violations per "thread:region"
+OMP_CLOCKS_EXPECTED = ({"1:!$omp implicit barrier @synthetic.c:2": 10},
+                       {"1:!$omp implicit barrier @synthetic.c:2": 30})
+OMP_CLOCKS_VIOLATIONS = {"1:!$omp parallel @synthetic.c:1": 1, "1:!$omp implicit barrier @synthetic.c:2": 1,
+                         "0:main": 1}
 
 # Scalasca's synchronization points (scout's cb_pre_coll_*; docs/analysis.md): collectives whose
 # members move no data wait for nobody. Calls are (call, enter, leave, peers, tag, bytes sent,
@@ -178,11 +213,16 @@ PARTIAL_FINALIZE = [[("MPI_Barrier", 10, 50, [], 0), ("MPI_Finalize", 60, 100, [
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
-          "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300)}
-OMP = {"omp": (OMP_REGIONS, 3, 1000)}  # name: (regions, threads, end) for testing.write_omp_trace
+          "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
+          "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000)}
+OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000)}  # name: (regions, threads, end)
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
-                "partial-finalize"]
+                "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
+                "jacobi-hybrid"]
+# Analyzed with --time-correct and a minimum latency (s) as well: jacobi-hybrid has no violation
+# at 0, at 10 us 1964 collective and 35338 OpenMP ones (the correction moves 36024 events).
+TIME_CORRECT_LATENCY = {"jacobi-hybrid": 1e-5, "omp-clocks": 10e-9, "nonblocking-clocks": 10e-9}
 # Each rank receives first what the other sends after its receive: no correction exists.
 CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
          [("MPI_Recv", 0, 50, [0], 0), ("MPI_Send", 60, 70, [0], 0)]]

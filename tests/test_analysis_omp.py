@@ -10,6 +10,7 @@ import importlib
 import numpy as np
 import pandas as pd
 import pytest
+from analysis_cases import OMP_CLOCKS, OMP_CLOCKS_EXPECTED, OMP_CLOCKS_VIOLATIONS
 from analysis_cases import OMP_REGIONS as REGIONS
 
 import cubescale
@@ -123,3 +124,89 @@ def test_jacobi_critical_contention_equals_the_event_dataframe(jacobi):
 def test_omp_patterns_are_in_the_summary(synthetic):
     names = [p.name for p in cubescale.analysis.patterns(synthetic)]
     assert names == ["omp_ebarrier_wait", "omp_ibarrier_wait", "omp_lock_contention_critical", "omp_lock_contention_api"]
+
+
+def _by_path(report, metric):
+    values = report.values(metric, inclusive=False)
+    return {f"{int(loc)}:{report.cnodes[c].region.name}": float(values[c, loc]) for c, loc in zip(*np.nonzero(values))}
+
+
+def test_openmp_clock_violations_are_counted_and_corrected(tmp_path):
+    # analysis_cases.OMP_CLOCKS: a worker's team begin before the fork, its barrier left before
+    # the master entered, its team end after the join (scalasca's clc: THREAD_FORK ->
+    # THREAD_TEAM_BEGIN, THREAD_TEAM_END -> THREAD_JOIN, barrier enters -> leaves)
+    testing.write_omp_trace(tmp_path, "clocks", OMP_CLOCKS, threads=2, end=1000)
+    path = tmp_path / "clocks.otf2"
+    measured = cubescale.analyze(path)
+    assert _by_path(measured, "clock_violations") == OMP_CLOCKS_VIOLATIONS
+    s = cubescale.analysis.statistics(measured)
+    assert (s.p2p_violations, s.collective_violations, s.omp_violations) == (0, 0, 3)
+    corrected = cubescale.analyze(path, time_correct=True)
+    assert _by_path(corrected, "clock_violations") == {}
+    s = cubescale.analysis.statistics(corrected)
+    assert (s.omp_violations, s.corrected_jumps) == (3, 3)
+    before, after = OMP_CLOCKS_EXPECTED
+    assert _by_path(measured, "omp_ibarrier_wait") == pytest.approx({k: v * NS for k, v in before.items()}, rel=1e-12)
+    assert _by_path(corrected, "omp_ibarrier_wait") == pytest.approx({k: v * NS for k, v in after.items()}, rel=1e-12)
+    # a latency of 10 ns (as clc, the master's own team begin too): both begins wait for fork + 10
+    # (thread 1 +30, the master +10: its barrier enter 210), thread 1 enters at 180 and leaves at
+    # 210 + 10: it waits min(210, 220) - 180
+    late = cubescale.analyze(path, time_correct=True, min_latency=10 * NS)
+    assert sum(cubescale.analysis.clock_violations(late).values()) == 0
+    assert _by_path(late, "omp_ibarrier_wait") == pytest.approx({"1:" + IBARRIER: 30 * NS}, rel=1e-12)
+
+
+def test_openmp_team_without_violations_is_unchanged_by_the_correction(synthetic, tmp_path):
+    testing.write_omp_trace(tmp_path, "omp", REGIONS, threads=3, end=1000)
+    corrected = cubescale.analyze(tmp_path / "omp.otf2", time_correct=True)
+    assert cubescale.analysis.statistics(corrected).corrected_jumps == 0
+    for pattern in EXPECTED:
+        assert np.array_equal(corrected.values(pattern), synthetic.values(pattern)), pattern
+    assert not synthetic.values("clock_violations").any()
+
+
+def test_jacobi_openmp_clock_violations_equal_the_event_dataframe(jacobi):
+    """With a latency of 1 us (jacobi-hybrid has none at 0): per thread the team begins before
+    the master's fork + latency, the master's joins before the team's last team end + latency,
+    the barriers left before the team's last enter + latency, computed here from the events."""
+    _, df = jacobi
+    latency = 1000  # ns
+    path = waitstates._shared_anchor("jacobi-hybrid")
+    report = cubescale.analyze(path, min_latency=latency * NS)
+    kind, loc = df["Event Type"], df["Location"]
+    team = (kind == "THREAD_TEAM_BEGIN").groupby(loc).cumsum()  # the team instance on its location
+    df = df.assign(team=team, enter=_enclosing_enter(df))
+    forks = df[kind == "THREAD_FORK"]
+    forks = forks.assign(team=forks.groupby("Location").cumcount() + 1)
+    fork = forks.set_index(["Process", "team"])["Timestamp (ns)"]
+    begins = df[kind == "THREAD_TEAM_BEGIN"]
+    late_begin = begins["Timestamp (ns)"] < begins.set_index(["Process", "team"]).index.map(fork) + latency
+    ends = df[kind == "THREAD_TEAM_END"]
+    last_end = ends.groupby(["Process", "team"])["Timestamp (ns)"].max()
+    joins = df[kind == "THREAD_JOIN"]
+    joins = joins.assign(team=joins.groupby("Location").cumcount() + 1)
+    early_join = joins["Timestamp (ns)"] < joins.set_index(["Process", "team"]).index.map(last_end) + latency
+    barrier = (df["Name"].str.startswith("!$omp implicit barrier") | df["Name"].str.startswith("!$omp barrier")) & (
+        kind == "LEAVE")
+    b = df[barrier]
+    b = b.assign(k=b.groupby(["Location", "team"]).cumcount())
+    early_leave = b["Timestamp (ns)"] < b.groupby(["Process", "team", "k"])["enter"].transform("max") + latency
+    reference = (late_begin.groupby(begins["Location"]).sum().add(early_join.groupby(joins["Location"]).sum(), fill_value=0)
+                 .add(early_leave.groupby(b["Location"]).sum(), fill_value=0))
+    ours = pd.Series(report.values("clock_violations", inclusive=False).sum(axis=0),
+                     index=[loc.index for loc in report.locations])
+    assert reference.sum() > 0
+    assert ours.reindex(reference.index).values == pytest.approx(reference.values)
+    assert ours.sum() == reference.sum() == cubescale.analysis.statistics(report).omp_violations
+
+
+def test_cli_summary_has_the_openmp_violations(tmp_path, capsys):
+    from cubescale.cli import main
+
+    testing.write_omp_trace(tmp_path, "clocks", OMP_CLOCKS, threads=2, end=1000)
+    path = str(tmp_path / "clocks.otf2")
+    assert main(["analyze", path, "-o", str(tmp_path / "a.cubex")]) == 0
+    assert "clock condition violations: 3 (Process: 3)" in capsys.readouterr().out
+    assert main(["analyze", path, "-o", str(tmp_path / "b.cubex"), "--time-correct"]) == 0
+    assert ("clock condition violations: 0; as recorded 0 point to point, 0 collective, 3 OpenMP, removed by the "
+            "time correction (3 events moved forward)") in capsys.readouterr().out

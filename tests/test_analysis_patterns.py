@@ -10,7 +10,15 @@ from itertools import count
 
 import numpy as np
 import pytest
-from analysis_cases import CLOCKS, ISCAN_ORDER, ISCAN_ORDER_EXPECTED, LATE_RECEIVER, NONBLOCKING
+from analysis_cases import (
+    CLOCKS,
+    ISCAN_ORDER,
+    ISCAN_ORDER_EXPECTED,
+    LATE_RECEIVER,
+    NONBLOCKING,
+    NONBLOCKING_CLOCKS,
+    NONBLOCKING_CLOCKS_EXPECTED,
+)
 from otf2_oracle import SHARED_OTF2
 
 import cubescale
@@ -89,6 +97,44 @@ def test_time_correct_removes_violations_and_late_sender_is_the_hand_computation
     assert by_call(report, "mpi_barrier_completion") == pytest.approx({(1, "MPI_Barrier"): 10 * NS}, rel=1e-15)
     # the call-path profile keeps the measured times
     assert np.array_equal(report.values("time"), measured.values("time"))
+
+
+def _ns(report, pattern):
+    values = report.values(pattern, inclusive=False)
+    return {f"{int(loc)}:{report.cnodes[c].region.name}": float(values[c, loc]) / NS for c, loc in zip(*np.nonzero(values))}
+
+
+def test_nonblocking_collectives_clock_violations_are_counted_and_corrected(tmp_path):
+    # analysis_cases.NONBLOCKING_CLOCKS: two completions left before the start they wait for
+    path = write(tmp_path, NONBLOCKING_CLOCKS, end=1000)
+    measured = cubescale.analyze(path)
+    assert by_call(measured, "clock_violations") == {(0, "MPI_Wait"): 2}
+    s = analysis.statistics(measured)
+    assert (s.p2p_violations, s.collective_violations) == (0, 2)
+    corrected = cubescale.analyze(path, time_correct=True)
+    assert by_call(corrected, "clock_violations") == {}
+    s = analysis.statistics(corrected)
+    assert (s.p2p_violations, s.collective_violations, s.corrected_jumps) == (0, 2, 2)
+    for pattern, (before, after) in NONBLOCKING_CLOCKS_EXPECTED.items():
+        assert _ns(measured, pattern) == pytest.approx(before, rel=1e-12), pattern
+        assert _ns(corrected, pattern) == pytest.approx(after, rel=1e-12), pattern
+    # with a latency the leaves jump 10 ns further: the N x N wait grows by the ramp's share
+    latency = cubescale.analyze(path, time_correct=True, min_latency=10 * NS)
+    assert sum(analysis.clock_violations(latency).values()) == 0
+    assert _ns(latency, "mpi_wait_nxn") == pytest.approx({"0:MPI_Wait": 300 - (150 + 110 * 50 / 100)}, rel=1e-12)
+
+
+def test_nonblocking_completion_by_test_is_checked_too(tmp_path):
+    # NONBLOCKING: rank 0's MPI_Test completes (at 2030) an MPI_Iallreduce rank 1 starts at 2100:
+    # it waits for nothing (a test does not block) but cannot have completed before that start
+    path = write(tmp_path, NONBLOCKING)
+    report = cubescale.analyze(path)
+    assert by_call(report, "clock_violations") == {(0, "MPI_Test"): 1}
+    corrected = cubescale.analyze(path, time_correct=True)
+    assert by_call(corrected, "clock_violations") == {}
+    # the other instances are unchanged by the correction (it moves only rank 0's last events)
+    for pattern in ("mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast", "mpi_earlyreduce"):
+        assert _ns(corrected, pattern) == pytest.approx(_ns(report, pattern), rel=1e-12), pattern
 
 
 def test_backward_amortization_spreads_a_jump_since_the_last_send(tmp_path):

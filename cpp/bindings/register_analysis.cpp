@@ -329,6 +329,7 @@ void register_replay(py::module_ m) {
             out["patterns"] = patterns;
             out["p2p_violations"] = r.stats().p2p_violations;
             out["collective_violations"] = r.stats().collective_violations;
+            out["omp_violations"] = r.stats().omp_violations;
             out["corrected_jumps"] = r.stats().corrected_jumps;
             return out;
           },
@@ -358,6 +359,7 @@ void register_analysis(py::module_ m) {
         d["collectives"] = stats.collectives;
         d["p2p_violations"] = stats.p2p_violations;
         d["collective_violations"] = stats.collective_violations;
+        d["omp_violations"] = stats.omp_violations;
         d["corrected_jumps"] = stats.corrected_jumps;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
@@ -411,6 +413,8 @@ void register_analysis(py::module_ m) {
         std::vector<trace::OmpParallel> parallel;
         for (const auto& r : regions) {
           trace::OmpParallel p{r["fork"].cast<std::uint64_t>(), r["join"].cast<std::uint64_t>(), {}};
+          if (r.contains("begin")) p.begins = r["begin"].cast<std::vector<std::uint64_t>>();
+          if (r.contains("end")) p.ends = r["end"].cast<std::vector<std::uint64_t>>();
           for (const auto& calls : r["threads"].cast<std::vector<std::vector<py::tuple>>>()) {
             p.threads.emplace_back();
             for (const auto& t : calls) {
@@ -429,7 +433,8 @@ void register_analysis(py::module_ m) {
       py::arg("directory"), py::arg("name"), py::arg("regions"), py::arg("threads"), py::arg("end"),
       "Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', "
       "'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', "
-      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'. Returns the events written.");
+      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'; optional 'begin' and "
+      "'end': per thread its team begin and end (default fork and join). Returns the events written.");
 }
 
 }  // namespace cubescale::bindings

@@ -101,8 +101,9 @@ class PatternStatistics:
 @dataclass(frozen=True)
 class AnalysisStatistics:
     """What an analysis found beyond the report's values: clock-condition violations as
-    recorded (a receive before its send, a collective left before the enters it depends on),
-    whether the times were corrected (``time_correct=True``) and how many events that moved,
+    recorded (a receive before its send, a collective left before the enters it depends on;
+    ``omp_violations``: OpenMP threads before their fork, joins before their threads' team end,
+    barriers left before their team's last enter), whether the times were corrected (``time_correct=True``) and how many events that moved,
     and the instance statistics per pattern.
 
     Example
@@ -120,6 +121,7 @@ class AnalysisStatistics:
     time_corrected: bool
     corrected_jumps: int
     patterns: dict[str, PatternStatistics]
+    omp_violations: int = 0
 
 
 _STATISTICS: weakref.WeakKeyDictionary[Report, AnalysisStatistics] = weakref.WeakKeyDictionary()
@@ -151,7 +153,7 @@ def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str
         out[name] = PatternStatistics(name, n, s["sum"], mean, s["min"], s["max"],
                                       max(s["sum_of_squares"] / n - mean * mean, 0.0), top)
     return AnalysisStatistics(stats["p2p_violations"], stats["collective_violations"], time_correct,
-                              stats["corrected_jumps"], out)
+                              stats["corrected_jumps"], out, stats.get("omp_violations", 0))
 
 
 def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_path) -> AnalysisStatistics:
@@ -177,7 +179,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
                           "max": float(s["max"]) * tick, "sum_of_squares": s["sum_of_squares"] * tick * tick,
                           "top": [(float(t) * tick, since_start(e), since_start(leave), index[p], loc)
                                   for t, e, leave, p, loc in top]}
-    stats = {k: merged[k] for k in ("p2p_violations", "collective_violations", "corrected_jumps")}
+    stats = {k: merged[k] for k in ("p2p_violations", "collective_violations", "omp_violations", "corrected_jumps")}
     return _statistics(report, dict(stats, patterns=patterns, columns=list(trace.location_indices())), time_correct,
                        paths)
 
@@ -187,10 +189,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
-    ``clock_violations`` (occurrences) when the trace has MPI communication. Written to
-    ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
+    ``clock_violations`` (occurrences) when the trace has MPI communication or OpenMP teams.
+    Written to ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
     communication events forward until no receive precedes its send by less than
-    ``min_latency`` seconds and no collective is left before the enters it depends on
+    ``min_latency`` seconds, no collective is left before the enters it depends on (a
+    non-blocking one's completion call before the starts), no OpenMP thread begins before its
+    fork, joins before its team's ends or leaves a barrier before its team's enters
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
     recorded and the instance statistics.
 
@@ -329,7 +333,8 @@ def _clock_line(report: Report) -> str | None:
     line = f"clock condition violations: {total}" + (f" ({where})" if where else "")
     stats = statistics(report)
     if stats is not None and stats.time_corrected:
-        line += (f"; as recorded {stats.p2p_violations} point to point, {stats.collective_violations} collective, "
+        openmp = f", {stats.omp_violations} OpenMP" if stats.omp_violations else ""
+        line += (f"; as recorded {stats.p2p_violations} point to point, {stats.collective_violations} collective{openmp}, "
                  f"removed by the time correction ({stats.corrected_jumps} events moved forward)")
     return line
 

@@ -92,7 +92,9 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     of ``(call, enter_ns, leave_ns)`` for ``"ibarrier"`` (implicit barrier) and ``"barrier"``, or
     ``(call, enter_ns, leave_ns, acquire_ns, lock)`` for ``"critical"`` and ``"lock"``
     (``omp_set_lock`` ... ``omp_unset_lock``: the lock is held from ``acquire_ns`` to
-    ``leave_ns``). Main runs on the master from 0 to ``end``. Returns the events written.
+    ``leave_ns``). Optional ``begin`` and ``end``: per thread of the team its team begin and end
+    (ns; default ``fork`` and ``join``), to record a thread before the fork or after the join.
+    Main runs on the master from 0 to ``end``. Returns the events written.
 
     Example
     -------
@@ -103,7 +105,8 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     """
     return _analysis.write_omp_trace(os.fspath(directory), name,
                                      [{"fork": r["fork"], "join": r["join"],
-                                       "threads": [[tuple(c) for c in calls] for calls in r["threads"]]}
+                                       "threads": [[tuple(c) for c in calls] for calls in r["threads"]],
+                                       **{k: list(r[k]) for k in ("begin", "end") if k in r}}
                                       for r in regions], threads, end)
 
 

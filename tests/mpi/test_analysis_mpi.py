@@ -32,6 +32,7 @@ from analysis_cases import (  # noqa: E402
     SHARED_MPI,
     SYNCPOINT_EXPECTED,
     TIME_CORRECT,
+    TIME_CORRECT_LATENCY,
     shared_anchors,
 )
 
@@ -121,8 +122,23 @@ def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
     cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
     serial = _digest(tmp_path / "serial.cubex")
     assert {size: results(size, *dirs)[f"{name}+time-correct"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
-    if name == "clocks":  # the correction moved events, the same ones on every number of ranks
-        assert {results(size, *dirs)["clocks+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
+    if name in ("clocks", "nonblocking-clocks"):  # the correction moved events, the same ones on every number of ranks
+        assert {results(size, *dirs)[f"{name}+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
+
+
+@pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)
+def test_time_correct_with_a_latency_gives_the_bytes_of_one_process(name, dirs, tmp_path):
+    """With a minimum latency the correction moves events of every kind on jacobi-hybrid
+    (collectives and OpenMP teams) and of the synthetic non-blocking and OpenMP cases."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    latency = TIME_CORRECT_LATENCY[name]
+    report = cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True, min_latency=latency)
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+latency"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    jumps = {results(size, *dirs)[f"{name}+latency"]["correction"]["jumps"] for size in SIZES}
+    assert jumps == {analysis.statistics(report).corrected_jumps} and jumps != {0}
 
 
 @pytest.mark.parametrize("correct", [False, True])
@@ -136,7 +152,9 @@ def test_instance_statistics_are_those_of_one_process(name, correct, dirs):
     serial = json.loads(json.dumps(dataclasses.asdict(analysis.statistics(cubescale.analyze(anchor, time_correct=correct)))))
     for p in serial["patterns"].values():  # sums of squares add up in another order over ranks
         p["variance"] = pytest.approx(p["variance"], rel=1e-9, abs=1e-30)
-    assert serial["patterns"]
+    assert serial["patterns"] or name in OMP  # trace.stat has MPI patterns only
+    if name == "omp-clocks":  # the OpenMP violations as recorded, summed over the ranks
+        assert serial["omp_violations"] == 3
     for size in SIZES:
         assert results(size, *dirs)[f"{name}+statistics{int(correct)}"]["statistics"] == serial, size
 

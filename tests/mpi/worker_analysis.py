@@ -21,7 +21,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from launch import run_worker  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from analysis_cases import BROKEN, CYCLE, OMP, SHAPES, TIME_CORRECT, pattern_values, shared_anchors  # noqa: E402
+from analysis_cases import (  # noqa: E402
+    BROKEN,
+    CYCLE,
+    OMP,
+    SHAPES,
+    TIME_CORRECT,
+    TIME_CORRECT_LATENCY,
+    pattern_values,
+    shared_anchors,
+)
 
 
 def write_synthetic(directory: str) -> None:
@@ -54,10 +63,12 @@ def main(argv: list[str]) -> int:
     anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
     runs = [(name, anchor, False) for name, anchor in anchors]
     runs += [(name, anchor, True) for name, anchor in anchors if name in TIME_CORRECT]
+    runs += [(name, anchor, "latency") for name, anchor in anchors if name in TIME_CORRECT_LATENCY]
     for name, anchor, correct in runs:
-        key = f"{name}+time-correct" if correct else name
+        key = f"{name}+time-correct" if correct is True else f"{name}+latency" if correct else name
         out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
-        stats = analyze_trace(comm, anchor, out, time_correct=correct)
+        stats = analyze_trace(comm, anchor, out, time_correct=bool(correct),
+                              min_latency=TIME_CORRECT_LATENCY[name] if correct == "latency" else 0.0)
         if comm.rank == 0:
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()

@@ -114,8 +114,9 @@ profile::LocalProfile with_clock_violations(profile::LocalProfile p, const Clock
   m.dtype = *cube::parse_data_type("UINT64");
   m.kind = cube::MetricKind::Exclusive;
   m.uom = "occ";
-  m.descr = "Receives recorded before their send, and collectives left before the enters they depend on "
-            "(after the trace's clock offsets)";
+  m.descr = "Receives recorded before their send, collectives left before the enters (non-blocking: the starts) "
+            "they depend on, OpenMP team begins before their fork, joins before their team's ends and barriers "
+            "left before their team's enters (after the trace's clock offsets)";
   cube::Severity s(m.dtype, n, cols);
   if (v.cnodes == n && v.locations == cols)
     for (std::size_t c = 0; c < n; ++c) std::memcpy(s.row(c), v.counts.data() + c * cols, cols * 8);

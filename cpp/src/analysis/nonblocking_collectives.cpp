@@ -48,17 +48,19 @@ void NonBlockingExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       else calls_++;  // as RecordExtractor numbers calls
       break;
     case trace::EventType::NonBlockingCollectiveRequest:
-      open_.push_back({e.request, in_call ? stack_.back().enter : e.time, started_++});
+      open_.push_back({e.request, in_call ? stack_.back().enter : e.time, e.position, started_++});
       break;
     case trace::EventType::NonBlockingCollectiveComplete: {
       NonBlockingRecord r;
       r.enter = r.leave = in_call ? stack_.back().enter : e.time;
       r.start = r.enter;  // without its request event: started when the completion began
       r.order = started_++;
+      std::uint64_t start_position = e.position;
       auto it = std::find_if(open_.begin(), open_.end(), [&](const Started& s) { return s.request == e.request; });
       if (it != open_.end()) {
         r.start = it->start;
         r.order = it->order;
+        start_position = it->position;
         open_.erase(it);
       }
       r.position = e.position;
@@ -71,6 +73,7 @@ void NonBlockingExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.test = in_call && stack_.back().region < region_test_.size() && region_test_[stack_.back().region];
       auto& list = records_.back().records;
       list.push_back(r);
+      records_.back().start_positions.push_back(start_position);
       if (in_call) pending_.push_back({list.size() - 1, stack_.size()});
       break;
     }
@@ -121,6 +124,84 @@ std::pair<Pattern, std::uint64_t> nonblocking_wait(SyncRule rule, std::uint32_t 
     case SyncRule::None: break;
   }
   return {Pattern::Count, kNoTime};
+}
+
+std::vector<std::uint64_t> nonblocking_references(std::uint32_t op, std::uint32_t root,
+                                                  const std::vector<std::uint32_t>& locations,
+                                                  const std::vector<std::uint64_t>& starts) {
+  const auto rule = sync_rule(op);
+  std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    latest = std::max(latest, starts[i]);
+    if (locations[i] == root) root_start = starts[i];
+  }
+  std::vector<std::uint64_t> out(starts.size(), kNoTime);
+  for (std::size_t i = 0; i < starts.size(); ++i) {
+    so_far = std::max(so_far, starts[i]);
+    const auto [p, until] = nonblocking_wait(rule, op, locations[i] == root, latest, root_start, so_far);
+    if (p != Pattern::Count) out[i] = until;
+  }
+  return out;
+}
+
+std::vector<NonBlockingInstance> nonblocking_instances(const trace::Definitions& defs,
+                                                       const std::vector<NonBlockingLocation*>& lists) {
+  // communicator -> per location (ascending) its records in start order
+  std::map<std::uint32_t, std::map<std::uint32_t, std::vector<RecordRef>>> per;
+  for (std::uint32_t l = 0; l < lists.size(); ++l)
+    if (lists[l])
+      for (std::uint32_t i = 0; i < lists[l]->records.size(); ++i) {
+        const auto& r = lists[l]->records[i];
+        per[r.communicator][r.location].push_back({l, i});
+      }
+  auto rec = [&](const RecordRef& x) -> const NonBlockingRecord& { return lists[x.list]->records[x.index]; };
+  const CommunicatorRanks ranks(defs);
+  const auto world = world_locations(defs);
+  std::vector<NonBlockingInstance> out;
+  for (auto& [comm, locations] : per) {
+    std::vector<std::vector<RecordRef>*> ranked;
+    std::size_t most = 0;
+    for (auto& [loc, v] : locations) {
+      std::sort(v.begin(), v.end(), [&](const RecordRef& a, const RecordRef& b) { return rec(a).order < rec(b).order; });
+      ranked.push_back(&v);
+      most = std::max(most, v.size());
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [&, c = comm](const auto* a, const auto* b) {
+      return ranks.before(c, rec(a->front()).location, rec(b->front()).location);
+    });
+    for (std::size_t k = 0; k < most; ++k) {
+      NonBlockingInstance inst;
+      for (const auto* v : ranked)
+        if (k < v->size()) inst.members.push_back((*v)[k]);
+      const auto& first = rec(inst.members.front());
+      inst.op = first.op;
+      inst.root = nonblocking_root(defs, world, first);
+      out.push_back(std::move(inst));
+    }
+  }
+  return out;
+}
+
+void count_nonblocking_violations(const std::vector<NonBlockingLocation*>& lists,
+                                  const std::vector<NonBlockingInstance>& instances,
+                                  const std::vector<std::uint32_t>& column, std::uint64_t latency, ClockViolations& v) {
+  for (const auto* l : lists) v.checked = v.checked || (l && !l->records.empty());
+  for (const auto& inst : instances) {
+    std::vector<std::uint32_t> locations;
+    std::vector<std::uint64_t> starts;
+    for (const auto& m : inst.members) {
+      locations.push_back(lists[m.list]->records[m.index].location);
+      starts.push_back(lists[m.list]->records[m.index].start);
+    }
+    const auto refs = nonblocking_references(inst.op, inst.root, locations, starts);
+    for (std::size_t i = 0; i < refs.size(); ++i) {
+      const auto& r = lists[inst.members[i].list]->records[inst.members[i].index];
+      if (refs[i] == kNoTime || r.leave >= refs[i] + latency) continue;
+      ++v.collective;
+      if (r.cnode < v.cnodes && r.location < column.size() && column[r.location] != kNone)
+        ++v.counts[std::size_t(r.cnode) * v.locations + column[r.location]];
+    }
+  }
 }
 
 namespace {

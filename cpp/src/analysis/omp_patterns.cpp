@@ -59,12 +59,28 @@ void OmpObserver::begin_location(std::uint32_t location) {
   teams_.clear();
   instances_.clear();
   held_.clear();
+  syncs_.push_back({location, {}});
+  fork_ = {};
+  ended_ = false;
+  unplaced_ = ~std::size_t(0);
+}
+
+void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
+                           std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier) {
+  const auto [it, fresh] =
+      groups_.try_emplace({process_, team, instance, slot}, static_cast<std::uint32_t>(groups_.size()));
+  syncs_.back().syncs.push_back({time, position, it->second, cnode, barrier, role});
 }
 
 void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   if (!any_) return;  // nothing to look at: MPI-only traces pay one test per event
   switch (e.type) {
-    case trace::EventType::Enter: stack_.push_back({e.time, e.region, cnode}); break;
+    case trace::EventType::Enter:
+      stack_.push_back({e.time, e.position, e.region, cnode});
+      // A worker's team begin comes before any region: it counts on the call path its events
+      // then hang from (the parallel region's), the next one entered.
+      if (unplaced_ != ~std::size_t(0)) syncs_.back().syncs[unplaced_].cnode = cnode, unplaced_ = ~std::size_t(0);
+      break;
     case trace::EventType::Leave: {
       if (stack_.empty()) break;
       const auto f = stack_.back();
@@ -72,16 +88,38 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
         auto& t = teams_.back();
+        const auto b = static_cast<std::uint32_t>(barriers_.size());
+        add_sync(f.enter, f.position, f.cnode, t.team, t.instance, 2 + t.barriers, OmpSyncRole::BarrierEnter, b);
+        add_sync(e.time, e.position, f.cnode, t.team, t.instance, 2 + t.barriers, OmpSyncRole::BarrierLeave, b);
+        syncs_.back().barriers.push_back(b);
         barriers_.push_back({f.enter, e.time, location_, process_, f.cnode, t.team, t.instance, t.barriers++,
                              kind == Kind::Ebarrier});
       }
       break;
     }
-    case trace::EventType::ThreadTeamBegin:
-      teams_.push_back({e.communicator, instances_[e.communicator]++, 0});
+    case trace::EventType::ThreadFork:
+    case trace::EventType::OmpFork:
+      fork_ = {e.time, e.position, cnode, true};
       break;
+    case trace::EventType::ThreadTeamBegin: {
+      teams_.push_back({e.communicator, instances_[e.communicator]++, 0});
+      const auto& t = teams_.back();
+      if (fork_.valid) add_sync(fork_.time, fork_.position, fork_.cnode, t.team, t.instance, 0, OmpSyncRole::Fork);
+      fork_.valid = false;
+      add_sync(e.time, e.position, cnode, t.team, t.instance, 0, OmpSyncRole::TeamBegin);
+      if (cnode == trace::kNone) unplaced_ = syncs_.back().syncs.size() - 1;
+      break;
+    }
     case trace::EventType::ThreadTeamEnd:
-      if (!teams_.empty()) teams_.pop_back();
+      if (teams_.empty()) break;
+      add_sync(e.time, e.position, cnode, teams_.back().team, teams_.back().instance, 1, OmpSyncRole::TeamEnd);
+      ended_team_ = teams_.back().team, ended_instance_ = teams_.back().instance, ended_ = true;
+      teams_.pop_back();
+      break;
+    case trace::EventType::ThreadJoin:
+    case trace::EventType::OmpJoin:
+      if (ended_) add_sync(e.time, e.position, cnode, ended_team_, ended_instance_, 1, OmpSyncRole::Join);
+      ended_ = false;
       break;
     case trace::EventType::ThreadAcquireLock:
     case trace::EventType::OmpAcquireLock: {
@@ -90,6 +128,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
       if (kind != Kind::Critical && kind != Kind::LockApi) break;
       held_[(e.request << 32) | e.tag] = locks_.size();
+      syncs_.back().locks.push_back(static_cast<std::uint32_t>(locks_.size()));
       locks_.push_back({f.enter, e.time, e.time, location_, process_, f.cnode, static_cast<std::uint32_t>(e.request),
                         e.tag, kind == Kind::LockApi});
       break;
@@ -112,6 +151,8 @@ void OmpObserver::rows(const std::vector<std::uint32_t>& rows) {
   };
   for (auto& b : barriers_) map(b.cnode);
   for (auto& l : locks_) map(l.cnode);
+  for (auto& l : syncs_)
+    for (auto& s : l.syncs) map(s.cnode);
 }
 
 // --- matching --------------------------------------------------------------------------------

@@ -218,7 +218,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   const auto pairs = pair_messages(records);
   const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
   const auto clock = clock_checks(trace, locations, records, completions.extras(), pairs, instances, r.cnode_count(),
-                                  options, stats);  // with options.time_correct, corrects the records first
+                                  options, stats, &nonblocking.records(), &beside.omp());  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   r.match_own_messages(true);

@@ -185,6 +185,7 @@ void Replay::messages_beside() {
     }
   }
   b.points = sync_points(view, sends, CommunicatorRanks(defs), defs.locations.size());
+  count_omp_violations(b.omp, column, b.latency, v);  // local: a process's threads are all here
 }
 
 void Replay::collectives_beside_home() {
@@ -354,7 +355,9 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   add_counts(tree, b.counts, b.points, severities_.column);
   b.clock.checked = present.back();
   tree = with_clock_violations(std::move(tree), b.clock);
-  if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
+  if (!b.corrected)
+    stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective,
+    stats_.omp_violations = b.clock.omp;
   pattern_statistics_ = b.instances.finish();
   severities_ = Severities();
   beside_.reset();
@@ -375,7 +378,7 @@ std::uint64_t Replay::beside_bytes() {
   for (const auto& x : b.completions.extras())  // Late Receiver's extras
     n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
   for (const auto& l : b.nonblocking.records())
-    n += l.records.capacity() * sizeof(NonBlockingRecord);
+    n += l.records.capacity() * sizeof(NonBlockingRecord) + l.start_positions.capacity() * 8;
   n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
        (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
   return n;
@@ -539,8 +542,16 @@ void Replay::nonblocking_after() {
     const NonBlockingRecord* record = nullptr;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best;
+  auto& v = b.clock;
+  v.checked = v.checked || !recs.empty();
   for (auto i : order) {
     const auto& r = recs[i];
+    // The clock condition (count_nonblocking_violations): the completion left before what it waits for.
+    if (b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency) {
+      ++v.collective;
+      const auto col = r.location < severities_.column.size() ? severities_.column[r.location] : kNone;
+      if (r.cnode < v.cnodes && col != kNone) ++v.counts[std::size_t(r.cnode) * v.locations + col];
+    }
     const auto p = Pattern(b.verdicts[i].pattern);
     if (p == Pattern::Count) continue;
     severities_.mark(p);
@@ -594,6 +605,18 @@ std::vector<std::uint32_t> ordinals(const std::vector<MessageRecord>& messages) 
   return out;
 }
 
+std::uint32_t home_of(const CollectiveRecord& c, std::size_t ranks, const std::vector<std::uint32_t>& homes) {
+  return homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())];
+}
+
+// The references of a non-blocking instance's members (communicator rank order) from their enters (starts).
+std::vector<std::uint64_t> nonblocking_member_references(const std::vector<CollectiveRecord>& members) {
+  std::vector<std::uint32_t> locations;
+  std::vector<std::uint64_t> starts;
+  for (const auto& m : members) locations.push_back(m.location), starts.push_back(m.enter);
+  return nonblocking_references(members.front().op, members.front().root, locations, starts);
+}
+
 template <typename T>
 std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queued, std::vector<T>& out,
                                  std::size_t ranks) {
@@ -617,13 +640,53 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
-  for (const auto& l : records_) {
-    d.syncs.push_back(sync_events(l));
+  d.nonblocking = align_nonblocking(records_, b.nonblocking.records());
+  d.omp = align_omp(records_, &b.omp);
+  d.omp_done.resize(records_.size());
+  d.group_producers.resize(b.omp.sync_groups());
+  d.group_reference.assign(b.omp.sync_groups(), kNoTime);
+  d.group_known.assign(b.omp.sync_groups(), 0);
+  {
+    ClockViolations recorded;  // the OpenMP violations as recorded (no cells: cnodes 0)
+    count_omp_violations(b.omp, severities_.column, b.latency, recorded);
+    d.recorded_omp = recorded.omp;
+  }
+  const auto world = world_locations(trace_.definitions());
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& l = records_[i];
+    d.syncs.push_back(sync_events(l, d.nonblocking[i], d.omp[i]));
+    if (d.omp[i]) {
+      const auto& syncs = d.omp[i]->syncs;
+      d.omp_done[i].assign(syncs.size(), kNoTime);
+      for (std::uint32_t j = 0; j < syncs.size(); ++j)
+        if (syncs[j].producer()) d.group_producers[syncs[j].group].push_back({std::uint32_t(i), j});
+    }
     d.corrected.emplace_back(d.syncs.back().size(), 0);
     d.send_k.push_back(ordinals(l.sends));
     d.receive_k.push_back(ordinals(l.receives));
-    for (const auto& c : l.collectives)
-      members.push_back({homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())], c});
+    for (const auto& c : l.collectives) members.push_back({home_of(c, ranks, homes), c});
+    d.nonblocking_k.emplace_back();
+    if (!d.nonblocking[i]) continue;
+    // Each record's instance: its place in start order among the location's on its communicator.
+    const auto& nb = d.nonblocking[i]->records;
+    auto& k = d.nonblocking_k.back();
+    std::vector<std::uint32_t> by(nb.size());
+    for (std::uint32_t j = 0; j < by.size(); ++j) by[j] = j;
+    std::sort(by.begin(), by.end(), [&](std::uint32_t x, std::uint32_t y) {
+      return std::tie(nb[x].communicator, nb[x].order) < std::tie(nb[y].communicator, nb[y].order);
+    });
+    k.assign(nb.size(), 0);
+    for (std::size_t j = 1; j < by.size(); ++j)
+      if (nb[by[j]].communicator == nb[by[j - 1]].communicator) k[by[j]] = k[by[j - 1]] + 1;
+    for (std::size_t j = 0; j < nb.size(); ++j) {
+      const auto& r = nb[j];
+      CollectiveRecord c;
+      c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
+      c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
+      c.root = nonblocking_root(trace_.definitions(), world, r);
+      c.instance = (k[j] |= kNonBlockingInstance);
+      members.push_back({home_of(c, ranks, homes), c});
+    }
   }
   d.next.assign(records_.size(), 0);
   d.offset.assign(records_.size(), 0);
@@ -671,6 +734,11 @@ void Replay::take_members() {
     std::vector<std::size_t> all(i.members.size());
     for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
     std::vector<CollectiveExtra> extras(all.size());
+    i.nonblocking = (key.second & kNonBlockingInstance) != 0;
+    if (i.nonblocking) {
+      i.recorded = nonblocking_member_references(i.members);
+      continue;
+    }
     i.partial = ranks.partial_init_exit(key.first, i.members.size());  // depends on nobody, as in one process
     if (!i.partial) instance_extras(i.members, all, extras);
     for (const auto& x : extras) i.recorded.push_back(x.reference);
@@ -689,7 +757,12 @@ void Replay::arrive(const InstanceValue& v) {
   std::vector<std::size_t> all(inst.members.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   std::vector<CollectiveExtra> extras(all.size());
-  if (!inst.partial) instance_extras(inst.members, all, extras);
+  if (inst.nonblocking) {
+    const auto refs = nonblocking_member_references(inst.members);
+    for (std::size_t i = 0; i < all.size(); ++i) extras[i].reference = refs[i];
+  } else if (!inst.partial) {
+    instance_extras(inst.members, all, extras);
+  }
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto& m = inst.members[i];
     const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};
@@ -730,6 +803,31 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+        } else if (e.kind == SyncKind::OmpConsumer) {
+          const auto g = d.omp[i]->syncs[e.index].group;
+          if (!d.group_known[g]) {
+            bool waiting = false;
+            for (const auto& p : d.group_producers[g]) {
+              const auto v = d.omp_done[p.list][p.index];
+              if (v == kNoTime) {
+                waiting = true;
+                break;
+              }
+              d.group_reference[g] = d.group_reference[g] == kNoTime ? v : std::max(d.group_reference[g], v);
+            }
+            if (waiting) {
+              d.group_reference[g] = kNoTime;  // partly taken: again from the start
+              break;
+            }
+            d.group_known[g] = 1;
+          }
+          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + latency;
+        } else if (e.kind == SyncKind::NonBlockingLeave) {
+          const auto& r = d.nonblocking[i]->records[e.index];
+          const auto it = d.references_known.find(instance_key(r.communicator, d.nonblocking_k[i][e.index], r.location));
+          if (it == d.references_known.end()) break;
+          if (it->second.first != kNoTime) need = it->second.first + latency;
+          if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
         }
         const auto value = std::max(base, need);
         if (value > base) {
@@ -747,7 +845,17 @@ std::vector<std::uint64_t> Replay::correct_round() {
         } else if (e.kind == SyncKind::CollectiveEnter) {
           const auto& c = l.collectives[e.index];
           const InstanceValue v{c.communicator, c.instance, c.location, 0, value, e.time};
-          const auto h = d.homes.empty() ? collective_home(c, d.ranks) : d.homes[collective_home(c, d.homes.size())];
+          const auto h = home_of(c, d.ranks, d.homes);
+          if (h == d.rank) arrive(v);
+          else d.queued_enters.push_back({h, v});
+        } else if (e.kind == SyncKind::OmpProducer) {
+          d.omp_done[i][e.index] = value;  // its group's consumers are on own locations
+        } else if (e.kind == SyncKind::NonBlockingStart) {
+          const auto& r = d.nonblocking[i]->records[e.index];
+          CollectiveRecord c;
+          c.communicator = r.communicator, c.instance = d.nonblocking_k[i][e.index];
+          const InstanceValue v{r.communicator, c.instance, r.location, 0, value, e.time};
+          const auto h = home_of(c, d.ranks, d.homes);
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
         }
@@ -781,7 +889,8 @@ TimeCorrectionStats Replay::finish_correction() {
   auto& b = beside();
   auto& d = correction();
   for (std::size_t i = 0; i < records_.size(); ++i)
-    if (d.next[i] < d.syncs[i].size()) uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]]);
+    if (d.next[i] < d.syncs[i].size())
+      uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i], d.omp[i]);
   auto& extras = b.completions.extras();
   std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < extras.size(); ++e)
@@ -789,10 +898,12 @@ TimeCorrectionStats Replay::finish_correction() {
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto loc = records_[i].location;
     const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
-    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i]);
+    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i],
+             {d.omp[i], &b.omp});
   }
   const auto stats = d.stats;
   stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;
+  stats_.omp_violations = d.recorded_omp;
   stats_.corrected_jumps = stats.jumps;
   b.corrected = true;
   b.correction.reset();

@@ -32,8 +32,16 @@ class OffsetFunction {
   std::vector<Point> points_;
 };
 
-std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) {
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
+                         const OmpMoves& omp) {
   std::uint64_t t = kNoTime;
+  if (omp.location && omp.observer) {
+    for (const auto& s : omp.location->syncs) t = std::min(t, s.time);
+    for (auto b : omp.location->barriers) t = std::min(t, omp.observer->barriers()[b].enter);
+    for (auto k : omp.location->locks) t = std::min(t, omp.observer->locks()[k].enter);
+  }
+  if (nb)
+    for (const auto& r : nb->records) t = std::min({t, r.start, r.enter});
   for (const auto& r : l.sends) t = std::min(t, r.enter);
   for (const auto& r : l.receives) t = std::min(t, r.enter);
   for (const auto& r : l.collectives) t = std::min(t, r.enter);
@@ -46,7 +54,20 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x) 
 }
 
 void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
-          const std::vector<std::uint64_t>& corrected) {
+          const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb, const OmpMoves& omp) {
+  if (nb)
+    for (auto& r : nb->records) r.enter = f(r.enter);
+  const bool openmp = omp.location && omp.observer;
+  if (openmp) {
+    for (auto b : omp.location->barriers) {
+      auto& r = omp.observer->barriers()[b];
+      r.enter = f(r.enter), r.leave = f(r.leave);
+    }
+    for (auto k : omp.location->locks) {
+      auto& r = omp.observer->locks()[k];
+      r.enter = f(r.enter), r.acquire = f(r.acquire), r.release = f(r.release);
+    }
+  }
   for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.collectives) r.time = f(r.time);
@@ -58,8 +79,27 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
       case SyncKind::Receive: l.receives[e.index].time = v; break;
       case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
       case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
+      case SyncKind::NonBlockingStart: nb->records[e.index].start = v; break;
+      case SyncKind::NonBlockingLeave: nb->records[e.index].leave = v; break;
+      case SyncKind::OmpProducer:
+      case SyncKind::OmpConsumer: {
+        auto& sync = omp.location->syncs[e.index];
+        sync.time = v;  // the clock check after the correction reads them
+        if (sync.barrier == ~0u) break;
+        auto& r = omp.observer->barriers()[sync.barrier];
+        (sync.role == OmpSyncRole::BarrierEnter ? r.enter : r.leave) = v;
+        break;
+      }
     }
   }
+  if (openmp)
+    for (auto b : omp.location->barriers) {
+      auto& r = omp.observer->barriers()[b];
+      r.enter = std::min(r.enter, r.leave);
+    }
+  // The completion call holds its enter before its leave.
+  if (nb)
+    for (auto& r : nb->records) r.enter = std::min(r.enter, r.leave);
   // An MPI call holds its events: keep enter <= event <= leave after the moves.
   for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
   for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
@@ -74,7 +114,7 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
 
 constexpr std::size_t kNoIndex = ~std::size_t(0);
 
-std::vector<Sync> sync_events(const LocationRecords& l) {
+std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocation* nb, const OmpSyncLocation* omp) {
   std::vector<Sync> out;
   for (std::uint32_t i = 0; i < l.sends.size(); ++i) out.push_back({l.sends[i].time, 2 * l.sends[i].position, i, SyncKind::Send});
   for (std::uint32_t i = 0; i < l.receives.size(); ++i)
@@ -85,6 +125,19 @@ std::vector<Sync> sync_events(const LocationRecords& l) {
     out.push_back({c.enter, 2 * c.position - 1, i, SyncKind::CollectiveEnter});
     out.push_back({c.leave, 2 * c.position, i, SyncKind::CollectiveLeave});
   }
+  if (nb)
+    for (std::uint32_t i = 0; i < nb->records.size(); ++i) {
+      const auto& r = nb->records[i];
+      // The start (the MPI_I<op> call's enter) just before its request event; the completion
+      // call's leave after its completion event.
+      out.push_back({r.start, 2 * nb->start_positions[i] - 1, i, SyncKind::NonBlockingStart});
+      out.push_back({r.leave, 2 * r.position + 1, i, SyncKind::NonBlockingLeave});
+    }
+  if (omp)
+    for (std::uint32_t i = 0; i < omp->syncs.size(); ++i) {
+      const auto& o = omp->syncs[i];
+      out.push_back({o.time, 2 * o.position, i, o.producer() ? SyncKind::OmpProducer : SyncKind::OmpConsumer});
+    }
   std::sort(out.begin(), out.end(), [](const Sync& a, const Sync& b) {
     return a.time != b.time ? a.time < b.time : a.order < b.order;
   });
@@ -92,10 +145,10 @@ std::vector<Sync> sync_events(const LocationRecords& l) {
 }
 
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
-              std::vector<std::uint64_t>& c) {
+              std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
-  const auto first = first_time(l, x);
+  const auto first = first_time(l, x, nb, omp);
   for (std::size_t k = 0; k < s.size(); ++k) {
     const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
     const auto jump = c[k] - s[k].time - before;
@@ -112,17 +165,72 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   OffsetFunction f;
   f.add(first, 0);
   for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-  move(l, x, f, s, c);
+  move(l, x, f, s, c, nb, omp);
 }
 
-void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e) {
+namespace {
+
+// Per records index the element of `all` (lists per location) for the same location, if not empty.
+template <typename List>
+std::vector<List*> align(const std::vector<LocationRecords>& records, std::vector<List>& all, bool (*empty)(const List&)) {
+  std::vector<List*> out(records.size(), nullptr);
+  std::vector<std::size_t> index_of;
+  for (std::size_t l = 0; l < records.size(); ++l) {
+    if (records[l].location >= index_of.size()) index_of.resize(records[l].location + 1, kNoIndex);
+    index_of[records[l].location] = l;
+  }
+  for (auto& x : all)
+    if (x.location < index_of.size() && index_of[x.location] != kNoIndex && !empty(x)) out[index_of[x.location]] = &x;
+  return out;
+}
+
+}  // namespace
+
+std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
+                                                    std::vector<NonBlockingLocation>& all) {
+  return align<NonBlockingLocation>(records, all, [](const NonBlockingLocation& n) { return n.records.empty(); });
+}
+
+std::vector<OmpSyncLocation*> align_omp(const std::vector<LocationRecords>& records, OmpObserver* omp) {
+  if (!omp) return std::vector<OmpSyncLocation*>(records.size(), nullptr);
+  return align<OmpSyncLocation>(records, omp->syncs(), [](const OmpSyncLocation& o) { return o.syncs.empty(); });
+}
+
+void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_t>& column, std::uint64_t latency,
+                          ClockViolations& v) {
+  std::vector<std::uint64_t> latest(omp.sync_groups(), kNoTime);
+  for (const auto& l : omp.syncs()) {
+    v.checked = v.checked || !l.syncs.empty();
+    for (const auto& s : l.syncs)
+      if (s.producer()) latest[s.group] = latest[s.group] == kNoTime ? s.time : std::max(latest[s.group], s.time);
+  }
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.producer() || latest[s.group] == kNoTime || s.time >= latest[s.group] + latency) continue;
+      ++v.omp;
+      if (s.cnode < v.cnodes && l.location < column.size() && column[l.location] != kNone)
+        ++v.counts[std::size_t(s.cnode) * v.locations + column[l.location]];
+    }
+}
+
+void uncorrectable(const trace::Trace& trace, const LocationRecords& rec, const Sync& e, const NonBlockingLocation* nb,
+                   const OmpSyncLocation* omp) {
   const bool receive = e.kind == SyncKind::Receive;
-  const auto position = receive ? rec.receives[e.index].position : rec.collectives[e.index].position;
+  const bool nonblocking = e.kind == SyncKind::NonBlockingLeave && nb;
+  const bool openmp = e.kind == SyncKind::OmpConsumer && omp;
+  const auto position = receive       ? rec.receives[e.index].position
+                        : nonblocking ? nb->records[e.index].position
+                        : openmp      ? omp->syncs[e.index].position
+                                      : rec.collectives[e.index].position;
   const auto& defs = trace.definitions();
   const double seconds = static_cast<double>(e.time - std::min(e.time, defs.clock.offset)) /
                          static_cast<double>(defs.clock.resolution);
   throw FormatError(trace.path(), trace.event_member(rec.location), position,
-                    std::string(receive ? "MPI receive" : "MPI collective") + " at " + std::to_string(seconds) +
+                    std::string(receive       ? "MPI receive"
+                                : nonblocking ? "MPI non-blocking collective's completion"
+                                : openmp      ? "OpenMP event"
+                                              : "MPI collective") +
+                        " at " + std::to_string(seconds) +
                         " s waits, through messages and collectives, on an event that waits on it: the clocks "
                         "cannot be corrected");
 }
@@ -132,8 +240,11 @@ namespace {
 class Replay {
  public:
   Replay(const trace::Trace& trace, std::vector<LocationRecords>& records, const MessagePairs& pairs,
-         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency)
-      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency) {
+         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+         const std::vector<NonBlockingLocation*>& nb, const std::vector<NonBlockingInstance>& nb_instances,
+         OmpObserver* omp)
+      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency), nb_(nb),
+        nb_instances_(nb_instances), omp_(omp), omp_of_(align_omp(records, omp)) {
     const auto n = records.size();
     syncs_.resize(n);
     corrected_.resize(n);
@@ -142,8 +253,14 @@ class Replay {
     send_done_.resize(n);
     enter_done_.resize(n);
     member_of_.resize(n);
+    nb_.resize(n, nullptr);
+    start_done_.resize(n);
+    nb_member_of_.resize(n);
     for (std::size_t l = 0; l < n; ++l) {
-      syncs_[l] = sync_events(records[l]);
+      syncs_[l] = sync_events(records[l], nb_[l], omp_of_[l]);
+      const auto count = nb_[l] ? nb_[l]->records.size() : 0;
+      start_done_[l].assign(count, kNoTime);
+      nb_member_of_[l].assign(count, {kNone, kNone});
       corrected_[l].assign(syncs_[l].size(), 0);
       send_done_[l].assign(records[l].sends.size(), kNoTime);
       enter_done_[l].assign(records[l].collectives.size(), kNoTime);
@@ -152,6 +269,26 @@ class Replay {
     for (std::uint32_t k = 0; k < instances.size(); ++k)
       for (std::uint32_t m = 0; m < instances[k].size(); ++m) member_of_[instances[k][m].list][instances[k][m].index] = {k, m};
     references_.resize(instances.size());
+    for (std::uint32_t k = 0; k < nb_instances.size(); ++k)
+      for (std::uint32_t m = 0; m < nb_instances[k].members.size(); ++m) {
+        const auto& x = nb_instances[k].members[m];
+        nb_member_of_[x.list][x.index] = {k, m};
+      }
+    nb_references_.resize(nb_instances.size());
+    // OpenMP groups: their producers, done once every one is corrected.
+    omp_done_.resize(n);
+    if (omp) {
+      group_producers_.resize(omp->sync_groups());
+      group_reference_.assign(omp->sync_groups(), kNoTime);
+      group_known_.assign(omp->sync_groups(), 0);
+    }
+    for (std::uint32_t l = 0; l < n; ++l) {
+      if (!omp_of_[l]) continue;
+      const auto& syncs = omp_of_[l]->syncs;
+      omp_done_[l].assign(syncs.size(), kNoTime);
+      for (std::uint32_t i = 0; i < syncs.size(); ++i)
+        if (syncs[i].producer()) group_producers_[syncs[i].group].push_back({l, i});
+    }
   }
 
   // Forward amortization: each location goes as far as its inputs allow; a blocked one waits
@@ -187,7 +324,8 @@ class Replay {
   // Backward amortization and the new times of everything recorded.
   void apply(std::vector<PointToPointExtras>& extras) {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l]);
+      amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l], nb_[l],
+               {omp_of_[l], omp_});
   }
 
  private:
@@ -218,6 +356,33 @@ class Replay {
         }
         if (references_[k][m] != kNoTime) need = references_[k][m] + latency_;
       }
+    } else if (e.kind == SyncKind::NonBlockingLeave) {
+      const auto [k, m] = nb_member_of_[l][e.index];
+      if (k != kNone) {
+        if (nb_references_[k].empty()) {
+          const auto& inst = nb_instances_[k];
+          std::vector<std::uint32_t> locations;
+          std::vector<std::uint64_t> starts;
+          for (const auto& r : inst.members) {
+            if (start_done_[r.list][r.index] == kNoTime) return r.list;
+            locations.push_back(nb_[r.list]->records[r.index].location);
+            starts.push_back(start_done_[r.list][r.index]);
+          }
+          nb_references_[k] = nonblocking_references(inst.op, inst.root, locations, starts);
+        }
+        if (nb_references_[k][m] != kNoTime) need = nb_references_[k][m] + latency_;
+      }
+    } else if (e.kind == SyncKind::OmpConsumer) {
+      const auto g = omp_of_[l]->syncs[e.index].group;
+      if (!group_known_[g]) {
+        for (const auto& p : group_producers_[g]) {
+          const auto v = omp_done_[p.list][p.index];
+          if (v == kNoTime) return p.list;
+          group_reference_[g] = group_reference_[g] == kNoTime ? v : std::max(group_reference_[g], v);
+        }
+        group_known_[g] = 1;
+      }
+      if (group_reference_[g] != kNoTime) need = group_reference_[g] + latency_;
     }
     const auto value = std::max(base, need);
     if (value > base) {
@@ -228,13 +393,15 @@ class Replay {
     corrected_[l][next_[l]] = value;
     if (e.kind == SyncKind::Send) send_done_[l][e.index] = value;
     if (e.kind == SyncKind::CollectiveEnter) enter_done_[l][e.index] = value;
+    if (e.kind == SyncKind::NonBlockingStart) start_done_[l][e.index] = value;
+    if (e.kind == SyncKind::OmpProducer) omp_done_[l][e.index] = value;
     ++next_[l];
     return kNoIndex;
   }
 
   [[noreturn]] void cycle() const {
     for (std::size_t l = 0; l < syncs_.size(); ++l)
-      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]]);
+      if (next_[l] < syncs_[l].size()) uncorrectable(trace_, records_[l], syncs_[l][next_[l]], nb_[l], omp_of_[l]);
     throw FormatError(trace_.path(), "", 0, "clock correction made no progress");
   }
 
@@ -250,15 +417,28 @@ class Replay {
   std::vector<std::vector<std::uint64_t>> send_done_, enter_done_;  // corrected producer times
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> member_of_;  // (instance, member)
   std::vector<std::vector<std::uint64_t>> references_;                           // per instance, once known
+  std::vector<NonBlockingLocation*> nb_;                                          // per location (null: none)
+  const std::vector<NonBlockingInstance>& nb_instances_;
+  std::vector<std::vector<std::uint64_t>> start_done_;                            // corrected starts
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> nb_member_of_;
+  std::vector<std::vector<std::uint64_t>> nb_references_;
+  OmpObserver* omp_;
+  std::vector<OmpSyncLocation*> omp_of_;                                          // per location (null: none)
+  std::vector<std::vector<std::uint64_t>> omp_done_;                              // corrected producers
+  std::vector<std::vector<RecordRef>> group_producers_;                           // (location, sync)
+  std::vector<std::uint64_t> group_reference_;                                    // the latest producer
+  std::vector<char> group_known_;
 };
 
 }  // namespace
 
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
-                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency) {
+                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+                                  const std::vector<NonBlockingLocation*>& nb,
+                                  const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp) {
   TimeCorrectionStats stats;
-  Replay replay(trace, records, pairs, instances, latency);
+  Replay replay(trace, records, pairs, instances, latency, nb, nb_instances, omp);
   replay.forward(stats);
   replay.apply(extras);
   return stats;
@@ -267,21 +447,32 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
 ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
                         const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats) {
+                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats,
+                        std::vector<NonBlockingLocation>* nonblocking, OmpObserver* omp) {
   ClockCheck out;
   out.column.assign(trace.definitions().locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
   const auto ticks = options.min_latency * static_cast<double>(trace.definitions().clock.resolution);
   const std::uint64_t latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;
-  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  std::vector<NonBlockingLocation*> nb;
+  if (nonblocking) nb = align_nonblocking(records, *nonblocking);
+  const auto nb_instances = nonblocking_instances(trace.definitions(), nb);
+  auto count = [&] {
+    auto v = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+    count_nonblocking_violations(nb, nb_instances, out.column, latency, v);
+    if (omp) count_omp_violations(*omp, out.column, latency, v);
+    return v;
+  };
+  out.violations = count();
   if (stats) {
     stats->p2p_violations = out.violations.point_to_point;
     stats->collective_violations = out.violations.collective;
+    stats->omp_violations = out.violations.omp;
   }
   if (!options.time_correct) return out;
-  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency);
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp);
   if (stats) stats->corrected_jumps = corrected.jumps;
-  out.violations = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency);
+  out.violations = count();
   return out;
 }
 

@@ -38,19 +38,26 @@ const RegionDef kRegions[] = {
 enum : OTF2_RegionRef { kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock };
 constexpr OTF2_CommRef kTeam = 0;
 
+std::uint64_t team_begin(const OmpParallel& r, std::size_t th) { return r.begins.empty() ? r.fork : r.begins[th]; }
+std::uint64_t team_end(const OmpParallel& r, std::size_t th) { return r.ends.empty() ? r.join : r.ends[th]; }
+
 void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end) {
   std::uint64_t t = 0;
   for (const auto& r : regions) {
     if (r.fork < t || r.join < r.fork || r.join > end) throw std::invalid_argument("parallel regions out of time order");
     if (r.threads.empty() || r.threads.size() > threads)
       throw std::invalid_argument("a team needs 1 to " + std::to_string(threads) + " threads");
-    for (const auto& calls : r.threads) {
-      std::uint64_t at = r.fork;
+    if ((!r.begins.empty() && r.begins.size() != r.threads.size()) || (!r.ends.empty() && r.ends.size() != r.threads.size()))
+      throw std::invalid_argument("begin and end need one time per thread of the team");
+    for (std::size_t th = 0; th < r.threads.size(); ++th) {
+      const auto& calls = r.threads[th];
+      std::uint64_t at = team_begin(r, th);
+      if (team_end(r, th) < at || team_end(r, th) > end) throw std::invalid_argument("a thread's team end before its begin");
       for (const auto& c : calls) {
         if (c.name != "ibarrier" && c.name != "barrier" && c.name != "critical" && c.name != "lock")
           throw std::invalid_argument("unknown OpenMP call \"" + c.name + "\" for a synthetic trace");
         const bool locks = c.name == "critical" || c.name == "lock";
-        if (c.enter < at || c.leave < c.enter || c.leave > r.join ||
+        if (c.enter < at || c.leave < c.enter || c.leave > team_end(r, th) ||
             (locks && (c.acquire < c.enter || c.acquire > c.leave)))
           throw std::invalid_argument(c.name + " [" + std::to_string(c.enter) + ", " + std::to_string(c.leave) +
                                       "] is out of time order");
@@ -132,15 +139,15 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
         check(OTF2_EvtWriter_ThreadFork(w, nullptr, region.fork, OTF2_PARADIGM_OPENMP,
                                         static_cast<std::uint32_t>(region.threads.size())),
               "fork");
-      check(OTF2_EvtWriter_Enter(w, nullptr, region.fork, kParallel), "enter parallel");
-      check(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, region.fork, kTeam), "team begin");
+      check(OTF2_EvtWriter_Enter(w, nullptr, team_begin(region, th), kParallel), "enter parallel");
+      check(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, team_begin(region, th), kTeam), "team begin");
       for (std::size_t i = 0; i < region.threads[th].size(); ++i) {
         const auto& c = region.threads[th][i];
         const auto it = orders.find({c.lock, c.acquire, r, th, i});
         write_call(w, c, it == orders.end() ? 0 : it->second);
       }
-      check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, region.join, kTeam), "team end");
-      check(OTF2_EvtWriter_Leave(w, nullptr, region.join, kParallel), "leave parallel");
+      check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, team_end(region, th), kTeam), "team end");
+      check(OTF2_EvtWriter_Leave(w, nullptr, team_end(region, th), kParallel), "leave parallel");
       if (th == 0) check(OTF2_EvtWriter_ThreadJoin(w, nullptr, region.join, OTF2_PARADIGM_OPENMP), "join");
     }
     if (th == 0) check(OTF2_EvtWriter_Leave(w, nullptr, end, kMain), "leave main");

@@ -13,6 +13,7 @@
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "cubescale/trace/synthetic_omp.hpp"
 #include "trace_files.hpp"
 
 namespace fs = std::filesystem;
@@ -125,6 +126,61 @@ TEST(ClockCondition, CycleRaisesFormatError) {
     EXPECT_NE(std::string(e.what()).find("cannot be corrected"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(".evt"), std::string::npos) << e.what();
   }
+}
+
+// Non-blocking collectives: a completion call waits for (and must not be left before) the
+// latest start, the root's start (non-roots), the latest start at the root, the latest ranked
+// up to the member (scans).
+TEST(ClockCondition, NonBlockingReferences) {
+  using analysis::kNoTime;
+  const std::vector<std::uint32_t> locations{0, 1, 2};
+  const std::vector<std::uint64_t> starts{100, 300, 200};
+  EXPECT_EQ(analysis::nonblocking_references(6, kNoTime, locations, starts),
+            (std::vector<std::uint64_t>{300, 300, 300}));  // allreduce
+  EXPECT_EQ(analysis::nonblocking_references(1, 2, locations, starts),
+            (std::vector<std::uint64_t>{200, 200, kNoTime}));  // bcast from location 2
+  EXPECT_EQ(analysis::nonblocking_references(2, 0, locations, starts),
+            (std::vector<std::uint64_t>{300, kNoTime, kNoTime}));  // gather to location 0
+  EXPECT_EQ(analysis::nonblocking_references(14, kNoTime, locations, starts),
+            (std::vector<std::uint64_t>{100, 300, 300}));  // scan
+}
+
+TEST(ClockCondition, NonBlockingCountsAndTimeCorrection) {
+  TempDir dir("nbclc");
+  const auto path = write(dir,
+                          {{{"MPI_Iallreduce", 100, 110, {}}, {"MPI_Wait", 150, 200, {}}},
+                           {{"MPI_Iallreduce", 300, 310, {}}, {"MPI_Wait", 320, 400, {}}}},
+                          500);
+  trace::Trace t(path);
+  analysis::AnalysisStats stats;
+  auto p = analysis::analyze(t, t.all_locations(), &stats);
+  EXPECT_EQ(stats.collective_violations, 1u);  // rank 0 left at 200, rank 1 started at 300
+  EXPECT_EQ(by_call(p, "clock_violations").at({0, "MPI_Wait"}), 1.0);
+  EXPECT_NEAR(by_call(p, "mpi_wait_nxn").at({0, "MPI_Wait"}), 50e-9, 1e-18);
+  p = analysis::analyze(t, t.all_locations(), &stats, {true, 0.0});
+  EXPECT_EQ(stats.corrected_jumps, 1u);
+  EXPECT_TRUE(by_call(p, "clock_violations").empty());
+  // the leave jumps to 300; the Wait's enter moves along the ramp from the start: 150 -> 200
+  EXPECT_NEAR(by_call(p, "mpi_wait_nxn").at({0, "MPI_Wait"}), 100e-9, 1e-18);
+}
+
+// OpenMP (clc's third kind): a worker's team begin before the fork, its barrier left before
+// the master entered, its team end after the join.
+TEST(ClockCondition, OpenMpCountsAndTimeCorrection) {
+  TempDir dir("ompclc");
+  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 300}}, {{"ibarrier", 150, 160}}}, {100, 80}, {500, 520}};
+  trace::write_omp_trace(dir.path.string(), "omp", {region}, 2, 1000);
+  trace::Trace t((dir.path / "omp.otf2").string());
+  analysis::AnalysisStats stats;
+  auto p = analysis::analyze(t, t.all_locations(), &stats);
+  EXPECT_EQ(stats.omp_violations, 3u);
+  EXPECT_EQ(stats.p2p_violations + stats.collective_violations, 0u);
+  EXPECT_EQ(by_call(p, "clock_violations").size(), 3u);
+  EXPECT_NEAR(by_call(p, "omp_ibarrier_wait").at({1, "!$omp implicit barrier @synthetic.c:2"}), 10e-9, 1e-18);
+  p = analysis::analyze(t, t.all_locations(), &stats, {true, 0.0});
+  EXPECT_EQ(stats.corrected_jumps, 3u);
+  EXPECT_TRUE(by_call(p, "clock_violations").empty());
+  EXPECT_NEAR(by_call(p, "omp_ibarrier_wait").at({1, "!$omp implicit barrier @synthetic.c:2"}), 30e-9, 1e-18);
 }
 
 // Scalasca's synchronization points (collective_sync), on records made by hand: members in rank

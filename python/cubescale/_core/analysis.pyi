@@ -353,5 +353,5 @@ def write_omp_trace(
     end: typing.SupportsInt | typing.SupportsIndex,
 ) -> int:
     """
-    Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', 'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', 'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'. Returns the events written.
+    Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', 'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', 'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'; optional 'begin' and 'end': per thread its team begin and end (default fork and join). Returns the events written.
     """

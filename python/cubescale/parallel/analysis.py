@@ -281,7 +281,8 @@ def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict |
                         "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts),
                         "sum_of_squares": sum(p["sum_of_squares"] for p in parts), "top": list(best.values())}
     return {"patterns": merged, **{k: sum(r[k] for r in everyone)
-                                   for k in ("p2p_violations", "collective_violations", "corrected_jumps")}}
+                                   for k in ("p2p_violations", "collective_violations", "omp_violations",
+                                             "corrected_jumps")}}
 
 
 def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:

@@ -36,6 +36,8 @@ class BesidePatterns final : public trace::CallPathObserver {
   std::vector<trace::CallPathObserver*> parts() override { return observers_; }
   // The counts, for late_receiver() to add its instances before finish.
   CountsObserver& counts() { return counts_; }
+  // The OpenMP records, for the clock checks and the time correction before finish.
+  OmpObserver& omp() { return omp_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted.

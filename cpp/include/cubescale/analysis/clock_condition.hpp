@@ -11,6 +11,9 @@
 //                   (barrier, N x N, MPI_Init/Finalize; N x N without full overlap the latest
 //                   sender's), the root's enter (1-to-N, non-roots receiving bytes), the latest
 //                   sender's enter (N-to-1, root only), the latest sender's up to mine (scans).
+// Non-blocking collectives (nonblocking_collectives.hpp: a completion call left before the
+// starts it waits for) count as collective; OpenMP fork/join/barriers (omp_patterns.hpp,
+// time_correct.hpp's count_omp_violations) as `omp`.
 // Scout writes no metric for them (clc prints totals); our report has `clock_violations`
 // (occurrences, on the call path of the receive or collective and the location that recorded it).
 #include <cstdint>
@@ -43,7 +46,7 @@ struct ClockViolations {
   bool checked = false;  // there were messages or collectives to check
   std::size_t cnodes = 0, locations = 0;
   std::vector<std::uint64_t> counts;  // [cnode * locations + column]
-  std::uint64_t point_to_point = 0, collective = 0;
+  std::uint64_t point_to_point = 0, collective = 0, omp = 0;
 };
 
 // Counts the violations of all records (`column` maps a dense location index to a column);

@@ -46,6 +46,9 @@ struct NonBlockingRecord {
 struct NonBlockingLocation {
   std::uint32_t location = kNone;
   std::vector<NonBlockingRecord> records;
+  // Per record the position of the event that started it (its request; without one, its
+  // completion): the time correction orders the start among the location's events.
+  std::vector<std::uint64_t> start_positions;
 };
 
 class NonBlockingExtractor final : public trace::CallPathObserver {
@@ -69,7 +72,7 @@ class NonBlockingExtractor final : public trace::CallPathObserver {
   std::vector<Frame> stack_;
   std::vector<std::pair<std::size_t, std::size_t>> pending_;  // (record, frame depth)
   struct Started {
-    std::uint64_t request, start;
+    std::uint64_t request, start, position;
     std::uint32_t order;
   };
   std::vector<Started> open_;
@@ -87,6 +90,31 @@ std::pair<Pattern, std::uint64_t> nonblocking_wait(SyncRule rule, std::uint32_t 
 // `world`: world_locations(defs).
 std::uint32_t nonblocking_root(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
                                const NonBlockingRecord& r);
+
+// The clock condition of non-blocking collectives, as their patterns define the waiting: a
+// member's completion call must not be left before the time it waits for (nonblocking_wait:
+// the latest start, the root's start, the latest start ranked up to mine; kNoTime: none).
+// `locations` and `starts` per member in communicator rank order; `root`: the root's location.
+std::vector<std::uint64_t> nonblocking_references(std::uint32_t op, std::uint32_t root,
+                                                  const std::vector<std::uint32_t>& locations,
+                                                  const std::vector<std::uint64_t>& starts);
+
+// The instances of the clock checks and the time correction: members (list, record) in
+// communicator rank order, the k-th started of every location that has a k-th on the
+// communicator (as the patterns' matcher forms them; members it would reject as inconsistent
+// are kept: the matcher raises afterwards). `lists` aligned with the records (null: none).
+struct NonBlockingInstance {
+  std::uint32_t op = 0, root = kNone;
+  std::vector<RecordRef> members;
+};
+std::vector<NonBlockingInstance> nonblocking_instances(const trace::Definitions& defs,
+                                                       const std::vector<NonBlockingLocation*>& lists);
+
+// Counts into `v` the completions left before what they wait for plus `latency` (as the
+// blocking collectives: v.collective and the completion call's call path and location).
+void count_nonblocking_violations(const std::vector<NonBlockingLocation*>& lists,
+                                  const std::vector<NonBlockingInstance>& instances,
+                                  const std::vector<std::uint32_t>& column, std::uint64_t latency, ClockViolations& v);
 
 // Time of a completion call to move into the collective classes of the metric tree.
 struct ClassMove {

@@ -16,6 +16,8 @@
 // omp_lock_contention_api, for the patterns whose operations occur. Non-pattern metrics are the
 // exclusive time of the OpenMP regions of their class (scalasca.spec classifies by name).
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +44,28 @@ struct LockRecord {
   bool api = false;  // omp_set_lock (else a critical section)
 };
 
+// OpenMP's synchronization for the clock checks (clc's third kind, src/clc/Synchronizer.cpp):
+// a team's THREAD_TEAM_BEGIN on every thread follows the master's THREAD_FORK; the master's
+// THREAD_JOIN follows every thread's THREAD_TEAM_END; a barrier inside a team is left after its
+// last member entered. Producers (fork, team end, barrier enter) and consumers (team begin,
+// join, barrier leave) of one group: a consumer must not come before the latest producer of its
+// group (plus the latency). Groups are per process: its threads are on one rank.
+enum class OmpSyncRole : std::uint8_t { Fork, TeamBegin, TeamEnd, Join, BarrierEnter, BarrierLeave };
+struct OmpSync {
+  std::uint64_t time = 0, position = 0;
+  std::uint32_t group = 0, cnode = 0;
+  std::uint32_t barrier = ~0u;  // BarrierEnter/Leave: index into OmpObserver::barriers()
+  OmpSyncRole role = OmpSyncRole::Fork;
+  bool producer() const {
+    return role == OmpSyncRole::Fork || role == OmpSyncRole::TeamEnd || role == OmpSyncRole::BarrierEnter;
+  }
+};
+struct OmpSyncLocation {
+  std::uint32_t location = 0;
+  std::vector<OmpSync> syncs;  // in recorded order
+  std::vector<std::uint32_t> barriers, locks;  // its records' indices in OmpObserver::barriers() / locks()
+};
+
 class OmpObserver final : public trace::CallPathObserver {
  public:
   explicit OmpObserver(const trace::Trace& trace);
@@ -52,13 +76,21 @@ class OmpObserver final : public trace::CallPathObserver {
   trace::EventTypeSet interest() const override { return any_ ? trace::EventTypeSet().set() : trace::EventTypeSet(); }
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
   const std::vector<LockRecord>& locks() const { return locks_; }
+  // The time correction moves them.
+  std::vector<BarrierRecord>& barriers() { return barriers_; }
+  std::vector<LockRecord>& locks() { return locks_; }
+  std::vector<OmpSyncLocation>& syncs() { return syncs_; }
+  const std::vector<OmpSyncLocation>& syncs() const { return syncs_; }
+  std::uint32_t sync_groups() const { return static_cast<std::uint32_t>(groups_.size()); }
 
  private:
   enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi };
   struct Frame {
-    std::uint64_t enter;
+    std::uint64_t enter, position;
     std::uint32_t region, cnode;
   };
+  void add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
+                std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier = ~0u);
   struct Team {
     std::uint32_t team, instance, barriers;
   };
@@ -70,6 +102,17 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<Team> teams_;
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
+  std::vector<OmpSyncLocation> syncs_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
+  struct Pending {
+    std::uint64_t time = 0, position = 0;
+    std::uint32_t cnode = 0;
+    bool valid = false;
+  };
+  Pending fork_;                                                 // a fork waiting for its team's begin
+  std::uint32_t ended_team_ = 0, ended_instance_ = 0;
+  bool ended_ = false;                                           // a team end waiting for its join
+  std::size_t unplaced_ = ~std::size_t(0);                       // a team begin outside every region
   std::uint32_t location_ = 0, process_ = 0;
   bool any_ = false;  // the trace has OpenMP barriers, critical sections or lock calls
 };

@@ -93,6 +93,11 @@ static_assert(std::is_trivially_copyable_v<SendValue> && sizeof(SendValue) == 40
 static_assert(std::is_trivially_copyable_v<SendCount> && sizeof(SendCount) == 24);
 static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValue) == 32);
 
+// A non-blocking collective's instance travels as a collective's, its members as
+// CollectiveRecords (enter: the start, leave: the completion call's leave, root: the root's
+// location) whose instance numbers have this bit, so that they never meet blocking ones.
+inline constexpr std::uint32_t kNonBlockingInstance = 0x80000000u;
+
 struct DistributedCorrection {
   std::uint32_t rank = 0;
   std::vector<std::uint32_t> owner, homes;
@@ -103,6 +108,15 @@ struct DistributedCorrection {
   std::vector<std::size_t> next;
   std::vector<std::uint64_t> offset;
   std::vector<std::vector<std::uint32_t>> send_k, receive_k;  // ordinal per (peer, communicator, tag)
+  std::vector<NonBlockingLocation*> nonblocking;          // per own location its non-blocking collectives (null: none)
+  std::vector<std::vector<std::uint32_t>> nonblocking_k;  // per such record its instance (kNonBlockingInstance set)
+  // OpenMP (local: a process's threads are on one rank), as time_correct.cpp's one-process replay.
+  std::vector<OmpSyncLocation*> omp;                      // per own location (null: none)
+  std::vector<std::vector<std::uint64_t>> omp_done;       // corrected producers
+  std::vector<std::vector<RecordRef>> group_producers;    // per group (own location, sync)
+  std::vector<std::uint64_t> group_reference;             // the latest producer (kNoTime: none)
+  std::vector<char> group_known;
+  std::uint64_t recorded_omp = 0;
   struct Key {
     std::uint64_t a, b, c;
     bool operator==(const Key&) const = default;
@@ -123,6 +137,7 @@ struct DistributedCorrection {
     std::vector<CollectiveRecord> members;
     std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
     bool partial = false;                 // an MPI_Init/Finalize some processes lack: no references
+    bool nonblocking = false;             // a non-blocking collective's: enters are starts, leaves completions' leaves
     std::size_t arrived = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;

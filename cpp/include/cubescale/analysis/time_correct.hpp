@@ -25,6 +25,8 @@
 
 #include "cubescale/analysis/clock_condition.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/nonblocking_collectives.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
 namespace cubescale::analysis {
@@ -34,30 +36,59 @@ struct TimeCorrectionStats {
   std::uint64_t largest = 0;   // the largest jump, ticks
 };
 
-// One communication event of a location: producers (sends, collective enters) are what other
-// locations depend on; consumers (receives, collective leaves) depend on them.
-enum class SyncKind : std::uint8_t { Receive, CollectiveLeave, Send, CollectiveEnter };
+// One communication event of a location: producers (sends, collective enters, the starts of
+// non-blocking collectives) are what other locations depend on; consumers (receives,
+// collective leaves, the leaves of non-blocking collectives' completion calls) depend on them.
+// OpenMP's fork, team end and barrier enter are producers of their group (omp_patterns.hpp),
+// team begin, join and barrier leave its consumers.
+enum class SyncKind : std::uint8_t {
+  Receive, CollectiveLeave, Send, CollectiveEnter, NonBlockingStart, NonBlockingLeave, OmpProducer, OmpConsumer
+};
 struct Sync {
   std::uint64_t time;   // original
   std::uint64_t order;  // recorded order among equal times
-  std::uint32_t index;  // into sends, receives or collectives
+  std::uint32_t index;  // into sends, receives, collectives or non-blocking records
   SyncKind kind;
-  bool producer() const { return kind == SyncKind::Send || kind == SyncKind::CollectiveEnter; }
+  bool producer() const {
+    return kind == SyncKind::Send || kind == SyncKind::CollectiveEnter || kind == SyncKind::NonBlockingStart ||
+           kind == SyncKind::OmpProducer;
+  }
 };
-// A location's communication events in time (then recorded) order: the forward amortization's steps.
-std::vector<Sync> sync_events(const LocationRecords& l);
+// A location's communication events in time (then recorded) order: the forward amortization's
+// steps (`nb`: its non-blocking collectives, `omp`: its OpenMP synchronization; may be null).
+std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocation* nb = nullptr,
+                              const OmpSyncLocation* omp = nullptr);
+// The OpenMP records of one location the correction moves (null: none).
+struct OmpMoves {
+  OmpSyncLocation* location = nullptr;
+  OmpObserver* observer = nullptr;
+};
 // Per location, after the forward amortization gave `corrected` (per sync event): the backward
-// amortization (may raise `corrected` inside ramps) and the new times of every time of `l` and
-// `x` (x may be null).
+// amortization (may raise `corrected` inside ramps) and the new times of every time of `l`,
+// `x`, `nb` and the OpenMP records (barriers, locks) of `omp` (x and nb may be null).
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& syncs,
-              std::vector<std::uint64_t>& corrected);
-// The FormatError of a location whose event `e` waits in a cycle.
-[[noreturn]] void uncorrectable(const trace::Trace& trace, const LocationRecords& l, const Sync& e);
+              std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb = nullptr, OmpMoves omp = {});
+// Per records index its non-blocking collectives (null: none) of `all` (the extractor's).
+std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
+                                                    std::vector<NonBlockingLocation>& all);
+// Per records index its OpenMP synchronization (null: none) of `omp` (may be null).
+std::vector<OmpSyncLocation*> align_omp(const std::vector<LocationRecords>& records, OmpObserver* omp);
 
-// Corrects every time of `records` and `extras` (same order) in place; `latency` in ticks.
+// Counts into `v` (v.omp and the consumer's call path and location) the OpenMP consumers before
+// the latest producer of their group plus `latency`.
+void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_t>& column, std::uint64_t latency,
+                          ClockViolations& v);
+// The FormatError of a location whose event `e` waits in a cycle.
+[[noreturn]] void uncorrectable(const trace::Trace& trace, const LocationRecords& l, const Sync& e,
+                                const NonBlockingLocation* nb = nullptr, const OmpSyncLocation* omp = nullptr);
+
+// Corrects every time of `records`, `extras` (same order) and `nb` (aligned with records, see
+// align_nonblocking; its instances `nb_instances`) in place; `latency` in ticks.
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
-                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency);
+                                  const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+                                  const std::vector<NonBlockingLocation*>& nb = {},
+                                  const std::vector<NonBlockingInstance>& nb_instances = {}, OmpObserver* omp = nullptr);
 
 // The clock checks of analyze(): counts the violations of the records as recorded (into
 // `stats`), corrects the records when options.time_correct (then counts again), and returns
@@ -69,6 +100,7 @@ struct ClockCheck {
 ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,
                         const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats);
+                        std::size_t cnodes, const AnalysisOptions& options, AnalysisStats* stats,
+                        std::vector<NonBlockingLocation>* nonblocking = nullptr, OmpObserver* omp = nullptr);
 
 }  // namespace cubescale::analysis

@@ -358,6 +358,7 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
 struct AnalysisStats {
   std::uint64_t events = 0, messages = 0, collectives = 0;
   std::uint64_t p2p_violations = 0, collective_violations = 0;  // as recorded (before any correction)
+  std::uint64_t omp_violations = 0;                              // OpenMP fork/join/barrier, as recorded
   std::uint64_t corrected_jumps = 0;                             // events the time correction moved forward
   std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
 };

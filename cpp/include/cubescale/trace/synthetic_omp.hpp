@@ -30,6 +30,9 @@ struct OmpCall {
 struct OmpParallel {
   std::uint64_t fork = 0, join = 0;
   std::vector<std::vector<OmpCall>> threads;  // per thread of the team (thread 0 is the master), in time order
+  // Per thread its THREAD_TEAM_BEGIN / THREAD_TEAM_END time (empty: fork / join for all), so
+  // that a test can record a worker before the fork or after the join (clock violations).
+  std::vector<std::uint64_t> begins, ends;
 };
 
 // Writes `<directory>/<name>.otf2`: one process with `threads` threads, main from 0 to `end`
