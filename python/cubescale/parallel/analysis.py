@@ -62,6 +62,7 @@ from .trace import rank_share
 __all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere"]
 
 _NO_RANK = 0xFFFFFFFF
+ROUND_BYTES = 16 << 20  # packed sends per rank and round of the message exchange (at most)
 
 
 class ReplayFormatError(FormatError, CollectiveError):
@@ -165,10 +166,12 @@ def _owners(trace, size: int) -> np.ndarray:
 
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
-                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0) -> dict:
+                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
+                  round_bytes: int = ROUND_BYTES) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
-    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes. Returns
+    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes; the
+    sends are exchanged in rounds of at most ``round_bytes`` per rank. Returns
     this rank's share
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
     ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
@@ -201,25 +204,11 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     correction = _time_correct(comm, replay, owner, homes) if time_correct else None
 
-    def packed():
-        nonlocal peak
-        replay.number_sends(owner, comm.size)
-        peak = max(peak, held())  # every record beside the slots, before the sends shrink to 40 bytes
-        return replay.pack_sends(owner, comm.size)
-
-    counts = _step(comm, packed)
-    peak = max(peak, held())
-    if comm.size == 1:  # the exchange would copy the sends onto themselves: the peak twice
-        replay.keep_own_sends()
-        sent = [int(counts[0])]
-    else:
-        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
-    peak = max(peak, held())
+    peak = max(peak, _message_rounds(comm, replay, owner, round_bytes, held))
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
     peak = max(peak, held())
     _step(comm, replay.match_messages)
-    exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
-    _step(comm, replay.late_receiver)  # before the collectives' exchanges: frees its buffers
+    _step(comm, replay.late_receiver)  # the Waitall/some sends; before the collectives' exchanges
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
@@ -252,6 +241,32 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Callable[[], int]) -> int:
+    """The message exchange in rounds (docs/analysis.md): every rank checks its sends first
+    (an error is raised on every rank before any exchange), then each round packs at most
+    ``round_bytes`` of each rank's next sends (and at least a ``Replay.min_rounds``-th of them),
+    moves them to the receivers' owners, which answer each send's receive posting time, and the
+    senders' owners compute Late Receiver of the round's sends and release their records. All
+    ranks run as many rounds (the largest number any rank needs), with or without sends.
+    Returns the most bytes held meanwhile."""
+    MPI = mpi(comm)
+    totals = np.asarray(_step(comm, lambda: replay.begin_sends(owner, comm.size)), dtype=np.int64)
+    incoming = np.empty(comm.size, dtype=np.int64)
+    comm.Alltoall(totals, incoming)
+    replay.expect_sends(int(incoming.sum()))
+    rounds = comm.allreduce(int(replay.send_rounds(round_bytes)), op=MPI.MAX)
+    peak = held()
+    for _ in range(rounds):
+        counts = replay.pack_round()
+        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_round, replay.send_bytes)
+        replay.answer_round()
+        peak = max(peak, held())
+        exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
+        peak = max(peak, held())
+        replay.late_receiver_round()
+    return max(peak, held())
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
