@@ -10,9 +10,10 @@ it held at once per communication event of its share.
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
                                    [--messages 50000] [--baseline OTHER_PYTHON]
 
-``--messages N`` adds a generated trace of point-to-point messages without collectives (N
-iterations of MPI_Isend / MPI_Irecv / MPI_Waitall and MPI_Ssend / MPI_Recv on a ring of 4
-processes; 0: none): the worst case for the memory of the message exchange.
+``--messages N`` adds two generated traces of point-to-point messages without collectives (N
+iterations on a ring of 4 processes of MPI_Ssend / MPI_Recv, then MPI_Send / MPI_Recv or
+MPI_Isend / MPI_Irecv / MPI_Waitall; 0: none): the worst cases for the memory of the message
+exchange.
 
 ``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
 in its own virtualenv): its one-process analysis and its replays run in the same run, in
@@ -78,20 +79,24 @@ def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
     return result["wall"], result["cpu"]
 
 
-def write_messages_trace(folder: str, iterations: int) -> str:
-    """A ring of 4 processes exchanging messages only (no collectives); returns its anchor."""
+def write_messages_trace(folder: str, iterations: int, nonblocking: bool) -> str:
+    """A ring of 4 processes exchanging messages only (no collectives): per iteration an
+    MPI_Ssend and an MPI_Recv, then an MPI_Isend and MPI_Irecv completed by an MPI_Waitall
+    (``nonblocking``) or an MPI_Send and an MPI_Recv; returns its anchor."""
     ranks = []
     for p in range(4):
         nxt, prev, calls = (p + 1) % 4, (p - 1) % 4, []
         for i in range(iterations):
             t = 1000 * i
-            calls += [("MPI_Isend", t + 10, t + 20, [nxt], 1), ("MPI_Irecv", t + 30, t + 40, [prev], 1),
-                      ("MPI_Waitall", t + 50 + 10 * p, t + 100, [prev], 1),
-                      *([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)] if p % 2 == 0
-                        else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])]
+            calls += ([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)] if p % 2 == 0
+                      else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])
+            calls += ([("MPI_Isend", t + 600, t + 610, [nxt], 1), ("MPI_Irecv", t + 620, t + 630, [prev], 1),
+                       ("MPI_Waitall", t + 650 + 10 * p, t + 700, [prev], 1)] if nonblocking
+                      else [("MPI_Send", t + 600, t + 610, [nxt], 1), ("MPI_Recv", t + 620 + 10 * p, t + 700, [prev], 1)])
         ranks.append(calls)
-    testing.write_mpi_trace(folder, "messages", ranks, end=1000 * iterations + 1000)
-    return os.path.join(folder, "messages.otf2")
+    name = "nonblocking" if nonblocking else "blocking"
+    testing.write_mpi_trace(folder, name, ranks, end=1000 * iterations + 1000)
+    return os.path.join(folder, f"{name}.otf2")
 
 
 def worker(path: str, output: str) -> None:
@@ -189,9 +194,10 @@ def main() -> None:
         more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
                        args.ranks, folder, args.baseline)
         speed, memory = speed + more[0], memory + more[1]
-        if args.messages:
-            more = measure("generated messages only (4 processes)", write_messages_trace(folder, args.messages),
-                           args.ranks, folder, args.baseline)
+        for nonblocking in [False, True] if args.messages else []:
+            kind = "non-blocking" if nonblocking else "blocking"
+            more = measure(f"generated {kind} messages only (4 processes)",
+                           write_messages_trace(folder, args.messages, nonblocking), args.ranks, folder, args.baseline)
             speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)

@@ -7,15 +7,16 @@ does). The C++ core (``_core.analysis.Replay``) streams only those locations' ev
 one fixed-size record per MPI message event and collective; this module moves the records
 between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 
-1. every send goes to the rank owning its receiver, which matches its locations' receives
-   against them (Late Sender and its wrong-order sub-patterns);
+1. every send goes to the rank owning its receiver, in rounds of bounded size (the sender
+   releases a round's records once they went), which matches its locations' receives against
+   them (Late Sender and its wrong-order sub-patterns);
 2. every collective record goes to the *home* rank of its instance (round robin over a
    communicator's instances), which checks that every member has it and reduces it (latest
    enter, earliest leave, the root's enter, prefix maxima for scans);
 3. the reductions return to the records' owners, which compute their collective patterns;
-4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): the
-   receiver's owner returns each send's receive posting time to the sender's owner (Late
-   Receiver), the homes return per collective record the time its leave must follow and whom it
+4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): in
+   each round the receiver's owner returns each send's receive posting time to the sender's
+   owner (Late Receiver, while the round's records exist), the homes return per collective record the time its leave must follow and whom it
    waited for (clock conditions, critical path); non-blocking collectives go to homes as the
    blocking ones; the critical path's backward walk moves from rank to rank with the location it
    is on; OpenMP patterns and counts are local; ``time_correct`` corrects the records first, in
