@@ -110,11 +110,13 @@ def raise_everywhere(comm, error: BaseException | None) -> None:
 
 
 def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callable[[int], np.ndarray],
-             record_bytes: int) -> list[int]:
+             record_bytes: int, expected: Sequence[int] | None = None) -> list[int]:
     """Collective ``Alltoallv`` of fixed-size records as bytes: ``outgoing`` holds
     ``counts[r]`` records for rank r, in rank order; ``incoming(n)`` gives the writable byte
     buffer for the ``n`` records this rank receives (in the senders' rank order). Returns the
-    records received from each rank.
+    records received from each rank. ``expected``: those counts when this rank knows them
+    already (the way back of an exchange: what it sent each rank), which saves the
+    ``Alltoall`` of the counts.
 
     Example
     -------
@@ -131,8 +133,11 @@ def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callab
         target[:] = outgoing
         return [int(send_counts[0])]
     MPI = mpi(comm)
-    received = np.empty(comm.size, dtype=np.int64)
-    comm.Alltoall(send_counts, received)
+    if expected is None:
+        received = np.empty(comm.size, dtype=np.int64)
+        comm.Alltoall(send_counts, received)
+    else:
+        received = np.asarray(expected, dtype=np.int64)
     target = incoming(int(received.sum()))
     record = MPI.BYTE.Create_contiguous(record_bytes).Commit()  # counts in records: far below 2**31
     try:
@@ -216,11 +221,11 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     peak = max(peak, held())
     _step(comm, replay.collectives_beside_home)
     # The extras before the reductions, so that the two never coexist (the memory bound).
-    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
+    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside)
     _step(comm, replay.reduce_collectives)
-    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
@@ -264,7 +269,7 @@ def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Cal
         sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_round, replay.send_bytes)
         replay.answer_round()
         peak = max(peak, held())
-        exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
+        exchange(comm, replay.home_posted(), sent, replay.posted, 8, expected=counts)  # each send's posting, back
         peak = max(peak, held())
         replay.late_receiver_round()
     return max(peak, held())
@@ -343,7 +348,7 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
                         replay.nonblocking_bytes)
     peak = held()
     _step(comm, replay.reduce_nonblocking)
-    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes)
+    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.nonblocking_after)
     return peak
