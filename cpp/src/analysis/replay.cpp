@@ -172,6 +172,7 @@ SendRecord* Replay::incoming_round(std::size_t n) {
 
 void Replay::release_packed() {
   // The sends before (next_list_, next_index_) went out: a list entirely, else its whole pages.
+  if (given_back_.size() != records_.size()) return;  // no rounds begun (pack_sends moved every send)
   for (std::size_t l = round_list_; l <= next_list_ && l < records_.size(); ++l) {
     auto& sends = records_[l].sends;
     if (l < next_list_ || next_index_ >= sends.size()) {
@@ -192,6 +193,7 @@ void Replay::release_packed() {
 
 void Replay::match_messages() {
   release(outgoing_sends_);
+  release_packed();  // the last round's records (messages_beside did when complete)
   ExchangedSendQueues queues(incoming_sends_);
   match_receives_of(queues, false);
   release(incoming_sends_);
