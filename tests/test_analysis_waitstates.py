@@ -703,9 +703,8 @@ def test_complete_replay_memory_messages_only(tmp_path, ranks):
 @pytest.mark.parametrize("ranks", [1, 4])
 def test_complete_replay_memory_nonblocking_messages_only(tmp_path, ranks):
     # MPI_Isend / MPI_Irecv keep their completion (24 bytes) and posting (8) beside the records
-    # from the extraction to their round: with nothing but messages, half of them non-blocking,
-    # the extraction holds (4 * 56 + 24 + 8) / 4 = 64 per event, and the rounds add the
-    # receivers' index (4 per receive) and their buffers: not yet within 64 (docs/analysis.md,
-    # "Not done yet"), but below the 68 of the records alone of an exchange in one piece.
+    # from the extraction: with nothing but messages, half of them non-blocking, the extraction
+    # holds (4 * 56 + 24 + 8) / 4 = 64 per event; then the completions fold into their send
+    # records but for their enter (8), which leaves room for the receivers' index and a round.
     peaks = _complete_replay_peaks(_messages_only_trace(tmp_path, True), ranks)
-    assert all(0 < p <= 68 for p in peaks), peaks
+    assert all(0 < p <= 64 for p in peaks), peaks

@@ -182,30 +182,30 @@ void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, double
     sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, location_});
 }
 
-void LateReceiverSends::send(const SendCompletion& c, std::uint32_t issued, std::uint64_t post, double tick,
+void LateReceiverSends::send(const SendCompletion& c, std::uint64_t sent, std::uint64_t post, double tick,
                              Severities& sev, CountsObserver* counts) {
   if (c.kind() == SendCompletionKind::None || post == kNoTime) return;
   const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
   if (c.kind() != SendCompletionKind::WaitMulti) return add(c, idle, tick, sev, counts);
   constexpr auto kNothing = ~std::size_t(0);  // a call met with no wait so far: nothing kept
-  if (open_.size() >= 64) {  // calls before this send's own are done (kept in multi_ if they waited)
-    pruned_ = std::max(pruned_, issued & SendCompletion::kCallMask);
-    std::erase_if(open_, [&](const auto& e) { return e.first < pruned_; });
+  if (open_.size() >= 64) {  // calls left before this send was made are done (kept in multi_ if they waited)
+    pruned_ = std::max(pruned_, sent);
+    std::erase_if(open_, [&](const auto& e) { return e.second.leave < pruned_; });
   }
   auto it = open_.find(c.call);
-  std::size_t at = it == open_.end() ? kNothing : it->second;
-  if (it == open_.end() && c.call < pruned_)
+  std::size_t at = it == open_.end() ? kNothing : it->second.index;
+  if (it == open_.end() && c.leave < pruned_)
     for (std::size_t k = multi_.size(); k-- > 0;)
       if (multi_[k].call.call == c.call) {
         at = k;
         break;
       }
   if (at == kNothing) {
-    open_[c.call] = kNothing;
+    open_[c.call] = {kNothing, c.leave};
     if (idle == 0) return;  // a call's largest wait of 0 adds nothing: keep nothing until one waits
     at = multi_.size();
     multi_.push_back({idle, c});
-    open_[c.call] = at;
+    open_[c.call] = {at, c.leave};
   }
   // scout replays backwards and keeps the first strictly largest: the last of equal ones
   if (idle >= multi_[at].idle) multi_[at] = {idle, c};
@@ -236,9 +236,9 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
   std::size_t extra = 0;  // the next Beside::Extra send's entry
   for (std::size_t i = 0; i < own.sends.size() && i < posted.size(); ++i) {
     const auto& s = own.sends[i];
-    if (s.beside() == Beside::Own) sends.send(own_completion(s), s.call, posted[i], tick, sev, counts);
+    if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], tick, sev, counts);
     else if (s.beside() == Beside::Extra && extra < extras.sends.size())
-      sends.send(extras.sends[extra++], s.call, posted[i], tick, sev, counts);
+      sends.send(extras.sends[extra++], s.time, posted[i], tick, sev, counts);
   }
   sends.finish(own.receives, sender_enter, tick, sev, counts);
 }

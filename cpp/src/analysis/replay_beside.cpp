@@ -1,6 +1,7 @@
 #include "cubescale/analysis/replay_beside.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -93,6 +94,44 @@ std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<Location
 
 }  // namespace
 
+namespace {
+
+// The MPI_Isend completions folded into their send records (Beside::Extra): after the time
+// correction and before packing nothing reads a send record's leave, call path or call number
+// (packing copies enter, time and the rest; Late Receiver reads the completion), so they take
+// the completion's leave, call path and number with its kind and emptiness bits; its enter
+// stays beside, 8 bytes in the first third of the completions' own buffer (the k-th enter at
+// byte 8k, written after the k-th completion at byte 24k was read), whose other pages go
+// back. Returns the entries folded.
+std::uint32_t completion_bits(const SendCompletion& c) {
+  return c.call | (std::uint32_t(c.kind_bits) << 29) | (std::uint32_t(c.empty) << 31);
+}
+
+std::size_t fold_completions(std::vector<MessageRecord>& sends, std::vector<SendCompletion>& completions) {
+  auto* raw = reinterpret_cast<unsigned char*>(completions.data());
+  std::size_t k = 0;
+  for (auto& s : sends) {
+    if (s.beside() != Beside::Extra || k >= completions.size()) continue;
+    const SendCompletion c = completions[k];
+    s.leave = c.leave, s.cnode = c.cnode, s.call = completion_bits(c);
+    std::memcpy(raw + 8 * k, &c.enter, 8);
+    ++k;
+  }
+  if (k) give_back_pages(raw + 8 * k, completions.capacity() * sizeof(SendCompletion) - 8 * k);
+  return k;
+}
+
+// The completion of folded send `s` whose enter is entry k of `completions`' buffer.
+SendCompletion folded_completion(const MessageRecord& s, const std::vector<SendCompletion>& completions, std::size_t k) {
+  SendCompletion c;
+  std::memcpy(&c.enter, reinterpret_cast<const unsigned char*>(completions.data()) + 8 * k, 8);
+  c.leave = s.leave, c.cnode = s.cnode;
+  c.call = s.call & SendCompletion::kCallMask, c.kind_bits = (s.call >> 29) & 3u, c.empty = s.call >> 31;
+  return c;
+}
+
+}  // namespace
+
 ReplayBeside& Replay::beside() {
   if (!beside_) needs_complete();
   return *beside_;
@@ -111,10 +150,15 @@ void Replay::begin_sends_beside() {
   b.late_sends.clear();
   b.next_completion.assign(records_.size(), 0);
   b.completions_given_back.assign(records_.size(), 0);
+  b.folded.assign(records_.size(), 0);
   b.extras_of.assign(n, kNone);
-  const auto& extras = b.completions.extras();
+  auto& extras = b.completions.extras();
   for (std::size_t e = 0; e < extras.size(); ++e)
     if (extras[e].location < n) b.extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto e = records_[i].location < n ? b.extras_of[records_[i].location] : kNone;
+    if (e != kNone) b.folded[i] = fold_completions(records_[i].sends, extras[e].sends);
+  }
   // Own receives per message queue, each queue's in recorded order (one location's): the k-th
   // send of a queue received in a round is answered with its k-th receive's posting time.
   b.receive_queues.clear();
@@ -185,9 +229,10 @@ void Replay::late_receiver_round() {
       const auto& s = sends[i];
       const auto posted = b.posted[at[rank_of(s)]++];
       if (s.beside() == Beside::Own) {
-        b.late_sends[l].send(own_completion(s), s.call, posted, tick, severities_, &b.counts);
-      } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < completions->size()) {
-        b.late_sends[l].send((*completions)[b.next_completion[l]++], s.call, posted, tick, severities_, &b.counts);
+        b.late_sends[l].send(own_completion(s), s.time, posted, tick, severities_, &b.counts);
+      } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < b.folded[l]) {
+        const auto c = folded_completion(s, *completions, b.next_completion[l]++);
+        b.late_sends[l].send(c, s.time, posted, tick, severities_, &b.counts);
       }
     }
     if (!completions) continue;
@@ -200,7 +245,7 @@ void Replay::late_receiver_round() {
     constexpr std::uintptr_t kPage = 4096;
     const auto base = reinterpret_cast<std::uintptr_t>(completions->data());
     const auto begin = (base + kPage - 1) & ~(kPage - 1);
-    const auto end = (base + b.next_completion[l] * sizeof(SendCompletion)) & ~(kPage - 1);
+    const auto end = (base + b.next_completion[l] * 8) & ~(kPage - 1);  // folded: 8-byte enters
     if (end > begin && end - begin > b.completions_given_back[l]) {
       give_back_pages(reinterpret_cast<const void*>(begin + b.completions_given_back[l]),
                       end - begin - b.completions_given_back[l]);
@@ -329,6 +374,7 @@ void Replay::late_receiver() {
   release(b.late_sends);
   release(b.next_completion);
   release(b.completions_given_back);
+  release(b.folded);
   release(b.late_multi);
   release(b.late_multi_enter);
   release(b.completions.extras());
@@ -439,12 +485,18 @@ std::uint64_t Replay::beside_bytes() {
   // doubled list is never written and holds no memory, so count what they hold.
   for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
-  for (const auto& x : b.completions.extras())  // Late Receiver's extras
-    n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
-  for (std::size_t i = 0; i < records_.size() && i < b.completions_given_back.size(); ++i) {
-    const auto loc = records_[i].location;
-    const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
-    if (e != kNone) n -= std::min<std::uint64_t>(b.completions_given_back[i], b.completions.extras()[e].sends.capacity() * sizeof(SendCompletion));
+  // Late Receiver's extras: the completions, or once folded (begin_sends) their enters left.
+  const auto& extras = b.completions.extras();
+  for (const auto& x : extras) n += x.receive_posted.capacity() * 8;
+  if (b.folded.empty()) {
+    for (const auto& x : extras) n += x.sends.capacity() * sizeof(SendCompletion);
+  } else {
+    for (std::size_t i = 0; i < records_.size() && i < b.folded.size(); ++i) {
+      const auto loc = records_[i].location;
+      const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
+      if (e == kNone || extras[e].sends.capacity() == 0) continue;
+      n += b.folded[i] * 8 - std::min<std::uint64_t>(b.completions_given_back[i], b.folded[i] * 8);
+    }
   }
   for (const auto& l : b.nonblocking.records())
     n += l.records.capacity() * sizeof(NonBlockingRecord);

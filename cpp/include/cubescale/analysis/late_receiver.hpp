@@ -128,15 +128,15 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records);
 class LateReceiverSends {
  public:
   LateReceiverSends(std::uint32_t location, std::size_t column) : location_(location), column_(column) {}
-  // `c`: the completion of a send the call number `issued` made (MessageRecord::call; kind
-  // None: counts nothing); `posted`: kNoTime if unmatched.
-  void send(const SendCompletion& c, std::uint32_t issued, std::uint64_t posted, double tick, Severities& sev,
+  // `c`: the completion of a send made at `sent` (the send event's time; kind None: counts
+  // nothing); `posted`: kNoTime if unmatched.
+  void send(const SendCompletion& c, std::uint64_t sent, std::uint64_t posted, double tick, Severities& sev,
             CountsObserver* counts);
   // `receives` with `sender_enter` (the enter of each one's send): a Waitall/some that waited as
   // a Late Sender is no Late Receiver (scout's exclusion); receives of other calls count nothing.
   void finish(const std::vector<MessageRecord>& receives, const std::vector<std::uint64_t>& sender_enter,
               double tick, Severities& sev, CountsObserver* counts);
-  std::size_t bytes() const { return multi_.size() * sizeof(Largest) + open_.size() * 32; }
+  std::size_t bytes() const { return multi_.size() * sizeof(Largest) + open_.size() * 40; }
 
  private:
   struct Largest {
@@ -149,12 +149,16 @@ class LateReceiverSends {
   // Per Waitall/some call that waited (in the order of its first wait) its largest Late
   // Receiver: 32 bytes each until finish(); a call without a wait keeps nothing (its largest, 0,
   // adds nothing). `open_` finds the calls that may still complete later sends (call -> index
-  // or none yet): a send issued by a later call than w cannot be followed by one w completes
-  // (w was left before), so such w leave it (below `pruned_`); a call below it not found there
-  // is searched in `multi_` (a nested trace's rare case).
+  // or none yet, and the call's leave): a call left before a send was made completes no later
+  // send, so such calls leave it (those left before `pruned_`); a call left before it and not
+  // found there is searched in `multi_` (a trace out of time order).
+  struct Open {
+    std::size_t index;
+    std::uint64_t leave;
+  };
   std::vector<Largest> multi_;
-  std::unordered_map<std::uint32_t, std::size_t> open_;
-  std::uint32_t pruned_ = 0;
+  std::unordered_map<std::uint32_t, Open> open_;
+  std::uint64_t pruned_ = 0;
 };
 
 // Late Receiver of one location into sev.values[LateReceiver] (seconds: ticks * `tick`,

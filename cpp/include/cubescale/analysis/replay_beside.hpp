@@ -155,6 +155,7 @@ struct ReplayBeside {
   // receive's index in its list or kExtraRef | its MPI_Irecv posting's entry.
   std::vector<LateReceiverSends> late_sends;
   std::vector<std::size_t> next_completion, completions_given_back;  // entries; bytes of whole pages
+  std::vector<std::size_t> folded;  // MPI_Isend completions folded into their records (replay_beside.cpp)
   std::vector<std::size_t> extras_of;
   struct ReceiveQueue {
     std::uint32_t list = 0, start = 0, count = 0, next = 0;
