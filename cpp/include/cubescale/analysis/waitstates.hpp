@@ -71,7 +71,9 @@ enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 // an MPI_Irecv's posting have an entry beside the records (Extra: CompletionExtractor's, the
 // k-th Extra record of a location has its k-th entry); other sends (MPI_Bsend, MPI_Sendrecv,
 // outside any call ...) count for nothing (None). So only non-blocking messages cost memory
-// beside the records (the replay's bound, docs/analysis.md).
+// beside the records (the replay's bound, docs/analysis.md); in the replay over ranks an
+// Extra send's record holds its completion's leave, call path and call number from
+// Replay::begin_sends on (replay_beside.cpp, fold_completions).
 enum class Beside : std::uint8_t { None, Own, Extra };
 
 // One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
