@@ -8,7 +8,12 @@ and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the b
 it held at once per communication event of its share.
 
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
-                                   [--baseline OTHER_PYTHON]
+                                   [--messages 50000] [--baseline OTHER_PYTHON]
+
+``--messages N`` adds two generated traces of point-to-point messages without collectives (N
+iterations on a ring of 4 processes of MPI_Ssend / MPI_Recv, then MPI_Send / MPI_Recv or
+MPI_Isend / MPI_Irecv / MPI_Waitall; 0: none): the worst cases for the memory of the message
+exchange.
 
 ``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
 in its own virtualenv): its one-process analysis and its replays run in the same run, in
@@ -72,6 +77,26 @@ def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
         raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
     result = json.loads(done.stdout.splitlines()[-1])
     return result["wall"], result["cpu"]
+
+
+def write_messages_trace(folder: str, iterations: int, nonblocking: bool) -> str:
+    """A ring of 4 processes exchanging messages only (no collectives): per iteration an
+    MPI_Ssend and an MPI_Recv, then an MPI_Isend and MPI_Irecv completed by an MPI_Waitall
+    (``nonblocking``) or an MPI_Send and an MPI_Recv; returns its anchor."""
+    ranks = []
+    for p in range(4):
+        nxt, prev, calls = (p + 1) % 4, (p - 1) % 4, []
+        for i in range(iterations):
+            t = 1000 * i
+            calls += ([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)] if p % 2 == 0
+                      else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])
+            calls += ([("MPI_Isend", t + 600, t + 610, [nxt], 1), ("MPI_Irecv", t + 620, t + 630, [prev], 1),
+                       ("MPI_Waitall", t + 650 + 10 * p, t + 700, [prev], 1)] if nonblocking
+                      else [("MPI_Send", t + 600, t + 610, [nxt], 1), ("MPI_Recv", t + 620 + 10 * p, t + 700, [prev], 1)])
+        ranks.append(calls)
+    name = "nonblocking" if nonblocking else "blocking"
+    testing.write_mpi_trace(folder, name, ranks, end=1000 * iterations + 1000)
+    return os.path.join(folder, f"{name}.otf2")
 
 
 def worker(path: str, output: str) -> None:
@@ -153,6 +178,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=900000)
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--messages", type=int, default=50000, help="iterations of the messages-only trace (0: none)")
     parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
@@ -168,6 +194,11 @@ def main() -> None:
         more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
                        args.ranks, folder, args.baseline)
         speed, memory = speed + more[0], memory + more[1]
+        for nonblocking in [False, True] if args.messages else []:
+            kind = "non-blocking" if nonblocking else "blocking"
+            more = measure(f"generated {kind} messages only (4 processes)",
+                           write_messages_trace(folder, args.messages, nonblocking), args.ranks, folder, args.baseline)
+            speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)
     print("| trace | events | what | wall s | CPU s (per rank) | M events/s | of the limit (wall) |"

@@ -101,8 +101,26 @@ void register_replay(py::module_ m) {
             return byte_view(v, self);
           },
           py::arg("records"), "A writable byte view of `records` sends to receive into.")
-      .def("keep_own_sends", &Replay::keep_own_sends,
-           "One rank: the packed sends become the sends received, without a copy (instead of the exchange).")
+      .def("begin_sends", &Replay::begin_sends, py::arg("owner"), py::arg("ranks"),
+           "The message exchange in rounds: checks own sends (FormatError for a receiver nobody analyzes); "
+           "returns own sends per receiver's owner.")
+      .def("expect_sends", &Replay::expect_sends, py::arg("total"),
+           "The sends this rank receives over all rounds (its buffer is reserved once).")
+      .def("send_rounds", &Replay::send_rounds, py::arg("round_bytes"),
+           "Rounds this rank needs with at most `round_bytes` of packed sends per round (and at least "
+           "Replay.min_rounds); every rank runs the largest number over the ranks.")
+      .def_property_readonly_static("min_rounds", [](py::object) { return Replay::kMinRounds; })
+      .def("pack_round", &Replay::pack_round, py::call_guard<py::gil_scoped_release>(),
+           "Releases the sends packed before, packs the round's next own sends by receiver's owner "
+           "(outgoing_sends); returns records per rank.")
+      .def(
+          "incoming_round",
+          [](py::object self, std::size_t n) {
+            auto* data = self.cast<Replay&>().incoming_round(n);
+            return py::array(py::dtype::of<std::uint8_t>(), {static_cast<py::ssize_t>(n * sizeof(analysis::SendRecord))},
+                             {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), self);
+          },
+          py::arg("records"), "A writable byte view of the round's `records` sends to receive, appended to the others.")
       .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
            "Own receives against the sends received; FormatError on unmatched ones.")
       .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},
@@ -150,14 +168,12 @@ void register_replay(py::module_ m) {
       .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.")
       // --- complete: the steps of analysis/replay_beside.hpp, in this order around the others ---
       .def_property_readonly_static("extra_bytes", [](py::object) { return sizeof(analysis::CollectiveExtra); })
-      .def("number_sends", &Replay::number_sends, py::arg("owner"), py::arg("ranks"),
-           "Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).")
-      .def("messages_beside", &Replay::messages_beside, py::call_guard<py::gil_scoped_release>(),
-           "After the send exchange, before match_messages: clock condition, Late Sender sync points and the "
-           "posting time of each receive for its send (home_posted, in the order the sends came).")
+      .def("answer_round", &Replay::answer_round, py::call_guard<py::gil_scoped_release>(),
+           "In each round, after the sends came: per send received its receive's posting time (home_posted, "
+           "in the order the sends came).")
       .def(
           "home_posted", [](py::object self) { return byte_view(self.cast<Replay&>().home_posted(), self); },
-          "Per send received its receive's posting time (8 bytes each, a view).")
+          "Per send received this round its receive's posting time (8 bytes each, a view).")
       .def(
           "posted",
           [](py::object self, std::size_t n) {
@@ -165,7 +181,11 @@ void register_replay(py::module_ m) {
             v.resize(n);
             return byte_view(v, self);
           },
-          py::arg("n"), "A writable view for `n` posting times returned for own sends (the send exchange reversed).")
+          py::arg("n"), "A writable view for `n` posting times returned for the round's own sends (its exchange reversed).")
+      .def("late_receiver_round", &Replay::late_receiver_round, py::call_guard<py::gil_scoped_release>(),
+           "With the posting times back: Late Receiver of the round's own sends; releases their records.")
+      .def("messages_beside", &Replay::messages_beside, py::call_guard<py::gil_scoped_release>(),
+           "After the last round, before match_messages: clock condition and Late Sender sync points.")
       .def("collectives_beside_home", &Replay::collectives_beside_home, py::call_guard<py::gil_scoped_release>(),
            "Home, before reduce_collectives: per record received its clock reference and whom it waits for.")
       .def(
@@ -182,7 +202,7 @@ void register_replay(py::module_ m) {
       .def("collectives_beside", &Replay::collectives_beside, py::call_guard<py::gil_scoped_release>(),
            "Before collective_severities: collective clock conditions and sync points of own records.")
       .def("late_receiver", &Replay::late_receiver, py::call_guard<py::gil_scoped_release>(),
-           "Right after the posting times came back: Late Receiver of own sends (frees what it needed).")
+           "After match_messages: Late Receiver of the sends an MPI_Waitall/some completes (frees what it needed).")
       .def("late_receiver_after", &Replay::late_receiver_after, py::call_guard<py::gil_scoped_release>(),
            "After collective_severities: adds the Late Receiver values.")
       .def_property_readonly_static("nonblocking_bytes", [](py::object) { return sizeof(analysis::NonBlockingRecord); })

@@ -46,16 +46,6 @@ void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
   last_time_ = e.time;
   auto& out = extras_.back();
   const bool in_call = !stack_.empty();
-  // The call an event happens in (an event outside any call is its own call, as RecordExtractor counts).
-  auto here = [&](SendCompletion& c) {
-    if (in_call) {
-      const auto& f = stack_.back();
-      c = {f.enter, f.enter, f.cnode, f.call, f.region < region_kind_.size() ? region_kind_[f.region] : SendCompletionKind::None};
-      pending_.push_back({out.sends.size() - 1, stack_.size()});
-    } else {
-      c = {e.time, e.time, cnode, calls_++, SendCompletionKind::None};
-    }
-  };
   switch (e.type) {
     case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++, cnode}); break;
     case trace::EventType::Leave:
@@ -63,9 +53,9 @@ void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       if (in_call) stack_.pop_back();
       break;
     case trace::EventType::MpiSend:
-      out.sends.emplace_back();
-      here(out.sends.back());
-      out.sends.back().empty = e.bytes == 0;
+      // Completed by its own call: the record has it (Beside::Own or None). An event outside any
+      // call is its own call, as RecordExtractor counts.
+      if (!in_call) calls_++;
       break;
     case trace::EventType::MpiIsend:
       out.sends.emplace_back();  // completed later, by its MPI_ISEND_COMPLETE
@@ -88,8 +78,7 @@ void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       out.sends[index] = c;
       break;
     }
-    case trace::EventType::MpiRecv:
-      out.receive_posted.push_back(in_call ? stack_.back().enter : e.time);
+    case trace::EventType::MpiRecv:  // posted when its own call was entered: the record's enter
       if (!in_call) calls_++;
       break;
     case trace::EventType::MpiIrecvRequest:
@@ -177,59 +166,109 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   return out;
 }
 
-void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
-                   const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev, CountsObserver* counts) {
-  auto& values = sev.values[std::size_t(Pattern::LateReceiver)];
-  if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
-  // `c`: the completing call, with the emptiness of the send the instance is classified by.
-  auto add = [&](const SendCompletion& c, std::uint64_t ticks) {
-    if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
-    values[std::size_t(c.cnode) * sev.locations + column] += static_cast<double>(ticks) * tick;
-    if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column), c.empty);
-    if (sev.instances)
-      sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, own.location});
-  };
+SendCompletion own_completion(const MessageRecord& send) {
+  SendCompletion c(send.enter, send.leave, send.cnode, send.call, SendCompletionKind::Blocking);
+  c.empty = send.empty;
+  return c;
+}
+
+void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, double tick, Severities& sev,
+                            CountsObserver* counts) const {
+  if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
+  sev.values[std::size_t(Pattern::LateReceiver)][std::size_t(c.cnode) * sev.locations + column_] +=
+      static_cast<double>(ticks) * tick;
+  if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column_), c.empty);
+  if (sev.instances)
+    sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, location_});
+}
+
+void LateReceiverSends::send(const SendCompletion& c, std::uint64_t sent, std::uint64_t post, double tick,
+                             Severities& sev, CountsObserver* counts) {
+  if (c.kind() == SendCompletionKind::None || post == kNoTime) return;
+  const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
+  if (c.kind() != SendCompletionKind::WaitMulti) return add(c, idle, tick, sev, counts);
+  constexpr auto kNothing = ~std::size_t(0);  // a call met with no wait so far: nothing kept
+  if (open_.size() >= 64) {  // calls left before this send was made are done (kept in multi_ if they waited)
+    pruned_ = std::max(pruned_, sent);
+    std::erase_if(open_, [&](const auto& e) { return e.second.leave < pruned_; });
+  }
+  auto it = open_.find(c.call);
+  std::size_t at = it == open_.end() ? kNothing : it->second.index;
+  if (it == open_.end() && c.leave < pruned_)
+    for (std::size_t k = multi_.size(); k-- > 0;)
+      if (multi_[k].call.call == c.call) {
+        at = k;
+        break;
+      }
+  if (at == kNothing) {
+    open_[c.call] = {kNothing, c.leave};
+    if (idle == 0) return;  // a call's largest wait of 0 adds nothing: keep nothing until one waits
+    at = multi_.size();
+    multi_.push_back({idle, c});
+    open_[c.call] = {at, c.leave};
+  }
+  // scout replays backwards and keeps the first strictly largest: the last of equal ones
+  if (idle >= multi_[at].idle) multi_[at] = {idle, c};
+}
+
+void LateReceiverSends::finish(const std::vector<MessageRecord>& receives, const std::vector<std::uint64_t>& sender_enter,
+                               double tick, Severities& sev, CountsObserver* counts) {
   // A Waitall/Waitsome that waited as a Late Sender is no Late Receiver (scout's exclusion).
   std::unordered_set<std::uint32_t> late_sender_calls;
-  for (std::size_t j = 0; j < own.receives.size() && j < sender_enter.size(); ++j) {
-    const auto& r = own.receives[j];
+  for (std::size_t j = 0; j < receives.size() && j < sender_enter.size(); ++j) {
+    const auto& r = receives[j];
     if (r.call_kind != CallKind::WaitMulti || sender_enter[j] == kNoTime) continue;
     // the call's number as SendCompletion keeps it
     if (std::min(sender_enter[j], r.leave) > r.enter) late_sender_calls.insert(r.call & SendCompletion::kCallMask);
   }
-  struct Largest {
-    std::uint64_t idle;
-    SendCompletion call;
-  };
-  std::unordered_map<std::uint32_t, Largest> multi;  // call -> its largest Late Receiver
-  std::vector<std::uint32_t> multi_order;
-  for (std::size_t i = 0; i < extras.sends.size() && i < posted.size(); ++i) {
-    const auto& c = extras.sends[i];
-    if (c.kind() == SendCompletionKind::None || posted[i] == kNoTime) continue;
-    const auto post = posted[i];
-    const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
-    if (c.kind() != SendCompletionKind::WaitMulti) {
-      add(c, idle);
-    } else if (!late_sender_calls.count(c.call)) {
-      auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c});
-      if (fresh) multi_order.push_back(c.call);
-      // scout replays backwards and keeps the first strictly largest: the last of equal ones
-      if (idle >= it->second.idle) it->second = {idle, c};
-    }
-  }
-  for (auto call : multi_order) add(multi[call].call, multi[call].idle);
+  for (const auto& m : multi_)
+    if (!late_sender_calls.count(m.call.call)) add(m.call, m.idle, tick, sev, counts);
+  std::vector<Largest>().swap(multi_);
+  open_.clear();
+  pruned_ = 0;
 }
+
+void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
+                   const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
+                   Severities& sev, CountsObserver* counts) {
+  if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
+  LateReceiverSends sends(own.location, column);
+  std::size_t extra = 0;  // the next Beside::Extra send's entry
+  for (std::size_t i = 0; i < own.sends.size() && i < posted.size(); ++i) {
+    const auto& s = own.sends[i];
+    if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], tick, sev, counts);
+    else if (s.beside() == Beside::Extra && extra < extras.sends.size())
+      sends.send(extras.sends[extra++], s.time, posted[i], tick, sev, counts);
+  }
+  sends.finish(own.receives, sender_enter, tick, sev, counts);
+}
+
+namespace {
+
+// Per receive of `l` the enter of the call that posted it (its own call's, or its MPI_Irecv's).
+std::vector<std::uint64_t> postings(const LocationRecords& l, const PointToPointExtras& extras) {
+  std::vector<std::uint64_t> out;
+  out.reserve(l.receives.size());
+  std::size_t extra = 0;
+  for (const auto& r : l.receives)
+    out.push_back(r.beside() != Beside::Extra ? r.enter
+                  : extra < extras.receive_posted.size() ? extras.receive_posted[extra++]
+                                                         : kNoTime);
+  return out;
+}
+
+}  // namespace
 
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
                    CountsObserver* counts) {
+  std::vector<std::vector<std::uint64_t>> posting(records.size());
+  for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) posting[l] = postings(records[l], extras[l]);
   for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
     std::vector<std::uint64_t> posted(records[l].sends.size(), kNoTime), sender_enter(records[l].receives.size(), kNoTime);
     for (std::size_t i = 0; i < posted.size(); ++i) {
       const auto r = pairs.receive_of_send[l][i];
-      if (r.list != kNone && r.index < extras[r.list].receive_posted.size())
-        posted[i] = extras[r.list].receive_posted[r.index];
+      if (r.list != kNone && r.index < posting[r.list].size()) posted[i] = posting[r.list][r.index];
     }
     for (std::size_t j = 0; j < sender_enter.size(); ++j) {
       const auto s = pairs.send_of_receive[l][j];

@@ -106,8 +106,94 @@ std::vector<std::uint64_t> Replay::pack_sends(const std::vector<std::uint32_t>& 
   return counts;  // the receivers' owners match them
 }
 
+std::vector<std::uint64_t> Replay::begin_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
+  // Every check before any round, so that every rank fails (or not) before the first exchange.
+  std::vector<std::uint64_t> totals(ranks, 0);
+  for (const auto& l : records_)
+    for (const auto& s : l.sends) {
+      if (s.peer >= owner.size() || owner[s.peer] >= ranks || !analyzed_[s.peer])
+        fail(trace_, s.location, s.position, s.time,
+             "MPI send to " + trace_.definitions().locations[s.peer].name + ", which is not analyzed");
+      ++totals[owner[s.peer]];
+    }
+  owner_ = owner;
+  ranks_ = ranks;
+  next_list_ = next_index_ = round_list_ = round_index_ = 0;
+  round_counts_.assign(ranks, 0);
+  given_back_.assign(records_.size(), 0);
+  if (beside_) begin_sends_beside();
+  return totals;
+}
+
+void Replay::expect_sends(std::uint64_t total) {
+  SendBuffer().swap(incoming_sends_);
+  incoming_sends_.reserve(total);  // appended round by round without regrowth
+  round_received_ = 0;
+}
+
+std::uint64_t Replay::send_rounds(std::uint64_t round_bytes) {
+  std::uint64_t sends = 0;
+  for (const auto& l : records_) sends += l.sends.size();
+  const std::uint64_t cap = std::max<std::uint64_t>(1, round_bytes / sizeof(SendRecord));
+  round_size_ = std::max<std::uint64_t>(1, std::min(cap, (sends + kMinRounds - 1) / kMinRounds));
+  return (sends + round_size_ - 1) / round_size_;
+}
+
+std::vector<std::uint64_t> Replay::pack_round() {
+  if (owner_.empty() && ranks_ == 0) throw std::logic_error("pack_round needs begin_sends first");
+  release_packed();
+  round_list_ = next_list_, round_index_ = next_index_;
+  // The next round_size_ sends in location then recorded order, grouped by the receiver's owner
+  // (stable: each sender's order survives the exchange, round after round).
+  std::fill(round_counts_.begin(), round_counts_.end(), 0);
+  std::size_t n = 0, list = next_list_, index = next_index_;
+  for (; list < records_.size() && n < round_size_; ++list, index = 0) {
+    const auto& sends = records_[list].sends;
+    for (; index < sends.size() && n < round_size_; ++index, ++n) ++round_counts_[rank_of(sends[index])];
+    if (index < sends.size()) break;
+  }
+  next_list_ = list, next_index_ = index;
+  std::vector<std::uint64_t> at(ranks_, 0);
+  for (std::size_t r = 1; r < ranks_; ++r) at[r] = at[r - 1] + round_counts_[r - 1];
+  outgoing_sends_.resize(n);
+  for (std::size_t l = round_list_, i = round_index_; l < records_.size() && packed_before(l, i); ++l, i = 0)
+    for (const auto& sends = records_[l].sends; i < sends.size() && packed_before(l, i); ++i)
+      outgoing_sends_[at[rank_of(sends[i])]++] = SendRecord(sends[i]);
+  return round_counts_;
+}
+
+SendRecord* Replay::incoming_round(std::size_t n) {
+  if (incoming_sends_.size() + n > incoming_sends_.capacity())
+    throw std::logic_error("incoming_round: more sends than expect_sends announced");
+  round_received_ = incoming_sends_.size();
+  incoming_sends_.resize(round_received_ + n);
+  return incoming_sends_.data() + round_received_;
+}
+
+void Replay::release_packed() {
+  // The sends before (next_list_, next_index_) went out: a list entirely, else its whole pages.
+  if (given_back_.size() != records_.size()) return;  // no rounds begun (pack_sends moved every send)
+  for (std::size_t l = round_list_; l <= next_list_ && l < records_.size(); ++l) {
+    auto& sends = records_[l].sends;
+    if (l < next_list_ || next_index_ >= sends.size()) {
+      release(sends);
+      given_back_[l] = 0;
+      continue;
+    }
+    constexpr std::uintptr_t kPage = 4096;
+    const auto base = reinterpret_cast<std::uintptr_t>(sends.data());
+    const auto end = (base + next_index_ * sizeof(MessageRecord)) & ~(kPage - 1);
+    const auto begin = (base + kPage - 1) & ~(kPage - 1);
+    if (end <= begin || end - begin <= given_back_[l]) continue;
+    give_back_pages(reinterpret_cast<const void*>(begin + given_back_[l]), end - begin - given_back_[l]);
+    given_back_[l] = end - begin;
+  }
+  round_list_ = next_list_, round_index_ = next_index_;
+}
+
 void Replay::match_messages() {
   release(outgoing_sends_);
+  release_packed();  // the last round's records (messages_beside did when complete)
   ExchangedSendQueues queues(incoming_sends_);
   match_receives_of(queues, false);
   release(incoming_sends_);
@@ -186,11 +272,17 @@ profile::LocalProfile Replay::finish(const std::vector<bool>& present) {
 
 std::uint64_t Replay::record_bytes() const {
   std::uint64_t n = 0;
-  // The lists' records (their unused capacity is never touched, see the constructor); the
-  // exchange buffers are as large as their contents.
-  for (const auto& l : records_)
+  // The lists' records (their unused capacity is never touched, see the constructor; the pages
+  // given back of a list half packed are not counted); the other buffers are as large as their
+  // contents.
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto& l = records_[i];
     n += (l.sends.size() + l.receives.size()) * sizeof(MessageRecord) + l.collectives.size() * sizeof(CollectiveRecord);
-  return n + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
+    if (i < given_back_.size()) n -= std::min<std::uint64_t>(given_back_[i], l.sends.size() * sizeof(MessageRecord));
+  }
+  // The sends received are appended round by round into a buffer reserved once and never
+  // zeroed (SendBuffer): its pages are touched as the rounds fill it, so count its size.
+  return n + (outgoing_sends_.capacity() + incoming_sends_.size()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
          (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);
 }

@@ -1,7 +1,9 @@
 #include "cubescale/analysis/replay_beside.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -92,6 +94,44 @@ std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<Location
 
 }  // namespace
 
+namespace {
+
+// The MPI_Isend completions folded into their send records (Beside::Extra): after the time
+// correction and before packing nothing reads a send record's leave, call path or call number
+// (packing copies enter, time and the rest; Late Receiver reads the completion), so they take
+// the completion's leave, call path and number with its kind and emptiness bits; its enter
+// stays beside, 8 bytes in the first third of the completions' own buffer (the k-th enter at
+// byte 8k, written after the k-th completion at byte 24k was read), whose other pages go
+// back. Returns the entries folded.
+std::uint32_t completion_bits(const SendCompletion& c) {
+  return c.call | (std::uint32_t(c.kind_bits) << 29) | (std::uint32_t(c.empty) << 31);
+}
+
+std::size_t fold_completions(std::vector<MessageRecord>& sends, std::vector<SendCompletion>& completions) {
+  auto* raw = reinterpret_cast<unsigned char*>(completions.data());
+  std::size_t k = 0;
+  for (auto& s : sends) {
+    if (s.beside() != Beside::Extra || k >= completions.size()) continue;
+    const SendCompletion c = completions[k];
+    s.leave = c.leave, s.cnode = c.cnode, s.call = completion_bits(c);
+    std::memcpy(raw + 8 * k, &c.enter, 8);
+    ++k;
+  }
+  if (k) give_back_pages(raw + 8 * k, completions.capacity() * sizeof(SendCompletion) - 8 * k);
+  return k;
+}
+
+// The completion of folded send `s` whose enter is entry k of `completions`' buffer.
+SendCompletion folded_completion(const MessageRecord& s, const std::vector<SendCompletion>& completions, std::size_t k) {
+  SendCompletion c;
+  std::memcpy(&c.enter, reinterpret_cast<const unsigned char*>(completions.data()) + 8 * k, 8);
+  c.leave = s.leave, c.cnode = s.cnode;
+  c.call = s.call & SendCompletion::kCallMask, c.kind_bits = (s.call >> 29) & 3u, c.empty = s.call >> 31;
+  return c;
+}
+
+}  // namespace
+
 ReplayBeside& Replay::beside() {
   if (!beside_) needs_complete();
   return *beside_;
@@ -102,38 +142,130 @@ DistributedCorrection& Replay::correction() {
   return *beside_->correction;
 }
 
-void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
-  // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
-  // pack_sends refuses (its error follows).
+void Replay::begin_sends_beside() {
   auto& b = beside();
   const auto n = trace_.definitions().locations.size();
   b.has_records.assign(n, false);
   b.had_sends.assign(records_.size(), false);
-  b.send_slot.assign(records_.size(), {});
-  auto rank_of = [&](const MessageRecord& s) -> std::size_t {
-    return s.peer < owner.size() && owner[s.peer] < ranks ? owner[s.peer] : ranks;
-  };
-  std::vector<std::uint64_t> next(ranks + 1, 0);
-  for (const auto& l : records_)
-    for (const auto& s : l.sends) ++next[rank_of(s)];
-  std::uint64_t sum = 0;
-  for (auto& x : next) x = std::exchange(sum, sum + x);
+  b.late_sends.clear();
+  b.next_completion.assign(records_.size(), 0);
+  b.completions_given_back.assign(records_.size(), 0);
+  b.folded.assign(records_.size(), 0);
+  b.extras_of.assign(n, kNone);
+  auto& extras = b.completions.extras();
+  for (std::size_t e = 0; e < extras.size(); ++e)
+    if (extras[e].location < n) b.extras_of[extras[e].location] = e;
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const auto e = records_[i].location < n ? b.extras_of[records_[i].location] : kNone;
+    if (e != kNone) b.folded[i] = fold_completions(records_[i].sends, extras[e].sends);
+  }
+  // Own receives per message queue, each queue's in recorded order (one location's): the k-th
+  // send of a queue received in a round is answered with its k-th receive's posting time.
+  b.receive_queues.clear();
+  std::size_t total = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& l = records_[i];
+    const auto column = l.location < severities_.column.size() ? severities_.column[l.location] : kNone;
+    b.late_sends.emplace_back(l.location, column);
     if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
     b.had_sends[i] = !l.sends.empty();
-    b.send_slot[i].reserve(l.sends.size());
-    for (const auto& s : l.sends) {
-      const auto r = rank_of(s);
-      b.send_slot[i].push_back(r == ranks ? kNone : static_cast<std::uint32_t>(next[r]++));
+    for (const auto& r : l.receives) ++b.receive_queues[{r.peer, r.location, r.communicator, r.tag}].count;
+    total += l.receives.size();
+  }
+  if (total >= ReplayBeside::kExtraRef) throw std::length_error("more than 2^31 receives on one rank");
+  std::uint32_t start = 0;
+  for (auto& [key, q] : b.receive_queues) q.start = start, start += q.count, q.count = 0;
+  b.receive_refs.resize(total);
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    std::uint32_t extra = 0;
+    const auto& receives = records_[i].receives;
+    for (std::uint32_t j = 0; j < receives.size(); ++j) {
+      const auto& r = receives[j];
+      auto& q = b.receive_queues[{r.peer, r.location, r.communicator, r.tag}];
+      q.list = static_cast<std::uint32_t>(i);
+      b.receive_refs[q.start + q.count++] = r.beside() == Beside::Extra ? ReplayBeside::kExtraRef | extra++ : j;
     }
   }
+}
+
+void Replay::answer_round() {
+  // Per send received this round (in the order they came) the posting time of its receive.
+  auto& b = beside();
+  const auto& extras = b.completions.extras();
+  const auto n = incoming_sends_.size() - round_received_;
+  b.home_posted.assign(n, kNoTime);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto& s = incoming_sends_[round_received_ + k];
+    auto it = b.receive_queues.find({s.location, s.peer, s.communicator, s.tag});
+    if (it == b.receive_queues.end() || it->second.next == it->second.count) continue;  // matching raises
+    auto& q = it->second;
+    const auto ref = b.receive_refs[q.start + q.next++];
+    const auto& l = records_[q.list];
+    if (!(ref & ReplayBeside::kExtraRef)) {
+      b.home_posted[k] = l.receives[ref].enter;  // MPI_Recv: posted when its call was entered
+      continue;
+    }
+    const auto e = l.location < b.extras_of.size() ? b.extras_of[l.location] : kNone;
+    const auto entry = ref & ~ReplayBeside::kExtraRef;
+    if (e != kNone && entry < extras[e].receive_posted.size()) b.home_posted[k] = extras[e].receive_posted[entry];
+  }
+}
+
+void Replay::late_receiver_round() {
+  // The round's own sends again in packing order: the j-th send to rank r is the j-th of r's
+  // block of `posted` (no slot kept per send); then their records go.
+  auto& b = beside();
+  auto& extras = b.completions.extras();
+  const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
+  if (b.posted.size() != std::accumulate(round_counts_.begin(), round_counts_.end(), std::uint64_t(0)))
+    throw std::logic_error("late_receiver_round: " + std::to_string(b.posted.size()) + " posting times for the round");
+  std::vector<std::uint64_t> at(ranks_, 0);
+  for (std::size_t r = 1; r < ranks_; ++r) at[r] = at[r - 1] + round_counts_[r - 1];
+  for (std::size_t l = round_list_, i = round_index_; l < records_.size() && packed_before(l, i); ++l, i = 0) {
+    const auto& sends = records_[l].sends;
+    const auto e = records_[l].location < b.extras_of.size() ? b.extras_of[records_[l].location] : kNone;
+    auto* completions = e == kNone ? nullptr : &extras[e].sends;
+    for (; i < sends.size() && packed_before(l, i); ++i) {
+      const auto& s = sends[i];
+      const auto posted = b.posted[at[rank_of(s)]++];
+      if (s.beside() == Beside::Own) {
+        b.late_sends[l].send(own_completion(s), s.time, posted, tick, severities_, &b.counts);
+      } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < b.folded[l]) {
+        const auto c = folded_completion(s, *completions, b.next_completion[l]++);
+        b.late_sends[l].send(c, s.time, posted, tick, severities_, &b.counts);
+      }
+    }
+    if (!completions) continue;
+    // A location whose sends all went: its completions too; else the whole pages of those used.
+    if (l < next_list_ || next_index_ >= sends.size()) {
+      release(*completions);
+      b.completions_given_back[l] = 0;
+      continue;
+    }
+    constexpr std::uintptr_t kPage = 4096;
+    const auto base = reinterpret_cast<std::uintptr_t>(completions->data());
+    const auto begin = (base + kPage - 1) & ~(kPage - 1);
+    const auto end = (base + b.next_completion[l] * 8) & ~(kPage - 1);  // folded: 8-byte enters
+    if (end > begin && end - begin > b.completions_given_back[l]) {
+      give_back_pages(reinterpret_cast<const void*>(begin + b.completions_given_back[l]),
+                      end - begin - b.completions_given_back[l]);
+      b.completions_given_back[l] = end - begin;
+    }
+  }
+  release(b.posted);
+  release(b.home_posted);
+  release_packed();
 }
 
 void Replay::messages_beside() {
   auto& b = beside();
   const auto& defs = trace_.definitions();
   SendBuffer().swap(outgoing_sends_);  // exchanged: not needed beside the sends received
+  release_packed();                    // the last round's records
+  // Every send was answered in its round: the receive index and the MPI_Irecv postings go.
+  b.receive_queues = {};
+  release(b.receive_refs);
+  for (auto& x : b.completions.extras()) release(x.receive_posted);
   // A view of the own receives as the one-process kernels take them (vectors moved in and
   // back, no copies); the sends received stay in their buffer.
   std::vector<LocationRecords> view(records_.size());
@@ -155,17 +287,11 @@ void Replay::messages_beside() {
   v.cnodes = profile_.cnode_count();
   v.locations = mine_.size();
   v.counts.assign(v.cnodes * v.locations, 0);
-  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
-  auto& extras = b.completions.extras();
-  for (std::size_t e = 0; e < extras.size(); ++e)
-    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
-  b.home_posted.assign(sends.size(), kNoTime);
   b.late_multi.assign(records_.size(), {});
   b.late_multi_enter.assign(records_.size(), {});
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& receives = view[i].receives;
     v.checked = v.checked || !receives.empty() || !records_[i].collectives.empty();
-    const auto e = view[i].location < extras_of.size() ? extras_of[view[i].location] : kNone;
     for (std::size_t j = 0; j < receives.size(); ++j) {
       const auto s = send_of[i][j];
       if (s == kNone) continue;  // matching raises
@@ -176,7 +302,6 @@ void Replay::messages_beside() {
         if (r.cnode < v.cnodes && r.location < column.size() && column[r.location] != kNone)
           ++v.counts[std::size_t(r.cnode) * v.locations + column[r.location]];
       }
-      if (e != kNone && j < extras[e].receive_posted.size()) b.home_posted[s] = extras[e].receive_posted[j];
       // Late Receiver's exclusion needs of the receives only those of a Waitall/some that waited.
       if (r.call_kind == CallKind::WaitMulti && std::min(send.enter, r.leave) > r.enter) {
         b.late_multi[i].receives.push_back(r);
@@ -231,42 +356,29 @@ void Replay::collectives_beside() {
 }
 
 void Replay::late_receiver() {
-  // Right after the posting times came back, so that the completions, postings and slots are
-  // gone before the collectives' exchanges (the replay's memory peak, docs/analysis.md). The
-  // values, in seconds, wait in `late_receiver_values` until the other patterns are seconds
-  // too (late_receiver_after); nothing else adds to Late Receiver, so the bytes are the same.
+  // After matching: the sends an MPI_Waitall/some completes (their largest per call, unless the
+  // call waited as a Late Sender) join what the rounds added. The values, in seconds, wait in
+  // `late_receiver_values` until the other patterns are seconds too (late_receiver_after);
+  // nothing else adds to Late Receiver, so the bytes are the same.
   auto& b = beside();
-  const auto& defs = trace_.definitions();
-  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
-  auto& extras = b.completions.extras();
-  std::vector<std::size_t> extras_of(defs.locations.size(), kNone);
-  for (std::size_t e = 0; e < extras.size(); ++e)
-    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
   auto& values = severities_.values[std::size_t(Pattern::LateReceiver)];
   if (b.seconds) throw std::logic_error("late_receiver: after late_receiver_after");
-  for (std::size_t i = 0; i < records_.size(); ++i) {
+  for (std::size_t i = 0; i < records_.size() && i < b.late_sends.size(); ++i) {
     const auto loc = records_[i].location;
     if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
     if (b.had_sends[i]) severities_.mark(Pattern::LateReceiver);
-    const auto e = extras_of[loc];
-    if (e == kNone) continue;
-    std::vector<std::uint64_t> posted(b.send_slot[i].size(), kNoTime);
-    for (std::size_t k = 0; k < posted.size(); ++k)
-      if (b.send_slot[i][k] < b.posted.size()) posted[k] = b.posted[b.send_slot[i][k]];
-    LocationRecords own;
-    own.location = loc;
-    own.receives = std::move(b.late_multi[i].receives);
-    analysis::late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_,
-                            &b.counts);
+    b.late_sends[i].finish(b.late_multi[i].receives, b.late_multi_enter[i], tick, severities_, &b.counts);
   }
   b.late_receiver_values = std::move(values);
   values.assign(b.late_receiver_values.size(), 0.0);
-  release(b.home_posted);  // exchanged back already
-  release(b.posted);
-  release(b.send_slot);
+  release(b.late_sends);
+  release(b.next_completion);
+  release(b.completions_given_back);
+  release(b.folded);
   release(b.late_multi);
   release(b.late_multi_enter);
-  release(extras);
+  release(b.completions.extras());
 }
 
 void Replay::late_receiver_after() {
@@ -369,14 +481,26 @@ std::uint64_t Replay::beside_bytes() {
   auto& b = beside();
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
-  for (const auto& s : b.send_slot) n += s.capacity() * 4;
+  n += b.receive_refs.capacity() * 4;
+  for (const auto& s : b.late_sends) n += s.bytes();
   n += b.late_receiver_values.capacity() * 8;
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
   // doubled list is never written and holds no memory, so count what they hold.
   for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
-  for (const auto& x : b.completions.extras())  // Late Receiver's extras
-    n += x.sends.capacity() * sizeof(SendCompletion) + x.receive_posted.capacity() * 8;
+  // Late Receiver's extras: the completions, or once folded (begin_sends) their enters left.
+  const auto& extras = b.completions.extras();
+  for (const auto& x : extras) n += x.receive_posted.capacity() * 8;
+  if (b.folded.empty()) {
+    for (const auto& x : extras) n += x.sends.capacity() * sizeof(SendCompletion);
+  } else {
+    for (std::size_t i = 0; i < records_.size() && i < b.folded.size(); ++i) {
+      const auto loc = records_[i].location;
+      const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
+      if (e == kNone || extras[e].sends.capacity() == 0) continue;
+      n += b.folded[i] * 8 - std::min<std::uint64_t>(b.completions_given_back[i], b.folded[i] * 8);
+    }
+  }
   for (const auto& l : b.nonblocking.records())
     n += l.records.capacity() * sizeof(NonBlockingRecord) + l.start_positions.capacity() * 8;
   n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +

@@ -104,8 +104,10 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace) : trace_(trace), def
   }
   region_kind_.assign(defs_.regions.size(), CallKind::Single);
   region_init_exit_.assign(defs_.regions.size(), 0);
+  region_blocking_send_.assign(defs_.regions.size(), false);
   for (std::size_t r = 0; r < defs_.regions.size(); ++r) {
     const auto name = lower(defs_.regions[r].name);
+    region_blocking_send_[r] = name == "mpi_send" || name == "mpi_ssend";  // as late_receiver.cpp's classes
     if (name == "mpi_init" || name == "mpi_init_thread") region_init_exit_[r] = kInitOp;
     if (name == "mpi_finalize") region_init_exit_[r] = kFinalizeOp;
     if (starts_with(name, "mpi_test")) region_kind_[r] = CallKind::Test;
@@ -204,6 +206,14 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
       r.call = in_call ? stack_.back().call : calls_++;
       r.call_kind = in_call && stack_.back().region < region_kind_.size() ? region_kind_[stack_.back().region]
                                                                          : CallKind::Single;
+      // What Late Receiver finds in the record itself, and what CompletionExtractor keeps beside it.
+      Beside beside = Beside::Extra;
+      if (e.type == trace::EventType::MpiRecv) beside = Beside::Own;
+      if (e.type == trace::EventType::MpiSend)
+        beside = in_call && stack_.back().region < region_blocking_send_.size() && region_blocking_send_[stack_.back().region]
+                     ? Beside::Own
+                     : Beside::None;
+      r.beside_bits = static_cast<std::uint8_t>(beside);
       auto& list = send ? out.sends : out.receives;
       list.push_back(r);
       if (in_call) pending_.push_back({send ? 0 : 1, list.size() - 1, stack_.size()});

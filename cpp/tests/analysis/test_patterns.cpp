@@ -52,10 +52,13 @@ TEST(LateReceiver, PerLocationFromPostingTimes) {
   analysis::LocationRecords own;
   own.location = 0;
   own.sends.resize(3);
+  // an MPI_Ssend is its own completing call; the MPI_Isends have their completions beside
+  own.sends[0].enter = 100, own.sends[0].leave = 500, own.sends[0].cnode = 1, own.sends[0].call = 1;
+  own.sends[0].beside_bits = std::uint8_t(analysis::Beside::Own);
+  own.sends[1].beside_bits = own.sends[2].beside_bits = std::uint8_t(analysis::Beside::Extra);
   analysis::PointToPointExtras x;
   x.location = 0;
-  x.sends = {{100, 500, 1, 1, analysis::SendCompletionKind::Blocking},
-             {600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti},
+  x.sends = {{600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti},
              {600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti}};
   analysis::Severities sev;
   sev.cnodes = 3;

@@ -180,16 +180,37 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
     }
     each([](Replay& r) { r.finish_correction(); });
   }
+  // The message exchange in rounds of at most 2 sends (and at least Replay::kMinRounds).
   counts.clear();
-  for (auto& r : rank) {
-    r->number_sends(owner, ranks);
-    counts.push_back(r->pack_sends(owner, ranks));
+  for (auto& r : rank) counts.push_back(r->begin_sends(owner, ranks));
+  std::uint64_t rounds = 0;
+  for (std::size_t to = 0; to < ranks; ++to) {
+    std::uint64_t total = 0;
+    for (std::size_t from = 0; from < ranks; ++from) total += counts[from][to];
+    rank[to]->expect_sends(total);
+    rounds = std::max(rounds, rank[to]->send_rounds(2 * sizeof(SendRecord)));
   }
-  auto sent = exchange(counts, [](Replay& r) -> auto& { return r.outgoing_sends(); },
-                       [](Replay& r) -> auto& { return r.incoming_sends(); });
+  for (std::uint64_t k = 0; k < rounds; ++k) {
+    counts.clear();
+    for (auto& r : rank) counts.push_back(r->pack_round());
+    std::vector<std::vector<std::uint64_t>> sent(ranks, std::vector<std::uint64_t>(ranks, 0));
+    for (std::size_t to = 0; to < ranks; ++to) {
+      std::uint64_t n = 0;
+      for (std::size_t from = 0; from < ranks; ++from) n += sent[to][from] = counts[from][to];
+      auto* in = rank[to]->incoming_round(n);
+      for (std::size_t from = 0; from < ranks; ++from) {
+        std::size_t first = 0;
+        for (std::size_t j = 0; j < to; ++j) first += counts[from][j];
+        const auto& out = rank[from]->outgoing_sends();
+        in = std::copy(out.begin() + first, out.begin() + first + counts[from][to], in);
+      }
+    }
+    each([](Replay& r) { r.answer_round(); });
+    exchange(sent, [](Replay& r) -> auto& { return r.home_posted(); }, [](Replay& r) -> auto& { return r.posted(); });
+    each([](Replay& r) { r.late_receiver_round(); });
+  }
   each([](Replay& r) { r.messages_beside(); });
   each([](Replay& r) { r.match_messages(); });
-  exchange(sent, [](Replay& r) -> auto& { return r.home_posted(); }, [](Replay& r) -> auto& { return r.posted(); });
   each([](Replay& r) { r.late_receiver(); });
   counts.clear();
   for (auto& r : rank) counts.push_back(r->pack_collectives(ranks, homes));
@@ -305,6 +326,22 @@ TEST(ReplayComplete, LateReceiverCriticalPathAndCountsAsOneProcess) {
   expect_same_as_one_process(t, {{0}, {1, 2}}, metrics);
   expect_same_as_one_process(t, {{0}, {1}, {2}}, metrics);
   expect_same_as_one_process(t, {{0, 1, 2}}, metrics);
+}
+
+TEST(ReplayComplete, LateReceiverOfWaitallInRoundsAsOneProcess) {
+  // Messages only: two MPI_Isends completed by an MPI_Waitall (the largest of its waits counts,
+  // once every round is in) and an MPI_Ssend (its record is its completion), in rounds of one send.
+  TempDir dir("waitall");
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Isend", 100, 110, {1}}, {"MPI_Isend", 120, 130, {1}}, {"MPI_Waitall", 200, 600, {}},
+                           {"MPI_Ssend", 700, 900, {1}}},
+                          {{"MPI_Recv", 300, 350, {0}}, {"MPI_Recv", 400, 450, {0}}, {"MPI_Recv", 800, 910, {0}}}},
+                         1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto whole = analysis::analyze(t, {0, 1});
+  EXPECT_NEAR(total(whole, "mpi_latereceiver", 0), 300e-9, 1e-15);  // 400 - 200 in the Waitall, 800 - 700
+  expect_same_as_one_process(t, {{0}, {1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
+  expect_same_as_one_process(t, {{0, 1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
 }
 
 TEST(ReplayComplete, NonBlockingCollectivesAndClockCorrectionAsOneProcess) {

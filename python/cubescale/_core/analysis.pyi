@@ -20,6 +20,7 @@ class Replay:
     extra_bytes: typing.ClassVar[int] = 24
     instance_value_bytes: typing.ClassVar[int] = 32
     message_bytes: typing.ClassVar[int] = 56
+    min_rounds: typing.ClassVar[int] = 64
     nonblocking_bytes: typing.ClassVar[int] = 64
     reduction_bytes: typing.ClassVar[int] = 24
     send_bytes: typing.ClassVar[int] = 40
@@ -37,6 +38,10 @@ class Replay:
         """
         Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).
         """
+    def answer_round(self) -> None:
+        """
+        In each round, after the sends came: per send received its receive's posting time (home_posted, in the order the sends came).
+        """
     def any_records(self) -> bool:
         """
         Whether an own location has MPI records.
@@ -50,6 +55,14 @@ class Replay:
     ) -> list[int]:
         """
         Starts --time-correct: own collective records to their homes; returns records per rank.
+        """
+    def begin_sends(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> list[int]:
+        """
+        The message exchange in rounds: checks own sends (FormatError for a receiver nobody analyzes); returns own sends per receiver's owner.
         """
     def beside_bytes(self) -> int:
         """
@@ -127,6 +140,10 @@ class Replay:
         """
         Corrected send times for the receivers' owners (a view).
         """
+    def expect_sends(self, total: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The sends this rank receives over all rounds (its buffer is reserved once).
+        """
     def extras(
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -151,7 +168,7 @@ class Replay:
         """
     def home_posted(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        Per send received its receive's posting time (8 bytes each, a view).
+        Per send received this round its receive's posting time (8 bytes each, a view).
         """
     def home_reductions(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -173,23 +190,29 @@ class Replay:
         """
         A writable view for `n` non-blocking collective records received.
         """
+    def incoming_round(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of the round's `records` sends to receive, appended to the others.
+        """
     def incoming_sends(
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` sends to receive into.
         """
-    def keep_own_sends(self) -> None:
-        """
-        One rank: the packed sends become the sends received, without a copy (instead of the exchange).
-        """
     def late_receiver(self) -> None:
         """
-        Right after the posting times came back: Late Receiver of own sends (frees what it needed).
+        After match_messages: Late Receiver of the sends an MPI_Waitall/some completes (frees what it needed).
         """
     def late_receiver_after(self) -> None:
         """
         After collective_severities: adds the Late Receiver values.
+        """
+    def late_receiver_round(self) -> None:
+        """
+        With the posting times back: Late Receiver of the round's own sends; releases their records.
         """
     def match_messages(self) -> None:
         """
@@ -197,7 +220,7 @@ class Replay:
         """
     def messages_beside(self) -> None:
         """
-        After the send exchange, before match_messages: clock condition, Late Sender sync points and the posting time of each receive for its send (home_posted, in the order the sends came).
+        After the last round, before match_messages: clock condition and Late Sender sync points.
         """
     def nonblocking_after(self) -> None:
         """
@@ -206,14 +229,6 @@ class Replay:
     def nonblocking_counts(self) -> list[int]:
         """
         (communicator, location, count) triples of own non-blocking collectives, flat.
-        """
-    def number_sends(
-        self,
-        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
-        ranks: typing.SupportsInt | typing.SupportsIndex,
-    ) -> None:
-        """
-        Before pack_sends: each own send's place in the outgoing buffer (for the posting times returned).
         """
     def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
@@ -243,6 +258,10 @@ class Replay:
         """
         Own non-blocking collective records grouped by the home rank of their instance; records per rank.
         """
+    def pack_round(self) -> list[int]:
+        """
+        Releases the sends packed before, packs the round's next own sends by receiver's owner (outgoing_sends); returns records per rank.
+        """
     def pack_send_counts(self) -> list[int]:
         """
         Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.
@@ -263,7 +282,7 @@ class Replay:
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        A writable view for `n` posting times returned for own sends (the send exchange reversed).
+        A writable view for `n` posting times returned for the round's own sends (its exchange reversed).
         """
     def present(self) -> list[bool]:
         """
@@ -290,6 +309,10 @@ class Replay:
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` reductions (one per own packed collective record).
+        """
+    def send_rounds(self, round_bytes: typing.SupportsInt | typing.SupportsIndex) -> int:
+        """
+        Rounds this rank needs with at most `round_bytes` of packed sends per round (and at least Replay.min_rounds); every rank runs the largest number over the ranks.
         """
     def statistics(self) -> dict:
         """

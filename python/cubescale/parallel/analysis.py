@@ -7,15 +7,16 @@ does). The C++ core (``_core.analysis.Replay``) streams only those locations' ev
 one fixed-size record per MPI message event and collective; this module moves the records
 between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 
-1. every send goes to the rank owning its receiver, which matches its locations' receives
-   against them (Late Sender and its wrong-order sub-patterns);
+1. every send goes to the rank owning its receiver, in rounds of bounded size (the sender
+   releases a round's records once they went), which matches its locations' receives against
+   them (Late Sender and its wrong-order sub-patterns);
 2. every collective record goes to the *home* rank of its instance (round robin over a
    communicator's instances), which checks that every member has it and reduces it (latest
    enter, earliest leave, the root's enter, prefix maxima for scans);
 3. the reductions return to the records' owners, which compute their collective patterns;
-4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): the
-   receiver's owner returns each send's receive posting time to the sender's owner (Late
-   Receiver), the homes return per collective record the time its leave must follow and whom it
+4. beside them (``_core.analysis.Replay(..., complete=True)``, analysis/replay_beside.hpp): in
+   each round the receiver's owner returns each send's receive posting time to the sender's
+   owner (Late Receiver, while the round's records exist), the homes return per collective record the time its leave must follow and whom it
    waited for (clock conditions, critical path); non-blocking collectives go to homes as the
    blocking ones; the critical path's backward walk moves from rank to rank with the location it
    is on; OpenMP patterns and counts are local; ``time_correct`` corrects the records first, in
@@ -62,6 +63,7 @@ from .trace import rank_share
 __all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere"]
 
 _NO_RANK = 0xFFFFFFFF
+ROUND_BYTES = 16 << 20  # packed sends per rank and round of the message exchange (at most)
 
 
 class ReplayFormatError(FormatError, CollectiveError):
@@ -108,11 +110,13 @@ def raise_everywhere(comm, error: BaseException | None) -> None:
 
 
 def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callable[[int], np.ndarray],
-             record_bytes: int) -> list[int]:
+             record_bytes: int, expected: Sequence[int] | None = None) -> list[int]:
     """Collective ``Alltoallv`` of fixed-size records as bytes: ``outgoing`` holds
     ``counts[r]`` records for rank r, in rank order; ``incoming(n)`` gives the writable byte
     buffer for the ``n`` records this rank receives (in the senders' rank order). Returns the
-    records received from each rank.
+    records received from each rank. ``expected``: those counts when this rank knows them
+    already (the way back of an exchange: what it sent each rank), which saves the
+    ``Alltoall`` of the counts.
 
     Example
     -------
@@ -129,8 +133,11 @@ def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callab
         target[:] = outgoing
         return [int(send_counts[0])]
     MPI = mpi(comm)
-    received = np.empty(comm.size, dtype=np.int64)
-    comm.Alltoall(send_counts, received)
+    if expected is None:
+        received = np.empty(comm.size, dtype=np.int64)
+        comm.Alltoall(send_counts, received)
+    else:
+        received = np.asarray(expected, dtype=np.int64)
     target = incoming(int(received.sum()))
     record = MPI.BYTE.Create_contiguous(record_bytes).Commit()  # counts in records: far below 2**31
     try:
@@ -165,10 +172,12 @@ def _owners(trace, size: int) -> np.ndarray:
 
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
-                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0) -> dict:
+                  block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
+                  round_bytes: int = ROUND_BYTES) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
-    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes. Returns
+    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes; the
+    sends are exchanged in rounds of at most ``round_bytes`` per rank. Returns
     this rank's share
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
     ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
@@ -201,36 +210,22 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     correction = _time_correct(comm, replay, owner, homes) if time_correct else None
 
-    def packed():
-        nonlocal peak
-        replay.number_sends(owner, comm.size)
-        peak = max(peak, held())  # every record beside the slots, before the sends shrink to 40 bytes
-        return replay.pack_sends(owner, comm.size)
-
-    counts = _step(comm, packed)
-    peak = max(peak, held())
-    if comm.size == 1:  # the exchange would copy the sends onto themselves: the peak twice
-        replay.keep_own_sends()
-        sent = [int(counts[0])]
-    else:
-        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_sends, replay.send_bytes)
-    peak = max(peak, held())
+    peak = max(peak, _message_rounds(comm, replay, owner, round_bytes, held))
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
     peak = max(peak, held())
     _step(comm, replay.match_messages)
-    exchange(comm, replay.home_posted(), sent, replay.posted, 8)  # each send's receive posting, back
-    _step(comm, replay.late_receiver)  # before the collectives' exchanges: frees its buffers
+    _step(comm, replay.late_receiver)  # the Waitall/some sends; before the collectives' exchanges
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside_home)
     # The extras before the reductions, so that the two never coexist (the memory bound).
-    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes)
+    exchange(comm, replay.home_extras(), received, replay.extras, replay.extra_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.collectives_beside)
     _step(comm, replay.reduce_collectives)
-    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes)
+    exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
@@ -252,6 +247,32 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Callable[[], int]) -> int:
+    """The message exchange in rounds (docs/analysis.md): every rank checks its sends first
+    (an error is raised on every rank before any exchange), then each round packs at most
+    ``round_bytes`` of each rank's next sends (and at least a ``Replay.min_rounds``-th of them),
+    moves them to the receivers' owners, which answer each send's receive posting time, and the
+    senders' owners compute Late Receiver of the round's sends and release their records. All
+    ranks run as many rounds (the largest number any rank needs), with or without sends.
+    Returns the most bytes held meanwhile."""
+    MPI = mpi(comm)
+    totals = np.asarray(_step(comm, lambda: replay.begin_sends(owner, comm.size)), dtype=np.int64)
+    incoming = np.empty(comm.size, dtype=np.int64)
+    comm.Alltoall(totals, incoming)
+    replay.expect_sends(int(incoming.sum()))
+    rounds = comm.allreduce(int(replay.send_rounds(round_bytes)), op=MPI.MAX)
+    peak = held()
+    for _ in range(rounds):
+        counts = replay.pack_round()
+        sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_round, replay.send_bytes)
+        replay.answer_round()
+        peak = max(peak, held())
+        exchange(comm, replay.home_posted(), sent, replay.posted, 8, expected=counts)  # each send's posting, back
+        peak = max(peak, held())
+        replay.late_receiver_round()
+    return max(peak, held())
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
@@ -328,7 +349,7 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
                         replay.nonblocking_bytes)
     peak = held()
     _step(comm, replay.reduce_nonblocking)
-    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes)
+    exchange(comm, replay.home_verdicts(), received, replay.verdicts, replay.verdict_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.nonblocking_after)
     return peak

@@ -17,6 +17,7 @@
 // (the posting call's enter) is passed in.
 #include <cstdint>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 #include "cubescale/analysis/waitstates.hpp"
@@ -50,12 +51,18 @@ struct SendCompletion {
 };
 static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 24);
 
-// Beside a location's LocationRecords: one entry per send and per receive, in the same order.
+// Beside a location's LocationRecords: one entry per MPI_Isend and per MPI_Irecv record
+// (MessageRecord::beside() == Beside::Extra), in the same order; blocking sends and receives
+// are their records' own calls (own_completion, a receive's enter).
 struct PointToPointExtras {
   std::uint32_t location = kNone;
   std::vector<SendCompletion> sends;
   std::vector<std::uint64_t> receive_posted;  // enter of the call that posted the receive
 };
+
+// The completion of a send whose record is its own completing call (Beside::Own: MPI_Send,
+// MPI_Ssend), as CompletionExtractor made it for such sends before (same fields).
+SendCompletion own_completion(const MessageRecord& send);
 
 // Builds the extras while the profile builder walks a location's events (beside
 // RecordExtractor; both number calls alike).
@@ -111,6 +118,48 @@ struct MessagePairs {
   std::vector<std::vector<RecordRef>> receive_of_send, send_of_receive;
 };
 MessagePairs pair_messages(const std::vector<LocationRecords>& records);
+
+// Late Receiver of one location's sends, fed in parts (the replay's rounds: each send while its
+// record exists, with its receive's posting time), into sev.values[LateReceiver] (seconds:
+// ticks * `tick`, column `column`) and `counts` when given, in the order of the function
+// below: every send but those an MPI_Waitall/some completes at once, in recorded order; those
+// (the largest per call, calls in the order of their first wait) at finish(), once the call's
+// own receives are known.
+class LateReceiverSends {
+ public:
+  LateReceiverSends(std::uint32_t location, std::size_t column) : location_(location), column_(column) {}
+  // `c`: the completion of a send made at `sent` (the send event's time; kind None: counts
+  // nothing); `posted`: kNoTime if unmatched.
+  void send(const SendCompletion& c, std::uint64_t sent, std::uint64_t posted, double tick, Severities& sev,
+            CountsObserver* counts);
+  // `receives` with `sender_enter` (the enter of each one's send): a Waitall/some that waited as
+  // a Late Sender is no Late Receiver (scout's exclusion); receives of other calls count nothing.
+  void finish(const std::vector<MessageRecord>& receives, const std::vector<std::uint64_t>& sender_enter,
+              double tick, Severities& sev, CountsObserver* counts);
+  std::size_t bytes() const { return multi_.size() * sizeof(Largest) + open_.size() * 40; }
+
+ private:
+  struct Largest {
+    std::uint64_t idle;
+    SendCompletion call;
+  };
+  void add(const SendCompletion& c, std::uint64_t ticks, double tick, Severities& sev, CountsObserver* counts) const;
+  std::uint32_t location_;
+  std::size_t column_;
+  // Per Waitall/some call that waited (in the order of its first wait) its largest Late
+  // Receiver: 32 bytes each until finish(); a call without a wait keeps nothing (its largest, 0,
+  // adds nothing). `open_` finds the calls that may still complete later sends (call -> index
+  // or none yet, and the call's leave): a call left before a send was made completes no later
+  // send, so such calls leave it (those left before `pruned_`); a call left before it and not
+  // found there is searched in `multi_` (a trace out of time order).
+  struct Open {
+    std::size_t index;
+    std::uint64_t leave;
+  };
+  std::vector<Largest> multi_;
+  std::unordered_map<std::uint32_t, Open> open_;
+  std::uint64_t pruned_ = 0;
+};
 
 // Late Receiver of one location into sev.values[LateReceiver] (seconds: ticks * `tick`,
 // column `column`), and each instance into `counts` when given (CountsObserver::late_receiver:

@@ -4,9 +4,14 @@
 // exchanges between them left to the caller (Python over mpi4py; this core has no MPI):
 //
 //   Replay r(trace, analyzed, mine);          extraction of `mine` (and their call-path profile)
-//   r.pack_sends(owner, ranks)                 own sends grouped by the rank owning the receiver
-//   <Alltoallv outgoing_sends -> incoming_sends>
+//   r.begin_sends(owner, ranks)                checks own sends; own sends per receiver's owner
+//   <Alltoall of those totals> r.expect_sends(total received)
+//   rounds = max over ranks of r.send_rounds(round_bytes); then per round (every rank, also
+//   one without sends or locations):
+//     r.pack_round()                           the round's own sends grouped by the receiver's owner
+//     <Alltoallv outgoing_sends -> incoming_round(n)>   (appended to the sends received)
 //   r.match_messages()                         own receives against the sends to own locations
+//   (r.pack_sends(owner, ranks) instead packs every send at once: the records-only replay)
 //   r.pack_collectives(ranks, homes)           own collective records grouped by home rank
 //   <Alltoallv outgoing_collectives -> incoming_collectives>
 //   r.reduce_collectives()                     home: one reduction per incoming record
@@ -18,10 +23,13 @@
 // With `complete` (replay_beside.hpp) every metric of the one-process analyze(), in steps
 // around those above (each named where it goes; the caller exchanges between them):
 //   [begin_correction ... finish_correction]   --time-correct (see below), before everything else
-//   number_sends(owner, ranks)                 before pack_sends: each send's outgoing index
-//   messages_beside()                          after the send exchange, before match_messages
-//   <Alltoallv home_posted -> posted (the send exchange reversed)>
-//   late_receiver()                            right after: Late Receiver of own sends
+//   in each round of the message exchange, after the sends came:
+//     answer_round()                           per send received its receive's posting time
+//     <Alltoallv home_posted -> posted (the round's send exchange reversed)>
+//     late_receiver_round()                    Late Receiver of the round's own sends, then
+//                                              their records are released
+//   messages_beside()                          after the last round, before match_messages
+//   late_receiver()                            after match_messages: the Waitall/some sends
 //   collectives_beside_home()                  before reduce_collectives
 //   <Alltoallv home_extras -> extras (like the reductions)>
 //   collectives_beside()                       before reduce_collectives (extras and reductions
@@ -33,9 +41,9 @@
 //   present_complete() / finish_complete(present)
 //
 // Memory: the records of the rank's own communication events (56 bytes per message event and
-// per collective), the sends to its locations while matching (40 bytes each, as its own sends
-// while they are packed), and the instances it is home of;
-// each buffer is released as soon as its step is done (docs/analysis.md has the bound).
+// per collective), the sends to its locations while matching (40 bytes each; its own sends are
+// packed a bounded round at a time, their records released as they go), and the instances it
+// is home of; each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -75,7 +83,8 @@ class Replay {
   std::vector<std::uint64_t> correct_round();
   void take_values();
   TimeCorrectionStats finish_correction();
-  void number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  void answer_round();         // receiver: home_posted for the round's sends received
+  void late_receiver_round();  // sender: with posted, Late Receiver of the round's own sends
   void messages_beside();
   std::vector<std::uint64_t>& home_posted() { return beside().home_posted; }
   std::vector<std::uint64_t>& posted() { return beside().posted; }
@@ -83,7 +92,7 @@ class Replay {
   std::vector<CollectiveExtra>& home_extras() { return beside().home_extras; }
   std::vector<CollectiveExtra>& extras() { return beside().extras; }
   void collectives_beside();
-  void late_receiver();        // after the posting exchange (frees what Late Receiver needed)
+  void late_receiver();        // after match_messages: the Waitall/some sends (frees what Late Receiver needed)
   void late_receiver_after();  // after collective_severities
   // Non-blocking collectives: (communicator, location, count) triples of own locations; every
   // rank checks all ranks' triples (FormatError on the rank holding the first record without
@@ -117,9 +126,19 @@ class Replay {
   std::vector<std::uint64_t> pack_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
   SendBuffer& incoming_sends() { return incoming_sends_; }
-  // One rank, instead of the exchange: the packed sends are the sends received (no second copy
-  // at the replay's memory peak).
-  void keep_own_sends() { incoming_sends_.swap(outgoing_sends_); }
+  // The exchange in rounds: FormatError for a send to a location nobody analyzes (the first,
+  // by location and event), else own sends per receiver's owner; then the sends this rank will
+  // receive in all (the buffer is reserved once: no regrowth copy).
+  std::vector<std::uint64_t> begin_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  void expect_sends(std::uint64_t total);
+  // Rounds this rank needs with at most `round_bytes` of packed sends per round and at least
+  // kMinRounds of them (so that a round's buffers stay a small part of the records).
+  static constexpr std::uint64_t kMinRounds = 64;
+  std::uint64_t send_rounds(std::uint64_t round_bytes);
+  // Releases the sends packed the round before (after late_receiver_round when complete), then
+  // packs the next ones; returns records per rank (zeros once every send went).
+  std::vector<std::uint64_t> pack_round();
+  SendRecord* incoming_round(std::size_t n);  // room for the round's `n` sends received, appended
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
@@ -152,6 +171,21 @@ class Replay {
  private:
   template <typename Queues>
   void match_receives_of(Queues& queues, bool keep);
+  std::uint32_t rank_of(const MessageRecord& send) const { return owner_[send.peer]; }
+  // Whether send i of location list l comes before the next one to pack.
+  bool packed_before(std::size_t l, std::size_t i) const { return l < next_list_ || (l == next_list_ && i < next_index_); }
+  void release_packed();  // the records of the sends packed so far (whole pages; lists once done)
+  void begin_sends_beside();  // complete: Late Receiver's state for the rounds (replay_beside.cpp)
+
+  // The exchange in rounds: the receivers' owners, the next send to pack (location list, index),
+  // the round packed last (its first send and counts per rank), per location the bytes of its
+  // send list given back so far, where the round's sends received begin.
+  std::vector<std::uint32_t> owner_;
+  std::size_t ranks_ = 0, round_size_ = 0;
+  std::size_t next_list_ = 0, next_index_ = 0, round_list_ = 0, round_index_ = 0;
+  std::vector<std::uint64_t> round_counts_;
+  std::vector<std::uint64_t> given_back_;
+  std::size_t round_received_ = 0;
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
                trace::CallPathObserver* beside);
 

@@ -5,12 +5,14 @@
 // - OpenMP patterns, counts, the critical path's spans and Late Receiver's send completions and
 //   receive postings: observers beside the record extractor on the rank's own locations (a
 //   process's threads are all on one rank, so the OpenMP matching is local).
-// - Messages (after the send exchange, before matching releases the records): the receiver's
-//   owner pairs its receives with the sends received and gets, per receive, what the one-process
-//   kernels read of the send: the point-to-point clock condition, the Late Sender sync points of
-//   the critical path (and the Late Sender counts), the Late-Sender exclusion of Late Receiver.
-//   Per send it answers the receive's posting time (8 bytes, in the order the sends came), which
-//   a reverse exchange returns to the sender's owner for Late Receiver.
+// - Messages: in each round of the send exchange the receiver's owner answers per send received
+//   its receive's posting time (8 bytes, in the order the sends came), which a reverse exchange
+//   returns to the sender's owner: Late Receiver of the round's sends while their records exist
+//   (a Waitall/some's waits at the end, once its Late Sender exclusion is known). After the last
+//   round (before matching releases the records) the receiver's owner pairs its receives with
+//   the sends received and gets, per receive, what the one-process kernels read of the send:
+//   the point-to-point clock condition, the Late Sender sync points of the critical path (and
+//   the Late Sender counts), the Late-Sender exclusion of Late Receiver.
 // - Collectives: the home of an instance, beside its reduction, tells every member the time its
 //   leave must follow (clock condition) and whom it waited for and since when (critical path):
 //   one 24-byte CollectiveExtra per record, returned like the reductions.
@@ -160,8 +162,22 @@ struct ReplayBeside {
   ObserverFan fan;
 
   // Per own location (records order).
-  std::vector<std::vector<std::uint32_t>> send_slot;  // each send's index in the outgoing sends
   std::vector<bool> had_sends;
+  // The message exchange in rounds: per own location its Late Receiver so far and its next
+  // MPI_Isend completion entry; per dense location its entry in completions.extras() (kNone);
+  // the receiver's own receives per message queue (the k-th send of a queue meets its k-th
+  // receive, whose posting time answers it): per queue a range of receive_refs, each the
+  // receive's index in its list or kExtraRef | its MPI_Irecv posting's entry.
+  std::vector<LateReceiverSends> late_sends;
+  std::vector<std::size_t> next_completion, completions_given_back;  // entries; bytes of whole pages
+  std::vector<std::size_t> folded;  // MPI_Isend completions folded into their records (replay_beside.cpp)
+  std::vector<std::size_t> extras_of;
+  struct ReceiveQueue {
+    std::uint32_t list = 0, start = 0, count = 0, next = 0;
+  };
+  static constexpr std::uint32_t kExtraRef = 1u << 31;
+  std::unordered_map<MessageKey, ReceiveQueue, MessageKeyHash> receive_queues;
+  std::vector<std::uint32_t> receive_refs;
   std::vector<LocationRecords> late_multi;             // receives of Waitall/some that waited as Late Sender
   std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
   std::vector<bool> has_records;                       // per dense location (own ones set)

@@ -65,20 +65,33 @@ using trace::kNone;
 // How the MPI call around a receive completes it (Scalasca treats them differently).
 enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 
+// Where Late Receiver (late_receiver.hpp) finds what it needs of a message beyond its record:
+// a blocking MPI_Send/MPI_Ssend's completing call and an MPI_Recv's posting call are the
+// record's own call (Own: enter, leave, call path, call number); an MPI_Isend's completion and
+// an MPI_Irecv's posting have an entry beside the records (Extra: CompletionExtractor's, the
+// k-th Extra record of a location has its k-th entry); other sends (MPI_Bsend, MPI_Sendrecv,
+// outside any call ...) count for nothing (None). So only non-blocking messages cost memory
+// beside the records (the replay's bound, docs/analysis.md); in the replay over ranks an
+// Extra send's record holds its completion's leave, call path and call number from
+// Replay::begin_sends on (replay_beside.cpp, fold_completions).
+enum class Beside : std::uint8_t { None, Own, Extra };
+
 // One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
 // the event's position takes 48 bits (2.8e14 events per location), so that the call kind and
-// the empty flag share its word (the replay's memory bound, docs/analysis.md).
+// the flags share its word (the replay's memory bound, docs/analysis.md).
 struct MessageRecord {
   std::uint64_t enter = 0, leave = 0;  // the MPI call region around the event
   std::uint64_t time = 0;              // the event itself
   std::uint64_t position : 48 = 0;     // the event's number in its location's stream (errors)
   CallKind call_kind = CallKind::Single;
-  std::uint8_t empty = 0;          // no payload (0 bytes): Scalasca counts it as a synchronization
+  std::uint8_t empty : 1 = 0;      // no payload (0 bytes): Scalasca counts it as a synchronization
+  std::uint8_t beside_bits : 2 = 0;  // Beside
   std::uint32_t location = kNone;  // where it was recorded (dense location index)
   std::uint32_t peer = kNone;      // receiver of a send, sender of a receive (dense index)
   std::uint32_t communicator = kNone, tag = 0;
   std::uint32_t cnode = kNone;  // call path of the MPI call (row of the profile)
   std::uint32_t call = 0;       // number of the MPI call on its location (a Waitall's receives share it)
+  Beside beside() const { return static_cast<Beside>(beside_bits); }
 };
 
 // What the receiver of a send needs of it in the replay's exchange (its kernel: the send's
@@ -192,6 +205,7 @@ class RecordExtractor final : public trace::CallPathObserver {
   std::vector<bool> comm_self_;
   std::vector<CallKind> region_kind_;
   std::vector<std::uint32_t> region_init_exit_;  // kInitOp, kFinalizeOp or 0
+  std::vector<bool> region_blocking_send_;       // MPI_Send / MPI_Ssend: a send's record is its completion
   std::vector<LocationRecords> records_;
   std::vector<Frame> stack_;
   std::uint32_t calls_ = 0;
