@@ -124,6 +124,8 @@ class Replay {
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
   void match_own_messages(bool keep = false);
+  // The same with the sends `pairs` found (pair_messages of records()); the records stay.
+  void match_own_messages(const MessagePairs& pairs);
 
   // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
   // that a rank without locations holds no records.
@@ -135,7 +137,7 @@ class Replay {
   std::vector<CollectiveReduction>& home_reductions() { return home_reductions_; }
   std::vector<CollectiveReduction>& reductions() { return reductions_; }
   void collective_severities();
-  // One process that keeps its records: every step of the collectives on a copy of them.
+  // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
 
   std::vector<LocationRecords>& records() { return records_; }
