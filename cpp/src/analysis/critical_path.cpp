@@ -171,6 +171,10 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
                                                 const std::vector<std::vector<RecordRef>>& instances,
                                                 std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
+  // At most one point per receive and per collective: room for them once (pages that stay
+  // unused are never touched) instead of regrowing copies.
+  for (const auto& l : records)
+    if (l.location < out.size()) out[l.location].reserve(l.receives.size() + l.collectives.size());
   // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
   // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
   message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
