@@ -203,7 +203,14 @@ std::uint64_t Replay::record_bytes() const {
 void Replay::own_collectives_keeping_records() {
   // One rank is home of every instance and reduces its records where they are (in location
   // order, the order pack_collectives(1) would have moved them in, so no sort for trace.stat).
-  const auto reductions = analysis::reduce_collectives(trace_, analyzed_, records_);
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_));
+}
+
+void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances));
+}
+
+void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
   std::size_t i = 0;
   for (const auto& l : records_)
     for (const auto& c : l.collectives) analysis::collective_severities(c, reductions[i++], severities_);
@@ -228,7 +235,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   r.match_own_messages(pairs);
-  r.own_collectives_keeping_records();
+  r.own_collectives_keeping_records(instances);
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);

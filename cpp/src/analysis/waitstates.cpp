@@ -690,6 +690,45 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   return reduce(trace, analyzed, ListedCollectives(lists));
 }
 
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists,
+                                                    const std::vector<std::vector<RecordRef>>& instances) {
+  std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
+  for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
+  std::size_t covered = 0;
+  for (const auto& i : instances) covered += i.size();
+  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists);  // left out: inconsistent or partial
+  const auto& defs = trace.definitions();
+  const auto world = world_locations(defs);
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
+  std::vector<CollectiveReduction> out(offset.back());
+  std::vector<const CollectiveRecord*> instance;
+  std::vector<MemberSync> sync;
+  for (const auto& refs : instances) {
+    instance.clear();
+    for (const auto& r : refs) instance.push_back(&lists[r.list].collectives[r.index]);
+    if (instance.empty()) continue;
+    const auto& first = *instance.front();
+    if (!first.self) {
+      auto [it, fresh] = expected.try_emplace(first.communicator);
+      if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
+      if (it->second.size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      for (std::size_t i = 0; i < instance.size(); ++i)
+        if (instance[i]->location != it->second[i]) return reduce_collectives(trace, analyzed, lists);
+    }
+    for (const auto* c : instance)
+      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+    collective_sync(instance, sync);
+    for (std::size_t i = 0; i < instance.size(); ++i) {
+      auto& mine = out[offset[refs[i].list] + refs[i].index];
+      mine.until = sync[i].until;
+      mine.earliest_leave = sync[i].earliest_leave;
+      mine.skip = sync[i].sync ? 0 : 2;
+    }
+  }
+  return out;
+}
+
 void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<MemberSync>& out,
                      const std::uint64_t* enters) {
   constexpr std::size_t kNobody = ~std::size_t(0);

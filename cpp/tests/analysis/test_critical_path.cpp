@@ -140,12 +140,14 @@ std::size_t expect_one_process_steps_as_general(const trace::Trace& t) {
   for (const auto& l : records) copy.insert(copy.end(), l.collectives.begin(), l.collectives.end());
   const std::vector<bool> analyzed(n, true);
   const auto copied = analysis::reduce_collectives(t, analyzed, copy);
-  const auto listed = analysis::reduce_collectives(t, analyzed, records);
-  EXPECT_EQ(copied.size(), listed.size());
-  for (std::size_t i = 0; i < copied.size() && i < listed.size(); ++i) {
-    EXPECT_EQ(copied[i].until, listed[i].until);
-    EXPECT_EQ(copied[i].earliest_leave, listed[i].earliest_leave);
-    EXPECT_EQ(copied[i].skip, listed[i].skip);
+  for (const auto& listed : {analysis::reduce_collectives(t, analyzed, records),
+                              analysis::reduce_collectives(t, analyzed, records, instances)}) {
+    EXPECT_EQ(copied.size(), listed.size());
+    for (std::size_t i = 0; i < copied.size() && i < listed.size(); ++i) {
+      EXPECT_EQ(copied[i].until, listed[i].until) << t.path() << " record " << i;
+      EXPECT_EQ(copied[i].earliest_leave, listed[i].earliest_leave);
+      EXPECT_EQ(copied[i].skip, listed[i].skip);
+    }
   }
   return wrong_order;
 }

@@ -139,6 +139,8 @@ class Replay {
   void collective_severities();
   // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
+  // The same with the instances collective_instances built of records() (no sort).
+  void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances);
 
   std::vector<LocationRecords>& records() { return records_; }
   Severities& severities() { return severities_; }
@@ -154,6 +156,7 @@ class Replay {
  private:
   template <typename Queues>
   void match_receives_of(Queues& queues, bool keep);
+  void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
                trace::CallPathObserver* beside);
 

@@ -353,6 +353,14 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 // in list order (each location's collectives after the previous one's).
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists);
+// The same from the instances collective_instances built of the lists (members in rank
+// order), without sorting, when they are what the above would check (every record in one, each
+// with exactly the analyzed members of its communicator and one operation); else the above
+// (which raises on an inconsistent trace).
+struct RecordRef;
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists,
+                                                    const std::vector<std::vector<RecordRef>>& instances);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
