@@ -90,10 +90,11 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 }
 
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
+                            const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
                             profile::LocalProfile& p) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  const auto points = sync_points(records, CommunicatorRanks(defs), defs.locations.size());
+  const auto points = sync_points(records, pairs, instances, defs.locations.size());
   std::vector<bool> has_records(defs.locations.size(), false);
   for (const auto& l : records)
     if (l.location < has_records.size())

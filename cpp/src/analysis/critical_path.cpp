@@ -15,31 +15,36 @@ namespace {
 constexpr std::size_t kRecentLateSenders = 100;  // as the wrong-order pattern (scout's buffer)
 
 // Late Sender sync points: the k-th receive of B from A on (comm, tag) is A's k-th such send.
-// `Send`: the sender's MessageRecord (one process) or the SendRecord a replay received; a
+// The send: the sender's MessageRecord (one process) or the SendRecord a replay received; a
 // receive's payload is its own (the same as its send's in a consistent trace).
-template <class Send>
-void message_points(const std::vector<LocationRecords>& records, BasicSendQueues<Send>& sends,
+// `send_of(list, j, r)`: the send of receive j of records[list] (r), nullptr when unmatched.
+template <class SendOf>
+void message_points(const std::vector<LocationRecords>& records, SendOf send_of,
                     std::vector<std::vector<SyncPoint>>& out) {
-  for (const auto& l : records) {
+  for (std::size_t list = 0; list < records.size(); ++list) {
+    const auto& l = records[list];
     SyncPoint multi;  // the latest sender of the MPI_Waitall/any/some being read
     std::uint64_t multi_send_time = 0, multi_idle = 0;
     std::uint32_t multi_call = kNone;
     // The location's last Late Senders (send time, index in out[location]), as the wrong-order
     // pattern keeps them: one whose message was sent after a later-received one is wrong-order.
     std::deque<std::pair<std::uint64_t, std::size_t>> recent;
+    std::uint64_t latest = 0;  // no send time in `recent` is later (an upper bound)
     auto late = [&](const SyncPoint& p, std::uint64_t send_time) {
       if (recent.size() == kRecentLateSenders) recent.pop_front();
       recent.push_back({send_time, out[l.location].size()});
+      latest = std::max(latest, send_time);
       out[l.location].push_back(p);
     };
     auto flush = [&] {
       if (multi_call != kNone && multi_idle > 0) late(multi, multi_send_time);
       multi_call = kNone;
     };
-    for (const auto& r : l.receives) {
-      const Send* found = sends.next(r);
+    for (std::size_t j = 0; j < l.receives.size(); ++j) {
+      const auto& r = l.receives[j];
+      const auto* found = send_of(list, j, r);
       if (!found) continue;  // matching has raised
-      const Send& s = *found;
+      const auto& s = *found;
       if (multi_call != kNone && multi_call != r.call) flush();
       const auto idle = waited(r.enter, r.leave, s.enter);
       SyncPoint p{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
@@ -48,8 +53,11 @@ void message_points(const std::vector<LocationRecords>& records, BasicSendQueues
       } else if (r.call_kind == CallKind::WaitMulti && (multi_call == kNone || idle > multi_idle)) {
         multi = p, multi_call = r.call, multi_send_time = s.time, multi_idle = idle;
       }
+      if (latest <= s.time) continue;  // messages in order: nothing to scan
+      latest = 0;
       for (auto it = recent.begin(); it != recent.end();) {
         if (it->first <= s.time) {
+          latest = std::max(latest, it->first);
           ++it;
           continue;
         }
@@ -58,6 +66,21 @@ void message_points(const std::vector<LocationRecords>& records, BasicSendQueues
       }
     }
     flush();
+  }
+}
+
+// The path leaves a member only where it waited: at a synchronization point (collective_sync).
+void instance_points(const std::vector<const CollectiveRecord*>& members, std::vector<MemberSync>& sync,
+                     std::vector<std::vector<SyncPoint>>& out) {
+  collective_sync(members, sync);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const auto* c = members[i];
+    if (!sync[i].sync || sync[i].causer == kNone) continue;
+    const auto* causer = members[sync[i].causer];
+    const auto idle = waited(c->enter, c->leave, causer->enter);
+    if (idle > 0)
+      out[c->location].push_back({c->enter, c->enter + idle, causer->enter, c->location, c->cnode,
+                                  causer->location, false, false});
   }
 }
 
@@ -92,25 +115,43 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
         std::sort(keyed.begin(), keyed.end());
         for (std::size_t i = 0; i < keyed.size(); ++i) members[i] = keyed[i].second;
       }
-      // The path leaves a member only where it waited: at a synchronization point (collective_sync).
-      collective_sync(members, sync);
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        const auto* c = members[i];
-        if (!sync[i].sync || sync[i].causer == kNone) continue;
-        const auto* causer = members[sync[i].causer];
-        const auto idle = waited(c->enter, c->leave, causer->enter);
-        if (idle > 0)
-          out[c->location].push_back({c->enter, c->enter + idle, causer->enter, c->location, c->cnode,
-                                      causer->location, false, false});
-      }
+      instance_points(members, sync, out);
     }
   }
 }
 
-void sort_points(std::vector<std::vector<SyncPoint>>& out) {
-  for (auto& points : out)
-    std::stable_sort(points.begin(), points.end(),
-                     [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+// One process: the instances collective_instances built (complete ones, members in rank order).
+void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
+                       std::vector<std::vector<SyncPoint>>& out) {
+  std::vector<const CollectiveRecord*> members;
+  std::vector<MemberSync> sync;
+  for (const auto& instance : instances) {
+    if (instance.size() < 2) continue;  // synchronizes nothing (collective_sync)
+    members.clear();
+    for (const auto& ref : instance) members.push_back(&records[ref.list].collectives[ref.index]);
+    instance_points(members, sync, out);
+  }
+}
+
+// `messages[l]`: how many of out[l]'s points come from messages (before the collectives'). Each
+// part is in time order nearly always (a location's calls follow each other), so merging the
+// two is the stable sort of the whole at linear cost; else the stable sort itself.
+void sort_points(std::vector<std::vector<SyncPoint>>& out, const std::vector<std::size_t>& messages) {
+  auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
+  for (std::size_t l = 0; l < out.size(); ++l) {
+    auto& points = out[l];
+    const auto middle = points.begin() + static_cast<std::ptrdiff_t>(messages[l]);
+    if (std::is_sorted(points.begin(), middle, earlier) && std::is_sorted(middle, points.end(), earlier))
+      std::inplace_merge(points.begin(), middle, points.end(), earlier);
+    else
+      std::stable_sort(points.begin(), points.end(), earlier);
+  }
+}
+
+std::vector<std::size_t> sizes(const std::vector<std::vector<SyncPoint>>& out) {
+  std::vector<std::size_t> n(out.size());
+  for (std::size_t l = 0; l < out.size(); ++l) n[l] = out[l].size();
+  return n;
 }
 
 }  // namespace
@@ -119,9 +160,30 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
                                                 const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
   SendQueues sends(records);
-  message_points(records, sends, out);
+  message_points(records, [&](std::size_t, std::size_t, const MessageRecord& r) { return sends.next(r); }, out);
+  const auto messages = sizes(out);
   collective_points(records, ranks, out);
-  sort_points(out);
+  sort_points(out, messages);
+  return out;
+}
+
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
+                                                const std::vector<std::vector<RecordRef>>& instances,
+                                                std::size_t location_count) {
+  std::vector<std::vector<SyncPoint>> out(location_count);
+  // At most one point per receive and per collective: room for them once (pages that stay
+  // unused are never touched) instead of regrowing copies.
+  for (const auto& l : records)
+    if (l.location < out.size()) out[l.location].reserve(l.receives.size() + l.collectives.size());
+  // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
+  // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
+  message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
+    const auto s = pairs.send_of_receive[list][j];
+    return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
+  }, out);
+  const auto messages = sizes(out);
+  collective_points(records, instances, out);
+  sort_points(out, messages);
   return out;
 }
 
@@ -129,9 +191,10 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
                                                 const CommunicatorRanks& ranks, std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
   ExchangedSendQueues queues(sends);
-  message_points(receivers, queues, out);
+  message_points(receivers, [&](std::size_t, std::size_t, const MessageRecord& r) { return queues.next(r); }, out);
+  const auto messages = sizes(out);
   collective_points(receivers, ranks, out);
-  sort_points(out);
+  sort_points(out, messages);
   return out;
 }
 

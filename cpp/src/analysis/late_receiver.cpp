@@ -34,6 +34,13 @@ CompletionExtractor::CompletionExtractor(const trace::Trace& trace) {
 void CompletionExtractor::begin_location(std::uint32_t location) {
   extras_.push_back({});
   extras_.back().location = location;
+  // Room for as many as the previous location had (as RecordExtractor): alike locations then
+  // need no regrowth copies and end_location's shrink copies nothing.
+  if (extras_.size() > 1) {
+    const auto& before = extras_[extras_.size() - 2];
+    extras_.back().sends.reserve(before.sends.size());
+    extras_.back().receive_posted.reserve(before.receive_posted.size());
+  }
   stack_.clear();
   pending_.clear();
   open_isends_.clear();

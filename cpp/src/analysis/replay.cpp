@@ -207,6 +207,11 @@ void Replay::match_own_messages(bool keep) {
     for (auto& l : records_) release(l.sends);
 }
 
+void Replay::match_own_messages(const MessagePairs& pairs) {
+  PairedSends queues(records_, pairs);
+  match_receives_of(queues, true);
+}
+
 template <typename Queues>
 void Replay::match_receives_of(Queues& queues, bool keep) {
   for (const auto& l : records_) {
@@ -288,11 +293,19 @@ std::uint64_t Replay::record_bytes() const {
 }
 
 void Replay::own_collectives_keeping_records() {
-  // One rank is home of every instance: a copy of its records in location order is what
-  // pack_collectives(1) would have moved out of the lists.
-  for (const auto& l : records_) outgoing_collectives_.insert(outgoing_collectives_.end(), l.collectives.begin(), l.collectives.end());
-  reductions_ = analysis::reduce_collectives(trace_, analyzed_, outgoing_collectives_);
-  collective_severities();
+  // One rank is home of every instance and reduces its records where they are (in location
+  // order, the order pack_collectives(1) would have moved them in, so no sort for trace.stat).
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_));
+}
+
+void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances));
+}
+
+void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
+  std::size_t i = 0;
+  for (const auto& l : records_)
+    for (const auto& c : l.collectives) analysis::collective_severities(c, reductions[i++], severities_);
 }
 
 // One process: every exchange is a move, and the patterns that need every location's records
@@ -313,8 +326,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
                                   options, stats, &nonblocking.records(), &beside.omp());  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
-  r.match_own_messages(true);
-  r.own_collectives_keeping_records();
+  r.match_own_messages(pairs);
+  r.own_collectives_keeping_records(instances);
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
@@ -328,7 +341,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
-  beside.finish(locations, records, tree);
+  beside.finish(locations, records, pairs, instances, tree);
   return with_clock_violations(std::move(tree), clock.violations);
 }
 

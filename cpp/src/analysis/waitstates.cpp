@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -419,13 +420,18 @@ class ReceiveKernel {
     out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
     recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave});
+    latest_ = std::max(latest_, std::uint64_t(s.time));
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
   template <typename Send>
   void wrong_order(const Send& s) {
+    // Messages mostly arrive in order: no remembered send later than this one, nothing to scan.
+    if (latest_ <= s.time) return;
+    latest_ = 0;
     for (auto it = recent_.begin(); it != recent_.end();) {
       if (it->send_time <= s.time) {
+        latest_ = std::max(latest_, it->send_time);
         ++it;
         continue;
       }
@@ -444,14 +450,44 @@ class ReceiveKernel {
   };
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
   std::vector<RecentLateSender> recent_;
+  std::uint64_t latest_ = 0;  // no send time in recent_ is later (an upper bound: erasing keeps it)
   Severities& out_;
 };
 
 }  // namespace
 
-template <typename Send>
-void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
-                    BasicSendQueues<Send>& sends, Severities& out) {
+const MessageRecord* PairedSends::next(const MessageRecord& receive) {
+  auto inside = [&](std::size_t l) {
+    const auto& v = records_[l].receives;
+    return !v.empty() && &receive >= v.data() && &receive < v.data() + v.size();
+  };
+  if (list_ >= records_.size() || !inside(list_))  // once per location: receives come list by list
+    for (list_ = 0; list_ < records_.size() && !inside(list_); ++list_) {
+    }
+  if (list_ == records_.size()) return nullptr;
+  const auto s = pairs_.send_of_receive[list_][std::size_t(&receive - records_[list_].receives.data())];
+  return s.list == kNone ? nullptr : &records_[s.list].sends[s.index];
+}
+
+void PairedSends::check_all_received(const trace::Trace& trace) const {
+  const MessageRecord* first = nullptr;  // the earliest (location, position), as BasicSendQueues
+  for (std::size_t l = 0; l < records_.size(); ++l)
+    for (std::size_t i = 0; i < records_[l].sends.size(); ++i) {
+      if (pairs_.receive_of_send[l][i].list != kNone) continue;
+      const auto* s = &records_[l].sends[i];
+      if (!first || std::make_tuple(s->location, std::uint64_t(s->position)) <
+                        std::make_tuple(first->location, std::uint64_t(first->position)))
+        first = s;
+    }
+  if (first)
+    fail(trace, first->location, first->position, first->time,
+         "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
+             ") never received");
+}
+
+template <typename Queues>
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
+                    Severities& out) {
   if (receives.empty()) return;
   for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
     out.mark(p);
@@ -459,9 +495,9 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
   // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
   std::uint64_t multi_max = 0;
   const MessageRecord* multi = nullptr;
-  const Send* multi_send = nullptr;
+  const auto* multi_send = decltype(sends.next(receives.front()))(nullptr);
   for (const auto& r : receives) {
-    const Send* s = sends.next(r);
+    const auto* s = sends.next(r);
     if (!s)
       fail(trace, r.location, r.position, r.time,
            "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
@@ -487,6 +523,7 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
 }
 
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&);
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, ExchangedSendQueues&,
                              Severities&);
 
@@ -519,8 +556,12 @@ std::vector<std::uint32_t> members(const trace::Definitions& defs, const std::ve
 
 }  // namespace
 
-std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<CollectiveRecord>& records) {
+namespace {
+
+// `records`: indexable by the records' number (a vector of them, or pointers into lists).
+template <class Records>
+std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                        const Records& records) {
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
@@ -558,7 +599,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   std::uint32_t last_comm = kNone;
   bool last_self = false;  // records of a communicator come in runs: one lookup per run
   for (std::size_t i = 0; i < records.size(); ++i) {
-    const auto& c = records[i];
+    const CollectiveRecord& c = records[i];
     if (i == 0 || c.communicator != last_comm) last_comm = c.communicator, last_self = communicator(last_comm, c.location).self;
     keys[i] = {c.communicator, c.instance, last_self ? c.location : kNone, static_cast<std::uint32_t>(i)};
   }
@@ -583,21 +624,24 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     keys.swap(sorted);
   }
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
+  std::vector<std::size_t> number;                // and their numbers in `records`
   std::vector<MemberSync> sync;
   for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
     for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {
     }
-    const auto& first = records[keys[a].index];
+    const CollectiveRecord& first = records[keys[a].index];
     const auto comm = first.communicator;
     const auto& info = communicator(comm, first.location);
     instance.assign(info.self ? 1 : info.members.size(), nullptr);
+    number.resize(instance.size());
     for (std::size_t k = a; k < b; ++k) {
-      const auto& c = records[keys[k].index];
+      const CollectiveRecord& c = records[keys[k].index];
       const auto rank = info.self ? 0u : info.rank[c.location];
       if (rank == kNone || instance[rank])
         fail(trace, c.location, c.position, c.time,
              "MPI " + trace::collective_op_name(c.op) + " on " + name(comm) + " by a location that is no member of it");
       instance[rank] = &c;
+      number[rank] = keys[k].index;
     }
     const auto lacking = std::find(instance.begin(), instance.end(), nullptr);
     if (lacking != instance.end()) {
@@ -618,7 +662,75 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
                  trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
     collective_sync(instance, sync);
     for (std::size_t i = 0; i < instance.size(); ++i) {
-      auto& mine = out[std::size_t(instance[i] - records.data())];
+      auto& mine = out[number[i]];
+      mine.until = sync[i].until;
+      mine.earliest_leave = sync[i].earliest_leave;
+      mine.skip = sync[i].sync ? 0 : 2;
+    }
+  }
+  return out;
+}
+
+// The records of lists in list order, by number (no copy of them).
+class ListedCollectives {
+ public:
+  explicit ListedCollectives(const std::vector<LocationRecords>& lists) {
+    std::size_t n = 0;
+    for (const auto& l : lists) n += l.collectives.size();
+    at_.reserve(n);
+    for (const auto& l : lists)
+      for (const auto& c : l.collectives) at_.push_back(&c);
+  }
+  std::size_t size() const { return at_.size(); }
+  const CollectiveRecord& operator[](std::size_t i) const { return *at_[i]; }
+
+ private:
+  std::vector<const CollectiveRecord*> at_;
+};
+
+}  // namespace
+
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<CollectiveRecord>& records) {
+  return reduce(trace, analyzed, records);
+}
+
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists) {
+  return reduce(trace, analyzed, ListedCollectives(lists));
+}
+
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists,
+                                                    const std::vector<std::vector<RecordRef>>& instances) {
+  std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
+  for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
+  std::size_t covered = 0;
+  for (const auto& i : instances) covered += i.size();
+  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists);  // left out: inconsistent or partial
+  const auto& defs = trace.definitions();
+  const auto world = world_locations(defs);
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
+  std::vector<CollectiveReduction> out(offset.back());
+  std::vector<const CollectiveRecord*> instance;
+  std::vector<MemberSync> sync;
+  for (const auto& refs : instances) {
+    instance.clear();
+    for (const auto& r : refs) instance.push_back(&lists[r.list].collectives[r.index]);
+    if (instance.empty()) continue;
+    const auto& first = *instance.front();
+    if (!first.self) {
+      auto [it, fresh] = expected.try_emplace(first.communicator);
+      if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
+      if (it->second.size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      for (std::size_t i = 0; i < instance.size(); ++i)
+        if (instance[i]->location != it->second[i]) return reduce_collectives(trace, analyzed, lists);
+    }
+    for (const auto* c : instance)
+      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+    collective_sync(instance, sync);
+    for (std::size_t i = 0; i < instance.size(); ++i) {
+      auto& mine = out[offset[refs[i].list] + refs[i].index];
       mine.until = sync[i].until;
       mine.earliest_leave = sync[i].earliest_leave;
       mine.skip = sync[i].sync ? 0 : 2;

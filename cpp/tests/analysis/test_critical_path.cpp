@@ -10,6 +10,9 @@
 #include <filesystem>
 #include <map>
 
+#include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
@@ -90,6 +93,85 @@ TEST(CriticalPath, LateSenderChainOnASyntheticTrace) {
          {{{0, "main"}, 400}, {{0, "MPI_Barrier"}, 100}, {{1, "MPI_Recv"}, 20}, {{1, "main"}, 180},
           {{2, "MPI_Recv"}, 20}, {{2, "main"}, 280}},
          "critical_path");
+}
+
+namespace {
+
+// The one-process analysis takes its sync points, its message matching and its collective
+// reductions from what it built once (the pairs, the instances, the records in their lists);
+// each must give what the general steps (matching again, copying) give, field by field.
+// Returns the sync points marked wrong-order.
+std::size_t expect_one_process_steps_as_general(const trace::Trace& t) {
+  const auto all = t.all_locations();
+  const auto n = t.definitions().locations.size();
+  analysis::Replay r(t, all, all);
+  const auto& records = r.records();
+  const analysis::CommunicatorRanks ranks(t.definitions());
+  const auto pairs = analysis::pair_messages(records);
+  const auto instances = analysis::collective_instances(records, ranks);
+  const auto matched = analysis::sync_points(records, ranks, n);
+  const auto paired = analysis::sync_points(records, pairs, instances, n);
+  std::size_t wrong_order = 0;
+  EXPECT_EQ(matched.size(), paired.size());
+  for (std::size_t l = 0; l < matched.size() && l < paired.size(); ++l) {
+    EXPECT_EQ(matched[l].size(), paired[l].size()) << t.path() << " location " << l;
+    for (std::size_t i = 0; i < matched[l].size() && i < paired[l].size(); ++i) {
+      const auto &a = matched[l][i], &b = paired[l][i];
+      EXPECT_EQ(a.wait_end, b.wait_end);
+      EXPECT_EQ(a.resume, b.resume);
+      EXPECT_EQ(a.causer, b.causer);
+      EXPECT_EQ(std::uint32_t(a.cnode), std::uint32_t(b.cnode));
+      EXPECT_EQ(a.late_sender, b.late_sender);
+      EXPECT_EQ(a.empty, b.empty);
+      EXPECT_EQ(a.wrong_order, b.wrong_order) << t.path() << " location " << l << " point " << i;
+      wrong_order += a.wrong_order;
+    }
+  }
+  analysis::Severities queued(r.cnode_count(), all, n), by_pairs(r.cnode_count(), all, n);
+  analysis::SendQueues queues(records);
+  analysis::PairedSends paired_sends(records, pairs);
+  for (const auto& l : records) {
+    analysis::match_receives(t, l.receives, queues, queued);
+    analysis::match_receives(t, l.receives, paired_sends, by_pairs);
+  }
+  EXPECT_EQ(queued.values, by_pairs.values) << t.path();
+  EXPECT_EQ(queued.present, by_pairs.present) << t.path();
+  std::vector<analysis::CollectiveRecord> copy;
+  for (const auto& l : records) copy.insert(copy.end(), l.collectives.begin(), l.collectives.end());
+  const std::vector<bool> analyzed(n, true);
+  const auto copied = analysis::reduce_collectives(t, analyzed, copy);
+  for (const auto& listed : {analysis::reduce_collectives(t, analyzed, records),
+                              analysis::reduce_collectives(t, analyzed, records, instances)}) {
+    EXPECT_EQ(copied.size(), listed.size());
+    for (std::size_t i = 0; i < copied.size() && i < listed.size(); ++i) {
+      EXPECT_EQ(copied[i].until, listed[i].until) << t.path() << " record " << i;
+      EXPECT_EQ(copied[i].earliest_leave, listed[i].earliest_leave);
+      EXPECT_EQ(copied[i].skip, listed[i].skip);
+    }
+  }
+  return wrong_order;
+}
+
+}  // namespace
+
+TEST(SyncPoints, OneProcessStepsGiveWhatTheGeneralStepsGive) {
+  // Rank 1 waits for rank 0's late message, then receives rank 2's, sent earlier (wrong order);
+  // collectives of every kind of synchronization, one on a reversed communicator and a self one.
+  TempDir dir("paired");
+  trace::write_mpi_trace(
+      dir.path.string(), "t",
+      {{{"MPI_Init", 0, 50, {}}, {"MPI_Send", 500, 510, {1}}, {"MPI_Barrier", 600, 700, {}}, {"MPI_Bcast", 720, 760, {0}},
+        {"MPI_Scan", 800, 900, {}, 2}, {"MPI_Barrier", 910, 920, {}, 1}, {"MPI_Finalize", 950, 990, {}}},
+       {{"MPI_Init", 0, 60, {}}, {"MPI_Recv", 100, 520, {0}}, {"MPI_Recv", 530, 540, {2}}, {"MPI_Barrier", 650, 700, {}},
+        {"MPI_Bcast", 700, 760, {0}}, {"MPI_Scan", 850, 900, {}, 2}, {"MPI_Barrier", 905, 915, {}, 1},
+        {"MPI_Finalize", 960, 990, {}}},
+       {{"MPI_Init", 0, 40, {}}, {"MPI_Send", 200, 210, {1}}, {"MPI_Barrier", 680, 700, {}}, {"MPI_Bcast", 710, 760, {0}},
+        {"MPI_Scan", 820, 900, {}, 2}, {"MPI_Barrier", 930, 940, {}, 1}, {"MPI_Finalize", 970, 990, {}}}},
+      1000);
+  EXPECT_EQ(expect_one_process_steps_as_general(trace::Trace((dir.path / "t.otf2").string())), 1u);
+  for (const char* name : {"late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"})
+    expect_one_process_steps_as_general(
+        trace::Trace(std::string(CUBESCALE_SHARED_DATA) + "/otf2/" + name + "/traces.otf2"));
 }
 
 TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {

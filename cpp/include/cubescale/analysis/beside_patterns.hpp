@@ -9,6 +9,7 @@
 
 #include "cubescale/analysis/counts.hpp"
 #include "cubescale/analysis/critical_path.hpp"
+#include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
@@ -40,9 +41,10 @@ class BesidePatterns final : public trace::CallPathObserver {
   OmpObserver& omp() { return omp_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
-  // bytes_received) to `p`, the report of `locations` whose records the matching accepted.
+  // bytes_received) to `p`, the report of `locations` whose records the matching accepted;
+  // `pairs` and `instances`: theirs (pair_messages, collective_instances).
   void finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
-              profile::LocalProfile& p);
+              const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, profile::LocalProfile& p);
 
  private:
   const trace::Trace& trace_;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
@@ -71,6 +72,11 @@ inline std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint6
 // order (collective_sync).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
                                                 const CommunicatorRanks& ranks, std::size_t location_count);
+// The same for one process from what the clock checks built: the message pairs and the
+// collective instances (collective_instances), instead of matching both again.
+std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
+                                                const std::vector<std::vector<RecordRef>>& instances,
+                                                std::size_t location_count);
 // The same for a replay's rank: its own locations' receives (`receivers`) against the sends to
 // them it received (in each sender's order).
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,

@@ -143,6 +143,8 @@ class Replay {
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
   void match_own_messages(bool keep = false);
+  // The same with the sends `pairs` found (pair_messages of records()); the records stay.
+  void match_own_messages(const MessagePairs& pairs);
 
   // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
   // that a rank without locations holds no records.
@@ -154,8 +156,10 @@ class Replay {
   std::vector<CollectiveReduction>& home_reductions() { return home_reductions_; }
   std::vector<CollectiveReduction>& reductions() { return reductions_; }
   void collective_severities();
-  // One process that keeps its records: every step of the collectives on a copy of them.
+  // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
+  // The same with the instances collective_instances built of records() (no sort).
+  void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances);
 
   std::vector<LocationRecords>& records() { return records_; }
   Severities& severities() { return severities_; }
@@ -186,6 +190,7 @@ class Replay {
   std::vector<std::uint64_t> round_counts_;
   std::vector<std::uint64_t> given_back_;
   std::size_t round_received_ = 0;
+  void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
                trace::CallPathObserver* beside);
 

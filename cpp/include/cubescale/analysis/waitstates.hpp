@@ -297,10 +297,27 @@ class BasicSendQueues {
 using SendQueues = BasicSendQueues<MessageRecord>;
 using ExchangedSendQueues = BasicSendQueues<SendRecord>;
 
-// Kernel: the point-to-point patterns of one location's receives (in recorded order).
-template <typename Send>
-void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives,
-                    BasicSendQueues<Send>& sends, Severities& out);
+// One process that paired its messages already (pair_messages, the same rule: the k-th receive
+// of B from A on (communicator, tag) is A's k-th such send): the queues' answers from the pairs,
+// without hashing every send again.
+struct MessagePairs;
+class PairedSends {
+ public:
+  PairedSends(const std::vector<LocationRecords>& records, const MessagePairs& pairs) : records_(records), pairs_(pairs) {}
+  const MessageRecord* next(const MessageRecord& receive);  // `receive`: one of the records' own
+  void check_all_received(const trace::Trace& trace) const;  // as BasicSendQueues'
+
+ private:
+  const std::vector<LocationRecords>& records_;
+  const MessagePairs& pairs_;
+  std::size_t list_ = 0;  // the records' list the last receive came from
+};
+
+// Kernel: the point-to-point patterns of one location's receives (in recorded order); `sends`:
+// SendQueues, ExchangedSendQueues or PairedSends.
+template <typename Queues>
+void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
+                    Severities& out);
 
 // What the members of a collective instance tell each member (computed by the instance's home
 // with collective_sync).
@@ -346,6 +363,18 @@ std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks);
 // FormatError on an instance some member lacks or calls as another operation.
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<CollectiveRecord>& records);
+// The same for one process over its locations' own lists, without copying them: the records
+// in list order (each location's collectives after the previous one's).
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists);
+// The same from the instances collective_instances built of the lists (members in rank
+// order), without sorting, when they are what the above would check (every record in one, each
+// with exactly the analyzed members of its communicator and one operation); else the above
+// (which raises on an inconsistent trace).
+struct RecordRef;
+std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
+                                                    const std::vector<LocationRecords>& lists,
+                                                    const std::vector<std::vector<RecordRef>>& instances);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
