@@ -250,6 +250,22 @@ def test_nonblocking_scan_members_are_in_communicator_rank_order(tmp_path):
     assert by_call(report, "mpi_earlyscan") == pytest.approx(want, rel=1e-15)
 
 
+def test_nonblocking_collectives_on_mpi_comm_self_wait_for_nobody(tmp_path):
+    # Every process's MPI_COMM_SELF is one definition; its operations are each process's own
+    # (tag 1). Taken as one instance, rank 0's Iallreduce "waited" 10 ns for rank 1's start and
+    # its MPI_Wait, left before that start, counted as a clock violation. A third rank starts
+    # two, which must not be "missing" on the others.
+    ranks = [[("MPI_Iallreduce", 100, 110, [], 1), ("MPI_Wait", 200, 210, [], 0)],
+             [("MPI_Iallreduce", 500, 510, [], 1), ("MPI_Wait", 600, 610, [], 0)],
+             [("MPI_Ibarrier", 100, 110, [], 1), ("MPI_Wait", 120, 130, [], 0),
+              ("MPI_Ibarrier", 300, 310, [], 1), ("MPI_Wait", 320, 330, [], 0)]]
+    for correct in (False, True):
+        report = cubescale.analyze(write(tmp_path, ranks, name=f"self{int(correct)}", end=1000), time_correct=correct)
+        assert not by_call(report, "mpi_wait_nxn") and not by_call(report, "mpi_barrier_wait")
+        stats = analysis.statistics(report)
+        assert (stats.collective_violations, stats.corrected_jumps) == (0, 0)
+
+
 def test_nonblocking_collective_missing_on_a_member_fails(tmp_path):
     ranks = [NONBLOCKING[0][:2], NONBLOCKING[1][:2] + [("MPI_Iallreduce", 900, 910, [], 0), ("MPI_Wait", 920, 930, [], 0)]]
     with pytest.raises(cubescale.FormatError, match="no counterpart"):

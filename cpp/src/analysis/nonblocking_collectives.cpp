@@ -146,13 +146,14 @@ std::vector<std::uint64_t> nonblocking_references(std::uint32_t op, std::uint32_
 
 std::vector<NonBlockingInstance> nonblocking_instances(const trace::Definitions& defs,
                                                        const std::vector<NonBlockingLocation*>& lists) {
-  // communicator -> per location (ascending) its records in start order
+  // communicator -> per location (ascending) its records in start order. A self communicator's
+  // operation waits for nobody (each process has its own): no instance, as a blocking one.
   std::map<std::uint32_t, std::map<std::uint32_t, std::vector<RecordRef>>> per;
   for (std::uint32_t l = 0; l < lists.size(); ++l)
     if (lists[l])
       for (std::uint32_t i = 0; i < lists[l]->records.size(); ++i) {
         const auto& r = lists[l]->records[i];
-        per[r.communicator][r.location].push_back({l, i});
+        if (!self_communicator(defs, r.communicator)) per[r.communicator][r.location].push_back({l, i});
       }
   auto rec = [&](const RecordRef& x) -> const NonBlockingRecord& { return lists[x.list]->records[x.index]; };
   const CommunicatorRanks ranks(defs);
@@ -218,11 +219,14 @@ class NonBlockingMatcher {
       : trace_(trace), defs_(trace.definitions()), column_(column), world_(world_locations(defs_)), ranks_(defs_) {}
 
   void run(const std::vector<NonBlockingLocation>& records, Severities& sev) {
-    // communicator -> per location its non-blocking collectives on it, in start order
-    std::map<std::uint32_t, std::map<std::uint32_t, std::vector<const NonBlockingRecord*>>> lists;
+    // (communicator, the location on a self one) -> per location its non-blocking collectives on
+    // it, in start order: every process's MPI_COMM_SELF operations are instances of their own.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::map<std::uint32_t, std::vector<const NonBlockingRecord*>>> lists;
     for (const auto& l : records)
-      for (const auto& r : l.records) lists[r.communicator][r.location].push_back(&r);
-    for (auto& [comm, per] : lists) {
+      for (const auto& r : l.records)
+        lists[{r.communicator, self_communicator(defs_, r.communicator) ? r.location : kNone}][r.location].push_back(&r);
+    for (auto& [key, per] : lists) {
+      const auto comm = key.first;
       std::size_t most = 0;
       for (auto& [loc, v] : per) {
         std::sort(v.begin(), v.end(), [](const auto* a, const auto* b) { return a->order < b->order; });

@@ -554,9 +554,13 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
   std::vector<std::size_t> order(records.size());
   std::vector<std::uint32_t> rank(records.size());  // in its communicator, looked up once per record
   const CommunicatorRanks ranks(trace.definitions());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
+  std::vector<std::uint32_t> self(records.size());  // the location on a self communicator (own instances)
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
+    self[i] = self_communicator(trace.definitions(), records[i].communicator) ? records[i].location : kNone;
+  }
   auto key = [&](std::size_t i) {
-    return std::make_tuple(records[i].communicator, records[i].order, rank[i], records[i].location);
+    return std::make_tuple(records[i].communicator, records[i].order, self[i], rank[i], records[i].location);
   };
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return key(a) < key(b); });
   const auto world = world_locations(trace.definitions());
@@ -565,7 +569,7 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
     members.push_back(order[k]);
     const auto& r = records[order[k]];
     if (k + 1 < order.size() && records[order[k + 1]].communicator == r.communicator &&
-        records[order[k + 1]].order == r.order)
+        records[order[k + 1]].order == r.order && self[order[k + 1]] == self[order[k]])
       continue;
     instance_verdicts(trace, world, records, members, out);
     members.clear();
@@ -603,6 +607,7 @@ void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
   for (std::size_t i = 0; i + 2 < all.size(); i += 3) counts[all[i]][all[i + 1]] = all[i + 2];
   const auto& defs = trace_.definitions();
   for (const auto& [comm, per] : counts) {
+    if (self_communicator(defs, comm)) continue;  // every process its own instances
     std::uint32_t most = 0;
     for (const auto& [loc, n] : per) most = std::max(most, n);
     for (const auto& [loc, n] : per) {
@@ -808,6 +813,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
       c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
       c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
       c.root = nonblocking_root(trace_.definitions(), world, r);
+      c.self = self_communicator(trace_.definitions(), r.communicator);  // depends on nobody
       c.instance = (k[j] |= kNonBlockingInstance);
       members.push_back({home_of(c, ranks, homes), c});
     }

@@ -305,13 +305,13 @@ std::string group_name(const trace::Definitions& defs, std::uint32_t location) {
   return g < defs.location_groups.size() ? defs.location_groups[g].name : "no process";
 }
 
+}  // namespace
+
 bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator) {
   if (communicator >= defs.communicators.size()) return false;
   const auto group = defs.communicators[communicator].group;
   return group < defs.groups.size() && defs.groups[group].type == "comm_self";
 }
-
-}  // namespace
 
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs) {
   std::vector<std::uint32_t> world;

@@ -108,8 +108,12 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   } else if (name == "MPI_Recv") {
     check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[0], 0, c.tag, c.bytes), "recv");
   } else if (nonblocking_collective(k)) {
+    // The communicator as for a blocking collective: tag 0 world, 1 self (root 0), 2 reversed.
+    if (c.tag > 2)
+      throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
     requests.collectives.push_back({requests.next, static_cast<OTF2_CollectiveOp>(k.collective_op),
-                                    k.rooted ? c.peers[0] : OTF2_UNDEFINED_UINT32, c.tag == 2 ? 2u : 0u});
+                                    k.rooted ? (c.tag == 1 ? 0u : c.peers[0]) : OTF2_UNDEFINED_UINT32,
+                                    static_cast<std::uint32_t>(c.tag)});
     check(OTF2_EvtWriter_NonBlockingCollectiveRequest(w, nullptr, c.enter, requests.next++), "collective request");
   } else if (wait) {
     for (const auto& n : requests.collectives)

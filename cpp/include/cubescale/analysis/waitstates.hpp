@@ -245,6 +245,9 @@ std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 // instance's members in communicator rank order (scans: "the senders ranked up to mine"), as the
 // patterns do: the communicator's group (MPI_Init/Finalize: MPI_COMM_WORLD's). Self communicators
 // and locations outside the group have no rank (kNone); `before` then orders by location.
+// Whether a communicator is a self one (MPI_COMM_SELF: one definition, every process its own).
+bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator);
+
 class CommunicatorRanks {
  public:
   explicit CommunicatorRanks(const trace::Definitions& defs);
