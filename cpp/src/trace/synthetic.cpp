@@ -107,7 +107,8 @@ std::uint64_t write_synthetic_trace(const std::string& directory, const std::str
         "clock");
   std::vector<std::string> strings = {"",        "machine",   "synthetic", "node",          "node0",   "main",
                                       "solve",   "compute",   "MPI_Send",  "MPI_Recv",      "MPI_Allreduce",
-                                      "Master thread", "MPI_COMM_WORLD", "PAPI_TOT_CYC", "PAPI_L2_TCM", "#"};
+                                      "Master thread", "MPI_COMM_WORLD", "PAPI_TOT_CYC", "PAPI_L2_TCM", "#", "MPI"};
+  const std::uint32_t mpi_file = static_cast<std::uint32_t>(strings.size()) - 1;  // MPI regions' file, as Score-P
   const std::uint32_t first_rank_string = static_cast<std::uint32_t>(strings.size());
   for (std::uint32_t p = 0; p < P; ++p) strings.push_back("MPI Rank " + std::to_string(p));
   for (std::uint32_t s = 0; s < strings.size(); ++s) check(OTF2_GlobalDefWriter_WriteString(g, s, strings[s].c_str()), "string");
@@ -125,7 +126,7 @@ std::uint64_t write_synthetic_trace(const std::string& directory, const std::str
   for (std::uint32_t r = 0; r < kRegions; ++r)
     check(OTF2_GlobalDefWriter_WriteRegion(g, r, 5 + r, 5 + r, 0, roles[r],
                                            r >= kSend ? OTF2_PARADIGM_MPI : OTF2_PARADIGM_COMPILER, OTF2_REGION_FLAG_NONE,
-                                           0, 0, 0),
+                                           r >= kSend ? mpi_file : 0, 0, 0),
           "region");
   std::vector<std::uint64_t> ranks(P);
   for (std::uint32_t p = 0; p < P; ++p) ranks[p] = p;
