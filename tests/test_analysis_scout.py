@@ -35,12 +35,8 @@ NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_
                 "mpi_rma_pairsync_unneeded_count"}
 
 # (case, metric) whose values differ from scout's, each for a reason docs/analysis.md gives
-# ("Critical path"): scout's path runs from the MPI_Finalize entered last back to MPI_Init,
-# ours over the whole trace; scout follows Late Receiver waits and ranks collective ties
-# differently.
-KNOWN_DIFFERENCES = {(case, "critical_path") for case in
-                     ["chain", "ring", "late-receiver", "clocks", "syncpoint", "self-order", "scan-order", "ping-pong",
-                      "late-sender-barrier"]}
+# ("Compared with Scalasca's scout").
+KNOWN_DIFFERENCES: set[tuple[str, str]] = set()
 
 
 def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:

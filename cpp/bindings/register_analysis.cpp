@@ -296,9 +296,13 @@ void register_replay(py::module_ m) {
           },
           "FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.")
       .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
+      .def("path_window_members", &Replay::path_window_members,
+           "(own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.")
+      .def("set_path_window", &Replay::set_path_window, py::arg("init_members"), py::arg("finalize_members"),
+           "Whether the critical path runs from the last MPI_Finalize back to MPI_Init (every process has them).")
       .def("path_start", &Replay::path_start, py::arg("any_records"),
-           "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "
-           "0xFFFFFFFF: none.")
+           "(enter of the latest MPI_Finalize or last Leave, place among analyzed) of this rank's candidate to "
+           "start the critical path; place 0xFFFFFFFF: none.")
       .def("walk", &Replay::walk, py::arg("at"), py::arg("time"),
            "The critical path's backward walk from (location, time) while it stays on own locations; returns "
            "where it continues ((0xFFFFFFFF, 0): ended).")

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "cubescale/analysis/counts.hpp"
+#include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/message_key.hpp"
 
 namespace cubescale::analysis {
@@ -179,12 +180,15 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
 
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev, CountsObserver* counts) {
+                   Severities& sev, CountsObserver* counts, const std::vector<std::uint32_t>* receivers,
+                   std::vector<SyncPoint>* points) {
   auto& values = sev.values[std::size_t(Pattern::LateReceiver)];
   if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
   // `c`: the completing call, with the emptiness of the send the instance is classified by.
-  auto add = [&](const SendCompletion& c, std::uint64_t ticks) {
+  auto add = [&](const SendCompletion& c, std::uint64_t ticks, std::size_t send) {
     if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
+    if (points && receivers && send < receivers->size())  // waited until the receive was posted
+      points->push_back({c.enter, c.enter + ticks, c.enter + ticks, own.location, c.cnode, (*receivers)[send], false, false});
     values[std::size_t(c.cnode) * sev.locations + column] += static_cast<double>(ticks) * tick;
     if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column), c.empty);
     if (sev.instances)
@@ -201,6 +205,7 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
   struct Largest {
     std::uint64_t idle;
     SendCompletion call;
+    std::size_t send;
   };
   std::unordered_map<std::uint32_t, Largest> multi;  // call -> its largest Late Receiver
   std::vector<std::uint32_t> multi_order;
@@ -210,20 +215,21 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
     const auto post = posted[i];
     const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
     if (c.kind() != SendCompletionKind::WaitMulti) {
-      add(c, idle);
+      add(c, idle, i);
     } else if (!late_sender_calls.count(c.call)) {
-      auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c});
+      auto [it, fresh] = multi.try_emplace(c.call, Largest{idle, c, i});
       if (fresh) multi_order.push_back(c.call);
       // scout replays backwards and keeps the first strictly largest: the last of equal ones
-      if (idle >= it->second.idle) it->second = {idle, c};
+      if (idle >= it->second.idle) it->second = {idle, c, i};
     }
   }
-  for (auto call : multi_order) add(multi[call].call, multi[call].idle);
+  for (auto call : multi_order) add(multi[call].call, multi[call].idle, multi[call].send);
 }
 
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts) {
+                   CountsObserver* counts, std::vector<std::vector<SyncPoint>>* points) {
+  std::vector<std::uint32_t> receivers;
   for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
     std::vector<std::uint64_t> posted(records[l].sends.size(), kNoTime), sender_enter(records[l].receives.size(), kNoTime);
     for (std::size_t i = 0; i < posted.size(); ++i) {
@@ -237,7 +243,10 @@ void late_receiver(const std::vector<LocationRecords>& records, const std::vecto
     }
     const auto loc = records[l].location;
     if (loc >= column.size() || column[loc] == kNone) continue;
-    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts);
+    receivers.clear();
+    for (const auto& s : records[l].sends) receivers.push_back(s.peer);
+    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts, &receivers,
+                  points && loc < points->size() ? &(*points)[loc] : nullptr);
   }
 }
 

@@ -226,7 +226,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
-  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev, &beside.counts());
+  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev, &beside.counts(),
+                &beside.late_receiver_points());
   const auto moves = nonblocking_collectives(trace, nonblocking.records(), clock.column, tick, sev);
   if (stats) {
     stats->patterns = instance_stats.finish();

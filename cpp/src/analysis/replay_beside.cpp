@@ -103,30 +103,22 @@ DistributedCorrection& Replay::correction() {
 }
 
 void Replay::number_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
-  // The slots pack_sends gives (stable grouping by the receiver's owner); kNone for a send
-  // pack_sends refuses (its error follows).
+  // Each send's receiver, from which late_receiver() numbers the slots pack_sends gives
+  // (stable grouping by the receiver's owner), and the critical path's MPI_Init / MPI_Finalize.
   auto& b = beside();
   const auto n = trace_.definitions().locations.size();
   b.has_records.assign(n, false);
   b.had_sends.assign(records_.size(), false);
-  b.send_slot.assign(records_.size(), {});
-  auto rank_of = [&](const MessageRecord& s) -> std::size_t {
-    return s.peer < owner.size() && owner[s.peer] < ranks ? owner[s.peer] : ranks;
-  };
-  std::vector<std::uint64_t> next(ranks + 1, 0);
-  for (const auto& l : records_)
-    for (const auto& s : l.sends) ++next[rank_of(s)];
-  std::uint64_t sum = 0;
-  for (auto& x : next) x = std::exchange(sum, sum + x);
+  b.send_peer.assign(records_.size(), {});
+  b.slot_owner = owner, b.slot_ranks = ranks;
+  b.window = PathWindow(n);
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& l = records_[i];
     if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
     b.had_sends[i] = !l.sends.empty();
-    b.send_slot[i].reserve(l.sends.size());
-    for (const auto& s : l.sends) {
-      const auto r = rank_of(s);
-      b.send_slot[i].push_back(r == ranks ? kNone : static_cast<std::uint32_t>(next[r]++));
-    }
+    b.send_peer[i].reserve(l.sends.size());
+    for (const auto& s : l.sends) b.send_peer[i].push_back(s.peer);
+    b.window.note(l);
   }
 }
 
@@ -214,7 +206,7 @@ void Replay::collectives_beside() {
       if (c.cnode < v.cnodes && c.location < column.size() && column[c.location] != kNone)
         ++v.counts[std::size_t(c.cnode) * v.locations + column[c.location]];
     }
-    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size()) continue;
+    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size() || !moves_path(c)) continue;
     const auto idle = waited(c.enter, c.leave, x.causer_time);
     if (idle > 0)
       b.points[c.location].push_back({c.enter, c.enter + idle, x.causer_time, c.location, c.cnode, x.causer, false, false});
@@ -227,6 +219,7 @@ void Replay::collectives_beside() {
   b.unused.assign(b.points.size(), 0);
   for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
   b.segments.assign(b.points.size(), {});
+  b.floor.assign(b.points.size(), kNoEnter);
 }
 
 void Replay::late_receiver() {
@@ -243,26 +236,42 @@ void Replay::late_receiver() {
     if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
   auto& values = severities_.values[std::size_t(Pattern::LateReceiver)];
   if (b.seconds) throw std::logic_error("late_receiver: after late_receiver_after");
+  // The slots pack_sends gave: sends grouped by their receiver's owner, stably (a send it
+  // refused, kNone, has raised already).
+  const auto ranks = b.slot_ranks;
+  auto rank_of = [&](std::uint32_t peer) -> std::size_t {
+    return peer < b.slot_owner.size() && b.slot_owner[peer] < ranks ? b.slot_owner[peer] : ranks;
+  };
+  std::vector<std::uint64_t> next(ranks + 1, 0);
+  for (const auto& peers : b.send_peer)
+    for (auto peer : peers) ++next[rank_of(peer)];
+  std::uint64_t sum = 0;
+  for (auto& x : next) x = std::exchange(sum, sum + x);
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto loc = records_[i].location;
+    std::vector<std::uint64_t> posted(b.send_peer[i].size(), kNoTime);
+    for (std::size_t k = 0; k < posted.size(); ++k) {
+      const auto r = rank_of(b.send_peer[i][k]);
+      if (r == ranks) continue;
+      const auto slot = next[r]++;
+      if (slot < b.posted.size()) posted[k] = b.posted[slot];
+    }
     if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
     if (b.had_sends[i]) severities_.mark(Pattern::LateReceiver);
     const auto e = extras_of[loc];
     if (e == kNone) continue;
-    std::vector<std::uint64_t> posted(b.send_slot[i].size(), kNoTime);
-    for (std::size_t k = 0; k < posted.size(); ++k)
-      if (b.send_slot[i][k] < b.posted.size()) posted[k] = b.posted[b.send_slot[i][k]];
     LocationRecords own;
     own.location = loc;
     own.receives = std::move(b.late_multi[i].receives);
     analysis::late_receiver(own, extras[e], posted, b.late_multi_enter[i], severities_.column[loc], tick, severities_,
-                            &b.counts);
+                            &b.counts, &b.send_peer[i], loc < b.points.size() ? &b.points[loc] : nullptr);
   }
   b.late_receiver_values = std::move(values);
   values.assign(b.late_receiver_values.size(), 0.0);
   release(b.home_posted);  // exchanged back already
   release(b.posted);
-  release(b.send_slot);
+  release(b.send_peer);
+  release(b.slot_owner);
   release(b.late_multi);
   release(b.late_multi_enter);
   release(extras);
@@ -280,19 +289,22 @@ bool Replay::any_records() const {
   return std::any_of(mine_.begin(), mine_.end(), [&](auto l) { return l < beside_->has_records.size() && beside_->has_records[l]; });
 }
 
+std::pair<std::size_t, std::size_t> Replay::path_window_members() const {
+  if (!beside_) needs_complete();
+  return beside_->window.members();
+}
+
+void Replay::set_path_window(std::size_t init_members, std::size_t finalize_members) {
+  beside().window.decide(init_members, finalize_members, CommunicatorRanks(trace_.definitions()));
+}
+
 std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) const {
   if (!beside_) needs_complete();
-  // As critical_path_segments: the location whose last Leave is the latest, the first of them.
+  // As critical_path_segments (after set_path_window): the first of the own candidates.
   const auto& b = *beside_;
-  const auto& first = b.spans.first();
-  const auto& last = b.spans.last();
-  std::uint32_t at = kNone;
-  for (auto l : mine_) {
-    if (first[l] > last[l] || (any_records && !b.has_records[l])) continue;
-    if (at == kNone || last[l] > last[at]) at = l;
-  }
+  const auto [t, at] = analysis::path_start(b.spans, mine_, b.has_records, any_records, b.window);
   if (at == kNone) return {0, kNone};
-  return {last[at], position_[at]};
+  return {t, position_[at]};
 }
 
 std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint64_t t) {
@@ -301,20 +313,23 @@ std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint
   const auto& first = b.spans.first();
   const auto& column = severities_.column;
   auto own = [&](std::uint32_t l) { return l < column.size() && column[l] != kNone && l < b.points.size(); };
+  if (own(at)) t = std::min(t, b.floor[at]);  // handed over: never after where the path left it
   while (own(at)) {
     const auto& mine = b.points[at];
     auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(b.unused[at]), t,
                                 [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
     if (end == mine.begin()) {
-      const auto from = std::min(first[at], t);
+      const auto from = b.window.bottom(at, first[at], t);
       if (t > from) b.segments[at].push_back({from, t});
       return {kNone, 0};
     }
     const SyncPoint& p = *(end - 1);
     b.unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
     if (t > p.wait_end) b.segments[at].push_back({p.wait_end, t});
-    t = p.resume;  // min(the causer's enter, the end of the wait), as critical_path_segments
+    b.floor[at] = std::min(b.floor[at], p.wait_end);
+    t = p.resume;  // the causer's enter, at most its floor (critical_path_segments)
     at = p.causer;
+    if (own(at)) t = std::min(t, b.floor[at]);
   }
   return {at, t};
 }
@@ -366,7 +381,7 @@ std::uint64_t Replay::beside_bytes() {
   auto& b = beside();
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
-  for (const auto& s : b.send_slot) n += s.capacity() * 4;
+  for (const auto& s : b.send_peer) n += s.capacity() * 4;
   n += b.late_receiver_values.capacity() * 8;
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
   // doubled list is never written and holds no memory, so count what they hold.

@@ -65,7 +65,8 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
     e.time = l == 2 ? 100 : 90;
     spans.event(e, 0);
   }
-  const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true});
+  const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true},
+                                                        analysis::PathWindow(3));  // no MPI_Init/Finalize
   ASSERT_EQ(segments[0].size(), 1u);
   EXPECT_EQ(segments[0][0].from, 0u);
   EXPECT_EQ(segments[0][0].to, 30u);
@@ -74,6 +75,43 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
   EXPECT_EQ(segments[1][0].to, 60u);
   ASSERT_EQ(segments[2].size(), 1u);
   EXPECT_EQ(segments[2][0].from, 60u);
+  EXPECT_EQ(segments[2][0].to, 100u);
+}
+
+TEST(CriticalPath, WalkRunsFromTheLastFinalizeBackToInit) {
+  // scout's window: every location has MPI_Init (entered at 5, 6, 7) and MPI_Finalize (80, 85,
+  // 85: location 1 is the first of the latest); location 1 waited 40 -> 55 for location 0, which
+  // entered its operation at 60 (a clock violation: the path resumes at 60 all the same, as
+  // scout's) and waited for nobody: 1 [55, 85], 0 [5, 60]. Without the window: 2 [0, 100].
+  std::vector<std::vector<analysis::SyncPoint>> points(3);
+  points[1].push_back({40, 55, 60, 1, 0, 0, true, false});
+  analysis::SpanObserver spans(3);
+  for (std::uint32_t l = 0; l < 3; ++l) {
+    spans.begin_location(l);
+    trace::Event e;
+    e.type = trace::EventType::Enter;
+    e.time = 0;
+    spans.event(e, 0);
+    e.type = trace::EventType::Leave;
+    e.time = l == 2 ? 100 : 90;
+    spans.event(e, 0);
+  }
+  analysis::PathWindow window(3);
+  window.init = {5, 6, 7};
+  window.finalize = {80, 85, 85};
+  window.has_init = window.has_finalize = true;
+  auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
+  ASSERT_EQ(segments[1].size(), 1u);
+  EXPECT_EQ(segments[1][0].from, 55u);
+  EXPECT_EQ(segments[1][0].to, 85u);
+  ASSERT_EQ(segments[0].size(), 1u);
+  EXPECT_EQ(segments[0][0].from, 5u);
+  EXPECT_EQ(segments[0][0].to, 60u);
+  EXPECT_TRUE(segments[2].empty());
+  window.has_init = window.has_finalize = false;  // a process lacks them: the whole trace
+  segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
+  ASSERT_EQ(segments[2].size(), 1u);
+  EXPECT_EQ(segments[2][0].from, 0u);
   EXPECT_EQ(segments[2][0].to, 100u);
 }
 

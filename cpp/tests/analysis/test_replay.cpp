@@ -216,7 +216,14 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   each([](Replay& r) { r.reduce_nonblocking(); });
   exchange(received, [](Replay& r) -> auto& { return r.home_verdicts(); }, [](Replay& r) -> auto& { return r.verdicts(); });
   each([](Replay& r) { r.nonblocking_after(); });
-  // The critical path: the latest last Leave (first of equals), then the walk hands over.
+  // The critical path: between MPI_Init and MPI_Finalize where every process has them, from
+  // the latest MPI_Finalize enter or last Leave (first of equals), then the walk hands over.
+  std::size_t init_members = 0, finalize_members = 0;
+  for (auto& r : rank) {
+    const auto [i, f] = r->path_window_members();
+    init_members += i, finalize_members += f;
+  }
+  each([&](Replay& r) { r.set_path_window(init_members, finalize_members); });
   bool any = false;
   for (auto& r : rank) any = any || r->any_records();
   std::pair<std::uint64_t, std::uint32_t> start{0, kNone};

@@ -257,7 +257,11 @@ class Replay:
         """
     def path_start(self, any_records: bool) -> tuple[int, int]:
         """
-        (last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        (enter of the latest MPI_Finalize or last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        """
+    def path_window_members(self) -> tuple[int, int]:
+        """
+        (own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.
         """
     def posted(
         self, n: typing.SupportsInt | typing.SupportsIndex
@@ -290,6 +294,14 @@ class Replay:
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         A writable byte view of `records` reductions (one per own packed collective record).
+        """
+    def set_path_window(
+        self,
+        init_members: typing.SupportsInt | typing.SupportsIndex,
+        finalize_members: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        Whether the critical path runs from the last MPI_Finalize back to MPI_Init (every process has them).
         """
     def statistics(self) -> dict:
         """

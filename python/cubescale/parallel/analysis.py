@@ -334,11 +334,14 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
 
 
 def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> int:
-    """The critical path's backward walk (docs/analysis.md): it starts on the location whose
-    last Leave is the latest (the first such among ``analyzed``); the rank owning the current
-    location walks while the path stays on its locations, then hands (location, time) to the
-    owner of the next one. Returns the number of hand-offs (collective steps)."""
+    """The critical path's backward walk (docs/analysis.md): it starts at the latest enter of
+    ``MPI_Finalize`` when every process has one (else at the latest last Leave; the first such
+    among ``analyzed``) and ends at ``MPI_Init`` likewise; the rank owning the current location
+    walks while the path stays on its locations, then hands (location, time) to the owner of the
+    next one. Returns the number of hand-offs (collective steps)."""
     MPI = mpi(comm)
+    init, finalize = comm.allreduce(np.array(replay.path_window_members(), dtype=np.int64), op=MPI.SUM)
+    replay.set_path_window(int(init), int(finalize))
     any_records = bool(comm.allreduce(int(replay.any_records()), op=MPI.MAX))
     candidates = [c for c in comm.allgather(replay.path_start(any_records)) if c[1] != _NO_RANK]
     if not candidates:

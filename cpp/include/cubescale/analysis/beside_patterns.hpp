@@ -36,6 +36,9 @@ class BesidePatterns final : public trace::CallPathObserver {
   std::vector<trace::CallPathObserver*> parts() override { return observers_; }
   // The counts, for late_receiver() to add its instances before finish.
   CountsObserver& counts() { return counts_; }
+  // Per dense location, for late_receiver() to add its instances as the critical path's sync
+  // points before finish.
+  std::vector<std::vector<SyncPoint>>& late_receiver_points() { return late_receiver_points_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted.
@@ -44,6 +47,7 @@ class BesidePatterns final : public trace::CallPathObserver {
 
  private:
   const trace::Trace& trace_;
+  std::vector<std::vector<SyncPoint>> late_receiver_points_;
   std::vector<trace::CallPathObserver*> observers_;
   OmpObserver omp_;
   CountsObserver counts_;

@@ -24,6 +24,7 @@
 namespace cubescale::analysis {
 
 class CountsObserver;
+struct SyncPoint;
 
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
@@ -120,15 +121,20 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records);
 // `posted[i]` is the posting enter of the receive matching send i (kNoTime: unmatched),
 // `sender_enter[j]` the enter of the send matching receive j (for the Late Sender exclusion of
 // Waitall/Waitsome).
+// With `points`, each instance is also the critical path's sync point (scout's Late Receiver
+// hand-off): on the sender, waiting until the posting enter, caused by the receiver
+// (`receivers[i]`: the receiving location of send i).
 inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev, CountsObserver* counts = nullptr);
+                   Severities& sev, CountsObserver* counts = nullptr,
+                   const std::vector<std::uint32_t>* receivers = nullptr, std::vector<SyncPoint>* points = nullptr);
 
 // All locations at once (a single process): Late Receiver for every location in `records`
 // (`extras` in the same order; `column` maps a dense location index to its column).
+// `points` (per dense location): the instances as sync points, as above.
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts = nullptr);
+                   CountsObserver* counts = nullptr, std::vector<std::vector<SyncPoint>>* points = nullptr);
 
 }  // namespace cubescale::analysis

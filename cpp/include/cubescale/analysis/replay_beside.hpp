@@ -145,7 +145,11 @@ struct ReplayBeside {
   ObserverFan fan;
 
   // Per own location (records order).
-  std::vector<std::vector<std::uint32_t>> send_slot;  // each send's index in the outgoing sends
+  // Each send's receiving location (Late Receiver's sync points go to it); with the owners
+  // below, the send's index in the outgoing sends follows (as pack_sends numbers them).
+  std::vector<std::vector<std::uint32_t>> send_peer;
+  std::vector<std::uint32_t> slot_owner;               // per dense location its rank (number_sends' `owner`)
+  std::size_t slot_ranks = 0;
   std::vector<bool> had_sends;
   std::vector<LocationRecords> late_multi;             // receives of Waitall/some that waited as Late Sender
   std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
@@ -158,6 +162,8 @@ struct ReplayBeside {
   std::uint64_t latency = 0;                           // ticks
   std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
   std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
+  std::vector<std::uint64_t> floor;                    // per dense location: where the path left it last
+  PathWindow window;                                   // the path's MPI_Init / MPI_Finalize (own locations)
   std::vector<NonBlockingRecord> outgoing_nonblocking, incoming_nonblocking;  // `order`: the instance
   std::vector<NonBlockingVerdict> home_verdicts, verdicts;
   std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
