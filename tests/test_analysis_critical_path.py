@@ -82,6 +82,26 @@ def test_critical_path_runs_from_the_last_finalize_to_init_and_follows_late_rece
     assert by_call(report, "mpi_latereceiver") == pytest.approx({(0, "MPI_Ssend"): 200 * NS})
     assert by_call(report, "critical_path") == pytest.approx(
         {(0, "main"): 350 * NS, (0, "MPI_Ssend"): 100 * NS, (1, "MPI_Init"): 30 * NS, (1, "main"): 350 * NS}, rel=1e-12)
+    # scout's performance impact (impact.hpp), by hand: the path's time per call path summed over
+    # the processes (main 700, MPI_Ssend 100, MPI_Init 30) against each process's own time
+    # (exclusive time less its waits: rank 0 main 610, MPI_Init 40, MPI_Ssend 300 - 200,
+    # MPI_Finalize 50; rank 1 main 760, MPI_Init 30, MPI_Recv 110, MPI_Finalize 100 - 50)
+    # (values below 1e-15 s are rounding noise, as scout's own: 300 ns - 200 ns vs 100 ns in binary)
+    impact = {name: {k: v for k, v in by_call(report, name).items() if abs(v) > 1e-15}
+              for name in ("critical_path_activities", "non_critical_path_activities", "critical_imbalance_impact",
+                           "inter_partition_imbalance")}
+    assert impact["critical_path_activities"] == pytest.approx(
+        {(0, "main"): 610 * NS, (0, "MPI_Ssend"): 100 * NS, (0, "MPI_Init"): 30 * NS, (1, "main"): 700 * NS,
+         (1, "MPI_Init"): 30 * NS}, rel=1e-12)
+    assert impact["non_critical_path_activities"] == pytest.approx(
+        {(0, "MPI_Init"): 10 * NS, (0, "MPI_Finalize"): 50 * NS, (1, "main"): 60 * NS, (1, "MPI_Recv"): 110 * NS,
+         (1, "MPI_Finalize"): 50 * NS}, rel=1e-12)
+    # rank 0's excess (main: 700 - 610) carries its aggregate wait (830 - 800 = 30), rank 1's
+    # (MPI_Ssend: 100) its -120; main's 30 goes to the path's main on each rank by its share
+    assert impact["critical_imbalance_impact"] == pytest.approx({(0, "main"): 15 * NS, (1, "main"): 15 * NS}, rel=1e-9)
+    # every call path with path time has own time on rank 0: no headroom, 0 * inf, nothing (as scout)
+    assert impact["inter_partition_imbalance"] == {}
+    assert report.metrics[report.metric("inter_partition_imbalance").parent].name == "critical_imbalance_impact"
 
 
 # Payloads: a zero-byte Late Sender (a synchronization), an 8-byte message received early,

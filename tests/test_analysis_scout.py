@@ -20,10 +20,8 @@ from cubescale import testing
 REFERENCE = json.loads((Path(__file__).parent / "data" / "scout_reference.json").read_text())["cases"]
 
 # scout's metrics that cubescale does not compute (docs/analysis.md, "Not done yet"): the
-# critical path's performance-impact metrics, the root-cause (delay) analysis, the wait-state
-# propagation, and MPI one-sided communication.
-NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_partition_imbalance",
-                "non_critical_path_activities", "delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
+# root-cause (delay) analysis, the wait-state propagation, and MPI one-sided communication.
+NOT_COMPUTED = {"delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
                 "delay_latereceiver_longterm", "delay_barrier", "delay_barrier_longterm", "delay_n2n",
                 "delay_n2n_longterm", "delay_12n", "delay_12n_longterm", "delay_n21", "delay_n21_longterm",
                 "delay_ompbarrier_longterm", "delay_ompidle_longterm", "mpi_wait_indirect_latesender",

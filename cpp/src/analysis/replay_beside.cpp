@@ -371,6 +371,9 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   tree = with_clock_violations(std::move(tree), b.clock);
   if (!b.corrected) stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective;
   pattern_statistics_ = b.instances.finish();
+  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
+  program_spans_.clear();  // for the performance-impact metrics after finishing (impact.hpp)
+  for (auto l : mine_) program_spans_.push_back(static_cast<double>(b.spans.program_span(l)) * tick);
   severities_ = Severities();
   beside_.reset();
   return tree;

@@ -10,7 +10,10 @@
 #include <filesystem>
 #include <map>
 
+#include "cubescale/analysis/impact.hpp"
+#include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/cube/dtype.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -128,6 +131,48 @@ TEST(CriticalPath, LateSenderChainOnASyntheticTrace) {
          {{{0, "main"}, 400}, {{0, "MPI_Barrier"}, 100}, {{1, "MPI_Recv"}, 20}, {{1, "main"}, 180},
           {{2, "MPI_Recv"}, 20}, {{2, "main"}, 280}},
          "critical_path");
+}
+
+TEST(CriticalPath, WindowLateReceiverAndImpactOnASyntheticTrace) {
+  // tests/test_analysis_critical_path.py has the hand computation: rank 0 enters MPI_Finalize
+  // last; its MPI_Ssend waits 200 -> 400 as a Late Receiver, the path moves to rank 1's MPI_Recv
+  // and ends at its MPI_Init.
+  TempDir dir("window");
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Init", 10, 50, {}}, {"MPI_Ssend", 200, 500, {1}}, {"MPI_Finalize", 850, 900, {}}},
+                          {{"MPI_Init", 20, 50, {}}, {"MPI_Recv", 400, 510, {0}}, {"MPI_Finalize", 800, 900, {}}}},
+                         1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  expect(by_call(p, "critical_path"),
+         {{{0, "main"}, 350}, {{0, "MPI_Ssend"}, 100}, {{1, "MPI_Init"}, 30}, {{1, "main"}, 350}}, "critical_path");
+  auto impact = by_call(p, "critical_imbalance_impact");
+  expect(impact, {{{0, "main"}, 15}, {{1, "main"}, 15}}, "critical_imbalance_impact");
+  auto activities = by_call(p, "critical_path_activities");
+  EXPECT_NEAR((activities[{0, "main"}]), 610, 1e-6);
+  EXPECT_NEAR((activities[{1, "main"}]), 700, 1e-6);
+}
+
+TEST(CriticalPath, ImpactSumsAreExactInAnyOrder) {
+  // Blobs merged in any grouping give the same bytes (the replay's ranks split the locations).
+  profile::LocalProfile p;
+  p.regions.resize(1);
+  p.regions[0].name = "main";
+  p.cnode_parents = {cube::kNoParent};
+  p.cnode_regions = {0};
+  p.locations.resize(3);
+  cube::Metric m;
+  m.uniq_name = "critical_path";
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  p.metrics.push_back(m);
+  cube::Severity s(m.dtype, 1, 3);
+  const double v[3] = {0.1, 0.2, 0.3};
+  std::memcpy(s.row(0), v, sizeof v);
+  p.values.push_back(std::move(s));
+  const auto all = analysis::impact_path_sums(p);
+  const auto twice = analysis::merge_impact({all, all});
+  EXPECT_EQ(analysis::merge_impact({twice}), analysis::merge_impact({all, analysis::merge_impact({all})}));
+  EXPECT_NE(twice, analysis::merge_impact({all}));
 }
 
 TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cubescale/analysis/impact.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
@@ -244,6 +245,14 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   }
   std::vector<profile::LocalProfile> out;
   for (auto& r : rank) out.push_back(r->finish_complete(present));
+  // scout's performance impact: the per-call-path sums of every rank, merged (impact.hpp).
+  std::vector<std::string> blobs;
+  for (const auto& p : out) blobs.push_back(analysis::impact_path_sums(p));
+  const auto paths = analysis::merge_impact(blobs);
+  blobs.clear();
+  for (std::size_t r = 0; r < out.size(); ++r) blobs.push_back(analysis::impact_costs(out[r], paths, rank[r]->program_spans()));
+  const auto costs = analysis::merge_impact(blobs);
+  for (auto& p : out) analysis::add_impact(p, paths, costs);
   return out;
 }
 

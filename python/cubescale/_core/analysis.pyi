@@ -9,7 +9,17 @@ import cubescale._core.trace
 import numpy
 import typing
 
-__all__: list[str] = ["Replay", "analyze", "pattern_names", "write_mpi_trace", "write_omp_trace"]
+__all__: list[str] = [
+    "Replay",
+    "add_impact",
+    "analyze",
+    "impact_costs",
+    "impact_path_sums",
+    "merge_impact",
+    "pattern_names",
+    "write_mpi_trace",
+    "write_omp_trace",
+]
 
 class Replay:
     """
@@ -277,6 +287,10 @@ class Replay:
         """
         Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.
         """
+    def program_spans(self) -> list[float]:
+        """
+        After finish_complete: per own column the time from PROGRAM_BEGIN to PROGRAM_END in seconds (impact_costs).
+        """
     def record_bytes(self) -> int:
         """
         Bytes the record buffers hold now.
@@ -332,6 +346,11 @@ class Replay:
         The critical path's backward walk from (location, time) while it stays on own locations; returns where it continues ((0xFFFFFFFF, 0): ended).
         """
 
+def add_impact(profile: cubescale._core.profile.LocalProfile, paths: bytes, costs: bytes) -> None:
+    """
+    Step 3: appends critical_path_activities, critical_imbalance_impact, inter_partition_imbalance and non_critical_path_activities (scout's) from the merged sums.
+    """
+
 def analyze(
     trace: cubescale._core.trace.Trace,
     locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -340,6 +359,25 @@ def analyze(
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
     The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), and per pattern name its instance statistics). FormatError on inconsistent communication.
+    """
+
+def impact_costs(
+    profile: cubescale._core.profile.LocalProfile,
+    paths: bytes,
+    program_spans: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex],
+) -> bytes:
+    """
+    Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations (program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans).
+    """
+
+def impact_path_sums(profile: cubescale._core.profile.LocalProfile) -> bytes:
+    """
+    Step 1 of the performance-impact metrics: per call path this profile's critical_path summed over its locations (a blob for merge_impact).
+    """
+
+def merge_impact(blobs: collections.abc.Sequence[bytes]) -> bytes:
+    """
+    Every rank's blobs of one step, summed exactly per call path.
     """
 
 def pattern_names() -> list[str]:

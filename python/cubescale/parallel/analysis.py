@@ -240,6 +240,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
+    _impact(comm, local._core, replay.program_spans())
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
@@ -252,6 +253,15 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
+
+
+def _impact(comm, core, program_spans: Sequence[float]) -> None:
+    """scout's performance-impact metrics (analysis/impact.hpp): two allgathers of per-call-path
+    sums (exact, so that any split of the locations gives the same bytes), then each rank adds
+    the metrics to its own locations' profile."""
+    paths = _analysis.merge_impact(comm.allgather(_analysis.impact_path_sums(core)))
+    costs = _analysis.merge_impact(comm.allgather(_analysis.impact_costs(core, paths, list(program_spans))))
+    _analysis.add_impact(core, paths, costs)
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:

@@ -36,6 +36,7 @@ class BesidePatterns final : public trace::CallPathObserver {
   std::vector<trace::CallPathObserver*> parts() override { return observers_; }
   // The counts, for late_receiver() to add its instances before finish.
   CountsObserver& counts() { return counts_; }
+  const SpanObserver& spans() const { return spans_; }
   // Per dense location, for late_receiver() to add its instances as the critical path's sync
   // points before finish.
   std::vector<std::vector<SyncPoint>>& late_receiver_points() { return late_receiver_points_; }

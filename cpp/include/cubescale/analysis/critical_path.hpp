@@ -121,21 +121,32 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
 class SpanObserver final : public trace::CallPathObserver {
  public:
   explicit SpanObserver(std::size_t location_count)
-      : first_(location_count, ~std::uint64_t(0)), last_(location_count, 0) {}
+      : first_(location_count, ~std::uint64_t(0)), last_(location_count, 0),
+        program_first_(location_count, ~std::uint64_t(0)), program_last_(location_count, 0) {}
   void begin_location(std::uint32_t location) override { location_ = location; }
   trace::EventTypeSet interest() const override {
-    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave});
+    return trace::event_types(
+        {trace::EventType::Enter, trace::EventType::Leave, trace::EventType::ProgramBegin, trace::EventType::ProgramEnd});
   }
   void event(const trace::Event& e, std::uint32_t) override {
-    if (e.type != trace::EventType::Enter && e.type != trace::EventType::Leave) return;
+    const bool region = e.type == trace::EventType::Enter || e.type == trace::EventType::Leave;
+    if (!region && e.type != trace::EventType::ProgramBegin && e.type != trace::EventType::ProgramEnd) return;
+    if (program_first_[location_] == ~std::uint64_t(0)) program_first_[location_] = e.time;
+    program_last_[location_] = e.time;
+    if (!region) return;
     if (first_[location_] == ~std::uint64_t(0)) first_[location_] = e.time;
     last_[location_] = e.time;
   }
   const std::vector<std::uint64_t>& first() const { return first_; }
   const std::vector<std::uint64_t>& last() const { return last_; }
+  // The time from the location's PROGRAM_BEGIN (or first Enter) to its PROGRAM_END (or last
+  // Leave), in ticks: what scout's artificial root call path spans (the performance impact).
+  std::uint64_t program_span(std::uint32_t l) const {
+    return program_first_[l] > program_last_[l] ? 0 : program_last_[l] - program_first_[l];
+  }
 
  private:
-  std::vector<std::uint64_t> first_, last_;
+  std::vector<std::uint64_t> first_, last_, program_first_, program_last_;
   std::uint32_t location_ = 0;
 };
 

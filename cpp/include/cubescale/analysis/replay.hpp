@@ -111,6 +111,9 @@ class Replay {
   // ((kNone, 0) when it ended).
   std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
   std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
+  // After finish_complete: per own column its PROGRAM_BEGIN to PROGRAM_END in seconds
+  // (impact_costs' program_spans).
+  const std::vector<double>& program_spans() const { return program_spans_; }
   profile::LocalProfile finish_complete(const std::vector<bool>& present);
   // Bytes of the buffers above and of the extractors' records beside the wait-state records
   // (Late Receiver's completions and postings, non-blocking collectives, sync points).
@@ -171,6 +174,7 @@ class Replay {
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
   std::vector<PatternStatistics> pattern_statistics_;
+  std::vector<double> program_spans_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter
