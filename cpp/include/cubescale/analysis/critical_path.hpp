@@ -12,7 +12,9 @@
 //    there (the last, the last sender, the root), until min(that enter, my leave). Same definitions as the
 //    wait-state patterns (waitstates.hpp); MPI_Test* and zero waits are no sync points, an
 //    MPI_Waitall/any/some is one sync point with its latest sender. A Late Sender is marked
-//    wrong-order as mpi_latesender_wo finds them (among the location's last 100).
+//    wrong-order as mpi_latesender_wo finds them (among the location's last 100). Late
+//    Receiver instances (late_receiver.hpp) add theirs: the send's completion waits for the
+//    receiver until the receive was posted (add_sync_points).
 // 2. Backward walk (`critical_path_segments`), scout's (CriticalPath.pattern, MPI mode): start
 //    at the enter of the MPI_Finalize entered last (the first location among equals, where
 //    scout's MPI_MAXLOC takes the lowest rank); going back in time, at the latest sync point
