@@ -356,6 +356,11 @@ TEST(ReplayComplete, LateReceiverOfWaitallInRoundsAsOneProcess) {
   trace::Trace t((dir.path / "t.otf2").string());
   const auto whole = analysis::analyze(t, {0, 1});
   EXPECT_NEAR(total(whole, "mpi_latereceiver", 0), 300e-9, 1e-15);  // 400 - 200 in the Waitall, 800 - 700
+  // The path (no MPI_Init/Finalize: from the last Leave, location 0's at 1000) leaves the
+  // MPI_Ssend at the end of its Late Receiver wait (800) for the receiver, from its MPI_Recv's
+  // enter (800) back to its start: 200 ns on location 0, 800 on location 1.
+  EXPECT_NEAR(total(whole, "critical_path", 0), 200e-9, 1e-15);
+  EXPECT_NEAR(total(whole, "critical_path", 1), 800e-9, 1e-15);
   expect_same_as_one_process(t, {{0}, {1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
   expect_same_as_one_process(t, {{0, 1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
 }

@@ -14,7 +14,9 @@
 //    MPI_Waitall/any/some is one sync point with its latest sender. A Late Sender is marked
 //    wrong-order as mpi_latesender_wo finds them (among the location's last 100). Late
 //    Receiver instances (late_receiver.hpp) add theirs: the send's completion waits for the
-//    receiver until the receive was posted (add_sync_points).
+//    receiver until the receive was posted (LateReceiverSends::keep_points: in one process
+//    added by add_sync_points; in the replay made in each round of the message exchange while
+//    the send records exist and joined to the others by Replay::late_receiver).
 // 2. Backward walk (`critical_path_segments`), scout's (CriticalPath.pattern, MPI mode): start
 //    at the enter of the MPI_Finalize entered last (the first location among equals, where
 //    scout's MPI_MAXLOC takes the lowest rank); going back in time, at the latest sync point
