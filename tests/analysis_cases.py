@@ -188,13 +188,14 @@ SELF_ORDER = [[("MPI_Barrier", 100, 110, [], 1), ("MPI_Send", 200, 210, [1], 0)]
 # -rank), main from 0 to 1000 ns. In rank order (process 2, 1, 0) each member waits for the latest
 # sender ranked up to it: process 2 (rank 0) for itself, process 1 (rank 1) for itself (300 >
 # 150), process 0 (rank 2) for process 1: Early Scan 300 - 100, clock reference 300 (it leaves at
-# 400: no violation). The critical path from the end of process 0 back to its wait's end (300),
-# then process 1 from its scan enter (300) to the start. In location order (process 0, 1, 2; the
-# clock check and the critical path before issue #26) process 0 would wait for nobody (the path
-# all on it) and process 2 for process 1, a violation (it leaves at 250, before 300).
+# 400: no violation). The critical path stays on process 0, where the run ends (the first of
+# equal ends): as scout's, it does not move at scans (scout's critical path has no scan
+# callback; it moved to process 1 at the wait's end before). In location order (process 0, 1,
+# 2; the clock check before issue #26) process 2 would wait for process 1, a violation (it
+# leaves at 250, before 300).
 SCAN_ORDER = [[("MPI_Scan", 100, 400, [], 2)], [("MPI_Scan", 300, 400, [], 2)], [("MPI_Scan", 150, 250, [], 2)]]
 SCAN_ORDER_EXPECTED = {"mpi_earlyscan": {"0:MPI_Scan": 200}}
-SCAN_ORDER_PATH = {"0:main": 600, "0:MPI_Scan": 100, "1:main": 300}  # ns ("location:region")
+SCAN_ORDER_PATH = {"0:main": 700, "0:MPI_Scan": 300}  # ns ("location:region")
 # The same for a non-blocking MPI_Iscan completed by MPI_Wait: in rank order process 0 (rank 2)
 # waits in MPI_Wait for the latest start ranked up to it, process 1's (300): 300 - 120; process 1
 # and 2 wait for nothing. (In location order process 2 waited 300 - 170 and process 0 not at all.)

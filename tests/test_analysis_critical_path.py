@@ -70,6 +70,40 @@ def test_critical_path_follows_the_last_process(tmp_path):
         {(0, "main"): 30 * NS, (0, "MPI_Bcast"): 10 * NS, (1, "main"): 60 * NS})
 
 
+def test_critical_path_runs_from_the_last_finalize_to_init_and_follows_late_receivers(tmp_path):
+    # As scout (CriticalPath.pattern): rank 0 enters MPI_Finalize last (850), so the path starts
+    # there; back in time, rank 0's MPI_Ssend waited as a Late Receiver from 200 until rank 1
+    # posted its receive (400): [400, 850] of rank 0 is on the path, then rank 1 from its
+    # MPI_Recv's enter (400) back to the enter of its MPI_Init (20). The time before MPI_Init
+    # and from MPI_Finalize on is not on the path (before issue #26 it was all of rank 0).
+    ranks = [[("MPI_Init", 10, 50, [], 0), ("MPI_Ssend", 200, 500, [1], 0), ("MPI_Finalize", 850, 900, [], 0)],
+             [("MPI_Init", 20, 50, [], 0), ("MPI_Recv", 400, 510, [0], 0), ("MPI_Finalize", 800, 900, [], 0)]]
+    report = cubescale.analyze(write(tmp_path, ranks, "window"))
+    assert by_call(report, "mpi_latereceiver") == pytest.approx({(0, "MPI_Ssend"): 200 * NS})
+    assert by_call(report, "critical_path") == pytest.approx(
+        {(0, "main"): 350 * NS, (0, "MPI_Ssend"): 100 * NS, (1, "MPI_Init"): 30 * NS, (1, "main"): 350 * NS}, rel=1e-12)
+    # scout's performance impact (impact.hpp), by hand: the path's time per call path summed over
+    # the processes (main 700, MPI_Ssend 100, MPI_Init 30) against each process's own time
+    # (exclusive time less its waits: rank 0 main 610, MPI_Init 40, MPI_Ssend 300 - 200,
+    # MPI_Finalize 50; rank 1 main 760, MPI_Init 30, MPI_Recv 110, MPI_Finalize 100 - 50)
+    # (values below 1e-15 s are rounding noise, as scout's own: 300 ns - 200 ns vs 100 ns in binary)
+    impact = {name: {k: v for k, v in by_call(report, name).items() if abs(v) > 1e-15}
+              for name in ("critical_path_activities", "non_critical_path_activities", "critical_imbalance_impact",
+                           "inter_partition_imbalance")}
+    assert impact["critical_path_activities"] == pytest.approx(
+        {(0, "main"): 610 * NS, (0, "MPI_Ssend"): 100 * NS, (0, "MPI_Init"): 30 * NS, (1, "main"): 700 * NS,
+         (1, "MPI_Init"): 30 * NS}, rel=1e-12)
+    assert impact["non_critical_path_activities"] == pytest.approx(
+        {(0, "MPI_Init"): 10 * NS, (0, "MPI_Finalize"): 50 * NS, (1, "main"): 60 * NS, (1, "MPI_Recv"): 110 * NS,
+         (1, "MPI_Finalize"): 50 * NS}, rel=1e-12)
+    # rank 0's excess (main: 700 - 610) carries its aggregate wait (830 - 800 = 30), rank 1's
+    # (MPI_Ssend: 100) its -120; main's 30 goes to the path's main on each rank by its share
+    assert impact["critical_imbalance_impact"] == pytest.approx({(0, "main"): 15 * NS, (1, "main"): 15 * NS}, rel=1e-9)
+    # every call path with path time has own time on rank 0: no headroom, 0 * inf, nothing (as scout)
+    assert impact["inter_partition_imbalance"] == {}
+    assert report.metrics[report.metric("inter_partition_imbalance").parent].name == "critical_imbalance_impact"
+
+
 # Payloads: a zero-byte Late Sender (a synchronization), an 8-byte message received early,
 # a 100-byte Late Sender, a barrier (no data), a broadcast of 16 bytes from root 0 (the
 # synthetic writer records the payload as both sent and received on every member) and a reduce.
@@ -222,10 +256,12 @@ def test_shared_counts_equal_the_event_dataframe(name):
 
 @pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
 def test_shared_critical_path_spans_the_run(name):
-    # The path is continuous: from the last Leave of the MPI process that leaves last back to the
-    # first Enter of the location where it starts, so its length is that span (a reference from
-    # the events), less the time the path spends outside every region (between two top-level
-    # regions there is no call path to put it on): exact where no location has such gaps.
+    # The path is continuous: as scout's, from the enter of the MPI_Finalize entered last back to
+    # the enter of MPI_Init of the location where it ends (every process of these traces has
+    # both; without them: from the last Leave of the MPI process that leaves last back to the
+    # first Enter), so its length is that span (a reference from the events), less the time the
+    # path spends outside every region (between two top-level regions there is no call path to
+    # put it on): exact where no location has such gaps.
     path = _shared(name)
     report = cubescale.analyze(path)
     df = trace.Trace(path).events()
@@ -235,13 +271,15 @@ def test_shared_critical_path_spans_the_run(name):
     assert on_path
     mpi = df[df["Event Type"].str.startswith("MPI_")]["Location"].unique()
     regions = df[df["Event Type"].isin(["ENTER", "LEAVE"])]
-    ends = regions[regions["Location"].isin(mpi)].groupby("Location")["Timestamp (ns)"].max()
-    starts = regions.groupby("Location")["Timestamp (ns)"].min()
+    enters = regions[regions["Event Type"] == "ENTER"]
+    finalize = enters[enters["Name"] == "MPI_Finalize"].groupby("Location")["Timestamp (ns)"].min()
+    init = enters[enters["Name"].isin(["MPI_Init", "MPI_Init_thread"])].groupby("Location")["Timestamp (ns)"].min()
+    assert set(finalize.index) == set(init.index) == set(mpi)  # the window applies
     depth = np.where(regions["Event Type"] == "ENTER", 1, -1).cumsum()  # locations start and end at depth 0
     outside = regions["Timestamp (ns)"].groupby(regions["Location"]).diff().shift(-1).where(depth == 0)
     gaps = outside.groupby(regions["Location"]).sum().reindex(mpi, fill_value=0).sum()
     total = cp.sum()
-    spans = [(ends.max() - starts[loc]) * NS for loc in on_path]
+    spans = [(finalize.max() - init[loc]) * NS for loc in on_path if loc in init.index]
     assert any(span - gaps * NS - 1e-9 <= total <= span + 1e-9 for span in spans), (total, spans, gaps)
     if gaps == 0:
         assert any(total == pytest.approx(span, rel=1e-9, abs=1e-9) for span in spans)

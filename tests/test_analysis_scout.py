@@ -22,10 +22,8 @@ from cubescale.testing import random_mpi_run
 REFERENCE = json.loads((Path(__file__).parent / "data" / "scout_reference.json").read_text())["cases"]
 
 # scout's metrics that cubescale does not compute (docs/analysis.md, "Not done yet"): the
-# critical path's performance-impact metrics, the root-cause (delay) analysis, the wait-state
-# propagation, and MPI one-sided communication.
-NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_partition_imbalance",
-                "non_critical_path_activities", "delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
+# root-cause (delay) analysis, the wait-state propagation, and MPI one-sided communication.
+NOT_COMPUTED = {"delay_latesender", "delay_latesender_longterm", "delay_latereceiver",
                 "delay_latereceiver_longterm", "delay_barrier", "delay_barrier_longterm", "delay_n2n",
                 "delay_n2n_longterm", "delay_12n", "delay_12n_longterm", "delay_n21", "delay_n21_longterm",
                 "delay_ompbarrier_longterm", "delay_ompidle_longterm", "mpi_wait_indirect_latesender",
@@ -37,12 +35,8 @@ NOT_COMPUTED = {"critical_path_activities", "critical_imbalance_impact", "inter_
                 "mpi_rma_pairsync_unneeded_count"}
 
 # (case, metric) whose values differ from scout's, each for a reason docs/analysis.md gives
-# ("Critical path"): scout's path runs from the MPI_Finalize entered last back to MPI_Init,
-# ours over the whole trace; scout follows Late Receiver waits and ranks collective ties
-# differently.
-KNOWN_DIFFERENCES = {(case, "critical_path") for case in
-                     ["chain", "ring", "late-receiver", "clocks", "syncpoint", "self-order", "scan-order", "random",
-                      "ping-pong", "late-sender-barrier"]}
+# ("Compared with Scalasca's scout").
+KNOWN_DIFFERENCES: set[tuple[str, str]] = set()
 
 
 def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:

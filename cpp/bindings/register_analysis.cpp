@@ -10,6 +10,7 @@
 #include <memory>
 #include <tuple>
 
+#include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
@@ -316,12 +317,18 @@ void register_replay(py::module_ m) {
           },
           "FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.")
       .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
+      .def("path_window_members", &Replay::path_window_members,
+           "(own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.")
+      .def("set_path_window", &Replay::set_path_window, py::arg("init_members"), py::arg("finalize_members"),
+           "Whether the critical path runs from the last MPI_Finalize back to MPI_Init (every process has them).")
       .def("path_start", &Replay::path_start, py::arg("any_records"),
-           "(last Leave, place among analyzed) of this rank's candidate to start the critical path; place "
-           "0xFFFFFFFF: none.")
+           "(enter of the latest MPI_Finalize or last Leave, place among analyzed) of this rank's candidate to "
+           "start the critical path; place 0xFFFFFFFF: none.")
       .def("walk", &Replay::walk, py::arg("at"), py::arg("time"),
            "The critical path's backward walk from (location, time) while it stays on own locations; returns "
            "where it continues ((0xFFFFFFFF, 0): ended).")
+      .def("program_spans", &Replay::program_spans,
+           "After finish_complete: per own column the time from PROGRAM_BEGIN to PROGRAM_END in seconds (impact_costs).")
       .def("present_complete", &Replay::present_complete,
            "Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.")
       .def(
@@ -426,6 +433,36 @@ void register_analysis(py::module_ m) {
       "'MPI_Send', 'MPI_Ssend', 'MPI_Isend', 'MPI_Irecv', 'MPI_Wait' (completes the open MPI_Isend's too), 'MPI_Recv', 'MPI_Waitall', 'MPI_Barrier', 'MPI_Bcast' (peers = [root]), 'MPI_Allreduce', 'MPI_Alltoallv', 'MPI_Iscan', inside "
       "main from 0 to `end` ns. bytes (default 8) is the message or collective payload (a collective's bytes sent; "
       "bytes_received defaults to bytes); a collective's tag 1 puts it on MPI_COMM_SELF, tag 2 on MPI_COMM_REVERSED (every process, rank r being process P-1-r). Returns the events written.");
+  // scout's performance-impact metrics over the ranks (analysis/impact.hpp): blobs as bytes.
+  m.def(
+      "impact_path_sums",
+      [](const profile::LocalProfile& p) { return py::bytes(analysis::impact_path_sums(p)); }, py::arg("profile"),
+      "Step 1 of the performance-impact metrics: per call path this profile's critical_path summed over its locations "
+      "(a blob for merge_impact).");
+  m.def(
+      "merge_impact",
+      [](const std::vector<py::bytes>& blobs) {
+        std::vector<std::string> parts;
+        for (const auto& b : blobs) parts.push_back(b);
+        return py::bytes(analysis::merge_impact(parts));
+      },
+      py::arg("blobs"), "Every rank's blobs of one step, summed exactly per call path.");
+  m.def(
+      "impact_costs",
+      [](const profile::LocalProfile& p, const py::bytes& paths, const std::vector<double>& program_spans) {
+        return py::bytes(analysis::impact_costs(p, std::string(paths), program_spans));
+      },
+      py::arg("profile"), py::arg("paths"), py::arg("program_spans"),
+      "Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations "
+      "(program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans).");
+  m.def(
+      "add_impact",
+      [](profile::LocalProfile& p, const py::bytes& paths, const py::bytes& costs) {
+        analysis::add_impact(p, std::string(paths), std::string(costs));
+      },
+      py::arg("profile"), py::arg("paths"), py::arg("costs"),
+      "Step 3: appends critical_path_activities, critical_imbalance_impact, inter_partition_imbalance and "
+      "non_critical_path_activities (scout's) from the merged sums.");
   m.def(
       "write_omp_trace",
       [](const std::string& directory, const std::string& name, const std::vector<py::dict>& regions,

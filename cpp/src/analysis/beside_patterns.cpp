@@ -71,7 +71,8 @@ void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, c
 }
 
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
-    : trace_(trace), omp_(trace), spans_(trace.definitions().locations.size()) {
+    : trace_(trace), late_receiver_points_(trace.definitions().locations.size()), omp_(trace),
+      spans_(trace.definitions().locations.size()) {
   if (extractor) observers_.push_back(extractor);  // the wait-state records first
   observers_.insert(observers_.end(), {&omp_, &counts_, &spans_});
 }
@@ -94,12 +95,19 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
                             profile::LocalProfile& p) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  const auto points = sync_points(records, pairs, instances, defs.locations.size());
+  auto points = sync_points(records, pairs, instances, defs.locations.size());
+  add_sync_points(points, late_receiver_points_);
+  const CommunicatorRanks ranks(defs);
   std::vector<bool> has_records(defs.locations.size(), false);
-  for (const auto& l : records)
+  PathWindow window(defs.locations.size());
+  for (const auto& l : records) {
     if (l.location < has_records.size())
       has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
-  auto segments = critical_path_segments(points, spans_, locations, has_records);
+    window.note(l);
+  }
+  const auto [init_members, finalize_members] = window.members();
+  window.decide(init_members, finalize_members, ranks);
+  auto segments = critical_path_segments(points, spans_, locations, has_records, window);
   // Second pass over the locations on the path (light), or the profile builder over all of
   // them again (the same locations give the same call tree, so its rows are the report's).
   std::vector<std::uint32_t> on_path_locations;

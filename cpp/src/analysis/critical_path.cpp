@@ -75,7 +75,7 @@ void instance_points(const std::vector<const CollectiveRecord*>& members, std::v
   collective_sync(members, sync);
   for (std::size_t i = 0; i < members.size(); ++i) {
     const auto* c = members[i];
-    if (!sync[i].sync || sync[i].causer == kNone) continue;
+    if (!sync[i].sync || sync[i].causer == kNone || !moves_path(*c)) continue;
     const auto* causer = members[sync[i].causer];
     const auto idle = waited(c->enter, c->leave, causer->enter);
     if (idle > 0)
@@ -198,24 +198,69 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
   return out;
 }
 
+void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more) {
+  for (std::size_t l = 0; l < points.size() && l < more.size(); ++l) {
+    if (more[l].empty()) continue;
+    points[l].insert(points[l].end(), more[l].begin(), more[l].end());
+    std::vector<SyncPoint>().swap(more[l]);
+    std::stable_sort(points[l].begin(), points[l].end(),
+                     [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+  }
+}
+
+void PathWindow::note(const LocationRecords& l) {
+  if (l.location >= init.size()) return;
+  for (const auto& c : l.collectives) {  // in recorded order: the first one stays
+    auto* at = c.communicator == kInitCommunicator ? &init : c.communicator == kFinalizeCommunicator ? &finalize : nullptr;
+    if (at && (*at)[l.location] == kNoEnter) (*at)[l.location] = c.enter;
+  }
+}
+
+std::pair<std::size_t, std::size_t> PathWindow::members() const {
+  auto count = [](const std::vector<std::uint64_t>& v) {
+    return static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](auto t) { return t != kNoEnter; }));
+  };
+  return {count(init), count(finalize)};
+}
+
+void PathWindow::decide(std::size_t init_members, std::size_t finalize_members, const CommunicatorRanks& ranks) {
+  // As the patterns: an MPI_Init/Finalize some process lacks synchronizes nothing.
+  has_init = init_members > 0 && !ranks.partial_init_exit(kInitCommunicator, init_members);
+  has_finalize = finalize_members > 0 && !ranks.partial_init_exit(kFinalizeCommunicator, finalize_members);
+}
+
+std::pair<std::uint64_t, std::uint32_t> path_start(const SpanObserver& spans, const std::vector<std::uint32_t>& candidates,
+                                                   const std::vector<bool>& has_records, bool any_records,
+                                                   const PathWindow& window) {
+  const auto& first = spans.first();
+  const auto& last = spans.last();
+  std::uint32_t at = kNone;
+  std::uint64_t t = 0;
+  for (auto l : candidates) {
+    if (first[l] > last[l] || (any_records && !has_records[l])) continue;  // no events
+    // scout: the MPI_Finalize entered last (its MPI_MAXLOC: the lowest rank among equals).
+    const auto end = window.has_finalize ? window.finalize[l] : last[l];
+    if (end == kNoEnter) continue;
+    if (at == kNone || end > t) at = l, t = end;
+  }
+  return {t, at};
+}
+
 std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::vector<SyncPoint>>& points,
                                                          const SpanObserver& spans,
                                                          const std::vector<std::uint32_t>& candidates,
-                                                         const std::vector<bool>& has_records) {
+                                                         const std::vector<bool>& has_records,
+                                                         const PathWindow& window) {
   std::vector<std::vector<Segment>> out(points.size());
   const auto& first = spans.first();
-  const auto& last = spans.last();
-  // The path ends where the run ends: the location (with MPI records, if any) whose trace ends last.
+  // The path ends where the run ends: scout's last MPI_Finalize, else the location (with MPI
+  // records, if any) whose trace ends last.
   const bool any_records = std::any_of(candidates.begin(), candidates.end(), [&](auto l) { return has_records[l]; });
-  std::uint32_t at = kNone;
-  for (auto l : candidates) {
-    if (first[l] > last[l] || (any_records && !has_records[l])) continue;  // no events
-    if (at == kNone || last[l] > last[at]) at = l;
-  }
+  auto [t, at] = path_start(spans, candidates, has_records, any_records, window);
   if (at == kNone) return out;
   std::vector<std::size_t> unused(points.size());  // sync points below this index not yet used
+  std::vector<std::uint64_t> floor(points.size(), kNoEnter);  // where the path left each location last
   for (std::size_t l = 0; l < points.size(); ++l) unused[l] = points[l].size();
-  std::uint64_t t = last[at];
   auto add = [&](std::uint32_t l, std::uint64_t from, std::uint64_t to) {
     if (to > from) out[l].push_back({from, to});
   };
@@ -225,16 +270,18 @@ std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::
     auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(unused[at]), t,
                                 [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
     if (end == mine.begin()) {
-      add(at, std::min(first[at], t), t);
+      add(at, window.bottom(at, first[at], t), t);
       break;
     }
     const SyncPoint& p = *(end - 1);
     unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
     add(at, p.wait_end, t);
-    // Continue where the causer entered the operation (no later than the waiting ended: a
-    // clock violation must not move the path forward in time).
-    t = p.resume;
+    // Continue where the causer entered the operation, as scout does also where a clock
+    // violation puts that after the end of the wait; but never after where the path already
+    // left the causer (scout's backward replay meets each location's events once, backward).
+    floor[at] = std::min(floor[at], p.wait_end);
     at = p.causer;
+    t = std::min(p.resume, floor[at]);
   }
   for (auto& s : out) std::reverse(s.begin(), s.end());
   return out;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "cubescale/analysis/counts.hpp"
+#include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/message_key.hpp"
 
 namespace cubescale::analysis {
@@ -179,9 +180,11 @@ SendCompletion own_completion(const MessageRecord& send) {
   return c;
 }
 
-void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, double tick, Severities& sev,
-                            CountsObserver* counts) const {
+void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, std::uint32_t receiver, double tick,
+                            Severities& sev, CountsObserver* counts) const {
   if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
+  if (points_)  // waited until the receive was posted: the path goes on at the receiver from then
+    points_->push_back({c.enter, c.enter + ticks, c.enter + ticks, location_, c.cnode, receiver, false, false});
   sev.values[std::size_t(Pattern::LateReceiver)][std::size_t(c.cnode) * sev.locations + column_] +=
       static_cast<double>(ticks) * tick;
   if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column_), c.empty);
@@ -189,11 +192,11 @@ void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, double
     sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, location_});
 }
 
-void LateReceiverSends::send(const SendCompletion& c, std::uint64_t sent, std::uint64_t post, double tick,
-                             Severities& sev, CountsObserver* counts) {
+void LateReceiverSends::send(const SendCompletion& c, std::uint64_t sent, std::uint64_t post, std::uint32_t receiver,
+                             double tick, Severities& sev, CountsObserver* counts) {
   if (c.kind() == SendCompletionKind::None || post == kNoTime) return;
   const std::uint64_t idle = c.leave > post && post > c.enter ? post - c.enter : 0;
-  if (c.kind() != SendCompletionKind::WaitMulti) return add(c, idle, tick, sev, counts);
+  if (c.kind() != SendCompletionKind::WaitMulti) return add(c, idle, receiver, tick, sev, counts);
   constexpr auto kNothing = ~std::size_t(0);  // a call met with no wait so far: nothing kept
   if (open_.size() >= 64) {  // calls left before this send was made are done (kept in multi_ if they waited)
     pruned_ = std::max(pruned_, sent);
@@ -211,11 +214,11 @@ void LateReceiverSends::send(const SendCompletion& c, std::uint64_t sent, std::u
     open_[c.call] = {kNothing, c.leave};
     if (idle == 0) return;  // a call's largest wait of 0 adds nothing: keep nothing until one waits
     at = multi_.size();
-    multi_.push_back({idle, c});
+    multi_.push_back({idle, c, receiver});
     open_[c.call] = {at, c.leave};
   }
   // scout replays backwards and keeps the first strictly largest: the last of equal ones
-  if (idle >= multi_[at].idle) multi_[at] = {idle, c};
+  if (idle >= multi_[at].idle) multi_[at] = {idle, c, receiver};
 }
 
 void LateReceiverSends::finish(const std::vector<MessageRecord>& receives, const std::vector<std::uint64_t>& sender_enter,
@@ -229,7 +232,7 @@ void LateReceiverSends::finish(const std::vector<MessageRecord>& receives, const
     if (std::min(sender_enter[j], r.leave) > r.enter) late_sender_calls.insert(r.call & SendCompletion::kCallMask);
   }
   for (const auto& m : multi_)
-    if (!late_sender_calls.count(m.call.call)) add(m.call, m.idle, tick, sev, counts);
+    if (!late_sender_calls.count(m.call.call)) add(m.call, m.idle, m.receiver, tick, sev, counts);
   std::vector<Largest>().swap(multi_);
   open_.clear();
   pruned_ = 0;
@@ -237,15 +240,16 @@ void LateReceiverSends::finish(const std::vector<MessageRecord>& receives, const
 
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev, CountsObserver* counts) {
+                   Severities& sev, CountsObserver* counts, std::vector<SyncPoint>* points) {
   if (!own.sends.empty()) sev.present[std::size_t(Pattern::LateReceiver)] = true;
   LateReceiverSends sends(own.location, column);
+  sends.keep_points(points);
   std::size_t extra = 0;  // the next Beside::Extra send's entry
   for (std::size_t i = 0; i < own.sends.size() && i < posted.size(); ++i) {
     const auto& s = own.sends[i];
-    if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], tick, sev, counts);
+    if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], s.peer, tick, sev, counts);
     else if (s.beside() == Beside::Extra && extra < extras.sends.size())
-      sends.send(extras.sends[extra++], s.time, posted[i], tick, sev, counts);
+      sends.send(extras.sends[extra++], s.time, posted[i], s.peer, tick, sev, counts);
   }
   sends.finish(own.receives, sender_enter, tick, sev, counts);
 }
@@ -268,7 +272,7 @@ std::vector<std::uint64_t> postings(const LocationRecords& l, const PointToPoint
 
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts) {
+                   CountsObserver* counts, std::vector<std::vector<SyncPoint>>* points) {
   std::vector<std::vector<std::uint64_t>> posting(records.size());
   for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) posting[l] = postings(records[l], extras[l]);
   for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
@@ -283,7 +287,8 @@ void late_receiver(const std::vector<LocationRecords>& records, const std::vecto
     }
     const auto loc = records[l].location;
     if (loc >= column.size() || column[loc] == kNone) continue;
-    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts);
+    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts,
+                  points && loc < points->size() ? &(*points)[loc] : nullptr);
   }
 }
 

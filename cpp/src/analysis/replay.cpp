@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/time_correct.hpp"
@@ -331,7 +332,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
-  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev, &beside.counts());
+  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev, &beside.counts(),
+                &beside.late_receiver_points());
   const auto moves = nonblocking_collectives(trace, nonblocking.records(), clock.column, tick, sev);
   if (stats) {
     stats->patterns = instance_stats.finish();
@@ -342,7 +344,11 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
   beside.finish(locations, records, pairs, instances, tree);
-  return with_clock_violations(std::move(tree), clock.violations);
+  auto out = with_clock_violations(std::move(tree), clock.violations);
+  std::vector<double> spans;  // per column, seconds
+  for (auto l : locations) spans.push_back(static_cast<double>(beside.spans().program_span(l)) * tick);
+  add_impact(out, spans);  // scout's performance-impact metrics, from critical_path, time and the waits
+  return out;
 }
 
 }  // namespace cubescale::analysis

@@ -148,6 +148,7 @@ void Replay::begin_sends_beside() {
   b.has_records.assign(n, false);
   b.had_sends.assign(records_.size(), false);
   b.late_sends.clear();
+  b.late_points.assign(records_.size(), {});  // not resized later: each late_sends entry points into it
   b.next_completion.assign(records_.size(), 0);
   b.completions_given_back.assign(records_.size(), 0);
   b.folded.assign(records_.size(), 0);
@@ -162,13 +163,16 @@ void Replay::begin_sends_beside() {
   // Own receives per message queue, each queue's in recorded order (one location's): the k-th
   // send of a queue received in a round is answered with its k-th receive's posting time.
   b.receive_queues.clear();
+  b.window = PathWindow(n);  // the critical path's MPI_Init / MPI_Finalize
   std::size_t total = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& l = records_[i];
     const auto column = l.location < severities_.column.size() ? severities_.column[l.location] : kNone;
     b.late_sends.emplace_back(l.location, column);
+    b.late_sends.back().keep_points(&b.late_points[i]);
     if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
     b.had_sends[i] = !l.sends.empty();
+    b.window.note(l);
     for (const auto& r : l.receives) ++b.receive_queues[{r.peer, r.location, r.communicator, r.tag}].count;
     total += l.receives.size();
   }
@@ -229,10 +233,10 @@ void Replay::late_receiver_round() {
       const auto& s = sends[i];
       const auto posted = b.posted[at[rank_of(s)]++];
       if (s.beside() == Beside::Own) {
-        b.late_sends[l].send(own_completion(s), s.time, posted, tick, severities_, &b.counts);
+        b.late_sends[l].send(own_completion(s), s.time, posted, s.peer, tick, severities_, &b.counts);
       } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < b.folded[l]) {
         const auto c = folded_completion(s, *completions, b.next_completion[l]++);
-        b.late_sends[l].send(c, s.time, posted, tick, severities_, &b.counts);
+        b.late_sends[l].send(c, s.time, posted, s.peer, tick, severities_, &b.counts);
       }
     }
     if (!completions) continue;
@@ -340,7 +344,7 @@ void Replay::collectives_beside() {
       if (c.cnode < v.cnodes && c.location < column.size() && column[c.location] != kNone)
         ++v.counts[std::size_t(c.cnode) * v.locations + column[c.location]];
     }
-    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size()) continue;
+    if (x.causer == kNone || x.causer == c.location || c.location >= b.points.size() || !moves_path(c)) continue;
     const auto idle = waited(c.enter, c.leave, x.causer_time);
     if (idle > 0)
       b.points[c.location].push_back({c.enter, c.enter + idle, x.causer_time, c.location, c.cnode, x.causer, false, false});
@@ -353,6 +357,7 @@ void Replay::collectives_beside() {
   b.unused.assign(b.points.size(), 0);
   for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
   b.segments.assign(b.points.size(), {});
+  b.floor.assign(b.points.size(), kNoEnter);
 }
 
 void Replay::late_receiver() {
@@ -369,10 +374,16 @@ void Replay::late_receiver() {
     if (loc >= severities_.column.size() || severities_.column[loc] == kNone) continue;
     if (b.had_sends[i]) severities_.mark(Pattern::LateReceiver);
     b.late_sends[i].finish(b.late_multi[i].receives, b.late_multi_enter[i], tick, severities_, &b.counts);
+    // Its instances, of the rounds and of the Waitall/some calls, are the critical path's Late
+    // Receiver sync points (collectives_beside sorts each location's points).
+    auto& late = b.late_points[i];
+    if (loc < b.points.size()) b.points[loc].insert(b.points[loc].end(), late.begin(), late.end());
+    release(late);
   }
   b.late_receiver_values = std::move(values);
   values.assign(b.late_receiver_values.size(), 0.0);
   release(b.late_sends);
+  release(b.late_points);
   release(b.next_completion);
   release(b.completions_given_back);
   release(b.folded);
@@ -393,19 +404,22 @@ bool Replay::any_records() const {
   return std::any_of(mine_.begin(), mine_.end(), [&](auto l) { return l < beside_->has_records.size() && beside_->has_records[l]; });
 }
 
+std::pair<std::size_t, std::size_t> Replay::path_window_members() const {
+  if (!beside_) needs_complete();
+  return beside_->window.members();
+}
+
+void Replay::set_path_window(std::size_t init_members, std::size_t finalize_members) {
+  beside().window.decide(init_members, finalize_members, CommunicatorRanks(trace_.definitions()));
+}
+
 std::pair<std::uint64_t, std::uint32_t> Replay::path_start(bool any_records) const {
   if (!beside_) needs_complete();
-  // As critical_path_segments: the location whose last Leave is the latest, the first of them.
+  // As critical_path_segments (after set_path_window): the first of the own candidates.
   const auto& b = *beside_;
-  const auto& first = b.spans.first();
-  const auto& last = b.spans.last();
-  std::uint32_t at = kNone;
-  for (auto l : mine_) {
-    if (first[l] > last[l] || (any_records && !b.has_records[l])) continue;
-    if (at == kNone || last[l] > last[at]) at = l;
-  }
+  const auto [t, at] = analysis::path_start(b.spans, mine_, b.has_records, any_records, b.window);
   if (at == kNone) return {0, kNone};
-  return {last[at], position_[at]};
+  return {t, position_[at]};
 }
 
 std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint64_t t) {
@@ -414,20 +428,23 @@ std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint
   const auto& first = b.spans.first();
   const auto& column = severities_.column;
   auto own = [&](std::uint32_t l) { return l < column.size() && column[l] != kNone && l < b.points.size(); };
+  if (own(at)) t = std::min(t, b.floor[at]);  // handed over: never after where the path left it
   while (own(at)) {
     const auto& mine = b.points[at];
     auto end = std::upper_bound(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(b.unused[at]), t,
                                 [](std::uint64_t time, const SyncPoint& p) { return time < p.wait_end; });
     if (end == mine.begin()) {
-      const auto from = std::min(first[at], t);
+      const auto from = b.window.bottom(at, first[at], t);
       if (t > from) b.segments[at].push_back({from, t});
       return {kNone, 0};
     }
     const SyncPoint& p = *(end - 1);
     b.unused[at] = static_cast<std::size_t>(end - 1 - mine.begin());
     if (t > p.wait_end) b.segments[at].push_back({p.wait_end, t});
-    t = p.resume;  // min(the causer's enter, the end of the wait), as critical_path_segments
+    b.floor[at] = std::min(b.floor[at], p.wait_end);
+    t = p.resume;  // the causer's enter, at most its floor (critical_path_segments)
     at = p.causer;
+    if (own(at)) t = std::min(t, b.floor[at]);
   }
   return {at, t};
 }
@@ -471,6 +488,9 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
     stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective,
     stats_.omp_violations = b.clock.omp;
   pattern_statistics_ = b.instances.finish();
+  const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
+  program_spans_.clear();  // for the performance-impact metrics after finishing (impact.hpp)
+  for (auto l : mine_) program_spans_.push_back(static_cast<double>(b.spans.program_span(l)) * tick);
   severities_ = Severities();
   beside_.reset();
   return tree;
@@ -487,6 +507,7 @@ std::uint64_t Replay::beside_bytes() {
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
   // doubled list is never written and holds no memory, so count what they hold.
   for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
+  for (const auto& p : b.late_points) n += p.size() * sizeof(SyncPoint);  // Late Receiver's, until late_receiver()
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
   // Late Receiver's extras: the completions, or once folded (begin_sends) their enters left.
   const auto& extras = b.completions.extras();

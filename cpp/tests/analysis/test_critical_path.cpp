@@ -11,9 +11,11 @@
 #include <map>
 
 #include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/cube/dtype.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -68,7 +70,8 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
     e.time = l == 2 ? 100 : 90;
     spans.event(e, 0);
   }
-  const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true});
+  const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true},
+                                                        analysis::PathWindow(3));  // no MPI_Init/Finalize
   ASSERT_EQ(segments[0].size(), 1u);
   EXPECT_EQ(segments[0][0].from, 0u);
   EXPECT_EQ(segments[0][0].to, 30u);
@@ -77,6 +80,43 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
   EXPECT_EQ(segments[1][0].to, 60u);
   ASSERT_EQ(segments[2].size(), 1u);
   EXPECT_EQ(segments[2][0].from, 60u);
+  EXPECT_EQ(segments[2][0].to, 100u);
+}
+
+TEST(CriticalPath, WalkRunsFromTheLastFinalizeBackToInit) {
+  // scout's window: every location has MPI_Init (entered at 5, 6, 7) and MPI_Finalize (80, 85,
+  // 85: location 1 is the first of the latest); location 1 waited 40 -> 55 for location 0, which
+  // entered its operation at 60 (a clock violation: the path resumes at 60 all the same, as
+  // scout's) and waited for nobody: 1 [55, 85], 0 [5, 60]. Without the window: 2 [0, 100].
+  std::vector<std::vector<analysis::SyncPoint>> points(3);
+  points[1].push_back({40, 55, 60, 1, 0, 0, true, false});
+  analysis::SpanObserver spans(3);
+  for (std::uint32_t l = 0; l < 3; ++l) {
+    spans.begin_location(l);
+    trace::Event e;
+    e.type = trace::EventType::Enter;
+    e.time = 0;
+    spans.event(e, 0);
+    e.type = trace::EventType::Leave;
+    e.time = l == 2 ? 100 : 90;
+    spans.event(e, 0);
+  }
+  analysis::PathWindow window(3);
+  window.init = {5, 6, 7};
+  window.finalize = {80, 85, 85};
+  window.has_init = window.has_finalize = true;
+  auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
+  ASSERT_EQ(segments[1].size(), 1u);
+  EXPECT_EQ(segments[1][0].from, 55u);
+  EXPECT_EQ(segments[1][0].to, 85u);
+  ASSERT_EQ(segments[0].size(), 1u);
+  EXPECT_EQ(segments[0][0].from, 5u);
+  EXPECT_EQ(segments[0][0].to, 60u);
+  EXPECT_TRUE(segments[2].empty());
+  window.has_init = window.has_finalize = false;  // a process lacks them: the whole trace
+  segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
+  ASSERT_EQ(segments[2].size(), 1u);
+  EXPECT_EQ(segments[2][0].from, 0u);
   EXPECT_EQ(segments[2][0].to, 100u);
 }
 
@@ -172,6 +212,48 @@ TEST(SyncPoints, OneProcessStepsGiveWhatTheGeneralStepsGive) {
   for (const char* name : {"late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"})
     expect_one_process_steps_as_general(
         trace::Trace(std::string(CUBESCALE_SHARED_DATA) + "/otf2/" + name + "/traces.otf2"));
+}
+
+TEST(CriticalPath, WindowLateReceiverAndImpactOnASyntheticTrace) {
+  // tests/test_analysis_critical_path.py has the hand computation: rank 0 enters MPI_Finalize
+  // last; its MPI_Ssend waits 200 -> 400 as a Late Receiver, the path moves to rank 1's MPI_Recv
+  // and ends at its MPI_Init.
+  TempDir dir("window");
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Init", 10, 50, {}}, {"MPI_Ssend", 200, 500, {1}}, {"MPI_Finalize", 850, 900, {}}},
+                          {{"MPI_Init", 20, 50, {}}, {"MPI_Recv", 400, 510, {0}}, {"MPI_Finalize", 800, 900, {}}}},
+                         1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  expect(by_call(p, "critical_path"),
+         {{{0, "main"}, 350}, {{0, "MPI_Ssend"}, 100}, {{1, "MPI_Init"}, 30}, {{1, "main"}, 350}}, "critical_path");
+  auto impact = by_call(p, "critical_imbalance_impact");
+  expect(impact, {{{0, "main"}, 15}, {{1, "main"}, 15}}, "critical_imbalance_impact");
+  auto activities = by_call(p, "critical_path_activities");
+  EXPECT_NEAR((activities[{0, "main"}]), 610, 1e-6);
+  EXPECT_NEAR((activities[{1, "main"}]), 700, 1e-6);
+}
+
+TEST(CriticalPath, ImpactSumsAreExactInAnyOrder) {
+  // Blobs merged in any grouping give the same bytes (the replay's ranks split the locations).
+  profile::LocalProfile p;
+  p.regions.resize(1);
+  p.regions[0].name = "main";
+  p.cnode_parents = {cube::kNoParent};
+  p.cnode_regions = {0};
+  p.locations.resize(3);
+  cube::Metric m;
+  m.uniq_name = "critical_path";
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  p.metrics.push_back(m);
+  cube::Severity s(m.dtype, 1, 3);
+  const double v[3] = {0.1, 0.2, 0.3};
+  std::memcpy(s.row(0), v, sizeof v);
+  p.values.push_back(std::move(s));
+  const auto all = analysis::impact_path_sums(p);
+  const auto twice = analysis::merge_impact({all, all});
+  EXPECT_EQ(analysis::merge_impact({twice}), analysis::merge_impact({all, analysis::merge_impact({all})}));
+  EXPECT_NE(twice, analysis::merge_impact({all}));
 }
 
 TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {

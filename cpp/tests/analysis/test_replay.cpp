@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cubescale/analysis/impact.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
@@ -237,7 +238,14 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   each([](Replay& r) { r.reduce_nonblocking(); });
   exchange(received, [](Replay& r) -> auto& { return r.home_verdicts(); }, [](Replay& r) -> auto& { return r.verdicts(); });
   each([](Replay& r) { r.nonblocking_after(); });
-  // The critical path: the latest last Leave (first of equals), then the walk hands over.
+  // The critical path: between MPI_Init and MPI_Finalize where every process has them, from
+  // the latest MPI_Finalize enter or last Leave (first of equals), then the walk hands over.
+  std::size_t init_members = 0, finalize_members = 0;
+  for (auto& r : rank) {
+    const auto [i, f] = r->path_window_members();
+    init_members += i, finalize_members += f;
+  }
+  each([&](Replay& r) { r.set_path_window(init_members, finalize_members); });
   bool any = false;
   for (auto& r : rank) any = any || r->any_records();
   std::pair<std::uint64_t, std::uint32_t> start{0, kNone};
@@ -258,6 +266,14 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   }
   std::vector<profile::LocalProfile> out;
   for (auto& r : rank) out.push_back(r->finish_complete(present));
+  // scout's performance impact: the per-call-path sums of every rank, merged (impact.hpp).
+  std::vector<std::string> blobs;
+  for (const auto& p : out) blobs.push_back(analysis::impact_path_sums(p));
+  const auto paths = analysis::merge_impact(blobs);
+  blobs.clear();
+  for (std::size_t r = 0; r < out.size(); ++r) blobs.push_back(analysis::impact_costs(out[r], paths, rank[r]->program_spans()));
+  const auto costs = analysis::merge_impact(blobs);
+  for (auto& p : out) analysis::add_impact(p, paths, costs);
   return out;
 }
 
@@ -340,6 +356,11 @@ TEST(ReplayComplete, LateReceiverOfWaitallInRoundsAsOneProcess) {
   trace::Trace t((dir.path / "t.otf2").string());
   const auto whole = analysis::analyze(t, {0, 1});
   EXPECT_NEAR(total(whole, "mpi_latereceiver", 0), 300e-9, 1e-15);  // 400 - 200 in the Waitall, 800 - 700
+  // The path (no MPI_Init/Finalize: from the last Leave, location 0's at 1000) leaves the
+  // MPI_Ssend at the end of its Late Receiver wait (800) for the receiver, from its MPI_Recv's
+  // enter (800) back to its start: 200 ns on location 0, 800 on location 1.
+  EXPECT_NEAR(total(whole, "critical_path", 0), 200e-9, 1e-15);
+  EXPECT_NEAR(total(whole, "critical_path", 1), 800e-9, 1e-15);
   expect_same_as_one_process(t, {{0}, {1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
   expect_same_as_one_process(t, {{0, 1}}, {"mpi_latereceiver", "mpi_clr_count", "mpi_latesender", "critical_path"});
 }

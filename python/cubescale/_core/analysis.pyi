@@ -9,7 +9,17 @@ import cubescale._core.trace
 import numpy
 import typing
 
-__all__: list[str] = ["Replay", "analyze", "pattern_names", "write_mpi_trace", "write_omp_trace"]
+__all__: list[str] = [
+    "Replay",
+    "add_impact",
+    "analyze",
+    "impact_costs",
+    "impact_path_sums",
+    "merge_impact",
+    "pattern_names",
+    "write_mpi_trace",
+    "write_omp_trace",
+]
 
 class Replay:
     """
@@ -276,7 +286,11 @@ class Replay:
         """
     def path_start(self, any_records: bool) -> tuple[int, int]:
         """
-        (last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        (enter of the latest MPI_Finalize or last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.
+        """
+    def path_window_members(self) -> tuple[int, int]:
+        """
+        (own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.
         """
     def posted(
         self, n: typing.SupportsInt | typing.SupportsIndex
@@ -291,6 +305,10 @@ class Replay:
     def present_complete(self) -> list[bool]:
         """
         Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.
+        """
+    def program_spans(self) -> list[float]:
+        """
+        After finish_complete: per own column the time from PROGRAM_BEGIN to PROGRAM_END in seconds (impact_costs).
         """
     def record_bytes(self) -> int:
         """
@@ -313,6 +331,14 @@ class Replay:
     def send_rounds(self, round_bytes: typing.SupportsInt | typing.SupportsIndex) -> int:
         """
         Rounds this rank needs with at most `round_bytes` of packed sends per round (and at least Replay.min_rounds); every rank runs the largest number over the ranks.
+        """
+    def set_path_window(
+        self,
+        init_members: typing.SupportsInt | typing.SupportsIndex,
+        finalize_members: typing.SupportsInt | typing.SupportsIndex,
+    ) -> None:
+        """
+        Whether the critical path runs from the last MPI_Finalize back to MPI_Init (every process has them).
         """
     def statistics(self) -> dict:
         """
@@ -343,6 +369,11 @@ class Replay:
         The critical path's backward walk from (location, time) while it stays on own locations; returns where it continues ((0xFFFFFFFF, 0): ended).
         """
 
+def add_impact(profile: cubescale._core.profile.LocalProfile, paths: bytes, costs: bytes) -> None:
+    """
+    Step 3: appends critical_path_activities, critical_imbalance_impact, inter_partition_imbalance and non_critical_path_activities (scout's) from the merged sums.
+    """
+
 def analyze(
     trace: cubescale._core.trace.Trace,
     locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -351,6 +382,25 @@ def analyze(
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
     The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), and per pattern name its instance statistics). FormatError on inconsistent communication.
+    """
+
+def impact_costs(
+    profile: cubescale._core.profile.LocalProfile,
+    paths: bytes,
+    program_spans: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex],
+) -> bytes:
+    """
+    Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations (program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans).
+    """
+
+def impact_path_sums(profile: cubescale._core.profile.LocalProfile) -> bytes:
+    """
+    Step 1 of the performance-impact metrics: per call path this profile's critical_path summed over its locations (a blob for merge_impact).
+    """
+
+def merge_impact(blobs: collections.abc.Sequence[bytes]) -> bytes:
+    """
+    Every rank's blobs of one step, summed exactly per call path.
     """
 
 def pattern_names() -> list[str]:

@@ -235,6 +235,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
+    _impact(comm, local._core, replay.program_spans())
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
@@ -273,6 +274,15 @@ def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Cal
         peak = max(peak, held())
         replay.late_receiver_round()
     return max(peak, held())
+
+
+def _impact(comm, core, program_spans: Sequence[float]) -> None:
+    """scout's performance-impact metrics (analysis/impact.hpp): two allgathers of per-call-path
+    sums (exact, so that any split of the locations gives the same bytes), then each rank adds
+    the metrics to its own locations' profile."""
+    paths = _analysis.merge_impact(comm.allgather(_analysis.impact_path_sums(core)))
+    costs = _analysis.merge_impact(comm.allgather(_analysis.impact_costs(core, paths, list(program_spans))))
+    _analysis.add_impact(core, paths, costs)
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
@@ -356,11 +366,14 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
 
 
 def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> int:
-    """The critical path's backward walk (docs/analysis.md): it starts on the location whose
-    last Leave is the latest (the first such among ``analyzed``); the rank owning the current
-    location walks while the path stays on its locations, then hands (location, time) to the
-    owner of the next one. Returns the number of hand-offs (collective steps)."""
+    """The critical path's backward walk (docs/analysis.md): it starts at the latest enter of
+    ``MPI_Finalize`` when every process has one (else at the latest last Leave; the first such
+    among ``analyzed``) and ends at ``MPI_Init`` likewise; the rank owning the current location
+    walks while the path stays on its locations, then hands (location, time) to the owner of the
+    next one. Returns the number of hand-offs (collective steps)."""
     MPI = mpi(comm)
+    init, finalize = comm.allreduce(np.array(replay.path_window_members(), dtype=np.int64), op=MPI.SUM)
+    replay.set_path_window(int(init), int(finalize))
     any_records = bool(comm.allreduce(int(replay.any_records()), op=MPI.MAX))
     candidates = [c for c in comm.allgather(replay.path_start(any_records)) if c[1] != _NO_RANK]
     if not candidates:

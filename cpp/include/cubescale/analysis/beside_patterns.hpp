@@ -39,6 +39,10 @@ class BesidePatterns final : public trace::CallPathObserver {
   CountsObserver& counts() { return counts_; }
   // The OpenMP records, for the clock checks and the time correction before finish.
   OmpObserver& omp() { return omp_; }
+  const SpanObserver& spans() const { return spans_; }
+  // Per dense location, for late_receiver() to add its instances as the critical path's sync
+  // points before finish.
+  std::vector<std::vector<SyncPoint>>& late_receiver_points() { return late_receiver_points_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted;
@@ -48,6 +52,7 @@ class BesidePatterns final : public trace::CallPathObserver {
 
  private:
   const trace::Trace& trace_;
+  std::vector<std::vector<SyncPoint>> late_receiver_points_;
   std::vector<trace::CallPathObserver*> observers_;
   OmpObserver omp_;
   CountsObserver counts_;

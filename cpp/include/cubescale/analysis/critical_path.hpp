@@ -12,20 +12,30 @@
 //    there (the last, the last sender, the root), until min(that enter, my leave). Same definitions as the
 //    wait-state patterns (waitstates.hpp); MPI_Test* and zero waits are no sync points, an
 //    MPI_Waitall/any/some is one sync point with its latest sender. A Late Sender is marked
-//    wrong-order as mpi_latesender_wo finds them (among the location's last 100).
-// 2. Backward walk (`critical_path_segments`): start on the location whose last Leave is the
-//    latest (among those with MPI records, if any), there; going back in time, at the latest
-//    sync point where it waited, the path leaves it: the waiting itself is not on the path,
+//    wrong-order as mpi_latesender_wo finds them (among the location's last 100). Late
+//    Receiver instances (late_receiver.hpp) add theirs: the send's completion waits for the
+//    receiver until the receive was posted (LateReceiverSends::keep_points: in one process
+//    added by add_sync_points; in the replay made in each round of the message exchange while
+//    the send records exist and joined to the others by Replay::late_receiver).
+// 2. Backward walk (`critical_path_segments`), scout's (CriticalPath.pattern, MPI mode): start
+//    at the enter of the MPI_Finalize entered last (the first location among equals, where
+//    scout's MPI_MAXLOC takes the lowest rank); going back in time, at the latest sync point
+//    where the location waited, the path leaves it: the waiting itself is not on the path,
 //    and the path continues on the location it waited for, from that location's enter into
-//    the operation (the time the waiting ended) backward; until
-//    the location's first Enter. Each sync point is used at most once, so the walk ends. Result:
-//    per location the time intervals on the path, joining without gaps.
+//    the operation (the time the waiting ended) backward; until the enter of the location's
+//    MPI_Init. As scout, the path moves at Late Sender receives (to the sender), Late Receiver
+//    send completions (to the receiver, from the enter of the call that posted the receive),
+//    and blocking collectives that waited (1-to-N: to the root; N-to-1, N x N, barrier: to the
+//    latest), not at scans, MPI_Init or MPI_Finalize (scout has no such hand-off). A trace
+//    without MPI_Finalize (or MPI_Init) in every process: from the latest last Leave (to the
+//    first Enter) instead, so that the whole trace is covered (`PathWindow`). Each sync point
+//    is used at most once, so the walk ends. Result: per location the time intervals on the
+//    path, joining without gaps.
 // 3. Attribution (`CriticalPathObserver`, a second pass over the events): the exclusive time
 //    of each call path inside its location's intervals.
-// scout walks from the MPI_Finalize of the process that entered it last to MPI_Init and leaves
-// out the time before and in them; we cover the whole trace (docs/analysis.md).
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cubescale/analysis/late_receiver.hpp"
@@ -43,7 +53,7 @@ struct SyncPoint {
   // (points are kept per location); the waiting operation's enter is not needed once the
   // waiting time is known.
   std::uint64_t wait_end = 0;  // enter + the waiting time
-  std::uint64_t resume = 0;    // where the walk goes on: min(causer's enter, wait_end)
+  std::uint64_t resume = 0;    // where the walk goes on: the causer's enter (scout's, even after wait_end)
   std::uint32_t causer = 0;    // dense location index
   std::uint32_t cnode : 29 = 0;           // profile row of the waiting call (counts; kNone kept as out of range)
   std::uint32_t late_sender : 1 = 0;      // a receive (else a collective)
@@ -54,7 +64,7 @@ struct SyncPoint {
   // `enter`: the waiting operation's; `causer_time`: the causer's enter into its operation.
   SyncPoint(std::uint64_t /*enter*/, std::uint64_t wait_end_, std::uint64_t causer_time, std::uint32_t /*location*/,
             std::uint32_t cnode_, std::uint32_t causer_, bool late_sender_, bool empty_)
-      : wait_end(wait_end_), resume(std::min(causer_time, wait_end_)), causer(causer_),
+      : wait_end(wait_end_), resume(causer_time), causer(causer_),
         cnode(cnode_ & kCnodeMask), late_sender(late_sender_), empty(empty_) {}
   static constexpr std::uint32_t kCnodeMask = (1u << 29) - 1;
 };
@@ -66,6 +76,35 @@ inline std::uint64_t waited(std::uint64_t enter, std::uint64_t leave, std::uint6
   const auto end = until < leave ? until : leave;
   return end > enter ? end - enter : 0;
 }
+
+// Whether a member that waited in this blocking collective moves the critical path (scout's
+// COLL_12N, COLL_N21, COLL_N2N and SYNC_COLL callbacks): not scans, MPI_Init or MPI_Finalize.
+inline bool moves_path(const CollectiveRecord& c) {
+  return c.op != 14 && c.op != 15 && c.op != kInitOp && c.op != kFinalizeOp;  // OTF2 scan, exscan
+}
+
+// Where scout's critical path runs: from the MPI_Finalize entered last back to MPI_Init. Per
+// dense location the enter of its first MPI_Init / MPI_Finalize (kNoEnter: none); each end
+// applies only where every process of MPI_COMM_WORLD has one (else the trace's first Enter /
+// latest last Leave, so that a trace without them is covered whole).
+inline constexpr std::uint64_t kNoEnter = ~std::uint64_t(0);
+struct PathWindow {
+  std::vector<std::uint64_t> init, finalize;
+  bool has_init = false, has_finalize = false;
+
+  explicit PathWindow(std::size_t location_count = 0) : init(location_count, kNoEnter), finalize(location_count, kNoEnter) {}
+  // Notes the first MPI_Init / MPI_Finalize among a location's collective records.
+  void note(const LocationRecords& l);
+  // How many of the noted locations have an MPI_Init / MPI_Finalize (a replay's rank: its own).
+  std::pair<std::size_t, std::size_t> members() const;
+  // With every rank's members summed: which ends apply.
+  void decide(std::size_t init_members, std::size_t finalize_members, const CommunicatorRanks& ranks);
+  // Where the path ends on location l reached at t (its first Enter `first` without MPI_Init).
+  std::uint64_t bottom(std::uint32_t l, std::uint64_t first, std::uint64_t t) const {
+    const auto b = has_init && init[l] != kNoEnter ? init[l] : first;
+    return b < t ? b : t;
+  }
+};
 
 // Per location (dense index, as in the records) its sync points in time order. Assumes records
 // the wait-state matching has accepted (consistent). `ranks`: the collectives' members in rank
@@ -82,26 +121,42 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
                                                 const CommunicatorRanks& ranks, std::size_t location_count);
 
+// Adds `more` (per dense location: other sync points, such as Late Receiver's) to `points`,
+// keeping each location's list in time order (the Late Sender and collective points first
+// among equal ends). Empties `more`.
+void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more);
+
 // First Enter and last Leave per location (pass 1): the time a profile accounts for (events
 // outside every region, such as PROGRAM_BEGIN before main, have no call path to go to).
 class SpanObserver final : public trace::CallPathObserver {
  public:
   explicit SpanObserver(std::size_t location_count)
-      : first_(location_count, ~std::uint64_t(0)), last_(location_count, 0) {}
+      : first_(location_count, ~std::uint64_t(0)), last_(location_count, 0),
+        program_first_(location_count, ~std::uint64_t(0)), program_last_(location_count, 0) {}
   void begin_location(std::uint32_t location) override { location_ = location; }
   trace::EventTypeSet interest() const override {
-    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave});
+    return trace::event_types(
+        {trace::EventType::Enter, trace::EventType::Leave, trace::EventType::ProgramBegin, trace::EventType::ProgramEnd});
   }
   void event(const trace::Event& e, std::uint32_t) override {
-    if (e.type != trace::EventType::Enter && e.type != trace::EventType::Leave) return;
+    const bool region = e.type == trace::EventType::Enter || e.type == trace::EventType::Leave;
+    if (!region && e.type != trace::EventType::ProgramBegin && e.type != trace::EventType::ProgramEnd) return;
+    if (program_first_[location_] == ~std::uint64_t(0)) program_first_[location_] = e.time;
+    program_last_[location_] = e.time;
+    if (!region) return;
     if (first_[location_] == ~std::uint64_t(0)) first_[location_] = e.time;
     last_[location_] = e.time;
   }
   const std::vector<std::uint64_t>& first() const { return first_; }
   const std::vector<std::uint64_t>& last() const { return last_; }
+  // The time from the location's PROGRAM_BEGIN (or first Enter) to its PROGRAM_END (or last
+  // Leave), in ticks: what scout's artificial root call path spans (the performance impact).
+  std::uint64_t program_span(std::uint32_t l) const {
+    return program_first_[l] > program_last_[l] ? 0 : program_last_[l] - program_first_[l];
+  }
 
  private:
-  std::vector<std::uint64_t> first_, last_;
+  std::vector<std::uint64_t> first_, last_, program_first_, program_last_;
   std::uint32_t location_ = 0;
 };
 
@@ -113,7 +168,13 @@ struct Segment {
 std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::vector<SyncPoint>>& points,
                                                          const SpanObserver& spans,
                                                          const std::vector<std::uint32_t>& candidates,
-                                                         const std::vector<bool>& has_records);
+                                                         const std::vector<bool>& has_records,
+                                                         const PathWindow& window);
+// Where the path starts: (time, location), location kNone when nowhere; the latest MPI_Finalize
+// enter where the window has one, else the latest last Leave (of locations with records, if any).
+std::pair<std::uint64_t, std::uint32_t> path_start(const SpanObserver& spans, const std::vector<std::uint32_t>& candidates,
+                                                   const std::vector<bool>& has_records, bool any_records,
+                                                   const PathWindow& window);
 
 // Pass 2: exclusive time of each call path inside the segments of its location, in ticks,
 // [cnode row * columns + column] after rows().

@@ -25,6 +25,7 @@
 namespace cubescale::analysis {
 
 class CountsObserver;
+struct SyncPoint;
 
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
@@ -128,10 +129,14 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records);
 class LateReceiverSends {
  public:
   LateReceiverSends(std::uint32_t location, std::size_t column) : location_(location), column_(column) {}
+  // With `points`, each instance is also appended there as the critical path's sync point
+  // (scout's Late Receiver hand-off): on the sender, waiting until the posting enter, caused by
+  // the receiver. 24 bytes per send that waited; `points` must outlive finish().
+  void keep_points(std::vector<SyncPoint>* points) { points_ = points; }
   // `c`: the completion of a send made at `sent` (the send event's time; kind None: counts
-  // nothing); `posted`: kNoTime if unmatched.
-  void send(const SendCompletion& c, std::uint64_t sent, std::uint64_t posted, double tick, Severities& sev,
-            CountsObserver* counts);
+  // nothing) to `receiver` (its dense location); `posted`: kNoTime if unmatched.
+  void send(const SendCompletion& c, std::uint64_t sent, std::uint64_t posted, std::uint32_t receiver, double tick,
+            Severities& sev, CountsObserver* counts);
   // `receives` with `sender_enter` (the enter of each one's send): a Waitall/some that waited as
   // a Late Sender is no Late Receiver (scout's exclusion); receives of other calls count nothing.
   void finish(const std::vector<MessageRecord>& receives, const std::vector<std::uint64_t>& sender_enter,
@@ -142,12 +147,15 @@ class LateReceiverSends {
   struct Largest {
     std::uint64_t idle;
     SendCompletion call;
+    std::uint32_t receiver;  // of the send with that wait (the sync point's causer)
   };
-  void add(const SendCompletion& c, std::uint64_t ticks, double tick, Severities& sev, CountsObserver* counts) const;
+  void add(const SendCompletion& c, std::uint64_t ticks, std::uint32_t receiver, double tick, Severities& sev,
+           CountsObserver* counts) const;
   std::uint32_t location_;
   std::size_t column_;
+  std::vector<SyncPoint>* points_ = nullptr;
   // Per Waitall/some call that waited (in the order of its first wait) its largest Late
-  // Receiver: 32 bytes each until finish(); a call without a wait keeps nothing (its largest, 0,
+  // Receiver: 40 bytes each until finish(); a call without a wait keeps nothing (its largest, 0,
   // adds nothing). `open_` finds the calls that may still complete later sends (call -> index
   // or none yet, and the call's leave): a call left before a send was made completes no later
   // send, so such calls leave it (those left before `pruned_`); a call left before it and not
@@ -169,15 +177,18 @@ class LateReceiverSends {
 // `posted[i]` is the posting enter of the receive matching send i (kNoTime: unmatched),
 // `sender_enter[j]` the enter of the send matching receive j (for the Late Sender exclusion of
 // Waitall/Waitsome).
+// With `points`, each instance is also the critical path's sync point (LateReceiverSends::keep_points;
+// the receiver: the send's peer).
 inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
-                   Severities& sev, CountsObserver* counts = nullptr);
+                   Severities& sev, CountsObserver* counts = nullptr, std::vector<SyncPoint>* points = nullptr);
 
 // All locations at once (a single process): Late Receiver for every location in `records`
 // (`extras` in the same order; `column` maps a dense location index to its column).
+// `points` (per dense location): the instances as sync points, as above.
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts = nullptr);
+                   CountsObserver* counts = nullptr, std::vector<std::vector<SyncPoint>>* points = nullptr);
 
 }  // namespace cubescale::analysis

@@ -37,6 +37,7 @@
 //   late_receiver_after()                      after collective_severities: adds its values
 //   nonblocking_counts() <allgather> check_nonblocking_counts(all), pack_nonblocking(ranks, homes)
 //   <Alltoallv> reduce_nonblocking() <Alltoallv back> nonblocking_after()
+//   path_window_members() <allreduce> set_path_window(init, finalize)  MPI_Init/Finalize in every process?
 //   path_start() / walk(at, t)                 the critical path's backward walk, handed over
 //   present_complete() / finish_complete(present)
 //
@@ -106,14 +107,22 @@ class Replay {
   std::vector<NonBlockingVerdict>& home_verdicts() { return beside().home_verdicts; }
   std::vector<NonBlockingVerdict>& verdicts() { return beside().verdicts; }
   void nonblocking_after();  // after late_receiver_after (the same order of additions as analyze())
-  // This rank's candidate to start the path: (last Leave, position among analyzed, has
-  // records); position kNone when it has none. `any_records`: some rank's location has records.
+  // How many own locations have an MPI_Init / MPI_Finalize; with every rank's sums
+  // set_path_window decides whether the path runs between them (PathWindow).
+  std::pair<std::size_t, std::size_t> path_window_members() const;
+  void set_path_window(std::size_t init_members, std::size_t finalize_members);
+  // This rank's candidate to start the path (after set_path_window): (enter of the latest
+  // MPI_Finalize, or the last Leave without the window; position among analyzed); position
+  // kNone when it has none. `any_records`: some rank's location has records.
   std::pair<std::uint64_t, std::uint32_t> path_start(bool any_records) const;
   bool any_records() const;
   // Walks back from (at, t) while the path stays on own locations; returns where it continues
   // ((kNone, 0) when it ended).
   std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
   std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
+  // After finish_complete: per own column its PROGRAM_BEGIN to PROGRAM_END in seconds
+  // (impact_costs' program_spans).
+  const std::vector<double>& program_spans() const { return program_spans_; }
   profile::LocalProfile finish_complete(const std::vector<bool>& present);
   // Bytes of the buffers above and of the extractors' records beside the wait-state records
   // (Late Receiver's completions and postings, non-blocking collectives, sync points).
@@ -204,6 +213,7 @@ class Replay {
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
   std::vector<PatternStatistics> pattern_statistics_;
+  std::vector<double> program_spans_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter

@@ -169,6 +169,9 @@ struct ReplayBeside {
   // receive, whose posting time answers it): per queue a range of receive_refs, each the
   // receive's index in its list or kExtraRef | its MPI_Irecv posting's entry.
   std::vector<LateReceiverSends> late_sends;
+  // Per own location: its Late Receiver instances as the critical path's sync points (24 bytes
+  // per send that waited), moved into `points` by late_receiver().
+  std::vector<std::vector<SyncPoint>> late_points;
   std::vector<std::size_t> next_completion, completions_given_back;  // entries; bytes of whole pages
   std::vector<std::size_t> folded;  // MPI_Isend completions folded into their records (replay_beside.cpp)
   std::vector<std::size_t> extras_of;
@@ -189,6 +192,8 @@ struct ReplayBeside {
   std::uint64_t latency = 0;                           // ticks
   std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
   std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
+  std::vector<std::uint64_t> floor;                    // per dense location: where the path left it last
+  PathWindow window;                                   // the path's MPI_Init / MPI_Finalize (own locations)
   std::vector<NonBlockingRecord> outgoing_nonblocking, incoming_nonblocking;  // `order`: the instance
   std::vector<NonBlockingVerdict> home_verdicts, verdicts;
   std::vector<ClassMove> moves;                        // completion calls' time into the collective classes
