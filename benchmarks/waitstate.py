@@ -5,7 +5,9 @@ trace with MPI and on a generated trace of >= 50 M events (a ring of MPI process
 receive and allreduce in every iteration, written by the C++ writer); one process without MPI
 (best of three) and the parallel replay under mpirun at 1, 2 and 4 ranks; per rank its wall
 and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the bytes of records
-it held at once per communication event of its share.
+it held at once per communication event of its share (messages, collectives and OpenMP
+synchronization events: fork, team begin and end, join, barrier enter and leave, lock
+acquisition).
 
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
                                    [--messages 50000] [--baseline OTHER_PYTHON]
@@ -159,7 +161,7 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
                         f"{events / wall / 1e6:.2f} | {limit / wall * 100:.0f} % | {limit_cpu / cpu_sum * 100:.0f} % |")
             for k, r in enumerate(result["ranks"]):
                 own = r["own"]
-                communication = own["messages"] + own["collectives"]
+                communication = own["messages"] + own["collectives"] + own.get("omp_syncs", 0)
                 memory.append(f"| {name} | {label}{n} | {k} | {own['events']:,} | {communication:,} | "
                               f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
                               f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")

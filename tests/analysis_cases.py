@@ -211,16 +211,24 @@ PARTIAL_FINALIZE = [[("MPI_Barrier", 10, 50, [], 0), ("MPI_Finalize", 60, 100, [
                     [("MPI_Barrier", 40, 50, [], 0), ("MPI_Finalize", 150, 160, [], 0)],
                     [("MPI_Barrier", 20, 50, [], 0)]]
 
+# Non-blocking collectives on MPI_COMM_SELF (tag 1): each process's its own, waiting for nobody
+# (taken as one instance across processes they "waited" and counted clock violations).
+# A barrier on MPI_COMM_WORLD after them has a wait of its own (trace.stat is not empty).
+NONBLOCKING_SELF = [[("MPI_Iallreduce", 100, 110, [], 1), ("MPI_Wait", 200, 210, [], 0), ("MPI_Barrier", 700, 800, [], 0)],
+                    [("MPI_Iallreduce", 500, 510, [], 1), ("MPI_Wait", 600, 610, [], 0), ("MPI_Barrier", 750, 800, [], 0)],
+                    [("MPI_Ibarrier", 100, 110, [], 1), ("MPI_Wait", 120, 130, [], 0),
+                     ("MPI_Ibarrier", 300, 310, [], 1), ("MPI_Wait", 320, 330, [], 0), ("MPI_Barrier", 720, 800, [], 0)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
-          "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000)}
+          "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000)}
 OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000)}  # name: (regions, threads, end)
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
-                "jacobi-hybrid"]
+                "jacobi-hybrid", "nonblocking-self"]
 # Analyzed with --time-correct and a minimum latency (s) as well: jacobi-hybrid has no violation
 # at 0, at 10 us 1964 collective and 35338 OpenMP ones (the correction moves 36024 events).
 TIME_CORRECT_LATENCY = {"jacobi-hybrid": 1e-5, "omp-clocks": 10e-9, "nonblocking-clocks": 10e-9}

@@ -92,7 +92,7 @@ def analyzed(tmp_path_factory) -> dict[str, dict[str, dict[str, float]]]:
         else:
             anchor = SHARED_OTF2 / case / "traces.otf2"
             if not anchor.exists():
-                pytest.skip("shared data not found")
+                continue  # the shared data is not here: that case alone is skipped
         out[case] = report_values(cubescale.analyze(str(anchor), str(directory / f"{case}.cubex")))
     return out
 
@@ -100,6 +100,8 @@ def analyzed(tmp_path_factory) -> dict[str, dict[str, dict[str, float]]]:
 @pytest.mark.parametrize("case", sorted(REFERENCE))
 def test_every_metric_scout_writes_is_computed_or_listed(analyzed, case):
     """We leave out patterns without a value (the issue: the tree of the patterns present)."""
+    if case not in analyzed:
+        pytest.skip("shared data not found")
     missing = set(REFERENCE[case]) - set(analyzed[case])
     assert NOT_COMPUTED & set(REFERENCE[case]) <= missing
     assert {metric for metric in missing - NOT_COMPUTED if REFERENCE[case][metric]} == set()
@@ -107,6 +109,8 @@ def test_every_metric_scout_writes_is_computed_or_listed(analyzed, case):
 
 @pytest.mark.parametrize("case", sorted(REFERENCE))
 def test_values_equal_scouts_except_known_differences(analyzed, case):
+    if case not in analyzed:
+        pytest.skip("shared data not found")
     differing = {}
     for metric, scout in REFERENCE[case].items():
         if metric in analyzed[case]:

@@ -167,6 +167,10 @@ void register_replay(py::module_ m) {
           "stats", [](const Replay& r) { return stats_dict(r.stats()); },
           "Own events read and message / collective records extracted.")
       .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.")
+      .def("omp_sync_events", &Replay::omp_sync_events,
+           "OpenMP synchronization events (fork, team begin/end, join, barrier enter/leave, lock "
+           "acquisition) of the own locations held beside the records: communication events of the "
+           "memory bound.")
       // --- complete: the steps of analysis/replay_beside.hpp, in this order around the others ---
       .def_property_readonly_static("extra_bytes", [](py::object) { return sizeof(analysis::CollectiveExtra); })
       .def("answer_round", &Replay::answer_round, py::call_guard<py::gil_scoped_release>(),

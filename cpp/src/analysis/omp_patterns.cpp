@@ -356,4 +356,18 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
   }
 }
 
+std::uint64_t OmpObserver::bytes() const {
+  std::uint64_t n = barriers_.capacity() * sizeof(BarrierRecord) + locks_.capacity() * sizeof(LockRecord);
+  for (const auto& l : syncs_) n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4;
+  // a std::map node: three pointers and a colour beside its key and value
+  n += groups_.size() * (4 * sizeof(void*) + sizeof(decltype(groups_)::value_type));
+  return n;
+}
+
+std::uint64_t OmpObserver::sync_events() const {
+  std::uint64_t n = locks_.size();
+  for (const auto& l : syncs_) n += l.syncs.size();
+  return n;
+}
+
 }  // namespace cubescale::analysis

@@ -496,12 +496,20 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   return tree;
 }
 
+std::uint64_t Replay::omp_sync_events() const { return beside_ ? beside_->omp.sync_events() : 0; }
+
 std::uint64_t Replay::beside_bytes() {
   if (!beside_) return 0;
   auto& b = beside();
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   n += b.receive_refs.capacity() * 4;
+  // The receive queues' hash table: a node (next pointer, cached hash, key, value) per queue and
+  // a bucket pointer each (a trace giving every message its own tag has a queue per receive).
+  // (libstdc++ keeps a table of one bucket inside the object: nothing on the heap)
+  n += b.receive_queues.size() * (2 * sizeof(void*) + sizeof(decltype(b.receive_queues)::value_type)) +
+       (b.receive_queues.bucket_count() > 1 ? b.receive_queues.bucket_count() * sizeof(void*) : 0);
+  n += b.omp.bytes();  // OpenMP synchronization records (their events count as communication events)
   for (const auto& s : b.late_sends) n += s.bytes();
   n += b.late_receiver_values.capacity() * 8;
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a

@@ -240,6 +240,10 @@ class Replay:
         """
         (communicator, location, count) triples of own non-blocking collectives, flat.
         """
+    def omp_sync_events(self) -> int:
+        """
+        OpenMP synchronization events (fork, team begin/end, join, barrier enter/leave, lock acquisition) of the own locations held beside the records: communication events of the memory bound.
+        """
     def outgoing_collectives(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         The packed collective records as bytes (a view).

@@ -138,7 +138,12 @@ def exchange(comm, outgoing: np.ndarray, counts: Sequence[int], incoming: Callab
         comm.Alltoall(send_counts, received)
     else:
         received = np.asarray(expected, dtype=np.int64)
-    target = incoming(int(received.sum()))
+    error: BaseException | None = None
+    try:  # the receive buffer (the largest allocation): an error must reach every rank
+        target = incoming(int(received.sum()))
+    except Exception as e:  # noqa: BLE001 - raised on every rank below
+        error = e
+    raise_everywhere(comm, error)
     record = MPI.BYTE.Create_contiguous(record_bytes).Commit()  # counts in records: far below 2**31
     try:
         def displacements(c: np.ndarray) -> np.ndarray:
@@ -186,7 +191,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     ``statistics`` (rank 0, else None: the instance statistics of every rank merged, in ticks, the
     most severe instance of each call path; :func:`cubescale.analyze` makes them
     :func:`cubescale.analysis.statistics`); this rank's
-    ``own`` counts (events, messages, collectives of its locations), ``record_bytes`` (the most
+    ``own`` counts (events, messages, collectives and OpenMP synchronization events of its
+    locations), ``record_bytes`` (the most
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     """
     start = time.perf_counter()
@@ -206,6 +212,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
         return int(replay.record_bytes()) + int(replay.beside_bytes())
 
     peak = held()
+    own_omp = int(replay.omp_sync_events())  # held from the extraction on: counted as communication events
     seconds["extract"] = time.perf_counter() - start
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     correction = _time_correct(comm, replay, owner, homes) if time_correct else None
@@ -246,14 +253,15 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
-            "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": own, "record_bytes": int(peak), "seconds": seconds,
+            "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": {**own, "omp_syncs": own_omp},
+            "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
 
 
 def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Callable[[], int]) -> int:
     """The message exchange in rounds (docs/analysis.md): every rank checks its sends first
     (an error is raised on every rank before any exchange), then each round packs at most
-    ``round_bytes`` of each rank's next sends (and at least a ``Replay.min_rounds``-th of them),
+    ``round_bytes`` of each rank's next sends (and at most a ``Replay.min_rounds``-th of them),
     moves them to the receivers' owners, which answer each send's receive posting time, and the
     senders' owners compute Late Receiver of the round's sends and release their records. All
     ranks run as many rounds (the largest number any rank needs), with or without sends.
@@ -262,17 +270,19 @@ def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Cal
     totals = np.asarray(_step(comm, lambda: replay.begin_sends(owner, comm.size)), dtype=np.int64)
     incoming = np.empty(comm.size, dtype=np.int64)
     comm.Alltoall(totals, incoming)
-    replay.expect_sends(int(incoming.sum()))
-    rounds = comm.allreduce(int(replay.send_rounds(round_bytes)), op=MPI.MAX)
+    # Every step runs through _step: an error on one rank (a full memory, a broken invariant)
+    # is raised on every rank instead of leaving the others in the next collective.
+    need = _step(comm, lambda: (replay.expect_sends(int(incoming.sum())), replay.send_rounds(round_bytes))[1])
+    rounds = comm.allreduce(int(need), op=MPI.MAX)
     peak = held()
     for _ in range(rounds):
-        counts = replay.pack_round()
+        counts = _step(comm, replay.pack_round)
         sent = exchange(comm, replay.outgoing_sends(), counts, replay.incoming_round, replay.send_bytes)
-        replay.answer_round()
+        _step(comm, replay.answer_round)
         peak = max(peak, held())
         exchange(comm, replay.home_posted(), sent, replay.posted, 8, expected=counts)  # each send's posting, back
         peak = max(peak, held())
-        replay.late_receiver_round()
+        _step(comm, replay.late_receiver_round)
     return max(peak, held())
 
 

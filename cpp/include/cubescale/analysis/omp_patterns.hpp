@@ -82,6 +82,11 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<OmpSyncLocation>& syncs() { return syncs_; }
   const std::vector<OmpSyncLocation>& syncs() const { return syncs_; }
   std::uint32_t sync_groups() const { return static_cast<std::uint32_t>(groups_.size()); }
+  // What it holds for the clock checks and patterns, and how many synchronization events that
+  // is (fork, team begin and end, join, barrier enter and leave, lock acquisition): the
+  // replay's memory per communication event counts both (docs/analysis.md, "Memory per rank").
+  std::uint64_t bytes() const;
+  std::uint64_t sync_events() const;
 
  private:
   enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi };
