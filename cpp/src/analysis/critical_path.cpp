@@ -356,13 +356,8 @@ std::vector<double> CriticalPathObserver::values(std::size_t cnodes) const {
 }
 
 void add_critical_path(profile::LocalProfile& p, const std::vector<double>& ticks, std::uint64_t resolution) {
-  cube::Metric m;
-  m.uniq_name = "critical_path";
-  m.disp_name = "Critical path profile";
-  m.dtype = *cube::parse_data_type("DOUBLE");
-  m.kind = cube::MetricKind::Exclusive;
-  m.uom = "sec";
-  m.descr = "Time on the critical path of the run: the activities that determine its wall-clock time";
+  auto m = seconds_metric("critical_path", "Critical path profile",
+                          "Time on the critical path of the run: the activities that determine its wall-clock time");
   const auto cnodes = p.cnode_count(), cols = p.locations.size();
   cube::Severity s(m.dtype, cnodes, cols);
   const double tick = 1.0 / static_cast<double>(resolution);

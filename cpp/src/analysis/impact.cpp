@@ -8,6 +8,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -168,20 +169,10 @@ std::vector<std::size_t> key_index(const std::vector<std::string>& keys, const T
 
 void append(profile::LocalProfile& p, const char* uniq, const char* display, const char* descr,
             const std::vector<double>& values, std::uint32_t parent = cube::kNoParent) {
-  cube::Metric m;
-  m.uniq_name = uniq;
-  m.disp_name = display;
-  m.dtype = *cube::parse_data_type("DOUBLE");
-  m.kind = cube::MetricKind::Exclusive;
-  m.uom = "sec";
-  m.descr = descr;
+  auto m = seconds_metric(uniq, display, descr);
   m.parent = parent;
-  cube::Severity s(m.dtype, p.cnode_count(), p.locations.size());
-  for (std::size_t c = 0; c < p.cnode_count(); ++c)
-    std::memcpy(s.row(c), values.data() + c * p.locations.size(), p.locations.size() * 8);
-  s.mark_nonzero_rows();
   p.metrics.push_back(std::move(m));
-  p.values.push_back(std::move(s));
+  p.values.push_back(exclusive_matrix(p.cnode_count(), p.locations.size(), values));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <tuple>
 
+#include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -265,24 +266,6 @@ double read_double(const std::uint8_t* p) {
   return v;
 }
 
-cube::Metric make_metric(const char* name, const char* display, const char* description) {
-  cube::Metric m;
-  m.uniq_name = name;
-  m.disp_name = display;
-  m.dtype = *cube::parse_data_type("DOUBLE");
-  m.kind = cube::MetricKind::Exclusive;
-  m.uom = "sec";
-  m.descr = description;
-  return m;
-}
-
-cube::Severity matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
-  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
-  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
-  s.mark_nonzero_rows();
-  return s;
-}
-
 std::size_t find(const profile::LocalProfile& p, const std::string& name) {
   for (std::size_t m = 0; m < p.metrics.size(); ++m)
     if (p.metrics[m].uniq_name == name) return m;
@@ -341,18 +324,18 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
     return v;
   };
   if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time
-    auto m = make_metric("execution", "Execution", "Execution time");
+    auto m = seconds_metric("execution", "Execution", "Execution time");
     m.parent = static_cast<std::uint32_t>(time);
-    insert(p, time + 1, std::move(m), matrix(n, cols, of_regions(Regions::All)));
+    insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, of_regions(Regions::All)));
   }
   for (std::size_t t = 0; t < kCount; ++t) {
     if (!used[t]) continue;
     const auto parent = find(p, kOmpTree[t].parent);
-    auto m = make_metric(kOmpTree[t].name, kOmpTree[t].display, kOmpTree[t].description);
+    auto m = seconds_metric(kOmpTree[t].name, kOmpTree[t].display, kOmpTree[t].description);
     m.parent = static_cast<std::uint32_t>(parent);
     auto values = kOmpTree[t].regions == Regions::None ? sev.values[std::size_t(kOmpTree[t].pattern)]
                                                          : of_regions(kOmpTree[t].regions);
-    insert(p, subtree_end(p, parent), std::move(m), matrix(n, cols, values));
+    insert(p, subtree_end(p, parent), std::move(m), exclusive_matrix(n, cols, values));
   }
 }
 

@@ -305,6 +305,23 @@ std::string group_name(const trace::Definitions& defs, std::uint32_t location) {
   return g < defs.location_groups.size() ? defs.location_groups[g].name : "no process";
 }
 
+// Unreceived sends: the earliest by (location, position) is the one the error names, whichever
+// order the sends are found in; then the error, if there is one.
+template <typename Send>
+void keep_earliest(const Send*& first, const Send* s) {
+  if (!first || std::make_tuple(s->location, std::uint64_t(s->position)) <
+                    std::make_tuple(first->location, std::uint64_t(first->position)))
+    first = s;
+}
+
+template <typename Send>
+void fail_if_unreceived(const trace::Trace& trace, const Send* first) {
+  if (first)
+    fail(trace, first->location, first->position, first->time,
+         "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
+             ") never received");
+}
+
 }  // namespace
 
 bool self_communicator(const trace::Definitions& defs, std::uint32_t communicator) {
@@ -382,18 +399,10 @@ const Send* BasicSendQueues<Send>::next(const MessageRecord& r) {
 
 template <typename Send>
 void BasicSendQueues<Send>::check_all_received(const trace::Trace& trace) const {
-  const Send* first = nullptr;  // the same error whichever order the queues have
+  const Send* first = nullptr;
   for (const auto& [key, queue] : queues_)
-    if (queue.next < queue.sends.size()) {
-      const auto* s = queue.sends[queue.next];
-      if (!first || std::make_tuple(s->location, std::uint64_t(s->position)) <
-                        std::make_tuple(first->location, std::uint64_t(first->position)))
-        first = s;
-    }
-  if (first)
-    fail(trace, first->location, first->position, first->time,
-         "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
-             ") never received");
+    if (queue.next < queue.sends.size()) keep_earliest(first, queue.sends[queue.next]);
+  fail_if_unreceived(trace, first);
 }
 
 template BasicSendQueues<SendRecord>::BasicSendQueues(const SendBuffer&);
@@ -470,19 +479,11 @@ const MessageRecord* PairedSends::next(const MessageRecord& receive) {
 }
 
 void PairedSends::check_all_received(const trace::Trace& trace) const {
-  const MessageRecord* first = nullptr;  // the earliest (location, position), as BasicSendQueues
+  const MessageRecord* first = nullptr;
   for (std::size_t l = 0; l < records_.size(); ++l)
-    for (std::size_t i = 0; i < records_[l].sends.size(); ++i) {
-      if (pairs_.receive_of_send[l][i].list != kNone) continue;
-      const auto* s = &records_[l].sends[i];
-      if (!first || std::make_tuple(s->location, std::uint64_t(s->position)) <
-                        std::make_tuple(first->location, std::uint64_t(first->position)))
-        first = s;
-    }
-  if (first)
-    fail(trace, first->location, first->position, first->time,
-         "MPI send to " + group_name(trace.definitions(), first->peer) + " (tag " + std::to_string(first->tag) +
-             ") never received");
+    for (std::size_t i = 0; i < records_[l].sends.size(); ++i)
+      if (pairs_.receive_of_send[l][i].list == kNone) keep_earliest(first, &records_[l].sends[i]);
+  fail_if_unreceived(trace, first);
 }
 
 template <typename Queues>
@@ -903,6 +904,24 @@ void collective_severities(const CollectiveRecord& c, const CollectiveReduction&
 
 // --- the report's metric tree ------------------------------------------------------------------
 
+cube::Metric seconds_metric(const char* name, const char* display, const char* description) {
+  cube::Metric m;
+  m.uniq_name = name;
+  m.disp_name = display;
+  m.dtype = *cube::parse_data_type("DOUBLE");
+  m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
+  m.uom = "sec";
+  m.descr = description;
+  return m;
+}
+
+cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
+  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
+  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
+  s.mark_nonzero_rows();
+  return s;
+}
+
 namespace {
 
 // Which MPI calls a time metric of Scalasca's tree covers (by region name, as scalasca.spec's
@@ -995,16 +1014,7 @@ const TreeMetric kTree[] = {
      "Time in MPI_Finalize until the last process entered it"},
 };
 
-cube::Metric tree_metric(const TreeMetric& t) {
-  cube::Metric m;
-  m.uniq_name = t.name;
-  m.disp_name = t.display;
-  m.dtype = *cube::parse_data_type("DOUBLE");
-  m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
-  m.uom = "sec";
-  m.descr = t.description;
-  return m;
-}
+cube::Metric tree_metric(const TreeMetric& t) { return seconds_metric(t.name, t.display, t.description); }
 
 double read_double(const std::uint8_t* p) {
   double v;
@@ -1012,13 +1022,6 @@ double read_double(const std::uint8_t* p) {
   return v;
 }
 
-// Exclusive values [cnode][column] as a DOUBLE matrix.
-cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values) {
-  cube::Severity s(*cube::parse_data_type("DOUBLE"), cnodes, cols);
-  for (std::size_t c = 0; c < cnodes; ++c) std::memcpy(s.row(c), values.data() + c * cols, cols * 8);
-  s.mark_nonzero_rows();
-  return s;
-}
 
 // Inserts the tree metrics whose patterns are present right after `time` (metrics stay in
 // preorder), every parent storing its children's values too (the pattern's call path is an

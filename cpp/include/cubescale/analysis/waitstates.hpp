@@ -241,6 +241,12 @@ struct Severities {
 // MPI comm_locations group.
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
+// A metric of the wait-state report as scout stores it: DOUBLE seconds, EXCLUSIVE (its values
+// on the call path itself); and exclusive values [cnode][column] as its DOUBLE matrix. The
+// pattern tree, the OpenMP tree, the critical path and its impact metrics share them.
+cube::Metric seconds_metric(const char* name, const char* display, const char* description);
+cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values);
+
 // A location's rank in a communicator, so that every caller of collective_sync hands it an
 // instance's members in communicator rank order (scans: "the senders ranked up to mine"), as the
 // patterns do: the communicator's group (MPI_Init/Finalize: MPI_COMM_WORLD's). Self communicators
