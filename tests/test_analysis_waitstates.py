@@ -596,24 +596,9 @@ def _hand_exchange(outgoing, counts, incoming, size):
 
 
 def _messages_only_trace(tmp_path, nonblocking, iterations=2000):
-    """Point-to-point messages without collectives on a ring of 4 processes (the worst case for
-    the exchange: no 56-byte collective records beside the messages): per iteration an
-    MPI_Ssend and an MPI_Recv, the receive posted while the send waits (Late Receiver), then
-    ``nonblocking``: an MPI_Isend and MPI_Irecv completed by an MPI_Waitall, else an MPI_Send
-    and an MPI_Recv."""
-    ranks = []
-    for p in range(4):
-        nxt, prev, calls = (p + 1) % 4, (p - 1) % 4, []
-        for i in range(iterations):
-            t = 1000 * i
-            calls += ([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)] if p % 2 == 0
-                      else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])
-            calls += ([("MPI_Isend", t + 600, t + 610, [nxt], 1), ("MPI_Irecv", t + 620, t + 630, [prev], 1),
-                       ("MPI_Waitall", t + 650 + 10 * p, t + 700, [prev], 1)] if nonblocking
-                      else [("MPI_Send", t + 600, t + 610, [nxt], 1), ("MPI_Recv", t + 620 + 10 * p, t + 700, [prev], 1)])
-        ranks.append(calls)
+    """``testing.messages_only_run`` written (point-to-point messages without collectives)."""
     name = "nonblocking" if nonblocking else "blocking"
-    testing.write_mpi_trace(tmp_path, name, ranks, end=1000 * iterations + 1000)
+    testing.write_mpi_trace(tmp_path, name, *testing.messages_only_run(iterations, nonblocking))
     return tmp_path / f"{name}.otf2"
 
 
