@@ -51,14 +51,8 @@ void expect(const std::map<std::pair<std::size_t, std::string>, double>& got,
   }
 }
 
-}  // namespace
-
-TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
-  // Location 2 ends last (at 100); it waited 40 -> 60 for location 1, which waited 10 -> 30 for
-  // location 0: the path is 0 [0, 30], 1 [30, 60], 2 [60, 100].
-  std::vector<std::vector<analysis::SyncPoint>> points(3);
-  points[1].push_back({10, 30, 30, 1, 0, 0, true, false});
-  points[2].push_back({40, 60, 60, 2, 0, 1, true, false});
+// Three locations inside one region from 0 to 90 (location 2: to 100).
+analysis::SpanObserver three_spans() {
   analysis::SpanObserver spans(3);
   for (std::uint32_t l = 0; l < 3; ++l) {
     spans.begin_location(l);
@@ -70,6 +64,18 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
     e.time = l == 2 ? 100 : 90;
     spans.event(e, 0);
   }
+  return spans;
+}
+
+}  // namespace
+
+TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
+  // Location 2 ends last (at 100); it waited 40 -> 60 for location 1, which waited 10 -> 30 for
+  // location 0: the path is 0 [0, 30], 1 [30, 60], 2 [60, 100].
+  std::vector<std::vector<analysis::SyncPoint>> points(3);
+  points[1].push_back({10, 30, 30, 1, 0, 0, true, false});
+  points[2].push_back({40, 60, 60, 2, 0, 1, true, false});
+  const auto spans = three_spans();
   const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true},
                                                         analysis::PathWindow(3));  // no MPI_Init/Finalize
   ASSERT_EQ(segments[0].size(), 1u);
@@ -90,17 +96,7 @@ TEST(CriticalPath, WalkRunsFromTheLastFinalizeBackToInit) {
   // scout's) and waited for nobody: 1 [55, 85], 0 [5, 60]. Without the window: 2 [0, 100].
   std::vector<std::vector<analysis::SyncPoint>> points(3);
   points[1].push_back({40, 55, 60, 1, 0, 0, true, false});
-  analysis::SpanObserver spans(3);
-  for (std::uint32_t l = 0; l < 3; ++l) {
-    spans.begin_location(l);
-    trace::Event e;
-    e.type = trace::EventType::Enter;
-    e.time = 0;
-    spans.event(e, 0);
-    e.type = trace::EventType::Leave;
-    e.time = l == 2 ? 100 : 90;
-    spans.event(e, 0);
-  }
+  const auto spans = three_spans();
   analysis::PathWindow window(3);
   window.init = {5, 6, 7};
   window.finalize = {80, 85, 85};
