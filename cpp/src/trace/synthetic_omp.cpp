@@ -68,7 +68,8 @@ void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, st
   }
 }
 
-// Per (lock, acquire time, thread, call) its acquisition order: numbered per lock by time.
+// Per (lock, acquire time, thread, call) its acquisition order: numbered per lock by time from 1,
+// as Score-P's OpenMP adapters count (scout's lock tracking starts a lock at order 1).
 using Orders = std::map<std::tuple<std::uint32_t, std::uint64_t, std::size_t, std::size_t, std::size_t>, std::uint32_t>;
 Orders acquisition_orders(const std::vector<OmpParallel>& regions) {
   Orders orders;
@@ -79,7 +80,7 @@ Orders acquisition_orders(const std::vector<OmpParallel>& regions) {
         if (c.name == "critical" || c.name == "lock") orders[{c.lock, c.acquire, r, th, i}] = 0;
       }
   std::map<std::uint32_t, std::uint32_t> next;
-  for (auto& [key, order] : orders) order = next[std::get<0>(key)]++;
+  for (auto& [key, order] : orders) order = ++next[std::get<0>(key)];
   return orders;
 }
 
@@ -139,15 +140,15 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
         check(OTF2_EvtWriter_ThreadFork(w, nullptr, region.fork, OTF2_PARADIGM_OPENMP,
                                         static_cast<std::uint32_t>(region.threads.size())),
               "fork");
-      check(OTF2_EvtWriter_Enter(w, nullptr, team_begin(region, th), kParallel), "enter parallel");
       check(OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, team_begin(region, th), kTeam), "team begin");
+      check(OTF2_EvtWriter_Enter(w, nullptr, team_begin(region, th), kParallel), "enter parallel");
       for (std::size_t i = 0; i < region.threads[th].size(); ++i) {
         const auto& c = region.threads[th][i];
         const auto it = orders.find({c.lock, c.acquire, r, th, i});
         write_call(w, c, it == orders.end() ? 0 : it->second);
       }
-      check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, team_end(region, th), kTeam), "team end");
       check(OTF2_EvtWriter_Leave(w, nullptr, team_end(region, th), kParallel), "leave parallel");
+      check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, team_end(region, th), kTeam), "team end");
       if (th == 0) check(OTF2_EvtWriter_ThreadJoin(w, nullptr, region.join, OTF2_PARADIGM_OPENMP), "join");
     }
     if (th == 0) check(OTF2_EvtWriter_Leave(w, nullptr, end, kMain), "leave main");
