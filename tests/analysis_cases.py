@@ -224,7 +224,21 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
           "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000)}
-OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000)}  # name: (regions, threads, end)
+# Thread management (scout's omp_management, omp_fork): threads entering their parallel region
+# after the fork and leaving it before the join. Region 1 (fork 100, join 500): threads begin at
+# 100, 130, 160 and end at 500, 450, 470; region 2 (fork 600, join 900): begin at 610, 640, 605,
+# end at 880, 900, 850. Per thread (ns) the fork parts 0 + 10, 30 + 40, 60 + 5 and the join
+# parts 0 + 20, 50 + 0, 30 + 50.
+OMP_TEAMS = [
+    {"fork": 100, "join": 500, "begin": [100, 130, 160], "end": [500, 450, 470],
+     "threads": [[("ibarrier", 200, 400)], [("ibarrier", 300, 400)], [("ibarrier", 350, 400)]]},
+    {"fork": 600, "join": 900, "begin": [610, 640, 605], "end": [880, 900, 850],
+     "threads": [[("barrier", 700, 800)], [("barrier", 750, 800)], [("barrier", 720, 800)]]},
+]
+OMP_TEAMS_EXPECTED = {"omp_fork": {0: 10, 1: 70, 2: 65}, "omp_management": {0: 30, 1: 120, 2: 145}}
+
+OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
+       "omp-teams": (OMP_TEAMS, 3, 1000)}  # name: (regions, threads, end)
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",

@@ -1,5 +1,6 @@
 """OpenMP wait states of ``cubescale.analyze`` (Scalasca's omp_ibarrier_wait,
-omp_ebarrier_wait, omp_lock_contention_critical, omp_lock_contention_api): exact values on a
+omp_ebarrier_wait, omp_lock_contention_critical, omp_lock_contention_api, omp_management,
+omp_fork): exact values on a
 synthetic OpenMP trace with stated timings, jacobi-hybrid (Score-P, MPI + OpenMP) against a
 reference computed here from the event DataFrame, and Scalasca's metric tree."""
 
@@ -10,7 +11,7 @@ import importlib
 import numpy as np
 import pandas as pd
 import pytest
-from analysis_cases import OMP_CLOCKS, OMP_CLOCKS_EXPECTED, OMP_CLOCKS_VIOLATIONS
+from analysis_cases import OMP_CLOCKS, OMP_CLOCKS_EXPECTED, OMP_CLOCKS_VIOLATIONS, OMP_TEAMS, OMP_TEAMS_EXPECTED
 from analysis_cases import OMP_REGIONS as REGIONS
 
 import cubescale
@@ -47,7 +48,7 @@ def test_synthetic_omp_patterns_are_exact(synthetic, pattern):
 def test_omp_tree_is_scalascas(synthetic):
     spec = waitstates.spec_tree()
     names = [m.name for m in synthetic.metrics]
-    tree = ["execution", "omp_time", "omp_synchronization", "omp_barrier", "omp_ebarrier", "omp_ebarrier_wait",
+    tree = ["execution", "omp_time", "omp_management", "omp_fork", "omp_synchronization", "omp_barrier", "omp_ebarrier", "omp_ebarrier_wait",
             "omp_ibarrier", "omp_ibarrier_wait", "omp_critical", "omp_lock_contention_critical", "omp_lock_api",
             "omp_lock_contention_api"]
     start = names.index("execution")
@@ -68,6 +69,25 @@ def test_omp_tree_is_scalascas(synthetic):
         assert (parent - synthetic.values(name, inclusive=False) >= -1e-15).all(), name
     assert np.allclose(synthetic.values("execution", inclusive=False),
                        synthetic.values("time", inclusive=False).clip(min=0))
+
+
+def test_thread_management_is_exact(tmp_path):
+    """scout's omp_management and omp_fork: per thread its time from the fork to entering the
+    parallel region (omp_fork) plus from leaving it to the join, on the parallel region."""
+    testing.write_omp_trace(tmp_path, "teams", OMP_TEAMS, threads=3, end=1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2")
+    for pattern, expected in OMP_TEAMS_EXPECTED.items():
+        got = waitstates.by_call(report, pattern)
+        assert got == pytest.approx({(t, "!$omp parallel @synthetic.c:1"): ns * NS for t, ns in expected.items()},
+                                    rel=1e-12), pattern
+
+
+def test_thread_management_needs_fork_events(jacobi):
+    """jacobi-hybrid (OPARI2: fork, team begin, parallel region, team end, join) has them; the
+    fork part is never more than the management."""
+    report, _ = jacobi
+    fork, management = report.values("omp_fork", inclusive=False), report.values("omp_management", inclusive=False)
+    assert fork.sum() > 0 and (management >= fork - 1e-15).all()
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +143,10 @@ def test_jacobi_critical_contention_equals_the_event_dataframe(jacobi):
 
 def test_omp_patterns_are_in_the_summary(synthetic):
     names = [p.name for p in cubescale.analysis.patterns(synthetic)]
-    assert names == ["omp_ebarrier_wait", "omp_ibarrier_wait", "omp_lock_contention_critical", "omp_lock_contention_api"]
+    # omp_management and omp_fork are present (the trace has forks) but zero: every thread
+    # begins at the fork and ends at the join
+    assert names == ["omp_management", "omp_fork", "omp_ebarrier_wait", "omp_ibarrier_wait",
+                     "omp_lock_contention_critical", "omp_lock_contention_api"]
 
 
 def _by_path(report, metric):

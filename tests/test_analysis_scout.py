@@ -1,8 +1,9 @@
 """`cubescale analyze` against Scalasca's own numbers: the values scout (Scalasca 2.6,
 `scout.mpi` under mpirun with its default options; `scout.omp` for the OpenMP case) computed
 for the synthetic wait-state cases of analysis_cases.py, a seeded random run of 4 processes
-with every pattern at many instances (cubescale.testing.random_mpi_run), the OpenMP case
-(analysis_cases.OMP_REGIONS: barriers, a critical section, a lock) and two shared traces,
+with every pattern at many instances (cubescale.testing.random_mpi_run), the OpenMP cases
+(analysis_cases.OMP_REGIONS: barriers, a critical section, a lock; OMP_TEAMS: threads starting
+after the fork and ending before the join) and two shared traces,
 stored in data/scout_reference.json
 (how it was made: docs/analysis.md, "Compared with scout"). Every metric both tools write is
 compared per call path and process; the differences we know and document are listed below,
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from analysis_cases import OMP, SHAPES, SHARED_OTF2
+from analysis_cases import OMP, OMP_TEAMS_EXPECTED, SHAPES, SHARED_OTF2
 
 import cubescale
 from cubescale import testing
@@ -43,8 +44,10 @@ NOT_COMPUTED = {"delay_latesender", "delay_latesender_longterm", "delay_laterece
 # OpenMP barriers; and scout finds no contention at omp_set_lock where it finds it at the
 # critical section of the same times.
 OMP_PATH = ("time", "critical_path", "critical_path_activities", "critical_imbalance_impact",
-            "inter_partition_imbalance", "non_critical_path_activities", "omp_lock_contention_api")
-KNOWN_DIFFERENCES: set[tuple[str, str]] = {("omp", metric) for metric in OMP_PATH}
+            "inter_partition_imbalance", "non_critical_path_activities")
+KNOWN_DIFFERENCES: set[tuple[str, str]] = {("omp", metric) for metric in OMP_PATH} | {
+    ("omp-teams", metric) for metric in OMP_PATH if metric != "inter_partition_imbalance"} | {
+    ("omp", "omp_lock_contention_api")}
 
 
 def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:
@@ -159,3 +162,8 @@ def test_reference_has_the_wait_states_it_should():
     assert omp["omp_lock_contention_critical"] == pytest.approx(
         {"main/!$omp parallel @synthetic.c:1/!$omp critical @synthetic.c:4@0.1": 20e-9})
     assert sum(omp["omp_ebarrier_wait"].values()) == pytest.approx(80e-9)
+    # thread management: scout's omp_fork and omp_management per thread as analysis_cases states
+    teams, parallel = REFERENCE["omp-teams"], "main/!$omp parallel @synthetic.c:1"
+    for pattern, expected in OMP_TEAMS_EXPECTED.items():
+        assert teams[pattern] == pytest.approx(
+            {f"{parallel}@0" + (f".{t}" if t else ""): ns * 1e-9 for t, ns in expected.items()}), pattern

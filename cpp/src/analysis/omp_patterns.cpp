@@ -24,6 +24,12 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 bool lock_api(const std::string& name) { return starts_with(name, "omp_") && ends_with(name, "_lock"); }
+// `!$omp parallel @file:line` (OPARI2's name); what precedes " @" decides, as in pearl's
+// classification, so `!$omp parallel for` or OMPT's `!$omp parallel@0x...` are not.
+bool parallel_region(const std::string& name) {
+  const auto at = name.find('@');
+  return (at == std::string::npos ? name : name.substr(0, at == 0 ? 0 : at - 1)) == "!$omp parallel";
+}
 
 }  // namespace
 
@@ -33,6 +39,8 @@ const char* omp_pattern_name(OmpPattern p) {
     case OmpPattern::IbarrierWait: return "omp_ibarrier_wait";
     case OmpPattern::LockContentionCritical: return "omp_lock_contention_critical";
     case OmpPattern::LockContentionApi: return "omp_lock_contention_api";
+    case OmpPattern::Management: return "omp_management";
+    case OmpPattern::Fork: return "omp_fork";
     case OmpPattern::Count: break;
   }
   return "?";
@@ -49,6 +57,7 @@ OmpObserver::OmpObserver(const trace::Trace& trace) : defs_(trace.definitions())
     else if (starts_with(name, "!$omp barrier")) kind_[r] = Kind::Ebarrier;
     else if (starts_with(name, "!$omp critical")) kind_[r] = Kind::Critical;
     else if (lock_api(name)) kind_[r] = Kind::LockApi;
+    else if (parallel_region(name)) kind_[r] = Kind::Parallel;
     any_ = any_ || kind_[r] != Kind::Other;
   }
 }
@@ -60,7 +69,8 @@ void OmpObserver::begin_location(std::uint32_t location) {
   teams_.clear();
   instances_.clear();
   held_.clear();
-  syncs_.push_back({location, {}});
+  open_parallels_.clear();
+  syncs_.push_back({location, {}, {}, {}, {}});
   fork_ = {};
   ended_ = false;
   unplaced_ = ~std::size_t(0);
@@ -77,7 +87,8 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   if (!any_) return;  // nothing to look at: MPI-only traces pay one test per event
   switch (e.type) {
     case trace::EventType::Enter:
-      stack_.push_back({e.time, e.position, e.region, cnode});
+      stack_.push_back({e.time, e.position, e.region, cnode, false});
+      if (e.region < kind_.size() && kind_[e.region] == Kind::Parallel) enter_parallel(e.time, cnode);
       // A worker's team begin comes before any region: it counts on the call path its events
       // then hang from (the parallel region's), the next one entered.
       if (unplaced_ != ~std::size_t(0)) syncs_.back().syncs[unplaced_].cnode = cnode, unplaced_ = ~std::size_t(0);
@@ -87,6 +98,10 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto f = stack_.back();
       stack_.pop_back();
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
+      if (f.parallel && !open_parallels_.empty()) {
+        syncs_.back().parallels[open_parallels_.back()].leave = e.time;
+        open_parallels_.pop_back();
+      }
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
         auto& t = teams_.back();
         const auto b = static_cast<std::uint32_t>(barriers_.size());
@@ -146,17 +161,70 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   }
 }
 
+// Score-P enters a parallel region after its thread's team begin: the region's visit belongs to
+// the innermost team begun (none before: an order scout does not read either).
+void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
+  if (teams_.empty()) return;
+  const auto& t = teams_.back();
+  const auto it = groups_.find({process_, t.team, t.instance, 0});
+  if (it == groups_.end()) return;
+  auto& parallels = syncs_.back().parallels;
+  open_parallels_.push_back(parallels.size());
+  parallels.push_back({time, time, it->second, cnode});
+  stack_.back().parallel = true;
+}
+
+std::vector<std::uint32_t> OmpObserver::end_groups() const {
+  std::vector<std::uint32_t> out(groups_.size(), ~0u);
+  for (auto it = groups_.begin(); it != groups_.end(); ++it) {
+    const auto next = std::next(it);
+    const auto& [p, t, i, slot] = it->first;
+    if (slot == 0 && next != groups_.end() && next->first == std::make_tuple(p, t, i, 1u)) out[it->second] = next->second;
+  }
+  return out;
+}
+
 void OmpObserver::rows(const std::vector<std::uint32_t>& rows) {
   auto map = [&](std::uint32_t& c) {
     if (c < rows.size()) c = rows[c];
   };
   for (auto& b : barriers_) map(b.cnode);
   for (auto& l : locks_) map(l.cnode);
-  for (auto& l : syncs_)
+  for (auto& l : syncs_) {
     for (auto& s : l.syncs) map(s.cnode);
+    for (auto& r : l.parallels) map(r.cnode);
+  }
 }
 
 // --- matching --------------------------------------------------------------------------------
+
+namespace {
+
+// omp_management and omp_fork (scout's OMP_MANAGEMENT, OMP_FORK): each thread's wait from its
+// team's fork to entering the parallel region and from leaving it to the team's join.
+template <typename Add>
+void thread_management(const OmpObserver& omp, Add&& add) {
+  constexpr auto kNoTime = ~std::uint64_t(0);
+  std::vector<std::uint64_t> fork(omp.sync_groups(), kNoTime), join(omp.sync_groups(), kNoTime);
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time;
+      if (s.role == OmpSyncRole::Join) join[s.group] = s.time;
+    }
+  const auto ends = omp.end_groups();
+  for (const auto& l : omp.syncs())
+    for (const auto& r : l.parallels) {
+      const auto forked = fork[r.team];
+      if (forked == kNoTime) continue;  // no fork event (an OMPT trace, a team begun before the measurement)
+      const auto joined = ends[r.team] == ~0u ? kNoTime : join[ends[r.team]];
+      const auto before = r.enter > forked ? r.enter - forked : 0;
+      const auto after = joined != kNoTime && joined > r.leave ? joined - r.leave : 0;
+      add(OmpPattern::Fork, r.cnode, l.location, before);
+      add(OmpPattern::Management, r.cnode, l.location, before + after);
+    }
+}
+
+}  // namespace
 
 OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>& locations, std::size_t cnodes,
                         std::uint64_t resolution) {
@@ -197,6 +265,7 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
           until > l.enter ? until - l.enter : 0);
     }
   }
+  thread_management(omp, add);
   return out;
 }
 
@@ -238,6 +307,11 @@ struct OmpMetric {
 // lacks, with scout's names), in preorder.
 const OmpMetric kOmpTree[] = {
     {"omp_time", "OMP", "execution", Regions::Omp, OmpPattern::Count, "Time spent in the OpenMP runtime and API"},
+    {"omp_management", "Management", "omp_time", Regions::None, OmpPattern::Management,
+     "Time a thread spends between its team's fork and entering the parallel region, and between leaving it and the "
+     "join"},
+    {"omp_fork", "Fork", "omp_management", Regions::None, OmpPattern::Fork,
+     "Time a thread spends between its team's fork and entering the parallel region"},
     {"omp_synchronization", "Synchronization", "omp_time", Regions::Synchronization, OmpPattern::Count,
      "Time spent in OpenMP synchronization"},
     {"omp_barrier", "Barrier", "omp_synchronization", Regions::Barrier, OmpPattern::Count,
@@ -341,7 +415,9 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
 
 std::uint64_t OmpObserver::bytes() const {
   std::uint64_t n = barriers_.capacity() * sizeof(BarrierRecord) + locks_.capacity() * sizeof(LockRecord);
-  for (const auto& l : syncs_) n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4;
+  for (const auto& l : syncs_)
+    n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4 +
+         l.parallels.capacity() * sizeof(ParallelRecord);
   // a std::map node: three pointers and a colour beside its key and value
   n += groups_.size() * (4 * sizeof(void*) + sizeof(decltype(groups_)::value_type));
   return n;

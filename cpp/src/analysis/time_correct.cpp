@@ -39,6 +39,7 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, 
     for (const auto& s : omp.location->syncs) t = std::min(t, s.time);
     for (auto b : omp.location->barriers) t = std::min(t, omp.observer->barriers()[b].enter);
     for (auto k : omp.location->locks) t = std::min(t, omp.observer->locks()[k].enter);
+    for (const auto& r : omp.location->parallels) t = std::min(t, r.enter);
   }
   if (nb)
     for (const auto& r : nb->records) t = std::min({t, r.start, r.enter});
@@ -67,6 +68,7 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
       auto& r = omp.observer->locks()[k];
       r.enter = f(r.enter), r.acquire = f(r.acquire), r.release = f(r.release);
     }
+    for (auto& r : omp.location->parallels) r.enter = f(r.enter), r.leave = f(r.leave);
   }
   for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);

@@ -186,6 +186,22 @@ TEST(ClockCondition, OpenMpCountsAndTimeCorrection) {
   EXPECT_NEAR(by_call(p, "omp_ibarrier_wait").at({1, "!$omp implicit barrier @synthetic.c:2"}), 30e-9, 1e-18);
 }
 
+// scout's omp_management / omp_fork: threads entering the parallel region after the fork (fork
+// part: enter - fork) and leaving it before the join (join - leave), on the region's call path.
+TEST(OmpPatterns, ThreadManagement) {
+  TempDir dir("ompteams");
+  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}}, {100, 130}, {480, 450}};
+  trace::write_omp_trace(dir.path.string(), "omp", {region}, 2, 1000);
+  trace::Trace t((dir.path / "omp.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  const std::string parallel = "!$omp parallel @synthetic.c:1";
+  const auto fork = by_call(p, "omp_fork"), management = by_call(p, "omp_management");
+  EXPECT_EQ(fork.size(), 1u);
+  EXPECT_NEAR(fork.at({1, parallel}), 30e-9, 1e-18);
+  EXPECT_NEAR(management.at({0, parallel}), 20e-9, 1e-18);
+  EXPECT_NEAR(management.at({1, parallel}), 80e-9, 1e-18);
+}
+
 // Scalasca's synchronization points (collective_sync), on records made by hand: members in rank
 // order, the times scout's cb_pre_coll_* would see.
 namespace {

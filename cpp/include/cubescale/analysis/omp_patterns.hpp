@@ -6,14 +6,19 @@
 //   omp_lock_contention_critical / _api    a thread waiting to acquire a lock another thread
 //        holds: max(0, release time of the lock's previous acquisition - enter of the region
 //        around my acquisition) (`!$omp critical` / `omp_set_lock` ...), the lock's
-//        acquisitions ordered by their acquisition order, per process.
+//        acquisitions ordered by their acquisition order, per process;
+//   omp_management / omp_fork   a thread's time between its team's fork (on the master) and
+//        entering the parallel region, and between leaving it and the master's join (scout's
+//        OMP_MANAGEMENT: max(0, enter - fork) + max(0, join - leave)); omp_fork only the first
+//        part; on the parallel region's call path, for traces with fork and join events.
 // Each on the call path of the barrier or of the region around the acquisition, on the waiting
 // thread. Extraction keeps per barrier and per lock acquisition one small record; matching
 // needs of other threads only the records of their process.
 // The report gets Scalasca's tree below `execution` (created as all of `time`, if the wait-state
 // tree did not): omp_time > omp_synchronization > omp_barrier > omp_ebarrier > omp_ebarrier_wait,
 // omp_ibarrier > omp_ibarrier_wait; omp_critical > omp_lock_contention_critical; omp_lock_api >
-// omp_lock_contention_api, for the patterns whose operations occur. Non-pattern metrics are the
+// omp_lock_contention_api, omp_management > omp_fork (first below omp_time), for the patterns
+// whose operations occur. Non-pattern metrics are the
 // exclusive time of the OpenMP regions of their class (scalasca.spec classifies by name).
 #include <cstdint>
 #include <map>
@@ -27,7 +32,9 @@
 
 namespace cubescale::analysis {
 
-enum class OmpPattern : std::uint8_t { EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Count };
+enum class OmpPattern : std::uint8_t {
+  EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Management, Fork, Count
+};
 const char* omp_pattern_name(OmpPattern p);
 
 struct BarrierRecord {
@@ -42,6 +49,14 @@ struct LockRecord {
   std::uint64_t acquire = 0, release = 0;
   std::uint32_t location = 0, process = 0, cnode = 0, lock = 0, order = 0;
   bool api = false;  // omp_set_lock (else a critical section)
+};
+
+// One visit of an OpenMP parallel region (`!$omp parallel @...`) by one thread of its team:
+// what omp_management needs beside the team's fork and join.
+struct ParallelRecord {
+  std::uint64_t enter = 0, leave = 0;
+  std::uint32_t team = 0;  // the team instance: its fork's and team begins' sync group
+  std::uint32_t cnode = 0;
 };
 
 // OpenMP's synchronization for the clock checks (clc's third kind, src/clc/Synchronizer.cpp):
@@ -64,6 +79,7 @@ struct OmpSyncLocation {
   std::uint32_t location = 0;
   std::vector<OmpSync> syncs;  // in recorded order
   std::vector<std::uint32_t> barriers, locks;  // its records' indices in OmpObserver::barriers() / locks()
+  std::vector<ParallelRecord> parallels;       // in recorded order
 };
 
 class OmpObserver final : public trace::CallPathObserver {
@@ -82,6 +98,9 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<OmpSyncLocation>& syncs() { return syncs_; }
   const std::vector<OmpSyncLocation>& syncs() const { return syncs_; }
   std::uint32_t sync_groups() const { return static_cast<std::uint32_t>(groups_.size()); }
+  // Per sync group of a team instance's fork and begins, the group of its ends and join
+  // (~0u where there is none, and for the other groups).
+  std::vector<std::uint32_t> end_groups() const;
   // What it holds for the clock checks and patterns, and how many synchronization events that
   // is (fork, team begin and end, join, barrier enter and leave, lock acquisition): the
   // replay's memory per communication event counts both (docs/analysis.md, "Memory per rank").
@@ -89,11 +108,13 @@ class OmpObserver final : public trace::CallPathObserver {
   std::uint64_t sync_events() const;
 
  private:
-  enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi };
+  enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi, Parallel };
   struct Frame {
     std::uint64_t enter, position;
     std::uint32_t region, cnode;
+    bool parallel;  // a visit of a parallel region with its ParallelRecord
   };
+  void enter_parallel(std::uint64_t time, std::uint32_t cnode);
   void add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
                 std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier = ~0u);
   struct Team {
@@ -107,6 +128,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<Team> teams_;
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
+  std::vector<std::size_t> open_parallels_;                     // this location's parallel records not left
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {
