@@ -30,11 +30,12 @@ struct SyncPoint;
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
 
-// One send's completion: the MPI call that completed it (kNone cnode: never completed). 24
-// bytes (the replay keeps one per send up to its memory peak): the kind and whether the send
-// moves no data (for mpi_slr_count / mpi_clr_count) take the top three bits of the call's
-// number, which only groups the sends a Waitall/some completes, so that numbers 2^29 calls
-// apart on one location would share a group (no trace comes near).
+// One send's completion: the MPI call that completed it (kNone cnode: never completed inside a
+// call). Made where it is used (own_completion, held_completion): an MPI_Isend's record holds
+// all of it but the enter. The kind and whether the send moves no data (for mpi_slr_count /
+// mpi_clr_count) take the top three bits of the call's number, which only groups the sends a
+// Waitall/some completes, so that numbers 2^29 calls apart on one location would share a group
+// (no trace comes near).
 struct SendCompletion {
   std::uint64_t enter = 0, leave = 0;
   std::uint32_t cnode = kNone;
