@@ -703,8 +703,9 @@ def test_complete_replay_memory_only_nonblocking_messages(tmp_path, ranks):
     # call's enter beside it (8 bytes), as an MPI_Irecv's posting: (56 + 8 + 56 + 8) / 2 = 64
     # bytes per event (72 when the completion, 24 bytes, was kept beside until the exchange).
     # The exchange adds the receivers' index (4 bytes per receive) and a round's buffers before
-    # the records packed go: at most 69 on these small traces (docs/analysis.md, "Not done yet").
-    path = _messages_only_trace(tmp_path, True, only_nonblocking=True)
+    # the records packed go: 66.8-67.0 here (docs/analysis.md, "Not done yet"; 8,000 iterations,
+    # so that whole pages given back late move it by less than a byte).
+    path = _messages_only_trace(tmp_path, True, iterations=8000, only_nonblocking=True)
     peaks, extracted = _complete_replay_peaks(path, ranks, with_extraction=True)
     assert all(0 < e <= 64 for e in extracted), extracted
-    assert all(0 < p <= 69 for p in peaks), peaks
+    assert all(0 < p <= 68 for p in peaks), peaks
