@@ -12,10 +12,10 @@ acquisition).
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
                                    [--messages 50000] [--baseline OTHER_PYTHON]
 
-``--messages N`` adds two generated traces of point-to-point messages without collectives (N
+``--messages N`` adds three generated traces of point-to-point messages without collectives (N
 iterations on a ring of 4 processes of MPI_Ssend / MPI_Recv, then MPI_Send / MPI_Recv or
-MPI_Isend / MPI_Irecv / MPI_Waitall; 0: none): the worst cases for the memory of the message
-exchange.
+MPI_Isend / MPI_Irecv / MPI_Waitall; and only MPI_Isend / MPI_Irecv / MPI_Waitall; 0: none):
+the worst cases for the memory of the message exchange.
 
 ``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
 in its own virtualenv): its one-process analysis and its replays run in the same run, in
@@ -81,10 +81,10 @@ def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
     return result["wall"], result["cpu"]
 
 
-def write_messages_trace(folder: str, iterations: int, nonblocking: bool) -> str:
+def write_messages_trace(folder: str, iterations: int, nonblocking: bool, only_nonblocking: bool = False) -> str:
     """``cubescale.testing.messages_only_run`` written into ``folder``; returns its anchor."""
-    name = "nonblocking" if nonblocking else "blocking"
-    testing.write_mpi_trace(folder, name, *testing.messages_only_run(iterations, nonblocking))
+    name = "only-nonblocking" if only_nonblocking else "nonblocking" if nonblocking else "blocking"
+    testing.write_mpi_trace(folder, name, *testing.messages_only_run(iterations, nonblocking, only_nonblocking))
     return os.path.join(folder, f"{name}.otf2")
 
 
@@ -183,10 +183,11 @@ def main() -> None:
         more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
                        args.ranks, folder, args.baseline)
         speed, memory = speed + more[0], memory + more[1]
-        for nonblocking in [False, True] if args.messages else []:
-            kind = "non-blocking" if nonblocking else "blocking"
+        for nonblocking, only in [(False, False), (True, False), (True, True)] if args.messages else []:
+            kind = "only non-blocking" if only else "non-blocking" if nonblocking else "blocking"
             more = measure(f"generated {kind} messages only (4 processes)",
-                           write_messages_trace(folder, args.messages, nonblocking), args.ranks, folder, args.baseline)
+                           write_messages_trace(folder, args.messages, nonblocking, only), args.ranks, folder,
+                           args.baseline)
             speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)

@@ -213,29 +213,35 @@ def random_mpi_run(processes: int = 4, iterations: int = 300, seed: int = 7) -> 
     return calls, end
 
 
-def messages_only_run(iterations: int, nonblocking: bool) -> tuple[list[list[tuple]], int]:
+def messages_only_run(iterations: int, nonblocking: bool,
+                      only_nonblocking: bool = False) -> tuple[list[list[tuple]], int]:
     """A ring of 4 processes exchanging point-to-point messages only, as ``(calls per rank,
     end)`` for :func:`write_mpi_trace` (the worst case for the replay's exchange: no
     collective records beside the messages): per iteration an ``MPI_Ssend`` and an
     ``MPI_Recv``, the receive posted while the send waits (Late Receiver), then with
     ``nonblocking`` an ``MPI_Isend`` and ``MPI_Irecv`` completed by an ``MPI_Waitall``, else an
-    ``MPI_Send`` and an ``MPI_Recv``.
+    ``MPI_Send`` and an ``MPI_Recv``. ``only_nonblocking`` leaves the ``MPI_Ssend`` and its
+    ``MPI_Recv`` out: every message is non-blocking (what costs most beside the records).
 
     Example
     -------
     >>> calls, end = messages_only_run(2, nonblocking=True)
     >>> [c[0] for c in calls[0][:5]], end
     (['MPI_Ssend', 'MPI_Recv', 'MPI_Isend', 'MPI_Irecv', 'MPI_Waitall'], 3000)
+    >>> [c[0] for c in messages_only_run(2, nonblocking=True, only_nonblocking=True)[0][0][:4]]
+    ['MPI_Isend', 'MPI_Irecv', 'MPI_Waitall', 'MPI_Isend']
     """
     ranks = []
     for p in range(4):
         nxt, prev, calls = (p + 1) % 4, (p - 1) % 4, []
         for i in range(iterations):
             t = 1000 * i
-            calls += ([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)] if p % 2 == 0
-                      else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])
+            if not only_nonblocking:
+                calls += ([("MPI_Ssend", t + 200, t + 300, [nxt], 2), ("MPI_Recv", t + 450, t + 510, [prev], 2)]
+                          if p % 2 == 0
+                          else [("MPI_Recv", t + 250, t + 310, [prev], 2), ("MPI_Ssend", t + 400, t + 500, [nxt], 2)])
             calls += ([("MPI_Isend", t + 600, t + 610, [nxt], 1), ("MPI_Irecv", t + 620, t + 630, [prev], 1),
-                       ("MPI_Waitall", t + 650 + 10 * p, t + 700, [prev], 1)] if nonblocking
+                       ("MPI_Waitall", t + 650 + 10 * p, t + 700, [prev], 1)] if nonblocking or only_nonblocking
                       else [("MPI_Send", t + 600, t + 610, [nxt], 1), ("MPI_Recv", t + 620 + 10 * p, t + 700, [prev], 1)])
         ranks.append(calls)
     return ranks, 1000 * iterations + 1000

@@ -1,7 +1,6 @@
 #include "cubescale/analysis/late_receiver.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -11,137 +10,6 @@
 #include "cubescale/analysis/message_key.hpp"
 
 namespace cubescale::analysis {
-
-namespace {
-
-// Scalasca's classes of MPI calls (pearl's region classification, names without "MPI_"):
-// blocking standard and synchronous sends, waits on one request, waits on many.
-SendCompletionKind completion_kind(std::string name) {
-  for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (name == "mpi_send" || name == "mpi_ssend") return SendCompletionKind::Blocking;
-  if (name == "mpi_wait" || name == "mpi_waitany") return SendCompletionKind::WaitSingle;
-  if (name == "mpi_waitall" || name == "mpi_waitsome") return SendCompletionKind::WaitMulti;
-  return SendCompletionKind::None;
-}
-
-}  // namespace
-
-CompletionExtractor::CompletionExtractor(const trace::Trace& trace) {
-  const auto& defs = trace.definitions();
-  region_kind_.reserve(defs.regions.size());
-  for (const auto& r : defs.regions) region_kind_.push_back(completion_kind(r.name));
-}
-
-void CompletionExtractor::begin_location(std::uint32_t location) {
-  extras_.push_back({});
-  extras_.back().location = location;
-  // Room for as many as the previous location had (as RecordExtractor): alike locations then
-  // need no regrowth copies and end_location's shrink copies nothing.
-  if (extras_.size() > 1) {
-    const auto& before = extras_[extras_.size() - 2];
-    extras_.back().sends.reserve(before.sends.size());
-    extras_.back().receive_posted.reserve(before.receive_posted.size());
-  }
-  stack_.clear();
-  pending_.clear();
-  open_isends_.clear();
-  open_irecvs_.clear();
-  calls_ = 0;
-  last_time_ = 0;
-}
-
-void CompletionExtractor::event(const trace::Event& e, std::uint32_t cnode) {
-  last_time_ = e.time;
-  auto& out = extras_.back();
-  const bool in_call = !stack_.empty();
-  switch (e.type) {
-    case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++, cnode}); break;
-    case trace::EventType::Leave:
-      close(e.time);
-      if (in_call) stack_.pop_back();
-      break;
-    case trace::EventType::MpiSend:
-      // Completed by its own call: the record has it (Beside::Own or None). An event outside any
-      // call is its own call, as RecordExtractor counts.
-      if (!in_call) calls_++;
-      break;
-    case trace::EventType::MpiIsend:
-      out.sends.emplace_back();  // completed later, by its MPI_ISEND_COMPLETE
-      out.sends.back().empty = e.bytes == 0;
-      if (!in_call) calls_++;
-      open_isends_.push_back({e.request, out.sends.size() - 1});
-      break;
-    case trace::EventType::MpiIsendComplete: {
-      auto it = std::find_if(open_isends_.rbegin(), open_isends_.rend(), [&](const auto& p) { return p.first == e.request; });
-      if (it == open_isends_.rend()) break;
-      const auto index = it->second;
-      open_isends_.erase(std::next(it).base());
-      SendCompletion c;
-      if (in_call) {
-        const auto& f = stack_.back();
-        c = {f.enter, f.enter, f.cnode, f.call, f.region < region_kind_.size() ? region_kind_[f.region] : SendCompletionKind::None};
-        pending_.push_back({index, stack_.size()});
-      }
-      c.empty = out.sends[index].empty;
-      out.sends[index] = c;
-      break;
-    }
-    case trace::EventType::MpiRecv:  // posted when its own call was entered: the record's enter
-      if (!in_call) calls_++;
-      break;
-    case trace::EventType::MpiIrecvRequest:
-      open_irecvs_.push_back({e.request, in_call ? stack_.back().enter : e.time});
-      break;
-    case trace::EventType::MpiIrecv: {
-      // Without its MPI_IRECV_REQUEST (older measurements) the receive counts as posted when
-      // the call completing it was entered.
-      std::uint64_t posted = in_call ? stack_.back().enter : e.time;
-      auto it = std::find_if(open_irecvs_.rbegin(), open_irecvs_.rend(), [&](const auto& p) { return p.first == e.request; });
-      if (it != open_irecvs_.rend()) {
-        posted = it->second;
-        open_irecvs_.erase(std::next(it).base());
-      }
-      out.receive_posted.push_back(posted);
-      if (!in_call) calls_++;
-      break;
-    }
-    default: break;
-  }
-}
-
-// Completions made inside the frame being left get its leave time.
-void CompletionExtractor::close(std::uint64_t leave) {
-  auto& out = extras_.back();
-  while (!pending_.empty() && pending_.back().second == stack_.size()) {
-    out.sends[pending_.back().first].leave = leave;
-    pending_.pop_back();
-  }
-}
-
-void CompletionExtractor::end_location(std::uint32_t) {
-  while (!stack_.empty()) {
-    close(last_time_);
-    stack_.pop_back();
-  }
-  // Growth by doubling leaves up to half of the lists unused; they are kept to the replay's
-  // memory peak (the message exchange), so give it back now, while the lists are small beside
-  // the records still growing.
-  auto& out = extras_.back();
-  out.sends.shrink_to_fit();
-  out.receive_posted.shrink_to_fit();
-}
-
-void CompletionExtractor::rows(const std::vector<std::uint32_t>& rows) {
-  for (auto& l : extras_)
-    for (auto& c : l.sends)
-      if (c.cnode != kNone && c.cnode < rows.size()) c.cnode = rows[c.cnode];
-}
-
-namespace {
-
-// (sender, receiver, communicator, tag) of a message.
-
-}  // namespace
 
 MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   struct Queue {
@@ -177,6 +45,18 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
 SendCompletion own_completion(const MessageRecord& send) {
   SendCompletion c(send.enter, send.leave, send.cnode, send.call, SendCompletionKind::Blocking);
   c.empty = send.empty;
+  return c;
+}
+
+void hold_completion(MessageRecord& send, const SendCompletion& c) {
+  send.leave = c.leave, send.cnode = c.cnode;
+  send.call = c.call | (std::uint32_t(c.kind_bits) << 29) | (std::uint32_t(c.empty) << 31);
+}
+
+SendCompletion held_completion(const MessageRecord& send, std::uint64_t enter) {
+  SendCompletion c;
+  c.enter = enter, c.leave = send.leave, c.cnode = send.cnode;
+  c.call = send.call & SendCompletion::kCallMask, c.kind_bits = (send.call >> 29) & 3u, c.empty = send.call >> 31;
   return c;
 }
 
@@ -248,8 +128,8 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
   for (std::size_t i = 0; i < own.sends.size() && i < posted.size(); ++i) {
     const auto& s = own.sends[i];
     if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], s.peer, tick, sev, counts);
-    else if (s.beside() == Beside::Extra && extra < extras.sends.size())
-      sends.send(extras.sends[extra++], s.time, posted[i], s.peer, tick, sev, counts);
+    else if (s.beside() == Beside::Extra && extra < extras.completion_enter.size())
+      sends.send(held_completion(s, extras.completion_enter[extra++]), s.time, posted[i], s.peer, tick, sev, counts);
   }
   sends.finish(own.receives, sender_enter, tick, sev, counts);
 }

@@ -1,7 +1,6 @@
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstring>
 #include <map>
 
@@ -9,99 +8,6 @@
 #include "cubescale/common/format_error.hpp"
 
 namespace cubescale::analysis {
-
-NonBlockingExtractor::NonBlockingExtractor(const trace::Trace& trace) {
-  for (const auto& r : trace.definitions().regions) {
-    std::string name = r.name;
-    for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    region_test_.push_back(name.rfind("mpi_test", 0) == 0);
-  }
-}
-
-void NonBlockingExtractor::begin_location(std::uint32_t location) {
-  records_.push_back({});
-  records_.back().location = location;
-  stack_.clear();
-  pending_.clear();
-  open_.clear();
-  calls_ = started_ = 0;
-  last_time_ = 0;
-}
-
-void NonBlockingExtractor::event(const trace::Event& e, std::uint32_t cnode) {
-  last_time_ = e.time;
-  const bool in_call = !stack_.empty();
-  switch (e.type) {
-    case trace::EventType::Enter: stack_.push_back({e.time, e.region, calls_++, cnode, false}); break;
-    case trace::EventType::Leave:
-      if (in_call) {
-        close(e.time, stack_.back().p2p);
-        stack_.pop_back();
-      }
-      break;
-    case trace::EventType::MpiSend:
-    case trace::EventType::MpiIsend:
-    case trace::EventType::MpiIsendComplete:
-    case trace::EventType::MpiRecv:
-    case trace::EventType::MpiIrecv:
-      if (in_call) stack_.back().p2p = true;
-      else calls_++;  // as RecordExtractor numbers calls
-      break;
-    case trace::EventType::NonBlockingCollectiveRequest:
-      open_.push_back({e.request, in_call ? stack_.back().enter : e.time, e.position, started_++});
-      break;
-    case trace::EventType::NonBlockingCollectiveComplete: {
-      NonBlockingRecord r;
-      r.enter = r.leave = in_call ? stack_.back().enter : e.time;
-      r.start = r.enter;  // without its request event: started when the completion began
-      r.order = started_++;
-      std::uint64_t start_position = e.position;
-      auto it = std::find_if(open_.begin(), open_.end(), [&](const Started& s) { return s.request == e.request; });
-      if (it != open_.end()) {
-        r.start = it->start;
-        r.order = it->order;
-        start_position = it->position;
-        open_.erase(it);
-      }
-      r.position = e.position;
-      r.location = e.location;
-      r.communicator = e.communicator;
-      r.op = e.tag;
-      r.root_rank = e.partner;
-      r.cnode = cnode;
-      r.call = in_call ? stack_.back().call : calls_++;
-      r.test = in_call && stack_.back().region < region_test_.size() && region_test_[stack_.back().region];
-      auto& list = records_.back().records;
-      list.push_back(r);
-      records_.back().start_positions.push_back(start_position);
-      if (in_call) pending_.push_back({list.size() - 1, stack_.size()});
-      break;
-    }
-    default: break;
-  }
-}
-
-void NonBlockingExtractor::close(std::uint64_t leave, bool p2p) {
-  auto& list = records_.back().records;
-  while (!pending_.empty() && pending_.back().second == stack_.size()) {
-    list[pending_.back().first].leave = leave;
-    list[pending_.back().first].only_collectives = !p2p;
-    pending_.pop_back();
-  }
-}
-
-void NonBlockingExtractor::end_location(std::uint32_t) {
-  while (!stack_.empty()) {
-    close(last_time_, stack_.back().p2p);
-    stack_.pop_back();
-  }
-}
-
-void NonBlockingExtractor::rows(const std::vector<std::uint32_t>& rows) {
-  for (auto& l : records_)
-    for (auto& r : l.records)
-      if (r.cnode != kNone && r.cnode < rows.size()) r.cnode = rows[r.cnode];
-}
 
 std::uint32_t nonblocking_root(const trace::Definitions& defs, const std::vector<std::uint32_t>& world,
                                const NonBlockingRecord& r) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/extraction.hpp"
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
@@ -51,7 +52,7 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, trace::CallPathObserver* beside)
     : trace_(trace) {
-  extract(analyzed, mine, beside);
+  extract(analyzed, mine, beside, beside != nullptr);
 }
 
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
@@ -62,14 +63,14 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     const auto ticks = min_latency * static_cast<double>(trace.definitions().clock.resolution);
     beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
   }
-  extract(analyzed, mine, beside_ ? &beside_->fan : nullptr);
+  extract(analyzed, mine, beside_ ? &beside_->fan : nullptr, complete);
   if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it
 }
 
 Replay::~Replay() = default;
 
 void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-                     trace::CallPathObserver* beside) {
+                     trace::CallPathObserver* beside, bool extras) {
   const auto& defs = trace_.definitions();
   const auto& trace = trace_;
   mine_ = mine;
@@ -77,11 +78,13 @@ void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vect
   position_.assign(defs.locations.size(), kNone);
   for (std::size_t i = 0; i < analyzed.size(); ++i)
     if (analyzed[i] < analyzed_.size()) analyzed_[analyzed[i]] = true, position_[analyzed[i]] = std::uint32_t(i);
-  RecordExtractor extractor(trace);
+  RecordExtractor extractor(trace, extras);
   ObserverFan observers({&extractor, beside});
   trace::ProfileStats profile_stats;
   profile_ = trace::trace_profile(trace, mine, &profile_stats, beside ? static_cast<trace::CallPathObserver*>(&observers) : &extractor);
   records_ = std::move(extractor.records());
+  point_to_point_ = std::move(extractor.point_to_point());
+  nonblocking_ = std::move(extractor.nonblocking());
   severities_ = Severities(profile_.cnode_count(), mine, defs.locations.size());
   stats_.events = profile_stats.events;
   for (auto& l : records_) {
@@ -316,15 +319,13 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
   BesidePatterns beside(trace, nullptr);
-  CompletionExtractor completions(trace);
-  NonBlockingExtractor nonblocking(trace);
-  ObserverFan others({&beside, &completions, &nonblocking});
-  Replay r(trace, locations, locations, &others);
+  Replay r(trace, locations, locations, &beside);
   auto& records = r.records();
+  auto& extras = r.point_to_point();
   const auto pairs = pair_messages(records);
   const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
-  const auto clock = clock_checks(trace, locations, records, completions.extras(), pairs, instances, r.cnode_count(),
-                                  options, stats, &nonblocking.records(), &beside.omp());  // with options.time_correct, corrects the records first
+  const auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
+                                  &r.nonblocking(), &beside.omp());  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   r.match_own_messages(pairs);
@@ -332,9 +333,9 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
-  late_receiver(records, completions.extras(), pairs, clock.column, tick, sev, &beside.counts(),
+  late_receiver(records, extras, pairs, clock.column, tick, sev, &beside.counts(),
                 &beside.late_receiver_points());
-  const auto moves = nonblocking_collectives(trace, nonblocking.records(), clock.column, tick, sev);
+  const auto moves = nonblocking_collectives(trace, r.nonblocking(), clock.column, tick, sev);
   if (stats) {
     stats->patterns = instance_stats.finish();
     stats->events = r.stats().events;

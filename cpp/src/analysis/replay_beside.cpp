@@ -71,8 +71,7 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
 }
 
 ReplayBeside::ReplayBeside(const trace::Trace& trace)
-    : omp(trace), spans(trace.definitions().locations.size()), completions(trace),
-      nonblocking(trace), fan({&omp, &counts, &spans, &completions, &nonblocking}) {}
+    : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
 
 namespace {
 
@@ -90,44 +89,6 @@ std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<Location
     }
   }
   return out;
-}
-
-}  // namespace
-
-namespace {
-
-// The MPI_Isend completions folded into their send records (Beside::Extra): after the time
-// correction and before packing nothing reads a send record's leave, call path or call number
-// (packing copies enter, time and the rest; Late Receiver reads the completion), so they take
-// the completion's leave, call path and number with its kind and emptiness bits; its enter
-// stays beside, 8 bytes in the first third of the completions' own buffer (the k-th enter at
-// byte 8k, written after the k-th completion at byte 24k was read), whose other pages go
-// back. Returns the entries folded.
-std::uint32_t completion_bits(const SendCompletion& c) {
-  return c.call | (std::uint32_t(c.kind_bits) << 29) | (std::uint32_t(c.empty) << 31);
-}
-
-std::size_t fold_completions(std::vector<MessageRecord>& sends, std::vector<SendCompletion>& completions) {
-  auto* raw = reinterpret_cast<unsigned char*>(completions.data());
-  std::size_t k = 0;
-  for (auto& s : sends) {
-    if (s.beside() != Beside::Extra || k >= completions.size()) continue;
-    const SendCompletion c = completions[k];
-    s.leave = c.leave, s.cnode = c.cnode, s.call = completion_bits(c);
-    std::memcpy(raw + 8 * k, &c.enter, 8);
-    ++k;
-  }
-  if (k) give_back_pages(raw + 8 * k, completions.capacity() * sizeof(SendCompletion) - 8 * k);
-  return k;
-}
-
-// The completion of folded send `s` whose enter is entry k of `completions`' buffer.
-SendCompletion folded_completion(const MessageRecord& s, const std::vector<SendCompletion>& completions, std::size_t k) {
-  SendCompletion c;
-  std::memcpy(&c.enter, reinterpret_cast<const unsigned char*>(completions.data()) + 8 * k, 8);
-  c.leave = s.leave, c.cnode = s.cnode;
-  c.call = s.call & SendCompletion::kCallMask, c.kind_bits = (s.call >> 29) & 3u, c.empty = s.call >> 31;
-  return c;
 }
 
 }  // namespace
@@ -151,15 +112,9 @@ void Replay::begin_sends_beside() {
   b.late_points.assign(records_.size(), {});  // not resized later: each late_sends entry points into it
   b.next_completion.assign(records_.size(), 0);
   b.completions_given_back.assign(records_.size(), 0);
-  b.folded.assign(records_.size(), 0);
   b.extras_of.assign(n, kNone);
-  auto& extras = b.completions.extras();
-  for (std::size_t e = 0; e < extras.size(); ++e)
-    if (extras[e].location < n) b.extras_of[extras[e].location] = e;
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    const auto e = records_[i].location < n ? b.extras_of[records_[i].location] : kNone;
-    if (e != kNone) b.folded[i] = fold_completions(records_[i].sends, extras[e].sends);
-  }
+  for (std::size_t e = 0; e < point_to_point_.size(); ++e)
+    if (point_to_point_[e].location < n) b.extras_of[point_to_point_[e].location] = e;
   // Own receives per message queue, each queue's in recorded order (one location's): the k-th
   // send of a queue received in a round is answered with its k-th receive's posting time.
   b.receive_queues.clear();
@@ -195,7 +150,7 @@ void Replay::begin_sends_beside() {
 void Replay::answer_round() {
   // Per send received this round (in the order they came) the posting time of its receive.
   auto& b = beside();
-  const auto& extras = b.completions.extras();
+  const auto& extras = point_to_point_;
   const auto n = incoming_sends_.size() - round_received_;
   b.home_posted.assign(n, kNoTime);
   for (std::size_t k = 0; k < n; ++k) {
@@ -219,7 +174,7 @@ void Replay::late_receiver_round() {
   // The round's own sends again in packing order: the j-th send to rank r is the j-th of r's
   // block of `posted` (no slot kept per send); then their records go.
   auto& b = beside();
-  auto& extras = b.completions.extras();
+  auto& extras = point_to_point_;
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
   if (b.posted.size() != std::accumulate(round_counts_.begin(), round_counts_.end(), std::uint64_t(0)))
     throw std::logic_error("late_receiver_round: " + std::to_string(b.posted.size()) + " posting times for the round");
@@ -228,14 +183,14 @@ void Replay::late_receiver_round() {
   for (std::size_t l = round_list_, i = round_index_; l < records_.size() && packed_before(l, i); ++l, i = 0) {
     const auto& sends = records_[l].sends;
     const auto e = records_[l].location < b.extras_of.size() ? b.extras_of[records_[l].location] : kNone;
-    auto* completions = e == kNone ? nullptr : &extras[e].sends;
+    auto* completions = e == kNone ? nullptr : &extras[e].completion_enter;
     for (; i < sends.size() && packed_before(l, i); ++i) {
       const auto& s = sends[i];
       const auto posted = b.posted[at[rank_of(s)]++];
       if (s.beside() == Beside::Own) {
         b.late_sends[l].send(own_completion(s), s.time, posted, s.peer, tick, severities_, &b.counts);
-      } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < b.folded[l]) {
-        const auto c = folded_completion(s, *completions, b.next_completion[l]++);
+      } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < completions->size()) {
+        const auto c = held_completion(s, (*completions)[b.next_completion[l]++]);
         b.late_sends[l].send(c, s.time, posted, s.peer, tick, severities_, &b.counts);
       }
     }
@@ -249,7 +204,7 @@ void Replay::late_receiver_round() {
     constexpr std::uintptr_t kPage = 4096;
     const auto base = reinterpret_cast<std::uintptr_t>(completions->data());
     const auto begin = (base + kPage - 1) & ~(kPage - 1);
-    const auto end = (base + b.next_completion[l] * 8) & ~(kPage - 1);  // folded: 8-byte enters
+    const auto end = (base + b.next_completion[l] * 8) & ~(kPage - 1);
     if (end > begin && end - begin > b.completions_given_back[l]) {
       give_back_pages(reinterpret_cast<const void*>(begin + b.completions_given_back[l]),
                       end - begin - b.completions_given_back[l]);
@@ -269,7 +224,7 @@ void Replay::messages_beside() {
   // Every send was answered in its round: the receive index and the MPI_Irecv postings go.
   b.receive_queues = {};
   release(b.receive_refs);
-  for (auto& x : b.completions.extras()) release(x.receive_posted);
+  for (auto& x : point_to_point_) release(x.receive_posted);
   // A view of the own receives as the one-process kernels take them (vectors moved in and
   // back, no copies); the sends received stay in their buffer.
   std::vector<LocationRecords> view(records_.size());
@@ -386,10 +341,9 @@ void Replay::late_receiver() {
   release(b.late_points);
   release(b.next_completion);
   release(b.completions_given_back);
-  release(b.folded);
   release(b.late_multi);
   release(b.late_multi_enter);
-  release(b.completions.extras());
+  release(point_to_point_);
 }
 
 void Replay::late_receiver_after() {
@@ -517,20 +471,18 @@ std::uint64_t Replay::beside_bytes() {
   for (const auto& p : b.points) n += p.size() * sizeof(SyncPoint);
   for (const auto& p : b.late_points) n += p.size() * sizeof(SyncPoint);  // Late Receiver's, until late_receiver()
   for (const auto& l : b.late_multi) n += l.receives.capacity() * sizeof(MessageRecord);
-  // Late Receiver's extras: the completions, or once folded (begin_sends) their enters left.
-  const auto& extras = b.completions.extras();
-  for (const auto& x : extras) n += x.receive_posted.capacity() * 8;
-  if (b.folded.empty()) {
-    for (const auto& x : extras) n += x.sends.capacity() * sizeof(SendCompletion);
-  } else {
-    for (std::size_t i = 0; i < records_.size() && i < b.folded.size(); ++i) {
-      const auto loc = records_[i].location;
-      const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
-      if (e == kNone || extras[e].sends.capacity() == 0) continue;
-      n += b.folded[i] * 8 - std::min<std::uint64_t>(b.completions_given_back[i], b.folded[i] * 8);
-    }
+  // Late Receiver's extras: the postings, and the completions' enters but the pages the
+  // rounds gave back.
+  for (std::size_t e = 0; e < point_to_point_.size(); ++e) {
+    const auto& x = point_to_point_[e];
+    n += (x.receive_posted.capacity() + x.completion_enter.capacity()) * 8;
   }
-  for (const auto& l : b.nonblocking.records())
+  for (std::size_t i = 0; i < records_.size() && i < b.completions_given_back.size(); ++i) {
+    const auto loc = records_[i].location;
+    const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
+    if (e != kNone) n -= std::min<std::uint64_t>(b.completions_given_back[i], point_to_point_[e].completion_enter.capacity() * 8);
+  }
+  for (const auto& l : nonblocking_)
     n += l.records.capacity() * sizeof(NonBlockingRecord) + l.start_positions.capacity() * 8;
   n += (b.outgoing_nonblocking.capacity() + b.incoming_nonblocking.capacity()) * sizeof(NonBlockingRecord) +
        (b.home_verdicts.capacity() + b.verdicts.capacity()) * sizeof(NonBlockingVerdict);
@@ -624,7 +576,7 @@ std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const NonBlockingR
 std::vector<std::uint32_t> Replay::nonblocking_counts() const {
   if (!beside_) needs_complete();
   std::vector<std::uint32_t> out;
-  for (const auto& [key, v] : by_communicator(beside_->nonblocking.records()))
+  for (const auto& [key, v] : by_communicator(nonblocking_))
     out.insert(out.end(), {key.first, key.second, static_cast<std::uint32_t>(v.size())});
   return out;
 }
@@ -643,7 +595,7 @@ void Replay::check_nonblocking_counts(const std::vector<std::uint32_t>& all) {
       if (n == most) continue;
       const auto other = std::find_if(per.begin(), per.end(), [&](const auto& x) { return x.second == most; })->first;
       if (other >= severities_.column.size() || severities_.column[other] == kNone) return;  // its owner raises
-      const auto lists = by_communicator(beside().nonblocking.records());
+      const auto lists = by_communicator(nonblocking_);
       const auto& r = *lists.at({comm, other})[n];
       fail_at(trace_, r, "MPI non-blocking " + trace::collective_op_name(r.op) + " has no counterpart on location " +
                              defs.locations[loc].name);
@@ -656,14 +608,14 @@ std::vector<std::uint64_t> Replay::pack_nonblocking(std::size_t ranks, const std
   std::vector<NonBlockingRecord> mine;
   std::vector<std::uint32_t> rank;
   // Own records in the order the one-process matcher meets them per location: communicator, instance.
-  for (const auto& [key, v] : by_communicator(b.nonblocking.records()))
+  for (const auto& [key, v] : by_communicator(nonblocking_))
     for (std::uint32_t k = 0; k < v.size(); ++k) {
       mine.push_back(*v[k]);
       mine.back().order = k;
       const auto h = (std::uint64_t(key.first) * 1000003u + k) % (homes.empty() ? ranks : homes.size());
       rank.push_back(homes.empty() ? std::uint32_t(h) : homes[h]);
     }
-  release(b.nonblocking.records());
+  release(nonblocking_);
   std::vector<std::uint64_t> counts(ranks, 0), next(ranks, 0);
   for (auto r : rank) ++counts[r];
   for (std::size_t k = 1; k < ranks; ++k) next[k] = next[k - 1] + counts[k - 1];
@@ -798,7 +750,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
-  d.nonblocking = align_nonblocking(records_, b.nonblocking.records());
+  d.nonblocking = align_nonblocking(records_, nonblocking_);
   d.omp = align_omp(records_, &b.omp);
   d.omp_done.resize(records_.size());
   d.group_producers.resize(b.omp.sync_groups());
@@ -1050,7 +1002,7 @@ TimeCorrectionStats Replay::finish_correction() {
   for (std::size_t i = 0; i < records_.size(); ++i)
     if (d.next[i] < d.syncs[i].size())
       uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i], d.omp[i]);
-  auto& extras = b.completions.extras();
+  auto& extras = point_to_point_;
   std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < extras.size(); ++e)
     if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;

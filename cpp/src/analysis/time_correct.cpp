@@ -47,8 +47,7 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, 
   for (const auto& r : l.receives) t = std::min(t, r.enter);
   for (const auto& r : l.collectives) t = std::min(t, r.enter);
   if (x) {
-    for (const auto& c : x->sends)
-      if (c.cnode != kNone) t = std::min(t, c.enter);
+    for (auto enter : x->completion_enter) t = std::min(t, enter);  // kNoTime: no completing call
     for (auto p : x->receive_posted) t = std::min(t, p);
   }
   return t == kNoTime ? 0 : t;
@@ -102,13 +101,18 @@ void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, co
   // The completion call holds its enter before its leave.
   if (nb)
     for (auto& r : nb->records) r.enter = std::min(r.enter, r.leave);
-  // An MPI call holds its events: keep enter <= event <= leave after the moves.
-  for (auto& r : l.sends) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+  // An MPI call holds its events: keep enter <= event <= leave after the moves (an MPI_Isend's
+  // record holds the leave of the later call completing it, moved as that call's).
+  for (auto& r : l.sends) {
+    r.enter = std::min(r.enter, r.time);
+    if (r.beside() != Beside::Extra) r.leave = std::max(r.leave, r.time);
+  }
   for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
   for (auto& r : l.collectives) r.time = std::clamp(r.time, r.enter, std::max(r.enter, r.leave));
   if (!x) return;
-  for (auto& c : x->sends)
-    if (c.cnode != kNone) c.enter = f(c.enter), c.leave = f(c.leave);
+  // An MPI_Isend's completing call: its leave moved with its record's, its enter here.
+  for (auto& enter : x->completion_enter)
+    if (enter != kNoTime) enter = f(enter);
   for (auto& p : x->receive_posted) p = f(p);
 }
 

@@ -56,10 +56,11 @@ TEST(LateReceiver, PerLocationFromPostingTimes) {
   own.sends[0].enter = 100, own.sends[0].leave = 500, own.sends[0].cnode = 1, own.sends[0].call = 1;
   own.sends[0].beside_bits = std::uint8_t(analysis::Beside::Own);
   own.sends[1].beside_bits = own.sends[2].beside_bits = std::uint8_t(analysis::Beside::Extra);
+  for (auto i : {1, 2})
+    analysis::hold_completion(own.sends[i], {600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti});
   analysis::PointToPointExtras x;
   x.location = 0;
-  x.sends = {{600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti},
-             {600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti}};
+  x.completion_enter = {600, 600};
   analysis::Severities sev;
   sev.cnodes = 3;
   sev.locations = 1;

@@ -30,11 +30,12 @@ struct SyncPoint;
 // How the call completing a send counts for Late Receiver.
 enum class SendCompletionKind : std::uint8_t { None, Blocking, WaitSingle, WaitMulti };
 
-// One send's completion: the MPI call that completed it (kNone cnode: never completed). 24
-// bytes (the replay keeps one per send up to its memory peak): the kind and whether the send
-// moves no data (for mpi_slr_count / mpi_clr_count) take the top three bits of the call's
-// number, which only groups the sends a Waitall/some completes, so that numbers 2^29 calls
-// apart on one location would share a group (no trace comes near).
+// One send's completion: the MPI call that completed it (kNone cnode: never completed inside a
+// call). Made where it is used (own_completion, held_completion): an MPI_Isend's record holds
+// all of it but the enter. The kind and whether the send moves no data (for mpi_slr_count /
+// mpi_clr_count) take the top three bits of the call's number, which only groups the sends a
+// Waitall/some completes, so that numbers 2^29 calls apart on one location would share a group
+// (no trace comes near).
 struct SendCompletion {
   std::uint64_t enter = 0, leave = 0;
   std::uint32_t cnode = kNone;
@@ -52,47 +53,28 @@ struct SendCompletion {
 };
 static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 24);
 
-// Beside a location's LocationRecords: one entry per MPI_Isend and per MPI_Irecv record
-// (MessageRecord::beside() == Beside::Extra), in the same order; blocking sends and receives
-// are their records' own calls (own_completion, a receive's enter).
+// Beside a location's LocationRecords (RecordExtractor's, extraction.hpp): per MPI_Isend
+// record (MessageRecord::beside() == Beside::Extra) the enter of the call completing it (kNoTime:
+// none did inside a call), whose leave, call path and number the record itself holds
+// (hold_completion); per MPI_Irecv record the enter of the call that posted it; each in the
+// records' order. Blocking sends and receives are their records' own calls (own_completion, a
+// receive's enter). 8 bytes per non-blocking message event.
 struct PointToPointExtras {
   std::uint32_t location = kNone;
-  std::vector<SendCompletion> sends;
+  std::vector<std::uint64_t> completion_enter;
   std::vector<std::uint64_t> receive_posted;  // enter of the call that posted the receive
 };
 
 // The completion of a send whose record is its own completing call (Beside::Own: MPI_Send,
-// MPI_Ssend), as CompletionExtractor made it for such sends before (same fields).
+// MPI_Ssend).
 SendCompletion own_completion(const MessageRecord& send);
 
-// Builds the extras while the profile builder walks a location's events (beside
-// RecordExtractor; both number calls alike).
-class CompletionExtractor final : public trace::CallPathObserver {
- public:
-  explicit CompletionExtractor(const trace::Trace& trace);
-  void begin_location(std::uint32_t location) override;
-  void event(const trace::Event& e, std::uint32_t cnode) override;
-  void end_location(std::uint32_t location) override;
-  void rows(const std::vector<std::uint32_t>& rows) override;
-  std::vector<PointToPointExtras>& extras() { return extras_; }
-
- private:
-  struct Frame {
-    std::uint64_t enter;
-    std::uint32_t region, call, cnode;
-  };
-  void close(std::uint64_t leave);
-
-  std::vector<SendCompletionKind> region_kind_;
-  std::vector<PointToPointExtras> extras_;
-  std::vector<Frame> stack_;
-  std::uint32_t calls_ = 0;
-  std::uint64_t last_time_ = 0;
-  // Isend request -> its send; Irecv request -> the posting call's enter (per location).
-  std::vector<std::pair<std::uint64_t, std::size_t>> open_isends_;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> open_irecvs_;
-  std::vector<std::pair<std::size_t, std::size_t>> pending_;  // (send index, frame depth)
-};
+// An MPI_Isend's record holds its completion but for the enter: its leave, call path and call
+// number with the completion's kind and emptiness in the number's top three bits (nothing reads
+// the MPI_Isend call's own leave, call path or number; the send's enter, time and the rest stay).
+void hold_completion(MessageRecord& send, const SendCompletion& c);
+// The completion such a record holds, with its call's `enter` (PointToPointExtras).
+SendCompletion held_completion(const MessageRecord& send, std::uint64_t enter);
 
 // Calls several observers in turn (the profile builder takes one).
 class ObserverFan final : public trace::CallPathObserver {

@@ -51,35 +51,6 @@ struct NonBlockingLocation {
   std::vector<std::uint64_t> start_positions;
 };
 
-class NonBlockingExtractor final : public trace::CallPathObserver {
- public:
-  explicit NonBlockingExtractor(const trace::Trace& trace);
-  void begin_location(std::uint32_t location) override;
-  void event(const trace::Event& e, std::uint32_t cnode) override;
-  void end_location(std::uint32_t location) override;
-  void rows(const std::vector<std::uint32_t>& rows) override;
-  std::vector<NonBlockingLocation>& records() { return records_; }
-
- private:
-  struct Frame {
-    std::uint64_t enter;
-    std::uint32_t region, call, cnode;
-    bool p2p;
-  };
-  void close(std::uint64_t leave, bool p2p);
-  std::vector<bool> region_test_;
-  std::vector<NonBlockingLocation> records_;
-  std::vector<Frame> stack_;
-  std::vector<std::pair<std::size_t, std::size_t>> pending_;  // (record, frame depth)
-  struct Started {
-    std::uint64_t request, start, position;
-    std::uint32_t order;
-  };
-  std::vector<Started> open_;
-  std::uint32_t calls_ = 0, started_ = 0;
-  std::uint64_t last_time_ = 0;
-};
-
 // A member's pattern and the time it waits until (kNoTime: none) in an instance of the
 // operation `op` (class `rule`): the latest start of all members, the root's start, and for
 // scans the latest start of the members ranked up to this one.

@@ -59,7 +59,8 @@ class Replay {
  public:
   // `analyzed`: every location some rank analyzes (peers must be among them); `mine`: this
   // rank's, the columns of its profile in this order. Runs the extraction (FormatError on a
-  // broken event file); `beside` (optional) sees the same pass after the record extractor.
+  // broken event file); `beside` (optional: the one-process analysis) sees the same pass after
+  // the record extractor, which then also makes the extras (point_to_point(), nonblocking()).
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
          trace::CallPathObserver* beside = nullptr);
 
@@ -173,6 +174,10 @@ class Replay {
   void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances);
 
   std::vector<LocationRecords>& records() { return records_; }
+  // Late Receiver's and the non-blocking collectives' extras of own locations (extraction.hpp;
+  // with `beside` or `complete` only).
+  std::vector<PointToPointExtras>& point_to_point() { return point_to_point_; }
+  std::vector<NonBlockingLocation>& nonblocking() { return nonblocking_; }
   Severities& severities() { return severities_; }
   std::size_t cnode_count() const { return profile_.cnode_count(); }
   profile::LocalProfile take_profile() { return std::move(profile_); }
@@ -203,12 +208,14 @@ class Replay {
   std::size_t round_received_ = 0;
   void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-               trace::CallPathObserver* beside);
+               trace::CallPathObserver* beside, bool extras);
 
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;
   profile::LocalProfile profile_;
   std::vector<LocationRecords> records_;
+  std::vector<PointToPointExtras> point_to_point_;
+  std::vector<NonBlockingLocation> nonblocking_;
   Severities severities_;
   AnalysisStats stats_;
   SendBuffer outgoing_sends_, incoming_sends_;

@@ -157,14 +157,13 @@ struct ReplayBeside {
   OmpObserver omp;
   CountsObserver counts;
   SpanObserver spans;
-  CompletionExtractor completions;
-  NonBlockingExtractor nonblocking;
-  ObserverFan fan;
+  ObserverFan fan;  // beside the record extractor, which makes Late Receiver's and the
+                    // non-blocking collectives' extras (Replay::point_to_point, nonblocking)
 
   // Per own location (records order).
   std::vector<bool> had_sends;
   // The message exchange in rounds: per own location its Late Receiver so far and its next
-  // MPI_Isend completion entry; per dense location its entry in completions.extras() (kNone);
+  // MPI_Isend completion entry; per dense location its entry in Replay::point_to_point() (kNone);
   // the receiver's own receives per message queue (the k-th send of a queue meets its k-th
   // receive, whose posting time answers it): per queue a range of receive_refs, each the
   // receive's index in its list or kExtraRef | its MPI_Irecv posting's entry.
@@ -173,7 +172,6 @@ struct ReplayBeside {
   // per send that waited), moved into `points` by late_receiver().
   std::vector<std::vector<SyncPoint>> late_points;
   std::vector<std::size_t> next_completion, completions_given_back;  // entries; bytes of whole pages
-  std::vector<std::size_t> folded;  // MPI_Isend completions folded into their records (replay_beside.cpp)
   std::vector<std::size_t> extras_of;
   struct ReceiveQueue {
     std::uint32_t list = 0, start = 0, count = 0, next = 0;

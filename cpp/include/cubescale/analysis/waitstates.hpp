@@ -67,13 +67,13 @@ enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 
 // Where Late Receiver (late_receiver.hpp) finds what it needs of a message beyond its record:
 // a blocking MPI_Send/MPI_Ssend's completing call and an MPI_Recv's posting call are the
-// record's own call (Own: enter, leave, call path, call number); an MPI_Isend's completion and
-// an MPI_Irecv's posting have an entry beside the records (Extra: CompletionExtractor's, the
-// k-th Extra record of a location has its k-th entry); other sends (MPI_Bsend, MPI_Sendrecv,
-// outside any call ...) count for nothing (None). So only non-blocking messages cost memory
-// beside the records (the replay's bound, docs/analysis.md); in the replay over ranks an
-// Extra send's record holds its completion's leave, call path and call number from
-// Replay::begin_sends on (replay_beside.cpp, fold_completions).
+// record's own call (Own: enter, leave, call path, call number); an MPI_Isend's record holds
+// its completing call's leave, call path and number instead of its own (hold_completion), and
+// that call's enter, like an MPI_Irecv's posting, is an entry beside the records (Extra: the
+// k-th Extra record of a location has its k-th entry in PointToPointExtras); other sends
+// (MPI_Bsend, MPI_Sendrecv, outside any call ...) count for nothing (None). So only
+// non-blocking messages cost memory beside the records, 8 bytes each (the replay's bound,
+// docs/analysis.md).
 enum class Beside : std::uint8_t { None, Own, Extra };
 
 // One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
@@ -177,46 +177,7 @@ enum class Pattern : std::uint8_t {
 };
 const char* pattern_name(Pattern p);  // Scalasca's unique name: "mpi_latesender", ...
 
-// Builds records while the profile builder walks a location's events.
-class RecordExtractor final : public trace::CallPathObserver {
- public:
-  explicit RecordExtractor(const trace::Trace& trace);
-  void begin_location(std::uint32_t location) override;
-  void event(const trace::Event& e, std::uint32_t cnode) override;
-  void end_location(std::uint32_t location) override;
-  void rows(const std::vector<std::uint32_t>& rows) override;  // call paths -> profile rows
-  std::vector<LocationRecords>& records() { return records_; }
-
- private:
-  struct Frame {
-    std::uint64_t enter;
-    std::uint32_t region, call;
-  };
-  // Collectives so far per communicator (then MPI_Init's and MPI_Finalize's pseudo-communicators).
-  std::vector<std::uint32_t> instances_;
-  std::uint32_t& instances(std::uint32_t communicator);
-  std::uint32_t peer_location(std::uint32_t communicator, std::uint32_t rank, const trace::Event& e) const;
-  void close(std::uint64_t leave);
-
-  const trace::Trace& trace_;
-  const trace::Definitions& defs_;
-  std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
-  std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
-  std::vector<bool> comm_self_;
-  std::vector<CallKind> region_kind_;
-  std::vector<std::uint32_t> region_init_exit_;  // kInitOp, kFinalizeOp or 0
-  std::vector<bool> region_blocking_send_;       // MPI_Send / MPI_Ssend: a send's record is its completion
-  std::vector<LocationRecords> records_;
-  std::vector<Frame> stack_;
-  std::uint32_t calls_ = 0;
-  std::uint64_t last_time_ = 0;
-  // Records still waiting for the leave time of the frame they were made in (innermost last).
-  struct Pending {
-    int list;  // 0 sends, 1 receives, 2 collectives
-    std::size_t index, depth;
-  };
-  std::vector<Pending> pending_;
-};
+// RecordExtractor (extraction.hpp) builds them while the profile builder walks a location's events.
 
 // Pattern severities of one rank's own locations, [pattern][cnode row * locations + column]
 // (exclusive along the call tree: on the MPI call's own call path), in ticks until scaled to
