@@ -86,6 +86,10 @@ struct MessageRecord {
   CallKind call_kind = CallKind::Single;
   std::uint8_t empty : 1 = 0;      // no payload (0 bytes): Scalasca counts it as a synchronization
   std::uint8_t beside_bits : 2 = 0;  // Beside
+  // A receive paired in place with its send in the replay's rounds (receive_index.hpp), and
+  // whether it completed before that send's time plus the latency (the clock condition).
+  std::uint8_t paired : 1 = 0;
+  std::uint8_t clock_violation : 1 = 0;
   std::uint32_t location = kNone;  // where it was recorded (dense location index)
   std::uint32_t peer = kNone;      // receiver of a send, sender of a receive (dense index)
   std::uint32_t communicator = kNone, tag = 0;
