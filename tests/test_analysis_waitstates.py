@@ -693,3 +693,15 @@ def test_complete_replay_memory_nonblocking_messages_only(tmp_path, ranks):
     # records but for their enter (8), which leaves room for the receivers' index and a round.
     peaks = _complete_replay_peaks(_messages_only_trace(tmp_path, True), ranks)
     assert all(0 < p <= 64 for p in peaks), peaks
+
+
+@pytest.mark.parametrize("pairs, ranks", [(1, 1), (1, 2), (2, 2), (2, 4)])
+def test_complete_replay_memory_lopsided_shares_and_a_queue_per_message(tmp_path, pairs, ranks):
+    # 20,000 messages from a process to one that only receives, each with its own tag (in a
+    # scrambled order): a message queue per message, and from 2 ranks on shares that only
+    # receive. The receivers pair each round's sends with their receives as they arrive
+    # (receive_index.hpp: no table per queue, the sends received do not pile up beside the
+    # receives); before, 86.9 bytes per event at one rank and 156.4 on the receiving rank.
+    testing.write_mpi_trace(tmp_path, "one-way", *testing.one_way_run(20_000, pairs))
+    peaks = _complete_replay_peaks(tmp_path / "one-way.otf2", ranks)
+    assert all(0 < p <= 64 for p in peaks), peaks
