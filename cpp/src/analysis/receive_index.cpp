@@ -43,14 +43,15 @@ PairedSend paired_send(const MessageRecord& r, const SendEnters& enters) {
 void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t location_count) {
   clear();
   lists_ = &lists;
+  std::size_t receives = 0;
+  for (const auto& l : lists) receives += l.receives.size();
+  if (receives == 0) return;  // nothing to find (a rank without locations holds nothing)
   list_of_.assign(location_count, kNone);
   order_.resize(lists.size());
   extras_before_.resize(lists.size());
-  std::size_t receives = 0;
   for (std::uint32_t l = 0; l < lists.size(); ++l) {
     const auto& v = lists[l].receives;
     if (lists[l].location < location_count) list_of_[lists[l].location] = l;
-    receives += v.size();
     auto earlier = [&](std::uint32_t a, std::uint32_t b) {  // by queue, then recorded order
       return std::make_tuple(queue_of(v[a]), a) < std::make_tuple(queue_of(v[b]), b);
     };

@@ -81,3 +81,15 @@ TEST(ReceiveIndex, CountsTheIrecvPostingsBefore) {
   for (std::uint32_t j = 0; j < 100; ++j)
     if (j % 3 == 0) EXPECT_EQ(index.extra_entry(0, j), extra++) << j;
 }
+
+TEST(ReceiveIndex, HoldsNothingWithoutReceives) {
+  // A rank without locations (or whose locations only send) keeps no index at all.
+  std::vector<LocationRecords> none, senders(2);
+  ReceiveIndex index;
+  index.build(none, 1000);
+  EXPECT_EQ(index.bytes(), 0u);
+  index.build(senders, 1000);
+  EXPECT_EQ(index.bytes(), 0u);
+  SendEnters enters;
+  EXPECT_EQ(index.pair(send(0, 0, 1, 2), 0, enters).list, kNone);
+}
