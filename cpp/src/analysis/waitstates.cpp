@@ -406,11 +406,7 @@ void BasicSendQueues<Send>::check_all_received(const trace::Trace& trace) const 
   fail_if_unreceived(trace, first);
 }
 
-template BasicSendQueues<SendRecord>::BasicSendQueues(const SendBuffer&);
-template const SendRecord* BasicSendQueues<SendRecord>::next(const MessageRecord&);
-template void BasicSendQueues<SendRecord>::check_all_received(const trace::Trace&) const;
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<MessageRecord>&);
-template BasicSendQueues<SendRecord>::BasicSendQueues(const std::vector<SendRecord>&);
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<LocationRecords>&);
 template const MessageRecord* BasicSendQueues<MessageRecord>::next(const MessageRecord&);
 template void BasicSendQueues<MessageRecord>::check_all_received(const trace::Trace&) const;
@@ -526,8 +522,6 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
 
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, ExchangedSendQueues&,
-                             Severities&);
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&);
 
 void PairedReceives::check_all_received(const trace::Trace& trace) const {
