@@ -10,12 +10,17 @@ synchronization events: fork, team begin and end, join, barrier enter and leave,
 acquisition).
 
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
-                                   [--messages 50000] [--baseline OTHER_PYTHON]
+                                   [--messages 50000] [--one-way 20000] [--baseline OTHER_PYTHON]
 
 ``--messages N`` adds three generated traces of point-to-point messages without collectives (N
 iterations on a ring of 4 processes of MPI_Ssend / MPI_Recv, then MPI_Send / MPI_Recv or
 MPI_Isend / MPI_Irecv / MPI_Waitall; and only MPI_Isend / MPI_Irecv / MPI_Waitall; 0: none):
 the worst cases for the memory of the message exchange.
+
+``--one-way N`` adds a generated trace of 4 processes, two of them each sending N blocking
+messages to one of the other two, which only receive, every message with its own tag
+(``cubescale.testing.one_way_run``; 0: none): a message queue per message, and at 2 ranks a
+rank whose locations only receive.
 
 ``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
 in its own virtualenv): its one-process analysis and its replays run in the same run, in
@@ -168,6 +173,8 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--messages", type=int, default=50000, help="iterations of the messages-only trace (0: none)")
+    parser.add_argument("--one-way", type=int, default=20000,
+                        help="messages per sender of the one-way trace, each its own tag (0: none)")
     parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
@@ -188,6 +195,11 @@ def main() -> None:
             more = measure(f"generated {kind} messages only (4 processes)",
                            write_messages_trace(folder, args.messages, nonblocking, only), args.ranks, folder,
                            args.baseline)
+            speed, memory = speed + more[0], memory + more[1]
+        if args.one_way:
+            testing.write_mpi_trace(folder, "one-way", *testing.one_way_run(args.one_way, pairs=2))
+            more = measure("generated one-way messages, a tag each (4 processes)", os.path.join(folder, "one-way.otf2"),
+                           args.ranks, folder, args.baseline)
             speed, memory = speed + more[0], memory + more[1]
     finally:
         shutil.rmtree(folder)

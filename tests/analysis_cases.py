@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from cubescale.analysis import PATTERNS
+from cubescale.testing import one_way_run
 
 SHARED_OTF2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "otf2"
 SHARED_MPI = ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"]
@@ -223,7 +224,9 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
-          "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000)}
+          "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000),
+          # The replay's receivers' index: a queue per message, and queues interleaved out of order.
+          "own-tags": one_way_run(200, 2), "shared-tags": one_way_run(300, 2, tags=7)}
 # Thread management (scout's omp_management, omp_fork): threads entering their parallel region
 # after the fork and leaving it before the join. Region 1 (fork 100, join 500): threads begin at
 # 100, 130, 160 and end at 500, 450, 470; region 2 (fork 600, join 900): begin at 610, 640, 605,

@@ -106,7 +106,7 @@ void register_replay(py::module_ m) {
            "The message exchange in rounds: checks own sends (FormatError for a receiver nobody analyzes); "
            "returns own sends per receiver's owner.")
       .def("expect_sends", &Replay::expect_sends, py::arg("total"),
-           "The sends this rank receives over all rounds (its buffer is reserved once).")
+           "The sends this rank receives over all rounds (each round's are paired with their receives as they come).")
       .def("send_rounds", &Replay::send_rounds, py::arg("round_bytes"),
            "Rounds this rank needs with at most `round_bytes` of packed sends per round (and at least "
            "Replay.min_rounds); every rank runs the largest number over the ranks.")
@@ -121,7 +121,7 @@ void register_replay(py::module_ m) {
             return py::array(py::dtype::of<std::uint8_t>(), {static_cast<py::ssize_t>(n * sizeof(analysis::SendRecord))},
                              {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), self);
           },
-          py::arg("records"), "A writable byte view of the round's `records` sends to receive, appended to the others.")
+          py::arg("records"), "A writable byte view of the round's `records` sends to receive (the round before's buffer, once paired).")
       .def("match_messages", &Replay::match_messages, py::call_guard<py::gil_scoped_release>(),
            "Own receives against the sends received; FormatError on unmatched ones.")
       .def("pack_collectives", &Replay::pack_collectives, py::arg("ranks"), py::arg("homes") = std::vector<std::uint32_t>{},
@@ -190,7 +190,8 @@ void register_replay(py::module_ m) {
       .def("late_receiver_round", &Replay::late_receiver_round, py::call_guard<py::gil_scoped_release>(),
            "With the posting times back: Late Receiver of the round's own sends; releases their records.")
       .def("messages_beside", &Replay::messages_beside, py::call_guard<py::gil_scoped_release>(),
-           "After the last round, before match_messages: clock condition and Late Sender sync points.")
+           "After the last round, before match_messages: Late Sender, clock condition and Late Sender sync points "
+           "(releases the receives).")
       .def("collectives_beside_home", &Replay::collectives_beside_home, py::call_guard<py::gil_scoped_release>(),
            "Home, before reduce_collectives: per record received its clock reference and whom it waits for.")
       .def(

@@ -21,7 +21,7 @@ from ._core import analysis as _analysis
 from ._core import timeline as _timeline
 from ._core import trace as _trace
 
-__all__ = ["messages_only_run", "random_mpi_run", "read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_omp_trace",
+__all__ = ["messages_only_run", "one_way_run", "random_mpi_run", "read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_omp_trace",
            "write_ring_trace"]
 
 
@@ -211,6 +211,32 @@ def random_mpi_run(processes: int = 4, iterations: int = 300, seed: int = 7) -> 
     for r in range(processes):
         calls[r].append(("MPI_Finalize", end - 500 + 7 * r, end - 100, [], 0))
     return calls, end
+
+
+def one_way_run(messages: int, pairs: int = 1, tags: int = 0) -> tuple[list[list[tuple]], int]:
+    """``pairs`` processes each sending ``messages`` blocking messages to a partner of their own
+    that only receives them, every message with its own tag (in a scrambled order; with
+    ``tags``, message i has the i-th of a scrambled cycle of that many), as ``(calls per rank,
+    end)`` for :func:`write_mpi_trace`: process ``p < pairs`` sends to ``p + pairs``. The
+    replay's lopsided case: a message queue per message, and shares of 2 or more ranks whose
+    locations only receive (each receive a Late Sender of 50 ns).
+
+    Example
+    -------
+    >>> calls, end = one_way_run(3)
+    >>> calls[0][1], [c[4] for c in calls[0]], calls[1][0], end
+    (('MPI_Send', 1100, 1200, [1], 2), [0, 2, 1], ('MPI_Recv', 50, 250, [0], 0), 4000)
+    """
+    # 7919 is prime: i -> 7919 i mod n visits every tag once unless n is a multiple of it.
+    tags = tags or messages
+    step = 7919 if tags % 7919 else 1
+    ranks: list[list[tuple]] = [[] for _ in range(2 * pairs)]
+    for p in range(pairs):
+        for i in range(messages):
+            t, tag = 1000 * i, (step * i) % tags
+            ranks[p].append(("MPI_Send", t + 100, t + 200, [p + pairs], tag))
+            ranks[p + pairs].append(("MPI_Recv", t + 50, t + 250, [p], tag))
+    return ranks, 1000 * messages + 1000
 
 
 def messages_only_run(iterations: int, nonblocking: bool,

@@ -187,11 +187,22 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
   return out;
 }
 
-std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
-                                                const CommunicatorRanks& ranks, std::size_t location_count) {
+std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecords>& receivers,
+                                                       const SendEnters& enters, const CommunicatorRanks& ranks,
+                                                       std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
-  ExchangedSendQueues queues(sends);
-  message_points(receivers, [&](std::size_t, std::size_t, const MessageRecord& r) { return queues.next(r); }, out);
+  PairedReceives queues(enters, nullptr);  // its answer lives until the next receive (message_points copies it)
+  std::size_t given_back = 0;  // receives of the current list whose pages went
+  message_points(receivers, [&](std::size_t list, std::size_t j, const MessageRecord& r) {
+    // message_points reads receive j now and none before it again (it keeps copies).
+    constexpr std::size_t kEvery = 1024;
+    if (j == 0) given_back = 0;
+    if (j >= given_back + kEvery) {
+      give_back_pages(receivers[list].receives.data() + given_back, (j - given_back) * sizeof(MessageRecord));
+      given_back = j;
+    }
+    return queues.next(r);
+  }, out);
   const auto messages = sizes(out);
   collective_points(receivers, ranks, out);
   sort_points(out, messages);

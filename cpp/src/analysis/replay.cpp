@@ -125,14 +125,16 @@ std::vector<std::uint64_t> Replay::begin_sends(const std::vector<std::uint32_t>&
   next_list_ = next_index_ = round_list_ = round_index_ = 0;
   round_counts_.assign(ranks, 0);
   given_back_.assign(records_.size(), 0);
+  receive_index_.build(records_, trace_.definitions().locations.size());
+  any_unreceived_ = messages_matched_ = false;
   if (beside_) begin_sends_beside();
   return totals;
 }
 
 void Replay::expect_sends(std::uint64_t total) {
-  SendBuffer().swap(incoming_sends_);
-  incoming_sends_.reserve(total);  // appended round by round without regrowth
-  round_received_ = 0;
+  SendBuffer().swap(incoming_sends_);  // one round's at a time from now on (incoming_round)
+  expected_ = total, received_ = 0;
+  paired_ = 0;
 }
 
 std::uint64_t Replay::send_rounds(std::uint64_t round_bytes) {
@@ -167,11 +169,30 @@ std::vector<std::uint64_t> Replay::pack_round() {
 }
 
 SendRecord* Replay::incoming_round(std::size_t n) {
-  if (incoming_sends_.size() + n > incoming_sends_.capacity())
-    throw std::logic_error("incoming_round: more sends than expect_sends announced");
-  round_received_ = incoming_sends_.size();
-  incoming_sends_.resize(round_received_ + n);
-  return incoming_sends_.data() + round_received_;
+  if (received_ + n > expected_) throw std::logic_error("incoming_round: more sends than expect_sends announced");
+  // The round before is paired (answer_round did, else here): its buffer takes this round's
+  // sends (cleared, so that a larger round allocates without copying the old ones).
+  pair_received();
+  incoming_sends_.clear();
+  incoming_sends_.resize(n);
+  received_ += n;
+  paired_ = 0;
+  return incoming_sends_.data();
+}
+
+ReceiveIndex::Place Replay::pair_one(const SendRecord& s) {
+  const auto place = receive_index_.pair(s, beside_ ? beside_->latency : 0, send_enters_);
+  // No receive left for it: the error names the earliest such send (by location, position).
+  if (place.list == kNone &&
+      (!any_unreceived_ || std::make_pair(s.location, s.position) < std::make_pair(unreceived_.location, unreceived_.position)))
+    unreceived_ = s, any_unreceived_ = true;
+  return place;
+}
+
+void Replay::pair_received() {
+  if (paired_ < incoming_sends_.size() && !receive_index_.built())
+    receive_index_.build(records_, trace_.definitions().locations.size());  // pack_sends: in one piece
+  for (; paired_ < incoming_sends_.size(); ++paired_) pair_one(incoming_sends_[paired_]);
 }
 
 void Replay::release_packed() {
@@ -198,9 +219,18 @@ void Replay::release_packed() {
 void Replay::match_messages() {
   release(outgoing_sends_);
   release_packed();  // the last round's records (messages_beside did when complete)
-  ExchangedSendQueues queues(incoming_sends_);
-  match_receives_of(queues, false);
+  if (messages_matched_) return;  // messages_beside did, and released the receives
+  pair_received();
+  receive_index_.clear();
   release(incoming_sends_);
+  match_paired_receives(false);
+  send_enters_ = {};
+}
+
+void Replay::match_paired_receives(bool keep) {
+  PairedReceives queues(send_enters_, any_unreceived_ ? &unreceived_ : nullptr);
+  match_receives_of(queues, keep);
+  messages_matched_ = true;
 }
 
 void Replay::match_own_messages(bool keep) {
@@ -289,9 +319,12 @@ std::uint64_t Replay::record_bytes() const {
     n += (l.sends.size() + l.receives.size()) * sizeof(MessageRecord) + l.collectives.size() * sizeof(CollectiveRecord);
     if (i < given_back_.size()) n -= std::min<std::uint64_t>(given_back_[i], l.sends.size() * sizeof(MessageRecord));
   }
-  // The sends received are appended round by round into a buffer reserved once and never
-  // zeroed (SendBuffer): its pages are touched as the rounds fill it, so count its size.
-  return n + (outgoing_sends_.capacity() + incoming_sends_.size()) * sizeof(SendRecord) +
+  // The sends received: one round's at a time in a buffer reused round after round (its
+  // capacity, the largest round's, is touched), or all of them (pack_sends); the receivers'
+  // index while the sends are paired.
+  // (an enter kept beside its receive: a node of the table each, one bucket pointer)
+  n += send_enters_.size() * (2 * sizeof(void*) + 16) + (send_enters_.bucket_count() > 1 ? send_enters_.bucket_count() * sizeof(void*) : 0);
+  return n + receive_index_.bytes() + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
          (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);
 }

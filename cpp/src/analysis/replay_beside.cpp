@@ -73,25 +73,6 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
 ReplayBeside::ReplayBeside(const trace::Trace& trace)
     : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
 
-namespace {
-
-// Per own receive (per location, in recorded order) the index of its send among the sends
-// received, kNone where there is none (match_messages raises then): the matcher's own queues.
-std::vector<std::vector<std::uint32_t>> receive_pairs(const std::vector<LocationRecords>& receivers,
-                                                      const SendBuffer& sends) {
-  ExchangedSendQueues queues(sends);
-  std::vector<std::vector<std::uint32_t>> out(receivers.size());
-  for (std::size_t l = 0; l < receivers.size(); ++l) {
-    out[l].reserve(receivers[l].receives.size());
-    for (const auto& r : receivers[l].receives) {
-      const auto* s = queues.next(r);
-      out[l].push_back(s ? static_cast<std::uint32_t>(s - sends.data()) : kNone);
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 ReplayBeside& Replay::beside() {
   if (!beside_) needs_complete();
@@ -115,11 +96,7 @@ void Replay::begin_sends_beside() {
   b.extras_of.assign(n, kNone);
   for (std::size_t e = 0; e < point_to_point_.size(); ++e)
     if (point_to_point_[e].location < n) b.extras_of[point_to_point_[e].location] = e;
-  // Own receives per message queue, each queue's in recorded order (one location's): the k-th
-  // send of a queue received in a round is answered with its k-th receive's posting time.
-  b.receive_queues.clear();
   b.window = PathWindow(n);  // the critical path's MPI_Init / MPI_Finalize
-  std::size_t total = 0;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto& l = records_[i];
     const auto column = l.location < severities_.column.size() ? severities_.column[l.location] : kNone;
@@ -128,44 +105,25 @@ void Replay::begin_sends_beside() {
     if (l.location < n) b.has_records[l.location] = !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
     b.had_sends[i] = !l.sends.empty();
     b.window.note(l);
-    for (const auto& r : l.receives) ++b.receive_queues[{r.peer, r.location, r.communicator, r.tag}].count;
-    total += l.receives.size();
-  }
-  if (total >= ReplayBeside::kExtraRef) throw std::length_error("more than 2^31 receives on one rank");
-  std::uint32_t start = 0;
-  for (auto& [key, q] : b.receive_queues) q.start = start, start += q.count, q.count = 0;
-  b.receive_refs.resize(total);
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    std::uint32_t extra = 0;
-    const auto& receives = records_[i].receives;
-    for (std::uint32_t j = 0; j < receives.size(); ++j) {
-      const auto& r = receives[j];
-      auto& q = b.receive_queues[{r.peer, r.location, r.communicator, r.tag}];
-      q.list = static_cast<std::uint32_t>(i);
-      b.receive_refs[q.start + q.count++] = r.beside() == Beside::Extra ? ReplayBeside::kExtraRef | extra++ : j;
-    }
   }
 }
 
 void Replay::answer_round() {
-  // Per send received this round (in the order they came) the posting time of its receive.
+  // Per send received this round (in the order they came) the posting time of its receive,
+  // found as the send is paired with it (match_messages raises for one without).
   auto& b = beside();
   const auto& extras = point_to_point_;
-  const auto n = incoming_sends_.size() - round_received_;
-  b.home_posted.assign(n, kNoTime);
-  for (std::size_t k = 0; k < n; ++k) {
-    const auto& s = incoming_sends_[round_received_ + k];
-    auto it = b.receive_queues.find({s.location, s.peer, s.communicator, s.tag});
-    if (it == b.receive_queues.end() || it->second.next == it->second.count) continue;  // matching raises
-    auto& q = it->second;
-    const auto ref = b.receive_refs[q.start + q.next++];
-    const auto& l = records_[q.list];
-    if (!(ref & ReplayBeside::kExtraRef)) {
-      b.home_posted[k] = l.receives[ref].enter;  // MPI_Recv: posted when its call was entered
+  b.home_posted.assign(incoming_sends_.size(), kNoTime);
+  for (std::size_t k = paired_; k < incoming_sends_.size(); ++k, ++paired_) {
+    const auto [list, j] = pair_one(incoming_sends_[k]);
+    if (list == kNone) continue;
+    const auto& l = records_[list];
+    if (l.receives[j].beside() != Beside::Extra) {
+      b.home_posted[k] = l.receives[j].enter;  // MPI_Recv: posted when its call was entered
       continue;
     }
     const auto e = l.location < b.extras_of.size() ? b.extras_of[l.location] : kNone;
-    const auto entry = ref & ~ReplayBeside::kExtraRef;
+    const auto entry = receive_index_.extra_entry(list, j);
     if (e != kNone && entry < extras[e].receive_posted.size()) b.home_posted[k] = extras[e].receive_posted[entry];
   }
 }
@@ -219,28 +177,25 @@ void Replay::late_receiver_round() {
 void Replay::messages_beside() {
   auto& b = beside();
   const auto& defs = trace_.definitions();
-  SendBuffer().swap(outgoing_sends_);  // exchanged: not needed beside the sends received
+  SendBuffer().swap(outgoing_sends_);  // exchanged
   release_packed();                    // the last round's records
-  // Every send was answered in its round: the receive index and the MPI_Irecv postings go.
-  b.receive_queues = {};
-  release(b.receive_refs);
+  // Every send was paired and answered in its round: the receivers' index, the buffer of the
+  // sends received and the MPI_Irecv postings go; the receives hold their sends' enter and time.
+  pair_received();
+  receive_index_.clear();
+  SendBuffer().swap(incoming_sends_);
   for (auto& x : point_to_point_) release(x.receive_posted);
-  // A view of the own receives as the one-process kernels take them (vectors moved in and
-  // back, no copies); the sends received stay in their buffer.
+  // Late Sender and its wrong-order patterns first (match_messages' kernel, which raises on
+  // unmatched messages here then), so that the receives can go as the sync points are made.
+  match_paired_receives(true);
+  // A view of the own receives as the one-process kernels take them (vectors moved, no
+  // copies); they go with it at the end: the sync points give their pages back as they read
+  // them, so that receives (56 bytes) and Late Sender points (24) never both exist in full.
   std::vector<LocationRecords> view(records_.size());
   for (std::size_t i = 0; i < records_.size(); ++i) {
     view[i].location = records_[i].location;
     view[i].receives = std::move(records_[i].receives);
   }
-  struct Restore {
-    std::vector<LocationRecords>& view;
-    Replay& r;
-    ~Restore() {
-      for (std::size_t i = 0; i < view.size(); ++i) r.records_[i].receives = std::move(view[i].receives);
-    }
-  } restore{view, *this};
-  const auto& sends = incoming_sends_;
-  const auto send_of = receive_pairs(view, sends);
   const auto& column = severities_.column;
   auto& v = b.clock;
   v.cnodes = profile_.cnode_count();
@@ -252,11 +207,10 @@ void Replay::messages_beside() {
     const auto& receives = view[i].receives;
     v.checked = v.checked || !receives.empty() || !records_[i].collectives.empty();
     for (std::size_t j = 0; j < receives.size(); ++j) {
-      const auto s = send_of[i][j];
-      if (s == kNone) continue;  // matching raises
       const auto& r = receives[j];
-      const auto& send = sends[s];
-      if (r.time < send.time + b.latency) {  // the clock condition, as count_clock_violations
+      if (!r.paired) continue;  // matching raises
+      const auto send = paired_send(r, send_enters_);
+      if (r.clock_violation) {  // decided as it was paired, as count_clock_violations
         ++v.point_to_point;
         if (r.cnode < v.cnodes && r.location < column.size() && column[r.location] != kNone)
           ++v.counts[std::size_t(r.cnode) * v.locations + column[r.location]];
@@ -268,7 +222,8 @@ void Replay::messages_beside() {
       }
     }
   }
-  b.points = sync_points(view, sends, CommunicatorRanks(defs), defs.locations.size());
+  b.points = sync_points_paired(view, send_enters_, CommunicatorRanks(defs), defs.locations.size());
+  send_enters_ = {};
   count_omp_violations(b.omp, column, b.latency, v);  // local: a process's threads are all here
 }
 
@@ -457,12 +412,6 @@ std::uint64_t Replay::beside_bytes() {
   auto& b = beside();
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
-  n += b.receive_refs.capacity() * 4;
-  // The receive queues' hash table: a node (next pointer, cached hash, key, value) per queue and
-  // a bucket pointer each (a trace giving every message its own tag has a queue per receive).
-  // (libstdc++ keeps a table of one bucket inside the object: nothing on the heap)
-  n += b.receive_queues.size() * (2 * sizeof(void*) + sizeof(decltype(b.receive_queues)::value_type)) +
-       (b.receive_queues.bucket_count() > 1 ? b.receive_queues.bucket_count() * sizeof(void*) : 0);
   n += b.omp.bytes();  // OpenMP synchronization records (their events count as communication events)
   for (const auto& s : b.late_sends) n += s.bytes();
   n += b.late_receiver_values.capacity() * 8;

@@ -12,6 +12,7 @@
 #endif
 
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -212,11 +213,7 @@ void BasicSendQueues<Send>::check_all_received(const trace::Trace& trace) const 
   fail_if_unreceived(trace, first);
 }
 
-template BasicSendQueues<SendRecord>::BasicSendQueues(const SendBuffer&);
-template const SendRecord* BasicSendQueues<SendRecord>::next(const MessageRecord&);
-template void BasicSendQueues<SendRecord>::check_all_received(const trace::Trace&) const;
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<MessageRecord>&);
-template BasicSendQueues<SendRecord>::BasicSendQueues(const std::vector<SendRecord>&);
 template BasicSendQueues<MessageRecord>::BasicSendQueues(const std::vector<LocationRecords>&);
 template const MessageRecord* BasicSendQueues<MessageRecord>::next(const MessageRecord&);
 template void BasicSendQueues<MessageRecord>::check_all_received(const trace::Trace&) const;
@@ -303,7 +300,7 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
   // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
   std::uint64_t multi_max = 0;
   const MessageRecord* multi = nullptr;
-  const auto* multi_send = decltype(sends.next(receives.front()))(nullptr);
+  PairedSend multi_send;  // a copy: PairedReceives' answer lives until its next call
   for (const auto& r : receives) {
     const auto* s = sends.next(r);
     if (!s)
@@ -311,14 +308,14 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
            "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
                ") without a matching send");
     if (multi && multi->call != r.call) {
-      kernel.late_sender(*multi, *multi_send, multi_max);
+      kernel.late_sender(*multi, multi_send, multi_max);
       multi = nullptr, multi_max = 0;
     }
     if (r.call_kind != CallKind::Test) {
       const auto until = std::min(s->enter, r.leave);
       const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
       if (r.call_kind == CallKind::WaitMulti) {
-        if (!multi || idle > multi_max) multi_send = s;
+        if (!multi || idle > multi_max) multi_send = {s->enter, s->time, s->location};
         multi_max = std::max(multi_max, idle);
         multi = &r;
       } else {
@@ -327,13 +324,16 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
     }
     kernel.wrong_order(*s);
   }
-  if (multi) kernel.late_sender(*multi, *multi_send, multi_max);
+  if (multi) kernel.late_sender(*multi, multi_send, multi_max);
 }
 
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
 template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, ExchangedSendQueues&,
-                             Severities&);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&);
+
+void PairedReceives::check_all_received(const trace::Trace& trace) const {
+  fail_if_unreceived(trace, unreceived_);
+}
 
 std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks) {
   // Round robin over a communicator's instances: each rank reduces about its share of them.

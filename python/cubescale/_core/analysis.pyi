@@ -152,7 +152,7 @@ class Replay:
         """
     def expect_sends(self, total: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
-        The sends this rank receives over all rounds (its buffer is reserved once).
+        The sends this rank receives over all rounds (each round's are paired with their receives as they come).
         """
     def extras(
         self, n: typing.SupportsInt | typing.SupportsIndex
@@ -204,7 +204,7 @@ class Replay:
         self, records: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        A writable byte view of the round's `records` sends to receive, appended to the others.
+        A writable byte view of the round's `records` sends to receive (the round before's buffer, once paired).
         """
     def incoming_sends(
         self, records: typing.SupportsInt | typing.SupportsIndex
@@ -230,7 +230,7 @@ class Replay:
         """
     def messages_beside(self) -> None:
         """
-        After the last round, before match_messages: clock condition and Late Sender sync points.
+        After the last round, before match_messages: Late Sender, clock condition and Late Sender sync points (releases the receives).
         """
     def nonblocking_after(self) -> None:
         """

@@ -8,8 +8,9 @@ one fixed-size record per MPI message event and collective; this module moves th
 between the ranks as raw bytes, in ``Alltoallv`` exchanges:
 
 1. every send goes to the rank owning its receiver, in rounds of bounded size (the sender
-   releases a round's records once they went), which matches its locations' receives against
-   them (Late Sender and its wrong-order sub-patterns);
+   releases a round's records once they went), which pairs each with its receive as the round
+   arrives (written into the receive's record) and then computes Late Sender and its
+   wrong-order sub-patterns;
 2. every collective record goes to the *home* rank of its instance (round robin over a
    communicator's instances), which checks that every member has it and reduces it (latest
    enter, earliest leave, the root's enter, prefix maxima for scans);
@@ -23,8 +24,8 @@ between the ranks as raw bytes, in ``Alltoallv`` exchanges:
    rounds of exchanged corrected times; rank 0 merges the ranks' instance statistics
    (trace.stat).
 
-A rank holds its own records, the sends to its locations and the instances it is home of, never
-all of them. The metrics present on any rank decide the metric tree, then unification and
+A rank holds its own records, one round's sends to its locations and the instances it is home
+of, never all of them. The metrics present on any rank decide the metric tree, then unification and
 collation write the report: the same bytes for any number of ranks, and the same as
 :func:`cubescale.analyze` in one process. An inconsistent trace (unmatched messages, a
 collective some members lack, a location cut short) raises :class:`ReplayFormatError` (a

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
@@ -116,10 +117,13 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
                                                 std::size_t location_count);
-// The same for a replay's rank: its own locations' receives (`receivers`) against the sends to
-// them it received (in each sender's order).
-std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& receivers, const SendBuffer& sends,
-                                                const CommunicatorRanks& ranks, std::size_t location_count);
+// The same for a replay's rank: its own locations' receives (`receivers`), each paired in place
+// with its send (receive_index.hpp). Gives the whole pages of the receives back as it has read
+// them (their contents are lost: the caller releases them afterwards), so that the points
+// grow as the receives go.
+std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecords>& receivers,
+                                                       const SendEnters& enters, const CommunicatorRanks& ranks,
+                                                       std::size_t location_count);
 
 // Adds `more` (per dense location: other sync points, such as Late Receiver's) to `points`,
 // keeping each location's list in time order (the Late Sender and collective points first

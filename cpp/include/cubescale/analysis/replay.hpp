@@ -9,8 +9,9 @@
 //   rounds = max over ranks of r.send_rounds(round_bytes); then per round (every rank, also
 //   one without sends or locations):
 //     r.pack_round()                           the round's own sends grouped by the receiver's owner
-//     <Alltoallv outgoing_sends -> incoming_round(n)>   (appended to the sends received)
-//   r.match_messages()                         own receives against the sends to own locations
+//     <Alltoallv outgoing_sends -> incoming_round(n)>   (the round before's were paired with
+//                                              their receives: receive_index.hpp)
+//   r.match_messages()                         own receives against the sends paired with them
 //   (r.pack_sends(owner, ranks) instead packs every send at once: the records-only replay)
 //   r.pack_collectives(ranks, homes)           own collective records grouped by home rank
 //   <Alltoallv outgoing_collectives -> incoming_collectives>
@@ -28,7 +29,9 @@
 //     <Alltoallv home_posted -> posted (the round's send exchange reversed)>
 //     late_receiver_round()                    Late Receiver of the round's own sends, then
 //                                              their records are released
-//   messages_beside()                          after the last round, before match_messages
+//   messages_beside()                          after the last round, before match_messages:
+//                                              also the Late Sender kernel (match_messages then
+//                                              only releases), the receives go as it ends
 //   late_receiver()                            after match_messages: the Waitall/some sends
 //   collectives_beside_home()                  before reduce_collectives
 //   <Alltoallv home_extras -> extras (like the reductions)>
@@ -42,14 +45,16 @@
 //   present_complete() / finish_complete(present)
 //
 // Memory: the records of the rank's own communication events (56 bytes per message event and
-// per collective), the sends to its locations while matching (40 bytes each; its own sends are
-// packed a bounded round at a time, their records released as they go), and the instances it
-// is home of; each buffer is released as soon as its step is done (docs/analysis.md has the bound).
+// per collective), one round's sends to its locations (40 bytes each, paired with their
+// receives into the receives' records as they come; its own sends are packed a bounded round
+// at a time, their records released as they go), the receivers' index (receive_index.hpp) and
+// the instances it is home of; each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/analysis/replay_beside.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
@@ -139,8 +144,8 @@ class Replay {
   SendBuffer& outgoing_sends() { return outgoing_sends_; }  // what receivers need of them
   SendBuffer& incoming_sends() { return incoming_sends_; }
   // The exchange in rounds: FormatError for a send to a location nobody analyzes (the first,
-  // by location and event), else own sends per receiver's owner; then the sends this rank will
-  // receive in all (the buffer is reserved once: no regrowth copy).
+  // by location and event), else own sends per receiver's owner (and the receivers' index of
+  // own receives); then the sends this rank will receive in all (a check of the rounds).
   std::vector<std::uint64_t> begin_sends(const std::vector<std::uint32_t>& owner, std::size_t ranks);
   void expect_sends(std::uint64_t total);
   // Rounds this rank needs with at most `round_bytes` of packed sends per round and at least
@@ -150,7 +155,9 @@ class Replay {
   // Releases the sends packed the round before (after late_receiver_round when complete), then
   // packs the next ones; returns records per rank (zeros once every send went).
   std::vector<std::uint64_t> pack_round();
-  SendRecord* incoming_round(std::size_t n);  // room for the round's `n` sends received, appended
+  // Room for the round's `n` sends received, in the buffer of the round before, whose sends are
+  // paired first (answer_round pairs them when complete).
+  SendRecord* incoming_round(std::size_t n);
   void match_messages();
   // One process: own receives against own sends, without packing; `keep`: the records stay
   // (the one-process analysis reads them again for the patterns beside these).
@@ -199,13 +206,24 @@ class Replay {
 
   // The exchange in rounds: the receivers' owners, the next send to pack (location list, index),
   // the round packed last (its first send and counts per rank), per location the bytes of its
-  // send list given back so far, where the round's sends received begin.
+  // send list given back so far.
   std::vector<std::uint32_t> owner_;
   std::size_t ranks_ = 0, round_size_ = 0;
   std::size_t next_list_ = 0, next_index_ = 0, round_list_ = 0, round_index_ = 0;
   std::vector<std::uint64_t> round_counts_;
   std::vector<std::uint64_t> given_back_;
-  std::size_t round_received_ = 0;
+  // The receiver's side: the sends received are paired with their receives as each round
+  // arrives (receive_index.hpp) and their buffer reused: the sends received up to `paired_`
+  // are; the earliest send no receive took (by location and position) waits for the error.
+  ReceiveIndex receive_index_;
+  std::size_t paired_ = 0;
+  std::uint64_t expected_ = 0, received_ = 0;  // sends announced by expect_sends, received so far
+  SendEnters send_enters_;  // the rare enters that do not fit their receive's record
+  SendRecord unreceived_{};
+  bool any_unreceived_ = false, messages_matched_ = false;
+  void match_paired_receives(bool keep);  // the kernel over the receives paired in place
+  void pair_received();  // pairs the sends received not yet paired (the posting answers aside)
+  ReceiveIndex::Place pair_one(const SendRecord& s);
   void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
                trace::CallPathObserver* beside, bool extras);

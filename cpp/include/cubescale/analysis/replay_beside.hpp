@@ -163,22 +163,15 @@ struct ReplayBeside {
   // Per own location (records order).
   std::vector<bool> had_sends;
   // The message exchange in rounds: per own location its Late Receiver so far and its next
-  // MPI_Isend completion entry; per dense location its entry in Replay::point_to_point() (kNone);
-  // the receiver's own receives per message queue (the k-th send of a queue meets its k-th
-  // receive, whose posting time answers it): per queue a range of receive_refs, each the
-  // receive's index in its list or kExtraRef | its MPI_Irecv posting's entry.
+  // MPI_Isend completion entry; per dense location its entry in Replay::point_to_point() (kNone).
+  // (The receiver pairs each send received with its receive, whose posting time answers it:
+  // Replay's ReceiveIndex, receive_index.hpp.)
   std::vector<LateReceiverSends> late_sends;
   // Per own location: its Late Receiver instances as the critical path's sync points (24 bytes
   // per send that waited), moved into `points` by late_receiver().
   std::vector<std::vector<SyncPoint>> late_points;
   std::vector<std::size_t> next_completion, completions_given_back;  // entries; bytes of whole pages
   std::vector<std::size_t> extras_of;
-  struct ReceiveQueue {
-    std::uint32_t list = 0, start = 0, count = 0, next = 0;
-  };
-  static constexpr std::uint32_t kExtraRef = 1u << 31;
-  std::unordered_map<MessageKey, ReceiveQueue, MessageKeyHash> receive_queues;
-  std::vector<std::uint32_t> receive_refs;
   std::vector<LocationRecords> late_multi;             // receives of Waitall/some that waited as Late Sender
   std::vector<std::vector<std::uint64_t>> late_multi_enter;  // their sends' enters
   std::vector<bool> has_records;                       // per dense location (own ones set)

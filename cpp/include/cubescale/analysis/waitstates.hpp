@@ -86,6 +86,10 @@ struct MessageRecord {
   CallKind call_kind = CallKind::Single;
   std::uint8_t empty : 1 = 0;      // no payload (0 bytes): Scalasca counts it as a synchronization
   std::uint8_t beside_bits : 2 = 0;  // Beside
+  // A receive paired in place with its send in the replay's rounds (receive_index.hpp), and
+  // whether it completed before that send's time plus the latency (the clock condition).
+  std::uint8_t paired : 1 = 0;
+  std::uint8_t clock_violation : 1 = 0;
   std::uint32_t location = kNone;  // where it was recorded (dense location index)
   std::uint32_t peer = kNone;      // receiver of a send, sender of a receive (dense index)
   std::uint32_t communicator = kNone, tag = 0;
@@ -244,8 +248,9 @@ class CommunicatorRanks {
                        const std::string& what);
 
 // The sends to one rank's locations, queued per (sender, receiver, communicator, tag) in send
-// order (the records must come in each sender's recorded order). `Send`: the replay's
-// SendRecord, or the sender's own MessageRecord (one process matches its sends where they are).
+// order (the records must come in each sender's recorded order): the sender's own
+// MessageRecords (one process matches its sends where they are; the replay's ranks pair the
+// sends they receive with their receives as they arrive instead, receive_index.hpp).
 template <typename Send>
 class BasicSendQueues {
  public:
@@ -265,7 +270,6 @@ class BasicSendQueues {
   std::unordered_map<Key, Queue, MessageKeyHash> queues_;
 };
 using SendQueues = BasicSendQueues<MessageRecord>;
-using ExchangedSendQueues = BasicSendQueues<SendRecord>;
 
 // One process that paired its messages already (pair_messages, the same rule: the k-th receive
 // of B from A on (communicator, tag) is A's k-th such send): the queues' answers from the pairs,
@@ -284,7 +288,7 @@ class PairedSends {
 };
 
 // Kernel: the point-to-point patterns of one location's receives (in recorded order); `sends`:
-// SendQueues, ExchangedSendQueues or PairedSends.
+// SendQueues, PairedSends or PairedReceives (receive_index.hpp).
 template <typename Queues>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
                     Severities& out);

@@ -1,0 +1,140 @@
+#include "cubescale/analysis/receive_index.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstddef>
+#include <numeric>
+#include <tuple>
+
+namespace cubescale::analysis {
+
+namespace {
+
+constexpr std::uint32_t kBlock = 32;  // receives per prefix count of MPI_Irecvs
+
+// A receive's queue as its send names it: (sender, communicator, tag) on the receiver's list.
+auto queue_of(const MessageRecord& r) { return std::make_tuple(r.peer, r.communicator, r.tag); }
+
+void release(auto& v) {
+  std::remove_reference_t<decltype(v)>().swap(v);
+}
+
+}  // namespace
+
+constexpr std::uint64_t kBeside = (std::uint64_t(1) << 48) - 1;  // the position's largest: the enter is beside
+
+void pair_in_place(MessageRecord& r, const SendRecord& s, std::uint64_t latency, SendEnters& enters) {
+  r.clock_violation = r.time < s.time + latency;  // as count_clock_violations
+  r.time = s.time;
+  const bool fits = s.enter <= s.time && s.time - s.enter < kBeside;
+  r.position = fits ? s.time - s.enter : kBeside;
+  if (!fits) enters[&r] = s.enter;
+  r.paired = 1;
+}
+
+PairedSend paired_send(const MessageRecord& r, const SendEnters& enters) {
+  PairedSend s;
+  s.time = r.time;
+  s.enter = r.position == kBeside ? enters.at(&r) : r.time - r.position;
+  s.location = r.peer;  // the queue's sender
+  return s;
+}
+
+void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t location_count) {
+  clear();
+  lists_ = &lists;
+  std::size_t receives = 0;
+  for (const auto& l : lists) receives += l.receives.size();
+  if (receives == 0) return;  // nothing to find (a rank without locations holds nothing)
+  list_of_.assign(location_count, kNone);
+  order_.resize(lists.size());
+  extras_before_.resize(lists.size());
+  for (std::uint32_t l = 0; l < lists.size(); ++l) {
+    const auto& v = lists[l].receives;
+    if (lists[l].location < location_count) list_of_[lists[l].location] = l;
+    auto earlier = [&](std::uint32_t a, std::uint32_t b) {  // by queue, then recorded order
+      return std::make_tuple(queue_of(v[a]), a) < std::make_tuple(queue_of(v[b]), b);
+    };
+    bool sorted = true;
+    for (std::size_t j = 1; j < v.size() && sorted; ++j) sorted = !(queue_of(v[j]) < queue_of(v[j - 1]));
+    if (!sorted) {  // sorted in place (a stable sort would hold a second index for a moment)
+      order_[l].resize(v.size());
+      std::iota(order_[l].begin(), order_[l].end(), 0u);
+      std::sort(order_[l].begin(), order_[l].end(), earlier);
+    }
+    if (std::none_of(v.begin(), v.end(), [](const MessageRecord& r) { return r.beside() == Beside::Extra; })) continue;
+    auto& before = extras_before_[l];
+    before.assign((v.size() + kBlock - 1) / kBlock, 0);
+    std::uint32_t n = 0;
+    for (std::size_t j = 0; j < v.size(); ++j) {
+      if (j % kBlock == 0) before[j / kBlock] = n;
+      n += v[j].beside() == Beside::Extra;
+    }
+  }
+  // About one cursor per 64 receives, at most 64: a queue used over and over stays found.
+  cursors_.assign(std::min<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(1, receives / 64))), Cursor{});
+}
+
+ReceiveIndex::Cursor ReceiveIndex::find(std::uint32_t list, const MessageKey& key) const {
+  // The queue's range in the list's queue order, then the first receive of it not yet paired.
+  const auto& v = (*lists_)[list].receives;
+  const auto wanted = std::make_tuple(key.from, key.communicator, key.tag);
+  auto first = [&](auto before) {  // the first position p with !before(p)
+    std::uint32_t lo = 0, hi = static_cast<std::uint32_t>(v.size());
+    while (lo < hi) {
+      const auto mid = lo + (hi - lo) / 2;
+      if (before(mid)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  const auto begin = first([&](std::uint32_t p) { return queue_of(v[at(list, p)]) < wanted; });
+  const auto end = first([&](std::uint32_t p) { return !(wanted < queue_of(v[at(list, p)])); });
+  const auto next = begin + [&] {
+    std::uint32_t lo = begin, hi = end;
+    while (lo < hi) {
+      const auto mid = lo + (hi - lo) / 2;
+      if (v[at(list, mid)].paired) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo - begin;
+  }();
+  return {key, next, end};
+}
+
+ReceiveIndex::Place ReceiveIndex::pair(const SendRecord& s, std::uint64_t latency, SendEnters& enters) {
+  if (!lists_ || s.peer >= list_of_.size() || list_of_[s.peer] == kNone) return {};
+  const auto list = list_of_[s.peer];
+  const MessageKey key{s.location, s.peer, s.communicator, s.tag};
+  auto& c = cursors_[MessageKeyHash()(key) & (cursors_.size() - 1)];
+  if (!(c.key == key)) c = find(list, key);
+  if (c.next == c.end) return {};
+  const auto index = at(list, c.next++);
+  pair_in_place((*lists_)[list].receives[index], s, latency, enters);
+  return {list, index};
+}
+
+std::uint32_t ReceiveIndex::extra_entry(std::uint32_t list, std::uint32_t index) const {
+  const auto& v = (*lists_)[list].receives;
+  const auto block = index / kBlock;
+  auto n = block < extras_before_[list].size() ? extras_before_[list][block] : 0u;
+  for (auto j = block * kBlock; j < index; ++j) n += v[j].beside() == Beside::Extra;
+  return n;
+}
+
+std::uint64_t ReceiveIndex::bytes() const {
+  std::uint64_t n = list_of_.capacity() * 4 + cursors_.capacity() * sizeof(Cursor);
+  for (const auto& o : order_) n += o.capacity() * 4;
+  for (const auto& e : extras_before_) n += e.capacity() * 4;
+  return n;
+}
+
+void ReceiveIndex::clear() {
+  lists_ = nullptr;
+  release(list_of_);
+  release(order_);
+  release(extras_before_);
+  release(cursors_);
+}
+
+}  // namespace cubescale::analysis
