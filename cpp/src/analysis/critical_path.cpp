@@ -385,7 +385,7 @@ void PathTimeline::begin_location(std::uint32_t location) {
   if (line_) line_->calls.reserve(calls), line_->entries.reserve(entries);
   stack_.clear();
   piece_.clear();
-  last_ = piece_begin_ = 0;
+  last_ = piece_begin_ = own_ = 0;
   call_depth_ = 0;
   gap_ = 0;
 }
@@ -423,10 +423,11 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     for (const auto& [cnode, ticks] : piece_)
       if (!keep(cnode, ticks)) return drop(), false;
     gap_ = static_cast<std::uint32_t>(piece_.size());
-  } else if (piece_.empty() || (piece_.size() == 1 && piece_.front().second == duration)) {
-    // One call path throughout: the call's own. Split where the duration outgrows 32 bits.
-    const auto cnode = piece_.empty() ? kNoCall : piece_.front().first;
-    if (!piece_.empty() && cnode >= kNoCall) return drop(), false;
+  } else if (piece_.empty()) {
+    // No time in nested regions: the call's own call path throughout (the stack's top, before the
+    // Leave's pop). Split where the duration outgrows 32 bits.
+    const auto cnode = duration == 0 ? kNoCall : stack_.back();
+    if (duration > 0 && cnode >= kNoCall) return drop(), false;
     auto enter = piece_begin_;
     auto left = duration;
     do {
@@ -437,6 +438,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
       left -= part;
     } while (left > 0);
   } else {  // nested regions: the call's exclusive time per call path
+    if (own_ > 0) add(stack_.back(), own_);
     if (duration > ~std::uint32_t(0) || piece_.size() >= kNoCall) return drop(), false;
     for (const auto& [cnode, ticks] : piece_)
       if (!keep(cnode, ticks)) return drop(), false;
@@ -445,6 +447,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     gap_ = 0;
   }
   piece_.clear();
+  own_ = 0;
   piece_begin_ = at;
   if (line.entries.size() > kEntriesPerCall * line.calls.size() + kEntriesSlack) return drop(), false;
   return true;
@@ -452,7 +455,10 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
 
 void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
   if (!line_) return;
-  if (!stack_.empty() && e.time > last_) add(stack_.back(), e.time - last_);
+  if (!stack_.empty() && e.time > last_) {
+    if (call_depth_ == stack_.size()) own_ += e.time - last_;  // the open MPI call's own time: no search
+    else add(stack_.back(), e.time - last_);
+  }
   last_ = e.time;
   if (e.type == trace::EventType::Enter) {
     if (!line_->entered) line_->entered = true, line_->begin = piece_begin_ = e.time;

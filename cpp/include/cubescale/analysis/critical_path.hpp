@@ -262,13 +262,13 @@ class PathTimeline final : public trace::CallPathObserver {
   bool attribute(const Line& line, const std::vector<Segment>& segments, std::vector<std::uint64_t>& current,
                  std::vector<std::uint32_t>& touched) const;
 
-  std::vector<bool> mpi_region_;
+  std::vector<std::uint8_t> mpi_region_;
   std::vector<Line> lines_;
   std::vector<std::uint32_t> rows_;
   Line* line_ = nullptr;  // the location being read, nullptr once dropped
   std::vector<std::uint32_t> stack_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> piece_;  // the open piece's ticks per call path
-  std::uint64_t last_ = 0, piece_begin_ = 0;
+  std::uint64_t last_ = 0, piece_begin_ = 0, own_ = 0;  // own_: the open MPI call's time outside nested regions
   std::size_t call_depth_ = 0;  // stack depth of the open outermost MPI call, 0: in a gap
   std::uint32_t gap_ = 0;       // entries of the gap before the open call
 };
