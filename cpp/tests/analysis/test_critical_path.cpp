@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <random>
+#include <tuple>
 
 #include "cubescale/analysis/clock_condition.hpp"
 #include "cubescale/analysis/impact.hpp"
@@ -387,6 +388,60 @@ TEST(CriticalPath, TimeLinesAttributeAsTheSecondRead) {
     const trace::Trace t(std::string(CUBESCALE_SHARED_DATA) + "/otf2/" + name + "/traces.otf2");
     EXPECT_EQ(expect_both_ways(t, 3).first, 0u) << name;
   }
+}
+
+TEST(CriticalPath, TimeLinesOfNestedAndLongCalls) {
+  // A handmade stream (no writer nests regions inside MPI calls): main > compute, an MPI_Recv
+  // with a nested region, an MPI_Recv longer than 2^32 ticks (split into parts of 32 bits).
+  trace::Definitions defs;
+  for (const char* name : {"main", "compute", "MPI_Recv", "PMPI_Recv"}) {
+    trace::Region r;
+    r.name = name;
+    defs.regions.push_back(r);
+  }
+  defs.locations.resize(1);
+  const std::uint64_t long_leave = 200 + (std::uint64_t(1) << 33) + 7;
+  // (time, enter?, region); call paths: main 0, compute 1, MPI_Recv 2, PMPI_Recv 3
+  const std::vector<std::tuple<std::uint64_t, bool, std::uint32_t>> stream = {
+      {0, true, 0},    {10, true, 1},  {30, false, 1},  {40, true, 2},         {50, true, 3},
+      {70, false, 3},  {90, false, 2}, {100, true, 1},  {120, false, 1},       {200, true, 2},
+      {long_leave, false, 2},          {long_leave + 50, true, 1},             {long_leave + 60, false, 1},
+      {long_leave + 100, false, 0}};
+  auto feed = [&](trace::CallPathObserver& o) {
+    o.begin_location(0);
+    std::vector<std::uint32_t> stack;
+    for (const auto& [time, enter, region] : stream) {
+      trace::Event e;
+      e.type = enter ? trace::EventType::Enter : trace::EventType::Leave;
+      e.time = time;
+      e.region = region;
+      e.location = 0;
+      o.event(e, region);  // the call path of each region is its index here
+    }
+    o.end_location(0);
+    o.rows({0, 1, 2, 3});
+  };
+  auto both = [&](std::vector<analysis::Segment> segments) {
+    analysis::PathTimeline timeline(defs);
+    feed(timeline);
+    analysis::CriticalPathObserver second({segments}, {0});
+    feed(second);
+    std::vector<std::uint64_t> ticks(4, 0);
+    const auto again = timeline.attribute({segments}, {0}, 1, ticks);
+    if (again.empty()) {
+      const auto want = second.values(4);
+      for (std::size_t r = 0; r < 4; ++r) EXPECT_EQ(static_cast<double>(ticks[r]), want[r]) << "row " << r;
+    }
+    return again.size();
+  };
+  EXPECT_EQ(both({{0, long_leave + 100}}), 0u);                   // everything: whole pieces
+  EXPECT_EQ(both({{40, 90}, {200, long_leave}}), 0u);  // whole calls
+  EXPECT_EQ(both({{300, 1000}, {(std::uint64_t(1) << 32) + 5, long_leave - 3}}), 0u);  // inside the long call
+  EXPECT_EQ(both({{0, 60}}), 1u);    // an end inside the nested call: read again
+  EXPECT_EQ(both({{15, 200}}), 1u);  // an end inside a gap of main and compute: read again
+  // main alone runs from 30 to 40, but the gap since the location's start (0 to 40) holds
+  // compute too, and which part of it is whose is not kept: read again
+  EXPECT_EQ(both({{35, 40}}), 1u);
 }
 
 TEST(CriticalPath, OneProcessAnalysisWithoutSecondReadIsTheSame) {
