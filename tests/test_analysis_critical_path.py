@@ -288,3 +288,38 @@ def test_shared_critical_path_spans_the_run(name):
     # negative for worker threads on their master's call paths above the parallel region)
     time = report.values("time", inclusive=False)
     assert (cp <= time.clip(min=0) + 1e-12).all()
+
+
+def _one_process(path, **options):
+    """(every metric's values as bytes, stats) of the one-process analysis of ``path``."""
+    from cubescale import _core
+
+    t = trace.open(path)
+    core, stats = _core.analysis.analyze(t._core, t.location_indices(), **options)
+    return [core.values(i).tobytes() for i in range(len(core.metrics))], stats
+
+
+@pytest.mark.parametrize("case", ["ring", "ring-corrected", "jacobi-hybrid", "jacobi-hybrid-corrected"])
+def test_critical_path_without_a_second_read_is_the_same(case, tmp_path):
+    # One process puts the path's time on call paths from the time lines of its pass
+    # (critical_path.hpp, PathTimeline); a location where an end of the path lies inside a gap
+    # between MPI calls (the time correction moves resume points there: the ring's processes
+    # start apart, jacobi-hybrid has violations at 10 us) is read a second time. Either way the
+    # values equal those of reading every location on the path again, byte for byte.
+    if case.startswith("ring"):
+        testing.write_ring_trace(tmp_path, "ring", processes=4, iterations=300, counters=False)
+        path, options = str(tmp_path / "ring.otf2"), {"time_correct": case.endswith("corrected")}
+    else:
+        path = str(SHARED_OTF2 / "jacobi-hybrid" / "traces.otf2")
+        options = {"time_correct": True, "min_latency": 1e-5} if case.endswith("corrected") else {}
+    values, stats = _one_process(path, **options)
+    reread, reread_stats = _one_process(path, reread_path=True, **options)
+    assert values == reread
+    assert reread_stats["critical_path_reread"] > 0
+    if case.endswith("corrected"):
+        assert 0 < stats["critical_path_reread"] <= reread_stats["critical_path_reread"]
+    else:
+        assert stats["critical_path_reread"] == 0
+    # what the time lines hold: 16 bytes per MPI call and 8 per call path with time between two
+    communication = stats["messages"] + stats["collectives"]
+    assert 16 * communication <= stats["critical_path_bytes"] <= 100 * communication

@@ -377,13 +377,14 @@ void register_analysis(py::module_ m) {
   register_replay(m);
   m.def(
       "analyze",
-      [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency) {
+      [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
+         bool reread_path) {
         analysis::AnalysisStats stats;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
           p = std::make_shared<profile::LocalProfile>(
-              analysis::analyze(t, locations, &stats, {time_correct, min_latency}));
+              analysis::analyze(t, locations, &stats, {time_correct, min_latency, reread_path}));
         }
         py::dict d;
         d["events"] = stats.events;
@@ -393,15 +394,20 @@ void register_analysis(py::module_ m) {
         d["collective_violations"] = stats.collective_violations;
         d["omp_violations"] = stats.omp_violations;
         d["corrected_jumps"] = stats.corrected_jumps;
+        d["critical_path_bytes"] = stats.path_bytes;
+        d["critical_path_reread"] = stats.path_reread;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
+      py::arg("reread_path") = false,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
-      "(time_correct=True; min_latency in seconds), and per pattern name its instance statistics). FormatError on "
-      "inconsistent communication.");
+      "(time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the "
+      "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; "
+      "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
+      "name its instance statistics). FormatError on inconsistent communication.");
   m.def(
       "pattern_names",
       [] {

@@ -61,20 +61,21 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
 
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
                     const std::vector<std::uint32_t>& on_path_locations, CriticalPathObserver& on_path) {
+  if (on_path_locations.empty()) return;
   if (light_pass_applies(p, trace.definitions(), on_path_locations, locations)) {
     PathSink sink(p, on_path);
     trace.read(on_path_locations, sink);
     on_path.begin_location(kNone);  // the last location's time into the shares
-  } else if (!on_path_locations.empty()) {
+  } else {
     trace::trace_profile(trace, locations, nullptr, &on_path);
   }
 }
 
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
     : trace_(trace), late_receiver_points_(trace.definitions().locations.size()), omp_(trace),
-      spans_(trace.definitions().locations.size()) {
+      spans_(trace.definitions().locations.size()), timeline_(trace.definitions()) {
   if (extractor) observers_.push_back(extractor);  // the wait-state records first
-  observers_.insert(observers_.end(), {&omp_, &counts_, &spans_});
+  observers_.insert(observers_.end(), {&omp_, &counts_, &spans_, &timeline_});
 }
 
 void BesidePatterns::begin_location(std::uint32_t location) {
@@ -92,7 +93,7 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
                             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                            profile::LocalProfile& p) {
+                            profile::LocalProfile& p, bool reread_path) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
   auto points = sync_points(records, pairs, instances, defs.locations.size());
@@ -108,16 +109,30 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   const auto [init_members, finalize_members] = window.members();
   window.decide(init_members, finalize_members, ranks);
   auto segments = critical_path_segments(points, spans_, locations, has_records, window);
-  // Second pass over the locations on the path (light), or the profile builder over all of
-  // them again (the same locations give the same call tree, so its rows are the report's).
-  std::vector<std::uint32_t> on_path_locations;
-  for (auto l : locations)
-    if (l < segments.size() && !segments[l].empty()) on_path_locations.push_back(l);
-  CriticalPathObserver on_path(std::move(segments), locations);
-  attribute_path(trace_, p, locations, on_path_locations, on_path);
-  add_critical_path(p, on_path.values(p.cnode_count()), defs.clock.resolution);
   std::vector<std::uint32_t> column(defs.locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);
+  // The path's time per call path from the time lines of the pass; the locations where that is
+  // not exact are read a second time (light), or the profile builder runs over all locations
+  // again (the same locations give the same call tree, so its rows are the report's). Each
+  // location's values come from one of the two, so their sum is either's.
+  std::vector<std::uint64_t> ticks(std::size_t(p.cnode_count()) * locations.size(), 0);
+  std::vector<bool> again(defs.locations.size(), reread_path);
+  if (!reread_path)
+    for (auto l : timeline_.attribute(segments, column, locations.size(), ticks)) again[l] = true;
+  path_bytes_ = timeline_.bytes();
+  timeline_.release();
+  std::vector<std::uint32_t> on_path_locations;
+  for (auto l : locations) {
+    if (l >= segments.size() || segments[l].empty()) continue;
+    if (again[l]) on_path_locations.push_back(l);
+    else std::vector<Segment>().swap(segments[l]);  // attributed above
+  }
+  path_reread_ = on_path_locations.size();
+  CriticalPathObserver on_path(std::move(segments), locations);
+  attribute_path(trace_, p, locations, on_path_locations, on_path);
+  auto values = on_path.values(p.cnode_count());
+  for (std::size_t i = 0; i < values.size() && i < ticks.size(); ++i) values[i] += static_cast<double>(ticks[i]);
+  add_critical_path(p, values, defs.clock.resolution);
   add_counts(p, counts_, points, column);
 }
 

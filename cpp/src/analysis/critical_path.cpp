@@ -1,7 +1,9 @@
 #include "cubescale/analysis/critical_path.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
+#include <string>
 #include <deque>
 #include <unordered_map>
 
@@ -364,6 +366,213 @@ std::vector<double> CriticalPathObserver::values(std::size_t cnodes) const {
   for (const auto& s : shares_)
     if (s.cnode < cnodes && s.column < columns) out[std::size_t(s.cnode) * columns + s.column] += double(s.ticks);
   return out;
+}
+
+// --- attribution from the pass (one process) -------------------------------------------------
+
+namespace {
+constexpr std::uint32_t kNoCall = (1u << 24) - 1;  // a call piece without time (or a gap's Call value)
+constexpr std::uint64_t kMaxTicks = (std::uint64_t(1) << 40) - 1;
+
+bool mpi_call(const trace::Region& r) {
+  if (r.paradigm == "mpi") return true;
+  if (r.name.size() < 4) return false;
+  std::string head = r.name.substr(0, 4);
+  std::transform(head.begin(), head.end(), head.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return head == "mpi_";
+}
+}  // namespace
+
+PathTimeline::PathTimeline(const trace::Definitions& defs) : lines_(defs.locations.size()) {
+  mpi_region_.reserve(defs.regions.size());
+  for (const auto& r : defs.regions) mpi_region_.push_back(mpi_call(r));
+}
+
+void PathTimeline::begin_location(std::uint32_t location) {
+  // Locations of a run tend to be alike: room for what the previous one kept (fewer regrowth copies).
+  std::size_t calls = 0, entries = 0;
+  if (line_) calls = line_->calls.size(), entries = line_->entries.size();
+  line_ = location < lines_.size() ? &lines_[location] : nullptr;
+  if (line_) line_->calls.reserve(calls), line_->entries.reserve(entries);
+  stack_.clear();
+  piece_.clear();
+  last_ = piece_begin_ = own_ = 0;
+  call_depth_ = 0;
+  gap_ = 0;
+}
+
+void PathTimeline::drop() {
+  line_->exact = false;
+  std::vector<Call>().swap(line_->calls);
+  std::vector<Entry>().swap(line_->entries);
+  line_ = nullptr;
+}
+
+// The time since the last event is the innermost open call path's (as CriticalPathObserver
+// counts it); a piece has few call paths, most recent last.
+void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
+  for (auto it = piece_.rbegin(); it != piece_.rend(); ++it)
+    if (it->first == cnode) {
+      it->second += ticks;
+      return;
+    }
+  piece_.push_back({cnode, ticks});
+}
+
+bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
+  if (cnode >= kNoCall || ticks > kMaxTicks) return false;
+  line_->entries.push_back({ticks, cnode});
+  return true;
+}
+
+// Ends the open gap (call false) or MPI call at `at`; false when the location was dropped.
+bool PathTimeline::close_piece(std::uint64_t at, bool call) {
+  auto& line = *line_;
+  const auto duration = at > piece_begin_ ? at - piece_begin_ : 0;
+  if (!call) {
+    if (piece_.size() > kMaxGapEntries) return drop(), false;
+    for (const auto& [cnode, ticks] : piece_)
+      if (!keep(cnode, ticks)) return drop(), false;
+    gap_ = static_cast<std::uint32_t>(piece_.size());
+  } else if (piece_.empty()) {
+    // No time in nested regions: the call's own call path throughout (the stack's top, before the
+    // Leave's pop). Split where the duration outgrows 32 bits.
+    const auto cnode = duration == 0 ? kNoCall : stack_.back();
+    if (duration > 0 && cnode >= kNoCall) return drop(), false;
+    auto enter = piece_begin_;
+    auto left = duration;
+    do {
+      const auto part = std::min<std::uint64_t>(left, ~std::uint32_t(0));
+      line.calls.push_back({enter, static_cast<std::uint32_t>(part), 0, gap_, cnode});
+      gap_ = 0;
+      enter += part;
+      left -= part;
+    } while (left > 0);
+  } else {  // nested regions: the call's exclusive time per call path
+    if (own_ > 0) add(stack_.back(), own_);
+    if (duration > ~std::uint32_t(0) || piece_.size() >= kNoCall) return drop(), false;
+    for (const auto& [cnode, ticks] : piece_)
+      if (!keep(cnode, ticks)) return drop(), false;
+    line.calls.push_back({piece_begin_, static_cast<std::uint32_t>(duration), 1, gap_,
+                          static_cast<std::uint32_t>(piece_.size())});
+    gap_ = 0;
+  }
+  piece_.clear();
+  own_ = 0;
+  piece_begin_ = at;
+  if (line.entries.size() > kEntriesPerCall * line.calls.size() + kEntriesSlack) return drop(), false;
+  return true;
+}
+
+void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
+  if (!line_) return;
+  if (!stack_.empty() && e.time > last_) {
+    if (call_depth_ == stack_.size()) own_ += e.time - last_;  // the open MPI call's own time: no search
+    else add(stack_.back(), e.time - last_);
+  }
+  last_ = e.time;
+  if (e.type == trace::EventType::Enter) {
+    if (!line_->entered) line_->entered = true, line_->begin = piece_begin_ = e.time;
+    if (call_depth_ == 0 && e.region < mpi_region_.size() && mpi_region_[e.region]) {
+      if (!close_piece(e.time, false)) return;
+      call_depth_ = stack_.size() + 1;
+    }
+    stack_.push_back(cnode);
+  } else if (e.type == trace::EventType::Leave && !stack_.empty()) {
+    if (call_depth_ == stack_.size()) {
+      call_depth_ = 0;
+      if (!close_piece(e.time, true)) return;
+    }
+    stack_.pop_back();
+  }
+}
+
+void PathTimeline::end_location(std::uint32_t) {
+  if (!line_ || !line_->entered) return;
+  // Frames still open: the second read gives their time up to the last event of any type,
+  // which this observer (Enter and Leave only) does not see.
+  if (!stack_.empty()) return drop();
+  if (!close_piece(last_, false)) return;
+  line_->calls.push_back({last_, 0, 0, gap_, kNoCall});  // closes the last gap
+  gap_ = 0;
+}
+
+// One location: false when a segment's end lies inside a piece of several call paths.
+bool PathTimeline::attribute(const Line& line, const std::vector<Segment>& segments, std::vector<std::uint64_t>& current,
+                             std::vector<std::uint32_t>& touched) const {
+  if (!line.exact) return false;
+  std::size_t s = 0;
+  auto credit = [&](std::uint32_t cnode, std::uint64_t ticks) {
+    if (cnode >= current.size()) current.resize(std::size_t(cnode) + 1, 0);
+    if (current[cnode] == 0) touched.push_back(cnode);
+    current[cnode] += ticks;
+  };
+  // Piece [a, b): its entries, or one call path `single` throughout.
+  auto piece = [&](std::uint64_t a, std::uint64_t b, const Entry* entries, std::size_t n, std::uint32_t single) {
+    if (b <= a) return true;
+    while (s < segments.size() && segments[s].to <= a) ++s;
+    std::uint64_t on = 0;
+    for (auto i = s; i < segments.size() && segments[i].from < b; ++i) {
+      const auto from = std::max(segments[i].from, a), to = std::min(segments[i].to, b);
+      if (to > from) on += to - from;
+    }
+    if (on == 0) return true;
+    if (single != kNoCall) return credit(single, on), true;
+    if (on == b - a || n == 0) {  // whole (or nothing to give)
+      for (std::size_t i = 0; i < n; ++i) credit(static_cast<std::uint32_t>(entries[i].cnode), entries[i].ticks);
+      return true;
+    }
+    if (n == 1 && entries[0].ticks == b - a) return credit(static_cast<std::uint32_t>(entries[0].cnode), on), true;
+    return false;  // a part of a piece with several call paths: which part is whose is not kept
+  };
+  const Entry* entry = line.entries.data();
+  auto at = line.begin;
+  for (const auto& c : line.calls) {
+    if (s == segments.size()) break;
+    if (!piece(at, c.enter, entry, c.gap, kNoCall)) return false;
+    entry += c.gap;
+    const auto end = c.enter + c.duration;
+    if (c.nested) {
+      if (!piece(c.enter, end, entry, c.value, kNoCall)) return false;
+      entry += c.value;
+    } else if (c.value != kNoCall && !piece(c.enter, end, nullptr, 0, c.value)) {
+      return false;
+    }
+    at = end;
+  }
+  return true;
+}
+
+std::vector<std::uint32_t> PathTimeline::attribute(const std::vector<std::vector<Segment>>& segments,
+                                                   const std::vector<std::uint32_t>& column, std::size_t columns,
+                                                   std::vector<std::uint64_t>& ticks) const {
+  std::vector<std::uint32_t> reread;
+  std::vector<std::uint64_t> current;
+  std::vector<std::uint32_t> touched;
+  const auto cnodes = columns ? ticks.size() / columns : 0;
+  for (std::uint32_t l = 0; l < segments.size(); ++l) {
+    if (segments[l].empty() || l >= column.size() || column[l] == kNone) continue;
+    const bool exact = l < lines_.size() && attribute(lines_[l], segments[l], current, touched);
+    for (auto c : touched) {
+      const auto row = c < rows_.size() ? rows_[c] : kNone;
+      if (exact && row < cnodes) ticks[std::size_t(row) * columns + column[l]] += current[c];
+      current[c] = 0;
+    }
+    touched.clear();
+    if (!exact) reread.push_back(l);
+  }
+  return reread;
+}
+
+std::uint64_t PathTimeline::bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& l : lines_) n += l.calls.size() * sizeof(Call) + l.entries.size() * sizeof(Entry);
+  return n;
+}
+
+void PathTimeline::release() {
+  std::vector<Line>().swap(lines_);
+  line_ = nullptr;
 }
 
 void add_critical_path(profile::LocalProfile& p, const std::vector<double>& ticks, std::uint64_t resolution) {

@@ -377,7 +377,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
-  beside.finish(locations, records, pairs, instances, tree);
+  beside.finish(locations, records, pairs, instances, tree, options.reread_path);
+  if (stats) stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread();
   auto out = with_clock_violations(std::move(tree), clock.violations);
   std::vector<double> spans;  // per column, seconds
   for (auto l : locations) spans.push_back(static_cast<double>(beside.spans().program_span(l)) * tick);

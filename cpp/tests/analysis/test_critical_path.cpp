@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <random>
+#include <tuple>
 
 #include "cubescale/analysis/clock_condition.hpp"
 #include "cubescale/analysis/impact.hpp"
@@ -16,6 +18,8 @@
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/dtype.hpp"
+#include "cubescale/trace/profile.hpp"
+#include "cubescale/trace/synthetic.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -250,6 +254,207 @@ TEST(CriticalPath, ImpactSumsAreExactInAnyOrder) {
   const auto twice = analysis::merge_impact({all, all});
   EXPECT_EQ(analysis::merge_impact({twice}), analysis::merge_impact({all, analysis::merge_impact({all})}));
   EXPECT_NE(twice, analysis::merge_impact({all}));
+}
+
+namespace {
+
+// Per location the [enter, leave] of its MPI calls (by region name) and its first and last
+// Enter/Leave: where the critical path's segments start and end.
+struct Calls final : trace::EventSink {
+  const trace::Definitions& defs;
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> mpi;
+  std::vector<std::uint64_t> first, last;
+  std::vector<std::uint64_t> open;
+  std::uint32_t at = 0;
+  explicit Calls(const trace::Definitions& d)
+      : defs(d), mpi(d.locations.size()), first(d.locations.size(), ~0ull), last(d.locations.size(), 0) {}
+  void begin_location(std::uint32_t l) override { at = l, open.clear(); }
+  void event(const trace::Event& e) override {
+    if (e.type != trace::EventType::Enter && e.type != trace::EventType::Leave) return;
+    first[at] = std::min(first[at], e.time);
+    last[at] = std::max(last[at], e.time);
+    if (e.type == trace::EventType::Enter) open.push_back(e.time);
+    else if (!open.empty()) {
+      if (defs.regions[e.region].name.rfind("MPI_", 0) == 0) mpi[at].push_back({open.back(), e.time});
+      open.pop_back();
+    }
+  }
+};
+
+// Disjoint segments per location between points drawn by `draw` (sorted, paired).
+template <class Draw>
+std::vector<std::vector<analysis::Segment>> random_segments(const Calls& calls, std::mt19937_64& rng, Draw draw) {
+  std::vector<std::vector<analysis::Segment>> out(calls.mpi.size());
+  for (std::size_t l = 0; l < out.size(); ++l) {
+    if (calls.first[l] > calls.last[l] || rng() % 4 == 0) continue;  // some locations off the path
+    std::vector<std::uint64_t> points;
+    for (int i = 0; i < 40; ++i) points.push_back(draw(l));
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    for (std::size_t i = 0; i + 1 < points.size(); i += 2) out[l].push_back({points[i], points[i + 1]});
+  }
+  return out;
+}
+
+// The time lines of the pass attribute `segments` as the second read does, to the tick, on every
+// location they do not hand back for reading again. Returns how many they hand back.
+std::size_t expect_timeline_as_second_read(const trace::Trace& t, const std::vector<std::vector<analysis::Segment>>& segments) {
+  const auto all = t.all_locations();
+  analysis::PathTimeline timeline(t.definitions());
+  const auto p = trace::trace_profile(t, all, nullptr, &timeline);
+  analysis::CriticalPathObserver second(segments, all);
+  trace::trace_profile(t, all, nullptr, &second);
+  const auto want = second.values(p.cnode_count());
+  std::vector<std::uint32_t> column(t.definitions().locations.size(), analysis::kNone);
+  for (std::size_t c = 0; c < all.size(); ++c) column[all[c]] = static_cast<std::uint32_t>(c);
+  std::vector<std::uint64_t> ticks(p.cnode_count() * all.size(), 0);
+  const auto again = timeline.attribute(segments, column, all.size(), ticks);
+  for (std::size_t c = 0; c < all.size(); ++c) {
+    const bool reread = std::find(again.begin(), again.end(), all[c]) != again.end();
+    for (std::size_t r = 0; r < p.cnode_count(); ++r) {
+      const auto i = r * all.size() + c;
+      if (reread) EXPECT_EQ(ticks[i], 0u) << t.path() << " location " << all[c];
+      else EXPECT_EQ(static_cast<double>(ticks[i]), want[i]) << t.path() << " location " << all[c] << " row " << r;
+    }
+  }
+  return again.size();
+}
+
+std::size_t on_path(const std::vector<std::vector<analysis::Segment>>& segments) {
+  return static_cast<std::size_t>(std::count_if(segments.begin(), segments.end(), [](const auto& s) { return !s.empty(); }));
+}
+
+// Segments whose ends are MPI calls' enters and points inside MPI calls (where the critical
+// path's start and end: exact without reading again where the calls have no nested regions), and
+// segments with ends anywhere (mostly inside gaps: read again, but never wrong).
+std::pair<std::size_t, std::size_t> expect_both_ways(const trace::Trace& t, std::uint64_t seed) {
+  Calls calls(t.definitions());
+  t.read(t.all_locations(), calls);
+  std::mt19937_64 rng(seed);
+  auto at_calls = random_segments(calls, rng, [&](std::size_t l) -> std::uint64_t {
+    const auto& mine = calls.mpi[l];
+    if (mine.empty()) return calls.first[l];
+    const auto& [enter, leave] = mine[rng() % mine.size()];
+    return rng() % 2 ? enter : enter + (leave - enter) * (rng() % 4) / 3;
+  });
+  auto anywhere = random_segments(calls, rng, [&](std::size_t l) -> std::uint64_t {
+    return calls.first[l] + rng() % (calls.last[l] - calls.first[l] + 1);
+  });
+  EXPECT_GT(on_path(at_calls), 0u);
+  return {expect_timeline_as_second_read(t, at_calls), expect_timeline_as_second_read(t, anywhere)};
+}
+
+// The whole one-process analysis with the time lines and with every location on the path read
+// again: the same values of every metric, byte for byte; returns the locations read again.
+std::uint64_t expect_same_analysis(const trace::Trace& t, analysis::AnalysisOptions options) {
+  analysis::AnalysisStats stats, reread_stats;
+  const auto p = analysis::analyze(t, t.all_locations(), &stats, options);
+  options.reread_path = true;
+  const auto q = analysis::analyze(t, t.all_locations(), &reread_stats, options);
+  EXPECT_EQ(p.metrics.size(), q.metrics.size());
+  for (std::size_t m = 0; m < p.metrics.size() && m < q.metrics.size(); ++m) {
+    EXPECT_EQ(p.values[m].bytes(), q.values[m].bytes()) << p.metrics[m].uniq_name;
+    if (p.values[m].bytes() != q.values[m].bytes()) continue;
+    EXPECT_EQ(std::memcmp(p.values[m].data(), q.values[m].data(), p.values[m].bytes()), 0)
+        << t.path() << " " << p.metrics[m].uniq_name;
+  }
+  EXPECT_GT(stats.path_bytes, 0u);
+  EXPECT_GE(reread_stats.path_reread, stats.path_reread);
+  EXPECT_GT(reread_stats.path_reread, 0u);
+  return stats.path_reread;
+}
+
+}  // namespace
+
+TEST(CriticalPath, TimeLinesAttributeAsTheSecondRead) {
+  TempDir dir("timeline");
+  trace::write_synthetic_trace(dir.path.string(), "ring", {4, 300, false, ""});
+  trace::write_synthetic_trace(dir.path.string(), "unclosed", {3, 100, false, "unclosed"});
+  const trace::Trace ring((dir.path / "ring.otf2").string());
+  // At the MPI calls: nothing to read again; anywhere: most ends fall inside gaps of several
+  // call paths (solve and compute), which only a second read can split.
+  const auto [ring_calls, ring_anywhere] = expect_both_ways(ring, 1);
+  EXPECT_EQ(ring_calls, 0u);
+  EXPECT_GT(ring_anywhere, 0u);
+  // main never left: the frames open at the end make every location one to read again.
+  const trace::Trace unclosed((dir.path / "unclosed.otf2").string());
+  Calls calls(unclosed.definitions());
+  unclosed.read(unclosed.all_locations(), calls);
+  std::mt19937_64 rng(2);
+  const auto segments = random_segments(calls, rng, [&](std::size_t l) { return calls.mpi[l].empty() ? calls.first[l] : calls.mpi[l][rng() % calls.mpi[l].size()].first; });
+  EXPECT_EQ(expect_timeline_as_second_read(unclosed, segments), on_path(segments));
+  // Real traces, among them OpenMP regions between the MPI calls (jacobi-hybrid).
+  for (const char* name : {"late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"}) {
+    const trace::Trace t(std::string(CUBESCALE_SHARED_DATA) + "/otf2/" + name + "/traces.otf2");
+    EXPECT_EQ(expect_both_ways(t, 3).first, 0u) << name;
+  }
+}
+
+TEST(CriticalPath, TimeLinesOfNestedAndLongCalls) {
+  // A handmade stream (no writer nests regions inside MPI calls): main > compute, an MPI_Recv
+  // with a nested region, an MPI_Recv longer than 2^32 ticks (split into parts of 32 bits).
+  trace::Definitions defs;
+  for (const char* name : {"main", "compute", "MPI_Recv", "PMPI_Recv"}) {
+    trace::Region r;
+    r.name = name;
+    defs.regions.push_back(r);
+  }
+  defs.locations.resize(1);
+  const std::uint64_t long_leave = 200 + (std::uint64_t(1) << 33) + 7;
+  // (time, enter?, region); call paths: main 0, compute 1, MPI_Recv 2, PMPI_Recv 3
+  const std::vector<std::tuple<std::uint64_t, bool, std::uint32_t>> stream = {
+      {0, true, 0},    {10, true, 1},  {30, false, 1},  {40, true, 2},         {50, true, 3},
+      {70, false, 3},  {90, false, 2}, {100, true, 1},  {120, false, 1},       {200, true, 2},
+      {long_leave, false, 2},          {long_leave + 50, true, 1},             {long_leave + 60, false, 1},
+      {long_leave + 100, false, 0}};
+  auto feed = [&](trace::CallPathObserver& o) {
+    o.begin_location(0);
+    std::vector<std::uint32_t> stack;
+    for (const auto& [time, enter, region] : stream) {
+      trace::Event e;
+      e.type = enter ? trace::EventType::Enter : trace::EventType::Leave;
+      e.time = time;
+      e.region = region;
+      e.location = 0;
+      o.event(e, region);  // the call path of each region is its index here
+    }
+    o.end_location(0);
+    o.rows({0, 1, 2, 3});
+  };
+  auto both = [&](std::vector<analysis::Segment> segments) {
+    analysis::PathTimeline timeline(defs);
+    feed(timeline);
+    analysis::CriticalPathObserver second({segments}, {0});
+    feed(second);
+    std::vector<std::uint64_t> ticks(4, 0);
+    const auto again = timeline.attribute({segments}, {0}, 1, ticks);
+    if (again.empty()) {
+      const auto want = second.values(4);
+      for (std::size_t r = 0; r < 4; ++r) EXPECT_EQ(static_cast<double>(ticks[r]), want[r]) << "row " << r;
+    }
+    return again.size();
+  };
+  EXPECT_EQ(both({{0, long_leave + 100}}), 0u);                   // everything: whole pieces
+  EXPECT_EQ(both({{40, 90}, {200, long_leave}}), 0u);  // whole calls
+  EXPECT_EQ(both({{300, 1000}, {(std::uint64_t(1) << 32) + 5, long_leave - 3}}), 0u);  // inside the long call
+  EXPECT_EQ(both({{0, 60}}), 1u);    // an end inside the nested call: read again
+  EXPECT_EQ(both({{15, 200}}), 1u);  // an end inside a gap of main and compute: read again
+  // main alone runs from 30 to 40, but the gap since the location's start (0 to 40) holds
+  // compute too, and which part of it is whose is not kept: read again
+  EXPECT_EQ(both({{35, 40}}), 1u);
+}
+
+TEST(CriticalPath, OneProcessAnalysisWithoutSecondReadIsTheSame) {
+  TempDir dir("reread");
+  trace::write_synthetic_trace(dir.path.string(), "ring", {4, 300, false, ""});
+  const trace::Trace ring((dir.path / "ring.otf2").string());
+  EXPECT_EQ(expect_same_analysis(ring, {}), 0u);
+  // The time correction moves the path's resume points into gaps (the ring's processes start
+  // apart): those locations are read again.
+  EXPECT_GT(expect_same_analysis(ring, {true, 0.0}), 0u);
+  const trace::Trace jacobi(std::string(CUBESCALE_SHARED_DATA) + "/otf2/jacobi-hybrid/traces.otf2");
+  EXPECT_EQ(expect_same_analysis(jacobi, {}), 0u);
+  EXPECT_GT(expect_same_analysis(jacobi, {true, 1e-5}), 0u);
 }
 
 TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {

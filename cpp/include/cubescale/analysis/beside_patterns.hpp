@@ -2,8 +2,9 @@
 // What scout writes beside its MPI wait-state patterns: the OpenMP patterns (omp_patterns.hpp),
 // the counts (counts.hpp) and the critical-path profile (critical_path.hpp). One observer for the profile builder's pass that forwards every
 // event to the wait-state record extractor and to the observers of these metrics; `finish`
-// adds their metrics to the analysis report (the critical path reads the locations' events a
-// second time to put its intervals on call paths).
+// adds their metrics to the analysis report (the critical path puts its intervals on call paths
+// from what its PathTimeline kept during the pass, reading a location's events a second time only
+// where that is not exact).
 #include <cstdint>
 #include <vector>
 
@@ -40,15 +41,21 @@ class BesidePatterns final : public trace::CallPathObserver {
   // The OpenMP records, for the clock checks and the time correction before finish.
   OmpObserver& omp() { return omp_; }
   const SpanObserver& spans() const { return spans_; }
+  // After finish: the bytes the critical path's time lines held at the end of the pass, and how
+  // many locations on the path were read a second time (docs/analysis.md, "Critical path").
+  std::uint64_t path_bytes() const { return path_bytes_; }
+  std::uint64_t path_reread() const { return path_reread_; }
   // Per dense location, for late_receiver() to add its instances as the critical path's sync
   // points before finish.
   std::vector<std::vector<SyncPoint>>& late_receiver_points() { return late_receiver_points_; }
 
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted;
-  // `pairs` and `instances`: theirs (pair_messages, collective_instances).
+  // `pairs` and `instances`: theirs (pair_messages, collective_instances). `reread_path`: the
+  // critical path by a second read of every location on it (tests, benchmarks).
   void finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
-              const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, profile::LocalProfile& p);
+              const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, profile::LocalProfile& p,
+              bool reread_path = false);
 
  private:
   const trace::Trace& trace_;
@@ -57,6 +64,8 @@ class BesidePatterns final : public trace::CallPathObserver {
   OmpObserver omp_;
   CountsObserver counts_;
   SpanObserver spans_;
+  PathTimeline timeline_;
+  std::uint64_t path_bytes_ = 0, path_reread_ = 0;
 };
 
 }  // namespace cubescale::analysis

@@ -31,8 +31,14 @@
 //    first Enter) instead, so that the whole trace is covered (`PathWindow`). Each sync point
 //    is used at most once, so the walk ends. Result: per location the time intervals on the
 //    path, joining without gaps.
-// 3. Attribution (`CriticalPathObserver`, a second pass over the events): the exclusive time
-//    of each call path inside its location's intervals.
+// 3. Attribution: the exclusive time of each call path inside its location's intervals. In one
+//    process (`PathTimeline`) from what the pass over the events kept per location: the path's
+//    intervals start and end at the enter or inside an MPI call (a wait's end, a causer's
+//    enter), so they cover whole gaps between MPI calls and parts of calls that have one call
+//    path each; a location where they do not (an interval's end inside a gap or inside an MPI
+//    call with nested regions, as a clock correction can move it) or whose time line outgrew
+//    its budget is read a second time (`CriticalPathObserver`), as the replay over MPI ranks
+//    reads its own locations on the path, so the result is always exact.
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -208,6 +214,67 @@ class CriticalPathObserver final : public trace::CallPathObserver {
   std::uint64_t last_ = 0;
   std::uint32_t location_ = 0;
   bool started_ = false;
+};
+
+// Pass 1 of the one-process analysis: per location its time line cut at the enter and leave of
+// each outermost MPI call (a region of paradigm MPI or named MPI_*), so that the path's
+// intervals need no second read (step 3 above). Per call 16 bytes (enter, duration, and its call
+// path, or the count of its exclusive times per call path where it has nested regions) and per
+// gap before it 8 bytes per call path with time there (40 bits of ticks, 24 of call path).
+// Bounded: a location whose entries exceed kEntriesPerCall per call (plus kEntriesSlack), a gap
+// with more than kMaxGapEntries call paths, an entry or call path beyond its bits, or frames still
+// open at its end, keeps nothing more and is read again instead.
+class PathTimeline final : public trace::CallPathObserver {
+ public:
+  static constexpr std::size_t kEntriesPerCall = 16, kEntriesSlack = 4096, kMaxGapEntries = 127;
+  explicit PathTimeline(const trace::Definitions& defs);
+  void begin_location(std::uint32_t location) override;
+  trace::EventTypeSet interest() const override {
+    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave});
+  }
+  void event(const trace::Event& e, std::uint32_t cnode) override;
+  void end_location(std::uint32_t location) override;
+  void rows(const std::vector<std::uint32_t>& rows) override { rows_ = rows; }
+  // Adds each location's time inside its `segments` per call path to `ticks` [row * columns +
+  // column[location]]; returns the locations with segments it cannot attribute exactly (to be
+  // read again), in increasing order.
+  std::vector<std::uint32_t> attribute(const std::vector<std::vector<Segment>>& segments,
+                                       const std::vector<std::uint32_t>& column, std::size_t columns,
+                                       std::vector<std::uint64_t>& ticks) const;
+  std::uint64_t bytes() const;  // what the time lines hold (their calls and entries)
+  void release();
+
+ private:
+  struct Call {  // a piece [enter, enter + duration) and, before it, the gap since the last call
+    std::uint64_t enter;
+    std::uint32_t duration;
+    std::uint32_t nested : 1, gap : 7, value : 24;  // value: its call path, or (nested) its entry count
+  };
+  struct Entry {
+    std::uint64_t ticks : 40, cnode : 24;
+  };
+  struct Line {
+    std::vector<Call> calls;  // ends with one of duration 0 that closes the last gap
+    std::vector<Entry> entries;
+    std::uint64_t begin = 0;  // the first Enter
+    bool entered = false, exact = true;
+  };
+  void add(std::uint32_t cnode, std::uint64_t ticks);
+  bool close_piece(std::uint64_t at, bool call);
+  bool keep(std::uint32_t cnode, std::uint64_t ticks);
+  void drop();  // this location becomes one to read again
+  bool attribute(const Line& line, const std::vector<Segment>& segments, std::vector<std::uint64_t>& current,
+                 std::vector<std::uint32_t>& touched) const;
+
+  std::vector<std::uint8_t> mpi_region_;
+  std::vector<Line> lines_;
+  std::vector<std::uint32_t> rows_;
+  Line* line_ = nullptr;  // the location being read, nullptr once dropped
+  std::vector<std::uint32_t> stack_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> piece_;  // the open piece's ticks per call path
+  std::uint64_t last_ = 0, piece_begin_ = 0, own_ = 0;  // own_: the open MPI call's time outside nested regions
+  std::size_t call_depth_ = 0;  // stack depth of the open outermost MPI call, 0: in a gap
+  std::uint32_t gap_ = 0;       // entries of the gap before the open call
 };
 
 // Appends Scalasca's `critical_path` metric (root, EXCLUSIVE, sec) with `ticks` converted.

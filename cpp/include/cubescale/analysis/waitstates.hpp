@@ -377,11 +377,17 @@ struct AnalysisStats {
   std::uint64_t p2p_violations = 0, collective_violations = 0;  // as recorded (before any correction)
   std::uint64_t omp_violations = 0;                              // OpenMP fork/join/barrier, as recorded
   std::uint64_t corrected_jumps = 0;                             // events the time correction moved forward
+  // One process: the critical path's time lines at the end of the pass (bytes) and the
+  // locations on the path read a second time (critical_path.hpp, PathTimeline).
+  std::uint64_t path_bytes = 0, path_reread = 0;
   std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
 };
 struct AnalysisOptions {
   bool time_correct = false;
   double min_latency = 0.0;  // seconds: a receive must follow its send by this much (clock condition)
+  // Tests and benchmarks: the critical path's time per call path by a second read of every
+  // location on the path (as before PathTimeline), not from the time lines of the pass.
+  bool reread_path = false;
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats = nullptr, const AnalysisOptions& options = {});
