@@ -70,6 +70,8 @@ void OmpObserver::begin_location(std::uint32_t location) {
   instances_.clear();
   held_.clear();
   open_parallels_.clear();
+  unvisited_team_ = ~0u;
+  teamless_ = ~std::size_t(0);
   syncs_.push_back({location, {}, {}, {}, {}});
   fork_ = {};
   ended_ = false;
@@ -124,6 +126,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       fork_.valid = false;
       add_sync(e.time, e.position, cnode, t.team, t.instance, 0, OmpSyncRole::TeamBegin);
       if (cnode == trace::kNone) unplaced_ = syncs_.back().syncs.size() - 1;
+      begin_team(syncs_.back().syncs.back().group);
       break;
     }
     case trace::EventType::ThreadTeamEnd:
@@ -161,17 +164,25 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   }
 }
 
-// Score-P enters a parallel region after its thread's team begin: the region's visit belongs to
-// the innermost team begun (none before: an order scout does not read either).
+// A visit of a parallel region belongs to the team its thread begins next to it: Score-P
+// writes the team begin first, then the enter; an enter before its team begin (as other
+// writers may order them) waits for the begin. Each team begin takes one visit.
 void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
-  if (teams_.empty()) return;
-  const auto& t = teams_.back();
-  const auto it = groups_.find({process_, t.team, t.instance, 0});
-  if (it == groups_.end()) return;
   auto& parallels = syncs_.back().parallels;
   open_parallels_.push_back(parallels.size());
-  parallels.push_back({time, time, it->second, cnode});
+  parallels.push_back({time, time, unvisited_team_, cnode});
+  if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1;
+  unvisited_team_ = ~0u;
   stack_.back().parallel = true;
+}
+
+void OmpObserver::begin_team(std::uint32_t group) {
+  if (teamless_ != ~std::size_t(0)) {
+    syncs_.back().parallels[teamless_].team = group;
+    teamless_ = ~std::size_t(0);
+  } else {
+    unvisited_team_ = group;
+  }
 }
 
 std::vector<std::uint32_t> OmpObserver::end_groups() const {
@@ -214,6 +225,7 @@ void thread_management(const OmpObserver& omp, Add&& add) {
   const auto ends = omp.end_groups();
   for (const auto& l : omp.syncs())
     for (const auto& r : l.parallels) {
+      if (r.team >= fork.size()) continue;  // no team begun beside the visit
       const auto forked = fork[r.team];
       if (forked == kNoTime) continue;  // no fork event (an OMPT trace, a team begun before the measurement)
       const auto joined = ends[r.team] == ~0u ? kNoTime : join[ends[r.team]];

@@ -203,6 +203,50 @@ TEST(OmpPatterns, ThreadManagement) {
   EXPECT_NEAR(management.at({1, parallel}), 80e-9, 1e-18);
 }
 
+// A parallel region entered before its thread's team begin (an order other writers may use;
+// Score-P begins the team first) belongs to the team begun next: the worker's fork part is
+// still enter - fork, its join part join - leave. Events fed by hand on the synthetic trace's
+// definitions (region 1 the parallel region, team 0).
+TEST(OmpPatterns, ThreadManagementWithTheEnterBeforeTheTeamBegin) {
+  TempDir dir("ompteamorder");
+  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}}, {}, {}};
+  trace::write_omp_trace(dir.path.string(), "omp", {region}, 2, 1000);
+  trace::Trace t((dir.path / "omp.otf2").string());
+  analysis::OmpObserver omp(t);
+  auto event = [&](trace::EventType type, std::uint32_t location, std::uint64_t time, std::uint32_t region_index,
+                   std::uint32_t cnode) {
+    trace::Event e;
+    e.type = type, e.location = location, e.time = time, e.region = region_index, e.communicator = 0;
+    omp.event(e, cnode);
+  };
+  using T = trace::EventType;
+  omp.begin_location(0);  // master: main (call path 0), the parallel region (1), its barrier (2)
+  event(T::Enter, 0, 0, 0, 0);
+  event(T::ThreadFork, 0, 100, trace::kNone, 0);
+  event(T::Enter, 0, 100, 1, 1);
+  event(T::ThreadTeamBegin, 0, 100, trace::kNone, 1);
+  event(T::Enter, 0, 200, 2, 2);
+  event(T::Leave, 0, 400, 2, 2);
+  event(T::ThreadTeamEnd, 0, 480, trace::kNone, 1);
+  event(T::Leave, 0, 480, 1, 1);
+  event(T::ThreadJoin, 0, 500, trace::kNone, 0);
+  event(T::Leave, 0, 1000, 0, 0);
+  omp.begin_location(1);  // the worker enters at 130 and leaves at 450
+  event(T::Enter, 1, 130, 1, 1);
+  event(T::ThreadTeamBegin, 1, 130, trace::kNone, 1);
+  event(T::Enter, 1, 300, 2, 2);
+  event(T::Leave, 1, 400, 2, 2);
+  event(T::ThreadTeamEnd, 1, 450, trace::kNone, 1);
+  event(T::Leave, 1, 450, 1, 1);
+  const auto sev = analysis::match_omp(omp, {0, 1}, 3, 1000000000);
+  const auto& fork = sev.values[std::size_t(analysis::OmpPattern::Fork)];
+  const auto& management = sev.values[std::size_t(analysis::OmpPattern::Management)];
+  EXPECT_NEAR(fork[1 * 2 + 1], 30e-9, 1e-18);  // call path 1, column 1
+  EXPECT_NEAR(fork[1 * 2 + 0], 0.0, 1e-18);
+  EXPECT_NEAR(management[1 * 2 + 1], 80e-9, 1e-18);
+  EXPECT_NEAR(management[1 * 2 + 0], 20e-9, 1e-18);
+}
+
 // Scalasca's synchronization points (collective_sync), on records made by hand: members in rank
 // order, the times scout's cb_pre_coll_* would see.
 namespace {

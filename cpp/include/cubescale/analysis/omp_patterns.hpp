@@ -55,7 +55,7 @@ struct LockRecord {
 // what omp_management needs beside the team's fork and join.
 struct ParallelRecord {
   std::uint64_t enter = 0, leave = 0;
-  std::uint32_t team = 0;  // the team instance: its fork's and team begins' sync group
+  std::uint32_t team = ~0u;  // the team instance: its fork's and team begins' sync group (~0u: none)
   std::uint32_t cnode = 0;
 };
 
@@ -115,6 +115,7 @@ class OmpObserver final : public trace::CallPathObserver {
     bool parallel;  // a visit of a parallel region with its ParallelRecord
   };
   void enter_parallel(std::uint64_t time, std::uint32_t cnode);
+  void begin_team(std::uint32_t group);
   void add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
                 std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier = ~0u);
   struct Team {
@@ -129,6 +130,8 @@ class OmpObserver final : public trace::CallPathObserver {
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
   std::vector<std::size_t> open_parallels_;                     // this location's parallel records not left
+  std::uint32_t unvisited_team_ = ~0u;                           // a team begun, its parallel region not entered yet
+  std::size_t teamless_ = ~std::size_t(0);                       // a parallel record entered before its team begin
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {
