@@ -102,6 +102,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
       if (f.parallel && !open_parallels_.empty()) {
         syncs_.back().parallels[open_parallels_.back()].leave = e.time;
+        if (open_parallels_.back() == teamless_) teamless_ = ~std::size_t(0);  // left without a team
         open_parallels_.pop_back();
       }
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
@@ -171,13 +172,15 @@ void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
   auto& parallels = syncs_.back().parallels;
   open_parallels_.push_back(parallels.size());
   parallels.push_back({time, time, unvisited_team_, cnode});
-  if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1;
+  if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1, teamless_depth_ = stack_.size();
   unvisited_team_ = ~0u;
   stack_.back().parallel = true;
 }
 
 void OmpObserver::begin_team(std::uint32_t group) {
-  if (teamless_ != ~std::size_t(0)) {
+  // Only while the visit is the innermost open frame: a parallel region nested without a team
+  // of its own (no fork) must not take a later team's begin.
+  if (teamless_ != ~std::size_t(0) && stack_.size() == teamless_depth_) {
     syncs_.back().parallels[teamless_].team = group;
     teamless_ = ~std::size_t(0);
   } else {

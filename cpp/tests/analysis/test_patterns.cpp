@@ -247,6 +247,48 @@ TEST(OmpPatterns, ThreadManagementWithTheEnterBeforeTheTeamBegin) {
   EXPECT_NEAR(management[1 * 2 + 0], 20e-9, 1e-18);
 }
 
+// Nested teams on one thread, each parallel region entered before its own team begin (outer:
+// fork 100, join 900; inner: fork 400, join 500), and a nested parallel region without a team
+// of its own: every visit is at its team's fork and join, so no management time (each visit
+// bound to the enclosing team would give the inner one 700 ns).
+TEST(OmpPatterns, ThreadManagementOfNestedTeams) {
+  TempDir dir("ompnested");
+  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}}, {}, {}};
+  trace::write_omp_trace(dir.path.string(), "omp", {region}, 1, 1000);
+  trace::Trace t((dir.path / "omp.otf2").string());
+  analysis::OmpObserver omp(t);
+  auto event = [&](trace::EventType type, std::uint64_t time, std::uint32_t region_index, std::uint32_t cnode) {
+    trace::Event e;
+    e.type = type, e.location = 0, e.time = time, e.region = region_index, e.communicator = 0;
+    omp.event(e, cnode);
+  };
+  using T = trace::EventType;
+  constexpr auto none = trace::kNone;
+  omp.begin_location(0);  // call paths: 0 main, 1 outer parallel, 2 inner parallel, 3 a parallel region without a team
+  event(T::Enter, 0, 0, 0);
+  event(T::ThreadFork, 100, none, 0);
+  event(T::Enter, 100, 1, 1);
+  event(T::ThreadTeamBegin, 100, none, 1);
+  event(T::ThreadFork, 400, none, 1);
+  event(T::Enter, 400, 1, 2);
+  event(T::ThreadTeamBegin, 400, none, 2);
+  event(T::ThreadTeamEnd, 500, none, 2);
+  event(T::Leave, 500, 1, 2);
+  event(T::ThreadJoin, 500, none, 1);
+  event(T::Enter, 600, 1, 3);  // no team begin of its own
+  event(T::Leave, 700, 1, 3);
+  event(T::ThreadTeamEnd, 900, none, 1);
+  event(T::Leave, 900, 1, 1);
+  event(T::ThreadJoin, 900, none, 0);
+  event(T::Leave, 1000, 0, 0);
+  ASSERT_EQ(omp.syncs().size(), 1u);
+  ASSERT_EQ(omp.syncs()[0].parallels.size(), 3u);
+  EXPECT_EQ(omp.syncs()[0].parallels[2].team, ~0u);  // the visit without a team begin has none
+  const auto sev = analysis::match_omp(omp, {0}, 4, 1000000000);
+  for (auto p : {analysis::OmpPattern::Fork, analysis::OmpPattern::Management})
+    for (double v : sev.values[std::size_t(p)]) EXPECT_EQ(v, 0.0);
+}
+
 // Scalasca's synchronization points (collective_sync), on records made by hand: members in rank
 // order, the times scout's cb_pre_coll_* would see.
 namespace {

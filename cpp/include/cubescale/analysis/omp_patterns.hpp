@@ -132,6 +132,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<std::size_t> open_parallels_;                     // this location's parallel records not left
   std::uint32_t unvisited_team_ = ~0u;                           // a team begun, its parallel region not entered yet
   std::size_t teamless_ = ~std::size_t(0);                       // a parallel record entered before its team begin
+  std::size_t teamless_depth_ = 0;                               // ... and its frame's depth
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {
