@@ -5,8 +5,6 @@
 #include <cstring>
 #include <string>
 #include <deque>
-#include <map>
-#include <tuple>
 #include <unordered_map>
 
 #include "cubescale/analysis/waitstates.hpp"
@@ -228,18 +226,20 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
 namespace {
 
 
-// Per sync group of a team instance's fork: the fork's time and location (the master), the join's time.
+// Per sync group of a team instance's fork: the fork's time and location (the master), and with
+// `joins` the join's time (end_groups walks every group: only where needed).
 struct Teams {
   std::vector<std::uint64_t> fork, join;
   std::vector<std::uint32_t> master;
-  explicit Teams(const OmpObserver& omp)
-      : fork(omp.sync_groups(), kNoTime), join(omp.sync_groups(), kNoTime), master(omp.sync_groups(), kNone) {
-    std::vector<std::uint64_t> joined(omp.sync_groups(), kNoTime);
+  Teams(const OmpObserver& omp, bool joins) : fork(omp.sync_groups(), kNoTime), master(omp.sync_groups(), kNone) {
+    std::vector<std::uint64_t> joined(joins ? omp.sync_groups() : 0, kNoTime);
     for (const auto& l : omp.syncs())
       for (const auto& s : l.syncs) {
         if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time, master[s.group] = l.location;
-        if (s.role == OmpSyncRole::Join) joined[s.group] = s.time;
+        if (joins && s.role == OmpSyncRole::Join) joined[s.group] = s.time;
       }
+    if (!joins) return;
+    join.assign(omp.sync_groups(), kNoTime);
     const auto ends = omp.end_groups();
     for (std::size_t g = 0; g < ends.size(); ++g)
       if (ends[g] != ~0u) join[g] = joined[ends[g]];
@@ -258,22 +258,29 @@ std::uint64_t overlap(const std::vector<Segment>& segments, std::uint64_t a, std
 }  // namespace
 
 void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoint>>& points) {
-  using Key = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;  // as match_omp's barriers
-  std::map<Key, std::pair<std::uint64_t, std::uint32_t>> last;  // (latest enter, its first location)
-  for (const auto& b : omp.barriers()) {
-    const auto [it, fresh] = last.try_emplace({b.process, b.team, b.instance, b.index}, b.enter, b.location);
-    auto& [enter, location] = it->second;
-    if (b.enter > enter || (b.enter == enter && b.location < location)) enter = b.enter, location = b.location;
-  }
+  // A barrier's enters share a sync group (dense): per group the latest enter and its first location.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> last(omp.sync_groups(), {0, kNone});
+  const auto& barriers = omp.barriers();
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
+      const auto& b = barriers[s.barrier];
+      auto& [enter, location] = last[s.group];
+      if (location == kNone || b.enter > enter || (b.enter == enter && b.location < location))
+        enter = b.enter, location = b.location;
+    }
   std::vector<bool> touched(points.size(), false);
-  for (const auto& b : omp.barriers()) {
-    const auto& [enter, causer] = last[{b.process, b.team, b.instance, b.index}];
-    const auto idle = waited(b.enter, b.leave, enter);
-    if (idle == 0 || causer == b.location || b.location >= points.size()) continue;
-    points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
-    touched[b.location] = true;
-  }
-  const Teams teams(omp);
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
+      const auto& b = barriers[s.barrier];
+      const auto& [enter, causer] = last[s.group];
+      const auto idle = waited(b.enter, b.leave, enter);
+      if (idle == 0 || causer == b.location || b.location >= points.size()) continue;
+      points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
+      touched[b.location] = true;
+    }
+  const Teams teams(omp, false);
   for (const auto& l : omp.syncs())
     for (const auto& r : l.parallels) {
       const auto master = teams.master[r.team];
@@ -291,7 +298,7 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
 void omp_path_time(const OmpObserver& omp, const std::vector<std::vector<Segment>>& segments,
                    const std::vector<std::uint32_t>& column, std::size_t columns,
                    const std::vector<std::uint32_t>& parents, std::vector<double>& ticks) {
-  const Teams teams(omp);
+  const Teams teams(omp, true);
   const auto cnodes = columns ? ticks.size() / columns : 0;
   for (const auto& l : omp.syncs()) {
     if (l.location >= segments.size() || segments[l.location].empty() || l.location >= column.size() ||
@@ -329,7 +336,7 @@ std::vector<double> omp_local_time(const OmpObserver& omp, const std::vector<std
     if (out.empty()) out.assign((cnodes + 1) * cols, 0.0);
     out[std::size_t(cnode) * cols + column[location]] += cnode == cnodes ? ticks : ticks * tick;
   };
-  const Teams teams(omp);
+  const Teams teams(omp, true);
   for (const auto& l : omp.syncs()) {
     std::size_t next = 0;  // the location's barriers, in recorded order as its visits
     for (const auto& r : l.parallels) {
