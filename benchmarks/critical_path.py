@@ -13,7 +13,8 @@ critical path crosses every process many times (``cubescale.testing.random_mpi_r
 
 Columns: CPU seconds (best of the rounds), the share of the limit's CPU rate, the peak memory
 (ru_maxrss) of the baseline and of this installation, and what the time lines held at the end of
-the pass per communication event (messages and collectives) with the locations read again.
+the pass per communication event (messages and collectives; in brackets per communication or OpenMP
+synchronization event) with the locations read again.
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ def measure(name: str, path: str, baseline: str, repeat: int) -> str:
     return (f"| {name} | {stats['events']:,} | {communication:,} | {cpu['limit']:.3f} | {cpu['baseline']:.3f} "
             f"({share['baseline']:.0f} %) | {cpu['reread']:.3f} ({share['reread']:.0f} %) | {cpu['ours']:.3f} "
             f"({share['ours']:.0f} %) | {rss['baseline']:.0f} / {rss['ours']:.0f} | "
-            f"{stats['critical_path_bytes'] / max(communication, 1):.1f} | {stats['critical_path_reread']} of "
+            f"{stats['critical_path_bytes'] / max(communication, 1):.1f} "
+            f"({stats['critical_path_bytes'] / max(communication + stats.get('omp_sync_events', 0), 1):.1f}) | "
+            f"{stats['critical_path_reread']} of "
             f"{runs['reread'][0]['stats']['critical_path_reread']} |")
 
 
@@ -108,7 +111,8 @@ def main() -> None:
         print(f"best of {args.repeat} alternating rounds, CPU seconds (share of the limit's CPU rate); baseline: "
               f"{args.baseline}\n")
         print("| trace | events | communication events | limit (libotf2) | baseline | this, every location on the "
-              "path read again | this | peak MiB baseline / this | time-line bytes per communication event | "
+              "path read again | this | peak MiB baseline / this | time-line bytes per communication event (per "
+              "communication or OpenMP synchronization event) | "
               "locations read again (of those on the path) |")
         print("|---|---|---|---|---|---|---|---|---|---|")
         for name, path in traces:

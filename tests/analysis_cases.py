@@ -240,8 +240,37 @@ OMP_TEAMS = [
 ]
 OMP_TEAMS_EXPECTED = {"omp_fork": {0: 10, 1: 70, 2: 65}, "omp_management": {0: 30, 1: 120, 2: 145}}
 
+# The critical path through OpenMP barriers and forks (scout's, compared in test_analysis_scout):
+# region 1: the master enters the implicit barrier last (the path stays on it: back at 350 it is
+# still the master's); region 2: two barriers whose last threads differ (the explicit one thread
+# 1's at 780, the implicit one thread 2's at 940), threads entering after the fork and the master
+# leaving before the join. Backward from 1100 on the master: its implicit barrier waited 40 ns for
+# thread 2 (path to thread 2 from 940 back to its explicit barrier, where it waited for thread 1:
+# from 780 back to the fork at 600, then the master from 600 back to 0).
+OMP_LAST = [
+    {"fork": 100, "join": 500, "threads": [[("ibarrier", 350, 400)], [("ibarrier", 200, 400)], [("ibarrier", 300, 400)]]},
+    {"fork": 600, "join": 1000, "begin": [600, 620, 650], "end": [990, 1000, 960],
+     "threads": [[("barrier", 700, 800), ("ibarrier", 900, 950)], [("barrier", 780, 800), ("ibarrier", 850, 950)],
+                 [("barrier", 720, 800), ("ibarrier", 940, 950)]]},
+]
+# Threads tying as last at a barrier: scout's critical path then runs on every thread that did
+# not wait (CriticalPath.pattern's OMP_BARRIER, "might have two critical paths") and counts the
+# time twice; ours stays one path (the first location among equal enters: docs/analysis.md,
+# "Critical path"). Region 1 as OMP_LAST's; region 2: threads 1 and 2 tie at 750; region 3: the
+# master ties with thread 2 at 1150 at the explicit barrier after thread 2 entered the implicit
+# barrier last.
+OMP_TIES = [
+    OMP_LAST[0],
+    {"fork": 600, "join": 900, "begin": [600, 620, 640], "end": [900, 880, 860],
+     "threads": [[("barrier", 700, 800)], [("barrier", 750, 800)], [("barrier", 750, 800)]]},
+    {"fork": 1000, "join": 1300, "threads": [[("barrier", 1150, 1200), ("ibarrier", 1250, 1280)],
+                                             [("barrier", 1100, 1200), ("ibarrier", 1210, 1280)],
+                                             [("barrier", 1150, 1200), ("ibarrier", 1270, 1280)]]},
+]
+
 OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
-       "omp-teams": (OMP_TEAMS, 3, 1000)}  # name: (regions, threads, end)
+       "omp-teams": (OMP_TEAMS, 3, 1000), "omp-last": (OMP_LAST, 3, 1100),
+       "omp-ties": (OMP_TIES, 3, 1400)}  # name: (regions, threads, end)
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",

@@ -334,6 +334,9 @@ void register_replay(py::module_ m) {
            "where it continues ((0xFFFFFFFF, 0): ended).")
       .def("program_spans", &Replay::program_spans,
            "After finish_complete: per own column the time from PROGRAM_BEGIN to PROGRAM_END in seconds (impact_costs).")
+      .def("local_time", &Replay::local_time,
+           "After finish_complete: scout's local time profile of OpenMP threads against time, [row * columns + column] "
+           "seconds, empty without OpenMP forks (impact_costs' and add_impact's local_time).")
       .def("present_complete", &Replay::present_complete,
            "Record patterns, OpenMP patterns, clock checked: whether each occurs among own locations.")
       .def(
@@ -396,6 +399,7 @@ void register_analysis(py::module_ m) {
         d["corrected_jumps"] = stats.corrected_jumps;
         d["critical_path_bytes"] = stats.path_bytes;
         d["critical_path_reread"] = stats.path_reread;
+        d["omp_sync_events"] = stats.omp_sync_events;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
@@ -405,7 +409,8 @@ void register_analysis(py::module_ m) {
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
       "(time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the "
-      "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; "
+      "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP "
+      "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
       "name its instance statistics). FormatError on inconsistent communication.");
   m.def(
@@ -460,18 +465,20 @@ void register_analysis(py::module_ m) {
       py::arg("blobs"), "Every rank's blobs of one step, summed exactly per call path.");
   m.def(
       "impact_costs",
-      [](const profile::LocalProfile& p, const py::bytes& paths, const std::vector<double>& program_spans) {
-        return py::bytes(analysis::impact_costs(p, std::string(paths), program_spans));
+      [](const profile::LocalProfile& p, const py::bytes& paths, const std::vector<double>& program_spans,
+         const std::vector<double>& local_time) {
+        return py::bytes(analysis::impact_costs(p, std::string(paths), program_spans, local_time));
       },
-      py::arg("profile"), py::arg("paths"), py::arg("program_spans"),
+      py::arg("profile"), py::arg("paths"), py::arg("program_spans"), py::arg("local_time") = std::vector<double>(),
       "Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations "
-      "(program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans).");
+      "(program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans; local_time: "
+      "Replay.local_time).");
   m.def(
       "add_impact",
-      [](profile::LocalProfile& p, const py::bytes& paths, const py::bytes& costs) {
-        analysis::add_impact(p, std::string(paths), std::string(costs));
+      [](profile::LocalProfile& p, const py::bytes& paths, const py::bytes& costs, const std::vector<double>& local_time) {
+        analysis::add_impact(p, std::string(paths), std::string(costs), local_time);
       },
-      py::arg("profile"), py::arg("paths"), py::arg("costs"),
+      py::arg("profile"), py::arg("paths"), py::arg("costs"), py::arg("local_time") = std::vector<double>(),
       "Step 3: appends critical_path_activities, critical_imbalance_impact, inter_partition_imbalance and "
       "non_critical_path_activities (scout's) from the merged sums.");
   m.def(

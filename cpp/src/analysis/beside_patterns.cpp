@@ -98,6 +98,7 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
   auto points = sync_points(records, pairs, instances, defs.locations.size());
   add_sync_points(points, late_receiver_points_);
+  add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks
   const CommunicatorRanks ranks(defs);
   std::vector<bool> has_records(defs.locations.size(), false);
   PathWindow window(defs.locations.size());
@@ -111,6 +112,10 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   auto segments = critical_path_segments(points, spans_, locations, has_records, window);
   std::vector<std::uint32_t> column(defs.locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) column[locations[c]] = static_cast<std::uint32_t>(c);
+  // scout's fork and join time on the path (omp_path_time), while the segments are all here.
+  const bool parallel = std::any_of(omp_.syncs().begin(), omp_.syncs().end(), [](const auto& l) { return !l.parallels.empty(); });
+  std::vector<double> omp_time(parallel ? std::size_t(p.cnode_count()) * locations.size() : 0, 0.0);
+  if (parallel) omp_path_time(omp_, segments, column, locations.size(), p.cnode_parents, omp_time);
   // The path's time per call path from the time lines of the pass; the locations where that is
   // not exact are read a second time (light), or the profile builder runs over all locations
   // again (the same locations give the same call tree, so its rows are the report's). Each
@@ -132,6 +137,7 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
   attribute_path(trace_, p, locations, on_path_locations, on_path);
   auto values = on_path.values(p.cnode_count());
   for (std::size_t i = 0; i < values.size() && i < ticks.size(); ++i) values[i] += static_cast<double>(ticks[i]);
+  for (std::size_t i = 0; i < values.size() && i < omp_time.size(); ++i) values[i] += omp_time[i];
   add_critical_path(p, values, defs.clock.resolution);
   add_counts(p, counts_, points, column);
 }

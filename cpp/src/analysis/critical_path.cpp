@@ -221,6 +221,150 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
   }
 }
 
+// --- OpenMP -----------------------------------------------------------------------------------
+
+namespace {
+
+
+// Per sync group of a team instance's fork: the fork's time and location (the master), and with
+// `joins` the join's time (end_groups walks every group: only where needed).
+struct Teams {
+  std::vector<std::uint64_t> fork, join;
+  std::vector<std::uint32_t> master;
+  Teams(const OmpObserver& omp, bool joins) : fork(omp.sync_groups(), kNoTime), master(omp.sync_groups(), kNone) {
+    std::vector<std::uint64_t> joined(joins ? omp.sync_groups() : 0, kNoTime);
+    for (const auto& l : omp.syncs())
+      for (const auto& s : l.syncs) {
+        if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time, master[s.group] = l.location;
+        if (joins && s.role == OmpSyncRole::Join) joined[s.group] = s.time;
+      }
+    if (!joins) return;
+    join.assign(omp.sync_groups(), kNoTime);
+    const auto ends = omp.end_groups();
+    for (std::size_t g = 0; g < ends.size(); ++g)
+      if (ends[g] != ~0u) join[g] = joined[ends[g]];
+  }
+};
+
+// Ticks of [a, b) inside `segments` (increasing, disjoint).
+std::uint64_t overlap(const std::vector<Segment>& segments, std::uint64_t a, std::uint64_t b) {
+  if (b <= a) return 0;
+  auto it = std::upper_bound(segments.begin(), segments.end(), a, [](std::uint64_t t, const Segment& s) { return t < s.to; });
+  std::uint64_t n = 0;
+  for (; it != segments.end() && it->from < b; ++it) n += std::min(it->to, b) - std::max(it->from, a);
+  return n;
+}
+
+}  // namespace
+
+void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoint>>& points) {
+  // A barrier's enters share a sync group (dense): per group the latest enter and its first location.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> last(omp.sync_groups(), {0, kNone});
+  const auto& barriers = omp.barriers();
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
+      const auto& b = barriers[s.barrier];
+      auto& [enter, location] = last[s.group];
+      if (location == kNone || b.enter > enter || (b.enter == enter && b.location < location))
+        enter = b.enter, location = b.location;
+    }
+  std::vector<bool> touched(points.size(), false);
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
+      const auto& b = barriers[s.barrier];
+      const auto& [enter, causer] = last[s.group];
+      const auto idle = waited(b.enter, b.leave, enter);
+      if (idle == 0 || causer == b.location || b.location >= points.size()) continue;
+      points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
+      touched[b.location] = true;
+    }
+  const Teams teams(omp, false);
+  for (const auto& l : omp.syncs())
+    for (const auto& r : l.parallels) {
+      if (r.team >= teams.master.size()) continue;  // a visit without a team begin
+      const auto master = teams.master[r.team];
+      if (master == kNone || master == l.location || l.location >= points.size()) continue;
+      const auto fork = teams.fork[r.team];
+      points[l.location].push_back({fork, fork, fork, l.location, r.cnode, master, false, false});
+      touched[l.location] = true;
+    }
+  for (std::size_t l = 0; l < points.size(); ++l)
+    if (touched[l])
+      std::stable_sort(points[l].begin(), points[l].end(),
+                       [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+}
+
+void omp_path_time(const OmpObserver& omp, const std::vector<std::vector<Segment>>& segments,
+                   const std::vector<std::uint32_t>& column, std::size_t columns,
+                   const std::vector<std::uint32_t>& parents, std::vector<double>& ticks) {
+  const Teams teams(omp, true);
+  const auto cnodes = columns ? ticks.size() / columns : 0;
+  for (const auto& l : omp.syncs()) {
+    if (l.location >= segments.size() || segments[l.location].empty() || l.location >= column.size() ||
+        column[l.location] == kNone)
+      continue;
+    const auto& mine = segments[l.location];
+    const auto col = column[l.location];
+    for (const auto& r : l.parallels) {
+      if (r.team >= teams.fork.size()) continue;  // a visit without a team begin
+      const auto fork = teams.fork[r.team];
+      if (fork == kNoTime || r.cnode >= cnodes) continue;
+      const bool master = teams.master[r.team] == l.location;
+      const auto join = teams.join[r.team];
+      auto moved = overlap(mine, fork, r.enter);
+      if (master && join != kNoTime) moved += overlap(mine, r.leave, join);  // a worker's: scout drops it
+      if (moved == 0) continue;
+      ticks[std::size_t(r.cnode) * columns + col] += double(moved);
+      const auto parent = parents[r.cnode];
+      if (master && parent < cnodes) ticks[std::size_t(parent) * columns + col] -= double(moved);
+    }
+  }
+}
+
+std::vector<double> omp_local_time(const OmpObserver& omp, const std::vector<std::uint32_t>& locations,
+                                   const std::vector<std::uint32_t>& parents, std::uint64_t resolution) {
+  const auto cols = locations.size(), cnodes = parents.size();
+  std::vector<std::uint32_t> column;
+  for (std::size_t c = 0; c < cols; ++c) {
+    if (locations[c] >= column.size()) column.resize(std::size_t(locations[c]) + 1, kNone);
+    column[locations[c]] = static_cast<std::uint32_t>(c);
+  }
+  std::vector<double> out;
+  const double tick = 1.0 / static_cast<double>(resolution);
+  auto add = [&](std::uint32_t location, std::uint32_t cnode, double ticks) {
+    if (cnode > cnodes || location >= column.size() || column[location] == kNone || ticks == 0) return;
+    if (out.empty()) out.assign((cnodes + 1) * cols, 0.0);
+    out[std::size_t(cnode) * cols + column[location]] += cnode == cnodes ? ticks : ticks * tick;
+  };
+  const Teams teams(omp, true);
+  for (const auto& l : omp.syncs()) {
+    std::size_t next = 0;  // the location's barriers, in recorded order as its visits
+    bool marked = false;   // a worker's location: no time outside its visits
+    for (const auto& r : l.parallels) {
+      if (r.team >= teams.fork.size()) continue;  // a visit without a team begin
+      const auto fork = teams.fork[r.team];
+      if (fork == kNoTime) continue;
+      const auto before = r.enter > fork ? double(r.enter - fork) : 0.0;
+      if (teams.master[r.team] == l.location) {
+        const auto join = teams.join[r.team];
+        const auto after = join != kNoTime && join > r.leave ? double(join - r.leave) : 0.0;
+        add(l.location, r.cnode, before + after);
+        if (r.cnode < cnodes) add(l.location, parents[r.cnode], -(before + after));
+        continue;
+      }
+      if (!marked) add(l.location, std::uint32_t(cnodes), 1.0), marked = true;
+      bool barrier = false;
+      while (next < l.barriers.size() && omp.barriers()[l.barriers[next]].enter < r.enter) ++next;
+      while (next < l.barriers.size() && omp.barriers()[l.barriers[next]].enter <= r.leave) barrier = true, ++next;
+      if (barrier) add(l.location, r.cnode, before);
+    }
+  }
+  for (const auto& t : omp.tails()) add(t.location, t.cnode, -double(t.ticks));
+  return out;
+}
+
 void PathWindow::note(const LocationRecords& l) {
   if (l.location >= init.size()) return;
   for (const auto& c : l.collectives) {  // in recorded order: the first one stays
@@ -384,8 +528,19 @@ bool mpi_call(const trace::Region& r) {
 }  // namespace
 
 PathTimeline::PathTimeline(const trace::Definitions& defs) : lines_(defs.locations.size()) {
+  // The path's OpenMP ends (add_omp_sync_points) lie at barriers as its MPI ends at MPI calls, and
+  // at forks: barriers are cut as calls, forks and parallel regions' enters and leaves are cuts,
+  // so that those ends fall on cuts or inside one-call-path pieces.
   mpi_region_.reserve(defs.regions.size());
-  for (const auto& r : defs.regions) mpi_region_.push_back(mpi_call(r));
+  for (const auto& r : defs.regions)
+    mpi_region_.push_back(mpi_call(r) || omp_barrier_region(r.name) ? kCall : omp_parallel_region(r.name) ? kCut : 0);
+}
+
+bool PathTimeline::cut(std::uint64_t at) {
+  if (!close_piece(at, false)) return false;
+  line_->calls.push_back({at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
+  gap_ = 0;
+  return true;
 }
 
 void PathTimeline::begin_location(std::uint32_t location) {
@@ -466,6 +621,15 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
 
 void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
   if (!line_) return;
+  if (e.type == trace::EventType::ThreadFork || e.type == trace::EventType::OmpFork) {
+    // Where the path leaves a parallel region's workers for the master (add_omp_sync_points).
+    if (line_->entered && call_depth_ == 0) {
+      if (!stack_.empty() && e.time > last_) add(stack_.back(), e.time - last_);
+      last_ = std::max(last_, e.time);
+      cut(e.time);
+    }
+    return;
+  }
   if (!stack_.empty() && e.time > last_) {
     if (call_depth_ == stack_.size()) own_ += e.time - last_;  // the open MPI call's own time: no search
     else add(stack_.back(), e.time - last_);
@@ -473,15 +637,20 @@ void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
   last_ = e.time;
   if (e.type == trace::EventType::Enter) {
     if (!line_->entered) line_->entered = true, line_->begin = piece_begin_ = e.time;
-    if (call_depth_ == 0 && e.region < mpi_region_.size() && mpi_region_[e.region]) {
+    const auto kind = call_depth_ == 0 && e.region < mpi_region_.size() ? mpi_region_[e.region] : 0;
+    if (kind == kCall) {
       if (!close_piece(e.time, false)) return;
       call_depth_ = stack_.size() + 1;
+    } else if (kind == kCut && !cut(e.time)) {
+      return;
     }
     stack_.push_back(cnode);
   } else if (e.type == trace::EventType::Leave && !stack_.empty()) {
     if (call_depth_ == stack_.size()) {
       call_depth_ = 0;
       if (!close_piece(e.time, true)) return;
+    } else if (call_depth_ == 0 && e.region < mpi_region_.size() && mpi_region_[e.region] == kCut && !cut(e.time)) {
+      return;
     }
     stack_.pop_back();
   }

@@ -126,7 +126,8 @@ struct Inputs {
   bool inclusive = false;
   explicit Inputs(const profile::LocalProfile& p) : time(metric(p, "time")), path(metric(p, "critical_path")) {
     for (const char* name : {"mpi_latesender", "mpi_latereceiver", "mpi_latebroadcast", "mpi_earlyreduce",
-                             "mpi_wait_nxn", "mpi_barrier_wait", "mpi_finalize_wait"})
+                             "mpi_wait_nxn", "mpi_barrier_wait", "mpi_finalize_wait", "omp_ibarrier_wait",
+                             "omp_ebarrier_wait"})
       if (const int m = metric(p, name); m >= 0) waits.push_back(m);
     inclusive = time >= 0 && p.metrics[std::size_t(time)].kind == cube::MetricKind::Inclusive;
   }
@@ -135,12 +136,19 @@ struct Inputs {
 // One location (column l) over the keys of `index` (global order), one at a time so that
 // memory stays per call path, not per call path and location.
 Location location(const profile::LocalProfile& p, const Inputs& in, const std::vector<std::size_t>& index,
-                  std::size_t keys, std::size_t l, const std::vector<double>& program_spans) {
+                  std::size_t keys, std::size_t l, const std::vector<double>& program_spans,
+                  const std::vector<double>& local_time) {
   const auto cnodes = p.cnode_count();
   Location out{std::vector<Fixed>(keys, 0), std::vector<Fixed>(keys, 0)};
   std::vector<Fixed> exclusive(cnodes);
   for (std::size_t c = 0; c < cnodes; ++c) exclusive[c] = to_fixed(value(p, in.time, c, l));
-  if (l < program_spans.size()) {
+  if (!local_time.empty() && local_time.size() != (cnodes + 1) * p.locations.size())
+    throw std::invalid_argument("impact: local_time of " + std::to_string(local_time.size()) + " values for " +
+                                std::to_string(cnodes) + " call paths and " + std::to_string(p.locations.size()) +
+                                " locations");
+  // scout clears a worker thread's time outside its barrier-ended parts (omp_local_time).
+  const bool worker = !local_time.empty() && local_time[cnodes * p.locations.size() + l] > 0;
+  if (l < program_spans.size() && !worker) {
     out.outside = to_fixed(program_spans[l]);
     for (std::size_t c = 0; c < cnodes; ++c)
       if (!in.inclusive || p.cnode_parents[c] >= c) out.outside -= exclusive[c];
@@ -148,6 +156,10 @@ Location location(const profile::LocalProfile& p, const Inputs& in, const std::v
   if (in.inclusive)  // children have higher indices: exact in fixed point, in any order
     for (std::size_t c = 0; c < cnodes; ++c)
       if (p.cnode_parents[c] < c) exclusive[p.cnode_parents[c]] -= to_fixed(value(p, in.time, c, l));
+  // scout's local time profile of OpenMP threads (omp_local_time in critical_path.hpp), where it
+  // differs from the profile's; the time outside the top-level regions stays the profile's.
+  if (!local_time.empty())
+    for (std::size_t c = 0; c < cnodes; ++c) exclusive[c] += to_fixed(local_time[c * p.locations.size() + l]);
   for (std::size_t c = 0; c < cnodes; ++c) {
     Fixed wait = 0;
     for (const int m : in.waits) wait += to_fixed(value(p, m, c, l));
@@ -206,7 +218,7 @@ std::string merge_impact(const std::vector<std::string>& blobs) {
 }
 
 std::string impact_costs(const profile::LocalProfile& p, const std::string& paths,
-                         const std::vector<double>& program_spans) {
+                         const std::vector<double>& program_spans, const std::vector<double>& local_time) {
   const auto global = parse(paths);
   const auto n = global.size();
   std::vector<Fixed> gcp;
@@ -217,7 +229,7 @@ std::string impact_costs(const profile::LocalProfile& p, const std::string& path
   const Inputs in(p);
   const auto index = key_index(path_keys(p), global);
   for (std::size_t column = 0; column < p.locations.size(); ++column) {
-    const auto l = location(p, in, index, n, column, program_spans);
+    const auto l = location(p, in, index, n, column, program_spans, local_time);
     // scout's aggregate wait (sum(gcp) - sum(own)) spread over the excess times; the time
     // outside the top-level regions is own time of a call path never on the path.
     Fixed lplen = std::max<Fixed>(l.outside, 0), excess_sum = 0;
@@ -244,7 +256,8 @@ std::string impact_costs(const profile::LocalProfile& p, const std::string& path
   return serialize(table, 2);
 }
 
-void add_impact(profile::LocalProfile& p, const std::string& paths, const std::string& costs) {
+void add_impact(profile::LocalProfile& p, const std::string& paths, const std::string& costs,
+                const std::vector<double>& local_time) {
   const auto global = parse(paths), spread = parse(costs);
   const auto n = global.size();
   const auto keys = path_keys(p);
@@ -265,7 +278,7 @@ void add_impact(profile::LocalProfile& p, const std::string& paths, const std::s
   for (std::size_t c = 0; c < cnodes; ++c)
     if (first[index[c]]) first[index[c]] = false, writes[c] = 1;
   for (std::size_t l = 0; l < cols; ++l) {
-    const auto located = location(p, in, index, n, l, {});
+    const auto located = location(p, in, index, n, l, {}, local_time);
     for (std::size_t c = 0; c < cnodes; ++c) {
       if (!writes[c]) continue;
       const auto k = index[c];
@@ -290,9 +303,10 @@ void add_impact(profile::LocalProfile& p, const std::string& paths, const std::s
          "Overall resource consumption of activities that are not on the critical path", elsewhere);
 }
 
-void add_impact(profile::LocalProfile& p, const std::vector<double>& program_spans) {
+void add_impact(profile::LocalProfile& p, const std::vector<double>& program_spans,
+                const std::vector<double>& local_time) {
   const auto paths = merge_impact({impact_path_sums(p)});
-  add_impact(p, paths, merge_impact({impact_costs(p, paths, program_spans)}));
+  add_impact(p, paths, merge_impact({impact_costs(p, paths, program_spans, local_time)}), local_time);
 }
 
 }  // namespace cubescale::analysis

@@ -33,6 +33,12 @@ bool parallel_region(const std::string& name) {
 
 }  // namespace
 
+bool omp_barrier_region(const std::string& name) {
+  const auto n = lower(name);
+  return starts_with(n, "!$omp implicit barrier") || starts_with(n, "!$omp barrier");
+}
+bool omp_parallel_region(const std::string& name) { return parallel_region(lower(name)); }
+
 const char* omp_pattern_name(OmpPattern p) {
   switch (p) {
     case OmpPattern::EbarrierWait: return "omp_ebarrier_wait";
@@ -72,6 +78,8 @@ void OmpObserver::begin_location(std::uint32_t location) {
   open_parallels_.clear();
   unvisited_team_ = ~0u;
   teamless_ = ~std::size_t(0);
+  open_worker_.clear();
+  tail_.clear();
   syncs_.push_back({location, {}, {}, {}, {}});
   fork_ = {};
   ended_ = false;
@@ -85,12 +93,28 @@ void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint
   syncs_.back().syncs.push_back({time, position, it->second, cnode, barrier, role});
 }
 
+// Inside a worker's visit of a parallel region: the time since the last event is the innermost
+// open call path's (as the profile counts it), kept per call path until its next barrier enter.
+void OmpObserver::tail_time(std::uint64_t time) {
+  if (open_worker_.empty() || !open_worker_.back() || stack_.empty()) return;
+  if (time > tail_last_) {
+    const auto cnode = stack_.back().cnode;
+    auto it = std::find_if(tail_.begin(), tail_.end(), [&](const auto& t) { return t.first == cnode; });
+    if (it == tail_.end()) tail_.push_back({cnode, time - tail_last_});
+    else it->second += time - tail_last_;
+  }
+  tail_last_ = time;
+}
+
 void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   if (!any_) return;  // nothing to look at: MPI-only traces pay one test per event
+  tail_time(e.time);
   switch (e.type) {
     case trace::EventType::Enter:
       stack_.push_back({e.time, e.position, e.region, cnode, false});
       if (e.region < kind_.size() && kind_[e.region] == Kind::Parallel) enter_parallel(e.time, cnode);
+      if (e.region < kind_.size() && (kind_[e.region] == Kind::Ibarrier || kind_[e.region] == Kind::Ebarrier))
+        tail_.clear();  // scout keeps a worker's time up to its barrier's enter
       // A worker's team begin comes before any region: it counts on the call path its events
       // then hang from (the parallel region's), the next one entered.
       if (unplaced_ != ~std::size_t(0)) syncs_.back().syncs[unplaced_].cnode = cnode, unplaced_ = ~std::size_t(0);
@@ -104,6 +128,10 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
         syncs_.back().parallels[open_parallels_.back()].leave = e.time;
         if (open_parallels_.back() == teamless_) teamless_ = ~std::size_t(0);  // left without a team
         open_parallels_.pop_back();
+        if (open_worker_.back())
+          for (const auto& [c, ticks] : tail_) tails_.push_back({location_, c, ticks});
+        open_worker_.pop_back();
+        tail_.clear();
       }
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
         auto& t = teams_.back();
@@ -121,7 +149,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       fork_ = {e.time, e.position, cnode, true};
       break;
     case trace::EventType::ThreadTeamBegin: {
-      teams_.push_back({e.communicator, instances_[e.communicator]++, 0});
+      teams_.push_back({e.communicator, instances_[e.communicator]++, 0, fork_.valid});
       const auto& t = teams_.back();
       if (fork_.valid) add_sync(fork_.time, fork_.position, fork_.cnode, t.team, t.instance, 0, OmpSyncRole::Fork);
       fork_.valid = false;
@@ -171,9 +199,15 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
 void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
   auto& parallels = syncs_.back().parallels;
   open_parallels_.push_back(parallels.size());
+  // A worker's visit: the team begun beside it was not forked here (Score-P's order: that
+  // team's begin came first; an enter before its begin: this thread has no fork pending).
+  const bool master = unvisited_team_ != ~0u ? !teams_.empty() && teams_.back().master : fork_.valid;
   parallels.push_back({time, time, unvisited_team_, cnode});
   if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1, teamless_depth_ = stack_.size();
   unvisited_team_ = ~0u;
+  open_worker_.push_back(!master);
+  tail_.clear();
+  tail_last_ = time;
   stack_.back().parallel = true;
 }
 
@@ -208,6 +242,7 @@ void OmpObserver::rows(const std::vector<std::uint32_t>& rows) {
     for (auto& s : l.syncs) map(s.cnode);
     for (auto& r : l.parallels) map(r.cnode);
   }
+  for (auto& t : tails_) map(t.cnode);
 }
 
 // --- matching --------------------------------------------------------------------------------
@@ -433,6 +468,7 @@ std::uint64_t OmpObserver::bytes() const {
   for (const auto& l : syncs_)
     n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4 +
          l.parallels.capacity() * sizeof(ParallelRecord);
+  n += tails_.capacity() * sizeof(OmpTail);
   // a std::map node: three pointers and a colour beside its key and value
   n += groups_.size() * (4 * sizeof(void*) + sizeof(decltype(groups_)::value_type));
   return n;

@@ -378,11 +378,15 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
   beside.finish(locations, records, pairs, instances, tree, options.reread_path);
-  if (stats) stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread();
+  if (stats)
+    stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
+    stats->omp_sync_events = beside.omp().sync_events();
   auto out = with_clock_violations(std::move(tree), clock.violations);
   std::vector<double> spans;  // per column, seconds
   for (auto l : locations) spans.push_back(static_cast<double>(beside.spans().program_span(l)) * tick);
-  add_impact(out, spans);  // scout's performance-impact metrics, from critical_path, time and the waits
+  // scout's performance-impact metrics, from critical_path, time (on OpenMP threads as scout
+  // counts it) and the waits
+  add_impact(out, spans, omp_local_time(beside.omp(), locations, out.cnode_parents, trace.definitions().clock.resolution));
   return out;
 }
 

@@ -260,6 +260,7 @@ void Replay::collectives_beside() {
       b.points[c.location].push_back({c.enter, c.enter + idle, x.causer_time, c.location, c.cnode, x.causer, false, false});
   }
   release(b.extras);
+  add_omp_sync_points(b.omp, b.points);  // a process's threads are all on this rank
   for (auto l : mine_)
     if (l < b.points.size())
       std::stable_sort(b.points[l].begin(), b.points[l].end(),
@@ -387,9 +388,17 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   for (auto l : mine_)
     if (l < b.segments.size() && !b.segments[l].empty()) on_path.push_back(l);
   for (auto& s : b.segments) std::reverse(s.begin(), s.end());
+  // scout's fork and join time on the path (omp_path_time), while the segments are here.
+  std::vector<double> omp_time;
+  if (std::any_of(b.omp.syncs().begin(), b.omp.syncs().end(), [](const auto& l) { return !l.parallels.empty(); })) {
+    omp_time.assign(std::size_t(tree.cnode_count()) * mine_.size(), 0.0);
+    omp_path_time(b.omp, b.segments, severities_.column, mine_.size(), tree.cnode_parents, omp_time);
+  }
   CriticalPathObserver path(std::move(b.segments), mine_);
   attribute_path(trace_, tree, mine_, on_path, path);  // the own locations on the path, read again
-  add_critical_path(tree, path.values(tree.cnode_count()), defs.clock.resolution);
+  auto path_ticks = path.values(tree.cnode_count());
+  for (std::size_t i = 0; i < path_ticks.size() && i < omp_time.size(); ++i) path_ticks[i] += omp_time[i];
+  add_critical_path(tree, path_ticks, defs.clock.resolution);
   add_counts(tree, b.counts, b.points, severities_.column);
   b.clock.checked = present.back();
   tree = with_clock_violations(std::move(tree), b.clock);
@@ -400,6 +409,7 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
   program_spans_.clear();  // for the performance-impact metrics after finishing (impact.hpp)
   for (auto l : mine_) program_spans_.push_back(static_cast<double>(b.spans.program_span(l)) * tick);
+  local_time_ = omp_local_time(b.omp, mine_, tree.cnode_parents, defs.clock.resolution);
   severities_ = Severities();
   beside_.reset();
   return tree;

@@ -475,3 +475,44 @@ TEST(OmpPatterns, BarriersAndLocksOnASyntheticTrace) {
          "omp_lock_contention_critical");
   expect(by_call(p, "omp_lock_contention_api"), {{{0, "omp_set_lock"}, 5}}, "omp_lock_contention_api");
 }
+
+// tests/analysis_cases.py OMP_LAST (scout.omp gives the same, tests/test_analysis_scout.py): from
+// the master's end (1100) back, its implicit barrier waited for thread 2 (940), thread 2's explicit
+// barrier for thread 1 (780), thread 1's parallel region for the fork on the master (600), where
+// the master, last at the first region's barrier, keeps the path to 0. Thread 1's 20 ns from the
+// fork to entering its region and the master's 10 from leaving it to the join count for the region.
+TEST(CriticalPath, ThroughOpenMPBarriersAndForks) {
+  TempDir dir("omp-path");
+  trace::OmpParallel first{100, 500, {{{"ibarrier", 350, 400}}, {{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}}};
+  trace::OmpParallel second{600, 1000,
+                            {{{"barrier", 700, 800}, {"ibarrier", 900, 950}},
+                             {{"barrier", 780, 800}, {"ibarrier", 850, 950}},
+                             {{"barrier", 720, 800}, {"ibarrier", 940, 950}}},
+                            {600, 620, 650}, {990, 1000, 960}};
+  trace::write_omp_trace(dir.path.string(), "t", {first, second}, 3, 1100);
+  const trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  const std::string parallel = "!$omp parallel @synthetic.c:1", ibarrier = "!$omp implicit barrier @synthetic.c:2",
+                    ebarrier = "!$omp barrier @synthetic.c:3";
+  expect(by_call(p, "critical_path"),
+         {{{0, "main"}, 300}, {{0, parallel}, 400}, {{0, ibarrier}, 60}, {{1, parallel}, 180}, {{2, parallel}, 140},
+          {{2, ebarrier}, 20}},
+         "critical_path");
+  // The time lines cut at barriers, forks and parallel regions: nothing is read again.
+  EXPECT_EQ(expect_same_analysis(t, {}), 0u);
+}
+
+// Threads 1 and 2 tie as last at a barrier: scout's path runs on both, ours on the first
+// (docs/analysis.md, "Critical path"), so that it covers the run once.
+TEST(CriticalPath, OpenMPTieKeepsOnePath) {
+  TempDir dir("omp-tie");
+  trace::OmpParallel region{100, 400, {{{"barrier", 200, 300}}, {{"barrier", 250, 300}}, {{"barrier", 250, 300}}}};
+  trace::write_omp_trace(dir.path.string(), "t", {region}, 3, 500);
+  const trace::Trace t((dir.path / "t.otf2").string());
+  const auto p = analysis::analyze(t, t.all_locations());
+  const std::string parallel = "!$omp parallel @synthetic.c:1", ebarrier = "!$omp barrier @synthetic.c:3";
+  // master: main 0-100 and 400-500, its region 300-400, its barrier 250-300 after waiting 50;
+  // thread 1 from the fork at 100 to its barrier's enter at 250
+  expect(by_call(p, "critical_path"),
+         {{{0, "main"}, 200}, {{0, parallel}, 100}, {{0, ebarrier}, 50}, {{1, parallel}, 150}}, "critical_path");
+}

@@ -224,6 +224,10 @@ class Replay:
         """
         With the posting times back: Late Receiver of the round's own sends; releases their records.
         """
+    def local_time(self) -> list[float]:
+        """
+        After finish_complete: scout's local time profile of OpenMP threads against time, [row * columns + column] seconds, empty without OpenMP forks (impact_costs' and add_impact's local_time).
+        """
     def match_messages(self) -> None:
         """
         Own receives against the sends received; FormatError on unmatched ones.
@@ -373,7 +377,12 @@ class Replay:
         The critical path's backward walk from (location, time) while it stays on own locations; returns where it continues ((0xFFFFFFFF, 0): ended).
         """
 
-def add_impact(profile: cubescale._core.profile.LocalProfile, paths: bytes, costs: bytes) -> None:
+def add_impact(
+    profile: cubescale._core.profile.LocalProfile,
+    paths: bytes,
+    costs: bytes,
+    local_time: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [],
+) -> None:
     """
     Step 3: appends critical_path_activities, critical_imbalance_impact, inter_partition_imbalance and non_critical_path_activities (scout's) from the merged sums.
     """
@@ -386,16 +395,17 @@ def analyze(
     reread_path: bool = False,
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
-    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics). FormatError on inconsistent communication.
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics). FormatError on inconsistent communication.
     """
 
 def impact_costs(
     profile: cubescale._core.profile.LocalProfile,
     paths: bytes,
     program_spans: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex],
+    local_time: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex] = [],
 ) -> bytes:
     """
-    Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations (program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans).
+    Step 2: with the merged path sums, per call path the imbalance costs and headrooms of this profile's locations (program_spans: per column PROGRAM_BEGIN to PROGRAM_END in seconds, Replay.program_spans; local_time: Replay.local_time).
     """
 
 def impact_path_sums(profile: cubescale._core.profile.LocalProfile) -> bytes:

@@ -243,7 +243,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     present = np.array(replay.present_complete(), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
-    _impact(comm, local._core, replay.program_spans())
+    _impact(comm, local._core, replay.program_spans(), replay.local_time())
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
@@ -287,13 +287,15 @@ def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Cal
     return max(peak, held())
 
 
-def _impact(comm, core, program_spans: Sequence[float]) -> None:
+def _impact(comm, core, program_spans: Sequence[float], local_time: Sequence[float]) -> None:
     """scout's performance-impact metrics (analysis/impact.hpp): two allgathers of per-call-path
     sums (exact, so that any split of the locations gives the same bytes), then each rank adds
-    the metrics to its own locations' profile."""
+    the metrics to its own locations' profile (``local_time``: scout's time of its OpenMP
+    threads against ``time``, Replay.local_time; a process's threads are all on one rank)."""
     paths = _analysis.merge_impact(comm.allgather(_analysis.impact_path_sums(core)))
-    costs = _analysis.merge_impact(comm.allgather(_analysis.impact_costs(core, paths, list(program_spans))))
-    _analysis.add_impact(core, paths, costs)
+    costs = _analysis.merge_impact(comm.allgather(_analysis.impact_costs(core, paths, list(program_spans),
+                                                                         list(local_time))))
+    _analysis.add_impact(core, paths, costs, list(local_time))
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:

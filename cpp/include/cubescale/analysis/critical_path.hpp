@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/profile/local_profile.hpp"
@@ -136,6 +137,37 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
 // among equal ends). Empties `more`.
 void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more);
 
+struct Segment {
+  std::uint64_t from, to;
+};
+
+// OpenMP hand-offs inside a process (scout's OMP_BARRIER and OMP_MGMT_FORK callbacks of
+// CriticalPath.pattern): a thread that waited at a barrier waited for the team's thread that
+// entered it last (the first location among equal enters), until min(that enter, my leave); a
+// worker thread's visit of a parallel region waited for its team's fork on the master (wait end
+// and resume at the fork). Appended to `points` (per dense location), each list kept in time
+// order. A process's threads are all on one rank of a replay, so `omp` holds both ends.
+void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoint>>& points);
+
+// scout's time of a parallel region on the path (its time map, TmapCacheHandler's fork and join
+// callbacks): a thread's time from its team's fork to entering the region, and the master's from
+// leaving it to the join, count for the region's call path; the master's come off the call path
+// around the region (`parents`: the report's), where the profile counts them. Per dense location
+// its `segments` (increasing); `ticks` [row * columns + column[location]].
+void omp_path_time(const OmpObserver& omp, const std::vector<std::vector<Segment>>& segments,
+                   const std::vector<std::uint32_t>& column, std::size_t columns,
+                   const std::vector<std::uint32_t>& parents, std::vector<double>& ticks);
+
+// scout's local time profile (what its performance-impact metrics take as a thread's time per
+// call path) against the report's `time`, in seconds [row * locations.size() + column]: the
+// master's fork and join time moved as above, a worker's fork time added to the region where the
+// visit has a barrier, and a worker's time after its last barrier's enter in each visit (OmpTail)
+// taken off (scout clears a worker's time map at each fork and at the end). One more row after
+// the call paths: 1 in a worker thread's column, whose time outside its top-level regions scout
+// does not count either. Empty where nothing differs (no parallel region with a fork).
+std::vector<double> omp_local_time(const OmpObserver& omp, const std::vector<std::uint32_t>& locations,
+                                   const std::vector<std::uint32_t>& parents, std::uint64_t resolution);
+
 // First Enter and last Leave per location (pass 1): the time a profile accounts for (events
 // outside every region, such as PROGRAM_BEGIN before main, have no call path to go to).
 class SpanObserver final : public trace::CallPathObserver {
@@ -170,9 +202,6 @@ class SpanObserver final : public trace::CallPathObserver {
   std::uint32_t location_ = 0;
 };
 
-struct Segment {
-  std::uint64_t from, to;
-};
 // Per dense location index its intervals on the critical path, in increasing time, disjoint.
 // `candidates`: the locations the path may start on (analyzed locations).
 std::vector<std::vector<Segment>> critical_path_segments(const std::vector<std::vector<SyncPoint>>& points,
@@ -217,7 +246,8 @@ class CriticalPathObserver final : public trace::CallPathObserver {
 };
 
 // Pass 1 of the one-process analysis: per location its time line cut at the enter and leave of
-// each outermost MPI call (a region of paradigm MPI or named MPI_*), so that the path's
+// each outermost MPI call (a region of paradigm MPI or named MPI_*; an OpenMP barrier counts as
+// one, and a parallel region's enter and leave are cuts too), so that the path's
 // intervals need no second read (step 3 above). Per call 16 bytes (enter, duration, and its call
 // path, or the count of its exclusive times per call path where it has nested regions) and per
 // gap before it 8 bytes per call path with time there (40 bits of ticks, 24 of call path).
@@ -230,7 +260,8 @@ class PathTimeline final : public trace::CallPathObserver {
   explicit PathTimeline(const trace::Definitions& defs);
   void begin_location(std::uint32_t location) override;
   trace::EventTypeSet interest() const override {
-    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave});
+    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave, trace::EventType::ThreadFork,
+                               trace::EventType::OmpFork});
   }
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void end_location(std::uint32_t location) override;
@@ -259,14 +290,16 @@ class PathTimeline final : public trace::CallPathObserver {
     std::uint64_t begin = 0;  // the first Enter
     bool entered = false, exact = true;
   };
+  static constexpr std::uint8_t kCall = 1, kCut = 2;  // mpi_region_: an MPI call or OpenMP barrier; a parallel region
   void add(std::uint32_t cnode, std::uint64_t ticks);
   bool close_piece(std::uint64_t at, bool call);
+  bool cut(std::uint64_t at);  // ends the open gap at `at` without a call
   bool keep(std::uint32_t cnode, std::uint64_t ticks);
   void drop();  // this location becomes one to read again
   bool attribute(const Line& line, const std::vector<Segment>& segments, std::vector<std::uint64_t>& current,
                  std::vector<std::uint32_t>& touched) const;
 
-  std::vector<std::uint8_t> mpi_region_;
+  std::vector<std::uint8_t> mpi_region_;  // per region: kCall, kCut or 0
   std::vector<Line> lines_;
   std::vector<std::uint32_t> rows_;
   Line* line_ = nullptr;  // the location being read, nullptr once dropped

@@ -40,12 +40,17 @@ std::string merge_impact(const std::vector<std::string>& blobs);
 // headrooms of this profile's locations. `program_spans` (per column, seconds): the time from
 // the location's PROGRAM_BEGIN to its PROGRAM_END (SpanObserver::program_span); what its
 // top-level regions leave of it is scout's artificial root call path, own time too.
+// `local_time` (empty, or [row * columns + column] seconds with one more row flagging worker
+// threads): what scout's local time profile of OpenMP threads adds to the profile's exclusive
+// time (omp_local_time, critical_path.hpp).
 std::string impact_costs(const profile::LocalProfile& p, const std::string& paths,
-                         const std::vector<double>& program_spans);
+                         const std::vector<double>& program_spans, const std::vector<double>& local_time = {});
 // Step 3: appends the four metrics (roots, EXCLUSIVE, sec, scout's names and nesting:
 // inter_partition_imbalance below critical_imbalance_impact) to `p`.
-void add_impact(profile::LocalProfile& p, const std::string& paths, const std::string& costs);
+void add_impact(profile::LocalProfile& p, const std::string& paths, const std::string& costs,
+                const std::vector<double>& local_time = {});
 // All three in one process.
-void add_impact(profile::LocalProfile& p, const std::vector<double>& program_spans);
+void add_impact(profile::LocalProfile& p, const std::vector<double>& program_spans,
+                const std::vector<double>& local_time = {});
 
 }  // namespace cubescale::analysis

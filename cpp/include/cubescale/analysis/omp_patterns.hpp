@@ -22,6 +22,7 @@
 // exclusive time of the OpenMP regions of their class (scalasca.spec classifies by name).
 #include <cstdint>
 #include <map>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -36,6 +37,10 @@ enum class OmpPattern : std::uint8_t {
   EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Management, Fork, Count
 };
 const char* omp_pattern_name(OmpPattern p);
+// By name, as the observer classifies regions (scalasca.spec's CubePL, Score-P's names): an
+// explicit or implicit barrier; a parallel region (`!$omp parallel @file:line`).
+bool omp_barrier_region(const std::string& name);
+bool omp_parallel_region(const std::string& name);
 
 struct BarrierRecord {
   std::uint64_t enter = 0, leave = 0;
@@ -75,6 +80,15 @@ struct OmpSync {
     return role == OmpSyncRole::Fork || role == OmpSyncRole::TeamEnd || role == OmpSyncRole::BarrierEnter;
   }
 };
+// A worker thread's time per call path from the enter of its last barrier in a visit of a
+// parallel region to leaving it (the whole visit without a barrier): scout's local time profile
+// drops it (its time map of a worker is cleared at the next fork and at the end), which its
+// performance-impact metrics read (impact.hpp, omp_local_time in critical_path.hpp).
+struct OmpTail {
+  std::uint32_t location = 0, cnode = 0;
+  std::uint64_t ticks = 0;
+};
+
 struct OmpSyncLocation {
   std::uint32_t location = 0;
   std::vector<OmpSync> syncs;  // in recorded order
@@ -97,6 +111,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<LockRecord>& locks() { return locks_; }
   std::vector<OmpSyncLocation>& syncs() { return syncs_; }
   const std::vector<OmpSyncLocation>& syncs() const { return syncs_; }
+  const std::vector<OmpTail>& tails() const { return tails_; }
   std::uint32_t sync_groups() const { return static_cast<std::uint32_t>(groups_.size()); }
   // Per sync group of a team instance's fork and begins, the group of its ends and join
   // (~0u where there is none, and for the other groups).
@@ -120,7 +135,9 @@ class OmpObserver final : public trace::CallPathObserver {
                 std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier = ~0u);
   struct Team {
     std::uint32_t team, instance, barriers;
+    bool master;  // began after this location's fork
   };
+  void tail_time(std::uint64_t time);
   const trace::Definitions& defs_;
   std::vector<Kind> kind_;  // per region
   std::vector<BarrierRecord> barriers_;
@@ -133,6 +150,10 @@ class OmpObserver final : public trace::CallPathObserver {
   std::uint32_t unvisited_team_ = ~0u;                           // a team begun, its parallel region not entered yet
   std::size_t teamless_ = ~std::size_t(0);                       // a parallel record entered before its team begin
   std::size_t teamless_depth_ = 0;                               // ... and its frame's depth
+  std::vector<bool> open_worker_;                               // per open parallel record: a worker's visit
+  std::vector<OmpTail> tails_;
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> tail_;   // the open worker visit's time since its last barrier enter
+  std::uint64_t tail_last_ = 0;
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {

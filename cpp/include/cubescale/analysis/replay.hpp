@@ -129,6 +129,9 @@ class Replay {
   // After finish_complete: per own column its PROGRAM_BEGIN to PROGRAM_END in seconds
   // (impact_costs' program_spans).
   const std::vector<double>& program_spans() const { return program_spans_; }
+  // After finish_complete: scout's local time profile of OpenMP threads against `time`
+  // (impact_costs' and add_impact's local_time; empty without OpenMP fork and join).
+  const std::vector<double>& local_time() const { return local_time_; }
   profile::LocalProfile finish_complete(const std::vector<bool>& present);
   // Bytes of the buffers above and of the extractors' records beside the wait-state records
   // (Late Receiver's completions and postings, non-blocking collectives, sync points).
@@ -240,7 +243,7 @@ class Replay {
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::vector<CollectiveReduction> home_reductions_, reductions_;
   std::vector<PatternStatistics> pattern_statistics_;
-  std::vector<double> program_spans_;
+  std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter

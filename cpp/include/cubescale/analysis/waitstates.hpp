@@ -380,6 +380,7 @@ struct AnalysisStats {
   // One process: the critical path's time lines at the end of the pass (bytes) and the
   // locations on the path read a second time (critical_path.hpp, PathTimeline).
   std::uint64_t path_bytes = 0, path_reread = 0;
+  std::uint64_t omp_sync_events = 0;  // OpenMP fork, team begin/end, join, barrier enter/leave, lock acquisition
   std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
 };
 struct AnalysisOptions {
