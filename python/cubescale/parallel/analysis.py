@@ -383,7 +383,8 @@ def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> 
     ``MPI_Finalize`` when every process has one (else at the latest last Leave; the first such
     among ``analyzed``) and ends at ``MPI_Init`` likewise; the rank owning the current location
     walks while the path stays on its locations, then hands (location, time) to the owner of the
-    next one. Returns the number of hand-offs (collective steps)."""
+    next one (``_walk``). Returns the number of steps (walks, one per rank the path reaches in
+    turn)."""
     MPI = mpi(comm)
     init, finalize = comm.allreduce(np.array(replay.path_window_members(), dtype=np.int64), op=MPI.SUM)
     replay.set_path_window(int(init), int(finalize))
@@ -393,12 +394,46 @@ def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> 
         return 0
     last, place = max(candidates, key=lambda c: (c[0], -c[1]))
     at, t = int(analyzed[place]), int(last)
-    hand_offs = 0
-    while at != _NO_RANK and owner[at] != _NO_RANK:
-        root = int(owner[at])
-        at, t = comm.bcast(replay.walk(at, t) if comm.rank == root else None, root=root)
-        hand_offs += 1
-    return hand_offs
+    if owner[at] == _NO_RANK:
+        return 0
+    return _walk(comm, replay, at, t, owner)
+
+
+_HAND_OFF, _PATH_END = 7101, 7102  # tags of the walk's point-to-point messages
+
+
+def _walk(comm, replay, at: int, t: int, owner: np.ndarray) -> int:
+    """The walk from ``(at, t)``, in point-to-point messages: the rank owning the path's
+    location walks while the path stays on its locations and sends (location, time, steps) to
+    the owner of the next one; the rank where the path ends tells every other rank how many
+    steps there were (or that the walk failed there). A hand-off involves two ranks, not every
+    rank as a collective step would: what counts when the path changes process at every
+    message and ranks share cores (docs/analysis.md, "Critical path"). Returns the steps."""
+    MPI = mpi(comm)
+    steps, error, mine = 0, None, comm.rank == int(owner[at])
+    while True:
+        if not mine:
+            status = MPI.Status()
+            message = comm.recv(source=MPI.ANY_SOURCE, tag=MPI.ANY_TAG, status=status)
+            if status.Get_tag() == _PATH_END:
+                steps = int(message)
+                break
+            at, t, steps = message
+        try:
+            at, t = replay.walk(at, t)
+        except Exception as e:  # noqa: BLE001 - every rank raises it below
+            error, at = e, _NO_RANK
+        steps += 1
+        if at == _NO_RANK or owner[at] == _NO_RANK:
+            for rank in range(comm.size):
+                if rank != comm.rank:
+                    comm.send(steps, dest=rank, tag=_PATH_END)
+            break
+        mine = int(owner[at]) == comm.rank
+        if not mine:
+            comm.send((at, t, steps), dest=int(owner[at]), tag=_HAND_OFF)
+    raise_everywhere(comm, error)
+    return steps
 
 
 def _profile(core) -> Any:
