@@ -270,17 +270,24 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
         enter = b.enter, location = b.location;
     }
   std::vector<bool> touched(points.size(), false);
+  const Teams teams(omp, false);
+  // A team without a fork event (begun before the measurement): a worker the path went to at
+  // its barrier could not hand it back to the master at the fork, so its barriers move no path.
+  auto forked = [&](const BarrierRecord& b) {
+    const auto g = omp.team_group(b.process, b.team, b.instance);
+    return g < teams.master.size() && teams.master[g] != kNone;
+  };
   for (const auto& l : omp.syncs())
     for (const auto& s : l.syncs) {
       if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
       const auto& b = barriers[s.barrier];
+      if (!forked(b)) continue;
       const auto& [enter, causer] = last[s.group];
       const auto idle = waited(b.enter, b.leave, enter);
       if (idle == 0 || causer == b.location || b.location >= points.size()) continue;
       points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
       touched[b.location] = true;
     }
-  const Teams teams(omp, false);
   for (const auto& l : omp.syncs())
     for (const auto& r : l.parallels) {
       if (r.team >= teams.master.size()) continue;  // a visit without a team begin

@@ -80,6 +80,7 @@ void OmpObserver::begin_location(std::uint32_t location) {
   teamless_ = ~std::size_t(0);
   open_worker_.clear();
   tail_.clear();
+  outer_tails_.clear();
   syncs_.push_back({location, {}, {}, {}, {}});
   fork_ = {};
   ended_ = false;
@@ -96,8 +97,7 @@ void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint
 // Inside a worker's visit of a parallel region: the time since the last event is the innermost
 // open call path's (as the profile counts it), kept per call path until its next barrier enter.
 void OmpObserver::tail_time(std::uint64_t time) {
-  if (open_worker_.empty() || !open_worker_.back() || stack_.empty()) return;
-  if (time > tail_last_) {
+  if (!open_worker_.empty() && open_worker_.back() && !stack_.empty() && time > tail_last_) {
     const auto cnode = stack_.back().cnode;
     auto it = std::find_if(tail_.begin(), tail_.end(), [&](const auto& t) { return t.first == cnode; });
     if (it == tail_.end()) tail_.push_back({cnode, time - tail_last_});
@@ -131,7 +131,8 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
         if (open_worker_.back())
           for (const auto& [c, ticks] : tail_) tails_.push_back({location_, c, ticks});
         open_worker_.pop_back();
-        tail_.clear();
+        tail_ = std::move(outer_tails_.back());  // an enclosing visit's, which goes on
+        outer_tails_.pop_back();
       }
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
         auto& t = teams_.back();
@@ -163,6 +164,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       add_sync(e.time, e.position, cnode, teams_.back().team, teams_.back().instance, 1, OmpSyncRole::TeamEnd);
       ended_team_ = teams_.back().team, ended_instance_ = teams_.back().instance, ended_ = true;
       teams_.pop_back();
+      unvisited_team_ = ~0u;  // a team ended without a visit of its parallel region takes none later
       break;
     case trace::EventType::ThreadJoin:
     case trace::EventType::OmpJoin:
@@ -206,6 +208,7 @@ void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
   if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1, teamless_depth_ = stack_.size();
   unvisited_team_ = ~0u;
   open_worker_.push_back(!master);
+  outer_tails_.push_back(std::move(tail_));
   tail_.clear();
   tail_last_ = time;
   stack_.back().parallel = true;
@@ -216,10 +219,16 @@ void OmpObserver::begin_team(std::uint32_t group) {
   // of its own (no fork) must not take a later team's begin.
   if (teamless_ != ~std::size_t(0) && stack_.size() == teamless_depth_) {
     syncs_.back().parallels[teamless_].team = group;
+    open_worker_.back() = !teams_.back().master;  // known now: whether this thread forked the team
     teamless_ = ~std::size_t(0);
   } else {
     unvisited_team_ = group;
   }
+}
+
+std::uint32_t OmpObserver::team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const {
+  const auto it = groups_.find({process, team, instance, 0});
+  return it == groups_.end() ? ~0u : it->second;
 }
 
 std::vector<std::uint32_t> OmpObserver::end_groups() const {

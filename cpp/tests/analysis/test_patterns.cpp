@@ -8,6 +8,7 @@
 #include <map>
 
 #include "cubescale/analysis/clock_condition.hpp"
+#include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/analysis/waitstates.hpp"
@@ -287,6 +288,83 @@ TEST(OmpPatterns, ThreadManagementOfNestedTeams) {
   const auto sev = analysis::match_omp(omp, {0}, 4, 1000000000);
   for (auto p : {analysis::OmpPattern::Fork, analysis::OmpPattern::Management})
     for (double v : sev.values[std::size_t(p)]) EXPECT_EQ(v, 0.0);
+}
+
+// Hand-fed OpenMP streams on a synthetic trace's definitions (two threads of one process;
+// region 0 main, 1 the parallel region, 2 its implicit barrier; team 0).
+namespace {
+struct OmpFeed {
+  TempDir dir{"ompfeed"};
+  std::unique_ptr<trace::Trace> t;
+  std::unique_ptr<analysis::OmpObserver> omp;
+  OmpFeed() {
+    trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}}, {}, {}};
+    trace::write_omp_trace(dir.path.string(), "omp", {region}, 2, 1000);
+    t = std::make_unique<trace::Trace>((dir.path / "omp.otf2").string());
+    omp = std::make_unique<analysis::OmpObserver>(*t);
+  }
+  void operator()(trace::EventType type, std::uint32_t location, std::uint64_t time,
+                  std::uint32_t region = trace::kNone, std::uint32_t cnode = 0) {
+    trace::Event e;
+    e.type = type, e.location = location, e.time = time, e.region = region, e.communicator = 0;
+    omp->event(e, cnode);
+  }
+};
+}  // namespace
+
+// A team begun and ended without a visit of its parallel region gives its team to no later
+// visit: the next visit, entered before its own team begin, takes that one.
+TEST(OmpPatterns, AVisitTakesNoFinishedTeam) {
+  OmpFeed feed;
+  using T = trace::EventType;
+  feed.omp->begin_location(1);
+  feed(T::ThreadTeamBegin, 1, 100);
+  feed(T::ThreadTeamEnd, 1, 450);
+  feed(T::Enter, 1, 600, 1, 1);
+  feed(T::ThreadTeamBegin, 1, 600);
+  feed(T::ThreadTeamEnd, 1, 700);
+  feed(T::Leave, 1, 700, 1, 1);
+  const auto process = feed.t->definitions().locations[1].group;
+  ASSERT_EQ(feed.omp->syncs()[0].parallels.size(), 1u);
+  EXPECT_EQ(feed.omp->syncs()[0].parallels[0].team, feed.omp->team_group(process, 0, 1));
+}
+
+// A master whose parallel region is entered before its fork and team begin is no worker: no
+// worker tail (scout's per-thread time after the last barrier) for it.
+TEST(OmpPatterns, AMasterEnteringBeforeItsForkIsNoWorker) {
+  OmpFeed feed;
+  using T = trace::EventType;
+  feed.omp->begin_location(0);
+  feed(T::Enter, 0, 0, 0, 0);
+  feed(T::Enter, 0, 100, 1, 1);
+  feed(T::ThreadFork, 0, 100);
+  feed(T::ThreadTeamBegin, 0, 100);
+  feed(T::Enter, 0, 200, 2, 2);
+  feed(T::Leave, 0, 400, 2, 2);
+  feed(T::ThreadTeamEnd, 0, 480);
+  feed(T::Leave, 0, 480, 1, 1);
+  feed(T::ThreadJoin, 0, 500);
+  feed(T::Leave, 0, 1000, 0, 0);
+  EXPECT_TRUE(feed.omp->tails().empty());
+}
+
+// A team without a fork event (begun before the measurement): its barriers hand the critical
+// path to no worker, which could not hand it back to the master at the fork.
+TEST(OmpPatterns, BarriersOfATeamWithoutForkMoveNoPath) {
+  OmpFeed feed;
+  using T = trace::EventType;
+  for (std::uint32_t l : {0u, 1u}) {
+    feed.omp->begin_location(l);
+    feed(T::ThreadTeamBegin, l, 100);
+    feed(T::Enter, l, 100, 1, 1);
+    feed(T::Enter, l, l == 0 ? 200 : 300, 2, 2);  // the master waits for the worker
+    feed(T::Leave, l, 400, 2, 2);
+    feed(T::Leave, l, 450, 1, 1);
+    feed(T::ThreadTeamEnd, l, 450);
+  }
+  std::vector<std::vector<analysis::SyncPoint>> points(2);
+  analysis::add_omp_sync_points(*feed.omp, points);
+  EXPECT_TRUE(points[0].empty() && points[1].empty());
 }
 
 // Scalasca's synchronization points (collective_sync), on records made by hand: members in rank

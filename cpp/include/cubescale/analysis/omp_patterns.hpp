@@ -116,6 +116,8 @@ class OmpObserver final : public trace::CallPathObserver {
   // Per sync group of a team instance's fork and begins, the group of its ends and join
   // (~0u where there is none, and for the other groups).
   std::vector<std::uint32_t> end_groups() const;
+  // The sync group of a team instance's fork and begins (~0u if none of its threads began it).
+  std::uint32_t team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const;
   // What it holds for the clock checks and patterns, and how many synchronization events that
   // is (fork, team begin and end, join, barrier enter and leave, lock acquisition): the
   // replay's memory per communication event counts both (docs/analysis.md, "Memory per rank").
@@ -154,6 +156,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<OmpTail> tails_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> tail_;   // the open worker visit's time since its last barrier enter
   std::uint64_t tail_last_ = 0;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> outer_tails_;  // per open visit, its enclosing one's tail
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {
