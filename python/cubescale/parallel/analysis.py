@@ -187,7 +187,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     this rank's share
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
     ``events``, ``messages`` and ``collectives`` (records), ``shape`` and ``metrics`` of the
-    report, ``hand_offs`` (how often the critical path moved between ranks), ``correction``
+    report, ``hand_offs`` (the critical path's walk steps: one more than the times it moved between
+    ranks), ``correction``
     (with ``time_correct``: rounds, events moved forward, the largest move in ticks),
     ``statistics`` (rank 0, else None: the instance statistics of every rank merged, in ticks, the
     most severe instance of each call path; :func:`cubescale.analyze` makes them
