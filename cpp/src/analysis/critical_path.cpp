@@ -226,26 +226,6 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
 namespace {
 
 
-// Per sync group of a team instance's fork: the fork's time and location (the master), and with
-// `joins` the join's time (end_groups walks every group: only where needed).
-struct Teams {
-  std::vector<std::uint64_t> fork, join;
-  std::vector<std::uint32_t> master;
-  Teams(const OmpObserver& omp, bool joins) : fork(omp.sync_groups(), kNoTime), master(omp.sync_groups(), kNone) {
-    std::vector<std::uint64_t> joined(joins ? omp.sync_groups() : 0, kNoTime);
-    for (const auto& l : omp.syncs())
-      for (const auto& s : l.syncs) {
-        if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time, master[s.group] = l.location;
-        if (joins && s.role == OmpSyncRole::Join) joined[s.group] = s.time;
-      }
-    if (!joins) return;
-    join.assign(omp.sync_groups(), kNoTime);
-    const auto ends = omp.end_groups();
-    for (std::size_t g = 0; g < ends.size(); ++g)
-      if (ends[g] != ~0u) join[g] = joined[ends[g]];
-  }
-};
-
 // Ticks of [a, b) inside `segments` (increasing, disjoint).
 std::uint64_t overlap(const std::vector<Segment>& segments, std::uint64_t a, std::uint64_t b) {
   if (b <= a) return 0;
@@ -270,7 +250,7 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
         enter = b.enter, location = b.location;
     }
   std::vector<bool> touched(points.size(), false);
-  const Teams teams(omp, false);
+  const OmpTeams teams(omp, false);
   // A team without a fork event (begun before the measurement): a worker the path went to at
   // its barrier could not hand it back to the master at the fork, so its barriers move no path.
   auto forked = [&](const BarrierRecord& b) {
@@ -306,7 +286,7 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
 void omp_path_time(const OmpObserver& omp, const std::vector<std::vector<Segment>>& segments,
                    const std::vector<std::uint32_t>& column, std::size_t columns,
                    const std::vector<std::uint32_t>& parents, std::vector<double>& ticks) {
-  const Teams teams(omp, true);
+  const OmpTeams teams(omp, true);
   const auto cnodes = columns ? ticks.size() / columns : 0;
   for (const auto& l : omp.syncs()) {
     if (l.location >= segments.size() || segments[l.location].empty() || l.location >= column.size() ||
@@ -345,7 +325,7 @@ std::vector<double> omp_local_time(const OmpObserver& omp, const std::vector<std
     if (out.empty()) out.assign((cnodes + 1) * cols, 0.0);
     out[std::size_t(cnode) * cols + column[location]] += cnode == cnodes ? ticks : ticks * tick;
   };
-  const Teams teams(omp, true);
+  const OmpTeams teams(omp, true);
   for (const auto& l : omp.syncs()) {
     std::size_t next = 0;  // the location's barriers, in recorded order as its visits
     bool marked = false;   // a worker's location: no time outside its visits

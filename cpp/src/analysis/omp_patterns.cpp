@@ -75,12 +75,10 @@ void OmpObserver::begin_location(std::uint32_t location) {
   teams_.clear();
   instances_.clear();
   held_.clear();
-  open_parallels_.clear();
+  open_visits_.clear();
   unvisited_team_ = ~0u;
   teamless_ = ~std::size_t(0);
-  open_worker_.clear();
   tail_.clear();
-  outer_tails_.clear();
   syncs_.push_back({location, {}, {}, {}, {}});
   fork_ = {};
   ended_ = false;
@@ -97,7 +95,7 @@ void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint
 // Inside a worker's visit of a parallel region: the time since the last event is the innermost
 // open call path's (as the profile counts it), kept per call path until its next barrier enter.
 void OmpObserver::tail_time(std::uint64_t time) {
-  if (!open_worker_.empty() && open_worker_.back() && !stack_.empty() && time > tail_last_) {
+  if (!open_visits_.empty() && open_visits_.back().worker && !stack_.empty() && time > tail_last_) {
     const auto cnode = stack_.back().cnode;
     auto it = std::find_if(tail_.begin(), tail_.end(), [&](const auto& t) { return t.first == cnode; });
     if (it == tail_.end()) tail_.push_back({cnode, time - tail_last_});
@@ -124,15 +122,14 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto f = stack_.back();
       stack_.pop_back();
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
-      if (f.parallel && !open_parallels_.empty()) {
-        syncs_.back().parallels[open_parallels_.back()].leave = e.time;
-        if (open_parallels_.back() == teamless_) teamless_ = ~std::size_t(0);  // left without a team
-        open_parallels_.pop_back();
-        if (open_worker_.back())
+      if (f.parallel && !open_visits_.empty()) {
+        auto& visit = open_visits_.back();
+        syncs_.back().parallels[visit.record].leave = e.time;
+        if (visit.record == teamless_) teamless_ = ~std::size_t(0);  // left without a team
+        if (visit.worker)
           for (const auto& [c, ticks] : tail_) tails_.push_back({location_, c, ticks});
-        open_worker_.pop_back();
-        tail_ = std::move(outer_tails_.back());  // an enclosing visit's, which goes on
-        outer_tails_.pop_back();
+        tail_ = std::move(visit.outer_tail);  // an enclosing visit's, which goes on
+        open_visits_.pop_back();
       }
       if ((kind == Kind::Ibarrier || kind == Kind::Ebarrier) && !teams_.empty()) {
         auto& t = teams_.back();
@@ -200,15 +197,13 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
 // writers may order them) waits for the begin. Each team begin takes one visit.
 void OmpObserver::enter_parallel(std::uint64_t time, std::uint32_t cnode) {
   auto& parallels = syncs_.back().parallels;
-  open_parallels_.push_back(parallels.size());
   // A worker's visit: the team begun beside it was not forked here (Score-P's order: that
   // team's begin came first; an enter before its begin: this thread has no fork pending).
   const bool master = unvisited_team_ != ~0u ? !teams_.empty() && teams_.back().master : fork_.valid;
   parallels.push_back({time, time, unvisited_team_, cnode});
   if (unvisited_team_ == ~0u) teamless_ = parallels.size() - 1, teamless_depth_ = stack_.size();
   unvisited_team_ = ~0u;
-  open_worker_.push_back(!master);
-  outer_tails_.push_back(std::move(tail_));
+  open_visits_.push_back({parallels.size() - 1, !master, std::move(tail_)});
   tail_.clear();
   tail_last_ = time;
   stack_.back().parallel = true;
@@ -219,11 +214,26 @@ void OmpObserver::begin_team(std::uint32_t group) {
   // of its own (no fork) must not take a later team's begin.
   if (teamless_ != ~std::size_t(0) && stack_.size() == teamless_depth_) {
     syncs_.back().parallels[teamless_].team = group;
-    open_worker_.back() = !teams_.back().master;  // known now: whether this thread forked the team
+    open_visits_.back().worker = !teams_.back().master;  // known now: whether this thread forked the team
     teamless_ = ~std::size_t(0);
   } else {
     unvisited_team_ = group;
   }
+}
+
+OmpTeams::OmpTeams(const OmpObserver& omp, bool joins)
+    : fork(omp.sync_groups(), kNoFork), master(omp.sync_groups(), trace::kNone) {
+  std::vector<std::uint64_t> joined(joins ? omp.sync_groups() : 0, kNoFork);
+  for (const auto& l : omp.syncs())
+    for (const auto& s : l.syncs) {
+      if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time, master[s.group] = l.location;
+      if (joins && s.role == OmpSyncRole::Join) joined[s.group] = s.time;
+    }
+  if (!joins) return;
+  join.assign(omp.sync_groups(), kNoFork);
+  const auto ends = omp.end_groups();
+  for (std::size_t g = 0; g < ends.size(); ++g)
+    if (ends[g] != ~0u) join[g] = joined[ends[g]];
 }
 
 std::uint32_t OmpObserver::team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const {
@@ -262,20 +272,14 @@ namespace {
 // team's fork to entering the parallel region and from leaving it to the team's join.
 template <typename Add>
 void thread_management(const OmpObserver& omp, Add&& add) {
-  constexpr auto kNoTime = ~std::uint64_t(0);
-  std::vector<std::uint64_t> fork(omp.sync_groups(), kNoTime), join(omp.sync_groups(), kNoTime);
-  for (const auto& l : omp.syncs())
-    for (const auto& s : l.syncs) {
-      if (s.role == OmpSyncRole::Fork) fork[s.group] = s.time;
-      if (s.role == OmpSyncRole::Join) join[s.group] = s.time;
-    }
-  const auto ends = omp.end_groups();
+  constexpr auto kNoTime = OmpTeams::kNoFork;
+  const OmpTeams teams(omp, true);
   for (const auto& l : omp.syncs())
     for (const auto& r : l.parallels) {
-      if (r.team >= fork.size()) continue;  // no team begun beside the visit
-      const auto forked = fork[r.team];
+      if (r.team >= teams.fork.size()) continue;  // no team begun beside the visit
+      const auto forked = teams.fork[r.team];
       if (forked == kNoTime) continue;  // no fork event (an OMPT trace, a team begun before the measurement)
-      const auto joined = ends[r.team] == ~0u ? kNoTime : join[ends[r.team]];
+      const auto joined = teams.join[r.team];
       const auto before = r.enter > forked ? r.enter - forked : 0;
       const auto after = joined != kNoTime && joined > r.leave ? joined - r.leave : 0;
       add(OmpPattern::Fork, r.cnode, l.location, before);

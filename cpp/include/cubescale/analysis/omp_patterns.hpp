@@ -148,15 +148,21 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<Team> teams_;
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
-  std::vector<std::size_t> open_parallels_;                     // this location's parallel records not left
+  // This location's visits of parallel regions not left, innermost last: the record, whether
+  // the thread is a worker of the visit's team, and the enclosing visit's tail (a nested visit
+  // keeps its own).
+  struct OpenVisit {
+    std::size_t record;
+    bool worker;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> outer_tail;
+  };
+  std::vector<OpenVisit> open_visits_;
   std::uint32_t unvisited_team_ = ~0u;                           // a team begun, its parallel region not entered yet
   std::size_t teamless_ = ~std::size_t(0);                       // a parallel record entered before its team begin
   std::size_t teamless_depth_ = 0;                               // ... and its frame's depth
-  std::vector<bool> open_worker_;                               // per open parallel record: a worker's visit
   std::vector<OmpTail> tails_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> tail_;   // the open worker visit's time since its last barrier enter
   std::uint64_t tail_last_ = 0;
-  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> outer_tails_;  // per open visit, its enclosing one's tail
   std::vector<OmpSyncLocation> syncs_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
   struct Pending {
@@ -170,6 +176,16 @@ class OmpObserver final : public trace::CallPathObserver {
   std::size_t unplaced_ = ~std::size_t(0);                       // a team begin outside every region
   std::uint32_t location_ = 0, process_ = 0;
   bool any_ = false;  // the trace has OpenMP barriers, critical sections or lock calls
+};
+
+// Per sync group of a team instance's fork and begins: the fork's time and location (the
+// master; kNoFork and trace::kNone without a fork event) and, with `joins`, the join's time
+// (kNoFork without one; end_groups walks every group: only where needed).
+struct OmpTeams {
+  static constexpr std::uint64_t kNoFork = ~std::uint64_t(0);
+  std::vector<std::uint64_t> fork, join;
+  std::vector<std::uint32_t> master;
+  OmpTeams(const OmpObserver& omp, bool joins);
 };
 
 struct OmpSeverities {
