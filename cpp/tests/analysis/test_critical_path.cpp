@@ -71,6 +71,13 @@ analysis::SpanObserver three_spans() {
   return spans;
 }
 
+// A location's path is the one segment [from, to).
+void expect_one_segment(const std::vector<analysis::Segment>& segments, std::uint64_t from, std::uint64_t to) {
+  ASSERT_EQ(segments.size(), 1u);
+  EXPECT_EQ(segments[0].from, from);
+  EXPECT_EQ(segments[0].to, to);
+}
+
 }  // namespace
 
 TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
@@ -82,15 +89,9 @@ TEST(CriticalPath, WalkFollowsEachWaitToItsCause) {
   const auto spans = three_spans();
   const auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true},
                                                         analysis::PathWindow(3));  // no MPI_Init/Finalize
-  ASSERT_EQ(segments[0].size(), 1u);
-  EXPECT_EQ(segments[0][0].from, 0u);
-  EXPECT_EQ(segments[0][0].to, 30u);
-  ASSERT_EQ(segments[1].size(), 1u);
-  EXPECT_EQ(segments[1][0].from, 30u);
-  EXPECT_EQ(segments[1][0].to, 60u);
-  ASSERT_EQ(segments[2].size(), 1u);
-  EXPECT_EQ(segments[2][0].from, 60u);
-  EXPECT_EQ(segments[2][0].to, 100u);
+  expect_one_segment(segments[0], 0u, 30u);
+  expect_one_segment(segments[1], 30u, 60u);
+  expect_one_segment(segments[2], 60u, 100u);
 }
 
 TEST(CriticalPath, WalkRunsFromTheLastFinalizeBackToInit) {
@@ -106,18 +107,12 @@ TEST(CriticalPath, WalkRunsFromTheLastFinalizeBackToInit) {
   window.finalize = {80, 85, 85};
   window.has_init = window.has_finalize = true;
   auto segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
-  ASSERT_EQ(segments[1].size(), 1u);
-  EXPECT_EQ(segments[1][0].from, 55u);
-  EXPECT_EQ(segments[1][0].to, 85u);
-  ASSERT_EQ(segments[0].size(), 1u);
-  EXPECT_EQ(segments[0][0].from, 5u);
-  EXPECT_EQ(segments[0][0].to, 60u);
+  expect_one_segment(segments[1], 55u, 85u);
+  expect_one_segment(segments[0], 5u, 60u);
   EXPECT_TRUE(segments[2].empty());
   window.has_init = window.has_finalize = false;  // a process lacks them: the whole trace
   segments = analysis::critical_path_segments(points, spans, {0, 1, 2}, {true, true, true}, window);
-  ASSERT_EQ(segments[2].size(), 1u);
-  EXPECT_EQ(segments[2][0].from, 0u);
-  EXPECT_EQ(segments[2][0].to, 100u);
+  expect_one_segment(segments[2], 0u, 100u);
 }
 
 TEST(CriticalPath, LateSenderChainOnASyntheticTrace) {

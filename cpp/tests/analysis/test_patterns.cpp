@@ -204,92 +204,6 @@ TEST(OmpPatterns, ThreadManagement) {
   EXPECT_NEAR(management.at({1, parallel}), 80e-9, 1e-18);
 }
 
-// A parallel region entered before its thread's team begin (an order other writers may use;
-// Score-P begins the team first) belongs to the team begun next: the worker's fork part is
-// still enter - fork, its join part join - leave. Events fed by hand on the synthetic trace's
-// definitions (region 1 the parallel region, team 0).
-TEST(OmpPatterns, ThreadManagementWithTheEnterBeforeTheTeamBegin) {
-  TempDir dir("ompteamorder");
-  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}}, {}, {}};
-  trace::write_omp_trace(dir.path.string(), "omp", {region}, 2, 1000);
-  trace::Trace t((dir.path / "omp.otf2").string());
-  analysis::OmpObserver omp(t);
-  auto event = [&](trace::EventType type, std::uint32_t location, std::uint64_t time, std::uint32_t region_index,
-                   std::uint32_t cnode) {
-    trace::Event e;
-    e.type = type, e.location = location, e.time = time, e.region = region_index, e.communicator = 0;
-    omp.event(e, cnode);
-  };
-  using T = trace::EventType;
-  omp.begin_location(0);  // master: main (call path 0), the parallel region (1), its barrier (2)
-  event(T::Enter, 0, 0, 0, 0);
-  event(T::ThreadFork, 0, 100, trace::kNone, 0);
-  event(T::Enter, 0, 100, 1, 1);
-  event(T::ThreadTeamBegin, 0, 100, trace::kNone, 1);
-  event(T::Enter, 0, 200, 2, 2);
-  event(T::Leave, 0, 400, 2, 2);
-  event(T::ThreadTeamEnd, 0, 480, trace::kNone, 1);
-  event(T::Leave, 0, 480, 1, 1);
-  event(T::ThreadJoin, 0, 500, trace::kNone, 0);
-  event(T::Leave, 0, 1000, 0, 0);
-  omp.begin_location(1);  // the worker enters at 130 and leaves at 450
-  event(T::Enter, 1, 130, 1, 1);
-  event(T::ThreadTeamBegin, 1, 130, trace::kNone, 1);
-  event(T::Enter, 1, 300, 2, 2);
-  event(T::Leave, 1, 400, 2, 2);
-  event(T::ThreadTeamEnd, 1, 450, trace::kNone, 1);
-  event(T::Leave, 1, 450, 1, 1);
-  const auto sev = analysis::match_omp(omp, {0, 1}, 3, 1000000000);
-  const auto& fork = sev.values[std::size_t(analysis::OmpPattern::Fork)];
-  const auto& management = sev.values[std::size_t(analysis::OmpPattern::Management)];
-  EXPECT_NEAR(fork[1 * 2 + 1], 30e-9, 1e-18);  // call path 1, column 1
-  EXPECT_NEAR(fork[1 * 2 + 0], 0.0, 1e-18);
-  EXPECT_NEAR(management[1 * 2 + 1], 80e-9, 1e-18);
-  EXPECT_NEAR(management[1 * 2 + 0], 20e-9, 1e-18);
-}
-
-// Nested teams on one thread, each parallel region entered before its own team begin (outer:
-// fork 100, join 900; inner: fork 400, join 500), and a nested parallel region without a team
-// of its own: every visit is at its team's fork and join, so no management time (each visit
-// bound to the enclosing team would give the inner one 700 ns).
-TEST(OmpPatterns, ThreadManagementOfNestedTeams) {
-  TempDir dir("ompnested");
-  trace::OmpParallel region{100, 500, {{{"ibarrier", 200, 400}}}, {}, {}};
-  trace::write_omp_trace(dir.path.string(), "omp", {region}, 1, 1000);
-  trace::Trace t((dir.path / "omp.otf2").string());
-  analysis::OmpObserver omp(t);
-  auto event = [&](trace::EventType type, std::uint64_t time, std::uint32_t region_index, std::uint32_t cnode) {
-    trace::Event e;
-    e.type = type, e.location = 0, e.time = time, e.region = region_index, e.communicator = 0;
-    omp.event(e, cnode);
-  };
-  using T = trace::EventType;
-  constexpr auto none = trace::kNone;
-  omp.begin_location(0);  // call paths: 0 main, 1 outer parallel, 2 inner parallel, 3 a parallel region without a team
-  event(T::Enter, 0, 0, 0);
-  event(T::ThreadFork, 100, none, 0);
-  event(T::Enter, 100, 1, 1);
-  event(T::ThreadTeamBegin, 100, none, 1);
-  event(T::ThreadFork, 400, none, 1);
-  event(T::Enter, 400, 1, 2);
-  event(T::ThreadTeamBegin, 400, none, 2);
-  event(T::ThreadTeamEnd, 500, none, 2);
-  event(T::Leave, 500, 1, 2);
-  event(T::ThreadJoin, 500, none, 1);
-  event(T::Enter, 600, 1, 3);  // no team begin of its own
-  event(T::Leave, 700, 1, 3);
-  event(T::ThreadTeamEnd, 900, none, 1);
-  event(T::Leave, 900, 1, 1);
-  event(T::ThreadJoin, 900, none, 0);
-  event(T::Leave, 1000, 0, 0);
-  ASSERT_EQ(omp.syncs().size(), 1u);
-  ASSERT_EQ(omp.syncs()[0].parallels.size(), 3u);
-  EXPECT_EQ(omp.syncs()[0].parallels[2].team, ~0u);  // the visit without a team begin has none
-  const auto sev = analysis::match_omp(omp, {0}, 4, 1000000000);
-  for (auto p : {analysis::OmpPattern::Fork, analysis::OmpPattern::Management})
-    for (double v : sev.values[std::size_t(p)]) EXPECT_EQ(v, 0.0);
-}
-
 // Hand-fed OpenMP streams on a synthetic trace's definitions (two threads of one process;
 // region 0 main, 1 the parallel region, 2 its implicit barrier; team 0).
 namespace {
@@ -311,6 +225,74 @@ struct OmpFeed {
   }
 };
 }  // namespace
+
+// A parallel region entered before its thread's team begin (an order other writers may use;
+// Score-P begins the team first) belongs to the team begun next: the worker's fork part is
+// still enter - fork, its join part join - leave.
+TEST(OmpPatterns, ThreadManagementWithTheEnterBeforeTheTeamBegin) {
+  OmpFeed feed;
+  auto& omp = *feed.omp;
+  using T = trace::EventType;
+  omp.begin_location(0);  // master: main (call path 0), the parallel region (1), its barrier (2)
+  feed(T::Enter, 0, 0, 0, 0);
+  feed(T::ThreadFork, 0, 100, trace::kNone, 0);
+  feed(T::Enter, 0, 100, 1, 1);
+  feed(T::ThreadTeamBegin, 0, 100, trace::kNone, 1);
+  feed(T::Enter, 0, 200, 2, 2);
+  feed(T::Leave, 0, 400, 2, 2);
+  feed(T::ThreadTeamEnd, 0, 480, trace::kNone, 1);
+  feed(T::Leave, 0, 480, 1, 1);
+  feed(T::ThreadJoin, 0, 500, trace::kNone, 0);
+  feed(T::Leave, 0, 1000, 0, 0);
+  omp.begin_location(1);  // the worker enters at 130 and leaves at 450
+  feed(T::Enter, 1, 130, 1, 1);
+  feed(T::ThreadTeamBegin, 1, 130, trace::kNone, 1);
+  feed(T::Enter, 1, 300, 2, 2);
+  feed(T::Leave, 1, 400, 2, 2);
+  feed(T::ThreadTeamEnd, 1, 450, trace::kNone, 1);
+  feed(T::Leave, 1, 450, 1, 1);
+  const auto sev = analysis::match_omp(omp, {0, 1}, 3, 1000000000);
+  const auto& fork = sev.values[std::size_t(analysis::OmpPattern::Fork)];
+  const auto& management = sev.values[std::size_t(analysis::OmpPattern::Management)];
+  EXPECT_NEAR(fork[1 * 2 + 1], 30e-9, 1e-18);  // call path 1, column 1
+  EXPECT_NEAR(fork[1 * 2 + 0], 0.0, 1e-18);
+  EXPECT_NEAR(management[1 * 2 + 1], 80e-9, 1e-18);
+  EXPECT_NEAR(management[1 * 2 + 0], 20e-9, 1e-18);
+}
+
+// Nested teams on one thread, each parallel region entered before its own team begin (outer:
+// fork 100, join 900; inner: fork 400, join 500), and a nested parallel region without a team
+// of its own: every visit is at its team's fork and join, so no management time (each visit
+// bound to the enclosing team would give the inner one 700 ns).
+TEST(OmpPatterns, ThreadManagementOfNestedTeams) {
+  OmpFeed feed;
+  auto& omp = *feed.omp;
+  using T = trace::EventType;
+  constexpr auto none = trace::kNone;
+  omp.begin_location(0);  // call paths: 0 main, 1 outer parallel, 2 inner parallel, 3 a parallel region without a team
+  feed(T::Enter, 0, 0, 0, 0);
+  feed(T::ThreadFork, 0, 100, none, 0);
+  feed(T::Enter, 0, 100, 1, 1);
+  feed(T::ThreadTeamBegin, 0, 100, none, 1);
+  feed(T::ThreadFork, 0, 400, none, 1);
+  feed(T::Enter, 0, 400, 1, 2);
+  feed(T::ThreadTeamBegin, 0, 400, none, 2);
+  feed(T::ThreadTeamEnd, 0, 500, none, 2);
+  feed(T::Leave, 0, 500, 1, 2);
+  feed(T::ThreadJoin, 0, 500, none, 1);
+  feed(T::Enter, 0, 600, 1, 3);  // no team begin of its own
+  feed(T::Leave, 0, 700, 1, 3);
+  feed(T::ThreadTeamEnd, 0, 900, none, 1);
+  feed(T::Leave, 0, 900, 1, 1);
+  feed(T::ThreadJoin, 0, 900, none, 0);
+  feed(T::Leave, 0, 1000, 0, 0);
+  ASSERT_EQ(omp.syncs().size(), 1u);
+  ASSERT_EQ(omp.syncs()[0].parallels.size(), 3u);
+  EXPECT_EQ(omp.syncs()[0].parallels[2].team, ~0u);  // the visit without a team begin has none
+  const auto sev = analysis::match_omp(omp, {0}, 4, 1000000000);
+  for (auto p : {analysis::OmpPattern::Fork, analysis::OmpPattern::Management})
+    for (double v : sev.values[std::size_t(p)]) EXPECT_EQ(v, 0.0);
+}
 
 // A team begun and ended without a visit of its parallel region gives its team to no later
 // visit: the next visit, entered before its own team begin, takes that one.
