@@ -277,11 +277,6 @@ void Replay::reduce_collectives() {
   release(incoming_collectives_);
 }
 
-void Replay::reduce_own_collectives() {
-  // One rank is home of every instance: its own packed records are what it would receive.
-  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, outgoing_collectives_);
-}
-
 void Replay::collective_severities() {
   release(home_reductions_);
   if (reductions_.size() != outgoing_collectives_.size())

@@ -174,7 +174,6 @@ class Replay {
   std::vector<CollectiveRecord>& outgoing_collectives() { return outgoing_collectives_; }
   std::vector<CollectiveRecord>& incoming_collectives() { return incoming_collectives_; }
   void reduce_collectives();
-  void reduce_own_collectives();  // one rank: home of every instance, without a copy
   std::vector<CollectiveReduction>& home_reductions() { return home_reductions_; }
   std::vector<CollectiveReduction>& reductions() { return reductions_; }
   void collective_severities();
