@@ -65,6 +65,20 @@ LATE_RECEIVER = [
      ("MPI_Wait", 1400, 1450, [0], 1), ("MPI_Recv", 2300, 2610, [0], 2)],
     [("MPI_Recv", 2400, 2620, [0], 2, 0)],
 ]
+# LATE_RECEIVER with gaps of 5 s (the synthetic clock counts ns) where the replay keeps times as
+# 32-bit distances (late_receiver.hpp's NearTimes): the MPI_Wait completing rank 0's MPI_Isend is
+# entered 5 s after it, rank 1's MPI_Irecv is posted 5 s before the MPI_Wait completing it, the
+# MPI_Waitall 10 s after its MPI_Isends; more than 2^32 ticks each, so their times are kept whole
+# beside. The same Late Receiver times and counts as LATE_RECEIVER's.
+FAR = 5_000_000_000
+FAR_LATE_RECEIVER = [
+    [("MPI_Ssend", 100, 500, [1], 0, 0), ("MPI_Send", 600, 610, [1], 0), ("MPI_Isend", 1000, 1010, [1], 1),
+     ("MPI_Wait", FAR + 1100, FAR + 1500, [], 0), ("MPI_Isend", FAR + 2000, FAR + 2010, [1], 2),
+     ("MPI_Isend", FAR + 2020, FAR + 2030, [2], 2, 0), ("MPI_Waitall", 3 * FAR + 2100, 3 * FAR + 2600, [], 0)],
+    [("MPI_Recv", 400, 510, [0], 0, 0), ("MPI_Recv", 700, 720, [0], 0), ("MPI_Irecv", FAR + 1300, FAR + 1310, [0], 1),
+     ("MPI_Wait", 2 * FAR + 1400, 2 * FAR + 1450, [0], 1), ("MPI_Recv", 3 * FAR + 2300, 3 * FAR + 2610, [0], 2)],
+    [("MPI_Recv", 3 * FAR + 2400, 3 * FAR + 2620, [0], 2, 0)],
+]
 # Its Late Receiver instances (scout's mpi_slr_count / mpi_clr_count: on the completing call).
 LATE_RECEIVER_COUNTS = {"mpi_slr_count": {(0, "MPI_Ssend"): 1, (0, "MPI_Waitall"): 1},
                         "mpi_clr_count": {(0, "MPI_Wait"): 1}}
@@ -221,6 +235,7 @@ NONBLOCKING_SELF = [[("MPI_Iallreduce", 100, 110, [], 1), ("MPI_Wait", 200, 210,
                      ("MPI_Ibarrier", 300, 310, [], 1), ("MPI_Wait", 320, 330, [], 0), ("MPI_Barrier", 720, 800, [], 0)]]
 
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
+          "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
@@ -274,7 +289,7 @@ OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
-                "jacobi-hybrid", "nonblocking-self"]
+                "jacobi-hybrid", "nonblocking-self", "far-late-receiver"]
 # Analyzed with --time-correct and a minimum latency (s) as well: jacobi-hybrid has no violation
 # at 0, at 10 us 1964 collective and 35338 OpenMP ones (the correction moves 36024 events).
 TIME_CORRECT_LATENCY = {"jacobi-hybrid": 1e-5, "omp-clocks": 10e-9, "nonblocking-clocks": 10e-9}

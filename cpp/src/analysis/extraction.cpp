@@ -198,11 +198,11 @@ void RecordExtractor::message(const trace::Event& e, std::uint32_t cnode) {
     none.empty = r.empty;
     hold_completion(r, none);
     open_isends_.push_back({e.request, list.size(), point_to_point_.back().completion_enter.size()});
-    point_to_point_.back().completion_enter.push_back(kNoTime);
+    point_to_point_.back().completion_enter.push_back(r.enter, kNoTime);
     list.push_back(r);
     return;
   }
-  if (e.type == trace::EventType::MpiIrecv && extras_) irecv(e);
+  if (e.type == trace::EventType::MpiIrecv && extras_) irecv(e, r.enter);
   list.push_back(r);
   if (in_call) pending_.push_back({send ? List::Sends : List::Receives, list.size() - 1, stack_.size()});
 }
@@ -220,7 +220,7 @@ void RecordExtractor::isend_complete(const trace::Event& e) {
     const auto& f = stack_.back();
     c = {f.enter, f.enter, f.cnode, f.call, region(f.region).completion};
     pending_.push_back({List::Sends, open.send, stack_.size()});
-    point_to_point_.back().completion_enter[open.entry] = f.enter;
+    point_to_point_.back().completion_enter.set(open.entry, record.enter, f.enter);
   }
   c.empty = record.empty;
   hold_completion(record, c);
@@ -228,14 +228,14 @@ void RecordExtractor::isend_complete(const trace::Event& e) {
 
 // Posted when the call holding its MPI_IRECV_REQUEST was entered; without one (older
 // measurements) when the call completing it was.
-void RecordExtractor::irecv(const trace::Event& e) {
+void RecordExtractor::irecv(const trace::Event& e, std::uint64_t enter) {
   std::uint64_t posted = enter_or(e.time);
   auto it = std::find_if(open_irecvs_.rbegin(), open_irecvs_.rend(), [&](const auto& p) { return p.first == e.request; });
   if (it != open_irecvs_.rend()) {
     posted = it->second;
     open_irecvs_.erase(std::next(it).base());
   }
-  point_to_point_.back().receive_posted.push_back(posted);
+  point_to_point_.back().receive_posted.push_back(enter, posted);
 }
 
 void RecordExtractor::collective(const trace::Event& e, std::uint32_t cnode) {
@@ -318,10 +318,11 @@ void RecordExtractor::end_location(std::uint32_t) {
   if (!extras_) return;
   // Growth by doubling leaves up to half of the lists unused; they are kept to the replay's
   // memory peak (the message exchange), so give it back now, while they are small beside the
-  // records still growing (with the room reserved like the previous location's, usually a no-op).
+  // records still growing (with the room reserved like the previous location's, usually a
+  // no-op); and the completions farther than a distance allows in entry order.
   auto& x = point_to_point_.back();
-  x.completion_enter.shrink_to_fit();
-  x.receive_posted.shrink_to_fit();
+  x.completion_enter.finish();
+  x.receive_posted.finish();
 }
 
 void RecordExtractor::rows(const std::vector<std::uint32_t>& rows) {

@@ -42,6 +42,78 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   return out;
 }
 
+void NearTimes::push_back(std::uint64_t reference, std::uint64_t time) {
+  near_.push_back(kNoTimeMark);
+  set(near_.size() - 1, reference, time);
+}
+
+void NearTimes::set(std::size_t k, std::uint64_t reference, std::uint64_t time) {
+  if (near_[k] == kFarMark)  // set before and far: that entry goes (rare; never in the extraction)
+    std::erase_if(far_, [&](const Far& f) { return f.entry == k; });
+  if (time == kNoTime) {
+    near_[k] = kNoTimeMark;
+    return;
+  }
+  const bool on_its_side = after_ ? time >= reference : time <= reference;
+  const auto distance = after_ ? time - reference : reference - time;
+  if (on_its_side && distance < kFarMark) {
+    near_[k] = static_cast<std::uint32_t>(distance);
+    return;
+  }
+  near_[k] = kFarMark;
+  if (!far_.empty() && far_.back().entry > k) sorted_ = false;  // completions out of order
+  far_.push_back({k, time});
+}
+
+std::uint64_t NearTimes::at(std::size_t k, std::uint64_t reference) const {
+  const auto d = near_[k];
+  if (d == kNoTimeMark) return kNoTime;
+  if (d != kFarMark) return after_ ? reference + d : reference - d;
+  // finish() sorted them; before it (the extraction) nothing reads an entry.
+  const auto it = std::lower_bound(far_.begin(), far_.end(), k, [](const Far& f, std::size_t e) { return f.entry < e; });
+  return it != far_.end() && it->entry == k ? it->time : kNoTime;
+}
+
+void NearTimes::finish() {
+  if (!sorted_) std::sort(far_.begin(), far_.end(), [](const Far& a, const Far& b) { return a.entry < b.entry; });
+  sorted_ = true;
+  near_.shrink_to_fit();
+  far_.shrink_to_fit();
+}
+
+void NearTimes::clear() {
+  std::vector<std::uint32_t>().swap(near_);
+  std::vector<Far>().swap(far_);
+  sorted_ = true;
+}
+
+PointToPointExtras::Whole PointToPointExtras::whole(const LocationRecords& own) const {
+  // The k-th Beside::Extra send (receive) of the location has entry k.
+  Whole out;
+  for (const auto& s : own.sends)
+    if (s.beside() == Beside::Extra && out.completion_enter.size() < completion_enter.size())
+      out.completion_enter.push_back(completion_enter.at(out.completion_enter.size(), s.enter));
+  for (const auto& r : own.receives)
+    if (r.beside() == Beside::Extra && out.receive_posted.size() < receive_posted.size())
+      out.receive_posted.push_back(receive_posted.at(out.receive_posted.size(), r.enter));
+  return out;
+}
+
+void PointToPointExtras::assign(const LocationRecords& own, const Whole& times) {
+  completion_enter.clear();
+  receive_posted.clear();
+  completion_enter.reserve(times.completion_enter.size());
+  receive_posted.reserve(times.receive_posted.size());
+  for (const auto& s : own.sends)
+    if (s.beside() == Beside::Extra && completion_enter.size() < times.completion_enter.size())
+      completion_enter.push_back(s.enter, times.completion_enter[completion_enter.size()]);
+  for (const auto& r : own.receives)
+    if (r.beside() == Beside::Extra && receive_posted.size() < times.receive_posted.size())
+      receive_posted.push_back(r.enter, times.receive_posted[receive_posted.size()]);
+  completion_enter.finish();
+  receive_posted.finish();
+}
+
 SendCompletion own_completion(const MessageRecord& send) {
   SendCompletion c(send.enter, send.leave, send.cnode, send.call, SendCompletionKind::Blocking);
   c.empty = send.empty;
@@ -129,7 +201,8 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
     const auto& s = own.sends[i];
     if (s.beside() == Beside::Own) sends.send(own_completion(s), s.time, posted[i], s.peer, tick, sev, counts);
     else if (s.beside() == Beside::Extra && extra < extras.completion_enter.size())
-      sends.send(held_completion(s, extras.completion_enter[extra++]), s.time, posted[i], s.peer, tick, sev, counts);
+      sends.send(held_completion(s, extras.completion_enter.at(extra++, s.enter)), s.time, posted[i], s.peer, tick, sev,
+                 counts);
   }
   sends.finish(own.receives, sender_enter, tick, sev, counts);
 }
@@ -143,7 +216,7 @@ std::vector<std::uint64_t> postings(const LocationRecords& l, const PointToPoint
   std::size_t extra = 0;
   for (const auto& r : l.receives)
     out.push_back(r.beside() != Beside::Extra ? r.enter
-                  : extra < extras.receive_posted.size() ? extras.receive_posted[extra++]
+                  : extra < extras.receive_posted.size() ? extras.receive_posted.at(extra++, r.enter)
                                                          : kNoTime);
   return out;
 }

@@ -124,7 +124,8 @@ void Replay::answer_round() {
     }
     const auto e = l.location < b.extras_of.size() ? b.extras_of[l.location] : kNone;
     const auto entry = receive_index_.extra_entry(list, j);
-    if (e != kNone && entry < extras[e].receive_posted.size()) b.home_posted[k] = extras[e].receive_posted[entry];
+    if (e != kNone && entry < extras[e].receive_posted.size())
+      b.home_posted[k] = extras[e].receive_posted.at(entry, l.receives[j].enter);  // pairing keeps the enter
   }
 }
 
@@ -148,21 +149,21 @@ void Replay::late_receiver_round() {
       if (s.beside() == Beside::Own) {
         b.late_sends[l].send(own_completion(s), s.time, posted, s.peer, tick, severities_, &b.counts);
       } else if (s.beside() == Beside::Extra && completions && b.next_completion[l] < completions->size()) {
-        const auto c = held_completion(s, (*completions)[b.next_completion[l]++]);
+        const auto c = held_completion(s, completions->at(b.next_completion[l]++, s.enter));
         b.late_sends[l].send(c, s.time, posted, s.peer, tick, severities_, &b.counts);
       }
     }
     if (!completions) continue;
     // A location whose sends all went: its completions too; else the whole pages of those used.
     if (l < next_list_ || next_index_ >= sends.size()) {
-      release(*completions);
+      completions->clear();
       b.completions_given_back[l] = 0;
       continue;
     }
     constexpr std::uintptr_t kPage = 4096;
     const auto base = reinterpret_cast<std::uintptr_t>(completions->data());
     const auto begin = (base + kPage - 1) & ~(kPage - 1);
-    const auto end = (base + b.next_completion[l] * 8) & ~(kPage - 1);
+    const auto end = (base + b.next_completion[l] * NearTimes::kEntryBytes) & ~(kPage - 1);
     if (end > begin && end - begin > b.completions_given_back[l]) {
       give_back_pages(reinterpret_cast<const void*>(begin + b.completions_given_back[l]),
                       end - begin - b.completions_given_back[l]);
@@ -184,7 +185,7 @@ void Replay::messages_beside() {
   pair_received();
   receive_index_.clear();
   SendBuffer().swap(incoming_sends_);
-  for (auto& x : point_to_point_) release(x.receive_posted);
+  for (auto& x : point_to_point_) x.receive_posted.clear();
   // Late Sender and its wrong-order patterns first (match_messages' kernel, which raises on
   // unmatched messages here then), so that the receives can go as the sync points are made.
   match_paired_receives(true);
@@ -434,12 +435,12 @@ std::uint64_t Replay::beside_bytes() {
   // rounds gave back.
   for (std::size_t e = 0; e < point_to_point_.size(); ++e) {
     const auto& x = point_to_point_[e];
-    n += (x.receive_posted.capacity() + x.completion_enter.capacity()) * 8;
+    n += x.receive_posted.bytes() + x.completion_enter.bytes();
   }
   for (std::size_t i = 0; i < records_.size() && i < b.completions_given_back.size(); ++i) {
     const auto loc = records_[i].location;
     const auto e = loc < b.extras_of.size() ? b.extras_of[loc] : kNone;
-    if (e != kNone) n -= std::min<std::uint64_t>(b.completions_given_back[i], point_to_point_[e].completion_enter.capacity() * 8);
+    if (e != kNone) n -= std::min<std::uint64_t>(b.completions_given_back[i], point_to_point_[e].completion_enter.bytes());
   }
   for (const auto& l : nonblocking_)
     n += l.records.capacity() * sizeof(NonBlockingRecord) + l.start_positions.capacity() * 8;

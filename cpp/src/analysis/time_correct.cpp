@@ -32,7 +32,8 @@ class OffsetFunction {
   std::vector<Point> points_;
 };
 
-std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
+// `x`: the location's Late Receiver extras, whole (PointToPointExtras::whole).
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras::Whole* x, const NonBlockingLocation* nb,
                          const OmpMoves& omp) {
   std::uint64_t t = kNoTime;
   if (omp.location && omp.observer) {
@@ -53,7 +54,7 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, 
   return t == kNoTime ? 0 : t;
 }
 
-void move(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
+void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
           const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb, const OmpMoves& omp) {
   if (nb)
     for (auto& r : nb->records) r.enter = f(r.enter);
@@ -154,7 +155,9 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
               std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
-  const auto first = first_time(l, x, nb, omp);
+  // The extras are distances from their records' enters, which move: whole times meanwhile.
+  auto whole = x ? x->whole(l) : PointToPointExtras::Whole{};
+  const auto first = first_time(l, x ? &whole : nullptr, nb, omp);
   for (std::size_t k = 0; k < s.size(); ++k) {
     const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
     const auto jump = c[k] - s[k].time - before;
@@ -171,7 +174,8 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   OffsetFunction f;
   f.add(first, 0);
   for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-  move(l, x, f, s, c, nb, omp);
+  move(l, x ? &whole : nullptr, f, s, c, nb, omp);
+  if (x) x->assign(l, whole);  // distances from the records' moved enters
 }
 
 namespace {

@@ -61,7 +61,7 @@ TEST(LateReceiver, PerLocationFromPostingTimes) {
     analysis::hold_completion(own.sends[i], {600, 900, 2, 2, analysis::SendCompletionKind::WaitMulti});
   analysis::PointToPointExtras x;
   x.location = 0;
-  x.completion_enter = {600, 600};
+  for (auto i : {1, 2}) x.completion_enter.push_back(own.sends[i].enter, 600);  // as distances from the enters
   analysis::Severities sev;
   sev.cnodes = 3;
   sev.locations = 1;
@@ -77,6 +77,45 @@ TEST(LateReceiver, PerLocationFromPostingTimes) {
             sev.values[std::size_t(analysis::Pattern::LateReceiver)].end(), 0.0);
   analysis::late_receiver(own, x, {50, 900, analysis::kNoTime}, {}, 0, 1.0, sev);
   EXPECT_EQ(v[1] + v[2], 0.0);
+}
+
+// The extras' times as 32-bit distances from their records' enters: those on the unusual side
+// or 2^32 - 2 ticks or more away are kept whole beside, found by entry also when they were set
+// out of entry order (an MPI_Isend completed after a later one); kNoTime has a mark of its own.
+TEST(LateReceiver, NearTimesKeepEveryTime) {
+  constexpr std::uint64_t far = std::uint64_t(1) << 32, base = 7'000'000'000'000;
+  analysis::NearTimes after(true), before(false);
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> cases = {
+      {base, base},                    // no distance
+      {base, base + far - 3},          // the farthest kept as a distance
+      {base, base + far - 2},          // whole beside
+      {base, base + 5 * far},          // whole beside
+      {base, base - 1},                // on the unusual side: whole beside
+      {base, analysis::kNoTime},       // never completed inside a call
+      {0, 12},
+  };
+  for (const auto& [reference, time] : cases) after.push_back(reference, analysis::kNoTime);
+  for (std::size_t k = cases.size(); k-- > 0;) after.set(k, cases[k].first, cases[k].second);  // out of order
+  after.finish();
+  for (const auto& [reference, time] : cases)
+    before.push_back(reference, time == analysis::kNoTime ? time : 2 * reference - std::min(time, 2 * reference));
+  before.finish();
+  EXPECT_EQ(after.far_size(), 3u);
+  EXPECT_EQ(before.far_size(), 3u);
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const auto [reference, time] = cases[k];
+    EXPECT_EQ(after.at(k, reference), time) << k;
+    const auto mirrored = time == analysis::kNoTime ? time : 2 * reference - std::min(time, 2 * reference);
+    EXPECT_EQ(before.at(k, reference), mirrored) << k;
+  }
+  EXPECT_EQ(after.bytes(), cases.size() * 4 + 3 * 16);
+  // set anew: an entry far before and near now leaves the list beside
+  after.set(3, base, base + 1);
+  EXPECT_EQ(after.far_size(), 2u);
+  EXPECT_EQ(after.at(3, base), base + 1);
+  EXPECT_EQ(after.at(4, base), base - 1);
+  after.clear();
+  EXPECT_EQ(after.bytes(), 0u);
 }
 
 TEST(ClockCondition, CountsAndTimeCorrection) {

@@ -7,11 +7,12 @@
 // - with `extras`, what Late Receiver and the non-blocking collectives need beyond them
 //   (late_receiver.hpp, nonblocking_collectives.hpp): an MPI_Isend's completing call goes into
 //   the send's own record as soon as its MPI_ISEND_COMPLETE is seen (its leave, call path and
-//   number, held_completion), and only that call's enter stays beside (8 bytes); an MPI_Irecv's
-//   posting call's enter (8 bytes); the non-blocking collectives' records.
+//   number, held_completion), and only that call's enter stays beside; an MPI_Irecv's posting
+//   call's enter; each 4 bytes (a distance from its record's enter, NearTimes); the
+//   non-blocking collectives' records.
 // One stack and one dispatch per event instead of one extractor per kind, each with its own
-// stack (docs/analysis.md, "Speed and memory"); and nothing beside a non-blocking send but the
-// 8 bytes, so that messages that are all non-blocking stay within the replay's 64-byte bound.
+// stack (docs/analysis.md, "Speed and memory"); and nothing beside a non-blocking message but
+// 4 bytes, so that messages that are all non-blocking stay within the replay's 64-byte bound.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -59,7 +60,7 @@ class RecordExtractor final : public trace::CallPathObserver {
   void collective(const trace::Event& e, std::uint32_t cnode);
   void leave(const trace::Event& e, std::uint32_t cnode);
   void isend_complete(const trace::Event& e);
-  void irecv(const trace::Event& e);
+  void irecv(const trace::Event& e, std::uint64_t enter);  // `enter`: its record's
   void nonblocking_complete(const trace::Event& e, std::uint32_t cnode);
   void close(std::uint64_t leave);
   std::uint64_t enter_or(std::uint64_t time) const { return stack_.empty() ? time : stack_.back().enter; }

@@ -53,16 +53,67 @@ struct SendCompletion {
 };
 static_assert(std::is_trivially_copyable_v<SendCompletion> && sizeof(SendCompletion) == 24);
 
+inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
+
+// Times held as 32-bit distances from a time their reader knows (the enter of the record each
+// belongs to): 4 bytes each instead of 8, so that messages that are all non-blocking stay
+// within the replay's 64-byte bound through its message exchange (docs/analysis.md). A time
+// on the unusual side of its reference, or 2^32 - 2 ticks or more from it, is kept whole in a
+// list beside, by entry (16 bytes; none in any shared or generated trace); kNoTime has a mark
+// of its own (an MPI_Isend never completed inside a call costs nothing beside).
+class NearTimes {
+ public:
+  // `after`: the times usually follow their references (an MPI_Isend's completing call is
+  // entered after the MPI_Isend's), else precede them (an MPI_Irecv is posted before the call
+  // completing it is entered).
+  explicit NearTimes(bool after) : after_(after) {}
+  void push_back(std::uint64_t reference, std::uint64_t time);
+  // Entry k's time anew (the extraction learns an MPI_Isend's completion later).
+  void set(std::size_t k, std::uint64_t reference, std::uint64_t time);
+  // Entry k's time; `reference` as it was given for the entry.
+  std::uint64_t at(std::size_t k, std::uint64_t reference) const;
+  std::size_t size() const { return near_.size(); }
+  bool empty() const { return near_.empty(); }
+  void reserve(std::size_t n) { near_.reserve(n); }
+  // After the last set(): the far list in entry order (at() bisects it), unused room returned.
+  void finish();
+  void clear();  // all memory returned
+  // The distances' storage (the replay gives back the pages of the entries it has read).
+  const void* data() const { return near_.data(); }
+  static constexpr std::size_t kEntryBytes = 4;
+  std::size_t far_size() const { return far_.size(); }
+  std::uint64_t bytes() const { return near_.capacity() * kEntryBytes + far_.capacity() * sizeof(Far); }
+
+ private:
+  struct Far {
+    std::uint64_t entry, time;
+  };
+  static constexpr std::uint32_t kNoTimeMark = ~std::uint32_t(0), kFarMark = kNoTimeMark - 1;
+  bool after_;
+  bool sorted_ = true;  // far_ in entry order
+  std::vector<std::uint32_t> near_;
+  std::vector<Far> far_;
+};
+
 // Beside a location's LocationRecords (RecordExtractor's, extraction.hpp): per MPI_Isend
 // record (MessageRecord::beside() == Beside::Extra) the enter of the call completing it (kNoTime:
 // none did inside a call), whose leave, call path and number the record itself holds
 // (hold_completion); per MPI_Irecv record the enter of the call that posted it; each in the
-// records' order. Blocking sends and receives are their records' own calls (own_completion, a
-// receive's enter). 8 bytes per non-blocking message event.
+// records' order, as a distance from its record's enter (NearTimes). Blocking sends and
+// receives are their records' own calls (own_completion, a receive's enter). 4 bytes per
+// non-blocking message event.
 struct PointToPointExtras {
   std::uint32_t location = kNone;
-  std::vector<std::uint64_t> completion_enter;
-  std::vector<std::uint64_t> receive_posted;  // enter of the call that posted the receive
+  NearTimes completion_enter{true};  // after the MPI_Isend's enter
+  NearTimes receive_posted{false};   // the posting call's enter, before the receive's call's enter
+
+  // Both lists' times whole, in entry order, for `own` (the records they belong to), and back
+  // once the records' enters moved (the time correction moves all of them).
+  struct Whole {
+    std::vector<std::uint64_t> completion_enter, receive_posted;
+  };
+  Whole whole(const LocationRecords& own) const;
+  void assign(const LocationRecords& own, const Whole& times);
 };
 
 // The completion of a send whose record is its own completing call (Beside::Own: MPI_Send,
@@ -161,7 +212,6 @@ class LateReceiverSends {
 // Waitall/Waitsome).
 // With `points`, each instance is also the critical path's sync point (LateReceiverSends::keep_points;
 // the receiver: the send's peer).
-inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
 void late_receiver(const LocationRecords& own, const PointToPointExtras& extras, const std::vector<std::uint64_t>& posted,
                    const std::vector<std::uint64_t>& sender_enter, std::size_t column, double tick,
                    Severities& sev, CountsObserver* counts = nullptr, std::vector<SyncPoint>* points = nullptr);
