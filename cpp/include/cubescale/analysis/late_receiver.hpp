@@ -59,8 +59,9 @@ inline constexpr std::uint64_t kNoTime = ~std::uint64_t(0);
 // belongs to): 4 bytes each instead of 8, so that messages that are all non-blocking stay
 // within the replay's 64-byte bound through its message exchange (docs/analysis.md). A time
 // on the unusual side of its reference, or 2^32 - 2 ticks or more from it, is kept whole in a
-// list beside, by entry (16 bytes; none in any shared or generated trace); kNoTime has a mark
-// of its own (an MPI_Isend never completed inside a call costs nothing beside).
+// list beside, by entry (16 bytes; none in the generated traces of the tests and benchmarks but
+// one made for it); kNoTime has a mark of its own (an MPI_Isend never completed inside a call
+// costs nothing beside).
 class NearTimes {
  public:
   // `after`: the times usually follow their references (an MPI_Isend's completing call is

@@ -72,8 +72,8 @@ enum class CallKind : std::uint8_t { Single, WaitMulti, Test };
 // that call's enter, like an MPI_Irecv's posting, is an entry beside the records (Extra: the
 // k-th Extra record of a location has its k-th entry in PointToPointExtras); other sends
 // (MPI_Bsend, MPI_Sendrecv, outside any call ...) count for nothing (None). So only
-// non-blocking messages cost memory beside the records, 8 bytes each (the replay's bound,
-// docs/analysis.md).
+// non-blocking messages cost memory beside the records, 4 bytes each (a distance from the
+// record's enter, NearTimes; the replay's bound, docs/analysis.md).
 enum class Beside : std::uint8_t { None, Own, Extra };
 
 // One MPI_SEND/ISEND or MPI_RECV/IRECV event. Times are ticks of the trace's clock. 56 bytes:
