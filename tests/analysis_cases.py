@@ -300,6 +300,11 @@ CYCLE = [[("MPI_Recv", 0, 50, [1], 0), ("MPI_Send", 60, 70, [1], 0)],
 BROKEN = {
     "receive-without-send": ([[("MPI_Recv", 10, 20, [1], 0)], []], "0.evt", "without a matching send"),
     "send-never-received": ([[], [("MPI_Send", 10, 20, [0], 5)]], "1.evt", "never received"),
+    # rank 1 posts two MPI_Irecvs, one send comes: the replay held the postings in the receives'
+    # records (receive_index.hpp) and gives the unpaired one its location back for the error
+    "irecv-without-send": ([[("MPI_Send", 10, 20, [1], 0)],
+                            [("MPI_Irecv", 5, 6, [0], 0), ("MPI_Irecv", 7, 8, [0], 0),
+                             ("MPI_Waitall", 30, 40, [0, 0], 0)]], "1.evt", "without a matching send"),
     "collective-missing": ([[("MPI_Barrier", 10, 20, [], 0), ("MPI_Barrier", 30, 40, [], 0)],
                             [("MPI_Barrier", 10, 20, [], 0)], [("MPI_Barrier", 10, 20, [], 0)]],
                            "0.evt", "no counterpart on MPI Rank 1"),

@@ -10,7 +10,9 @@ namespace cubescale::analysis {
 
 namespace {
 
-constexpr std::uint32_t kBlock = 32;  // receives per prefix count of MPI_Irecvs
+// An MPI_Irecv's record whose `location` holds no distance: its posting is beside
+// (far_postings_), or unknown.
+constexpr std::uint32_t kUnknown = ~std::uint32_t(0), kFar = kUnknown - 1;
 
 // A receive's queue as its send names it: (sender, communicator, tag) on the receiver's list.
 auto queue_of(const MessageRecord& r) { return std::make_tuple(r.peer, r.communicator, r.tag); }
@@ -40,7 +42,8 @@ PairedSend paired_send(const MessageRecord& r, const SendEnters& enters) {
   return s;
 }
 
-void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t location_count) {
+void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t location_count,
+                         std::vector<PointToPointExtras>* postings) {
   clear();
   lists_ = &lists;
   std::size_t receives = 0;
@@ -48,10 +51,17 @@ void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t locati
   if (receives == 0) return;  // nothing to find (a rank without locations holds nothing)
   list_of_.assign(location_count, kNone);
   order_.resize(lists.size());
-  extras_before_.resize(lists.size());
+  folded_.assign(lists.size(), false);
+  for (std::uint32_t l = 0; l < lists.size(); ++l)
+    if (lists[l].location < location_count) list_of_[lists[l].location] = l;
+  if (postings)
+    for (auto& x : *postings) {
+      const auto l = x.location < location_count ? list_of_[x.location] : kNone;
+      if (l != kNone) fold_postings(l, x);
+      x.receive_posted.clear();
+    }
   for (std::uint32_t l = 0; l < lists.size(); ++l) {
     const auto& v = lists[l].receives;
-    if (lists[l].location < location_count) list_of_[lists[l].location] = l;
     auto earlier = [&](std::uint32_t a, std::uint32_t b) {  // by queue, then recorded order
       return std::make_tuple(queue_of(v[a]), a) < std::make_tuple(queue_of(v[b]), b);
     };
@@ -62,17 +72,40 @@ void ReceiveIndex::build(std::vector<LocationRecords>& lists, std::size_t locati
       std::iota(order_[l].begin(), order_[l].end(), 0u);
       std::sort(order_[l].begin(), order_[l].end(), earlier);
     }
-    if (std::none_of(v.begin(), v.end(), [](const MessageRecord& r) { return r.beside() == Beside::Extra; })) continue;
-    auto& before = extras_before_[l];
-    before.assign((v.size() + kBlock - 1) / kBlock, 0);
-    std::uint32_t n = 0;
-    for (std::size_t j = 0; j < v.size(); ++j) {
-      if (j % kBlock == 0) before[j / kBlock] = n;
-      n += v[j].beside() == Beside::Extra;
-    }
   }
   // About one cursor per 64 receives, at most 64: a queue used over and over stays found.
   cursors_.assign(std::min<std::size_t>(64, std::bit_ceil(std::max<std::size_t>(1, receives / 64))), Cursor{});
+}
+
+void ReceiveIndex::fold_postings(std::uint32_t list, const PointToPointExtras& x) {
+  // The k-th MPI_Irecv of the list has the k-th posting (PointToPointExtras).
+  std::size_t k = 0;
+  for (auto& r : (*lists_)[list].receives) {
+    if (r.beside() != Beside::Extra) continue;
+    const auto posted = k < x.receive_posted.size() ? x.receive_posted.at(k++, r.enter) : kNoTime;
+    if (posted == kNoTime) {
+      r.location = kUnknown;
+    } else if (posted <= r.enter && r.enter - posted < kFar) {
+      r.location = static_cast<std::uint32_t>(r.enter - posted);
+    } else {
+      r.location = kFar;
+      far_postings_[&r] = posted;
+    }
+  }
+  folded_[list] = true;
+}
+
+std::uint64_t ReceiveIndex::posting(std::uint32_t list, MessageRecord& r) {
+  if (r.beside() != Beside::Extra) return r.enter;  // an MPI_Recv: posted when its call was entered
+  if (!folded_[list]) return kNoTime;
+  const auto d = r.location;
+  r.location = (*lists_)[list].location;
+  if (d == kUnknown) return kNoTime;
+  if (d != kFar) return r.enter - d;
+  const auto it = far_postings_.find(&r);
+  const auto posted = it->second;
+  far_postings_.erase(it);
+  return posted;
 }
 
 ReceiveIndex::Cursor ReceiveIndex::find(std::uint32_t list, const MessageKey& key) const {
@@ -110,30 +143,34 @@ ReceiveIndex::Place ReceiveIndex::pair(const SendRecord& s, std::uint64_t latenc
   if (!(c.key == key)) c = find(list, key);
   if (c.next == c.end) return {};
   const auto index = at(list, c.next++);
-  pair_in_place((*lists_)[list].receives[index], s, latency, enters);
-  return {list, index};
-}
-
-std::uint32_t ReceiveIndex::extra_entry(std::uint32_t list, std::uint32_t index) const {
-  const auto& v = (*lists_)[list].receives;
-  const auto block = index / kBlock;
-  auto n = block < extras_before_[list].size() ? extras_before_[list][block] : 0u;
-  for (auto j = block * kBlock; j < index; ++j) n += v[j].beside() == Beside::Extra;
-  return n;
+  auto& r = (*lists_)[list].receives[index];
+  const auto posted = posting(list, r);
+  pair_in_place(r, s, latency, enters);
+  return {list, index, posted};
 }
 
 std::uint64_t ReceiveIndex::bytes() const {
-  std::uint64_t n = list_of_.capacity() * 4 + cursors_.capacity() * sizeof(Cursor);
+  std::uint64_t n = list_of_.capacity() * 4 + cursors_.capacity() * sizeof(Cursor) + folded_.capacity() / 8;
   for (const auto& o : order_) n += o.capacity() * 4;
-  for (const auto& e : extras_before_) n += e.capacity() * 4;
+  // (a posting kept beside its receive: a node of the table each, one bucket pointer)
+  n += far_postings_.size() * (2 * sizeof(void*) + 16) +
+       (far_postings_.bucket_count() > 1 ? far_postings_.bucket_count() * sizeof(void*) : 0);
   return n;
 }
 
 void ReceiveIndex::clear() {
+  // The receives left unpaired get their locations back (the matching's errors name them).
+  if (lists_)
+    for (std::size_t l = 0; l < folded_.size() && l < lists_->size(); ++l) {
+      if (!folded_[l]) continue;
+      for (auto& r : (*lists_)[l].receives)
+        if (!r.paired && r.beside() == Beside::Extra) r.location = (*lists_)[l].location;
+    }
   lists_ = nullptr;
   release(list_of_);
   release(order_);
-  release(extras_before_);
+  release(folded_);
+  release(far_postings_);
   release(cursors_);
 }
 

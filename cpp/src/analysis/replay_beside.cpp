@@ -110,23 +110,11 @@ void Replay::begin_sends_beside() {
 
 void Replay::answer_round() {
   // Per send received this round (in the order they came) the posting time of its receive,
-  // found as the send is paired with it (match_messages raises for one without).
+  // handed out as the send is paired with it (match_messages raises for one without).
   auto& b = beside();
-  const auto& extras = point_to_point_;
   b.home_posted.assign(incoming_sends_.size(), kNoTime);
-  for (std::size_t k = paired_; k < incoming_sends_.size(); ++k, ++paired_) {
-    const auto [list, j] = pair_one(incoming_sends_[k]);
-    if (list == kNone) continue;
-    const auto& l = records_[list];
-    if (l.receives[j].beside() != Beside::Extra) {
-      b.home_posted[k] = l.receives[j].enter;  // MPI_Recv: posted when its call was entered
-      continue;
-    }
-    const auto e = l.location < b.extras_of.size() ? b.extras_of[l.location] : kNone;
-    const auto entry = receive_index_.extra_entry(list, j);
-    if (e != kNone && entry < extras[e].receive_posted.size())
-      b.home_posted[k] = extras[e].receive_posted.at(entry, l.receives[j].enter);  // pairing keeps the enter
-  }
+  for (std::size_t k = paired_; k < incoming_sends_.size(); ++k, ++paired_)
+    b.home_posted[k] = pair_one(incoming_sends_[k]).posted;
 }
 
 void Replay::late_receiver_round() {
@@ -180,12 +168,12 @@ void Replay::messages_beside() {
   const auto& defs = trace_.definitions();
   SendBuffer().swap(outgoing_sends_);  // exchanged
   release_packed();                    // the last round's records
-  // Every send was paired and answered in its round: the receivers' index, the buffer of the
-  // sends received and the MPI_Irecv postings go; the receives hold their sends' enter and time.
+  // Every send was paired and answered in its round: the receivers' index and the buffer of
+  // the sends received go (the MPI_Irecv postings went into their records when the rounds
+  // began); the receives hold their sends' enter and time.
   pair_received();
   receive_index_.clear();
   SendBuffer().swap(incoming_sends_);
-  for (auto& x : point_to_point_) x.receive_posted.clear();
   // Late Sender and its wrong-order patterns first (match_messages' kernel, which raises on
   // unmatched messages here then), so that the receives can go as the sync points are made.
   match_paired_receives(true);

@@ -19,14 +19,21 @@
 // receives are in queue order already, such as all from one sender with one tag), searched by
 // bisection; the receives of a queue are paired in order, so the paired ones are a prefix of
 // its range. A few cursors (direct-mapped by queue) remember where a queue's next receive is,
-// so that a queue used again and again (the usual case) costs no search. Per MPI_Irecv the
-// entry of its posting among its location's (late_receiver.hpp) is counted from a prefix count
-// per 32 receives. Memory: 4 bytes per receive of a location whose receives are out of queue
-// order, 1/8 byte per receive of a location with MPI_Irecvs, and constants per location.
+// so that a queue used again and again (the usual case) costs no search.
+//
+// An MPI_Irecv's posting (Late Receiver's, late_receiver.hpp: 4 bytes beside the records from
+// the extraction on) moves into its record when the index is built, as a 32-bit distance
+// before the record's enter in the record's `location` (the list names it too), which pairing
+// writes back as it hands the posting out (clear() does for receives left unpaired, before the
+// matching names them in its errors); a posting on the other side of its enter or 2^32 - 2
+// ticks or more before it stays beside (a table by record). Nothing reads an unpaired receive's
+// location during the rounds. Memory: 4 bytes per receive of a location whose receives are
+// out of queue order and constants per location; the postings beside the records are gone.
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
+#include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/message_key.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
@@ -48,20 +55,22 @@ PairedSend paired_send(const MessageRecord& r, const SendEnters& enters);
 class ReceiveIndex {
  public:
   // Over `lists` (each location's receives in recorded order; they must stay where they are
-  // until clear()); `location_count`: dense locations.
-  void build(std::vector<LocationRecords>& lists, std::size_t location_count);
+  // until clear()); `location_count`: dense locations. With `postings` (the lists' Late
+  // Receiver extras, any order, by location), each MPI_Irecv's posting moves into its record
+  // and the extras' postings are released.
+  void build(std::vector<LocationRecords>& lists, std::size_t location_count,
+             std::vector<PointToPointExtras>* postings = nullptr);
   // Pairs send `s` with the next unpaired receive of its queue (pair_in_place); returns where
-  // that receive is ({kNone, 0}: none left, or the receiver has no list here).
+  // that receive is ({kNone, 0}: none left, or the receiver has no list here) and when it was
+  // posted (an MPI_Recv: its call's enter; an MPI_Irecv: its posting, kNoTime if unknown).
   struct Place {
     std::uint32_t list = kNone, index = 0;
+    std::uint64_t posted = kNoTime;
   };
   Place pair(const SendRecord& s, std::uint64_t latency, SendEnters& enters);
-  // Receive `index` of list `list` being an MPI_Irecv (Beside::Extra): its entry among the
-  // location's postings (its number among the list's Extra receives).
-  std::uint32_t extra_entry(std::uint32_t list, std::uint32_t index) const;
   std::uint64_t bytes() const;
   bool built() const { return lists_ != nullptr; }
-  void clear();
+  void clear();  // the unpaired receives get their location back
 
  private:
   struct Cursor {
@@ -72,11 +81,14 @@ class ReceiveIndex {
     return order_[list].empty() ? position : order_[list][position];
   }
   Cursor find(std::uint32_t list, const MessageKey& key) const;
+  void fold_postings(std::uint32_t list, const PointToPointExtras& x);
+  std::uint64_t posting(std::uint32_t list, MessageRecord& r);  // and the location back
 
   std::vector<LocationRecords>* lists_ = nullptr;
   std::vector<std::uint32_t> list_of_;                      // dense location -> list (kNone)
   std::vector<std::vector<std::uint32_t>> order_;           // per list; empty: in queue order already
-  std::vector<std::vector<std::uint32_t>> extras_before_;   // per list and 32 receives: Extra ones before
+  std::vector<bool> folded_;                                // per list: its MPI_Irecvs hold their postings
+  std::unordered_map<const MessageRecord*, std::uint64_t> far_postings_;  // those that do not fit
   std::vector<Cursor> cursors_;                             // a power of two of them
 };
 
