@@ -93,10 +93,10 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
                             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                            profile::LocalProfile& p, bool reread_path) {
+                            profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  auto points = sync_points(records, pairs, instances, defs.locations.size());
+  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers);
   add_sync_points(points, late_receiver_points_);
   add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks
   const CommunicatorRanks ranks(defs);

@@ -93,11 +93,16 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
         ++v.point_to_point;
       }
     }
+  // collective_references' answer, in buffers kept from instance to instance (no allocation each).
+  std::vector<const CollectiveRecord*> members;
+  std::vector<MemberSync> sync;
   for (const auto& instance : instances) {
-    const auto refs = collective_references(records, instance);
+    members.clear();
+    for (const auto& ref : instance) members.push_back(&records[ref.list].collectives[ref.index]);
+    collective_sync(members, sync);
     for (std::size_t i = 0; i < instance.size(); ++i) {
-      const auto& c = records[instance[i].list].collectives[instance[i].index];
-      if (refs[i] == kNoTime || c.leave >= refs[i] + latency) continue;
+      const auto& c = *members[i];
+      if (sync[i].reference == kNoTime || c.leave >= sync[i].reference + latency) continue;
       add(c.cnode, c.location);
       ++v.collective;
     }

@@ -122,6 +122,24 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
   }
 }
 
+// One process with reduce_collectives' causers (per record, list order): instance_points
+// without collective_sync.
+void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
+                       const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out) {
+  std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
+  for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
+  for (const auto& instance : instances)
+    for (const auto& ref : instance) {
+      const auto causer = causers[offset[ref.list] + ref.index];
+      if (causer == kNone || causer >= instance.size()) continue;
+      const auto& c = records[ref.list].collectives[ref.index];
+      if (!moves_path(c)) continue;
+      const auto& by = records[instance[causer].list].collectives[instance[causer].index];
+      const auto idle = waited(c.enter, c.leave, by.enter);
+      if (idle > 0) out[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+    }
+}
+
 // One process: the instances collective_instances built (complete ones, members in rank order).
 void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
                        std::vector<std::vector<SyncPoint>>& out) {
@@ -171,7 +189,7 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
-                                                std::size_t location_count) {
+                                                std::size_t location_count, const std::vector<std::uint32_t>* causers) {
   std::vector<std::vector<SyncPoint>> out(location_count);
   // At most one point per receive and per collective: room for them once (pages that stay
   // unused are never touched) instead of regrowing copies.
@@ -184,7 +202,10 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
     return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
   }, out);
   const auto messages = sizes(out);
-  collective_points(records, instances, out);
+  std::size_t collectives = 0;
+  for (const auto& l : records) collectives += l.collectives.size();
+  if (causers && causers->size() == collectives && collectives > 0) collective_points(records, instances, *causers, out);
+  else collective_points(records, instances, out);
   sort_points(out, messages);
   return out;
 }
@@ -214,10 +235,16 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
 void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more) {
   for (std::size_t l = 0; l < points.size() && l < more.size(); ++l) {
     if (more[l].empty()) continue;
+    auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
+    // Both lists in time order nearly always: merging them is the stable sort of the whole at
+    // linear cost (points first among equal ends); else the stable sort itself.
+    const bool sorted = std::is_sorted(points[l].begin(), points[l].end(), earlier);
+    if (sorted) std::stable_sort(more[l].begin(), more[l].end(), earlier);
+    const auto middle = static_cast<std::ptrdiff_t>(points[l].size());
     points[l].insert(points[l].end(), more[l].begin(), more[l].end());
     std::vector<SyncPoint>().swap(more[l]);
-    std::stable_sort(points[l].begin(), points[l].end(),
-                     [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+    if (sorted) std::inplace_merge(points[l].begin(), points[l].begin() + middle, points[l].end(), earlier);
+    else std::stable_sort(points[l].begin(), points[l].end(), earlier);
   }
 }
 

@@ -330,8 +330,9 @@ void Replay::own_collectives_keeping_records() {
   own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_));
 }
 
-void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances) {
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances));
+void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
+                                             std::vector<std::uint32_t>* causers) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers));
 }
 
 void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
@@ -357,7 +358,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   r.match_own_messages(pairs);
-  r.own_collectives_keeping_records(instances);
+  std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
+  r.own_collectives_keeping_records(instances, &causers);
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
@@ -372,7 +374,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
-  beside.finish(locations, records, pairs, instances, tree, options.reread_path);
+  beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers);
   if (stats)
     stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
     stats->omp_sync_events = beside.omp().sync_events();

@@ -510,7 +510,9 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
-                                                    const std::vector<std::vector<RecordRef>>& instances) {
+                                                    const std::vector<std::vector<RecordRef>>& instances,
+                                                    std::vector<std::uint32_t>* causers) {
+  if (causers) causers->clear();
   std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
   for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
   std::size_t covered = 0;
@@ -520,6 +522,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   const auto world = world_locations(defs);
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
   std::vector<CollectiveReduction> out(offset.back());
+  std::vector<std::uint32_t> causer(causers ? offset.back() : 0, kNone);
   std::vector<const CollectiveRecord*> instance;
   std::vector<MemberSync> sync;
   for (const auto& refs : instances) {
@@ -542,8 +545,10 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
       mine.until = sync[i].until;
       mine.earliest_leave = sync[i].earliest_leave;
       mine.skip = sync[i].sync ? 0 : 2;
+      if (causers && sync[i].sync) causer[offset[refs[i].list] + refs[i].index] = sync[i].causer;
     }
   }
+  if (causers) causers->swap(causer);
   return out;
 }
 

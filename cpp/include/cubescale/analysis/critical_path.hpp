@@ -120,10 +120,13 @@ struct PathWindow {
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
                                                 const CommunicatorRanks& ranks, std::size_t location_count);
 // The same for one process from what the clock checks built: the message pairs and the
-// collective instances (collective_instances), instead of matching both again.
+// collective instances (collective_instances), instead of matching both again; with `causers`
+// (reduce_collectives' of the same instances, one per collective record) without deciding each
+// instance's synchronization again.
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
-                                                std::size_t location_count);
+                                                std::size_t location_count,
+                                                const std::vector<std::uint32_t>* causers = nullptr);
 // The same for a replay's rank: its own locations' receives (`receivers`), each paired in place
 // with its send (receive_index.hpp). Gives the whole pages of the receives back as it has read
 // them (their contents are lost: the caller releases them afterwards), so that the points

@@ -344,11 +344,15 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 // The same from the instances collective_instances built of the lists (members in rank
 // order), without sorting, when they are what the above would check (every record in one, each
 // with exactly the analyzed members of its communicator and one operation); else the above
-// (which raises on an inconsistent trace).
+// (which raises on an inconsistent trace). `causers`, when given: per record (the same order)
+// the index in its instance of the member it waits for where it is a synchronization point
+// (collective_sync's causer), kNone elsewhere, so that the critical path's sync points need not
+// decide each instance again (sync_points); left empty where the above ran instead.
 struct RecordRef;
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
-                                                    const std::vector<std::vector<RecordRef>>& instances);
+                                                    const std::vector<std::vector<RecordRef>>& instances,
+                                                    std::vector<std::uint32_t>* causers = nullptr);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
