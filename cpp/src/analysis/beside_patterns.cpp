@@ -73,9 +73,10 @@ void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, c
 
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
     : trace_(trace), late_receiver_points_(trace.definitions().locations.size()), omp_(trace),
-      spans_(trace.definitions().locations.size()), timeline_(trace.definitions()) {
+      spans_(trace.definitions().locations.size()), timeline_(trace.definitions(), &spans_) {
   if (extractor) observers_.push_back(extractor);  // the wait-state records first
-  observers_.insert(observers_.end(), {&omp_, &counts_, &spans_, &timeline_});
+  // The span observer sees its events through the time line (one call per Enter and Leave fewer).
+  observers_.insert(observers_.end(), {&omp_, &counts_, &timeline_});
 }
 
 void BesidePatterns::begin_location(std::uint32_t location) {

@@ -541,7 +541,8 @@ bool mpi_call(const trace::Region& r) {
 }
 }  // namespace
 
-PathTimeline::PathTimeline(const trace::Definitions& defs) : lines_(defs.locations.size()) {
+PathTimeline::PathTimeline(const trace::Definitions& defs, SpanObserver* spans)
+    : spans_(spans), lines_(defs.locations.size()) {
   // The path's OpenMP ends (add_omp_sync_points) lie at barriers as its MPI ends at MPI calls, and
   // at forks: barriers are cut as calls, forks and parallel regions' enters and leaves are cuts,
   // so that those ends fall on cuts or inside one-call-path pieces.
@@ -558,6 +559,7 @@ bool PathTimeline::cut(std::uint64_t at) {
 }
 
 void PathTimeline::begin_location(std::uint32_t location) {
+  if (spans_) spans_->begin_location(location);
   // Locations of a run tend to be alike: room for what the previous one kept (fewer regrowth copies).
   std::size_t calls = 0, entries = 0;
   if (line_) calls = line_->calls.size(), entries = line_->entries.size();
@@ -634,6 +636,10 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
 }
 
 void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
+  if (spans_) {
+    spans_->event(e, cnode);  // SpanObserver is final: a direct call
+    if (e.type == trace::EventType::ProgramBegin || e.type == trace::EventType::ProgramEnd) return;
+  }
   if (!line_) return;
   if (e.type == trace::EventType::ThreadFork || e.type == trace::EventType::OmpFork) {
     // Where the path leaves a parallel region's workers for the master (add_omp_sync_points).
@@ -670,7 +676,8 @@ void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
   }
 }
 
-void PathTimeline::end_location(std::uint32_t) {
+void PathTimeline::end_location(std::uint32_t location) {
+  if (spans_) spans_->end_location(location);
   if (!line_ || !line_->entered) return;
   // Frames still open: the second read gives their time up to the last event of any type,
   // which this observer (Enter and Leave only) does not see.

@@ -93,13 +93,6 @@ Severities::Severities(std::size_t cnodes_, const std::vector<std::uint32_t>& lo
   present.assign(std::size_t(Pattern::Count), false);
 }
 
-void Severities::add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter,
-                     std::uint64_t leave) {
-  if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
-  if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
-  values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
-}
-
 void Severities::to_seconds(const trace::Definitions& defs) {
   const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
   for (auto& v : values)

@@ -196,8 +196,13 @@ struct Severities {
   Severities() = default;
   Severities(std::size_t cnodes, const std::vector<std::uint32_t>& locations, std::size_t all_locations);
   // `enter`, `leave`: the MPI call of the instance (trace.stat names it).
+  // (inline: once per instance of every pattern, in the matching's and the collectives' loops)
   void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter = 0,
-           std::uint64_t leave = 0);
+           std::uint64_t leave = 0) {
+    if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
+    if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
+    values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
+  }
   void mark(Pattern p) { present[std::size_t(p)] = true; }
   void to_seconds(const trace::Definitions& defs);
 };
