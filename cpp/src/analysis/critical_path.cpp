@@ -551,7 +551,7 @@ PathTimeline::PathTimeline(const trace::Definitions& defs, SpanObserver* spans)
     mpi_region_.push_back(mpi_call(r) || omp_barrier_region(r.name) ? kCall : omp_parallel_region(r.name) ? kCut : 0);
 }
 
-bool PathTimeline::cut(std::uint64_t at) {
+inline bool PathTimeline::cut(std::uint64_t at) {
   if (!close_piece(at, false)) return false;
   line_->calls.push_back({at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
   gap_ = 0;
@@ -581,7 +581,7 @@ void PathTimeline::drop() {
 
 // The time since the last event is the innermost open call path's (as CriticalPathObserver
 // counts it); a piece has few call paths, most recent last.
-void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
+inline void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
   for (auto it = piece_.rbegin(); it != piece_.rend(); ++it)
     if (it->first == cnode) {
       it->second += ticks;
@@ -590,7 +590,7 @@ void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
   piece_.push_back({cnode, ticks});
 }
 
-bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
+inline bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
   if (cnode >= kNoCall || ticks > kMaxTicks) return false;
   line_->entries.push_back({ticks, cnode});
   return true;

@@ -516,6 +516,8 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
   std::vector<CollectiveReduction> out(offset.back());
   std::vector<std::uint32_t> causer(causers ? offset.back() : 0, kNone);
+  const std::vector<std::uint32_t>* members_of = nullptr;  // expected[communicator]
+  std::uint32_t communicator = 0;
   std::vector<const CollectiveRecord*> instance;
   std::vector<MemberSync> sync;
   for (const auto& refs : instances) {
@@ -524,11 +526,15 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     if (instance.empty()) continue;
     const auto& first = *instance.front();
     if (!first.self) {
-      auto [it, fresh] = expected.try_emplace(first.communicator);
-      if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
-      if (it->second.size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      // Instances come communicator by communicator: the last one's members without a hash.
+      if (!members_of || first.communicator != communicator) {
+        auto [it, fresh] = expected.try_emplace(first.communicator);
+        if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
+        members_of = &it->second, communicator = first.communicator;
+      }
+      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
       for (std::size_t i = 0; i < instance.size(); ++i)
-        if (instance[i]->location != it->second[i]) return reduce_collectives(trace, analyzed, lists);
+        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists);
     }
     for (const auto* c : instance)
       if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
