@@ -94,10 +94,11 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
                             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                            profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers) {
+                            profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers,
+                            std::vector<std::vector<SyncPoint>>* message_points) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers);
+  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers, message_points);
   add_sync_points(points, late_receiver_points_);
   add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks
   const CommunicatorRanks ranks(defs);

@@ -189,24 +189,35 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
-                                                std::size_t location_count, const std::vector<std::uint32_t>* causers) {
-  std::vector<std::vector<SyncPoint>> out(location_count);
-  // At most one point per receive and per collective: room for them once (pages that stay
-  // unused are never touched) instead of regrowing copies.
-  for (const auto& l : records)
-    if (l.location < out.size()) out[l.location].reserve(l.receives.size() + l.collectives.size());
-  // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
-  // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
-  message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
-    const auto s = pairs.send_of_receive[list][j];
-    return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
-  }, out);
+                                                std::size_t location_count, const std::vector<std::uint32_t>* causers,
+                                                std::vector<std::vector<SyncPoint>>* message_points_made) {
+  std::vector<std::vector<SyncPoint>> out;
+  if (message_points_made && message_points_made->size() == location_count) {
+    out.swap(*message_points_made);
+  } else {
+    out = sync_point_lists(records, location_count);
+    // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
+    // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
+    message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
+      const auto s = pairs.send_of_receive[list][j];
+      return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
+    }, out);
+  }
   const auto messages = sizes(out);
   std::size_t collectives = 0;
   for (const auto& l : records) collectives += l.collectives.size();
   if (causers && causers->size() == collectives && collectives > 0) collective_points(records, instances, *causers, out);
   else collective_points(records, instances, out);
   sort_points(out, messages);
+  return out;
+}
+
+std::vector<std::vector<SyncPoint>> sync_point_lists(const std::vector<LocationRecords>& records,
+                                                     std::size_t location_count) {
+  std::vector<std::vector<SyncPoint>> out(location_count);
+  // At most one point per receive and per collective: room for them once instead of regrowing copies.
+  for (const auto& l : records)
+    if (l.location < out.size()) out[l.location].reserve(l.receives.size() + l.collectives.size());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
@@ -216,17 +217,19 @@ namespace {
 // Late Sender and its wrong-order sub-patterns along one location's receives.
 class ReceiveKernel {
  public:
-  ReceiveKernel(Severities& out) : out_(out) {}
+  ReceiveKernel(Severities& out, std::vector<SyncPoint>* points) : out_(out), points_(points) {}
 
   // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
-  // remembered for the wrong-order check of the location's later receives.
+  // remembered for the wrong-order check of the location's later receives; with its sync point
+  // `point` (the critical path's, as message_points makes it) where points are kept.
   template <typename Send>
-  void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle) {
+  void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle, const SyncPoint& point) {
     if (idle == 0) return;
     out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
-    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave});
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave, points_ ? points_->size() : 0});
     latest_ = std::max(latest_, std::uint64_t(s.time));
+    if (points_) points_->push_back(point);
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
@@ -244,6 +247,7 @@ class ReceiveKernel {
       out_.add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle, it->enter, it->leave);
       out_.add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode,
                it->location, it->idle, it->enter, it->leave);
+      if (points_) (*points_)[it->point].wrong_order = true;
       it = recent_.erase(it);
     }
   }
@@ -253,11 +257,13 @@ class ReceiveKernel {
     std::uint64_t send_time;
     std::uint32_t sender, cnode, location;
     std::uint64_t idle, enter, leave;  // enter, leave: the receive's MPI call
+    std::size_t point;                 // its sync point's index in points_
   };
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
   std::vector<RecentLateSender> recent_;
   std::uint64_t latest_ = 0;  // no send time in recent_ is later (an upper bound: erasing keeps it)
   Severities& out_;
+  std::vector<SyncPoint>* points_;
 };
 
 }  // namespace
@@ -285,15 +291,19 @@ void PairedSends::check_all_received(const trace::Trace& trace) const {
 
 template <typename Queues>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
-                    Severities& out) {
+                    Severities& out, std::vector<SyncPoint>* points) {
   if (receives.empty()) return;
   for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
     out.mark(p);
-  ReceiveKernel kernel(out);
+  ReceiveKernel kernel(out, points);
   // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
   std::uint64_t multi_max = 0;
   const MessageRecord* multi = nullptr;
   PairedSend multi_send;  // a copy: PairedReceives' answer lives until its next call
+  SyncPoint multi_point;  // the sync point of the largest so far (message_points')
+  auto point = [](const MessageRecord& r, const auto& s, std::uint64_t idle) {
+    return SyncPoint{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
+  };
   for (const auto& r : receives) {
     const auto* s = sends.next(r);
     if (!s)
@@ -301,28 +311,31 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
            "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
                ") without a matching send");
     if (multi && multi->call != r.call) {
-      kernel.late_sender(*multi, multi_send, multi_max);
+      kernel.late_sender(*multi, multi_send, multi_max, multi_point);
       multi = nullptr, multi_max = 0;
     }
     if (r.call_kind != CallKind::Test) {
       const auto until = std::min(s->enter, r.leave);
       const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
       if (r.call_kind == CallKind::WaitMulti) {
-        if (!multi || idle > multi_max) multi_send = {s->enter, s->time, s->location};
+        if (!multi || idle > multi_max) multi_send = {s->enter, s->time, s->location}, multi_point = point(r, *s, idle);
         multi_max = std::max(multi_max, idle);
         multi = &r;
       } else {
-        kernel.late_sender(r, *s, idle);
+        kernel.late_sender(r, *s, idle, point(r, *s, idle));
       }
     }
     kernel.wrong_order(*s);
   }
-  if (multi) kernel.late_sender(*multi, multi_send, multi_max);
+  if (multi) kernel.late_sender(*multi, multi_send, multi_max, multi_point);
 }
 
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&,
+                             std::vector<SyncPoint>*);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&,
+                             std::vector<SyncPoint>*);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&,
+                             std::vector<SyncPoint>*);
 
 void PairedReceives::check_all_received(const trace::Trace& trace) const {
   fail_if_unreceived(trace, unreceived_);

@@ -122,11 +122,17 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 // The same for one process from what the clock checks built: the message pairs and the
 // collective instances (collective_instances), instead of matching both again; with `causers`
 // (reduce_collectives' of the same instances, one per collective record) without deciding each
-// instance's synchronization again.
+// instance's synchronization again; with `message_points` (from sync_point_lists, filled by
+// the matching: match_receives) taking those over (emptied) instead of walking the receives.
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
                                                 std::size_t location_count,
-                                                const std::vector<std::uint32_t>* causers = nullptr);
+                                                const std::vector<std::uint32_t>* causers = nullptr,
+                                                std::vector<std::vector<SyncPoint>>* message_points = nullptr);
+// Per dense location an empty list of sync points with room for one per receive and collective
+// of its records (pages that stay unused are never touched), for match_receives to begin.
+std::vector<std::vector<SyncPoint>> sync_point_lists(const std::vector<LocationRecords>& records,
+                                                     std::size_t location_count);
 // The same for a replay's rank: its own locations' receives (`receivers`), each paired in place
 // with its send (receive_index.hpp). Gives the whole pages of the receives back as it has read
 // them (their contents are lost: the caller releases them afterwards), so that the points

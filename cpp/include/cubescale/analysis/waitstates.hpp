@@ -293,10 +293,13 @@ class PairedSends {
 };
 
 // Kernel: the point-to-point patterns of one location's receives (in recorded order); `sends`:
-// SendQueues, PairedSends or PairedReceives (receive_index.hpp).
+// SendQueues, PairedSends or PairedReceives (receive_index.hpp). `points`, when given: the
+// critical path's Late Sender sync points of these receives appended (its Late Sender instances,
+// the wrong-order ones marked: what sync_points would make of them, without walking them again).
+struct SyncPoint;
 template <typename Queues>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
-                    Severities& out);
+                    Severities& out, std::vector<SyncPoint>* points = nullptr);
 
 // What the members of a collective instance tell each member (computed by the instance's home
 // with collective_sync).
