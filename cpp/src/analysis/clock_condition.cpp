@@ -84,7 +84,8 @@ std::vector<std::uint64_t> collective_references(const std::vector<LocationRecor
 ClockViolations count_clock_violations(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                        const std::vector<std::vector<RecordRef>>& instances,
                                        const std::vector<std::uint32_t>& column, std::size_t cnodes,
-                                       std::size_t locations, std::uint64_t latency) {
+                                       std::size_t locations, std::uint64_t latency,
+                                       CollectiveDecisions* decisions) {
   ClockViolations v;
   v.cnodes = cnodes;
   v.locations = locations;
@@ -107,10 +108,24 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
   // collective_references' answer, in buffers kept from instance to instance (no allocation each).
   std::vector<const CollectiveRecord*> members;
   std::vector<MemberSync> sync;
+  std::vector<std::size_t> offset;  // a list's first record's number (decisions)
+  if (decisions) {
+    offset.assign(records.size() + 1, 0);
+    for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
+    decisions->reductions.assign(offset.back(), {});
+    decisions->causers.assign(offset.back(), kNone);
+  }
   for (const auto& instance : instances) {
     members.clear();
     for (const auto& ref : instance) members.push_back(&records[ref.list].collectives[ref.index]);
     collective_sync(members, sync);
+    if (decisions)  // as reduce_collectives keeps them
+      for (std::size_t i = 0; i < instance.size(); ++i) {
+        const auto k = offset[instance[i].list] + instance[i].index;
+        auto& r = decisions->reductions[k];
+        r.until = sync[i].until, r.earliest_leave = sync[i].earliest_leave, r.skip = sync[i].sync ? 0 : 2;
+        if (sync[i].sync) decisions->causers[k] = sync[i].causer;
+      }
     for (std::size_t i = 0; i < instance.size(); ++i) {
       const auto& c = *members[i];
       if (sync[i].reference == kNoTime || c.leave >= sync[i].reference + latency) continue;

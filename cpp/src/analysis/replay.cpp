@@ -332,8 +332,8 @@ void Replay::own_collectives_keeping_records() {
 }
 
 void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
-                                             std::vector<std::uint32_t>* causers) {
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers));
+                                             std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided));
 }
 
 void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
@@ -354,7 +354,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto& extras = r.point_to_point();
   const auto pairs = pair_messages(records);
   const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
-  const auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
+  auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
                                   &r.nonblocking(), &beside.omp());  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
@@ -362,7 +362,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto points = sync_point_lists(records, trace.definitions().locations.size());
   r.match_own_messages(pairs, &points);
   std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
-  r.own_collectives_keeping_records(instances, &causers);
+  r.own_collectives_keeping_records(instances, &causers, &clock.decisions);  // decided by the clock checks
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);

@@ -517,7 +517,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
                                                     const std::vector<std::vector<RecordRef>>& instances,
-                                                    std::vector<std::uint32_t>* causers) {
+                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
   if (causers) causers->clear();
   std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
   for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
@@ -527,8 +527,10 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
-  std::vector<CollectiveReduction> out(offset.back());
-  std::vector<std::uint32_t> causer(causers ? offset.back() : 0, kNone);
+  // Decided already (the same collective_sync on the same records): only the checks below.
+  const bool given = decided && decided->reductions.size() == offset.back() && decided->causers.size() == offset.back();
+  std::vector<CollectiveReduction> out(given ? 0 : offset.back());
+  std::vector<std::uint32_t> causer(causers && !given ? offset.back() : 0, kNone);
   const std::vector<std::uint32_t>* members_of = nullptr;  // expected[communicator]
   std::uint32_t communicator = 0;
   std::vector<const CollectiveRecord*> instance;
@@ -551,6 +553,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     }
     for (const auto* c : instance)
       if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+    if (given) continue;
     collective_sync(instance, sync);
     for (std::size_t i = 0; i < instance.size(); ++i) {
       auto& mine = out[offset[refs[i].list] + refs[i].index];
@@ -559,6 +562,10 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
       mine.skip = sync[i].sync ? 0 : 2;
       if (causers && sync[i].sync) causer[offset[refs[i].list] + refs[i].index] = sync[i].causer;
     }
+  }
+  if (given) {
+    out.swap(decided->reductions), causer.swap(decided->causers);
+    *decided = {};
   }
   if (causers) causers->swap(causer);
   return out;

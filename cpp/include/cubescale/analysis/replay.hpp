@@ -181,10 +181,11 @@ class Replay {
   void collective_severities();
   // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
-  // The same with the instances collective_instances built of records() (no sort); `causers`:
-  // see reduce_collectives.
+  // The same with the instances collective_instances built of records() (no sort); `causers`,
+  // `decided`: see reduce_collectives.
   void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
-                                       std::vector<std::uint32_t>* causers = nullptr);
+                                       std::vector<std::uint32_t>* causers = nullptr,
+                                       CollectiveDecisions* decided = nullptr);
 
   std::vector<LocationRecords>& records() { return records_; }
   // Late Receiver's and the non-blocking collectives' extras of own locations (extraction.hpp;

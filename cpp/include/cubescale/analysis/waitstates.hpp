@@ -356,11 +356,19 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 // the index in its instance of the member it waits for where it is a synchronization point
 // (collective_sync's causer), kNone elsewhere, so that the critical path's sync points need not
 // decide each instance again (sync_points); left empty where the above ran instead.
+// `decided`, when given with one reduction per record: collective_sync's decisions of the same
+// instances on the same records (the clock checks' count_clock_violations made them), taken
+// over (emptied) instead of deciding each instance again, once the instances are checked.
 struct RecordRef;
+struct CollectiveDecisions {
+  std::vector<CollectiveReduction> reductions;  // per record, list order
+  std::vector<std::uint32_t> causers;           // per record, as `causers` below
+};
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
                                                     const std::vector<std::vector<RecordRef>>& instances,
-                                                    std::vector<std::uint32_t>* causers = nullptr);
+                                                    std::vector<std::uint32_t>* causers = nullptr,
+                                                    CollectiveDecisions* decided = nullptr);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
