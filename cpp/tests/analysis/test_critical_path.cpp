@@ -192,8 +192,16 @@ std::size_t expect_one_process_steps_as_general(const trace::Trace& t) {
   for (const auto& l : records) copy.insert(copy.end(), l.collectives.begin(), l.collectives.end());
   const std::vector<bool> analyzed(n, true);
   const auto copied = analysis::reduce_collectives(t, analyzed, copy);
+  // analyze()'s way: the clock checks' count decides the instances, the reduction takes that over.
+  analysis::CollectiveDecisions decisions;
+  analysis::count_clock_violations(records, pairs, instances, std::vector<std::uint32_t>(n, 0), r.cnode_count(), 1, 0,
+                                   &decisions);
+  std::vector<std::uint32_t> decided_causers;
+  auto decided = analysis::reduce_collectives(t, analyzed, records, instances, &decided_causers, &decisions);
+  EXPECT_TRUE(decisions.reductions.empty()) << "taken over";
+  EXPECT_EQ(decided_causers, causers) << t.path();
   for (const auto& listed : {analysis::reduce_collectives(t, analyzed, records),
-                              analysis::reduce_collectives(t, analyzed, records, instances)}) {
+                              analysis::reduce_collectives(t, analyzed, records, instances), decided}) {
     EXPECT_EQ(copied.size(), listed.size());
     for (std::size_t i = 0; i < copied.size() && i < listed.size(); ++i) {
       EXPECT_EQ(copied[i].until, listed[i].until) << t.path() << " record " << i;
