@@ -73,9 +73,10 @@ void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, c
 
 BesidePatterns::BesidePatterns(const trace::Trace& trace, trace::CallPathObserver* extractor)
     : trace_(trace), late_receiver_points_(trace.definitions().locations.size()), omp_(trace),
-      spans_(trace.definitions().locations.size()), timeline_(trace.definitions()) {
+      spans_(trace.definitions().locations.size()), timeline_(trace.definitions(), &spans_) {
   if (extractor) observers_.push_back(extractor);  // the wait-state records first
-  observers_.insert(observers_.end(), {&omp_, &counts_, &spans_, &timeline_});
+  // The span observer sees its events through the time line (one call per Enter and Leave fewer).
+  observers_.insert(observers_.end(), {&omp_, &counts_, &timeline_});
 }
 
 void BesidePatterns::begin_location(std::uint32_t location) {
@@ -93,10 +94,11 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
                             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                            profile::LocalProfile& p, bool reread_path) {
+                            profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers,
+                            std::vector<std::vector<SyncPoint>>* message_points) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  auto points = sync_points(records, pairs, instances, defs.locations.size());
+  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers, message_points);
   add_sync_points(points, late_receiver_points_);
   add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks
   const CommunicatorRanks ranks(defs);

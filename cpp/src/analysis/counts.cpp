@@ -25,7 +25,8 @@ CountsObserver::Entry& CountsObserver::at(std::uint32_t cnode) {
 
 void CountsObserver::event(const trace::Event& e, std::uint32_t cnode) {
   if (cnode == trace::kNone) return;
-  auto add = [&](Count c, std::uint64_t v) { at(cnode).values[std::size_t(c)] += v; };
+  auto& values = at(cnode).values;  // one look-up for the event's two counts
+  auto add = [&](Count c, std::uint64_t v) { values[std::size_t(c)] += v; };
   switch (e.type) {
     case trace::EventType::MpiSend:
     case trace::EventType::MpiIsend:

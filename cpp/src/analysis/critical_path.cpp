@@ -122,6 +122,24 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
   }
 }
 
+// One process with reduce_collectives' causers (per record, list order): instance_points
+// without collective_sync.
+void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
+                       const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out) {
+  std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
+  for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
+  for (const auto& instance : instances)
+    for (const auto& ref : instance) {
+      const auto causer = causers[offset[ref.list] + ref.index];
+      if (causer == kNone || causer >= instance.size()) continue;
+      const auto& c = records[ref.list].collectives[ref.index];
+      if (!moves_path(c)) continue;
+      const auto& by = records[instance[causer].list].collectives[instance[causer].index];
+      const auto idle = waited(c.enter, c.leave, by.enter);
+      if (idle > 0) out[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+    }
+}
+
 // One process: the instances collective_instances built (complete ones, members in rank order).
 void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
                        std::vector<std::vector<SyncPoint>>& out) {
@@ -171,21 +189,35 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
-                                                std::size_t location_count) {
+                                                std::size_t location_count, const std::vector<std::uint32_t>* causers,
+                                                std::vector<std::vector<SyncPoint>>* message_points_made) {
+  std::vector<std::vector<SyncPoint>> out;
+  if (message_points_made && message_points_made->size() == location_count) {
+    out.swap(*message_points_made);
+  } else {
+    out = sync_point_lists(records, location_count);
+    // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
+    // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
+    message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
+      const auto s = pairs.send_of_receive[list][j];
+      return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
+    }, out);
+  }
+  const auto messages = sizes(out);
+  std::size_t collectives = 0;
+  for (const auto& l : records) collectives += l.collectives.size();
+  if (causers && causers->size() == collectives && collectives > 0) collective_points(records, instances, *causers, out);
+  else collective_points(records, instances, out);
+  sort_points(out, messages);
+  return out;
+}
+
+std::vector<std::vector<SyncPoint>> sync_point_lists(const std::vector<LocationRecords>& records,
+                                                     std::size_t location_count) {
   std::vector<std::vector<SyncPoint>> out(location_count);
-  // At most one point per receive and per collective: room for them once (pages that stay
-  // unused are never touched) instead of regrowing copies.
+  // At most one point per receive and per collective: room for them once instead of regrowing copies.
   for (const auto& l : records)
     if (l.location < out.size()) out[l.location].reserve(l.receives.size() + l.collectives.size());
-  // The pairs follow the matcher's rule (the k-th receive of B from A on (comm, tag) is A's
-  // k-th such send): the same sends as SendQueues finds, without a second hash of every send.
-  message_points(records, [&](std::size_t list, std::size_t j, const MessageRecord&) -> const MessageRecord* {
-    const auto s = pairs.send_of_receive[list][j];
-    return s.list == kNone ? nullptr : &records[s.list].sends[s.index];
-  }, out);
-  const auto messages = sizes(out);
-  collective_points(records, instances, out);
-  sort_points(out, messages);
   return out;
 }
 
@@ -214,10 +246,16 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
 void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more) {
   for (std::size_t l = 0; l < points.size() && l < more.size(); ++l) {
     if (more[l].empty()) continue;
+    auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
+    // Both lists in time order nearly always: merging them is the stable sort of the whole at
+    // linear cost (points first among equal ends); else the stable sort itself.
+    const bool sorted = std::is_sorted(points[l].begin(), points[l].end(), earlier);
+    if (sorted) std::stable_sort(more[l].begin(), more[l].end(), earlier);
+    const auto middle = static_cast<std::ptrdiff_t>(points[l].size());
     points[l].insert(points[l].end(), more[l].begin(), more[l].end());
     std::vector<SyncPoint>().swap(more[l]);
-    std::stable_sort(points[l].begin(), points[l].end(),
-                     [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+    if (sorted) std::inplace_merge(points[l].begin(), points[l].begin() + middle, points[l].end(), earlier);
+    else std::stable_sort(points[l].begin(), points[l].end(), earlier);
   }
 }
 
@@ -514,7 +552,8 @@ bool mpi_call(const trace::Region& r) {
 }
 }  // namespace
 
-PathTimeline::PathTimeline(const trace::Definitions& defs) : lines_(defs.locations.size()) {
+PathTimeline::PathTimeline(const trace::Definitions& defs, SpanObserver* spans)
+    : spans_(spans), lines_(defs.locations.size()) {
   // The path's OpenMP ends (add_omp_sync_points) lie at barriers as its MPI ends at MPI calls, and
   // at forks: barriers are cut as calls, forks and parallel regions' enters and leaves are cuts,
   // so that those ends fall on cuts or inside one-call-path pieces.
@@ -523,7 +562,7 @@ PathTimeline::PathTimeline(const trace::Definitions& defs) : lines_(defs.locatio
     mpi_region_.push_back(mpi_call(r) || omp_barrier_region(r.name) ? kCall : omp_parallel_region(r.name) ? kCut : 0);
 }
 
-bool PathTimeline::cut(std::uint64_t at) {
+inline bool PathTimeline::cut(std::uint64_t at) {
   if (!close_piece(at, false)) return false;
   line_->calls.push_back({at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
   gap_ = 0;
@@ -531,6 +570,7 @@ bool PathTimeline::cut(std::uint64_t at) {
 }
 
 void PathTimeline::begin_location(std::uint32_t location) {
+  if (spans_) spans_->begin_location(location);
   // Locations of a run tend to be alike: room for what the previous one kept (fewer regrowth copies).
   std::size_t calls = 0, entries = 0;
   if (line_) calls = line_->calls.size(), entries = line_->entries.size();
@@ -552,7 +592,7 @@ void PathTimeline::drop() {
 
 // The time since the last event is the innermost open call path's (as CriticalPathObserver
 // counts it); a piece has few call paths, most recent last.
-void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
+inline void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
   for (auto it = piece_.rbegin(); it != piece_.rend(); ++it)
     if (it->first == cnode) {
       it->second += ticks;
@@ -561,7 +601,7 @@ void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
   piece_.push_back({cnode, ticks});
 }
 
-bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
+inline bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
   if (cnode >= kNoCall || ticks > kMaxTicks) return false;
   line_->entries.push_back({ticks, cnode});
   return true;
@@ -607,6 +647,10 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
 }
 
 void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
+  if (spans_) {
+    spans_->event(e, cnode);  // SpanObserver is final: a direct call
+    if (e.type == trace::EventType::ProgramBegin || e.type == trace::EventType::ProgramEnd) return;
+  }
   if (!line_) return;
   if (e.type == trace::EventType::ThreadFork || e.type == trace::EventType::OmpFork) {
     // Where the path leaves a parallel region's workers for the master (add_omp_sync_points).
@@ -643,7 +687,8 @@ void PathTimeline::event(const trace::Event& e, std::uint32_t cnode) {
   }
 }
 
-void PathTimeline::end_location(std::uint32_t) {
+void PathTimeline::end_location(std::uint32_t location) {
+  if (spans_) spans_->end_location(location);
   if (!line_ || !line_->entered) return;
   // Frames still open: the second read gives their time up to the last event of any type,
   // which this observer (Enter and Leave only) does not see.

@@ -4,20 +4,6 @@
 
 namespace cubescale::analysis {
 
-void InstanceStats::add(std::size_t pattern, const PatternInstance& instance) {
-  if (pattern >= stats_.size() || instance.ticks == 0) return;
-  auto& s = stats_[pattern];
-  ++s.count;
-  s.sum += instance.ticks;
-  s.min = std::min(s.min, instance.ticks);
-  s.max = std::max(s.max, instance.ticks);
-  s.sum_of_squares += static_cast<double>(instance.ticks) * static_cast<double>(instance.ticks);
-  // The most severe instance of each call path (first one on ties: deterministic order).
-  auto& best = best_[pattern];
-  if (instance.cnode >= best.size()) best.resize(std::size_t(instance.cnode) + 1);
-  if (instance.ticks > best[instance.cnode].ticks) best[instance.cnode] = instance;
-}
-
 std::vector<PatternStatistics> InstanceStats::finish() {
   for (std::size_t p = 0; p < stats_.size(); ++p) {
     auto& top = stats_[p].top;

@@ -20,21 +20,32 @@ MessagePairs pair_messages(const std::vector<LocationRecords>& records) {
   out.receive_of_send.resize(records.size());
   out.send_of_receive.resize(records.size());
   std::unordered_map<MessageKey, Queue, MessageKeyHash> queues;
+  // A location's messages mostly go to (come from) one peer on one tag after another: the last
+  // key's queue is reused without hashing (the map's nodes stay where they are).
+  MessageKey last{};
+  Queue* queue = nullptr;
   for (std::uint32_t l = 0; l < records.size(); ++l) {
     out.receive_of_send[l].assign(records[l].sends.size(), {});
     for (std::uint32_t i = 0; i < records[l].sends.size(); ++i) {
       const auto& s = records[l].sends[i];
-      queues[{s.location, s.peer, s.communicator, s.tag}].sends.push_back({l, i});
+      const MessageKey key{s.location, s.peer, s.communicator, s.tag};
+      if (!queue || !(key == last)) queue = &queues[key], last = key;
+      queue->sends.push_back({l, i});
     }
   }
   // The k-th receive of B from A on (communicator, tag) is the k-th such send of A.
+  queue = nullptr;
   for (std::uint32_t l = 0; l < records.size(); ++l) {
     out.send_of_receive[l].assign(records[l].receives.size(), {});
     for (std::uint32_t j = 0; j < records[l].receives.size(); ++j) {
       const auto& r = records[l].receives[j];
-      auto it = queues.find({r.peer, r.location, r.communicator, r.tag});
-      if (it == queues.end() || it->second.next == it->second.sends.size()) continue;
-      const auto s = it->second.sends[it->second.next++];
+      const MessageKey key{r.peer, r.location, r.communicator, r.tag};
+      if (!queue || !(key == last)) {
+        const auto it = queues.find(key);
+        queue = it == queues.end() ? nullptr : &it->second, last = key;
+      }
+      if (!queue || queue->next == queue->sends.size()) continue;
+      const auto s = queue->sends[queue->next++];
       out.send_of_receive[l][j] = s;
       out.receive_of_send[s.list][s.index] = {l, j};
     }

@@ -243,19 +243,20 @@ void Replay::match_own_messages(bool keep) {
     for (auto& l : records_) release(l.sends);
 }
 
-void Replay::match_own_messages(const MessagePairs& pairs) {
+void Replay::match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points) {
   PairedSends queues(records_, pairs);
-  match_receives_of(queues, true);
+  match_receives_of(queues, true, points);
 }
 
 template <typename Queues>
-void Replay::match_receives_of(Queues& queues, bool keep) {
+void Replay::match_receives_of(Queues& queues, bool keep, std::vector<std::vector<SyncPoint>>* points) {
   for (const auto& l : records_) {
     for (const auto& r : l.receives)
       if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
         fail(trace_, r.location, r.position, r.time,
              "MPI receive from " + trace_.definitions().locations[r.peer].name + ", which is not analyzed");
-    match_receives(trace_, l.receives, queues, severities_);
+    match_receives(trace_, l.receives, queues, severities_,
+                   points && l.location < points->size() ? &(*points)[l.location] : nullptr);
   }
   queues.check_all_received(trace_);
   if (!keep)
@@ -332,8 +333,9 @@ void Replay::own_collectives_keeping_records() {
   own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_));
 }
 
-void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances) {
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances));
+void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
+                                             std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided));
 }
 
 void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
@@ -354,12 +356,15 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   auto& extras = r.point_to_point();
   const auto pairs = pair_messages(records);
   const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
-  const auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
+  auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
                                   &r.nonblocking(), &beside.omp());  // with options.time_correct, corrects the records first
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
-  r.match_own_messages(pairs);
-  r.own_collectives_keeping_records(instances);
+  // The critical path's Late Sender sync points come out of the matching (the same walk).
+  auto points = sync_point_lists(records, trace.definitions().locations.size());
+  r.match_own_messages(pairs, &points);
+  std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
+  r.own_collectives_keeping_records(instances, &causers, &clock.decisions);  // decided by the clock checks
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
@@ -374,7 +379,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
-  beside.finish(locations, records, pairs, instances, tree, options.reread_path);
+  beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers, &points);
   if (stats)
     stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
     stats->omp_sync_events = beside.omp().sync_events();

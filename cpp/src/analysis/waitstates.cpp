@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
@@ -91,13 +92,6 @@ Severities::Severities(std::size_t cnodes_, const std::vector<std::uint32_t>& lo
   for (std::size_t c = 0; c < locations_.size(); ++c) column[locations_[c]] = static_cast<std::uint32_t>(c);
   values.assign(std::size_t(Pattern::Count), std::vector<double>(cnodes * locations, 0.0));
   present.assign(std::size_t(Pattern::Count), false);
-}
-
-void Severities::add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter,
-                     std::uint64_t leave) {
-  if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
-  if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
-  values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
 }
 
 void Severities::to_seconds(const trace::Definitions& defs) {
@@ -223,17 +217,19 @@ namespace {
 // Late Sender and its wrong-order sub-patterns along one location's receives.
 class ReceiveKernel {
  public:
-  ReceiveKernel(Severities& out) : out_(out) {}
+  ReceiveKernel(Severities& out, std::vector<SyncPoint>* points) : out_(out), points_(points) {}
 
   // A Late Sender instance of the receive `r` (or of the MPI_Wait* call it completes in),
-  // remembered for the wrong-order check of the location's later receives.
+  // remembered for the wrong-order check of the location's later receives; with its sync point
+  // `point` (the critical path's, as message_points makes it) where points are kept.
   template <typename Send>
-  void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle) {
+  void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle, const SyncPoint& point) {
     if (idle == 0) return;
     out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
     if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
-    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave});
+    recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave, points_ ? points_->size() : 0});
     latest_ = std::max(latest_, std::uint64_t(s.time));
+    if (points_) points_->push_back(point);
   }
   // A message sent before the message of an earlier Late Sender but received after it: that
   // Late Sender was caused by receiving in the wrong order.
@@ -251,6 +247,7 @@ class ReceiveKernel {
       out_.add(Pattern::LateSenderWrongOrder, it->cnode, it->location, it->idle, it->enter, it->leave);
       out_.add(it->sender == s.location ? Pattern::WrongOrderSame : Pattern::WrongOrderDifferent, it->cnode,
                it->location, it->idle, it->enter, it->leave);
+      if (points_) (*points_)[it->point].wrong_order = true;
       it = recent_.erase(it);
     }
   }
@@ -260,11 +257,13 @@ class ReceiveKernel {
     std::uint64_t send_time;
     std::uint32_t sender, cnode, location;
     std::uint64_t idle, enter, leave;  // enter, leave: the receive's MPI call
+    std::size_t point;                 // its sync point's index in points_
   };
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
   std::vector<RecentLateSender> recent_;
   std::uint64_t latest_ = 0;  // no send time in recent_ is later (an upper bound: erasing keeps it)
   Severities& out_;
+  std::vector<SyncPoint>* points_;
 };
 
 }  // namespace
@@ -292,15 +291,19 @@ void PairedSends::check_all_received(const trace::Trace& trace) const {
 
 template <typename Queues>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
-                    Severities& out) {
+                    Severities& out, std::vector<SyncPoint>* points) {
   if (receives.empty()) return;
   for (auto p : {Pattern::LateSender, Pattern::LateSenderWrongOrder, Pattern::WrongOrderDifferent, Pattern::WrongOrderSame})
     out.mark(p);
-  ReceiveKernel kernel(out);
+  ReceiveKernel kernel(out, points);
   // A Waitall/any/some waits for its latest sender only: the largest of its receives counts.
   std::uint64_t multi_max = 0;
   const MessageRecord* multi = nullptr;
   PairedSend multi_send;  // a copy: PairedReceives' answer lives until its next call
+  SyncPoint multi_point;  // the sync point of the largest so far (message_points')
+  auto point = [](const MessageRecord& r, const auto& s, std::uint64_t idle) {
+    return SyncPoint{r.enter, r.enter + idle, s.enter, r.location, r.cnode, s.location, true, r.empty != 0};
+  };
   for (const auto& r : receives) {
     const auto* s = sends.next(r);
     if (!s)
@@ -308,28 +311,31 @@ void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>&
            "MPI receive from " + group_name(trace.definitions(), r.peer) + " (tag " + std::to_string(r.tag) +
                ") without a matching send");
     if (multi && multi->call != r.call) {
-      kernel.late_sender(*multi, multi_send, multi_max);
+      kernel.late_sender(*multi, multi_send, multi_max, multi_point);
       multi = nullptr, multi_max = 0;
     }
     if (r.call_kind != CallKind::Test) {
       const auto until = std::min(s->enter, r.leave);
       const std::uint64_t idle = until > r.enter ? until - r.enter : 0;
       if (r.call_kind == CallKind::WaitMulti) {
-        if (!multi || idle > multi_max) multi_send = {s->enter, s->time, s->location};
+        if (!multi || idle > multi_max) multi_send = {s->enter, s->time, s->location}, multi_point = point(r, *s, idle);
         multi_max = std::max(multi_max, idle);
         multi = &r;
       } else {
-        kernel.late_sender(r, *s, idle);
+        kernel.late_sender(r, *s, idle, point(r, *s, idle));
       }
     }
     kernel.wrong_order(*s);
   }
-  if (multi) kernel.late_sender(*multi, multi_send, multi_max);
+  if (multi) kernel.late_sender(*multi, multi_send, multi_max, multi_point);
 }
 
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&);
-template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, SendQueues&, Severities&,
+                             std::vector<SyncPoint>*);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedSends&, Severities&,
+                             std::vector<SyncPoint>*);
+template void match_receives(const trace::Trace&, const std::vector<MessageRecord>&, PairedReceives&, Severities&,
+                             std::vector<SyncPoint>*);
 
 void PairedReceives::check_all_received(const trace::Trace& trace) const {
   fail_if_unreceived(trace, unreceived_);
@@ -510,7 +516,9 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
-                                                    const std::vector<std::vector<RecordRef>>& instances) {
+                                                    const std::vector<std::vector<RecordRef>>& instances,
+                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
+  if (causers) causers->clear();
   std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
   for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
   std::size_t covered = 0;
@@ -519,7 +527,12 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
-  std::vector<CollectiveReduction> out(offset.back());
+  // Decided already (the same collective_sync on the same records): only the checks below.
+  const bool given = decided && decided->reductions.size() == offset.back() && decided->causers.size() == offset.back();
+  std::vector<CollectiveReduction> out(given ? 0 : offset.back());
+  std::vector<std::uint32_t> causer(causers && !given ? offset.back() : 0, kNone);
+  const std::vector<std::uint32_t>* members_of = nullptr;  // expected[communicator]
+  std::uint32_t communicator = 0;
   std::vector<const CollectiveRecord*> instance;
   std::vector<MemberSync> sync;
   for (const auto& refs : instances) {
@@ -528,22 +541,33 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
     if (instance.empty()) continue;
     const auto& first = *instance.front();
     if (!first.self) {
-      auto [it, fresh] = expected.try_emplace(first.communicator);
-      if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
-      if (it->second.size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      // Instances come communicator by communicator: the last one's members without a hash.
+      if (!members_of || first.communicator != communicator) {
+        auto [it, fresh] = expected.try_emplace(first.communicator);
+        if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
+        members_of = &it->second, communicator = first.communicator;
+      }
+      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
       for (std::size_t i = 0; i < instance.size(); ++i)
-        if (instance[i]->location != it->second[i]) return reduce_collectives(trace, analyzed, lists);
+        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists);
     }
     for (const auto* c : instance)
       if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+    if (given) continue;
     collective_sync(instance, sync);
     for (std::size_t i = 0; i < instance.size(); ++i) {
       auto& mine = out[offset[refs[i].list] + refs[i].index];
       mine.until = sync[i].until;
       mine.earliest_leave = sync[i].earliest_leave;
       mine.skip = sync[i].sync ? 0 : 2;
+      if (causers && sync[i].sync) causer[offset[refs[i].list] + refs[i].index] = sync[i].causer;
     }
   }
+  if (given) {
+    out.swap(decided->reductions), causer.swap(decided->causers);
+    *decided = {};
+  }
+  if (causers) causers->swap(causer);
   return out;
 }
 

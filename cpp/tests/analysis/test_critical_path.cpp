@@ -146,22 +146,39 @@ std::size_t expect_one_process_steps_as_general(const trace::Trace& t) {
   const auto instances = analysis::collective_instances(records, ranks);
   const auto matched = analysis::sync_points(records, ranks, n);
   const auto paired = analysis::sync_points(records, pairs, instances, n);
+  // analyze()'s way: the Late Sender points from the matching, the collectives' causers from
+  // the reduction.
+  auto made = analysis::sync_point_lists(records, n);
+  analysis::Severities matching(r.cnode_count(), all, n);
+  analysis::PairedSends sends(records, pairs);
+  for (const auto& l : records) analysis::match_receives(t, l.receives, sends, matching, &made[l.location]);
+  std::vector<std::uint32_t> causers;
+  analysis::reduce_collectives(t, std::vector<bool>(n, true), records, instances, &causers);
+  std::size_t collectives = 0;
+  for (const auto& l : records) collectives += l.collectives.size();
+  EXPECT_EQ(causers.size(), collectives) << t.path();  // the reduction from the instances gave them
+  const auto shared = analysis::sync_points(records, pairs, instances, n, &causers, &made);
   std::size_t wrong_order = 0;
-  EXPECT_EQ(matched.size(), paired.size());
-  for (std::size_t l = 0; l < matched.size() && l < paired.size(); ++l) {
-    EXPECT_EQ(matched[l].size(), paired[l].size()) << t.path() << " location " << l;
-    for (std::size_t i = 0; i < matched[l].size() && i < paired[l].size(); ++i) {
-      const auto &a = matched[l][i], &b = paired[l][i];
-      EXPECT_EQ(a.wait_end, b.wait_end);
-      EXPECT_EQ(a.resume, b.resume);
-      EXPECT_EQ(a.causer, b.causer);
-      EXPECT_EQ(std::uint32_t(a.cnode), std::uint32_t(b.cnode));
-      EXPECT_EQ(a.late_sender, b.late_sender);
-      EXPECT_EQ(a.empty, b.empty);
-      EXPECT_EQ(a.wrong_order, b.wrong_order) << t.path() << " location " << l << " point " << i;
-      wrong_order += a.wrong_order;
+  auto same = [&](const std::vector<std::vector<analysis::SyncPoint>>& other, const char* how) {
+    EXPECT_EQ(matched.size(), other.size()) << how;
+    for (std::size_t l = 0; l < matched.size() && l < other.size(); ++l) {
+      EXPECT_EQ(matched[l].size(), other[l].size()) << t.path() << " location " << l << " " << how;
+      for (std::size_t i = 0; i < matched[l].size() && i < other[l].size(); ++i) {
+        const auto &a = matched[l][i], &b = other[l][i];
+        EXPECT_EQ(a.wait_end, b.wait_end) << how;
+        EXPECT_EQ(a.resume, b.resume) << how;
+        EXPECT_EQ(a.causer, b.causer) << how;
+        EXPECT_EQ(std::uint32_t(a.cnode), std::uint32_t(b.cnode)) << how;
+        EXPECT_EQ(a.late_sender, b.late_sender) << how;
+        EXPECT_EQ(a.empty, b.empty) << how;
+        EXPECT_EQ(a.wrong_order, b.wrong_order) << t.path() << " location " << l << " point " << i << " " << how;
+      }
     }
-  }
+  };
+  same(paired, "from the pairs and instances");
+  same(shared, "from the matching and the reduction");
+  for (const auto& l : matched)
+    for (const auto& p : l) wrong_order += p.wrong_order;
   analysis::Severities queued(r.cnode_count(), all, n), by_pairs(r.cnode_count(), all, n);
   analysis::SendQueues queues(records);
   analysis::PairedSends paired_sends(records, pairs);
@@ -175,8 +192,16 @@ std::size_t expect_one_process_steps_as_general(const trace::Trace& t) {
   for (const auto& l : records) copy.insert(copy.end(), l.collectives.begin(), l.collectives.end());
   const std::vector<bool> analyzed(n, true);
   const auto copied = analysis::reduce_collectives(t, analyzed, copy);
+  // analyze()'s way: the clock checks' count decides the instances, the reduction takes that over.
+  analysis::CollectiveDecisions decisions;
+  analysis::count_clock_violations(records, pairs, instances, std::vector<std::uint32_t>(n, 0), r.cnode_count(), 1, 0,
+                                   &decisions);
+  std::vector<std::uint32_t> decided_causers;
+  auto decided = analysis::reduce_collectives(t, analyzed, records, instances, &decided_causers, &decisions);
+  EXPECT_TRUE(decisions.reductions.empty()) << "taken over";
+  EXPECT_EQ(decided_causers, causers) << t.path();
   for (const auto& listed : {analysis::reduce_collectives(t, analyzed, records),
-                              analysis::reduce_collectives(t, analyzed, records, instances)}) {
+                              analysis::reduce_collectives(t, analyzed, records, instances), decided}) {
     EXPECT_EQ(copied.size(), listed.size());
     for (std::size_t i = 0; i < copied.size() && i < listed.size(); ++i) {
       EXPECT_EQ(copied[i].until, listed[i].until) << t.path() << " record " << i;

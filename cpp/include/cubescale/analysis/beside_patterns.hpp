@@ -52,10 +52,13 @@ class BesidePatterns final : public trace::CallPathObserver {
   // Adds the OpenMP patterns below `execution`, critical_path, syncs, comms and bytes (replacing the profile's bytes_sent and
   // bytes_received) to `p`, the report of `locations` whose records the matching accepted;
   // `pairs` and `instances`: theirs (pair_messages, collective_instances). `reread_path`: the
-  // critical path by a second read of every location on it (tests, benchmarks).
+  // critical path by a second read of every location on it (tests, benchmarks). `causers`: what
+  // reduce_collectives gave for the instances, if anything; `message_points`: the Late Sender
+  // sync points the matching made (match_own_messages), if it did, taken over (sync_points).
   void finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
               const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, profile::LocalProfile& p,
-              bool reread_path = false);
+              bool reread_path = false, const std::vector<std::uint32_t>* causers = nullptr,
+              std::vector<std::vector<SyncPoint>>* message_points = nullptr);
 
  private:
   const trace::Trace& trace_;

@@ -120,10 +120,19 @@ struct PathWindow {
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records,
                                                 const CommunicatorRanks& ranks, std::size_t location_count);
 // The same for one process from what the clock checks built: the message pairs and the
-// collective instances (collective_instances), instead of matching both again.
+// collective instances (collective_instances), instead of matching both again; with `causers`
+// (reduce_collectives' of the same instances, one per collective record) without deciding each
+// instance's synchronization again; with `message_points` (from sync_point_lists, filled by
+// the matching: match_receives) taking those over (emptied) instead of walking the receives.
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
-                                                std::size_t location_count);
+                                                std::size_t location_count,
+                                                const std::vector<std::uint32_t>* causers = nullptr,
+                                                std::vector<std::vector<SyncPoint>>* message_points = nullptr);
+// Per dense location an empty list of sync points with room for one per receive and collective
+// of its records (pages that stay unused are never touched), for match_receives to begin.
+std::vector<std::vector<SyncPoint>> sync_point_lists(const std::vector<LocationRecords>& records,
+                                                     std::size_t location_count);
 // The same for a replay's rank: its own locations' receives (`receivers`), each paired in place
 // with its send (receive_index.hpp). Gives the whole pages of the receives back as it has read
 // them (their contents are lost: the caller releases them afterwards), so that the points
@@ -257,11 +266,14 @@ class CriticalPathObserver final : public trace::CallPathObserver {
 class PathTimeline final : public trace::CallPathObserver {
  public:
   static constexpr std::size_t kEntriesPerCall = 16, kEntriesSlack = 4096, kMaxGapEntries = 127;
-  explicit PathTimeline(const trace::Definitions& defs);
+  // `spans`, when given, sees the events it wants through this observer (one call of the
+  // profile builder per event fewer: both want every Enter and Leave).
+  explicit PathTimeline(const trace::Definitions& defs, SpanObserver* spans = nullptr);
   void begin_location(std::uint32_t location) override;
   trace::EventTypeSet interest() const override {
-    return trace::event_types({trace::EventType::Enter, trace::EventType::Leave, trace::EventType::ThreadFork,
-                               trace::EventType::OmpFork});
+    using T = trace::EventType;
+    return spans_ ? trace::event_types({T::Enter, T::Leave, T::ThreadFork, T::OmpFork, T::ProgramBegin, T::ProgramEnd})
+                  : trace::event_types({T::Enter, T::Leave, T::ThreadFork, T::OmpFork});
   }
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void end_location(std::uint32_t location) override;
@@ -299,6 +311,7 @@ class PathTimeline final : public trace::CallPathObserver {
   bool attribute(const Line& line, const std::vector<Segment>& segments, std::vector<std::uint64_t>& current,
                  std::vector<std::uint32_t>& touched) const;
 
+  SpanObserver* spans_ = nullptr;
   std::vector<std::uint8_t> mpi_region_;  // per region: kCall, kCut or 0
   std::vector<Line> lines_;
   std::vector<std::uint32_t> rows_;

@@ -4,6 +4,7 @@
 // and variance, and the most severe instances (scout keeps the 5 largest, at most one per
 // call path) with the MPI call's enter and leave, call path and location. Scout's median and
 // quartiles (estimated from 60 coefficients) are not computed.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,7 +26,20 @@ class InstanceStats {
  public:
   static constexpr std::size_t kTop = 5;  // scout's TOP_SEVERE_INSTANCES
   explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns) {}
-  void add(std::size_t pattern, const PatternInstance& instance);
+  // (inline: once per pattern instance, Severities::add's)
+  void add(std::size_t pattern, const PatternInstance& instance) {
+    if (pattern >= stats_.size() || instance.ticks == 0) return;
+    auto& s = stats_[pattern];
+    ++s.count;
+    s.sum += instance.ticks;
+    s.min = std::min(s.min, instance.ticks);
+    s.max = std::max(s.max, instance.ticks);
+    s.sum_of_squares += static_cast<double>(instance.ticks) * static_cast<double>(instance.ticks);
+    // The most severe instance of each call path (first one on ties: deterministic order).
+    auto& best = best_[pattern];
+    if (instance.cnode >= best.size()) best.resize(std::size_t(instance.cnode) + 1);
+    if (instance.ticks > best[instance.cnode].ticks) best[instance.cnode] = instance;
+  }
   // Per pattern, with `top` filled (call once, after the last add).
   std::vector<PatternStatistics> finish();
 

@@ -166,7 +166,9 @@ class Replay {
   // (the one-process analysis reads them again for the patterns beside these).
   void match_own_messages(bool keep = false);
   // The same with the sends `pairs` found (pair_messages of records()); the records stay.
-  void match_own_messages(const MessagePairs& pairs);
+  // `points` (per dense location), when given: the critical path's Late Sender sync points
+  // appended (match_receives).
+  void match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points = nullptr);
 
   // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
   // that a rank without locations holds no records.
@@ -179,8 +181,11 @@ class Replay {
   void collective_severities();
   // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
-  // The same with the instances collective_instances built of records() (no sort).
-  void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances);
+  // The same with the instances collective_instances built of records() (no sort); `causers`,
+  // `decided`: see reduce_collectives.
+  void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
+                                       std::vector<std::uint32_t>* causers = nullptr,
+                                       CollectiveDecisions* decided = nullptr);
 
   std::vector<LocationRecords>& records() { return records_; }
   // Late Receiver's and the non-blocking collectives' extras of own locations (extraction.hpp;
@@ -199,7 +204,7 @@ class Replay {
 
  private:
   template <typename Queues>
-  void match_receives_of(Queues& queues, bool keep);
+  void match_receives_of(Queues& queues, bool keep, std::vector<std::vector<SyncPoint>>* points = nullptr);
   std::uint32_t rank_of(const MessageRecord& send) const { return owner_[send.peer]; }
   // Whether send i of location list l comes before the next one to pack.
   bool packed_before(std::size_t l, std::size_t i) const { return l < next_list_ || (l == next_list_ && i < next_index_); }

@@ -96,6 +96,7 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
 struct ClockCheck {
   std::vector<std::uint32_t> column;
   ClockViolations violations;
+  CollectiveDecisions decisions;  // of the records as they are at the end (reduce_collectives)
 };
 ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,

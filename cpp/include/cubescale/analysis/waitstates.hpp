@@ -196,8 +196,13 @@ struct Severities {
   Severities() = default;
   Severities(std::size_t cnodes, const std::vector<std::uint32_t>& locations, std::size_t all_locations);
   // `enter`, `leave`: the MPI call of the instance (trace.stat names it).
+  // (inline: once per instance of every pattern, in the matching's and the collectives' loops)
   void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter = 0,
-           std::uint64_t leave = 0);
+           std::uint64_t leave = 0) {
+    if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
+    if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
+    values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
+  }
   void mark(Pattern p) { present[std::size_t(p)] = true; }
   void to_seconds(const trace::Definitions& defs);
 };
@@ -288,10 +293,13 @@ class PairedSends {
 };
 
 // Kernel: the point-to-point patterns of one location's receives (in recorded order); `sends`:
-// SendQueues, PairedSends or PairedReceives (receive_index.hpp).
+// SendQueues, PairedSends or PairedReceives (receive_index.hpp). `points`, when given: the
+// critical path's Late Sender sync points of these receives appended (its Late Sender instances,
+// the wrong-order ones marked: what sync_points would make of them, without walking them again).
+struct SyncPoint;
 template <typename Queues>
 void match_receives(const trace::Trace& trace, const std::vector<MessageRecord>& receives, Queues& sends,
-                    Severities& out);
+                    Severities& out, std::vector<SyncPoint>* points = nullptr);
 
 // What the members of a collective instance tell each member (computed by the instance's home
 // with collective_sync).
@@ -344,11 +352,23 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
 // The same from the instances collective_instances built of the lists (members in rank
 // order), without sorting, when they are what the above would check (every record in one, each
 // with exactly the analyzed members of its communicator and one operation); else the above
-// (which raises on an inconsistent trace).
+// (which raises on an inconsistent trace). `causers`, when given: per record (the same order)
+// the index in its instance of the member it waits for where it is a synchronization point
+// (collective_sync's causer), kNone elsewhere, so that the critical path's sync points need not
+// decide each instance again (sync_points); left empty where the above ran instead.
+// `decided`, when given with one reduction per record: collective_sync's decisions of the same
+// instances on the same records (the clock checks' count_clock_violations made them), taken
+// over (emptied) instead of deciding each instance again, once the instances are checked.
 struct RecordRef;
+struct CollectiveDecisions {
+  std::vector<CollectiveReduction> reductions;  // per record, list order
+  std::vector<std::uint32_t> causers;           // per record, as `causers` below
+};
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
-                                                    const std::vector<std::vector<RecordRef>>& instances);
+                                                    const std::vector<std::vector<RecordRef>>& instances,
+                                                    std::vector<std::uint32_t>* causers = nullptr,
+                                                    CollectiveDecisions* decided = nullptr);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
