@@ -279,14 +279,20 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
   // A barrier's enters share a sync group (dense): per group the latest enter and its first location.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> last(omp.sync_groups(), {0, kNone});
   const auto& barriers = omp.barriers();
-  for (const auto& l : omp.syncs())
-    for (const auto& s : l.syncs) {
-      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
-      const auto& b = barriers[s.barrier];
-      auto& [enter, location] = last[s.group];
-      if (location == kNone || b.enter > enter || (b.enter == enter && b.location < location))
-        enter = b.enter, location = b.location;
+  // Each BarrierEnter with its barrier's record (the record holds the barrier's times).
+  auto barrier_enters = [&](auto visit) {
+    for (const auto& l : omp.syncs()) {
+      const auto barrier_of = sync_barriers(l);
+      for (std::size_t i = 0; i < l.syncs.size(); ++i)
+        if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < barriers.size())
+          visit(l.syncs[i], barriers[barrier_of[i]]);
     }
+  };
+  barrier_enters([&](const OmpSync& s, const BarrierRecord& b) {
+    auto& [enter, location] = last[s.group];
+    if (location == kNone || b.enter > enter || (b.enter == enter && b.location < location))
+      enter = b.enter, location = b.location;
+  });
   std::vector<bool> touched(points.size(), false);
   const OmpTeams teams(omp, false);
   // A team without a fork event (begun before the measurement): a worker the path went to at
@@ -295,17 +301,14 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
     const auto g = omp.team_group(b.process, b.team, b.instance);
     return g < teams.master.size() && teams.master[g] != kNone;
   };
-  for (const auto& l : omp.syncs())
-    for (const auto& s : l.syncs) {
-      if (s.role != OmpSyncRole::BarrierEnter || s.barrier >= barriers.size()) continue;
-      const auto& b = barriers[s.barrier];
-      if (!forked(b)) continue;
-      const auto& [enter, causer] = last[s.group];
-      const auto idle = waited(b.enter, b.leave, enter);
-      if (idle == 0 || causer == b.location || b.location >= points.size()) continue;
-      points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
-      touched[b.location] = true;
-    }
+  barrier_enters([&](const OmpSync& s, const BarrierRecord& b) {
+    if (!forked(b)) return;
+    const auto& [enter, causer] = last[s.group];
+    const auto idle = waited(b.enter, b.leave, enter);
+    if (idle == 0 || causer == b.location || b.location >= points.size()) return;
+    points[b.location].push_back({b.enter, b.enter + idle, enter, b.location, b.cnode, causer, false, false});
+    touched[b.location] = true;
+  });
   for (const auto& l : omp.syncs())
     for (const auto& r : l.parallels) {
       if (r.team >= teams.master.size()) continue;  // a visit without a team begin

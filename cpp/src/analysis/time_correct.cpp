@@ -73,6 +73,7 @@ void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction
   for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
   for (auto& r : l.collectives) r.time = f(r.time);
+  const auto barrier_of = openmp ? sync_barriers(*omp.location) : std::vector<std::uint32_t>();
   for (std::size_t k = 0; k < syncs.size(); ++k) {
     const auto& e = syncs[k];
     const auto v = corrected[k];
@@ -87,8 +88,8 @@ void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction
       case SyncKind::OmpConsumer: {
         auto& sync = omp.location->syncs[e.index];
         sync.time = v;  // the clock check after the correction reads them
-        if (sync.barrier == ~0u) break;
-        auto& r = omp.observer->barriers()[sync.barrier];
+        if (barrier_of[e.index] == ~0u) break;
+        auto& r = omp.observer->barriers()[barrier_of[e.index]];
         (sync.role == OmpSyncRole::BarrierEnter ? r.enter : r.leave) = v;
         break;
       }

@@ -71,17 +71,21 @@ struct ParallelRecord {
 // join, barrier leave) of one group: a consumer must not come before the latest producer of its
 // group (plus the latency). Groups are per process: its threads are on one rank.
 enum class OmpSyncRole : std::uint8_t { Fork, TeamBegin, TeamEnd, Join, BarrierEnter, BarrierLeave };
+// 24 bytes: the replay holds one per synchronization event (the position in 48 bits, as the
+// message records keep theirs; a barrier's record is found by sync_barriers).
 struct OmpSync {
-  std::uint64_t time = 0, position = 0;
+  std::uint64_t time = 0;
+  std::uint64_t position : 48 = 0;
+  OmpSyncRole role : 8 = OmpSyncRole::Fork;
   std::uint32_t group = 0, cnode = 0;
-  std::uint32_t barrier = ~0u;  // BarrierEnter/Leave: index into OmpObserver::barriers()
-  OmpSyncRole role = OmpSyncRole::Fork;
   bool producer() const {
     return role == OmpSyncRole::Fork || role == OmpSyncRole::TeamEnd || role == OmpSyncRole::BarrierEnter;
   }
 };
+static_assert(sizeof(OmpSync) == 24);
 // A worker thread's time per call path from the enter of its last barrier in a visit of a
-// parallel region to leaving it (the whole visit without a barrier): scout's local time profile
+// parallel region to leaving it (the whole visit without a barrier), summed over its visits
+// (one entry per location and call path): scout's local time profile
 // drops it (its time map of a worker is cleared at the next fork and at the end), which its
 // performance-impact metrics read (impact.hpp, omp_local_time in critical_path.hpp).
 struct OmpTail {
@@ -95,6 +99,10 @@ struct OmpSyncLocation {
   std::vector<std::uint32_t> barriers, locks;  // its records' indices in OmpObserver::barriers() / locks()
   std::vector<ParallelRecord> parallels;       // in recorded order
 };
+// Per sync of `l`, the index of its barrier's record in OmpObserver::barriers() (~0u for the
+// syncs of no barrier): a location's k-th BarrierEnter and k-th BarrierLeave are its k-th
+// barrier's (the observer adds both with the record).
+std::vector<std::uint32_t> sync_barriers(const OmpSyncLocation& l);
 
 class OmpObserver final : public trace::CallPathObserver {
  public:
@@ -134,12 +142,13 @@ class OmpObserver final : public trace::CallPathObserver {
   void enter_parallel(std::uint64_t time, std::uint32_t cnode);
   void begin_team(std::uint32_t group);
   void add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
-                std::uint32_t instance, std::uint32_t slot, OmpSyncRole role, std::uint32_t barrier = ~0u);
+                std::uint32_t instance, std::uint32_t slot, OmpSyncRole role);
   struct Team {
     std::uint32_t team, instance, barriers;
     bool master;  // began after this location's fork
   };
   void tail_time(std::uint64_t time);
+  void add_tail(std::uint32_t cnode, std::uint64_t ticks);
   const trace::Definitions& defs_;
   std::vector<Kind> kind_;  // per region
   std::vector<BarrierRecord> barriers_;
