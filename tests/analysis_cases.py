@@ -79,6 +79,30 @@ FAR_LATE_RECEIVER = [
      ("MPI_Wait", 2 * FAR + 1400, 2 * FAR + 1450, [0], 1), ("MPI_Recv", 3 * FAR + 2300, 3 * FAR + 2610, [0], 2)],
     [("MPI_Recv", 3 * FAR + 2400, 3 * FAR + 2620, [0], 2, 0)],
 ]
+# Late Receiver's extras moved by the time correction (kept as 32-bit distances from their
+# record's enter, late_receiver.hpp's NearTimes, which the correction re-encodes around its
+# moves). Each rank receives at 160 ns a message sent at 400 (or 710): the correction moves its
+# later events by about 250 ns.
+# - MOVED_COMPLETION: rank 0's MPI_Isend [100, 110] is completed by the MPI_Wait [500, 800],
+#   which waits 200 ns for rank 1's posting (700) as measured; the correction moves it past the
+#   posting: no Late Receiver (the completion's enter kept as the old distance from the
+#   MPI_Isend, which does not move, would still make 200 ns).
+# - MOVED_POSTING: rank 1 posts its MPI_Irecv at 100, before rank 0's MPI_Ssend [200, 700], and
+#   completes it by the MPI_Wait [500, 600] the correction moves; the posting does not move:
+#   no Late Receiver either way (a posting kept as the old distance from the moved enter would
+#   come after the MPI_Ssend's enter and make one).
+MOVED_COMPLETION = [[("MPI_Isend", 100, 110, [1], 0), ("MPI_Recv", 150, 160, [1], 1), ("MPI_Wait", 500, 800, [], 0)],
+                    [("MPI_Send", 400, 410, [0], 1), ("MPI_Irecv", 700, 710, [0], 0), ("MPI_Wait", 720, 900, [0], 0)]]
+MOVED_POSTING = [[("MPI_Ssend", 200, 700, [1], 0), ("MPI_Send", 710, 720, [1], 1)],
+                 [("MPI_Irecv", 100, 110, [0], 0), ("MPI_Recv", 150, 160, [0], 1), ("MPI_Wait", 500, 600, [0], 0)]]
+# Two Late Sender instances of the same time (500 ns) on two call paths entered first at the same
+# time, by locations in the other order than the report lists the call paths: trace.stat's most
+# severe instances in the report's row order among equal times, in one process as over ranks
+# (one process had them in its own profile's order before).
+TIED_INSTANCES = [[("MPI_Send", 600, 610, [2], 0)],
+                  [("MPI_Irecv", 50, 60, [3], 0), ("MPI_Wait", 100, 620, [3], 0)],
+                  [("MPI_Recv", 100, 620, [0], 0)],
+                  [("MPI_Send", 600, 610, [1], 0)]]
 # Its Late Receiver instances (scout's mpi_slr_count / mpi_clr_count: on the completing call).
 LATE_RECEIVER_COUNTS = {"mpi_slr_count": {(0, "MPI_Ssend"): 1, (0, "MPI_Waitall"): 1},
                         "mpi_clr_count": {(0, "MPI_Wait"): 1}}
@@ -236,6 +260,8 @@ NONBLOCKING_SELF = [[("MPI_Iallreduce", 100, 110, [], 1), ("MPI_Wait", 200, 210,
 
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
+          "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),
+          "tied-instances": (TIED_INSTANCES, 1000),
           "clocks": (CLOCKS, 3000), "nonblocking": (NONBLOCKING, 3000), "syncpoint": (SYNCPOINT, 2000),
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
@@ -289,7 +315,8 @@ OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",
-                "jacobi-hybrid", "nonblocking-self", "far-late-receiver"]
+                "jacobi-hybrid", "nonblocking-self", "far-late-receiver", "moved-completion", "moved-posting",
+                "tied-instances"]
 # Analyzed with --time-correct and a minimum latency (s) as well: jacobi-hybrid has no violation
 # at 0, at 10 us 1964 collective and 35338 OpenMP ones (the correction moves 36024 events).
 TIME_CORRECT_LATENCY = {"jacobi-hybrid": 1e-5, "omp-clocks": 10e-9, "nonblocking-clocks": 10e-9}

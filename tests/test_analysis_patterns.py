@@ -18,10 +18,13 @@ from analysis_cases import (
     ISCAN_ORDER_EXPECTED,
     LATE_RECEIVER,
     LATE_RECEIVER_COUNTS,
+    MOVED_COMPLETION,
+    MOVED_POSTING,
     NONBLOCKING,
     NONBLOCKING_CLOCKS,
     NONBLOCKING_CLOCKS_EXPECTED,
     NONBLOCKING_SELF,
+    TIED_INSTANCES,
 )
 from otf2_oracle import SHARED_OTF2
 
@@ -73,6 +76,35 @@ def test_late_receiver_far_from_its_records_is_the_same(tmp_path, time_correct):
         {(0, "MPI_Ssend"): 300 * NS, (0, "MPI_Wait"): 200 * NS, (0, "MPI_Waitall"): 300 * NS}, rel=1e-15)
     for metric in ["mpi_latereceiver", *LATE_RECEIVER_COUNTS, "mpi_latesender", "syncs_send"]:
         assert by_call(far, metric) == by_call(near, metric), metric
+
+
+def test_late_receiver_extras_move_with_the_time_correction(tmp_path):
+    # analysis_cases.MOVED_COMPLETION / MOVED_POSTING: the correction moves the MPI_Wait that
+    # completes a non-blocking message, and with it what Late Receiver reads beside the record
+    # (kept as a distance from the record's enter): the completion's enter moves, the posting
+    # (before the violation) stays.
+    path = write(tmp_path, MOVED_COMPLETION, "completion", end=1200)
+    measured = cubescale.analyze(path)
+    assert by_call(measured, "mpi_latereceiver") == pytest.approx({(0, "MPI_Wait"): 200 * NS})
+    corrected = cubescale.analyze(path, time_correct=True)
+    assert analysis.statistics(corrected).time_corrected
+    assert by_call(corrected, "mpi_latereceiver") == {}
+    path = write(tmp_path, MOVED_POSTING, "posting", end=1000)
+    for time_correct in (False, True):
+        report = cubescale.analyze(path, time_correct=time_correct)
+        assert analysis.statistics(report).p2p_violations == 1
+        assert by_call(report, "mpi_latereceiver") == {}
+
+
+def test_most_severe_instances_in_the_reports_order_among_equals(tmp_path):
+    # analysis_cases.TIED_INSTANCES: 500 ns of Late Sender on MPI_Wait (rank 1) and on MPI_Recv
+    # (rank 2), both first entered at 100 ns: among equal times the report's call-path order
+    # (MPI_Recv's row first), as the replay over ranks merges them (tests/mpi/test_analysis_mpi.py)
+    report = cubescale.analyze(write(tmp_path, TIED_INSTANCES, end=1000))
+    rows = [report.cnodes[c].region.name for c in range(report.shape[0])]
+    assert rows.index("MPI_Recv") < rows.index("MPI_Wait")
+    top = analysis.statistics(report).patterns["mpi_latesender"].top
+    assert [(round(i.time / NS), i.call_path) for i in top] == [(500, "main > MPI_Recv"), (500, "main > MPI_Wait")]
 
 
 def test_waitall_that_waited_as_late_sender_is_no_late_receiver(tmp_path):

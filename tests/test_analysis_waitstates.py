@@ -704,9 +704,9 @@ def test_complete_replay_memory_nonblocking_messages_only(tmp_path, ranks):
     # with nothing but messages, half of them non-blocking, the extraction holds
     # (4 * 56 + 4 + 4) / 4 = 58 per event, which leaves room for the receivers' index and a
     # round (at most 60.5; 64 when the whole completion, 24 bytes, and an 8-byte posting were
-    # kept beside).
+    # kept beside; the 8-byte extras before measured 62.9-63.3: the bound of 61 keeps them out).
     peaks = _complete_replay_peaks(_messages_only_trace(tmp_path, True), ranks)
-    assert all(0 < p <= 64 for p in peaks), peaks
+    assert all(0 < p <= 61 for p in peaks), peaks
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])

@@ -140,6 +140,12 @@ def statistics(report: Report) -> AnalysisStatistics | None:
     return _STATISTICS.get(report)
 
 
+# scout's TOP_SEVERE_INSTANCES: the most severe instances kept per pattern, at most one per call
+# path, ordered by time and among equal times by the report's call-path row, in one process and
+# over ranks alike (the core hands over every call path's most severe instance).
+_TOP = 5
+
+
 def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str]) -> AnalysisStatistics:
     processes = [loc.process for loc in report.locations]
     column = {int(loc): c for c, loc in enumerate(stats["columns"])}
@@ -174,7 +180,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
     patterns = {}
     for name, s in merged["patterns"].items():
-        top = sorted(s["top"], key=lambda e: (-e[0], rows.get(e[3], len(rows))))[:5]
+        top = sorted(s["top"], key=lambda e: (-e[0], rows.get(e[3], len(rows))))[:_TOP]
         patterns[name] = {"count": s["count"], "sum": float(s["sum"]) * tick, "min": float(s["min"]) * tick,
                           "max": float(s["max"]) * tick, "sum_of_squares": s["sum_of_squares"] * tick * tick,
                           "top": [(float(t) * tick, since_start(e), since_start(leave), index[p], loc)
@@ -235,7 +241,11 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     local.host = None
     local.process = None
     report = trace._report(local, output, compress)
-    _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, _call_path_names(core))
+    paths = _call_path_names(core)
+    rows = {_path(report, c): c for c in range(report.shape[0])}
+    for s in stats["patterns"].values():  # every call path's most severe: the 5 first, ties by row
+        s["top"] = sorted(s["top"], key=lambda e: (-e[0], rows.get(paths[e[3]], len(rows))))[:_TOP]
+    _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, paths)
     return report
 
 

@@ -10,12 +10,12 @@ std::vector<PatternStatistics> InstanceStats::finish() {
     top.clear();
     for (const auto& instance : best_[p])
       if (instance.ticks > 0) top.push_back(instance);
-    const auto n = std::min(kTop, top.size());
-    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(n), top.end(),
-                      [](const PatternInstance& a, const PatternInstance& b) {
-                        return a.ticks != b.ticks ? a.ticks > b.ticks : a.cnode < b.cnode;
-                      });
-    top.resize(n);
+    // Every call path's (a few per pattern): which 5 are the most severe among equal times
+    // depends on the report's call-path order, which the caller knows (one process and the
+    // ranks of a replay alike; python/cubescale/analysis.py).
+    std::sort(top.begin(), top.end(), [](const PatternInstance& a, const PatternInstance& b) {
+      return a.ticks != b.ticks ? a.ticks > b.ticks : a.cnode < b.cnode;
+    });
     if (stats_[p].count == 0) stats_[p].min = 0;
   }
   return stats_;

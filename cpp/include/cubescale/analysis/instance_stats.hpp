@@ -19,12 +19,11 @@ struct PatternInstance {
 struct PatternStatistics {
   std::uint64_t count = 0, sum = 0, min = ~std::uint64_t(0), max = 0;  // ticks
   double sum_of_squares = 0;
-  std::vector<PatternInstance> top;  // most severe first
+  std::vector<PatternInstance> top;  // each call path's most severe instance, most severe first
 };
 
 class InstanceStats {
  public:
-  static constexpr std::size_t kTop = 5;  // scout's TOP_SEVERE_INSTANCES
   explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns) {}
   // (inline: once per pattern instance, Severities::add's)
   void add(std::size_t pattern, const PatternInstance& instance) {
