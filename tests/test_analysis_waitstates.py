@@ -583,18 +583,6 @@ def test_replay_holds_at_most_64_bytes_per_communication_event(tmp_path, ranks):
         r.match_messages()  # every receive meets its send: the compact records are complete
 
 
-def _hand_exchange(outgoing, counts, incoming, size):
-    """Alltoallv by hand between the replays of one process: ``outgoing[r]`` holds ``counts[r][to]``
-    records for each rank ``to``; returns ``received[to][r]`` (the counts of the way back)."""
-    ranks = len(outgoing)
-    received = [[int(counts[r][to]) for r in range(ranks)] for to in range(ranks)]
-    starts = [np.concatenate([[0], np.cumsum(np.asarray(c, dtype=np.int64))]) for c in counts]
-    for to in range(ranks):
-        blocks = [outgoing[r][size * starts[r][to]:size * starts[r][to + 1]] for r in range(ranks)]
-        incoming[to](sum(received[to]))[:] = np.concatenate(blocks)
-    return received
-
-
 def _messages_only_trace(tmp_path, nonblocking, iterations=2000, only_nonblocking=False):
     """``testing.messages_only_run`` written (point-to-point messages without collectives)."""
     name = "only-nonblocking" if only_nonblocking else "nonblocking" if nonblocking else "blocking"
@@ -603,67 +591,16 @@ def _messages_only_trace(tmp_path, nonblocking, iterations=2000, only_nonblockin
 
 
 def _complete_replay_peaks(path, ranks, with_extraction=False):
-    """The complete replay's steps on the trace at ``path`` (as parallel.analysis runs them,
-    the message exchange in rounds, exchanges by hand), each rank's largest number of bytes of
-    records and buffers beside them per own communication event over every step (with
-    ``with_extraction`` also those right after the extraction)."""
+    """The complete replay's steps on the trace at ``path`` (``testing.replay_memory``: as
+    parallel.analysis runs them, the message exchange in rounds, exchanges by hand), each rank's
+    largest number of bytes of records and buffers beside them per own communication event over
+    every step (with ``with_extraction`` also those right after the extraction)."""
     from cubescale._core import analysis as core
-    from cubescale.parallel.analysis import ROUND_BYTES
-    from cubescale.parallel.trace import rank_share
 
-    trace = open_trace(path)
-    shares = [rank_share(trace, ranks, r)[1] for r in range(ranks)]
-    owner = np.zeros(len(trace.locations), dtype=np.uint32)
-    for r, share in enumerate(shares):
-        owner[share] = r
-    replays = [core.Replay(trace._core, trace.location_indices(), share, complete=True) for share in shares]
-    # OpenMP synchronization events count as communication events (docs/analysis.md)
-    events = [r.stats()["messages"] + r.stats()["collectives"] + r.omp_sync_events() for r in replays]
-    peaks = [0.0] * ranks
-    extracted = [(r.record_bytes() + r.beside_bytes()) / e for r, e in zip(replays, events)]
-
-    def held():
-        for k, r in enumerate(replays):
-            peaks[k] = max(peaks[k], (r.record_bytes() + r.beside_bytes()) / events[k])
-
-    def each(step, *args):
-        out = [getattr(r, step)(*args) for r in replays]
-        held()
-        return out
-
-    held()
-    totals = each("begin_sends", owner, ranks)
-    for to, r in enumerate(replays):
-        r.expect_sends(sum(int(t[to]) for t in totals))
-    rounds = max(r.send_rounds(ROUND_BYTES) for r in replays)
-    assert rounds > core.Replay.min_rounds // 2  # a bounded part of the sends per round
-    for _ in range(rounds):
-        counts = each("pack_round")
-        sent = _hand_exchange([r.outgoing_sends() for r in replays], counts, [r.incoming_round for r in replays],
-                              core.Replay.send_bytes)
-        each("answer_round")
-        _hand_exchange([r.home_posted() for r in replays], sent, [r.posted for r in replays], 8)
-        held()
-        each("late_receiver_round")
-    each("messages_beside")
-    each("match_messages")
-    each("late_receiver")
-    counts = [r.pack_collectives(ranks, list(range(ranks))) for r in replays]
-    received = _hand_exchange([r.outgoing_collectives() for r in replays], counts,
-                              [r.incoming_collectives for r in replays], core.Replay.collective_bytes)
-    held()
-    each("collectives_beside_home")
-    _hand_exchange([r.home_extras() for r in replays], received, [r.extras for r in replays],
-                   core.Replay.extra_bytes)
-    held()
-    each("collectives_beside")
-    each("reduce_collectives")
-    _hand_exchange([r.home_reductions() for r in replays], received, [r.reductions for r in replays],
-                   core.Replay.reduction_bytes)
-    held()
-    each("collective_severities")
-    each("late_receiver_after")
-    return (peaks, extracted) if with_extraction else peaks
+    memory = testing.replay_memory(path, ranks)
+    assert memory.rounds > core.Replay.min_rounds // 2  # a bounded part of the sends per round
+    peaks = memory.peaks()
+    return (peaks, memory.phases["extraction"]) if with_extraction else peaks
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
@@ -735,12 +672,7 @@ def test_complete_replay_memory_receiving_only_by_irecv(tmp_path, ranks):
     # index (4) would be 64 before a round's buffers come; the postings go into the records
     # when the rounds begin (receive_index.hpp): at most 60.9 here (65.0 with the postings
     # beside, 69.0 with 8-byte ones).
-    sends, receives = [], []
-    for i in range(20_000):
-        t, tag = 1000 * i, (7919 * i) % 20_000
-        sends.append(("MPI_Send", t + 100, t + 200, [1], tag))
-        receives += [("MPI_Irecv", t + 50, t + 60, [0], tag), ("MPI_Wait", t + 70, t + 250, [0], tag)]
-    testing.write_mpi_trace(tmp_path, "irecv", [sends, receives], 20_000 * 1000 + 1000)
+    testing.write_mpi_trace(tmp_path, "irecv", *testing.irecv_one_way_run(20_000))
     peaks = _complete_replay_peaks(tmp_path / "irecv.otf2", ranks)
     assert all(0 < p <= 64 for p in peaks), peaks
 

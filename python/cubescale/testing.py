@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from ._core import analysis as _analysis
 from ._core import timeline as _timeline
 from ._core import trace as _trace
 
-__all__ = ["messages_only_run", "one_way_run", "random_mpi_run", "read_with_empty_callbacks", "write_hardware_trace", "write_mpi_trace", "write_omp_trace",
+__all__ = ["REPLAY_PHASES", "ReplayMemory", "irecv_one_way_run", "messages_only_run", "one_way_run", "random_mpi_run",
+           "read_with_empty_callbacks", "replay_memory", "write_hardware_trace", "write_mpi_trace", "write_omp_trace",
            "write_ring_trace"]
 
 
@@ -237,6 +239,146 @@ def one_way_run(messages: int, pairs: int = 1, tags: int = 0) -> tuple[list[list
             ranks[p].append(("MPI_Send", t + 100, t + 200, [p + pairs], tag))
             ranks[p + pairs].append(("MPI_Recv", t + 50, t + 250, [p], tag))
     return ranks, 1000 * messages + 1000
+
+
+def irecv_one_way_run(messages: int, own_tags: bool = True) -> tuple[list[list[tuple]], int]:
+    """One process sending ``messages`` blocking messages to one that receives them by
+    ``MPI_Irecv``/``MPI_Wait`` (with ``own_tags`` each its own tag, in a scrambled order: out of
+    queue order), as ``(calls per rank, end)`` for :func:`write_mpi_trace`: with 2 ranks, a
+    rank whose location only receives by ``MPI_Irecv`` (the postings beside its records).
+
+    Example
+    -------
+    >>> calls, end = irecv_one_way_run(3)
+    >>> calls[0][1], calls[1][:2], end
+    (('MPI_Send', 1100, 1200, [1], 2), [('MPI_Irecv', 50, 60, [0], 0), ('MPI_Wait', 70, 250, [0], 0)], 4000)
+    """
+    sends: list[tuple] = []
+    receives: list[tuple] = []
+    for i in range(messages):
+        t, tag = 1000 * i, (7919 * i) % messages if own_tags else 0
+        sends.append(("MPI_Send", t + 100, t + 200, [1], tag))
+        receives += [("MPI_Irecv", t + 50, t + 60, [0], tag), ("MPI_Wait", t + 70, t + 250, [0], tag)]
+    return [sends, receives], 1000 * messages + 1000
+
+
+class ReplayMemory(NamedTuple):
+    """:func:`replay_memory`'s result: per phase of the complete replay (``REPLAY_PHASES``) each
+    rank's largest bytes per own communication event, and the number of message rounds.
+
+    Example
+    -------
+    >>> ReplayMemory({"extraction": [56.0, 58.5], "rounds": [57.5, 58.0]}, 64).peaks()
+    [57.5, 58.5]
+    """
+
+    phases: dict[str, list[float]]
+    rounds: int
+
+    def peaks(self) -> list[float]:
+        """Each rank's largest over every phase.
+
+        Example
+        -------
+        >>> ReplayMemory({"extraction": [60.0], "later": [12.0]}, 1).peaks()
+        [60.0]
+        """
+        return [max(values) for values in zip(*self.phases.values())]
+
+
+# The phases of replay_memory: right after the extraction, the message rounds begun, during
+# them, after messages_beside, every later step.
+REPLAY_PHASES = ("extraction", "rounds begun", "rounds", "after messages_beside", "later")
+
+
+def _exchange_by_hand(outgoing, counts, incoming, size: int) -> list[list[int]]:
+    """Alltoallv between the replays of one process: ``outgoing[r]`` holds ``counts[r][to]``
+    records of ``size`` bytes for each rank ``to``; returns the counts of the way back
+    (``received[to][r]``)."""
+    import numpy as np
+
+    ranks = len(outgoing)
+    received = [[int(counts[r][to]) for r in range(ranks)] for to in range(ranks)]
+    starts = [np.concatenate([[0], np.cumsum(np.asarray(c, dtype=np.int64))]) for c in counts]
+    for to in range(ranks):
+        blocks = [outgoing[r][size * starts[r][to]:size * starts[r][to + 1]] for r in range(ranks)]
+        incoming[to](sum(received[to]))[:] = np.concatenate(blocks)
+    return received
+
+
+def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
+    """The memory of the wait-state replay with every metric (issue #26's bound of 64 bytes per
+    communication event): the trace at ``path`` replayed on ``ranks`` ranks' shares in this
+    process, the steps as ``cubescale.parallel.analysis`` runs them under mpirun (the message
+    exchange in rounds) with the exchanges done by hand, and after each step every rank's bytes
+    of records and buffers beside them (``Replay.record_bytes() + Replay.beside_bytes()``) per
+    own communication event (messages, collectives, OpenMP synchronization events).
+
+    Example
+    -------
+    >>> import os, tempfile
+    >>> d = tempfile.mkdtemp()
+    >>> _ = write_ring_trace(d, "ring", processes=2, iterations=50, counters=False)
+    >>> memory = replay_memory(os.path.join(d, "ring.otf2"), 2)
+    >>> list(memory.phases) == list(REPLAY_PHASES), all(0 < p <= 64 for p in memory.peaks())
+    (True, True)
+    """
+    import numpy as np
+
+    from .parallel.analysis import ROUND_BYTES
+    from .parallel.trace import rank_share
+    from .trace import open as open_trace
+
+    trace = open_trace(path)
+    shares = [rank_share(trace, ranks, r)[1] for r in range(ranks)]
+    owner = np.zeros(len(trace.locations), dtype=np.uint32)
+    for rank, share in enumerate(shares):
+        owner[share] = rank
+    Replay = _analysis.Replay
+    replays = [Replay(trace._core, trace.location_indices(), share, complete=True) for share in shares]
+    events = [max(1, r.stats()["messages"] + r.stats()["collectives"] + r.omp_sync_events()) for r in replays]
+    out: dict[str, list[float]] = {p: [0.0] * ranks for p in REPLAY_PHASES}
+
+    def held(phase):
+        now = [(r.record_bytes() + r.beside_bytes()) / e for r, e in zip(replays, events)]
+        out[phase] = [max(a, b) for a, b in zip(out[phase], now)]
+
+    def each(step, *args, phase="later"):
+        result = [getattr(r, step)(*args) for r in replays]
+        held(phase)
+        return result
+
+    held("extraction")
+    totals = each("begin_sends", owner, ranks, phase="rounds begun")
+    for to, r in enumerate(replays):
+        r.expect_sends(sum(int(t[to]) for t in totals))
+    rounds = max(r.send_rounds(ROUND_BYTES) for r in replays)
+    for _ in range(rounds):
+        counts = each("pack_round", phase="rounds")
+        sent = _exchange_by_hand([r.outgoing_sends() for r in replays], counts, [r.incoming_round for r in replays],
+                                 Replay.send_bytes)
+        each("answer_round", phase="rounds")
+        _exchange_by_hand([r.home_posted() for r in replays], sent, [r.posted for r in replays], 8)
+        held("rounds")
+        each("late_receiver_round", phase="rounds")
+    each("messages_beside", phase="after messages_beside")
+    each("match_messages")
+    each("late_receiver")
+    counts = [r.pack_collectives(ranks, list(range(ranks))) for r in replays]
+    received = _exchange_by_hand([r.outgoing_collectives() for r in replays], counts,
+                                 [r.incoming_collectives for r in replays], Replay.collective_bytes)
+    held("later")
+    each("collectives_beside_home")
+    _exchange_by_hand([r.home_extras() for r in replays], received, [r.extras for r in replays], Replay.extra_bytes)
+    held("later")
+    each("collectives_beside")
+    each("reduce_collectives")
+    _exchange_by_hand([r.home_reductions() for r in replays], received, [r.reductions for r in replays],
+                      Replay.reduction_bytes)
+    held("later")
+    each("collective_severities")
+    each("late_receiver_after")
+    return ReplayMemory(out, rounds)
 
 
 def messages_only_run(iterations: int, nonblocking: bool,
