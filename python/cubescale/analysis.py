@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,6 +147,17 @@ def statistics(report: Report) -> AnalysisStatistics | None:
 _TOP = 5
 
 
+def _call_path_rows(report: Report) -> dict[str, int]:
+    """The report's row of every call path, by its name."""
+    return {_path(report, c): c for c in range(report.shape[0])}
+
+
+def _most_severe(top: list[tuple], rows: dict[str, int], path_of: Callable[[Any], str] = lambda p: p) -> list[tuple]:
+    """Instances (time first, the call path at index 3, named by ``path_of``) ordered by time
+    and, among equal times, by the report's row of the call path: the _TOP first."""
+    return sorted(top, key=lambda e: (-e[0], rows.get(path_of(e[3]), len(rows))))[:_TOP]
+
+
 def _statistics(report: Report, stats: dict, time_correct: bool, paths: list[str]) -> AnalysisStatistics:
     processes = [loc.process for loc in report.locations]
     column = {int(loc): c for c, loc in enumerate(stats["columns"])}
@@ -171,7 +183,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
     trace = open_trace(trace_path)
     resolution, offset, _ = trace.clock
     tick = 1.0 / resolution
-    rows = {_path(report, c): c for c in range(report.shape[0])}
+    rows = _call_path_rows(report)
     paths = sorted({e[3] for s in merged["patterns"].values() for e in s["top"]}, key=lambda p: rows.get(p, len(rows)))
     index = {p: k for k, p in enumerate(paths)}
 
@@ -180,7 +192,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
     patterns = {}
     for name, s in merged["patterns"].items():
-        top = sorted(s["top"], key=lambda e: (-e[0], rows.get(e[3], len(rows))))[:_TOP]
+        top = _most_severe(s["top"], rows)
         patterns[name] = {"count": s["count"], "sum": float(s["sum"]) * tick, "min": float(s["min"]) * tick,
                           "max": float(s["max"]) * tick, "sum_of_squares": s["sum_of_squares"] * tick * tick,
                           "top": [(float(t) * tick, since_start(e), since_start(leave), index[p], loc)
@@ -242,9 +254,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     local.process = None
     report = trace._report(local, output, compress)
     paths = _call_path_names(core)
-    rows = {_path(report, c): c for c in range(report.shape[0])}
+    rows = _call_path_rows(report)
     for s in stats["patterns"].values():  # every call path's most severe: the 5 first, ties by row
-        s["top"] = sorted(s["top"], key=lambda e: (-e[0], rows.get(paths[e[3]], len(rows))))[:_TOP]
+        s["top"] = _most_severe(s["top"], rows, paths.__getitem__)
     _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, paths)
     return report
 
