@@ -3,7 +3,9 @@
 same events with the OTF2 library alone (empty callbacks: the limit), on the largest shared
 trace with MPI and on a generated trace of >= 50 M events (a ring of MPI processes: send,
 receive and allreduce in every iteration, written by the C++ writer); one process without MPI
-(best of three) and the parallel replay under mpirun at 1, 2 and 4 ranks; per rank its wall
+(best of three) on one thread and on a thread per core (``cubescale.analyze``'s default: the
+locations cut into whole processes, read at once) and the parallel replay under mpirun at 1, 2
+and 4 ranks; per rank its wall
 and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the bytes of records
 it held at once per communication event of its share (messages, collectives and OpenMP
 synchronization events: fork, team begin and end, join, barrier enter and leave, lock
@@ -46,6 +48,7 @@ import time
 
 from cubescale import testing
 from cubescale._core import analysis as _analysis
+from cubescale.analysis import available_cores
 from cubescale.mpirun import local_environment
 from cubescale.trace import open as open_trace
 
@@ -131,15 +134,19 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
     events = int(trace.locations["events"].sum())
     size = trace_bytes(path)
     limit, limit_cpu = best(lambda: testing.read_with_empty_callbacks(trace, locations))
-    alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations))
+    alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=1))
+    cores = available_cores()
+    threaded, threaded_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=cores))
     stats = _analysis.analyze(trace._core, locations)[1]
     rows = [f"| {name} | {events:,} ({size / 2**20:.0f} MiB) | libotf2 alone (limit) | {limit:.2f} | {limit_cpu:.2f} | "
             f"{events / limit / 1e6:.2f} | 100 % | 100 % |",
-            f"| {name} | | one process, no MPI | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
-            f"{limit / alone * 100:.0f} % | {limit_cpu / alone_cpu * 100:.0f} % |"]
+            f"| {name} | | one process, no MPI, 1 thread | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
+            f"{limit / alone * 100:.0f} % | {limit_cpu / alone_cpu * 100:.0f} % |",
+            f"| {name} | | one process, no MPI, {cores} threads | {threaded:.2f} | {threaded_cpu:.2f} | "
+            f"{events / threaded / 1e6:.2f} | {limit / threaded * 100:.0f} % | {limit_cpu / threaded_cpu * 100:.0f} % |"]
     if baseline:
         before, before_cpu = alone_elsewhere(baseline, path)
-        rows.append(f"| {name} | | baseline: one process, no MPI | {before:.2f} | {before_cpu:.2f} | "
+        rows.append(f"| {name} | | baseline: one process, no MPI, 1 thread | {before:.2f} | {before_cpu:.2f} | "
                     f"{events / before / 1e6:.2f} | {limit / before * 100:.0f} % | {limit_cpu / before_cpu * 100:.0f} % |")
     memory = []
     for n in ranks:

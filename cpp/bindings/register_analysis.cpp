@@ -381,13 +381,16 @@ void register_analysis(py::module_ m) {
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
-         bool reread_path) {
+         bool reread_path, std::size_t threads) {
         analysis::AnalysisStats stats;
+        analysis::AnalysisOptions options;
+        options.time_correct = time_correct, options.min_latency = min_latency, options.reread_path = reread_path;
+        options.threads = threads;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
           p = std::make_shared<profile::LocalProfile>(
-              analysis::analyze(t, locations, &stats, {time_correct, min_latency, reread_path}));
+              analysis::analyze(t, locations, &stats, options));
         }
         py::dict d;
         d["events"] = stats.events;
@@ -404,7 +407,7 @@ void register_analysis(py::module_ m) {
         return py::make_tuple(p, d);
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
-      py::arg("reread_path") = false,
+      py::arg("reread_path") = false, py::arg("threads") = 1,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
@@ -412,7 +415,8 @@ void register_analysis(py::module_ m) {
       "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP "
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
-      "name its instance statistics). FormatError on inconsistent communication.");
+      "name its instance statistics; threads: how many threads read the events, whole processes each, the report "
+      "the same). FormatError on inconsistent communication.");
   m.def(
       "pattern_names",
       [] {

@@ -47,6 +47,7 @@ from .profile import LocalProfile, _call_path_names
 from .report import Report
 
 __all__ = ["PATTERNS", "AnalysisStatistics", "PatternInstance", "PatternStatistics", "PatternSummary", "analyze",
+           "available_cores",
            "clock_violations", "patterns", "statistics", "summary", "trace_stat"]
 
 PATTERNS: list[str] = list(_analysis.pattern_names())
@@ -203,7 +204,8 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
 
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
-            time_correct: bool = False, min_latency: float = 0.0, comm: Any = None) -> Report:
+            time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
+            threads: int | None = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -222,6 +224,10 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     ranks and the same as in one process; on rank 0 :func:`statistics` of the returned report has
     the instance statistics of all ranks. Inconsistent traces raise :class:`cubescale.FormatError` (on
     every rank) and write nothing.
+
+    ``threads``: in one process, how many threads read the trace's events, each a share of its
+    processes (default: the cores this process may run on, :func:`available_cores`); the report
+    is the same for any number.
 
     Example
     -------
@@ -247,7 +253,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
     trace = open_trace(trace_path)
     columns = trace.location_indices()
-    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency)
+    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency,
+                                    threads=available_cores() if threads is None else _thread_count(threads))
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
     local.host = None
@@ -259,6 +266,27 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         s["top"] = _most_severe(s["top"], rows, paths.__getitem__)
     _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, paths)
     return report
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which mpirun and batch systems set;
+    else the machine's): :func:`analyze`'s default number of threads.
+
+    Example
+    -------
+    >>> available_cores() >= 1
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity on this platform
+        return max(1, os.cpu_count() or 1)
+
+
+def _thread_count(threads: int) -> int:
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+    return threads
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,20 @@ void CountsObserver::late_receiver(std::uint32_t row, std::uint32_t column, bool
   ++(empty ? late_receivers_[it->second].empty : late_receivers_[it->second].nonempty);
 }
 
+void CountsObserver::absorb(trace::CallPathObserver& other) {
+  auto& later = dynamic_cast<CountsObserver&>(other);
+  if (!later.started_) return;
+  const std::uint32_t columns = started_ ? column_ + 1 : 0;
+  for (auto entry : later.entries_) {
+    entry.column += columns;
+    entries_.push_back(entry);
+  }
+  column_ = columns + later.column_;
+  started_ = true;
+  index_.clear();  // a location's own; a later begin_location starts afresh
+  first_ = entries_.size();
+}
+
 void CountsObserver::rows(const std::vector<std::uint32_t>& rows) {
   for (auto& entry : entries_)
     if (entry.cnode < rows.size()) entry.cnode = rows[entry.cnode];

@@ -572,8 +572,24 @@ inline bool PathTimeline::cut(std::uint64_t at) {
   return true;
 }
 
+void PathTimeline::absorb(trace::CallPathObserver& other) {
+  auto& later = dynamic_cast<PathTimeline&>(other);
+  if (spans_ && later.spans_) spans_->absorb(*later.spans_);
+  if (rows_.size() + later.rows_.size() > 255) throw std::length_error("PathTimeline: more than 255 parts");
+  const auto offset = static_cast<std::uint8_t>(rows_.size());
+  for (auto& r : later.rows_) rows_.push_back(std::move(r));
+  for (auto l : later.read_) {
+    if (l >= lines_.size() || l >= later.lines_.size()) continue;
+    lines_[l] = std::move(later.lines_[l]);
+    lines_[l].rows = static_cast<std::uint8_t>(lines_[l].rows + offset);
+    read_.push_back(l);
+  }
+  later.release();
+}
+
 void PathTimeline::begin_location(std::uint32_t location) {
   if (spans_) spans_->begin_location(location);
+  read_.push_back(location);
   // Locations of a run tend to be alike: room for what the previous one kept (fewer regrowth copies).
   std::size_t calls = 0, entries = 0;
   if (line_) calls = line_->calls.size(), entries = line_->entries.size();
@@ -757,8 +773,10 @@ std::vector<std::uint32_t> PathTimeline::attribute(const std::vector<std::vector
   for (std::uint32_t l = 0; l < segments.size(); ++l) {
     if (segments[l].empty() || l >= column.size() || column[l] == kNone) continue;
     const bool exact = l < lines_.size() && attribute(lines_[l], segments[l], current, touched);
+    static const std::vector<std::uint32_t> kNoRows;
+    const auto& rows = l < lines_.size() && lines_[l].rows < rows_.size() ? rows_[lines_[l].rows] : kNoRows;
     for (auto c : touched) {
-      const auto row = c < rows_.size() ? rows_[c] : kNone;
+      const auto row = c < rows.size() ? rows[c] : kNone;
       if (exact && row < cnodes) ticks[std::size_t(row) * columns + column[l]] += current[c];
       current[c] = 0;
     }

@@ -325,6 +325,17 @@ void RecordExtractor::end_location(std::uint32_t) {
   x.receive_posted.finish();
 }
 
+void RecordExtractor::absorb(trace::CallPathObserver& other) {
+  auto& later = dynamic_cast<RecordExtractor&>(other);
+  auto append = [](auto& to, auto& from) {
+    to.insert(to.end(), std::make_move_iterator(from.begin()), std::make_move_iterator(from.end()));
+    from.clear();
+  };
+  append(records_, later.records_);
+  append(point_to_point_, later.point_to_point_);
+  append(nonblocking_, later.nonblocking_);
+}
+
 void RecordExtractor::rows(const std::vector<std::uint32_t>& rows) {
   auto map = [&](std::uint32_t& c) {
     if (c != kNone && c < rows.size()) c = rows[c];

@@ -280,6 +280,29 @@ std::vector<std::uint32_t> OmpObserver::end_groups() const {
   return out;
 }
 
+void OmpObserver::absorb(trace::CallPathObserver& other) {
+  auto& later = dynamic_cast<OmpObserver&>(other);
+  // Later's groups in its numbering (first met first), each ours or a new one after ours.
+  std::vector<const decltype(groups_)::key_type*> key(later.groups_.size());
+  for (const auto& [k, g] : later.groups_) key[g] = &k;
+  std::vector<std::uint32_t> group(key.size());
+  for (std::size_t g = 0; g < key.size(); ++g)
+    group[g] = groups_.try_emplace(*key[g], static_cast<std::uint32_t>(groups_.size())).first->second;
+  const auto barriers = static_cast<std::uint32_t>(barriers_.size()), locks = static_cast<std::uint32_t>(locks_.size());
+  barriers_.insert(barriers_.end(), later.barriers_.begin(), later.barriers_.end());
+  locks_.insert(locks_.end(), later.locks_.begin(), later.locks_.end());
+  tails_.insert(tails_.end(), later.tails_.begin(), later.tails_.end());
+  for (auto& l : later.syncs_) {
+    for (auto& s : l.syncs) s.group = group[s.group];
+    for (auto& b : l.barriers) b += barriers;
+    for (auto& k : l.locks) k += locks;
+    for (auto& p : l.parallels)
+      if (p.team < group.size()) p.team = group[p.team];
+    syncs_.push_back(std::move(l));
+  }
+  later.syncs_.clear();
+}
+
 void OmpObserver::rows(const std::vector<std::uint32_t>& rows) {
   auto map = [&](std::uint32_t& c) {
     if (c < rows.size()) c = rows[c];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -12,6 +13,7 @@
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/common/run_both.hpp"
 
 namespace cubescale::analysis {
 
@@ -52,7 +54,13 @@ std::vector<std::uint64_t> group_by_rank(OutVector& out, std::size_t ranks, std:
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, trace::CallPathObserver* beside)
     : trace_(trace) {
-  extract(analyzed, mine, beside, beside != nullptr);
+  extract(analyzed, {mine}, {beside}, beside != nullptr);
+}
+
+Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
+               const std::vector<std::vector<std::uint32_t>>& parts, const std::vector<trace::CallPathObserver*>& beside)
+    : trace_(trace) {
+  extract(analyzed, parts, beside, true);
 }
 
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
@@ -63,25 +71,37 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     const auto ticks = min_latency * static_cast<double>(trace.definitions().clock.resolution);
     beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
   }
-  extract(analyzed, mine, beside_ ? &beside_->fan : nullptr, complete);
+  extract(analyzed, {mine}, {beside_ ? &beside_->fan : nullptr}, complete);
   if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it
 }
 
 Replay::~Replay() = default;
 
-void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-                     trace::CallPathObserver* beside, bool extras) {
+void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::vector<std::uint32_t>>& parts,
+                     const std::vector<trace::CallPathObserver*>& beside, bool extras) {
   const auto& defs = trace_.definitions();
   const auto& trace = trace_;
-  mine_ = mine;
+  if (parts.empty() || beside.size() != parts.size()) throw std::invalid_argument("Replay: one observer per part");
+  mine_.clear();
+  for (const auto& part : parts) mine_.insert(mine_.end(), part.begin(), part.end());
+  const auto& mine = mine_;
   analyzed_.assign(defs.locations.size(), false);
   position_.assign(defs.locations.size(), kNone);
   for (std::size_t i = 0; i < analyzed.size(); ++i)
     if (analyzed[i] < analyzed_.size()) analyzed_[analyzed[i]] = true, position_[analyzed[i]] = std::uint32_t(i);
-  RecordExtractor extractor(trace, extras);
-  ObserverFan observers({&extractor, beside});
+  // Per part: its record extractor first, then what sees the pass beside it.
+  std::vector<std::unique_ptr<RecordExtractor>> extractors;
+  std::vector<std::unique_ptr<ObserverFan>> fans;
+  std::vector<trace::CallPathObserver*> observers;
+  for (auto* b : beside) {
+    extractors.push_back(std::make_unique<RecordExtractor>(trace, extras));
+    if (b) fans.push_back(std::make_unique<ObserverFan>(std::vector<trace::CallPathObserver*>{extractors.back().get(), b}));
+    observers.push_back(b ? static_cast<trace::CallPathObserver*>(fans.back().get()) : extractors.back().get());
+  }
   trace::ProfileStats profile_stats;
-  profile_ = trace::trace_profile(trace, mine, &profile_stats, beside ? static_cast<trace::CallPathObserver*>(&observers) : &extractor);
+  profile_ = parts.size() == 1 ? trace::trace_profile(trace, mine, &profile_stats, observers[0])
+                               : trace::trace_profile(trace, parts, &profile_stats, observers);
+  auto& extractor = *extractors[0];
   records_ = std::move(extractor.records());
   point_to_point_ = std::move(extractor.point_to_point());
   nonblocking_ = std::move(extractor.nonblocking());
@@ -350,19 +370,45 @@ void Replay::own_collective_severities(const std::vector<CollectiveReduction>& r
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
-  BesidePatterns beside(trace, nullptr);
-  Replay r(trace, locations, locations, &beside);
+  // Parts read at once on a thread each (options.threads), then one: what follows the pass
+  // sees the same records, call tree and observers as after one pass over all locations.
+  const auto parts = options.threads > 1 ? trace::part_locations(trace, locations, options.threads)
+                                         : std::vector<std::vector<std::uint32_t>>{locations};
+  std::vector<std::unique_ptr<BesidePatterns>> besides;
+  std::vector<trace::CallPathObserver*> observers;
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    besides.push_back(std::make_unique<BesidePatterns>(trace, nullptr));
+    observers.push_back(besides.back().get());
+  }
+  auto& beside = *besides[0];
+  Replay r(trace, locations, parts, observers);
+  besides.resize(1);  // the others' records are beside[0]'s now
   auto& records = r.records();
   auto& extras = r.point_to_point();
-  const auto pairs = pair_messages(records);
-  const auto instances = collective_instances(records, CommunicatorRanks(trace.definitions()));
-  auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
-                                  &r.nonblocking(), &beside.omp());  // with options.time_correct, corrects the records first
+  // With threads, independent steps run two at a time: the messages' pairs beside the
+  // collectives' instances, then (the records as recorded: no correction moves them) the
+  // matching beside the clock checks.
+  const bool at_once = parts.size() > 1;
+  MessagePairs pairs;
+  std::vector<std::vector<RecordRef>> instances;
+  run_both(
+      at_once, [&] { pairs = pair_messages(records); },
+      [&] { instances = collective_instances(records, CommunicatorRanks(trace.definitions())); });
+  ClockCheck clock;
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   // The critical path's Late Sender sync points come out of the matching (the same walk).
-  auto points = sync_point_lists(records, trace.definitions().locations.size());
-  r.match_own_messages(pairs, &points);
+  std::vector<std::vector<SyncPoint>> points;
+  run_both(
+      at_once && !options.time_correct,
+      [&] {  // with options.time_correct, corrects the records first
+        clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
+                             &r.nonblocking(), &beside.omp());
+      },
+      [&] {
+        points = sync_point_lists(records, trace.definitions().locations.size());
+        r.match_own_messages(pairs, &points);
+      });
   std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
   r.own_collectives_keeping_records(instances, &causers, &clock.decisions);  // decided by the clock checks
   auto& sev = r.severities();

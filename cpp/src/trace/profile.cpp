@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <memory>
+#include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 
@@ -165,6 +169,40 @@ class ProfileSink final : public EventSink {
   }
 
   profile::LocalProfile finish(const std::vector<std::uint32_t>& locations);
+
+  // Takes over the call paths and columns of `later`, which read the locations after this
+  // one's; returns, per call path of later, ours. Later's call paths are added in its creation
+  // order, so that ours are numbered as one builder reading both parts in order would have
+  // (the rows, and first visits' ties, come out the same).
+  std::vector<std::uint32_t> absorb(ProfileSink& later) {
+    const auto n = later.cnode_parent_.size();
+    std::vector<std::uint32_t> map(n);
+    for (std::size_t c = 0; c < n; ++c) {  // a parent is created before its children
+      const auto parent = later.cnode_parent_[c];
+      map[c] = child(parent == kNone ? kNone : map[parent], later.cnode_region_[c]);
+      first_enter_[map[c]] = std::min(first_enter_[map[c]], later.first_enter_[c]);
+    }
+    const auto cnodes = cnode_parent_.size();
+    for (auto& col : later.columns_) {
+      Column out;
+      const auto used = std::min(col.fixed[kVisits].size(), n);
+      for (std::size_t f = 0; f < kFixed; ++f) {
+        out.fixed[f].assign(cnodes, f == kMinTime ? ~std::uint64_t(0) : 0);
+        for (std::size_t c = 0; c < used; ++c) out.fixed[f][map[c]] = col.fixed[f][c];
+      }
+      out.counters.assign(cnodes * slots_, 0);
+      for (std::size_t c = 0; c < used; ++c)
+        std::copy_n(col.counters.begin() + c * slots_, slots_, out.counters.begin() + std::size_t(map[c]) * slots_);
+      columns_.push_back(std::move(out));
+    }
+    stats_.events += later.stats_.events;
+    stats_.unclosed_frames += later.stats_.unclosed_frames;
+    return map;
+  }
+
+  const std::vector<CallPathObserver*>& observers() const { return observers_; }
+  // After finish: per call path its row in the profile.
+  const std::vector<std::uint32_t>& rows() const { return rows_; }
   ProfileStats stats_;
 
  private:
@@ -299,6 +337,7 @@ class ProfileSink final : public EventSink {
 
   const Definitions& defs_;
   std::vector<CallPathObserver*> observers_;
+  std::vector<std::uint32_t> rows_;
   std::array<std::vector<CallPathObserver*>, kEventTypeCount> by_type_;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
   std::vector<std::uint64_t> first_enter_;  // per call path, over the locations read so far
@@ -385,6 +424,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) todo.push_back(*it);
   }
   for (auto* o : observers_) o->rows(new_index);
+  rows_ = new_index;
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
     p.cnode_regions.push_back(cnode_region_[c]);
@@ -435,6 +475,83 @@ profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::u
   auto p = sink.finish(locations);
   if (stats) *stats = sink.stats_;
   return p;
+}
+
+profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::vector<std::uint32_t>>& parts,
+                                    ProfileStats* stats, const std::vector<CallPathObserver*>& observers) {
+  if (parts.empty() || observers.size() != parts.size())
+    throw std::invalid_argument("trace_profile: one observer per part, at least one part");
+  std::vector<std::unique_ptr<ProfileSink>> sinks;
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    sinks.push_back(std::make_unique<ProfileSink>(trace, parts[k].size(), observers[k]));
+  std::vector<std::exception_ptr> failed(parts.size());
+  auto read = [&](std::size_t k) {
+    try {
+      trace.read(parts[k], *sinks[k]);
+    } catch (...) {
+      failed[k] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> threads;
+  try {
+    for (std::size_t k = 1; k < parts.size(); ++k) threads.emplace_back(read, k);
+  } catch (...) {  // no thread to be had: the rest in turn here
+    for (std::size_t k = threads.size() + 1; k < parts.size(); ++k) read(k);
+  }
+  read(0);
+  for (auto& t : threads) t.join();
+  for (const auto& e : failed)  // the error one pass in order would have met first
+    if (e) std::rethrow_exception(e);
+  auto& first = *sinks[0];
+  std::vector<std::vector<std::uint32_t>> maps(parts.size());
+  for (std::size_t k = 1; k < parts.size(); ++k) maps[k] = first.absorb(*sinks[k]);
+  std::vector<std::uint32_t> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  auto p = first.finish(all);
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    std::vector<std::uint32_t> rows(maps[k].size());
+    for (std::size_t c = 0; c < rows.size(); ++c) rows[c] = first.rows()[maps[k][c]];
+    const auto& later = sinks[k]->observers();
+    if (later.size() != first.observers().size()) throw std::logic_error("trace_profile: parts with unlike observers");
+    for (std::size_t i = 0; i < later.size(); ++i) {
+      later[i]->rows(rows);
+      first.observers()[i]->absorb(*later[i]);
+    }
+  }
+  if (stats) *stats = first.stats_;
+  return p;
+}
+
+std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                                       std::size_t count) {
+  const auto& defs = trace.definitions();
+  std::vector<std::uint64_t> weight(locations.size(), 1);
+  std::uint64_t total = 0;
+  bool announced = true;
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    const auto n = trace.announced_events(locations[i]);
+    if (n == 0) announced = false;
+    weight[i] = n;
+  }
+  if (!announced) std::fill(weight.begin(), weight.end(), 1);
+  for (auto w : weight) total += w;
+  std::vector<std::vector<std::uint32_t>> parts(1);
+  std::uint64_t done = 0;
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    // Cut before location i where its process is not the one before's, once this part has its share.
+    const auto group = defs.locations[locations[i]].group;
+    const bool may_cut = i > 0 && (group == kNone || group != defs.locations[locations[i - 1]].group);
+    if (may_cut && parts.size() < count && !parts.back().empty() &&
+        done * count >= total * parts.size())
+      parts.emplace_back();
+    parts.back().push_back(locations[i]);
+    done += weight[i];
+  }
+  return parts;
+}
+
+void CallPathObserver::absorb(CallPathObserver&) {
+  throw std::logic_error("this observer cannot take over another part's locations (one part only)");
 }
 
 }  // namespace cubescale::trace

@@ -52,10 +52,23 @@ def add_parser(subparsers) -> None:
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
+    p.add_argument("--threads", type=_threads, default=None, metavar="N",
+                   help="threads reading the events in one process, each a share of the trace's processes "
+                        "(default: the cores this process may run on; the report is the same for any number)")
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
     p.set_defaults(run=run_analyze, every_rank=True)
+
+
+def _threads(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
+    return n
 
 
 def run_analyze(args) -> int:
@@ -67,7 +80,7 @@ def run_analyze(args) -> int:
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
     report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                     comm=comm if comm.size > 1 else None)
+                     comm=comm if comm.size > 1 else None, threads=args.threads)
     if comm.rank != 0:
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "

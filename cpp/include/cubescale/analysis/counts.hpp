@@ -51,6 +51,7 @@ class CountsObserver final : public trace::CallPathObserver {
   void begin_location(std::uint32_t location) override;
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
+  void absorb(trace::CallPathObserver& later) override;  // its columns after ours
   trace::EventTypeSet interest() const override {  // MPI messages and collectives only
     using T = trace::EventType;
     return trace::event_types({T::MpiSend, T::MpiIsend, T::MpiRecv, T::MpiIrecv, T::MpiCollectiveEnd});

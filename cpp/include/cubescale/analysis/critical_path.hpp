@@ -198,6 +198,16 @@ class SpanObserver final : public trace::CallPathObserver {
     if (first_[location_] == ~std::uint64_t(0)) first_[location_] = e.time;
     last_[location_] = e.time;
   }
+  // Per location, so a later part's are the earliest and latest times it saw (the rest untouched).
+  void absorb(trace::CallPathObserver& other) override {
+    const auto& later = dynamic_cast<const SpanObserver&>(other);
+    for (std::size_t l = 0; l < first_.size() && l < later.first_.size(); ++l) {
+      first_[l] = std::min(first_[l], later.first_[l]);
+      last_[l] = std::max(last_[l], later.last_[l]);
+      program_first_[l] = std::min(program_first_[l], later.program_first_[l]);
+      program_last_[l] = std::max(program_last_[l], later.program_last_[l]);
+    }
+  }
   const std::vector<std::uint64_t>& first() const { return first_; }
   const std::vector<std::uint64_t>& last() const { return last_; }
   // The time from the location's PROGRAM_BEGIN (or first Enter) to its PROGRAM_END (or last
@@ -277,7 +287,9 @@ class PathTimeline final : public trace::CallPathObserver {
   }
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void end_location(std::uint32_t location) override;
-  void rows(const std::vector<std::uint32_t>& rows) override { rows_ = rows; }
+  void rows(const std::vector<std::uint32_t>& rows) override { rows_.assign(1, rows); }
+  // Takes over a later part's lines; they keep the rows of their own builder's call paths.
+  void absorb(trace::CallPathObserver& later) override;
   // Adds each location's time inside its `segments` per call path to `ticks` [row * columns +
   // column[location]]; returns the locations with segments it cannot attribute exactly (to be
   // read again), in increasing order.
@@ -301,6 +313,7 @@ class PathTimeline final : public trace::CallPathObserver {
     std::vector<Entry> entries;
     std::uint64_t begin = 0;  // the first Enter
     bool entered = false, exact = true;
+    std::uint8_t rows = 0;  // which of rows_ numbers its call paths (the part that read it)
   };
   static constexpr std::uint8_t kCall = 1, kCut = 2;  // mpi_region_: an MPI call or OpenMP barrier; a parallel region
   void add(std::uint32_t cnode, std::uint64_t ticks);
@@ -314,7 +327,8 @@ class PathTimeline final : public trace::CallPathObserver {
   SpanObserver* spans_ = nullptr;
   std::vector<std::uint8_t> mpi_region_;  // per region: kCall, kCut or 0
   std::vector<Line> lines_;
-  std::vector<std::uint32_t> rows_;
+  std::vector<std::vector<std::uint32_t>> rows_;  // per part read at once: call path -> row
+  std::vector<std::uint32_t> read_;               // the locations this observer read, in order
   Line* line_ = nullptr;  // the location being read, nullptr once dropped
   std::vector<std::uint32_t> stack_;
   std::vector<std::pair<std::uint32_t, std::uint64_t>> piece_;  // the open piece's ticks per call path

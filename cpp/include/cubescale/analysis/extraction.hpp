@@ -36,6 +36,7 @@ class RecordExtractor final : public trace::CallPathObserver {
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void end_location(std::uint32_t location) override;
   void rows(const std::vector<std::uint32_t>& rows) override;  // call paths -> profile rows
+  void absorb(trace::CallPathObserver& later) override;        // its locations' lists after ours
   std::vector<LocationRecords>& records() { return records_; }
   // Per location (in the records' order), empty without `extras`.
   std::vector<PointToPointExtras>& point_to_point() { return point_to_point_; }

@@ -110,6 +110,9 @@ class OmpObserver final : public trace::CallPathObserver {
   void begin_location(std::uint32_t location) override;
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
+  // Takes over a later part's records; its sync groups become ours by (process, team, instance,
+  // slot), numbered as one observer reading both parts in order would have.
+  void absorb(trace::CallPathObserver& later) override;
   // None without OpenMP barriers, critical sections or lock calls.
   trace::EventTypeSet interest() const override { return any_ ? trace::EventTypeSet().set() : trace::EventTypeSet(); }
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }

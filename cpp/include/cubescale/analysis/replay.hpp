@@ -68,6 +68,10 @@ class Replay {
   // the record extractor, which then also makes the extras (point_to_point(), nonblocking()).
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
          trace::CallPathObserver* beside = nullptr);
+  // The same with `mine` cut into parts (trace::part_locations) read at once on a thread each,
+  // beside[k] seeing part k's pass; what they keep is then beside[0]'s (trace_profile's absorb).
+  Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
+         const std::vector<std::vector<std::uint32_t>>& parts, const std::vector<trace::CallPathObserver*>& beside);
 
   // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
   // in seconds for the clock condition.
@@ -232,8 +236,8 @@ class Replay {
   void pair_received();  // pairs the sends received not yet paired (the posting answers aside)
   ReceiveIndex::Place pair_one(const SendRecord& s);
   void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
-  void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-               trace::CallPathObserver* beside, bool extras);
+  void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::vector<std::uint32_t>>& parts,
+               const std::vector<trace::CallPathObserver*>& beside, bool extras);
 
   const trace::Trace& trace_;
   std::vector<bool> analyzed_;

@@ -409,6 +409,9 @@ struct AnalysisOptions {
   // Tests and benchmarks: the critical path's time per call path by a second read of every
   // location on the path (as before PathTimeline), not from the time lines of the pass.
   bool reread_path = false;
+  // Threads for the pass over the events (1: the calling thread only): the locations cut
+  // into as many parts, whole processes each (trace::part_locations); the report is the same.
+  std::size_t threads = 1;
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats = nullptr, const AnalysisOptions& options = {});

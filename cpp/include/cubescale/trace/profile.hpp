@@ -60,6 +60,10 @@ class CallPathObserver {
   virtual EventTypeSet interest() const { return EventTypeSet().set(); }
   // Non-empty: this observer only forwards every call to these, in this order.
   virtual std::vector<CallPathObserver*> parts() { return {}; }
+  // A pass over several parts of the locations at once (trace_profile with parts): takes over
+  // what `later`, an observer of the same type, kept of a later part's locations; both have had
+  // `rows` (so they number call paths alike). The default cannot: such an observer needs one part.
+  virtual void absorb(CallPathObserver& later);
 };
 
 
@@ -67,5 +71,21 @@ class CallPathObserver {
 // inconsistent streams (a Leave that does not match the Enter, time going backwards).
 profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::uint32_t>& locations,
                                     ProfileStats* stats = nullptr, CallPathObserver* observer = nullptr);
+
+// The same profile, the parts read at once on a thread each (the first on the calling thread),
+// each part's events to its own builder and observers[k]; then the call trees are unified, the
+// columns joined and every later part's observers absorbed into the first's (absorb), which
+// then hold what one pass over all parts in order would have given. The parts are in location
+// order and none may end between two locations of one process (part_locations makes such
+// parts): a worker thread's call paths hang below its process's earlier threads', read before
+// it by the same builder. The error of the earliest part that fails is thrown.
+profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::vector<std::uint32_t>>& parts,
+                                    ProfileStats* stats, const std::vector<CallPathObserver*>& observers);
+
+// `locations` cut into at most `count` parts for the above, about equal in the events the
+// trace announces per location (else in locations), cut only where the process changes; one
+// part when the trace has no such place.
+std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                                       std::size_t count);
 
 }  // namespace cubescale::trace

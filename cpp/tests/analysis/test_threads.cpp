@@ -1,0 +1,107 @@
+// The one-process analysis on several threads: the locations cut into whole processes
+// (part_locations), the same profile as one thread, errors in the order one thread meets them
+// (run_both).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/common/run_both.hpp"
+#include "cubescale/trace/profile.hpp"
+#include "cubescale/trace/synthetic_omp.hpp"
+#include "trace_files.hpp"
+
+using namespace cubescale;
+using namespace cubescale::analysis_tests;
+
+namespace {
+
+// A ring of 4 ranks: odd ranks receive from the left (before its send: Late Sender) and then
+// send to the right, even ranks the other way round; an allreduce.
+std::vector<std::vector<trace::MpiCall>> ring() {
+  std::vector<std::vector<trace::MpiCall>> ranks(4);
+  for (std::uint32_t r = 0; r < 4; ++r) {
+    const trace::MpiCall send{"MPI_Send", r % 2 ? 130u : 100u, r % 2 ? 140u : 110u, {(r + 1) % 4}};
+    const trace::MpiCall receive{"MPI_Recv", r % 2 ? 20u : 200u, r % 2 ? 120u : 300u, {(r + 3) % 4}};
+    ranks[r] = r % 2 ? std::vector<trace::MpiCall>{receive, send} : std::vector<trace::MpiCall>{send, receive};
+    ranks[r].push_back({"MPI_Allreduce", 400 + 10 * r, 500, {}});
+  }
+  return ranks;
+}
+
+void expect_same(const profile::LocalProfile& a, const profile::LocalProfile& b) {
+  ASSERT_EQ(a.metrics.size(), b.metrics.size());
+  EXPECT_EQ(a.cnode_parents, b.cnode_parents);
+  EXPECT_EQ(a.cnode_regions, b.cnode_regions);
+  EXPECT_EQ(a.cnode_first_visit, b.cnode_first_visit);
+  for (std::size_t m = 0; m < a.metrics.size(); ++m) {
+    EXPECT_EQ(a.metrics[m].uniq_name, b.metrics[m].uniq_name);
+    ASSERT_EQ(a.values[m].bytes(), b.values[m].bytes()) << a.metrics[m].uniq_name;
+    EXPECT_EQ(std::memcmp(a.values[m].data(), b.values[m].data(), a.values[m].bytes()), 0) << a.metrics[m].uniq_name;
+  }
+}
+
+}  // namespace
+
+TEST(Threads, PartsAreWholeProcessesOfAboutEqualEvents) {
+  TempDir dir("parts");
+  trace::Trace t(write(dir, ring(), 1000));
+  const auto all = t.all_locations();
+  using Parts = std::vector<std::vector<std::uint32_t>>;
+  EXPECT_EQ(trace::part_locations(t, all, 1), Parts{all});
+  EXPECT_EQ(trace::part_locations(t, all, 2), (Parts{{0, 1}, {2, 3}}));
+  EXPECT_EQ(trace::part_locations(t, all, 8), (Parts{{0}, {1}, {2}, {3}}));  // no more parts than processes
+  EXPECT_EQ(trace::part_locations(t, {3, 1}, 2), (Parts{{3}, {1}}));         // in the order given
+}
+
+TEST(Threads, ThreadsOfOneProcessStayInOnePart) {
+  TempDir dir("omp_parts");
+  trace::OmpParallel region;
+  region.fork = 100, region.join = 500;
+  region.threads = {{{"ibarrier", 200, 400}}, {{"ibarrier", 300, 400}}, {{"ibarrier", 350, 400}}};
+  trace::write_omp_trace(dir.path.string(), "t", {region}, 3, 1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const auto parts = trace::part_locations(t, t.all_locations(), 3);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0], t.all_locations());
+}
+
+TEST(Threads, AnalysisOnThreadsEqualsOneThread) {
+  TempDir dir("threads");
+  trace::Trace t(write(dir, ring(), 1000));
+  analysis::AnalysisStats one_stats, two_stats;
+  analysis::AnalysisOptions two;
+  two.threads = 2;
+  const auto one = analysis::analyze(t, t.all_locations(), &one_stats);
+  const auto both = analysis::analyze(t, t.all_locations(), &two_stats, two);
+  expect_same(one, both);
+  EXPECT_EQ(one_stats.events, two_stats.events);
+  EXPECT_EQ(one_stats.messages, two_stats.messages);
+  EXPECT_EQ(one_stats.p2p_violations, two_stats.p2p_violations);
+  EXPECT_GT(by_call(both, "mpi_latesender").size(), 0u);
+}
+
+TEST(Threads, RunBothFailsAsOneThreadInOrder) {
+  int ran = 0;
+  auto fail = [](const char* what) { return [what] { throw std::runtime_error(what); }; };
+  for (bool at_once : {false, true}) {
+    ran = 0;
+    EXPECT_NO_THROW(run_both(at_once, [&] { ++ran; }, [&] { ++ran; }));
+    EXPECT_EQ(ran, 2);
+    try {
+      run_both(at_once, fail("first"), fail("second"));
+      FAIL() << "no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "first");
+    }
+    try {
+      run_both(at_once, [] {}, fail("second"));
+      FAIL() << "no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "second");
+    }
+  }
+}
