@@ -522,27 +522,41 @@ profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::v
   return p;
 }
 
+std::size_t most_parts(std::size_t trace_locations, std::uint64_t events) {
+  // Each part beyond the first costs its observers' per-location tables (about 128 bytes per
+  // location of the trace): all of them together at most 64 MiB or 16 bytes per event.
+  const auto tables = std::uint64_t(128) * std::max<std::size_t>(trace_locations, 1);
+  const auto room = std::max<std::uint64_t>(std::uint64_t(64) << 20, std::min<std::uint64_t>(events, std::uint64_t(1) << 50) * 16);
+  return static_cast<std::size_t>(std::min<std::uint64_t>(1 + room / tables, ~std::uint32_t(0)));
+}
+
 std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
                                                        std::size_t count) {
   const auto& defs = trace.definitions();
+  // Weights: the events each location's definition announces (unchecked here: a hostile count
+  // only unbalances the parts; reading reports it), capped so that their sum cannot overflow;
+  // one per location where a definition announces none.
+  constexpr std::uint64_t kMostWeight = std::uint64_t(1) << 40;
   std::vector<std::uint64_t> weight(locations.size(), 1);
-  std::uint64_t total = 0;
   bool announced = true;
-  for (std::size_t i = 0; i < locations.size(); ++i) {
-    const auto n = trace.announced_events(locations[i]);
-    if (n == 0) announced = false;
-    weight[i] = n;
+  for (std::size_t i = 0; i < locations.size() && announced; ++i) {
+    const auto n = locations[i] < defs.locations.size() ? defs.locations[locations[i]].events : 0;
+    announced = n > 0;
+    weight[i] = std::min(n, kMostWeight);
   }
   if (!announced) std::fill(weight.begin(), weight.end(), 1);
+  std::uint64_t total = 0;
   for (auto w : weight) total += w;
+  count = std::min(count, most_parts(defs.locations.size(), announced ? total : 0));
   std::vector<std::vector<std::uint32_t>> parts(1);
   std::uint64_t done = 0;
   for (std::size_t i = 0; i < locations.size(); ++i) {
     // Cut before location i where its process is not the one before's, once this part has its share.
-    const auto group = defs.locations[locations[i]].group;
-    const bool may_cut = i > 0 && (group == kNone || group != defs.locations[locations[i - 1]].group);
+    const auto group = locations[i] < defs.locations.size() ? defs.locations[locations[i]].group : kNone;
+    const bool may_cut =
+        i > 0 && (group == kNone || locations[i - 1] >= defs.locations.size() || group != defs.locations[locations[i - 1]].group);
     if (may_cut && parts.size() < count && !parts.back().empty() &&
-        done * count >= total * parts.size())
+        static_cast<long double>(done) * count >= static_cast<long double>(total) * parts.size())
       parts.emplace_back();
     parts.back().push_back(locations[i]);
     done += weight[i];

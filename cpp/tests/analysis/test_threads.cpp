@@ -57,6 +57,14 @@ TEST(Threads, PartsAreWholeProcessesOfAboutEqualEvents) {
   EXPECT_EQ(trace::part_locations(t, {3, 1}, 2), (Parts{{3}, {1}}));         // in the order given
 }
 
+TEST(Threads, FewerPartsWhereTheirTablesOutweighTheEvents) {
+  // 128 bytes per location and part beyond the first, at most 64 MiB or 16 bytes per event.
+  EXPECT_EQ(trace::most_parts(4, 0), (std::size_t(64) << 20) / 512 + 1);
+  EXPECT_EQ(trace::most_parts(1 << 20, 0), 1u);             // a million locations, events unknown
+  EXPECT_EQ(trace::most_parts(1 << 20, 100u << 20), 13u);   // 100 events per location: 1.6 GiB of tables
+  EXPECT_EQ(trace::most_parts(1 << 19, 0), 2u);
+}
+
 TEST(Threads, ThreadsOfOneProcessStayInOnePart) {
   TempDir dir("omp_parts");
   trace::OmpParallel region;

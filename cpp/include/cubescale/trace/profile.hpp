@@ -84,8 +84,13 @@ profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::v
 
 // `locations` cut into at most `count` parts for the above, about equal in the events the
 // trace announces per location (else in locations), cut only where the process changes; one
-// part when the trace has no such place.
+// part when the trace has no such place. Fewer parts where each part's observers' tables per
+// location of the trace (about 128 bytes) would together exceed 64 MiB and 16 bytes per event
+// (most_parts).
 std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
                                                        std::size_t count);
+// The most parts worth their tables for a trace of `trace_locations` announcing `events` (0:
+// not known).
+std::size_t most_parts(std::size_t trace_locations, std::uint64_t events);
 
 }  // namespace cubescale::trace
