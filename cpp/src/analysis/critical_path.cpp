@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/common/append_whole.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -567,7 +568,7 @@ PathTimeline::PathTimeline(const trace::Definitions& defs, SpanObserver* spans)
 
 inline bool PathTimeline::cut(std::uint64_t at) {
   if (!close_piece(at, false)) return false;
-  line_->calls.push_back({at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
+  append_whole(line_->calls, Call{at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
   gap_ = 0;
   return true;
 }
@@ -622,7 +623,7 @@ inline void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
 
 inline bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
   if (cnode >= kNoCall || ticks > kMaxTicks) return false;
-  line_->entries.push_back({ticks, cnode});
+  append_whole(line_->entries, Entry{ticks, cnode});
   return true;
 }
 
@@ -644,7 +645,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     auto left = duration;
     do {
       const auto part = std::min<std::uint64_t>(left, ~std::uint32_t(0));
-      line.calls.push_back({enter, static_cast<std::uint32_t>(part), 0, gap_, cnode});
+      append_whole(line.calls, Call{enter, static_cast<std::uint32_t>(part), 0, gap_, cnode});
       gap_ = 0;
       enter += part;
       left -= part;
@@ -654,7 +655,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     if (duration > ~std::uint32_t(0) || piece_.size() >= kNoCall) return drop(), false;
     for (const auto& [cnode, ticks] : piece_)
       if (!keep(cnode, ticks)) return drop(), false;
-    line.calls.push_back({piece_begin_, static_cast<std::uint32_t>(duration), 1, gap_,
+    append_whole(line.calls, Call{piece_begin_, static_cast<std::uint32_t>(duration), 1, gap_,
                           static_cast<std::uint32_t>(piece_.size())});
     gap_ = 0;
   }
@@ -713,7 +714,7 @@ void PathTimeline::end_location(std::uint32_t location) {
   // which this observer (Enter and Leave only) does not see.
   if (!stack_.empty()) return drop();
   if (!close_piece(last_, false)) return;
-  line_->calls.push_back({last_, 0, 0, gap_, kNoCall});  // closes the last gap
+  append_whole(line_->calls, Call{last_, 0, 0, gap_, kNoCall});  // closes the last gap
   gap_ = 0;
 }
 
