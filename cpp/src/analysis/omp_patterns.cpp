@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/common/append_whole.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -95,7 +96,7 @@ void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint
   sync.role = role;
   sync.group = it->second;
   sync.cnode = cnode;
-  syncs_.back().syncs.push_back(sync);
+  append_whole(syncs_.back().syncs, sync);
 }
 
 std::vector<std::uint32_t> sync_barriers(const OmpSyncLocation& l) {
