@@ -568,7 +568,7 @@ PathTimeline::PathTimeline(const trace::Definitions& defs, SpanObserver* spans)
 
 inline bool PathTimeline::cut(std::uint64_t at) {
   if (!close_piece(at, false)) return false;
-  append_whole(line_->calls, Call{at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
+  append_whole_fourfold(line_->calls, Call{at, 0, 0, gap_, kNoCall});  // a call without time that closes the gap
   gap_ = 0;
   return true;
 }
@@ -623,7 +623,7 @@ inline void PathTimeline::add(std::uint32_t cnode, std::uint64_t ticks) {
 
 inline bool PathTimeline::keep(std::uint32_t cnode, std::uint64_t ticks) {
   if (cnode >= kNoCall || ticks > kMaxTicks) return false;
-  append_whole(line_->entries, Entry{ticks, cnode});
+  append_whole_fourfold(line_->entries, Entry{ticks, cnode});
   return true;
 }
 
@@ -645,7 +645,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     auto left = duration;
     do {
       const auto part = std::min<std::uint64_t>(left, ~std::uint32_t(0));
-      append_whole(line.calls, Call{enter, static_cast<std::uint32_t>(part), 0, gap_, cnode});
+      append_whole_fourfold(line.calls, Call{enter, static_cast<std::uint32_t>(part), 0, gap_, cnode});
       gap_ = 0;
       enter += part;
       left -= part;
@@ -655,7 +655,7 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     if (duration > ~std::uint32_t(0) || piece_.size() >= kNoCall) return drop(), false;
     for (const auto& [cnode, ticks] : piece_)
       if (!keep(cnode, ticks)) return drop(), false;
-    append_whole(line.calls, Call{piece_begin_, static_cast<std::uint32_t>(duration), 1, gap_,
+    append_whole_fourfold(line.calls, Call{piece_begin_, static_cast<std::uint32_t>(duration), 1, gap_,
                           static_cast<std::uint32_t>(piece_.size())});
     gap_ = 0;
   }
@@ -714,7 +714,7 @@ void PathTimeline::end_location(std::uint32_t location) {
   // which this observer (Enter and Leave only) does not see.
   if (!stack_.empty()) return drop();
   if (!close_piece(last_, false)) return;
-  append_whole(line_->calls, Call{last_, 0, 0, gap_, kNoCall});  // closes the last gap
+  append_whole_fourfold(line_->calls, Call{last_, 0, 0, gap_, kNoCall});  // closes the last gap
   gap_ = 0;
 }
 

@@ -162,7 +162,7 @@ void RecordExtractor::leave(const trace::Event& e, std::uint32_t cnode) {
     r.communicator = op == kInitOp ? kInitCommunicator : kFinalizeCommunicator;
     r.cnode = cnode;
     r.instance = instances(r.communicator)++;
-    append_whole(records_.back().collectives, r);
+    append_whole_fourfold(records_.back().collectives, r);
   }
   stack_.pop_back();
 }
@@ -200,11 +200,11 @@ void RecordExtractor::message(const trace::Event& e, std::uint32_t cnode) {
     hold_completion(r, none);
     open_isends_.push_back({e.request, list.size(), point_to_point_.back().completion_enter.size()});
     point_to_point_.back().completion_enter.push_back(r.enter, kNoTime);
-    append_whole(list, r);
+    append_whole_fourfold(list, r);
     return;
   }
   if (e.type == trace::EventType::MpiIrecv && extras_) irecv(e, r.enter);
-  append_whole(list, r);
+  append_whole_fourfold(list, r);
   if (in_call) pending_.push_back({send ? List::Sends : List::Receives, list.size() - 1, stack_.size()});
 }
 
@@ -256,7 +256,7 @@ void RecordExtractor::collective(const trace::Event& e, std::uint32_t cnode) {
   r.root = e.partner == kNone ? kNone : peer_location(e.communicator, e.partner, e);
   r.cnode = cnode;
   r.instance = instances(r.communicator)++;
-  append_whole(out.collectives, r);
+  append_whole_fourfold(out.collectives, r);
   if (!stack_.empty()) pending_.push_back({List::Collectives, out.collectives.size() - 1, stack_.size()});
 }
 
@@ -284,7 +284,7 @@ void RecordExtractor::nonblocking_complete(const trace::Event& e, std::uint32_t 
   r.call = in_call ? stack_.back().call : calls_++;
   r.test = in_call && region(stack_.back().region).test;
   auto& out = nonblocking_.back();
-  append_whole(out.records, r);
+  append_whole_fourfold(out.records, r);
   out.start_positions.push_back(start_position);
   if (in_call) pending_.push_back({List::NonBlocking, out.records.size() - 1, stack_.size()});
 }
