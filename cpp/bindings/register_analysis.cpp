@@ -381,13 +381,13 @@ void register_analysis(py::module_ m) {
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
-         bool reread_path) {
+         bool reread_path, bool root_cause) {
         analysis::AnalysisStats stats;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
           p = std::make_shared<profile::LocalProfile>(
-              analysis::analyze(t, locations, &stats, {time_correct, min_latency, reread_path}));
+              analysis::analyze(t, locations, &stats, {time_correct, min_latency, reread_path, root_cause}));
         }
         py::dict d;
         d["events"] = stats.events;
@@ -400,11 +400,13 @@ void register_analysis(py::module_ m) {
         d["critical_path_bytes"] = stats.path_bytes;
         d["critical_path_reread"] = stats.path_reread;
         d["omp_sync_events"] = stats.omp_sync_events;
+        d["root_cause_points"] = stats.root_cause_points;
+        d["root_cause_bytes"] = stats.root_cause_bytes;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
-      py::arg("reread_path") = false,
+      py::arg("reread_path") = false, py::arg("root_cause") = false,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
@@ -412,7 +414,9 @@ void register_analysis(py::module_ m) {
       "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP "
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
-      "name its instance statistics). FormatError on inconsistent communication.");
+      "name its instance statistics). root_cause=True: scout's delay costs and wait-state propagation too "
+      "(root_cause_points: their synchronization points, root_cause_bytes: what they held; not with time_correct: "
+      "ValueError). FormatError on inconsistent communication.");
   m.def(
       "pattern_names",
       [] {

@@ -203,7 +203,8 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
 
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
-            time_correct: bool = False, min_latency: float = 0.0, comm: Any = None) -> Report:
+            time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
+            root_cause: bool = False) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -215,6 +216,11 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     fork, joins before its team's ends or leaves a barrier before its team's enters
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
     recorded and the instance statistics.
+
+    ``root_cause=True`` adds scout's root-cause metrics (``delay_latesender`` ... ``delay_n21_longterm``,
+    ``mpi_wait_indirect_*``, ``mpi_wait_propagating_*``: which time of which call path on the delaying
+    process caused the waits, and which waits propagated; docs/analysis.md, "Root causes"). In one
+    process only, and not with ``time_correct`` (ValueError).
 
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
@@ -230,7 +236,14 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> late = r.values("mpi_latesender", inclusive=False).sum(axis=0)   # per process
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
+    >>> delay = analyze(cubescale.examples.trace_path(), root_cause=True).values("delay_latesender", inclusive=False)
+    >>> bool(delay.sum() > 0)   # some process's time made another wait
+    True
     """
+    if root_cause and comm is not None and comm.size > 1:
+        raise ValueError("the root-cause analysis needs one process: run it without mpirun")
+    if root_cause and time_correct:
+        raise ValueError("the root-cause analysis reads the trace's own times: not with the time correction")
     if comm is not None and comm.size > 1:
         from .parallel.analysis import analyze_trace
         from .report import open as open_report
@@ -247,7 +260,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
     trace = open_trace(trace_path)
     columns = trace.location_indices()
-    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency)
+    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency,
+                                    root_cause=root_cause)
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
     local.host = None

@@ -393,9 +393,10 @@ def analyze(
     time_correct: bool = False,
     min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
     reread_path: bool = False,
+    root_cause: bool = False,
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
-    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics). FormatError on inconsistent communication.
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics). root_cause=True: scout's delay costs and wait-state propagation too (root_cause_points: their synchronization points, root_cause_bytes: what they held; not with time_correct: ValueError). FormatError on inconsistent communication.
     """
 
 def impact_costs(

@@ -47,6 +47,7 @@ def add_parser(subparsers) -> None:
                     "members) fail without writing a file.",
         epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
                "  cubescale analyze traces.otf2 -o scout.cubex --time-correct\n"
+               "  cubescale analyze traces.otf2 -o scout.cubex --root-cause\n"
                "  mpirun -n 4 python -m cubescale analyze traces.otf2 -o scout.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
@@ -55,7 +56,32 @@ def add_parser(subparsers) -> None:
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
-    p.set_defaults(run=run_analyze, every_rank=True)
+    p.add_argument("--root-cause", action="store_true",
+                   help="add scout's root-cause metrics: the delay costs (which time of which call path on the "
+                        "delaying process caused the waits) and the wait-state propagation (one process only)")
+    p.set_defaults(run=run_analyze, prepare=check_analyze, every_rank=True)
+
+
+def check_analyze(args) -> None:
+    """What every rank finds the same before any waits for another: the root-cause analysis runs in one
+    process, on the trace's own times.
+
+    Example
+    -------
+    >>> import argparse
+    >>> check_analyze(argparse.Namespace(root_cause=True, time_correct=True))
+    Traceback (most recent call last):
+    ...
+    ValueError: --root-cause reads the trace's own times: not with --time-correct
+    """
+    if not args.root_cause:
+        return
+    if args.time_correct:
+        raise ValueError("--root-cause reads the trace's own times: not with --time-correct")
+    from ._shared import communicator
+
+    if communicator().size > 1:
+        raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
 
 
 def run_analyze(args) -> int:
@@ -67,7 +93,7 @@ def run_analyze(args) -> int:
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
     report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                     comm=comm if comm.size > 1 else None)
+                     comm=comm if comm.size > 1 else None, root_cause=args.root_cause)
     if comm.rank != 0:
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "

@@ -401,6 +401,7 @@ struct AnalysisStats {
   // locations on the path read a second time (critical_path.hpp, PathTimeline).
   std::uint64_t path_bytes = 0, path_reread = 0;
   std::uint64_t omp_sync_events = 0;  // OpenMP fork, team begin/end, join, barrier enter/leave, lock acquisition
+  std::uint64_t root_cause_points = 0, root_cause_bytes = 0;  // with options.root_cause (RootCauseStats)
   std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
 };
 struct AnalysisOptions {
@@ -409,6 +410,9 @@ struct AnalysisOptions {
   // Tests and benchmarks: the critical path's time per call path by a second read of every
   // location on the path (as before PathTimeline), not from the time lines of the pass.
   bool reread_path = false;
+  // scout's root-cause metrics (delay costs, wait-state propagation: root_cause.hpp); one process
+  // only, not with time_correct (std::invalid_argument).
+  bool root_cause = false;
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats = nullptr, const AnalysisOptions& options = {});
