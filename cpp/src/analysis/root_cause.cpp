@@ -18,7 +18,8 @@ namespace {
 // its long-term one 2X + 1.
 enum Type : std::uint8_t { kLs, kLr, kBarrier, kN2n, k12n, kN21, kTypes };
 constexpr std::size_t kIndirectLs = 12, kIndirectLr = 13, kPropagatingLs = 14, kPropagatingLr = 15, kMetrics = 16;
-constexpr std::uint64_t kLast = ~std::uint64_t(0);  // an unknown event position: last in its call
+constexpr std::uint64_t kLast = ~std::uint64_t(0);
+constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unknown event position: last in its call
 
 struct MetricText {
   const char *uniq, *display, *description;
@@ -76,15 +77,17 @@ struct FoundCall {
 enum class Partners : std::uint8_t { All, One, List };
 enum class Kind : std::uint8_t { Start, LsRecv, LsSend, LrSend, LrRecv, Collective };
 
+// 56 bytes; a point that waited has its costs beside (Location::cost, at `slot`).
 struct Sp {
-  std::uint64_t cut = 0;    // the enter of its MPI call: its time map is cut there
-  std::uint64_t order = 0;  // its event's position among equal cuts
+  std::uint64_t cut = 0;         // the enter of its MPI call: its time map is cut there
+  std::uint64_t order : 48 = 0;  // its event's position among equal cuts (kLastPosition: unknown, last)
+  Partners partners : 8 = Partners::All;
+  Kind kind : 8 = Kind::Start;
   double omega = 0, tau = 0, kappa = 0;  // its wait, its call's duration, its completion (ticks)
   std::uint32_t cnode = kNone;
-  std::uint32_t segment = 0;  // the first time-map segment after its cut
-  std::uint32_t partner = 0;  // the location (One) or pool entry (List)
-  Partners partners = Partners::All;
-  Kind kind = Kind::Start;
+  std::uint32_t segment = 0;   // the first time-map segment after its cut
+  std::uint32_t partner = 0;   // the location (One) or pool entry (List)
+  std::uint32_t slot = kNone;  // where it waited: its costs' index
   bool contains(std::uint32_t location, const std::vector<std::vector<std::uint32_t>>& pool) const {
     if (partners == Partners::All) return true;
     if (partners == Partners::One) return partner == location;
@@ -93,17 +96,19 @@ struct Sp {
   }
 };
 
-struct Entry {
-  std::uint32_t cnode;
+static_assert(sizeof(Sp) == 56);
+
+struct __attribute__((packed)) Entry {  // 12 bytes: one per call path with time in a segment
   std::uint64_t ticks;
+  std::uint32_t cnode;
 };
 
 // One location's synchronization points (in event order, the trace start first), their costs
 // and its time maps between them.
 struct Location {
   std::vector<Sp> sps;
-  std::vector<std::array<double, kTypes>> cost;
-  std::vector<double> propagating;
+  std::vector<std::array<double, kTypes>> cost;  // per point that waited (Sp::slot)
+  std::vector<double> propagating;               // the same
   std::vector<std::uint64_t> cuts;     // distinct cut times, increasing
   std::vector<std::uint32_t> offsets;  // segment k: entries[offsets[k], offsets[k + 1])
   std::vector<Entry> entries;
@@ -163,9 +168,10 @@ class SegmentObserver final : public trace::CallPathObserver {
   // After the read: the call paths as the report's rows (the profile builder numbers its own).
   void to_rows() {
     if (rows_.empty()) return;
-    auto map = [&](std::uint32_t& c) { c = c < rows_.size() ? rows_[c] : kNone; };
+    auto row = [&](std::uint32_t c) { return c < rows_.size() ? rows_[c] : kNone; };
+    auto map = [&](std::uint32_t& c) { c = row(c); };
     for (auto& l : locations_) {
-      for (auto& e : l.entries) map(e.cnode);
+      for (auto& e : l.entries) e.cnode = row(e.cnode);
       for (auto& c : l.isend_calls) map(c.cnode);
       for (auto& c : l.irecv_calls) map(c.cnode);
     }
@@ -190,7 +196,7 @@ class SegmentObserver final : public trace::CallPathObserver {
   }
   void flush() {  // closes the open segment
     std::sort(touched_.begin(), touched_.end());
-    for (auto c : touched_) at_->entries.push_back({c, open_[c]}), open_[c] = 0;
+    for (auto c : touched_) at_->entries.push_back({open_[c], c}), open_[c] = 0;
     touched_.clear();
     at_->offsets.push_back(static_cast<std::uint32_t>(at_->entries.size()));
   }
@@ -304,7 +310,7 @@ class RootCause {
   };
   void decide_messages();
   void decide_collectives();
-  std::uint32_t push(std::uint32_t location, const Sp& sp, std::uint64_t key = kLast);
+  std::uint32_t push(std::uint32_t location, const Sp& sp);
   const FoundCall* found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
                          std::uint64_t position) const;
   FoundCall isend_call(const RecordRef& s) const;
@@ -335,7 +341,6 @@ class RootCause {
   // Per location its tasks (as delayer) by sp: (sp, task); a task < p2p_.size() is a message,
   // else collectives_[task - p2p_.size()].
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> tasks_;
-  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> keyed_;  // (record, kind) -> sp while building
   std::vector<std::vector<double>> values_;  // [metric][cnode * columns + column], ticks
   std::vector<double> scratch_;
   std::vector<std::uint32_t> touched_;
@@ -347,7 +352,7 @@ RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>
                      const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                      const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes)
     : trace_(trace), records_(records), extras_(extras), pairs_(pairs), instances_(instances), cnodes_(cnodes),
-      columns_(locations.size()), at_(trace.definitions().locations.size()), keyed_(at_.size()),
+      columns_(locations.size()), at_(trace.definitions().locations.size()),
       values_(kMetrics, std::vector<double>(cnodes * locations.size(), 0.0)), scratch_(cnodes, 0.0) {
   for (std::size_t c = 0; c < locations.size(); ++c)
     if (locations[c] < at_.size()) at_[locations[c]].column = static_cast<std::uint32_t>(c);
@@ -487,12 +492,8 @@ void RootCause::decide_collectives() {
   }
 }
 
-std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp, std::uint64_t key) {
+std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
   auto& sps = at_[location].sps;
-  if (key != kLast) {
-    auto [it, fresh] = keyed_[location].try_emplace(key, static_cast<std::uint32_t>(sps.size()));
-    if (!fresh) return it->second;
-  }
   sps.push_back(sp);
   return static_cast<std::uint32_t>(sps.size() - 1);
 }
@@ -561,7 +562,6 @@ void RootCause::build() {
     sp.partners = Partners::One, sp.partner = location;
     return sp;
   };
-  auto key = [](char kind, const RecordRef& r) { return (std::uint64_t(kind) << 56) | (std::uint64_t(r.list) << 32) | r.index; };
   struct Link {
     std::uint32_t waiter, waiter_sp, delayer, delayer_sp;
     Type type;
@@ -576,7 +576,7 @@ void RootCause::build() {
     Sp sp = one(s.location);
     sp.cut = r.enter, sp.order = r.position, sp.omega = double(w.omega), sp.tau = double(r.leave - r.enter);
     sp.kappa = r.leave > own.leave ? double(r.leave - own.leave) : 0.0, sp.cnode = r.cnode, sp.kind = Kind::LsRecv;
-    links.push_back({r.location, push(r.location, sp, key('R', w.receive)), s.location, 0, kLs});
+    links.push_back({r.location, push(r.location, sp), s.location, 0, kLs});
   }
   for (const auto& w : lr_) {
     const auto& s = records_[w.send.list].sends[w.send.index];
@@ -585,10 +585,10 @@ void RootCause::build() {
     const auto& c = w.completion;
     Sp sp = one(r.location);
     const bool blocking = s.beside() == Beside::Own;
-    sp.cut = c.enter, sp.order = blocking ? s.position : kLast, sp.omega = double(w.omega), sp.tau = double(c.leave - c.enter);
+    sp.cut = c.enter, sp.order = blocking ? s.position : kLastPosition, sp.omega = double(w.omega), sp.tau = double(c.leave - c.enter);
     sp.kappa = c.leave <= req.leave ? -double(req.leave - c.leave) : 0.0;  // <= 0 (scout's sign)
     sp.cnode = c.cnode, sp.kind = Kind::LrSend;
-    links.push_back({s.location, push(s.location, sp, blocking ? key('S', w.send) : kLast), r.location, 0, kLr});
+    links.push_back({s.location, push(s.location, sp), r.location, 0, kLr});
   }
   std::size_t k = 0;
   for (const auto& w : ls_) {
@@ -598,9 +598,7 @@ void RootCause::build() {
     Sp sp = one(r.location);
     sp.cut = s.enter, sp.order = s.position, sp.tau = double(own.leave - own.enter);
     sp.kappa = own.leave > r.leave ? double(own.leave - r.leave) : 0.0, sp.cnode = own.cnode, sp.kind = Kind::LsSend;
-    const auto index = push(s.location, sp, key('S', w.send));
-    at_[s.location].sps[index] = sp;  // overwrites a Late Receiver completion of the same send
-    links[k++].delayer_sp = index;
+    links[k++].delayer_sp = push(s.location, sp);
   }
   for (const auto& w : lr_) {
     const auto& s = records_[w.send.list].sends[w.send.index];
@@ -608,12 +606,11 @@ void RootCause::build() {
     const auto req = request_call(w.receive, w.posted);
     Sp sp = one(s.location);
     const bool blocking = r.beside() != Beside::Extra;
-    sp.cut = w.posted, sp.order = blocking ? r.position : kLast, sp.tau = double(req.leave - req.enter);
+    sp.cut = w.posted, sp.order = blocking ? r.position : kLastPosition, sp.tau = double(req.leave - req.enter);
     sp.kappa = req.leave > w.completion.leave ? double(req.leave - w.completion.leave) : 0.0;
     sp.cnode = req.cnode, sp.kind = Kind::LrRecv;
-    links[k++].delayer_sp = push(r.location, sp, blocking ? key('R', w.receive) : kLast);  // an existing one stays
+    links[k++].delayer_sp = push(r.location, sp);
   }
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> member_sp;  // (collective, member) per collective sp
   std::vector<std::uint32_t> collective_index;
   for (const auto& c : collective_sps_) {
     const auto& r = *c.record;
@@ -629,20 +626,33 @@ void RootCause::build() {
     std::vector<std::uint32_t> order(sps.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin() + 1, order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return std::make_pair(sps[a].cut, sps[a].order) < std::make_pair(sps[b].cut, sps[b].order);
+      return std::make_pair(sps[a].cut, std::uint64_t(sps[a].order)) < std::make_pair(sps[b].cut, std::uint64_t(sps[b].order));
     });
+    // One event met twice (a blocking send a Late Receiver completion and a Late Sender's send,
+    // a blocking receive a Late Sender receive and a Late Receiver's request) is one point: the
+    // send keeps its Late Sender part, the receive its Late Sender part (scout's order).
     renumber[l].resize(sps.size());
     std::vector<Sp> sorted;
     sorted.reserve(sps.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) renumber[l][order[i]] = i, sorted.push_back(sps[order[i]]);
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      const auto& sp = sps[order[i]];
+      const bool same = !sorted.empty() && i > 0 && sp.order != kLastPosition && sorted.back().cut == sp.cut &&
+                        sorted.back().order == sp.order;
+      if (same && sp.kind == Kind::LsSend) sorted.back() = sp;
+      if (!same) sorted.push_back(sp);
+      renumber[l][order[i]] = static_cast<std::uint32_t>(sorted.size() - 1);
+    }
     sps.swap(sorted);
+    std::vector<Sp>().swap(sorted);
     // Each point's first segment: after its cut (the trace start: from the beginning).
     const auto& cuts = at_[l].cuts;
     for (std::size_t i = 1; i < sps.size(); ++i)
       sps[i].segment = static_cast<std::uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), sps[i].cut) - cuts.begin() + 1);
-    at_[l].cost.assign(sps.size(), {});
-    at_[l].propagating.assign(sps.size(), 0.0);
-    keyed_[l] = {};
+    std::uint32_t waited = 0;
+    for (auto& sp : sps)
+      if (sp.omega > 0) sp.slot = waited++;
+    at_[l].cost.assign(waited, {});
+    at_[l].propagating.assign(waited, 0.0);
   }
   tasks_.assign(at_.size(), {});
   for (const auto& x : links) {
@@ -739,7 +749,7 @@ void RootCause::point_to_point(const PointToPoint& p) {
   const double sigma = std::min(omega / total, 1.0);
   add(2 * std::size_t(p.type), p.delayer, d, sigma);
   std::array<double, kTypes> lambda{};
-  const auto& cost = at_[p.waiter].cost[p.waiter_sp];
+  const auto& cost = at_[p.waiter].cost[waiter.slot];  // it waited: it has a slot
   for (std::size_t x = 0; x < kTypes; ++x) {
     lambda[x] = cost[x] / total;
     add(2 * x + 1, p.delayer, d, lambda[x]);
@@ -750,9 +760,10 @@ void RootCause::point_to_point(const PointToPoint& p) {
     if (!(wt > 0)) continue;
     for (std::size_t x = 0; x < kTypes; ++x) {
       const double f = lambda[x] + (x == p.type ? sigma : 0.0);
-      if (f > 0) delayer.cost[t][x] += f * wt;
+      if (f > 0) delayer.cost[delayer.sps[t].slot][x] += f * wt;
     }
-    delayer.propagating[t] = std::max(delayer.propagating[t], sigma * wt);
+    auto& prop = delayer.propagating[delayer.sps[t].slot];
+    prop = std::max(prop, sigma * wt);
   }
   if (w > 0 && waiter.cnode < cnodes_ && at_[p.waiter].column != kNone)
     values_[p.type == kLs ? kIndirectLs : kIndirectLr][std::size_t(waiter.cnode) * columns_ + at_[p.waiter].column] +=
@@ -822,9 +833,10 @@ void RootCause::collective(const Collective& c) {
     }
     pruned(l, prev(l, c.sp[i], rho), c.sp[i], ri);
     const double d = excess(si, ri, di);
-    if (!(d + psi > 0)) continue;
-    const auto& cost = at_[l].cost[c.sp[i]];
-    gamma[i][0] = at_[l].sps[c.sp[i]].omega / (d + psi);
+    const auto& member = at_[l].sps[c.sp[i]];
+    if (!(member.omega > 0) || !(d + psi > 0)) continue;  // (no wait: no costs either)
+    const auto& cost = at_[l].cost[member.slot];
+    gamma[i][0] = member.omega / (d + psi);
     for (std::size_t k = 0; k < kTypes; ++k) gamma[i][k + 1] = cost[k] / (d + psi);
     add(2 * std::size_t(c.type), rho, di, gamma[i][0]);
     for (std::size_t k = 0; k < kTypes; ++k) add(2 * k + 1, rho, di, gamma[i][k + 1]);
@@ -858,7 +870,7 @@ void RootCause::collective(const Collective& c) {
     const auto& scale = steps[step].second;
     for (std::size_t k = 0; k < kTypes; ++k) {
       const double f = scale[k + 1] + (k == c.type ? scale[0] : 0.0);
-      if (f > 0) x.cost[t][k] += f * wt;
+      if (f > 0) x.cost[x.sps[t].slot][k] += f * wt;
     }
   }
 }
@@ -946,11 +958,11 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
   // Propagating waits: on the waiting point's own call path.
   for (auto& x : at_) {
     if (x.column == kNone) continue;
-    for (std::size_t k = 0; k < x.sps.size(); ++k) {
-      const auto& sp = x.sps[k];
-      if (!(x.propagating[k] > 0) || sp.cnode >= cnodes_) continue;
-      if (sp.kind == Kind::LsRecv) values_[kPropagatingLs][std::size_t(sp.cnode) * columns_ + x.column] += x.propagating[k];
-      if (sp.kind == Kind::LrSend) values_[kPropagatingLr][std::size_t(sp.cnode) * columns_ + x.column] += x.propagating[k];
+    for (const auto& sp : x.sps) {
+      if (sp.slot == kNone || !(x.propagating[sp.slot] > 0) || sp.cnode >= cnodes_) continue;
+      const double v = x.propagating[sp.slot];
+      if (sp.kind == Kind::LsRecv) values_[kPropagatingLs][std::size_t(sp.cnode) * columns_ + x.column] += v;
+      if (sp.kind == Kind::LrSend) values_[kPropagatingLr][std::size_t(sp.cnode) * columns_ + x.column] += v;
     }
   }
   if (stats) {
@@ -958,7 +970,8 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     for (const auto& x : at_) {
       stats->sync_points += x.sps.size() - 1;
       stats->segment_entries += x.entries.size();
-      stats->bytes += x.sps.size() * (sizeof(Sp) + sizeof(double) * (kTypes + 1)) + x.entries.size() * sizeof(Entry) +
+      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * sizeof(double) * (kTypes + 1) +
+                      x.entries.size() * sizeof(Entry) +
                       x.offsets.size() * 4 + x.cuts.size() * 8;
     }
     stats->forced = forced_;
