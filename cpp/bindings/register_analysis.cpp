@@ -402,6 +402,8 @@ void register_analysis(py::module_ m) {
         d["omp_sync_events"] = stats.omp_sync_events;
         d["root_cause_points"] = stats.root_cause_points;
         d["root_cause_bytes"] = stats.root_cause_bytes;
+        d["root_cause_read_seconds"] = stats.root_cause_read_seconds;
+        d["root_cause_seconds"] = stats.root_cause_seconds;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
@@ -415,7 +417,8 @@ void register_analysis(py::module_ m) {
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
       "name its instance statistics). root_cause=True: scout's delay costs and wait-state propagation too "
-      "(root_cause_points: their synchronization points, root_cause_bytes: what they held; not with time_correct: "
+      "(root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds "
+      "and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: "
       "ValueError). FormatError on inconsistent communication.");
   m.def(
       "pattern_names",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <unordered_map>
@@ -997,11 +998,19 @@ void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>&
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
                     profile::LocalProfile& p, RootCauseStats* stats) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
   RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count());
+  const auto before_read = Clock::now();
   rc.read(p, locations);
+  const auto after_read = Clock::now();
   rc.build();
   rc.replay();
   rc.add_to(p, stats);
+  if (stats) {
+    stats->read_seconds = std::chrono::duration<double>(after_read - before_read).count();
+    stats->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
 }
 
 }  // namespace cubescale::analysis

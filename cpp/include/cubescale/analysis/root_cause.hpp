@@ -34,6 +34,7 @@ struct RootCauseStats {
   std::uint64_t segment_entries = 0;  // (segment, call path) entries of the time maps
   std::uint64_t forced = 0;          // waits handled out of the backward order (a cycle: inconsistent times)
   std::uint64_t bytes = 0;           // the synchronization points, costs and time maps held
+  double read_seconds = 0, seconds = 0;  // wall time of the second read, of everything
 };
 
 // The 16 metrics scout writes for the MPI root-cause analysis, in its order.
