@@ -119,3 +119,19 @@ def test_shared_trace_late_sender_chain_and_barrier(tmp_path):
     # the delayers of the Late Senders are senders: processes that were not the last to wait
     senders = short.sum(axis=0)
     assert senders[int(np.argmax(senders))] > 0
+
+
+def test_openmp_barrier_and_idleness_delay(tmp_path):
+    """The design note's hand check on OMP_TEAMS (docs/root-cause-design.md, section 5): threads
+    begin their team after the fork; the thread entering each barrier last is charged (fork to
+    begin time on the parallel region, the begin's lateness against the team's earliest pruned):
+    80 ns on thread 1, 200 on thread 2; the master's 300 ns of serial time kept 2 threads idle."""
+    from analysis_cases import OMP_TEAMS
+
+    testing.write_omp_trace(tmp_path, "teams", OMP_TEAMS, 3, 1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2", root_cause=True)
+    assert by_call(report, "delay_ompbarrier") == pytest.approx(
+        {(1, "!$omp parallel @synthetic.c:1"): 80e-9, (2, "!$omp parallel @synthetic.c:1"): 200e-9}, rel=1e-12)
+    assert by_call(report, "delay_ompidle") == pytest.approx({(0, "main"): 600e-9}, rel=1e-12)
+    names = [m.name for m in report.metrics]
+    assert names.index("delay_ompbarrier") == names.index("delay_n21_longterm") + 1

@@ -394,7 +394,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   add_impact(out, spans, omp_local_time(beside.omp(), locations, out.cnode_parents, trace.definitions().clock.resolution));
   if (options.root_cause) {  // scout's delay costs and wait-state propagation (root_cause.hpp)
     RootCauseStats rc;
-    add_root_cause(trace, locations, records, extras, pairs, instances, out, &rc);
+    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc);
     if (stats)
       stats->root_cause_points = rc.sync_points, stats->root_cause_bytes = rc.bytes,
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -19,13 +21,15 @@ namespace {
 // its long-term one 2X + 1.
 enum Type : std::uint8_t { kLs, kLr, kBarrier, kN2n, k12n, kN21, kTypes };
 constexpr std::size_t kIndirectLs = 12, kIndirectLr = 13, kPropagatingLs = 14, kPropagatingLr = 15, kMetrics = 16;
+// The OpenMP short-term metrics (written where the trace has parallel regions, after delay_n21_longterm).
+constexpr std::size_t kOmpBarrier = 16, kOmpIdle = 17, kAllMetrics = 18;
 constexpr std::uint64_t kLast = ~std::uint64_t(0);
 constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unknown event position: last in its call
 
 struct MetricText {
   const char *uniq, *display, *description;
 };
-constexpr std::array<MetricText, kMetrics> kMetricText{{
+constexpr std::array<MetricText, kAllMetrics> kMetricText{{
     {"delay_latesender", "MPI short-term Late Sender delay costs",
      "Time of the sender that made a receiver wait directly (Late Sender)"},
     {"delay_latesender_longterm", "MPI long-term Late Sender delay costs",
@@ -54,6 +58,10 @@ constexpr std::array<MetricText, kMetrics> kMetricText{{
      "Late Sender waits that caused point-to-point waits of other processes later"},
     {"mpi_wait_propagating_lr", "Propagating MPI Late Receiver wait states",
      "Late Receiver waits that caused point-to-point waits of other processes later"},
+    {"delay_ompbarrier", "OMP short-term barrier delay costs",
+     "Time of the thread entering an OpenMP barrier last that made the others wait"},
+    {"delay_ompidle", "OMP short-term idleness delay costs",
+     "Serial time of the master thread, while the other threads of its process were idle"},
 }};
 
 // scout's classes of the collectives with delay costs (OTF2_CollectiveOp), else kTypes.
@@ -75,8 +83,8 @@ struct FoundCall {
 };
 
 // Who takes part in a synchronization point: everybody, one location, or a list (the pool's).
-enum class Partners : std::uint8_t { All, One, List };
-enum class Kind : std::uint8_t { Start, LsRecv, LsSend, LrSend, LrRecv, Collective };
+enum class Partners : std::uint8_t { All, One, List, None };  // None: OpenMP (threads, no MPI rank)
+enum class Kind : std::uint8_t { Start, LsRecv, LsSend, LrSend, LrRecv, Collective, OmpFork, OmpBarrier };
 
 // 56 bytes; a point that waited has its costs beside (Location::cost, at `slot`).
 struct Sp {
@@ -92,6 +100,7 @@ struct Sp {
   bool contains(std::uint32_t location, const std::vector<std::vector<std::uint32_t>>& pool) const {
     if (partners == Partners::All) return true;
     if (partners == Partners::One) return partner == location;
+    if (partners == Partners::None) return false;
     const auto& list = pool[partner];
     return std::binary_search(list.begin(), list.end(), location);
   }
@@ -278,16 +287,19 @@ struct Collective {
   std::vector<std::uint32_t> sp;       // per member its sp index, kNone where it is none
   std::uint32_t rho = 0;               // the member that delayed the others
   Type type = kBarrier;
+  bool omp = false;                    // an OpenMP barrier (members: the team's threads)
 };
 
 class RootCause {
  public:
   RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
             const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
-            const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes);
+            const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
+            const OmpObserver* omp);
   void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed);
   void build();
   void replay();
+  void idleness();
   void add_to(profile::LocalProfile& p, RootCauseStats* stats);
 
  private:
@@ -311,6 +323,7 @@ class RootCause {
   };
   void decide_messages();
   void decide_collectives();
+  void decide_omp(const OmpObserver& omp);
   std::uint32_t push(std::uint32_t location, const Sp& sp);
   const FoundCall* found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
                          std::uint64_t position) const;
@@ -323,6 +336,8 @@ class RootCause {
   void add(std::size_t metric, std::uint32_t l, const Map& d, double scale);
   void point_to_point(const PointToPoint& w);
   void collective(const Collective& c);
+  void omp_barrier(const Collective& c);
+  std::uint32_t prev_omp(std::uint32_t l, std::uint32_t e) const;
   bool ready(std::uint32_t task, std::uint32_t& blocker) const;
   void run(std::uint32_t task);
 
@@ -337,6 +352,18 @@ class RootCause {
   std::vector<LsWait> ls_;
   std::vector<LrWait> lr_;
   std::vector<CollectiveSp> collective_sps_;
+  // OpenMP: per thread its fork and barrier points before the sort ((location, sp) in at_),
+  // per barrier instance its members' points; per master its forks and joins (idleness).
+  struct OmpSp {
+    std::uint32_t location, index, collective, member;
+  };
+  std::vector<OmpSp> omp_sps_;
+  struct Stretch {
+    std::uint32_t master, threads;
+    std::uint64_t from, to;  // the master's serial time [from, to) (kLast: to its end)
+  };
+  std::vector<Stretch> stretches_;
+  bool parallel_ = false;
   std::vector<Collective> collectives_;
   std::vector<PointToPoint> p2p_;
   // Per location its tasks (as delayer) by sp: (sp, task); a task < p2p_.size() is a message,
@@ -351,15 +378,17 @@ class RootCause {
 
 RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                      const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
-                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes)
+                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
+                     const OmpObserver* omp)
     : trace_(trace), records_(records), extras_(extras), pairs_(pairs), instances_(instances), cnodes_(cnodes),
       columns_(locations.size()), at_(trace.definitions().locations.size()),
-      values_(kMetrics, std::vector<double>(cnodes * locations.size(), 0.0)), scratch_(cnodes, 0.0) {
+      values_(kAllMetrics, std::vector<double>(cnodes * locations.size(), 0.0)), scratch_(cnodes, 0.0) {
   for (std::size_t c = 0; c < locations.size(); ++c)
     if (locations[c] < at_.size()) at_[locations[c]].column = static_cast<std::uint32_t>(c);
   for (auto& l : at_) l.sps.push_back(Sp{});  // the trace start: every location's first interval begins there
   decide_messages();
   decide_collectives();
+  if (omp) decide_omp(*omp);
 }
 
 // Late Sender receives (a Waitall/any/some: its largest, the first of equal ones; MPI_Test*:
@@ -493,6 +522,88 @@ void RootCause::decide_collectives() {
   }
 }
 
+// OpenMP (docs/root-cause-design.md, section 5): per thread a point where it began each team
+// instance (its fork: no wait; the time from the fork to its begin counts for the parallel
+// region, its call's duration is begin - fork, its completion begin - the team's earliest begin)
+// and one at each barrier (its wait for the thread entering last); partners: no MPI rank. Per
+// master its serial stretches (the trace's start to the first fork, each join to the next fork,
+// the last join to the end) for the idleness costs.
+void RootCause::decide_omp(const OmpObserver& omp) {
+  const auto& syncs = omp.syncs();
+  parallel_ = std::any_of(syncs.begin(), syncs.end(), [](const auto& l) { return !l.parallels.empty(); });
+  if (!parallel_) return;
+  const OmpTeams teams(omp, true);
+  const auto groups = omp.sync_groups();
+  std::vector<std::uint64_t> earliest(groups, kLast);
+  std::vector<std::uint32_t> size(groups, 0);
+  for (const auto& l : syncs)
+    for (const auto& x : l.syncs)
+      if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time), ++size[x.group];
+  std::vector<std::uint64_t> enter_position(omp.barriers().size(), kLastPosition);
+  for (const auto& l : syncs) {
+    if (l.location >= at_.size()) continue;
+    std::unordered_map<std::uint32_t, std::uint32_t> region;  // team instance -> its parallel region's call path
+    for (const auto& v : l.parallels) region.emplace(v.team, v.cnode);
+    for (const auto& x : l.syncs) {
+      if (x.role != OmpSyncRole::TeamBegin || x.group >= groups || teams.fork[x.group] == OmpTeams::kNoFork) continue;
+      const auto fork = teams.fork[x.group];
+      Sp sp;
+      sp.cut = x.time, sp.order = x.position, sp.partners = Partners::None, sp.kind = Kind::OmpFork;
+      sp.tau = x.time > fork ? double(x.time - fork) : 0.0, sp.kappa = double(x.time - earliest[x.group]);
+      const auto it = region.find(x.group);
+      sp.cnode = it == region.end() ? kNone : it->second;
+      push(l.location, sp);
+    }
+    const auto barrier_of = sync_barriers(l);
+    for (std::size_t i = 0; i < l.syncs.size(); ++i)
+      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < enter_position.size())
+        enter_position[barrier_of[i]] = l.syncs[i].position;
+  }
+  // Barrier instances: the k-th barrier of each thread in one team instance.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> instances;
+  const auto& bars = omp.barriers();
+  for (std::uint32_t b = 0; b < bars.size(); ++b) instances[{bars[b].process, bars[b].team, bars[b].instance, bars[b].index}].push_back(b);
+  for (auto& [key, members] : instances) {
+    (void)key;
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end(), [&](auto a, auto b) { return bars[a].location < bars[b].location; });
+    std::uint32_t rho = 0;  // the last to enter (the lowest location among equals)
+    for (std::uint32_t i = 1; i < members.size(); ++i)
+      if (bars[members[i]].enter > bars[members[rho]].enter) rho = i;
+    Collective c;
+    c.omp = true, c.type = kTypes, c.rho = rho;
+    const auto index = static_cast<std::uint32_t>(collectives_.size());
+    const auto last = bars[members[rho]].enter;
+    for (std::uint32_t i = 0; i < members.size(); ++i) {
+      const auto& r = bars[members[i]];
+      if (r.location >= at_.size()) continue;
+      Sp sp;
+      const auto end = std::min(last, r.leave);
+      sp.cut = r.enter, sp.order = enter_position[members[i]], sp.partners = Partners::None, sp.kind = Kind::OmpBarrier;
+      sp.omega = end > r.enter ? double(end - r.enter) : 0.0, sp.tau = double(r.leave - r.enter), sp.cnode = r.cnode;
+      omp_sps_.push_back({r.location, push(r.location, sp), index, i});
+      c.members.push_back(r.location);
+    }
+    c.sp.assign(c.members.size(), kNone);
+    if (c.members.size() == members.size()) collectives_.push_back(std::move(c));
+    else omp_sps_.resize(omp_sps_.size() - c.members.size());
+  }
+  // The masters' serial stretches.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> regions;  // master -> its team instances
+  for (std::uint32_t g = 0; g < groups; ++g)
+    if (teams.master[g] != trace::kNone && teams.fork[g] != OmpTeams::kNoFork && teams.join[g] != OmpTeams::kNoFork)
+      regions[teams.master[g]].push_back(g);
+  for (auto& [master, gs] : regions) {
+    std::sort(gs.begin(), gs.end(), [&](auto a, auto b) { return teams.fork[a] < teams.fork[b]; });
+    std::uint64_t from = 0;
+    for (auto g : gs) {
+      stretches_.push_back({master, size[g], from, teams.fork[g]});
+      from = teams.join[g];
+    }
+    stretches_.push_back({master, size[gs.back()], from, kLast});
+  }
+}
+
 std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
   auto& sps = at_[location].sps;
   sps.push_back(sp);
@@ -515,6 +626,12 @@ void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint
     if (r.beside() == Beside::Extra) at_[r.location].irecv_positions.push_back(r.position);
   }
   for (const auto& c : collective_sps_) cut(c.record->location, c.record->enter);
+  for (std::uint32_t l = 0; l < at_.size(); ++l)  // the OpenMP points, pushed already
+    for (std::size_t k = 1; k < at_[l].sps.size(); ++k) cut(l, at_[l].sps[k].cut);
+  for (const auto& st : stretches_) {
+    if (st.from != 0) cut(st.master, st.from);
+    if (st.to != kLast) cut(st.master, st.to);
+  }
   for (auto& x : at_)
     for (auto* v : {&x.cuts, &x.isend_positions, &x.irecv_positions}) {
       std::sort(v->begin(), v->end());
@@ -663,6 +780,8 @@ void RootCause::build() {
     const auto& c = collective_sps_[i];
     collectives_[c.instance].sp[c.member] = renumber[c.record->location][collective_index[i]];
   }
+  for (const auto& o : omp_sps_) collectives_[o.collective].sp[o.member] = renumber[o.location][o.index];
+  std::vector<OmpSp>().swap(omp_sps_);
   for (std::uint32_t t = 0; t < p2p_.size(); ++t) tasks_[p2p_[t].delayer].push_back({p2p_[t].delayer_sp, t});
   for (std::uint32_t c = 0; c < collectives_.size(); ++c) {
     const auto& x = collectives_[c];
@@ -688,13 +807,15 @@ std::uint32_t RootCause::prev(std::uint32_t l, std::uint32_t e, std::uint32_t r)
 double RootCause::pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out) {
   const auto& x = at_[l];
   const auto from = a == 0 ? 0u : x.sps[a].segment, to = x.sps[b].segment;
+  auto accumulate = [&](std::uint32_t c, double ticks) {
+    if (c >= cnodes_ || !(ticks > 0)) return;
+    if (scratch_[c] == 0) touched_.push_back(c);
+    scratch_[c] += ticks;
+  };
   for (auto s = from; s < to && s + 1 < x.offsets.size(); ++s)
-    for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) {
-      const auto& e = x.entries[i];
-      if (e.cnode >= cnodes_) continue;
-      if (scratch_[e.cnode] == 0) touched_.push_back(e.cnode);
-      scratch_[e.cnode] += double(e.ticks);
-    }
+    for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) accumulate(x.entries[i].cnode, double(x.entries[i].ticks));
+  // A thread's time from its team's fork to its begin counts for the parallel region (scout's time maps).
+  if (x.sps[a].kind == Kind::OmpFork) accumulate(x.sps[a].cnode, x.sps[a].tau);
   std::sort(touched_.begin(), touched_.end());
   out.clear();
   for (auto c : touched_) out.push_back({c, scratch_[c]}), scratch_[c] = 0;
@@ -876,6 +997,86 @@ void RootCause::collective(const Collective& c) {
   }
 }
 
+// The thread's latest OpenMP point before e (the trace start if none).
+std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) const {
+  const auto& sps = at_[l].sps;
+  for (std::uint32_t k = e; k-- > 1;)
+    if (sps[k].kind == Kind::OmpFork || sps[k].kind == Kind::OmpBarrier) return k;
+  return 0;
+}
+
+// docs/root-cause-design.md section 5: the thread entering an OpenMP barrier last delays the
+// others; each interval since the thread's previous OpenMP point; the MPI costs a waiting thread
+// carries go on to the last thread's long-term costs and waits (the OpenMP types themselves are
+// not carried: their long-term metrics are not computed).
+void RootCause::omp_barrier(const Collective& c) {
+  const auto rho = c.members[c.rho];
+  const auto e = c.sp[c.rho];
+  auto& x = at_[rho];
+  const auto from = prev_omp(rho, e);
+  Map mine, theirs, d;
+  const double w = pruned(rho, from, e, mine);
+  std::array<double, kTypes> total{};
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    if (i == c.rho || c.sp[i] == kNone) continue;
+    const auto l = c.members[i];
+    const auto& member = at_[l].sps[c.sp[i]];
+    pruned(l, prev_omp(l, c.sp[i]), c.sp[i], theirs);
+    const double sum = excess(mine, theirs, d) + w;
+    if (!(member.omega > 0) || !(sum > 0)) continue;
+    add(kOmpBarrier, rho, d, member.omega / sum);
+    const auto& cost = at_[l].cost[member.slot];
+    for (std::size_t k = 0; k < kTypes; ++k) {
+      add(2 * k + 1, rho, d, cost[k] / sum);
+      total[k] += cost[k] / sum;
+    }
+  }
+  for (auto t = from + 1; t < e; ++t) {
+    const double wt = x.sps[t].omega;
+    if (!(wt > 0)) continue;
+    for (std::size_t k = 0; k < kTypes; ++k)
+      if (total[k] > 0) x.cost[x.sps[t].slot][k] += total[k] * wt;
+  }
+}
+
+// The master's serial stretches: (threads - 1) times its time there, less its waits, delayed the
+// team's other threads (scout's idleness delay costs).
+void RootCause::idleness() {
+  for (const auto& st : stretches_) {
+    const auto& x = at_[st.master];
+    if (x.offsets.size() < 2 || st.threads < 2) continue;
+    auto segment = [&](std::uint64_t t) {
+      return static_cast<std::uint32_t>(std::lower_bound(x.cuts.begin(), x.cuts.end(), t) - x.cuts.begin() + 1);
+    };
+    const auto from = st.from == 0 ? 0u : segment(st.from);
+    const auto to = st.to == kLast ? static_cast<std::uint32_t>(x.offsets.size() - 1) : segment(st.to);
+    for (auto s = from; s < to && s + 1 < x.offsets.size(); ++s)
+      for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) {
+        const auto& en = x.entries[i];
+        if (en.cnode >= cnodes_) continue;
+        if (scratch_[en.cnode] == 0) touched_.push_back(en.cnode);
+        scratch_[en.cnode] += double(en.ticks);
+      }
+    double w = 0;
+    for (const auto& sp : x.sps)
+      if (sp.omega > 0 && sp.cut >= st.from && (st.to == kLast || sp.cut < st.to) && sp.cnode < cnodes_) {
+        w += sp.omega;
+        if (scratch_[sp.cnode] == 0) touched_.push_back(sp.cnode);
+        scratch_[sp.cnode] -= sp.omega;
+      }
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    Map out;
+    double d = 0;
+    for (auto c : touched_) {
+      if (scratch_[c] > 0) out.push_back({c, scratch_[c]}), d += scratch_[c];
+      scratch_[c] = 0;
+    }
+    touched_.clear();
+    if (d + w > 0) add(kOmpIdle, st.master, out, double(st.threads - 1));
+  }
+}
+
 // Whether a task's waiters have been passed by the backward walk (their costs are final); else
 // `blocker` is a location to wait for.
 bool RootCause::ready(std::uint32_t task, std::uint32_t& blocker) const {
@@ -895,6 +1096,7 @@ bool RootCause::ready(std::uint32_t task, std::uint32_t& blocker) const {
 
 void RootCause::run(std::uint32_t task) {
   if (task < p2p_.size()) point_to_point(p2p_[task]);
+  else if (collectives_[task - p2p_.size()].omp) omp_barrier(collectives_[task - p2p_.size()]);
   else collective(collectives_[task - p2p_.size()]);
 }
 
@@ -978,7 +1180,13 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
-  for (std::size_t m = 0; m < kMetrics; ++m) {
+  // scout's order: the MPI delay costs, the OpenMP ones (where the trace has parallel regions),
+  // the indirect and propagating waits.
+  std::vector<std::size_t> order;
+  for (std::size_t m = 0; m < kIndirectLs; ++m) order.push_back(m);
+  if (parallel_) order.push_back(kOmpBarrier), order.push_back(kOmpIdle);
+  for (std::size_t m = kIndirectLs; m < kMetrics; ++m) order.push_back(m);
+  for (auto m : order) {
     for (auto& v : values_[m]) v *= tick;
     auto metric = seconds_metric(kMetricText[m].uniq, kMetricText[m].display, kMetricText[m].description);
     p.metrics.push_back(std::move(metric));
@@ -990,22 +1198,23 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
 
 std::vector<const char*> root_cause_metric_names() {
   std::vector<const char*> out;
-  for (const auto& t : kMetricText) out.push_back(t.uniq);
+  for (std::size_t m = 0; m < kMetrics; ++m) out.push_back(kMetricText[m].uniq);
   return out;
 }
 
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                    profile::LocalProfile& p, RootCauseStats* stats) {
+                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count());
+  RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count(), omp);
   const auto before_read = Clock::now();
   rc.read(p, locations);
   const auto after_read = Clock::now();
   rc.build();
   rc.replay();
+  rc.idleness();
   rc.add_to(p, stats);
   if (stats) {
     stats->read_seconds = std::chrono::duration<double>(after_read - before_read).count();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cubescale/analysis/late_receiver.hpp"
+#include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/reader.hpp"
@@ -37,16 +38,18 @@ struct RootCauseStats {
   double read_seconds = 0, seconds = 0;  // wall time of the second read, of everything
 };
 
-// The 16 metrics scout writes for the MPI root-cause analysis, in its order.
+// The 16 metrics scout writes for the MPI root-cause analysis, in its order (where the trace has
+// OpenMP parallel regions, delay_ompbarrier and delay_ompidle follow delay_n21_longterm).
 std::vector<const char*> root_cause_metric_names();
 
 // Appends the root-cause metrics (roots, EXCLUSIVE, sec) to `p`, the analysis report of
 // `locations` whose records the matching accepted; `extras`, `pairs` and `instances`: theirs
-// (RecordExtractor, pair_messages, collective_instances). The records' times must be the
-// trace's (no time correction).
+// (RecordExtractor, pair_messages, collective_instances); `omp`, when given: the OpenMP records
+// of the same pass (OpenMP barrier and idleness delay costs, where the trace has parallel
+// regions). The records' times must be the trace's (no time correction).
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                    profile::LocalProfile& p, RootCauseStats* stats = nullptr);
+                    profile::LocalProfile& p, const OmpObserver* omp = nullptr, RootCauseStats* stats = nullptr);
 
 }  // namespace cubescale::analysis
