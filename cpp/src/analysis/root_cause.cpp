@@ -1058,8 +1058,10 @@ void RootCause::idleness() {
         scratch_[en.cnode] += double(en.ticks);
       }
     double w = 0;
-    for (const auto& sp : x.sps)
-      if (sp.omega > 0 && sp.cut >= st.from && (st.to == kLast || sp.cut < st.to) && sp.cnode < cnodes_) {
+    // the points inside the stretch (in cut order, the trace start first)
+    const auto first = std::lower_bound(x.sps.begin() + 1, x.sps.end(), st.from, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });
+    for (auto it = first; it != x.sps.end() && (st.to == kLast || it->cut < st.to); ++it)
+      if (const auto& sp = *it; sp.omega > 0 && sp.cnode < cnodes_) {
         w += sp.omega;
         if (scratch_[sp.cnode] == 0) touched_.push_back(sp.cnode);
         scratch_[sp.cnode] -= sp.omega;
