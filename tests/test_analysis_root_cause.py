@@ -135,3 +135,18 @@ def test_openmp_barrier_and_idleness_delay(tmp_path):
     assert by_call(report, "delay_ompidle") == pytest.approx({(0, "main"): 600e-9}, rel=1e-12)
     names = [m.name for m in report.metrics]
     assert names.index("delay_ompbarrier") == names.index("delay_n21_longterm") + 1
+
+
+def test_contradicting_times_end_without_a_hang(tmp_path):
+    """Each process receives first what the other sends after its receive (analysis_cases.CYCLE):
+    the backward pass finds each send waiting for the other's receive, a cycle it breaks (scout's
+    replay would deadlock). Both waits are explained by the sender's time before its send."""
+    from analysis_cases import CYCLE
+
+    testing.write_mpi_trace(tmp_path, "cycle", CYCLE, end=100)
+    report = cubescale.analyze(tmp_path / "cycle.otf2", root_cause=True)
+    late = by_call(report, "mpi_latesender")
+    assert late == pytest.approx({(0, "MPI_Recv"): 50e-9, (1, "MPI_Recv"): 50e-9})
+    delay = by_call(report, "delay_latesender")
+    assert delay and all(np.isfinite(v) and v > 0 for v in delay.values())
+    assert sum(delay.values()) <= sum(late.values()) * (1 + 1e-12)
