@@ -218,9 +218,10 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     recorded and the instance statistics.
 
     ``root_cause=True`` adds scout's root-cause metrics (``delay_latesender`` ... ``delay_n21_longterm``,
+    where the trace has OpenMP parallel regions ``delay_ompbarrier`` and ``delay_ompidle``,
     ``mpi_wait_indirect_*``, ``mpi_wait_propagating_*``: which time of which call path on the delaying
-    process caused the waits, and which waits propagated; docs/analysis.md, "Root causes"). In one
-    process only, and not with ``time_correct`` (ValueError).
+    process or thread caused the waits, and which waits propagated; docs/analysis.md, "Root causes").
+    In one process only, and not with ``time_correct`` (ValueError).
 
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
