@@ -363,7 +363,7 @@ class RootCause {
     std::uint64_t from, to;  // the master's serial time [from, to) (kLast: to its end)
   };
   std::vector<Stretch> stretches_;
-  bool parallel_ = false;
+  bool parallel_ = false, mpi_ = false;  // the trace has OpenMP parallel regions, MPI records
   std::vector<Collective> collectives_;
   std::vector<PointToPoint> p2p_;
   // Per location its tasks (as delayer) by sp: (sp, task); a task < p2p_.size() is a message,
@@ -386,6 +386,8 @@ RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>
   for (std::size_t c = 0; c < locations.size(); ++c)
     if (locations[c] < at_.size()) at_[locations[c]].column = static_cast<std::uint32_t>(c);
   for (auto& l : at_) l.sps.push_back(Sp{});  // the trace start: every location's first interval begins there
+  for (const auto& l : records)
+    mpi_ = mpi_ || !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
   decide_messages();
   decide_collectives();
   if (omp) decide_omp(*omp);
@@ -1182,12 +1184,13 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
-  // scout's order: the MPI delay costs, the OpenMP ones (where the trace has parallel regions),
-  // the indirect and propagating waits.
+  // scout's order: the MPI delay costs, the OpenMP ones, the indirect and propagating waits; as
+  // scout's builds write them, the MPI ones where the trace has MPI, the OpenMP ones where it has
+  // parallel regions.
   std::vector<std::size_t> order;
-  for (std::size_t m = 0; m < kIndirectLs; ++m) order.push_back(m);
+  for (std::size_t m = 0; m < kIndirectLs && mpi_; ++m) order.push_back(m);
   if (parallel_) order.push_back(kOmpBarrier), order.push_back(kOmpIdle);
-  for (std::size_t m = kIndirectLs; m < kMetrics; ++m) order.push_back(m);
+  for (std::size_t m = kIndirectLs; m < kMetrics && mpi_; ++m) order.push_back(m);
   for (auto m : order) {
     for (auto& v : values_[m]) v *= tick;
     auto metric = seconds_metric(kMetricText[m].uniq, kMetricText[m].display, kMetricText[m].description);

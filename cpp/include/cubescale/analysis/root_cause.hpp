@@ -42,7 +42,8 @@ struct RootCauseStats {
 // OpenMP parallel regions, delay_ompbarrier and delay_ompidle follow delay_n21_longterm).
 std::vector<const char*> root_cause_metric_names();
 
-// Appends the root-cause metrics (roots, EXCLUSIVE, sec) to `p`, the analysis report of
+// Appends the root-cause metrics (roots, EXCLUSIVE, sec; the MPI ones where the trace has MPI
+// records, the OpenMP ones where it has parallel regions, as scout's builds do) to `p`, the analysis report of
 // `locations` whose records the matching accepted; `extras`, `pairs` and `instances`: theirs
 // (RecordExtractor, pair_messages, collective_instances); `omp`, when given: the OpenMP records
 // of the same pass (OpenMP barrier and idleness delay costs, where the trace has parallel
