@@ -89,6 +89,8 @@ def test_not_with_time_correction_nor_over_ranks(chain, tmp_path, capsys):
     assert len(err.splitlines()) == 1 and "--root-cause" in err
     assert not (tmp_path / "x.cubex").exists()
     assert main(["analyze", str(chain), "-o", str(tmp_path / "y.cubex"), "--root-cause"]) == 0
+    out = capsys.readouterr().out  # the summary names who made others wait
+    assert "root cause" in out and "delay_latesender" in out and "MPI Rank 0" in out
     assert by_call(cubescale.open(tmp_path / "y.cubex"), "delay_latesender_longterm") == pytest.approx({(0, "main"): 3e-6})
 
 

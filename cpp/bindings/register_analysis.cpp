@@ -13,6 +13,7 @@
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/replay.hpp"
+#include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -431,6 +432,14 @@ void register_analysis(py::module_ m) {
         return names;
       },
       "Unique names of the patterns the analysis computes (Scalasca's).");
+  m.def(
+      "root_cause_names",
+      [] {
+        std::vector<std::string> names;
+        for (const auto* n : analysis::root_cause_metric_names(true)) names.push_back(n);
+        return names;
+      },
+      "Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.");
   m.def(
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,

@@ -52,6 +52,10 @@ __all__ = ["PATTERNS", "AnalysisStatistics", "PatternInstance", "PatternStatisti
 PATTERNS: list[str] = list(_analysis.pattern_names())
 """Unique names (Scalasca's) of the patterns the analysis computes."""
 
+ROOT_CAUSES: list[str] = list(_analysis.root_cause_names())
+"""Unique names (scout's) of the root-cause metrics, ``analyze(..., root_cause=True)``: the delay
+costs, then the indirect and propagating waits."""
+
 
 @dataclass(frozen=True)
 class PatternInstance:
@@ -316,11 +320,30 @@ def patterns(report: Report) -> list[PatternSummary]:
     >>> [round(p.total * 1e6, 3) for p in patterns(analyze(cubescale.examples.trace_path()))]   # microseconds
     [1.251, 0.0, 0.0, 0.0, 0.095, 3.219, 1.269]
     """
+    return _summaries(report, PATTERNS)
+
+
+def root_causes(report: Report) -> list[PatternSummary]:
+    """The root-cause metrics a report holds (``analyze(..., root_cause=True)``; in metric
+    order), each summarized as :func:`patterns` does: for a delay cost, the call path and process
+    whose time made others wait most.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = analyze(cubescale.examples.trace_path(), root_cause=True)
+    >>> [(s.name, s.process, round(s.total * 1e6, 3)) for s in root_causes(r) if s.total > 0]
+    [('delay_latesender', 'MPI Rank 3', 1.098), ('delay_latereceiver', 'MPI Rank 1', 0.095), ('delay_n2n', 'MPI Rank 3', 3.219)]
+    """
+    return _summaries(report, ROOT_CAUSES)
+
+
+def _summaries(report: Report, which: list[str]) -> list[PatternSummary]:
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
     names, group = np.unique(processes, return_inverse=True) if len(processes) else (np.array([]), np.array([]))
     for m in report.metrics:
-        if m.name not in PATTERNS:
+        if m.name not in which:
             continue
         values = report.values(m.name, inclusive=False)
         per_path = values.sum(axis=1)
@@ -431,6 +454,9 @@ def summary(report: Report) -> str:
     ...
     """
     parts = [_pattern_table(report)]
+    causes = [s for s in root_causes(report) if s.total > 0]
+    if causes:  # analyze(..., root_cause=True): whose time made others wait
+        parts.append(_table(("root cause", "total [s]", "most severe call path (s)", "most severe process (s)"), causes))
     clock = _clock_line(report)
     if clock:
         parts.append(clock)
@@ -448,11 +474,15 @@ def _pattern_table(report: Report) -> str:
     zero = [p.name for p in every if p.total <= 0]
     if not found:
         return "no wait time in " + ", ".join(zero)
-    rows = [("pattern", "total [s]", "most severe call path (s)", "most severe process (s)")]
-    rows += [(p.name, f"{p.total:.6g}", f"{p.call_path} ({p.call_path_time:.6g})", f"{p.process} ({p.process_time:.6g})")
-             for p in found]
-    widths = [max(len(row[i]) for row in rows) + 2 for i in range(3)]
-    lines = ["".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + row[3] for row in rows]
+    lines = [_table(("pattern", "total [s]", "most severe call path (s)", "most severe process (s)"), found)]
     if zero:
         lines.append("no wait time in " + ", ".join(zero))
     return "\n".join(lines)
+
+
+def _table(header: tuple[str, str, str, str], found: list[PatternSummary]) -> str:
+    rows = [header]
+    rows += [(p.name, f"{p.total:.6g}", f"{p.call_path} ({p.call_path_time:.6g})", f"{p.process} ({p.process_time:.6g})")
+             for p in found]
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(3)]
+    return "\n".join("".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + row[3] for row in rows)

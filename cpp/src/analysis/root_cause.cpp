@@ -1201,9 +1201,12 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
 }
 }  // namespace
 
-std::vector<const char*> root_cause_metric_names() {
+std::vector<const char*> root_cause_metric_names(bool openmp) {
   std::vector<const char*> out;
-  for (std::size_t m = 0; m < kMetrics; ++m) out.push_back(kMetricText[m].uniq);
+  for (std::size_t m = 0; m < kMetrics; ++m) {
+    if (openmp && m == kIndirectLs) out.push_back(kMetricText[kOmpBarrier].uniq), out.push_back(kMetricText[kOmpIdle].uniq);
+    out.push_back(kMetricText[m].uniq);
+  }
   return out;
 }
 

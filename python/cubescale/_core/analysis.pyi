@@ -17,6 +17,7 @@ __all__: list[str] = [
     "impact_path_sums",
     "merge_impact",
     "pattern_names",
+    "root_cause_names",
     "write_mpi_trace",
     "write_omp_trace",
 ]
@@ -422,6 +423,11 @@ def merge_impact(blobs: collections.abc.Sequence[bytes]) -> bytes:
 def pattern_names() -> list[str]:
     """
     Unique names of the patterns the analysis computes (Scalasca's).
+    """
+
+def root_cause_names() -> list[str]:
+    """
+    Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.
     """
 
 def write_mpi_trace(

@@ -19,6 +19,15 @@ clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
 most severe instances (as scout's trace.stat):
 ...
 0
+>>> main(["analyze", examples.trace_path(), "-o", out, "--root-cause"])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+traces.otf2 -> scout.cubex: ...
+no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
+root cause          total [s]  most severe call path (s)                   most severe process (s)
+delay_latesender    1.098e-06  main > solve > MPI_Allreduce (5.09081e-07)  MPI Rank 3 (9.13e-07)
+delay_latereceiver  9.5e-08    main > solve > MPI_Send (5.65662e-08)       MPI Rank 1 (8.3e-08)
+delay_n2n           3.219e-06  main > solve > MPI_Allreduce (1.09389e-06)  MPI Rank 3 (3.219e-06)
+clock condition violations: 77 ...
+0
 >>> main(["analyze", examples.trace_path(), "-o", out, "--time-correct"])  # doctest: +ELLIPSIS
 traces.otf2 -> scout.cubex: ...
 clock condition violations: 0; as recorded 22 point to point, 55 collective, removed by the time correction (... events moved forward)
@@ -43,8 +52,9 @@ def add_parser(subparsers) -> None:
                     "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
                     "the call path and location that waited, and clock_violations. Prints per pattern its total time "
                     "and where it is largest, the clock-condition violations per process and the most severe "
-                    "instances (as scout's trace.stat). Inconsistent traces (unmatched messages, collectives missing "
-                    "members) fail without writing a file.",
+                    "instances (as scout's trace.stat); with --root-cause (one process) also scout's delay costs and "
+                    "wait-state propagation, and which call path and process made others wait most. Inconsistent traces "
+                    "(unmatched messages, collectives missing members) fail without writing a file.",
         epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
                "  cubescale analyze traces.otf2 -o scout.cubex --time-correct\n"
                "  cubescale analyze traces.otf2 -o scout.cubex --root-cause\n"

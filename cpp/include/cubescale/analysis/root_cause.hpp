@@ -38,9 +38,9 @@ struct RootCauseStats {
   double read_seconds = 0, seconds = 0;  // wall time of the second read, of everything
 };
 
-// The 16 metrics scout writes for the MPI root-cause analysis, in its order (where the trace has
-// OpenMP parallel regions, delay_ompbarrier and delay_ompidle follow delay_n21_longterm).
-std::vector<const char*> root_cause_metric_names();
+// The 16 metrics scout writes for the MPI root-cause analysis, in its order; with `openmp`
+// delay_ompbarrier and delay_ompidle too, after delay_n21_longterm.
+std::vector<const char*> root_cause_metric_names(bool openmp = false);
 
 // Appends the root-cause metrics (roots, EXCLUSIVE, sec; the MPI ones where the trace has MPI
 // records, the OpenMP ones where it has parallel regions, as scout's builds do) to `p`, the analysis report of
