@@ -397,6 +397,17 @@ RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>
 // none) and Late Receiver send completions (a Waitall/some: its largest, the last of equal ones,
 // none where the call waited as a Late Sender), as the wait-state patterns find them.
 void RootCause::decide_messages() {
+  // Per receive the enter of the call that posted it (its own, or its MPI_Irecv's: the k-th
+  // Extra receive of a location has entry k beside).
+  std::vector<std::vector<std::uint64_t>> posting(records_.size());
+  for (std::uint32_t l = 0; l < records_.size(); ++l) {
+    std::size_t k = 0;
+    for (const auto& r : records_[l].receives) {
+      if (r.beside() != Beside::Extra) posting[l].push_back(r.enter);
+      else if (l < extras_.size() && k < extras_[l].receive_posted.size()) posting[l].push_back(extras_[l].receive_posted.at(k++, r.enter));
+      else posting[l].push_back(kNoTime);
+    }
+  }
   for (std::uint32_t l = 0; l < records_.size(); ++l) {
     const auto& receives = records_[l].receives;
     std::unordered_set<std::uint32_t> late_sender_calls;
@@ -435,16 +446,7 @@ void RootCause::decide_messages() {
       else continue;
       const auto r = pairs_.receive_of_send[l][i];
       if (c.kind() == SendCompletionKind::None || r.list == kNone) continue;
-      const auto& receive = records_[r.list].receives[r.index];
-      std::uint64_t posted = receive.enter;
-      if (receive.beside() == Beside::Extra) {
-        // the k-th Extra receive of its location has entry k
-        std::size_t k = 0;
-        for (std::uint32_t j = 0; j < r.index; ++j) k += records_[r.list].receives[j].beside() == Beside::Extra;
-        posted = r.list < extras_.size() && k < extras_[r.list].receive_posted.size()
-                     ? extras_[r.list].receive_posted.at(k, receive.enter)
-                     : kNoTime;
-      }
+      const auto posted = posting[r.list][r.index];
       if (posted == kNoTime) continue;
       const std::uint64_t idle = c.leave > posted && posted > c.enter ? posted - c.enter : 0;
       const LrWait w{{l, i}, r, c, posted, idle};
@@ -565,8 +567,8 @@ void RootCause::decide_omp(const OmpObserver& omp) {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> instances;
   const auto& bars = omp.barriers();
   for (std::uint32_t b = 0; b < bars.size(); ++b) instances[{bars[b].process, bars[b].team, bars[b].instance, bars[b].index}].push_back(b);
-  for (auto& [key, members] : instances) {
-    (void)key;
+  for (auto& entry : instances) {
+    auto& members = entry.second;
     if (members.size() < 2) continue;
     std::sort(members.begin(), members.end(), [&](auto a, auto b) { return bars[a].location < bars[b].location; });
     std::uint32_t rho = 0;  // the last to enter (the lowest location among equals)
@@ -936,8 +938,6 @@ void RootCause::collective(const Collective& c) {
   const double wg = pruned(rho, g, e, group);
   constexpr std::size_t kKeys = kTypes + 1;  // the wait, then the cost types
   std::vector<std::array<double, kKeys>> gamma(c.members.size(), std::array<double, kKeys>{});
-  std::array<Map, kKeys> contribution;
-  std::vector<double> dense;
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     if (i == c.rho || c.sp[i] == kNone) continue;
     const auto l = c.members[i];
@@ -947,8 +947,8 @@ void RootCause::collective(const Collective& c) {
       psi = pruned(rho, h[i], e, from_h);
       si.clear();
       auto j = from_h.begin();
-      for (const auto& [cn, v] : group) {
-        (void)v;
+      for (const auto& entry : group) {
+        const auto cn = entry.first;
         while (j != from_h.end() && j->first < cn) ++j;
         si.push_back({cn, j != from_h.end() && j->first == cn ? j->second : 0.0});
       }
