@@ -153,3 +153,16 @@ def test_contradicting_times_end_without_a_hang(tmp_path):
     delay = by_call(report, "delay_latesender")
     assert delay and all(np.isfinite(v) and v > 0 for v in delay.values())
     assert sum(delay.values()) <= sum(late.values()) * (1 + 1e-12)
+
+
+def test_report_opens_in_pycubexr(chain, tmp_path):
+    """The root-cause metrics read back by another CUBE reader with the values written."""
+    pycubexr = pytest.importorskip("pycubexr")
+    cubescale.analyze(chain, tmp_path / "rc.cubex", root_cause=True)
+    with pycubexr.CubexParser(str(tmp_path / "rc.cubex")) as cube:
+        totals = {}
+        for name in ("delay_latesender", "delay_latesender_longterm", "mpi_wait_propagating_ls"):
+            values = cube.get_metric_values(cube.get_metric_by_name(name))
+            totals[name] = sum(sum(values.cnode_values(c)) for c in cube.all_cnodes())
+    assert totals == pytest.approx({"delay_latesender": 3700e-9, "delay_latesender_longterm": 3000e-9,
+                                    "mpi_wait_propagating_ls": 3000e-9}, rel=1e-12)
