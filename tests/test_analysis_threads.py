@@ -6,6 +6,7 @@ threads below their processes, broken traces)."""
 from __future__ import annotations
 
 import filecmp
+import re
 
 import pytest
 from analysis_cases import BROKEN, OMP, SHAPES, shared_anchors
@@ -84,7 +85,10 @@ def test_broken_traces_same_error_on_threads(tmp_path, case):
 
 
 def test_truncated_later_part_same_error_on_threads(tmp_path):
-    # The error of the part that fails (here the last one's location), as one thread meets it.
+    # The error of the part that fails (here the last one's location), at the event where one
+    # thread meets it. What libotf2 says about the cut chunk varies from run to run (it decodes
+    # the rest of its buffer: "Load of next chunk failed", or the events end early, "truncated?"),
+    # so the file, member and offset are compared.
     testing.write_ring_trace(tmp_path, "ring", processes=4, iterations=200)
     anchor = tmp_path / "ring.otf2"
     events = tmp_path / "ring" / "3.evt"
@@ -93,7 +97,7 @@ def test_truncated_later_part_same_error_on_threads(tmp_path):
     for n in (1, 2, 4):
         with pytest.raises(cubescale.FormatError, match="3.evt") as info:
             cubescale.analyze(anchor, tmp_path / "out.cubex", threads=n)
-        errors.append(str(info.value))
+        errors.append(re.match(r".*?: member \S+: offset \d+", str(info.value)).group(0))
     assert len(set(errors)) == 1
     assert not (tmp_path / "out.cubex").exists()
 

@@ -13,6 +13,7 @@
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
 #include "cubescale/analysis/replay.hpp"
+#include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
@@ -381,11 +382,11 @@ void register_analysis(py::module_ m) {
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
-         bool reread_path, std::size_t threads) {
+         bool reread_path, std::size_t threads, bool root_cause) {
         analysis::AnalysisStats stats;
         analysis::AnalysisOptions options;
         options.time_correct = time_correct, options.min_latency = min_latency, options.reread_path = reread_path;
-        options.threads = threads;
+        options.threads = threads, options.root_cause = root_cause;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
@@ -403,11 +404,15 @@ void register_analysis(py::module_ m) {
         d["critical_path_bytes"] = stats.path_bytes;
         d["critical_path_reread"] = stats.path_reread;
         d["omp_sync_events"] = stats.omp_sync_events;
+        d["root_cause_points"] = stats.root_cause_points;
+        d["root_cause_bytes"] = stats.root_cause_bytes;
+        d["root_cause_read_seconds"] = stats.root_cause_read_seconds;
+        d["root_cause_seconds"] = stats.root_cause_seconds;
         d["patterns"] = pattern_statistics(t, stats.patterns);
         return py::make_tuple(p, d);
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
-      py::arg("reread_path") = false, py::arg("threads") = 1,
+      py::arg("reread_path") = false, py::arg("threads") = 1, py::arg("root_cause") = false,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
@@ -416,7 +421,10 @@ void register_analysis(py::module_ m) {
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
       "name its instance statistics; threads: how many threads read the events, whole processes each, the report "
-      "the same). FormatError on inconsistent communication.");
+      "the same). root_cause=True: scout's delay costs and wait-state propagation too "
+      "(root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds "
+      "and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: "
+      "ValueError). FormatError on inconsistent communication.");
   m.def(
       "pattern_names",
       [] {
@@ -428,6 +436,14 @@ void register_analysis(py::module_ m) {
         return names;
       },
       "Unique names of the patterns the analysis computes (Scalasca's).");
+  m.def(
+      "root_cause_names",
+      [] {
+        std::vector<std::string> names;
+        for (const auto* n : analysis::root_cause_metric_names(true)) names.push_back(n);
+        return names;
+      },
+      "Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.");
   m.def(
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,

@@ -53,6 +53,10 @@ __all__ = ["PATTERNS", "AnalysisStatistics", "PatternInstance", "PatternStatisti
 PATTERNS: list[str] = list(_analysis.pattern_names())
 """Unique names (Scalasca's) of the patterns the analysis computes."""
 
+ROOT_CAUSES: list[str] = list(_analysis.root_cause_names())
+"""Unique names (scout's) of the root-cause metrics, ``analyze(..., root_cause=True)``: the delay
+costs, then the indirect and propagating waits."""
+
 
 @dataclass(frozen=True)
 class PatternInstance:
@@ -205,7 +209,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
-            threads: int | None = None) -> Report:
+            root_cause: bool = False, threads: int | None = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -217,6 +221,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     fork, joins before its team's ends or leaves a barrier before its team's enters
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
     recorded and the instance statistics.
+
+    ``root_cause=True`` adds scout's root-cause metrics (``delay_latesender`` ... ``delay_n21_longterm``,
+    where the trace has OpenMP parallel regions ``delay_ompbarrier`` and ``delay_ompidle``,
+    ``mpi_wait_indirect_*``, ``mpi_wait_propagating_*``: which time of which call path on the delaying
+    process or thread caused the waits, and which waits propagated; docs/analysis.md, "Root causes").
+    In one process only, and not with ``time_correct`` (ValueError).
 
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
@@ -236,7 +246,14 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> late = r.values("mpi_latesender", inclusive=False).sum(axis=0)   # per process
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
+    >>> delay = analyze(cubescale.examples.trace_path(), root_cause=True).values("delay_latesender", inclusive=False)
+    >>> bool(delay.sum() > 0)   # some process's time made another wait
+    True
     """
+    if root_cause and comm is not None and comm.size > 1:
+        raise ValueError("the root-cause analysis needs one process: run it without mpirun")
+    if root_cause and time_correct:
+        raise ValueError("the root-cause analysis reads the trace's own times: not with the time correction")
     if comm is not None and comm.size > 1:
         from .parallel.analysis import analyze_trace
         from .report import open as open_report
@@ -254,6 +271,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     trace = open_trace(trace_path)
     columns = trace.location_indices()
     core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency,
+                                    root_cause=root_cause,
                                     threads=available_cores() if threads is None else _thread_count(threads))
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
@@ -329,11 +347,30 @@ def patterns(report: Report) -> list[PatternSummary]:
     >>> [round(p.total * 1e6, 3) for p in patterns(analyze(cubescale.examples.trace_path()))]   # microseconds
     [1.251, 0.0, 0.0, 0.0, 0.095, 3.219, 1.269]
     """
+    return _summaries(report, PATTERNS)
+
+
+def root_causes(report: Report) -> list[PatternSummary]:
+    """The root-cause metrics a report holds (``analyze(..., root_cause=True)``; in metric
+    order), each summarized as :func:`patterns` does: for a delay cost, the call path and process
+    whose time made others wait most.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = analyze(cubescale.examples.trace_path(), root_cause=True)
+    >>> [(s.name, s.process, round(s.total * 1e6, 3)) for s in root_causes(r) if s.total > 0]
+    [('delay_latesender', 'MPI Rank 3', 1.098), ('delay_latereceiver', 'MPI Rank 1', 0.095), ('delay_n2n', 'MPI Rank 3', 3.219)]
+    """
+    return _summaries(report, ROOT_CAUSES)
+
+
+def _summaries(report: Report, which: list[str]) -> list[PatternSummary]:
     out = []
     processes = np.array([loc.process for loc in report.locations], dtype=object)
     names, group = np.unique(processes, return_inverse=True) if len(processes) else (np.array([]), np.array([]))
     for m in report.metrics:
-        if m.name not in PATTERNS:
+        if m.name not in which:
             continue
         values = report.values(m.name, inclusive=False)
         per_path = values.sum(axis=1)
@@ -444,6 +481,9 @@ def summary(report: Report) -> str:
     ...
     """
     parts = [_pattern_table(report)]
+    causes = [s for s in root_causes(report) if s.total > 0]
+    if causes:  # analyze(..., root_cause=True): whose time made others wait
+        parts.append(_table(("root cause", "total [s]", "most severe call path (s)", "most severe process (s)"), causes))
     clock = _clock_line(report)
     if clock:
         parts.append(clock)
@@ -461,11 +501,15 @@ def _pattern_table(report: Report) -> str:
     zero = [p.name for p in every if p.total <= 0]
     if not found:
         return "no wait time in " + ", ".join(zero)
-    rows = [("pattern", "total [s]", "most severe call path (s)", "most severe process (s)")]
-    rows += [(p.name, f"{p.total:.6g}", f"{p.call_path} ({p.call_path_time:.6g})", f"{p.process} ({p.process_time:.6g})")
-             for p in found]
-    widths = [max(len(row[i]) for row in rows) + 2 for i in range(3)]
-    lines = ["".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + row[3] for row in rows]
+    lines = [_table(("pattern", "total [s]", "most severe call path (s)", "most severe process (s)"), found)]
     if zero:
         lines.append("no wait time in " + ", ".join(zero))
     return "\n".join(lines)
+
+
+def _table(header: tuple[str, str, str, str], found: list[PatternSummary]) -> str:
+    rows = [header]
+    rows += [(p.name, f"{p.total:.6g}", f"{p.call_path} ({p.call_path_time:.6g})", f"{p.process} ({p.process_time:.6g})")
+             for p in found]
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(3)]
+    return "\n".join("".join(cell.ljust(w) for cell, w in zip(row[:3], widths)) + row[3] for row in rows)

@@ -217,3 +217,18 @@ def test_cli_under_mpirun_writes_the_one_process_report_and_summary(dirs, tmp_pa
     assert "most severe instances (as scout's trace.stat):" in done.stdout
     cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
     assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
+
+
+def test_cli_root_cause_under_mpirun_is_a_one_line_error(tmp_path):
+    """The root-cause analysis runs in one process: under mpirun one line on stderr, exit 2, no file."""
+    from cubescale import testing
+
+    testing.write_mpi_trace(tmp_path, "pair", [[("MPI_Send", 50, 60, [1], 0)], [("MPI_Recv", 10, 70, [0], 0)]], end=100)
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale", "analyze",
+               str(tmp_path / "pair.otf2"), "-o", str(tmp_path / "rc.cubex"), "--root-cause"]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "one process" in lines[0], lines
+    assert not (tmp_path / "rc.cubex").exists()

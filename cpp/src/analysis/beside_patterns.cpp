@@ -16,7 +16,7 @@ namespace {
 // master's parallel region); `light_pass_applies` tells.
 class PathSink final : public trace::EventSink {
  public:
-  PathSink(const profile::LocalProfile& p, CriticalPathObserver& on_path) : on_path_(on_path) {
+  PathSink(const profile::LocalProfile& p, trace::CallPathObserver& on_path) : on_path_(on_path) {
     for (std::uint32_t c = 0; c < p.cnode_count(); ++c) child_[key(p.cnode_parents[c], p.cnode_regions[c])] = c;
   }
   void begin_location(std::uint32_t location) override {
@@ -37,7 +37,7 @@ class PathSink final : public trace::EventSink {
  private:
   static constexpr std::uint32_t kUnknown = kNone - 1;
   static std::uint64_t key(std::uint32_t parent, std::uint32_t region) { return (std::uint64_t(parent) << 32) | region; }
-  CriticalPathObserver& on_path_;
+  trace::CallPathObserver& on_path_;
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
   std::vector<std::uint32_t> stack_;
 };
@@ -60,7 +60,7 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
 }  // namespace
 
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
-                    const std::vector<std::uint32_t>& on_path_locations, CriticalPathObserver& on_path) {
+                    const std::vector<std::uint32_t>& on_path_locations, trace::CallPathObserver& on_path) {
   if (on_path_locations.empty()) return;
   if (light_pass_applies(p, trace.definitions(), on_path_locations, locations)) {
     PathSink sink(p, on_path);

@@ -11,6 +11,7 @@
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
+#include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/common/run_both.hpp"
@@ -370,6 +371,8 @@ void Replay::own_collective_severities(const std::vector<CollectiveReduction>& r
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
+  if (options.root_cause && options.time_correct)
+    throw std::invalid_argument("the root-cause analysis reads the trace's own times: not with the time correction");
   // Parts read at once on a thread each (options.threads), then one: what follows the pass
   // sees the same records, call tree and observers as after one pass over all locations.
   const auto parts = options.threads > 1 ? trace::part_locations(trace, locations, options.threads)
@@ -435,6 +438,13 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   // scout's performance-impact metrics, from critical_path, time (on OpenMP threads as scout
   // counts it) and the waits
   add_impact(out, spans, omp_local_time(beside.omp(), locations, out.cnode_parents, trace.definitions().clock.resolution));
+  if (options.root_cause) {  // scout's delay costs and wait-state propagation (root_cause.hpp)
+    RootCauseStats rc;
+    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc);
+    if (stats)
+      stats->root_cause_points = rc.sync_points, stats->root_cause_bytes = rc.bytes,
+      stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;
+  }
   return out;
 }
 

@@ -17,6 +17,7 @@ __all__: list[str] = [
     "impact_path_sums",
     "merge_impact",
     "pattern_names",
+    "root_cause_names",
     "write_mpi_trace",
     "write_omp_trace",
 ]
@@ -394,9 +395,10 @@ def analyze(
     min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
     reread_path: bool = False,
     threads: typing.SupportsInt | typing.SupportsIndex = 1,
+    root_cause: bool = False,
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
-    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics; threads: how many threads read the events, whole processes each, the report the same). FormatError on inconsistent communication.
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics; threads: how many threads read the events, whole processes each, the report the same). root_cause=True: scout's delay costs and wait-state propagation too (root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: ValueError). FormatError on inconsistent communication.
     """
 
 def impact_costs(
@@ -422,6 +424,11 @@ def merge_impact(blobs: collections.abc.Sequence[bytes]) -> bytes:
 def pattern_names() -> list[str]:
     """
     Unique names of the patterns the analysis computes (Scalasca's).
+    """
+
+def root_cause_names() -> list[str]:
+    """
+    Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.
     """
 
 def write_mpi_trace(

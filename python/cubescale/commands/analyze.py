@@ -19,6 +19,15 @@ clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
 most severe instances (as scout's trace.stat):
 ...
 0
+>>> main(["analyze", examples.trace_path(), "-o", out, "--root-cause"])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+traces.otf2 -> scout.cubex: ...
+no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
+root cause          total [s]  most severe call path (s)                   most severe process (s)
+delay_latesender    1.098e-06  main > solve > MPI_Allreduce (5.09081e-07)  MPI Rank 3 (9.13e-07)
+delay_latereceiver  9.5e-08    main > solve > MPI_Send (5.65662e-08)       MPI Rank 1 (8.3e-08)
+delay_n2n           3.219e-06  main > solve > MPI_Allreduce (1.09389e-06)  MPI Rank 3 (3.219e-06)
+clock condition violations: 77 ...
+0
 >>> main(["analyze", examples.trace_path(), "-o", out, "--time-correct"])  # doctest: +ELLIPSIS
 traces.otf2 -> scout.cubex: ...
 clock condition violations: 0; as recorded 22 point to point, 55 collective, removed by the time correction (... events moved forward)
@@ -43,10 +52,12 @@ def add_parser(subparsers) -> None:
                     "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
                     "the call path and location that waited, and clock_violations. Prints per pattern its total time "
                     "and where it is largest, the clock-condition violations per process and the most severe "
-                    "instances (as scout's trace.stat). Inconsistent traces (unmatched messages, collectives missing "
-                    "members) fail without writing a file.",
+                    "instances (as scout's trace.stat); with --root-cause (one process) also scout's delay costs and "
+                    "wait-state propagation, and which call path and process made others wait most. Inconsistent traces "
+                    "(unmatched messages, collectives missing members) fail without writing a file.",
         epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
                "  cubescale analyze traces.otf2 -o scout.cubex --time-correct\n"
+               "  cubescale analyze traces.otf2 -o scout.cubex --root-cause\n"
                "  mpirun -n 4 python -m cubescale analyze traces.otf2 -o scout.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
@@ -58,7 +69,32 @@ def add_parser(subparsers) -> None:
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
-    p.set_defaults(run=run_analyze, every_rank=True)
+    p.add_argument("--root-cause", action="store_true",
+                   help="add scout's root-cause metrics: the delay costs (which time of which call path on the "
+                        "delaying process caused the waits) and the wait-state propagation (one process only)")
+    p.set_defaults(run=run_analyze, prepare=check_analyze, every_rank=True)
+
+
+def check_analyze(args) -> None:
+    """What every rank finds the same before any waits for another: the root-cause analysis runs in one
+    process, on the trace's own times.
+
+    Example
+    -------
+    >>> import argparse
+    >>> check_analyze(argparse.Namespace(root_cause=True, time_correct=True))
+    Traceback (most recent call last):
+    ...
+    ValueError: --root-cause reads the trace's own times: not with --time-correct
+    """
+    if not args.root_cause:
+        return
+    if args.time_correct:
+        raise ValueError("--root-cause reads the trace's own times: not with --time-correct")
+    from ._shared import communicator
+
+    if communicator().size > 1:
+        raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
 
 
 def _threads(text: str) -> int:
@@ -80,7 +116,7 @@ def run_analyze(args) -> int:
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
     report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                     comm=comm if comm.size > 1 else None, threads=args.threads)
+                     comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause)
     if comm.rank != 0:
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "

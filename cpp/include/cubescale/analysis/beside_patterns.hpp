@@ -23,9 +23,11 @@ struct LocationRecords;
 // The critical path's second pass (critical_path.hpp, step 3) for the report `p` of `locations`:
 // only the locations on the path, call paths found in p's tree by (parent, region), where that is
 // unambiguous and no worker thread is on the path; else the profile builder over all `locations`
-// again (the same locations give the same call tree).
+// again (the same locations give the same call tree). Any observer of call paths may take the
+// critical path's place (the root-cause analysis' second read, root_cause.hpp): it sees the
+// report's rows, or the builder's numbers and then rows().
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
-                    const std::vector<std::uint32_t>& on_path_locations, CriticalPathObserver& on_path);
+                    const std::vector<std::uint32_t>& on_path_locations, trace::CallPathObserver& on_path);
 
 class BesidePatterns final : public trace::CallPathObserver {
  public:

@@ -401,6 +401,8 @@ struct AnalysisStats {
   // locations on the path read a second time (critical_path.hpp, PathTimeline).
   std::uint64_t path_bytes = 0, path_reread = 0;
   std::uint64_t omp_sync_events = 0;  // OpenMP fork, team begin/end, join, barrier enter/leave, lock acquisition
+  std::uint64_t root_cause_points = 0, root_cause_bytes = 0;  // with options.root_cause (RootCauseStats)
+  double root_cause_read_seconds = 0, root_cause_seconds = 0;
   std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
 };
 struct AnalysisOptions {
@@ -412,6 +414,9 @@ struct AnalysisOptions {
   // Threads for the pass over the events (1: the calling thread only): the locations cut
   // into as many parts, whole processes each (trace::part_locations); the report is the same.
   std::size_t threads = 1;
+  // scout's root-cause metrics (delay costs, wait-state propagation: root_cause.hpp); one process
+  // only, not with time_correct (std::invalid_argument).
+  bool root_cause = false;
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats = nullptr, const AnalysisOptions& options = {});

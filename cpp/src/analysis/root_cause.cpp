@@ -1,0 +1,1233 @@
+#include "cubescale/analysis/root_cause.hpp"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/trace/profile.hpp"
+
+namespace cubescale::analysis {
+
+namespace {
+
+// Long-term cost types (scout's delay types); the short-term metric of type X is metric 2X,
+// its long-term one 2X + 1.
+enum Type : std::uint8_t { kLs, kLr, kBarrier, kN2n, k12n, kN21, kTypes };
+constexpr std::size_t kIndirectLs = 12, kIndirectLr = 13, kPropagatingLs = 14, kPropagatingLr = 15, kMetrics = 16;
+// The OpenMP short-term metrics (written where the trace has parallel regions, after delay_n21_longterm).
+constexpr std::size_t kOmpBarrier = 16, kOmpIdle = 17, kAllMetrics = 18;
+constexpr std::uint64_t kLast = ~std::uint64_t(0);
+constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unknown event position: last in its call
+
+struct MetricText {
+  const char *uniq, *display, *description;
+};
+constexpr std::array<MetricText, kAllMetrics> kMetricText{{
+    {"delay_latesender", "MPI short-term Late Sender delay costs",
+     "Time of the sender that made a receiver wait directly (Late Sender)"},
+    {"delay_latesender_longterm", "MPI long-term Late Sender delay costs",
+     "Time that caused Late Sender waits indirectly, through the waits it caused"},
+    {"delay_latereceiver", "MPI short-term Late Receiver delay costs",
+     "Time of the receiver that made a sender wait directly (Late Receiver)"},
+    {"delay_latereceiver_longterm", "MPI long-term Late Receiver delay costs",
+     "Time that caused Late Receiver waits indirectly, through the waits it caused"},
+    {"delay_barrier", "MPI short-term barrier delay costs", "Time of the last process that made others wait at a barrier"},
+    {"delay_barrier_longterm", "MPI long-term barrier delay costs",
+     "Time that caused barrier waits indirectly, through the waits it caused"},
+    {"delay_n2n", "MPI short-term N x N delay costs", "Time of the process that made others wait at an N x N collective"},
+    {"delay_n2n_longterm", "MPI long-term N x N delay costs",
+     "Time that caused N x N waits indirectly, through the waits it caused"},
+    {"delay_12n", "MPI short-term 1-to-N delay costs", "Time of the root that made others wait at a 1-to-N collective"},
+    {"delay_12n_longterm", "MPI long-term 1-to-N delay costs",
+     "Time that caused 1-to-N waits indirectly, through the waits it caused"},
+    {"delay_n21", "MPI short-term N-to-1 delay costs", "Time of the last sender that made the root wait at an N-to-1 collective"},
+    {"delay_n21_longterm", "MPI long-term N-to-1 delay costs",
+     "Time that caused N-to-1 waits indirectly, through the waits it caused"},
+    {"mpi_wait_indirect_latesender", "Indirect MPI Late Sender wait states",
+     "The part of a Late Sender wait that waits of the sender caused"},
+    {"mpi_wait_indirect_latereceiver", "Indirect MPI Late Receiver wait states",
+     "The part of a Late Receiver wait that waits of the receiver caused"},
+    {"mpi_wait_propagating_ls", "Propagating MPI Late Sender wait states",
+     "Late Sender waits that caused point-to-point waits of other processes later"},
+    {"mpi_wait_propagating_lr", "Propagating MPI Late Receiver wait states",
+     "Late Receiver waits that caused point-to-point waits of other processes later"},
+    {"delay_ompbarrier", "OMP short-term barrier delay costs",
+     "Time of the thread entering an OpenMP barrier last that made the others wait"},
+    {"delay_ompidle", "OMP short-term idleness delay costs",
+     "Serial time of the master thread, while the other threads of its process were idle"},
+}};
+
+// scout's classes of the collectives with delay costs (OTF2_CollectiveOp), else kTypes.
+Type collective_type(std::uint32_t op) {
+  switch (op) {
+    case 0: return kBarrier;
+    case 1: case 4: case 5: return k12n;                         // bcast, scatter(v)
+    case 2: case 3: case 12: return kN21;                        // gather(v), reduce
+    case 6: case 7: case 8: case 11: case 13: case 16: return kN2n;  // all*, reduce_scatter* (not alltoallv/w)
+    default: return kTypes;                                      // scans, alltoallv/w, handles
+  }
+}
+
+// An MPI call the records no longer hold (an MPI_Isend's own, an MPI_Irecv's posting one),
+// found by the second read.
+struct FoundCall {
+  std::uint64_t enter = 0, leave = 0;
+  std::uint32_t cnode = kNone;
+};
+
+// Who takes part in a synchronization point: everybody, one location, or a list (the pool's).
+enum class Partners : std::uint8_t { All, One, List, None };  // None: OpenMP (threads, no MPI rank)
+enum class Kind : std::uint8_t { Start, LsRecv, LsSend, LrSend, LrRecv, Collective, OmpFork, OmpBarrier };
+
+// 56 bytes; a point that waited has its costs beside (Location::cost, at `slot`).
+struct Sp {
+  std::uint64_t cut = 0;         // the enter of its MPI call: its time map is cut there
+  std::uint64_t order : 48 = 0;  // its event's position among equal cuts (kLastPosition: unknown, last)
+  Partners partners : 8 = Partners::All;
+  Kind kind : 8 = Kind::Start;
+  double omega = 0, tau = 0, kappa = 0;  // its wait, its call's duration, its completion (ticks)
+  std::uint32_t cnode = kNone;
+  std::uint32_t segment = 0;   // the first time-map segment after its cut
+  std::uint32_t partner = 0;   // the location (One) or pool entry (List)
+  std::uint32_t slot = kNone;  // where it waited: its costs' index
+  bool contains(std::uint32_t location, const std::vector<std::vector<std::uint32_t>>& pool) const {
+    if (partners == Partners::All) return true;
+    if (partners == Partners::One) return partner == location;
+    if (partners == Partners::None) return false;
+    const auto& list = pool[partner];
+    return std::binary_search(list.begin(), list.end(), location);
+  }
+};
+
+static_assert(sizeof(Sp) == 56);
+
+struct __attribute__((packed)) Entry {  // 12 bytes: one per call path with time in a segment
+  std::uint64_t ticks;
+  std::uint32_t cnode;
+};
+
+// One location's synchronization points (in event order, the trace start first), their costs
+// and its time maps between them.
+struct Location {
+  std::vector<Sp> sps;
+  std::vector<std::array<double, kTypes>> cost;  // per point that waited (Sp::slot)
+  std::vector<double> propagating;               // the same
+  std::vector<std::uint64_t> cuts;     // distinct cut times, increasing
+  std::vector<std::uint32_t> offsets;  // segment k: entries[offsets[k], offsets[k + 1])
+  std::vector<Entry> entries;
+  std::vector<std::uint64_t> isend_positions, irecv_positions;  // calls to find (increasing)
+  std::vector<FoundCall> isend_calls, irecv_calls;
+  std::uint32_t column = kNone;
+};
+
+// The second read: per location its exclusive time per call path between consecutive cuts
+// (the Enter/Leave accounting of scout's time maps: time between two events goes to the call
+// path on top of the stack, none outside every region) and the calls it is asked for.
+class SegmentObserver final : public trace::CallPathObserver {
+ public:
+  explicit SegmentObserver(std::vector<Location>& locations) : locations_(locations) {}
+  trace::EventTypeSet interest() const override {
+    using T = trace::EventType;
+    return trace::event_types({T::Enter, T::Leave, T::MpiIsend, T::MpiIrecv, T::MpiIrecvRequest});
+  }
+  void begin_location(std::uint32_t location) override {
+    finish();
+    if (location >= locations_.size()) return;
+    at_ = &locations_[location];
+    at_->offsets.assign(1, 0);
+    at_->isend_calls.assign(at_->isend_positions.size(), {});
+    at_->irecv_calls.assign(at_->irecv_positions.size(), {});
+    next_cut_ = next_isend_ = next_irecv_ = 0;
+    started_ = false;
+    stack_.clear(), pending_.clear(), requests_.clear(), found_.clear();
+  }
+  void end_location(std::uint32_t) override { finish(); }
+  void rows(const std::vector<std::uint32_t>& rows) override { rows_ = rows; }
+  void event(const trace::Event& e, std::uint32_t cnode) override {
+    if (!at_) return;
+    using T = trace::EventType;
+    switch (e.type) {
+      case T::Enter:
+        account(e.time);
+        stack_.push_back({e.time, cnode});
+        break;
+      case T::Leave:
+        account(e.time);
+        close(e.time);
+        if (!stack_.empty()) stack_.pop_back();
+        break;
+      case T::MpiIsend: isend(e); break;
+      case T::MpiIrecvRequest:
+        if (!stack_.empty()) {
+          requests_[e.request] = found_.size();
+          found_.push_back({stack_.back().enter, e.time, stack_.back().cnode});
+          pending_.push_back({stack_.size(), &found_, found_.size() - 1});
+        }
+        break;
+      case T::MpiIrecv: irecv(e); break;
+      default: break;
+    }
+  }
+  // After the read: the call paths as the report's rows (the profile builder numbers its own).
+  void to_rows() {
+    if (rows_.empty()) return;
+    auto row = [&](std::uint32_t c) { return c < rows_.size() ? rows_[c] : kNone; };
+    auto map = [&](std::uint32_t& c) { c = row(c); };
+    for (auto& l : locations_) {
+      for (auto& e : l.entries) e.cnode = row(e.cnode);
+      for (auto& c : l.isend_calls) map(c.cnode);
+      for (auto& c : l.irecv_calls) map(c.cnode);
+    }
+  }
+
+ private:
+  struct Frame {
+    std::uint64_t enter;
+    std::uint32_t cnode;
+  };
+  struct Pending {  // a found call whose leave is the leave of the frame at this depth
+    std::size_t depth;
+    std::vector<FoundCall>* list;
+    std::size_t index;
+  };
+  void add(std::uint64_t from, std::uint64_t to) {
+    if (stack_.empty() || to <= from) return;
+    const auto c = stack_.back().cnode;
+    if (c >= open_.size()) open_.resize(std::size_t(c) + 1, 0);
+    if (open_[c] == 0) touched_.push_back(c);
+    open_[c] += to - from;
+  }
+  void flush() {  // closes the open segment
+    std::sort(touched_.begin(), touched_.end());
+    for (auto c : touched_) at_->entries.push_back({open_[c], c}), open_[c] = 0;
+    touched_.clear();
+    at_->offsets.push_back(static_cast<std::uint32_t>(at_->entries.size()));
+  }
+  void account(std::uint64_t t) {
+    if (!started_) last_ = t, started_ = true;
+    auto x = last_;
+    const auto& cuts = at_->cuts;
+    while (next_cut_ < cuts.size() && cuts[next_cut_] < t) {  // a cut at t closes only after [last, t)
+      const auto c = std::max(cuts[next_cut_], x);
+      add(x, c);
+      x = c;
+      flush();
+      ++next_cut_;
+    }
+    add(x, t);
+    last_ = t;
+  }
+  void close(std::uint64_t leave) {
+    while (!pending_.empty() && pending_.back().depth == stack_.size()) {
+      auto& p = pending_.back();
+      (*p.list)[p.index].leave = leave;
+      pending_.pop_back();
+    }
+  }
+  void isend(const trace::Event& e) {
+    auto& want = at_->isend_positions;
+    while (next_isend_ < want.size() && want[next_isend_] < e.position) ++next_isend_;
+    if (next_isend_ == want.size() || want[next_isend_] != e.position || stack_.empty()) return;
+    at_->isend_calls[next_isend_] = {stack_.back().enter, e.time, stack_.back().cnode};
+    pending_.push_back({stack_.size(), &at_->isend_calls, next_isend_});
+  }
+  void irecv(const trace::Event& e) {
+    auto& want = at_->irecv_positions;
+    while (next_irecv_ < want.size() && want[next_irecv_] < e.position) ++next_irecv_;
+    const auto it = requests_.find(e.request);
+    const bool wanted = next_irecv_ < want.size() && want[next_irecv_] == e.position;
+    if (it == requests_.end()) {
+      // No request event (older measurements): posted by the call completing it, as the records say.
+      if (wanted && !stack_.empty()) {
+        at_->irecv_calls[next_irecv_] = {stack_.back().enter, e.time, stack_.back().cnode};
+        pending_.push_back({stack_.size(), &at_->irecv_calls, next_irecv_});
+      }
+      return;
+    }
+    if (wanted) at_->irecv_calls[next_irecv_] = found_[it->second];
+    requests_.erase(it);
+  }
+  void finish() {
+    if (!at_) return;
+    while (at_->offsets.size() < at_->cuts.size() + 2) flush();  // the cuts after the last event
+    at_ = nullptr;
+  }
+
+  std::vector<Location>& locations_;
+  Location* at_ = nullptr;
+  std::vector<std::uint32_t> rows_;
+  std::vector<Frame> stack_;
+  std::vector<Pending> pending_;
+  std::vector<FoundCall> found_;  // the posting calls of the open MPI_Irecv requests
+  std::unordered_map<std::uint64_t, std::size_t> requests_;
+  std::vector<std::uint64_t> open_;  // the open segment's ticks per call path
+  std::vector<std::uint32_t> touched_;
+  std::size_t next_cut_ = 0, next_isend_ = 0, next_irecv_ = 0;
+  std::uint64_t last_ = 0;
+  bool started_ = false;
+};
+
+using Map = std::vector<std::pair<std::uint32_t, double>>;  // call path -> ticks, by call path
+
+// A wait and whom it waited for: a Late Sender (waiter: the receive, delayer: the send) or a
+// Late Receiver (waiter: the send's completion, delayer: the receive's request).
+struct PointToPoint {
+  std::uint32_t waiter, waiter_sp, delayer, delayer_sp;  // dense locations, sp indices
+  Type type;
+};
+struct Collective {
+  std::vector<std::uint32_t> members;  // dense locations, rank order
+  std::vector<std::uint32_t> sp;       // per member its sp index, kNone where it is none
+  std::uint32_t rho = 0;               // the member that delayed the others
+  Type type = kBarrier;
+  bool omp = false;                    // an OpenMP barrier (members: the team's threads)
+};
+
+class RootCause {
+ public:
+  RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+            const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
+            const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
+            const OmpObserver* omp);
+  void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed);
+  void build();
+  void replay();
+  void idleness();
+  void add_to(profile::LocalProfile& p, RootCauseStats* stats);
+
+ private:
+  // What the first step decides, before the second read tells the calls the records lack.
+  struct LsWait {
+    RecordRef receive, send;
+    std::uint64_t omega;
+  };
+  struct LrWait {
+    RecordRef send, receive;
+    SendCompletion completion;
+    std::uint64_t posted, omega;
+  };
+  struct CollectiveSp {
+    const CollectiveRecord* record;
+    std::uint32_t instance, member;
+    std::uint64_t omega;
+    double kappa;
+    Partners partners;
+    std::uint32_t partner;
+  };
+  void decide_messages();
+  void decide_collectives();
+  void decide_omp(const OmpObserver& omp);
+  std::uint32_t push(std::uint32_t location, const Sp& sp);
+  const FoundCall* found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
+                         std::uint64_t position) const;
+  FoundCall isend_call(const RecordRef& s) const;
+  FoundCall request_call(const RecordRef& r, std::uint64_t posted) const;
+  // Interval maps (docs/root-cause-design.md, 2.3).
+  std::uint32_t prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) const;
+  double pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out);
+  static double excess(const Map& s, const Map& r, Map& d);  // d = [s - r]+ over s's call paths; its sum
+  void add(std::size_t metric, std::uint32_t l, const Map& d, double scale);
+  void point_to_point(const PointToPoint& w);
+  void collective(const Collective& c);
+  void omp_barrier(const Collective& c);
+  std::uint32_t prev_omp(std::uint32_t l, std::uint32_t e) const;
+  bool ready(std::uint32_t task, std::uint32_t& blocker) const;
+  void run(std::uint32_t task);
+
+  const trace::Trace& trace_;
+  const std::vector<LocationRecords>& records_;
+  const std::vector<PointToPointExtras>& extras_;
+  const MessagePairs& pairs_;
+  const std::vector<std::vector<RecordRef>>& instances_;
+  std::size_t cnodes_, columns_;
+  std::vector<Location> at_;  // per dense location
+  std::vector<std::vector<std::uint32_t>> pool_;
+  std::vector<LsWait> ls_;
+  std::vector<LrWait> lr_;
+  std::vector<CollectiveSp> collective_sps_;
+  // OpenMP: per thread its fork and barrier points before the sort ((location, sp) in at_),
+  // per barrier instance its members' points; per master its forks and joins (idleness).
+  struct OmpSp {
+    std::uint32_t location, index, collective, member;
+  };
+  std::vector<OmpSp> omp_sps_;
+  struct Stretch {
+    std::uint32_t master, threads;
+    std::uint64_t from, to;  // the master's serial time [from, to) (kLast: to its end)
+  };
+  std::vector<Stretch> stretches_;
+  bool parallel_ = false, mpi_ = false;  // the trace has OpenMP parallel regions, MPI records
+  std::vector<Collective> collectives_;
+  std::vector<PointToPoint> p2p_;
+  // Per location its tasks (as delayer) by sp: (sp, task); a task < p2p_.size() is a message,
+  // else collectives_[task - p2p_.size()].
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> tasks_;
+  std::vector<std::vector<double>> values_;  // [metric][cnode * columns + column], ticks
+  std::vector<double> scratch_;
+  std::vector<std::uint32_t> touched_;
+  std::vector<std::int64_t> cursor_;
+  std::uint64_t forced_ = 0;
+};
+
+RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
+                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
+                     const OmpObserver* omp)
+    : trace_(trace), records_(records), extras_(extras), pairs_(pairs), instances_(instances), cnodes_(cnodes),
+      columns_(locations.size()), at_(trace.definitions().locations.size()),
+      values_(kAllMetrics, std::vector<double>(cnodes * locations.size(), 0.0)), scratch_(cnodes, 0.0) {
+  for (std::size_t c = 0; c < locations.size(); ++c)
+    if (locations[c] < at_.size()) at_[locations[c]].column = static_cast<std::uint32_t>(c);
+  for (auto& l : at_) l.sps.push_back(Sp{});  // the trace start: every location's first interval begins there
+  for (const auto& l : records)
+    mpi_ = mpi_ || !l.sends.empty() || !l.receives.empty() || !l.collectives.empty();
+  decide_messages();
+  decide_collectives();
+  if (omp) decide_omp(*omp);
+}
+
+// Late Sender receives (a Waitall/any/some: its largest, the first of equal ones; MPI_Test*:
+// none) and Late Receiver send completions (a Waitall/some: its largest, the last of equal ones,
+// none where the call waited as a Late Sender), as the wait-state patterns find them.
+void RootCause::decide_messages() {
+  // Per receive the enter of the call that posted it (its own, or its MPI_Irecv's: the k-th
+  // Extra receive of a location has entry k beside).
+  std::vector<std::vector<std::uint64_t>> posting(records_.size());
+  for (std::uint32_t l = 0; l < records_.size(); ++l) {
+    std::size_t k = 0;
+    for (const auto& r : records_[l].receives) {
+      if (r.beside() != Beside::Extra) posting[l].push_back(r.enter);
+      else if (l < extras_.size() && k < extras_[l].receive_posted.size()) posting[l].push_back(extras_[l].receive_posted.at(k++, r.enter));
+      else posting[l].push_back(kNoTime);
+    }
+  }
+  for (std::uint32_t l = 0; l < records_.size(); ++l) {
+    const auto& receives = records_[l].receives;
+    std::unordered_set<std::uint32_t> late_sender_calls;
+    std::vector<LsWait> multi;  // the receives of the current Waitall/any/some
+    std::uint32_t multi_call = kNone;
+    auto end_multi = [&] {
+      const LsWait* b = nullptr;
+      for (const auto& w : multi)
+        if (w.omega > 0 && (!b || w.omega > b->omega)) b = &w;
+      if (b) ls_.push_back(*b), late_sender_calls.insert(multi_call & SendCompletion::kCallMask);
+      multi.clear();
+    };
+    for (std::uint32_t j = 0; j < receives.size(); ++j) {
+      const auto& r = receives[j];
+      const auto s = pairs_.send_of_receive[l][j];
+      if (!multi.empty() && multi_call != r.call) end_multi();
+      if (s.list == kNone || r.call_kind == CallKind::Test) continue;
+      const auto& send = records_[s.list].sends[s.index];
+      const auto until = std::min(send.enter, r.leave);
+      const LsWait w{{l, j}, s, until > r.enter ? until - r.enter : 0};
+      if (r.call_kind == CallKind::WaitMulti) multi.push_back(w), multi_call = r.call;
+      else if (w.omega > 0) ls_.push_back(w);
+    }
+    if (!multi.empty()) end_multi();
+    // Late Receiver.
+    const auto& sends = records_[l].sends;
+    std::unordered_map<std::uint32_t, LrWait> largest;  // per Waitall/some call
+    std::vector<std::uint32_t> call_order;
+    std::size_t extra = 0;
+    for (std::uint32_t i = 0; i < sends.size(); ++i) {
+      const auto& s = sends[i];
+      SendCompletion c;
+      if (s.beside() == Beside::Own) c = own_completion(s);
+      else if (s.beside() == Beside::Extra && l < extras_.size() && extra < extras_[l].completion_enter.size())
+        c = held_completion(s, extras_[l].completion_enter.at(extra++, s.enter));
+      else continue;
+      const auto r = pairs_.receive_of_send[l][i];
+      if (c.kind() == SendCompletionKind::None || r.list == kNone) continue;
+      const auto posted = posting[r.list][r.index];
+      if (posted == kNoTime) continue;
+      const std::uint64_t idle = c.leave > posted && posted > c.enter ? posted - c.enter : 0;
+      const LrWait w{{l, i}, r, c, posted, idle};
+      if (c.kind() != SendCompletionKind::WaitMulti) {
+        if (idle > 0) lr_.push_back(w);
+        continue;
+      }
+      if (idle == 0) continue;
+      auto [it, fresh] = largest.try_emplace(c.call, w);
+      if (fresh) call_order.push_back(c.call);
+      else if (idle >= it->second.omega) it->second = w;  // the last of equal ones
+    }
+    for (auto call : call_order)
+      if (!late_sender_calls.count(call)) lr_.push_back(largest.at(call));
+  }
+}
+
+// The collective synchronization points of scout's classes (collective_sync decides who
+// synchronizes; scans, MPI_Alltoallv/w and one-member communicators are none).
+void RootCause::decide_collectives() {
+  const CommunicatorRanks ranks(trace_.definitions());
+  std::vector<const CollectiveRecord*> m;
+  std::vector<MemberSync> sync;
+  for (std::uint32_t k = 0; k < instances_.size(); ++k) {
+    const auto& refs = instances_[k];
+    if (refs.empty()) continue;
+    m.clear();
+    for (const auto& r : refs) m.push_back(&records_[r.list].collectives[r.index]);
+    const auto op = m[0]->op;
+    const bool init_exit = op == kInitOp || op == kFinalizeOp;
+    if (ranks.partial_init_exit(m[0]->communicator, m.size())) continue;
+    const auto type = collective_type(op);
+    if (!init_exit && type == kTypes) continue;
+    collective_sync(m, sync);
+    std::uint32_t rho = kNone;
+    for (std::size_t i = 0; i < m.size(); ++i)
+      if (sync[i].sync && sync[i].causer != kNone) rho = sync[i].causer;
+    if (!init_exit && rho == kNone) continue;
+    Collective c;
+    c.type = type;
+    c.rho = rho;
+    for (const auto* r : m) c.members.push_back(r->location);
+    c.sp.assign(m.size(), kNone);
+    const std::uint32_t index = static_cast<std::uint32_t>(collectives_.size());
+    // Partner lists: the synchronizing members (1-to-N, N-to-1: see below).
+    std::vector<std::uint32_t> syncing, waiting;
+    std::uint64_t waiting_leave = kLast;
+    for (std::size_t i = 0; i < m.size(); ++i) {
+      if (!sync[i].sync && !init_exit) continue;
+      syncing.push_back(m[i]->location);
+      if (i != rho && sync[i].sync) waiting.push_back(m[i]->location), waiting_leave = std::min(waiting_leave, m[i]->leave);
+    }
+    auto list = [&](std::vector<std::uint32_t> v) {
+      std::sort(v.begin(), v.end());
+      pool_.push_back(std::move(v));
+      return static_cast<std::uint32_t>(pool_.size() - 1);
+    };
+    const std::uint32_t all = type == k12n || type == kN21 ? 0 : list(syncing);
+    const std::uint32_t waiters = type == k12n ? list(waiting) : 0;
+    for (std::uint32_t i = 0; i < m.size(); ++i) {
+      const auto& r = *m[i];
+      const auto& s = sync[i];
+      if (!init_exit && !s.sync) continue;
+      const auto end = std::min(s.until, r.leave);
+      const std::uint64_t omega = op == kInitOp ? 0 : (end > r.enter ? end - r.enter : 0);  // scout: none at MPI_Init
+      const auto earliest = type == k12n ? waiting_leave : s.earliest_leave;
+      const auto from = std::max(earliest, end);
+      CollectiveSp sp{&r, index, i, omega, r.leave > from ? double(r.leave - from) : 0.0, Partners::List, all};
+      // 1-to-N: a waiting member's partner is the root, the root's the waiting members; N-to-1:
+      // the root and the last sender are each other's.
+      if (type == k12n) sp.partners = i == rho ? Partners::List : Partners::One, sp.partner = i == rho ? waiters : m[rho]->location;
+      if (type == kN21) sp.partners = Partners::One, sp.partner = i == rho ? m[0]->root : m[rho]->location;
+      collective_sps_.push_back(sp);
+    }
+    if (init_exit) c.rho = kNone;  // no delay analysis at MPI_Init / MPI_Finalize
+    collectives_.push_back(std::move(c));
+  }
+}
+
+// OpenMP (docs/root-cause-design.md, section 5): per thread a point where it began each team
+// instance (its fork: no wait; the time from the fork to its begin counts for the parallel
+// region, its call's duration is begin - fork, its completion begin - the team's earliest begin)
+// and one at each barrier (its wait for the thread entering last); partners: no MPI rank. Per
+// master its serial stretches (the trace's start to the first fork, each join to the next fork,
+// the last join to the end) for the idleness costs.
+void RootCause::decide_omp(const OmpObserver& omp) {
+  const auto& syncs = omp.syncs();
+  parallel_ = std::any_of(syncs.begin(), syncs.end(), [](const auto& l) { return !l.parallels.empty(); });
+  if (!parallel_) return;
+  const OmpTeams teams(omp, true);
+  const auto groups = omp.sync_groups();
+  std::vector<std::uint64_t> earliest(groups, kLast);
+  std::vector<std::uint32_t> size(groups, 0);
+  for (const auto& l : syncs)
+    for (const auto& x : l.syncs)
+      if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time), ++size[x.group];
+  std::vector<std::uint64_t> enter_position(omp.barriers().size(), kLastPosition);
+  for (const auto& l : syncs) {
+    if (l.location >= at_.size()) continue;
+    std::unordered_map<std::uint32_t, std::uint32_t> region;  // team instance -> its parallel region's call path
+    for (const auto& v : l.parallels) region.emplace(v.team, v.cnode);
+    for (const auto& x : l.syncs) {
+      if (x.role != OmpSyncRole::TeamBegin || x.group >= groups || teams.fork[x.group] == OmpTeams::kNoFork) continue;
+      const auto fork = teams.fork[x.group];
+      Sp sp;
+      sp.cut = x.time, sp.order = x.position, sp.partners = Partners::None, sp.kind = Kind::OmpFork;
+      sp.tau = x.time > fork ? double(x.time - fork) : 0.0, sp.kappa = double(x.time - earliest[x.group]);
+      const auto it = region.find(x.group);
+      sp.cnode = it == region.end() ? kNone : it->second;
+      push(l.location, sp);
+    }
+    const auto barrier_of = sync_barriers(l);
+    for (std::size_t i = 0; i < l.syncs.size(); ++i)
+      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < enter_position.size())
+        enter_position[barrier_of[i]] = l.syncs[i].position;
+  }
+  // Barrier instances: the k-th barrier of each thread in one team instance.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> instances;
+  const auto& bars = omp.barriers();
+  for (std::uint32_t b = 0; b < bars.size(); ++b) instances[{bars[b].process, bars[b].team, bars[b].instance, bars[b].index}].push_back(b);
+  for (auto& entry : instances) {
+    auto& members = entry.second;
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end(), [&](auto a, auto b) { return bars[a].location < bars[b].location; });
+    std::uint32_t rho = 0;  // the last to enter (the lowest location among equals)
+    for (std::uint32_t i = 1; i < members.size(); ++i)
+      if (bars[members[i]].enter > bars[members[rho]].enter) rho = i;
+    Collective c;
+    c.omp = true, c.type = kTypes, c.rho = rho;
+    const auto index = static_cast<std::uint32_t>(collectives_.size());
+    const auto last = bars[members[rho]].enter;
+    for (std::uint32_t i = 0; i < members.size(); ++i) {
+      const auto& r = bars[members[i]];
+      if (r.location >= at_.size()) continue;
+      Sp sp;
+      const auto end = std::min(last, r.leave);
+      sp.cut = r.enter, sp.order = enter_position[members[i]], sp.partners = Partners::None, sp.kind = Kind::OmpBarrier;
+      sp.omega = end > r.enter ? double(end - r.enter) : 0.0, sp.tau = double(r.leave - r.enter), sp.cnode = r.cnode;
+      omp_sps_.push_back({r.location, push(r.location, sp), index, i});
+      c.members.push_back(r.location);
+    }
+    c.sp.assign(c.members.size(), kNone);
+    if (c.members.size() == members.size()) collectives_.push_back(std::move(c));
+    else omp_sps_.resize(omp_sps_.size() - c.members.size());
+  }
+  // The masters' serial stretches.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> regions;  // master -> its team instances
+  for (std::uint32_t g = 0; g < groups; ++g)
+    if (teams.master[g] != trace::kNone && teams.fork[g] != OmpTeams::kNoFork && teams.join[g] != OmpTeams::kNoFork)
+      regions[teams.master[g]].push_back(g);
+  for (auto& [master, gs] : regions) {
+    std::sort(gs.begin(), gs.end(), [&](auto a, auto b) { return teams.fork[a] < teams.fork[b]; });
+    std::uint64_t from = 0;
+    for (auto g : gs) {
+      stretches_.push_back({master, size[g], from, teams.fork[g]});
+      from = teams.join[g];
+    }
+    stretches_.push_back({master, size[gs.back()], from, kLast});
+  }
+}
+
+std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
+  auto& sps = at_[location].sps;
+  sps.push_back(sp);
+  return static_cast<std::uint32_t>(sps.size() - 1);
+}
+
+void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed) {
+  // What to cut and what to find, per location.
+  auto cut = [&](std::uint32_t l, std::uint64_t t) { at_[l].cuts.push_back(t); };
+  for (const auto& w : ls_) {
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    cut(r.location, r.enter), cut(s.location, s.enter);
+    if (s.beside() == Beside::Extra) at_[s.location].isend_positions.push_back(s.position);
+  }
+  for (const auto& w : lr_) {
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    cut(s.location, w.completion.enter), cut(r.location, w.posted);
+    if (r.beside() == Beside::Extra) at_[r.location].irecv_positions.push_back(r.position);
+  }
+  for (const auto& c : collective_sps_) cut(c.record->location, c.record->enter);
+  for (std::uint32_t l = 0; l < at_.size(); ++l)  // the OpenMP points, pushed already
+    for (std::size_t k = 1; k < at_[l].sps.size(); ++k) cut(l, at_[l].sps[k].cut);
+  for (const auto& st : stretches_) {
+    if (st.from != 0) cut(st.master, st.from);
+    if (st.to != kLast) cut(st.master, st.to);
+  }
+  for (auto& x : at_)
+    for (auto* v : {&x.cuts, &x.isend_positions, &x.irecv_positions}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+  std::vector<std::uint32_t> on;
+  for (auto l : analyzed)
+    if (!at_[l].cuts.empty()) on.push_back(l);
+  SegmentObserver observer(at_);
+  attribute_path(trace_, p, analyzed, on, observer);
+  observer.to_rows();
+}
+
+
+const FoundCall* RootCause::found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
+                                  std::uint64_t position) const {
+  const auto it = std::lower_bound(positions.begin(), positions.end(), position);
+  if (it == positions.end() || *it != position) return nullptr;
+  const auto k = std::size_t(it - positions.begin());
+  return k < calls.size() && calls[k].cnode != kNone ? &calls[k] : nullptr;
+}
+
+// A send's own MPI call (an MPI_Isend's record holds its completing call instead).
+FoundCall RootCause::isend_call(const RecordRef& ref) const {
+  const auto& s = records_[ref.list].sends[ref.index];
+  if (s.beside() != Beside::Extra) return {s.enter, s.leave, s.cnode};
+  const auto& l = at_[s.location];
+  if (const auto* c = found(l.isend_positions, l.isend_calls, s.position)) return *c;
+  return {s.enter, s.enter, kNone};  // not found (a stream the second read saw differently): no call path
+}
+
+// The call that posted a receive (its own, or its MPI_Irecv's).
+FoundCall RootCause::request_call(const RecordRef& ref, std::uint64_t posted) const {
+  const auto& r = records_[ref.list].receives[ref.index];
+  if (r.beside() != Beside::Extra) return {r.enter, r.leave, r.cnode};
+  const auto& l = at_[r.location];
+  if (const auto* c = found(l.irecv_positions, l.irecv_calls, r.position)) return *c;
+  return {posted, posted, kNone};
+}
+
+// The synchronization points with their values, in event order per location, and the tasks of
+// the backward pass at their delayers.
+void RootCause::build() {
+  const auto one = [](std::uint32_t location) {
+    Sp sp;
+    sp.partners = Partners::One, sp.partner = location;
+    return sp;
+  };
+  struct Link {
+    std::uint32_t waiter, waiter_sp, delayer, delayer_sp;
+    Type type;
+  };
+  std::vector<Link> links;
+  // Late Sender receives, Late Receiver completions, then the sends of Late Senders (a blocking
+  // send that is both keeps the latter: scout's order) and the requests of Late Receivers.
+  for (const auto& w : ls_) {
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    const auto own = isend_call(w.send);
+    Sp sp = one(s.location);
+    sp.cut = r.enter, sp.order = r.position, sp.omega = double(w.omega), sp.tau = double(r.leave - r.enter);
+    sp.kappa = r.leave > own.leave ? double(r.leave - own.leave) : 0.0, sp.cnode = r.cnode, sp.kind = Kind::LsRecv;
+    links.push_back({r.location, push(r.location, sp), s.location, 0, kLs});
+  }
+  for (const auto& w : lr_) {
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto req = request_call(w.receive, w.posted);
+    const auto& c = w.completion;
+    Sp sp = one(r.location);
+    const bool blocking = s.beside() == Beside::Own;
+    sp.cut = c.enter, sp.order = blocking ? s.position : kLastPosition, sp.omega = double(w.omega), sp.tau = double(c.leave - c.enter);
+    sp.kappa = c.leave <= req.leave ? -double(req.leave - c.leave) : 0.0;  // <= 0 (scout's sign)
+    sp.cnode = c.cnode, sp.kind = Kind::LrSend;
+    links.push_back({s.location, push(s.location, sp), r.location, 0, kLr});
+  }
+  std::size_t k = 0;
+  for (const auto& w : ls_) {
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    const auto own = isend_call(w.send);
+    Sp sp = one(r.location);
+    sp.cut = s.enter, sp.order = s.position, sp.tau = double(own.leave - own.enter);
+    sp.kappa = own.leave > r.leave ? double(own.leave - r.leave) : 0.0, sp.cnode = own.cnode, sp.kind = Kind::LsSend;
+    links[k++].delayer_sp = push(s.location, sp);
+  }
+  for (const auto& w : lr_) {
+    const auto& s = records_[w.send.list].sends[w.send.index];
+    const auto& r = records_[w.receive.list].receives[w.receive.index];
+    const auto req = request_call(w.receive, w.posted);
+    Sp sp = one(s.location);
+    const bool blocking = r.beside() != Beside::Extra;
+    sp.cut = w.posted, sp.order = blocking ? r.position : kLastPosition, sp.tau = double(req.leave - req.enter);
+    sp.kappa = req.leave > w.completion.leave ? double(req.leave - w.completion.leave) : 0.0;
+    sp.cnode = req.cnode, sp.kind = Kind::LrRecv;
+    links[k++].delayer_sp = push(r.location, sp);
+  }
+  std::vector<std::uint32_t> collective_index;
+  for (const auto& c : collective_sps_) {
+    const auto& r = *c.record;
+    Sp sp;
+    sp.cut = r.enter, sp.order = r.position, sp.omega = double(c.omega), sp.tau = double(r.leave - r.enter);
+    sp.kappa = c.kappa, sp.cnode = r.cnode, sp.partners = c.partners, sp.partner = c.partner, sp.kind = Kind::Collective;
+    collective_index.push_back(push(r.location, sp));
+  }
+  // Event order per location (the trace start stays first); indices renumbered.
+  std::vector<std::vector<std::uint32_t>> renumber(at_.size());
+  for (std::uint32_t l = 0; l < at_.size(); ++l) {
+    auto& sps = at_[l].sps;
+    std::vector<std::uint32_t> order(sps.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin() + 1, order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::make_pair(sps[a].cut, std::uint64_t(sps[a].order)) < std::make_pair(sps[b].cut, std::uint64_t(sps[b].order));
+    });
+    // One event met twice (a blocking send a Late Receiver completion and a Late Sender's send,
+    // a blocking receive a Late Sender receive and a Late Receiver's request) is one point: the
+    // send keeps its Late Sender part, the receive its Late Sender part (scout's order).
+    renumber[l].resize(sps.size());
+    std::vector<Sp> sorted;
+    sorted.reserve(sps.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) {
+      const auto& sp = sps[order[i]];
+      const bool same = !sorted.empty() && i > 0 && sp.order != kLastPosition && sorted.back().cut == sp.cut &&
+                        sorted.back().order == sp.order;
+      if (same && sp.kind == Kind::LsSend) sorted.back() = sp;
+      if (!same) sorted.push_back(sp);
+      renumber[l][order[i]] = static_cast<std::uint32_t>(sorted.size() - 1);
+    }
+    sps.swap(sorted);
+    std::vector<Sp>().swap(sorted);
+    // Each point's first segment: after its cut (the trace start: from the beginning).
+    const auto& cuts = at_[l].cuts;
+    for (std::size_t i = 1; i < sps.size(); ++i)
+      sps[i].segment = static_cast<std::uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), sps[i].cut) - cuts.begin() + 1);
+    std::uint32_t waited = 0;
+    for (auto& sp : sps)
+      if (sp.omega > 0) sp.slot = waited++;
+    at_[l].cost.assign(waited, {});
+    at_[l].propagating.assign(waited, 0.0);
+  }
+  tasks_.assign(at_.size(), {});
+  for (const auto& x : links) {
+    p2p_.push_back({x.waiter, renumber[x.waiter][x.waiter_sp], x.delayer, renumber[x.delayer][x.delayer_sp], x.type});
+  }
+  for (std::size_t i = 0; i < collective_sps_.size(); ++i) {
+    const auto& c = collective_sps_[i];
+    collectives_[c.instance].sp[c.member] = renumber[c.record->location][collective_index[i]];
+  }
+  for (const auto& o : omp_sps_) collectives_[o.collective].sp[o.member] = renumber[o.location][o.index];
+  std::vector<OmpSp>().swap(omp_sps_);
+  for (std::uint32_t t = 0; t < p2p_.size(); ++t) tasks_[p2p_[t].delayer].push_back({p2p_[t].delayer_sp, t});
+  for (std::uint32_t c = 0; c < collectives_.size(); ++c) {
+    const auto& x = collectives_[c];
+    if (x.rho == kNone || x.sp[x.rho] == kNone) continue;
+    tasks_[x.members[x.rho]].push_back({x.sp[x.rho], static_cast<std::uint32_t>(p2p_.size() + c)});
+  }
+  for (auto& t : tasks_) std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<LsWait>().swap(ls_);
+  std::vector<LrWait>().swap(lr_);
+  std::vector<CollectiveSp>().swap(collective_sps_);
+}
+
+// The latest point of l before e that synchronized with r (the trace start does with everybody).
+std::uint32_t RootCause::prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) const {
+  const auto& sps = at_[l].sps;
+  for (std::uint32_t k = e; k-- > 1;)
+    if (sps[k].contains(r, pool_)) return k;
+  return 0;
+}
+
+// M_l(a, b) (exclusive time per call path after a's cut up to b's, minus the waits of the points
+// between, a's call only with its completion time) into `out`; returns the waits' sum w_l(a, b).
+double RootCause::pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out) {
+  const auto& x = at_[l];
+  const auto from = a == 0 ? 0u : x.sps[a].segment, to = x.sps[b].segment;
+  auto accumulate = [&](std::uint32_t c, double ticks) {
+    if (c >= cnodes_ || !(ticks > 0)) return;
+    if (scratch_[c] == 0) touched_.push_back(c);
+    scratch_[c] += ticks;
+  };
+  for (auto s = from; s < to && s + 1 < x.offsets.size(); ++s)
+    for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) accumulate(x.entries[i].cnode, double(x.entries[i].ticks));
+  // A thread's time from its team's fork to its begin counts for the parallel region (scout's time maps).
+  if (x.sps[a].kind == Kind::OmpFork) accumulate(x.sps[a].cnode, x.sps[a].tau);
+  std::sort(touched_.begin(), touched_.end());
+  out.clear();
+  for (auto c : touched_) out.push_back({c, scratch_[c]}), scratch_[c] = 0;
+  touched_.clear();
+  double w = 0;
+  for (auto k = a + 1; k < b; ++k) {
+    const auto& t = x.sps[k];
+    if (t.omega <= 0) continue;
+    w += t.omega;
+    const auto it = std::lower_bound(out.begin(), out.end(), std::make_pair(t.cnode, -1e300));
+    if (it != out.end() && it->first == t.cnode) it->second -= t.omega;
+  }
+  std::erase_if(out, [](const auto& e) { return !(e.second > 0); });
+  const auto& first = x.sps[a];
+  if (a != 0 && first.cnode < cnodes_) {
+    auto it = std::lower_bound(out.begin(), out.end(), std::make_pair(first.cnode, -1e300));
+    if (it == out.end() || it->first != first.cnode) it = out.insert(it, {first.cnode, 0.0});
+    it->second = std::max(it->second - (first.tau - first.kappa), 0.0);
+  }
+  return w;
+}
+
+double RootCause::excess(const Map& s, const Map& r, Map& d) {
+  d.clear();
+  double sum = 0;
+  auto j = r.begin();
+  for (const auto& [c, v] : s) {
+    while (j != r.end() && j->first < c) ++j;
+    const double e = v - (j != r.end() && j->first == c ? j->second : 0.0);
+    if (e > 0) d.push_back({c, e}), sum += e;
+  }
+  return sum;
+}
+
+void RootCause::add(std::size_t metric, std::uint32_t l, const Map& d, double scale) {
+  const auto col = at_[l].column;
+  if (col == kNone || !(scale > 0)) return;
+  auto& v = values_[metric];
+  for (const auto& [c, ticks] : d) v[std::size_t(c) * columns_ + col] += scale * ticks;
+}
+
+// docs/root-cause-design.md 3.2 / 3.3.
+void RootCause::point_to_point(const PointToPoint& p) {
+  auto& waiter = at_[p.waiter].sps[p.waiter_sp];
+  const double omega = waiter.omega;
+  if (!(omega > 0)) return;
+  Map r, s, d;
+  pruned(p.waiter, prev(p.waiter, p.waiter_sp, p.delayer), p.waiter_sp, r);
+  const auto from = prev(p.delayer, p.delayer_sp, p.waiter);
+  const double w = pruned(p.delayer, from, p.delayer_sp, s);
+  const double total = excess(s, r, d) + w;
+  if (!(total > 0)) return;
+  const double sigma = std::min(omega / total, 1.0);
+  add(2 * std::size_t(p.type), p.delayer, d, sigma);
+  std::array<double, kTypes> lambda{};
+  const auto& cost = at_[p.waiter].cost[waiter.slot];  // it waited: it has a slot
+  for (std::size_t x = 0; x < kTypes; ++x) {
+    lambda[x] = cost[x] / total;
+    add(2 * x + 1, p.delayer, d, lambda[x]);
+  }
+  auto& delayer = at_[p.delayer];
+  for (auto t = from + 1; t < p.delayer_sp; ++t) {
+    const double wt = delayer.sps[t].omega;
+    if (!(wt > 0)) continue;
+    for (std::size_t x = 0; x < kTypes; ++x) {
+      const double f = lambda[x] + (x == p.type ? sigma : 0.0);
+      if (f > 0) delayer.cost[delayer.sps[t].slot][x] += f * wt;
+    }
+    auto& prop = delayer.propagating[delayer.sps[t].slot];
+    prop = std::max(prop, sigma * wt);
+  }
+  if (w > 0 && waiter.cnode < cnodes_ && at_[p.waiter].column != kNone)
+    values_[p.type == kLs ? kIndirectLs : kIndirectLr][std::size_t(waiter.cnode) * columns_ + at_[p.waiter].column] +=
+        sigma * w;
+}
+
+// docs/root-cause-design.md 3.4, with scout's scale over the delayer's interval.
+void RootCause::collective(const Collective& c) {
+  const auto rho = c.members[c.rho];
+  const auto e = c.sp[c.rho];
+  auto& x = at_[rho];
+  // The group start g and the members' intermediate starts h.
+  std::unordered_map<std::uint32_t, std::uint32_t> position;  // location -> member
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) position.emplace(c.members[i], i);
+  std::vector<std::uint32_t> h(c.members.size(), kNone);
+  std::vector<bool> remaining(c.members.size(), true);
+  remaining[c.rho] = false;
+  std::size_t left = c.members.size() - 1;
+  std::uint32_t g = 0;
+  for (std::uint32_t t = e; t-- > 1;) {
+    const auto& sp = x.sps[t];
+    if (sp.partners == Partners::All) {
+      g = t;
+      break;
+    }
+    std::vector<std::uint32_t> in;  // members in P(t) and still remaining
+    auto note = [&](std::uint32_t location) {
+      const auto it = position.find(location);
+      if (it != position.end() && remaining[it->second]) in.push_back(it->second);
+    };
+    if (sp.partners == Partners::One) note(sp.partner);
+    else
+      for (auto location : pool_[sp.partner]) note(location);
+    if (in.size() == left) {  // P(t) holds every remaining member
+      g = t;
+      break;
+    }
+    for (auto i : in) h[i] = t, remaining[i] = false;
+    left -= in.size();
+    if (left == 0) {
+      g = t;
+      break;
+    }
+  }
+  Map group, si, ri, di;
+  const double wg = pruned(rho, g, e, group);
+  constexpr std::size_t kKeys = kTypes + 1;  // the wait, then the cost types
+  std::vector<std::array<double, kKeys>> gamma(c.members.size(), std::array<double, kKeys>{});
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    if (i == c.rho || c.sp[i] == kNone) continue;
+    const auto l = c.members[i];
+    double psi = wg;
+    if (h[i] != kNone) {  // the delayer's map from the intermediate start, on the group map's call paths
+      Map from_h;
+      psi = pruned(rho, h[i], e, from_h);
+      si.clear();
+      auto j = from_h.begin();
+      for (const auto& entry : group) {
+        const auto cn = entry.first;
+        while (j != from_h.end() && j->first < cn) ++j;
+        si.push_back({cn, j != from_h.end() && j->first == cn ? j->second : 0.0});
+      }
+    } else {
+      si = group;
+    }
+    pruned(l, prev(l, c.sp[i], rho), c.sp[i], ri);
+    const double d = excess(si, ri, di);
+    const auto& member = at_[l].sps[c.sp[i]];
+    if (!(member.omega > 0) || !(d + psi > 0)) continue;  // (no wait: no costs either)
+    const auto& cost = at_[l].cost[member.slot];
+    gamma[i][0] = member.omega / (d + psi);
+    for (std::size_t k = 0; k < kTypes; ++k) gamma[i][k + 1] = cost[k] / (d + psi);
+    add(2 * std::size_t(c.type), rho, di, gamma[i][0]);
+    for (std::size_t k = 0; k < kTypes; ++k) add(2 * k + 1, rho, di, gamma[i][k + 1]);
+  }
+  // The scale over rho's interval: the members without an intermediate start throughout; those
+  // of each intermediate start from the *next* intermediate start on (scout's order).
+  std::array<double, kKeys> base{};
+  std::vector<std::pair<std::uint32_t, std::array<double, kKeys>>> at;  // (intermediate start, its members' sum)
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    if (i == c.rho) continue;
+    if (h[i] == kNone) {
+      for (std::size_t k = 0; k < kKeys; ++k) base[k] += gamma[i][k];
+      continue;
+    }
+    auto it = std::find_if(at.begin(), at.end(), [&](const auto& p) { return p.first == h[i]; });
+    if (it == at.end()) at.push_back({h[i], {}}), it = at.end() - 1;
+    for (std::size_t k = 0; k < kKeys; ++k) it->second[k] += gamma[i][k];
+  }
+  std::sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<std::uint32_t, std::array<double, kKeys>>> steps{{g, base}};
+  auto running = base;
+  for (const auto& [t, sum] : at) {
+    if (t != g) steps.push_back({t, running});
+    for (std::size_t k = 0; k < kKeys; ++k) running[k] += sum[k];
+  }
+  std::size_t step = 0;
+  for (auto t = g + 1; t < e; ++t) {
+    while (step + 1 < steps.size() && steps[step + 1].first <= t) ++step;
+    const double wt = x.sps[t].omega;
+    if (!(wt > 0)) continue;
+    const auto& scale = steps[step].second;
+    for (std::size_t k = 0; k < kTypes; ++k) {
+      const double f = scale[k + 1] + (k == c.type ? scale[0] : 0.0);
+      if (f > 0) x.cost[x.sps[t].slot][k] += f * wt;
+    }
+  }
+}
+
+// The thread's latest OpenMP point before e (the trace start if none).
+std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) const {
+  const auto& sps = at_[l].sps;
+  for (std::uint32_t k = e; k-- > 1;)
+    if (sps[k].kind == Kind::OmpFork || sps[k].kind == Kind::OmpBarrier) return k;
+  return 0;
+}
+
+// docs/root-cause-design.md section 5: the thread entering an OpenMP barrier last delays the
+// others; each interval since the thread's previous OpenMP point; the MPI costs a waiting thread
+// carries go on to the last thread's long-term costs and waits (the OpenMP types themselves are
+// not carried: their long-term metrics are not computed).
+void RootCause::omp_barrier(const Collective& c) {
+  const auto rho = c.members[c.rho];
+  const auto e = c.sp[c.rho];
+  auto& x = at_[rho];
+  const auto from = prev_omp(rho, e);
+  Map mine, theirs, d;
+  const double w = pruned(rho, from, e, mine);
+  std::array<double, kTypes> total{};
+  for (std::uint32_t i = 0; i < c.members.size(); ++i) {
+    if (i == c.rho || c.sp[i] == kNone) continue;
+    const auto l = c.members[i];
+    const auto& member = at_[l].sps[c.sp[i]];
+    pruned(l, prev_omp(l, c.sp[i]), c.sp[i], theirs);
+    const double sum = excess(mine, theirs, d) + w;
+    if (!(member.omega > 0) || !(sum > 0)) continue;
+    add(kOmpBarrier, rho, d, member.omega / sum);
+    const auto& cost = at_[l].cost[member.slot];
+    for (std::size_t k = 0; k < kTypes; ++k) {
+      add(2 * k + 1, rho, d, cost[k] / sum);
+      total[k] += cost[k] / sum;
+    }
+  }
+  for (auto t = from + 1; t < e; ++t) {
+    const double wt = x.sps[t].omega;
+    if (!(wt > 0)) continue;
+    for (std::size_t k = 0; k < kTypes; ++k)
+      if (total[k] > 0) x.cost[x.sps[t].slot][k] += total[k] * wt;
+  }
+}
+
+// The master's serial stretches: (threads - 1) times its time there, less its waits, delayed the
+// team's other threads (scout's idleness delay costs).
+void RootCause::idleness() {
+  for (const auto& st : stretches_) {
+    const auto& x = at_[st.master];
+    if (x.offsets.size() < 2 || st.threads < 2) continue;
+    auto segment = [&](std::uint64_t t) {
+      return static_cast<std::uint32_t>(std::lower_bound(x.cuts.begin(), x.cuts.end(), t) - x.cuts.begin() + 1);
+    };
+    const auto from = st.from == 0 ? 0u : segment(st.from);
+    const auto to = st.to == kLast ? static_cast<std::uint32_t>(x.offsets.size() - 1) : segment(st.to);
+    for (auto s = from; s < to && s + 1 < x.offsets.size(); ++s)
+      for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) {
+        const auto& en = x.entries[i];
+        if (en.cnode >= cnodes_) continue;
+        if (scratch_[en.cnode] == 0) touched_.push_back(en.cnode);
+        scratch_[en.cnode] += double(en.ticks);
+      }
+    double w = 0;
+    // the points inside the stretch (in cut order, the trace start first)
+    const auto first = std::lower_bound(x.sps.begin() + 1, x.sps.end(), st.from, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });
+    for (auto it = first; it != x.sps.end() && (st.to == kLast || it->cut < st.to); ++it)
+      if (const auto& sp = *it; sp.omega > 0 && sp.cnode < cnodes_) {
+        w += sp.omega;
+        if (scratch_[sp.cnode] == 0) touched_.push_back(sp.cnode);
+        scratch_[sp.cnode] -= sp.omega;
+      }
+    std::sort(touched_.begin(), touched_.end());
+    touched_.erase(std::unique(touched_.begin(), touched_.end()), touched_.end());
+    Map out;
+    double d = 0;
+    for (auto c : touched_) {
+      if (scratch_[c] > 0) out.push_back({c, scratch_[c]}), d += scratch_[c];
+      scratch_[c] = 0;
+    }
+    touched_.clear();
+    if (d + w > 0) add(kOmpIdle, st.master, out, double(st.threads - 1));
+  }
+}
+
+// Whether a task's waiters have been passed by the backward walk (their costs are final); else
+// `blocker` is a location to wait for.
+bool RootCause::ready(std::uint32_t task, std::uint32_t& blocker) const {
+  if (task < p2p_.size()) {
+    const auto& p = p2p_[task];
+    blocker = p.waiter;
+    return cursor_[p.waiter] <= std::int64_t(p.waiter_sp);
+  }
+  const auto& c = collectives_[task - p2p_.size()];
+  for (std::size_t i = 0; i < c.members.size(); ++i)
+    if (i != c.rho && c.sp[i] != kNone && cursor_[c.members[i]] > std::int64_t(c.sp[i])) {
+      blocker = c.members[i];
+      return false;
+    }
+  return true;
+}
+
+void RootCause::run(std::uint32_t task) {
+  if (task < p2p_.size()) point_to_point(p2p_[task]);
+  else if (collectives_[task - p2p_.size()].omp) omp_barrier(collectives_[task - p2p_.size()]);
+  else collective(collectives_[task - p2p_.size()]);
+}
+
+// The backward pass: per location a cursor from its last point to its first; a point's tasks
+// (as delayer) run once every waiter's cursor has passed the waiting point. A cycle (times that
+// contradict the messages) is broken by running the blocked task anyway (counted).
+void RootCause::replay() {
+  const auto n = at_.size();
+  cursor_.assign(n, 0);
+  std::vector<std::size_t> next(n);
+  for (std::size_t l = 0; l < n; ++l) cursor_[l] = std::int64_t(at_[l].sps.size()) - 1, next[l] = tasks_[l].size();
+  std::vector<std::vector<std::uint32_t>> waiting(n);
+  std::deque<std::uint32_t> queue;
+  std::vector<bool> queued(n, true);
+  for (std::uint32_t l = 0; l < n; ++l) queue.push_back(l);
+  std::size_t unfinished = n;
+  auto advance = [&](std::uint32_t l, bool force) {
+    while (cursor_[l] >= 0) {
+      const auto k = std::uint32_t(cursor_[l]);
+      auto& t = tasks_[l];
+      std::size_t first = next[l];
+      while (first > 0 && t[first - 1].first == k) --first;
+      for (auto i = first; i < next[l] && !force; ++i) {
+        std::uint32_t blocker = kNone;
+        if (!ready(t[i].second, blocker)) {
+          waiting[blocker].push_back(l);
+          return false;
+        }
+      }
+      for (auto i = first; i < next[l]; ++i) run(t[i].second);
+      force = false;
+      next[l] = first;
+      --cursor_[l];
+    }
+    --unfinished;
+    return true;
+  };
+  auto wake = [&](std::uint32_t l) {
+    for (auto w : waiting[l])
+      if (!queued[w]) queued[w] = true, queue.push_back(w);
+    waiting[l].clear();
+  };
+  while (unfinished > 0) {
+    bool force = false;
+    std::uint32_t l = 0;
+    if (queue.empty()) {  // every location waits: break the cycle at the first one
+      while (cursor_[l] < 0) ++l;
+      force = true, ++forced_;
+    } else {
+      l = queue.front();
+      queue.pop_front();
+      queued[l] = false;
+      if (cursor_[l] < 0) continue;
+    }
+    const auto before = cursor_[l];
+    advance(l, force);
+    if (cursor_[l] != before) wake(l);
+  }
+}
+
+void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
+  // Propagating waits: on the waiting point's own call path.
+  for (auto& x : at_) {
+    if (x.column == kNone) continue;
+    for (const auto& sp : x.sps) {
+      if (sp.slot == kNone || !(x.propagating[sp.slot] > 0) || sp.cnode >= cnodes_) continue;
+      const double v = x.propagating[sp.slot];
+      if (sp.kind == Kind::LsRecv) values_[kPropagatingLs][std::size_t(sp.cnode) * columns_ + x.column] += v;
+      if (sp.kind == Kind::LrSend) values_[kPropagatingLr][std::size_t(sp.cnode) * columns_ + x.column] += v;
+    }
+  }
+  if (stats) {
+    *stats = {};
+    for (const auto& x : at_) {
+      stats->sync_points += x.sps.size() - 1;
+      stats->segment_entries += x.entries.size();
+      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * sizeof(double) * (kTypes + 1) +
+                      x.entries.size() * sizeof(Entry) +
+                      x.offsets.size() * 4 + x.cuts.size() * 8;
+    }
+    stats->forced = forced_;
+  }
+  const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
+  // scout's order: the MPI delay costs, the OpenMP ones, the indirect and propagating waits; as
+  // scout's builds write them, the MPI ones where the trace has MPI, the OpenMP ones where it has
+  // parallel regions.
+  std::vector<std::size_t> order;
+  for (std::size_t m = 0; m < kIndirectLs && mpi_; ++m) order.push_back(m);
+  if (parallel_) order.push_back(kOmpBarrier), order.push_back(kOmpIdle);
+  for (std::size_t m = kIndirectLs; m < kMetrics && mpi_; ++m) order.push_back(m);
+  for (auto m : order) {
+    for (auto& v : values_[m]) v *= tick;
+    auto metric = seconds_metric(kMetricText[m].uniq, kMetricText[m].display, kMetricText[m].description);
+    p.metrics.push_back(std::move(metric));
+    p.values.push_back(exclusive_matrix(p.cnode_count(), p.locations.size(), values_[m]));
+    std::vector<double>().swap(values_[m]);
+  }
+}
+}  // namespace
+
+std::vector<const char*> root_cause_metric_names(bool openmp) {
+  std::vector<const char*> out;
+  for (std::size_t m = 0; m < kMetrics; ++m) {
+    if (openmp && m == kIndirectLs) out.push_back(kMetricText[kOmpBarrier].uniq), out.push_back(kMetricText[kOmpIdle].uniq);
+    out.push_back(kMetricText[m].uniq);
+  }
+  return out;
+}
+
+void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
+                    const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
+                    const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
+                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count(), omp);
+  const auto before_read = Clock::now();
+  rc.read(p, locations);
+  const auto after_read = Clock::now();
+  rc.build();
+  rc.replay();
+  rc.idleness();
+  rc.add_to(p, stats);
+  if (stats) {
+    stats->read_seconds = std::chrono::duration<double>(after_read - before_read).count();
+    stats->seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+}
+
+}  // namespace cubescale::analysis

@@ -1,0 +1,168 @@
+"""scout's root-cause metrics (``cubescale.analyze(..., root_cause=True)``, ``cubescale analyze
+--root-cause``): the worked example of docs/root-cause-design.md (section 7), the option's
+faces and a shared trace. scout's own values on the synthetic and shared cases are compared in
+test_analysis_scout.py."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cubescale
+from cubescale import testing
+from cubescale.cli import main
+
+SHARED = Path(os.environ.get("CUBESCALE_SHARED_DATA", "/work/shared/data")) / "otf2"
+
+ROOT_CAUSE = ["delay_latesender", "delay_latesender_longterm", "delay_latereceiver", "delay_latereceiver_longterm",
+              "delay_barrier", "delay_barrier_longterm", "delay_n2n", "delay_n2n_longterm", "delay_12n",
+              "delay_12n_longterm", "delay_n21", "delay_n21_longterm", "mpi_wait_indirect_latesender",
+              "mpi_wait_indirect_latereceiver", "mpi_wait_propagating_ls", "mpi_wait_propagating_lr"]
+
+
+def by_call(report: cubescale.Report, metric: str) -> dict[tuple[int, str], float]:
+    """{(location, region of the call path): value} of the non-zero exclusive values."""
+    values = np.asarray(report.values(metric, inclusive=False), dtype=float)
+    return {(int(loc), report.cnodes[c].region.name): float(values[c, loc]) for c, loc in zip(*np.nonzero(values))}
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory) -> Path:
+    """The worked example: rank 0 computes 3 s before sending to rank 1, which waits for it, then
+    computes 1 s and sends to rank 2, which waited since 0.5 s (1 s = 1000 ns here; the
+    example's ``compute`` is main's own time)."""
+    directory = tmp_path_factory.mktemp("rootcause")
+    init, finalize = ("MPI_Init", 0, 100, [], 0), ("MPI_Finalize", 4400, 4500, [], 0)
+    testing.write_mpi_trace(directory, "chain", [
+        [init, ("MPI_Send", 3100, 3200, [1], 0), finalize],
+        [init, ("MPI_Recv", 100, 3200, [0], 0), ("MPI_Send", 4200, 4300, [2], 0), finalize],
+        [init, ("MPI_Recv", 500, 4300, [1], 0), finalize]], end=4500)
+    return directory / "chain.otf2"
+
+
+def test_worked_example(chain, tmp_path):
+    report = cubescale.analyze(chain, tmp_path / "rc.cubex", root_cause=True)
+    expected = {
+        "delay_latesender": {(0, "main"): 3000e-9, (1, "main"): 600e-9, (1, "MPI_Recv"): 100e-9},
+        "delay_latesender_longterm": {(0, "main"): 3000e-9},
+        "mpi_wait_indirect_latesender": {(2, "MPI_Recv"): 3000e-9},
+        "mpi_wait_propagating_ls": {(1, "MPI_Recv"): 3000e-9},
+    }
+    for metric in ROOT_CAUSE:
+        got = by_call(report, metric)
+        assert got == pytest.approx(expected.get(metric, {}), rel=1e-12, abs=1e-18), metric
+    # the Late Sender time is explained completely: 6.7 s = 3.7 short-term + 3.0 long-term
+    late = report.values("mpi_latesender", inclusive=False).sum()
+    delay = sum(report.values(m, inclusive=False).sum() for m in ROOT_CAUSE[:2])
+    assert delay == pytest.approx(late, rel=1e-12)
+    # the written file has them too, in scout's order after the other metrics
+    written = cubescale.open(tmp_path / "rc.cubex")
+    names = [m.name for m in written.metrics]
+    assert names[-len(ROOT_CAUSE):] == ROOT_CAUSE
+    assert by_call(written, "delay_latesender") == pytest.approx(expected["delay_latesender"], rel=1e-12)
+
+
+def test_off_by_default_and_report_unchanged(chain, tmp_path):
+    plain = cubescale.analyze(chain, tmp_path / "plain.cubex")
+    assert not {m.name for m in plain.metrics} & set(ROOT_CAUSE)
+    with_causes = cubescale.analyze(chain, tmp_path / "rc.cubex", root_cause=True)
+    names = [m.name for m in with_causes.metrics]
+    assert names[:len(plain.metrics)] == [m.name for m in plain.metrics]
+    for m in plain.metrics:  # the other metrics are the same with the option
+        assert np.array_equal(plain.values(m.name, inclusive=False), with_causes.values(m.name, inclusive=False)), m.name
+
+
+def test_not_with_time_correction_nor_over_ranks(chain, tmp_path, capsys):
+    with pytest.raises(ValueError, match="time correction"):
+        cubescale.analyze(chain, tmp_path / "x.cubex", root_cause=True, time_correct=True)
+
+    class TwoRanks:  # what analyze asks of a communicator before it would use it
+        size = 2
+
+    with pytest.raises(ValueError, match="one process"):
+        cubescale.analyze(chain, tmp_path / "x.cubex", root_cause=True, comm=TwoRanks())
+    assert main(["analyze", str(chain), "-o", str(tmp_path / "x.cubex"), "--root-cause", "--time-correct"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--root-cause" in err
+    assert not (tmp_path / "x.cubex").exists()
+    assert main(["analyze", str(chain), "-o", str(tmp_path / "y.cubex"), "--root-cause"]) == 0
+    out = capsys.readouterr().out  # the summary names who made others wait
+    assert "root cause" in out and "delay_latesender" in out and "MPI Rank 0" in out
+    assert by_call(cubescale.open(tmp_path / "y.cubex"), "delay_latesender_longterm") == pytest.approx({(0, "main"): 3e-6})
+
+
+def test_shared_trace_late_sender_chain_and_barrier(tmp_path):
+    """late-sender-barrier (4 ranks): a chain of Late Senders, then an imbalanced barrier. The
+    delay costs sit on the processes that made others wait, and every wait is explained at most
+    once directly."""
+    anchor = SHARED / "late-sender-barrier" / "traces.otf2"
+    if not anchor.exists():
+        pytest.skip("shared data not found")
+    report = cubescale.analyze(anchor, tmp_path / "lsb.cubex", root_cause=True)
+    late = report.values("mpi_latesender", inclusive=False)
+    short = report.values("delay_latesender", inclusive=False)
+    barrier = report.values("mpi_barrier_wait", inclusive=False)
+    assert late.sum() > 0 and short.sum() > 0
+    # short-term costs explain at most the waits they stand for (sigma <= 1 per wait)
+    assert short.sum() <= late.sum() * (1 + 1e-12)
+    # indirect and propagating waits are parts of Late Sender waits, per call path and process
+    for metric in ("mpi_wait_indirect_latesender", "mpi_wait_propagating_ls"):
+        part = report.values(metric, inclusive=False)
+        assert np.all(part <= late * (1 + 1e-12) + 1e-15), metric
+    # a barrier wait's costs fall on the process that entered last, which itself waited least
+    if barrier.sum() > 0:
+        delay = report.values("delay_barrier", inclusive=False).sum(axis=0)
+        waited = barrier.sum(axis=0)
+        assert delay.sum() > 0
+        assert waited[int(np.argmax(delay))] == waited.min()
+    # the delayers of the Late Senders are senders: processes that were not the last to wait
+    senders = short.sum(axis=0)
+    assert senders[int(np.argmax(senders))] > 0
+
+
+def test_openmp_barrier_and_idleness_delay(tmp_path):
+    """The design note's hand check on OMP_TEAMS (docs/root-cause-design.md, section 5): threads
+    begin their team after the fork; the thread entering each barrier last is charged (fork to
+    begin time on the parallel region, the begin's lateness against the team's earliest pruned):
+    80 ns on thread 1, 200 on thread 2; the master's 300 ns of serial time kept 2 threads idle."""
+    from analysis_cases import OMP_TEAMS
+
+    testing.write_omp_trace(tmp_path, "teams", OMP_TEAMS, 3, 1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2", root_cause=True)
+    assert by_call(report, "delay_ompbarrier") == pytest.approx(
+        {(1, "!$omp parallel @synthetic.c:1"): 80e-9, (2, "!$omp parallel @synthetic.c:1"): 200e-9}, rel=1e-12)
+    assert by_call(report, "delay_ompidle") == pytest.approx({(0, "main"): 600e-9}, rel=1e-12)
+    # as scout.omp: no MPI root-cause metrics without MPI, the OpenMP ones after the impact metrics
+    names = [m.name for m in report.metrics]
+    assert names[-2:] == ["delay_ompbarrier", "delay_ompidle"] and not set(names) & set(ROOT_CAUSE)
+
+
+def test_contradicting_times_end_without_a_hang(tmp_path):
+    """Each process receives first what the other sends after its receive (analysis_cases.CYCLE):
+    the backward pass finds each send waiting for the other's receive, a cycle it breaks (scout's
+    replay would deadlock). Both waits are explained by the sender's time before its send."""
+    from analysis_cases import CYCLE
+
+    testing.write_mpi_trace(tmp_path, "cycle", CYCLE, end=100)
+    report = cubescale.analyze(tmp_path / "cycle.otf2", root_cause=True)
+    late = by_call(report, "mpi_latesender")
+    assert late == pytest.approx({(0, "MPI_Recv"): 50e-9, (1, "MPI_Recv"): 50e-9})
+    delay = by_call(report, "delay_latesender")
+    assert delay and all(np.isfinite(v) and v > 0 for v in delay.values())
+    assert sum(delay.values()) <= sum(late.values()) * (1 + 1e-12)
+
+
+def test_report_opens_in_pycubexr(chain, tmp_path):
+    """The root-cause metrics read back by another CUBE reader with the values written."""
+    pycubexr = pytest.importorskip("pycubexr")
+    cubescale.analyze(chain, tmp_path / "rc.cubex", root_cause=True)
+    with pycubexr.CubexParser(str(tmp_path / "rc.cubex")) as cube:
+        totals = {}
+        for name in ("delay_latesender", "delay_latesender_longterm", "mpi_wait_propagating_ls"):
+            values = cube.get_metric_values(cube.get_metric_by_name(name))
+            totals[name] = sum(sum(values.cnode_values(c)) for c in cube.all_cnodes())
+    assert totals == pytest.approx({"delay_latesender": 3700e-9, "delay_latesender_longterm": 3000e-9,
+                                    "mpi_wait_propagating_ls": 3000e-9}, rel=1e-12)
