@@ -50,6 +50,12 @@ def test_time_correction_same_report_on_threads(tmp_path):
     same_analysis(tmp_path, shared("jacobi-hybrid"), time_correct=True, min_latency=1e-5)
 
 
+@pytest.mark.parametrize("name", ["late-sender-barrier", "jacobi-hybrid"])
+def test_root_causes_same_report_on_threads(tmp_path, name):
+    # The root-cause analysis reads the locations again after the threads' pass.
+    same_analysis(tmp_path, shared(name), root_cause=True)
+
+
 @pytest.mark.parametrize("case", sorted(SHAPES))
 def test_synthetic_shapes_same_report_on_threads(tmp_path, case):
     ranks, end = SHAPES[case]
