@@ -88,13 +88,11 @@ void OmpObserver::begin_location(std::uint32_t location) {
 
 void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint32_t cnode, std::uint32_t team,
                            std::uint32_t instance, std::uint32_t slot, OmpSyncRole role) {
-  const auto [it, fresh] =
-      groups_.try_emplace({process_, team, instance, slot}, static_cast<std::uint32_t>(groups_.size()));
   OmpSync sync;
   sync.time = time;
   sync.position = position;
   sync.role = role;
-  sync.group = it->second;
+  sync.group = group(process_, team, instance, slot);
   sync.cnode = cnode;
   append_whole(syncs_.back().syncs, sync);
 }
@@ -266,39 +264,49 @@ OmpTeams::OmpTeams(const OmpObserver& omp, bool joins)
     if (ends[g] != ~0u) join[g] = joined[ends[g]];
 }
 
+std::uint32_t OmpObserver::group(std::uint32_t process, std::uint32_t team, std::uint32_t instance, std::uint32_t slot) {
+  const TeamInstance key{process, team, instance};
+  if (!last_slots_ || key != last_instance_) last_slots_ = &groups_[key], last_instance_ = key;
+  auto& slots = *last_slots_;
+  if (slot >= slots.size()) slots.resize(std::size_t(slot) + 1, ~0u);
+  if (slots[slot] == ~0u) slots[slot] = group_count_++;
+  return slots[slot];
+}
+
 std::uint32_t OmpObserver::team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const {
-  const auto it = groups_.find({process, team, instance, 0});
-  return it == groups_.end() ? ~0u : it->second;
+  const auto it = groups_.find({process, team, instance});
+  return it == groups_.end() || it->second.empty() ? ~0u : it->second[0];
 }
 
 std::vector<std::uint32_t> OmpObserver::end_groups() const {
-  std::vector<std::uint32_t> out(groups_.size(), ~0u);
-  for (auto it = groups_.begin(); it != groups_.end(); ++it) {
-    const auto next = std::next(it);
-    const auto& [p, t, i, slot] = it->first;
-    if (slot == 0 && next != groups_.end() && next->first == std::make_tuple(p, t, i, 1u)) out[it->second] = next->second;
-  }
+  std::vector<std::uint32_t> out(group_count_, ~0u);
+  for (const auto& [key, slots] : groups_)
+    if (slots.size() > 1 && slots[0] != ~0u && slots[1] != ~0u) out[slots[0]] = slots[1];
   return out;
 }
 
 void OmpObserver::absorb(trace::CallPathObserver& other) {
   auto& later = dynamic_cast<OmpObserver&>(other);
   // Later's groups in its numbering (first met first), each ours or a new one after ours.
-  std::vector<const decltype(groups_)::key_type*> key(later.groups_.size());
-  for (const auto& [k, g] : later.groups_) key[g] = &k;
-  std::vector<std::uint32_t> group(key.size());
-  for (std::size_t g = 0; g < key.size(); ++g)
-    group[g] = groups_.try_emplace(*key[g], static_cast<std::uint32_t>(groups_.size())).first->second;
+  std::vector<std::pair<const TeamInstance*, std::uint32_t>> key(later.group_count_, {nullptr, 0});
+  for (const auto& [k, slots] : later.groups_)
+    for (std::uint32_t s = 0; s < slots.size(); ++s)
+      if (slots[s] != ~0u) key[slots[s]] = {&k, s};
+  std::vector<std::uint32_t> ours(key.size());
+  for (std::size_t g = 0; g < key.size(); ++g) {
+    const auto& [p, t, i] = *key[g].first;
+    ours[g] = group(p, t, i, key[g].second);
+  }
   const auto barriers = static_cast<std::uint32_t>(barriers_.size()), locks = static_cast<std::uint32_t>(locks_.size());
   barriers_.insert(barriers_.end(), later.barriers_.begin(), later.barriers_.end());
   locks_.insert(locks_.end(), later.locks_.begin(), later.locks_.end());
   tails_.insert(tails_.end(), later.tails_.begin(), later.tails_.end());
   for (auto& l : later.syncs_) {
-    for (auto& s : l.syncs) s.group = group[s.group];
+    for (auto& s : l.syncs) s.group = ours[s.group];
     for (auto& b : l.barriers) b += barriers;
     for (auto& k : l.locks) k += locks;
     for (auto& p : l.parallels)
-      if (p.team < group.size()) p.team = group[p.team];
+      if (p.team < ours.size()) p.team = ours[p.team];
     syncs_.push_back(std::move(l));
   }
   later.syncs_.clear();
@@ -357,15 +365,22 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
     if (ticks == 0 || cnode >= cnodes || location >= column.size() || column[location] == trace::kNone) return;
     out.values[std::size_t(p)][std::size_t(cnode) * locations.size() + column[location]] += double(ticks) * tick;
   };
-  // Barriers: the k-th barrier of one instance of a team on each of its threads.
-  using BarrierKey = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>;
-  std::map<BarrierKey, std::uint64_t> latest;
-  for (const auto& b : omp.barriers()) {
-    auto& l = latest[{b.process, b.team, b.instance, b.index}];
-    l = std::max(l, b.enter);
+  // Barriers: the k-th barrier of one instance of a team on each of its threads, which is one
+  // sync group (its records' BarrierEnter syncs': slot 2 + k of the team instance).
+  const auto& barriers = omp.barriers();
+  std::vector<std::uint32_t> group_of(barriers.size(), trace::kNone);
+  for (const auto& l : omp.syncs()) {
+    const auto barrier_of = sync_barriers(l);
+    for (std::size_t i = 0; i < l.syncs.size(); ++i)
+      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < group_of.size())
+        group_of[barrier_of[i]] = l.syncs[i].group;
   }
-  for (const auto& b : omp.barriers()) {
-    const auto until = std::min(latest[{b.process, b.team, b.instance, b.index}], b.leave);
+  std::vector<std::uint64_t> latest(omp.sync_groups(), 0);
+  for (std::size_t j = 0; j < barriers.size(); ++j)
+    if (group_of[j] < latest.size()) latest[group_of[j]] = std::max(latest[group_of[j]], barriers[j].enter);
+  for (std::size_t j = 0; j < barriers.size(); ++j) {
+    const auto& b = barriers[j];
+    const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
     add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
         until > b.enter ? until - b.enter : 0);
   }
@@ -537,6 +552,7 @@ std::uint64_t OmpObserver::bytes() const {
   n += tails_.capacity() * sizeof(OmpTail);
   // a std::map node: three pointers and a colour beside its key and value
   n += groups_.size() * (4 * sizeof(void*) + sizeof(decltype(groups_)::value_type));
+  for (const auto& [key, slots] : groups_) n += slots.capacity() * sizeof(std::uint32_t);
   return n;
 }
 

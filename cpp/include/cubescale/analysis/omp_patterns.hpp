@@ -107,6 +107,8 @@ std::vector<std::uint32_t> sync_barriers(const OmpSyncLocation& l);
 class OmpObserver final : public trace::CallPathObserver {
  public:
   explicit OmpObserver(const trace::Trace& trace);
+  OmpObserver(const OmpObserver&) = delete;  // keeps a pointer into its own groups_
+  OmpObserver& operator=(const OmpObserver&) = delete;
   void begin_location(std::uint32_t location) override;
   void event(const trace::Event& e, std::uint32_t cnode) override;
   void rows(const std::vector<std::uint32_t>& rows) override;
@@ -123,7 +125,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<OmpSyncLocation>& syncs() { return syncs_; }
   const std::vector<OmpSyncLocation>& syncs() const { return syncs_; }
   const std::vector<OmpTail>& tails() const { return tails_; }
-  std::uint32_t sync_groups() const { return static_cast<std::uint32_t>(groups_.size()); }
+  std::uint32_t sync_groups() const { return group_count_; }
   // Per sync group of a team instance's fork and begins, the group of its ends and join
   // (~0u where there is none, and for the other groups).
   std::vector<std::uint32_t> end_groups() const;
@@ -176,7 +178,16 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<std::pair<std::uint32_t, std::uint64_t>> tail_;   // the open worker visit's time since its last barrier enter
   std::uint64_t tail_last_ = 0;
   std::vector<OmpSyncLocation> syncs_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> groups_;  // (process, team, instance, slot)
+  // Sync groups, numbered in the order first met: per team instance (process, team, instance)
+  // the group of each slot (0: the fork and the begins, 1: the ends and the join, 2 + k: its
+  // k-th barrier). A thread's syncs of one instance come one after another: the last instance
+  // found is kept (no tree search per sync event).
+  using TeamInstance = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
+  std::map<TeamInstance, std::vector<std::uint32_t>> groups_;
+  std::uint32_t group_count_ = 0;
+  TeamInstance last_instance_{};
+  std::vector<std::uint32_t>* last_slots_ = nullptr;  // groups_[last_instance_] (map nodes stay put)
+  std::uint32_t group(std::uint32_t process, std::uint32_t team, std::uint32_t instance, std::uint32_t slot);
   struct Pending {
     std::uint64_t time = 0, position = 0;
     std::uint32_t cnode = 0;
