@@ -299,18 +299,13 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
   const OmpTeams teams(omp, false);
   // A team without a fork event (begun before the measurement): a worker the path went to at
   // its barrier could not hand it back to the master at the fork, so its barriers move no path.
-  // A location's barriers come team instance after team instance: the last one's answer is kept.
-  std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> last_instance{kNone, kNone, kNone};
-  bool last_forked = false;
-  auto forked = [&](const BarrierRecord& b) {
-    const std::tuple instance{b.process, b.team, b.instance};
-    if (instance == last_instance) return last_forked;
-    const auto g = omp.team_group(b.process, b.team, b.instance);
-    last_instance = instance;
-    return last_forked = g < teams.master.size() && teams.master[g] != kNone;
+  const auto team_of = omp.team_groups();
+  auto forked = [&](const OmpSync& s) {
+    const auto g = s.group < team_of.size() ? team_of[s.group] : ~0u;
+    return g < teams.master.size() && teams.master[g] != kNone;
   };
   barrier_enters([&](const OmpSync& s, const BarrierRecord& b) {
-    if (!forked(b)) return;
+    if (!forked(s)) return;
     const auto& [enter, causer] = last[s.group];
     const auto idle = waited(b.enter, b.leave, enter);
     if (idle == 0 || causer == b.location || b.location >= points.size()) return;

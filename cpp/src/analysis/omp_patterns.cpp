@@ -273,9 +273,12 @@ std::uint32_t OmpObserver::group(std::uint32_t process, std::uint32_t team, std:
   return slots[slot];
 }
 
-std::uint32_t OmpObserver::team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const {
-  const auto it = groups_.find({process, team, instance});
-  return it == groups_.end() || it->second.empty() ? ~0u : it->second[0];
+std::vector<std::uint32_t> OmpObserver::team_groups() const {
+  std::vector<std::uint32_t> out(group_count_, ~0u);
+  for (const auto& [key, slots] : groups_)
+    for (auto g : slots)
+      if (g != ~0u) out[g] = slots[0];
+  return out;
 }
 
 std::vector<std::uint32_t> OmpObserver::end_groups() const {
@@ -550,8 +553,8 @@ std::uint64_t OmpObserver::bytes() const {
     n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4 +
          l.parallels.capacity() * sizeof(ParallelRecord);
   n += tails_.capacity() * sizeof(OmpTail);
-  // a std::map node: three pointers and a colour beside its key and value
-  n += groups_.size() * (4 * sizeof(void*) + sizeof(decltype(groups_)::value_type));
+  // a hash node (a pointer and the hash beside its key and value) and its bucket
+  n += groups_.size() * (2 * sizeof(void*) + sizeof(decltype(groups_)::value_type)) + groups_.bucket_count() * sizeof(void*);
   for (const auto& [key, slots] : groups_) n += slots.capacity() * sizeof(std::uint32_t);
   return n;
 }

@@ -129,8 +129,9 @@ class OmpObserver final : public trace::CallPathObserver {
   // Per sync group of a team instance's fork and begins, the group of its ends and join
   // (~0u where there is none, and for the other groups).
   std::vector<std::uint32_t> end_groups() const;
-  // The sync group of a team instance's fork and begins (~0u if none of its threads began it).
-  std::uint32_t team_group(std::uint32_t process, std::uint32_t team, std::uint32_t instance) const;
+  // Per sync group, the group of its team instance's fork and begins (~0u where none of its
+  // threads began it).
+  std::vector<std::uint32_t> team_groups() const;
   // What it holds for the clock checks and patterns, and how many synchronization events that
   // is (fork, team begin and end, join, barrier enter and leave, lock acquisition): the
   // replay's memory per communication event counts both (docs/analysis.md, "Memory per rank").
@@ -183,10 +184,16 @@ class OmpObserver final : public trace::CallPathObserver {
   // k-th barrier). A thread's syncs of one instance come one after another: the last instance
   // found is kept (no tree search per sync event).
   using TeamInstance = std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>;
-  std::map<TeamInstance, std::vector<std::uint32_t>> groups_;
+  struct TeamInstanceHash {
+    std::size_t operator()(const TeamInstance& k) const {
+      const auto& [p, t, i] = k;
+      return std::hash<std::uint64_t>()((std::uint64_t(p) << 40) ^ (std::uint64_t(t) << 20) ^ i);
+    }
+  };
+  std::unordered_map<TeamInstance, std::vector<std::uint32_t>, TeamInstanceHash> groups_;
   std::uint32_t group_count_ = 0;
   TeamInstance last_instance_{};
-  std::vector<std::uint32_t>* last_slots_ = nullptr;  // groups_[last_instance_] (map nodes stay put)
+  std::vector<std::uint32_t>* last_slots_ = nullptr;  // groups_[last_instance_] (its nodes stay put)
   std::uint32_t group(std::uint32_t process, std::uint32_t team, std::uint32_t instance, std::uint32_t slot);
   struct Pending {
     std::uint64_t time = 0, position = 0;
