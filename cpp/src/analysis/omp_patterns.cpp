@@ -554,7 +554,8 @@ std::uint64_t OmpObserver::bytes() const {
          l.parallels.capacity() * sizeof(ParallelRecord);
   n += tails_.capacity() * sizeof(OmpTail);
   // a hash node (a pointer and the hash beside its key and value) and its bucket
-  n += groups_.size() * (2 * sizeof(void*) + sizeof(decltype(groups_)::value_type)) + groups_.bucket_count() * sizeof(void*);
+  if (!groups_.empty())
+    n += groups_.size() * (2 * sizeof(void*) + sizeof(decltype(groups_)::value_type)) + groups_.bucket_count() * sizeof(void*);
   for (const auto& [key, slots] : groups_) n += slots.capacity() * sizeof(std::uint32_t);
   return n;
 }
