@@ -48,7 +48,6 @@ import time
 
 from cubescale import testing
 from cubescale._core import analysis as _analysis
-from cubescale.analysis import available_cores
 from cubescale.mpirun import local_environment
 from cubescale.trace import open as open_trace
 
@@ -135,6 +134,8 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
     size = trace_bytes(path)
     limit, limit_cpu = best(lambda: testing.read_with_empty_callbacks(trace, locations))
     alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=1))
+    from cubescale.analysis import available_cores  # here: a baseline older than threads runs this file too
+
     cores = available_cores()
     threaded, threaded_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=cores))
     stats = _analysis.analyze(trace._core, locations)[1]

@@ -327,3 +327,17 @@ def test_critical_path_without_a_second_read_is_the_same(case, tmp_path):
     # enter and leave: the OpenMP synchronization events count) and 8 per call path with time between two
     communication = stats["messages"] + stats["collectives"] + stats["omp_sync_events"]
     assert 16 * communication <= stats["critical_path_bytes"] <= 100 * communication
+
+
+def test_a_call_of_days_is_read_again_not_split_without_bound(tmp_path):
+    # A time line splits an MPI call at 2^32 ticks; one of 2^52 ns (52 days, or a corrupt
+    # time) would be a million pieces (2^60: 4 GiB of them). Beyond 64 pieces the location is
+    # read a second time instead, with the same values.
+    long = 2**52
+    ranks = [[("MPI_Recv", 10, long, [1], 0)], [("MPI_Send", long - 100, long - 90, [0], 0)]]
+    testing.write_mpi_trace(tmp_path, "long", ranks, long + 100)
+    path = str(tmp_path / "long.otf2")
+    values, stats = _one_process(path)
+    reread, _ = _one_process(path, reread_path=True)
+    assert values == reread
+    assert stats["critical_path_reread"] >= 1 and stats["critical_path_bytes"] < 4096

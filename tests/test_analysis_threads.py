@@ -70,6 +70,15 @@ def test_openmp_process_is_one_part(tmp_path):
     same_analysis(tmp_path, tmp_path / "omp.otf2")
 
 
+def test_more_threads_than_255(tmp_path):
+    # 300 processes on 300 threads: at most 255 parts (the time lines number them in a byte).
+    testing.write_ring_trace(tmp_path, "ring", processes=300, iterations=2, counters=False)
+    one = tmp_path / "one.cubex"
+    cubescale.analyze(tmp_path / "ring.otf2", one, threads=1)
+    cubescale.analyze(tmp_path / "ring.otf2", tmp_path / "many.cubex", threads=300)
+    assert filecmp.cmp(one, tmp_path / "many.cubex", shallow=False)
+
+
 def test_ring_parts_split_processes(tmp_path):
     # 8 processes, messages between neighbours on other threads' parts.
     testing.write_ring_trace(tmp_path, "ring", processes=8, iterations=50)

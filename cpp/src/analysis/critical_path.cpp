@@ -640,9 +640,12 @@ bool PathTimeline::close_piece(std::uint64_t at, bool call) {
     gap_ = static_cast<std::uint32_t>(piece_.size());
   } else if (piece_.empty()) {
     // No time in nested regions: the call's own call path throughout (the stack's top, before the
-    // Leave's pop). Split where the duration outgrows 32 bits.
+    // Leave's pop). Split where the duration outgrows 32 bits; a call longer than kMaxSplits
+    // such pieces (hours at a nanosecond clock; a corrupt time can make it 2^60 ticks, and as
+    // many 4 GiB pieces as that) is left to the second read.
     const auto cnode = duration == 0 ? kNoCall : stack_.back();
     if (duration > 0 && cnode >= kNoCall) return drop(), false;
+    if (duration / (std::uint64_t(1) << 32) >= kMaxSplits) return drop(), false;
     auto enter = piece_begin_;
     auto left = duration;
     do {

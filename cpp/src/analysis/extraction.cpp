@@ -284,7 +284,7 @@ void RecordExtractor::nonblocking_complete(const trace::Event& e, std::uint32_t 
   r.call = in_call ? stack_.back().call : calls_++;
   r.test = in_call && region(stack_.back().region).test;
   auto& out = nonblocking_.back();
-  append_whole_fourfold(out.records, r);
+  append_whole(out.records, r);  // doubling: the replay counts this list's room (beside_bytes)
   out.start_positions.push_back(start_position);
   if (in_call) pending_.push_back({List::NonBlocking, out.records.size() - 1, stack_.size()});
 }

@@ -194,6 +194,7 @@ class ProfileSink final : public EventSink {
       for (std::size_t c = 0; c < used; ++c)
         std::copy_n(col.counters.begin() + c * slots_, slots_, out.counters.begin() + std::size_t(map[c]) * slots_);
       columns_.push_back(std::move(out));
+      col = Column();  // later's copy goes now: the two exist together one column at a time
     }
     stats_.events += later.stats_.events;
     stats_.unclosed_frames += later.stats_.unclosed_frames;
@@ -547,7 +548,7 @@ std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const
   if (!announced) std::fill(weight.begin(), weight.end(), 1);
   std::uint64_t total = 0;
   for (auto w : weight) total += w;
-  count = std::min(count, most_parts(defs.locations.size(), announced ? total : 0));
+  count = std::min({count, most_parts(defs.locations.size(), announced ? total : 0), kMostParts});
   std::vector<std::vector<std::uint32_t>> parts(1);
   std::uint64_t done = 0;
   for (std::size_t i = 0; i < locations.size(); ++i) {

@@ -3,6 +3,7 @@
 // (run_both).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -93,7 +94,7 @@ TEST(Threads, AnalysisOnThreadsEqualsOneThread) {
 }
 
 TEST(Threads, RunBothFailsAsOneThreadInOrder) {
-  int ran = 0;
+  std::atomic<int> ran = 0;
   auto fail = [](const char* what) { return [what] { throw std::runtime_error(what); }; };
   for (bool at_once : {false, true}) {
     ran = 0;

@@ -275,7 +275,7 @@ class CriticalPathObserver final : public trace::CallPathObserver {
 // open at its end, keeps nothing more and is read again instead.
 class PathTimeline final : public trace::CallPathObserver {
  public:
-  static constexpr std::size_t kEntriesPerCall = 16, kEntriesSlack = 4096, kMaxGapEntries = 127;
+  static constexpr std::size_t kEntriesPerCall = 16, kEntriesSlack = 4096, kMaxGapEntries = 127, kMaxSplits = 64;
   // `spans`, when given, sees the events it wants through this observer (one call of the
   // profile builder per event fewer: both want every Enter and Leave).
   explicit PathTimeline(const trace::Definitions& defs, SpanObserver* spans = nullptr);

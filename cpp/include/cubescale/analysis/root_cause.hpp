@@ -18,7 +18,7 @@
 // first interval at its first event; a cut sits at the enter of the MPI call holding the
 // synchronization point (scout: at the event itself, later only if the call has nested regions
 // before it); on OpenMP threads the master's time maps are its own exclusive times (scout moves
-// fork and join time to the parallel region); the OpenMP delay costs are not computed.
+// fork and join time to the parallel region); the OpenMP long-term delay costs are not computed.
 #include <cstdint>
 #include <vector>
 

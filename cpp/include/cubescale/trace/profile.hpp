@@ -87,6 +87,8 @@ profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::v
 // part when the trace has no such place. Fewer parts where each part's observers' tables per
 // location of the trace (about 128 bytes) would together exceed 64 MiB and 16 bytes per event
 // (most_parts).
+// At most kMostParts parts (observers number their parts in a byte: PathTimeline's lines).
+inline constexpr std::size_t kMostParts = 255;
 std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
                                                        std::size_t count);
 // The most parts worth their tables for a trace of `trace_locations` announcing `events` (0:
