@@ -412,6 +412,7 @@ std::uint64_t Replay::beside_bytes() {
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   n += b.omp.bytes();  // OpenMP synchronization records (their events count as communication events)
+  if (b.correction) n += b.correction->bytes();  // --time-correct, until finish_correction
   for (const auto& s : b.late_sends) n += s.bytes();
   n += b.late_receiver_values.capacity() * 8;
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
@@ -944,6 +945,42 @@ void Replay::take_values() {
   release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
 }
 
+namespace {
+
+template <typename Map>
+std::uint64_t table_bytes(const Map& m) {  // a node (next pointer, cached hash, entry) each and the buckets
+  return m.size() * (2 * sizeof(void*) + sizeof(typename Map::value_type)) +
+         (m.bucket_count() > 1 ? m.bucket_count() * sizeof(void*) : 0);
+}
+
+template <typename T>
+std::uint64_t nested_bytes(const std::vector<std::vector<T>>& v) {
+  std::uint64_t n = v.capacity() * sizeof(std::vector<T>);
+  for (const auto& x : v) n += x.capacity() * sizeof(T);
+  return n;
+}
+
+}  // namespace
+
+std::uint64_t Replay::correction_peak_bytes() const { return beside_ ? beside_->correction_peak : 0; }
+
+std::uint64_t DistributedCorrection::bytes() const {
+  std::uint64_t n = nested_bytes(syncs) + nested_bytes(corrected) + nested_bytes(send_k) + nested_bytes(receive_k) +
+                    nested_bytes(nonblocking_k) + nested_bytes(omp_done) + nested_bytes(group_producers);
+  n += (next.capacity() + offset.capacity() + group_reference.capacity()) * 8 + group_known.capacity();
+  n += table_bytes(sends_known) + table_bytes(references_known) + table_bytes(sends_expected);
+  n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
+  for (const auto& [key, i] : instances)  // a map node (four words) each
+    n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord) + i.recorded.capacity() * 8;
+  n += (outgoing_members.capacity() + incoming_members.capacity()) * sizeof(CollectiveRecord);
+  n += queued_sends.capacity() * sizeof(queued_sends[0]) + queued_enters.capacity() * sizeof(queued_enters[0]) +
+       queued_references.capacity() * sizeof(queued_references[0]);
+  n += (outgoing_sends.capacity() + incoming_sends.capacity()) * sizeof(SendValue) +
+       (outgoing_enters.capacity() + incoming_enters.capacity() + outgoing_references.capacity() +
+        incoming_references.capacity()) * sizeof(InstanceValue);
+  return n;
+}
+
 TimeCorrectionStats Replay::finish_correction() {
   auto& b = beside();
   auto& d = correction();
@@ -954,9 +991,14 @@ TimeCorrectionStats Replay::finish_correction() {
   std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < extras.size(); ++e)
     if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+  const auto held = record_bytes() + beside_bytes() + extras_of.capacity() * sizeof(std::size_t);
+  b.correction_peak = held;
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const auto loc = records_[i].location;
     const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
+    if (e != kNone)  // amortize's whole times of the location's extras, meanwhile
+      b.correction_peak = std::max<std::uint64_t>(
+          b.correction_peak, held + (extras[e].completion_enter.size() + extras[e].receive_posted.size()) * 8);
     amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i],
              {d.omp[i], &b.omp});
   }

@@ -90,6 +90,9 @@ class Replay {
   std::vector<std::uint64_t> correct_round();
   void take_values();
   TimeCorrectionStats finish_correction();
+  // The most bytes of records and buffers (record_bytes() + beside_bytes()) held inside
+  // finish_correction, where the moves of each location hold what the steps between do not.
+  std::uint64_t correction_peak_bytes() const;
   void answer_round();         // receiver: home_posted for the round's sends received
   void late_receiver_round();  // sender: with posted, Late Receiver of the round's own sends
   void messages_beside();

@@ -149,6 +149,9 @@ struct DistributedCorrection {
   std::vector<SendValue> outgoing_sends, incoming_sends;
   std::vector<InstanceValue> outgoing_enters, incoming_enters, outgoing_references, incoming_references;
   TimeCorrectionStats stats;
+  // Bytes held now (hash tables and maps: their nodes and buckets, estimated), counted in
+  // Replay::beside_bytes while the correction runs.
+  std::uint64_t bytes() const;
 };
 
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
@@ -191,6 +194,7 @@ struct ReplayBeside {
   bool seconds = false;                                // the severities are in seconds already
   std::unique_ptr<DistributedCorrection> correction;   // --time-correct, until finished
   bool corrected = false;                              // the clock statistics are those before correcting
+  std::uint64_t correction_peak = 0;                   // bytes, inside finish_correction
   InstanceStats instances{std::size_t(Pattern::Count)};  // trace.stat of own instances
 };
 
