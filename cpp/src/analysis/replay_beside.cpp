@@ -676,6 +676,51 @@ std::vector<std::uint64_t> nonblocking_member_references(const std::vector<Colle
   return nonblocking_references(members.front().op, members.front().root, locations, starts);
 }
 
+// A receive's slot for its send's corrected time (DistributedCorrection::receives): unpaired,
+// whether a send will come.
+constexpr std::uint32_t kNoSend = kNone, kWaitingForSend = kNone - 1, kFarSend = kNone;
+
+void add_run(std::vector<OffsetRun>& runs, std::uint64_t first, std::uint64_t last, std::uint64_t offset,
+             std::uint32_t count) {
+  if (!runs.empty() && runs.back().offset == offset) {
+    runs.back().last = last, runs.back().count += count;
+    return;
+  }
+  runs.push_back({first, last, offset, count, 0});
+}
+
+// Location c's event e (just walked) got `value`; `base`: its recorded time plus the offset
+// carried in. As time_correct.cpp's amortize: a jump raises the ramp since the last producer or
+// jump (walked again from its first event), a producer or a jump closes it.
+void settle(LocationCorrection& c, const Sync& e, std::uint64_t base, std::uint64_t value) {
+  const auto before = c.offset, jump = value - base;
+  if (jump > 0) {
+    const auto t0 = c.started ? c.start : c.first;
+    const auto here = c.walk.where();
+    c.walk.go(c.window);
+    for (std::uint32_t m = 0; m < c.pending; ++m, c.walk.advance()) {
+      const auto t = c.walk.peek().time;
+      const auto rise = e.time > t0 && t > t0 ? static_cast<std::uint64_t>(
+                                                    static_cast<unsigned __int128>(jump) * (t - t0) / (e.time - t0))
+                                              : 0;
+      add_run(c.runs, t, t, before + rise, 1);
+    }
+    c.walk.go(here);
+    c.offset += jump;
+  } else if (e.producer()) {
+    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, before, c.pending);
+  } else {
+    if (!c.pending) c.pending_first = e.time;
+    c.pending_last = e.time, ++c.pending;
+    c.walk.advance();
+    return;
+  }
+  add_run(c.runs, e.time, e.time, c.offset, 1);
+  c.started = true, c.start = e.time, c.pending = 0;
+  c.walk.advance();
+  c.window = c.walk.where();
+}
+
 template <typename T>
 std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queued, std::vector<T>& out,
                                  std::size_t ranks) {
@@ -711,18 +756,25 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     d.recorded_omp = recorded.omp;
   }
   const auto world = world_locations(trace_.definitions());
+  d.extras_of.assign(trace_.definitions().locations.size(), kNone);
+  for (std::size_t e = 0; e < point_to_point_.size(); ++e)
+    if (point_to_point_[e].location < d.extras_of.size()) d.extras_of[point_to_point_[e].location] = e;
+  d.locations.resize(records_.size());
   for (std::size_t i = 0; i < records_.size(); ++i) {
-    const auto& l = records_[i];
-    d.syncs.push_back(sync_events(l, d.nonblocking[i], d.omp[i]));
+    auto& l = records_[i];
+    auto& c = d.locations[i];
     if (d.omp[i]) {
       const auto& syncs = d.omp[i]->syncs;
       d.omp_done[i].assign(syncs.size(), kNoTime);
       for (std::uint32_t j = 0; j < syncs.size(); ++j)
         if (syncs[j].producer()) d.group_producers[syncs[j].group].push_back({std::uint32_t(i), j});
     }
-    d.corrected.emplace_back(d.syncs.back().size(), 0);
-    d.send_k.push_back(ordinals(l.sends));
-    d.receive_k.push_back(ordinals(l.receives));
+    c.walk = SyncWalk(l, d.nonblocking[i], d.omp[i]);
+    c.window = c.walk.where();
+    const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
+    c.first = first_time(l, e == kNone ? nullptr : &point_to_point_[e], d.nonblocking[i], {d.omp[i], &b.omp});
+    if (c.walk.held()) c.send_k = ordinals(l.sends);  // its sends may go out of queue order
+    for (auto& r : l.receives) r.paired = 0, r.location = kNoSend;  // until the counts come (take_members)
     for (const auto& c : l.collectives) members.push_back({home_of(c, ranks, homes), c});
     d.nonblocking_k.emplace_back();
     if (!d.nonblocking[i]) continue;
@@ -748,8 +800,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
       members.push_back({home_of(c, ranks, homes), c});
     }
   }
-  d.next.assign(records_.size(), 0);
-  d.offset.assign(records_.size(), 0);
+  d.receives.build(records_, trace_.definitions().locations.size());
   return group(members, d.outgoing_members, ranks);
 }
 
@@ -770,7 +821,13 @@ std::vector<std::uint64_t> Replay::pack_send_counts() {
 void Replay::take_members() {
   // Home: the members of its instances, in communicator rank order (collective_sync).
   auto& d = correction();
-  for (const auto& c : d.incoming_counts) d.sends_expected[send_key(c.from, c.to, c.communicator, c.tag, 0)] = c.count;
+  // The first `count` receives of each queue get a send; the others wait for none.
+  for (const auto& c : d.incoming_counts) {
+    const auto q = d.receives.range({c.from, c.to, c.communicator, c.tag});
+    if (q.list == kNone) continue;
+    for (auto p = q.begin; p < q.end && p - q.begin < c.count; ++p)
+      records_[q.list].receives[d.receives.record(q.list, p)].location = kWaitingForSend;
+  }
   release(d.incoming_counts), release(d.outgoing_counts);
   std::vector<CollectiveRecord> outgoing;
   outgoing.swap(d.outgoing_members);
@@ -833,6 +890,28 @@ void Replay::arrive(const InstanceValue& v) {
   d.instances.erase(it);
 }
 
+void Replay::send_arrived(const SendValue& v) {
+  // The send's receive: its queue's next (a sender in time order) or its k-th.
+  auto& d = correction();
+  const MessageKey key{v.from, v.to, v.communicator, v.tag};
+  RecordRef at;
+  if (v.k == kNone) {
+    at = d.receives.next(key);
+  } else if (const auto q = d.receives.range(key); q.list != kNone && v.k < q.end - q.begin) {
+    at = {q.list, d.receives.record(q.list, q.begin + v.k)};
+  }
+  if (at.list == kNone) return;  // never received (the matching reports it)
+  auto& r = records_[at.list].receives[at.index];
+  if (r.time < v.recorded + beside_->latency) ++d.recorded_p2p;  // as count_clock_violations
+  r.paired = 1;
+  if (v.value <= r.time && r.time - v.value < kFarSend) {
+    r.location = static_cast<std::uint32_t>(r.time - v.value);
+  } else {
+    r.location = kFarSend;
+    d.far_sends[&r] = v.value;
+  }
+}
+
 std::vector<std::uint64_t> Replay::correct_round() {
   // As time_correct.cpp's step(): each own location as far as the known producers allow.
   auto& d = correction();
@@ -841,28 +920,32 @@ std::vector<std::uint64_t> Replay::correct_round() {
   for (bool again = true; again;) {
     again = false;
     for (std::size_t i = 0; i < records_.size(); ++i) {
-      const auto& l = records_[i];
-      auto& next = d.next[i];
-      while (next < d.syncs[i].size()) {
-        const auto& e = d.syncs[i][next];
-        const auto base = e.time + d.offset[i];
+      auto& l = records_[i];
+      auto& c = d.locations[i];
+      while (!c.walk.done()) {
+        const auto e = c.walk.peek();
+        const auto base = e.time + c.offset;
         std::uint64_t need = 0;
         if (e.kind == SyncKind::Receive) {
-          const auto& r = l.receives[e.index];
-          const auto k = d.receive_k[i][e.index];
-          const auto expected = d.sends_expected.find(send_key(r.peer, r.location, r.communicator, r.tag, 0));
-          if (expected != d.sends_expected.end() && k < expected->second) {  // else no send to wait for (matching raises)
-            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, k));
-            if (it == d.sends_known.end()) break;
-            need = it->second.first + latency;
-            if (e.time < it->second.second + latency) ++d.recorded_p2p;  // as count_clock_violations
-          }
+          auto& r = l.receives[e.index];
+          if (r.paired) {
+            auto sent = r.time - r.location;
+            if (r.location == kFarSend) {
+              const auto it = d.far_sends.find(&r);
+              sent = it->second;
+              d.far_sends.erase(it);
+            }
+            need = sent + latency;
+          } else if (r.location == kWaitingForSend) {
+            break;
+          }  // else no send to wait for (the matching raises)
         } else if (e.kind == SyncKind::CollectiveLeave) {
-          const auto& c = l.collectives[e.index];
-          const auto it = d.references_known.find(instance_key(c.communicator, c.instance, c.location));
+          const auto& r = l.collectives[e.index];
+          const auto it = d.references_known.find(instance_key(r.communicator, r.instance, r.location));
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+          d.references_known.erase(it);
         } else if (e.kind == SyncKind::OmpConsumer) {
           const auto g = d.omp[i]->syncs[e.index].group;
           if (!d.group_known[g]) {
@@ -888,38 +971,38 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+          d.references_known.erase(it);
         }
         const auto value = std::max(base, need);
         if (value > base) {
           ++d.stats.jumps;
           d.stats.largest = std::max(d.stats.largest, value - base);
-          d.offset[i] += value - base;
         }
-        d.corrected[i][next] = value;
         if (e.kind == SyncKind::Send) {
           const auto& s = l.sends[e.index];
-          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value, e.time};
+          const SendValue v{s.location, s.peer,       s.communicator, s.tag, c.send_k.empty() ? kNone : c.send_k[e.index],
+                            0,          value,        e.time};
           const auto r = s.peer < d.owner.size() ? d.owner[s.peer] : kNone;
-          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {value, e.time};
+          if (r == d.rank) send_arrived(v);
           else if (r < d.ranks) d.queued_sends.push_back({r, v});
         } else if (e.kind == SyncKind::CollectiveEnter) {
-          const auto& c = l.collectives[e.index];
-          const InstanceValue v{c.communicator, c.instance, c.location, 0, value, e.time};
-          const auto h = home_of(c, d.ranks, d.homes);
+          const auto& r = l.collectives[e.index];
+          const InstanceValue v{r.communicator, r.instance, r.location, 0, value, e.time};
+          const auto h = home_of(r, d.ranks, d.homes);
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
         } else if (e.kind == SyncKind::OmpProducer) {
           d.omp_done[i][e.index] = value;  // its group's consumers are on own locations
         } else if (e.kind == SyncKind::NonBlockingStart) {
           const auto& r = d.nonblocking[i]->records[e.index];
-          CollectiveRecord c;
-          c.communicator = r.communicator, c.instance = d.nonblocking_k[i][e.index];
-          const InstanceValue v{r.communicator, c.instance, r.location, 0, value, e.time};
-          const auto h = home_of(c, d.ranks, d.homes);
+          CollectiveRecord m;
+          m.communicator = r.communicator, m.instance = d.nonblocking_k[i][e.index];
+          const InstanceValue v{r.communicator, m.instance, r.location, 0, value, e.time};
+          const auto h = home_of(m, d.ranks, d.homes);
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
         }
-        ++next;
+        settle(c, e, base, value);  // walks on
         moved = again = true;
       }
     }
@@ -936,8 +1019,7 @@ std::vector<std::uint64_t> Replay::correct_round() {
 
 void Replay::take_values() {
   auto& d = correction();
-  for (const auto& v : d.incoming_sends)
-    d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {v.value, v.recorded};
+  for (const auto& v : d.incoming_sends) send_arrived(v);
   for (const auto& v : d.incoming_references)
     d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
   for (const auto& v : d.incoming_enters) arrive(v);
@@ -965,10 +1047,11 @@ std::uint64_t nested_bytes(const std::vector<std::vector<T>>& v) {
 std::uint64_t Replay::correction_peak_bytes() const { return beside_ ? beside_->correction_peak : 0; }
 
 std::uint64_t DistributedCorrection::bytes() const {
-  std::uint64_t n = nested_bytes(syncs) + nested_bytes(corrected) + nested_bytes(send_k) + nested_bytes(receive_k) +
-                    nested_bytes(nonblocking_k) + nested_bytes(omp_done) + nested_bytes(group_producers);
-  n += (next.capacity() + offset.capacity() + group_reference.capacity()) * 8 + group_known.capacity();
-  n += table_bytes(sends_known) + table_bytes(references_known) + table_bytes(sends_expected);
+  std::uint64_t n = locations.capacity() * sizeof(LocationCorrection) + nested_bytes(nonblocking_k) +
+                    nested_bytes(omp_done) + nested_bytes(group_producers) + extras_of.capacity() * 8;
+  for (const auto& c : locations) n += c.walk.bytes() + c.runs.capacity() * sizeof(OffsetRun) + c.send_k.capacity() * 4;
+  n += group_reference.capacity() * 8 + group_known.capacity();
+  n += table_bytes(references_known) + table_bytes(far_sends) + receives.bytes();
   n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
   for (const auto& [key, i] : instances)  // a map node (four words) each
     n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord) + i.recorded.capacity() * 8;
@@ -985,22 +1068,42 @@ TimeCorrectionStats Replay::finish_correction() {
   auto& b = beside();
   auto& d = correction();
   for (std::size_t i = 0; i < records_.size(); ++i)
-    if (d.next[i] < d.syncs[i].size())
-      uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i], d.omp[i]);
-  auto& extras = point_to_point_;
-  std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
-  for (std::size_t e = 0; e < extras.size(); ++e)
-    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
-  const auto held = record_bytes() + beside_bytes() + extras_of.capacity() * sizeof(std::size_t);
+    if (!d.locations[i].walk.done())
+      uncorrectable(trace_, records_[i], d.locations[i].walk.peek(), d.nonblocking[i], d.omp[i]);
+  // The receives' slots are done with: their locations back.
+  for (auto& l : records_)
+    for (auto& r : l.receives) r.paired = 0, r.location = l.location;
+  d.receives.clear();
+  std::unordered_map<const MessageRecord*, std::uint64_t>().swap(d.far_sends);
+  const auto held = record_bytes() + beside_bytes();
   b.correction_peak = held;
   for (std::size_t i = 0; i < records_.size(); ++i) {
-    const auto loc = records_[i].location;
-    const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
-    if (e != kNone)  // amortize's whole times of the location's extras, meanwhile
-      b.correction_peak = std::max<std::uint64_t>(
-          b.correction_peak, held + (extras[e].completion_enter.size() + extras[e].receive_posted.size()) * 8);
-    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i],
-             {d.omp[i], &b.omp});
+    auto& l = records_[i];
+    auto& c = d.locations[i];
+    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, c.offset, c.pending);  // the last ramp: no jump
+    // The offset function through the runs' ends (time_correct.cpp's amortize has a point per
+    // event; inside a run of one offset they add nothing), then the moves.
+    OffsetFunction f;
+    f.reserve(2 * c.runs.size() + 1);
+    f.add(c.first, 0);
+    for (const auto& run : c.runs) {
+      f.add(run.first, run.offset);
+      if (run.count > 1) f.add(run.last, run.offset);
+    }
+    b.correction_peak = std::max<std::uint64_t>(b.correction_peak, held + f.bytes());
+    const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
+    PointToPointExtras* x = e == kNone ? nullptr : &point_to_point_[e];
+    const OmpMoves omp{d.omp[i], &b.omp};
+    move_between(l, x, f, d.nonblocking[i], omp);
+    const auto barrier_of = d.omp[i] ? sync_barriers(*d.omp[i]) : std::vector<std::uint32_t>();
+    c.walk.rewind();  // the sync times behind the walk move as it goes
+    for (const auto& run : c.runs)
+      for (std::uint32_t k = 0; k < run.count; ++k, c.walk.advance()) {
+        const auto& s = c.walk.peek();
+        move_sync(l, s, s.time + run.offset, d.nonblocking[i], omp, barrier_of);
+      }
+    keep_calls_around(l, x, d.nonblocking[i], omp);
+    c = LocationCorrection();  // its memory back
   }
   const auto stats = d.stats;
   stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;

@@ -254,6 +254,7 @@ class Replay {
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const InstanceValue& v);          // home: a member's corrected enter
+  void send_arrived(const SendValue& v);        // a receiver's owner: a send's corrected time
   ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 
