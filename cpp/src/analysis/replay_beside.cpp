@@ -801,6 +801,10 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     }
   }
   d.receives.build(records_, trace_.definitions().locations.size());
+  std::size_t producers = 0;
+  for (const auto& l : records_) producers += l.sends.size() + l.collectives.size();
+  for (const auto* nb : d.nonblocking) producers += nb ? nb->records.size() : 0;
+  d.round_values = std::max<std::size_t>(256, producers / kMinRounds);
   return group(members, d.outgoing_members, ranks);
 }
 
@@ -917,12 +921,14 @@ std::vector<std::uint64_t> Replay::correct_round() {
   auto& d = correction();
   const auto latency = beside_->latency;
   bool moved = false;
-  for (bool again = true; again;) {
+  // Values queued for other ranks this round: at most round_values (then the next round goes on).
+  const auto full = [&d] { return d.queued_sends.size() + d.queued_enters.size() >= d.round_values; };
+  for (bool again = true; again && !full();) {
     again = false;
-    for (std::size_t i = 0; i < records_.size(); ++i) {
+    for (std::size_t i = 0; i < records_.size() && !full(); ++i) {
       auto& l = records_[i];
       auto& c = d.locations[i];
-      while (!c.walk.done()) {
+      while (!c.walk.done() && !full()) {
         const auto e = c.walk.peek();
         const auto base = e.time + c.offset;
         std::uint64_t need = 0;

@@ -182,6 +182,10 @@ struct DistributedCorrection {
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
   std::vector<CollectiveRecord> outgoing_members, incoming_members;
+  // A round queues at most this many values for other ranks (a kMinRounds-th of the own
+  // producers, at least 256), so that its buffers stay a small part of the records (a location
+  // that only sends would queue all its sends in the first round).
+  std::size_t round_values = 256;
   std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
   std::vector<std::pair<std::uint32_t, InstanceValue>> queued_enters, queued_references;
   std::vector<SendValue> outgoing_sends, incoming_sends;
