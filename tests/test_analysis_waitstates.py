@@ -680,6 +680,16 @@ def test_time_correction_memory_only_nonblocking_messages(tmp_path, ranks):
 
 
 @pytest.mark.parametrize("ranks", [1, 2])
+def test_time_correction_memory_openmp(shared_data, ranks):
+    # jacobi-hybrid with --time-correct: its OpenMP groups keep how many producers are left and
+    # the latest one (12 bytes per group) instead of each producer's place and corrected time
+    # (16 bytes per producer: 70.8 bytes per event in the correction; 101.6 with the sync events
+    # and corrected times per event before).
+    memory = testing.replay_memory(shared_data / "otf2/jacobi-hybrid/traces.otf2", ranks, time_correct=True)
+    assert all(0 < p <= 64 for p in memory.peaks()), memory.phases
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
 def test_complete_replay_memory_receiving_only_by_irecv(tmp_path, ranks):
     # One process sends 20,000 blocking messages, each its own tag in a scrambled order, to one
     # that receives them by MPI_Irecv / MPI_Wait: at 2 ranks a rank whose location only

@@ -746,29 +746,23 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
   d.nonblocking = align_nonblocking(records_, nonblocking_);
   d.omp = align_omp(records_, &b.omp);
-  d.omp_done.resize(records_.size());
-  d.group_producers.resize(b.omp.sync_groups());
+  d.group_waiting.assign(b.omp.sync_groups(), 0);
   d.group_reference.assign(b.omp.sync_groups(), kNoTime);
-  d.group_known.assign(b.omp.sync_groups(), 0);
   {
     ClockViolations recorded;  // the OpenMP violations as recorded (no cells: cnodes 0)
     count_omp_violations(b.omp, severities_.column, b.latency, recorded);
     d.recorded_omp = recorded.omp;
   }
   const auto world = world_locations(trace_.definitions());
-  d.extras_of.assign(trace_.definitions().locations.size(), kNone);
+  if (!records_.empty()) d.extras_of.assign(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < point_to_point_.size(); ++e)
     if (point_to_point_[e].location < d.extras_of.size()) d.extras_of[point_to_point_[e].location] = e;
   d.locations.resize(records_.size());
   for (std::size_t i = 0; i < records_.size(); ++i) {
     auto& l = records_[i];
     auto& c = d.locations[i];
-    if (d.omp[i]) {
-      const auto& syncs = d.omp[i]->syncs;
-      d.omp_done[i].assign(syncs.size(), kNoTime);
-      for (std::uint32_t j = 0; j < syncs.size(); ++j)
-        if (syncs[j].producer()) d.group_producers[syncs[j].group].push_back({std::uint32_t(i), j});
-    }
+    if (d.omp[i])
+      for (const auto& sync : d.omp[i]->syncs) d.group_waiting[sync.group] += sync.producer();
     c.walk = SyncWalk(l, d.nonblocking[i], d.omp[i]);
     c.window = c.walk.where();
     const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
@@ -954,22 +948,7 @@ std::vector<std::uint64_t> Replay::correct_round() {
           d.references_known.erase(it);
         } else if (e.kind == SyncKind::OmpConsumer) {
           const auto g = d.omp[i]->syncs[e.index].group;
-          if (!d.group_known[g]) {
-            bool waiting = false;
-            for (const auto& p : d.group_producers[g]) {
-              const auto v = d.omp_done[p.list][p.index];
-              if (v == kNoTime) {
-                waiting = true;
-                break;
-              }
-              d.group_reference[g] = d.group_reference[g] == kNoTime ? v : std::max(d.group_reference[g], v);
-            }
-            if (waiting) {
-              d.group_reference[g] = kNoTime;  // partly taken: again from the start
-              break;
-            }
-            d.group_known[g] = 1;
-          }
+          if (d.group_waiting[g]) break;  // a producer of its group is not stepped yet
           if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + latency;
         } else if (e.kind == SyncKind::NonBlockingLeave) {
           const auto& r = d.nonblocking[i]->records[e.index];
@@ -998,7 +977,9 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (h == d.rank) arrive(v);
           else d.queued_enters.push_back({h, v});
         } else if (e.kind == SyncKind::OmpProducer) {
-          d.omp_done[i][e.index] = value;  // its group's consumers are on own locations
+          auto& latest = d.group_reference[d.omp[i]->syncs[e.index].group];  // its consumers are on own locations
+          latest = latest == kNoTime ? value : std::max(latest, value);
+          --d.group_waiting[d.omp[i]->syncs[e.index].group];
         } else if (e.kind == SyncKind::NonBlockingStart) {
           const auto& r = d.nonblocking[i]->records[e.index];
           CollectiveRecord m;
@@ -1054,9 +1035,9 @@ std::uint64_t Replay::correction_peak_bytes() const { return beside_ ? beside_->
 
 std::uint64_t DistributedCorrection::bytes() const {
   std::uint64_t n = locations.capacity() * sizeof(LocationCorrection) + nested_bytes(nonblocking_k) +
-                    nested_bytes(omp_done) + nested_bytes(group_producers) + extras_of.capacity() * 8;
+                    extras_of.capacity() * 8;
   for (const auto& c : locations) n += c.walk.bytes() + c.runs.capacity() * sizeof(OffsetRun) + c.send_k.capacity() * 4;
-  n += group_reference.capacity() * 8 + group_known.capacity();
+  n += group_reference.capacity() * 8 + group_waiting.capacity() * 4;
   n += table_bytes(references_known) + table_bytes(far_sends) + receives.bytes();
   n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
   for (const auto& [key, i] : instances)  // a map node (four words) each

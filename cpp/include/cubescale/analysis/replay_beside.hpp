@@ -145,10 +145,10 @@ struct DistributedCorrection {
   std::vector<std::size_t> extras_of;                     // per dense location its Late Receiver extras (kNone)
   // OpenMP (local: a process's threads are on one rank), as time_correct.cpp's one-process replay.
   std::vector<OmpSyncLocation*> omp;                      // per own location (null: none)
-  std::vector<std::vector<std::uint64_t>> omp_done;       // corrected producers
-  std::vector<std::vector<RecordRef>> group_producers;    // per group (own location, sync)
-  std::vector<std::uint64_t> group_reference;             // the latest producer (kNoTime: none)
-  std::vector<char> group_known;
+  // Per group: its producers not yet stepped (a consumer waits until none is left) and the
+  // latest corrected one so far (kNoTime: none); 12 bytes per group instead of 16 per producer.
+  std::vector<std::uint32_t> group_waiting;
+  std::vector<std::uint64_t> group_reference;
   std::uint64_t recorded_omp = 0;
   struct Key {
     std::uint64_t a, b, c;
