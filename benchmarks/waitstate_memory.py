@@ -9,6 +9,7 @@ run (the numbers do not depend on the load); one older than ``replay_memory`` ru
 checkout's over its own core.
 
     python benchmarks/waitstate_memory.py [--baseline OTHER_PYTHON] [--iterations 8000] [--time-correct]
+                                          [--data ../shared/data]
 
 ``--time-correct`` runs the correction's steps first (``testing.CORRECTION_PHASES``: between
 its steps, and the most held inside its moves); its baseline must count the correction's
@@ -34,8 +35,9 @@ import sys
 import tempfile
 
 
-def write_traces(directory: str, iterations: int) -> list[tuple[str, str, list[int]]]:
-    """(name, path, rank counts) of the traces measured, written into ``directory``."""
+def write_traces(directory: str, iterations: int, data: str | None = None) -> list[tuple[str, str, list[int]]]:
+    """(name, path, rank counts) of the traces measured, written into ``directory`` (with
+    ``data``, the shared data's directory, jacobi-hybrid first: two processes, OpenMP)."""
     from cubescale import testing
 
     cases = [("ring", None), ("blocking messages only", testing.messages_only_run(2000, False)),
@@ -45,6 +47,9 @@ def write_traces(directory: str, iterations: int) -> list[tuple[str, str, list[i
              ("MPI_Irecv receiver, one tag", testing.irecv_one_way_run(20_000, False)),
              ("MPI_Irecv receiver, a tag each", testing.irecv_one_way_run(20_000, True))]
     out = []
+    jacobi = os.path.join(data or "", "otf2", "jacobi-hybrid", "traces.otf2")
+    if data and os.path.exists(jacobi):
+        out.append(("jacobi-hybrid (shared)", jacobi, [1, 2]))
     for k, (name, calls) in enumerate(cases):
         if calls is None:
             testing.write_ring_trace(directory, f"t{k}", processes=4, iterations=500, counters=False)
@@ -82,13 +87,15 @@ def main() -> None:
     parser.add_argument("--baseline", help="interpreter of another cubescale installation, run side by side")
     parser.add_argument("--iterations", type=int, default=8000, help="of the only-non-blocking trace")
     parser.add_argument("--time-correct", action="store_true", help="with the --time-correct steps first")
+    parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA"),
+                        help="the shared data (adds jacobi-hybrid)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)  # JSON of the traces: measure them, print JSON
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(measure(json.loads(args.worker), args.time_correct)), flush=True)
         return
     with tempfile.TemporaryDirectory() as directory:
-        traces = write_traces(directory, args.iterations)
+        traces = write_traces(directory, args.iterations, args.data)
         rows = {"this": measure(traces, args.time_correct)}
         if args.baseline:
             done = subprocess.run([args.baseline, os.path.abspath(__file__), "--worker", json.dumps(traces)] +
