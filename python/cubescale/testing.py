@@ -411,7 +411,7 @@ def _correct_by_hand(replays, owner, held) -> int:
     while True:
         flags = [r.correct_round() for r in replays]
         held("correction")
-        parts = ((1, "sends", Replay.send_value_bytes), (1 + ranks, "enters", Replay.instance_value_bytes),
+        parts = ((1, "sends", Replay.send_value_bytes), (1 + ranks, "enters", Replay.collective_bytes),
                  (1 + 2 * ranks, "references", Replay.instance_value_bytes))
         for first, name, size in parts:
             _exchange_by_hand([getattr(r, f"correction_outgoing_{name}")() for r in replays],

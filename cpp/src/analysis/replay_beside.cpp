@@ -753,7 +753,12 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     count_omp_violations(b.omp, severities_.column, b.latency, recorded);
     d.recorded_omp = recorded.omp;
   }
-  const auto world = world_locations(trace_.definitions());
+  d.world = world_locations(trace_.definitions());
+  if (homes.empty())
+    for (std::uint32_t r = 0; r < ranks; ++r) d.home_ranks.push_back(r);
+  else
+    d.home_ranks = homes, std::sort(d.home_ranks.begin(), d.home_ranks.end()),
+    d.home_ranks.erase(std::unique(d.home_ranks.begin(), d.home_ranks.end()), d.home_ranks.end());
   if (!records_.empty()) d.extras_of.assign(trace_.definitions().locations.size(), kNone);
   for (std::size_t e = 0; e < point_to_point_.size(); ++e)
     if (point_to_point_[e].location < d.extras_of.size()) d.extras_of[point_to_point_[e].location] = e;
@@ -769,7 +774,19 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     c.first = first_time(l, e == kNone ? nullptr : &point_to_point_[e], d.nonblocking[i], {d.omp[i], &b.omp});
     if (c.walk.held()) c.send_k = ordinals(l.sends);  // its sends may go out of queue order
     for (auto& r : l.receives) r.paired = 0, r.location = kNoSend;  // until the counts come (take_members)
-    for (const auto& c : l.collectives) members.push_back({home_of(c, ranks, homes), c});
+    // How many instances each communicator has here: the homes learn how many members each
+    // instance has (its members come with their corrected enters, collective_member).
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> instances;  // (communicator, kind)
+    for (const auto& c : l.collectives)
+      if (!c.self) ++instances[{c.communicator, 0}];
+    if (d.nonblocking[i])
+      for (const auto& r : d.nonblocking[i]->records)
+        if (!self_communicator(trace_.definitions(), r.communicator)) ++instances[{r.communicator, 1}];
+    for (const auto& [key, n] : instances) {
+      CollectiveRecord count;
+      count.communicator = key.first, count.op = key.second, count.location = l.location, count.instance = n;
+      for (auto h : d.home_ranks) members.push_back({h, count});
+    }
     d.nonblocking_k.emplace_back();
     if (!d.nonblocking[i]) continue;
     // Each record's instance: its place in start order among the location's on its communicator.
@@ -783,16 +800,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     k.assign(nb.size(), 0);
     for (std::size_t j = 1; j < by.size(); ++j)
       if (nb[by[j]].communicator == nb[by[j - 1]].communicator) k[by[j]] = k[by[j - 1]] + 1;
-    for (std::size_t j = 0; j < nb.size(); ++j) {
-      const auto& r = nb[j];
-      CollectiveRecord c;
-      c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
-      c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
-      c.root = nonblocking_root(trace_.definitions(), world, r);
-      c.self = self_communicator(trace_.definitions(), r.communicator);  // depends on nobody
-      c.instance = (k[j] |= kNonBlockingInstance);
-      members.push_back({home_of(c, ranks, homes), c});
-    }
+    for (auto& x : k) x |= kNonBlockingInstance;
   }
   d.receives.build(records_, trace_.definitions().locations.size());
   std::size_t producers = 0;
@@ -827,65 +835,65 @@ void Replay::take_members() {
       records_[q.list].receives[d.receives.record(q.list, p)].location = kWaitingForSend;
   }
   release(d.incoming_counts), release(d.outgoing_counts);
-  std::vector<CollectiveRecord> outgoing;
-  outgoing.swap(d.outgoing_members);
-  for (const auto& c : d.incoming_members) {
-    if (c.self) {  // a self communicator's collective depends on nobody (its number is every location's)
-      const InstanceValue ref{c.communicator, c.instance, c.location, 0, kNoTime, kNoTime};
-      const auto r = c.location < d.owner.size() ? d.owner[c.location] : kNone;
-      if (r == d.rank) d.references_known[instance_key(c.communicator, c.instance, c.location)] = {kNoTime, kNoTime};
-      else if (r < d.ranks) d.queued_references.push_back({r, ref});
-      continue;
-    }
-    d.instances[{c.communicator, c.instance}].members.push_back(c);
-  }
-  std::vector<CollectiveRecord>().swap(d.incoming_members);
-  const CommunicatorRanks ranks(trace_.definitions());
-  for (auto& [key, i] : d.instances) {
-    std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
-      return ranks.before(x.communicator, x.location, y.location);
-    });
-    // The references of the recorded enters (the violations as recorded).
-    std::vector<std::size_t> all(i.members.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
-    std::vector<CollectiveExtra> extras(all.size());
-    i.nonblocking = (key.second & kNonBlockingInstance) != 0;
-    if (i.nonblocking) {
-      i.recorded = nonblocking_member_references(i.members);
-      continue;
-    }
-    i.partial = ranks.partial_init_exit(key.first, i.members.size());  // depends on nobody, as in one process
-    if (!i.partial) instance_extras(i.members, all, extras);
-    for (const auto& x : extras) i.recorded.push_back(x.reference);
-  }
+  // Home: per communicator (and kind) how many instances each member location has.
+  for (const auto& c : d.incoming_members) d.member_counts[{c.communicator, c.op}].push_back(c.instance);
+  for (auto& [key, counts] : d.member_counts) std::sort(counts.begin(), counts.end());
+  release(d.incoming_members), release(d.outgoing_members);
 }
 
-void Replay::arrive(const InstanceValue& v) {
+std::size_t DistributedCorrection::members(std::uint32_t communicator, std::uint32_t instance) const {
+  // The locations with more than k instances on the communicator have instance k.
+  const bool nb = (instance & kNonBlockingInstance) != 0;
+  const auto it = member_counts.find({communicator, nb ? 1u : 0u});
+  if (it == member_counts.end()) return 0;
+  const auto k = instance & ~kNonBlockingInstance;
+  return static_cast<std::size_t>(it->second.end() - std::upper_bound(it->second.begin(), it->second.end(), k));
+}
+
+CollectiveRecord Replay::collective_member(const CollectiveRecord& c, std::uint64_t corrected) const {
+  auto m = c;
+  m.time = c.enter;  // the recorded enter (the home reads no other time but the leave)
+  m.enter = corrected;
+  return m;
+}
+
+void Replay::arrive(const CollectiveRecord& m) {
+  // Home: a member with its corrected enter (`time`: its recorded one). Once every member of
+  // its instance came: the time each member's leave must follow, from the corrected enters and
+  // (the violations as recorded) from the recorded ones, in communicator rank order.
   auto& d = correction();
-  auto it = d.instances.find({v.communicator, v.instance});
-  if (it == d.instances.end()) return;
-  auto& inst = it->second;
-  for (auto& m : inst.members)
-    if (m.location == v.location) m.enter = v.value, ++inst.arrived;
-  if (inst.arrived != inst.members.size()) return;
-  // Every member's corrected enter is known: the time each member's leave must follow.
-  std::vector<std::size_t> all(inst.members.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  std::vector<CollectiveExtra> extras(all.size());
-  if (inst.nonblocking) {
-    const auto refs = nonblocking_member_references(inst.members);
-    for (std::size_t i = 0; i < all.size(); ++i) extras[i].reference = refs[i];
-  } else if (!inst.partial) {
-    instance_extras(inst.members, all, extras);
-  }
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const auto& m = inst.members[i];
-    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};
-    const auto r = m.location < d.owner.size() ? d.owner[m.location] : kNone;
-    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = {ref.value, ref.recorded};
+  auto reply = [&](const CollectiveRecord& member, std::uint64_t reference, std::uint64_t recorded) {
+    const InstanceValue ref{member.communicator, member.instance, member.location, 0, reference, recorded};
+    const auto r = member.location < d.owner.size() ? d.owner[member.location] : kNone;
+    if (r == d.rank) d.references_known[instance_key(ref.communicator, ref.instance, ref.location)] = {reference, recorded};
     else if (r < d.ranks) d.queued_references.push_back({r, ref});
+  };
+  if (m.self) return reply(m, kNoTime, kNoTime);  // a self communicator's collective depends on nobody
+  const auto key = std::make_pair(m.communicator, m.instance);
+  auto& members = d.instances[key].members;
+  members.push_back(m);
+  if (members.size() < d.members(m.communicator, m.instance)) return;
+  const CommunicatorRanks ranks(trace_.definitions());
+  std::sort(members.begin(), members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
+    return ranks.before(x.communicator, x.location, y.location);
+  });
+  const auto n = members.size();
+  std::vector<std::uint64_t> references(n, kNoTime), recorded(n, kNoTime);
+  auto recorded_members = members;
+  for (auto& x : recorded_members) x.enter = x.time;
+  if ((m.instance & kNonBlockingInstance) != 0) {
+    references = nonblocking_member_references(members);
+    recorded = nonblocking_member_references(recorded_members);
+  } else if (!ranks.partial_init_exit(m.communicator, n)) {  // else depends on nobody, as in one process
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    std::vector<CollectiveExtra> extras(n), extras_recorded(n);
+    instance_extras(members, all, extras);
+    instance_extras(recorded_members, all, extras_recorded);
+    for (std::size_t i = 0; i < n; ++i) references[i] = extras[i].reference, recorded[i] = extras_recorded[i].reference;
   }
-  d.instances.erase(it);
+  for (std::size_t i = 0; i < n; ++i) reply(members[i], references[i], recorded[i]);
+  d.instances.erase(key);
 }
 
 void Replay::send_arrived(const SendValue& v) {
@@ -972,22 +980,28 @@ std::vector<std::uint64_t> Replay::correct_round() {
           else if (r < d.ranks) d.queued_sends.push_back({r, v});
         } else if (e.kind == SyncKind::CollectiveEnter) {
           const auto& r = l.collectives[e.index];
-          const InstanceValue v{r.communicator, r.instance, r.location, 0, value, e.time};
+          const auto m = collective_member(r, value);
           const auto h = home_of(r, d.ranks, d.homes);
-          if (h == d.rank) arrive(v);
-          else d.queued_enters.push_back({h, v});
+          if (h == d.rank) arrive(m);
+          else d.queued_enters.push_back({h, m});
         } else if (e.kind == SyncKind::OmpProducer) {
           auto& latest = d.group_reference[d.omp[i]->syncs[e.index].group];  // its consumers are on own locations
           latest = latest == kNoTime ? value : std::max(latest, value);
           --d.group_waiting[d.omp[i]->syncs[e.index].group];
         } else if (e.kind == SyncKind::NonBlockingStart) {
+          // A non-blocking collective's member as a collective's (enter: the start, leave: the
+          // completion call's leave, root: the root's location).
           const auto& r = d.nonblocking[i]->records[e.index];
-          CollectiveRecord m;
-          m.communicator = r.communicator, m.instance = d.nonblocking_k[i][e.index];
-          const InstanceValue v{r.communicator, m.instance, r.location, 0, value, e.time};
+          CollectiveRecord c;
+          c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
+          c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
+          c.root = nonblocking_root(trace_.definitions(), d.world, r);
+          c.self = self_communicator(trace_.definitions(), r.communicator);  // depends on nobody
+          c.instance = d.nonblocking_k[i][e.index];
+          const auto m = collective_member(c, value);
           const auto h = home_of(m, d.ranks, d.homes);
-          if (h == d.rank) arrive(v);
-          else d.queued_enters.push_back({h, v});
+          if (h == d.rank) arrive(m);
+          else d.queued_enters.push_back({h, m});
         }
         settle(c, e, base, value);  // walks on
         moved = again = true;
@@ -1041,13 +1055,15 @@ std::uint64_t DistributedCorrection::bytes() const {
   n += table_bytes(references_known) + table_bytes(far_sends) + receives.bytes();
   n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
   for (const auto& [key, i] : instances)  // a map node (four words) each
-    n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord) + i.recorded.capacity() * 8;
+    n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord);
+  for (const auto& [key, counts] : member_counts) n += 32 + sizeof(key) + sizeof(counts) + counts.capacity() * 4;
+  n += (world.capacity() + home_ranks.capacity()) * 4;
   n += (outgoing_members.capacity() + incoming_members.capacity()) * sizeof(CollectiveRecord);
   n += queued_sends.capacity() * sizeof(queued_sends[0]) + queued_enters.capacity() * sizeof(queued_enters[0]) +
        queued_references.capacity() * sizeof(queued_references[0]);
   n += (outgoing_sends.capacity() + incoming_sends.capacity()) * sizeof(SendValue) +
-       (outgoing_enters.capacity() + incoming_enters.capacity() + outgoing_references.capacity() +
-        incoming_references.capacity()) * sizeof(InstanceValue);
+       (outgoing_enters.capacity() + incoming_enters.capacity()) * sizeof(CollectiveRecord) +
+       (outgoing_references.capacity() + incoming_references.capacity()) * sizeof(InstanceValue);
   return n;
 }
 

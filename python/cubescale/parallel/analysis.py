@@ -357,7 +357,7 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
         exchange(comm, replay.correction_outgoing_sends(), flags[1:1 + size], replay.correction_incoming_sends,
                  replay.send_value_bytes)
         exchange(comm, replay.correction_outgoing_enters(), flags[1 + size:1 + 2 * size],
-                 replay.correction_incoming_enters, replay.instance_value_bytes)
+                 replay.correction_incoming_enters, replay.collective_bytes)  # members with corrected enters
         exchange(comm, replay.correction_outgoing_references(), flags[1 + 2 * size:],
                  replay.correction_incoming_references, replay.instance_value_bytes)
         peak = max(peak, held())

@@ -253,7 +253,9 @@ class Replay {
   std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
-  void arrive(const InstanceValue& v);          // home: a member's corrected enter
+  void arrive(const CollectiveRecord& m);       // home: a member with its corrected enter
+  // A member record for its home: `enter` the corrected one, `time` the recorded enter.
+  CollectiveRecord collective_member(const CollectiveRecord& c, std::uint64_t corrected) const;
   void send_arrived(const SendValue& v);        // a receiver's owner: a send's corrected time
   ReplayBeside& beside();                       // std::logic_error unless `complete`
 };

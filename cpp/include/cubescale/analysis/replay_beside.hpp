@@ -172,24 +172,30 @@ struct DistributedCorrection {
   ReceiveIndex receives;
   std::unordered_map<const MessageRecord*, std::uint64_t> far_sends;
   std::vector<SendCount> outgoing_counts, incoming_counts;
-  // Home: instances (communicator, instance) -> members in communicator rank order, enters so far.
+  // Home: the instances (communicator, instance) some of whose members came (each with its
+  // corrected enter as it is stepped, Replay::collective_member: the home holds only instances
+  // under way), and how many members each has: per (communicator, kind: 0 blocking, 1
+  // non-blocking) the instance counts of its member locations, sorted (begin_correction sends a
+  // (communicator, kind, location, count) entry per own location to every home, in
+  // outgoing_members: communicator, op = kind, location, instance = count).
   struct Instance {
     std::vector<CollectiveRecord> members;
-    std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
-    bool partial = false;                 // an MPI_Init/Finalize some processes lack: no references
-    bool nonblocking = false;             // a non-blocking collective's: enters are starts, leaves completions' leaves
-    std::size_t arrived = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> member_counts;
+  std::size_t members(std::uint32_t communicator, std::uint32_t instance) const;
+  std::vector<std::uint32_t> world, home_ranks;  // world_locations; the home ranks, each once
   std::vector<CollectiveRecord> outgoing_members, incoming_members;
   // A round queues at most this many values for other ranks (a kMinRounds-th of the own
   // producers, at least 256), so that its buffers stay a small part of the records (a location
   // that only sends would queue all its sends in the first round).
   std::size_t round_values = 256;
   std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
-  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_enters, queued_references;
+  std::vector<std::pair<std::uint32_t, CollectiveRecord>> queued_enters;
+  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_references;
   std::vector<SendValue> outgoing_sends, incoming_sends;
-  std::vector<InstanceValue> outgoing_enters, incoming_enters, outgoing_references, incoming_references;
+  std::vector<CollectiveRecord> outgoing_enters, incoming_enters;
+  std::vector<InstanceValue> outgoing_references, incoming_references;
   TimeCorrectionStats stats;
   // Bytes held now (hash tables and maps: their nodes and buckets, estimated), counted in
   // Replay::beside_bytes while the correction runs.
