@@ -1086,14 +1086,7 @@ TimeCorrectionStats Replay::finish_correction() {
     if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, c.offset, c.pending);  // the last ramp: no jump
     // The offset function through the runs' ends (time_correct.cpp's amortize has a point per
     // event; inside a run of one offset they add nothing), then the moves.
-    OffsetFunction f;
-    f.reserve(2 * c.runs.size() + 1);
-    f.add(c.first, 0);
-    for (const auto& run : c.runs) {
-      f.add(run.first, run.offset);
-      if (run.count > 1) f.add(run.last, run.offset);
-    }
-    b.correction_peak = std::max<std::uint64_t>(b.correction_peak, held + f.bytes());
+    const auto f = OffsetFunction::over_runs(c.first, c.runs);
     const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
     PointToPointExtras* x = e == kNone ? nullptr : &point_to_point_[e];
     const OmpMoves omp{d.omp[i], &b.omp};

@@ -9,12 +9,32 @@
 
 namespace cubescale::analysis {
 
+OffsetFunction OffsetFunction::over_runs(std::uint64_t first, const std::vector<OffsetRun>& runs) {
+  OffsetFunction f;
+  f.runs_ = &runs, f.first_ = first;
+  return f;
+}
+
+OffsetFunction::Point OffsetFunction::at(std::size_t i) const {
+  if (!runs_) return points_[i];
+  if (i == 0) return {first_, 0};
+  const auto& run = (*runs_)[(i - 1) / 2];
+  return {(i - 1) % 2 == 0 ? run.first : run.last, run.offset};
+}
+
 std::uint64_t OffsetFunction::operator()(std::uint64_t t) const {
-  auto it = std::upper_bound(points_.begin(), points_.end(), t, [](std::uint64_t x, const Point& p) { return x < p.t; });
-  if (it == points_.begin()) return t;
-  const auto& a = *(it - 1);
-  if (it == points_.end() || it->offset == a.offset) return t + a.offset;
-  const auto& b = *it;
+  // The first point after t (upper bound), then the one before it.
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (t < at(mid).t) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == 0) return t;
+  const auto a = at(lo - 1);
+  if (lo == size()) return t + a.offset;
+  const auto b = at(lo);
+  if (b.offset == a.offset) return t + a.offset;
   const unsigned __int128 rise = b.offset - a.offset;  // offsets never shrink
   return t + a.offset + static_cast<std::uint64_t>(rise * (t - a.t) / (b.t - a.t));
 }

@@ -107,15 +107,6 @@ static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValu
 // location) whose instance numbers have this bit, so that they never meet blocking ones.
 inline constexpr std::uint32_t kNonBlockingInstance = 0x80000000u;
 
-// A run of a location's sync events whose corrected times lie `offset` after their recorded
-// ones (first and last: the recorded times of its first and last event); a ramp of the backward
-// amortization makes a run per event. The offset function of the moves goes through the runs'
-// ends (inside a run it is constant).
-struct OffsetRun {
-  std::uint64_t first = 0, last = 0, offset = 0;
-  std::uint32_t count = 0, padding = 0;
-};
-
 // One own location in the forward amortization: its events walked in order without holding
 // them (SyncWalk), the offset carried, and the ramp since its last producer or jump kept as
 // where it begins and how many events it has (the events in a ramp share the offset until a

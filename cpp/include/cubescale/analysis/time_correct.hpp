@@ -71,9 +71,22 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
 
 // The pieces of amortize for a driver that holds no corrected time per event (the replay over
 // MPI ranks, replay_beside.cpp).
+// A run of a location's sync events whose corrected times lie `offset` after their recorded
+// ones (first and last: the recorded times of its first and last event); a ramp of the backward
+// amortization makes a run per event. The offset function goes through the runs' ends (inside a
+// run it is constant).
+struct OffsetRun {
+  std::uint64_t first = 0, last = 0, offset = 0;
+  std::uint32_t count = 0, padding = 0;
+};
+
 // t + (the offset between the two surrounding points, linear), without losing ticks to doubles.
+// The points are added, or (over_runs) (first, 0) and each run's first and last time, read
+// where the runs are (a run of one event gives its point twice, which changes nothing).
 class OffsetFunction {
  public:
+  OffsetFunction() = default;
+  static OffsetFunction over_runs(std::uint64_t first, const std::vector<OffsetRun>& runs);
   void add(std::uint64_t t, std::uint64_t offset) { points_.push_back({t, offset}); }
   void reserve(std::size_t n) { points_.reserve(n); }
   std::uint64_t operator()(std::uint64_t t) const;
@@ -83,7 +96,11 @@ class OffsetFunction {
   struct Point {
     std::uint64_t t, offset;
   };
+  std::size_t size() const { return runs_ ? 1 + 2 * runs_->size() : points_.size(); }
+  Point at(std::size_t i) const;
   std::vector<Point> points_;
+  const std::vector<OffsetRun>* runs_ = nullptr;
+  std::uint64_t first_ = 0;
 };
 // The earliest time of a location's records (where its offset function starts).
 std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
