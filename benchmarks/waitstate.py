@@ -24,6 +24,10 @@ messages to one of the other two, which only receive, every message with its own
 (``cubescale.testing.one_way_run``; 0: none): a message queue per message, and at 2 ranks a
 rank whose locations only receive.
 
+``--time-correct`` runs every analysis with the time correction (the replay's correction in
+rounds over the ranks: about one round per hand-off between ranks, so a long ring or messages
+trace takes as many rounds as iterations; ``--iterations 0`` leaves the generated ring out).
+
 ``--baseline`` names the interpreter of another installation of cubescale (an earlier commit
 in its own virtualenv): its one-process analysis and its replays run in the same run, in
 rows of their own beside this installation's, so that a change is measured under the same
@@ -70,18 +74,22 @@ def trace_bytes(path: str) -> int:
     return total
 
 
+# --time-correct: every analysis with the time correction (set by main, handed to the workers).
+CORRECT = {"time_correct": False}
+
+
 def alone_worker(path: str) -> None:
     """In a baseline interpreter: the one-process analysis, best of three, as one JSON line."""
     trace = open_trace(path)
     locations = trace.location_indices()
-    wall, cpu = best(lambda: _analysis.analyze(trace._core, locations))
+    wall, cpu = best(lambda: _analysis.analyze(trace._core, locations, **CORRECT))
     print(json.dumps({"wall": wall, "cpu": cpu}), flush=True)
 
 
 def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
     """(wall, CPU) of the one-process analysis run by another installation's interpreter."""
-    done = subprocess.run([python, os.path.abspath(__file__), "--alone", path], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True)
+    done = subprocess.run([python, os.path.abspath(__file__), "--alone", path] + _correct_flag(),
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
     result = json.loads(done.stdout.splitlines()[-1])
@@ -105,7 +113,7 @@ def worker(path: str, output: str) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF)
     comm.Barrier()
     start = time.perf_counter()
-    stats = analyze_trace(comm, path, output)
+    stats = analyze_trace(comm, path, output, **CORRECT)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_SELF)
     mine = {"wall": wall, "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
@@ -116,9 +124,13 @@ def worker(path: str, output: str) -> None:
         print(json.dumps({"events": stats["events"], "ranks": everyone}), flush=True)
 
 
+def _correct_flag() -> list[str]:
+    return ["--time-correct"] if CORRECT["time_correct"] else []
+
+
 def replay(path: str, ranks: int, output: str, python: str = sys.executable) -> dict:
     command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks), python, os.path.abspath(__file__),
-               "--worker", path, output]
+               "--worker", path, output] + _correct_flag()
     done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"mpirun -n {ranks} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
@@ -133,12 +145,12 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
     events = int(trace.locations["events"].sum())
     size = trace_bytes(path)
     limit, limit_cpu = best(lambda: testing.read_with_empty_callbacks(trace, locations))
-    alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=1))
+    alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=1, **CORRECT))
     from cubescale.analysis import available_cores  # here: a baseline older than threads runs this file too
 
     cores = available_cores()
-    threaded, threaded_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=cores))
-    stats = _analysis.analyze(trace._core, locations)[1]
+    threaded, threaded_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=cores, **CORRECT))
+    stats = _analysis.analyze(trace._core, locations, **CORRECT)[1]
     rows = [f"| {name} | {events:,} ({size / 2**20:.0f} MiB) | libotf2 alone (limit) | {limit:.2f} | {limit_cpu:.2f} | "
             f"{events / limit / 1e6:.2f} | 100 % | 100 % |",
             f"| {name} | | one process, no MPI, 1 thread | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
@@ -170,6 +182,7 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
 
 
 def main() -> None:
+    CORRECT["time_correct"] = "--time-correct" in sys.argv
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(sys.argv[2], sys.argv[3])
         return
@@ -184,6 +197,7 @@ def main() -> None:
     parser.add_argument("--one-way", type=int, default=20000,
                         help="messages per sender of the one-way trace, each its own tag (0: none)")
     parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
+    parser.add_argument("--time-correct", action="store_true", help="every analysis with the time correction")
     parser.add_argument("--data", default=os.environ.get("CUBESCALE_SHARED_DATA", os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")))
     args = parser.parse_args()
@@ -191,13 +205,14 @@ def main() -> None:
     try:
         speed, memory = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
                                 args.ranks, folder, args.baseline)
-        start = time.perf_counter()
-        written = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
-                                           counters=False)
-        print(f"generated ring: {written:,} events in {time.perf_counter() - start:.1f} s", flush=True)
-        more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
-                       args.ranks, folder, args.baseline)
-        speed, memory = speed + more[0], memory + more[1]
+        if args.iterations:
+            start = time.perf_counter()
+            written = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
+                                               counters=False)
+            print(f"generated ring: {written:,} events in {time.perf_counter() - start:.1f} s", flush=True)
+            more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
+                           args.ranks, folder, args.baseline)
+            speed, memory = speed + more[0], memory + more[1]
         for nonblocking, only in [(False, False), (True, False), (True, True)] if args.messages else []:
             kind = "only non-blocking" if only else "non-blocking" if nonblocking else "blocking"
             more = measure(f"generated {kind} messages only (4 processes)",

@@ -664,6 +664,31 @@ def test_complete_replay_memory_only_nonblocking_messages(tmp_path, ranks):
     assert all(0 < p <= 64 for p in peaks), peaks
 
 
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_time_correction_memory_only_nonblocking_messages(tmp_path, ranks):
+    # --time-correct on the same trace: the correction's steps and its moves hold no time per
+    # event beside the records (the sync events walked in order, a run per change of the offset,
+    # each send's corrected time in its receive's record, the Late Receiver extras re-encoded in
+    # place). c658f78 held its sync events (24 bytes), corrected times (8), ordinals (4) and a
+    # hash entry per send received: 129.7-129.8 bytes per event between the steps and
+    # 131.8-137.7 inside the moves (the extras decoded whole).
+    path = _messages_only_trace(tmp_path, True, iterations=8000, only_nonblocking=True)
+    memory = testing.replay_memory(path, ranks, time_correct=True)
+    correction = [max(a, b) for a, b in zip(memory.phases["correction"], memory.phases["correction moves"])]
+    assert all(0 < p <= 64 for p in correction), memory.phases
+    assert all(0 < p <= 64 for p in memory.peaks()), memory.phases
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_time_correction_memory_openmp(shared_data, ranks):
+    # jacobi-hybrid with --time-correct: its OpenMP groups keep how many producers are left and
+    # the latest one (12 bytes per group) instead of each producer's place and corrected time
+    # (16 bytes per producer: 70.8 bytes per event in the correction; 101.6 with the sync events
+    # and corrected times per event before).
+    memory = testing.replay_memory(shared_data / "otf2/jacobi-hybrid/traces.otf2", ranks, time_correct=True)
+    assert all(0 < p <= 64 for p in memory.peaks()), memory.phases
+
+
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_complete_replay_memory_receiving_only_by_irecv(tmp_path, ranks):
     # One process sends 20,000 blocking messages, each its own tag in a scrambled order, to one

@@ -322,6 +322,8 @@ void register_replay(py::module_ m) {
             return std::make_pair(s.jumps, s.largest);
           },
           "FormatError on a cycle; moves every own record. Returns (jumps, largest jump in ticks) of own events.")
+      .def("correction_peak_bytes", &Replay::correction_peak_bytes,
+           "The most bytes of records and buffers held inside finish_correction (the moves).")
       .def("any_records", &Replay::any_records, "Whether an own location has MPI records.")
       .def("path_window_members", &Replay::path_window_members,
            "(own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.")

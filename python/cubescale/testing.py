@@ -289,6 +289,9 @@ class ReplayMemory(NamedTuple):
 # The phases of replay_memory: right after the extraction, the message rounds begun, during
 # them, after messages_beside, every later step.
 REPLAY_PHASES = ("extraction", "rounds begun", "rounds", "after messages_beside", "later")
+# With time_correct, between the extraction and the message rounds: the --time-correct steps
+# (its exchanges and rounds) and the moves inside finish_correction.
+CORRECTION_PHASES = ("correction", "correction moves")
 
 
 def _exchange_by_hand(outgoing, counts, incoming, size: int) -> list[list[int]]:
@@ -306,13 +309,15 @@ def _exchange_by_hand(outgoing, counts, incoming, size: int) -> list[list[int]]:
     return received
 
 
-def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
+def replay_memory(path: str | os.PathLike, ranks: int, time_correct: bool = False) -> ReplayMemory:
     """The memory of the wait-state replay with every metric (issue #26's bound of 64 bytes per
     communication event): the trace at ``path`` replayed on ``ranks`` ranks' shares in this
     process, the steps as ``cubescale.parallel.analysis`` runs them under mpirun (the message
     exchange in rounds) with the exchanges done by hand, and after each step every rank's bytes
     of records and buffers beside them (``Replay.record_bytes() + Replay.beside_bytes()``) per
-    own communication event (messages, collectives, OpenMP synchronization events).
+    own communication event (messages, collectives, OpenMP synchronization events). With
+    ``time_correct`` the ``--time-correct`` steps run first (``CORRECTION_PHASES``: between its
+    steps, and the most held inside ``finish_correction``).
 
     Example
     -------
@@ -322,6 +327,8 @@ def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
     >>> memory = replay_memory(os.path.join(d, "ring.otf2"), 2)
     >>> list(memory.phases) == list(REPLAY_PHASES), all(0 < p <= 64 for p in memory.peaks())
     (True, True)
+    >>> list(replay_memory(os.path.join(d, "ring.otf2"), 2, time_correct=True).phases)[1:3]
+    ['correction', 'correction moves']
     """
     import numpy as np
 
@@ -337,7 +344,8 @@ def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
     Replay = _analysis.Replay
     replays = [Replay(trace._core, trace.location_indices(), share, complete=True) for share in shares]
     events = [max(1, r.stats()["messages"] + r.stats()["collectives"] + r.omp_sync_events()) for r in replays]
-    out: dict[str, list[float]] = {p: [0.0] * ranks for p in REPLAY_PHASES}
+    phases = REPLAY_PHASES[:1] + CORRECTION_PHASES + REPLAY_PHASES[1:] if time_correct else REPLAY_PHASES
+    out: dict[str, list[float]] = {p: [0.0] * ranks for p in phases}
 
     def held(phase):
         now = [(r.record_bytes() + r.beside_bytes()) / e for r, e in zip(replays, events)]
@@ -349,6 +357,9 @@ def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
         return result
 
     held("extraction")
+    if time_correct:
+        _correct_by_hand(replays, owner, held)
+        out["correction moves"] = [r.correction_peak_bytes() / e for r, e in zip(replays, events)]
     totals = each("begin_sends", owner, ranks, phase="rounds begun")
     for to, r in enumerate(replays):
         r.expect_sends(sum(int(t[to]) for t in totals))
@@ -379,6 +390,43 @@ def replay_memory(path: str | os.PathLike, ranks: int) -> ReplayMemory:
     each("collective_severities")
     each("late_receiver_after")
     return ReplayMemory(out, rounds)
+
+
+def _correct_by_hand(replays, owner, held) -> int:
+    """``parallel.analysis._time_correct``'s steps over the replays of one process (every rank a
+    home), ``held("correction")`` after each; returns the rounds."""
+    ranks, Replay = len(replays), _analysis.Replay
+    counts = [r.begin_correction(owner, ranks, rank, list(range(ranks))) for rank, r in enumerate(replays)]
+    held("correction")
+    _exchange_by_hand([r.correction_outgoing_members() for r in replays], counts,
+                      [r.correction_incoming_members for r in replays], Replay.collective_bytes)
+    counts = [r.pack_send_counts() for r in replays]
+    _exchange_by_hand([r.correction_outgoing_counts() for r in replays], counts,
+                      [r.correction_incoming_counts for r in replays], Replay.send_count_bytes)
+    held("correction")
+    for r in replays:
+        r.take_members()
+    held("correction")
+    rounds = 0
+    while True:
+        flags = [r.correct_round() for r in replays]
+        held("correction")
+        parts = ((1, "sends", Replay.send_value_bytes), (1 + ranks, "enters", Replay.collective_bytes),
+                 (1 + 2 * ranks, "references", Replay.instance_value_bytes))
+        for first, name, size in parts:
+            _exchange_by_hand([getattr(r, f"correction_outgoing_{name}")() for r in replays],
+                              [f[first:first + ranks] for f in flags],
+                              [getattr(r, f"correction_incoming_{name}") for r in replays], size)
+        held("correction")
+        for r in replays:
+            r.take_values()
+        held("correction")
+        rounds += 1
+        if not any(f[0] > 0 or sum(f[1:]) > 0 for f in flags):
+            break
+    for r in replays:
+        r.finish_correction()
+    return rounds
 
 
 def messages_only_run(iterations: int, nonblocking: bool,

@@ -85,6 +85,26 @@ std::uint64_t NearTimes::at(std::size_t k, std::uint64_t reference) const {
   return it != far_.end() && it->entry == k ? it->time : kNoTime;
 }
 
+void NearTimes::reset(std::size_t k, std::uint64_t reference, std::uint64_t time) {
+  const auto far = [&] {
+    return std::lower_bound(far_.begin(), far_.end(), k, [](const Far& f, std::size_t e) { return f.entry < e; });
+  };
+  const bool on_its_side = after_ ? time >= reference : time <= reference;
+  const auto distance = after_ ? time - reference : reference - time;
+  const bool near = time != kNoTime && on_its_side && distance < kFarMark;
+  if (near_[k] == kFarMark) {
+    const auto it = far();
+    if (time != kNoTime && !near) {
+      it->time = time;
+      return;
+    }
+    far_.erase(it);
+  }
+  if (time == kNoTime) near_[k] = kNoTimeMark;
+  else if (near) near_[k] = static_cast<std::uint32_t>(distance);
+  else near_[k] = kFarMark, far_.insert(far(), {k, time});
+}
+
 void NearTimes::finish() {
   if (!sorted_) std::sort(far_.begin(), far_.end(), [](const Far& a, const Far& b) { return a.entry < b.entry; });
   sorted_ = true;
@@ -96,33 +116,6 @@ void NearTimes::clear() {
   std::vector<std::uint32_t>().swap(near_);
   std::vector<Far>().swap(far_);
   sorted_ = true;
-}
-
-PointToPointExtras::Whole PointToPointExtras::whole(const LocationRecords& own) const {
-  // The k-th Beside::Extra send (receive) of the location has entry k.
-  Whole out;
-  for (const auto& s : own.sends)
-    if (s.beside() == Beside::Extra && out.completion_enter.size() < completion_enter.size())
-      out.completion_enter.push_back(completion_enter.at(out.completion_enter.size(), s.enter));
-  for (const auto& r : own.receives)
-    if (r.beside() == Beside::Extra && out.receive_posted.size() < receive_posted.size())
-      out.receive_posted.push_back(receive_posted.at(out.receive_posted.size(), r.enter));
-  return out;
-}
-
-void PointToPointExtras::assign(const LocationRecords& own, const Whole& times) {
-  completion_enter.clear();
-  receive_posted.clear();
-  completion_enter.reserve(times.completion_enter.size());
-  receive_posted.reserve(times.receive_posted.size());
-  for (const auto& s : own.sends)
-    if (s.beside() == Beside::Extra && completion_enter.size() < times.completion_enter.size())
-      completion_enter.push_back(s.enter, times.completion_enter[completion_enter.size()]);
-  for (const auto& r : own.receives)
-    if (r.beside() == Beside::Extra && receive_posted.size() < times.receive_posted.size())
-      receive_posted.push_back(r.enter, times.receive_posted[receive_posted.size()]);
-  completion_enter.finish();
-  receive_posted.finish();
 }
 
 SendCompletion own_completion(const MessageRecord& send) {

@@ -149,6 +149,31 @@ ReceiveIndex::Place ReceiveIndex::pair(const SendRecord& s, std::uint64_t latenc
   return {list, index, posted};
 }
 
+ReceiveIndex::Range ReceiveIndex::range(const MessageKey& key) const {
+  if (!lists_ || key.to >= list_of_.size() || list_of_[key.to] == kNone) return {};
+  const auto list = list_of_[key.to];
+  const auto c = find(list, key);
+  // find()'s next is the first unpaired one; its range begins where its queue does.
+  const auto& v = (*lists_)[list].receives;
+  const auto wanted = std::make_tuple(key.from, key.communicator, key.tag);
+  std::uint32_t lo = 0, hi = c.end;
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (queue_of(v[at(list, mid)]) < wanted) lo = mid + 1;
+    else hi = mid;
+  }
+  return {list, lo, c.end};
+}
+
+RecordRef ReceiveIndex::next(const MessageKey& key) {
+  if (!lists_ || key.to >= list_of_.size() || list_of_[key.to] == kNone) return {};
+  const auto list = list_of_[key.to];
+  auto& c = cursors_[MessageKeyHash()(key) & (cursors_.size() - 1)];
+  if (!(c.key == key)) c = find(list, key);
+  if (c.next == c.end) return {};
+  return {list, at(list, c.next++)};
+}
+
 std::uint64_t ReceiveIndex::bytes() const {
   std::uint64_t n = list_of_.capacity() * 4 + cursors_.capacity() * sizeof(Cursor) + folded_.capacity() / 8;
   for (const auto& o : order_) n += o.capacity() * 4;

@@ -412,6 +412,7 @@ std::uint64_t Replay::beside_bytes() {
   std::uint64_t n = (b.home_posted.capacity() + b.posted.capacity()) * 8 +
                     (b.home_extras.capacity() + b.extras.capacity()) * sizeof(CollectiveExtra);
   n += b.omp.bytes();  // OpenMP synchronization records (their events count as communication events)
+  if (b.correction) n += b.correction->bytes();  // --time-correct, until finish_correction
   for (const auto& s : b.late_sends) n += s.bytes();
   n += b.late_receiver_values.capacity() * 8;
   // Sync points grow by push_back: as the records (Replay::extract), the unused half of a
@@ -675,6 +676,51 @@ std::vector<std::uint64_t> nonblocking_member_references(const std::vector<Colle
   return nonblocking_references(members.front().op, members.front().root, locations, starts);
 }
 
+// A receive's slot for its send's corrected time (DistributedCorrection::receives): unpaired,
+// whether a send will come.
+constexpr std::uint32_t kNoSend = kNone, kWaitingForSend = kNone - 1, kFarSend = kNone;
+
+void add_run(std::vector<OffsetRun>& runs, std::uint64_t first, std::uint64_t last, std::uint64_t offset,
+             std::uint32_t count) {
+  if (!runs.empty() && runs.back().offset == offset) {
+    runs.back().last = last, runs.back().count += count;
+    return;
+  }
+  runs.push_back({first, last, offset, count, 0});
+}
+
+// Location c's event e (just walked) got `value`; `base`: its recorded time plus the offset
+// carried in. As time_correct.cpp's amortize: a jump raises the ramp since the last producer or
+// jump (walked again from its first event), a producer or a jump closes it.
+void settle(LocationCorrection& c, const Sync& e, std::uint64_t base, std::uint64_t value) {
+  const auto before = c.offset, jump = value - base;
+  if (jump > 0) {
+    const auto t0 = c.started ? c.start : c.first;
+    const auto here = c.walk.where();
+    c.walk.go(c.window);
+    for (std::uint32_t m = 0; m < c.pending; ++m, c.walk.advance()) {
+      const auto t = c.walk.peek().time;
+      const auto rise = e.time > t0 && t > t0 ? static_cast<std::uint64_t>(
+                                                    static_cast<unsigned __int128>(jump) * (t - t0) / (e.time - t0))
+                                              : 0;
+      add_run(c.runs, t, t, before + rise, 1);
+    }
+    c.walk.go(here);
+    c.offset += jump;
+  } else if (e.producer()) {
+    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, before, c.pending);
+  } else {
+    if (!c.pending) c.pending_first = e.time;
+    c.pending_last = e.time, ++c.pending;
+    c.walk.advance();
+    return;
+  }
+  add_run(c.runs, e.time, e.time, c.offset, 1);
+  c.started = true, c.start = e.time, c.pending = 0;
+  c.walk.advance();
+  c.window = c.walk.where();
+}
+
 template <typename T>
 std::vector<std::uint64_t> group(std::vector<std::pair<std::uint32_t, T>>& queued, std::vector<T>& out,
                                  std::size_t ranks) {
@@ -700,29 +746,47 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
   d.nonblocking = align_nonblocking(records_, nonblocking_);
   d.omp = align_omp(records_, &b.omp);
-  d.omp_done.resize(records_.size());
-  d.group_producers.resize(b.omp.sync_groups());
+  d.group_waiting.assign(b.omp.sync_groups(), 0);
   d.group_reference.assign(b.omp.sync_groups(), kNoTime);
-  d.group_known.assign(b.omp.sync_groups(), 0);
   {
     ClockViolations recorded;  // the OpenMP violations as recorded (no cells: cnodes 0)
     count_omp_violations(b.omp, severities_.column, b.latency, recorded);
     d.recorded_omp = recorded.omp;
   }
-  const auto world = world_locations(trace_.definitions());
+  d.world = world_locations(trace_.definitions());
+  if (homes.empty())
+    for (std::uint32_t r = 0; r < ranks; ++r) d.home_ranks.push_back(r);
+  else
+    d.home_ranks = homes, std::sort(d.home_ranks.begin(), d.home_ranks.end()),
+    d.home_ranks.erase(std::unique(d.home_ranks.begin(), d.home_ranks.end()), d.home_ranks.end());
+  if (!records_.empty()) d.extras_of.assign(trace_.definitions().locations.size(), kNone);
+  for (std::size_t e = 0; e < point_to_point_.size(); ++e)
+    if (point_to_point_[e].location < d.extras_of.size()) d.extras_of[point_to_point_[e].location] = e;
+  d.locations.resize(records_.size());
   for (std::size_t i = 0; i < records_.size(); ++i) {
-    const auto& l = records_[i];
-    d.syncs.push_back(sync_events(l, d.nonblocking[i], d.omp[i]));
-    if (d.omp[i]) {
-      const auto& syncs = d.omp[i]->syncs;
-      d.omp_done[i].assign(syncs.size(), kNoTime);
-      for (std::uint32_t j = 0; j < syncs.size(); ++j)
-        if (syncs[j].producer()) d.group_producers[syncs[j].group].push_back({std::uint32_t(i), j});
+    auto& l = records_[i];
+    auto& c = d.locations[i];
+    if (d.omp[i])
+      for (const auto& sync : d.omp[i]->syncs) d.group_waiting[sync.group] += sync.producer();
+    c.walk = SyncWalk(l, d.nonblocking[i], d.omp[i]);
+    c.window = c.walk.where();
+    const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
+    c.first = first_time(l, e == kNone ? nullptr : &point_to_point_[e], d.nonblocking[i], {d.omp[i], &b.omp});
+    if (c.walk.held()) c.send_k = ordinals(l.sends);  // its sends may go out of queue order
+    for (auto& r : l.receives) r.paired = 0, r.location = kNoSend;  // until the counts come (take_members)
+    // How many instances each communicator has here: the homes learn how many members each
+    // instance has (its members come with their corrected enters, collective_member).
+    std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> instances;  // (communicator, kind)
+    for (const auto& c : l.collectives)
+      if (!c.self) ++instances[{c.communicator, 0}];
+    if (d.nonblocking[i])
+      for (const auto& r : d.nonblocking[i]->records)
+        if (!self_communicator(trace_.definitions(), r.communicator)) ++instances[{r.communicator, 1}];
+    for (const auto& [key, n] : instances) {
+      CollectiveRecord count;
+      count.communicator = key.first, count.op = key.second, count.location = l.location, count.instance = n;
+      for (auto h : d.home_ranks) members.push_back({h, count});
     }
-    d.corrected.emplace_back(d.syncs.back().size(), 0);
-    d.send_k.push_back(ordinals(l.sends));
-    d.receive_k.push_back(ordinals(l.receives));
-    for (const auto& c : l.collectives) members.push_back({home_of(c, ranks, homes), c});
     d.nonblocking_k.emplace_back();
     if (!d.nonblocking[i]) continue;
     // Each record's instance: its place in start order among the location's on its communicator.
@@ -736,19 +800,13 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     k.assign(nb.size(), 0);
     for (std::size_t j = 1; j < by.size(); ++j)
       if (nb[by[j]].communicator == nb[by[j - 1]].communicator) k[by[j]] = k[by[j - 1]] + 1;
-    for (std::size_t j = 0; j < nb.size(); ++j) {
-      const auto& r = nb[j];
-      CollectiveRecord c;
-      c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
-      c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
-      c.root = nonblocking_root(trace_.definitions(), world, r);
-      c.self = self_communicator(trace_.definitions(), r.communicator);  // depends on nobody
-      c.instance = (k[j] |= kNonBlockingInstance);
-      members.push_back({home_of(c, ranks, homes), c});
-    }
+    for (auto& x : k) x |= kNonBlockingInstance;
   }
-  d.next.assign(records_.size(), 0);
-  d.offset.assign(records_.size(), 0);
+  d.receives.build(records_, trace_.definitions().locations.size());
+  std::size_t producers = 0;
+  for (const auto& l : records_) producers += l.sends.size() + l.collectives.size();
+  for (const auto* nb : d.nonblocking) producers += nb ? nb->records.size() : 0;
+  d.round_values = std::max<std::size_t>(256, producers / kMinRounds);
   return group(members, d.outgoing_members, ranks);
 }
 
@@ -769,67 +827,95 @@ std::vector<std::uint64_t> Replay::pack_send_counts() {
 void Replay::take_members() {
   // Home: the members of its instances, in communicator rank order (collective_sync).
   auto& d = correction();
-  for (const auto& c : d.incoming_counts) d.sends_expected[send_key(c.from, c.to, c.communicator, c.tag, 0)] = c.count;
+  // The first `count` receives of each queue get a send; the others wait for none.
+  for (const auto& c : d.incoming_counts) {
+    const auto q = d.receives.range({c.from, c.to, c.communicator, c.tag});
+    if (q.list == kNone) continue;
+    for (auto p = q.begin; p < q.end && p - q.begin < c.count; ++p)
+      records_[q.list].receives[d.receives.record(q.list, p)].location = kWaitingForSend;
+  }
   release(d.incoming_counts), release(d.outgoing_counts);
-  std::vector<CollectiveRecord> outgoing;
-  outgoing.swap(d.outgoing_members);
-  for (const auto& c : d.incoming_members) {
-    if (c.self) {  // a self communicator's collective depends on nobody (its number is every location's)
-      const InstanceValue ref{c.communicator, c.instance, c.location, 0, kNoTime, kNoTime};
-      const auto r = c.location < d.owner.size() ? d.owner[c.location] : kNone;
-      if (r == d.rank) d.references_known[instance_key(c.communicator, c.instance, c.location)] = {kNoTime, kNoTime};
-      else if (r < d.ranks) d.queued_references.push_back({r, ref});
-      continue;
-    }
-    d.instances[{c.communicator, c.instance}].members.push_back(c);
-  }
-  std::vector<CollectiveRecord>().swap(d.incoming_members);
-  const CommunicatorRanks ranks(trace_.definitions());
-  for (auto& [key, i] : d.instances) {
-    std::sort(i.members.begin(), i.members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
-      return ranks.before(x.communicator, x.location, y.location);
-    });
-    // The references of the recorded enters (the violations as recorded).
-    std::vector<std::size_t> all(i.members.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
-    std::vector<CollectiveExtra> extras(all.size());
-    i.nonblocking = (key.second & kNonBlockingInstance) != 0;
-    if (i.nonblocking) {
-      i.recorded = nonblocking_member_references(i.members);
-      continue;
-    }
-    i.partial = ranks.partial_init_exit(key.first, i.members.size());  // depends on nobody, as in one process
-    if (!i.partial) instance_extras(i.members, all, extras);
-    for (const auto& x : extras) i.recorded.push_back(x.reference);
-  }
+  // Home: per communicator (and kind) how many instances each member location has.
+  for (const auto& c : d.incoming_members) d.member_counts[{c.communicator, c.op}].push_back(c.instance);
+  for (auto& [key, counts] : d.member_counts) std::sort(counts.begin(), counts.end());
+  release(d.incoming_members), release(d.outgoing_members);
 }
 
-void Replay::arrive(const InstanceValue& v) {
+std::size_t DistributedCorrection::members(std::uint32_t communicator, std::uint32_t instance) const {
+  // The locations with more than k instances on the communicator have instance k.
+  const bool nb = (instance & kNonBlockingInstance) != 0;
+  const auto it = member_counts.find({communicator, nb ? 1u : 0u});
+  if (it == member_counts.end()) return 0;
+  const auto k = instance & ~kNonBlockingInstance;
+  return static_cast<std::size_t>(it->second.end() - std::upper_bound(it->second.begin(), it->second.end(), k));
+}
+
+CollectiveRecord Replay::collective_member(const CollectiveRecord& c, std::uint64_t corrected) const {
+  auto m = c;
+  m.time = c.enter;  // the recorded enter (the home reads no other time but the leave)
+  m.enter = corrected;
+  return m;
+}
+
+void Replay::arrive(const CollectiveRecord& m) {
+  // Home: a member with its corrected enter (`time`: its recorded one). Once every member of
+  // its instance came: the time each member's leave must follow, from the corrected enters and
+  // (the violations as recorded) from the recorded ones, in communicator rank order.
   auto& d = correction();
-  auto it = d.instances.find({v.communicator, v.instance});
-  if (it == d.instances.end()) return;
-  auto& inst = it->second;
-  for (auto& m : inst.members)
-    if (m.location == v.location) m.enter = v.value, ++inst.arrived;
-  if (inst.arrived != inst.members.size()) return;
-  // Every member's corrected enter is known: the time each member's leave must follow.
-  std::vector<std::size_t> all(inst.members.size());
-  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  std::vector<CollectiveExtra> extras(all.size());
-  if (inst.nonblocking) {
-    const auto refs = nonblocking_member_references(inst.members);
-    for (std::size_t i = 0; i < all.size(); ++i) extras[i].reference = refs[i];
-  } else if (!inst.partial) {
-    instance_extras(inst.members, all, extras);
-  }
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    const auto& m = inst.members[i];
-    const InstanceValue ref{m.communicator, m.instance, m.location, 0, extras[i].reference, inst.recorded[i]};
-    const auto r = m.location < d.owner.size() ? d.owner[m.location] : kNone;
-    if (r == d.rank) d.references_known[instance_key(m.communicator, m.instance, m.location)] = {ref.value, ref.recorded};
+  auto reply = [&](const CollectiveRecord& member, std::uint64_t reference, std::uint64_t recorded) {
+    const InstanceValue ref{member.communicator, member.instance, member.location, 0, reference, recorded};
+    const auto r = member.location < d.owner.size() ? d.owner[member.location] : kNone;
+    if (r == d.rank) d.references_known[instance_key(ref.communicator, ref.instance, ref.location)] = {reference, recorded};
     else if (r < d.ranks) d.queued_references.push_back({r, ref});
+  };
+  if (m.self) return reply(m, kNoTime, kNoTime);  // a self communicator's collective depends on nobody
+  const auto key = std::make_pair(m.communicator, m.instance);
+  auto& members = d.instances[key].members;
+  members.push_back(m);
+  if (members.size() < d.members(m.communicator, m.instance)) return;
+  const CommunicatorRanks ranks(trace_.definitions());
+  std::sort(members.begin(), members.end(), [&](const CollectiveRecord& x, const CollectiveRecord& y) {
+    return ranks.before(x.communicator, x.location, y.location);
+  });
+  const auto n = members.size();
+  std::vector<std::uint64_t> references(n, kNoTime), recorded(n, kNoTime);
+  auto recorded_members = members;
+  for (auto& x : recorded_members) x.enter = x.time;
+  if ((m.instance & kNonBlockingInstance) != 0) {
+    references = nonblocking_member_references(members);
+    recorded = nonblocking_member_references(recorded_members);
+  } else if (!ranks.partial_init_exit(m.communicator, n)) {  // else depends on nobody, as in one process
+    std::vector<std::size_t> all(n);
+    for (std::size_t i = 0; i < n; ++i) all[i] = i;
+    std::vector<CollectiveExtra> extras(n), extras_recorded(n);
+    instance_extras(members, all, extras);
+    instance_extras(recorded_members, all, extras_recorded);
+    for (std::size_t i = 0; i < n; ++i) references[i] = extras[i].reference, recorded[i] = extras_recorded[i].reference;
   }
-  d.instances.erase(it);
+  for (std::size_t i = 0; i < n; ++i) reply(members[i], references[i], recorded[i]);
+  d.instances.erase(key);
+}
+
+void Replay::send_arrived(const SendValue& v) {
+  // The send's receive: its queue's next (a sender in time order) or its k-th.
+  auto& d = correction();
+  const MessageKey key{v.from, v.to, v.communicator, v.tag};
+  RecordRef at;
+  if (v.k == kNone) {
+    at = d.receives.next(key);
+  } else if (const auto q = d.receives.range(key); q.list != kNone && v.k < q.end - q.begin) {
+    at = {q.list, d.receives.record(q.list, q.begin + v.k)};
+  }
+  if (at.list == kNone) return;  // never received (the matching reports it)
+  auto& r = records_[at.list].receives[at.index];
+  if (r.time < v.recorded + beside_->latency) ++d.recorded_p2p;  // as count_clock_violations
+  r.paired = 1;
+  if (v.value <= r.time && r.time - v.value < kFarSend) {
+    r.location = static_cast<std::uint32_t>(r.time - v.value);
+  } else {
+    r.location = kFarSend;
+    d.far_sends[&r] = v.value;
+  }
 }
 
 std::vector<std::uint64_t> Replay::correct_round() {
@@ -837,49 +923,40 @@ std::vector<std::uint64_t> Replay::correct_round() {
   auto& d = correction();
   const auto latency = beside_->latency;
   bool moved = false;
-  for (bool again = true; again;) {
+  // Values queued for other ranks this round: at most round_values (then the next round goes on).
+  const auto full = [&d] { return d.queued_sends.size() + d.queued_enters.size() >= d.round_values; };
+  for (bool again = true; again && !full();) {
     again = false;
-    for (std::size_t i = 0; i < records_.size(); ++i) {
-      const auto& l = records_[i];
-      auto& next = d.next[i];
-      while (next < d.syncs[i].size()) {
-        const auto& e = d.syncs[i][next];
-        const auto base = e.time + d.offset[i];
+    for (std::size_t i = 0; i < records_.size() && !full(); ++i) {
+      auto& l = records_[i];
+      auto& c = d.locations[i];
+      while (!c.walk.done() && !full()) {
+        const auto e = c.walk.peek();
+        const auto base = e.time + c.offset;
         std::uint64_t need = 0;
         if (e.kind == SyncKind::Receive) {
-          const auto& r = l.receives[e.index];
-          const auto k = d.receive_k[i][e.index];
-          const auto expected = d.sends_expected.find(send_key(r.peer, r.location, r.communicator, r.tag, 0));
-          if (expected != d.sends_expected.end() && k < expected->second) {  // else no send to wait for (matching raises)
-            const auto it = d.sends_known.find(send_key(r.peer, r.location, r.communicator, r.tag, k));
-            if (it == d.sends_known.end()) break;
-            need = it->second.first + latency;
-            if (e.time < it->second.second + latency) ++d.recorded_p2p;  // as count_clock_violations
-          }
+          auto& r = l.receives[e.index];
+          if (r.paired) {
+            auto sent = r.time - r.location;
+            if (r.location == kFarSend) {
+              const auto it = d.far_sends.find(&r);
+              sent = it->second;
+              d.far_sends.erase(it);
+            }
+            need = sent + latency;
+          } else if (r.location == kWaitingForSend) {
+            break;
+          }  // else no send to wait for (the matching raises)
         } else if (e.kind == SyncKind::CollectiveLeave) {
-          const auto& c = l.collectives[e.index];
-          const auto it = d.references_known.find(instance_key(c.communicator, c.instance, c.location));
+          const auto& r = l.collectives[e.index];
+          const auto it = d.references_known.find(instance_key(r.communicator, r.instance, r.location));
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+          d.references_known.erase(it);
         } else if (e.kind == SyncKind::OmpConsumer) {
           const auto g = d.omp[i]->syncs[e.index].group;
-          if (!d.group_known[g]) {
-            bool waiting = false;
-            for (const auto& p : d.group_producers[g]) {
-              const auto v = d.omp_done[p.list][p.index];
-              if (v == kNoTime) {
-                waiting = true;
-                break;
-              }
-              d.group_reference[g] = d.group_reference[g] == kNoTime ? v : std::max(d.group_reference[g], v);
-            }
-            if (waiting) {
-              d.group_reference[g] = kNoTime;  // partly taken: again from the start
-              break;
-            }
-            d.group_known[g] = 1;
-          }
+          if (d.group_waiting[g]) break;  // a producer of its group is not stepped yet
           if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + latency;
         } else if (e.kind == SyncKind::NonBlockingLeave) {
           const auto& r = d.nonblocking[i]->records[e.index];
@@ -887,38 +964,46 @@ std::vector<std::uint64_t> Replay::correct_round() {
           if (it == d.references_known.end()) break;
           if (it->second.first != kNoTime) need = it->second.first + latency;
           if (it->second.second != kNoTime && e.time < it->second.second + latency) ++d.recorded_collective;
+          d.references_known.erase(it);
         }
         const auto value = std::max(base, need);
         if (value > base) {
           ++d.stats.jumps;
           d.stats.largest = std::max(d.stats.largest, value - base);
-          d.offset[i] += value - base;
         }
-        d.corrected[i][next] = value;
         if (e.kind == SyncKind::Send) {
           const auto& s = l.sends[e.index];
-          const SendValue v{s.location, s.peer, s.communicator, s.tag, d.send_k[i][e.index], 0, value, e.time};
+          const SendValue v{s.location, s.peer,       s.communicator, s.tag, c.send_k.empty() ? kNone : c.send_k[e.index],
+                            0,          value,        e.time};
           const auto r = s.peer < d.owner.size() ? d.owner[s.peer] : kNone;
-          if (r == d.rank) d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {value, e.time};
+          if (r == d.rank) send_arrived(v);
           else if (r < d.ranks) d.queued_sends.push_back({r, v});
         } else if (e.kind == SyncKind::CollectiveEnter) {
-          const auto& c = l.collectives[e.index];
-          const InstanceValue v{c.communicator, c.instance, c.location, 0, value, e.time};
-          const auto h = home_of(c, d.ranks, d.homes);
-          if (h == d.rank) arrive(v);
-          else d.queued_enters.push_back({h, v});
+          const auto& r = l.collectives[e.index];
+          const auto m = collective_member(r, value);
+          const auto h = home_of(r, d.ranks, d.homes);
+          if (h == d.rank) arrive(m);
+          else d.queued_enters.push_back({h, m});
         } else if (e.kind == SyncKind::OmpProducer) {
-          d.omp_done[i][e.index] = value;  // its group's consumers are on own locations
+          auto& latest = d.group_reference[d.omp[i]->syncs[e.index].group];  // its consumers are on own locations
+          latest = latest == kNoTime ? value : std::max(latest, value);
+          --d.group_waiting[d.omp[i]->syncs[e.index].group];
         } else if (e.kind == SyncKind::NonBlockingStart) {
+          // A non-blocking collective's member as a collective's (enter: the start, leave: the
+          // completion call's leave, root: the root's location).
           const auto& r = d.nonblocking[i]->records[e.index];
           CollectiveRecord c;
-          c.communicator = r.communicator, c.instance = d.nonblocking_k[i][e.index];
-          const InstanceValue v{r.communicator, c.instance, r.location, 0, value, e.time};
-          const auto h = home_of(c, d.ranks, d.homes);
-          if (h == d.rank) arrive(v);
-          else d.queued_enters.push_back({h, v});
+          c.enter = r.start, c.leave = c.time = r.leave, c.position = r.position;
+          c.location = r.location, c.communicator = r.communicator, c.op = r.op, c.cnode = r.cnode;
+          c.root = nonblocking_root(trace_.definitions(), d.world, r);
+          c.self = self_communicator(trace_.definitions(), r.communicator);  // depends on nobody
+          c.instance = d.nonblocking_k[i][e.index];
+          const auto m = collective_member(c, value);
+          const auto h = home_of(m, d.ranks, d.homes);
+          if (h == d.rank) arrive(m);
+          else d.queued_enters.push_back({h, m});
         }
-        ++next;
+        settle(c, e, base, value);  // walks on
         moved = again = true;
       }
     }
@@ -935,8 +1020,7 @@ std::vector<std::uint64_t> Replay::correct_round() {
 
 void Replay::take_values() {
   auto& d = correction();
-  for (const auto& v : d.incoming_sends)
-    d.sends_known[send_key(v.from, v.to, v.communicator, v.tag, v.k)] = {v.value, v.recorded};
+  for (const auto& v : d.incoming_sends) send_arrived(v);
   for (const auto& v : d.incoming_references)
     d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
   for (const auto& v : d.incoming_enters) arrive(v);
@@ -944,21 +1028,78 @@ void Replay::take_values() {
   release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
 }
 
+namespace {
+
+template <typename Map>
+std::uint64_t table_bytes(const Map& m) {  // a node (next pointer, cached hash, entry) each and the buckets
+  return m.size() * (2 * sizeof(void*) + sizeof(typename Map::value_type)) +
+         (m.bucket_count() > 1 ? m.bucket_count() * sizeof(void*) : 0);
+}
+
+template <typename T>
+std::uint64_t nested_bytes(const std::vector<std::vector<T>>& v) {
+  std::uint64_t n = v.capacity() * sizeof(std::vector<T>);
+  for (const auto& x : v) n += x.capacity() * sizeof(T);
+  return n;
+}
+
+}  // namespace
+
+std::uint64_t Replay::correction_peak_bytes() const { return beside_ ? beside_->correction_peak : 0; }
+
+std::uint64_t DistributedCorrection::bytes() const {
+  std::uint64_t n = locations.capacity() * sizeof(LocationCorrection) + nested_bytes(nonblocking_k) +
+                    extras_of.capacity() * 8;
+  for (const auto& c : locations) n += c.walk.bytes() + c.runs.capacity() * sizeof(OffsetRun) + c.send_k.capacity() * 4;
+  n += group_reference.capacity() * 8 + group_waiting.capacity() * 4;
+  n += table_bytes(references_known) + table_bytes(far_sends) + receives.bytes();
+  n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
+  for (const auto& [key, i] : instances)  // a map node (four words) each
+    n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord);
+  for (const auto& [key, counts] : member_counts) n += 32 + sizeof(key) + sizeof(counts) + counts.capacity() * 4;
+  n += (world.capacity() + home_ranks.capacity()) * 4;
+  n += (outgoing_members.capacity() + incoming_members.capacity()) * sizeof(CollectiveRecord);
+  n += queued_sends.capacity() * sizeof(queued_sends[0]) + queued_enters.capacity() * sizeof(queued_enters[0]) +
+       queued_references.capacity() * sizeof(queued_references[0]);
+  n += (outgoing_sends.capacity() + incoming_sends.capacity()) * sizeof(SendValue) +
+       (outgoing_enters.capacity() + incoming_enters.capacity()) * sizeof(CollectiveRecord) +
+       (outgoing_references.capacity() + incoming_references.capacity()) * sizeof(InstanceValue);
+  return n;
+}
+
 TimeCorrectionStats Replay::finish_correction() {
   auto& b = beside();
   auto& d = correction();
   for (std::size_t i = 0; i < records_.size(); ++i)
-    if (d.next[i] < d.syncs[i].size())
-      uncorrectable(trace_, records_[i], d.syncs[i][d.next[i]], d.nonblocking[i], d.omp[i]);
-  auto& extras = point_to_point_;
-  std::vector<std::size_t> extras_of(trace_.definitions().locations.size(), kNone);
-  for (std::size_t e = 0; e < extras.size(); ++e)
-    if (extras[e].location < extras_of.size()) extras_of[extras[e].location] = e;
+    if (!d.locations[i].walk.done())
+      uncorrectable(trace_, records_[i], d.locations[i].walk.peek(), d.nonblocking[i], d.omp[i]);
+  // The receives' slots are done with: their locations back.
+  for (auto& l : records_)
+    for (auto& r : l.receives) r.paired = 0, r.location = l.location;
+  d.receives.clear();
+  std::unordered_map<const MessageRecord*, std::uint64_t>().swap(d.far_sends);
+  const auto held = record_bytes() + beside_bytes();
+  b.correction_peak = held;
   for (std::size_t i = 0; i < records_.size(); ++i) {
-    const auto loc = records_[i].location;
-    const auto e = loc < extras_of.size() ? extras_of[loc] : kNone;
-    amortize(records_[i], e == kNone ? nullptr : &extras[e], d.syncs[i], d.corrected[i], d.nonblocking[i],
-             {d.omp[i], &b.omp});
+    auto& l = records_[i];
+    auto& c = d.locations[i];
+    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, c.offset, c.pending);  // the last ramp: no jump
+    // The offset function through the runs' ends (time_correct.cpp's amortize has a point per
+    // event; inside a run of one offset they add nothing), then the moves.
+    const auto f = OffsetFunction::over_runs(c.first, c.runs);
+    const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
+    PointToPointExtras* x = e == kNone ? nullptr : &point_to_point_[e];
+    const OmpMoves omp{d.omp[i], &b.omp};
+    move_between(l, x, f, d.nonblocking[i], omp);
+    const auto barrier_of = d.omp[i] ? sync_barriers(*d.omp[i]) : std::vector<std::uint32_t>();
+    c.walk.rewind();  // the sync times behind the walk move as it goes
+    for (const auto& run : c.runs)
+      for (std::uint32_t k = 0; k < run.count; ++k, c.walk.advance()) {
+        const auto& s = c.walk.peek();
+        move_sync(l, s, s.time + run.offset, d.nonblocking[i], omp, barrier_of);
+      }
+    keep_calls_around(l, x, d.nonblocking[i], omp);
+    c = LocationCorrection();  // its memory back
   }
   const auto stats = d.stats;
   stats_.p2p_violations = d.recorded_p2p, stats_.collective_violations = d.recorded_collective;

@@ -9,31 +9,50 @@
 
 namespace cubescale::analysis {
 
+OffsetFunction OffsetFunction::over_runs(std::uint64_t first, const std::vector<OffsetRun>& runs) {
+  OffsetFunction f;
+  f.runs_ = &runs, f.first_ = first;
+  return f;
+}
+
+OffsetFunction::Point OffsetFunction::at(std::size_t i) const {
+  if (!runs_) return points_[i];
+  if (i == 0) return {first_, 0};
+  const auto& run = (*runs_)[(i - 1) / 2];
+  return {(i - 1) % 2 == 0 ? run.first : run.last, run.offset};
+}
+
+std::uint64_t OffsetFunction::operator()(std::uint64_t t) const {
+  // The first point after t (upper bound), then the one before it.
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (t < at(mid).t) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == 0) return t;
+  const auto a = at(lo - 1);
+  if (lo == size()) return t + a.offset;
+  const auto b = at(lo);
+  if (b.offset == a.offset) return t + a.offset;
+  const unsigned __int128 rise = b.offset - a.offset;  // offsets never shrink
+  return t + a.offset + static_cast<std::uint64_t>(rise * (t - a.t) / (b.t - a.t));
+}
+
 namespace {
 
-// t + (offset between the two surrounding points, linear), without losing ticks to doubles.
-class OffsetFunction {
- public:
-  void add(std::uint64_t t, std::uint64_t offset) { points_.push_back({t, offset}); }
-  std::uint64_t operator()(std::uint64_t t) const {
-    auto it = std::upper_bound(points_.begin(), points_.end(), t, [](std::uint64_t x, const Point& p) { return x < p.t; });
-    if (it == points_.begin()) return t;
-    const auto& a = *(it - 1);
-    if (it == points_.end() || it->offset == a.offset) return t + a.offset;
-    const auto& b = *it;
-    const unsigned __int128 rise = b.offset - a.offset;  // offsets never shrink
-    return t + a.offset + static_cast<std::uint64_t>(rise * (t - a.t) / (b.t - a.t));
-  }
+// Calls f(record, entry) for each record of `list` with an entry in `times` (the k-th
+// Beside::Extra record has entry k, PointToPointExtras).
+template <typename List, typename F>
+void for_extras(List& list, const NearTimes& times, F f) {
+  std::size_t k = 0;
+  for (auto& r : list)
+    if (r.beside() == Beside::Extra && k < times.size()) f(r, k++);
+}
 
- private:
-  struct Point {
-    std::uint64_t t, offset;
-  };
-  std::vector<Point> points_;
-};
+}  // namespace
 
-// `x`: the location's Late Receiver extras, whole (PointToPointExtras::whole).
-std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras::Whole* x, const NonBlockingLocation* nb,
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
                          const OmpMoves& omp) {
   std::uint64_t t = kNoTime;
   if (omp.location && omp.observer) {
@@ -48,18 +67,20 @@ std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras::Who
   for (const auto& r : l.receives) t = std::min(t, r.enter);
   for (const auto& r : l.collectives) t = std::min(t, r.enter);
   if (x) {
-    for (auto enter : x->completion_enter) t = std::min(t, enter);  // kNoTime: no completing call
-    for (auto p : x->receive_posted) t = std::min(t, p);
+    for_extras(l.sends, x->completion_enter, [&](const MessageRecord& r, std::size_t k) {
+      t = std::min(t, x->completion_enter.at(k, r.enter));  // kNoTime: no completing call
+    });
+    for_extras(l.receives, x->receive_posted,
+               [&](const MessageRecord& r, std::size_t k) { t = std::min(t, x->receive_posted.at(k, r.enter)); });
   }
   return t == kNoTime ? 0 : t;
 }
 
-void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction& f, const std::vector<Sync>& syncs,
-          const std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb, const OmpMoves& omp) {
+void move_between(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, NonBlockingLocation* nb,
+                  const OmpMoves& omp) {
   if (nb)
     for (auto& r : nb->records) r.enter = f(r.enter);
-  const bool openmp = omp.location && omp.observer;
-  if (openmp) {
+  if (omp.location && omp.observer) {
     for (auto b : omp.location->barriers) {
       auto& r = omp.observer->barriers()[b];
       r.enter = f(r.enter), r.leave = f(r.leave);
@@ -70,32 +91,52 @@ void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction
     }
     for (auto& r : omp.location->parallels) r.enter = f(r.enter), r.leave = f(r.leave);
   }
-  for (auto& r : l.sends) r.enter = f(r.enter), r.leave = f(r.leave);
-  for (auto& r : l.receives) r.enter = f(r.enter), r.leave = f(r.leave);
+  // The extras are distances from their records' enters: each read from the enter before its
+  // move and written from the moved one, in place (an MPI_Isend's completing call's enter, an
+  // MPI_Irecv's posting; the completing call's leave moves with its record's).
+  std::size_t k = 0;
+  for (auto& r : l.sends) {
+    const auto enter = r.enter;
+    r.enter = f(r.enter), r.leave = f(r.leave);
+    if (!x || r.beside() != Beside::Extra || k >= x->completion_enter.size()) continue;
+    const auto t = x->completion_enter.at(k, enter);
+    if (t != kNoTime) x->completion_enter.reset(k, r.enter, f(t));
+    ++k;
+  }
+  k = 0;
+  for (auto& r : l.receives) {
+    const auto enter = r.enter;
+    r.enter = f(r.enter), r.leave = f(r.leave);
+    if (!x || r.beside() != Beside::Extra || k >= x->receive_posted.size()) continue;
+    x->receive_posted.reset(k, r.enter, f(x->receive_posted.at(k, enter)));
+    ++k;
+  }
   for (auto& r : l.collectives) r.time = f(r.time);
-  const auto barrier_of = openmp ? sync_barriers(*omp.location) : std::vector<std::uint32_t>();
-  for (std::size_t k = 0; k < syncs.size(); ++k) {
-    const auto& e = syncs[k];
-    const auto v = corrected[k];
-    switch (e.kind) {
-      case SyncKind::Send: l.sends[e.index].time = v; break;
-      case SyncKind::Receive: l.receives[e.index].time = v; break;
-      case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
-      case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
-      case SyncKind::NonBlockingStart: nb->records[e.index].start = v; break;
-      case SyncKind::NonBlockingLeave: nb->records[e.index].leave = v; break;
-      case SyncKind::OmpProducer:
-      case SyncKind::OmpConsumer: {
-        auto& sync = omp.location->syncs[e.index];
-        sync.time = v;  // the clock check after the correction reads them
-        if (barrier_of[e.index] == ~0u) break;
-        auto& r = omp.observer->barriers()[barrier_of[e.index]];
-        (sync.role == OmpSyncRole::BarrierEnter ? r.enter : r.leave) = v;
-        break;
-      }
+}
+
+void move_sync(LocationRecords& l, const Sync& e, std::uint64_t v, NonBlockingLocation* nb, const OmpMoves& omp,
+               const std::vector<std::uint32_t>& barrier_of) {
+  switch (e.kind) {
+    case SyncKind::Send: l.sends[e.index].time = v; break;
+    case SyncKind::Receive: l.receives[e.index].time = v; break;
+    case SyncKind::CollectiveEnter: l.collectives[e.index].enter = v; break;
+    case SyncKind::CollectiveLeave: l.collectives[e.index].leave = v; break;
+    case SyncKind::NonBlockingStart: nb->records[e.index].start = v; break;
+    case SyncKind::NonBlockingLeave: nb->records[e.index].leave = v; break;
+    case SyncKind::OmpProducer:
+    case SyncKind::OmpConsumer: {
+      auto& sync = omp.location->syncs[e.index];
+      sync.time = v;  // the clock check after the correction reads them
+      if (!omp.observer || barrier_of[e.index] == ~0u) break;
+      auto& r = omp.observer->barriers()[barrier_of[e.index]];
+      (sync.role == OmpSyncRole::BarrierEnter ? r.enter : r.leave) = v;
+      break;
     }
   }
-  if (openmp)
+}
+
+void keep_calls_around(LocationRecords& l, PointToPointExtras* x, NonBlockingLocation* nb, const OmpMoves& omp) {
+  if (omp.location && omp.observer)
     for (auto b : omp.location->barriers) {
       auto& r = omp.observer->barriers()[b];
       r.enter = std::min(r.enter, r.leave);
@@ -104,21 +145,29 @@ void move(LocationRecords& l, PointToPointExtras::Whole* x, const OffsetFunction
   if (nb)
     for (auto& r : nb->records) r.enter = std::min(r.enter, r.leave);
   // An MPI call holds its events: keep enter <= event <= leave after the moves (an MPI_Isend's
-  // record holds the leave of the later call completing it, moved as that call's).
+  // record holds the leave of the later call completing it, moved as that call's). An extra
+  // whose record's enter moves here is written from the new enter.
+  auto enter_at_most = [](MessageRecord& r, NearTimes* times, std::size_t k) {
+    const auto enter = std::min(r.enter, r.time);
+    if (times && enter != r.enter) times->reset(k, enter, times->at(k, r.enter));
+    r.enter = enter;
+  };
+  std::size_t k = 0;
   for (auto& r : l.sends) {
-    r.enter = std::min(r.enter, r.time);
+    const bool extra = x && r.beside() == Beside::Extra && k < x->completion_enter.size();
+    enter_at_most(r, extra ? &x->completion_enter : nullptr, k);
+    k += extra;
     if (r.beside() != Beside::Extra) r.leave = std::max(r.leave, r.time);
   }
-  for (auto& r : l.receives) r.enter = std::min(r.enter, r.time), r.leave = std::max(r.leave, r.time);
+  k = 0;
+  for (auto& r : l.receives) {
+    const bool extra = x && r.beside() == Beside::Extra && k < x->receive_posted.size();
+    enter_at_most(r, extra ? &x->receive_posted : nullptr, k);
+    k += extra;
+    r.leave = std::max(r.leave, r.time);
+  }
   for (auto& r : l.collectives) r.time = std::clamp(r.time, r.enter, std::max(r.enter, r.leave));
-  if (!x) return;
-  // An MPI_Isend's completing call: its leave moved with its record's, its enter here.
-  for (auto& enter : x->completion_enter)
-    if (enter != kNoTime) enter = f(enter);
-  for (auto& p : x->receive_posted) p = f(p);
 }
-
-}  // namespace
 
 constexpr std::size_t kNoIndex = ~std::size_t(0);
 
@@ -152,13 +201,90 @@ std::vector<Sync> sync_events(const LocationRecords& l, const NonBlockingLocatio
   return out;
 }
 
+SyncWalk::SyncWalk(const LocationRecords& l, const NonBlockingLocation* nb, const OmpSyncLocation* omp)
+    : l_(&l), nb_(nb && !nb->records.empty() ? nb : nullptr), omp_(omp && !omp->syncs.empty() ? omp : nullptr) {
+  auto before = [](const Sync& a, const Sync& b) { return a.time != b.time ? a.time < b.time : a.order < b.order; };
+  for (std::uint32_t stream = 0; stream < kStreams; ++stream)
+    for (std::uint32_t k = 1; k < size(stream); ++k)
+      if (before(event(stream, k), event(stream, k - 1))) {  // out of time order: held, as sorted
+        held_ = sync_events(l, nb_, omp_);
+        held_mode_ = true;
+        if (!held_.empty()) head_ = held_[0];
+        return;
+      }
+  find_head();
+}
+
+std::uint32_t SyncWalk::size(std::uint32_t stream) const {
+  switch (stream) {
+    case 0: return static_cast<std::uint32_t>(l_->sends.size());
+    case 1: return static_cast<std::uint32_t>(l_->receives.size());
+    case 2:
+    case 3: return static_cast<std::uint32_t>(l_->collectives.size());
+    case 4:
+    case 5: return nb_ ? static_cast<std::uint32_t>(nb_->records.size()) : 0;
+    default: return omp_ ? static_cast<std::uint32_t>(omp_->syncs.size()) : 0;
+  }
+}
+
+Sync SyncWalk::event(std::uint32_t stream, std::uint32_t k) const {
+  // As sync_events makes them.
+  switch (stream) {
+    case 0: return {l_->sends[k].time, 2 * l_->sends[k].position, k, SyncKind::Send};
+    case 1: return {l_->receives[k].time, 2 * l_->receives[k].position, k, SyncKind::Receive};
+    case 2: return {l_->collectives[k].enter, 2 * l_->collectives[k].position - 1, k, SyncKind::CollectiveEnter};
+    case 3: return {l_->collectives[k].leave, 2 * l_->collectives[k].position, k, SyncKind::CollectiveLeave};
+    case 4: return {nb_->records[k].start, 2 * nb_->start_positions[k] - 1, k, SyncKind::NonBlockingStart};
+    case 5: return {nb_->records[k].leave, 2 * nb_->records[k].position + 1, k, SyncKind::NonBlockingLeave};
+    default: {
+      const auto& o = omp_->syncs[k];
+      return {o.time, 2 * o.position, k, o.producer() ? SyncKind::OmpProducer : SyncKind::OmpConsumer};
+    }
+  }
+}
+
+void SyncWalk::find_head() {
+  next_ = kStreams;
+  for (std::uint32_t stream = 0; stream < kStreams; ++stream) {
+    if (at_[stream] == size(stream)) continue;
+    const auto e = event(stream, at_[stream]);
+    if (next_ == kStreams || e.time < head_.time || (e.time == head_.time && e.order < head_.order))
+      head_ = e, next_ = stream;
+  }
+}
+
+SyncWalk::Position SyncWalk::where() const {
+  Position p;
+  std::copy(std::begin(at_), std::end(at_), p.at);
+  p.next = next_, p.head = head_;
+  return p;
+}
+
+void SyncWalk::go(const Position& p) {
+  std::copy(std::begin(p.at), std::end(p.at), at_);
+  next_ = p.next, head_ = p.head;
+}
+
+void SyncWalk::rewind() {
+  std::fill(std::begin(at_), std::end(at_), 0u);
+  if (!held_mode_) return find_head();
+  if (!held_.empty()) head_ = held_[0];
+}
+
+void SyncWalk::advance() {
+  if (held_mode_) {
+    if (++at_[0] < held_.size()) head_ = held_[at_[0]];
+    return;
+  }
+  ++at_[next_];
+  find_head();
+}
+
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
               std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
-  // The extras are distances from their records' enters, which move: whole times meanwhile.
-  auto whole = x ? x->whole(l) : PointToPointExtras::Whole{};
-  const auto first = first_time(l, x ? &whole : nullptr, nb, omp);
+  const auto first = first_time(l, x, nb, omp);
   for (std::size_t k = 0; k < s.size(); ++k) {
     const auto before = (k == 0 ? 0 : c[k - 1] - s[k - 1].time);  // offset carried in
     const auto jump = c[k] - s[k].time - before;
@@ -173,10 +299,13 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
     }
   }
   OffsetFunction f;
+  f.reserve(s.size() + 1);
   f.add(first, 0);
   for (std::size_t k = 0; k < s.size(); ++k) f.add(s[k].time, c[k] - s[k].time);
-  move(l, x ? &whole : nullptr, f, s, c, nb, omp);
-  if (x) x->assign(l, whole);  // distances from the records' moved enters
+  move_between(l, x, f, nb, omp);
+  const auto barrier_of = omp.location ? sync_barriers(*omp.location) : std::vector<std::uint32_t>();
+  for (std::size_t k = 0; k < s.size(); ++k) move_sync(l, s[k], c[k], nb, omp, barrier_of);
+  keep_calls_around(l, x, nb, omp);
 }
 
 namespace {

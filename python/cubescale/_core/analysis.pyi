@@ -151,6 +151,10 @@ class Replay:
         """
         Corrected send times for the receivers' owners (a view).
         """
+    def correction_peak_bytes(self) -> int:
+        """
+        The most bytes of records and buffers held inside finish_correction (the moves).
+        """
     def expect_sends(self, total: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         The sends this rank receives over all rounds (each round's are paired with their receives as they come).

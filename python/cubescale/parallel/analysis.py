@@ -217,7 +217,10 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     own_omp = int(replay.omp_sync_events())  # held from the extraction on: counted as communication events
     seconds["extract"] = time.perf_counter() - start
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
-    correction = _time_correct(comm, replay, owner, homes) if time_correct else None
+    correction = None
+    if time_correct:
+        correction, held_correcting = _time_correct(comm, replay, owner, homes, held)
+        peak = max(peak, held_correcting)
 
     peak = max(peak, _message_rounds(comm, replay, owner, round_bytes, held))
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
@@ -330,36 +333,41 @@ def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict |
                                              "corrected_jumps")}}
 
 
-def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray) -> dict:
+def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Callable[[], int]) -> tuple[dict, int]:
     """``--time-correct`` over the ranks (analysis/replay_beside.hpp): rounds in which every rank
     steps its locations' communication events as far as the corrected producer times it knows
     allow, then sends the new ones (send times to the receivers' owners, collective enters to the
     instances' homes, the homes' references back) until no rank moves anything; a cycle raises
-    FormatError on every rank. Returns rounds, events moved forward and the largest move (ticks)."""
+    FormatError on every rank. Returns rounds, events moved forward and the largest move (ticks),
+    and the most bytes held meanwhile (also inside the moves of ``finish_correction``)."""
     MPI = mpi(comm)
     homes_list = [int(h) for h in homes]
     counts = _step(comm, lambda: replay.begin_correction(owner, comm.size, comm.rank, homes_list))
+    peak = held()
     exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
              replay.collective_bytes)
     counts = replay.pack_send_counts()  # a receive beyond its queue's sends waits for nothing, as in one process
     exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts, replay.send_count_bytes)
+    peak = max(peak, held())
     replay.take_members()
     size, rounds = comm.size, 0
     while True:
         flags = replay.correct_round()
+        peak = max(peak, held())
         exchange(comm, replay.correction_outgoing_sends(), flags[1:1 + size], replay.correction_incoming_sends,
                  replay.send_value_bytes)
         exchange(comm, replay.correction_outgoing_enters(), flags[1 + size:1 + 2 * size],
-                 replay.correction_incoming_enters, replay.instance_value_bytes)
+                 replay.correction_incoming_enters, replay.collective_bytes)  # members with corrected enters
         exchange(comm, replay.correction_outgoing_references(), flags[1 + 2 * size:],
                  replay.correction_incoming_references, replay.instance_value_bytes)
+        peak = max(peak, held())
         replay.take_values()
         rounds += 1
         if not comm.allreduce(int(flags[0] > 0 or sum(flags[1:]) > 0), op=MPI.MAX):
             break
     jumps, largest = _step(comm, replay.finish_correction)
-    return {"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
-            "largest": comm.allreduce(int(largest), op=MPI.MAX)}
+    return ({"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
+             "largest": comm.allreduce(int(largest), op=MPI.MAX)}, max(peak, int(replay.correction_peak_bytes())))
 
 
 def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> int:

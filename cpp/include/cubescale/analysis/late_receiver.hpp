@@ -73,6 +73,10 @@ class NearTimes {
   void set(std::size_t k, std::uint64_t reference, std::uint64_t time);
   // Entry k's time; `reference` as it was given for the entry.
   std::uint64_t at(std::size_t k, std::uint64_t reference) const;
+  // After finish(): entry k's time anew, from a new reference, in place (the time correction
+  // moves the records' enters and the times; a far entry stays in the far list, kept in entry
+  // order, so that no copy of the entries is needed).
+  void reset(std::size_t k, std::uint64_t reference, std::uint64_t time);
   std::size_t size() const { return near_.size(); }
   bool empty() const { return near_.empty(); }
   void reserve(std::size_t n) { near_.reserve(n); }
@@ -107,14 +111,6 @@ struct PointToPointExtras {
   std::uint32_t location = kNone;
   NearTimes completion_enter{true};  // after the MPI_Isend's enter
   NearTimes receive_posted{false};   // the posting call's enter, before the receive's call's enter
-
-  // Both lists' times whole, in entry order, for `own` (the records they belong to), and back
-  // once the records' enters moved (the time correction moves all of them).
-  struct Whole {
-    std::vector<std::uint64_t> completion_enter, receive_posted;
-  };
-  Whole whole(const LocationRecords& own) const;
-  void assign(const LocationRecords& own, const Whole& times);
 };
 
 // The completion of a send whose record is its own completing call (Beside::Own: MPI_Send,

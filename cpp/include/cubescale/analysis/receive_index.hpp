@@ -68,6 +68,16 @@ class ReceiveIndex {
     std::uint64_t posted = kNoTime;
   };
   Place pair(const SendRecord& s, std::uint64_t latency, SendEnters& enters);
+  // The time correction's queues (replay_beside.cpp; built without postings): the receives of
+  // queue `key` on its receiver's list, positions [begin, end) in queue order (list kNone: the
+  // receiver has no list here), the receive at a position, and the first receive of a queue not
+  // yet `paired` ({kNone, kNone}: none left), which the caller then marks paired.
+  struct Range {
+    std::uint32_t list = kNone, begin = 0, end = 0;
+  };
+  Range range(const MessageKey& key) const;
+  std::uint32_t record(std::uint32_t list, std::uint32_t position) const { return at(list, position); }
+  RecordRef next(const MessageKey& key);
   std::uint64_t bytes() const;
   bool built() const { return lists_ != nullptr; }
   void clear();  // the unpaired receives get their location back

@@ -94,6 +94,9 @@ class Replay {
   std::vector<std::uint64_t> correct_round();
   void take_values();
   TimeCorrectionStats finish_correction();
+  // The most bytes of records and buffers (record_bytes() + beside_bytes()) held inside
+  // finish_correction, where the moves of each location hold what the steps between do not.
+  std::uint64_t correction_peak_bytes() const;
   void answer_round();         // receiver: home_posted for the round's sends received
   void late_receiver_round();  // sender: with posted, Late Receiver of the round's own sends
   void messages_beside();
@@ -254,7 +257,10 @@ class Replay {
   std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::unique_ptr<ReplayBeside> beside_;        // complete only
-  void arrive(const InstanceValue& v);          // home: a member's corrected enter
+  void arrive(const CollectiveRecord& m);       // home: a member with its corrected enter
+  // A member record for its home: `enter` the corrected one, `time` the recorded enter.
+  CollectiveRecord collective_member(const CollectiveRecord& c, std::uint64_t corrected) const;
+  void send_arrived(const SendValue& v);        // a receiver's owner: a send's corrected time
   ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 

@@ -37,6 +37,7 @@
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
+#include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 
@@ -76,11 +77,17 @@ std::vector<NonBlockingVerdict> nonblocking_verdicts(const trace::Trace& trace,
 // a corrected send time goes to the receiver's owner, a corrected collective enter to the
 // instance's home, which, once every member's enter is known, returns to each member the time
 // its leave must follow. First the receivers' owners learn how many sends each of their
-// receive queues gets, so that a receive without a send waits for nothing (as in one process). Rounds end when no rank moved an event or a value; a location left
-// with events is in a cycle (FormatError, as time_correct.hpp). The backward amortization is
-// per location.
-// `recorded`: the value before the correction (the receiver counts the violations as recorded).
+// receive queues gets, so that a receive without a send waits for nothing (as in one process).
+// Rounds end when no rank moved an event or a value; a location left with events is in a cycle
+// (FormatError, as time_correct.hpp). The backward amortization runs per location as the
+// events are stepped (a ramp walks its events again when a jump ends it), and the moves at the
+// end take the offset function from its runs (LocationCorrection): nothing is held per event
+// beyond the records but a send's corrected time in its receive's record.
+// `recorded`: the value before the correction (the receiver counts the violations as recorded,
+// when the value arrives).
 struct SendValue {  // the k-th send from `from` to `to` on (communicator, tag): its corrected time
+  // (k kNone: the queue's next; a location whose events are in time order sends its values of
+  // a queue in the queue's order)
   std::uint32_t from = kNone, to = kNone, communicator = kNone, tag = 0, k = 0, padding = 0;
   std::uint64_t value = 0, recorded = 0;
 };
@@ -100,24 +107,39 @@ static_assert(std::is_trivially_copyable_v<InstanceValue> && sizeof(InstanceValu
 // location) whose instance numbers have this bit, so that they never meet blocking ones.
 inline constexpr std::uint32_t kNonBlockingInstance = 0x80000000u;
 
+// One own location in the forward amortization: its events walked in order without holding
+// them (SyncWalk), the offset carried, and the ramp since its last producer or jump kept as
+// where it begins and how many events it has (the events in a ramp share the offset until a
+// jump raises them, time_correct.hpp), so that nothing is held per event but a run per change
+// of the offset.
+struct LocationCorrection {
+  SyncWalk walk;
+  SyncWalk::Position window;          // the ramp's first event
+  std::uint64_t offset = 0;           // carried forward
+  std::uint64_t first = 0;            // the location's first time (the ramp's start before any)
+  std::uint64_t start = 0;            // the recorded time of the last producer or jump
+  bool started = false;               // there was one
+  std::uint32_t pending = 0;          // events in the ramp
+  std::uint64_t pending_first = 0, pending_last = 0;
+  std::vector<OffsetRun> runs;
+  std::vector<std::uint32_t> send_k;  // a held walk's sends: ordinal per (peer, communicator, tag)
+};
+
 struct DistributedCorrection {
   std::uint32_t rank = 0;
   std::vector<std::uint32_t> owner, homes;
   std::size_t ranks = 1;
   // Per own location (records order).
-  std::vector<std::vector<Sync>> syncs;
-  std::vector<std::vector<std::uint64_t>> corrected;
-  std::vector<std::size_t> next;
-  std::vector<std::uint64_t> offset;
-  std::vector<std::vector<std::uint32_t>> send_k, receive_k;  // ordinal per (peer, communicator, tag)
+  std::vector<LocationCorrection> locations;
   std::vector<NonBlockingLocation*> nonblocking;          // per own location its non-blocking collectives (null: none)
   std::vector<std::vector<std::uint32_t>> nonblocking_k;  // per such record its instance (kNonBlockingInstance set)
+  std::vector<std::size_t> extras_of;                     // per dense location its Late Receiver extras (kNone)
   // OpenMP (local: a process's threads are on one rank), as time_correct.cpp's one-process replay.
   std::vector<OmpSyncLocation*> omp;                      // per own location (null: none)
-  std::vector<std::vector<std::uint64_t>> omp_done;       // corrected producers
-  std::vector<std::vector<RecordRef>> group_producers;    // per group (own location, sync)
-  std::vector<std::uint64_t> group_reference;             // the latest producer (kNoTime: none)
-  std::vector<char> group_known;
+  // Per group: its producers not yet stepped (a consumer waits until none is left) and the
+  // latest corrected one so far (kNoTime: none); 12 bytes per group instead of 16 per producer.
+  std::vector<std::uint32_t> group_waiting;
+  std::vector<std::uint64_t> group_reference;
   std::uint64_t recorded_omp = 0;
   struct Key {
     std::uint64_t a, b, c;
@@ -128,27 +150,47 @@ struct DistributedCorrection {
       return std::hash<std::uint64_t>()((k.a * 0x9e3779b97f4a7c15ull) ^ (k.b * 0xc2b2ae3d27d4eb4full) ^ k.c);
     }
   };
-  std::unordered_map<Key, std::pair<std::uint64_t, std::uint64_t>, KeyHash> sends_known, references_known;  // (value, recorded)
+  // A collective's reference arrived and not yet used (value, recorded): at most a few per
+  // location (a member's next enter goes out after its leave used the last one).
+  std::unordered_map<Key, std::pair<std::uint64_t, std::uint64_t>, KeyHash> references_known;
   std::uint64_t recorded_p2p = 0, recorded_collective = 0;  // clock-condition violations before correcting
-  // Sends per (from, to, communicator, tag) to own locations: a receive beyond them has no send
-  // to wait for (one process skips it; the matching reports it afterwards).
-  std::unordered_map<Key, std::uint32_t, KeyHash> sends_expected;
+  // The corrected time of a receive's send goes into the receive's record until the moves: its
+  // `paired` bit set and, in its `location` (the list names it), how long before the receive's
+  // recorded time (kNone: the table beside, for a send after its receive or 2^32 - 1 ticks or
+  // more before it). Unpaired, `location` says whether a send will come (kWaitingForSend: the
+  // counts of the sends per queue, receive_index.hpp's queues) or none (kNone: a receive beyond
+  // its queue's sends waits for nothing, as in one process; the matching reports it).
+  ReceiveIndex receives;
+  std::unordered_map<const MessageRecord*, std::uint64_t> far_sends;
   std::vector<SendCount> outgoing_counts, incoming_counts;
-  // Home: instances (communicator, instance) -> members in communicator rank order, enters so far.
+  // Home: the instances (communicator, instance) some of whose members came (each with its
+  // corrected enter as it is stepped, Replay::collective_member: the home holds only instances
+  // under way), and how many members each has: per (communicator, kind: 0 blocking, 1
+  // non-blocking) the instance counts of its member locations, sorted (begin_correction sends a
+  // (communicator, kind, location, count) entry per own location to every home, in
+  // outgoing_members: communicator, op = kind, location, instance = count).
   struct Instance {
     std::vector<CollectiveRecord> members;
-    std::vector<std::uint64_t> recorded;  // per member its reference from the recorded enters
-    bool partial = false;                 // an MPI_Init/Finalize some processes lack: no references
-    bool nonblocking = false;             // a non-blocking collective's: enters are starts, leaves completions' leaves
-    std::size_t arrived = 0;
   };
   std::map<std::pair<std::uint32_t, std::uint32_t>, Instance> instances;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> member_counts;
+  std::size_t members(std::uint32_t communicator, std::uint32_t instance) const;
+  std::vector<std::uint32_t> world, home_ranks;  // world_locations; the home ranks, each once
   std::vector<CollectiveRecord> outgoing_members, incoming_members;
+  // A round queues at most this many values for other ranks (a kMinRounds-th of the own
+  // producers, at least 256), so that its buffers stay a small part of the records (a location
+  // that only sends would queue all its sends in the first round).
+  std::size_t round_values = 256;
   std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
-  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_enters, queued_references;
+  std::vector<std::pair<std::uint32_t, CollectiveRecord>> queued_enters;
+  std::vector<std::pair<std::uint32_t, InstanceValue>> queued_references;
   std::vector<SendValue> outgoing_sends, incoming_sends;
-  std::vector<InstanceValue> outgoing_enters, incoming_enters, outgoing_references, incoming_references;
+  std::vector<CollectiveRecord> outgoing_enters, incoming_enters;
+  std::vector<InstanceValue> outgoing_references, incoming_references;
   TimeCorrectionStats stats;
+  // Bytes held now (hash tables and maps: their nodes and buckets, estimated), counted in
+  // Replay::beside_bytes while the correction runs.
+  std::uint64_t bytes() const;
 };
 
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
@@ -191,6 +233,7 @@ struct ReplayBeside {
   bool seconds = false;                                // the severities are in seconds already
   std::unique_ptr<DistributedCorrection> correction;   // --time-correct, until finished
   bool corrected = false;                              // the clock statistics are those before correcting
+  std::uint64_t correction_peak = 0;                   // bytes, inside finish_correction
   InstanceStats instances{std::size_t(Pattern::Count)};  // trace.stat of own instances
 };
 

@@ -68,6 +68,92 @@ struct OmpMoves {
 // `x`, `nb` and the OpenMP records (barriers, locks) of `omp` (x and nb may be null).
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& syncs,
               std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb = nullptr, OmpMoves omp = {});
+
+// The pieces of amortize for a driver that holds no corrected time per event (the replay over
+// MPI ranks, replay_beside.cpp).
+// A run of a location's sync events whose corrected times lie `offset` after their recorded
+// ones (first and last: the recorded times of its first and last event); a ramp of the backward
+// amortization makes a run per event. The offset function goes through the runs' ends (inside a
+// run it is constant).
+struct OffsetRun {
+  std::uint64_t first = 0, last = 0, offset = 0;
+  std::uint32_t count = 0, padding = 0;
+};
+
+// t + (the offset between the two surrounding points, linear), without losing ticks to doubles.
+// The points are added, or (over_runs) (first, 0) and each run's first and last time, read
+// where the runs are (a run of one event gives its point twice, which changes nothing).
+class OffsetFunction {
+ public:
+  OffsetFunction() = default;
+  static OffsetFunction over_runs(std::uint64_t first, const std::vector<OffsetRun>& runs);
+  void add(std::uint64_t t, std::uint64_t offset) { points_.push_back({t, offset}); }
+  void reserve(std::size_t n) { points_.reserve(n); }
+  std::uint64_t operator()(std::uint64_t t) const;
+  std::size_t bytes() const { return points_.capacity() * sizeof(Point); }
+
+ private:
+  struct Point {
+    std::uint64_t t, offset;
+  };
+  std::size_t size() const { return runs_ ? 1 + 2 * runs_->size() : points_.size(); }
+  Point at(std::size_t i) const;
+  std::vector<Point> points_;
+  const std::vector<OffsetRun>* runs_ = nullptr;
+  std::uint64_t first_ = 0;
+};
+// The earliest time of a location's records (where its offset function starts).
+std::uint64_t first_time(const LocationRecords& l, const PointToPointExtras* x, const NonBlockingLocation* nb,
+                         const OmpMoves& omp);
+// The moves, in this order: every time but the sync events' by `f` (the extras re-encoded in
+// place from their records' moved enters), then each sync event's corrected value (move_sync,
+// `barrier_of`: sync_barriers of omp.location, empty without), then the clamps that keep each
+// call around its events (the extras of a record whose enter they move re-encoded).
+void move_between(LocationRecords& l, PointToPointExtras* x, const OffsetFunction& f, NonBlockingLocation* nb,
+                  const OmpMoves& omp);
+void move_sync(LocationRecords& l, const Sync& e, std::uint64_t corrected, NonBlockingLocation* nb,
+               const OmpMoves& omp, const std::vector<std::uint32_t>& barrier_of);
+void keep_calls_around(LocationRecords& l, PointToPointExtras* x, NonBlockingLocation* nb, const OmpMoves& omp);
+
+// A location's sync events in sync_events' order without holding them: a merge of its lists
+// (sends, receives, collective enters, collective leaves, non-blocking starts and leaves,
+// OpenMP syncs), each of which is in (time, order) order already in a trace whose events are
+// in time order; a location where one is not holds them (sync_events). The lists' sync times
+// must stay as they are behind the walk's position only (the moves write them as they go).
+class SyncWalk {
+  static constexpr std::uint32_t kStreams = 7;
+
+ public:
+  SyncWalk() = default;
+  SyncWalk(const LocationRecords& l, const NonBlockingLocation* nb, const OmpSyncLocation* omp);
+  bool done() const { return held_mode_ ? at_[0] == held_.size() : next_ == kStreams; }
+  const Sync& peek() const { return head_; }  // !done()
+  void advance();
+  // Where the walk is, to come back to (a ramp walks its events again).
+  struct Position {
+    std::uint32_t at[kStreams] = {};
+    std::uint32_t next = kStreams;
+    Sync head{};
+  };
+  Position where() const;
+  void go(const Position& p);
+  void rewind();  // to the first event
+  bool held() const { return held_mode_; }  // its events held (a list out of time order)
+  std::size_t bytes() const { return held_.capacity() * sizeof(Sync); }
+
+ private:
+  Sync event(std::uint32_t stream, std::uint32_t k) const;
+  std::uint32_t size(std::uint32_t stream) const;
+  void find_head();
+  const LocationRecords* l_ = nullptr;
+  const NonBlockingLocation* nb_ = nullptr;
+  const OmpSyncLocation* omp_ = nullptr;
+  std::vector<Sync> held_;  // a location whose lists are not each in order
+  bool held_mode_ = false;
+  std::uint32_t at_[kStreams] = {};
+  std::uint32_t next_ = kStreams;  // the stream of head_ (kStreams: done)
+  Sync head_{};
+};
 // Per records index its non-blocking collectives (null: none) of `all` (the extractor's).
 std::vector<NonBlockingLocation*> align_nonblocking(const std::vector<LocationRecords>& records,
                                                     std::vector<NonBlockingLocation>& all);

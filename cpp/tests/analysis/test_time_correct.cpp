@@ -1,0 +1,124 @@
+// What the time correction over MPI ranks holds instead of per-event lists (time_correct.hpp,
+// replay_beside.hpp): SyncWalk yields a location's sync events in sync_events' order without
+// holding them (and holds them when a list is out of time order), NearTimes::reset moves an
+// extra in place between near and far, and the receivers' index finds a queue's receives.
+#include "cubescale/analysis/time_correct.hpp"
+
+#include <gtest/gtest.h>
+
+#include "cubescale/analysis/receive_index.hpp"
+
+using namespace cubescale::analysis;
+
+namespace {
+
+MessageRecord message(std::uint64_t time, std::uint64_t position, std::uint32_t peer = 1, std::uint32_t tag = 0) {
+  MessageRecord r;
+  r.enter = time - 2, r.time = time, r.leave = time + 2, r.position = position;
+  r.location = 0, r.peer = peer, r.communicator = 0, r.tag = tag;
+  return r;
+}
+
+CollectiveRecord collective(std::uint64_t enter, std::uint64_t leave, std::uint64_t position) {
+  CollectiveRecord c;
+  c.enter = enter, c.leave = c.time = leave, c.position = position;
+  return c;
+}
+
+std::vector<Sync> walked(SyncWalk& w) {
+  std::vector<Sync> out;
+  for (; !w.done(); w.advance()) out.push_back(w.peek());
+  return out;
+}
+
+void expect_same(const std::vector<Sync>& a, const std::vector<Sync>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    EXPECT_EQ(a[k].time, b[k].time) << k;
+    EXPECT_EQ(a[k].order, b[k].order) << k;
+    EXPECT_EQ(a[k].index, b[k].index) << k;
+    EXPECT_EQ(a[k].kind, b[k].kind) << k;
+  }
+}
+
+}  // namespace
+
+TEST(SyncWalk, MergesTheListsInSyncEventsOrder) {
+  // A send and a collective leave at equal times (ordered by position), a receive between a
+  // collective's enter and leave.
+  LocationRecords l;
+  l.sends = {message(10, 1), message(40, 9), message(40, 11)};
+  l.receives = {message(25, 5), message(60, 14)};
+  l.collectives = {collective(20, 40, 7), collective(50, 70, 13)};
+  SyncWalk w(l, nullptr, nullptr);
+  EXPECT_FALSE(w.held());
+  EXPECT_EQ(w.bytes(), 0u);
+  const auto all = walked(w);
+  expect_same(all, sync_events(l));
+  // Back to a position, and to the first event.
+  w.rewind();
+  w.advance(), w.advance();
+  const auto third = w.where();
+  w.advance();
+  w.go(third);
+  EXPECT_EQ(w.peek().time, all[2].time);
+  EXPECT_EQ(w.peek().kind, all[2].kind);
+  w.rewind();
+  expect_same(walked(w), all);
+}
+
+TEST(SyncWalk, HoldsTheEventsOfAListOutOfTimeOrder) {
+  LocationRecords l;
+  l.sends = {message(30, 1), message(10, 2)};  // a clock that went back
+  l.receives = {message(20, 3)};
+  SyncWalk w(l, nullptr, nullptr);
+  EXPECT_TRUE(w.held());
+  EXPECT_GT(w.bytes(), 0u);
+  expect_same(walked(w), sync_events(l));
+}
+
+TEST(NearTimes, ResetMovesAnEntryInPlaceBetweenNearAndFar) {
+  NearTimes t(true);  // times after their references
+  t.push_back(100, 150);
+  t.push_back(200, 100);       // before its reference: far
+  t.push_back(300, kNoTime);   // none
+  t.push_back(400, 5000000000ull + 400);  // too far: far
+  t.finish();
+  EXPECT_EQ(t.far_size(), 2u);
+  t.reset(0, 110, 1000);              // near stays near
+  t.reset(1, 90, 120);                // far becomes near
+  t.reset(3, 410, 5000000000ull + 500);  // far stays far, its time moved
+  t.reset(2, 290, 10);                // none becomes far (before its reference)
+  EXPECT_EQ(t.at(0, 110), 1000u);
+  EXPECT_EQ(t.at(1, 90), 120u);
+  EXPECT_EQ(t.at(2, 290), 10u);
+  EXPECT_EQ(t.at(3, 410), 5000000000ull + 500);
+  EXPECT_EQ(t.far_size(), 2u);
+  t.reset(3, 410, kNoTime);
+  EXPECT_EQ(t.at(3, 410), kNoTime);
+  EXPECT_EQ(t.at(2, 290), 10u);  // the far list stays in entry order
+  EXPECT_EQ(t.far_size(), 1u);
+}
+
+TEST(ReceiveIndex, FindsAQueuesReceivesAndItsNextUnpairedOne) {
+  std::vector<LocationRecords> lists(1);
+  lists[0].location = 1;
+  for (auto [from, tag, time] : {std::tuple{0u, 3u, 100u}, {0u, 1u, 200u}, {0u, 3u, 300u}, {2u, 3u, 400u}})
+    lists[0].receives.push_back(message(time, time, from, tag)), lists[0].receives.back().location = 1;
+  ReceiveIndex index;
+  index.build(lists, 3);
+  const auto q = index.range({0, 1, 0, 3});
+  ASSERT_EQ(q.list, 0u);
+  ASSERT_EQ(q.end - q.begin, 2u);
+  EXPECT_EQ(index.record(0, q.begin), 0u);
+  EXPECT_EQ(index.record(0, q.begin + 1), 2u);
+  auto next = index.next({0, 1, 0, 3});
+  EXPECT_EQ(next.index, 0u);
+  lists[0].receives[next.index].paired = 1;
+  next = index.next({0, 1, 0, 3});
+  EXPECT_EQ(next.index, 2u);
+  lists[0].receives[next.index].paired = 1;
+  EXPECT_EQ(index.next({0, 1, 0, 3}).list, kNone);  // none left
+  EXPECT_EQ(index.range({2, 1, 0, 9}).end - index.range({2, 1, 0, 9}).begin, 0u);  // no such queue
+  EXPECT_EQ(index.range({0, 2, 0, 3}).list, kNone);  // the receiver has no list here
+}
