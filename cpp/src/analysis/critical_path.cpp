@@ -281,16 +281,8 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
   // A barrier's enters share a sync group (dense): per group the latest enter and its first location.
   std::vector<std::pair<std::uint64_t, std::uint32_t>> last(omp.sync_groups(), {0, kNone});
   const auto& barriers = omp.barriers();
-  // Each BarrierEnter with its barrier's record (the record holds the barrier's times).
-  auto barrier_enters = [&](auto visit) {
-    for (const auto& l : omp.syncs()) {
-      const auto barrier_of = sync_barriers(l);
-      for (std::size_t i = 0; i < l.syncs.size(); ++i)
-        if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < barriers.size())
-          visit(l.syncs[i], barriers[barrier_of[i]]);
-    }
-  };
-  barrier_enters([&](const OmpSync& s, const BarrierRecord& b) {
+  for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) {
+    const auto& b = barriers[barrier];
     auto& [enter, location] = last[s.group];
     if (location == kNone || b.enter > enter || (b.enter == enter && b.location < location))
       enter = b.enter, location = b.location;
@@ -304,7 +296,8 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
     const auto g = s.group < team_of.size() ? team_of[s.group] : ~0u;
     return g < teams.master.size() && teams.master[g] != kNone;
   };
-  barrier_enters([&](const OmpSync& s, const BarrierRecord& b) {
+  for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) {
+    const auto& b = barriers[barrier];
     if (!forked(s)) return;
     const auto& [enter, causer] = last[s.group];
     const auto idle = waited(b.enter, b.leave, enter);

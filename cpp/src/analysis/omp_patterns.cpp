@@ -372,12 +372,7 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   // sync group (its records' BarrierEnter syncs': slot 2 + k of the team instance).
   const auto& barriers = omp.barriers();
   std::vector<std::uint32_t> group_of(barriers.size(), trace::kNone);
-  for (const auto& l : omp.syncs()) {
-    const auto barrier_of = sync_barriers(l);
-    for (std::size_t i = 0; i < l.syncs.size(); ++i)
-      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < group_of.size())
-        group_of[barrier_of[i]] = l.syncs[i].group;
-  }
+  for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) { group_of[barrier] = s.group; });
   std::vector<std::uint64_t> latest(omp.sync_groups(), 0);
   for (std::size_t j = 0; j < barriers.size(); ++j)
     if (group_of[j] < latest.size()) latest[group_of[j]] = std::max(latest[group_of[j]], barriers[j].enter);

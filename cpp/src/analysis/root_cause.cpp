@@ -558,11 +558,8 @@ void RootCause::decide_omp(const OmpObserver& omp) {
       sp.cnode = it == region.end() ? kNone : it->second;
       push(l.location, sp);
     }
-    const auto barrier_of = sync_barriers(l);
-    for (std::size_t i = 0; i < l.syncs.size(); ++i)
-      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < enter_position.size())
-        enter_position[barrier_of[i]] = l.syncs[i].position;
   }
+  for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) { enter_position[barrier] = s.position; });
   // Barrier instances: the k-th barrier of each thread in one team instance.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::uint32_t>> instances;
   const auto& bars = omp.barriers();

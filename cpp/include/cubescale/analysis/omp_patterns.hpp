@@ -208,6 +208,19 @@ class OmpObserver final : public trace::CallPathObserver {
   bool any_ = false;  // the trace has OpenMP barriers, critical sections or lock calls
 };
 
+// visit(sync, barrier) for every BarrierEnter sync of `omp` with the index of its barrier's
+// record in omp.barriers() (sync_barriers): the record holds the barrier's times, the sync its
+// group (one per barrier of a team instance).
+template <typename Visit>
+void for_each_barrier_enter(const OmpObserver& omp, Visit&& visit) {
+  for (const auto& l : omp.syncs()) {
+    const auto barrier_of = sync_barriers(l);
+    for (std::size_t i = 0; i < l.syncs.size(); ++i)
+      if (l.syncs[i].role == OmpSyncRole::BarrierEnter && barrier_of[i] < omp.barriers().size())
+        visit(l.syncs[i], barrier_of[i]);
+  }
+}
+
 // Per sync group of a team instance's fork and begins: the fork's time and location (the
 // master; kNoFork and trace::kNone without a fork event) and, with `joins`, the join's time
 // (kNoFork without one; end_groups walks every group: only where needed).
