@@ -131,3 +131,44 @@ def test_cli_threads(tmp_path, capsys):
         main(["analyze", cubescale.examples.trace_path(), "-o", str(out), "--threads", "0"])
     assert info.value.code == 2
     assert "--threads" in capsys.readouterr().err
+
+
+def chunked_report(anchor, path, **options):
+    """The report and pattern statistics of the core analysis with `options` (chunk_records,
+    threads), written to `path` the way :func:`cubescale.analyze` writes its report."""
+    from cubescale._core import analysis as core_analysis
+    from cubescale.profile import LocalProfile
+    from cubescale.trace import open as open_trace
+
+    trace = open_trace(anchor)
+    core, stats = core_analysis.analyze(trace._core, trace.location_indices(), **options)
+    local = LocalProfile.__new__(LocalProfile)
+    local._core, local.host, local.process = core, None, None
+    trace._report(local, path, False)
+    return stats
+
+
+def same_chunked(tmp_path, anchor, **options):
+    """With a chunk of at least one record, the steps after the pass cut every trace into a
+    chunk per location (up to the threads): the same report and statistics as one thread."""
+    one = chunked_report(anchor, tmp_path / "one.cubex", threads=1, **options)
+    for n in THREADS:
+        other = chunked_report(anchor, tmp_path / f"chunks-{n}.cubex", threads=n, chunk_records=1, **options)
+        assert filecmp.cmp(tmp_path / "one.cubex", tmp_path / f"chunks-{n}.cubex", shallow=False), (anchor, n)
+        assert other == one, (anchor, n)
+
+
+@pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
+def test_shared_traces_same_report_in_chunks(tmp_path, name):
+    same_chunked(tmp_path, shared(name))
+
+
+def test_time_correction_same_report_in_chunks(tmp_path):
+    same_chunked(tmp_path, shared("jacobi-hybrid"), time_correct=True, min_latency=1e-5)
+
+
+@pytest.mark.parametrize("case", sorted(SHAPES))
+def test_synthetic_shapes_same_report_in_chunks(tmp_path, case):
+    ranks, end = SHAPES[case]
+    testing.write_mpi_trace(tmp_path, case, ranks, end)
+    same_chunked(tmp_path, tmp_path / f"{case}.otf2")

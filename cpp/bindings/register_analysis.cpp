@@ -384,11 +384,11 @@ void register_analysis(py::module_ m) {
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
-         bool reread_path, std::size_t threads, bool root_cause) {
+         bool reread_path, std::size_t threads, bool root_cause, std::uint64_t chunk_records) {
         analysis::AnalysisStats stats;
         analysis::AnalysisOptions options;
         options.time_correct = time_correct, options.min_latency = min_latency, options.reread_path = reread_path;
-        options.threads = threads, options.root_cause = root_cause;
+        options.threads = threads, options.root_cause = root_cause, options.chunk_records = chunk_records;
         std::shared_ptr<profile::LocalProfile> p;
         {
           py::gil_scoped_release release;
@@ -415,6 +415,7 @@ void register_analysis(py::module_ m) {
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
       py::arg("reread_path") = false, py::arg("threads") = 1, py::arg("root_cause") = false,
+      py::arg("chunk_records") = analysis::AnalysisOptions{}.chunk_records,
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
@@ -422,8 +423,9 @@ void register_analysis(py::module_ m) {
       "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP "
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "
-      "name its instance statistics; threads: how many threads read the events, whole processes each, the report "
-      "the same). root_cause=True: scout's delay costs and wait-state propagation too "
+      "name its instance statistics; threads: how many threads read the events, whole processes each, and run the "
+      "steps after the pass, chunks of locations of chunk_records records at least each (tests make it small); the "
+      "report the same). root_cause=True: scout's delay costs and wait-state propagation too "
       "(root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds "
       "and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: "
       "ValueError). FormatError on inconsistent communication.");

@@ -95,11 +95,11 @@ void BesidePatterns::rows(const std::vector<std::uint32_t>& rows) {
 void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
                             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
                             profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers,
-                            std::vector<std::vector<SyncPoint>>* message_points) {
+                            std::vector<std::vector<SyncPoint>>* message_points, const Chunking& chunking) {
   const auto& defs = trace_.definitions();
   add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
-  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers, message_points);
-  add_sync_points(points, late_receiver_points_);
+  auto points = sync_points(records, pairs, instances, defs.locations.size(), causers, message_points, chunking);
+  add_sync_points(points, late_receiver_points_, chunking);
   add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks
   const CommunicatorRanks ranks(defs);
   std::vector<bool> has_records(defs.locations.size(), false);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "cubescale/common/run_chunks.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -85,54 +86,78 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
                                        const std::vector<std::vector<RecordRef>>& instances,
                                        const std::vector<std::uint32_t>& column, std::size_t cnodes,
                                        std::size_t locations, std::uint64_t latency,
-                                       CollectiveDecisions* decisions) {
+                                       CollectiveDecisions* decisions, const Chunking& chunking) {
   ClockViolations v;
   v.cnodes = cnodes;
   v.locations = locations;
   v.counts.assign(cnodes * locations, 0);
   for (const auto& l : records) v.checked = v.checked || !l.receives.empty() || !l.collectives.empty();
+  // A record's cell is its own location's: chunks of locations count apart.
   auto add = [&](std::uint32_t cnode, std::uint32_t location) {
     if (cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
     ++v.counts[std::size_t(cnode) * locations + column[location]];
   };
-  for (std::size_t l = 0; l < records.size(); ++l)
-    for (std::size_t j = 0; j < records[l].receives.size(); ++j) {
-      const auto s = pairs.send_of_receive[l][j];
-      if (s.list == kNone) continue;
-      const auto& r = records[l].receives[j];
-      if (r.time < records[s.list].sends[s.index].time + latency) {
-        add(r.cnode, r.location);
-        ++v.point_to_point;
+  std::vector<std::uint64_t> receives(records.size()), collectives(records.size());
+  std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first collective record's number
+  for (std::size_t l = 0; l < records.size(); ++l) {
+    receives[l] = records[l].receives.size(), collectives[l] = records[l].collectives.size();
+    offset[l + 1] = offset[l] + collectives[l];
+  }
+  auto by_receives = chunk_bounds(receives, chunking);
+  std::vector<std::uint64_t> found(by_receives.size() - 1, 0);
+  run_chunks(by_receives, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l)
+      for (std::size_t j = 0; j < records[l].receives.size(); ++j) {
+        const auto s = pairs.send_of_receive[l][j];
+        if (s.list == kNone) continue;
+        const auto& r = records[l].receives[j];
+        if (r.time < records[s.list].sends[s.index].time + latency) {
+          add(r.cnode, r.location);
+          ++found[k];
+        }
       }
-    }
-  // collective_references' answer, in buffers kept from instance to instance (no allocation each).
-  std::vector<const CollectiveRecord*> members;
-  std::vector<MemberSync> sync;
-  std::vector<std::size_t> offset;  // a list's first record's number (decisions)
+  });
+  for (auto n : found) v.point_to_point += n;
   if (decisions) {
-    offset.assign(records.size() + 1, 0);
-    for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
     decisions->reductions.assign(offset.back(), {});
     decisions->causers.assign(offset.back(), kNone);
   }
-  for (const auto& instance : instances) {
-    members.clear();
-    for (const auto& ref : instance) members.push_back(&records[ref.list].collectives[ref.index]);
-    collective_sync(members, sync);
-    if (decisions)  // as reduce_collectives keeps them
+  // The instances decide apart (each member's decision and whether it left too early, per
+  // record), then the members count by location.
+  std::vector<std::uint8_t> early(offset.back(), 0);
+  std::vector<std::uint64_t> members(instances.size());
+  for (std::size_t i = 0; i < instances.size(); ++i) members[i] = instances[i].size();
+  run_chunks(chunk_bounds(members, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+    // collective_references' answer, in buffers kept from instance to instance (no allocation each).
+    std::vector<const CollectiveRecord*> member;
+    std::vector<MemberSync> sync;
+    for (auto n = begin; n < end; ++n) {
+      const auto& instance = instances[n];
+      member.clear();
+      for (const auto& ref : instance) member.push_back(&records[ref.list].collectives[ref.index]);
+      collective_sync(member, sync);
       for (std::size_t i = 0; i < instance.size(); ++i) {
         const auto k = offset[instance[i].list] + instance[i].index;
-        auto& r = decisions->reductions[k];
-        r.until = sync[i].until, r.earliest_leave = sync[i].earliest_leave, r.skip = sync[i].sync ? 0 : 2;
-        if (sync[i].sync) decisions->causers[k] = sync[i].causer;
+        if (decisions) {  // as reduce_collectives keeps them
+          auto& r = decisions->reductions[k];
+          r.until = sync[i].until, r.earliest_leave = sync[i].earliest_leave, r.skip = sync[i].sync ? 0 : 2;
+          if (sync[i].sync) decisions->causers[k] = sync[i].causer;
+        }
+        early[k] = sync[i].reference != kNoTime && member[i]->leave < sync[i].reference + latency;
       }
-    for (std::size_t i = 0; i < instance.size(); ++i) {
-      const auto& c = *members[i];
-      if (sync[i].reference == kNoTime || c.leave >= sync[i].reference + latency) continue;
-      add(c.cnode, c.location);
-      ++v.collective;
     }
-  }
+  });
+  auto by_collectives = chunk_bounds(collectives, chunking);
+  found.assign(by_collectives.size() - 1, 0);
+  run_chunks(by_collectives, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l)
+      for (std::size_t i = 0; i < records[l].collectives.size(); ++i)
+        if (early[offset[l] + i]) {
+          add(records[l].collectives[i].cnode, records[l].collectives[i].location);
+          ++found[k];
+        }
+  });
+  for (auto n : found) v.collective += n;
   return v;
 }
 

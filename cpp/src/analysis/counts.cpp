@@ -56,6 +56,16 @@ void CountsObserver::late_receiver(std::uint32_t row, std::uint32_t column, bool
   ++(empty ? late_receivers_[it->second].empty : late_receivers_[it->second].nonempty);
 }
 
+void CountsObserver::absorb_late_receivers(const CountsObserver& later) {
+  for (const auto& l : later.late_receivers_) {
+    const auto key = (std::uint64_t(l.row) << 32) | l.column;
+    auto [it, fresh] = late_receiver_index_.try_emplace(key, static_cast<std::uint32_t>(late_receivers_.size()));
+    if (fresh) late_receivers_.push_back({l.row, l.column});
+    late_receivers_[it->second].empty += l.empty;
+    late_receivers_[it->second].nonempty += l.nonempty;
+  }
+}
+
 void CountsObserver::absorb(trace::CallPathObserver& other) {
   auto& later = dynamic_cast<CountsObserver&>(other);
   if (!later.started_) return;

@@ -10,6 +10,7 @@
 
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/common/append_whole.hpp"
+#include "cubescale/common/run_chunks.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -125,21 +126,45 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
 }
 
 // One process with reduce_collectives' causers (per record, list order): instance_points
-// without collective_sync.
+// without collective_sync. Chunks of instances at once, each location's points then in
+// instance order as one walk appends them.
 void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
-                       const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out) {
+                       const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out,
+                       const Chunking& chunking) {
   std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
   for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
-  for (const auto& instance : instances)
-    for (const auto& ref : instance) {
-      const auto causer = causers[offset[ref.list] + ref.index];
-      if (causer == kNone || causer >= instance.size()) continue;
-      const auto& c = records[ref.list].collectives[ref.index];
-      if (!moves_path(c)) continue;
-      const auto& by = records[instance[causer].list].collectives[instance[causer].index];
-      const auto idle = waited(c.enter, c.leave, by.enter);
-      if (idle > 0) out[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+  auto walk = [&](std::size_t begin, std::size_t end, std::vector<std::vector<SyncPoint>>& to) {
+    for (auto n = begin; n < end; ++n) {
+      const auto& instance = instances[n];
+      for (const auto& ref : instance) {
+        const auto causer = causers[offset[ref.list] + ref.index];
+        if (causer == kNone || causer >= instance.size()) continue;
+        const auto& c = records[ref.list].collectives[ref.index];
+        if (!moves_path(c)) continue;
+        const auto& by = records[instance[causer].list].collectives[instance[causer].index];
+        const auto idle = waited(c.enter, c.leave, by.enter);
+        if (idle > 0) to[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+      }
     }
+  };
+  std::vector<std::uint64_t> members(instances.size());
+  for (std::size_t n = 0; n < instances.size(); ++n) members[n] = instances[n].size();
+  const auto bounds = chunk_bounds(members, chunking);
+  const auto chunks = bounds.size() - 1;
+  if (chunks == 1) return walk(0, instances.size(), out);
+  std::vector<std::vector<std::vector<SyncPoint>>> parts(chunks - 1);  // the first chunk's go to out
+  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    if (k > 0) parts[k - 1].resize(out.size());
+    walk(begin, end, k == 0 ? out : parts[k - 1]);
+  });
+  std::vector<std::uint64_t> points(out.size(), 1);
+  run_chunks(chunk_bounds(points, {chunking.threads, 1}), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l)
+      for (auto& part : parts) {
+        out[l].insert(out[l].end(), part[l].begin(), part[l].end());
+        std::vector<SyncPoint>().swap(part[l]);
+      }
+  });
 }
 
 // One process: the instances collective_instances built (complete ones, members in rank order).
@@ -158,16 +183,21 @@ void collective_points(const std::vector<LocationRecords>& records, const std::v
 // `messages[l]`: how many of out[l]'s points come from messages (before the collectives'). Each
 // part is in time order nearly always (a location's calls follow each other), so merging the
 // two is the stable sort of the whole at linear cost; else the stable sort itself.
-void sort_points(std::vector<std::vector<SyncPoint>>& out, const std::vector<std::size_t>& messages) {
+void sort_points(std::vector<std::vector<SyncPoint>>& out, const std::vector<std::size_t>& messages,
+                 const Chunking& chunking = {}) {
   auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
-  for (std::size_t l = 0; l < out.size(); ++l) {
-    auto& points = out[l];
-    const auto middle = points.begin() + static_cast<std::ptrdiff_t>(messages[l]);
-    if (std::is_sorted(points.begin(), middle, earlier) && std::is_sorted(middle, points.end(), earlier))
-      std::inplace_merge(points.begin(), middle, points.end(), earlier);
-    else
-      std::stable_sort(points.begin(), points.end(), earlier);
-  }
+  std::vector<std::uint64_t> weight(out.size());
+  for (std::size_t l = 0; l < out.size(); ++l) weight[l] = out[l].size();
+  run_chunks(chunk_bounds(weight, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l) {
+      auto& points = out[l];
+      const auto middle = points.begin() + static_cast<std::ptrdiff_t>(messages[l]);
+      if (std::is_sorted(points.begin(), middle, earlier) && std::is_sorted(middle, points.end(), earlier))
+        std::inplace_merge(points.begin(), middle, points.end(), earlier);
+      else
+        std::stable_sort(points.begin(), points.end(), earlier);
+    }
+  });
 }
 
 std::vector<std::size_t> sizes(const std::vector<std::vector<SyncPoint>>& out) {
@@ -192,7 +222,8 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
 std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                                 const std::vector<std::vector<RecordRef>>& instances,
                                                 std::size_t location_count, const std::vector<std::uint32_t>* causers,
-                                                std::vector<std::vector<SyncPoint>>* message_points_made) {
+                                                std::vector<std::vector<SyncPoint>>* message_points_made,
+                                                const Chunking& chunking) {
   std::vector<std::vector<SyncPoint>> out;
   if (message_points_made && message_points_made->size() == location_count) {
     out.swap(*message_points_made);
@@ -208,9 +239,11 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
   const auto messages = sizes(out);
   std::size_t collectives = 0;
   for (const auto& l : records) collectives += l.collectives.size();
-  if (causers && causers->size() == collectives && collectives > 0) collective_points(records, instances, *causers, out);
-  else collective_points(records, instances, out);
-  sort_points(out, messages);
+  if (causers && causers->size() == collectives && collectives > 0)
+    collective_points(records, instances, *causers, out, chunking);
+  else
+    collective_points(records, instances, out);
+  sort_points(out, messages, chunking);
   return out;
 }
 
@@ -245,20 +278,27 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
   return out;
 }
 
-void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more) {
-  for (std::size_t l = 0; l < points.size() && l < more.size(); ++l) {
-    if (more[l].empty()) continue;
-    auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
-    // Both lists in time order nearly always: merging them is the stable sort of the whole at
-    // linear cost (points first among equal ends); else the stable sort itself.
-    const bool sorted = std::is_sorted(points[l].begin(), points[l].end(), earlier);
-    if (sorted) std::stable_sort(more[l].begin(), more[l].end(), earlier);
-    const auto middle = static_cast<std::ptrdiff_t>(points[l].size());
-    points[l].insert(points[l].end(), more[l].begin(), more[l].end());
-    std::vector<SyncPoint>().swap(more[l]);
-    if (sorted) std::inplace_merge(points[l].begin(), points[l].begin() + middle, points[l].end(), earlier);
-    else std::stable_sort(points[l].begin(), points[l].end(), earlier);
-  }
+void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more,
+                     const Chunking& chunking) {
+  std::vector<std::uint64_t> weight(std::min(points.size(), more.size()));
+  for (std::size_t l = 0; l < weight.size(); ++l) weight[l] = more[l].empty() ? 0 : points[l].size() + more[l].size();
+  run_chunks(chunk_bounds(weight, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l) add_sync_points_at(points[l], more[l]);
+  });
+}
+
+void add_sync_points_at(std::vector<SyncPoint>& points, std::vector<SyncPoint>& more) {
+  if (more.empty()) return;
+  auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
+  // Both lists in time order nearly always: merging them is the stable sort of the whole at
+  // linear cost (points first among equal ends); else the stable sort itself.
+  const bool sorted = std::is_sorted(points.begin(), points.end(), earlier);
+  if (sorted) std::stable_sort(more.begin(), more.end(), earlier);
+  const auto middle = static_cast<std::ptrdiff_t>(points.size());
+  points.insert(points.end(), more.begin(), more.end());
+  std::vector<SyncPoint>().swap(more);
+  if (sorted) std::inplace_merge(points.begin(), points.begin() + middle, points.end(), earlier);
+  else std::stable_sort(points.begin(), points.end(), earlier);
 }
 
 // --- OpenMP -----------------------------------------------------------------------------------

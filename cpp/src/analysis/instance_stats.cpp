@@ -4,8 +4,25 @@
 
 namespace cubescale::analysis {
 
+void InstanceStats::absorb(const InstanceStats& later) {
+  for (std::size_t p = 0; p < stats_.size() && p < later.stats_.size(); ++p) {
+    const auto& l = later.stats_[p];
+    if (l.count == 0) continue;
+    auto& s = stats_[p];
+    s.count += l.count, s.sum += l.sum;
+    s.min = std::min(s.min, l.min), s.max = std::max(s.max, l.max);
+    squares_[p] += later.squares_[p];
+    auto& best = best_[p];
+    const auto& theirs = later.best_[p];
+    if (theirs.size() > best.size()) best.resize(theirs.size());
+    for (std::size_t c = 0; c < theirs.size(); ++c)
+      if (theirs[c].ticks > best[c].ticks) best[c] = theirs[c];  // ties: ours, the earlier
+  }
+}
+
 std::vector<PatternStatistics> InstanceStats::finish() {
   for (std::size_t p = 0; p < stats_.size(); ++p) {
+    stats_[p].sum_of_squares = static_cast<double>(squares_[p]);
     auto& top = stats_[p].top;
     top.clear();
     for (const auto& instance : best_[p])

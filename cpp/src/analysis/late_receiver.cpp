@@ -8,6 +8,7 @@
 #include "cubescale/analysis/counts.hpp"
 #include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/message_key.hpp"
+#include "cubescale/common/run_chunks.hpp"
 
 namespace cubescale::analysis {
 
@@ -141,8 +142,7 @@ void LateReceiverSends::add(const SendCompletion& c, std::uint64_t ticks, std::u
   if (ticks == 0 || c.cnode == kNone || c.cnode >= sev.cnodes) return;
   if (points_)  // waited until the receive was posted: the path goes on at the receiver from then
     points_->push_back({c.enter, c.enter + ticks, c.enter + ticks, location_, c.cnode, receiver, false, false});
-  sev.values[std::size_t(Pattern::LateReceiver)][std::size_t(c.cnode) * sev.locations + column_] +=
-      static_cast<double>(ticks) * tick;
+  sev.matrix(Pattern::LateReceiver)[std::size_t(c.cnode) * sev.locations + column_] += static_cast<double>(ticks) * tick;
   if (counts) counts->late_receiver(c.cnode, static_cast<std::uint32_t>(column_), c.empty);
   if (sev.instances)
     sev.instances->add(std::size_t(Pattern::LateReceiver), {ticks, c.enter, c.leave, c.cnode, location_});
@@ -229,24 +229,42 @@ std::vector<std::uint64_t> postings(const LocationRecords& l, const PointToPoint
 
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts, std::vector<std::vector<SyncPoint>>* points) {
+                   CountsObserver* counts, std::vector<std::vector<SyncPoint>>* points, const Chunking& chunking) {
+  const auto n = std::min(records.size(), extras.size());
   std::vector<std::vector<std::uint64_t>> posting(records.size());
-  for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) posting[l] = postings(records[l], extras[l]);
-  for (std::size_t l = 0; l < records.size() && l < extras.size(); ++l) {
-    std::vector<std::uint64_t> posted(records[l].sends.size(), kNoTime), sender_enter(records[l].receives.size(), kNoTime);
-    for (std::size_t i = 0; i < posted.size(); ++i) {
-      const auto r = pairs.receive_of_send[l][i];
-      if (r.list != kNone && r.index < posting[r.list].size()) posted[i] = posting[r.list][r.index];
+  std::vector<std::uint64_t> weight(n);
+  for (std::size_t l = 0; l < n; ++l) weight[l] = records[l].sends.size() + records[l].receives.size();
+  const auto bounds = chunk_bounds(weight, chunking);
+  // The postings first (a chunk's sends read other chunks' receives'), then the locations.
+  run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l) posting[l] = postings(records[l], extras[l]);
+  });
+  const auto chunks = bounds.size() - 1;
+  SeverityChunks views(sev, chunks);
+  std::vector<CountsObserver> chunk_counts(chunks);
+  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    // One pair of buffers for the chunk: a buffer freed and mapped again per location would
+    // cost fresh pages, and each unmapping an interrupt to every other thread's core.
+    std::vector<std::uint64_t> posted, sender_enter;
+    for (auto l = begin; l < end; ++l) {
+      posted.assign(records[l].sends.size(), kNoTime), sender_enter.assign(records[l].receives.size(), kNoTime);
+      for (std::size_t i = 0; i < posted.size(); ++i) {
+        const auto r = pairs.receive_of_send[l][i];
+        if (r.list != kNone && r.index < posting[r.list].size()) posted[i] = posting[r.list][r.index];
+      }
+      for (std::size_t j = 0; j < sender_enter.size(); ++j) {
+        const auto s = pairs.send_of_receive[l][j];
+        if (s.list != kNone) sender_enter[j] = records[s.list].sends[s.index].enter;
+      }
+      const auto loc = records[l].location;
+      if (loc >= column.size() || column[loc] == kNone) continue;
+      late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, views[k],
+                    counts ? &chunk_counts[k] : nullptr, points && loc < points->size() ? &(*points)[loc] : nullptr);
     }
-    for (std::size_t j = 0; j < sender_enter.size(); ++j) {
-      const auto s = pairs.send_of_receive[l][j];
-      if (s.list != kNone) sender_enter[j] = records[s.list].sends[s.index].enter;
-    }
-    const auto loc = records[l].location;
-    if (loc >= column.size() || column[loc] == kNone) continue;
-    late_receiver(records[l], extras[l], posted, sender_enter, column[loc], tick, sev, counts,
-                  points && loc < points->size() ? &(*points)[loc] : nullptr);
-  }
+  });
+  views.absorb();  // in location order, as one pass would have added them
+  if (counts)
+    for (const auto& c : chunk_counts) counts->absorb_late_receivers(c);
 }
 
 }  // namespace cubescale::analysis

@@ -15,6 +15,7 @@
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/common/run_both.hpp"
+#include "cubescale/common/run_chunks.hpp"
 
 namespace cubescale::analysis {
 
@@ -264,21 +265,33 @@ void Replay::match_own_messages(bool keep) {
     for (auto& l : records_) release(l.sends);
 }
 
-void Replay::match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points) {
-  PairedSends queues(records_, pairs);
-  match_receives_of(queues, true, points);
+void Replay::match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points,
+                                const Chunking& chunking) {
+  std::vector<std::uint64_t> weight(records_.size());
+  for (std::size_t l = 0; l < records_.size(); ++l) weight[l] = records_[l].receives.size();
+  const auto bounds = chunk_bounds(weight, chunking);
+  SeverityChunks views(severities_, bounds.size() - 1);
+  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    PairedSends queues(records_, pairs);  // its own: it remembers the last receive's list
+    for (auto l = begin; l < end; ++l) match_location(records_[l], queues, views[k], points);
+  });
+  views.absorb();
+  PairedSends(records_, pairs).check_all_received(trace_);
+}
+
+template <typename Queues>
+void Replay::match_location(const LocationRecords& l, Queues& queues, Severities& out,
+                            std::vector<std::vector<SyncPoint>>* points) const {
+  for (const auto& r : l.receives)
+    if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
+      fail(trace_, r.location, r.position, r.time,
+           "MPI receive from " + trace_.definitions().locations[r.peer].name + ", which is not analyzed");
+  match_receives(trace_, l.receives, queues, out, points && l.location < points->size() ? &(*points)[l.location] : nullptr);
 }
 
 template <typename Queues>
 void Replay::match_receives_of(Queues& queues, bool keep, std::vector<std::vector<SyncPoint>>* points) {
-  for (const auto& l : records_) {
-    for (const auto& r : l.receives)
-      if (r.peer >= analyzed_.size() || !analyzed_[r.peer])
-        fail(trace_, r.location, r.position, r.time,
-             "MPI receive from " + trace_.definitions().locations[r.peer].name + ", which is not analyzed");
-    match_receives(trace_, l.receives, queues, severities_,
-                   points && l.location < points->size() ? &(*points)[l.location] : nullptr);
-  }
+  for (const auto& l : records_) match_location(l, queues, severities_, points);
   queues.check_all_received(trace_);
   if (!keep)
     for (auto& l : records_) release(l.receives);
@@ -355,14 +368,27 @@ void Replay::own_collectives_keeping_records() {
 }
 
 void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
-                                             std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided));
+                                             std::vector<std::uint32_t>* causers, CollectiveDecisions* decided,
+                                             const Chunking& chunking) {
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided),
+                            chunking);
 }
 
-void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions) {
-  std::size_t i = 0;
-  for (const auto& l : records_)
-    for (const auto& c : l.collectives) analysis::collective_severities(c, reductions[i++], severities_);
+void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions, const Chunking& chunking) {
+  std::vector<std::uint64_t> weight(records_.size());
+  std::vector<std::size_t> first(records_.size() + 1, 0);  // a list's first reduction
+  for (std::size_t l = 0; l < records_.size(); ++l)
+    weight[l] = records_[l].collectives.size(), first[l + 1] = first[l] + weight[l];
+  const auto bounds = chunk_bounds(weight, chunking);
+  SeverityChunks views(severities_, bounds.size() - 1);
+  // A member's values go to its own location's cells: chunks of locations write apart.
+  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l) {
+      auto i = first[l];
+      for (const auto& c : records_[l].collectives) analysis::collective_severities(c, reductions[i++], views[k]);
+    }
+  });
+  views.absorb();
 }
 
 // One process: every exchange is a move, and the patterns that need every location's records
@@ -388,37 +414,30 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   besides.resize(1);  // the others' records are beside[0]'s now
   auto& records = r.records();
   auto& extras = r.point_to_point();
-  // With threads, independent steps run two at a time: the messages' pairs beside the
-  // collectives' instances, then (the records as recorded: no correction moves them) the
-  // matching beside the clock checks.
+  // With threads, the messages' pairs and the collectives' instances are made at once; the
+  // steps after them cut their locations (instances) into a chunk per thread.
   const bool at_once = parts.size() > 1;
+  const Chunking chunking{options.threads, options.chunk_records};
   MessagePairs pairs;
   std::vector<std::vector<RecordRef>> instances;
   run_both(
       at_once, [&] { pairs = pair_messages(records); },
       [&] { instances = collective_instances(records, CommunicatorRanks(trace.definitions())); });
-  ClockCheck clock;
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
+  // With options.time_correct, corrects the records first.
+  auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
+                            &r.nonblocking(), &beside.omp());
   // The critical path's Late Sender sync points come out of the matching (the same walk).
-  std::vector<std::vector<SyncPoint>> points;
-  run_both(
-      at_once && !options.time_correct,
-      [&] {  // with options.time_correct, corrects the records first
-        clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
-                             &r.nonblocking(), &beside.omp());
-      },
-      [&] {
-        points = sync_point_lists(records, trace.definitions().locations.size());
-        r.match_own_messages(pairs, &points);
-      });
+  auto points = sync_point_lists(records, trace.definitions().locations.size());
+  r.match_own_messages(pairs, &points, chunking);
   std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
-  r.own_collectives_keeping_records(instances, &causers, &clock.decisions);  // decided by the clock checks
+  r.own_collectives_keeping_records(instances, &causers, &clock.decisions, chunking);  // decided by the clock checks
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
-  late_receiver(records, extras, pairs, clock.column, tick, sev, &beside.counts(),
-                &beside.late_receiver_points());
+  late_receiver(records, extras, pairs, clock.column, tick, sev, &beside.counts(), &beside.late_receiver_points(),
+                chunking);
   const auto moves = nonblocking_collectives(trace, r.nonblocking(), clock.column, tick, sev);
   if (stats) {
     stats->patterns = instance_stats.finish();
@@ -428,7 +447,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
-  beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers, &points);
+  beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers, &points, chunking);
   if (stats)
     stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
     stats->omp_sync_events = beside.omp().sync_events();

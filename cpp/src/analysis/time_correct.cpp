@@ -599,7 +599,7 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
   const auto nb_instances = nonblocking_instances(trace.definitions(), nb);
   auto count = [&] {
     auto v = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency,
-                                    &out.decisions);  // the last count's: of the records as they stay
+                                    &out.decisions, {options.threads, options.chunk_records});  // the last count's: of the records as they stay
     count_nonblocking_violations(nb, nb_instances, out.column, latency, v);
     if (omp) count_omp_violations(*omp, out.column, latency, v);
     return v;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstring>
+#include <deque>
 #include <tuple>
 #include <type_traits>
 #include <unordered_map>
@@ -92,6 +93,33 @@ Severities::Severities(std::size_t cnodes_, const std::vector<std::uint32_t>& lo
   for (std::size_t c = 0; c < locations_.size(); ++c) column[locations_[c]] = static_cast<std::uint32_t>(c);
   values.assign(std::size_t(Pattern::Count), std::vector<double>(cnodes * locations, 0.0));
   present.assign(std::size_t(Pattern::Count), false);
+}
+
+Severities Severities::view(InstanceStats* chunk_instances) {
+  Severities v;
+  v.cnodes = cnodes, v.locations = locations;
+  v.present.assign(present.size(), false);
+  v.column = column;
+  v.instances = instances ? chunk_instances : nullptr;
+  v.shared = this;
+  return v;
+}
+
+void Severities::absorb_view(const Severities& view) {
+  for (std::size_t p = 0; p < present.size() && p < view.present.size(); ++p)
+    if (view.present[p]) present[p] = true;
+}
+
+SeverityChunks::SeverityChunks(Severities& sev, std::size_t chunks)
+    : sev_(sev), instances_(chunks, InstanceStats(sev.instances ? std::size_t(Pattern::Count) : 0)) {
+  for (std::size_t k = 0; k < chunks; ++k) views_.push_back(sev.view(&instances_[k]));
+}
+
+void SeverityChunks::absorb() {
+  for (std::size_t k = 0; k < views_.size(); ++k) {
+    sev_.absorb_view(views_[k]);
+    if (sev_.instances) sev_.instances->absorb(instances_[k]);
+  }
 }
 
 void Severities::to_seconds(const trace::Definitions& defs) {
@@ -226,7 +254,7 @@ class ReceiveKernel {
   void late_sender(const MessageRecord& r, const Send& s, std::uint64_t idle, const SyncPoint& point) {
     if (idle == 0) return;
     out_.add(Pattern::LateSender, r.cnode, r.location, idle, r.enter, r.leave);
-    if (recent_.size() == kRecentLateSenders) recent_.erase(recent_.begin());
+    if (recent_.size() == kRecentLateSenders) recent_.pop_front();
     recent_.push_back({s.time, s.location, r.cnode, r.location, idle, r.enter, r.leave, points_ ? points_->size() : 0});
     latest_ = std::max(latest_, std::uint64_t(s.time));
     if (points_) points_->push_back(point);
@@ -260,7 +288,9 @@ class ReceiveKernel {
     std::size_t point;                 // its sync point's index in points_
   };
   static constexpr std::size_t kRecentLateSenders = 100;  // scout's buffer of candidates
-  std::vector<RecentLateSender> recent_;
+  // (a deque: once full, every Late Sender drops the oldest, which a vector would pay for by
+  // moving the other 99)
+  std::deque<RecentLateSender> recent_;
   std::uint64_t latest_ = 0;  // no send time in recent_ is later (an upper bound: erasing keeps it)
   Severities& out_;
   std::vector<SyncPoint>* points_;

@@ -1,8 +1,9 @@
 // The one-process analysis on several threads: the locations cut into whole processes
 // (part_locations), the same profile as one thread, errors in the order one thread meets them
-// (run_both).
+// (run_both), and the steps after the pass cut into chunks (run_chunks).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <stdexcept>
@@ -11,6 +12,7 @@
 
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/common/run_both.hpp"
+#include "cubescale/common/run_chunks.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 #include "trace_files.hpp"
@@ -113,4 +115,64 @@ TEST(Threads, RunBothFailsAsOneThreadInOrder) {
       EXPECT_STREQ(e.what(), "second");
     }
   }
+}
+
+TEST(Threads, ChunkBoundsCutByWeight) {
+  // 4 threads over weights 5, 1, 1, 1, 5, 1, 1, 1: about 4 each.
+  const std::vector<std::uint64_t> w{5, 1, 1, 1, 5, 1, 1, 1};
+  EXPECT_EQ(chunk_bounds(w, {4, 1}), (std::vector<std::size_t>{0, 1, 4, 5, 8}));
+  EXPECT_EQ(chunk_bounds(w, {1, 1}), (std::vector<std::size_t>{0, 8}));
+  // At least 8 per chunk: two of the 16.
+  EXPECT_EQ(chunk_bounds(w, {4, 8}), (std::vector<std::size_t>{0, 4, 8}));
+  // More threads than items, a small step, nothing at all: never an empty chunk.
+  EXPECT_EQ(chunk_bounds({3, 3}, {8, 1}), (std::vector<std::size_t>{0, 1, 2}));
+  EXPECT_EQ(chunk_bounds(w, {4, 1000}), (std::vector<std::size_t>{0, 8}));
+  EXPECT_EQ(chunk_bounds({}, {4, 1}), (std::vector<std::size_t>{0, 0}));
+  EXPECT_EQ(chunk_bounds({0, 0, 0}, {4, 1}), (std::vector<std::size_t>{0, 3}));
+}
+
+TEST(Threads, RunChunksCoversEachOnceAndFailsAsInOrder) {
+  std::vector<int> seen(1000, 0);
+  std::vector<std::uint64_t> w(seen.size(), 1);
+  const auto bounds = chunk_bounds(w, {3, 1});
+  ASSERT_EQ(bounds.size(), 4u);
+  run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto i = begin; i < end; ++i) ++seen[i];
+  });
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 1000);
+  try {  // chunks 1 and 2 fail: chunk 1's error, the first in order
+    run_chunks(bounds, [&](std::size_t k, std::size_t, std::size_t) {
+      if (k > 0) throw std::runtime_error("chunk " + std::to_string(k));
+    });
+    FAIL() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "chunk 1");
+  }
+}
+
+TEST(Threads, InstanceStatsAbsorbedAsAddedInOrder) {
+  // Instances added to one InstanceStats in order, or split in two absorbed after: the same
+  // statistics (sums of squares exact, the first of equal instances kept).
+  const std::vector<analysis::PatternInstance> all{
+      {3, 1, 2, 0, 0}, {7, 3, 4, 1, 0}, {7, 5, 6, 1, 1}, {3000000000u, 7, 8, 0, 1}, {5, 9, 10, 2, 2}, {3000000000u, 11, 12, 0, 3}};
+  analysis::InstanceStats one(2), first(2), second(2);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    one.add(1, all[i]);
+    (i < 2 ? first : second).add(1, all[i]);
+  }
+  first.absorb(second);
+  const auto a = one.finish(), b = first.finish();
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(b[1].count, 6u);
+  EXPECT_EQ(a[1].count, b[1].count);
+  EXPECT_EQ(a[1].sum, b[1].sum);
+  EXPECT_EQ(a[1].min, b[1].min);
+  EXPECT_EQ(a[1].max, b[1].max);
+  EXPECT_EQ(a[1].sum_of_squares, b[1].sum_of_squares);
+  EXPECT_EQ(b[1].sum_of_squares, 2 * 9e18 + 9 + 49 + 49 + 25);  // exact before the one rounding
+  ASSERT_EQ(b[1].top.size(), 3u);
+  EXPECT_EQ(b[1].top[0].location, 1u);  // the first of the two 3e9 on call path 0
+  EXPECT_EQ(b[1].top[1].location, 0u);  // the first 7 on call path 1
+  EXPECT_EQ(a[1].top[0].location, b[1].top[0].location);
+  EXPECT_EQ(a[0].count + b[0].count, 0u);
 }

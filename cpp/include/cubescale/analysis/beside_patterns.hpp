@@ -57,10 +57,11 @@ class BesidePatterns final : public trace::CallPathObserver {
   // critical path by a second read of every location on it (tests, benchmarks). `causers`: what
   // reduce_collectives gave for the instances, if anything; `message_points`: the Late Sender
   // sync points the matching made (match_own_messages), if it did, taken over (sync_points).
+  // `chunking`: how the sync points' steps cut their locations to run at once.
   void finish(const std::vector<std::uint32_t>& locations, const std::vector<LocationRecords>& records,
               const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, profile::LocalProfile& p,
               bool reread_path = false, const std::vector<std::uint32_t>* causers = nullptr,
-              std::vector<std::vector<SyncPoint>>* message_points = nullptr);
+              std::vector<std::vector<SyncPoint>>* message_points = nullptr, const Chunking& chunking = {});
 
  private:
   const trace::Trace& trace_;

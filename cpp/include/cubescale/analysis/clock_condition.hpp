@@ -52,11 +52,12 @@ struct ClockViolations {
 // Counts the violations of all records (`column` maps a dense location index to a column);
 // `latency` in ticks. `decisions`, when given: each instance's collective_sync decisions kept
 // per record, for reduce_collectives to take over (it decides the same instances again else).
+// `chunking`: receivers, instances and members cut into chunks that run at once.
 ClockViolations count_clock_violations(const std::vector<LocationRecords>& records, const MessagePairs& pairs,
                                        const std::vector<std::vector<RecordRef>>& instances,
                                        const std::vector<std::uint32_t>& column, std::size_t cnodes,
                                        std::size_t locations, std::uint64_t latency,
-                                       CollectiveDecisions* decisions = nullptr);
+                                       CollectiveDecisions* decisions = nullptr, const Chunking& chunking = {});
 
 // The profile with `clock_violations` (UINT64, occurrences, EXCLUSIVE along the call tree, a
 // root metric after the others) when anything was checked.

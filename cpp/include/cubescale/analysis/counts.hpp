@@ -67,6 +67,8 @@ class CountsObserver final : public trace::CallPathObserver {
   // One Late Receiver instance on call path `row` (a profile row, after rows()) of `column`, of
   // a send moving no data (`empty`: mpi_slr_count) or some (mpi_clr_count).
   void late_receiver(std::uint32_t row, std::uint32_t column, bool empty);
+  // Those of `later` (a later chunk's Late Receiver instances) after ours.
+  void absorb_late_receivers(const CountsObserver& later);
   struct LateReceivers {
     std::uint32_t row, column;
     std::uint64_t empty = 0, nonempty = 0;

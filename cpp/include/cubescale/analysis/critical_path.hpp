@@ -128,7 +128,8 @@ std::vector<std::vector<SyncPoint>> sync_points(const std::vector<LocationRecord
                                                 const std::vector<std::vector<RecordRef>>& instances,
                                                 std::size_t location_count,
                                                 const std::vector<std::uint32_t>* causers = nullptr,
-                                                std::vector<std::vector<SyncPoint>>* message_points = nullptr);
+                                                std::vector<std::vector<SyncPoint>>* message_points = nullptr,
+                                                const Chunking& chunking = {});
 // Per dense location an empty list of sync points with room for one per receive and collective
 // of its records (pages that stay unused are never touched), for match_receives to begin.
 std::vector<std::vector<SyncPoint>> sync_point_lists(const std::vector<LocationRecords>& records,
@@ -143,8 +144,10 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
 
 // Adds `more` (per dense location: other sync points, such as Late Receiver's) to `points`,
 // keeping each location's list in time order (the Late Sender and collective points first
-// among equal ends). Empties `more`.
-void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more);
+// among equal ends). Empties `more`. Chunks of locations at once.
+void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more,
+                     const Chunking& chunking = {});
+void add_sync_points_at(std::vector<SyncPoint>& points, std::vector<SyncPoint>& more);  // one location's
 
 struct Segment {
   std::uint64_t from, to;

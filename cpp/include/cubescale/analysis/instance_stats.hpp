@@ -24,7 +24,7 @@ struct PatternStatistics {
 
 class InstanceStats {
  public:
-  explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns) {}
+  explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns), squares_(patterns, 0) {}
   // (inline: once per pattern instance, Severities::add's)
   void add(std::size_t pattern, const PatternInstance& instance) {
     if (pattern >= stats_.size() || instance.ticks == 0) return;
@@ -33,18 +33,24 @@ class InstanceStats {
     s.sum += instance.ticks;
     s.min = std::min(s.min, instance.ticks);
     s.max = std::max(s.max, instance.ticks);
-    s.sum_of_squares += static_cast<double>(instance.ticks) * static_cast<double>(instance.ticks);
+    squares_[pattern] += Square(instance.ticks) * instance.ticks;
     // The most severe instance of each call path (first one on ties: deterministic order).
     auto& best = best_[pattern];
     if (instance.cnode >= best.size()) best.resize(std::size_t(instance.cnode) + 1);
     if (instance.ticks > best[instance.cnode].ticks) best[instance.cnode] = instance;
   }
+  // The instances of `later`, added after ours (a later chunk's): as if added here in order.
+  void absorb(const InstanceStats& later);
   // Per pattern, with `top` filled (call once, after the last add).
   std::vector<PatternStatistics> finish();
 
  private:
+  // Squares summed exactly (a wait of up to 2^64 ticks squares within 128 bits), so that chunks
+  // summed apart and then together give the sum of one pass in order.
+  using Square = unsigned __int128;
   std::vector<PatternStatistics> stats_;
   std::vector<std::vector<PatternInstance>> best_;  // per pattern, per cnode: its largest (ticks 0: none)
+  std::vector<Square> squares_;
 };
 
 }  // namespace cubescale::analysis

@@ -215,9 +215,12 @@ void late_receiver(const LocationRecords& own, const PointToPointExtras& extras,
 
 // All locations at once (a single process): Late Receiver for every location in `records`
 // (`extras` in the same order; `column` maps a dense location index to its column).
-// `points` (per dense location): the instances as sync points, as above.
+// `points` (per dense location): the instances as sync points, as above. `chunking`: the
+// locations cut into chunks that run at once (the same values: a location's cells,
+// points and counts are its own; the instances and counts kept in location order).
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
-                   CountsObserver* counts = nullptr, std::vector<std::vector<SyncPoint>>* points = nullptr);
+                   CountsObserver* counts = nullptr, std::vector<std::vector<SyncPoint>>* points = nullptr,
+                   const Chunking& chunking = {});
 
 }  // namespace cubescale::analysis

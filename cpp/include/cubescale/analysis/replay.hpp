@@ -174,8 +174,11 @@ class Replay {
   void match_own_messages(bool keep = false);
   // The same with the sends `pairs` found (pair_messages of records()); the records stay.
   // `points` (per dense location), when given: the critical path's Late Sender sync points
-  // appended (match_receives).
-  void match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points = nullptr);
+  // appended (match_receives). `chunking`: the receivers cut into chunks that run at once
+  // (the same values: a receiver's cells and points are its own, the instances kept in
+  // location order; an error the first in location order).
+  void match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points = nullptr,
+                          const Chunking& chunking = {});
 
   // `homes`: the ranks that reduce instances (those owning locations; empty: every rank), so
   // that a rank without locations holds no records.
@@ -192,7 +195,7 @@ class Replay {
   // `decided`: see reduce_collectives.
   void own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
                                        std::vector<std::uint32_t>* causers = nullptr,
-                                       CollectiveDecisions* decided = nullptr);
+                                       CollectiveDecisions* decided = nullptr, const Chunking& chunking = {});
 
   std::vector<LocationRecords>& records() { return records_; }
   // Late Receiver's and the non-blocking collectives' extras of own locations (extraction.hpp;
@@ -212,6 +215,10 @@ class Replay {
  private:
   template <typename Queues>
   void match_receives_of(Queues& queues, bool keep, std::vector<std::vector<SyncPoint>>* points = nullptr);
+  // One location's receives (their peers checked) into `out`.
+  template <typename Queues>
+  void match_location(const LocationRecords& l, Queues& queues, Severities& out,
+                      std::vector<std::vector<SyncPoint>>* points) const;
   std::uint32_t rank_of(const MessageRecord& send) const { return owner_[send.peer]; }
   // Whether send i of location list l comes before the next one to pack.
   bool packed_before(std::size_t l, std::size_t i) const { return l < next_list_ || (l == next_list_ && i < next_index_); }
@@ -238,7 +245,8 @@ class Replay {
   void match_paired_receives(bool keep);  // the kernel over the receives paired in place
   void pair_received();  // pairs the sends received not yet paired (the posting answers aside)
   ReceiveIndex::Place pair_one(const SendRecord& s);
-  void own_collective_severities(const std::vector<CollectiveReduction>& reductions);  // records' order
+  // records' order; `chunking`: the locations cut into chunks, at once (as match_own_messages)
+  void own_collective_severities(const std::vector<CollectiveReduction>& reductions, const Chunking& chunking = {});
   void extract(const std::vector<std::uint32_t>& analyzed, const std::vector<std::vector<std::uint32_t>>& parts,
                const std::vector<trace::CallPathObserver*>& beside, bool extras);
 

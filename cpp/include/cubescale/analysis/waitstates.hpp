@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "cubescale/analysis/instance_stats.hpp"
+#include "cubescale/common/run_chunks.hpp"
 #include "cubescale/analysis/message_key.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
@@ -192,6 +193,9 @@ struct Severities {
   std::vector<bool> present;
   std::vector<std::uint32_t> column;  // dense location index -> column, kNone if not owned
   InstanceStats* instances = nullptr;  // when given, every instance goes there too (trace.stat)
+  // A chunk's view (view()): its adds go to shared's values, its marks and instances stay its
+  // own, so that chunks of a step over disjoint locations run at once (absorb_view after).
+  Severities* shared = nullptr;
 
   Severities() = default;
   Severities(std::size_t cnodes, const std::vector<std::uint32_t>& locations, std::size_t all_locations);
@@ -201,10 +205,30 @@ struct Severities {
            std::uint64_t leave = 0) {
     if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
     if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
-    values[std::size_t(p)][std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
+    matrix(p)[std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
   }
+  std::vector<double>& matrix(Pattern p) { return (shared ? shared->values : values)[std::size_t(p)]; }
   void mark(Pattern p) { present[std::size_t(p)] = true; }
   void to_seconds(const trace::Definitions& defs);
+  // A view of this for one chunk; `instances` its own (or nullptr where this keeps none).
+  Severities view(InstanceStats* instances);
+  // A view's marks (its instances are the caller's to absorb, in chunk order).
+  void absorb_view(const Severities& view);
+};
+
+// The views of one Severities for the chunks of a step (run_chunks.hpp), each with instance
+// statistics of its own: absorb() takes their marks and instances over in chunk order, as one
+// pass over the chunks in order would have added them.
+class SeverityChunks {
+ public:
+  SeverityChunks(Severities& sev, std::size_t chunks);
+  Severities& operator[](std::size_t chunk) { return views_[chunk]; }
+  void absorb();
+
+ private:
+  Severities& sev_;
+  std::vector<InstanceStats> instances_;
+  std::vector<Severities> views_;
 };
 
 // MPI_COMM_WORLD rank -> dense location index (kNone where a rank has no location): the first
@@ -413,7 +437,10 @@ struct AnalysisOptions {
   bool reread_path = false;
   // Threads for the pass over the events (1: the calling thread only): the locations cut
   // into as many parts, whole processes each (trace::part_locations); the report is the same.
+  // The steps after the pass (clock checks, matching, collectives, Late Receiver) cut their
+  // locations into as many chunks, of chunk_records records at least.
   std::size_t threads = 1;
+  std::uint64_t chunk_records = Chunking{}.least;
   // scout's root-cause metrics (delay costs, wait-state propagation: root_cause.hpp); one process
   // only, not with time_correct (std::invalid_argument).
   bool root_cause = false;
