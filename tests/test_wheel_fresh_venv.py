@@ -124,6 +124,18 @@ def test_the_cli_starts_and_reads_the_shipped_report_with_only_numpy(numpy_only,
     assert "demo.cubex: CUBE 4.4" in run([bin_ / "cubescale", "info", report_path], tmp_path).stdout
 
 
+def test_the_cli_analyzes_and_profiles_the_shipped_trace_with_only_numpy(numpy_only, tmp_path):
+    # The definitions of a trace stay lists until a DataFrame is asked for: the wait-state
+    # analysis and the trace's profile need no pandas.
+    bin_ = numpy_only / "bin"
+    trace = run([bin_ / "python", "-c", "import cubescale; print(cubescale.examples.trace_path())"], tmp_path).stdout
+    analyzed = run([bin_ / "cubescale", "analyze", trace.strip(), "-o", tmp_path / "scout.cubex"], tmp_path).stdout
+    assert "scout.cubex: " in analyzed and "mpi_latesender" in analyzed
+    profiled = run([bin_ / "cubescale", "trace-profile", trace.strip(), "-o", tmp_path / "profile.cubex"], tmp_path).stdout
+    assert "profile.cubex: 8 metrics" in profiled
+    assert "mpi_latesender" in run([bin_ / "cubescale", "info", tmp_path / "scout.cubex"], tmp_path).stdout
+
+
 def test_docstring_examples_with_only_numpy(numpy_only, tmp_path):
     doc = examples(numpy_only, tmp_path, "doctests")
     assert_no_failures(doc)

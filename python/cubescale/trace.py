@@ -81,7 +81,16 @@ class Trace:
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
         self._core = _trace.Trace(self.path)
-        self._tables = {name: pd.DataFrame(columns) for name, columns in self._core.definitions().items()}
+        # The definition tables as columns of lists; as DataFrames (pandas) only when asked for,
+        # so that the analysis and the profile neither need pandas nor wait for its import.
+        self._definitions: dict[str, dict[str, list]] = self._core.definitions()
+        self._frames: dict[str, pd.DataFrame] | None = None
+
+    @property
+    def _tables(self) -> dict[str, pd.DataFrame]:
+        if self._frames is None:
+            self._frames = {name: pd.DataFrame(columns) for name, columns in self._definitions.items()}
+        return self._frames
 
     # --- definitions ---------------------------------------------------------------------
 
@@ -95,6 +104,18 @@ class Trace:
         """Locations: OTF2 id, name, type (cpu_thread, accelerator_stream, metric), announced
         events, location group index (copy)."""
         return self._tables["locations"].copy()
+
+    def announced_events(self) -> np.ndarray:
+        """Per location (dense index), the number of events its definition announces (0 where
+        the writer announced none), without building the locations table (no pandas).
+
+        Example
+        -------
+        >>> from cubescale.examples import trace_path
+        >>> open(trace_path()).announced_events().tolist()
+        [362, 362, 362, 362]
+        """
+        return np.asarray(self._definitions["locations"]["events"], dtype=np.uint64)
 
     @property
     def location_groups(self) -> pd.DataFrame:
@@ -126,8 +147,8 @@ class Trace:
         >>> open(trace_path()).table("communicators")["name"].tolist()
         ['MPI_COMM_WORLD']
         """
-        if name not in self._tables:
-            raise KeyError(f"no definition table {name!r}; there are {sorted(self._tables)}")
+        if name not in self._definitions:
+            raise KeyError(f"no definition table {name!r}; there are {sorted(self._definitions)}")
         return self._tables[name].copy()
 
     @property
@@ -169,7 +190,7 @@ class Trace:
         if isinstance(locations, (int, np.integer)):
             locations = [int(locations)]
         out = [int(x) for x in locations]
-        n = len(self._tables["locations"])
+        n = len(self._definitions["locations"]["id"])
         bad = [x for x in out if not 0 <= x < n]
         if bad:
             raise ValueError(f"location index {bad[0]} outside the trace's {n} locations")
@@ -186,11 +207,11 @@ class Trace:
         """
         if isinstance(regions, str):
             regions = [regions]
-        names = self._tables["regions"]["name"]
+        names = np.asarray(self._definitions["regions"]["name"], dtype=object)
         out: list[int] = []
         for r in regions:
             if isinstance(r, str):
-                found = np.flatnonzero(names.to_numpy() == r).tolist()
+                found = np.flatnonzero(names == r).tolist()
                 if not found:
                     raise KeyError(f"no region named {r!r}")
                 out.extend(found)
@@ -373,11 +394,10 @@ class Trace:
         chosen = self.location_indices(locations)
         core, stats = self._core.profile(chosen)
         first = chosen[0] if chosen else None
-        groups = self._tables["location_groups"]
         process = None
         if first is not None:
-            g = int(self._tables["locations"]["group"][first])
-            process = str(groups["name"][g]) if g >= 0 else None
+            g = int(self._definitions["locations"]["group"][first])
+            process = str(self._definitions["location_groups"]["name"][g]) if g >= 0 else None
         p = LocalProfile.__new__(LocalProfile)
         p._core = core
         p.host = None

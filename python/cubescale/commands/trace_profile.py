@@ -63,9 +63,10 @@ def run_trace_profile(args) -> int:
     else:
         from .. import trace
 
-        report = trace.profile(args.trace, args.output, compress=args.compress)
-        shape, metrics = report.shape, len(report.metrics)
-        events = int(trace.open(args.trace).locations["events"].sum())
+        opened = trace.open(args.trace)
+        local, read = opened.local_profile()
+        report = opened._report(local, args.output, args.compress)
+        shape, metrics, events = report.shape, len(report.metrics), int(read["events"])
     if args.threads:
         # A rank here holds several processes of the trace, and the machine comes from the
         # trace's definitions: the written report is aggregated by rank 0, process by process.

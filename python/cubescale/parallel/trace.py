@@ -46,7 +46,7 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
     ((2, 4), [2, 3], 2)
     """
     groups = trace.process_groups()
-    announced = trace.locations["events"].to_numpy()
+    announced = trace.announced_events()
     weights = [int(announced[g].sum()) for g in groups]
     block = share_of_groups(weights, size, rank)
     locations = [loc for g in groups[block[0]:block[1]] for loc in g]
@@ -81,7 +81,7 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, c
                                               first, len(locations), block[0], compress, block_bytes)
     events = comm.allreduce(int(kernel["events"]))
     counts = comm.bcast(tuple(unified.state.global_counts) if comm.rank == 0 else None, root=0)  # type: ignore[attr-defined]
-    shape, metrics = (int(counts[2]), len(trace.locations)), int(counts[0])
+    shape, metrics = (int(counts[2]), len(trace.announced_events())), int(counts[0])
     return {"groups": block, "locations": len(locations), "events": events, "shape": shape, "metrics": metrics,
             "read_seconds": read_seconds, "unify": unified.stats, "collate": costs,
             "seconds": time.perf_counter() - start}
