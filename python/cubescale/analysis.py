@@ -236,8 +236,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     every rank) and write nothing.
 
     ``threads``: in one process, how many threads read the trace's events, each a share of its
-    processes (default: the cores this process may run on, :func:`available_cores`); the report
-    is the same for any number.
+    processes, and run the steps after the reading, each on a chunk of the processes (default:
+    the cores this process may run on, :func:`available_cores`); the report is the same for any
+    number.
 
     Example
     -------

@@ -64,8 +64,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
-                   help="threads reading the events in one process, each a share of the trace's processes "
-                        "(default: the cores this process may run on; the report is the same for any number)")
+                   help="threads in one process: each reads a share of the trace's processes, and the steps after "
+                        "the reading cut their processes into as many chunks (default: the cores this process may "
+                        "run on; the report is the same for any number)")
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
