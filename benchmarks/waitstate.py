@@ -9,7 +9,8 @@ and 4 ranks; per rank its wall
 and CPU seconds, its peak memory (ru_maxrss) against the trace's size, and the bytes of records
 it held at once per communication event of its share (messages, collectives and OpenMP
 synchronization events: fork, team begin and end, join, barrier enter and leave, lock
-acquisition).
+acquisition); and per trace the one-process analysis step by step (its ``seconds``) on one
+thread and on every core: which steps the threads share.
 
     python benchmarks/waitstate.py [--iterations 900000] [--processes 4] [--ranks 1 2 4] [--data ../shared/data]
                                    [--messages 50000] [--one-way 20000] [--baseline OTHER_PYTHON]
@@ -78,17 +79,19 @@ def trace_bytes(path: str) -> int:
 CORRECT = {"time_correct": False}
 
 
-def alone_worker(path: str) -> None:
-    """In a baseline interpreter: the one-process analysis, best of three, as one JSON line."""
+def alone_worker(path: str, threads: int = 1) -> None:
+    """In a baseline interpreter: the one-process analysis on ``threads`` threads (one where the
+    baseline is older than threads), best of three, as one JSON line."""
     trace = open_trace(path)
     locations = trace.location_indices()
-    wall, cpu = best(lambda: _analysis.analyze(trace._core, locations, **CORRECT))
+    options = dict(CORRECT, threads=threads) if threads > 1 else CORRECT
+    wall, cpu = best(lambda: _analysis.analyze(trace._core, locations, **options))
     print(json.dumps({"wall": wall, "cpu": cpu}), flush=True)
 
 
-def alone_elsewhere(python: str, path: str) -> tuple[float, float]:
+def alone_elsewhere(python: str, path: str, threads: int = 1) -> tuple[float, float]:
     """(wall, CPU) of the one-process analysis run by another installation's interpreter."""
-    done = subprocess.run([python, os.path.abspath(__file__), "--alone", path] + _correct_flag(),
+    done = subprocess.run([python, os.path.abspath(__file__), "--alone", path, str(threads)] + _correct_flag(),
                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
@@ -138,11 +141,12 @@ def replay(path: str, ranks: int, output: str, python: str = sys.executable) -> 
 
 
 def measure(name: str, path: str, ranks: list[int], folder: str,
-            baseline: str | None = None) -> tuple[list[str], list[str]]:
-    """(speed rows, memory rows) of one trace; with ``baseline`` (another interpreter) its rows too."""
+            baseline: str | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(speed rows, memory rows, step rows) of one trace; with ``baseline`` (another
+    interpreter) its rows too."""
     trace = open_trace(path)
     locations = trace.location_indices()
-    events = int(trace.locations["events"].sum())
+    events = int(trace.announced_events().sum())
     size = trace_bytes(path)
     limit, limit_cpu = best(lambda: testing.read_with_empty_callbacks(trace, locations))
     alone, alone_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=1, **CORRECT))
@@ -151,6 +155,11 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
     cores = available_cores()
     threaded, threaded_cpu = best(lambda: _analysis.analyze(trace._core, locations, threads=cores, **CORRECT))
     stats = _analysis.analyze(trace._core, locations, **CORRECT)[1]
+    # Where the time goes, step by step: one more run on one thread and on every core.
+    one = _analysis.analyze(trace._core, locations, threads=1, **CORRECT)[1]["seconds"]
+    every = _analysis.analyze(trace._core, locations, threads=cores, **CORRECT)[1]["seconds"]
+    steps = [f"| {name} | {step} | {one[step] * 1e3:.1f} | {every.get(step, 0.0) * 1e3:.1f} |" for step in one]
+    steps.append(f"| {name} | all | {sum(one.values()) * 1e3:.1f} | {sum(every.values()) * 1e3:.1f} |")
     rows = [f"| {name} | {events:,} ({size / 2**20:.0f} MiB) | libotf2 alone (limit) | {limit:.2f} | {limit_cpu:.2f} | "
             f"{events / limit / 1e6:.2f} | 100 % | 100 % |",
             f"| {name} | | one process, no MPI, 1 thread | {alone:.2f} | {alone_cpu:.2f} | {events / alone / 1e6:.2f} | "
@@ -158,9 +167,11 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
             f"| {name} | | one process, no MPI, {cores} threads | {threaded:.2f} | {threaded_cpu:.2f} | "
             f"{events / threaded / 1e6:.2f} | {limit / threaded * 100:.0f} % | {limit_cpu / threaded_cpu * 100:.0f} % |"]
     if baseline:
-        before, before_cpu = alone_elsewhere(baseline, path)
-        rows.append(f"| {name} | | baseline: one process, no MPI, 1 thread | {before:.2f} | {before_cpu:.2f} | "
-                    f"{events / before / 1e6:.2f} | {limit / before * 100:.0f} % | {limit_cpu / before_cpu * 100:.0f} % |")
+        for n in sorted({1, cores}):
+            before, before_cpu = alone_elsewhere(baseline, path, n)
+            rows.append(f"| {name} | | baseline: one process, no MPI, {n} thread{'s' if n > 1 else ''} | {before:.2f} | "
+                        f"{before_cpu:.2f} | {events / before / 1e6:.2f} | {limit / before * 100:.0f} % | "
+                        f"{limit_cpu / before_cpu * 100:.0f} % |")
     memory = []
     for n in ranks:
         for label, python in [("", sys.executable)] + ([("baseline: ", baseline)] if baseline else []):
@@ -178,7 +189,7 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
                               f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
                               f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")
     rows.append(f"| {name} | {stats['messages'] + stats['collectives']:,} communication events | | | | | | |")
-    return rows, memory
+    return rows, memory, steps
 
 
 def main() -> None:
@@ -187,7 +198,7 @@ def main() -> None:
         worker(sys.argv[2], sys.argv[3])
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--alone":
-        alone_worker(sys.argv[2])
+        alone_worker(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3].isdigit() else 1)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--iterations", type=int, default=900000)
@@ -203,7 +214,7 @@ def main() -> None:
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
     try:
-        speed, memory = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
+        speed, memory, steps = measure("jacobi-hybrid (shared)", os.path.join(args.data, "otf2", "jacobi-hybrid", "traces.otf2"),
                                 args.ranks, folder, args.baseline)
         if args.iterations:
             start = time.perf_counter()
@@ -212,18 +223,18 @@ def main() -> None:
             print(f"generated ring: {written:,} events in {time.perf_counter() - start:.1f} s", flush=True)
             more = measure(f"generated ring ({args.processes} processes)", os.path.join(folder, "ring.otf2"),
                            args.ranks, folder, args.baseline)
-            speed, memory = speed + more[0], memory + more[1]
+            speed, memory, steps = speed + more[0], memory + more[1], steps + more[2]
         for nonblocking, only in [(False, False), (True, False), (True, True)] if args.messages else []:
             kind = "only non-blocking" if only else "non-blocking" if nonblocking else "blocking"
             more = measure(f"generated {kind} messages only (4 processes)",
                            write_messages_trace(folder, args.messages, nonblocking, only), args.ranks, folder,
                            args.baseline)
-            speed, memory = speed + more[0], memory + more[1]
+            speed, memory, steps = speed + more[0], memory + more[1], steps + more[2]
         if args.one_way:
             testing.write_mpi_trace(folder, "one-way", *testing.one_way_run(args.one_way, pairs=2))
             more = measure("generated one-way messages, a tag each (4 processes)", os.path.join(folder, "one-way.otf2"),
                            args.ranks, folder, args.baseline)
-            speed, memory = speed + more[0], memory + more[1]
+            speed, memory, steps = speed + more[0], memory + more[1], steps + more[2]
     finally:
         shutil.rmtree(folder)
     print("| trace | events | what | wall s | CPU s (per rank) | M events/s | of the limit (wall) |"
@@ -235,6 +246,10 @@ def main() -> None:
           " trace MiB | record bytes per own communication event |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     print("\n".join(memory))
+    print()
+    print("| trace | step (one process) | 1 thread ms | every core ms |")
+    print("|---|---|---:|---:|")
+    print("\n".join(steps))
 
 
 if __name__ == "__main__":

@@ -142,6 +142,7 @@ def chunked_report(anchor, path, **options):
 
     trace = open_trace(anchor)
     core, stats = core_analysis.analyze(trace._core, trace.location_indices(), **options)
+    assert stats.pop("seconds")  # wall seconds per step: not the same twice
     local = LocalProfile.__new__(LocalProfile)
     local._core, local.host, local.process = core, None, None
     trace._report(local, path, False)

@@ -411,6 +411,9 @@ void register_analysis(py::module_ m) {
         d["root_cause_read_seconds"] = stats.root_cause_read_seconds;
         d["root_cause_seconds"] = stats.root_cause_seconds;
         d["patterns"] = pattern_statistics(t, stats.patterns);
+        py::dict seconds;
+        for (const auto& [step, s] : stats.seconds) seconds[py::str(step)] = s;
+        d["seconds"] = seconds;
         return py::make_tuple(p, d);
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
@@ -428,7 +431,8 @@ void register_analysis(py::module_ m) {
       "report the same). root_cause=True: scout's delay costs and wait-state propagation too "
       "(root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds "
       "and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: "
-      "ValueError). FormatError on inconsistent communication.");
+      "ValueError); seconds: the wall seconds of each step, in the order they ran ({step: seconds}). FormatError "
+      "on inconsistent communication.");
   m.def(
       "pattern_names",
       [] {

@@ -1,6 +1,7 @@
 #include "cubescale/analysis/replay.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -391,12 +392,33 @@ void Replay::own_collective_severities(const std::vector<CollectiveReduction>& r
   views.absorb();
 }
 
+namespace {
+
+// Wall seconds per step into AnalysisStats::seconds (when stats are asked for).
+class StepSeconds {
+ public:
+  explicit StepSeconds(AnalysisStats* stats) : stats_(stats), last_(std::chrono::steady_clock::now()) {}
+  void done(const char* step) {
+    if (!stats_) return;
+    const auto now = std::chrono::steady_clock::now();
+    stats_->seconds.emplace_back(step, std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  AnalysisStats* stats_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace
+
 // One process: every exchange is a move, and the patterns that need every location's records
 // at once (Late Receiver, non-blocking collectives, clock conditions, the OpenMP patterns,
 // counts and the critical path) run beside the replay's MPI patterns.
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
+  StepSeconds step(stats);
   if (options.root_cause && options.time_correct)
     throw std::invalid_argument("the root-cause analysis reads the trace's own times: not with the time correction");
   // Parts read at once on a thread each (options.threads), then one: what follows the pass
@@ -411,6 +433,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto& beside = *besides[0];
   Replay r(trace, locations, parts, observers);
+  step.done("read");
   besides.resize(1);  // the others' records are beside[0]'s now
   auto& records = r.records();
   auto& extras = r.point_to_point();
@@ -423,22 +446,28 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   run_both(
       at_once, [&] { pairs = pair_messages(records); },
       [&] { instances = collective_instances(records, CommunicatorRanks(trace.definitions())); });
+  step.done("pairs, instances");
   InstanceStats instance_stats(std::size_t(Pattern::Count));
   r.severities().instances = &instance_stats;
   // With options.time_correct, corrects the records first.
   auto clock = clock_checks(trace, locations, records, extras, pairs, instances, r.cnode_count(), options, stats,
                             &r.nonblocking(), &beside.omp());
+  step.done("clock checks");
   // The critical path's Late Sender sync points come out of the matching (the same walk).
   auto points = sync_point_lists(records, trace.definitions().locations.size());
   r.match_own_messages(pairs, &points, chunking);
+  step.done("matching");
   std::vector<std::uint32_t> causers;  // whom each collective waits for: the critical path's too
   r.own_collectives_keeping_records(instances, &causers, &clock.decisions, chunking);  // decided by the clock checks
+  step.done("collectives");
   auto& sev = r.severities();
   sev.to_seconds(trace.definitions());
   const double tick = 1.0 / double(trace.definitions().clock.resolution);
   late_receiver(records, extras, pairs, clock.column, tick, sev, &beside.counts(), &beside.late_receiver_points(),
                 chunking);
+  step.done("late receiver");
   const auto moves = nonblocking_collectives(trace, r.nonblocking(), clock.column, tick, sev);
+  step.done("non-blocking collectives");
   if (stats) {
     stats->patterns = instance_stats.finish();
     stats->events = r.stats().events;
@@ -447,22 +476,26 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   }
   auto tree = with_metric_tree(r.take_profile(), sev, sev.present);
   move_class_time(tree, moves);
+  step.done("metric tree");
   beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers, &points, chunking);
   if (stats)
     stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
     stats->omp_sync_events = beside.omp().sync_events();
+  step.done("critical path, OpenMP, counts");
   auto out = with_clock_violations(std::move(tree), clock.violations);
   std::vector<double> spans;  // per column, seconds
   for (auto l : locations) spans.push_back(static_cast<double>(beside.spans().program_span(l)) * tick);
   // scout's performance-impact metrics, from critical_path, time (on OpenMP threads as scout
   // counts it) and the waits
   add_impact(out, spans, omp_local_time(beside.omp(), locations, out.cnode_parents, trace.definitions().clock.resolution));
+  step.done("impact");
   if (options.root_cause) {  // scout's delay costs and wait-state propagation (root_cause.hpp)
     RootCauseStats rc;
     add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc);
     if (stats)
       stats->root_cause_points = rc.sync_points, stats->root_cause_bytes = rc.bytes,
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;
+    step.done("root causes");
   }
   return out;
 }
