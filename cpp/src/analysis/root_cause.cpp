@@ -367,6 +367,8 @@ class RootCause {
   FoundCall request_call(const RecordRef& r, std::uint64_t posted) const;
   // Interval maps (docs/root-cause-design.md, 2.3).
   std::uint32_t prev(std::uint32_t l, std::uint32_t e, std::uint32_t r);
+  std::uint32_t indexed_prev(std::uint32_t l, std::uint32_t e, std::uint32_t r);
+  void group_start(const Collective& c, std::vector<std::uint32_t>& h, std::uint32_t& g);
   void index_partners(Location& x) const;
   void index_paths(Location& x) const;
   static void index_waits(Location& x);
@@ -853,7 +855,12 @@ std::uint32_t RootCause::prev(std::uint32_t l, std::uint32_t e, std::uint32_t r)
   const std::uint32_t stop = e > kWalk + 1 ? e - kWalk : 1;
   for (std::uint32_t k = e; k-- > stop;)
     if (sps[k].contains(r, pool_)) return k;
-  if (stop == 1) return 0;
+  return stop == 1 ? 0 : indexed_prev(l, e, r);
+}
+
+// prev from the location's index (built on first need).
+std::uint32_t RootCause::indexed_prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) {
+  auto& x = at_[l];
   if (!x.partners_indexed) index_partners(x);
   auto latest = [&](std::uint32_t key) -> std::uint32_t {  // the last of key's points before e
     const auto it = std::lower_bound(x.by_partner.begin(), x.by_partner.end(), std::make_pair(key, e));
@@ -1093,21 +1100,51 @@ void RootCause::point_to_point(const PointToPoint& p) {
         sigma * w;
 }
 
+// The group start g and the members' intermediate starts h (kNone: g) of a collective. Scout
+// walks back from rho's point e, takes each member off at its latest point with rho (p_i) and
+// stops at a point that holds all remaining members: the earliest p_i. So g = min p_i (the trace
+// start where a member never synchronized with rho) and h_i = p_i where p_i > g. The walk as
+// scout's for kWalk points (usually all it takes: each member's p_i found in one pass), then the
+// partner index for the members left.
+void RootCause::group_start(const Collective& c, std::vector<std::uint32_t>& h, std::uint32_t& g) {
+  const auto rho = c.members[c.rho];
+  const auto e = c.sp[c.rho];
+  const auto& x = at_[rho];
+  h.assign(c.members.size(), kNone);
+  std::unordered_map<std::uint32_t, std::uint32_t> position;  // location -> member
+  for (std::uint32_t i = 0; i < c.members.size(); ++i)
+    if (i != c.rho) position.emplace(c.members[i], i);
+  std::size_t left = position.size();
+  auto found = [&](std::uint32_t location, std::uint32_t t) {
+    const auto it = position.find(location);
+    if (it != position.end() && h[it->second] == kNone) h[it->second] = t, --left;
+  };
+  const std::uint32_t stop = e > kWalk + 1 ? e - kWalk : 1;
+  for (std::uint32_t t = e; t-- > stop && left > 0;) {
+    const auto& sp = x.sps[t];
+    if (sp.partners == Partners::All)
+      for (const auto& [location, i] : position) found(location, t);
+    if (sp.partners == Partners::One) found(sp.partner, t);
+    if (sp.partners == Partners::List)
+      for (auto location : pool_[sp.partner]) found(location, t);
+  }
+  for (const auto& [location, i] : position)
+    if (h[i] == kNone) h[i] = stop == 1 ? 0 : indexed_prev(rho, e, location);
+  g = kNone;
+  for (std::uint32_t i = 0; i < c.members.size(); ++i)
+    if (i != c.rho) g = std::min(g, h[i]);
+  if (g == kNone) g = e > 1 ? e - 1 : 0;  // no other member: scout's walk stops at the first point
+  for (auto& t : h)
+    if (t == g) t = kNone;
+}
+
 // docs/root-cause-design.md 3.4, with scout's scale over the delayer's interval.
 void RootCause::collective(const Collective& c) {
   const auto rho = c.members[c.rho];
   const auto e = c.sp[c.rho];
-  // The group start g and the members' intermediate starts h: walking back from e, a member
-  // leaves the remaining set at its latest point with rho (p_i), the walk stops where one point
-  // holds all remaining members. So g = min p_i (the trace start where a member never
-  // synchronized with rho), h_i = p_i where p_i > g.
-  std::vector<std::uint32_t> h(c.members.size(), kNone);
-  std::uint32_t g = kNone;
-  for (std::uint32_t i = 0; i < c.members.size(); ++i)
-    if (i != c.rho) h[i] = prev(rho, e, c.members[i]), g = std::min(g, h[i]);
-  if (g == kNone) g = e > 1 ? e - 1 : 0;  // no other member: the walk's first point
-  for (auto& t : h)
-    if (t == g) t = kNone;
+  std::vector<std::uint32_t> h;
+  std::uint32_t g = 0;
+  group_start(c, h, g);
   Map group, si, ri, di;
   const double wg = pruned(rho, g, e, group);
   constexpr std::size_t kKeys = kTypes + 1;  // the wait, then the cost types
