@@ -11,7 +11,9 @@ and its own wall time, of which the second read of the events (to cut the time m
 The second table is the former quadratic case: three ranks, K iterations of an ``MPI_Bcast``
 (rank 2 waits for the root, rank 1 always enters late: the root's points never name rank 1) or
 of an ``MPI_Reduce`` (the root waits for rank 1, the last sender, whose points name only the
-root), so that every instance's group start is the trace start. ``--baseline OTHER_PYTHON``
+root), so that every instance's group start is the trace start; ``wide``: 40 ranks, K / 4
+``MPI_Bcast``, a random half of the others waiting for the root each time, rank 1 always late
+(the root's partner lists longer than 32 members, differing between instances). ``--baseline OTHER_PYTHON``
 (the interpreter of another cubescale installation, e.g. main's) runs the same measurements
 there, side by side, in the same run.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -69,15 +72,27 @@ def best(anchor: str, repeat: int, configurations: list[tuple[bool, str]]) -> di
 
 
 def late_collectives(kind: str, iterations: int) -> tuple[list[list[tuple]], int]:
-    """Three ranks' MPI calls (``cubescale.testing.write_mpi_trace``): per iteration an
-    ``MPI_Bcast`` whose root never synchronized with rank 1 (always late) or an ``MPI_Reduce``
-    whose last sender (rank 1) synchronized only with the root; the work before each call
-    varies."""
+    """The ranks' MPI calls (``cubescale.testing.write_mpi_trace``): per iteration, on three
+    ranks, an ``MPI_Bcast`` whose root never synchronized with rank 1 (always late) or an
+    ``MPI_Reduce`` whose last sender (rank 1) synchronized only with the root; ``wide``: 40
+    ranks, an ``MPI_Bcast`` that a random half of the others enter before the root (they wait:
+    the root's partner lists differ from one instance to the next), rank 1 always late. The work
+    before each call varies."""
     init = ("MPI_Init", 0, 100, [], 0)
-    ranks: list[list[tuple]] = [[init], [init], [init]]
+    ranks: list[list[tuple]] = [[init] for _ in range(40 if kind == "wide" else 3)]
+    rng = random.Random(3)
     for i in range(iterations):
         t, j = 1000 + 1000 * i, (i * 7919) % 97
-        if kind == "bcast":
+        if kind == "wide":
+            root = t + 300 + rng.randint(0, 50)
+            ranks[0].append(("MPI_Bcast", root, root + 100, [0], 0))
+            for r in range(1, len(ranks)):
+                if r != 1 and rng.random() < 0.5:
+                    ranks[r].append(("MPI_Bcast", t + 100 + rng.randint(0, 150), root + 100 + rng.randint(0, 20), [0], 0))
+                else:
+                    e = root + 10 + rng.randint(0, 300)
+                    ranks[r].append(("MPI_Bcast", e, e + 100, [0], 0))
+        elif kind == "bcast":
             ranks[0].append(("MPI_Bcast", t + 300 + j, t + 400 + j, [0], 0))
             ranks[1].append(("MPI_Bcast", t + 500 + j, t + 600 + j, [0], 0))
             ranks[2].append(("MPI_Bcast", t + 100, t + 400 + j, [0], 0))
@@ -119,8 +134,8 @@ def late_table(folder: str, sizes: list[int], repeat: int, baseline: str | None)
 
     print("| trace | K | events | analysis | wall s | CPU s | root cause s | held MB | root cause s vs baseline |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
-    for kind in ("bcast", "reduce"):
-        for k in sizes:
+    for kind in ("bcast", "reduce", "wide"):
+        for k in sizes if kind != "wide" else [k // 4 for k in sizes]:
             ranks, end = late_collectives(kind, k)
             testing.write_mpi_trace(folder, f"{kind}{k}", ranks, end)
             anchor = os.path.join(folder, f"{kind}{k}.otf2")

@@ -28,7 +28,8 @@ constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unk
 // A backward search or an interval sum walks at most this far (points, time-map entries) before
 // it builds its location's index (Location) and asks that.
 constexpr std::uint32_t kWalk = 64;
-constexpr std::uint32_t kShortList = 32;  // partner lists up to this long are indexed per partner
+constexpr std::uint32_t kShortList = 32;  // partner lists up to this long are indexed per partner,
+constexpr std::uint32_t kFewUses = 4;     // and longer ones held by at most this many points
 constexpr std::uint32_t kEverybody = ~std::uint32_t(0);
 
 struct MetricText {
@@ -145,8 +146,10 @@ struct Location {
   std::uint32_t live = 0;                        // slots [0, live): tree nodes; the rest: settled
   // Built where an interval first reaches far back (kWalk), so that traces whose intervals stay
   // short hold nothing more: per partner (kEverybody: the points with everybody) its points,
-  // the partner lists longer than kShortList with their points, the OpenMP points; per call
-  // path its time summed over the segments; the waits summed over the points, per call path too.
+  // the partner lists longer than kShortList that recur (a communicator's members: few distinct
+  // ones) with their points, the OpenMP points; per call path its time summed over the
+  // segments; the waits summed over the points, per call path too. A list held by few points
+  // (a 1-to-N root's waiting members) is indexed per partner: at most kFewUses times its length.
   bool partners_indexed = false, paths_indexed = false, waits_indexed = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_partner;  // (partner, point), sorted
   std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> by_list;  // (pool entry, its points)
@@ -396,6 +399,7 @@ class RootCause {
   std::size_t cnodes_, columns_;
   std::vector<Location> at_;  // per dense location
   std::vector<std::vector<std::uint32_t>> pool_;
+  std::vector<std::uint32_t> pool_uses_;  // per pool entry the points holding it
   std::vector<LsWait> ls_;
   std::vector<LrWait> lr_;
   std::vector<CollectiveSp> collective_sps_;
@@ -826,6 +830,10 @@ void RootCause::build() {
     at_[l].live = static_cast<std::uint32_t>(waited.size());
   }
   tasks_.assign(at_.size(), {});
+  pool_uses_.assign(pool_.size(), 0);
+  for (const auto& x : at_)
+    for (const auto& sp : x.sps)
+      if (sp.partners == Partners::List) ++pool_uses_[sp.partner];
   for (const auto& x : links) {
     p2p_.push_back({x.waiter, renumber[x.waiter][x.waiter_sp], x.delayer, renumber[x.delayer][x.delayer_sp], x.type});
   }
@@ -885,7 +893,7 @@ void RootCause::index_partners(Location& x) const {
     if (sp.partners == Partners::None) x.omp_points.push_back(k);
     if (sp.partners != Partners::List) continue;
     const auto& list = pool_[sp.partner];
-    if (list.size() > kShortList) lists[sp.partner].push_back(k);
+    if (list.size() > kShortList && pool_uses_[sp.partner] > kFewUses) lists[sp.partner].push_back(k);
     else
       for (auto r : list) x.by_partner.push_back({r, k});
   }
@@ -1387,6 +1395,7 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
                       x.path_sums.size() * sizeof(PathSum) + x.wait_sums.size() * 8 + x.wait_paths.size() * sizeof(WaitSum);
       for (const auto& b : x.by_list) stats->bytes += 4 + b.second.size() * 4;
     }
+    for (const auto& list : pool_) stats->bytes += sizeof(list) + list.size() * 4 + 4;  // the partner lists, their uses
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
