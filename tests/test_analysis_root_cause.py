@@ -166,3 +166,70 @@ def test_report_opens_in_pycubexr(chain, tmp_path):
             totals[name] = sum(sum(values.cnode_values(c)) for c in cube.all_cnodes())
     assert totals == pytest.approx({"delay_latesender": 3700e-9, "delay_latesender_longterm": 3000e-9,
                                     "mpi_wait_propagating_ls": 3000e-9}, rel=1e-12)
+
+
+def late_collectives(kind: str, iterations: int) -> tuple[list[list[tuple]], int]:
+    """Three ranks, a collective per iteration whose delayer never synchronized with every other
+    member before (issue #26's former quadratic case, docs/analysis.md "Root causes"):
+    ``bcast``: rank 2 waits for the root, rank 1 always enters late (but in the last three
+    iterations), the root waits for rank 2's message first; ``reduce``: the root waits for rank 1,
+    the last sender, whose points name only the root (rank 2 is the last sender in the last three
+    iterations), rank 2 waits for rank 1's message first. Each instance's group start is the trace
+    start: its time maps, backward searches and cost additions reach over every earlier point."""
+    init = ("MPI_Init", 0, 100, [], 0)
+    ranks: list[list[tuple]] = [[init], [init], [init]]
+    for i in range(iterations):
+        t, j = 1000 + 1000 * i, (i * 7919) % 97  # j: the work before the call varies
+        last = i >= iterations - 3
+        if kind == "bcast":
+            ranks[0] += [("MPI_Recv", t + 10, t + 70, [2], 0), ("MPI_Bcast", t + 300 + j, t + 400 + j, [0], 0)]
+            ranks[1] += [("MPI_Bcast", t + 150, t + 400 + j, [0], 0) if last else
+                         ("MPI_Bcast", t + 500 + j, t + 600 + j, [0], 0)]
+            ranks[2] += [("MPI_Send", t + 50, t + 60, [0], 0), ("MPI_Bcast", t + 100, t + 400 + j, [0], 0)]
+        else:
+            ranks[0] += [("MPI_Reduce", t + 100, t + 400 + j, [0], 0)]
+            ranks[1] += [("MPI_Send", t + 20, t + 30, [2], 0),
+                         ("MPI_Reduce", t + 150, t + 200, [0], 0) if last else
+                         ("MPI_Reduce", t + 300 + j, t + 350 + j, [0], 0)]
+            ranks[2] += [("MPI_Recv", t + 5, t + 40, [1], 0),
+                         ("MPI_Reduce", t + 350 + j, t + 380 + j, [0], 0) if last else
+                         ("MPI_Reduce", t + 200, t + 250, [0], 0)]
+    end = 1000 * (iterations + 2)
+    for r in ranks:
+        r.append(("MPI_Finalize", end - 100, end - 50, [], 0))
+    return ranks, end
+
+
+# The values of main at d86a956 (its walk over every earlier point, each instance summing the
+# time maps from the trace start: cheap at 200 iterations), printed with repr. 200 iterations put
+# the group starts further back than the analysis walks (64 points, 256 time-map entries) before
+# it asks its indices.
+LATE_COLLECTIVES = {
+    "bcast": {
+        "delay_latesender": {(2, "main"): 8.000000000000001e-06},
+        "delay_12n": {(0, "main"): 4.7816000000000004e-05, (0, "MPI_Recv"): 2.1196666666666672e-06},
+        "delay_12n_longterm": {(2, "main"): 2.393333333333323e-07},
+    },
+    "reduce": {
+        "delay_latesender": {(1, "main"): 2.9760000000000004e-06, (1, "MPI_Reduce"): 2.4000000000000003e-08},
+        "delay_n21": {(1, "main"): 4.7162831199394795e-05, (2, "main"): 8.067577535820543e-07,
+                      (2, "MPI_Recv"): 6.013842652454048e-08, (1, "MPI_Send"): 1.6381688006052124e-06},
+        "delay_n21_longterm": {(1, "main"): 2.2675010461135655e-08, (1, "MPI_Reduce"): 2.242880943226964e-08},
+    },
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LATE_COLLECTIVES))
+def test_group_start_at_the_trace_start(tmp_path, kind):
+    """1-to-N and N-to-1 delayers that never synchronized with every member: the values of the
+    walk over all earlier points, now from the indices (prefix sums, the partner index, the costs'
+    tree)."""
+    ranks, end = late_collectives(kind, 200)
+    testing.write_mpi_trace(tmp_path, kind, ranks, end)
+    report = cubescale.analyze(tmp_path / f"{kind}.otf2", root_cause=True)
+    for metric in ROOT_CAUSE:
+        expected = LATE_COLLECTIVES[kind].get(metric, {})
+        assert by_call(report, metric) == pytest.approx(expected, rel=1e-12, abs=1e-18), metric
+    # the long-term costs came through the waits of the delayer since the trace start
+    short = f"delay_{'12n' if kind == 'bcast' else 'n21'}"
+    assert report.values(f"{short}_longterm", inclusive=False).sum() > 0

@@ -25,6 +25,12 @@ constexpr std::size_t kIndirectLs = 12, kIndirectLr = 13, kPropagatingLs = 14, k
 constexpr std::size_t kOmpBarrier = 16, kOmpIdle = 17, kAllMetrics = 18;
 constexpr std::uint64_t kLast = ~std::uint64_t(0);
 constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unknown event position: last in its call
+// A backward search or an interval sum walks at most this far (points, time-map entries) before
+// it builds its location's index (Location) and asks that.
+constexpr std::uint32_t kWalk = 64;
+constexpr std::uint32_t kShortList = 32;  // partner lists up to this long are indexed per partner,
+constexpr std::uint32_t kFewUses = 4;     // and longer ones held by at most this many points
+constexpr std::uint32_t kEverybody = ~std::uint32_t(0);
 
 struct MetricText {
   const char *uniq, *display, *description;
@@ -113,12 +119,45 @@ struct __attribute__((packed)) Entry {  // 12 bytes: one per call path with time
   std::uint32_t cnode;
 };
 
+struct __attribute__((packed)) PathSum {  // 12 bytes: a call path's time up to and including a segment
+  std::uint32_t segment;
+  std::uint64_t ticks;
+};
+struct WaitSum {  // a call path's waits up to and including a point (integer ticks: exact in a double)
+  std::uint32_t cnode, sp;
+  double omega;
+};
+
 // One location's synchronization points (in event order, the trace start first), their costs
 // and its time maps between them.
+//
+// Costs (docs/root-cause-design.md 3.1) are added to a range of the delayer's points that always
+// ends at the point its backward cursor stands at, and each point's costs are read only once
+// the cursor has passed it. So a range addition is one addition at the range's first waiting
+// point, and a point's cost factor is the sum of the additions at or before it made while the
+// cursor was behind it: a Fenwick tree over the waiting points (`cost`, `propagating`, a
+// maximum) whose node k turns into point k's own costs (factor × wait) when the cursor reaches
+// it (`live`: the nodes below are the tree's; updates stop there).
 struct Location {
   std::vector<Sp> sps;
   std::vector<std::array<double, kTypes>> cost;  // per point that waited (Sp::slot)
   std::vector<double> propagating;               // the same
+  std::vector<std::uint32_t> waited;             // per slot its point
+  std::uint32_t live = 0;                        // slots [0, live): tree nodes; the rest: settled
+  // Built where an interval first reaches far back (kWalk), so that traces whose intervals stay
+  // short hold nothing more: per partner (kEverybody: the points with everybody) its points,
+  // the partner lists longer than kShortList that recur (a communicator's members: few distinct
+  // ones) with their points, the OpenMP points; per call path its time summed over the
+  // segments; the waits summed over the points, per call path too. A list held by few points
+  // (a 1-to-N root's waiting members) is indexed per partner: at most kFewUses times its length.
+  bool partners_indexed = false, paths_indexed = false, waits_indexed = false;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> by_partner;  // (partner, point), sorted
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> by_list;  // (pool entry, its points)
+  std::vector<std::uint32_t> omp_points;
+  std::vector<std::uint32_t> paths, path_offsets;  // call path k: path_sums[path_offsets[k], path_offsets[k + 1])
+  std::vector<PathSum> path_sums;
+  std::vector<double> wait_sums;    // per slot boundary: the waits of the slots before
+  std::vector<WaitSum> wait_paths;  // by (call path, point)
   std::vector<std::uint64_t> cuts;     // distinct cut times, increasing
   std::vector<std::uint32_t> offsets;  // segment k: entries[offsets[k], offsets[k + 1])
   std::vector<Entry> entries;
@@ -330,14 +369,25 @@ class RootCause {
   FoundCall isend_call(const RecordRef& s) const;
   FoundCall request_call(const RecordRef& r, std::uint64_t posted) const;
   // Interval maps (docs/root-cause-design.md, 2.3).
-  std::uint32_t prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) const;
+  std::uint32_t prev(std::uint32_t l, std::uint32_t e, std::uint32_t r);
+  std::uint32_t indexed_prev(std::uint32_t l, std::uint32_t e, std::uint32_t r);
+  void group_start(const Collective& c, std::vector<std::uint32_t>& h, std::uint32_t& g);
+  void index_partners(Location& x) const;
+  void index_paths(Location& x) const;
+  static void index_waits(Location& x);
+  void times(Location& x, std::uint32_t from, std::uint32_t to);
+  double waits(Location& x, std::uint32_t a, std::uint32_t b, Map& out) const;
   double pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out);
+  // Costs (Location): added over (from, the cursor's point), read when final.
+  void charge(std::uint32_t l, std::uint32_t from, const std::array<double, kTypes>& factor, double sigma);
+  void settle(std::uint32_t l, std::uint32_t k);
+  std::array<double, kTypes> cost_of(std::uint32_t l, std::uint32_t k) const;
   static double excess(const Map& s, const Map& r, Map& d);  // d = [s - r]+ over s's call paths; its sum
   void add(std::size_t metric, std::uint32_t l, const Map& d, double scale);
   void point_to_point(const PointToPoint& w);
   void collective(const Collective& c);
   void omp_barrier(const Collective& c);
-  std::uint32_t prev_omp(std::uint32_t l, std::uint32_t e) const;
+  std::uint32_t prev_omp(std::uint32_t l, std::uint32_t e);
   bool ready(std::uint32_t task, std::uint32_t& blocker) const;
   void run(std::uint32_t task);
 
@@ -349,6 +399,7 @@ class RootCause {
   std::size_t cnodes_, columns_;
   std::vector<Location> at_;  // per dense location
   std::vector<std::vector<std::uint32_t>> pool_;
+  std::vector<std::uint32_t> pool_uses_;  // per pool entry the points holding it
   std::vector<LsWait> ls_;
   std::vector<LrWait> lr_;
   std::vector<CollectiveSp> collective_sps_;
@@ -470,6 +521,9 @@ void RootCause::decide_collectives() {
   const CommunicatorRanks ranks(trace_.definitions());
   std::vector<const CollectiveRecord*> m;
   std::vector<MemberSync> sync;
+  // Equal partner lists are one pool entry (the same communicator's members in every instance:
+  // one index entry per location, Location::by_list).
+  std::map<std::vector<std::uint32_t>, std::uint32_t> known;
   for (std::uint32_t k = 0; k < instances_.size(); ++k) {
     const auto& refs = instances_[k];
     if (refs.empty()) continue;
@@ -501,8 +555,9 @@ void RootCause::decide_collectives() {
     }
     auto list = [&](std::vector<std::uint32_t> v) {
       std::sort(v.begin(), v.end());
-      pool_.push_back(std::move(v));
-      return static_cast<std::uint32_t>(pool_.size() - 1);
+      const auto [it, fresh] = known.try_emplace(v, static_cast<std::uint32_t>(pool_.size()));
+      if (fresh) pool_.push_back(std::move(v));
+      return it->second;
     };
     const std::uint32_t all = type == k12n || type == kN21 ? 0 : list(syncing);
     const std::uint32_t waiters = type == k12n ? list(waiting) : 0;
@@ -767,13 +822,18 @@ void RootCause::build() {
     const auto& cuts = at_[l].cuts;
     for (std::size_t i = 1; i < sps.size(); ++i)
       sps[i].segment = static_cast<std::uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), sps[i].cut) - cuts.begin() + 1);
-    std::uint32_t waited = 0;
-    for (auto& sp : sps)
-      if (sp.omega > 0) sp.slot = waited++;
-    at_[l].cost.assign(waited, {});
-    at_[l].propagating.assign(waited, 0.0);
+    auto& waited = at_[l].waited;
+    for (std::uint32_t k = 0; k < sps.size(); ++k)
+      if (sps[k].omega > 0) sps[k].slot = static_cast<std::uint32_t>(waited.size()), waited.push_back(k);
+    at_[l].cost.assign(waited.size(), {});
+    at_[l].propagating.assign(waited.size(), 0.0);
+    at_[l].live = static_cast<std::uint32_t>(waited.size());
   }
   tasks_.assign(at_.size(), {});
+  pool_uses_.assign(pool_.size(), 0);
+  for (const auto& x : at_)
+    for (const auto& sp : x.sps)
+      if (sp.partners == Partners::List) ++pool_uses_[sp.partner];
   for (const auto& x : links) {
     p2p_.push_back({x.waiter, renumber[x.waiter][x.waiter_sp], x.delayer, renumber[x.delayer][x.delayer_sp], x.type});
   }
@@ -795,40 +855,167 @@ void RootCause::build() {
   std::vector<CollectiveSp>().swap(collective_sps_);
 }
 
-// The latest point of l before e that synchronized with r (the trace start does with everybody).
-std::uint32_t RootCause::prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) const {
-  const auto& sps = at_[l].sps;
-  for (std::uint32_t k = e; k-- > 1;)
+// The latest point of l before e that synchronized with r (the trace start does with everybody):
+// a short walk back, else the location's index.
+std::uint32_t RootCause::prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) {
+  auto& x = at_[l];
+  const auto& sps = x.sps;
+  const std::uint32_t stop = e > kWalk + 1 ? e - kWalk : 1;
+  for (std::uint32_t k = e; k-- > stop;)
     if (sps[k].contains(r, pool_)) return k;
-  return 0;
+  return stop == 1 ? 0 : indexed_prev(l, e, r);
+}
+
+// prev from the location's index (built on first need).
+std::uint32_t RootCause::indexed_prev(std::uint32_t l, std::uint32_t e, std::uint32_t r) {
+  auto& x = at_[l];
+  if (!x.partners_indexed) index_partners(x);
+  auto latest = [&](std::uint32_t key) -> std::uint32_t {  // the last of key's points before e
+    const auto it = std::lower_bound(x.by_partner.begin(), x.by_partner.end(), std::make_pair(key, e));
+    return it != x.by_partner.begin() && std::prev(it)->first == key ? std::prev(it)->second : 0;
+  };
+  auto best = std::max(latest(kEverybody), latest(r));
+  for (const auto& [entry, points] : x.by_list) {
+    if (!std::binary_search(pool_[entry].begin(), pool_[entry].end(), r)) continue;
+    const auto it = std::lower_bound(points.begin(), points.end(), e);
+    if (it != points.begin()) best = std::max(best, *std::prev(it));
+  }
+  return best;
+}
+
+void RootCause::index_partners(Location& x) const {
+  x.partners_indexed = true;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> lists;
+  for (std::uint32_t k = 0; k < x.sps.size(); ++k) {
+    const auto& sp = x.sps[k];
+    if (sp.partners == Partners::All) x.by_partner.push_back({kEverybody, k});
+    if (sp.partners == Partners::One) x.by_partner.push_back({sp.partner, k});
+    if (sp.partners == Partners::None) x.omp_points.push_back(k);
+    if (sp.partners != Partners::List) continue;
+    const auto& list = pool_[sp.partner];
+    if (list.size() > kShortList && pool_uses_[sp.partner] > kFewUses) lists[sp.partner].push_back(k);
+    else
+      for (auto r : list) x.by_partner.push_back({r, k});
+  }
+  std::sort(x.by_partner.begin(), x.by_partner.end());
+  for (auto& [entry, points] : lists) x.by_list.push_back({entry, std::move(points)});
+}
+
+// Per call path of the location its time summed over the segments where it has some.
+void RootCause::index_paths(Location& x) const {
+  x.paths_indexed = true;
+  struct Item {
+    std::uint32_t cnode, segment;
+    std::uint64_t ticks;
+  };
+  std::vector<Item> items;
+  for (std::uint32_t s = 0; s + 1 < x.offsets.size(); ++s)
+    for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i)
+      if (x.entries[i].cnode < cnodes_ && x.entries[i].ticks > 0) items.push_back({x.entries[i].cnode, s, x.entries[i].ticks});
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    return std::make_pair(a.cnode, a.segment) < std::make_pair(b.cnode, b.segment);
+  });
+  std::uint64_t sum = 0;
+  for (const auto& it : items) {
+    if (x.paths.empty() || x.paths.back() != it.cnode) {
+      x.paths.push_back(it.cnode), x.path_offsets.push_back(static_cast<std::uint32_t>(x.path_sums.size())), sum = 0;
+    }
+    sum += it.ticks;
+    if (x.path_sums.size() > x.path_offsets.back() && x.path_sums.back().segment == it.segment) x.path_sums.back().ticks = sum;
+    else x.path_sums.push_back({it.segment, sum});
+  }
+  x.path_offsets.push_back(static_cast<std::uint32_t>(x.path_sums.size()));
+}
+
+// Per slot boundary the waits before it; per call path its waits up to each waiting point.
+void RootCause::index_waits(Location& x) {
+  x.waits_indexed = true;
+  x.wait_sums.assign(1, 0.0);
+  for (auto k : x.waited) x.wait_sums.push_back(x.wait_sums.back() + x.sps[k].omega);
+  for (auto k : x.waited) x.wait_paths.push_back({x.sps[k].cnode, k, x.sps[k].omega});
+  std::sort(x.wait_paths.begin(), x.wait_paths.end(),
+            [](const WaitSum& a, const WaitSum& b) { return std::make_pair(a.cnode, a.sp) < std::make_pair(b.cnode, b.sp); });
+  for (std::size_t i = 1; i < x.wait_paths.size(); ++i)
+    if (x.wait_paths[i].cnode == x.wait_paths[i - 1].cnode) x.wait_paths[i].omega += x.wait_paths[i - 1].omega;
+}
+
+// The time per call path of segments [from, to) into scratch_ / touched_: the segments' entries
+// where they are few, else the differences of the call paths' sums (the ticks are integers: the
+// same doubles either way).
+void RootCause::times(Location& x, std::uint32_t from, std::uint32_t to) {
+  to = std::min<std::uint32_t>(to, x.offsets.empty() ? 0 : static_cast<std::uint32_t>(x.offsets.size() - 1));
+  if (from >= to) return;
+  const auto span = x.offsets[to] - x.offsets[from];
+  if (span > kWalk * 4 && !x.paths_indexed) index_paths(x);
+  if (span <= kWalk * 4 || span <= 4 * x.paths.size()) {
+    for (auto i = x.offsets[from]; i < x.offsets[to]; ++i) {
+      const auto c = x.entries[i].cnode;
+      if (c >= cnodes_ || x.entries[i].ticks == 0) continue;
+      if (scratch_[c] == 0) touched_.push_back(c);
+      scratch_[c] += double(x.entries[i].ticks);
+    }
+    return;
+  }
+  for (std::size_t k = 0; k < x.paths.size(); ++k) {
+    const auto first = x.path_sums.begin() + x.path_offsets[k], last = x.path_sums.begin() + x.path_offsets[k + 1];
+    auto before = [&](std::uint32_t segment) -> std::uint64_t {  // the sum over the segments before `segment`
+      const auto it = std::lower_bound(first, last, segment, [](const PathSum& p, std::uint32_t s) { return p.segment < s; });
+      return it == first ? 0 : std::prev(it)->ticks;
+    };
+    const auto ticks = before(to) - before(from);
+    if (ticks == 0) continue;
+    const auto c = x.paths[k];
+    if (scratch_[c] == 0) touched_.push_back(c);
+    scratch_[c] += double(ticks);
+  }
+}
+
+// W_l(a, b) taken off `out` (only its call paths); returns w_l(a, b). The waits are integer
+// ticks: walked or as differences of sums, the same doubles.
+double RootCause::waits(Location& x, std::uint32_t a, std::uint32_t b, Map& out) const {
+  auto take = [&](std::uint32_t cnode, double omega) {
+    const auto it = std::lower_bound(out.begin(), out.end(), std::make_pair(cnode, -1e300));
+    if (it != out.end() && it->first == cnode) it->second -= omega;
+  };
+  double w = 0;
+  if (b - a <= kWalk) {
+    for (auto k = a + 1; k < b; ++k) {
+      const auto& t = x.sps[k];
+      if (t.omega <= 0) continue;
+      w += t.omega;
+      take(t.cnode, t.omega);
+    }
+    return w;
+  }
+  if (!x.waits_indexed) index_waits(x);
+  const auto lo = std::upper_bound(x.waited.begin(), x.waited.end(), a) - x.waited.begin();
+  const auto hi = std::lower_bound(x.waited.begin(), x.waited.end(), b) - x.waited.begin();
+  w = x.wait_sums[hi] - x.wait_sums[lo];
+  if (lo == hi) return w;
+  auto before = [&](std::uint32_t cnode, std::uint32_t k) -> double {  // cnode's waits at points before k
+    const auto it = std::lower_bound(x.wait_paths.begin(), x.wait_paths.end(), std::make_pair(cnode, k),
+                                     [](const WaitSum& p, const auto& key) { return std::make_pair(p.cnode, p.sp) < key; });
+    return it != x.wait_paths.begin() && std::prev(it)->cnode == cnode ? std::prev(it)->omega : 0.0;
+  };
+  for (auto& [c, v] : out) v -= before(c, b) - before(c, a + 1);
+  return w;
 }
 
 // M_l(a, b) (exclusive time per call path after a's cut up to b's, minus the waits of the points
 // between, a's call only with its completion time) into `out`; returns the waits' sum w_l(a, b).
 double RootCause::pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out) {
-  const auto& x = at_[l];
-  const auto from = a == 0 ? 0u : x.sps[a].segment, to = x.sps[b].segment;
-  auto accumulate = [&](std::uint32_t c, double ticks) {
-    if (c >= cnodes_ || !(ticks > 0)) return;
-    if (scratch_[c] == 0) touched_.push_back(c);
-    scratch_[c] += ticks;
-  };
-  for (auto s = from; s < to && s + 1 < x.offsets.size(); ++s)
-    for (auto i = x.offsets[s]; i < x.offsets[s + 1]; ++i) accumulate(x.entries[i].cnode, double(x.entries[i].ticks));
+  auto& x = at_[l];
+  times(x, a == 0 ? 0u : x.sps[a].segment, x.sps[b].segment);
   // A thread's time from its team's fork to its begin counts for the parallel region (scout's time maps).
-  if (x.sps[a].kind == Kind::OmpFork) accumulate(x.sps[a].cnode, x.sps[a].tau);
+  if (const auto& f = x.sps[a]; f.kind == Kind::OmpFork && f.cnode < cnodes_ && f.tau > 0) {
+    if (scratch_[f.cnode] == 0) touched_.push_back(f.cnode);
+    scratch_[f.cnode] += f.tau;
+  }
   std::sort(touched_.begin(), touched_.end());
   out.clear();
   for (auto c : touched_) out.push_back({c, scratch_[c]}), scratch_[c] = 0;
   touched_.clear();
-  double w = 0;
-  for (auto k = a + 1; k < b; ++k) {
-    const auto& t = x.sps[k];
-    if (t.omega <= 0) continue;
-    w += t.omega;
-    const auto it = std::lower_bound(out.begin(), out.end(), std::make_pair(t.cnode, -1e300));
-    if (it != out.end() && it->first == t.cnode) it->second -= t.omega;
-  }
+  const double w = waits(x, a, b, out);
   std::erase_if(out, [](const auto& e) { return !(e.second > 0); });
   const auto& first = x.sps[a];
   if (a != 0 && first.cnode < cnodes_) {
@@ -837,6 +1024,41 @@ double RootCause::pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map&
     it->second = std::max(it->second - (first.tau - first.kappa), 0.0);
   }
   return w;
+}
+
+// Adds `factor` (per type; `sigma`: the propagating share) to the costs of l's waiting points
+// from `from` up to the point l's cursor stands at: one Fenwick update (Location).
+void RootCause::charge(std::uint32_t l, std::uint32_t from, const std::array<double, kTypes>& factor, double sigma) {
+  auto& x = at_[l];
+  auto i = static_cast<std::uint32_t>(std::lower_bound(x.waited.begin(), x.waited.end(), from) - x.waited.begin());
+  for (; i < x.live; i |= i + 1) {
+    for (std::size_t k = 0; k < kTypes; ++k) x.cost[i][k] += factor[k];
+    x.propagating[i] = std::max(x.propagating[i], sigma);
+  }
+}
+
+// The cursor reached l's point k: nothing will be added to its costs any more.
+void RootCause::settle(std::uint32_t l, std::uint32_t k) {
+  auto& x = at_[l];
+  const auto slot = x.sps[k].slot;
+  if (slot == kNone || slot >= x.live) return;
+  const auto cost = cost_of(l, k);
+  double sigma = 0;
+  for (std::int64_t i = slot; i >= 0; i = std::int64_t(i & (i + 1)) - 1) sigma = std::max(sigma, x.propagating[i]);
+  x.cost[slot] = cost, x.propagating[slot] = sigma * x.sps[k].omega;
+  x.live = slot;
+}
+
+// Point k's costs: settled, or (a task run out of order) what has been added so far.
+std::array<double, kTypes> RootCause::cost_of(std::uint32_t l, std::uint32_t k) const {
+  const auto& x = at_[l];
+  const auto slot = x.sps[k].slot;
+  if (slot >= x.live) return x.cost[slot];
+  std::array<double, kTypes> f{};
+  for (std::int64_t i = slot; i >= 0; i = std::int64_t(i & (i + 1)) - 1)
+    for (std::size_t t = 0; t < kTypes; ++t) f[t] += x.cost[i][t];
+  for (auto& v : f) v *= x.sps[k].omega;
+  return f;
 }
 
 double RootCause::excess(const Map& s, const Map& r, Map& d) {
@@ -872,65 +1094,65 @@ void RootCause::point_to_point(const PointToPoint& p) {
   const double sigma = std::min(omega / total, 1.0);
   add(2 * std::size_t(p.type), p.delayer, d, sigma);
   std::array<double, kTypes> lambda{};
-  const auto& cost = at_[p.waiter].cost[waiter.slot];  // it waited: it has a slot
+  const auto cost = cost_of(p.waiter, p.waiter_sp);  // it waited: it has a slot
   for (std::size_t x = 0; x < kTypes; ++x) {
     lambda[x] = cost[x] / total;
     add(2 * x + 1, p.delayer, d, lambda[x]);
   }
-  auto& delayer = at_[p.delayer];
-  for (auto t = from + 1; t < p.delayer_sp; ++t) {
-    const double wt = delayer.sps[t].omega;
-    if (!(wt > 0)) continue;
-    for (std::size_t x = 0; x < kTypes; ++x) {
-      const double f = lambda[x] + (x == p.type ? sigma : 0.0);
-      if (f > 0) delayer.cost[delayer.sps[t].slot][x] += f * wt;
-    }
-    auto& prop = delayer.propagating[delayer.sps[t].slot];
-    prop = std::max(prop, sigma * wt);
-  }
+  // The delayer's waits in the interval: the direct part as costs of the own type, the rest as they came.
+  std::array<double, kTypes> factor{};
+  for (std::size_t x = 0; x < kTypes; ++x) factor[x] = std::max(lambda[x] + (x == p.type ? sigma : 0.0), 0.0);
+  charge(p.delayer, from + 1, factor, sigma);
   if (w > 0 && waiter.cnode < cnodes_ && at_[p.waiter].column != kNone)
     values_[p.type == kLs ? kIndirectLs : kIndirectLr][std::size_t(waiter.cnode) * columns_ + at_[p.waiter].column] +=
         sigma * w;
+}
+
+// The group start g and the members' intermediate starts h (kNone: g) of a collective. Scout
+// walks back from rho's point e, takes each member off at its latest point with rho (p_i) and
+// stops at a point that holds all remaining members: the earliest p_i. So g = min p_i (the trace
+// start where a member never synchronized with rho) and h_i = p_i where p_i > g. The walk as
+// scout's for kWalk points (usually all it takes: each member's p_i found in one pass), then the
+// partner index for the members left.
+void RootCause::group_start(const Collective& c, std::vector<std::uint32_t>& h, std::uint32_t& g) {
+  const auto rho = c.members[c.rho];
+  const auto e = c.sp[c.rho];
+  const auto& x = at_[rho];
+  h.assign(c.members.size(), kNone);
+  std::unordered_map<std::uint32_t, std::uint32_t> position;  // location -> member
+  for (std::uint32_t i = 0; i < c.members.size(); ++i)
+    if (i != c.rho) position.emplace(c.members[i], i);
+  std::size_t left = position.size();
+  auto found = [&](std::uint32_t location, std::uint32_t t) {
+    const auto it = position.find(location);
+    if (it != position.end() && h[it->second] == kNone) h[it->second] = t, --left;
+  };
+  const std::uint32_t stop = e > kWalk + 1 ? e - kWalk : 1;
+  for (std::uint32_t t = e; t-- > stop && left > 0;) {
+    const auto& sp = x.sps[t];
+    if (sp.partners == Partners::All)
+      for (const auto& [location, i] : position) found(location, t);
+    if (sp.partners == Partners::One) found(sp.partner, t);
+    if (sp.partners == Partners::List)
+      for (auto location : pool_[sp.partner]) found(location, t);
+  }
+  for (const auto& [location, i] : position)
+    if (h[i] == kNone) h[i] = stop == 1 ? 0 : indexed_prev(rho, e, location);
+  g = kNone;
+  for (std::uint32_t i = 0; i < c.members.size(); ++i)
+    if (i != c.rho) g = std::min(g, h[i]);
+  if (g == kNone) g = e > 1 ? e - 1 : 0;  // no other member: scout's walk stops at the first point
+  for (auto& t : h)
+    if (t == g) t = kNone;
 }
 
 // docs/root-cause-design.md 3.4, with scout's scale over the delayer's interval.
 void RootCause::collective(const Collective& c) {
   const auto rho = c.members[c.rho];
   const auto e = c.sp[c.rho];
-  auto& x = at_[rho];
-  // The group start g and the members' intermediate starts h.
-  std::unordered_map<std::uint32_t, std::uint32_t> position;  // location -> member
-  for (std::uint32_t i = 0; i < c.members.size(); ++i) position.emplace(c.members[i], i);
-  std::vector<std::uint32_t> h(c.members.size(), kNone);
-  std::vector<bool> remaining(c.members.size(), true);
-  remaining[c.rho] = false;
-  std::size_t left = c.members.size() - 1;
+  std::vector<std::uint32_t> h;
   std::uint32_t g = 0;
-  for (std::uint32_t t = e; t-- > 1;) {
-    const auto& sp = x.sps[t];
-    if (sp.partners == Partners::All) {
-      g = t;
-      break;
-    }
-    std::vector<std::uint32_t> in;  // members in P(t) and still remaining
-    auto note = [&](std::uint32_t location) {
-      const auto it = position.find(location);
-      if (it != position.end() && remaining[it->second]) in.push_back(it->second);
-    };
-    if (sp.partners == Partners::One) note(sp.partner);
-    else
-      for (auto location : pool_[sp.partner]) note(location);
-    if (in.size() == left) {  // P(t) holds every remaining member
-      g = t;
-      break;
-    }
-    for (auto i : in) h[i] = t, remaining[i] = false;
-    left -= in.size();
-    if (left == 0) {
-      g = t;
-      break;
-    }
-  }
+  group_start(c, h, g);
   Map group, si, ri, di;
   const double wg = pruned(rho, g, e, group);
   constexpr std::size_t kKeys = kTypes + 1;  // the wait, then the cost types
@@ -956,7 +1178,7 @@ void RootCause::collective(const Collective& c) {
     const double d = excess(si, ri, di);
     const auto& member = at_[l].sps[c.sp[i]];
     if (!(member.omega > 0) || !(d + psi > 0)) continue;  // (no wait: no costs either)
-    const auto& cost = at_[l].cost[member.slot];
+    const auto cost = cost_of(l, c.sp[i]);
     gamma[i][0] = member.omega / (d + psi);
     for (std::size_t k = 0; k < kTypes; ++k) gamma[i][k + 1] = cost[k] / (d + psi);
     add(2 * std::size_t(c.type), rho, di, gamma[i][0]);
@@ -965,43 +1187,41 @@ void RootCause::collective(const Collective& c) {
   // The scale over rho's interval: the members without an intermediate start throughout; those
   // of each intermediate start from the *next* intermediate start on (scout's order).
   std::array<double, kKeys> base{};
-  std::vector<std::pair<std::uint32_t, std::array<double, kKeys>>> at;  // (intermediate start, its members' sum)
+  std::vector<std::uint32_t> later;  // the members with an intermediate start, by it (then in member order)
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     if (i == c.rho) continue;
-    if (h[i] == kNone) {
+    if (h[i] == kNone)
       for (std::size_t k = 0; k < kKeys; ++k) base[k] += gamma[i][k];
-      continue;
-    }
-    auto it = std::find_if(at.begin(), at.end(), [&](const auto& p) { return p.first == h[i]; });
-    if (it == at.end()) at.push_back({h[i], {}}), it = at.end() - 1;
-    for (std::size_t k = 0; k < kKeys; ++k) it->second[k] += gamma[i][k];
+    else
+      later.push_back(i);
   }
-  std::sort(at.begin(), at.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::pair<std::uint32_t, std::array<double, kKeys>>> steps{{g, base}};
-  auto running = base;
-  for (const auto& [t, sum] : at) {
-    if (t != g) steps.push_back({t, running});
-    for (std::size_t k = 0; k < kKeys; ++k) running[k] += sum[k];
+  std::stable_sort(later.begin(), later.end(), [&](auto a, auto b) { return h[a] < h[b]; });
+  std::vector<std::pair<std::uint32_t, std::array<double, kKeys>>> at;  // (intermediate start, its members' sum)
+  for (auto i : later) {
+    if (at.empty() || at.back().first != h[i]) at.push_back({h[i], {}});
+    for (std::size_t k = 0; k < kKeys; ++k) at.back().second[k] += gamma[i][k];
   }
-  std::size_t step = 0;
-  for (auto t = g + 1; t < e; ++t) {
-    while (step + 1 < steps.size() && steps[step + 1].first <= t) ++step;
-    const double wt = x.sps[t].omega;
-    if (!(wt > 0)) continue;
-    const auto& scale = steps[step].second;
-    for (std::size_t k = 0; k < kTypes; ++k) {
-      const double f = scale[k + 1] + (k == c.type ? scale[0] : 0.0);
-      if (f > 0) x.cost[x.sps[t].slot][k] += f * wt;
-    }
-  }
+  // As increments over suffixes of the interval: the base from g on, each intermediate start's
+  // sum from the next one on.
+  auto increment = [&](std::uint32_t from, const std::array<double, kKeys>& scale) {
+    std::array<double, kTypes> factor{};
+    for (std::size_t k = 0; k < kTypes; ++k) factor[k] = scale[k + 1] + (k == c.type ? scale[0] : 0.0);
+    charge(rho, from, factor, 0.0);
+  };
+  increment(g + 1, base);
+  for (std::size_t j = 0; j + 1 < at.size(); ++j) increment(at[j + 1].first, at[j].second);
 }
 
 // The thread's latest OpenMP point before e (the trace start if none).
-std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) const {
-  const auto& sps = at_[l].sps;
-  for (std::uint32_t k = e; k-- > 1;)
-    if (sps[k].kind == Kind::OmpFork || sps[k].kind == Kind::OmpBarrier) return k;
-  return 0;
+std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) {
+  auto& x = at_[l];
+  const std::uint32_t stop = e > kWalk + 1 ? e - kWalk : 1;
+  for (std::uint32_t k = e; k-- > stop;)
+    if (x.sps[k].kind == Kind::OmpFork || x.sps[k].kind == Kind::OmpBarrier) return k;
+  if (stop == 1) return 0;
+  if (!x.partners_indexed) index_partners(x);
+  const auto it = std::lower_bound(x.omp_points.begin(), x.omp_points.end(), e);
+  return it == x.omp_points.begin() ? 0 : *std::prev(it);
 }
 
 // docs/root-cause-design.md section 5: the thread entering an OpenMP barrier last delays the
@@ -1011,7 +1231,6 @@ std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) const {
 void RootCause::omp_barrier(const Collective& c) {
   const auto rho = c.members[c.rho];
   const auto e = c.sp[c.rho];
-  auto& x = at_[rho];
   const auto from = prev_omp(rho, e);
   Map mine, theirs, d;
   const double w = pruned(rho, from, e, mine);
@@ -1024,18 +1243,13 @@ void RootCause::omp_barrier(const Collective& c) {
     const double sum = excess(mine, theirs, d) + w;
     if (!(member.omega > 0) || !(sum > 0)) continue;
     add(kOmpBarrier, rho, d, member.omega / sum);
-    const auto& cost = at_[l].cost[member.slot];
+    const auto cost = cost_of(l, c.sp[i]);
     for (std::size_t k = 0; k < kTypes; ++k) {
       add(2 * k + 1, rho, d, cost[k] / sum);
       total[k] += cost[k] / sum;
     }
   }
-  for (auto t = from + 1; t < e; ++t) {
-    const double wt = x.sps[t].omega;
-    if (!(wt > 0)) continue;
-    for (std::size_t k = 0; k < kTypes; ++k)
-      if (total[k] > 0) x.cost[x.sps[t].slot][k] += total[k] * wt;
-  }
+  charge(rho, from + 1, total, 0.0);
 }
 
 // The master's serial stretches: (threads - 1) times its time there, less its waits, delayed the
@@ -1117,6 +1331,7 @@ void RootCause::replay() {
   auto advance = [&](std::uint32_t l, bool force) {
     while (cursor_[l] >= 0) {
       const auto k = std::uint32_t(cursor_[l]);
+      settle(l, k);
       auto& t = tasks_[l];
       std::size_t first = next[l];
       while (first > 0 && t[first - 1].first == k) --first;
@@ -1174,10 +1389,13 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     for (const auto& x : at_) {
       stats->sync_points += x.sps.size() - 1;
       stats->segment_entries += x.entries.size();
-      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * sizeof(double) * (kTypes + 1) +
-                      x.entries.size() * sizeof(Entry) +
-                      x.offsets.size() * 4 + x.cuts.size() * 8;
+      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * (sizeof(double) * (kTypes + 1) + 4) +
+                      x.entries.size() * sizeof(Entry) + x.offsets.size() * 4 + x.cuts.size() * 8 +
+                      x.by_partner.size() * 8 + x.omp_points.size() * 4 + x.paths.size() * 8 +
+                      x.path_sums.size() * sizeof(PathSum) + x.wait_sums.size() * 8 + x.wait_paths.size() * sizeof(WaitSum);
+      for (const auto& b : x.by_list) stats->bytes += 4 + b.second.size() * 4;
     }
+    for (const auto& list : pool_) stats->bytes += sizeof(list) + list.size() * 4 + 4;  // the partner lists, their uses
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);

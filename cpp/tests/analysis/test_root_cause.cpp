@@ -59,3 +59,49 @@ TEST(RootCause, OffByDefaultAndNotWithTimeCorrection) {
   options.root_cause = options.time_correct = true;
   EXPECT_THROW(analysis::analyze(t, t.all_locations(), nullptr, options), std::invalid_argument);
 }
+
+// Issue #26's former quadratic case (tests/test_analysis_root_cause.py, late_collectives
+// "reduce"): the root of an MPI_Reduce waits for rank 1, the last sender, whose points name only
+// the root, so every instance's group start is the trace start (rank 2 is the last sender in the
+// last three iterations, then the root's waits are costs over all of its points since the start).
+// The values are main's at d86a956 (its walk over every earlier point).
+TEST(RootCause, GroupStartAtTheTraceStart) {
+  TempDir dir("rootcause_reduce");
+  const std::uint32_t iterations = 200;
+  std::vector<std::vector<trace::MpiCall>> ranks(3, {{"MPI_Init", 0, 100, {}}});
+  for (std::uint64_t i = 0; i < iterations; ++i) {
+    const std::uint64_t t = 1000 + 1000 * i, j = (i * 7919) % 97;
+    const bool last = i + 3 >= iterations;
+    ranks[0].push_back({"MPI_Reduce", t + 100, t + 400 + j, {0}});
+    ranks[1].push_back({"MPI_Send", t + 20, t + 30, {2}});
+    ranks[1].push_back(last ? trace::MpiCall{"MPI_Reduce", t + 150, t + 200, {0}}
+                            : trace::MpiCall{"MPI_Reduce", t + 300 + j, t + 350 + j, {0}});
+    ranks[2].push_back({"MPI_Recv", t + 5, t + 40, {1}});
+    ranks[2].push_back(last ? trace::MpiCall{"MPI_Reduce", t + 350 + j, t + 380 + j, {0}}
+                            : trace::MpiCall{"MPI_Reduce", t + 200, t + 250, {0}});
+  }
+  const std::uint64_t end = 1000 * (iterations + 2);
+  for (auto& r : ranks) r.push_back({"MPI_Finalize", end - 100, end - 50, {}});
+  trace::Trace t(write(dir, ranks, end));
+  analysis::AnalysisOptions options;
+  options.root_cause = true;
+  analysis::AnalysisStats stats;
+  const auto p = analysis::analyze(t, t.all_locations(), &stats, options);
+  using Values = std::map<std::pair<std::size_t, std::string>, double>;
+  const std::map<std::string, Values> expected{
+      {"delay_latesender", {{{1, "main"}, 2.9760000000000004e-06}, {{1, "MPI_Reduce"}, 2.4000000000000003e-08}}},
+      {"delay_n21",
+       {{{1, "main"}, 4.7162831199394795e-05}, {{2, "main"}, 8.067577535820543e-07},
+        {{2, "MPI_Recv"}, 6.013842652454048e-08}, {{1, "MPI_Send"}, 1.6381688006052124e-06}}},
+      {"delay_n21_longterm", {{{1, "main"}, 2.2675010461135655e-08}, {{1, "MPI_Reduce"}, 2.242880943226964e-08}}},
+  };
+  for (const auto* name : analysis::root_cause_metric_names()) {
+    const auto got = by_call(p, name);
+    const auto it = expected.find(name);
+    const Values want = it == expected.end() ? Values{} : it->second;
+    ASSERT_EQ(got.size(), want.size()) << name;
+    for (const auto& [key, v] : want) EXPECT_NEAR(got.at(key), v, 1e-12 * v) << name << " " << key.first << " " << key.second;
+  }
+  // Points: Init and Finalize on each rank, the Late Sender pairs, the Reduce's root and last sender.
+  EXPECT_EQ(stats.root_cause_points, 3 * 2 + 2 * iterations + 2 * iterations);
+}

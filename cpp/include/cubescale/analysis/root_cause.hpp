@@ -13,6 +13,13 @@
 // of the MPI calls where it synchronized) and finds the MPI_Isend / MPI_Irecv calls the records
 // no longer hold.
 //
+// Long intervals (a pair that rarely synchronizes; a collective whose delayer never synchronized
+// with every other member, so that its group start is the trace start) cost no walk over them:
+// a backward search walks a few points, then asks its location's index by partner; interval
+// sums are differences of running sums per call path; the costs added to the waits of an
+// interval are one update of a Fenwick tree over the delayer's waiting points, settled when the
+// backward pass reaches each point. O((points + instances) · call paths touched · log points).
+//
 // Where we differ from scout (docs/analysis.md, "Root causes"): no cap of 128 call paths per time
 // map (scout drops the smallest beyond it); a trace without MPI_Init starts every location's
 // first interval at its first event; a cut sits at the enter of the MPI call holding the
