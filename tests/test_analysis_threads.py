@@ -143,6 +143,8 @@ def chunked_report(anchor, path, **options):
     trace = open_trace(anchor)
     core, stats = core_analysis.analyze(trace._core, trace.location_indices(), **options)
     assert stats.pop("seconds")  # wall seconds per step: not the same twice
+    for timed in ("root_cause_seconds", "root_cause_read_seconds"):
+        stats.pop(timed)
     local = LocalProfile.__new__(LocalProfile)
     local._core, local.host, local.process = core, None, None
     trace._report(local, path, False)
@@ -173,3 +175,28 @@ def test_synthetic_shapes_same_report_in_chunks(tmp_path, case):
     ranks, end = SHAPES[case]
     testing.write_mpi_trace(tmp_path, case, ranks, end)
     same_chunked(tmp_path, tmp_path / f"{case}.otf2")
+
+
+def test_root_causes_and_openmp_same_report_in_chunks(tmp_path):
+    same_chunked(tmp_path, shared("jacobi-hybrid"), root_cause=True)
+    same_chunked(tmp_path, shared("openmp-nested"))
+
+
+def test_many_processes_same_report_in_chunks(tmp_path):
+    # 300 processes on up to 8 threads: chunks of many locations each.
+    testing.write_ring_trace(tmp_path, "ring", processes=300, iterations=2, counters=False)
+    same_chunked(tmp_path, tmp_path / "ring.otf2")
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_traces_same_error_in_chunks(tmp_path, case):
+    # The error one thread meets: the earliest chunk's.
+    ranks, member, message = BROKEN[case]
+    testing.write_mpi_trace(tmp_path, case, ranks, 100)
+    anchor = tmp_path / f"{case}.otf2"
+    errors = []
+    for options in [{"threads": 1}] + [{"threads": n, "chunk_records": 1} for n in THREADS]:
+        with pytest.raises(cubescale.FormatError) as failed:
+            chunked_report(anchor, tmp_path / "broken.cubex", **options)
+        errors.append(str(failed.value))
+    assert len(set(errors)) == 1 and member in errors[0] and message in errors[0], errors

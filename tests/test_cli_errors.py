@@ -173,7 +173,12 @@ def test_without_pandas_the_command_line_starts_and_reads_reports(work):
         assert done.returncode == 0 and done.stderr == "", (args, done.stderr)
     # A trace's tables are DataFrames: the one line names the extra to install.
     done = cubescale("info", OTF2 / "ping-pong" / "traces.otf2", program=NO_PANDAS)
-    check_one_line(done, ["reading OTF2 traces needs pandas: pip install 'cubescale[pandas]'"])
+    check_one_line(done, ["a trace's event or definition table needs pandas: pip install 'cubescale[pandas]'"])
+    # Its profile and its wait-state analysis need no DataFrame.
+    for command in ("trace-profile", "analyze"):
+        done = cubescale(command, OTF2 / "ping-pong" / "traces.otf2", "-o", work / f"{command}.cubex", program=NO_PANDAS)
+        assert done.returncode == 0 and done.stderr == "", (command, done.stderr)
+        assert (work / f"{command}.cubex").exists()
 
 
 def test_the_blocker_does_block_pandas():

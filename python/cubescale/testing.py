@@ -338,7 +338,7 @@ def replay_memory(path: str | os.PathLike, ranks: int, time_correct: bool = Fals
 
     trace = open_trace(path)
     shares = [rank_share(trace, ranks, r)[1] for r in range(ranks)]
-    owner = np.zeros(len(trace.locations), dtype=np.uint32)
+    owner = np.zeros(len(trace.announced_events()), dtype=np.uint32)
     for rank, share in enumerate(shares):
         owner[share] = rank
     Replay = _analysis.Replay

@@ -40,8 +40,8 @@ from .systree import SingleNodeTree, SystemTree
 
 if TYPE_CHECKING:
     import pandas as pd
-else:  # definitions and events are DataFrames: pandas is needed once a trace is opened
-    pd = OptionalModule("pandas", "pandas", "reading OTF2 traces")
+else:  # events and definition tables are DataFrames: pandas is needed once one is asked for
+    pd = OptionalModule("pandas", "pandas", "a trace's event or definition table")
 
 __all__ = ["EVENT_TYPES", "Trace", "events", "open", "profile"]
 
@@ -496,8 +496,9 @@ class Trace:
     def __repr__(self) -> str:
         parts = self.path.replace(os.sep, "/").split("/")
         name = "/".join(parts[-2:])
-        return (f"<Trace {name}: {len(self._tables['locations'])} locations, "
-                f"{len(self._tables['location_groups'])} processes, {len(self._tables['regions'])} regions>")
+        d = self._definitions
+        return (f"<Trace {name}: {len(d['locations']['id'])} locations, "
+                f"{len(d['location_groups']['id'])} processes, {len(d['regions']['id'])} regions>")
 
 
 def open(path: str | os.PathLike) -> Trace:  # noqa: A001 (mirrors cubescale.open)

@@ -133,7 +133,8 @@ void collective_points(const std::vector<LocationRecords>& records, const std::v
                        const Chunking& chunking) {
   std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
   for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
-  auto walk = [&](std::size_t begin, std::size_t end, std::vector<std::vector<SyncPoint>>& to) {
+  // The points of instances [begin, end), each to `keep(location, point)`.
+  auto walk = [&](std::size_t begin, std::size_t end, auto&& keep) {
     for (auto n = begin; n < end; ++n) {
       const auto& instance = instances[n];
       for (const auto& ref : instance) {
@@ -143,28 +144,27 @@ void collective_points(const std::vector<LocationRecords>& records, const std::v
         if (!moves_path(c)) continue;
         const auto& by = records[instance[causer].list].collectives[instance[causer].index];
         const auto idle = waited(c.enter, c.leave, by.enter);
-        if (idle > 0) to[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+        if (idle > 0) keep(c.location, SyncPoint{c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
       }
     }
   };
+  auto to_out = [&](std::uint32_t location, const SyncPoint& p) { out[location].push_back(p); };
   std::vector<std::uint64_t> members(instances.size());
   for (std::size_t n = 0; n < instances.size(); ++n) members[n] = instances[n].size();
   const auto bounds = chunk_bounds(members, chunking);
-  const auto chunks = bounds.size() - 1;
-  if (chunks == 1) return walk(0, instances.size(), out);
-  std::vector<std::vector<std::vector<SyncPoint>>> parts(chunks - 1);  // the first chunk's go to out
+  if (bounds.size() == 2) return walk(0, instances.size(), to_out);
+  // The first chunk's points go to their lists at once, a later chunk's into one list of its own
+  // (no list per location per chunk), appended after in chunk order: each location's points
+  // in instance order, as one walk appends them.
+  std::vector<std::vector<std::pair<std::uint32_t, SyncPoint>>> later(bounds.size() - 2);
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
-    if (k > 0) parts[k - 1].resize(out.size());
-    walk(begin, end, k == 0 ? out : parts[k - 1]);
+    if (k == 0) return walk(begin, end, to_out);
+    walk(begin, end, [&](std::uint32_t location, const SyncPoint& p) { later[k - 1].push_back({location, p}); });
   });
-  std::vector<std::uint64_t> points(out.size(), 1);
-  run_chunks(chunk_bounds(points, {chunking.threads, 1}), [&](std::size_t, std::size_t begin, std::size_t end) {
-    for (auto l = begin; l < end; ++l)
-      for (auto& part : parts) {
-        out[l].insert(out[l].end(), part[l].begin(), part[l].end());
-        std::vector<SyncPoint>().swap(part[l]);
-      }
-  });
+  for (auto& points : later) {
+    for (const auto& [location, p] : points) out[location].push_back(p);
+    std::vector<std::pair<std::uint32_t, SyncPoint>>().swap(points);
+  }
 }
 
 // One process: the instances collective_instances built (complete ones, members in rank order).

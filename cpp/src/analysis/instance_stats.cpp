@@ -11,7 +11,7 @@ void InstanceStats::absorb(const InstanceStats& later) {
     auto& s = stats_[p];
     s.count += l.count, s.sum += l.sum;
     s.min = std::min(s.min, l.min), s.max = std::max(s.max, l.max);
-    squares_[p] += later.squares_[p];
+    add_square(squares_[p], later.squares_[p]);
     auto& best = best_[p];
     const auto& theirs = later.best_[p];
     if (theirs.size() > best.size()) best.resize(theirs.size());

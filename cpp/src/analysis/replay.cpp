@@ -274,7 +274,10 @@ void Replay::match_own_messages(const MessagePairs& pairs, std::vector<std::vect
   SeverityChunks views(severities_, bounds.size() - 1);
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
     PairedSends queues(records_, pairs);  // its own: it remembers the last receive's list
-    for (auto l = begin; l < end; ++l) match_location(records_[l], queues, views[k], points);
+    for (auto l = begin; l < end; ++l) {
+      queues.at_list(l);
+      match_location(records_[l], queues, views[k], points);
+    }
   });
   views.absorb();
   PairedSends(records_, pairs).check_all_received(trace_);

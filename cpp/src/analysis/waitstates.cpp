@@ -99,7 +99,6 @@ Severities Severities::view(InstanceStats* chunk_instances) {
   Severities v;
   v.cnodes = cnodes, v.locations = locations;
   v.present.assign(present.size(), false);
-  v.column = column;
   v.instances = instances ? chunk_instances : nullptr;
   v.shared = this;
   return v;

@@ -95,6 +95,36 @@ TEST(Threads, AnalysisOnThreadsEqualsOneThread) {
   EXPECT_GT(by_call(both, "mpi_latesender").size(), 0u);
 }
 
+TEST(Threads, StepsInChunksOfOneRecordEqualOneThread) {
+  // Every step after the pass cut into a chunk per location (3 threads for 4 locations, at
+  // least one record a chunk): the same profile and pattern statistics as one thread, with
+  // and without the time correction (sanitizer builds run the chunks at once here).
+  TempDir dir("chunks");
+  trace::Trace t(write(dir, ring(), 1000));
+  for (bool correct : {false, true}) {
+    analysis::AnalysisOptions one, chunks;
+    one.time_correct = chunks.time_correct = correct;
+    chunks.threads = 3, chunks.chunk_records = 1;
+    analysis::AnalysisStats one_stats, chunk_stats;
+    const auto a = analysis::analyze(t, t.all_locations(), &one_stats, one);
+    const auto b = analysis::analyze(t, t.all_locations(), &chunk_stats, chunks);
+    expect_same(a, b);
+    ASSERT_EQ(one_stats.patterns.size(), chunk_stats.patterns.size());
+    for (std::size_t p = 0; p < one_stats.patterns.size(); ++p) {
+      const auto &x = one_stats.patterns[p], &y = chunk_stats.patterns[p];
+      EXPECT_EQ(x.count, y.count);
+      EXPECT_EQ(x.sum, y.sum);
+      EXPECT_EQ(x.sum_of_squares, y.sum_of_squares);
+      ASSERT_EQ(x.top.size(), y.top.size());
+      for (std::size_t i = 0; i < x.top.size(); ++i) {
+        EXPECT_EQ(x.top[i].location, y.top[i].location);
+        EXPECT_EQ(x.top[i].enter, y.top[i].enter);
+      }
+    }
+    EXPECT_GT(one_stats.patterns[std::size_t(analysis::Pattern::LateSender)].count, 0u);
+  }
+}
+
 TEST(Threads, RunBothFailsAsOneThreadInOrder) {
   std::atomic<int> ran = 0;
   auto fail = [](const char* what) { return [what] { throw std::runtime_error(what); }; };

@@ -33,7 +33,7 @@ class InstanceStats {
     s.sum += instance.ticks;
     s.min = std::min(s.min, instance.ticks);
     s.max = std::max(s.max, instance.ticks);
-    squares_[pattern] += Square(instance.ticks) * instance.ticks;
+    add_square(squares_[pattern], Square(instance.ticks) * instance.ticks);
     // The most severe instance of each call path (first one on ties: deterministic order).
     auto& best = best_[pattern];
     if (instance.cnode >= best.size()) best.resize(std::size_t(instance.cnode) + 1);
@@ -46,8 +46,10 @@ class InstanceStats {
 
  private:
   // Squares summed exactly (a wait of up to 2^64 ticks squares within 128 bits), so that chunks
-  // summed apart and then together give the sum of one pass in order.
+  // summed apart and then together give the sum of one pass in order; a sum beyond 128 bits
+  // (waits near 2^62 ticks: corrupt times) stays at the largest value instead of wrapping.
   using Square = unsigned __int128;
+  static void add_square(Square& sum, Square more) { sum = sum + more < sum ? ~Square(0) : sum + more; }
   std::vector<PatternStatistics> stats_;
   std::vector<std::vector<PatternInstance>> best_;  // per pattern, per cnode: its largest (ticks 0: none)
   std::vector<Square> squares_;

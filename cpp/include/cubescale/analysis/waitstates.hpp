@@ -193,8 +193,9 @@ struct Severities {
   std::vector<bool> present;
   std::vector<std::uint32_t> column;  // dense location index -> column, kNone if not owned
   InstanceStats* instances = nullptr;  // when given, every instance goes there too (trace.stat)
-  // A chunk's view (view()): its adds go to shared's values, its marks and instances stay its
-  // own, so that chunks of a step over disjoint locations run at once (absorb_view after).
+  // A chunk's view (view()): its adds go to shared's values (by shared's columns: a view holds
+  // none), its marks and instances stay its own, so that chunks of a step over disjoint
+  // locations run at once (absorb_view after).
   Severities* shared = nullptr;
 
   Severities() = default;
@@ -203,9 +204,11 @@ struct Severities {
   // (inline: once per instance of every pattern, in the matching's and the collectives' loops)
   void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter = 0,
            std::uint64_t leave = 0) {
-    if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
+    const auto& columns = shared ? shared->column : column;
+    if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= columns.size() || columns[location] == kNone)
+      return;
     if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
-    matrix(p)[std::size_t(cnode) * locations + column[location]] += static_cast<double>(ticks);
+    matrix(p)[std::size_t(cnode) * locations + columns[location]] += static_cast<double>(ticks);
   }
   std::vector<double>& matrix(Pattern p) { return (shared ? shared->values : values)[std::size_t(p)]; }
   void mark(Pattern p) { present[std::size_t(p)] = true; }
@@ -308,6 +311,9 @@ class PairedSends {
  public:
   PairedSends(const std::vector<LocationRecords>& records, const MessagePairs& pairs) : records_(records), pairs_(pairs) {}
   const MessageRecord* next(const MessageRecord& receive);  // `receive`: one of the records' own
+  // The receives that follow are list `list`'s (else next() looks for their list: a walk over
+  // the lists at each new one, quadratic in the locations).
+  void at_list(std::size_t list) { list_ = list; }
   void check_all_received(const trace::Trace& trace) const;  // as BasicSendQueues'
 
  private:

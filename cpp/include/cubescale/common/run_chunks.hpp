@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -20,6 +19,7 @@ struct Chunking {
   std::size_t threads = 1;
   std::uint64_t least = std::uint64_t(1) << 16;
 };
+constexpr std::size_t kMostChunks = 256;  // a thread each: whatever `threads` asks
 
 // Boundaries of contiguous ranges of [0, weights.size()) as `how` cuts them, each of about the
 // total weight / chunks and never empty; front() is 0 and back() weights.size() (one range
@@ -27,8 +27,8 @@ struct Chunking {
 inline std::vector<std::size_t> chunk_bounds(const std::vector<std::uint64_t>& weights, const Chunking& how) {
   std::uint64_t total = 0;
   for (auto w : weights) total += w;
-  const std::size_t chunks =
-      std::min<std::uint64_t>({how.threads, weights.size(), total / std::max<std::uint64_t>(how.least, 1)});
+  const std::size_t chunks = std::min<std::uint64_t>(
+      {how.threads, kMostChunks, weights.size(), total / std::max<std::uint64_t>(how.least, 1)});
   std::vector<std::size_t> bounds{0};
   std::uint64_t sum = 0;
   for (std::size_t i = 0; i < weights.size() && bounds.size() < chunks; ++i) {
@@ -55,8 +55,9 @@ void run_chunks(const std::vector<std::size_t>& bounds, Fn&& fn) {
   std::vector<std::thread> threads;
   std::size_t started = 1;
   try {
+    threads.reserve(chunks);
     for (; started < chunks; ++started) threads.emplace_back(run, started);
-  } catch (const std::system_error&) {  // no thread to be had: the rest in turn here
+  } catch (...) {  // no thread (or no memory for one) to be had: the rest in turn here
     for (std::size_t k = started; k < chunks; ++k) run(k);
   }
   if (chunks > 0) run(0);
