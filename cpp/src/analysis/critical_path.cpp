@@ -126,45 +126,29 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
 }
 
 // One process with reduce_collectives' causers (per record, list order): instance_points
-// without collective_sync. Chunks of instances at once, each location's points then in
-// instance order as one walk appends them.
+// without collective_sync. Chunks of the records' lists at once: each walks every instance and
+// keeps the points of its own lists' members (in instance order, as one walk appends them),
+// writing only its own locations' lists.
 void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
                        const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out,
                        const Chunking& chunking) {
   std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
-  for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
-  // The points of instances [begin, end), each to `keep(location, point)`.
-  auto walk = [&](std::size_t begin, std::size_t end, auto&& keep) {
-    for (auto n = begin; n < end; ++n) {
-      const auto& instance = instances[n];
+  std::vector<std::uint64_t> weight(records.size());
+  for (std::size_t l = 0; l < records.size(); ++l)
+    weight[l] = records[l].collectives.size(), offset[l + 1] = offset[l] + weight[l];
+  run_chunks(chunk_bounds(weight, chunking), [&](std::size_t, std::size_t first, std::size_t last) {
+    for (const auto& instance : instances)
       for (const auto& ref : instance) {
+        if (ref.list < first || ref.list >= last) continue;
         const auto causer = causers[offset[ref.list] + ref.index];
         if (causer == kNone || causer >= instance.size()) continue;
         const auto& c = records[ref.list].collectives[ref.index];
         if (!moves_path(c)) continue;
         const auto& by = records[instance[causer].list].collectives[instance[causer].index];
         const auto idle = waited(c.enter, c.leave, by.enter);
-        if (idle > 0) keep(c.location, SyncPoint{c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
+        if (idle > 0) out[c.location].push_back({c.enter, c.enter + idle, by.enter, c.location, c.cnode, by.location, false, false});
       }
-    }
-  };
-  auto to_out = [&](std::uint32_t location, const SyncPoint& p) { out[location].push_back(p); };
-  std::vector<std::uint64_t> members(instances.size());
-  for (std::size_t n = 0; n < instances.size(); ++n) members[n] = instances[n].size();
-  const auto bounds = chunk_bounds(members, chunking);
-  if (bounds.size() == 2) return walk(0, instances.size(), to_out);
-  // The first chunk's points go to their lists at once, a later chunk's into one list of its own
-  // (no list per location per chunk), appended after in chunk order: each location's points
-  // in instance order, as one walk appends them.
-  std::vector<std::vector<std::pair<std::uint32_t, SyncPoint>>> later(bounds.size() - 2);
-  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
-    if (k == 0) return walk(begin, end, to_out);
-    walk(begin, end, [&](std::uint32_t location, const SyncPoint& p) { later[k - 1].push_back({location, p}); });
   });
-  for (auto& points : later) {
-    for (const auto& [location, p] : points) out[location].push_back(p);
-    std::vector<std::pair<std::uint32_t, SyncPoint>>().swap(points);
-  }
 }
 
 // One process: the instances collective_instances built (complete ones, members in rank order).
@@ -290,15 +274,22 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
 void add_sync_points_at(std::vector<SyncPoint>& points, std::vector<SyncPoint>& more) {
   if (more.empty()) return;
   auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
-  // Both lists in time order nearly always: merging them is the stable sort of the whole at
-  // linear cost (points first among equal ends); else the stable sort itself.
-  const bool sorted = std::is_sorted(points.begin(), points.end(), earlier);
-  if (sorted) std::stable_sort(more.begin(), more.end(), earlier);
-  const auto middle = static_cast<std::ptrdiff_t>(points.size());
-  points.insert(points.end(), more.begin(), more.end());
+  if (!std::is_sorted(points.begin(), points.end(), earlier)) {  // rare: the stable sort of the whole
+    points.insert(points.end(), more.begin(), more.end());
+    std::vector<SyncPoint>().swap(more);
+    std::stable_sort(points.begin(), points.end(), earlier);
+    return;
+  }
+  // Both in time order: merged from the back in place (no buffer of the whole list; the points
+  // before the earliest of `more` stay where they are), `points` first among equal ends.
+  std::stable_sort(more.begin(), more.end(), earlier);
+  auto i = points.size(), j = more.size();
+  points.resize(i + j);
+  for (auto k = points.size(); j > 0;) {
+    if (i > 0 && earlier(more[j - 1], points[i - 1])) points[--k] = points[--i];
+    else points[--k] = more[--j];
+  }
   std::vector<SyncPoint>().swap(more);
-  if (sorted) std::inplace_merge(points.begin(), points.begin() + middle, points.end(), earlier);
-  else std::stable_sort(points.begin(), points.end(), earlier);
 }
 
 // --- OpenMP -----------------------------------------------------------------------------------
