@@ -13,7 +13,10 @@ The second table is the former quadratic case: three ranks, K iterations of an `
 of an ``MPI_Reduce`` (the root waits for rank 1, the last sender, whose points name only the
 root), so that every instance's group start is the trace start; ``wide``: 40 ranks, K / 4
 ``MPI_Bcast``, a random half of the others waiting for the root each time, rank 1 always late
-(the root's partner lists longer than 32 members, differing between instances). ``--baseline OTHER_PYTHON``
+(the root's partner lists longer than 32 members, differing between instances); ``recurring``:
+40 ranks, K / 4 ``MPI_Bcast`` whose root waits for 35 others, 3 of them late with rank 1, a set
+of K / 20 recurring 5 instances in a row (many distinct long lists, each held by more than 4
+points). ``--baseline OTHER_PYTHON``
 (the interpreter of another cubescale installation, e.g. main's) runs the same measurements
 there, side by side, in the same run.
 
@@ -76,14 +79,24 @@ def late_collectives(kind: str, iterations: int) -> tuple[list[list[tuple]], int
     ranks, an ``MPI_Bcast`` whose root never synchronized with rank 1 (always late) or an
     ``MPI_Reduce`` whose last sender (rank 1) synchronized only with the root; ``wide``: 40
     ranks, an ``MPI_Bcast`` that a random half of the others enter before the root (they wait:
-    the root's partner lists differ from one instance to the next), rank 1 always late. The work
-    before each call varies."""
+    the root's partner lists differ from one instance to the next), rank 1 always late;
+    ``recurring``: 40 ranks, the root waiting for 35 others, the 3 late ones with rank 1 one of
+    ``iterations // 5`` sets, each 5 instances in a row. The work before each call varies."""
     init = ("MPI_Init", 0, 100, [], 0)
-    ranks: list[list[tuple]] = [[init] for _ in range(40 if kind == "wide" else 3)]
+    ranks: list[list[tuple]] = [[init] for _ in range(40 if kind in ("wide", "recurring") else 3)]
     rng = random.Random(3)
+    # recurring: which 3 of the others enter late with rank 1, one set of iterations // 5, each
+    # 5 instances in a row (the root's list of the 35 waiting members recurs)
+    late_sets = [set(random.Random(1000 + d).sample(range(2, 40), 3)) for d in range(max(1, iterations // 5))]
     for i in range(iterations):
         t, j = 1000 + 1000 * i, (i * 7919) % 97
-        if kind == "wide":
+        if kind == "recurring":
+            root, late = t + 500, late_sets[(i // 5) % len(late_sets)]
+            ranks[0].append(("MPI_Bcast", root, root + 10, [0], 0))
+            for r in range(1, len(ranks)):
+                e = t + 700 if r == 1 or r in late else t + 100 + rng.randint(0, 50)
+                ranks[r].append(("MPI_Bcast", e, max(e, root) + 10, [0], 0))
+        elif kind == "wide":
             root = t + 300 + rng.randint(0, 50)
             ranks[0].append(("MPI_Bcast", root, root + 100, [0], 0))
             for r in range(1, len(ranks)):
@@ -134,8 +147,8 @@ def late_table(folder: str, sizes: list[int], repeat: int, baseline: str | None)
 
     print("| trace | K | events | analysis | wall s | CPU s | root cause s | held MB | root cause s vs baseline |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
-    for kind in ("bcast", "reduce", "wide"):
-        for k in sizes if kind != "wide" else [k // 4 for k in sizes]:
+    for kind in ("bcast", "reduce", "wide", "recurring"):
+        for k in sizes if kind in ("bcast", "reduce") else [k // 4 for k in sizes]:
             ranks, end = late_collectives(kind, k)
             testing.write_mpi_trace(folder, f"{kind}{k}", ranks, end)
             anchor = os.path.join(folder, f"{kind}{k}.otf2")

@@ -29,7 +29,8 @@ constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unk
 // it builds its location's index (Location) and asks that.
 constexpr std::uint32_t kWalk = 64;
 constexpr std::uint32_t kShortList = 32;  // partner lists up to this long are indexed per partner,
-constexpr std::uint32_t kFewUses = 4;     // and longer ones held by at most this many points
+constexpr std::uint32_t kFewUses = 4;     // and longer ones held by at most this many points here,
+constexpr std::size_t kMostLists = 64;    // and all but the this many most held ones (a query asks each)
 constexpr std::uint32_t kEverybody = ~std::uint32_t(0);
 
 struct MetricText {
@@ -149,7 +150,10 @@ struct Location {
   // the partner lists longer than kShortList that recur (a communicator's members: few distinct
   // ones) with their points, the OpenMP points; per call path its time summed over the
   // segments; the waits summed over the points, per call path too. A list held by few points
-  // (a 1-to-N root's waiting members) is indexed per partner: at most kFewUses times its length.
+  // of the location (a 1-to-N root's waiting members) is indexed per partner (at most kFewUses
+  // times its length), and so are all but the kMostLists lists held by the most points: a
+  // query asks each listed one in turn, so many distinct recurring sets (a root's waiting
+  // members in a repeating pattern) must not all be listed.
   bool partners_indexed = false, paths_indexed = false, waits_indexed = false;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> by_partner;  // (partner, point), sorted
   std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> by_list;  // (pool entry, its points)
@@ -399,7 +403,6 @@ class RootCause {
   std::size_t cnodes_, columns_;
   std::vector<Location> at_;  // per dense location
   std::vector<std::vector<std::uint32_t>> pool_;
-  std::vector<std::uint32_t> pool_uses_;  // per pool entry the points holding it
   std::vector<LsWait> ls_;
   std::vector<LrWait> lr_;
   std::vector<CollectiveSp> collective_sps_;
@@ -830,10 +833,6 @@ void RootCause::build() {
     at_[l].live = static_cast<std::uint32_t>(waited.size());
   }
   tasks_.assign(at_.size(), {});
-  pool_uses_.assign(pool_.size(), 0);
-  for (const auto& x : at_)
-    for (const auto& sp : x.sps)
-      if (sp.partners == Partners::List) ++pool_uses_[sp.partner];
   for (const auto& x : links) {
     p2p_.push_back({x.waiter, renumber[x.waiter][x.waiter_sp], x.delayer, renumber[x.delayer][x.delayer_sp], x.type});
   }
@@ -885,20 +884,32 @@ std::uint32_t RootCause::indexed_prev(std::uint32_t l, std::uint32_t e, std::uin
 
 void RootCause::index_partners(Location& x) const {
   x.partners_indexed = true;
-  std::map<std::uint32_t, std::vector<std::uint32_t>> lists;
+  std::map<std::uint32_t, std::vector<std::uint32_t>> lists;  // long lists: their points here
   for (std::uint32_t k = 0; k < x.sps.size(); ++k) {
     const auto& sp = x.sps[k];
     if (sp.partners == Partners::All) x.by_partner.push_back({kEverybody, k});
-    if (sp.partners == Partners::One) x.by_partner.push_back({sp.partner, k});
+    if (sp.partners == Partners::One && sp.partner != kNone)  // (kNone, nobody, is kEverybody's key)
+      x.by_partner.push_back({sp.partner, k});
     if (sp.partners == Partners::None) x.omp_points.push_back(k);
     if (sp.partners != Partners::List) continue;
-    const auto& list = pool_[sp.partner];
-    if (list.size() > kShortList && pool_uses_[sp.partner] > kFewUses) lists[sp.partner].push_back(k);
+    if (pool_[sp.partner].size() > kShortList) lists[sp.partner].push_back(k);
     else
-      for (auto r : list) x.by_partner.push_back({r, k});
+      for (auto r : pool_[sp.partner]) x.by_partner.push_back({r, k});
+  }
+  // The lists held by the most points here are listed (up to kMostLists, each by more than
+  // kFewUses points); the others' points go per partner.
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>> held(std::make_move_iterator(lists.begin()),
+                                                                        std::make_move_iterator(lists.end()));
+  std::stable_sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return a.second.size() > b.second.size(); });
+  for (std::size_t i = 0; i < held.size(); ++i) {
+    if (i < kMostLists && held[i].second.size() > kFewUses) {
+      x.by_list.push_back(std::move(held[i]));
+      continue;
+    }
+    for (auto k : held[i].second)
+      for (auto r : pool_[held[i].first]) x.by_partner.push_back({r, k});
   }
   std::sort(x.by_partner.begin(), x.by_partner.end());
-  for (auto& [entry, points] : lists) x.by_list.push_back({entry, std::move(points)});
 }
 
 // Per call path of the location its time summed over the segments where it has some.
@@ -1395,7 +1406,8 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
                       x.path_sums.size() * sizeof(PathSum) + x.wait_sums.size() * 8 + x.wait_paths.size() * sizeof(WaitSum);
       for (const auto& b : x.by_list) stats->bytes += 4 + b.second.size() * 4;
     }
-    for (const auto& list : pool_) stats->bytes += sizeof(list) + list.size() * 4 + 4;  // the partner lists, their uses
+    for (const auto& list : pool_) stats->bytes += sizeof(list) + list.size() * 4;  // the partner lists
+    stats->bytes += at_.size() * sizeof(Location);  // one per location of the trace, indexed or not
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
