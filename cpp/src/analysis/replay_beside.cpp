@@ -603,10 +603,15 @@ void Replay::nonblocking_after() {
   std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best;
   auto& v = b.clock;
   v.checked = v.checked || !recs.empty();
+  const auto& defs = trace_.definitions();
   for (auto i : order) {
     const auto& r = recs[i];
-    // The clock condition (count_nonblocking_violations): the completion left before what it waits for.
-    if (b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency) {
+    // The clock condition (count_nonblocking_violations): the completion left before what it
+    // waits for. Not on a self communicator: its operation synchronizes nobody (no instance of
+    // nonblocking_instances; clc takes a size-1 communicator's collective as an internal event),
+    // though its verdict names the pattern (of 0 ticks: it waits for its own start).
+    if (b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency &&
+        !self_communicator(defs, r.communicator)) {
       ++v.collective;
       const auto col = r.location < severities_.column.size() ? severities_.column[r.location] : kNone;
       if (r.cnode < v.cnodes && col != kNone) ++v.counts[std::size_t(r.cnode) * v.locations + col];
