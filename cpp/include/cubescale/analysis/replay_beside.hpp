@@ -121,7 +121,7 @@ struct LocationCorrection {
   bool started = false;               // there was one
   std::uint32_t pending = 0;          // events in the ramp
   std::uint64_t pending_first = 0, pending_last = 0;
-  std::vector<OffsetRun> runs;
+  OffsetRuns runs;
   std::vector<std::uint32_t> send_k;  // a held walk's sends: ordinal per (peer, communicator, tag)
 };
 
