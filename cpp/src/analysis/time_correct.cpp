@@ -15,7 +15,7 @@ void OffsetRuns::add(std::uint64_t first, std::uint64_t last, std::uint64_t offs
     return set_last(runs_.size() - 1, last);
   }
   // An eighth more at a time: copying 24-byte runs again costs less than holding twice as many.
-  if (runs_.size() == runs_.capacity()) runs_.reserve(runs_.size() + runs_.size() / 8 + 16);
+  if (runs_.size() == runs_.capacity()) runs_.reserve(runs_.size() + runs_.size() / 8 + 4);
   runs_.push_back({first, offset, 0, count});
   set_last(runs_.size() - 1, last);
 }
