@@ -472,7 +472,7 @@ void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_
     const auto& r = records[i];
     so_far = std::max(so_far, r.start);
     const auto [p, until] = nonblocking_wait(rule, op, r.location == root, latest, root_start, so_far);
-    out[i] = {until, std::uint32_t(p), 0};
+    out[i] = {until, std::uint32_t(p), members.size() > 1 ? 1u : 0u};
   }
 }
 
@@ -603,15 +603,14 @@ void Replay::nonblocking_after() {
   std::map<std::pair<std::uint32_t, std::uint32_t>, Found> best;
   auto& v = b.clock;
   v.checked = v.checked || !recs.empty();
-  const auto& defs = trace_.definitions();
   for (auto i : order) {
     const auto& r = recs[i];
     // The clock condition (count_nonblocking_violations): the completion left before what it
-    // waits for. Not on a self communicator: its operation synchronizes nobody (no instance of
-    // nonblocking_instances; clc takes a size-1 communicator's collective as an internal event),
-    // though its verdict names the pattern (of 0 ticks: it waits for its own start).
-    if (b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency &&
-        !self_communicator(defs, r.communicator)) {
+    // waits for. Not in an instance of one member (a self communicator's operation, or on a
+    // communicator of one process): it synchronizes nobody (nonblocking_references; clc takes a
+    // size-1 communicator's collective for an internal event), though its verdict names the
+    // pattern (of 0 ticks: it waits for its own start).
+    if (b.verdicts[i].synchronizes && b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency) {
       ++v.collective;
       const auto col = r.location < severities_.column.size() ? severities_.column[r.location] : kNone;
       if (r.cnode < v.cnodes && col != kNone) ++v.counts[std::size_t(r.cnode) * v.locations + col];
