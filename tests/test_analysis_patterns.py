@@ -24,6 +24,7 @@ from analysis_cases import (
     NONBLOCKING_CLOCKS,
     NONBLOCKING_CLOCKS_EXPECTED,
     NONBLOCKING_SELF,
+    NONBLOCKING_SOLO,
     TIED_INSTANCES,
 )
 from otf2_oracle import SHARED_OTF2
@@ -312,6 +313,25 @@ def test_nonblocking_collectives_on_mpi_comm_self_wait_for_nobody(tmp_path):
         assert by_call(report, "mpi_barrier_wait") == pytest.approx({(0, "MPI_Barrier"): 50 * NS, (2, "MPI_Barrier"): 30 * NS})
         stats = analysis.statistics(report)
         assert (stats.collective_violations, stats.corrected_jumps) == (0, 0)
+
+
+def test_nonblocking_collectives_on_a_communicator_of_one_process_wait_for_nobody(tmp_path):
+    # analysis_cases.NONBLOCKING_SOLO: one process, so MPI_COMM_WORLD has one member. Its
+    # MPI_Iallreduce's MPI_Wait leaves 30 ns after the start and its MPI_Allreduce 10 ns after
+    # its enter: with a latency of 100 ns neither is a clock condition (clc: a size-1
+    # communicator's collective is an internal event; the non-blocking one counted a violation
+    # and jumped 80 ns until 2026-11-26).
+    for correct in (False, True):
+        report = cubescale.analyze(write(tmp_path, NONBLOCKING_SOLO, name=f"solo{int(correct)}", end=1000),
+                                   time_correct=correct, min_latency=100e-9)
+        stats = analysis.statistics(report)
+        assert (stats.collective_violations, stats.corrected_jumps) == (0, 0)
+        assert sum(analysis.clock_violations(report).values()) == 0
+    # two processes on it: each a violation, and a jump of 70 ns (to the start at 100 plus 100 ns)
+    two = [NONBLOCKING_SOLO[0][:2], NONBLOCKING_SOLO[0][:2]]
+    stats = analysis.statistics(cubescale.analyze(write(tmp_path, two, name="two", end=1000), time_correct=True,
+                                                  min_latency=100e-9))
+    assert (stats.collective_violations, stats.corrected_jumps) == (2, 2)
 
 
 def test_nonblocking_collective_missing_on_a_member_fails(tmp_path):

@@ -25,6 +25,7 @@ from analysis_cases import (  # noqa: E402
     BROKEN,
     CHAIN_EXPECTED,
     ISCAN_ORDER_EXPECTED,
+    NO_VIOLATION,
     OMP,
     SCAN_ORDER_EXPECTED,
     SCAN_ORDER_PATH,
@@ -138,7 +139,20 @@ def test_time_correct_with_a_latency_gives_the_bytes_of_one_process(name, dirs, 
     serial = _digest(tmp_path / "serial.cubex")
     assert {size: results(size, *dirs)[f"{name}+latency"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
     jumps = {results(size, *dirs)[f"{name}+latency"]["correction"]["jumps"] for size in SIZES}
-    assert jumps == {analysis.statistics(report).corrected_jumps} and jumps != {0}
+    assert jumps == {analysis.statistics(report).corrected_jumps} and (jumps != {0}) == (name not in NO_VIOLATION)
+
+
+@pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)
+def test_clock_checks_with_a_latency_give_the_bytes_of_one_process(name, dirs, tmp_path):
+    """The violations counted with a minimum latency and no correction (nonblocking-self: the
+    MPI_COMM_SELF operations completed within the latency count nothing, as in one process)."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    report = cubescale.analyze(anchor, tmp_path / "serial.cubex", min_latency=TIME_CORRECT_LATENCY[name])
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+checks"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    assert (sum(analysis.clock_violations(report).values()) > 0) == (name not in NO_VIOLATION)
 
 
 @pytest.mark.parametrize("correct", [False, True])

@@ -35,6 +35,10 @@ std::pair<Pattern, std::uint64_t> nonblocking_wait(SyncRule rule, std::uint32_t 
 std::vector<std::uint64_t> nonblocking_references(std::uint32_t op, std::uint32_t root,
                                                   const std::vector<std::uint32_t>& locations,
                                                   const std::vector<std::uint64_t>& starts) {
+  // An instance of one member (a communicator of one process, as a self communicator's) waits
+  // for nobody: no clock condition, as a blocking collective's (collective_sync; clc takes a
+  // size-1 communicator's collective for an internal event).
+  if (starts.size() < 2) return std::vector<std::uint64_t>(starts.size(), kNoTime);
   const auto rule = sync_rule(op);
   std::uint64_t latest = 0, root_start = kNoTime, so_far = 0;
   for (std::size_t i = 0; i < starts.size(); ++i) {

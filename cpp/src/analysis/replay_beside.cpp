@@ -472,7 +472,7 @@ void instance_verdicts(const trace::Trace& trace, const std::vector<std::uint32_
     const auto& r = records[i];
     so_far = std::max(so_far, r.start);
     const auto [p, until] = nonblocking_wait(rule, op, r.location == root, latest, root_start, so_far);
-    out[i] = {until, std::uint32_t(p), 0};
+    out[i] = {until, std::uint32_t(p), members.size() > 1 ? 1u : 0u};
   }
 }
 
@@ -605,8 +605,12 @@ void Replay::nonblocking_after() {
   v.checked = v.checked || !recs.empty();
   for (auto i : order) {
     const auto& r = recs[i];
-    // The clock condition (count_nonblocking_violations): the completion left before what it waits for.
-    if (b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency) {
+    // The clock condition (count_nonblocking_violations): the completion left before what it
+    // waits for. Not in an instance of one member (a self communicator's operation, or on a
+    // communicator of one process): it synchronizes nobody (nonblocking_references; clc takes a
+    // size-1 communicator's collective for an internal event), though its verdict names the
+    // pattern (of 0 ticks: it waits for its own start).
+    if (b.verdicts[i].synchronizes && b.verdicts[i].until != kNoTime && r.leave < b.verdicts[i].until + b.latency) {
       ++v.collective;
       const auto col = r.location < severities_.column.size() ? severities_.column[r.location] : kNone;
       if (r.cnode < v.cnodes && col != kNone) ++v.counts[std::size_t(r.cnode) * v.locations + col];
@@ -680,15 +684,6 @@ std::vector<std::uint64_t> nonblocking_member_references(const std::vector<Colle
 // whether a send will come.
 constexpr std::uint32_t kNoSend = kNone, kWaitingForSend = kNone - 1, kFarSend = kNone;
 
-void add_run(std::vector<OffsetRun>& runs, std::uint64_t first, std::uint64_t last, std::uint64_t offset,
-             std::uint32_t count) {
-  if (!runs.empty() && runs.back().offset == offset) {
-    runs.back().last = last, runs.back().count += count;
-    return;
-  }
-  runs.push_back({first, last, offset, count, 0});
-}
-
 // Location c's event e (just walked) got `value`; `base`: its recorded time plus the offset
 // carried in. As time_correct.cpp's amortize: a jump raises the ramp since the last producer or
 // jump (walked again from its first event), a producer or a jump closes it.
@@ -703,19 +698,19 @@ void settle(LocationCorrection& c, const Sync& e, std::uint64_t base, std::uint6
       const auto rise = e.time > t0 && t > t0 ? static_cast<std::uint64_t>(
                                                     static_cast<unsigned __int128>(jump) * (t - t0) / (e.time - t0))
                                               : 0;
-      add_run(c.runs, t, t, before + rise, 1);
+      c.runs.add(t, t, before + rise, 1);
     }
     c.walk.go(here);
     c.offset += jump;
   } else if (e.producer()) {
-    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, before, c.pending);
+    if (c.pending) c.runs.add(c.pending_first, c.pending_last, before, c.pending);
   } else {
     if (!c.pending) c.pending_first = e.time;
     c.pending_last = e.time, ++c.pending;
     c.walk.advance();
     return;
   }
-  add_run(c.runs, e.time, e.time, c.offset, 1);
+  c.runs.add(e.time, e.time, c.offset, 1);
   c.started = true, c.start = e.time, c.pending = 0;
   c.walk.advance();
   c.window = c.walk.where();
@@ -1050,7 +1045,7 @@ std::uint64_t Replay::correction_peak_bytes() const { return beside_ ? beside_->
 std::uint64_t DistributedCorrection::bytes() const {
   std::uint64_t n = locations.capacity() * sizeof(LocationCorrection) + nested_bytes(nonblocking_k) +
                     extras_of.capacity() * 8;
-  for (const auto& c : locations) n += c.walk.bytes() + c.runs.capacity() * sizeof(OffsetRun) + c.send_k.capacity() * 4;
+  for (const auto& c : locations) n += c.walk.bytes() + c.runs.bytes() + c.send_k.capacity() * 4;
   n += group_reference.capacity() * 8 + group_waiting.capacity() * 4;
   n += table_bytes(references_known) + table_bytes(far_sends) + receives.bytes();
   n += (outgoing_counts.capacity() + incoming_counts.capacity()) * sizeof(SendCount);
@@ -1083,7 +1078,7 @@ TimeCorrectionStats Replay::finish_correction() {
   for (std::size_t i = 0; i < records_.size(); ++i) {
     auto& l = records_[i];
     auto& c = d.locations[i];
-    if (c.pending) add_run(c.runs, c.pending_first, c.pending_last, c.offset, c.pending);  // the last ramp: no jump
+    if (c.pending) c.runs.add(c.pending_first, c.pending_last, c.offset, c.pending);  // the last ramp: no jump
     // The offset function through the runs' ends (time_correct.cpp's amortize has a point per
     // event; inside a run of one offset they add nothing), then the moves.
     const auto f = OffsetFunction::over_runs(c.first, c.runs);
@@ -1093,10 +1088,10 @@ TimeCorrectionStats Replay::finish_correction() {
     move_between(l, x, f, d.nonblocking[i], omp);
     const auto barrier_of = d.omp[i] ? sync_barriers(*d.omp[i]) : std::vector<std::uint32_t>();
     c.walk.rewind();  // the sync times behind the walk move as it goes
-    for (const auto& run : c.runs)
-      for (std::uint32_t k = 0; k < run.count; ++k, c.walk.advance()) {
+    for (std::size_t r = 0; r < c.runs.size(); ++r)
+      for (std::uint32_t k = 0; k < c.runs[r].count; ++k, c.walk.advance()) {
         const auto& s = c.walk.peek();
-        move_sync(l, s, s.time + run.offset, d.nonblocking[i], omp, barrier_of);
+        move_sync(l, s, s.time + c.runs[r].offset, d.nonblocking[i], omp, barrier_of);
       }
     keep_calls_around(l, x, d.nonblocking[i], omp);
     c = LocationCorrection();  // its memory back

@@ -1,8 +1,11 @@
 // What the time correction over MPI ranks holds instead of per-event lists (time_correct.hpp,
 // replay_beside.hpp): SyncWalk yields a location's sync events in sync_events' order without
 // holding them (and holds them when a list is out of time order), NearTimes::reset moves an
-// extra in place between near and far, and the receivers' index finds a queue's receives.
+// extra in place between near and far, the receivers' index finds a queue's receives, and
+// OffsetRuns keeps a location's offset function in 24 bytes per run.
 #include "cubescale/analysis/time_correct.hpp"
+
+#include <initializer_list>
 
 #include <gtest/gtest.h>
 
@@ -75,6 +78,42 @@ TEST(SyncWalk, HoldsTheEventsOfAListOutOfTimeOrder) {
   EXPECT_TRUE(w.held());
   EXPECT_GT(w.bytes(), 0u);
   expect_same(walked(w), sync_events(l));
+}
+
+// The runs of the replay's correction give the offset function of the points they stand for
+// (one per event, as the one-process correction adds them), also where a run lasts 2^32 ticks
+// or more (its last time in the table beside), and grow by an eighth, not by doubling.
+TEST(OffsetRuns, GiveTheFunctionOfTheirEventsPointsAndGrowByAnEighth) {
+  constexpr std::uint64_t far = 5000000000ull;
+  struct Event {
+    std::uint64_t t, offset;
+  };
+  // Times in order with far gaps; offsets rise at jumps and stay between (events of one run).
+  const std::vector<Event> events = {{100, 0},         {150, 0},           {150, 7},          {400, 7},
+                                     {400 + far, 7},   {500 + far, 30},    {501 + far, 31},   {502 + far, 31},
+                                     {3 * far, 31},    {3 * far + 5, 40},  {4 * far, 40},     {4 * far + 1, 40}};
+  OffsetRuns runs;
+  OffsetFunction points;
+  points.add(50, 0);
+  for (const auto& e : events) runs.add(e.t, e.t, e.offset, 1), points.add(e.t, e.offset);
+  ASSERT_EQ(runs.size(), 5u);  // offsets 0, 7, 30, 31, 40
+  EXPECT_EQ(runs[1].count, 3u);
+  EXPECT_EQ(runs.last(1), 400 + far);  // 2^32 ticks or more after its first
+  EXPECT_EQ(runs.last(3), 3 * far);
+  EXPECT_EQ(runs.last(4), 4 * far + 1);
+  EXPECT_EQ(runs.last(2), 500 + far);
+  const auto f = OffsetFunction::over_runs(50, runs);
+  for (std::uint64_t t : std::initializer_list<std::uint64_t>{0, 50, 99, 100, 120, 150, 151, 399, 400, 401, 1000, far,
+                          400 + far, 450 + far, 501 + far, 2 * far, 3 * far, 3 * far + 2, 3 * far + 5, 4 * far, 5 * far})
+    EXPECT_EQ(f(t), points(t)) << t;
+  // A run added as several events at once (a ramp's pending events), merged into the last.
+  runs.add(5 * far, 6 * far, 40, 4);
+  EXPECT_EQ(runs.size(), 5u);
+  EXPECT_EQ(runs[4].count, 7u);
+  EXPECT_EQ(runs.last(4), 6 * far);
+  OffsetRuns many;
+  for (std::uint64_t k = 0; k < 100000; ++k) many.add(10 * k, 10 * k, k, 1);
+  EXPECT_LE(many.bytes(), (100000 + 100000 / 8 + 16) * sizeof(OffsetRun));
 }
 
 TEST(NearTimes, ResetMovesAnEntryInPlaceBetweenNearAndFar) {

@@ -66,6 +66,7 @@ std::uint32_t nonblocking_root(const trace::Definitions& defs, const std::vector
 // member's completion call must not be left before the time it waits for (nonblocking_wait:
 // the latest start, the root's start, the latest start ranked up to mine; kNoTime: none).
 // `locations` and `starts` per member in communicator rank order; `root`: the root's location.
+// An instance of one member has none (kNoTime): it synchronizes nobody.
 std::vector<std::uint64_t> nonblocking_references(std::uint32_t op, std::uint32_t root,
                                                   const std::vector<std::uint32_t>& locations,
                                                   const std::vector<std::uint64_t>& starts);

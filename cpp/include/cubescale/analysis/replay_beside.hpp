@@ -58,11 +58,13 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
                                                const CommunicatorRanks& ranks);
 
 // What the home of a non-blocking collective instance tells a member: its pattern (Pattern::Count:
-// none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives().
+// none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives(),
+// and whether the instance synchronizes (two members or more: its clock condition is checked,
+// nonblocking_references).
 struct NonBlockingVerdict {
   std::uint64_t until = kNoTime;
   std::uint32_t pattern = std::uint32_t(Pattern::Count);
-  std::uint32_t padding = 0;
+  std::uint32_t synchronizes = 0;
 };
 static_assert(std::is_trivially_copyable_v<NonBlockingVerdict> && sizeof(NonBlockingVerdict) == 16);
 static_assert(std::is_trivially_copyable_v<NonBlockingRecord> && sizeof(NonBlockingRecord) == 64);
@@ -121,7 +123,7 @@ struct LocationCorrection {
   bool started = false;               // there was one
   std::uint32_t pending = 0;          // events in the ramp
   std::uint64_t pending_first = 0, pending_last = 0;
-  std::vector<OffsetRun> runs;
+  OffsetRuns runs;
   std::vector<std::uint32_t> send_k;  // a held walk's sends: ordinal per (peer, communicator, tag)
 };
 

@@ -21,6 +21,7 @@
 // driver below replays them in rounds. A cycle (events that wait on each other: an impossible
 // trace) raises FormatError naming the location, event and time.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "cubescale/analysis/clock_condition.hpp"
@@ -72,12 +73,32 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
 // The pieces of amortize for a driver that holds no corrected time per event (the replay over
 // MPI ranks, replay_beside.cpp).
 // A run of a location's sync events whose corrected times lie `offset` after their recorded
-// ones (first and last: the recorded times of its first and last event); a ramp of the backward
-// amortization makes a run per event. The offset function goes through the runs' ends (inside a
-// run it is constant).
+// ones (first: the recorded time of its first event; span: of its last, after the first); a
+// ramp of the backward amortization makes a run per event, a jump a run of its own. The offset
+// function goes through the runs' ends (inside a run it is constant).
 struct OffsetRun {
-  std::uint64_t first = 0, last = 0, offset = 0;
-  std::uint32_t count = 0, padding = 0;
+  std::uint64_t first = 0, offset = 0;
+  std::uint32_t span = 0, count = 0;  // span ~0u: 2^32 ticks or more, the last time in a table beside
+};
+static_assert(sizeof(OffsetRun) == 24);
+
+// A location's runs in order, 24 bytes each (a run lasting 2^32 ticks or more keeps its last time
+// in a table beside: 16 bytes more), grown by an eighth at a time (a doubling vector held up to
+// twice the runs it had: most of the correction's memory on a trace jumping in most iterations).
+class OffsetRuns {
+ public:
+  // A run of `count` events from `first` to `last`, merged into the last run if it has `offset`.
+  void add(std::uint64_t first, std::uint64_t last, std::uint64_t offset, std::uint32_t count);
+  std::size_t size() const { return runs_.size(); }
+  const OffsetRun& operator[](std::size_t i) const { return runs_[i]; }
+  std::uint64_t last(std::size_t i) const;  // the recorded time of run i's last event
+  std::size_t bytes() const { return runs_.capacity() * sizeof(OffsetRun) + far_.capacity() * sizeof(far_[0]); }
+
+ private:
+  static constexpr std::uint32_t kFar = ~0u;
+  void set_last(std::size_t i, std::uint64_t last);
+  std::vector<OffsetRun> runs_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> far_;  // (run, last) of runs spanning kFar or more, in run order
 };
 
 // t + (the offset between the two surrounding points, linear), without losing ticks to doubles.
@@ -86,7 +107,7 @@ struct OffsetRun {
 class OffsetFunction {
  public:
   OffsetFunction() = default;
-  static OffsetFunction over_runs(std::uint64_t first, const std::vector<OffsetRun>& runs);
+  static OffsetFunction over_runs(std::uint64_t first, const OffsetRuns& runs);
   void add(std::uint64_t t, std::uint64_t offset) { points_.push_back({t, offset}); }
   void reserve(std::size_t n) { points_.reserve(n); }
   std::uint64_t operator()(std::uint64_t t) const;
@@ -99,7 +120,7 @@ class OffsetFunction {
   std::size_t size() const { return runs_ ? 1 + 2 * runs_->size() : points_.size(); }
   Point at(std::size_t i) const;
   std::vector<Point> points_;
-  const std::vector<OffsetRun>* runs_ = nullptr;
+  const OffsetRuns* runs_ = nullptr;
   std::uint64_t first_ = 0;
 };
 // The earliest time of a location's records (where its offset function starts).
