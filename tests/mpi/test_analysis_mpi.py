@@ -233,6 +233,33 @@ def test_cli_under_mpirun_writes_the_one_process_report_and_summary(dirs, tmp_pa
     assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
 
 
+NO_PANDAS = """
+import sys
+class NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoPandas())
+from cubescale.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_cli_under_mpirun_needs_no_pandas(dirs, tmp_path):
+    """The replay over ranks reads the trace's definitions without DataFrames: pandas blocked
+    on every rank, the same report as one process."""
+    traces, _ = dirs
+    results(2, *dirs)
+    anchor = os.path.join(traces, "n2", "clocks.otf2")
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", sys.executable, "-c", NO_PANDAS, "analyze",
+               anchor, "-o", str(tmp_path / "mpirun.cubex")]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0 and "pandas" not in done.stderr, done.stderr
+    cubescale.analyze(anchor, tmp_path / "serial.cubex")
+    assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
+
+
 def test_cli_root_cause_under_mpirun_is_a_one_line_error(tmp_path):
     """The root-cause analysis runs in one process: under mpirun one line on stderr, exit 2, no file."""
     from cubescale import testing

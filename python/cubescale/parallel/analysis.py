@@ -171,7 +171,7 @@ def _step(comm, work: Callable[[], Any]) -> Any:
 
 def _owners(trace, size: int) -> np.ndarray:
     """The rank owning each location (``_NO_RANK`` for locations nobody analyzes)."""
-    owner = np.full(len(trace.locations), _NO_RANK, dtype=np.uint32)
+    owner = np.full(len(trace.announced_events()), _NO_RANK, dtype=np.uint32)
     for r in range(size):
         owner[rank_share(trace, size, r)[1]] = r
     return owner
@@ -257,7 +257,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     counts = comm.bcast(tuple(unified.state.global_counts) if comm.rank == 0 else None, root=0)  # type: ignore[attr-defined]
     seconds["collate"] = time.perf_counter() - start - seconds["extract"] - seconds["match"]
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
-            "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.locations)), "metrics": int(counts[0]),
+            "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.announced_events())), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": {**own, "omp_syncs": own_omp},
             "record_bytes": int(peak), "seconds": seconds,
             "total_seconds": time.perf_counter() - start}
