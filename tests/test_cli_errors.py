@@ -12,23 +12,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from no_pandas import NO_PANDAS
 
 DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 CUBEX = DATA / "cubex"
 OTF2 = DATA / "otf2"
 
-# A process that cannot import pandas, as after `pip install cubescale` without extras: a
-# meta-path finder refuses it before the installed one is found.
-NO_PANDAS = """
-import sys
-class NoPandas:
-    def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, NoPandas())
-from cubescale.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 # `info` with hardly any memory left once cubescale is imported: the C++ reader's allocation fails.
 LOW_MEMORY = """

@@ -36,6 +36,7 @@ from analysis_cases import (  # noqa: E402
     TIME_CORRECT_LATENCY,
     shared_anchors,
 )
+from no_pandas import NO_PANDAS  # noqa: E402
 
 import cubescale  # noqa: E402
 from cubescale import analysis  # noqa: E402
@@ -231,18 +232,6 @@ def test_cli_under_mpirun_writes_the_one_process_report_and_summary(dirs, tmp_pa
     assert "most severe instances (as scout's trace.stat):" in done.stdout
     cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
     assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
-
-
-NO_PANDAS = """
-import sys
-class NoPandas:
-    def find_spec(self, name, path=None, target=None):
-        if name == "pandas" or name.startswith("pandas."):
-            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
-sys.meta_path.insert(0, NoPandas())
-from cubescale.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 
 def test_cli_under_mpirun_needs_no_pandas(dirs, tmp_path):
