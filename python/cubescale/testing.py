@@ -154,6 +154,8 @@ def random_mpi_run(processes: int = 4, iterations: int = 300, seed: int = 7) -> 
     >>> calls, end = random_mpi_run(processes=3, iterations=2)
     >>> calls[0][0][0], calls[0][-1][0], write_mpi_trace(tempfile.mkdtemp(), "random", calls, end) > 0
     ('MPI_Init', 'MPI_Finalize', True)
+    >>> write_mpi_trace(tempfile.mkdtemp(), "wide", *random_mpi_run(processes=64, iterations=1)) > 0
+    True
     """
     import random
 
@@ -210,8 +212,8 @@ def random_mpi_run(processes: int = 4, iterations: int = 300, seed: int = 7) -> 
             calls[r].append((op, enters[r], leave, [root] if op in _ROOTED else [], 0))
             clock[r] = leave
     end = max(clock) + 1000
-    for r in range(processes):
-        calls[r].append(("MPI_Finalize", end - 500 + 7 * r, end - 100, [], 0))
+    for r in range(processes):  # staggered enters, all before the leaves (any number of processes)
+        calls[r].append(("MPI_Finalize", end - 500 + (7 * r) % 350, end - 100, [], 0))
     return calls, end
 
 
