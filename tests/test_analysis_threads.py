@@ -20,7 +20,8 @@ THREADS = (2, 3, 8)  # fewer parts than threads where the trace has fewer proces
 
 
 def same_analysis(tmp_path, anchor, **options):
-    """Analyzes `anchor` with 1 and each of THREADS threads; asserts equal files and statistics."""
+    """Analyzes `anchor` with 1 and each of THREADS threads; asserts equal files and statistics,
+    also with the steps after the pass cut into chunks of one record (same_chunked)."""
     one = tmp_path / "threads-1.cubex"
     stats = analysis.statistics(cubescale.analyze(anchor, one, threads=1, **options))
     for n in THREADS:
@@ -28,6 +29,35 @@ def same_analysis(tmp_path, anchor, **options):
         other = analysis.statistics(cubescale.analyze(anchor, out, threads=n, **options))
         assert filecmp.cmp(one, out, shallow=False), (anchor, n)
         assert other == stats, (anchor, n)
+    same_chunked(tmp_path, anchor, **options)
+
+
+def chunked_report(anchor, path, **options):
+    """The report and pattern statistics of the core analysis with `options` (chunk_records,
+    threads), written to `path` the way :func:`cubescale.analyze` writes its report."""
+    from cubescale._core import analysis as core_analysis
+    from cubescale.profile import LocalProfile
+    from cubescale.trace import open as open_trace
+
+    trace = open_trace(anchor)
+    core, stats = core_analysis.analyze(trace._core, trace.location_indices(), **options)
+    assert stats.pop("seconds")  # wall seconds per step: not the same twice
+    for timed in ("root_cause_seconds", "root_cause_read_seconds"):
+        stats.pop(timed)
+    local = LocalProfile.__new__(LocalProfile)
+    local._core, local.host, local.process = core, None, None
+    trace._report(local, path, False)
+    return stats
+
+
+def same_chunked(tmp_path, anchor, **options):
+    """With a chunk of at least one record, the steps after the pass cut every trace into a
+    chunk per location (up to the threads): the same report and statistics as one thread."""
+    one = chunked_report(anchor, tmp_path / "one.cubex", threads=1, **options)
+    for n in THREADS:
+        other = chunked_report(anchor, tmp_path / f"chunks-{n}.cubex", threads=n, chunk_records=1, **options)
+        assert filecmp.cmp(tmp_path / "one.cubex", tmp_path / f"chunks-{n}.cubex", shallow=False), (anchor, n)
+        assert other == one, (anchor, n)
 
 
 def shared(name):
@@ -77,6 +107,7 @@ def test_more_threads_than_255(tmp_path):
     cubescale.analyze(tmp_path / "ring.otf2", one, threads=1)
     cubescale.analyze(tmp_path / "ring.otf2", tmp_path / "many.cubex", threads=300)
     assert filecmp.cmp(one, tmp_path / "many.cubex", shallow=False)
+    same_chunked(tmp_path, tmp_path / "ring.otf2")  # up to 8 chunks of many locations each
 
 
 def test_ring_parts_split_processes(tmp_path):
@@ -97,6 +128,10 @@ def test_broken_traces_same_error_on_threads(tmp_path, case):
         errors.append(str(info.value))
     assert errors[0] == errors[1] and member in errors[0] and message in errors[0]
     assert not (tmp_path / "out.cubex").exists()
+    for n in THREADS:  # the steps after the pass in chunks: the earliest chunk's error, one thread's
+        with pytest.raises(cubescale.FormatError) as info:
+            chunked_report(tmp_path / f"{case}.otf2", tmp_path / "broken.cubex", threads=n, chunk_records=1)
+        assert str(info.value) == errors[0], n
 
 
 def test_truncated_later_part_same_error_on_threads(tmp_path):
@@ -131,72 +166,3 @@ def test_cli_threads(tmp_path, capsys):
         main(["analyze", cubescale.examples.trace_path(), "-o", str(out), "--threads", "0"])
     assert info.value.code == 2
     assert "--threads" in capsys.readouterr().err
-
-
-def chunked_report(anchor, path, **options):
-    """The report and pattern statistics of the core analysis with `options` (chunk_records,
-    threads), written to `path` the way :func:`cubescale.analyze` writes its report."""
-    from cubescale._core import analysis as core_analysis
-    from cubescale.profile import LocalProfile
-    from cubescale.trace import open as open_trace
-
-    trace = open_trace(anchor)
-    core, stats = core_analysis.analyze(trace._core, trace.location_indices(), **options)
-    assert stats.pop("seconds")  # wall seconds per step: not the same twice
-    for timed in ("root_cause_seconds", "root_cause_read_seconds"):
-        stats.pop(timed)
-    local = LocalProfile.__new__(LocalProfile)
-    local._core, local.host, local.process = core, None, None
-    trace._report(local, path, False)
-    return stats
-
-
-def same_chunked(tmp_path, anchor, **options):
-    """With a chunk of at least one record, the steps after the pass cut every trace into a
-    chunk per location (up to the threads): the same report and statistics as one thread."""
-    one = chunked_report(anchor, tmp_path / "one.cubex", threads=1, **options)
-    for n in THREADS:
-        other = chunked_report(anchor, tmp_path / f"chunks-{n}.cubex", threads=n, chunk_records=1, **options)
-        assert filecmp.cmp(tmp_path / "one.cubex", tmp_path / f"chunks-{n}.cubex", shallow=False), (anchor, n)
-        assert other == one, (anchor, n)
-
-
-@pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
-def test_shared_traces_same_report_in_chunks(tmp_path, name):
-    same_chunked(tmp_path, shared(name))
-
-
-def test_time_correction_same_report_in_chunks(tmp_path):
-    same_chunked(tmp_path, shared("jacobi-hybrid"), time_correct=True, min_latency=1e-5)
-
-
-@pytest.mark.parametrize("case", sorted(SHAPES))
-def test_synthetic_shapes_same_report_in_chunks(tmp_path, case):
-    ranks, end = SHAPES[case]
-    testing.write_mpi_trace(tmp_path, case, ranks, end)
-    same_chunked(tmp_path, tmp_path / f"{case}.otf2")
-
-
-def test_root_causes_and_openmp_same_report_in_chunks(tmp_path):
-    same_chunked(tmp_path, shared("jacobi-hybrid"), root_cause=True)
-    same_chunked(tmp_path, shared("openmp-nested"))
-
-
-def test_many_processes_same_report_in_chunks(tmp_path):
-    # 300 processes on up to 8 threads: chunks of many locations each.
-    testing.write_ring_trace(tmp_path, "ring", processes=300, iterations=2, counters=False)
-    same_chunked(tmp_path, tmp_path / "ring.otf2")
-
-
-@pytest.mark.parametrize("case", sorted(BROKEN))
-def test_broken_traces_same_error_in_chunks(tmp_path, case):
-    # The error one thread meets: the earliest chunk's.
-    ranks, member, message = BROKEN[case]
-    testing.write_mpi_trace(tmp_path, case, ranks, 100)
-    anchor = tmp_path / f"{case}.otf2"
-    errors = []
-    for options in [{"threads": 1}] + [{"threads": n, "chunk_records": 1} for n in THREADS]:
-        with pytest.raises(cubescale.FormatError) as failed:
-            chunked_report(anchor, tmp_path / "broken.cubex", **options)
-        errors.append(str(failed.value))
-    assert len(set(errors)) == 1 and member in errors[0] and message in errors[0], errors
