@@ -97,13 +97,8 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
     if (cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
     ++v.counts[std::size_t(cnode) * locations + column[location]];
   };
-  std::vector<std::uint64_t> receives(records.size()), collectives(records.size());
-  std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first collective record's number
-  for (std::size_t l = 0; l < records.size(); ++l) {
-    receives[l] = records[l].receives.size(), collectives[l] = records[l].collectives.size();
-    offset[l + 1] = offset[l] + collectives[l];
-  }
-  auto by_receives = chunk_bounds(receives, chunking);
+  const auto offset = collective_offsets(records);
+  const auto by_receives = chunk_bounds(list_weights(records, [](const auto& l) { return l.receives.size(); }), chunking);
   std::vector<std::uint64_t> found(by_receives.size() - 1, 0);
   run_chunks(by_receives, [&](std::size_t k, std::size_t begin, std::size_t end) {
     for (auto l = begin; l < end; ++l)
@@ -147,7 +142,8 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
       }
     }
   });
-  auto by_collectives = chunk_bounds(collectives, chunking);
+  const auto by_collectives =
+      chunk_bounds(list_weights(records, [](const auto& l) { return l.collectives.size(); }), chunking);
   found.assign(by_collectives.size() - 1, 0);
   run_chunks(by_collectives, [&](std::size_t k, std::size_t begin, std::size_t end) {
     for (auto l = begin; l < end; ++l)

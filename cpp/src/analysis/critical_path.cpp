@@ -132,11 +132,9 @@ void collective_points(const std::vector<LocationRecords>& records, const Commun
 void collective_points(const std::vector<LocationRecords>& records, const std::vector<std::vector<RecordRef>>& instances,
                        const std::vector<std::uint32_t>& causers, std::vector<std::vector<SyncPoint>>& out,
                        const Chunking& chunking) {
-  std::vector<std::size_t> offset(records.size() + 1, 0);  // a list's first record's number
-  std::vector<std::uint64_t> weight(records.size());
-  for (std::size_t l = 0; l < records.size(); ++l)
-    weight[l] = records[l].collectives.size(), offset[l + 1] = offset[l] + weight[l];
-  run_chunks(chunk_bounds(weight, chunking), [&](std::size_t, std::size_t first, std::size_t last) {
+  const auto offset = collective_offsets(records);
+  const auto bounds = chunk_bounds(list_weights(records, [](const auto& l) { return l.collectives.size(); }), chunking);
+  run_chunks(bounds, [&](std::size_t, std::size_t first, std::size_t last) {
     for (const auto& instance : instances)
       for (const auto& ref : instance) {
         if (ref.list < first || ref.list >= last) continue;

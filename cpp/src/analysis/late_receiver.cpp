@@ -230,10 +230,9 @@ std::vector<std::uint64_t> postings(const LocationRecords& l, const PointToPoint
 void late_receiver(const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                    const MessagePairs& pairs, const std::vector<std::uint32_t>& column, double tick, Severities& sev,
                    CountsObserver* counts, std::vector<std::vector<SyncPoint>>* points, const Chunking& chunking) {
-  const auto n = std::min(records.size(), extras.size());
   std::vector<std::vector<std::uint64_t>> posting(records.size());
-  std::vector<std::uint64_t> weight(n);
-  for (std::size_t l = 0; l < n; ++l) weight[l] = records[l].sends.size() + records[l].receives.size();
+  auto weight = list_weights(records, [](const auto& l) { return l.sends.size() + l.receives.size(); });
+  weight.resize(std::min(records.size(), extras.size()));  // (lists without extras: none)
   const auto bounds = chunk_bounds(weight, chunking);
   // The postings first (a chunk's sends read other chunks' receives'), then the locations.
   run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {

@@ -268,9 +268,7 @@ void Replay::match_own_messages(bool keep) {
 
 void Replay::match_own_messages(const MessagePairs& pairs, std::vector<std::vector<SyncPoint>>* points,
                                 const Chunking& chunking) {
-  std::vector<std::uint64_t> weight(records_.size());
-  for (std::size_t l = 0; l < records_.size(); ++l) weight[l] = records_[l].receives.size();
-  const auto bounds = chunk_bounds(weight, chunking);
+  const auto bounds = chunk_bounds(list_weights(records_, [](const auto& l) { return l.receives.size(); }), chunking);
   SeverityChunks views(severities_, bounds.size() - 1);
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
     PairedSends queues(records_, pairs);  // its own: it remembers the last receive's list
@@ -379,11 +377,8 @@ void Replay::own_collectives_keeping_records(const std::vector<std::vector<Recor
 }
 
 void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions, const Chunking& chunking) {
-  std::vector<std::uint64_t> weight(records_.size());
-  std::vector<std::size_t> first(records_.size() + 1, 0);  // a list's first reduction
-  for (std::size_t l = 0; l < records_.size(); ++l)
-    weight[l] = records_[l].collectives.size(), first[l + 1] = first[l] + weight[l];
-  const auto bounds = chunk_bounds(weight, chunking);
+  const auto first = collective_offsets(records_);  // a list's first reduction
+  const auto bounds = chunk_bounds(list_weights(records_, [](const auto& l) { return l.collectives.size(); }), chunking);
   SeverityChunks views(severities_, bounds.size() - 1);
   // A member's values go to its own location's cells: chunks of locations write apart.
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {

@@ -109,6 +109,12 @@ void Severities::absorb_view(const Severities& view) {
     if (view.present[p]) present[p] = true;
 }
 
+std::vector<std::size_t> collective_offsets(const std::vector<LocationRecords>& records) {
+  std::vector<std::size_t> offset(records.size() + 1, 0);
+  for (std::size_t l = 0; l < records.size(); ++l) offset[l + 1] = offset[l] + records[l].collectives.size();
+  return offset;
+}
+
 SeverityChunks::SeverityChunks(Severities& sev, std::size_t chunks)
     : sev_(sev), instances_(chunks, InstanceStats(sev.instances ? std::size_t(Pattern::Count) : 0)) {
   for (std::size_t k = 0; k < chunks; ++k) views_.push_back(sev.view(&instances_[k]));
@@ -548,8 +554,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
                                                     const std::vector<std::vector<RecordRef>>& instances,
                                                     std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
   if (causers) causers->clear();
-  std::vector<std::size_t> offset(lists.size() + 1, 0);  // a list's first record's number
-  for (std::size_t l = 0; l < lists.size(); ++l) offset[l + 1] = offset[l] + lists[l].collectives.size();
+  const auto offset = collective_offsets(lists);
   std::size_t covered = 0;
   for (const auto& i : instances) covered += i.size();
   if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists);  // left out: inconsistent or partial

@@ -174,6 +174,18 @@ struct LocationRecords {
   std::vector<CollectiveRecord> collectives;
 };
 
+// Per list, the number of its first collective record among all lists' (in list order); the
+// total at the end (records.size() + 1 entries): where a per-record array keeps a record.
+std::vector<std::size_t> collective_offsets(const std::vector<LocationRecords>& records);
+
+// Per list, `count(list)`: the weight of each list for chunk_bounds (run_chunks.hpp).
+template <typename Count>
+std::vector<std::uint64_t> list_weights(const std::vector<LocationRecords>& records, Count count) {
+  std::vector<std::uint64_t> weight(records.size());
+  for (std::size_t l = 0; l < records.size(); ++l) weight[l] = count(records[l]);
+  return weight;
+}
+
 // The patterns computed, in the order of their metrics below their parents.
 enum class Pattern : std::uint8_t {
   BarrierWait, BarrierCompletion, LateSender, LateSenderWrongOrder, WrongOrderDifferent, WrongOrderSame,
