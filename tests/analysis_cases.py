@@ -264,6 +264,13 @@ NONBLOCKING_SELF = [[("MPI_Iallreduce", 100, 110, [], 1), ("MPI_Wait", 200, 210,
 NONBLOCKING_SOLO = [[("MPI_Iallreduce", 100, 110, [], 0), ("MPI_Wait", 120, 130, [], 0),
                      ("MPI_Allreduce", 200, 210, [], 0)]]
 
+# Top-level regions with gaps between them and no PROGRAM_BEGIN (as Score-P writes a C++ run
+# whose static constructors run before main): scout counts no time in the gaps, so its
+# critical_imbalance_impact scales each location's excess by its time inside regions only.
+OUTSIDE_MAIN = [[("outside main", 20, 60, [], 0), ("MPI_Send", 300, 310, [1], 0), ("MPI_Barrier", 600, 900, [], 0)],
+                [("MPI_Recv", 100, 320, [0], 0), ("outside main", 400, 480, [], 0), ("MPI_Barrier", 850, 900, [], 0)],
+                [("outside main", 50, 250, [], 0), ("MPI_Barrier", 700, 900, [], 0)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),
@@ -272,7 +279,7 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "self-order": (SELF_ORDER, 1000), "scan-order": (SCAN_ORDER, 1000),
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
           "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000),
-          "nonblocking-solo": (NONBLOCKING_SOLO, 1000),
+          "nonblocking-solo": (NONBLOCKING_SOLO, 1000), "outside-main": (OUTSIDE_MAIN, 1000),
           # The replay's receivers' index: a queue per message, and queues interleaved out of order.
           "own-tags": one_way_run(200, 2), "shared-tags": one_way_run(300, 2, tags=7)}
 # Thread management (scout's omp_management, omp_fork): threads entering their parallel region

@@ -155,6 +155,9 @@ def test_reference_has_the_wait_states_it_should():
     assert random["mpi_cls_count"]["main/MPI_Recv@1"] > 50 and random["mpi_clswo_count"]
     assert all(random[p] for p in ["mpi_latesender", "mpi_lswo_different", "mpi_latereceiver", "mpi_barrier_wait",
                                    "mpi_wait_nxn", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_earlyscan"])
+    # gaps between top-level regions (no PROGRAM_BEGIN) count as nobody's time: the imbalance
+    # impact is scaled by the time inside regions only (0 everywhere when the gaps counted)
+    assert sum(REFERENCE["outside-main"]["critical_imbalance_impact"].values()) == pytest.approx(260e-9)
     # OpenMP: threads 0 and 1 wait 150 and 50 ns at the implicit barrier thread 2 enters last
     # (at 350), thread 1 20 ns for the critical section thread 0 holds, threads 0 and 2 50 and
     # 30 ns at the explicit barrier thread 1 enters last (at 750)

@@ -74,7 +74,9 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     collective's ``bytes`` are those it sends and ``bytes_received``, as many unless given, those
     it receives; a collective's ``tag`` 1 puts it on ``MPI_COMM_SELF``, 2 on
     ``MPI_COMM_REVERSED``, every process ranked in reverse as ``MPI_Comm_split`` with key
-    ``-rank`` makes it) inside main from 0 to ``end`` ns. Returns the events written.
+    ``-rank`` makes it) inside main from 0 to ``end`` ns; ``("outside main", leave_ns,
+    enter_ns, [], 0)`` leaves main and enters it again (a gap between top-level regions; the
+    trace has no ``PROGRAM_BEGIN``). Returns the events written.
 
     Example
     -------

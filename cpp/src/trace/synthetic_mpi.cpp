@@ -80,13 +80,25 @@ struct Requests {
   }
 };
 
+// A stretch outside every region: main is left at the call's enter and entered again at its
+// leave (a run without PROGRAM_BEGIN whose top-level regions leave gaps, as Score-P writes C++
+// static constructors before main).
+constexpr const char* kOutsideMain = "outside main";
+constexpr std::size_t kOutsideMainIndex = std::size(kCalls);
+
 std::size_t call_index(const std::string& name) {
+  if (name == kOutsideMain) return kOutsideMainIndex;
   for (std::size_t i = 0; i < std::size(kCalls); ++i)
     if (name == kCalls[i].name) return i;
   throw std::invalid_argument("unknown MPI call \"" + name + "\" for a synthetic trace");
 }
 
 void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint32_t ranks, Requests& requests) {
+  if (kind == kOutsideMainIndex) {
+    check(OTF2_EvtWriter_Leave(w, nullptr, c.enter, 0), "leave main");
+    check(OTF2_EvtWriter_Enter(w, nullptr, c.leave, 0), "enter main");
+    return;
+  }
   const auto& k = kCalls[kind];
   const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
   const std::string name = k.name;
@@ -230,10 +242,9 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
   // it: a communicator whose rank order is not its members' location order.
   bool reversed = false;
   for (std::uint32_t p = 0; p < P; ++p)
-    for (std::size_t i = 0; i < ranks[p].size(); ++i) {
-      const auto& k = kCalls[kinds[p][i]];
-      reversed = reversed || (ranks[p][i].tag == 2 && k.collective_op >= 0);
-    }
+    for (std::size_t i = 0; i < ranks[p].size(); ++i)
+      reversed = reversed || (ranks[p][i].tag == 2 && kinds[p][i] != kOutsideMainIndex &&
+                              kCalls[kinds[p][i]].collective_op >= 0);
   if (reversed) {
     std::vector<std::uint64_t> backwards(members.rbegin(), members.rend());
     check(OTF2_GlobalDefWriter_WriteGroup(g, 3, 0, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, P,

@@ -195,7 +195,8 @@ class SpanObserver final : public trace::CallPathObserver {
   void event(const trace::Event& e, std::uint32_t) override {
     const bool region = e.type == trace::EventType::Enter || e.type == trace::EventType::Leave;
     if (!region && e.type != trace::EventType::ProgramBegin && e.type != trace::EventType::ProgramEnd) return;
-    if (program_first_[location_] == ~std::uint64_t(0)) program_first_[location_] = e.time;
+    if (e.type == trace::EventType::ProgramBegin && program_first_[location_] == ~std::uint64_t(0))
+      program_first_[location_] = e.time;
     program_last_[location_] = e.time;
     if (!region) return;
     if (first_[location_] == ~std::uint64_t(0)) first_[location_] = e.time;
@@ -213,8 +214,10 @@ class SpanObserver final : public trace::CallPathObserver {
   }
   const std::vector<std::uint64_t>& first() const { return first_; }
   const std::vector<std::uint64_t>& last() const { return last_; }
-  // The time from the location's PROGRAM_BEGIN (or first Enter) to its PROGRAM_END (or last
-  // Leave), in ticks: what scout's artificial root call path spans (the performance impact).
+  // The time from the location's PROGRAM_BEGIN to its PROGRAM_END (or last Leave), in ticks:
+  // what scout's artificial root call path spans (the performance impact). 0 without a
+  // PROGRAM_BEGIN: scout (pearl) then has no root call path, and the time between top-level
+  // regions goes nowhere (its time map adds an Enter's gap only to a parent call path).
   std::uint64_t program_span(std::uint32_t l) const {
     return program_first_[l] > program_last_[l] ? 0 : program_last_[l] - program_first_[l];
   }

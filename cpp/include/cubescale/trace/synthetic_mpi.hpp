@@ -24,7 +24,8 @@ struct MpiCall {
   // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
   // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allgather", "MPI_Scan",
-  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan".
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan"; "outside main": main left at
+  // `enter` and entered again at `leave` (top-level regions with a gap between, no PROGRAM_BEGIN).
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
