@@ -271,6 +271,20 @@ OUTSIDE_MAIN = [[("outside main", 20, 60, [], 0), ("MPI_Send", 300, 310, [1], 0)
                 [("MPI_Recv", 100, 320, [0], 0), ("outside main", 400, 480, [], 0), ("MPI_Barrier", 850, 900, [], 0)],
                 [("outside main", 50, 250, [], 0), ("MPI_Barrier", 700, 900, [], 0)]]
 
+# Calls that combine a send and a receive or complete some of several requests, as real codes
+# use them (a halo exchange): an MPI_Sendrecv ring with a Late Sender, an MPI_Waitsome whose
+# later sender counts, an MPI_Ssend waiting for an MPI_Sendrecv (Late Receiver) that waits for
+# its own sender, two MPI_Waitany (one receive each) and an MPI_Testall (no wait: scout skips tests).
+SENDRECV_WAIT = [
+    [("MPI_Sendrecv", 100, 400, [1, 2], 0), ("MPI_Irecv", 1050, 1060, [1], 0), ("MPI_Irecv", 1070, 1080, [2], 0),
+     ("MPI_Waitsome", 1100, 1500, [1, 2], 0), ("MPI_Ssend", 2050, 2500, [1], 0), ("MPI_Irecv", 3050, 3060, [1], 0),
+     ("MPI_Irecv", 3070, 3080, [2], 0), ("MPI_Waitany", 3100, 3300, [1], 0), ("MPI_Waitany", 3310, 3500, [2], 0),
+     ("MPI_Irecv", 4050, 4060, [1], 0), ("MPI_Irecv", 4070, 4080, [2], 0), ("MPI_Testall", 4100, 4500, [1, 2], 0)],
+    [("MPI_Sendrecv", 300, 420, [2, 0], 0), ("MPI_Send", 1250, 1260, [0], 0), ("MPI_Sendrecv", 2300, 2600, [2, 0], 0),
+     ("MPI_Send", 3250, 3260, [0], 0), ("MPI_Send", 4250, 4260, [0], 0)],
+    [("MPI_Sendrecv", 150, 500, [0, 1], 0), ("MPI_Send", 1450, 1460, [0], 0), ("MPI_Recv", 2100, 2650, [1], 0),
+     ("MPI_Send", 3450, 3460, [0], 0), ("MPI_Send", 4450, 4460, [0], 0)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),
@@ -280,6 +294,7 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
           "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000),
           "nonblocking-solo": (NONBLOCKING_SOLO, 1000), "outside-main": (OUTSIDE_MAIN, 1000),
+          "sendrecv-wait": (SENDRECV_WAIT, 5000),
           # The replay's receivers' index: a queue per message, and queues interleaved out of order.
           "own-tags": one_way_run(200, 2), "shared-tags": one_way_run(300, 2, tags=7)}
 # Thread management (scout's omp_management, omp_fork): threads entering their parallel region

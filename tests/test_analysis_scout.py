@@ -158,6 +158,11 @@ def test_reference_has_the_wait_states_it_should():
     # gaps between top-level regions (no PROGRAM_BEGIN) count as nobody's time: the imbalance
     # impact is scaled by the time inside regions only (0 everywhere when the gaps counted)
     assert sum(REFERENCE["outside-main"]["critical_imbalance_impact"].values()) == pytest.approx(260e-9)
+    # MPI_Sendrecv, Waitsome, Waitany: Late Sender in each (Testall: none), Late Receiver at the Ssend
+    sendrecv = REFERENCE["sendrecv-wait"]
+    assert {key.split("@")[0] for key in sendrecv["mpi_latesender"]} == {
+        "main/MPI_Recv", "main/MPI_Sendrecv", "main/MPI_Waitsome", "main/MPI_Waitany"}
+    assert sendrecv["mpi_latereceiver"] == pytest.approx({"main/MPI_Ssend@0": 250e-9})
     # OpenMP: threads 0 and 1 wait 150 and 50 ns at the implicit barrier thread 2 enters last
     # (at 350), thread 1 20 ns for the critical section thread 0 holds, threads 0 and 2 50 and
     # 30 ns at the explicit barrier thread 1 enters last (at 750)

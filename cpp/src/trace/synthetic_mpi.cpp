@@ -51,6 +51,11 @@ const CallKind kCalls[] = {
     {"MPI_Test", OTF2_REGION_ROLE_POINT2POINT, -1, false},
     {"MPI_Alltoallv", OTF2_REGION_ROLE_COLL_ALL2ALL, OTF2_COLLECTIVE_OP_ALLTOALLV, false},
     {"MPI_Iscan", OTF2_REGION_ROLE_COLL_OTHER, OTF2_COLLECTIVE_OP_SCAN, false},
+    {"MPI_Sendrecv", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Waitany", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Waitsome", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Testall", OTF2_REGION_ROLE_POINT2POINT, -1, false},
+    {"MPI_Testsome", OTF2_REGION_ROLE_POINT2POINT, -1, false},
 };
 
 // MPI-3 non-blocking collectives (MPI_I<op>): a request here, completed by a later MPI_Wait*.
@@ -103,7 +108,9 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
   const std::string name = k.name;
   // may complete sends or non-blocking collectives only
-  const bool wait = name == "MPI_Wait" || name == "MPI_Waitall" || name == "MPI_Test";
+  const bool wait = name.starts_with("MPI_Wait") || name.starts_with("MPI_Test");
+  if (name == "MPI_Sendrecv" && c.peers.size() != 2)
+    throw std::invalid_argument("MPI_Sendrecv needs two peers: the receiver, then the sender");
   const bool needs_peer = (k.collective_op == -1 && !wait) || k.rooted;
   if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
   for (auto p : c.peers)
@@ -111,6 +118,9 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   check(OTF2_EvtWriter_Enter(w, nullptr, c.enter, region), "enter");
   if (name == "MPI_Send" || name == "MPI_Ssend") {
     check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
+  } else if (name == "MPI_Sendrecv") {
+    check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
+    check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[1], 0, c.tag, c.bytes), "recv");
   } else if (name == "MPI_Isend") {
     requests.isends.push_back(requests.next);
     check(OTF2_EvtWriter_MpiIsend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes, requests.next++), "isend");

@@ -6,7 +6,9 @@
 //
 // Per call the events are those Score-P writes: MPI_Send/Ssend/Isend: Enter, MPI_SEND/ISEND at
 // the enter time, Leave; MPI_Irecv: Enter, MPI_IRECV_REQUEST at the enter time, Leave;
-// MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall: Enter, at the leave
+// MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Sendrecv (peers = [receiver, sender]):
+// Enter, MPI_SEND at the enter time, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall (and
+// Waitany/Waitsome/Testall/Testsome, written alike; the caller states what completes): Enter, at the leave
 // time an MPI_ISEND_COMPLETE for every MPI_Isend of the rank not yet completed, then one
 // MPI_IRECV per peer (with the request of the oldest open MPI_Irecv from that peer, if any),
 // Leave; MPI_Ibarrier/Ibcast/Ireduce/Iallreduce: Enter, NON_BLOCKING_COLLECTIVE_REQUEST at the
@@ -24,7 +26,8 @@ struct MpiCall {
   // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
   // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allgather", "MPI_Scan",
-  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan"; "outside main": main left at
+  // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan", "MPI_Sendrecv" ([receiver, sender]),
+  // "MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testsome"; "outside main": main left at
   // `enter` and entered again at `leave` (top-level regions with a gap between, no PROGRAM_BEGIN).
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
