@@ -489,7 +489,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   step.done("impact");
   if (options.root_cause) {  // scout's delay costs and wait-state propagation (root_cause.hpp)
     RootCauseStats rc;
-    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc);
+    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc, chunking);
     if (stats)
       stats->root_cause_points = rc.sync_points, stats->root_cause_bytes = rc.bytes,
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;

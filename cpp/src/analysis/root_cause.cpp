@@ -339,7 +339,7 @@ class RootCause {
             const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
             const OmpObserver* omp);
-  void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed);
+  void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking);
   void build();
   void replay();
   void idleness();
@@ -669,7 +669,7 @@ std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
   return static_cast<std::uint32_t>(sps.size() - 1);
 }
 
-void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed) {
+void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking) {
   // What to cut and what to find, per location.
   auto cut = [&](std::uint32_t l, std::uint64_t t) { at_[l].cuts.push_back(t); };
   for (const auto& w : ls_) {
@@ -699,9 +699,12 @@ void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint
   std::vector<std::uint32_t> on;
   for (auto l : analyzed)
     if (!at_[l].cuts.empty()) on.push_back(l);
-  SegmentObserver observer(at_);
-  attribute_path(trace_, p, analyzed, on, observer);
-  observer.to_rows();
+  // A reader per thread, each writing only its own locations' segments and calls.
+  std::vector<SegmentObserver> observers(std::clamp<std::size_t>(chunking.threads, 1, kMostChunks), SegmentObserver(at_));
+  std::vector<trace::CallPathObserver*> parts;
+  for (auto& o : observers) parts.push_back(&o);
+  attribute_path(trace_, p, analyzed, on, parts, chunking);
+  for (auto& o : observers) o.to_rows();  // rows only where the profile builder read (one observer)
 }
 
 
@@ -1440,12 +1443,12 @@ std::vector<const char*> root_cause_metric_names(bool openmp) {
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats) {
+                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats, const Chunking& chunking) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count(), omp);
   const auto before_read = Clock::now();
-  rc.read(p, locations);
+  rc.read(p, locations, chunking);
   const auto after_read = Clock::now();
   rc.build();
   rc.replay();

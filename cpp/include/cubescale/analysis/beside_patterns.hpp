@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cubescale/analysis/counts.hpp"
+#include "cubescale/common/run_chunks.hpp"
 #include "cubescale/analysis/critical_path.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
@@ -28,6 +29,13 @@ struct LocationRecords;
 // report's rows, or the builder's numbers and then rows().
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
                     const std::vector<std::uint32_t>& on_path_locations, trace::CallPathObserver& on_path);
+// The same on threads where the light read applies: `on_path_locations` cut into at most
+// `on_path.size()` chunks of about equal announced events (each of `chunking.least` at least),
+// chunk k read by on_path[k] on a thread of its own; an observer sees only its chunk's locations
+// (so it may write what belongs to them beside the others). Else as above with on_path[0].
+void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
+                    const std::vector<std::uint32_t>& on_path_locations,
+                    const std::vector<trace::CallPathObserver*>& on_path, const Chunking& chunking);
 
 class BesidePatterns final : public trace::CallPathObserver {
  public:

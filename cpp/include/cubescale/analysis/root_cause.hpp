@@ -54,10 +54,12 @@ std::vector<const char*> root_cause_metric_names(bool openmp = false);
 // `locations` whose records the matching accepted; `extras`, `pairs` and `instances`: theirs
 // (RecordExtractor, pair_messages, collective_instances); `omp`, when given: the OpenMP records
 // of the same pass (OpenMP barrier and idleness delay costs, where the trace has parallel
-// regions). The records' times must be the trace's (no time correction).
+// regions). The records' times must be the trace's (no time correction). `chunking`: the
+// second read of the trace on threads (its locations cut by their announced events).
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                    profile::LocalProfile& p, const OmpObserver* omp = nullptr, RootCauseStats* stats = nullptr);
+                    profile::LocalProfile& p, const OmpObserver* omp = nullptr, RootCauseStats* stats = nullptr,
+                    const Chunking& chunking = {});
 
 }  // namespace cubescale::analysis
