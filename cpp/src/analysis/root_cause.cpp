@@ -340,12 +340,23 @@ class RootCause {
             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
             const OmpObserver* omp);
   void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking);
-  void build();
+  void build(const Chunking& chunking);
   void replay();
   void idleness();
   void add_to(profile::LocalProfile& p, RootCauseStats* stats);
 
  private:
+  // fn(location, its index) for every location, the locations cut into chunks of about equal
+  // weight(location) that run at once (each touches only its own locations).
+  template <typename Weight, typename Fn>
+  void for_locations(const Chunking& chunking, Weight&& weight, Fn&& fn) {
+    std::vector<std::uint64_t> weights;
+    weights.reserve(at_.size());
+    for (const auto& x : at_) weights.push_back(weight(x));
+    run_chunks(chunk_bounds(weights, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+      for (auto l = begin; l < end; ++l) fn(at_[l], static_cast<std::uint32_t>(l));
+    });
+  }
   // What the first step decides, before the second read tells the calls the records lack.
   struct LsWait {
     RecordRef receive, send;
@@ -691,11 +702,12 @@ void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint
     if (st.from != 0) cut(st.master, st.from);
     if (st.to != kLast) cut(st.master, st.to);
   }
-  for (auto& x : at_)
+  for_locations(chunking, [](const Location& x) { return x.cuts.size(); }, [](Location& x, std::uint32_t) {
     for (auto* v : {&x.cuts, &x.isend_positions, &x.irecv_positions}) {
       std::sort(v->begin(), v->end());
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
+  });
   std::vector<std::uint32_t> on;
   for (auto l : analyzed)
     if (!at_[l].cuts.empty()) on.push_back(l);
@@ -736,7 +748,7 @@ FoundCall RootCause::request_call(const RecordRef& ref, std::uint64_t posted) co
 
 // The synchronization points with their values, in event order per location, and the tasks of
 // the backward pass at their delayers.
-void RootCause::build() {
+void RootCause::build(const Chunking& chunking) {
   const auto one = [](std::uint32_t location) {
     Sp sp;
     sp.partners = Partners::One, sp.partner = location;
@@ -801,8 +813,8 @@ void RootCause::build() {
   }
   // Event order per location (the trace start stays first); indices renumbered.
   std::vector<std::vector<std::uint32_t>> renumber(at_.size());
-  for (std::uint32_t l = 0; l < at_.size(); ++l) {
-    auto& sps = at_[l].sps;
+  for_locations(chunking, [](const Location& x) { return x.sps.size(); }, [&](Location& x, std::uint32_t l) {
+    auto& sps = x.sps;
     std::vector<std::uint32_t> order(sps.size());
     for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
     std::stable_sort(order.begin() + 1, order.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -825,16 +837,16 @@ void RootCause::build() {
     sps.swap(sorted);
     std::vector<Sp>().swap(sorted);
     // Each point's first segment: after its cut (the trace start: from the beginning).
-    const auto& cuts = at_[l].cuts;
+    const auto& cuts = x.cuts;
     for (std::size_t i = 1; i < sps.size(); ++i)
       sps[i].segment = static_cast<std::uint32_t>(std::lower_bound(cuts.begin(), cuts.end(), sps[i].cut) - cuts.begin() + 1);
-    auto& waited = at_[l].waited;
+    auto& waited = x.waited;
     for (std::uint32_t k = 0; k < sps.size(); ++k)
       if (sps[k].omega > 0) sps[k].slot = static_cast<std::uint32_t>(waited.size()), waited.push_back(k);
-    at_[l].cost.assign(waited.size(), {});
-    at_[l].propagating.assign(waited.size(), 0.0);
-    at_[l].live = static_cast<std::uint32_t>(waited.size());
-  }
+    x.cost.assign(waited.size(), {});
+    x.propagating.assign(waited.size(), 0.0);
+    x.live = static_cast<std::uint32_t>(waited.size());
+  });
   tasks_.assign(at_.size(), {});
   for (const auto& x : links) {
     p2p_.push_back({x.waiter, renumber[x.waiter][x.waiter_sp], x.delayer, renumber[x.delayer][x.delayer_sp], x.type});
@@ -851,7 +863,10 @@ void RootCause::build() {
     if (x.rho == kNone || x.sp[x.rho] == kNone) continue;
     tasks_[x.members[x.rho]].push_back({x.sp[x.rho], static_cast<std::uint32_t>(p2p_.size() + c)});
   }
-  for (auto& t : tasks_) std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for_locations(chunking, [&](const Location& x) { return x.sps.size(); }, [&](Location&, std::uint32_t l) {
+    auto& t = tasks_[l];
+    std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  });
   std::vector<LsWait>().swap(ls_);
   std::vector<LrWait>().swap(lr_);
   std::vector<CollectiveSp>().swap(collective_sps_);
@@ -1450,7 +1465,7 @@ void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>&
   const auto before_read = Clock::now();
   rc.read(p, locations, chunking);
   const auto after_read = Clock::now();
-  rc.build();
+  rc.build(chunking);
   rc.replay();
   rc.idleness();
   rc.add_to(p, stats);
