@@ -23,7 +23,7 @@ there, side by side, in the same run.
     python benchmarks/waitstate_root_cause.py [--ring /work/perf/ring.otf2 | --iterations 194444]
                                               [--processes 4] [--data ../shared/data] [--repeat 2]
                                               [--late 10000,20000,40000] [--baseline OTHER_PYTHON]
-                                              [--only ring|late]
+                                              [--only ring|late] [--threads 1]
 
 On a shared machine the wall times move with the load; the CPU column compares the work.
 """
@@ -44,8 +44,9 @@ from cubescale._core import analysis as _analysis
 from cubescale.trace import open as open_trace
 trace = open_trace(sys.argv[1])
 root_cause = sys.argv[2] == "1"
+threads = int(sys.argv[3])
 start, cpu = time.perf_counter(), time.process_time()
-_, stats = _analysis.analyze(trace._core, trace.location_indices(), root_cause=root_cause)
+_, stats = _analysis.analyze(trace._core, trace.location_indices(), root_cause=root_cause, threads=threads)
 wall, cpu = time.perf_counter() - start, time.process_time() - cpu
 print(json.dumps({"wall": wall, "cpu": cpu, "rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
                   "events": stats["events"], "points": stats["root_cause_points"],
@@ -54,10 +55,13 @@ print(json.dumps({"wall": wall, "cpu": cpu, "rss": resource.getrusage(resource.R
 """
 
 
+THREADS = 1  # the analysis' threads in every measurement (--threads)
+
+
 def measure(anchor: str, root_cause: bool, python: str = sys.executable) -> dict:
-    """One analysis in a fresh interpreter (``python``: this one or a baseline's): its wall/CPU
-    seconds, peak memory and statistics."""
-    out = subprocess.run([python, "-c", CHILD, anchor, "1" if root_cause else "0"], check=True,
+    """One analysis in a fresh interpreter (``python``: this one or a baseline's) on ``THREADS``
+    threads: its wall/CPU seconds, peak memory and statistics."""
+    out = subprocess.run([python, "-c", CHILD, anchor, "1" if root_cause else "0", str(THREADS)], check=True,
                          capture_output=True, text=True)
     return json.loads(out.stdout)
 
@@ -176,7 +180,10 @@ def main() -> None:
     parser.add_argument("--late", default="10000,20000,40000", help="iterations K of the late-collective traces")
     parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     parser.add_argument("--only", choices=["ring", "late"], help="one of the two tables")
+    parser.add_argument("--threads", type=int, default=1, help="the analysis' threads (cubescale analyze: the cores)")
     args = parser.parse_args()
+    global THREADS
+    THREADS = args.threads
     with tempfile.TemporaryDirectory() as folder:
         if args.only != "late":
             ring = args.ring

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -712,11 +713,12 @@ void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint
   for (auto l : analyzed)
     if (!at_[l].cuts.empty()) on.push_back(l);
   // A reader per thread, each writing only its own locations' segments and calls.
-  std::vector<SegmentObserver> observers(std::clamp<std::size_t>(chunking.threads, 1, kMostChunks), SegmentObserver(at_));
+  std::vector<std::unique_ptr<SegmentObserver>> observers;
   std::vector<trace::CallPathObserver*> parts;
-  for (auto& o : observers) parts.push_back(&o);
+  for (std::size_t k = 0; k < std::clamp<std::size_t>(chunking.threads, 1, kMostChunks); ++k)
+    observers.push_back(std::make_unique<SegmentObserver>(at_)), parts.push_back(observers.back().get());
   attribute_path(trace_, p, analyzed, on, parts, chunking);
-  for (auto& o : observers) o.to_rows();  // rows only where the profile builder read (one observer)
+  for (auto& o : observers) o->to_rows();  // rows only where the profile builder read (one observer)
 }
 
 
