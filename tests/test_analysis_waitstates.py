@@ -550,7 +550,14 @@ def test_writer_rejects_bad_specs(tmp_path):
         write(tmp_path, [[("MPI_Nope", 0, 1, [], 0)]])
     with pytest.raises(ValueError, match="out of time order"):
         write(tmp_path, [[("MPI_Barrier", 5, 1, [], 0)]])
-    assert not os.path.exists(tmp_path / "mpi.otf2")
+    # peers and communicators too, before the archive exists (no folder left behind)
+    with pytest.raises(ValueError, match="two peers"):
+        write(tmp_path, [[("MPI_Sendrecv", 10, 20, [1], 0)], [("MPI_Recv", 10, 30, [0], 0)]])
+    with pytest.raises(ValueError, match="does not exist"):
+        write(tmp_path, [[("MPI_Send", 10, 20, [5], 0)]])
+    with pytest.raises(ValueError, match="is not 0, 1 or 2"):
+        write(tmp_path, [[("MPI_Barrier", 10, 20, [], 7)]])
+    assert not os.path.exists(tmp_path / "mpi.otf2") and not os.path.exists(tmp_path / "mpi")
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])

@@ -70,7 +70,9 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     expectations: per rank a list of ``(call, enter_ns, leave_ns, peers, tag)``, ``(call,
     enter_ns, leave_ns, peers, tag, bytes)`` or ``(..., bytes, bytes_received)`` (calls such as
     ``MPI_Send``, ``MPI_Recv``, ``MPI_Sendrecv`` with ``peers = [receiver, sender]``,
-    ``MPI_Waitall``, ``MPI_Waitany``, ``MPI_Barrier``, ``MPI_Bcast`` with ``peers =
+    ``MPI_Waitall`` (completing every open ``MPI_Isend`` and a receive from each peer;
+    ``MPI_Waitany``, ``MPI_Waitsome``, ``MPI_Testall``, ``MPI_Testsome`` alike: for a Waitany
+    as Score-P records it, one peer and no other open request), ``MPI_Barrier``, ``MPI_Bcast`` with ``peers =
     [root]``, ``MPI_Allreduce``, ``MPI_Alltoallv``; ``bytes``, the payload, is 8 unless given; a
     collective's ``bytes`` are those it sends and ``bytes_received``, as many unless given, those
     it receives; a collective's ``tag`` 1 puts it on ``MPI_COMM_SELF``, 2 on

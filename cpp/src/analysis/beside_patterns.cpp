@@ -78,9 +78,8 @@ void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, c
   const auto& defs = trace.definitions();
   if (on_path.size() == 1 || !light_pass_applies(p, defs, on_path_locations, locations))
     return attribute_path(trace, p, locations, on_path_locations, *on_path[0]);
-  std::vector<std::uint64_t> weights;
-  for (auto l : on_path_locations) weights.push_back(l < defs.locations.size() ? defs.locations[l].events : 0);
-  const auto bounds = chunk_bounds(weights, Chunking{std::min(chunking.threads, on_path.size()), chunking.least});
+  const auto bounds = chunk_bounds(trace::location_weights(trace, on_path_locations),
+                                   Chunking{std::min(chunking.threads, on_path.size()), chunking.least});
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
     const std::vector<std::uint32_t> mine(on_path_locations.begin() + static_cast<std::ptrdiff_t>(begin),
                                           on_path_locations.begin() + static_cast<std::ptrdiff_t>(end));

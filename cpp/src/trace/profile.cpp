@@ -531,21 +531,27 @@ std::size_t most_parts(std::size_t trace_locations, std::uint64_t events) {
   return static_cast<std::size_t>(std::min<std::uint64_t>(1 + room / tables, ~std::uint32_t(0)));
 }
 
+std::vector<std::uint64_t> location_weights(const Trace& trace, const std::vector<std::uint32_t>& locations) {
+  const auto& defs = trace.definitions();
+  // Unchecked here: a hostile count only unbalances the parts (reading reports it); capped so
+  // that their sum cannot overflow.
+  constexpr std::uint64_t kMostWeight = std::uint64_t(1) << 40;
+  std::vector<std::uint64_t> weight(locations.size(), 1);
+  for (std::size_t i = 0; i < locations.size(); ++i) {
+    const auto n = locations[i] < defs.locations.size() ? defs.locations[locations[i]].events : 0;
+    if (n == 0) return std::vector<std::uint64_t>(locations.size(), 1);
+    weight[i] = std::min(n, kMostWeight);
+  }
+  return weight;
+}
+
 std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,
                                                        std::size_t count) {
   const auto& defs = trace.definitions();
-  // Weights: the events each location's definition announces (unchecked here: a hostile count
-  // only unbalances the parts; reading reports it), capped so that their sum cannot overflow;
-  // one per location where a definition announces none.
-  constexpr std::uint64_t kMostWeight = std::uint64_t(1) << 40;
-  std::vector<std::uint64_t> weight(locations.size(), 1);
-  bool announced = true;
-  for (std::size_t i = 0; i < locations.size() && announced; ++i) {
-    const auto n = locations[i] < defs.locations.size() ? defs.locations[locations[i]].events : 0;
-    announced = n > 0;
-    weight[i] = std::min(n, kMostWeight);
-  }
-  if (!announced) std::fill(weight.begin(), weight.end(), 1);
+  const auto weight = location_weights(trace, locations);
+  const bool announced = std::all_of(locations.begin(), locations.end(), [&](std::uint32_t l) {
+    return l < defs.locations.size() && defs.locations[l].events > 0;
+  });
   std::uint64_t total = 0;
   for (auto w : weight) total += w;
   count = std::min({count, most_parts(defs.locations.size(), announced ? total : 0), kMostParts});

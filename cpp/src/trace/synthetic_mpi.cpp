@@ -98,7 +98,25 @@ std::size_t call_index(const std::string& name) {
   throw std::invalid_argument("unknown MPI call \"" + name + "\" for a synthetic trace");
 }
 
-void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint32_t ranks, Requests& requests) {
+// MPI_Wait*/MPI_Test*: complete requests only (no peer of their own needed).
+bool completes(const std::string& name) { return name.starts_with("MPI_Wait") || name.starts_with("MPI_Test"); }
+
+// What a call needs beyond its times (checked before the archive exists: no half-written trace).
+void check_call(const MpiCall& c, std::size_t kind, std::uint32_t ranks) {
+  if (kind == kOutsideMainIndex) return;
+  const auto& k = kCalls[kind];
+  const std::string name = k.name;
+  if (name == "MPI_Sendrecv" && c.peers.size() != 2)
+    throw std::invalid_argument("MPI_Sendrecv needs two peers: the receiver, then the sender");
+  const bool needs_peer = (k.collective_op == -1 && !completes(name)) || k.rooted;
+  if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
+  for (auto p : c.peers)
+    if (p >= ranks) throw std::invalid_argument(name + ": rank " + std::to_string(p) + " does not exist");
+  if (k.collective_op >= 0 && c.tag > 2)
+    throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
+}
+
+void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, Requests& requests) {
   if (kind == kOutsideMainIndex) {
     check(OTF2_EvtWriter_Leave(w, nullptr, c.enter, 0), "leave main");
     check(OTF2_EvtWriter_Enter(w, nullptr, c.leave, 0), "enter main");
@@ -107,14 +125,7 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
   const auto& k = kCalls[kind];
   const OTF2_RegionRef region = static_cast<OTF2_RegionRef>(kind + 1);
   const std::string name = k.name;
-  // may complete sends or non-blocking collectives only
-  const bool wait = name.starts_with("MPI_Wait") || name.starts_with("MPI_Test");
-  if (name == "MPI_Sendrecv" && c.peers.size() != 2)
-    throw std::invalid_argument("MPI_Sendrecv needs two peers: the receiver, then the sender");
-  const bool needs_peer = (k.collective_op == -1 && !wait) || k.rooted;
-  if (needs_peer && c.peers.empty()) throw std::invalid_argument(name + " needs a peer or root");
-  for (auto p : c.peers)
-    if (p >= ranks) throw std::invalid_argument(name + ": rank " + std::to_string(p) + " does not exist");
+  const bool wait = completes(name);
   check(OTF2_EvtWriter_Enter(w, nullptr, c.enter, region), "enter");
   if (name == "MPI_Send" || name == "MPI_Ssend") {
     check(OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peers[0], 0, c.tag, c.bytes), "send");
@@ -131,8 +142,6 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
     check(OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peers[0], 0, c.tag, c.bytes), "recv");
   } else if (nonblocking_collective(k)) {
     // The communicator as for a blocking collective: tag 0 world, 1 self (root 0), 2 reversed.
-    if (c.tag > 2)
-      throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
     requests.collectives.push_back({requests.next, static_cast<OTF2_CollectiveOp>(k.collective_op),
                                     k.rooted ? (c.tag == 1 ? 0u : c.peers[0]) : OTF2_UNDEFINED_UINT32,
                                     static_cast<std::uint32_t>(c.tag)});
@@ -149,8 +158,6 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, std::uint
       check(OTF2_EvtWriter_MpiIrecv(w, nullptr, c.leave, p, 0, c.tag, c.bytes, requests.receive(p)), "irecv");
   } else if (k.collective_op >= 0) {
     check(OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter), "collective begin");
-    if (c.tag > 2)
-      throw std::invalid_argument(name + ": communicator (tag) " + std::to_string(c.tag) + " is not 0, 1 or 2");
     const auto received = c.bytes_received == MpiCall::kAsSent ? c.bytes : c.bytes_received;
     check(OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, static_cast<OTF2_CollectiveOp>(k.collective_op), c.tag,
                                           k.rooted ? (c.tag == 1 ? 0 : c.peers[0]) : OTF2_UNDEFINED_UINT32, c.bytes,
@@ -172,6 +179,7 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
     std::uint64_t t = 0;
     for (const auto& c : ranks[p]) {
       kinds[p].push_back(call_index(c.name));
+      check_call(c, kinds[p].back(), P);
       if (c.enter < t || c.leave < c.enter || c.leave > end)
         throw std::invalid_argument("rank " + std::to_string(p) + ": " + c.name + " [" + std::to_string(c.enter) + ", " +
                                     std::to_string(c.leave) + "] is out of time order");
@@ -191,7 +199,7 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
     if (!w) throw std::runtime_error("no event writer");
     check(OTF2_EvtWriter_Enter(w, nullptr, 0, 0), "enter main");
     Requests requests;
-    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], P, requests);
+    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], requests);
     check(OTF2_EvtWriter_Leave(w, nullptr, end, 0), "leave main");
     check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[p]), "event count");
     check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");

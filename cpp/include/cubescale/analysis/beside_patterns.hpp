@@ -30,7 +30,7 @@ struct LocationRecords;
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
                     const std::vector<std::uint32_t>& on_path_locations, trace::CallPathObserver& on_path);
 // The same on threads where the light read applies: `on_path_locations` cut into at most
-// `on_path.size()` chunks of about equal announced events (each of `chunking.least` at least),
+// `on_path.size()` chunks of about equal weight (trace::location_weights; each of `chunking.least` at least),
 // chunk k read by on_path[k] on a thread of its own; an observer sees only its chunk's locations
 // (so it may write what belongs to them beside the others). Else as above with on_path[0].
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,

@@ -87,6 +87,9 @@ profile::LocalProfile trace_profile(const Trace& trace, const std::vector<std::v
 // part when the trace has no such place. Fewer parts where each part's observers' tables per
 // location of the trace (about 128 bytes) would together exceed 64 MiB and 16 bytes per event
 // (most_parts).
+// Per location the weight of its work: the events its definition announces (capped at 2^40),
+// or 1 for every location where one of them announces none.
+std::vector<std::uint64_t> location_weights(const Trace& trace, const std::vector<std::uint32_t>& locations);
 // At most kMostParts parts (observers number their parts in a byte: PathTimeline's lines).
 inline constexpr std::size_t kMostParts = 255;
 std::vector<std::vector<std::uint32_t>> part_locations(const Trace& trace, const std::vector<std::uint32_t>& locations,

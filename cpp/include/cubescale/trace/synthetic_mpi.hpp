@@ -8,7 +8,9 @@
 // the enter time, Leave; MPI_Irecv: Enter, MPI_IRECV_REQUEST at the enter time, Leave;
 // MPI_Recv: Enter, MPI_RECV at the leave time, Leave; MPI_Sendrecv (peers = [receiver, sender]):
 // Enter, MPI_SEND at the enter time, MPI_RECV at the leave time, Leave; MPI_Wait/Waitall (and
-// Waitany/Waitsome/Testall/Testsome, written alike; the caller states what completes): Enter, at the leave
+// Waitany/Waitsome/Testall/Testsome, written alike: Score-P's Waitany completes one request, so
+// a caller lists one peer and keeps no other request open; the MPI_REQUEST_TESTED events Score-P
+// writes for requests a test leaves open are not written): Enter, at the leave
 // time an MPI_ISEND_COMPLETE for every MPI_Isend of the rank not yet completed, then one
 // MPI_IRECV per peer (with the request of the oldest open MPI_Irecv from that peer, if any),
 // Leave; MPI_Ibarrier/Ibcast/Ireduce/Iallreduce: Enter, NON_BLOCKING_COLLECTIVE_REQUEST at the
