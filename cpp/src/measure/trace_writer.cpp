@@ -283,11 +283,14 @@ void TraceWriter::free_all(void** per_buffer) {
 }
 
 TraceDefinitions TraceWriter::close(const Recorder& recorder, const std::string& host, const std::string& process) {
+  // The recorder's regions before this writer's lock: Recorder::add_thread holds the recorder's
+  // lock while it takes this one, so taking them the other way round could deadlock.
+  auto regions = recorder.regions();
   std::lock_guard lock(mutex_);
   if (closed_) throw std::logic_error("the trace is closed already");
   TraceDefinitions d;
   d.rank = rank_, d.host = host, d.process = process, d.world_size = world_size_;
-  d.regions = recorder.regions();
+  d.regions = std::move(regions);
   d.communicators = communicators_;
   d.offsets = offsets_;
   d.first = first_ == UINT64_MAX ? static_cast<std::uint64_t>(now()) : first_;
