@@ -285,6 +285,25 @@ SENDRECV_WAIT = [
     [("MPI_Sendrecv", 150, 500, [0, 1], 0), ("MPI_Send", 1450, 1460, [0], 0), ("MPI_Recv", 2100, 2650, [1], 0),
      ("MPI_Send", 3450, 3460, [0], 0), ("MPI_Send", 4450, 4460, [0], 0)]]
 
+# Found by comparing with scout on 1,553 random traces (2026-11-26):
+# an MPI_Irecv of no duration at the tick of the next call: its request comes first in event
+# order, so rank 0's MPI_Send after it starts the Late Receiver interval (the delay on main@0);
+IRECV_TIE = [[("MPI_Init", 10, 50, [], 0), ("MPI_Irecv", 400, 400, [1], 0), ("MPI_Send", 400, 410, [1], 0),
+              ("MPI_Wait", 420, 430, [1], 0), ("MPI_Finalize", 500, 540, [], 0)],
+             [("MPI_Init", 10, 50, [], 0), ("MPI_Isend", 100, 100, [0], 0), ("MPI_Waitall", 150, 402, [], 0),
+              ("MPI_Recv", 402, 450, [0], 0), ("MPI_Finalize", 500, 540, [], 0)]]
+# two members tying as the last to enter an N x N collective on MPI_COMM_REVERSED: the lower
+# communicator rank (process 2) is the latest, as scout's MPI_MAXLOC takes it;
+REVERSED_TIE = [[("MPI_Init", 10, 50, [], 0), ("MPI_Allgather", 300, 320, [], 2), ("MPI_Finalize", 1000, 1100, [], 0)],
+                [("MPI_Init", 10, 50, [], 0), ("MPI_Allgather", 100, 320, [], 2), ("MPI_Finalize", 1050, 1100, [], 0)],
+                [("MPI_Init", 10, 50, [], 0), ("MPI_Allgather", 300, 320, [], 2), ("MPI_Finalize", 1000, 1100, [], 0)]]
+# two Late Senders found in wrong order by one receive (process 2's message overtaken by both):
+# scout puts both children on the first one's call path (its event set keeps the first entry).
+LSWO_MULTI = [[("MPI_Send", 300, 310, [1], 0), ("MPI_Send", 600, 610, [1], 1)],
+              [("MPI_Recv", 100, 320, [0], 0), ("MPI_Irecv", 350, 360, [0], 1), ("MPI_Wait", 400, 620, [0], 1),
+               ("MPI_Recv", 700, 710, [2], 2)],
+              [("MPI_Send", 50, 60, [1], 2)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),
@@ -294,7 +313,8 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "iscan-order": (ISCAN_ORDER, 1000), "partial-finalize": (PARTIAL_FINALIZE, 300),
           "nonblocking-clocks": (NONBLOCKING_CLOCKS, 1000), "nonblocking-self": (NONBLOCKING_SELF, 1000),
           "nonblocking-solo": (NONBLOCKING_SOLO, 1000), "outside-main": (OUTSIDE_MAIN, 1000),
-          "sendrecv-wait": (SENDRECV_WAIT, 5000),
+          "sendrecv-wait": (SENDRECV_WAIT, 5000), "irecv-tie": (IRECV_TIE, 600),
+          "reversed-tie": (REVERSED_TIE, 1200), "lswo-multi": (LSWO_MULTI, 800),
           # The replay's receivers' index: a queue per message, and queues interleaved out of order.
           "own-tags": one_way_run(200, 2), "shared-tags": one_way_run(300, 2, tags=7)}
 # Thread management (scout's omp_management, omp_fork): threads entering their parallel region

@@ -48,7 +48,10 @@ NOT_COMPUTED = {"delay_ompbarrier_longterm", "delay_ompidle_longterm", "bytes_pu
 # 50 ns of delay_ompbarrier sit on the master where scout's run put them on thread 2.
 KNOWN_DIFFERENCES: set[tuple[str, str]] = {(case, "time") for case in ("omp", "omp-teams", "omp-last", "omp-ties")} | {
     ("omp", "omp_lock_contention_api"), ("omp-ties", "critical_path"), ("omp-ties", "critical_imbalance_impact"),
-    ("omp-ties", "delay_ompbarrier")}
+    ("omp-ties", "delay_ompbarrier"),
+    # scout's wrong-order children of a receive finding several Late Senders all go to the first
+    # one's receive (its event set keeps a role's first entry); ours sum to the parent on each
+    ("lswo-multi", "mpi_lswo_different"), ("lswo-multi", "mpi_clswo_count")}
 
 
 def scout_shape(ranks: list, end: int, shift: int = 100) -> tuple[list, int]:
@@ -158,6 +161,13 @@ def test_reference_has_the_wait_states_it_should():
     # gaps between top-level regions (no PROGRAM_BEGIN) count as nobody's time: the imbalance
     # impact is scaled by the time inside regions only (0 everywhere when the gaps counted)
     assert sum(REFERENCE["outside-main"]["critical_imbalance_impact"].values()) == pytest.approx(260e-9)
+    # found by comparing with scout on random traces: the Late Receiver delay of an MPI_Irecv
+    # tied with the next call, the latest of tied members on a reversed communicator
+    assert REFERENCE["irecv-tie"]["delay_latereceiver"] == pytest.approx({"main@0": 250e-9})
+    assert REFERENCE["reversed-tie"]["delay_n2n"] == pytest.approx({"main@2": 200e-9})
+    lswo = REFERENCE["lswo-multi"]
+    assert lswo["mpi_latesender_wo"] == pytest.approx({"main/MPI_Recv@1": 200e-9, "main/MPI_Wait@1": 200e-9})
+    assert lswo["mpi_lswo_different"] == pytest.approx({"main/MPI_Recv@1": 400e-9})  # scout's children
     # MPI_Sendrecv, Waitsome, Waitany: Late Sender in each (Testall: none), Late Receiver at the Ssend
     sendrecv = REFERENCE["sendrecv-wait"]
     assert {key.split("@")[0] for key in sendrecv["mpi_latesender"]} == {

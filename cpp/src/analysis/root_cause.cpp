@@ -88,6 +88,9 @@ Type collective_type(std::uint32_t op) {
 struct FoundCall {
   std::uint64_t enter = 0, leave = 0;
   std::uint32_t cnode = kNone;
+  // An MPI_Irecv's: the position of its request event, which orders its Late Receiver point
+  // among points of the same time (scout keeps them in event order).
+  std::uint64_t request = kLastPosition;
 };
 
 // Who takes part in a synchronization point: everybody, one location, or a list (the pool's).
@@ -211,7 +214,7 @@ class SegmentObserver final : public trace::CallPathObserver {
       case T::MpiIrecvRequest:
         if (!stack_.empty()) {
           requests_[e.request] = found_.size();
-          found_.push_back({stack_.back().enter, e.time, stack_.back().cnode});
+          found_.push_back({stack_.back().enter, e.time, stack_.back().cnode, e.position});
           pending_.push_back({stack_.size(), &found_, found_.size() - 1});
         }
         break;
@@ -800,7 +803,7 @@ void RootCause::build(const Chunking& chunking) {
     const auto req = request_call(w.receive, w.posted);
     Sp sp = one(s.location);
     const bool blocking = r.beside() != Beside::Extra;
-    sp.cut = w.posted, sp.order = blocking ? r.position : kLastPosition, sp.tau = double(req.leave - req.enter);
+    sp.cut = w.posted, sp.order = blocking ? r.position : req.request, sp.tau = double(req.leave - req.enter);
     sp.kappa = req.leave > w.completion.leave ? double(req.leave - w.completion.leave) : 0.0;
     sp.cnode = req.cnode, sp.kind = Kind::LrRecv;
     links[k++].delayer_sp = push(r.location, sp);

@@ -616,9 +616,11 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
   const auto op = m[0]->op;
   const auto cls = collective_class(op);
   auto enter = [&](std::size_t i) { return enters ? enters[i] : m[i]->enter; };
-  // Whether member a entered later than b (ties: the lower location; b may be nobody).
+  // Whether member a entered later than b (b may be nobody). Ties: the lower rank in the
+  // communicator, the members' order here (scout's MPI_MAXLOC over the communicator's ranks; on a
+  // communicator ranked otherwise than its locations the lower location would be another member).
   auto later = [&](std::size_t a, std::size_t b) {
-    return b == kNobody || enter(a) > enter(b) || (enter(a) == enter(b) && m[a]->location < m[b]->location);
+    return b == kNobody || enter(a) > enter(b) || (enter(a) == enter(b) && a < b);
   };
   auto active = [&](std::size_t i) {  // takes part (N x N, scans: sends or receives bytes)
     return cls == CollectiveClass::Barrier || cls == CollectiveClass::Init || cls == CollectiveClass::Finalize ||
