@@ -217,7 +217,7 @@ def test_a_slow_query_does_not_hold_back_a_fast_one(tmp_path):
     read are answered at once (worker threads). Answered one at a time on the event loop, the
     first fast answer would wait for the slow one."""
     path = str(tmp_path / "big.cubex")
-    _write_report(path, 100, 2048)  # 2,048 nodes x 32 processes x 4 threads: slow even on an idle machine
+    _write_report(path, 100, 2048)  # 2,048 nodes x 32 processes x 4 threads: the slowest first view here
     with running_viewer(path) as v:
         assert v.get("/api/calltree?metric=1&parent=-1")[0] == 200  # visits: read now
         done: dict[str, float] = {}
@@ -231,15 +231,18 @@ def test_a_slow_query_does_not_hold_back_a_fast_one(tmp_path):
         worker = threading.Thread(target=slow)
         worker.start()
         time.sleep(0.01)
-        fast = []
+        fast, ends = [], []
         while "slow" not in done and len(fast) < 200:
             t0 = time.monotonic()
             assert v.get("/api/calltree?metric=1&parent=0")[0] == 200
             assert v.get("/api/cnode?cnode=5")[0] == 200
-            fast.append(time.monotonic() - t0)
+            ends.append(time.monotonic())
+            fast.append(ends[-1] - t0)
         worker.join(120)
         slow_time = done["slow"] - start
-        assert fast and fast[0] < slow_time / 2, (fast[:3], slow_time)
+        # Answered one at a time, the first fast answer would come after the slow one (which takes
+        # 25 ms here on an idle machine: a ratio of the two is at the mercy of the load).
+        assert ends and ends[0] < done["slow"], (fast[:3], slow_time)
         assert len(fast) >= 2, (fast, slow_time)  # several answers while the slow one ran
 
 
