@@ -47,13 +47,17 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
   std::unordered_map<std::uint64_t, int> seen;
   for (std::uint32_t c = 0; c < p.cnode_count(); ++c)
     if (++seen[(std::uint64_t(p.cnode_parents[c]) << 32) | p.cnode_regions[c]] > 1) return false;
-  for (auto l : on_path)  // the first analyzed location of its process: its call paths start at a root
-    for (auto other : locations) {
-      if (defs.locations[other].group == defs.locations[l].group) {
-        if (other != l) return false;
-        break;
-      }
-    }
+  // Each location on the path the first analyzed location of its process: its call paths start
+  // at a root. (One pass over the locations: asked per location on the path, it was quadratic
+  // in the processes of a trace whose every process is on the path, as the root causes' are.)
+  std::unordered_map<std::uint32_t, std::uint32_t> first;  // process (location group) -> its first location
+  for (auto other : locations)
+    if (other < defs.locations.size()) first.try_emplace(defs.locations[other].group, other);
+  for (auto l : on_path) {
+    if (l >= defs.locations.size()) continue;
+    const auto it = first.find(defs.locations[l].group);
+    if (it != first.end() && it->second != l) return false;
+  }
   return true;
 }
 
