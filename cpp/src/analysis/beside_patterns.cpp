@@ -65,23 +65,17 @@ bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions
 
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
                     const std::vector<std::uint32_t>& on_path_locations, trace::CallPathObserver& on_path) {
-  if (on_path_locations.empty()) return;
-  if (light_pass_applies(p, trace.definitions(), on_path_locations, locations)) {
-    PathSink sink(p, on_path);
-    trace.read(on_path_locations, sink);
-    on_path.begin_location(kNone);  // the last location's time into the shares
-  } else {
-    trace::trace_profile(trace, locations, nullptr, &on_path);
-  }
+  attribute_path(trace, p, locations, on_path_locations, {&on_path}, Chunking{});  // one chunk, this thread
 }
 
 void attribute_path(const trace::Trace& trace, const profile::LocalProfile& p, const std::vector<std::uint32_t>& locations,
                     const std::vector<std::uint32_t>& on_path_locations,
                     const std::vector<trace::CallPathObserver*>& on_path, const Chunking& chunking) {
   if (on_path_locations.empty() || on_path.empty()) return;
-  const auto& defs = trace.definitions();
-  if (on_path.size() == 1 || !light_pass_applies(p, defs, on_path_locations, locations))
-    return attribute_path(trace, p, locations, on_path_locations, *on_path[0]);
+  if (!light_pass_applies(p, trace.definitions(), on_path_locations, locations)) {
+    trace::trace_profile(trace, locations, nullptr, on_path[0]);
+    return;
+  }
   const auto bounds = chunk_bounds(trace::location_weights(trace, on_path_locations),
                                    Chunking{std::min(chunking.threads, on_path.size()), chunking.least});
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {

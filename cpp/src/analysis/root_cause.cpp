@@ -868,7 +868,7 @@ void RootCause::build(const Chunking& chunking) {
     if (x.rho == kNone || x.sp[x.rho] == kNone) continue;
     tasks_[x.members[x.rho]].push_back({x.sp[x.rho], static_cast<std::uint32_t>(p2p_.size() + c)});
   }
-  for_locations(chunking, [&](const Location& x) { return x.sps.size(); }, [&](Location&, std::uint32_t l) {
+  for_locations(chunking, [](const Location& x) { return x.sps.size(); }, [&](Location&, std::uint32_t l) {
     auto& t = tasks_[l];
     std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   });
