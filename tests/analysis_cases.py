@@ -304,6 +304,17 @@ LSWO_MULTI = [[("MPI_Send", 300, 310, [1], 0), ("MPI_Send", 600, 610, [1], 1)],
                ("MPI_Recv", 700, 710, [2], 2)],
               [("MPI_Send", 50, 60, [1], 2)]]
 
+# The program recorded as Score-P 8 and later do (PROGRAM_BEGIN at 0, main inside, PROGRAM_END
+# at the end): its own region is the root call path and holds the time outside main, on the
+# critical path where rank 0 leaves main before its late send (its delay cost) and where rank 1
+# leaves main between its receive and the barrier.
+PROGRAM_ROOT = [[("main", 30, 960, [], 0), ("MPI_Init", 40, 80, [], 0), ("outside main", 150, 220, [], 0),
+                 ("MPI_Send", 300, 310, [1], 0), ("MPI_Barrier", 600, 900, [], 0), ("MPI_Finalize", 910, 950, [], 0)],
+                [("main", 10, 990, [], 0), ("MPI_Init", 20, 80, [], 0), ("MPI_Recv", 250, 320, [0], 0),
+                 ("outside main", 400, 480, [], 0), ("MPI_Barrier", 850, 900, [], 0), ("MPI_Finalize", 910, 960, [], 0)],
+                [("main", 60, 970, [], 0), ("MPI_Init", 70, 80, [], 0), ("MPI_Barrier", 700, 900, [], 0),
+                 ("MPI_Finalize", 905, 950, [], 0)]]
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),
@@ -315,6 +326,7 @@ SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_R
           "nonblocking-solo": (NONBLOCKING_SOLO, 1000), "outside-main": (OUTSIDE_MAIN, 1000),
           "sendrecv-wait": (SENDRECV_WAIT, 5000), "irecv-tie": (IRECV_TIE, 600),
           "reversed-tie": (REVERSED_TIE, 1200), "lswo-multi": (LSWO_MULTI, 800),
+          "program-root": (PROGRAM_ROOT, 1000),
           # The replay's receivers' index: a queue per message, and queues interleaved out of order.
           "own-tags": one_way_run(200, 2), "shared-tags": one_way_run(300, 2, tags=7)}
 # Thread management (scout's omp_management, omp_fork): threads entering their parallel region

@@ -173,6 +173,13 @@ def test_reference_has_the_wait_states_it_should():
     assert {key.split("@")[0] for key in sendrecv["mpi_latesender"]} == {
         "main/MPI_Recv", "main/MPI_Sendrecv", "main/MPI_Waitsome", "main/MPI_Waitany"}
     assert sendrecv["mpi_latereceiver"] == pytest.approx({"main/MPI_Ssend@0": 250e-9})
+    # PROGRAM_BEGIN (Score-P 7 and later): the program's region is the root, with the time outside
+    # main as its own, on the critical path and in the delay costs where the path crosses it
+    program = REFERENCE["program-root"]
+    assert program["time"]["program-root@0"] == pytest.approx(340e-9)
+    assert program["critical_path"]["program-root@1"] == pytest.approx(80e-9)
+    assert program["delay_latesender"] == pytest.approx({"program-root@0": 50e-9})
+    assert REFERENCE["ping-pong"]["time"]["ping-pong.otf2@0"] == pytest.approx(57.3e-6, rel=1e-3)
     # OpenMP: threads 0 and 1 wait 150 and 50 ns at the implicit barrier thread 2 enters last
     # (at 350), thread 1 20 ns for the critical section thread 0 holds, threads 0 and 2 50 and
     # 30 ns at the explicit barrier thread 1 enters last (at 750)

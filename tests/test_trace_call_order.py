@@ -24,11 +24,12 @@ def first_visits(anchor: str) -> dict[tuple[str, ...], int]:
     for _, rows in events.groupby("Location", sort=False):
         stack: list[str] = []
         for kind, name, time in zip(rows["Event Type"], rows["Name"], rows["Timestamp (ns)"]):
-            if kind == "ENTER":
+            # PROGRAM_BEGIN/END open and close the program's region (its Name where defined)
+            if kind == "ENTER" or (kind == "PROGRAM_BEGIN" and name != "PROGRAM_BEGIN"):
                 stack.append(name)
                 path = tuple(stack)
                 first[path] = min(first.get(path, time), time)
-            elif kind == "LEAVE":
+            elif kind == "LEAVE" or (kind == "PROGRAM_END" and name != "PROGRAM_END"):
                 stack.pop()
     return first
 

@@ -81,7 +81,9 @@ def test_time_differences_are_the_clock_corrections():
 def test_visits_equal_enter_events(anchor: Path):
     trace = open_trace(anchor)
     report = trace.profile()
-    enters = trace.event_counts(all_types=True)["ENTER"]
+    counts = trace.event_counts(all_types=True)
+    # PROGRAM_BEGIN enters the program's region (every such trace here defines it)
+    enters = counts["ENTER"] + counts["PROGRAM_BEGIN"]
     order = trace.location_indices()
     visits = report.values("visits", inclusive=False).sum(axis=0)
     assert visits.tolist() == [int(enters[loc]) for loc in order]
@@ -105,6 +107,26 @@ def test_papi_counters_are_deltas_of_the_metric_events():
             values = events[events["Location"] == loc][counter].to_numpy()
             # main is entered after the first metric event and left at the last one
             assert int(ours[loc]) == int(values[-1] - values[0]), counter
+
+
+@pytest.mark.parametrize("name, program, below", [("ping-pong", "ping-pong.otf2", "int main(int, char**)"),
+                                                   ("bcast-scorep8", "bcast", "MPI_Init")])
+def test_program_begin_is_the_root_call_path(name, program, below):
+    """Score-P 7 and later record PROGRAM_BEGIN/PROGRAM_END: as in Score-P's own profiles and
+    Scalasca's reports, the program's region is the root, holding the time outside main."""
+    anchor = SHARED_OTF2 / name / "traces.otf2"
+    report = trace.profile(anchor)
+    roots = [c for c in report.cnodes if c.parent is None]
+    assert [r.region.name for r in roots] == [program]
+    assert below in [report.cnodes[c].region.name for c in roots[0].children]
+    events = open_trace(anchor).events(types=["PROGRAM_BEGIN", "PROGRAM_END"])
+    begin = events[events["Event Type"] == "PROGRAM_BEGIN"].groupby("Location")["Ticks"].min()
+    end = events[events["Event Type"] == "PROGRAM_END"].groupby("Location")["Ticks"].max()
+    resolution = open_trace(anchor).clock[0]
+    inclusive = report.values("time", inclusive=True)[roots[0].index]
+    assert inclusive == pytest.approx(((end - begin) / resolution).to_numpy(), rel=1e-12)
+    if name == "ping-pong":  # what Scalasca's scout shows there (tests/data/scout_reference.json)
+        assert report.values("time", inclusive=False)[roots[0].index] == pytest.approx([5.731e-05, 5.774e-05], rel=1e-3)
 
 
 def test_openmp_threads_hang_below_the_parallel_region():

@@ -78,8 +78,12 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     it receives; a collective's ``tag`` 1 puts it on ``MPI_COMM_SELF``, 2 on
     ``MPI_COMM_REVERSED``, every process ranked in reverse as ``MPI_Comm_split`` with key
     ``-rank`` makes it) inside main from 0 to ``end`` ns; ``("outside main", leave_ns,
-    enter_ns, [], 0)`` leaves main and enters it again (a gap between top-level regions; the
-    trace has no ``PROGRAM_BEGIN``). Returns the events written.
+    enter_ns, [], 0)`` leaves main and enters it again (a gap between top-level regions);
+    ``("main", enter_ns, leave_ns, [], 0)`` as a rank's first call records the program as
+    Score-P 8 and later does: ``PROGRAM_BEGIN`` at 0, main from ``enter_ns`` to ``leave_ns``
+    (the rank's other calls inside), ``PROGRAM_END`` at ``end``, with the program's own region
+    (named after the trace) as the root call path above main; without it the trace has no
+    ``PROGRAM_BEGIN``. Returns the events written.
 
     Example
     -------

@@ -48,7 +48,9 @@ __all__ = ["EVENT_TYPES", "Trace", "events", "open", "profile"]
 EVENT_TYPES: list[str] = list(_trace.event_type_names())
 """The OTF2 3.0 event types by number, as otf2-print names them ("ENTER", "MPI_ISEND" ...)."""
 
-_REGION_EVENTS = (EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("LEAVE"))
+# Events whose Name is their region: Enter, Leave, and PROGRAM_BEGIN/END where the trace defines
+# the program's region (Score-P 7 and later), which they open and close: the root call path.
+_REGION_EVENTS = tuple(EVENT_TYPES.index(t) for t in ("ENTER", "LEAVE", "PROGRAM_BEGIN", "PROGRAM_END"))
 
 
 def is_anchor(path: str | os.PathLike) -> bool:
@@ -244,7 +246,8 @@ class Trace:
 
         Columns (names as pipit's ``Trace.events`` where it has them): ``Timestamp (ns)``
         (since the trace's start), ``Event Type`` (ENTER, LEAVE, MPI_SEND ...), ``Name``
-        (region for Enter/Leave, otherwise the event type), ``Location``, ``Process``
+        (region for Enter/Leave, the program's region for PROGRAM_BEGIN/PROGRAM_END where the
+        trace defines it, otherwise the event type), ``Location``, ``Process``
         (location group index), ``Region`` (index, -1), ``Partner`` (peer rank or root,
         -1), ``Communicator`` (index, -1), ``Tag`` (message tag, collective operation),
         ``Bytes``, ``Bytes Received``, ``Request`` (request, matching or task id),

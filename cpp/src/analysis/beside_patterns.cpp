@@ -23,7 +23,8 @@ class PathSink final : public trace::EventSink {
     stack_.clear();
     on_path_.begin_location(location);
   }
-  void event(const trace::Event& e) override {
+  void event(const trace::Event& event) override {
+    const trace::Event& e = trace::as_region_event(event, program_event_);
     if (e.type == trace::EventType::Enter) {
       // Below a call path the profile lacks (never here, see light_pass_applies) stays unknown.
       const bool known = stack_.empty() || stack_.back() != kUnknown;
@@ -40,6 +41,7 @@ class PathSink final : public trace::EventSink {
   trace::CallPathObserver& on_path_;
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
   std::vector<std::uint32_t> stack_;
+  trace::Event program_event_;  // PROGRAM_BEGIN/END as the program region's Enter/Leave
 };
 
 bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions& defs,

@@ -110,7 +110,8 @@ class ProfileSink final : public EventSink {
     for (auto* o : observers_) o->begin_location(location);
   }
 
-  void event(const Event& e) override {
+  void event(const Event& event) override {
+    const Event& e = as_region_event(event, program_event_);
     ++stats_.events;
     last_time_ = e.time;
     // The observer sees an Enter after its frame is pushed, every other event before the
@@ -363,6 +364,7 @@ class ProfileSink final : public EventSink {
   std::vector<Interval> intervals_, opened_, forks_;
   std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
   bool cpu_thread_ = true;
+  Event program_event_;  // PROGRAM_BEGIN/END as the program region's Enter/Leave
 };
 
 cube::Metric make_metric(const std::string& name, const std::string& display, const char* dtype, bool inclusive,

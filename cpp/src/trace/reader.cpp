@@ -520,6 +520,11 @@ struct EvtContext {
   // Whether a record of a type libotf2 does not know is damage (the trace's OTF2 version is not
   // newer than the library's) rather than an event type added since (then skipped, as OTF2 does).
   bool unknown_is_damage = true;
+  // The program region PROGRAM_BEGIN opened on this location and has not closed (kNone: none),
+  // and the last program name looked up with its region (one lookup per trace, not per process).
+  std::uint32_t open_program = kNone;
+  std::string program_name;
+  std::uint32_t program_name_region = kNone;
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -549,7 +554,12 @@ struct EvtContext {
   // Regions still open at the end are tolerated: a run that crashed leaves them (the profile
   // closes them at the last event, as Score-P does).
   bool nests() {
-    if (event.type == EventType::Enter) {
+    if (event.type == EventType::ProgramBegin && event.region != kNone) {
+      open_regions.emplace_back(event.region, event.time);
+    } else if (event.type == EventType::ProgramEnd && event.region != kNone) {
+      if (event.time < open_regions.back().second) problem = "PROGRAM_END before its PROGRAM_BEGIN";
+      else open_regions.pop_back();
+    } else if (event.type == EventType::Enter) {
       if (event.region == kNone) problem = "Enter of no region";
       else open_regions.emplace_back(event.region, event.time);
     } else if (event.type == EventType::Leave) {
@@ -624,6 +634,36 @@ OTF2_CallbackCode ev_enter(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
 OTF2_CallbackCode ev_leave(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
   CUBESCALE_EVT_HEAD(Leave);
   e.region = c.ref(c.defs->region_index, region, OTF2_UNDEFINED_REGION, "region");
+  return c.emit();
+}
+
+// Score-P 8 and later: PROGRAM_BEGIN and PROGRAM_END open and close the program's region (see
+// program_region in events.hpp), as Score-P's profile and Scalasca's trace reader take them.
+OTF2_CallbackCode ev_program_begin(CUBESCALE_EVT_ARGS, OTF2_StringRef name, uint32_t argument_count,
+                                   const OTF2_StringRef* arguments) {
+  CUBESCALE_EVT_HEAD(ProgramBegin);
+  const auto text = [&](OTF2_StringRef ref) {
+    const auto i = c.defs->string_index.find(ref);
+    return i == kNone ? std::string() : c.defs->strings[i];
+  };
+  std::string command = text(name);
+  for (uint32_t a = 0; a < argument_count; ++a) command += ' ' + text(arguments[a]);
+  if (command != c.program_name || c.program_name_region == kNone) {
+    c.program_name = command;
+    c.program_name_region = program_region(*c.defs, text(name), command);
+  }
+  e.region = c.program_name_region;
+  if (e.region != kNone) c.open_program = e.region;
+  return c.emit();
+}
+// Closes the program region only where it is the innermost open one; otherwise (regions left
+// open, which Score-P does not write) it stays open to the location's end, as any unclosed region.
+OTF2_CallbackCode ev_program_end(CUBESCALE_EVT_ARGS, int64_t) {
+  CUBESCALE_EVT_HEAD(ProgramEnd);
+  if (c.open_program != kNone && !c.open_regions.empty() && c.open_regions.back().first == c.open_program) {
+    e.region = c.open_program;
+    c.open_program = kNone;
+  }
   return c.emit();
 }
 
@@ -824,6 +864,8 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_SET_PLAIN)
 #undef CUBESCALE_SET_PLAIN
   OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
+  OTF2_EvtReaderCallbacks_SetProgramBeginCallback(cbs, ev_program_begin);
+  OTF2_EvtReaderCallbacks_SetProgramEndCallback(cbs, ev_program_end);
   OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
   OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, ev_send);
   OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, ev_isend);
@@ -1086,6 +1128,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
     if (c) {
       c->location = l;
       c->open_regions.clear();
+      c->open_program = kNone;
       c->sink->begin_location(l);
     }
     // A location holds at most the events its definition announces, or what its event file
@@ -1130,6 +1173,20 @@ std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const s
   counter.counts = &counts;
   trace.read(locations, counter);
   return counts;
+}
+
+std::uint32_t program_region(const Definitions& defs, const std::string& program, const std::string& command) {
+  const auto slash = program.find_last_of('/');
+  const std::string_view base = slash == std::string::npos ? std::string_view(program)
+                                                           : std::string_view(program).substr(slash + 1);
+  std::uint32_t by_name = kNone;
+  for (std::uint32_t r = 0; r < defs.regions.size(); ++r) {
+    const auto& region = defs.regions[r];
+    if (region.role != "artificial" || region.paradigm != "measurement_system" || region.name != base) continue;
+    if (region.canonical_name == command) return r;
+    if (by_name == kNone) by_name = r;
+  }
+  return by_name;
 }
 
 std::string region_role_name(unsigned role) {

@@ -91,8 +91,15 @@ struct Requests {
 constexpr const char* kOutsideMain = "outside main";
 constexpr std::size_t kOutsideMainIndex = std::size(kCalls);
 
+// A rank's first call only: the program as Score-P 8 and later records it, PROGRAM_BEGIN at 0,
+// main from the call's enter to its leave, PROGRAM_END at the trace's end (the program's own
+// region defined as Score-P defines it, named after the trace).
+constexpr const char* kMain = "main";
+constexpr std::size_t kMainIndex = kOutsideMainIndex + 1;
+
 std::size_t call_index(const std::string& name) {
   if (name == kOutsideMain) return kOutsideMainIndex;
+  if (name == kMain) return kMainIndex;
   for (std::size_t i = 0; i < std::size(kCalls); ++i)
     if (name == kCalls[i].name) return i;
   throw std::invalid_argument("unknown MPI call \"" + name + "\" for a synthetic trace");
@@ -103,7 +110,7 @@ bool completes(const std::string& name) { return name.starts_with("MPI_Wait") ||
 
 // What a call needs beyond its times (checked before the archive exists: no half-written trace).
 void check_call(const MpiCall& c, std::size_t kind, std::uint32_t ranks) {
-  if (kind == kOutsideMainIndex) return;
+  if (kind == kOutsideMainIndex || kind == kMainIndex) return;
   const auto& k = kCalls[kind];
   const std::string name = k.name;
   if (name == "MPI_Sendrecv" && c.peers.size() != 2)
@@ -175,42 +182,26 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
   if (P == 0) throw std::invalid_argument("a synthetic MPI trace needs at least one rank");
   // Check everything before the archive exists: no half-written trace.
   std::vector<std::vector<std::size_t>> kinds(P);
+  bool program = false;  // some rank records PROGRAM_BEGIN (its first call is "main")
   for (std::uint32_t p = 0; p < P; ++p) {
-    std::uint64_t t = 0;
+    std::uint64_t t = 0, last = end;  // calls lie in [t, last]: main's time, where the rank states it
     for (const auto& c : ranks[p]) {
       kinds[p].push_back(call_index(c.name));
       check_call(c, kinds[p].back(), P);
-      if (c.enter < t || c.leave < c.enter || c.leave > end)
+      if (kinds[p].back() == kMainIndex && kinds[p].size() > 1)
+        throw std::invalid_argument("rank " + std::to_string(p) + ": \"main\" can only be a rank's first call");
+      if (c.enter < t || c.leave < c.enter || c.leave > last)
         throw std::invalid_argument("rank " + std::to_string(p) + ": " + c.name + " [" + std::to_string(c.enter) + ", " +
                                     std::to_string(c.leave) + "] is out of time order");
-      t = c.leave;
+      if (kinds[p].back() == kMainIndex) {
+        program = true;
+        t = c.enter, last = c.leave;
+      } else {
+        t = c.leave;
+      }
     }
   }
-  auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  if (!archive) throw std::runtime_error("cannot create the archive " + directory + "/" + name);
-  OTF2_FlushCallbacks flush{pre_flush, post_flush};
-  check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
-  check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
-  check(OTF2_Archive_OpenEvtFiles(archive), "event files");
-  std::vector<std::uint64_t> events(P, 0);
-  for (std::uint32_t p = 0; p < P; ++p) {
-    auto* w = OTF2_Archive_GetEvtWriter(archive, p);
-    if (!w) throw std::runtime_error("no event writer");
-    check(OTF2_EvtWriter_Enter(w, nullptr, 0, 0), "enter main");
-    Requests requests;
-    for (std::size_t i = 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], requests);
-    check(OTF2_EvtWriter_Leave(w, nullptr, end, 0), "leave main");
-    check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[p]), "event count");
-    check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
-  }
-  check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
-  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
-  for (std::uint32_t p = 0; p < P; ++p) check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, p)), "local definitions");
-  check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
-  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  if (!g) throw std::runtime_error("no global definition writer");
-  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
+  const std::string program_path = "/synthetic/" + name;  // PROGRAM_BEGIN's name; the region's canonical name
   std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Master thread", "MPI_COMM_WORLD",
                                       "main"};
   const auto self_name = static_cast<std::uint32_t>(strings.size());
@@ -225,6 +216,36 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
   for (const auto& k : kCalls) strings.push_back(k.name);
   const std::uint32_t first_rank = static_cast<std::uint32_t>(strings.size());
   for (std::uint32_t p = 0; p < P; ++p) strings.push_back("MPI Rank " + std::to_string(p));
+  const auto program_name = static_cast<std::uint32_t>(strings.size());
+  if (program) strings.insert(strings.end(), {name, program_path});  // the region's names, PROGRAM_BEGIN's
+  auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!archive) throw std::runtime_error("cannot create the archive " + directory + "/" + name);
+  OTF2_FlushCallbacks flush{pre_flush, post_flush};
+  check(OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr), "flush callbacks");
+  check(OTF2_Archive_SetSerialCollectiveCallbacks(archive), "collective callbacks");
+  check(OTF2_Archive_OpenEvtFiles(archive), "event files");
+  std::vector<std::uint64_t> events(P, 0);
+  for (std::uint32_t p = 0; p < P; ++p) {
+    auto* w = OTF2_Archive_GetEvtWriter(archive, p);
+    if (!w) throw std::runtime_error("no event writer");
+    const bool begins = !ranks[p].empty() && kinds[p][0] == kMainIndex;
+    if (begins) check(OTF2_EvtWriter_ProgramBegin(w, nullptr, 0, program_name + 1, 0, nullptr), "program begin");
+    check(OTF2_EvtWriter_Enter(w, nullptr, begins ? ranks[p][0].enter : 0, 0), "enter main");
+    Requests requests;
+    for (std::size_t i = begins ? 1 : 0; i < ranks[p].size(); ++i) write_call(w, ranks[p][i], kinds[p][i], requests);
+    check(OTF2_EvtWriter_Leave(w, nullptr, begins ? ranks[p][0].leave : end, 0), "leave main");
+    if (begins) check(OTF2_EvtWriter_ProgramEnd(w, nullptr, end, 0), "program end");
+    check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[p]), "event count");
+    check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
+  }
+  check(OTF2_Archive_CloseEvtFiles(archive), "close event files");
+  check(OTF2_Archive_OpenDefFiles(archive), "definition files");
+  for (std::uint32_t p = 0; p < P; ++p) check(OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, p)), "local definitions");
+  check(OTF2_Archive_CloseDefFiles(archive), "close definition files");
+  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  if (!g) throw std::runtime_error("no global definition writer");
+  check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
   for (std::uint32_t s = 0; s < strings.size(); ++s) check(OTF2_GlobalDefWriter_WriteString(g, s, strings[s].c_str()), "string");
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 2, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE), "machine");
   check(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 1, 4, 3, 0), "node");
@@ -241,6 +262,11 @@ std::uint64_t write_mpi_trace(const std::string& directory, const std::string& n
     check(OTF2_GlobalDefWriter_WriteRegion(g, i + 1, first_call + i, first_call + i, 0, kCalls[i].role,
                                            OTF2_PARADIGM_MPI, OTF2_REGION_FLAG_NONE, mpi_file, 0, 0),
           "region");
+  if (program)
+    check(OTF2_GlobalDefWriter_WriteRegion(g, static_cast<OTF2_RegionRef>(std::size(kCalls) + 1), program_name,
+                                           program_name + 1, 0, OTF2_REGION_ROLE_ARTIFICIAL,
+                                           OTF2_PARADIGM_MEASUREMENT_SYSTEM, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+          "program region");
   std::vector<std::uint64_t> members(P);
   for (std::uint32_t p = 0; p < P; ++p) members[p] = p;
   check(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,

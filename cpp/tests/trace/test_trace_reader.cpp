@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cstring>
 #include <fstream>
 #include <numeric>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
+#include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic.hpp"
 
 namespace fs = std::filesystem;
@@ -116,6 +119,72 @@ TEST(TraceReader, EveryReaderChecksRegionNesting) {
   std::uint64_t read = 0;
   for (const auto& row : count_events(u, u.all_locations())) read += total(row);
   EXPECT_EQ(read, written);
+  fs::remove_all(dir);
+}
+
+namespace {
+struct ProgramEvents final : EventSink {
+  std::vector<Event> seen;
+  void event(const Event& e) override {
+    if (e.type == EventType::ProgramBegin || e.type == EventType::ProgramEnd) seen.push_back(e);
+  }
+};
+// "root/child/..." of every call path of a profile.
+std::vector<std::string> call_paths(const cubescale::profile::LocalProfile& p) {
+  std::vector<std::string> out;
+  for (std::size_t c = 0; c < p.cnode_parents.size(); ++c) {
+    const auto parent = p.cnode_parents[c];
+    const auto& name = p.regions[p.cnode_regions[c]].name;
+    out.push_back(parent == cubescale::cube::kNoParent ? name : out[parent] + "/" + name);
+  }
+  return out;
+}
+}  // namespace
+
+// Score-P 7 and later: PROGRAM_BEGIN/END open and close the program's region (artificial,
+// measurement system, named after the executable), the profile's root call path above main.
+TEST(TraceReader, ProgramBeginOpensTheProgramRegion) {
+  Trace t(shared("ping-pong/traces.otf2"));
+  const auto& regions = t.definitions().regions;
+  ProgramEvents sink;
+  t.read(t.all_locations(), sink);
+  ASSERT_EQ(sink.seen.size(), 4u);  // a begin and an end on each of the two processes
+  for (const auto& e : sink.seen) {
+    ASSERT_NE(e.region, kNone);
+    EXPECT_EQ(regions[e.region].name, "ping-pong.otf2");
+    EXPECT_EQ(regions[e.region].role, "artificial");
+  }
+  const auto p = trace_profile(t, t.all_locations());
+  const auto paths = call_paths(p);
+  ASSERT_FALSE(paths.empty());
+  EXPECT_EQ(paths[0], "ping-pong.otf2");
+  EXPECT_NE(std::find(paths.begin(), paths.end(), "ping-pong.otf2/int main(int, char**)/MPI_Send"), paths.end());
+  EXPECT_EQ(std::count(p.cnode_parents.begin(), p.cnode_parents.end(), cubescale::cube::kNoParent), 1);
+
+  // A synthetic trace where only rank 0 records its program: its root is the program, rank 1's main.
+  const auto dir = fs::temp_directory_path() / ("cubescale_trace_program_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  write_mpi_trace(dir.string(), "prog", {{{"main", 10, 90, {}, 0}, {"MPI_Send", 20, 30, {1}, 0}},
+                                         {{"MPI_Recv", 20, 40, {0}, 0}}}, 100);
+  Trace s((dir / "prog.otf2").string());
+  const auto q = trace_profile(s, s.all_locations());
+  const auto synthetic = call_paths(q);
+  EXPECT_EQ(synthetic, (std::vector<std::string>{"prog", "prog/main", "prog/main/MPI_Send", "main", "main/MPI_Recv"}));
+  // The program's own time on rank 0: before main (10 ns) and after it (10 ns).
+  std::size_t time = 0;
+  while (q.metrics[time].uniq_name != "time") ++time;
+  // (The profile's time is inclusive: the program's 100 ns less main's 80 ns.)
+  double program = 0, main = 0;
+  std::memcpy(&program, q.values[time].row(0), sizeof program);
+  std::memcpy(&main, q.values[time].row(1), sizeof main);
+  EXPECT_NEAR(program, 100e-9, 1e-15);
+  EXPECT_NEAR(program - main, 20e-9, 1e-15);
+  EXPECT_THROW(write_mpi_trace(dir.string(), "late", {{{"MPI_Barrier", 1, 2, {}, 0}, {"main", 10, 90, {}, 0}}}, 100),
+               std::invalid_argument);
+  EXPECT_THROW(write_mpi_trace(dir.string(), "outside", {{{"main", 10, 90, {}, 0}, {"MPI_Barrier", 91, 92, {}, 0}}}, 100),
+               std::invalid_argument);
+  EXPECT_FALSE(fs::exists(dir / "late.otf2"));
   fs::remove_all(dir);
 }
 

@@ -181,7 +181,8 @@ std::vector<double> omp_local_time(const OmpObserver& omp, const std::vector<std
                                    const std::vector<std::uint32_t>& parents, std::uint64_t resolution);
 
 // First Enter and last Leave per location (pass 1): the time a profile accounts for (events
-// outside every region, such as PROGRAM_BEGIN before main, have no call path to go to).
+// outside every region have no call path to go to; PROGRAM_BEGIN and PROGRAM_END are the
+// program region's Enter and Leave where the trace defines that region).
 class SpanObserver final : public trace::CallPathObserver {
  public:
   explicit SpanObserver(std::size_t location_count)
@@ -214,10 +215,13 @@ class SpanObserver final : public trace::CallPathObserver {
   }
   const std::vector<std::uint64_t>& first() const { return first_; }
   const std::vector<std::uint64_t>& last() const { return last_; }
-  // The time from the location's PROGRAM_BEGIN to its PROGRAM_END (or last Leave), in ticks:
-  // what scout's artificial root call path spans (the performance impact). 0 without a
-  // PROGRAM_BEGIN: scout (pearl) then has no root call path, and the time between top-level
-  // regions goes nowhere (its time map adds an Enter's gap only to a parent call path).
+  // The time from the location's PROGRAM_BEGIN to its PROGRAM_END (or last Leave), in ticks,
+  // where the trace does not define the program's region: what an artificial root call path
+  // would span (the performance impact). Where it is defined (Score-P 7 and later), the builder
+  // passes PROGRAM_BEGIN/END on as that region's Enter/Leave (trace::as_region_event), the
+  // root call path holds that time itself, and this is 0. 0 without a PROGRAM_BEGIN: scout
+  // (pearl) then has no root call path, and the time between top-level regions goes nowhere
+  // (its time map adds an Enter's gap only to a parent call path).
   std::uint64_t program_span(std::uint32_t l) const {
     return program_first_[l] > program_last_[l] ? 0 : program_last_[l] - program_first_[l];
   }

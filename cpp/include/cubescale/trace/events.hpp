@@ -79,6 +79,18 @@ struct Event {
   const MetricValue* metric_values = nullptr;
 };
 
+// PROGRAM_BEGIN and PROGRAM_END of a trace that defines the program's region (Score-P 8 and
+// later; the reader then sets their `region`, definitions.hpp program_region) are that region's
+// Enter and Leave to whatever builds call paths: the program is the root call path, with `main`
+// below it and the time outside `main` its own, as in Score-P's profile and Scalasca's reports.
+// Returns `e`, or such an event as an Enter or Leave in `scratch`.
+inline const Event& as_region_event(const Event& e, Event& scratch) {
+  if ((e.type != EventType::ProgramBegin && e.type != EventType::ProgramEnd) || e.region == kNone) return e;
+  scratch = e;
+  scratch.type = e.type == EventType::ProgramBegin ? EventType::Enter : EventType::Leave;
+  return scratch;
+}
+
 // What a metric value is, from its OTF2_Type.
 ValueType value_type(std::uint8_t otf2_type);
 double as_double(std::uint8_t otf2_type, MetricValue v);

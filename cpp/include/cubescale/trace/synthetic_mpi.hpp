@@ -30,7 +30,12 @@ struct MpiCall {
   // "MPI_Reduce", "MPI_Gather", "MPI_Scatter", "MPI_Allreduce", "MPI_Alltoall", "MPI_Alltoallv", "MPI_Allgather", "MPI_Scan",
   // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan", "MPI_Sendrecv" ([receiver, sender]),
   // "MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testsome"; "outside main": main left at
-  // `enter` and entered again at `leave` (top-level regions with a gap between, no PROGRAM_BEGIN).
+  // `enter` and entered again at `leave` (top-level regions with a gap between, no PROGRAM_BEGIN);
+  // "main", as a rank's first call only: the rank records its program as Score-P 8 and later
+  // does, PROGRAM_BEGIN at 0, main from `enter` to `leave` (its other calls inside), PROGRAM_END
+  // at the trace's end, with the program's region (artificial, measurement system, named after
+  // the trace; PROGRAM_BEGIN names "/synthetic/<name>").
+  // Without it main runs from 0 to the end and there is no PROGRAM_BEGIN.
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
