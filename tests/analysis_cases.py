@@ -372,7 +372,10 @@ OMP_TIES = [
 
 OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
        "omp-teams": (OMP_TEAMS, 3, 1000), "omp-last": (OMP_LAST, 3, 1100),
-       "omp-ties": (OMP_TIES, 3, 1400)}  # name: (regions, threads, end)
+       "omp-ties": (OMP_TIES, 3, 1400),
+       # OMP_LAST's regions in a program recorded as Score-P 8 does: PROGRAM_BEGIN at 0, main from
+       # 50 to 1050, PROGRAM_END at 1100 (the master's time outside main on the critical path)
+       "omp-program": (OMP_LAST, 3, 1100, (50, 1050))}  # name: (regions, threads, end[, main])
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <tuple>
+#include <utility>
 
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/analysis/omp_patterns.hpp"
@@ -512,7 +514,7 @@ void register_analysis(py::module_ m) {
   m.def(
       "write_omp_trace",
       [](const std::string& directory, const std::string& name, const std::vector<py::dict>& regions,
-         std::uint32_t threads, std::uint64_t end) {
+         std::uint32_t threads, std::uint64_t end, std::optional<std::pair<std::uint64_t, std::uint64_t>> main) {
         std::vector<trace::OmpParallel> parallel;
         for (const auto& r : regions) {
           trace::OmpParallel p{r["fork"].cast<std::uint64_t>(), r["join"].cast<std::uint64_t>(), {}};
@@ -531,13 +533,18 @@ void register_analysis(py::module_ m) {
           parallel.push_back(std::move(p));
         }
         py::gil_scoped_release release;
-        return trace::write_omp_trace(directory, name, parallel, threads, end);
+        std::optional<trace::OmpMain> window;
+        if (main) window = trace::OmpMain{main->first, main->second};
+        return trace::write_omp_trace(directory, name, parallel, threads, end, window);
       },
       py::arg("directory"), py::arg("name"), py::arg("regions"), py::arg("threads"), py::arg("end"),
+      py::arg("main") = py::none(),
       "Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', "
       "'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', "
       "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'; optional 'begin' and "
-      "'end': per thread its team begin and end (default fork and join). Returns the events written.");
+      "'end': per thread its team begin and end (default fork and join). `main` (enter_ns, leave_ns): the master "
+      "records PROGRAM_BEGIN at 0 and PROGRAM_END at `end` around main's visit, with the program's region. "
+      "Returns the events written.");
 }
 
 }  // namespace cubescale::bindings

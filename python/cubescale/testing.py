@@ -95,7 +95,8 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     return _analysis.write_mpi_trace(os.fspath(directory), name, [[tuple(c) for c in r] for r in ranks], end)
 
 
-def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[dict], threads: int, end: int) -> int:
+def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[dict], threads: int, end: int,
+                    main: tuple[int, int] | None = None) -> int:
     """Writes ``<directory>/<name>.otf2``: one process of ``threads`` OpenMP threads (events as
     Score-P writes them: fork/join, team begin/end, ``!$omp parallel`` regions) running parallel
     regions at stated times, for exact thread wait-state expectations. Per region a dict with
@@ -105,7 +106,11 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     (``omp_set_lock`` ... ``omp_unset_lock``: the lock is held from ``acquire_ns`` to
     ``leave_ns``). Optional ``begin`` and ``end``: per thread of the team its team begin and end
     (ns; default ``fork`` and ``join``), to record a thread before the fork or after the join.
-    Main runs on the master from 0 to ``end``. Returns the events written.
+    Main runs on the master from 0 to ``end``; with ``main = (enter_ns, leave_ns)`` the master
+    records its program as Score-P 8 and later do instead: ``PROGRAM_BEGIN`` at 0, main from
+    ``enter_ns`` to ``leave_ns`` (around the parallel regions), ``PROGRAM_END`` at ``end``, with
+    the program's region (named after the trace) as the root call path. Returns the events
+    written.
 
     Example
     -------
@@ -118,7 +123,7 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
                                      [{"fork": r["fork"], "join": r["join"],
                                        "threads": [[tuple(c) for c in calls] for calls in r["threads"]],
                                        **{k: list(r[k]) for k in ("begin", "end") if k in r}}
-                                      for r in regions], threads, end)
+                                      for r in regions], threads, end, main)
 
 
 def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> int:

@@ -37,8 +37,8 @@ def write_synthetic(directory: str) -> None:
     """Rank 0 writes every synthetic shape and broken case (and a truncated event file)."""
     for name, (ranks, end) in SHAPES.items():
         testing.write_mpi_trace(directory, name, ranks, end)
-    for name, (regions, threads, end) in OMP.items():
-        testing.write_omp_trace(directory, name, regions, threads, end)
+    for name, case in OMP.items():
+        testing.write_omp_trace(directory, name, *case)
     for name, (ranks, _, _) in BROKEN.items():
         testing.write_mpi_trace(directory, name, ranks, 100)
     testing.write_mpi_trace(directory, "cycle", CYCLE, 100)

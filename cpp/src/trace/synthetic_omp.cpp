@@ -37,6 +37,8 @@ const RegionDef kRegions[] = {
 };
 enum : OTF2_RegionRef { kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock };
 constexpr OTF2_CommRef kTeam = 0;
+// PROGRAM_BEGIN's path, "/synthetic/<name>", after the program region's name <name> (strings 7, 8).
+constexpr OTF2_StringRef kProgramPath = 8;
 
 std::uint64_t team_begin(const OmpParallel& r, std::size_t th) { return r.begins.empty() ? r.fork : r.begins[th]; }
 std::uint64_t team_end(const OmpParallel& r, std::size_t th) { return r.ends.empty() ? r.join : r.ends[th]; }
@@ -117,9 +119,15 @@ void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order) {
 }  // namespace
 
 std::uint64_t write_omp_trace(const std::string& directory, const std::string& name,
-                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end) {
+                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end,
+                              const std::optional<OmpMain>& main) {
   if (threads == 0) throw std::invalid_argument("a synthetic OpenMP trace needs at least one thread");
   validate(regions, threads, end);  // before the archive exists: no half-written trace
+  if (main && (main->leave < main->enter || main->leave > end ||
+               (!regions.empty() && (regions.front().fork < main->enter || regions.back().join > main->leave))))
+    throw std::invalid_argument("main [" + std::to_string(main->enter) + ", " + std::to_string(main->leave) +
+                                "] must hold the parallel regions and end by the trace's end");
+  const auto program_region = static_cast<OTF2_RegionRef>(std::size(kRegions));
   const auto orders = acquisition_orders(regions);
   auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
@@ -132,7 +140,9 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
   for (std::uint32_t th = 0; th < threads; ++th) {
     auto* w = OTF2_Archive_GetEvtWriter(archive, th);
     if (!w) throw std::runtime_error("no event writer");
-    if (th == 0) check(OTF2_EvtWriter_Enter(w, nullptr, 0, kMain), "enter main");
+    if (th == 0 && main)
+      check(OTF2_EvtWriter_ProgramBegin(w, nullptr, 0, kProgramPath, 0, nullptr), "program begin");
+    if (th == 0) check(OTF2_EvtWriter_Enter(w, nullptr, main ? main->enter : 0, kMain), "enter main");
     for (std::size_t r = 0; r < regions.size(); ++r) {
       const auto& region = regions[r];
       if (th >= region.threads.size()) continue;
@@ -151,7 +161,8 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
       check(OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, team_end(region, th), kTeam), "team end");
       if (th == 0) check(OTF2_EvtWriter_ThreadJoin(w, nullptr, region.join, OTF2_PARADIGM_OPENMP), "join");
     }
-    if (th == 0) check(OTF2_EvtWriter_Leave(w, nullptr, end, kMain), "leave main");
+    if (th == 0) check(OTF2_EvtWriter_Leave(w, nullptr, main ? main->leave : end, kMain), "leave main");
+    if (th == 0 && main) check(OTF2_EvtWriter_ProgramEnd(w, nullptr, end, 0), "program end");
     check(OTF2_EvtWriter_GetNumberOfEvents(w, &events[th]), "event count");
     check(OTF2_Archive_CloseEvtWriter(archive, w), "close event writer");
   }
@@ -163,7 +174,9 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
   auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (!g) throw std::runtime_error("no global definition writer");
   check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
-  std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Process", "OpenMP team"};
+  // Strings 7 and 8 (kProgramPath): the program region's name and PROGRAM_BEGIN's path.
+  std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Process", "OpenMP team", name,
+                                      "/synthetic/" + name};
   const auto first_region = static_cast<std::uint32_t>(strings.size());
   for (const auto& r : kRegions) strings.push_back(r.name);
   const auto first_thread = static_cast<std::uint32_t>(strings.size());
@@ -180,6 +193,11 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
     check(OTF2_GlobalDefWriter_WriteRegion(g, i, first_region + i, first_region + i, 0, kRegions[i].role,
                                            kRegions[i].paradigm, OTF2_REGION_FLAG_NONE, 0, 0, 0),
           "region");
+  if (main)
+    check(OTF2_GlobalDefWriter_WriteRegion(g, program_region, kProgramPath - 1, kProgramPath, 0,
+                                           OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM,
+                                           OTF2_REGION_FLAG_NONE, 0, 0, 0),
+          "program region");
   std::vector<std::uint64_t> members(threads);
   for (std::uint32_t th = 0; th < threads; ++th) members[th] = th;
   check(OTF2_GlobalDefWriter_WriteGroup(g, 0, 0, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_OPENMP,

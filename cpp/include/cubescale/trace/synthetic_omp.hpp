@@ -15,6 +15,7 @@
 //               Enter "omp_unset_lock", THREAD_RELEASE_LOCK, Leave at leave
 // Lock acquisition orders are numbered per lock by acquire time, as the runtime would.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,19 @@ struct OmpParallel {
   std::vector<std::uint64_t> begins, ends;
 };
 
-// Writes `<directory>/<name>.otf2`: one process with `threads` threads, main from 0 to `end`
-// on the master, the parallel regions in order. Returns the events written.
-// std::invalid_argument for unknown calls, times out of order or teams larger than `threads`.
+// Main's visit where the master records its program as Score-P 8 and later do: PROGRAM_BEGIN
+// at 0, main from `enter` to `leave` (the parallel regions inside), PROGRAM_END at the end, and
+// the program's region (artificial, measurement system, named after the trace).
+struct OmpMain {
+  std::uint64_t enter = 0, leave = 0;
+};
+
+// Writes `<directory>/<name>.otf2`: one process with `threads` threads, main on the master from
+// 0 to `end` (or as `main` states, inside the program), the parallel regions in order. Returns
+// the events written. std::invalid_argument for unknown calls, times out of order or teams
+// larger than `threads`.
 std::uint64_t write_omp_trace(const std::string& directory, const std::string& name,
-                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end);
+                              const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end,
+                              const std::optional<OmpMain>& main = std::nullopt);
 
 }  // namespace cubescale::trace
