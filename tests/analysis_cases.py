@@ -304,7 +304,7 @@ LSWO_MULTI = [[("MPI_Send", 300, 310, [1], 0), ("MPI_Send", 600, 610, [1], 1)],
                ("MPI_Recv", 700, 710, [2], 2)],
               [("MPI_Send", 50, 60, [1], 2)]]
 
-# The program recorded as Score-P 8 and later do (PROGRAM_BEGIN at 0, main inside, PROGRAM_END
+# The program recorded as Score-P 7 and later do (PROGRAM_BEGIN at 0, main inside, PROGRAM_END
 # at the end): its own region is the root call path and holds the time outside main, on the
 # critical path where rank 0 leaves main before its late send (its delay cost) and where rank 1
 # leaves main between its receive and the barrier.
@@ -370,12 +370,27 @@ OMP_TIES = [
                                              [("barrier", 1150, 1200), ("ibarrier", 1270, 1280)]]},
 ]
 
+# POSIX threads locks in OpenMP threads (scout's pthread lock contention, the lock tracking of
+# OpenMP locks on locks of paradigm PTHREAD): thread 1 waits 620 -> 640 in pthread_mutex_lock for
+# mutex 3, which thread 0 holds; thread 2 takes mutex 3 back in pthread_cond_wait, waiting 700 ->
+# 720 for thread 1's unlock; thread 0's omp_set_lock of lock 7 waits for nobody. (scout hangs
+# where an OpenMP lock and a mutex share an id; cubescale keeps them apart, as scout's two maps
+# mean to.)
+OMP_PTHREADS = [
+    {"fork": 100, "join": 500, "threads": [[("ibarrier", 200, 400)], [("ibarrier", 300, 400)], [("ibarrier", 350, 400)]]},
+    {"fork": 600, "join": 900, "threads": [
+        [("mutex", 605, 640, 610, 3), ("lock", 650, 660, 650, 7), ("barrier", 800, 850)],
+        [("mutex", 620, 720, 640, 3), ("barrier", 810, 850)],
+        [("condwait", 700, 750, 720, 3), ("barrier", 820, 850)]]},
+]
+
 OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
        "omp-teams": (OMP_TEAMS, 3, 1000), "omp-last": (OMP_LAST, 3, 1100),
        "omp-ties": (OMP_TIES, 3, 1400),
        # OMP_LAST's regions in a program recorded as Score-P 8 does: PROGRAM_BEGIN at 0, main from
        # 50 to 1050, PROGRAM_END at 1100 (the master's time outside main on the critical path)
-       "omp-program": (OMP_LAST, 3, 1100, (50, 1050))}  # name: (regions, threads, end[, main])
+       "omp-program": (OMP_LAST, 3, 1100, (50, 1050)),
+       "omp-pthread": (OMP_PTHREADS, 3, 1000)}  # name: (regions, threads, end[, main])
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",

@@ -71,6 +71,41 @@ def test_omp_tree_is_scalascas(synthetic):
                        synthetic.values("time", inclusive=False).clip(min=0))
 
 
+def test_pthread_lock_contention_sits_in_scalascas_tree(tmp_path):
+    """scout's POSIX threads lock contention (the OpenMP lock tracking on locks of paradigm
+    PTHREAD) below scout.spec's POSIX threads tree, beside omp_time; OpenMP and POSIX threads
+    locks of one id are different locks."""
+    regions = [{"fork": 100, "join": 900, "threads": [
+        [("mutex", 105, 140, 110, 3), ("lock", 150, 200, 170, 3)],
+        [("lock", 120, 170, 150, 3), ("condwait", 200, 400, 250, 3)],
+        [("mutex", 130, 250, 140, 3)]]}]
+    testing.write_omp_trace(tmp_path, "p", regions, threads=3, end=1000)
+    report = cubescale.analyze(tmp_path / "p.otf2")
+    names = [m.name for m in report.metrics]
+    tree = ["pthread_time", "pthread_synchronization", "pthread_lock_api", "pthread_lock_contention_mutex_lock",
+            "pthread_conditional", "pthread_lock_contention_conditional"]
+    start = names.index("pthread_time")
+    assert names[start:start + len(tree)] == tree
+    parents = {n: report.metrics[report.metric(n).parent].name for n in tree}
+    assert parents == {"pthread_time": "execution", "pthread_synchronization": "pthread_time",
+                       "pthread_lock_api": "pthread_synchronization",
+                       "pthread_lock_contention_mutex_lock": "pthread_lock_api",
+                       "pthread_conditional": "pthread_synchronization",
+                       "pthread_lock_contention_conditional": "pthread_conditional"}
+    # mutex 3: thread 2 waits 130 -> 140 for thread 0, thread 1's condition wait 200 -> 250 for
+    # thread 2; OpenMP lock 3 (another lock): thread 0 waits 150 -> 170 for thread 1
+    assert waitstates.by_call(report, "pthread_lock_contention_mutex_lock") == pytest.approx(
+        {(2, "pthread_mutex_lock"): 10 * NS}, rel=1e-12)
+    assert waitstates.by_call(report, "pthread_lock_contention_conditional") == pytest.approx(
+        {(1, "pthread_cond_wait"): 50 * NS}, rel=1e-12)
+    assert waitstates.by_call(report, "omp_lock_contention_api") == pytest.approx(
+        {(0, "omp_set_lock"): 20 * NS}, rel=1e-12)
+    # the region metrics are the time of those calls: mutex lock and unlock calls, the condition wait
+    own = report.values("time", inclusive=False)
+    mutex = [c.index for c in report.cnodes if c.region.name.startswith("pthread_mutex")]
+    assert report.values("pthread_lock_api", inclusive=False).sum() == pytest.approx(own[mutex].sum(), rel=1e-12)
+
+
 def test_thread_management_is_exact(tmp_path):
     """scout's omp_management and omp_fork: per thread its time from the fork to entering the
     parallel region (omp_fork) plus from leaving it to the join, on the parallel region."""

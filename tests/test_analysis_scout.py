@@ -47,7 +47,7 @@ NOT_COMPUTED = {"delay_ompbarrier_longterm", "delay_ompidle_longterm", "bytes_pu
 # cb_pre_omp_barrier: the order of its threads at run time), we the first thread, so on omp-ties
 # 50 ns of delay_ompbarrier sit on the master where scout's run put them on thread 2.
 KNOWN_DIFFERENCES: set[tuple[str, str]] = {(case, "time") for case in ("omp", "omp-teams", "omp-last", "omp-ties",
-                                                                        "omp-program")} | {
+                                                                        "omp-program", "omp-pthread")} | {
     ("omp", "omp_lock_contention_api"), ("omp-ties", "critical_path"), ("omp-ties", "critical_imbalance_impact"),
     ("omp-ties", "delay_ompbarrier"),
     # scout's wrong-order children of a receive finding several Late Senders all go to the first
@@ -185,6 +185,12 @@ def test_reference_has_the_wait_states_it_should():
     omp = REFERENCE["omp-program"]
     assert omp["critical_path"]["omp-program@0"] == pytest.approx(100e-9)
     assert "omp-program/main/!$omp parallel @synthetic.c:1@0.2" in omp["visits"]
+    # POSIX threads lock contention at a mutex and in a condition wait (scout.omp)
+    pthread = REFERENCE["omp-pthread"]
+    assert pthread["pthread_lock_contention_mutex_lock"] == pytest.approx(
+        {"main/!$omp parallel @synthetic.c:1/pthread_mutex_lock@0.1": 20e-9})
+    assert pthread["pthread_lock_contention_conditional"] == pytest.approx(
+        {"main/!$omp parallel @synthetic.c:1/pthread_cond_wait@0.2": 20e-9})
     # OpenMP: threads 0 and 1 wait 150 and 50 ns at the implicit barrier thread 2 enters last
     # (at 350), thread 1 20 ns for the critical section thread 0 holds, threads 0 and 2 50 and
     # 30 ns at the explicit barrier thread 1 enters last (at 750)

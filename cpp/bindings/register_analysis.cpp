@@ -541,7 +541,7 @@ void register_analysis(py::module_ m) {
       py::arg("main") = py::none(),
       "Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', "
       "'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', "
-      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock'; optional 'begin' and "
+      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock', 'mutex', 'condwait'; optional 'begin' and "
       "'end': per thread its team begin and end (default fork and join). `main` (enter_ns, leave_ns): the master "
       "records PROGRAM_BEGIN at 0 and PROGRAM_END at `end` around main's visit, with the program's region. "
       "Returns the events written.");

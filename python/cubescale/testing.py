@@ -80,7 +80,7 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     ``-rank`` makes it) inside main from 0 to ``end`` ns; ``("outside main", leave_ns,
     enter_ns, [], 0)`` leaves main and enters it again (a gap between top-level regions);
     ``("main", enter_ns, leave_ns, [], 0)`` as a rank's first call records the program as
-    Score-P 8 and later does: ``PROGRAM_BEGIN`` at 0, main from ``enter_ns`` to ``leave_ns``
+    Score-P 7 and later does: ``PROGRAM_BEGIN`` at 0, main from ``enter_ns`` to ``leave_ns``
     (the rank's other calls inside), ``PROGRAM_END`` at ``end``, with the program's own region
     (named after the trace) as the root call path above main; without it the trace has no
     ``PROGRAM_BEGIN``. Returns the events written.
@@ -104,10 +104,12 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     of ``(call, enter_ns, leave_ns)`` for ``"ibarrier"`` (implicit barrier) and ``"barrier"``, or
     ``(call, enter_ns, leave_ns, acquire_ns, lock)`` for ``"critical"`` and ``"lock"``
     (``omp_set_lock`` ... ``omp_unset_lock``: the lock is held from ``acquire_ns`` to
-    ``leave_ns``). Optional ``begin`` and ``end``: per thread of the team its team begin and end
-    (ns; default ``fork`` and ``join``), to record a thread before the fork or after the join.
+    ``leave_ns``), ``"mutex"`` (the same with ``pthread_mutex_lock`` ... ``pthread_mutex_unlock``,
+    a POSIX threads lock) and ``"condwait"`` (the mutex taken back in ``pthread_cond_wait``).
+    Optional ``begin`` and ``end``: per thread of the team its team begin and end (ns; default
+    ``fork`` and ``join``), to record a thread before the fork or after the join.
     Main runs on the master from 0 to ``end``; with ``main = (enter_ns, leave_ns)`` the master
-    records its program as Score-P 8 and later do instead: ``PROGRAM_BEGIN`` at 0, main from
+    records its program as Score-P 7 and later do instead: ``PROGRAM_BEGIN`` at 0, main from
     ``enter_ns`` to ``leave_ns`` (around the parallel regions), ``PROGRAM_END`` at ``end``, with
     the program's region (named after the trace) as the root call path. Returns the events
     written.

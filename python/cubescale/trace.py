@@ -479,8 +479,8 @@ class Trace:
                          f"{(groups[g] if g >= 0 else '-'):<20} {int(counts[i].sum()):>12,} events")
         if shown < len(loc):
             lines.append(f"  ... {len(loc) - shown} more")
-        used = np.flatnonzero(np.bincount(
-            self.events(types=["ENTER"])["Region"].to_numpy(), minlength=len(self._tables["regions"])))
+        entered = self.events(types=["ENTER", "PROGRAM_BEGIN"])["Region"].to_numpy()  # the program's region too
+        used = np.flatnonzero(np.bincount(entered[entered >= 0], minlength=len(self._tables["regions"])))
         lines.append(f"regions: {len(self._tables['regions'])} defined, {len(used)} entered")
         names = self._tables["regions"]["name"]
         for r in used[:20]:

@@ -7,6 +7,8 @@
 #include <string>
 #include <tuple>
 
+#include <otf2/OTF2_GeneralDefinitions.h>
+
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/common/append_whole.hpp"
 #include "cubescale/cube/dtype.hpp"
@@ -25,6 +27,33 @@ bool ends_with(const std::string& s, const char* suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 bool lock_api(const std::string& name) { return starts_with(name, "omp_") && ends_with(name, "_lock"); }
+// A held lock's key: its paradigm (POSIX threads or OpenMP), id and acquisition order.
+std::uint64_t held_key(const trace::Event& e, bool pthread) {
+  return (std::uint64_t(pthread) << 63) | (std::uint64_t(static_cast<std::uint32_t>(e.request)) << 32) | e.tag;
+}
+OmpPattern lock_pattern(LockKind kind) {
+  switch (kind) {
+    case LockKind::Critical: return OmpPattern::LockContentionCritical;
+    case LockKind::Api: return OmpPattern::LockContentionApi;
+    case LockKind::PthreadMutex: return OmpPattern::PthreadMutexContention;
+    case LockKind::PthreadCondition: return OmpPattern::PthreadConditionContention;
+  }
+  return OmpPattern::LockContentionCritical;
+}
+// POSIX threads regions as scout.spec classifies them (lower-case names, paradigm pthread):
+// thread management, mutex and condition API calls.
+bool pthread_management(const std::string& name) {
+  return name == "pthread_cancel" || name == "pthread_create" || name == "pthread_detach" || name == "pthread_exit" ||
+         name == "pthread_join";
+}
+bool pthread_mutex(const std::string& name) {
+  return name == "pthread_mutex_destroy" || name == "pthread_mutex_init" || name == "pthread_mutex_lock" ||
+         name == "pthread_mutex_trylock" || name == "pthread_mutex_unlock";
+}
+bool pthread_condition(const std::string& name) {
+  return name == "pthread_cond_broadcast" || name == "pthread_cond_destroy" || name == "pthread_cond_init" ||
+         name == "pthread_cond_signal" || name == "pthread_cond_timedwait" || name == "pthread_cond_wait";
+}
 // `!$omp parallel @file:line` (OPARI2's name); what precedes " @" decides, as in pearl's
 // classification, so `!$omp parallel for` or OMPT's `!$omp parallel@0x...` are not.
 bool parallel_region(const std::string& name) {
@@ -48,6 +77,8 @@ const char* omp_pattern_name(OmpPattern p) {
     case OmpPattern::LockContentionApi: return "omp_lock_contention_api";
     case OmpPattern::Management: return "omp_management";
     case OmpPattern::Fork: return "omp_fork";
+    case OmpPattern::PthreadMutexContention: return "pthread_lock_contention_mutex_lock";
+    case OmpPattern::PthreadConditionContention: return "pthread_lock_contention_conditional";
     case OmpPattern::Count: break;
   }
   return "?";
@@ -65,6 +96,12 @@ OmpObserver::OmpObserver(const trace::Trace& trace) : defs_(trace.definitions())
     else if (starts_with(name, "!$omp critical")) kind_[r] = Kind::Critical;
     else if (lock_api(name)) kind_[r] = Kind::LockApi;
     else if (parallel_region(name)) kind_[r] = Kind::Parallel;
+    // Where scout's lock tracking finds POSIX threads contention (pearl's classification: file
+    // PTHREAD, paradigm pthread): acquisitions in a mutex lock or a condition wait.
+    else if (defs_.regions[r].paradigm == "pthread" && defs_.regions[r].file == "PTHREAD") {
+      if (name == "pthread_mutex_lock" || name == "pthread_mutex_trylock") kind_[r] = Kind::PthreadMutex;
+      else if (name == "pthread_cond_wait" || name == "pthread_cond_timedwait") kind_[r] = Kind::PthreadCondition;
+    }
     any_ = any_ || kind_[r] != Kind::Other;
   }
 }
@@ -201,16 +238,25 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       if (stack_.empty()) break;
       const auto& f = stack_.back();
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
-      if (kind != Kind::Critical && kind != Kind::LockApi) break;
-      held_[(e.request << 32) | e.tag] = locks_.size();
+      // scout tracks OpenMP and POSIX threads locks apart (by the event's paradigm) and finds
+      // the pattern by the region around the acquisition.
+      if (e.partner != OTF2_PARADIGM_OPENMP && e.partner != OTF2_PARADIGM_PTHREAD) break;
+      LockKind lock_kind;
+      if (kind == Kind::Critical) lock_kind = LockKind::Critical;
+      else if (kind == Kind::LockApi) lock_kind = LockKind::Api;
+      else if (kind == Kind::PthreadMutex) lock_kind = LockKind::PthreadMutex;
+      else if (kind == Kind::PthreadCondition) lock_kind = LockKind::PthreadCondition;
+      else break;
+      const bool pthread = e.partner == OTF2_PARADIGM_PTHREAD;
+      held_[held_key(e, pthread)] = locks_.size();
       syncs_.back().locks.push_back(static_cast<std::uint32_t>(locks_.size()));
       locks_.push_back({f.enter, e.time, e.time, location_, process_, f.cnode, static_cast<std::uint32_t>(e.request),
-                        e.tag, kind == Kind::LockApi});
+                        e.tag, lock_kind, pthread});
       break;
     }
     case trace::EventType::ThreadReleaseLock:
     case trace::EventType::OmpReleaseLock: {
-      const auto it = held_.find((e.request << 32) | e.tag);
+      const auto it = held_.find(held_key(e, e.partner == OTF2_PARADIGM_PTHREAD));
       if (it == held_.end()) break;
       locks_[it->second].release = e.time;
       held_.erase(it);
@@ -382,16 +428,16 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
     add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
         until > b.enter ? until - b.enter : 0);
   }
-  // Locks: each acquisition waits for the release of the lock's previous acquisition.
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<const LockRecord*>> by_lock;
-  for (const auto& l : omp.locks()) by_lock[{l.process, l.lock}].push_back(&l);
+  // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
+  // are per process and paradigm).
+  std::map<std::tuple<std::uint32_t, bool, std::uint32_t>, std::vector<const LockRecord*>> by_lock;
+  for (const auto& l : omp.locks()) by_lock[{l.process, l.pthread, l.lock}].push_back(&l);
   for (auto& [key, list] : by_lock) {
     std::stable_sort(list.begin(), list.end(), [](const LockRecord* a, const LockRecord* b) { return a->order < b->order; });
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& l = *list[i];
       const auto until = i == 0 ? l.enter : std::min(list[i - 1]->release, l.acquire);
-      add(l.api ? OmpPattern::LockContentionApi : OmpPattern::LockContentionCritical, l.cnode, l.location,
-          until > l.enter ? until - l.enter : 0);
+      add(lock_pattern(l.kind), l.cnode, l.location, until > l.enter ? until - l.enter : 0);
     }
   }
   thread_management(omp, add);
@@ -402,7 +448,10 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
 
 namespace {
 
-enum class Regions { All, Omp, Synchronization, Barrier, Ebarrier, Ibarrier, Critical, LockApi, None };
+enum class Regions {
+  All, Omp, Synchronization, Barrier, Ebarrier, Ibarrier, Critical, LockApi,
+  Pthread, PthreadSynchronization, PthreadMutex, PthreadCondition, None
+};
 
 bool covers(Regions which, const cube::Region& region) {
   const auto name = lower(region.name);
@@ -418,6 +467,12 @@ bool covers(Regions which, const cube::Region& region) {
     case Regions::Ibarrier: return ibarrier;
     case Regions::Critical: return critical;
     case Regions::LockApi: return api;
+    case Regions::Pthread:
+      return region.paradigm == "pthread" && (pthread_management(name) || pthread_mutex(name) || pthread_condition(name));
+    case Regions::PthreadSynchronization:
+      return region.paradigm == "pthread" && (pthread_mutex(name) || pthread_condition(name));
+    case Regions::PthreadMutex: return region.paradigm == "pthread" && pthread_mutex(name);
+    case Regions::PthreadCondition: return region.paradigm == "pthread" && pthread_condition(name);
     case Regions::None: return false;
   }
   return false;
@@ -461,6 +516,21 @@ const OmpMetric kOmpTree[] = {
      "Time spent in OpenMP lock API calls"},
     {"omp_lock_contention_api", "OMP Lock API Contention", "omp_lock_api", Regions::None,
      OmpPattern::LockContentionApi, "Time lost waiting for an OpenMP lock another thread holds"},
+    // POSIX threads, as Scalasca's scout.spec places them (pthread_management, which has no
+    // pattern below it, is left out as every region metric without one).
+    {"pthread_time", "POSIX threads", "execution", Regions::Pthread, OmpPattern::Count,
+     "Time spent in the POSIX threads API"},
+    {"pthread_synchronization", "Synchronization", "pthread_time", Regions::PthreadSynchronization, OmpPattern::Count,
+     "Time spent on Pthread synchronization"},
+    {"pthread_lock_api", "Mutex", "pthread_synchronization", Regions::PthreadMutex, OmpPattern::Count,
+     "Time spent in POSIX threads mutex API calls"},
+    {"pthread_lock_contention_mutex_lock", "Lock Contention", "pthread_lock_api", Regions::None,
+     OmpPattern::PthreadMutexContention, "Time lost waiting for a POSIX threads mutex to be acquired"},
+    {"pthread_conditional", "Condition", "pthread_synchronization", Regions::PthreadCondition, OmpPattern::Count,
+     "Time spent in POSIX threads condition API calls"},
+    {"pthread_lock_contention_conditional", "Lock Contention", "pthread_conditional", Regions::None,
+     OmpPattern::PthreadConditionContention,
+     "Time lost waiting for a POSIX threads mutex to be acquired in a condition operation"},
 };
 
 double read_double(const std::uint8_t* p) {
@@ -507,7 +577,7 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
       if (std::strcmp(kOmpTree[a].name, kOmpTree[t].parent) == 0) used[a] = true;
   }
   const auto time = find(p, "time");
-  if (!used[0] || time == p.metrics.size()) return;
+  if (std::none_of(std::begin(used), std::end(used), [](bool u) { return u; }) || time == p.metrics.size()) return;
   const auto n = p.cnode_count(), cols = p.locations.size();
   // Exclusive time per call path: its inclusive time less its children's.
   std::vector<double> own(n * cols);

@@ -400,7 +400,9 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.name = r.name;
     c.mangled_name = r.canonical_name.empty() ? r.name : r.canonical_name;
     c.mod = r.file;
-    c.paradigm = r.paradigm;
+    // Cube's paradigm names are Score-P's: OTF2's measurement system is "measurement" there
+    // (the program's root region, TRACE BUFFER FLUSH; cubescale score counts it as SCOREP).
+    c.paradigm = r.paradigm == "measurement_system" ? "measurement" : r.paradigm;
     c.role = r.role;
     c.descr = r.description;
     c.begin = r.begin_line;

@@ -637,7 +637,7 @@ OTF2_CallbackCode ev_leave(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
   return c.emit();
 }
 
-// Score-P 8 and later: PROGRAM_BEGIN and PROGRAM_END open and close the program's region (see
+// Score-P 7 and later: PROGRAM_BEGIN and PROGRAM_END open and close the program's region (see
 // program_region in events.hpp), as Score-P's profile and Scalasca's trace reader take them.
 OTF2_CallbackCode ev_program_begin(CUBESCALE_EVT_ARGS, OTF2_StringRef name, uint32_t argument_count,
                                    const OTF2_StringRef* arguments) {
@@ -652,8 +652,12 @@ OTF2_CallbackCode ev_program_begin(CUBESCALE_EVT_ARGS, OTF2_StringRef name, uint
     c.program_name = command;
     c.program_name_region = program_region(*c.defs, text(name), command);
   }
-  e.region = c.program_name_region;
-  if (e.region != kNone) c.open_program = e.region;
+  // The program's region only as the location's outermost one (as Score-P writes it): a
+  // PROGRAM_BEGIN inside an open region, or a second one, stays a plain event.
+  if (c.open_regions.empty() && c.open_program == kNone) {
+    e.region = c.program_name_region;
+    c.open_program = e.region;
+  }
   return c.emit();
 }
 // Closes the program region only where it is the innermost open one; otherwise (regions left
@@ -744,20 +748,27 @@ OTF2_CallbackCode ev_thread_fork(CUBESCALE_EVT_ARGS, OTF2_Paradigm model, uint32
   e.tag = model;
   return c.emit();
 }
-// Locks (OpenMP and thread): the lock's id as `request`, its acquisition order as `tag`.
+// Locks (OpenMP and thread): the lock's id as `request`, its acquisition order as `tag`, its
+// paradigm (OpenMP, POSIX threads ...; lock ids are per paradigm) as `partner`.
 template <EventType T>
-OTF2_CallbackCode ev_omp_lock(CUBESCALE_EVT_ARGS, uint32_t lock, uint32_t order) {
+OTF2_CallbackCode lock_event(void* ud, OTF2_TimeStamp time, uint64_t position, OTF2_Paradigm paradigm, uint32_t lock,
+                             uint32_t order) {
   auto& c = ectx(ud);
-  (void)attributes;
   auto& e = c.start(T, time, position);
   e.request = lock;
   e.tag = order;
+  e.partner = paradigm;
   return c.emit();
 }
 template <EventType T>
-OTF2_CallbackCode ev_thread_lock(OTF2_LocationRef location, OTF2_TimeStamp time, uint64_t position, void* ud,
-                                 OTF2_AttributeList* attributes, OTF2_Paradigm, uint32_t lock, uint32_t order) {
-  return ev_omp_lock<T>(location, time, position, ud, attributes, lock, order);  // the paradigm aside, the same
+OTF2_CallbackCode ev_omp_lock(CUBESCALE_EVT_ARGS, uint32_t lock, uint32_t order) {
+  (void)attributes;
+  return lock_event<T>(ud, time, position, OTF2_PARADIGM_OPENMP, lock, order);
+}
+template <EventType T>
+OTF2_CallbackCode ev_thread_lock(OTF2_LocationRef, OTF2_TimeStamp time, uint64_t position, void* ud,
+                                 OTF2_AttributeList*, OTF2_Paradigm paradigm, uint32_t lock, uint32_t order) {
+  return lock_event<T>(ud, time, position, paradigm, lock, order);
 }
 template <EventType T>
 OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {

@@ -91,7 +91,7 @@ struct Requests {
 constexpr const char* kOutsideMain = "outside main";
 constexpr std::size_t kOutsideMainIndex = std::size(kCalls);
 
-// A rank's first call only: the program as Score-P 8 and later records it, PROGRAM_BEGIN at 0,
+// A rank's first call only: the program as Score-P 7 and later records it, PROGRAM_BEGIN at 0,
 // main from the call's enter to its leave, PROGRAM_END at the trace's end (the program's own
 // region defined as Score-P defines it, named after the trace).
 constexpr const char* kMain = "main";

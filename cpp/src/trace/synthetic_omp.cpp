@@ -24,6 +24,7 @@ struct RegionDef {
   const char* name;
   OTF2_RegionRole role;
   OTF2_Paradigm paradigm;
+  bool pthread_file = false;  // source file "PTHREAD", as Score-P's POSIX threads wrappers name it
 };
 const RegionDef kRegions[] = {
     {"main", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER},
@@ -34,8 +35,17 @@ const RegionDef kRegions[] = {
     {"!$omp critical sblock @synthetic.c:4", OTF2_REGION_ROLE_CRITICAL_SBLOCK, OTF2_PARADIGM_OPENMP},
     {"omp_set_lock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_OPENMP},
     {"omp_unset_lock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_OPENMP},
+    {"pthread_mutex_lock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_PTHREAD, true},
+    {"pthread_mutex_unlock", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_PTHREAD, true},
+    {"pthread_cond_wait", OTF2_REGION_ROLE_WRAPPER, OTF2_PARADIGM_PTHREAD, true},
 };
-enum : OTF2_RegionRef { kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock };
+enum : OTF2_RegionRef {
+  kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock, kMutexLock, kMutexUnlock,
+  kCondWait
+};
+// Calls that acquire a lock, and those whose lock is a POSIX threads one (lock ids are per paradigm).
+bool locks(const std::string& call) { return call == "critical" || call == "lock" || call == "mutex" || call == "condwait"; }
+bool pthread_lock(const std::string& call) { return call == "mutex" || call == "condwait"; }
 constexpr OTF2_CommRef kTeam = 0;
 // PROGRAM_BEGIN's path, "/synthetic/<name>", after the program region's name <name> (strings 7, 8).
 constexpr OTF2_StringRef kProgramPath = 8;
@@ -56,11 +66,10 @@ void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, st
       std::uint64_t at = team_begin(r, th);
       if (team_end(r, th) < at || team_end(r, th) > end) throw std::invalid_argument("a thread's team end before its begin");
       for (const auto& c : calls) {
-        if (c.name != "ibarrier" && c.name != "barrier" && c.name != "critical" && c.name != "lock")
+        if (c.name != "ibarrier" && c.name != "barrier" && !locks(c.name))
           throw std::invalid_argument("unknown OpenMP call \"" + c.name + "\" for a synthetic trace");
-        const bool locks = c.name == "critical" || c.name == "lock";
         if (c.enter < at || c.leave < c.enter || c.leave > team_end(r, th) ||
-            (locks && (c.acquire < c.enter || c.acquire > c.leave)))
+            (locks(c.name) && (c.acquire < c.enter || c.acquire > c.leave)))
           throw std::invalid_argument(c.name + " [" + std::to_string(c.enter) + ", " + std::to_string(c.leave) +
                                       "] is out of time order");
         at = c.leave;
@@ -70,30 +79,32 @@ void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, st
   }
 }
 
-// Per (lock, acquire time, thread, call) its acquisition order: numbered per lock by time from 1,
-// as Score-P's OpenMP adapters count (scout's lock tracking starts a lock at order 1).
-using Orders = std::map<std::tuple<std::uint32_t, std::uint64_t, std::size_t, std::size_t, std::size_t>, std::uint32_t>;
+// Per (POSIX threads lock, lock, acquire time, thread, call) its acquisition order: numbered per
+// lock by time from 1, as Score-P's adapters count (scout's lock tracking starts a lock at 1).
+using Orders =
+    std::map<std::tuple<bool, std::uint32_t, std::uint64_t, std::size_t, std::size_t, std::size_t>, std::uint32_t>;
 Orders acquisition_orders(const std::vector<OmpParallel>& regions) {
   Orders orders;
   for (std::size_t r = 0; r < regions.size(); ++r)
     for (std::size_t th = 0; th < regions[r].threads.size(); ++th)
       for (std::size_t i = 0; i < regions[r].threads[th].size(); ++i) {
         const auto& c = regions[r].threads[th][i];
-        if (c.name == "critical" || c.name == "lock") orders[{c.lock, c.acquire, r, th, i}] = 0;
+        if (locks(c.name)) orders[{pthread_lock(c.name), c.lock, c.acquire, r, th, i}] = 0;
       }
-  std::map<std::uint32_t, std::uint32_t> next;
-  for (auto& [key, order] : orders) order = ++next[std::get<0>(key)];
+  std::map<std::pair<bool, std::uint32_t>, std::uint32_t> next;
+  for (auto& [key, order] : orders) order = ++next[{std::get<0>(key), std::get<1>(key)}];
   return orders;
 }
 
 void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order) {
   auto enter = [&](OTF2_RegionRef region, std::uint64_t t) { check(OTF2_EvtWriter_Enter(w, nullptr, t, region), "enter"); };
   auto leave = [&](OTF2_RegionRef region, std::uint64_t t) { check(OTF2_EvtWriter_Leave(w, nullptr, t, region), "leave"); };
+  const auto paradigm = pthread_lock(c.name) ? OTF2_PARADIGM_PTHREAD : OTF2_PARADIGM_OPENMP;
   auto acquire = [&](std::uint64_t t) {
-    check(OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, t, OTF2_PARADIGM_OPENMP, c.lock, order), "acquire");
+    check(OTF2_EvtWriter_ThreadAcquireLock(w, nullptr, t, paradigm, c.lock, order), "acquire");
   };
   auto release = [&](std::uint64_t t) {
-    check(OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, OTF2_PARADIGM_OPENMP, c.lock, order), "release");
+    check(OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, paradigm, c.lock, order), "release");
   };
   if (c.name == "ibarrier" || c.name == "barrier") {
     const auto region = c.name == "ibarrier" ? kImplicitBarrier : kBarrier;
@@ -107,12 +118,14 @@ void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order) {
     release(c.leave);
     leave(kCritical, c.leave);
   } else {
-    enter(kSetLock, c.enter);
+    const bool api = c.name == "lock";
+    const auto take = api ? kSetLock : c.name == "mutex" ? kMutexLock : kCondWait;
+    enter(take, c.enter);
     acquire(c.acquire);
-    leave(kSetLock, c.acquire);
-    enter(kUnsetLock, c.leave);
+    leave(take, c.acquire);
+    enter(api ? kUnsetLock : kMutexUnlock, c.leave);
     release(c.leave);
-    leave(kUnsetLock, c.leave);
+    leave(api ? kUnsetLock : kMutexUnlock, c.leave);
   }
 }
 
@@ -154,7 +167,7 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
       check(OTF2_EvtWriter_Enter(w, nullptr, team_begin(region, th), kParallel), "enter parallel");
       for (std::size_t i = 0; i < region.threads[th].size(); ++i) {
         const auto& c = region.threads[th][i];
-        const auto it = orders.find({c.lock, c.acquire, r, th, i});
+        const auto it = orders.find({pthread_lock(c.name), c.lock, c.acquire, r, th, i});
         write_call(w, c, it == orders.end() ? 0 : it->second);
       }
       check(OTF2_EvtWriter_Leave(w, nullptr, team_end(region, th), kParallel), "leave parallel");
@@ -174,9 +187,11 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
   auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
   if (!g) throw std::runtime_error("no global definition writer");
   check(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end, OTF2_UNDEFINED_TIMESTAMP), "clock");
-  // Strings 7 and 8 (kProgramPath): the program region's name and PROGRAM_BEGIN's path.
+  // Strings 7 and 8 (kProgramPath): the program region's name and PROGRAM_BEGIN's path; 9 the
+  // POSIX threads wrappers' source file.
   std::vector<std::string> strings = {"", "machine", "synthetic", "node", "node0", "Process", "OpenMP team", name,
-                                      "/synthetic/" + name};
+                                      "/synthetic/" + name, "PTHREAD"};
+  constexpr OTF2_StringRef kPthreadFile = 9;
   const auto first_region = static_cast<std::uint32_t>(strings.size());
   for (const auto& r : kRegions) strings.push_back(r.name);
   const auto first_thread = static_cast<std::uint32_t>(strings.size());
@@ -191,7 +206,8 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
           "location");
   for (std::uint32_t i = 0; i < std::size(kRegions); ++i)
     check(OTF2_GlobalDefWriter_WriteRegion(g, i, first_region + i, first_region + i, 0, kRegions[i].role,
-                                           kRegions[i].paradigm, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+                                           kRegions[i].paradigm, OTF2_REGION_FLAG_NONE,
+                                           kRegions[i].pthread_file ? kPthreadFile : 0, 0, 0),
           "region");
   if (main)
     check(OTF2_GlobalDefWriter_WriteRegion(g, program_region, kProgramPath - 1, kProgramPath, 0,

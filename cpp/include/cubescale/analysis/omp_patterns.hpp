@@ -33,8 +33,11 @@
 
 namespace cubescale::analysis {
 
+// OpenMP's patterns, and the POSIX threads lock contention scout finds with the same lock
+// tracking (pthread_mutex_lock/_trylock, pthread_cond_wait/_timedwait).
 enum class OmpPattern : std::uint8_t {
-  EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Management, Fork, Count
+  EbarrierWait, IbarrierWait, LockContentionCritical, LockContentionApi, Management, Fork,
+  PthreadMutexContention, PthreadConditionContention, Count
 };
 const char* omp_pattern_name(OmpPattern p);
 // By name, as the observer classifies regions (scalasca.spec's CubePL, Score-P's names): an
@@ -49,11 +52,15 @@ struct BarrierRecord {
   std::uint32_t index = 0;     // the k-th barrier inside that team instance
   bool explicit_barrier = false;
 };
+// Where a lock was acquired (the region around the acquisition, as scout's getLockType): an
+// OpenMP critical section or lock API call, a POSIX threads mutex lock or condition wait.
+enum class LockKind : std::uint8_t { Critical, Api, PthreadMutex, PthreadCondition };
 struct LockRecord {
   std::uint64_t enter = 0;    // of the region around the acquisition
   std::uint64_t acquire = 0, release = 0;
   std::uint32_t location = 0, process = 0, cnode = 0, lock = 0, order = 0;
-  bool api = false;  // omp_set_lock (else a critical section)
+  LockKind kind = LockKind::Critical;
+  bool pthread = false;  // a POSIX threads lock (ids are per paradigm), else OpenMP's
 };
 
 // One visit of an OpenMP parallel region (`!$omp parallel @...`) by one thread of its team:
@@ -139,7 +146,7 @@ class OmpObserver final : public trace::CallPathObserver {
   std::uint64_t sync_events() const;
 
  private:
-  enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi, Parallel };
+  enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi, Parallel, PthreadMutex, PthreadCondition };
   struct Frame {
     std::uint64_t enter, position;
     std::uint32_t region, cnode;
@@ -162,7 +169,8 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<Frame> stack_;
   std::vector<Team> teams_;
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
-  std::unordered_map<std::uint64_t, std::size_t> held_;         // (lock << 32 | order) -> record
+  // (POSIX threads flag << 63 | lock << 32 | order) -> record
+  std::unordered_map<std::uint64_t, std::size_t> held_;
   // This location's visits of parallel regions not left, innermost last: the record, whether
   // the thread is a worker of the visit's team, and the enclosing visit's tail (a nested visit
   // keeps its own).

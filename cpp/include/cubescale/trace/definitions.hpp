@@ -149,7 +149,7 @@ std::string region_role_name(unsigned role);
 std::string paradigm_name(unsigned paradigm);
 std::string collective_op_name(unsigned op);
 
-// The region Score-P (8 and later) defines for the program itself, which its PROGRAM_BEGIN and
+// The region Score-P (7 and later) defines for the program itself, which its PROGRAM_BEGIN and
 // PROGRAM_END open and close: role artificial, paradigm measurement system, named after the
 // executable `program` without its path, canonically after the whole `command` (the executable
 // with its arguments, separated by spaces). The first such region of that canonical name, else of

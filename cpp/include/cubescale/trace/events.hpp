@@ -63,7 +63,8 @@ struct Event {
   // index; ThreadFork/OmpFork: requested threads.
   std::uint32_t region = kNone;
   // MPI point to point: the peer rank; collectives (MPI, RMA): the root; RMA: remote rank;
-  // ThreadTaskCreate/Switch/Complete: creating thread.
+  // ThreadTaskCreate/Switch/Complete: creating thread; locks (Thread/OmpAcquireLock,
+  // ...ReleaseLock): the lock's paradigm (OTF2_Paradigm: OpenMP, POSIX threads ...).
   std::uint32_t partner = kNone;
   std::uint32_t communicator = kNone;  // index (MPI, thread teams); RMA window id
   // MPI point to point: message tag; collectives: the operation (OTF2_CollectiveOp); locks
@@ -79,7 +80,7 @@ struct Event {
   const MetricValue* metric_values = nullptr;
 };
 
-// PROGRAM_BEGIN and PROGRAM_END of a trace that defines the program's region (Score-P 8 and
+// PROGRAM_BEGIN and PROGRAM_END of a trace that defines the program's region (Score-P 7 and
 // later; the reader then sets their `region`, definitions.hpp program_region) are that region's
 // Enter and Leave to whatever builds call paths: the program is the root call path, with `main`
 // below it and the time outside `main` its own, as in Score-P's profile and Scalasca's reports.

@@ -31,7 +31,7 @@ struct MpiCall {
   // "MPI_Init", "MPI_Finalize" (Enter and Leave only), "MPI_Iscan", "MPI_Sendrecv" ([receiver, sender]),
   // "MPI_Waitany", "MPI_Waitsome", "MPI_Testall", "MPI_Testsome"; "outside main": main left at
   // `enter` and entered again at `leave` (top-level regions with a gap between, no PROGRAM_BEGIN);
-  // "main", as a rank's first call only: the rank records its program as Score-P 8 and later
+  // "main", as a rank's first call only: the rank records its program as Score-P 7 and later
   // does, PROGRAM_BEGIN at 0, main from `enter` to `leave` (its other calls inside), PROGRAM_END
   // at the trace's end, with the program's region (artificial, measurement system, named after
   // the trace; PROGRAM_BEGIN names "/synthetic/<name>").

@@ -13,7 +13,11 @@
 //               "!$omp critical sblock" from acquire to leave, THREAD_RELEASE_LOCK at leave, Leave
 //   "lock"      Enter "omp_set_lock" at enter, THREAD_ACQUIRE_LOCK at `acquire`, Leave at acquire;
 //               Enter "omp_unset_lock", THREAD_RELEASE_LOCK, Leave at leave
-// Lock acquisition orders are numbered per lock by acquire time, as the runtime would.
+//   "mutex"     the same with a POSIX threads mutex: "pthread_mutex_lock", "pthread_mutex_unlock"
+//               (paradigm pthread, file PTHREAD, as Score-P's wrappers), locks of paradigm PTHREAD
+//   "condwait"  as "mutex", the acquisition in "pthread_cond_wait" (a woken waiter taking its mutex
+//               back; the release at the wait's start is not written)
+// Lock acquisition orders are numbered per lock (and paradigm) by acquire time, as the runtime would.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,10 +26,10 @@
 namespace cubescale::trace {
 
 struct OmpCall {
-  std::string name;                   // "ibarrier", "barrier", "critical", "lock"
+  std::string name;                   // "ibarrier", "barrier", "critical", "lock", "mutex", "condwait"
   std::uint64_t enter = 0, leave = 0;  // ticks (ns)
-  std::uint64_t acquire = 0;          // critical / lock: when the lock was acquired (enter <= acquire <= leave)
-  std::uint32_t lock = 0;             // critical / lock: the lock's id
+  std::uint64_t acquire = 0;          // locks: when the lock was acquired (enter <= acquire <= leave)
+  std::uint32_t lock = 0;             // locks: the lock's id
 };
 
 struct OmpParallel {
@@ -36,7 +40,7 @@ struct OmpParallel {
   std::vector<std::uint64_t> begins, ends;
 };
 
-// Main's visit where the master records its program as Score-P 8 and later do: PROGRAM_BEGIN
+// Main's visit where the master records its program as Score-P 7 and later do: PROGRAM_BEGIN
 // at 0, main from `enter` to `leave` (the parallel regions inside), PROGRAM_END at the end, and
 // the program's region (artificial, measurement system, named after the trace).
 struct OmpMain {
