@@ -21,6 +21,7 @@
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/synthetic.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "../trace/one_location_trace.hpp"
 #include "trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 
@@ -535,4 +536,26 @@ TEST(CriticalPath, OpenMPTieKeepsOnePath) {
   // thread 1 from the fork at 100 to its barrier's enter at 250
   expect(by_call(p, "critical_path"),
          {{{0, "main"}, 200}, {{0, parallel}, 100}, {{0, ebarrier}, 50}, {{1, parallel}, 150}}, "critical_path");
+}
+
+// PROGRAM_BEGIN to PROGRAM_END is what the impact metrics count as a location's own time where
+// the trace defines no program region (SpanObserver::program_span); where it defines one, the
+// builder passes the events on as that region's Enter and Leave, the root call path holds the
+// time, and the span is 0.
+TEST(CriticalPath, ProgramSpanOnlyWithoutTheProgramRegion) {
+  TempDir dir("program_span");
+  using E = trace_tests::OneLocationEvent;
+  const std::vector<E> events = {{E::ProgramBegin, 1}, {E::Enter, 3, 0}, {E::Leave, 8, 0}, {E::ProgramEnd, 10}};
+  for (bool defined : {false, true}) {
+    std::vector<trace_tests::OneLocationRegion> regions = {{"main", "main"}};
+    if (defined) regions.push_back({"prog", "/bin/prog", OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM});
+    const auto anchor =
+        trace_tests::write_one_location(dir.path, defined ? "with" : "without", regions, events, "/bin/prog");
+    trace::Trace t(anchor);
+    analysis::SpanObserver spans(1);
+    const auto p = trace::trace_profile(t, t.all_locations(), nullptr, &spans);
+    EXPECT_EQ(spans.program_span(0), defined ? 0u : 9u) << defined;
+    EXPECT_EQ(spans.first()[0], defined ? 1u : 3u) << defined;  // the program's Enter where defined
+    EXPECT_EQ(p.cnode_count(), defined ? 2u : 1u) << defined;
+  }
 }

@@ -1,7 +1,6 @@
 // The OTF2 reader on the shared traces: definitions, per-location streaming, event counts
 // that add up to what the definitions announce, and FormatError on broken archives.
 #include <gtest/gtest.h>
-#include <otf2/otf2.h>
 
 #include <filesystem>
 #include <cstring>
@@ -12,6 +11,7 @@
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
+#include "one_location_trace.hpp"
 #include "cubescale/trace/synthetic.hpp"
 
 namespace fs = std::filesystem;
@@ -189,51 +189,18 @@ TEST(TraceReader, ProgramBeginOpensTheProgramRegion) {
   fs::remove_all(dir);
 }
 
-namespace {
-OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
-OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
-}  // namespace
-
 // Another writer's order: PROGRAM_BEGIN inside main (and PROGRAM_END after it) stays a plain
 // event, so main's Leave still nests; the profile's root is main.
 TEST(TraceReader, ProgramBeginInsideARegionStaysPlain) {
+  using E = cubescale::trace_tests::OneLocationEvent;
   const auto dir = fs::temp_directory_path() / ("cubescale_trace_inner_program_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  auto* archive = OTF2_Archive_Open(dir.c_str(), "t", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  ASSERT_NE(archive, nullptr);
-  OTF2_FlushCallbacks flush{flush_always, no_time};
-  OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr);
-  OTF2_Archive_SetSerialCollectiveCallbacks(archive);
-  OTF2_Archive_OpenEvtFiles(archive);
-  auto* w = OTF2_Archive_GetEvtWriter(archive, 0);
-  OTF2_EvtWriter_Enter(w, nullptr, 1, 0);
-  OTF2_EvtWriter_ProgramBegin(w, nullptr, 2, 2, 0, nullptr);
-  OTF2_EvtWriter_Leave(w, nullptr, 3, 0);
-  OTF2_EvtWriter_ProgramEnd(w, nullptr, 4, 0);
-  uint64_t events = 0;
-  OTF2_EvtWriter_GetNumberOfEvents(w, &events);
-  OTF2_Archive_CloseEvtWriter(archive, w);
-  OTF2_Archive_CloseEvtFiles(archive);
-  OTF2_Archive_OpenDefFiles(archive);
-  OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, 0));
-  OTF2_Archive_CloseDefFiles(archive);
-  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, 5, OTF2_UNDEFINED_TIMESTAMP);
-  const char* strings[] = {"main", "prog", "/bin/prog", "node", "thread", "process"};
-  for (uint32_t i = 0; i < std::size(strings); ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i]);
-  OTF2_GlobalDefWriter_WriteRegion(g, 0, 0, 0, 0, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
-                                   OTF2_REGION_FLAG_NONE, 0, 0, 0);
-  OTF2_GlobalDefWriter_WriteRegion(g, 1, 1, 2, 0, OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM,
-                                   OTF2_REGION_FLAG_NONE, 0, 0, 0);
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 3, 3, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-  OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
-  OTF2_GlobalDefWriter_WriteLocation(g, 0, 4, OTF2_LOCATION_TYPE_CPU_THREAD, events, 0);
-  OTF2_Archive_CloseGlobalDefWriter(archive, g);
-  OTF2_Archive_Close(archive);
-
-  Trace t((dir / "t.otf2").string());
+  const auto anchor = cubescale::trace_tests::write_one_location(
+      dir, "t",
+      {{"main", "main"}, {"prog", "/bin/prog", OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM}},
+      {{E::Enter, 1, 0}, {E::ProgramBegin, 2}, {E::Leave, 3, 0}, {E::ProgramEnd, 4}}, "/bin/prog");
+  Trace t(anchor);
   ProgramEvents sink;
   t.read(t.all_locations(), sink);
   ASSERT_EQ(sink.seen.size(), 2u);

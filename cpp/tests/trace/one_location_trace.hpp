@@ -1,0 +1,78 @@
+#pragma once
+// A trace of one location written event by event with OTF2's own writer, for orders and
+// definitions the synthetic writers never produce (another writer's PROGRAM_BEGIN inside a
+// region, a PROGRAM_BEGIN whose program has no region).
+#include <otf2/otf2.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cubescale::trace_tests {
+
+struct OneLocationRegion {
+  std::string name, canonical_name;
+  OTF2_RegionRole role = OTF2_REGION_ROLE_FUNCTION;
+  OTF2_Paradigm paradigm = OTF2_PARADIGM_USER;
+};
+struct OneLocationEvent {
+  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd } kind;
+  std::uint64_t time;      // ns
+  std::uint32_t region = 0;  // Enter / Leave
+};
+
+namespace detail {
+inline OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
+inline OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
+}  // namespace detail
+
+// Writes <dir>/<name>.otf2 (dir must exist); PROGRAM_BEGIN names `program` (no arguments).
+// Returns the anchor's path.
+inline std::string write_one_location(const std::filesystem::path& dir, const std::string& name,
+                                      const std::vector<OneLocationRegion>& regions,
+                                      const std::vector<OneLocationEvent>& events, const std::string& program) {
+  auto* archive = OTF2_Archive_Open(dir.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
+                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+  if (!archive) throw std::runtime_error("cannot create " + name);
+  OTF2_FlushCallbacks flush{detail::flush_always, detail::no_time};
+  OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr);
+  OTF2_Archive_SetSerialCollectiveCallbacks(archive);
+  OTF2_Archive_OpenEvtFiles(archive);
+  auto* w = OTF2_Archive_GetEvtWriter(archive, 0);
+  const OTF2_StringRef program_string = 0;
+  std::uint64_t end = 0;
+  for (const auto& e : events) {
+    end = std::max(end, e.time);
+    switch (e.kind) {
+      case OneLocationEvent::Enter: OTF2_EvtWriter_Enter(w, nullptr, e.time, e.region); break;
+      case OneLocationEvent::Leave: OTF2_EvtWriter_Leave(w, nullptr, e.time, e.region); break;
+      case OneLocationEvent::ProgramBegin: OTF2_EvtWriter_ProgramBegin(w, nullptr, e.time, program_string, 0, nullptr); break;
+      case OneLocationEvent::ProgramEnd: OTF2_EvtWriter_ProgramEnd(w, nullptr, e.time, 0); break;
+    }
+  }
+  uint64_t written = 0;
+  OTF2_EvtWriter_GetNumberOfEvents(w, &written);
+  OTF2_Archive_CloseEvtWriter(archive, w);
+  OTF2_Archive_CloseEvtFiles(archive);
+  OTF2_Archive_OpenDefFiles(archive);
+  OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, 0));
+  OTF2_Archive_CloseDefFiles(archive);
+  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
+  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
+  std::vector<std::string> strings = {program, "node", "Master thread", "process"};
+  for (const auto& r : regions) strings.insert(strings.end(), {r.name, r.canonical_name});
+  for (std::uint32_t i = 0; i < strings.size(); ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i].c_str());
+  for (std::uint32_t r = 0; r < regions.size(); ++r)
+    OTF2_GlobalDefWriter_WriteRegion(g, r, 4 + 2 * r, 5 + 2 * r, OTF2_UNDEFINED_STRING, regions[r].role,
+                                     regions[r].paradigm, OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
+  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 3, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
+  OTF2_GlobalDefWriter_WriteLocation(g, 0, 2, OTF2_LOCATION_TYPE_CPU_THREAD, written, 0);
+  OTF2_Archive_CloseGlobalDefWriter(archive, g);
+  OTF2_Archive_Close(archive);
+  return (dir / (name + ".otf2")).string();
+}
+
+}  // namespace cubescale::trace_tests
