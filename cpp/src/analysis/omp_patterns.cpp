@@ -106,6 +106,16 @@ OmpObserver::OmpObserver(const trace::Trace& trace) : defs_(trace.definitions())
   }
 }
 
+std::optional<LockKind> OmpObserver::lock_region(Kind kind) {
+  switch (kind) {
+    case Kind::Critical: return LockKind::Critical;
+    case Kind::LockApi: return LockKind::Api;
+    case Kind::PthreadMutex: return LockKind::PthreadMutex;
+    case Kind::PthreadCondition: return LockKind::PthreadCondition;
+    default: return std::nullopt;
+  }
+}
+
 void OmpObserver::begin_location(std::uint32_t location) {
   location_ = location;
   process_ = location < defs_.locations.size() ? defs_.locations[location].group : 0;
@@ -240,18 +250,13 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
       const auto kind = f.region < kind_.size() ? kind_[f.region] : Kind::Other;
       // scout tracks OpenMP and POSIX threads locks apart (by the event's paradigm) and finds
       // the pattern by the region around the acquisition.
-      if (e.partner != OTF2_PARADIGM_OPENMP && e.partner != OTF2_PARADIGM_PTHREAD) break;
-      LockKind lock_kind;
-      if (kind == Kind::Critical) lock_kind = LockKind::Critical;
-      else if (kind == Kind::LockApi) lock_kind = LockKind::Api;
-      else if (kind == Kind::PthreadMutex) lock_kind = LockKind::PthreadMutex;
-      else if (kind == Kind::PthreadCondition) lock_kind = LockKind::PthreadCondition;
-      else break;
+      const auto lock_kind = lock_region(kind);
+      if (!lock_kind || (e.partner != OTF2_PARADIGM_OPENMP && e.partner != OTF2_PARADIGM_PTHREAD)) break;
       const bool pthread = e.partner == OTF2_PARADIGM_PTHREAD;
       held_[held_key(e, pthread)] = locks_.size();
       syncs_.back().locks.push_back(static_cast<std::uint32_t>(locks_.size()));
       locks_.push_back({f.enter, e.time, e.time, location_, process_, f.cnode, static_cast<std::uint32_t>(e.request),
-                        e.tag, lock_kind, pthread});
+                        e.tag, *lock_kind, pthread});
       break;
     }
     case trace::EventType::ThreadReleaseLock:
@@ -457,6 +462,7 @@ bool covers(Regions which, const cube::Region& region) {
   const auto name = lower(region.name);
   const bool ebarrier = starts_with(name, "!$omp barrier"), ibarrier = starts_with(name, "!$omp implicit barrier");
   const bool critical = starts_with(name, "!$omp critical"), api = lock_api(name);
+  const bool pthread = region.paradigm == "pthread";
   switch (which) {
     case Regions::All: return true;
     case Regions::Omp: return region.paradigm == "openmp" || starts_with(name, "!$omp") || starts_with(name, "omp_");
@@ -467,12 +473,10 @@ bool covers(Regions which, const cube::Region& region) {
     case Regions::Ibarrier: return ibarrier;
     case Regions::Critical: return critical;
     case Regions::LockApi: return api;
-    case Regions::Pthread:
-      return region.paradigm == "pthread" && (pthread_management(name) || pthread_mutex(name) || pthread_condition(name));
-    case Regions::PthreadSynchronization:
-      return region.paradigm == "pthread" && (pthread_mutex(name) || pthread_condition(name));
-    case Regions::PthreadMutex: return region.paradigm == "pthread" && pthread_mutex(name);
-    case Regions::PthreadCondition: return region.paradigm == "pthread" && pthread_condition(name);
+    case Regions::Pthread: return pthread && (pthread_management(name) || pthread_mutex(name) || pthread_condition(name));
+    case Regions::PthreadSynchronization: return pthread && (pthread_mutex(name) || pthread_condition(name));
+    case Regions::PthreadMutex: return pthread && pthread_mutex(name);
+    case Regions::PthreadCondition: return pthread && pthread_condition(name);
     case Regions::None: return false;
   }
   return false;

@@ -33,9 +33,7 @@ class ColumnSink final : public EventSink {
   void event(const Event& e) override {
     if (!filter_.types.empty() && !filter_.types[static_cast<std::size_t>(e.type)]) return;
     if (e.time < filter_.begin || e.time >= filter_.end) return;
-    // PROGRAM_BEGIN/END of the program's region count as that region's (events.hpp as_region_event).
-    const bool region_event = e.type == EventType::Enter || e.type == EventType::Leave ||
-                              ((e.type == EventType::ProgramBegin || e.type == EventType::ProgramEnd) && e.region != kNone);
+    const bool region_event = e.type == EventType::Enter || e.type == EventType::Leave || opens_or_closes_program(e);
     if (!filter_.regions.empty()) {
       if (region_event ? !(e.region < filter_.regions.size() && filter_.regions[e.region]) : filter_.regions_only)
         return;

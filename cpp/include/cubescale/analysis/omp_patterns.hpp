@@ -22,6 +22,7 @@
 // exclusive time of the OpenMP regions of their class (scalasca.spec classifies by name).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <unordered_map>
@@ -147,6 +148,8 @@ class OmpObserver final : public trace::CallPathObserver {
 
  private:
   enum class Kind : std::uint8_t { Other, Ibarrier, Ebarrier, Critical, LockApi, Parallel, PthreadMutex, PthreadCondition };
+  // The lock an acquisition inside a region of this kind is (none: no lock region).
+  static std::optional<LockKind> lock_region(Kind kind);
   struct Frame {
     std::uint64_t enter, position;
     std::uint32_t region, cnode;

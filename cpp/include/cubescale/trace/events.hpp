@@ -84,9 +84,13 @@ struct Event {
 // later; the reader then sets their `region`, definitions.hpp program_region) are that region's
 // Enter and Leave to whatever builds call paths: the program is the root call path, with `main`
 // below it and the time outside `main` its own, as in Score-P's profile and Scalasca's reports.
-// Returns `e`, or such an event as an Enter or Leave in `scratch`.
+// `opens_or_closes_program` tells such an event; `as_region_event` returns `e`, or such an event
+// as an Enter or Leave in `scratch`.
+inline bool opens_or_closes_program(const Event& e) {
+  return (e.type == EventType::ProgramBegin || e.type == EventType::ProgramEnd) && e.region != kNone;
+}
 inline const Event& as_region_event(const Event& e, Event& scratch) {
-  if ((e.type != EventType::ProgramBegin && e.type != EventType::ProgramEnd) || e.region == kNone) return e;
+  if (!opens_or_closes_program(e)) return e;
   scratch = e;
   scratch.type = e.type == EventType::ProgramBegin ? EventType::Enter : EventType::Leave;
   return scratch;
