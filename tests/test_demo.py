@@ -1,7 +1,12 @@
 """`cubescale demo` end to end: it runs the bundled solver under mpirun (4 ranks on this
 machine, oversubscribed), writes the report, and the report shows the injected imbalance: the
 last rank has the most update work, and in every process "worker 3" (half the rows) works
-longest. The summary names both, and the machine in both forms."""
+longest. The summary names both, and the machine in both forms.
+
+The ranks' imbalance is checked on 2 ranks, one per core: the report holds wall-clock time (as
+Score-P's), and with 4 ranks on 2 cores the scheduler decides how long a rank's sweep takes (the
+last rank's share of the update time ran 1.0-1.9x the first's over a dozen runs here, against
+1.3-1.7x on 2 ranks)."""
 
 from __future__ import annotations
 
@@ -15,13 +20,16 @@ import pytest
 import cubescale
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "demo.cubex"
-    done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "40"],
+def _demo(out, *options: str):
+    done = subprocess.run([sys.executable, "-m", "cubescale", "demo", "-o", str(out), "--iterations", "40", *options],
                           capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL, env=dict(os.environ))
     assert done.returncode == 0, done.stderr[-3000:]
     return cubescale.open(out), done.stdout
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    return _demo(tmp_path_factory.mktemp("demo") / "demo.cubex")
 
 
 def _work(report, name="update_chunk"):
@@ -39,14 +47,19 @@ def test_the_report_has_every_rank_and_thread(demo):
     assert sum(1 for c in report.cnodes if c.parent is None) == 1  # one root, as Score-P's
 
 
-def test_the_injected_imbalance_is_on_the_right_ranks_and_threads(demo):
+def test_the_injected_imbalance_is_on_the_right_threads(demo):
     report, _ = demo
     work = _work(report)
-    per_rank = {g: work[[loc.index for loc in report.locations if loc.process_rank == g]].sum() for g in range(4)}
-    assert per_rank[3] > per_rank[0]
     for g in range(4):
         threads = {loc.name: work[loc.index] for loc in report.locations if loc.process_rank == g}
         assert threads["worker 3"] > 1.5 * max(threads["worker 0"], threads["worker 1"]), (g, threads)
+
+
+def test_the_injected_imbalance_is_on_the_last_rank_when_each_rank_has_a_core(tmp_path):
+    report, _ = _demo(tmp_path / "two.cubex", "--ranks", "2")
+    work = _work(report)
+    per_rank = {g: work[[loc.index for loc in report.locations if loc.process_rank == g]].sum() for g in range(2)}
+    assert per_rank[1] > 1.1 * per_rank[0], per_rank  # 60 % more rows
 
 
 def test_the_summary_tells_where_the_time_goes(demo):
