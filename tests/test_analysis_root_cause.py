@@ -75,23 +75,49 @@ def test_off_by_default_and_report_unchanged(chain, tmp_path):
         assert np.array_equal(plain.values(m.name, inclusive=False), with_causes.values(m.name, inclusive=False)), m.name
 
 
-def test_not_with_time_correction_nor_over_ranks(chain, tmp_path, capsys):
-    with pytest.raises(ValueError, match="time correction"):
-        cubescale.analyze(chain, tmp_path / "x.cubex", root_cause=True, time_correct=True)
-
+def test_not_over_ranks(chain, tmp_path, capsys):
     class TwoRanks:  # what analyze asks of a communicator before it would use it
         size = 2
 
     with pytest.raises(ValueError, match="one process"):
         cubescale.analyze(chain, tmp_path / "x.cubex", root_cause=True, comm=TwoRanks())
-    assert main(["analyze", str(chain), "-o", str(tmp_path / "x.cubex"), "--root-cause", "--time-correct"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--root-cause" in err
     assert not (tmp_path / "x.cubex").exists()
     assert main(["analyze", str(chain), "-o", str(tmp_path / "y.cubex"), "--root-cause"]) == 0
     out = capsys.readouterr().out  # the summary names who made others wait
     assert "root cause" in out and "delay_latesender" in out and "MPI Rank 0" in out
     assert by_call(cubescale.open(tmp_path / "y.cubex"), "delay_latesender_longterm") == pytest.approx({(0, "main"): 3e-6})
+
+
+# The chain with an early message to rank 2, whose clock runs 10 ns behind: in SKEWED its first
+# receive (a call of no duration at 40) precedes the send at 50, and every later event of rank 2
+# lies 10 ns early. The time correction moves that receive to the send and, the call having no
+# duration to stretch, every later event of rank 2 by the same 10 ns: the trace CORRECTED, written
+# at those times, is what the corrected analysis must see, root causes included. The waiting
+# receive's enter (490, moved to 500) is a cut of the root-cause time maps: a second read that
+# kept the recorded times would put 10 ns of MPI_Recv into rank 2's interval before the wait.
+SKEWED = [[("MPI_Send", 50, 60, [2], 0), ("MPI_Send", 3100, 3200, [1], 0)],
+          [("MPI_Recv", 100, 3200, [0], 0), ("MPI_Send", 4200, 4300, [2], 0)],
+          [("MPI_Recv", 40, 40, [0], 0), ("MPI_Recv", 490, 4290, [1], 0)]]
+CORRECTED = [SKEWED[0], SKEWED[1], [("MPI_Recv", 50, 50, [0], 0), ("MPI_Recv", 500, 4300, [1], 0)]]
+
+
+def test_with_time_correction_on_the_corrected_times(tmp_path, capsys):
+    testing.write_mpi_trace(tmp_path, "skewed", SKEWED, end=4500)
+    testing.write_mpi_trace(tmp_path, "corrected", CORRECTED, end=4500)
+    skewed = cubescale.analyze(tmp_path / "skewed.otf2", root_cause=True, time_correct=True)
+    assert cubescale.analysis.statistics(skewed).corrected_jumps == 1
+    reference = cubescale.analyze(tmp_path / "corrected.otf2", root_cause=True)
+    assert cubescale.analysis.statistics(reference).p2p_violations == 0
+    assert by_call(reference, "delay_latesender")  # the case has root causes
+    for m in reference.metrics:
+        if m.name != "clock_violations":  # none left after the correction; recorded: one
+            assert by_call(skewed, m.name) == pytest.approx(by_call(reference, m.name), rel=1e-12), m.name
+    # the command line too
+    out = tmp_path / "cli.cubex"
+    assert main(["analyze", str(tmp_path / "skewed.otf2"), "-o", str(out), "--root-cause", "--time-correct"]) == 0
+    assert "root cause" in capsys.readouterr().out
+    written = cubescale.open(out)
+    assert by_call(written, "delay_latesender") == pytest.approx(by_call(reference, "delay_latesender"), rel=1e-12)
 
 
 def test_shared_trace_late_sender_chain_and_barrier(tmp_path):

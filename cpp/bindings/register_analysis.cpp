@@ -432,8 +432,8 @@ void register_analysis(py::module_ m) {
       "steps after the pass, chunks of locations of chunk_records records at least each (tests make it small); the "
       "report the same). root_cause=True: scout's delay costs and wait-state propagation too "
       "(root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds "
-      "and root_cause_seconds: wall time of its second read of the events and of all of it; not with time_correct: "
-      "ValueError); seconds: the wall seconds of each step, in the order they ran ({step: seconds}). FormatError "
+      "and root_cause_seconds: wall time of its second read of the events and of all of it; with time_correct on "
+      "the corrected times); seconds: the wall seconds of each step, in the order they ran ({step: seconds}). FormatError "
       "on inconsistent communication.");
   m.def(
       "pattern_names",

@@ -226,7 +226,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     where the trace has OpenMP parallel regions ``delay_ompbarrier`` and ``delay_ompidle``,
     ``mpi_wait_indirect_*``, ``mpi_wait_propagating_*``: which time of which call path on the delaying
     process or thread caused the waits, and which waits propagated; docs/analysis.md, "Root causes").
-    In one process only, and not with ``time_correct`` (ValueError).
+    In one process only (ValueError under ``comm`` of several ranks); with ``time_correct`` on the
+    corrected times (the events between the corrected ones move with them).
 
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
@@ -253,8 +254,6 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     """
     if root_cause and comm is not None and comm.size > 1:
         raise ValueError("the root-cause analysis needs one process: run it without mpirun")
-    if root_cause and time_correct:
-        raise ValueError("the root-cause analysis reads the trace's own times: not with the time correction")
     if comm is not None and comm.size > 1:
         from .parallel.analysis import analyze_trace
         from .report import open as open_report

@@ -417,8 +417,6 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
                               AnalysisStats* stats, const AnalysisOptions& options) {
   if (stats) *stats = {};
   StepSeconds step(stats);
-  if (options.root_cause && options.time_correct)
-    throw std::invalid_argument("the root-cause analysis reads the trace's own times: not with the time correction");
   // Parts read at once on a thread each (options.threads), then one: what follows the pass
   // sees the same records, call tree and observers as after one pass over all locations.
   const auto parts = options.threads > 1 ? trace::part_locations(trace, locations, options.threads)
@@ -489,7 +487,8 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   step.done("impact");
   if (options.root_cause) {  // scout's delay costs and wait-state propagation (root_cause.hpp)
     RootCauseStats rc;
-    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc, chunking);
+    add_root_cause(trace, locations, records, extras, pairs, instances, out, &beside.omp(), &rc, chunking,
+                   options.time_correct ? &clock.moves : nullptr);
     if (stats)
       stats->root_cause_points = rc.sync_points, stats->root_cause_bytes = rc.bytes,
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;

@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/trace/profile.hpp"
 
 namespace cubescale::analysis {
@@ -172,6 +173,7 @@ struct Location {
   std::vector<std::uint64_t> isend_positions, irecv_positions;  // calls to find (increasing)
   std::vector<FoundCall> isend_calls, irecv_calls;
   std::uint32_t column = kNone;
+  const OffsetFunction* moved = nullptr;  // the time correction's, which moved the records
 };
 
 // The second read: per location its exclusive time per call path between consecutive cuts
@@ -200,25 +202,26 @@ class SegmentObserver final : public trace::CallPathObserver {
   void event(const trace::Event& e, std::uint32_t cnode) override {
     if (!at_) return;
     using T = trace::EventType;
+    const auto t = at_->moved ? (*at_->moved)(e.time) : e.time;  // where the corrected records see it
     switch (e.type) {
       case T::Enter:
-        account(e.time);
-        stack_.push_back({e.time, cnode});
+        account(t);
+        stack_.push_back({t, cnode});
         break;
       case T::Leave:
-        account(e.time);
-        close(e.time);
+        account(t);
+        close(t);
         if (!stack_.empty()) stack_.pop_back();
         break;
-      case T::MpiIsend: isend(e); break;
+      case T::MpiIsend: isend(e, t); break;
       case T::MpiIrecvRequest:
         if (!stack_.empty()) {
           requests_[e.request] = found_.size();
-          found_.push_back({stack_.back().enter, e.time, stack_.back().cnode, e.position});
+          found_.push_back({stack_.back().enter, t, stack_.back().cnode, e.position});
           pending_.push_back({stack_.size(), &found_, found_.size() - 1});
         }
         break;
-      case T::MpiIrecv: irecv(e); break;
+      case T::MpiIrecv: irecv(e, t); break;
       default: break;
     }
   }
@@ -278,14 +281,14 @@ class SegmentObserver final : public trace::CallPathObserver {
       pending_.pop_back();
     }
   }
-  void isend(const trace::Event& e) {
+  void isend(const trace::Event& e, std::uint64_t t) {
     auto& want = at_->isend_positions;
     while (next_isend_ < want.size() && want[next_isend_] < e.position) ++next_isend_;
     if (next_isend_ == want.size() || want[next_isend_] != e.position || stack_.empty()) return;
-    at_->isend_calls[next_isend_] = {stack_.back().enter, e.time, stack_.back().cnode};
+    at_->isend_calls[next_isend_] = {stack_.back().enter, t, stack_.back().cnode};
     pending_.push_back({stack_.size(), &at_->isend_calls, next_isend_});
   }
-  void irecv(const trace::Event& e) {
+  void irecv(const trace::Event& e, std::uint64_t t) {
     auto& want = at_->irecv_positions;
     while (next_irecv_ < want.size() && want[next_irecv_] < e.position) ++next_irecv_;
     const auto it = requests_.find(e.request);
@@ -293,7 +296,7 @@ class SegmentObserver final : public trace::CallPathObserver {
     if (it == requests_.end()) {
       // No request event (older measurements): posted by the call completing it, as the records say.
       if (wanted && !stack_.empty()) {
-        at_->irecv_calls[next_irecv_] = {stack_.back().enter, e.time, stack_.back().cnode};
+        at_->irecv_calls[next_irecv_] = {stack_.back().enter, t, stack_.back().cnode};
         pending_.push_back({stack_.size(), &at_->irecv_calls, next_irecv_});
       }
       return;
@@ -343,7 +346,8 @@ class RootCause {
             const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
             const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances, std::size_t cnodes,
             const OmpObserver* omp);
-  void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking);
+  void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking,
+            const std::vector<OffsetFunction>* moves);
   void build(const Chunking& chunking);
   void replay();
   void idleness();
@@ -684,7 +688,11 @@ std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
   return static_cast<std::uint32_t>(sps.size() - 1);
 }
 
-void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking) {
+void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking,
+                     const std::vector<OffsetFunction>* moves) {
+  if (moves)
+    for (std::size_t l = 0; l < moves->size() && l < records_.size(); ++l)
+      if (records_[l].location < at_.size()) at_[records_[l].location].moved = &(*moves)[l];
   // What to cut and what to find, per location.
   auto cut = [&](std::uint32_t l, std::uint64_t t) { at_[l].cuts.push_back(t); };
   for (const auto& w : ls_) {
@@ -1463,12 +1471,13 @@ std::vector<const char*> root_cause_metric_names(bool openmp) {
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
-                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats, const Chunking& chunking) {
+                    profile::LocalProfile& p, const OmpObserver* omp, RootCauseStats* stats, const Chunking& chunking,
+                    const std::vector<OffsetFunction>* moves) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count(), omp);
   const auto before_read = Clock::now();
-  rc.read(p, locations, chunking);
+  rc.read(p, locations, chunking, moves);
   const auto after_read = Clock::now();
   rc.build(chunking);
   rc.replay();

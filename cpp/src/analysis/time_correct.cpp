@@ -312,7 +312,7 @@ void SyncWalk::advance() {
 }
 
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& s,
-              std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp) {
+              std::vector<std::uint64_t>& c, NonBlockingLocation* nb, OmpMoves omp, OffsetFunction* keep) {
   // The start of a ramp: the last producer or jump (index), or the location's first time.
   std::size_t start = kNoIndex;
   const auto first = first_time(l, x, nb, omp);
@@ -337,6 +337,7 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
   const auto barrier_of = omp.location ? sync_barriers(*omp.location) : std::vector<std::uint32_t>();
   for (std::size_t k = 0; k < s.size(); ++k) move_sync(l, s[k], c[k], nb, omp, barrier_of);
   keep_calls_around(l, x, nb, omp);
+  if (keep) *keep = std::move(f);
 }
 
 namespace {
@@ -493,10 +494,11 @@ class Replay {
   }
 
   // Backward amortization and the new times of everything recorded.
-  void apply(std::vector<PointToPointExtras>& extras) {
+  void apply(std::vector<PointToPointExtras>& extras, std::vector<OffsetFunction>* moves) {
+    if (moves) moves->assign(syncs_.size(), {});
     for (std::size_t l = 0; l < syncs_.size(); ++l)
       amortize(records_[l], l < extras.size() ? &extras[l] : nullptr, syncs_[l], corrected_[l], nb_[l],
-               {omp_of_[l], omp_});
+               {omp_of_[l], omp_}, moves ? &(*moves)[l] : nullptr);
   }
 
  private:
@@ -607,11 +609,12 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
                                   const std::vector<NonBlockingLocation*>& nb,
-                                  const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp) {
+                                  const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp,
+                                  std::vector<OffsetFunction>* moves) {
   TimeCorrectionStats stats;
   Replay replay(trace, records, pairs, instances, latency, nb, nb_instances, omp);
   replay.forward(stats);
-  replay.apply(extras);
+  replay.apply(extras, moves);
   return stats;
 }
 
@@ -642,7 +645,8 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
     stats->omp_violations = out.violations.omp;
   }
   if (!options.time_correct) return out;
-  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp);
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp,
+                                       options.root_cause ? &out.moves : nullptr);
   if (stats) stats->corrected_jumps = corrected.jumps;
   out.violations = count();
   return out;

@@ -27,10 +27,11 @@ struct TempDir {
   ~TempDir() { std::filesystem::remove_all(path); }
 };
 
-// <dir>/t.otf2 with the MPI calls of every rank (trace::write_mpi_trace); its anchor's path.
-inline std::string write(const TempDir& dir, const std::vector<std::vector<trace::MpiCall>>& ranks, std::uint64_t end) {
-  trace::write_mpi_trace(dir.path.string(), "t", ranks, end);
-  return (dir.path / "t.otf2").string();
+// <dir>/<name>.otf2 with the MPI calls of every rank (trace::write_mpi_trace); its anchor's path.
+inline std::string write(const TempDir& dir, const std::vector<std::vector<trace::MpiCall>>& ranks, std::uint64_t end,
+                         const std::string& name = "t") {
+  trace::write_mpi_trace(dir.path.string(), name, ranks, end);
+  return (dir.path / (name + ".otf2")).string();
 }
 
 // Values of `metric` (stored exclusive along the call tree) per (location, region name of the

@@ -78,20 +78,15 @@ def add_parser(subparsers) -> None:
 
 def check_analyze(args) -> None:
     """What every rank finds the same before any waits for another: the root-cause analysis runs in one
-    process, on the trace's own times.
+    process.
 
     Example
     -------
     >>> import argparse
-    >>> check_analyze(argparse.Namespace(root_cause=True, time_correct=True))
-    Traceback (most recent call last):
-    ...
-    ValueError: --root-cause reads the trace's own times: not with --time-correct
+    >>> check_analyze(argparse.Namespace(root_cause=False))   # nothing to check without --root-cause
     """
     if not args.root_cause:
         return
-    if args.time_correct:
-        raise ValueError("--root-cause reads the trace's own times: not with --time-correct")
     from ._shared import communicator
 
     if communicator().size > 1:

@@ -37,6 +37,8 @@
 
 namespace cubescale::analysis {
 
+class OffsetFunction;  // time_correct.hpp
+
 struct RootCauseStats {
   std::uint64_t sync_points = 0;     // over all locations (the trace-start points not counted)
   std::uint64_t segment_entries = 0;  // (segment, call path) entries of the time maps
@@ -54,12 +56,14 @@ std::vector<const char*> root_cause_metric_names(bool openmp = false);
 // `locations` whose records the matching accepted; `extras`, `pairs` and `instances`: theirs
 // (RecordExtractor, pair_messages, collective_instances); `omp`, when given: the OpenMP records
 // of the same pass (OpenMP barrier and idleness delay costs, where the trace has parallel
-// regions). The records' times must be the trace's (no time correction). `chunking`: the
-// second read of the trace on threads (its locations cut by their announced events).
+// regions). `chunking`: the second read of the trace on threads (its locations cut by their
+// announced events). `moves`: where the records were corrected (ClockCheck::moves, per records
+// index), the offset functions that moved them: the second read moves the events the same way,
+// so that the time maps and the waits see the same clock.
 void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                     const std::vector<LocationRecords>& records, const std::vector<PointToPointExtras>& extras,
                     const MessagePairs& pairs, const std::vector<std::vector<RecordRef>>& instances,
                     profile::LocalProfile& p, const OmpObserver* omp = nullptr, RootCauseStats* stats = nullptr,
-                    const Chunking& chunking = {});
+                    const Chunking& chunking = {}, const std::vector<OffsetFunction>* moves = nullptr);
 
 }  // namespace cubescale::analysis

@@ -64,11 +64,14 @@ struct OmpMoves {
   OmpSyncLocation* location = nullptr;
   OmpObserver* observer = nullptr;
 };
+class OffsetFunction;
 // Per location, after the forward amortization gave `corrected` (per sync event): the backward
 // amortization (may raise `corrected` inside ramps) and the new times of every time of `l`,
-// `x`, `nb` and the OpenMP records (barriers, locks) of `omp` (x and nb may be null).
+// `x`, `nb` and the OpenMP records (barriers, locks) of `omp` (x and nb may be null); `keep`,
+// when given, receives the offset function that moved them.
 void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>& syncs,
-              std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb = nullptr, OmpMoves omp = {});
+              std::vector<std::uint64_t>& corrected, NonBlockingLocation* nb = nullptr, OmpMoves omp = {},
+              OffsetFunction* keep = nullptr);
 
 // The pieces of amortize for a driver that holds no corrected time per event (the replay over
 // MPI ranks, replay_beside.cpp).
@@ -190,12 +193,15 @@ void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_
                                 const NonBlockingLocation* nb = nullptr, const OmpSyncLocation* omp = nullptr);
 
 // Corrects every time of `records`, `extras` (same order) and `nb` (aligned with records, see
-// align_nonblocking; its instances `nb_instances`) in place; `latency` in ticks.
+// align_nonblocking; its instances `nb_instances`) in place; `latency` in ticks. With `moves`:
+// per records index the offset function that moved the location's times (for a later read of
+// its events, which must see them where the records now are).
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
                                   const std::vector<NonBlockingLocation*>& nb = {},
-                                  const std::vector<NonBlockingInstance>& nb_instances = {}, OmpObserver* omp = nullptr);
+                                  const std::vector<NonBlockingInstance>& nb_instances = {}, OmpObserver* omp = nullptr,
+                                  std::vector<OffsetFunction>* moves = nullptr);
 
 // The clock checks of analyze(): counts the violations of the records as recorded (into
 // `stats`), corrects the records when options.time_correct (then counts again), and returns
@@ -204,6 +210,9 @@ struct ClockCheck {
   std::vector<std::uint32_t> column;
   ClockViolations violations;
   CollectiveDecisions decisions;  // of the records as they are at the end (reduce_collectives)
+  // With options.time_correct and options.root_cause: per records index the offset function of
+  // the correction (the root-cause analysis reads the events again and moves them the same way).
+  std::vector<OffsetFunction> moves;
 };
 ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
                         std::vector<LocationRecords>& records, std::vector<PointToPointExtras>& extras,

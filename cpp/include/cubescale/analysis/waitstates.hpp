@@ -463,7 +463,8 @@ struct AnalysisOptions {
   std::size_t threads = 1;
   std::uint64_t chunk_records = Chunking{}.least;
   // scout's root-cause metrics (delay costs, wait-state propagation: root_cause.hpp); one process
-  // only, not with time_correct (std::invalid_argument).
+  // only; with time_correct on the corrected times (its second read moves the events as the
+  // correction moved the records).
   bool root_cause = false;
 };
 profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::uint32_t>& locations,
