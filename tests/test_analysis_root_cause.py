@@ -88,36 +88,58 @@ def test_not_over_ranks(chain, tmp_path, capsys):
     assert by_call(cubescale.open(tmp_path / "y.cubex"), "delay_latesender_longterm") == pytest.approx({(0, "main"): 3e-6})
 
 
-# The chain with an early message to rank 2, whose clock runs 10 ns behind: in SKEWED its first
-# receive (a call of no duration at 40) precedes the send at 50, and every later event of rank 2
-# lies 10 ns early. The time correction moves that receive to the send and, the call having no
-# duration to stretch, every later event of rank 2 by the same 10 ns: the trace CORRECTED, written
-# at those times, is what the corrected analysis must see, root causes included. The waiting
-# receive's enter (490, moved to 500) is a cut of the root-cause time maps: a second read that
-# kept the recorded times would put 10 ns of MPI_Recv into rank 2's interval before the wait.
-SKEWED = [[("MPI_Send", 50, 60, [2], 0), ("MPI_Send", 3100, 3200, [1], 0)],
-          [("MPI_Recv", 100, 3200, [0], 0), ("MPI_Send", 4200, 4300, [2], 0)],
-          [("MPI_Recv", 40, 40, [0], 0), ("MPI_Recv", 490, 4290, [1], 0)]]
-CORRECTED = [SKEWED[0], SKEWED[1], [("MPI_Recv", 50, 50, [0], 0), ("MPI_Recv", 500, 4300, [1], 0)]]
+# Traces whose clocks the correction fixes, each beside the same trace written at the corrected
+# times (by hand), which the corrected analysis must equal, root causes included:
+# * "step": the chain with an early message to rank 2, whose clock runs 10 ns behind: its first
+#   receive (a call of no duration at 40) precedes the send at 50, so it and every later event of
+#   rank 2 move by 10 ns. The waiting receive's enter (490, moved to 500) is a cut of the time
+#   maps: a second read on the recorded times would put 10 ns of MPI_Recv where main belongs.
+# * "ramp": rank 1's second receive (event at 90) precedes its send (100): it jumps by 10 and the
+#   events since rank 1's previous jump stretch evenly (the backward amortization: 20 -> 21,
+#   80 -> 88).
+# (Where a producer that stays and a consumer that jumps share one recorded tick, a call of no
+# duration, the second read moves both with the consumer: docs/analysis.md, "Root causes".)
+CORRECTED = {
+    "step": ([[("MPI_Send", 50, 60, [2], 0), ("MPI_Send", 3100, 3200, [1], 0)],
+              [("MPI_Recv", 100, 3200, [0], 0), ("MPI_Send", 4200, 4300, [2], 0)],
+              [("MPI_Recv", 40, 40, [0], 0), ("MPI_Recv", 490, 4290, [1], 0)]], 4500,
+             {2: [("MPI_Recv", 50, 50, [0], 0), ("MPI_Recv", 500, 4300, [1], 0)]}),
+    "ramp": ([[("MPI_Send", 30, 50, [2], 1), ("MPI_Send", 100, 110, [1], 0)],
+              [("MPI_Recv", 10, 20, [2], 0), ("MPI_Recv", 80, 90, [0], 0)],
+              [("MPI_Send", 5, 8, [1], 0), ("MPI_Recv", 60, 70, [0], 1)]], 300,
+             {1: [("MPI_Recv", 10, 21, [2], 0), ("MPI_Recv", 88, 100, [0], 0)]}),
+}
+# The call-path profile keeps the measured times (docs/analysis.md, "--time-correct"): time, the
+# metric tree's region metrics that sum it, and what the critical path leaves of it differ.
+CORRECTED_METRICS = set(cubescale.analysis.PATTERNS) | set(ROOT_CAUSE) | {
+    "visits", "critical_path", "critical_path_activities", "critical_imbalance_impact", "inter_partition_imbalance"}
 
 
-def test_with_time_correction_on_the_corrected_times(tmp_path, capsys):
-    testing.write_mpi_trace(tmp_path, "skewed", SKEWED, end=4500)
-    testing.write_mpi_trace(tmp_path, "corrected", CORRECTED, end=4500)
-    skewed = cubescale.analyze(tmp_path / "skewed.otf2", root_cause=True, time_correct=True)
-    assert cubescale.analysis.statistics(skewed).corrected_jumps == 1
-    reference = cubescale.analyze(tmp_path / "corrected.otf2", root_cause=True)
-    assert cubescale.analysis.statistics(reference).p2p_violations == 0
-    assert by_call(reference, "delay_latesender")  # the case has root causes
-    for m in reference.metrics:
-        if m.name != "clock_violations":  # none left after the correction; recorded: one
-            assert by_call(skewed, m.name) == pytest.approx(by_call(reference, m.name), rel=1e-12), m.name
-    # the command line too
+@pytest.mark.parametrize("case", sorted(CORRECTED))
+def test_with_time_correction_on_the_corrected_times(tmp_path, case):
+    skewed, end, moved = CORRECTED[case]
+    testing.write_mpi_trace(tmp_path, "skewed", skewed, end=end)
+    testing.write_mpi_trace(tmp_path, "corrected", [moved.get(r, calls) for r, calls in enumerate(skewed)], end=end)
+    corrected = cubescale.analyze(tmp_path / "skewed.otf2", root_cause=True, time_correct=True)
+    assert cubescale.analysis.statistics(corrected).corrected_jumps == 1
+    expected = cubescale.analyze(tmp_path / "corrected.otf2", root_cause=True)
+    assert cubescale.analysis.statistics(expected).p2p_violations == 0
+    assert by_call(expected, "delay_latesender")  # the case has root causes
+    compared = [m.name for m in expected.metrics if m.name in CORRECTED_METRICS]
+    assert len(compared) > 10
+    for name in compared:
+        assert by_call(corrected, name) == pytest.approx(by_call(expected, name), rel=1e-12), name
+
+
+def test_root_cause_and_time_correct_on_the_command_line(tmp_path, capsys):
+    skewed, end, _ = CORRECTED["step"]
+    testing.write_mpi_trace(tmp_path, "skewed", skewed, end=end)
     out = tmp_path / "cli.cubex"
     assert main(["analyze", str(tmp_path / "skewed.otf2"), "-o", str(out), "--root-cause", "--time-correct"]) == 0
     assert "root cause" in capsys.readouterr().out
-    written = cubescale.open(out)
-    assert by_call(written, "delay_latesender") == pytest.approx(by_call(reference, "delay_latesender"), rel=1e-12)
+    direct = cubescale.analyze(tmp_path / "skewed.otf2", root_cause=True, time_correct=True)
+    assert by_call(cubescale.open(out), "delay_latesender") == pytest.approx(by_call(direct, "delay_latesender"))
+    assert by_call(direct, "delay_latesender")
 
 
 def test_shared_trace_late_sender_chain_and_barrier(tmp_path):
