@@ -63,6 +63,36 @@ py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
                    {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), owner);
 }
 
+// One call of write_omp_trace's per-thread lists (see its docstring), by the call's name.
+trace::OmpCall omp_call(const py::tuple& t) {
+  const auto bad = [] {
+    return py::value_error(
+        "an OpenMP call is (call, enter_ns, leave_ns[, acquire_ns, lock]), ('task_create', enter_ns, leave_ns, creator, "
+        "generation), ('task_begin' | 'task_end', ns, creator, generation, untied), ('task_switch', ns, creator, "
+        "generation) or ('enter' | 'leave', ns, region)");
+  };
+  if (t.size() < 3) throw bad();
+  const auto name = t[0].cast<std::string>();
+  const auto time = t[1].cast<std::uint64_t>();
+  trace::OmpCall c{name, time, time};
+  if (name == "task_create" || name == "task_begin" || name == "task_end" || name == "task_switch") {
+    const std::size_t first = name == "task_create" ? 3 : 2;  // the creator's place
+    if (t.size() != first + 2 + (name == "task_begin" || name == "task_end")) throw bad();
+    if (name == "task_create") c.leave = t[2].cast<std::uint64_t>();
+    c.creator = t[first].cast<std::uint32_t>();
+    c.generation = t[first + 1].cast<std::uint32_t>();
+    if (t.size() == first + 3) c.untied = t[first + 2].cast<bool>();
+  } else if (name == "enter" || name == "leave") {
+    if (t.size() != 3) throw bad();
+    c.region = t[2].cast<std::string>();
+  } else {
+    if (t.size() != 3 && t.size() != 5) throw bad();
+    c.leave = t[2].cast<std::uint64_t>();
+    if (t.size() == 5) c.acquire = t[3].cast<std::uint64_t>(), c.lock = t[4].cast<std::uint32_t>();
+  }
+  return c;
+}
+
 py::dict stats_dict(const analysis::AnalysisStats& stats) {
   py::dict d;
   d["events"] = stats.events;
@@ -522,13 +552,7 @@ void register_analysis(py::module_ m) {
           if (r.contains("end")) p.ends = r["end"].cast<std::vector<std::uint64_t>>();
           for (const auto& calls : r["threads"].cast<std::vector<std::vector<py::tuple>>>()) {
             p.threads.emplace_back();
-            for (const auto& t : calls) {
-              if (t.size() != 3 && t.size() != 5)
-                throw py::value_error("an OpenMP call is (call, enter_ns, leave_ns[, acquire_ns, lock])");
-              trace::OmpCall c{t[0].cast<std::string>(), t[1].cast<std::uint64_t>(), t[2].cast<std::uint64_t>()};
-              if (t.size() == 5) c.acquire = t[3].cast<std::uint64_t>(), c.lock = t[4].cast<std::uint32_t>();
-              p.threads.back().push_back(std::move(c));
-            }
+            for (const auto& t : calls) p.threads.back().push_back(omp_call(t));
           }
           parallel.push_back(std::move(p));
         }
@@ -541,7 +565,10 @@ void register_analysis(py::module_ m) {
       py::arg("main") = py::none(),
       "Writes <directory>/<name>.otf2: one process of `threads` threads; per parallel region a dict with 'fork', "
       "'join' (ns) and 'threads': per thread of the team a list of (call, enter_ns, leave_ns) for 'ibarrier', "
-      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock', 'mutex', 'condwait'; optional 'begin' and "
+      "'barrier' or (call, enter_ns, leave_ns, acquire_ns, lock) for 'critical', 'lock', 'mutex', 'condwait'; tasks as "
+      "('task_create', enter_ns, leave_ns, creator, generation), ('task_begin' | 'task_end', ns, creator, generation, "
+      "untied), ('task_switch', ns, creator, generation), ('enter' | 'leave', ns, 'taskwait' | 'ibarrier' | 'work'); "
+      "optional 'begin' and "
       "'end': per thread its team begin and end (default fork and join). `main` (enter_ns, leave_ns): the master "
       "records PROGRAM_BEGIN at 0 and PROGRAM_END at `end` around main's visit, with the program's region. "
       "Returns the events written.");

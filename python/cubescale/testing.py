@@ -106,6 +106,12 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     (``omp_set_lock`` ... ``omp_unset_lock``: the lock is held from ``acquire_ns`` to
     ``leave_ns``), ``"mutex"`` (the same with ``pthread_mutex_lock`` ... ``pthread_mutex_unlock``,
     a POSIX threads lock) and ``"condwait"`` (the mutex taken back in ``pthread_cond_wait``).
+    Explicit tasks as Score-P's OPARI2 adapter writes them (a task is ``creator, generation``;
+    generation 0 is the thread's implicit task): ``("task_create", enter_ns, leave_ns, creator,
+    generation)``, ``("task_begin", ns, creator, generation, untied)`` (a switch to the new task
+    and the Enter of its ``!$omp task`` region), ``("task_end", ns, creator, generation,
+    untied)``, ``("task_switch", ns, creator, generation)``, and ``("enter", ns, region)`` /
+    ``("leave", ns, region)`` of ``"taskwait"``, ``"ibarrier"`` or ``"work"`` for what tasks run in.
     Optional ``begin`` and ``end``: per thread of the team its team begin and end (ns; default
     ``fork`` and ``join``), to record a thread before the fork or after the join.
     Main runs on the master from 0 to ``end``; with ``main = (enter_ns, leave_ns)`` the master

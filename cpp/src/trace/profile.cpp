@@ -35,11 +35,14 @@ struct Column {
   // `time` at `main` would be 0 under children with seconds, and a metric summed over call
   // paths below `time` (Scalasca's omp_time) could exceed `time`. `parent` by creation
   // order: a call path is created after its parent, so children come first going down.
-  void fill_unvisited_ancestors(const std::vector<std::uint32_t>& parent, const std::vector<bool>& slot_double) {
+  // The tasks' root (`tasks`, kNone: none) holds their time but adds none to its parent: a
+  // task's time is in its pointers already (Score-P's profile has it so).
+  void fill_unvisited_ancestors(const std::vector<std::uint32_t>& parent, const std::vector<std::uint32_t>& region,
+                                std::uint32_t tasks, const std::vector<bool>& slot_double) {
     const std::size_t slots = slot_double.size();
     for (std::size_t c = std::min(fixed[kVisits].size(), parent.size()); c-- > 0;) {  // grow() rounds up
       const auto p = parent[c];
-      if (p == kNone || fixed[kVisits][p] != 0) continue;
+      if (p == kNone || fixed[kVisits][p] != 0 || (tasks != kNone && region[c] == tasks)) continue;
       fixed[kTime][p] += fixed[kTime][c];
       for (std::size_t s = 0; s < slots; ++s) {
         auto& to = counters[std::size_t(p) * slots + s];
@@ -82,6 +85,7 @@ class ProfileSink final : public EventSink {
         }
     }
     slots_ = slot_members_.size();
+    tasks_region_ = static_cast<std::uint32_t>(defs_.regions.size());
     current_.assign(slots_, 0);
     // Regions whose visits may hold a worker thread's start: OpenMP parallel regions, and the
     // implicit tasks and unclassified regions OMPT-based measurements record for them.
@@ -103,6 +107,9 @@ class ProfileSink final : public EventSink {
     column_ = &columns_.back();
     stack_.clear();
     snapshots_.clear();
+    tasks_.clear();
+    current_task_ = 0;
+    pointer_open_ = false;
     std::fill(current_.begin(), current_.end(), 0);
     last_time_ = 0;
     opened_.clear();
@@ -138,6 +145,11 @@ class ProfileSink final : public EventSink {
         add(kBytesReceived, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
+      case EventType::ThreadTaskSwitch: switch_task(task_key(e), e.time); break;
+      case EventType::ThreadTaskComplete:
+        if (task_key(e) == current_task_) switch_task(0, e.time);
+        tasks_.erase(task_key(e));
+        break;
       case EventType::ThreadFork:
       case EventType::OmpFork:
         forks_.push_back({e.time, 0, stack_.empty() ? kNone : stack_.back().cnode, true});
@@ -156,7 +168,26 @@ class ProfileSink final : public EventSink {
 
   void end_location(std::uint32_t location) override {
     for (auto* o : observers_) o->end_location(location);
-    // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end.
+    // A stream cut short (a crashed run) leaves frames open: Score-P closes them at the end;
+    // a task's frames at the end of its last run (the tasks still suspended first, then the
+    // implicit task).
+    if (current_task_ != 0) switch_task(0, last_time_);
+    std::vector<std::uint64_t> suspended;  // in a fixed order, as a run over the same events
+    for (const auto& [key, task] : tasks_)
+      if (key != 0 && !task.frames.empty()) suspended.push_back(key);
+    std::sort(suspended.begin(), suspended.end());
+    std::vector<Frame> implicit;
+    std::vector<std::uint64_t> implicit_snapshots;
+    implicit.swap(stack_), implicit_snapshots.swap(snapshots_);
+    for (auto key : suspended) {
+      auto& task = tasks_[key];
+      stack_.swap(task.frames), snapshots_.swap(task.snapshots);
+      suspended_ = task.suspended;
+      while (!stack_.empty()) ++stats_.unclosed_frames, leave(task.switched_out);
+    }
+    suspended_ = 0;
+    stack_.swap(implicit), snapshots_.swap(implicit_snapshots);
+    tasks_.clear();
     while (!stack_.empty()) {
       ++stats_.unclosed_frames;
       leave(last_time_);
@@ -211,6 +242,14 @@ class ProfileSink final : public EventSink {
   struct Frame {
     std::uint32_t cnode;
     std::uint64_t enter;
+    std::uint64_t suspended = 0;  // the task's suspended ticks at the enter (suspended_ then)
+  };
+  // An explicit OpenMP task's call stack while another task runs (events.hpp task_key).
+  struct Task {
+    std::vector<Frame> frames;
+    std::vector<std::uint64_t> snapshots;
+    std::uint64_t suspended = 0;     // ticks switched out so far
+    std::uint64_t switched_out = 0;  // when it was last switched out
   };
 
   std::uint32_t child(std::uint32_t parent, std::uint32_t region) {
@@ -249,7 +288,9 @@ class ProfileSink final : public EventSink {
   // Trace::read refuses every reader a stream where they do not (EvtContext::nests).
   void enter(std::uint32_t region, std::uint64_t time) {
     std::uint32_t c;
-    if (stack_.empty()) {
+    if (stack_.empty() && current_task_ != 0) {
+      c = task_root(region, time);
+    } else if (stack_.empty()) {
       c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
     } else {
       const auto parent = stack_.back().cnode;
@@ -262,22 +303,31 @@ class ProfileSink final : public EventSink {
     }
     column_->grow(cnode_parent_.size(), slots_);
     first_enter_[c] = std::min(first_enter_[c], time);  // locations are read one after another
-    stack_.push_back({c, time});
+    stack_.push_back({c, time, suspended_});
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
   }
 
-  // Closes the innermost frame at `time` (a Leave of its region, see enter()).
+  // Closes the innermost frame at `time` (a Leave of its region, see enter()): its time is
+  // what its task ran of it.
   void leave(std::uint64_t time) {
     const auto frame = stack_.back();
     const auto c = frame.cnode;
-    const auto d = time - frame.enter;
+    // (Clamped: times are not checked to grow along a stream, and a hostile one must not wrap.)
+    const auto ran = time - frame.enter, away = suspended_ - frame.suspended;
+    close(c, ran > away ? ran - away : 0, snapshots_.data() + snapshots_.size() - slots_);
+    if (slots_) snapshots_.resize(snapshots_.size() - slots_);
+    if (parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
+    stack_.pop_back();
+  }
+
+  // One visit of call path `c` lasting `d` ticks, its counters' start values at `start`.
+  void close(std::uint32_t c, std::uint64_t d, const std::uint64_t* start) {
     auto& col = *column_;
     col.fixed[kVisits][c] += 1;
     col.fixed[kTime][c] += d;
     col.fixed[kMinTime][c] = std::min(col.fixed[kMinTime][c], d);
     col.fixed[kMaxTime][c] = std::max(col.fixed[kMaxTime][c], d);
     if (slots_) {
-      const auto* start = snapshots_.data() + snapshots_.size() - slots_;
       auto* out = col.counters.data() + std::size_t(c) * slots_;
       for (std::size_t s = 0; s < slots_; ++s) {
         if (slot_double_(s)) {
@@ -291,10 +341,61 @@ class ProfileSink final : public EventSink {
           out[s] += current_[s] - start[s];  // wraps as the counters do (int64 and uint64 alike)
         }
       }
-      snapshots_.resize(snapshots_.size() - slots_);
     }
-    if (parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
-    stack_.pop_back();
+  }
+
+  // OpenMP tasks as Score-P's profile places them (docs/traces.md, "OpenMP tasks"): a task's
+  // call paths below <root>/TASKS/<task region>, the root being the one of the call tree its
+  // thread's implicit task is in, merged over instances; and at every run of a task a visit of
+  // <task region> below where the implicit task was (the barrier or taskwait that ran it),
+  // lasting that run (the pointer). A suspended task's frames do not count the time it was
+  // suspended; the implicit task is never suspended.
+  std::uint32_t task_root(std::uint32_t region, std::uint64_t time) {
+    const auto& implicit = tasks_[0].frames;
+    std::uint32_t root = implicit.empty() ? kNone : implicit.front().cnode;
+    while (root != kNone && cnode_parent_[root] != kNone) root = cnode_parent_[root];
+    const auto tasks = child(root, tasks_region_);
+    first_enter_[tasks] = std::min(first_enter_[tasks], time);
+    open_pointer(region, time);
+    return child(tasks, region);
+  }
+
+  // At the start of a task's run (its first Enter, or its resumption).
+  void open_pointer(std::uint32_t region, std::uint64_t time) {
+    const auto& implicit = tasks_[0].frames;
+    pointer_cnode_ = child(implicit.empty() ? kNone : implicit.back().cnode, region);
+    column_->grow(cnode_parent_.size(), slots_);
+    first_enter_[pointer_cnode_] = std::min(first_enter_[pointer_cnode_], time);
+    pointer_enter_ = time;
+    pointer_snapshot_ = current_;
+    pointer_open_ = true;
+  }
+
+  // ThreadTaskSwitch to `key` (0: the implicit task) at `time`, or a ThreadTaskComplete's
+  // return to the implicit task.
+  void switch_task(std::uint64_t key, std::uint64_t time) {
+    if (key == current_task_) return;
+    if (pointer_open_) {
+      close(pointer_cnode_, time > pointer_enter_ ? time - pointer_enter_ : 0, pointer_snapshot_.data());
+      pointer_open_ = false;
+    }
+    if (current_task_ != 0 && stack_.empty()) {
+      tasks_.erase(current_task_);  // nothing open to resume: one entry per task with frames at most
+    } else {
+      auto& out = tasks_[current_task_];
+      out.frames.swap(stack_);
+      out.snapshots.swap(snapshots_);
+      out.suspended = suspended_;
+      out.switched_out = time;
+    }
+    auto& in = tasks_[key];
+    stack_.clear(), snapshots_.clear();
+    stack_.swap(in.frames);
+    snapshots_.swap(in.snapshots);
+    const auto away = time > in.switched_out ? time - in.switched_out : 0;
+    suspended_ = key == 0 ? 0 : in.suspended + (stack_.empty() ? 0 : away);
+    current_task_ = key;
+    if (key != 0 && !stack_.empty()) open_pointer(cnode_region_[stack_.front().cnode], time);
   }
 
   void add(Fixed what, std::uint64_t bytes) {
@@ -364,6 +465,15 @@ class ProfileSink final : public EventSink {
   std::vector<Interval> intervals_, opened_, forks_;
   std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
   bool cpu_thread_ = true;
+  // OpenMP tasks: the stacks of the location's tasks not running (0 its implicit task's while
+  // an explicit one runs), the running one's, its suspended ticks so far, the open pointer.
+  std::unordered_map<std::uint64_t, Task> tasks_;
+  std::uint64_t current_task_ = 0, suspended_ = 0;
+  std::uint32_t tasks_region_ = kNone;  // TASKS, after the trace's regions (in the profile where used)
+  bool pointer_open_ = false;
+  std::uint32_t pointer_cnode_ = kNone;
+  std::uint64_t pointer_enter_ = 0;
+  std::vector<std::uint64_t> pointer_snapshot_;
   Event program_event_;  // PROGRAM_BEGIN/END as the program region's Enter/Leave
 };
 
@@ -409,6 +519,14 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.end = r.end_line;
     p.regions.push_back(std::move(c));
   }
+  if (std::find(cnode_region_.begin(), cnode_region_.end(), tasks_region_) != cnode_region_.end()) {
+    // Score-P's artificial root of the tasks' call paths
+    cube::Region c;
+    c.name = c.mangled_name = "TASKS";
+    c.paradigm = "openmp";
+    c.role = "artificial";
+    p.regions.push_back(std::move(c));
+  }
   // Call paths in preorder, children in order of first visit (as Score-P presents them);
   // unification keeps the earliest visit of every call path over all ranks' locations.
   const auto n = cnode_parent_.size();
@@ -439,7 +557,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
   const auto cols = columns_.size();
   std::vector<bool> slot_double(slots_);
   for (std::size_t s = 0; s < slots_; ++s) slot_double[s] = slot_double_(s);
-  for (auto& col : columns_) col.fill_unvisited_ancestors(cnode_parent_, slot_double);
+  for (auto& col : columns_) col.fill_unvisited_ancestors(cnode_parent_, cnode_region_, tasks_region_, slot_double);
   const double tick = 1.0 / static_cast<double>(defs_.clock.resolution);
   for (std::size_t m = 0; m < p.metrics.size(); ++m) {
     cube::Severity s(p.metrics[m].dtype, n, cols);

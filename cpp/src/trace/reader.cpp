@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/cube/text.hpp"
@@ -515,8 +516,10 @@ struct EvtContext {
   Event event;
   std::exception_ptr error;
   std::string problem;  // an undefined reference, a region that does not nest, with the event's position
-  // (region, enter time) of the regions open on the location being read (see nests()).
-  std::vector<std::pair<std::uint32_t, std::uint64_t>> open_regions;
+  // (region, enter time) of the regions open on the location being read, in its current task
+  // (see nests(); the other tasks' are at the end).
+  using Stack = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
+  Stack open_regions;
   // Whether a record of a type libotf2 does not know is damage (the trace's OTF2 version is not
   // newer than the library's) rather than an event type added since (then skipped, as OTF2 does).
   bool unknown_is_damage = true;
@@ -525,6 +528,10 @@ struct EvtContext {
   std::uint32_t open_program = kNone;
   std::string program_name;
   std::uint32_t program_name_region = kNone;
+  // The location's current task and the stacks of its other tasks that have begun and not
+  // completed, by task_key (0: the implicit task).
+  std::uint64_t current_task = 0;
+  std::unordered_map<std::uint64_t, Stack> task_regions{};
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -553,6 +560,10 @@ struct EvtContext {
   // (events(), counts, timelines, the trace -> profile kernel) is refused it here, in one place.
   // Regions still open at the end are tolerated: a run that crashed leaves them (the profile
   // closes them at the last event, as Score-P does).
+  // With OpenMP tasks, per task: Score-P writes a task's Enter and Leave events on the call
+  // stack of the task current at the time (events.hpp task_key), so an untied task's regions
+  // need not nest with those of the task it interrupted. A task resumed on another location
+  // than the one it began on is refused (its regions' Enter are in another stream).
   bool nests() {
     if (event.type == EventType::ProgramBegin && event.region != kNone) {
       open_regions.emplace_back(event.region, event.time);
@@ -563,14 +574,41 @@ struct EvtContext {
       if (event.region == kNone) problem = "Enter of no region";
       else open_regions.emplace_back(event.region, event.time);
     } else if (event.type == EventType::Leave) {
-      if (open_regions.empty()) problem = "Leave of " + region_name(event.region) + " outside every region";
+      if (open_regions.empty())
+        problem = "Leave of " + region_name(event.region) +
+                  (current_task == 0 ? std::string(" outside every region")
+                                     : " in a task that did not begin on this location (an untied task resumed on "
+                                       "another thread: not supported)");
       else if (open_regions.back().first != event.region)
         problem = "Leave of " + region_name(event.region) + " inside " + region_name(open_regions.back().first);
       else if (event.time < open_regions.back().second)
         problem = "Leave of " + region_name(event.region) + " before its Enter";
       else open_regions.pop_back();
+    } else if (event.type == EventType::ThreadTaskSwitch) {
+      switch_task(task_key(event));
+    } else if (event.type == EventType::ThreadTaskComplete) {
+      const auto key = task_key(event);
+      if (key == current_task && key != 0) switch_task(0);
+      task_regions.erase(key);
     }
     return problem.empty();
+  }
+  void switch_task(std::uint64_t key) {
+    if (key == current_task) return;
+    auto& saved = task_regions[current_task];
+    saved.swap(open_regions);
+    if (saved.empty() && current_task != 0) task_regions.erase(current_task);
+    open_regions.clear();
+    if (auto it = task_regions.find(key); it != task_regions.end()) {
+      open_regions.swap(it->second);
+      task_regions.erase(it);
+    }
+    current_task = key;
+  }
+  void begin_location() {
+    open_regions.clear();
+    task_regions.clear();
+    current_task = 0;
   }
   std::string region_name(std::uint32_t r) const {
     return r < defs->regions.size() ? "\"" + defs->regions[r].name + "\"" : std::string("an undefined region");
@@ -1138,7 +1176,7 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       throw fail(l, 0, describe(rc));
     if (c) {
       c->location = l;
-      c->open_regions.clear();
+      c->begin_location();
       c->open_program = kNone;
       c->sink->begin_location(l);
     }

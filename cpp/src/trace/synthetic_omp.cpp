@@ -43,6 +43,29 @@ enum : OTF2_RegionRef {
   kMain, kParallel, kImplicitBarrier, kBarrier, kCritical, kSblock, kSetLock, kUnsetLock, kMutexLock, kMutexUnlock,
   kCondWait
 };
+// Defined only when a task call uses them, after the program's region (so that traces without
+// tasks keep their definitions).
+const RegionDef kTaskRegions[] = {
+    {"!$omp task @synthetic.c:5", OTF2_REGION_ROLE_TASK, OTF2_PARADIGM_OPENMP},
+    {"!$omp task untied @synthetic.c:6", OTF2_REGION_ROLE_TASK_UNTIED, OTF2_PARADIGM_OPENMP},
+    {"!$omp create task @synthetic.c:5", OTF2_REGION_ROLE_TASK_CREATE, OTF2_PARADIGM_OPENMP},
+    {"!$omp taskwait @synthetic.c:7", OTF2_REGION_ROLE_TASK_WAIT, OTF2_PARADIGM_OPENMP},
+    {"work", OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER},
+};
+constexpr OTF2_RegionRef kFirstTaskRegion = std::size(kRegions) + 1;
+enum : OTF2_RegionRef {
+  kTask = kFirstTaskRegion, kUntiedTask, kCreateTask, kTaskwait, kWork
+};
+bool task_call(const std::string& call) {
+  return call == "task_create" || call == "task_begin" || call == "task_end" || call == "task_switch" ||
+         call == "enter" || call == "leave";
+}
+OTF2_RegionRef named_region(const std::string& region) {
+  if (region == "taskwait") return kTaskwait;
+  if (region == "ibarrier") return kImplicitBarrier;
+  if (region == "work") return kWork;
+  throw std::invalid_argument("no region \"" + region + "\" for enter/leave in a synthetic OpenMP trace");
+}
 // Calls that acquire a lock, and those whose lock is a POSIX threads one (lock ids are per paradigm).
 bool locks(const std::string& call) { return call == "critical" || call == "lock" || call == "mutex" || call == "condwait"; }
 bool pthread_lock(const std::string& call) { return call == "mutex" || call == "condwait"; }
@@ -66,13 +89,16 @@ void validate(const std::vector<OmpParallel>& regions, std::uint32_t threads, st
       std::uint64_t at = team_begin(r, th);
       if (team_end(r, th) < at || team_end(r, th) > end) throw std::invalid_argument("a thread's team end before its begin");
       for (const auto& c : calls) {
-        if (c.name != "ibarrier" && c.name != "barrier" && !locks(c.name))
+        if (c.name == "enter" || c.name == "leave") (void)named_region(c.region);
+        if (c.name != "ibarrier" && c.name != "barrier" && !locks(c.name) && !task_call(c.name))
           throw std::invalid_argument("unknown OpenMP call \"" + c.name + "\" for a synthetic trace");
-        if (c.enter < at || c.leave < c.enter || c.leave > team_end(r, th) ||
-            (locks(c.name) && (c.acquire < c.enter || c.acquire > c.leave)))
-          throw std::invalid_argument(c.name + " [" + std::to_string(c.enter) + ", " + std::to_string(c.leave) +
+        // One-event calls happen at their enter.
+        const auto leave = task_call(c.name) && c.name != "task_create" ? c.enter : c.leave;
+        if (c.enter < at || leave < c.enter || leave > team_end(r, th) ||
+            (locks(c.name) && (c.acquire < c.enter || c.acquire > leave)))
+          throw std::invalid_argument(c.name + " [" + std::to_string(c.enter) + ", " + std::to_string(leave) +
                                       "] is out of time order");
-        at = c.leave;
+        at = leave;
       }
     }
     t = r.join;
@@ -106,7 +132,27 @@ void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order) {
   auto release = [&](std::uint64_t t) {
     check(OTF2_EvtWriter_ThreadReleaseLock(w, nullptr, t, paradigm, c.lock, order), "release");
   };
-  if (c.name == "ibarrier" || c.name == "barrier") {
+  auto task = [&](auto write, const char* what) {
+    check(write(w, nullptr, c.enter, kTeam, c.creator, c.generation), what);
+  };
+  const auto task_region = c.untied ? kUntiedTask : kTask;
+  if (c.name == "task_create") {
+    enter(kCreateTask, c.enter);
+    task(OTF2_EvtWriter_ThreadTaskCreate, "task create");
+    leave(kCreateTask, c.leave);
+  } else if (c.name == "task_begin") {
+    task(OTF2_EvtWriter_ThreadTaskSwitch, "task switch");
+    enter(task_region, c.enter);
+  } else if (c.name == "task_end") {
+    leave(task_region, c.enter);
+    task(OTF2_EvtWriter_ThreadTaskComplete, "task complete");
+  } else if (c.name == "task_switch") {
+    task(OTF2_EvtWriter_ThreadTaskSwitch, "task switch");
+  } else if (c.name == "enter") {
+    enter(named_region(c.region), c.enter);
+  } else if (c.name == "leave") {
+    leave(named_region(c.region), c.enter);
+  } else if (c.name == "ibarrier" || c.name == "barrier") {
     const auto region = c.name == "ibarrier" ? kImplicitBarrier : kBarrier;
     enter(region, c.enter);
     leave(region, c.leave);
@@ -142,6 +188,10 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
                                 "] must hold the parallel regions and end by the trace's end");
   const auto program_region = static_cast<OTF2_RegionRef>(std::size(kRegions));
   const auto orders = acquisition_orders(regions);
+  bool tasks = false;
+  for (const auto& r : regions)
+    for (const auto& calls : r.threads)
+      for (const auto& c : calls) tasks = tasks || task_call(c.name);
   auto* archive = OTF2_Archive_Open(directory.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("cannot create the archive " + directory + "/" + name);
@@ -194,6 +244,9 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
   constexpr OTF2_StringRef kPthreadFile = 9;
   const auto first_region = static_cast<std::uint32_t>(strings.size());
   for (const auto& r : kRegions) strings.push_back(r.name);
+  const auto first_task_region = static_cast<std::uint32_t>(strings.size());
+  for (const auto& r : kTaskRegions)
+    if (tasks) strings.push_back(r.name);
   const auto first_thread = static_cast<std::uint32_t>(strings.size());
   for (std::uint32_t th = 0; th < threads; ++th) strings.push_back(th == 0 ? "Master thread" : "OMP thread " + std::to_string(th));
   for (std::uint32_t s = 0; s < strings.size(); ++s) check(OTF2_GlobalDefWriter_WriteString(g, s, strings[s].c_str()), "string");
@@ -209,6 +262,10 @@ std::uint64_t write_omp_trace(const std::string& directory, const std::string& n
                                            kRegions[i].paradigm, OTF2_REGION_FLAG_NONE,
                                            kRegions[i].pthread_file ? kPthreadFile : 0, 0, 0),
           "region");
+  for (std::uint32_t i = 0; tasks && i < std::size(kTaskRegions); ++i)
+    check(OTF2_GlobalDefWriter_WriteRegion(g, kFirstTaskRegion + i, first_task_region + i, first_task_region + i, 0,
+                                           kTaskRegions[i].role, kTaskRegions[i].paradigm, OTF2_REGION_FLAG_NONE, 0, 0, 0),
+          "task region");
   if (main)
     check(OTF2_GlobalDefWriter_WriteRegion(g, program_region, kProgramPath - 1, kProgramPath, 0,
                                            OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM,

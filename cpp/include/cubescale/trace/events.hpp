@@ -96,6 +96,16 @@ inline const Event& as_region_event(const Event& e, Event& scratch) {
   return scratch;
 }
 
+// OpenMP tasks (ThreadTaskCreate/Switch/Complete): a task is named by its creating thread and
+// generation number (its team aside, as Scalasca names it); generation 0 is a thread's implicit
+// task (Score-P numbers explicit tasks from 1). Score-P keeps a call stack per task: after a
+// ThreadTaskSwitch the location's Enter and Leave events are the new current task's, and after
+// a ThreadTaskComplete its implicit task's until the next switch. `task_key` is 0 for the
+// implicit task, (creator << 32 | generation) otherwise.
+inline std::uint64_t task_key(const Event& e) {
+  return e.request == 0 ? 0 : (std::uint64_t(e.partner) << 32) | (e.request & 0xffffffffu);
+}
+
 // What a metric value is, from its OTF2_Type.
 ValueType value_type(std::uint8_t otf2_type);
 double as_double(std::uint8_t otf2_type, MetricValue v);

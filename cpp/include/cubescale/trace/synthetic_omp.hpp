@@ -18,6 +18,16 @@
 //   "condwait"  as "mutex", the acquisition in "pthread_cond_wait" (a woken waiter taking its mutex
 //               back; the release at the wait's start is not written)
 // Lock acquisition orders are numbered per lock (and paradigm) by acquire time, as the runtime would.
+// Explicit tasks, as Score-P's OPARI2 adapter writes them, each at `enter` (task: `creator`,
+// `generation`; generation 0 with creator = the thread is the thread's implicit task):
+//   "task_create"  Enter "!$omp create task" at enter, THREAD_TASK_CREATE, Leave at leave
+//   "task_begin"   THREAD_TASK_SWITCH to a new task, Enter "!$omp task" (or "!$omp task untied"
+//                  with `untied`)
+//   "task_end"     Leave "!$omp task" (untied), THREAD_TASK_COMPLETE
+//   "task_switch"  THREAD_TASK_SWITCH (a task resumed, or back to the implicit task)
+//   "enter"/"leave" of "!$omp taskwait" (`region` "taskwait"), "!$omp implicit barrier"
+//                  ("ibarrier") or "work" ("work"): one event each, for tasks that run inside them
+// The task regions are defined only when a call uses them.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +40,9 @@ struct OmpCall {
   std::uint64_t enter = 0, leave = 0;  // ticks (ns)
   std::uint64_t acquire = 0;          // locks: when the lock was acquired (enter <= acquire <= leave)
   std::uint32_t lock = 0;             // locks: the lock's id
+  std::uint32_t creator = 0, generation = 0;  // tasks
+  bool untied = false;                        // task_begin, task_end
+  std::string region;                         // enter, leave: "taskwait", "ibarrier", "work"
 };
 
 struct OmpParallel {
