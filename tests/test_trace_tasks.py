@@ -78,3 +78,45 @@ def test_the_analysis_keeps_the_tasks_call_paths(tied):
     assert got[f"tasks/TASKS/{TASK}"] == (2, 160)
     assert got[f"{TEAM}/{BARRIER}/{TASK}"] == (3, 160)
     assert report.metric("omp_ibarrier_wait") is not None
+
+
+def test_a_worker_starting_while_the_master_runs_a_task_hangs_below_the_parallel_region(tmp_path):
+    # The worker's team begins at 150, inside the master's task run (130-300): Score-P grafts
+    # threads below the implicit task's call paths, never into a task.
+    regions = [{"fork": 100, "join": 1000, "begin": [100, 150], "threads": [
+        [("task_create", 105, 110, 0, 1), ("enter", 120, "ibarrier"), ("task_begin", 130, 0, 1, False),
+         ("enter", 140, "work"), ("leave", 290, "work"), ("task_end", 300, 0, 1, False),
+         ("task_switch", 300, 0, 0), ("leave", 400, "ibarrier")],
+        [("ibarrier", 200, 400)]]}]
+    testing.write_omp_trace(tmp_path, "graft", regions, threads=2, end=1100, main=(0, 1100))
+    worker = by_path(trace.profile(tmp_path / "graft.otf2"), 1)
+    assert worker["graft/main/!$omp parallel @synthetic.c:1"] == (1, 850)
+    assert worker["graft"] == (0, 850)
+    assert not any("TASKS" in path and value != (0, 0) for path, value in worker.items())
+
+
+def test_barrier_waits_leave_out_the_tasks_run_while_waiting(tmp_path):
+    # Thread 1 reaches the barrier at 390; thread 0 waited there from 200 but ran tasks for
+    # 130 + 30 ns of it: 30 ns of waiting (scout's task correction), not 190.
+    late = [dict(TIED[0], threads=[TIED[0]["threads"][0], [("ibarrier", 390, 400)]])]
+    testing.write_omp_trace(tmp_path, "late", late, threads=2, end=1100, main=(0, 1100))
+    report = cubescale.analyze(tmp_path / "late.otf2")
+    wait = report.values("omp_ibarrier_wait", inclusive=False)
+    barrier = next(c.index for c in report.cnodes if c.region.name == BARRIER)
+    assert round(float(wait[barrier, 0]) * 1e9) == 30
+    assert round(float(wait[:, 1].sum()) * 1e9) == 0
+
+
+@pytest.mark.parametrize("untied", [False, True])
+def test_root_causes_and_the_critical_path_run_on_task_traces(tmp_path, untied):
+    regions = [{"fork": 100, "join": 1000, "threads": [
+        [("enter", 200, "ibarrier"), ("task_begin", 210, 0, 1, untied), ("enter", 220, "work"), ("leave", 260, "work"),
+         ("task_end", 270, 0, 1, untied), ("leave", 400, "ibarrier")],
+        [("ibarrier", 300, 400)]]}]
+    testing.write_omp_trace(tmp_path, "one", regions, threads=2, end=1100, main=(0, 1100))
+    report = cubescale.analyze(tmp_path / "one.otf2", root_cause=True, threads=1)  # one pass: the light second pass
+    got = by_path(report)
+    region = UNTIED if untied else TASK
+    assert got[f"one/TASKS/{region}"] == (1, 60)
+    assert float(report.values("critical_path", inclusive=False).sum()) > 0
+    assert "delay_ompbarrier" in [m.name for m in report.metrics]

@@ -46,6 +46,9 @@ class PathSink final : public trace::EventSink {
 
 bool light_pass_applies(const profile::LocalProfile& p, const trace::Definitions& defs,
                         const std::vector<std::uint32_t>& on_path, const std::vector<std::uint32_t>& locations) {
+  // A region beyond the trace's (TASKS, docs/trace.md "OpenMP tasks"): a task's call paths are
+  // not below the frame open when it ran, so one stack cannot find them.
+  if (p.regions.size() > defs.regions.size()) return false;
   std::unordered_map<std::uint64_t, int> seen;
   for (std::uint32_t c = 0; c < p.cnode_count(); ++c)
     if (++seen[(std::uint64_t(p.cnode_parents[c]) << 32) | p.cnode_regions[c]] > 1) return false;

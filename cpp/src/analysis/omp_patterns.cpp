@@ -120,6 +120,7 @@ void OmpObserver::begin_location(std::uint32_t location) {
   location_ = location;
   process_ = location < defs_.locations.size() ? defs_.locations[location].group : 0;
   stack_.clear();
+  current_task_ = 0;
   teams_.clear();
   instances_.clear();
   held_.clear();
@@ -184,7 +185,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
   tail_time(e.time);
   switch (e.type) {
     case trace::EventType::Enter:
-      stack_.push_back({e.time, e.position, e.region, cnode, false});
+      stack_.push_back({e.time, e.position, e.region, cnode, false, static_cast<std::uint32_t>(task_runs_.size())});
       if (e.region < kind_.size() && kind_[e.region] == Kind::Parallel) enter_parallel(e.time, cnode);
       if (e.region < kind_.size() && (kind_[e.region] == Kind::Ibarrier || kind_[e.region] == Kind::Ebarrier))
         tail_.clear();  // scout keeps a worker's time up to its barrier's enter
@@ -213,7 +214,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
         add_sync(e.time, e.position, f.cnode, t.team, t.instance, 2 + t.barriers, OmpSyncRole::BarrierLeave);
         syncs_.back().barriers.push_back(b);
         barriers_.push_back({f.enter, e.time, location_, process_, f.cnode, t.team, t.instance, t.barriers++,
-                             kind == Kind::Ebarrier});
+                             kind == Kind::Ebarrier, f.runs, static_cast<std::uint32_t>(task_runs_.size()) - f.runs});
       }
       break;
     }
@@ -221,6 +222,16 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
     case trace::EventType::OmpFork:
       fork_ = {e.time, e.position, cnode, true};
       break;
+    case trace::EventType::ThreadTaskSwitch:
+    case trace::EventType::ThreadTaskComplete: {
+      // A run of explicit tasks lasts from leaving the implicit task to coming back to it.
+      const auto key = trace::task_key(e);
+      const auto next = e.type == trace::EventType::ThreadTaskSwitch ? key : key == current_task_ ? 0 : current_task_;
+      if (current_task_ == 0 && next != 0) run_begin_ = e.time;
+      if (current_task_ != 0 && next == 0 && e.time > run_begin_) task_runs_.push_back({run_begin_, e.time});
+      current_task_ = next;
+      break;
+    }
     case trace::EventType::ThreadTeamBegin: {
       teams_.push_back({e.communicator, instances_[e.communicator]++, 0, fork_.valid});
       const auto& t = teams_.back();
@@ -352,7 +363,10 @@ void OmpObserver::absorb(trace::CallPathObserver& other) {
     ours[g] = group(p, t, i, key[g].second);
   }
   const auto barriers = static_cast<std::uint32_t>(barriers_.size()), locks = static_cast<std::uint32_t>(locks_.size());
+  const auto runs = static_cast<std::uint32_t>(task_runs_.size());
   barriers_.insert(barriers_.end(), later.barriers_.begin(), later.barriers_.end());
+  for (auto b = barriers_.begin() + barriers; b != barriers_.end(); ++b) b->first_run += runs;
+  task_runs_.insert(task_runs_.end(), later.task_runs_.begin(), later.task_runs_.end());
   locks_.insert(locks_.end(), later.locks_.begin(), later.locks_.end());
   tails_.insert(tails_.end(), later.tails_.begin(), later.tails_.end());
   for (auto& l : later.syncs_) {
@@ -430,8 +444,15 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   for (std::size_t j = 0; j < barriers.size(); ++j) {
     const auto& b = barriers[j];
     const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
-    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
-        until > b.enter ? until - b.enter : 0);
+    auto wait = until > b.enter ? until - b.enter : 0;
+    // Less the tasks it ran while it waited (scout's task correction; their time is their
+    // call paths', below the barrier and below TASKS).
+    for (std::uint32_t r = b.first_run; r < b.first_run + b.runs && r < omp.task_runs().size(); ++r) {
+      const auto& run = omp.task_runs()[r];
+      const auto from = std::max(run.begin, b.enter), to = std::min(run.end, until);
+      if (to > from) wait -= std::min(wait, to - from);
+    }
+    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location, wait);
   }
   // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
   // are per process and paradigm).
@@ -617,7 +638,8 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
 }
 
 std::uint64_t OmpObserver::bytes() const {
-  std::uint64_t n = barriers_.capacity() * sizeof(BarrierRecord) + locks_.capacity() * sizeof(LockRecord);
+  std::uint64_t n = barriers_.capacity() * sizeof(BarrierRecord) + locks_.capacity() * sizeof(LockRecord) +
+                    task_runs_.capacity() * sizeof(TaskRun);
   for (const auto& l : syncs_)
     n += l.syncs.capacity() * sizeof(OmpSync) + (l.barriers.capacity() + l.locks.capacity()) * 4 +
          l.parallels.capacity() * sizeof(ParallelRecord);

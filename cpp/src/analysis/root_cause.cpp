@@ -250,6 +250,7 @@ class SegmentObserver final : public trace::CallPathObserver {
   void add(std::uint64_t from, std::uint64_t to) {
     if (stack_.empty() || to <= from) return;
     const auto c = stack_.back().cnode;
+    if (c == kNone) return;  // a call path the profile lacks: none to charge
     if (c >= open_.size()) open_.resize(std::size_t(c) + 1, 0);
     if (open_[c] == 0) touched_.push_back(c);
     open_[c] += to - from;

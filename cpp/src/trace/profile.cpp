@@ -148,7 +148,10 @@ class ProfileSink final : public EventSink {
       case EventType::ThreadTaskSwitch: switch_task(task_key(e), e.time); break;
       case EventType::ThreadTaskComplete:
         if (task_key(e) == current_task_) switch_task(0, e.time);
-        tasks_.erase(task_key(e));
+        if (const auto it = tasks_.find(task_key(e)); it != tasks_.end() && task_key(e) != 0) {
+          stats_.unclosed_frames += it->second.frames.size();  // completed with regions open: dropped
+          tasks_.erase(it);
+        }
         break;
       case EventType::ThreadFork:
       case EventType::OmpFork:
@@ -257,6 +260,7 @@ class ProfileSink final : public EventSink {
     if (auto it = child_.find(key); it != child_.end()) return it->second;
     const auto c = static_cast<std::uint32_t>(cnode_parent_.size());
     cnode_parent_.push_back(parent);
+    cnode_root_.push_back(parent == kNone ? c : cnode_root_[parent]);
     cnode_region_.push_back(region);
     first_enter_.push_back(profile::kNeverVisited);
     child_.emplace(key, c);
@@ -313,10 +317,12 @@ class ProfileSink final : public EventSink {
     const auto frame = stack_.back();
     const auto c = frame.cnode;
     // (Clamped: times are not checked to grow along a stream, and a hostile one must not wrap.)
-    const auto ran = time - frame.enter, away = suspended_ - frame.suspended;
+    const auto ran = time > frame.enter ? time - frame.enter : 0, away = suspended_ - frame.suspended;
     close(c, ran > away ? ran - away : 0, snapshots_.data() + snapshots_.size() - slots_);
     if (slots_) snapshots_.resize(snapshots_.size() - slots_);
-    if (parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
+    // (Not an explicit task's frames: a worker starting then is not inside them, Score-P
+    // grafts threads below the implicit task's call paths.)
+    if (current_task_ == 0 && parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
     stack_.pop_back();
   }
 
@@ -352,9 +358,7 @@ class ProfileSink final : public EventSink {
   // suspended; the implicit task is never suspended.
   std::uint32_t task_root(std::uint32_t region, std::uint64_t time) {
     const auto& implicit = tasks_[0].frames;
-    std::uint32_t root = implicit.empty() ? kNone : implicit.front().cnode;
-    while (root != kNone && cnode_parent_[root] != kNone) root = cnode_parent_[root];
-    const auto tasks = child(root, tasks_region_);
+    const auto tasks = child(implicit.empty() ? kNone : cnode_root_[implicit.front().cnode], tasks_region_);
     first_enter_[tasks] = std::min(first_enter_[tasks], time);
     open_pointer(region, time);
     return child(tasks, region);
@@ -443,6 +447,7 @@ class ProfileSink final : public EventSink {
   std::vector<std::uint32_t> rows_;
   std::array<std::vector<CallPathObserver*>, kEventTypeCount> by_type_;
   std::vector<std::uint32_t> cnode_parent_, cnode_region_;
+  std::vector<std::uint32_t> cnode_root_;  // per call path the root of its tree (TASKS hangs below it)
   std::vector<std::uint64_t> first_enter_;  // per call path, over the locations read so far
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
   std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;

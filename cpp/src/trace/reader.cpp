@@ -517,7 +517,7 @@ struct EvtContext {
   std::exception_ptr error;
   std::string problem;  // an undefined reference, a region that does not nest, with the event's position
   // (region, enter time) of the regions open on the location being read, in its current task
-  // (see nests(); the other tasks' are at the end).
+  // (see nests(); the other tasks' are in task_regions).
   using Stack = std::vector<std::pair<std::uint32_t, std::uint64_t>>;
   Stack open_regions;
   // Whether a record of a type libotf2 does not know is damage (the trace's OTF2 version is not
@@ -577,8 +577,8 @@ struct EvtContext {
       if (open_regions.empty())
         problem = "Leave of " + region_name(event.region) +
                   (current_task == 0 ? std::string(" outside every region")
-                                     : " in a task that did not begin on this location (an untied task resumed on "
-                                       "another thread: not supported)");
+                                     : " in a task with no region open on this location (its Enter is missing, or "
+                                       "an untied task resumed on another thread: not supported)");
       else if (open_regions.back().first != event.region)
         problem = "Leave of " + region_name(event.region) + " inside " + region_name(open_regions.back().first);
       else if (event.time < open_regions.back().second)
@@ -589,7 +589,7 @@ struct EvtContext {
     } else if (event.type == EventType::ThreadTaskComplete) {
       const auto key = task_key(event);
       if (key == current_task && key != 0) switch_task(0);
-      task_regions.erase(key);
+      if (key != 0) task_regions.erase(key);
     }
     return problem.empty();
   }

@@ -52,6 +52,14 @@ struct BarrierRecord {
   std::uint32_t instance = 0;  // the thread's n-th begin of this team
   std::uint32_t index = 0;     // the k-th barrier inside that team instance
   bool explicit_barrier = false;
+  // The runs of explicit tasks on this thread while it was in the barrier (OmpObserver::
+  // task_runs, from first_run): they are work, not waiting (scout's task correction).
+  std::uint32_t first_run = 0, runs = 0;
+};
+// When an explicit OpenMP task ran on a thread (from a switch away from its implicit task to
+// the switch or completion back), in ticks.
+struct TaskRun {
+  std::uint64_t begin = 0, end = 0;
 };
 // Where a lock was acquired (the region around the acquisition, as scout's getLockType): an
 // OpenMP critical section or lock API call, a POSIX threads mutex lock or condition wait.
@@ -127,6 +135,7 @@ class OmpObserver final : public trace::CallPathObserver {
   trace::EventTypeSet interest() const override { return any_ ? trace::EventTypeSet().set() : trace::EventTypeSet(); }
   const std::vector<BarrierRecord>& barriers() const { return barriers_; }
   const std::vector<LockRecord>& locks() const { return locks_; }
+  const std::vector<TaskRun>& task_runs() const { return task_runs_; }
   // The time correction moves them.
   std::vector<BarrierRecord>& barriers() { return barriers_; }
   std::vector<LockRecord>& locks() { return locks_; }
@@ -154,6 +163,7 @@ class OmpObserver final : public trace::CallPathObserver {
     std::uint64_t enter, position;
     std::uint32_t region, cnode;
     bool parallel;  // a visit of a parallel region with its ParallelRecord
+    std::uint32_t runs = 0;  // task_runs_ at the enter
   };
   void enter_parallel(std::uint64_t time, std::uint32_t cnode);
   void begin_team(std::uint32_t group);
@@ -170,6 +180,8 @@ class OmpObserver final : public trace::CallPathObserver {
   std::vector<BarrierRecord> barriers_;
   std::vector<LockRecord> locks_;
   std::vector<Frame> stack_;
+  std::vector<TaskRun> task_runs_;
+  std::uint64_t current_task_ = 0, run_begin_ = 0;  // the location's running task (events.hpp task_key)
   std::vector<Team> teams_;
   std::unordered_map<std::uint32_t, std::uint32_t> instances_;  // team -> begins on this location
   // (POSIX threads flag << 63 | lock << 32 | order) -> record

@@ -96,14 +96,19 @@ inline const Event& as_region_event(const Event& e, Event& scratch) {
   return scratch;
 }
 
-// OpenMP tasks (ThreadTaskCreate/Switch/Complete): a task is named by its creating thread and
-// generation number (its team aside, as Scalasca names it); generation 0 is a thread's implicit
-// task (Score-P numbers explicit tasks from 1). Score-P keeps a call stack per task: after a
-// ThreadTaskSwitch the location's Enter and Leave events are the new current task's, and after
-// a ThreadTaskComplete its implicit task's until the next switch. `task_key` is 0 for the
-// implicit task, (creator << 32 | generation) otherwise.
+// OpenMP tasks (ThreadTaskCreate/Switch/Complete): a task is named by its team, creating thread
+// and generation number; generation 0 is a thread's implicit task (Score-P numbers explicit
+// tasks from 1; OMPT traces number them per parallel region, so a nested region's tasks may
+// repeat an outer one's creator and generation in another team). Score-P keeps a call stack per
+// task: after a ThreadTaskSwitch the location's Enter and Leave events are the new current
+// task's, and after a ThreadTaskComplete its implicit task's until the next switch. `task_key`
+// is 0 for the implicit task, otherwise (creator << 32 | generation) mixed with the team (a
+// collision of two tasks' keys would need a hostile trace, and only misplaces call paths).
 inline std::uint64_t task_key(const Event& e) {
-  return e.request == 0 ? 0 : (std::uint64_t(e.partner) << 32) | (e.request & 0xffffffffu);
+  if (e.request == 0) return 0;
+  const auto key = (std::uint64_t(e.partner) << 32) | (e.request & 0xffffffffu);
+  const auto mixed = key ^ ((std::uint64_t(e.communicator) + 1) * 0x9e3779b97f4a7c15ull);
+  return mixed == 0 ? 1 : mixed;
 }
 
 // What a metric value is, from its OTF2_Type.
