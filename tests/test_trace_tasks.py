@@ -120,3 +120,4 @@ def test_root_causes_and_the_critical_path_run_on_task_traces(tmp_path, untied):
     assert got[f"one/TASKS/{region}"] == (1, 60)
     assert float(report.values("critical_path", inclusive=False).sum()) > 0
     assert "delay_ompbarrier" in [m.name for m in report.metrics]
+

@@ -42,7 +42,14 @@ struct Column {
     const std::size_t slots = slot_double.size();
     for (std::size_t c = std::min(fixed[kVisits].size(), parent.size()); c-- > 0;) {  // grow() rounds up
       const auto p = parent[c];
-      if (p == kNone || fixed[kVisits][p] != 0 || (tasks != kNone && region[c] == tasks)) continue;
+      if (p == kNone || fixed[kVisits][p] != 0) continue;
+      // Its shortest and longest visit are its children's (Score-P merges them so: the workers
+      // of bt-mz.B.8x4.cubex hold that at all 600 such cells), the TASKS root's too.
+      if (fixed[kVisits][c] != 0 || fixed[kMinTime][c] != ~std::uint64_t(0)) {
+        fixed[kMinTime][p] = std::min(fixed[kMinTime][p], fixed[kMinTime][c]);
+        fixed[kMaxTime][p] = std::max(fixed[kMaxTime][p], fixed[kMaxTime][c]);
+      }
+      if (tasks != kNone && region[c] == tasks) continue;
       fixed[kTime][p] += fixed[kTime][c];
       for (std::size_t s = 0; s < slots; ++s) {
         auto& to = counters[std::size_t(p) * slots + s];
@@ -86,6 +93,7 @@ class ProfileSink final : public EventSink {
     }
     slots_ = slot_members_.size();
     tasks_region_ = static_cast<std::uint32_t>(defs_.regions.size());
+    threads_region_ = tasks_region_ + 1;
     current_.assign(slots_, 0);
     // Regions whose visits may hold a worker thread's start: OpenMP parallel regions, and the
     // implicit tasks and unclassified regions OMPT-based measurements record for them.
@@ -99,7 +107,7 @@ class ProfileSink final : public EventSink {
 
   void begin_location(std::uint32_t location) override {
     const auto group = defs_.locations[location].group;
-    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear();
+    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear(), program_ = kNone;
     group_ = group;
     location_ = location;
     cpu_thread_ = defs_.locations[location].type == "cpu_thread";
@@ -129,6 +137,9 @@ class ProfileSink final : public EventSink {
     switch (e.type) {
       case EventType::Enter:
         enter(e.region, e.time);
+        // The process's program root (PROGRAM_BEGIN), below which its other threads' roots go.
+        if (event.type == EventType::ProgramBegin && stack_.size() == 1 && program_ == kNone)
+          program_ = stack_.back().cnode, program_location_ = location_;
         for (auto* o : wanting) o->event(e, stack_.back().cnode);
         break;
       case EventType::Leave: leave(e.time); break;
@@ -272,8 +283,10 @@ class ProfileSink final : public EventSink {
   // OpenMP region an earlier thread of the process had open then. Entering the same region
   // is the same call path (a worker entering the team's parallel region, OPARI2 style, even
   // before the master does); another region becomes a child (an OMPT implicit task below
-  // the parallel region, a worker's parallel region below the forking call path). A root
-  // when nothing was open.
+  // the parallel region, a worker's parallel region below the forking call path). When
+  // nothing was open (POSIX threads, which Score-P's profile does not graft, or a worker whose
+  // fork it cannot place): below <program>/THREADS where an earlier thread of the process
+  // entered the program's region (Score-P 7 and later move such roots there), else a root.
   std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time) {
     auto it = std::upper_bound(intervals_.begin(), intervals_.end(), time,
                                [](std::uint64_t t, const Interval& i) { return t < i.enter; });
@@ -285,7 +298,11 @@ class ProfileSink final : public EventSink {
       if (!it->fork && cnode_region_[it->cnode] == region) return it->cnode;
       return child(it->cnode, region);
     }
-    return child(kNone, region);
+    if (program_ == kNone || program_location_ == location_ || cnode_region_[program_] == region)
+      return child(kNone, region);
+    const auto threads = child(program_, threads_region_);
+    first_enter_[threads] = std::min(first_enter_[threads], time);
+    return child(threads, region);
   }
 
   // Enter and Leave arrive nested (a region, Leaves closing the last Enter, not before it):
@@ -474,7 +491,9 @@ class ProfileSink final : public EventSink {
   // an explicit one runs), the running one's, its suspended ticks so far, the open pointer.
   std::unordered_map<std::uint64_t, Task> tasks_;
   std::uint64_t current_task_ = 0, suspended_ = 0;
-  std::uint32_t tasks_region_ = kNone;  // TASKS, after the trace's regions (in the profile where used)
+  // TASKS and THREADS, after the trace's regions (in the profile where used).
+  std::uint32_t tasks_region_ = kNone, threads_region_ = kNone;
+  std::uint32_t program_ = kNone, program_location_ = kNone;  // the process's program root, who entered it
   bool pointer_open_ = false;
   std::uint32_t pointer_cnode_ = kNone;
   std::uint64_t pointer_enter_ = 0;
@@ -524,14 +543,24 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.end = r.end_line;
     p.regions.push_back(std::move(c));
   }
-  if (std::find(cnode_region_.begin(), cnode_region_.end(), tasks_region_) != cnode_region_.end()) {
-    // Score-P's artificial root of the tasks' call paths
+  // Score-P's artificial roots of the tasks' and of the unplaced threads' call paths, where used
+  // (numbered after the trace's regions in that order; `region_of` maps ours to the profile's).
+  std::vector<std::uint32_t> region_of = {tasks_region_, threads_region_};
+  struct Artificial {
+    std::uint32_t ours;
+    const char *name, *paradigm;
+  };
+  for (const auto& [ours, name, paradigm] :
+       {Artificial{tasks_region_, "TASKS", "openmp"}, Artificial{threads_region_, "THREADS", "pthread"}}) {
+    if (std::find(cnode_region_.begin(), cnode_region_.end(), ours) == cnode_region_.end()) continue;
+    region_of[ours - tasks_region_] = static_cast<std::uint32_t>(p.regions.size());
     cube::Region c;
-    c.name = c.mangled_name = "TASKS";
-    c.paradigm = "openmp";
+    c.name = c.mangled_name = name;
+    c.paradigm = paradigm;
     c.role = "artificial";
     p.regions.push_back(std::move(c));
   }
+  const auto profile_region = [&](std::uint32_t r) { return r < tasks_region_ ? r : region_of[r - tasks_region_]; };
   // Call paths in preorder, children in order of first visit (as Score-P presents them);
   // unification keeps the earliest visit of every call path over all ranks' locations.
   const auto n = cnode_parent_.size();
@@ -555,7 +584,7 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
   rows_ = new_index;
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
-    p.cnode_regions.push_back(cnode_region_[c]);
+    p.cnode_regions.push_back(profile_region(cnode_region_[c]));
     p.cnode_first_visit.push_back(first_enter_[c]);
   }
   for (auto l : locations) p.locations.push_back({defs_.locations[l].name, location_class(defs_.locations[l])});
@@ -577,7 +606,10 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
         if (m < kFixed) {
           const auto v = col.fixed[m][c];
           if (m == kTime || m == kMinTime || m == kMaxTime) {
-            const double sec = visited || m == kTime ? static_cast<double>(v) * tick : 0.0;  // kTime: see fill_unvisited_ancestors
+            // An unvisited call path holds its children's time, shortest and longest visit
+            // (fill_unvisited_ancestors), or none.
+            const bool none = !visited && m == kMinTime && v == ~std::uint64_t(0);
+            const double sec = none ? 0.0 : static_cast<double>(v) * tick;
             std::memcpy(&bits, &sec, 8);
           } else {
             bits = v;
