@@ -29,6 +29,9 @@ class ColumnSink final : public EventSink {
     }
     reserve(announced);
   }
+  // The event table is the stream as recorded: calling-context events stay themselves.
+  bool calling_context_frames() const override { return false; }
+
 
   void event(const Event& e) override {
     if (!filter_.types.empty() && !filter_.types[static_cast<std::size_t>(e.type)]) return;

@@ -15,7 +15,7 @@ namespace cubescale::trace {
 
 namespace {
 
-enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived, kFixed };
+enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived, kHits, kFixed };
 
 // One location's values, indexed by call path (grown as call paths appear).
 struct Column {
@@ -156,6 +156,7 @@ class ProfileSink final : public EventSink {
         add(kBytesReceived, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
+      case EventType::CallingContextSample: add(kHits, 1); break;  // on the sample's innermost frame
       case EventType::ThreadTaskSwitch: switch_task(task_key(e), e.time); break;
       case EventType::ThreadTaskComplete:
         if (task_key(e) == current_task_) switch_task(0, e.time);
@@ -529,6 +530,13 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     const char* dtype = mm.value_type == "double" ? "DOUBLE" : mm.value_type == "int64" ? "INT64" : "UINT64";
     p.metrics.push_back(make_metric(mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description));
   }
+  // Score-P's sample count where the trace has calling contexts (unwinding), last.
+  const bool hits = !defs_.calling_contexts.empty();
+  if (hits) p.metrics.push_back(make_metric("hits", "Hits", "UINT64", false, "occ", "Number of hits"));
+  // Per metric: its fixed column (kFixed + counter slot beyond them).
+  std::vector<std::size_t> source = {kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived};
+  for (std::size_t slot = 0; slot < slots_; ++slot) source.push_back(kFixed + slot);
+  if (hits) source.push_back(kHits);
   for (const auto& r : defs_.regions) {
     cube::Region c;
     c.name = r.name;
@@ -603,19 +611,19 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
         if (c >= col.fixed[kVisits].size()) continue;  // the location never reached this call path
         const bool visited = col.fixed[kVisits][c] != 0;
         std::uint64_t bits = 0;
-        if (m < kFixed) {
-          const auto v = col.fixed[m][c];
-          if (m == kTime || m == kMinTime || m == kMaxTime) {
+        if (const auto f = source[m]; f < kFixed) {
+          const auto v = col.fixed[f][c];
+          if (f == kTime || f == kMinTime || f == kMaxTime) {
             // An unvisited call path holds its children's time, shortest and longest visit
             // (fill_unvisited_ancestors), or none.
-            const bool none = !visited && m == kMinTime && v == ~std::uint64_t(0);
+            const bool none = !visited && f == kMinTime && v == ~std::uint64_t(0);
             const double sec = none ? 0.0 : static_cast<double>(v) * tick;
             std::memcpy(&bits, &sec, 8);
           } else {
             bits = v;
           }
         } else {
-          bits = col.counters[std::size_t(c) * slots_ + (m - kFixed)];
+          bits = col.counters[std::size_t(c) * slots_ + (f - kFixed)];
         }
         std::memcpy(out + l * 8, &bits, 8);
       }

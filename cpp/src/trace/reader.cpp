@@ -532,6 +532,11 @@ struct EvtContext {
   // completed, by task_key (0: the implicit task).
   std::uint64_t current_task = 0;
   std::unordered_map<std::uint64_t, Stack> task_regions{};
+  // Calling contexts (Score-P's unwinding): per context its depth (1: a root; 0: a parent
+  // chain that loops or breaks), and the contexts of the frames the location's calling-context
+  // events opened, outermost first.
+  std::vector<std::uint32_t> context_depth{};
+  std::vector<std::uint32_t> open_contexts{}, chain{};
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -609,6 +614,74 @@ struct EvtContext {
     open_regions.clear();
     task_regions.clear();
     current_task = 0;
+    open_contexts.clear();
+  }
+  // Depth of every calling context, once per read (a hostile parent chain must not loop).
+  void measure_contexts() {
+    constexpr std::uint32_t kUnknown = ~0u, kOnPath = ~1u, kBroken = ~2u;
+    const auto& cc = defs->calling_contexts;
+    context_depth.assign(cc.size(), kUnknown);
+    std::vector<std::uint32_t> path;
+    for (std::uint32_t i = 0; i < cc.size(); ++i) {
+      if (context_depth[i] != kUnknown) continue;
+      // Up to a root's parent (kNone), a context measured before, or one on this path (a loop).
+      path.clear();
+      auto at = i;
+      while (at < cc.size() && context_depth[at] == kUnknown) {
+        context_depth[at] = kOnPath;
+        path.push_back(at);
+        at = cc[at].parent;
+      }
+      std::uint32_t depth = at >= cc.size() ? 0 : context_depth[at] == kOnPath ? kBroken : context_depth[at];
+      for (auto it = path.rbegin(); it != path.rend(); ++it) context_depth[*it] = depth = depth == kBroken ? kBroken : depth + 1;
+    }
+    for (auto& d : context_depth)
+      if (d == kBroken) d = 0;
+  }
+  // The Enter and Leave events of a calling-context event (EventSink::calling_context_frames):
+  // an Enter or Sample of context c at unwind distance d keeps the outermost n - d + 1 open
+  // frames (n: c's depth; the innermost kept is the same activation at another address), closes
+  // the others and opens the rest of c's chain; a Leave closes the frames inside c's, then c's.
+  OTF2_CallbackCode context_frames(EventType type, std::uint32_t context, std::uint64_t unwind) {
+    if (context == kNone || !problem.empty()) return OTF2_CALLBACK_INTERRUPT;
+    const auto& cc = defs->calling_contexts;
+    const auto n = context_depth[context];
+    if (n == 0 || cc[context].region == kNone) {
+      problem = "event " + std::to_string(event.position) + ": calling context " + std::to_string(cc[context].id) +
+                (n == 0 ? " has a parent chain that loops" : " has no region");
+      return OTF2_CALLBACK_INTERRUPT;
+    }
+    chain.assign(n, kNone);
+    for (auto at = context, k = n; k-- > 0; at = cc[at].parent) chain[k] = at;
+    const auto time = event.time, position = event.position;
+    const auto frame = [&](EventType t, std::uint32_t c) {
+      start(t, time, position).region = cc[c].region;
+      return emit();
+    };
+    // Frames kept: a Leave's context itself (closed below), else n - d + 1 of them (0 to n).
+    const std::size_t keep = type == EventType::CallingContextLeave ? n
+                             : unwind > std::uint64_t(n) + 1   ? 0
+                                                               : std::min<std::size_t>(n, n + 1 - unwind);
+    while (open_contexts.size() > keep) {
+      if (frame(EventType::Leave, open_contexts.back()) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+      open_contexts.pop_back();
+    }
+    if (open_contexts.size() < keep) {
+      problem = "event " + std::to_string(position) + ": calling context " + std::to_string(cc[context].id) +
+                " keeps " + std::to_string(keep) + " frames of " + std::to_string(open_contexts.size()) + " open";
+      return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (type == EventType::CallingContextLeave) {
+      if (frame(EventType::Leave, open_contexts.back()) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+      open_contexts.pop_back();
+      return OTF2_CALLBACK_SUCCESS;
+    }
+    if (keep > 0) open_contexts[keep - 1] = chain[keep - 1];  // the same activation, its new address
+    for (auto k = keep; k < n; ++k) {
+      if (frame(EventType::Enter, chain[k]) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+      open_contexts.push_back(chain[k]);
+    }
+    return OTF2_CALLBACK_SUCCESS;
   }
   std::string region_name(std::uint32_t r) const {
     return r < defs->regions.size() ? "\"" + defs->regions[r].name + "\"" : std::string("an undefined region");
@@ -854,26 +927,40 @@ OTF2_CallbackCode ev_rma_complete(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint64
   e.request = matching;
   return c.emit();
 }
-template <EventType T>
-OTF2_CallbackCode ev_context(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind) {
-  auto& c = ectx(ud);
-  (void)attributes;
-  auto& e = c.start(T, time, position);
-  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
-  e.request = unwind;
+// A calling-context event as recorded and, where the sink asks, the frames it closes and opens
+// (EvtContext::context_frames): an Enter or Sample's after the frames, a Leave's before them.
+OTF2_CallbackCode calling_context(EvtContext& c, EventType type, OTF2_TimeStamp time, uint64_t position,
+                                  OTF2_CallingContextRef ref, uint64_t unwind) {
+  auto recorded = [&] {
+    auto& e = c.start(type, time, position);
+    e.region = c.ref(c.defs->context_index, ref, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+    e.request = unwind;
+    return e.region;
+  };
+  const auto context = recorded();
+  if (!c.sink->calling_context_frames()) return c.emit();
+  if (type == EventType::CallingContextLeave) {
+    if (c.emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+    c.start(type, time, position);  // the event the frames are made of
+    return c.context_frames(type, context, unwind);
+  }
+  if (c.context_frames(type, context, unwind) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+  recorded();
   return c.emit();
 }
+template <EventType T>
+OTF2_CallbackCode ev_context(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind) {
+  (void)attributes;
+  return calling_context(ectx(ud), T, time, position, context, unwind);
+}
 OTF2_CallbackCode ev_context_leave(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context) {
-  CUBESCALE_EVT_HEAD(CallingContextLeave);
-  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
-  return c.emit();
+  (void)attributes;
+  return calling_context(ectx(ud), EventType::CallingContextLeave, time, position, context, 0);
 }
 OTF2_CallbackCode ev_sample(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind,
                             OTF2_InterruptGeneratorRef) {
-  CUBESCALE_EVT_HEAD(CallingContextSample);
-  e.region = c.ref(c.defs->context_index, context, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
-  e.request = unwind;
-  return c.emit();
+  (void)attributes;
+  return calling_context(ectx(ud), EventType::CallingContextSample, time, position, context, unwind);
 }
 OTF2_CallbackCode ev_param_int(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, int64_t value) {
   CUBESCALE_EVT_HEAD(ParameterInt);
@@ -1115,6 +1202,7 @@ void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) c
   std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
                                                                                            OTF2_EvtReaderCallbacks_Delete);
   EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}, {}, !newer_writer_};
+  if (sink.calling_context_frames() && !defs_.calling_contexts.empty()) c.measure_contexts();
   stream(locations, cbs.get(), &c);
 }
 

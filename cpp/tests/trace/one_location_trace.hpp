@@ -18,9 +18,14 @@ struct OneLocationRegion {
   OTF2_Paradigm paradigm = OTF2_PARADIGM_USER;
 };
 struct OneLocationEvent {
-  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd } kind;
+  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample } kind;
   std::uint64_t time;      // ns
-  std::uint32_t region = 0;  // Enter / Leave
+  std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
+  std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
+};
+// A calling context (Score-P's unwinding): its region and parent context (~0u: a root).
+struct OneLocationContext {
+  std::uint32_t region, parent = ~0u;
 };
 
 namespace detail {
@@ -32,7 +37,8 @@ inline OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0
 // Returns the anchor's path.
 inline std::string write_one_location(const std::filesystem::path& dir, const std::string& name,
                                       const std::vector<OneLocationRegion>& regions,
-                                      const std::vector<OneLocationEvent>& events, const std::string& program) {
+                                      const std::vector<OneLocationEvent>& events, const std::string& program,
+                                      const std::vector<OneLocationContext>& contexts = {}) {
   auto* archive = OTF2_Archive_Open(dir.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("cannot create " + name);
@@ -50,6 +56,11 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
       case OneLocationEvent::Leave: OTF2_EvtWriter_Leave(w, nullptr, e.time, e.region); break;
       case OneLocationEvent::ProgramBegin: OTF2_EvtWriter_ProgramBegin(w, nullptr, e.time, program_string, 0, nullptr); break;
       case OneLocationEvent::ProgramEnd: OTF2_EvtWriter_ProgramEnd(w, nullptr, e.time, 0); break;
+      case OneLocationEvent::ContextEnter: OTF2_EvtWriter_CallingContextEnter(w, nullptr, e.time, e.region, e.unwind); break;
+      case OneLocationEvent::ContextLeave: OTF2_EvtWriter_CallingContextLeave(w, nullptr, e.time, e.region); break;
+      case OneLocationEvent::ContextSample:
+        OTF2_EvtWriter_CallingContextSample(w, nullptr, e.time, e.region, e.unwind, 0);
+        break;
     }
   }
   uint64_t written = 0;
@@ -67,6 +78,11 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   for (std::uint32_t r = 0; r < regions.size(); ++r)
     OTF2_GlobalDefWriter_WriteRegion(g, r, 4 + 2 * r, 5 + 2 * r, OTF2_UNDEFINED_STRING, regions[r].role,
                                      regions[r].paradigm, OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
+  if (!contexts.empty())
+    OTF2_GlobalDefWriter_WriteInterruptGenerator(g, 0, 1, OTF2_INTERRUPT_GENERATOR_MODE_TIME, OTF2_BASE_DECIMAL, 0, 1000);
+  for (std::uint32_t c = 0; c < contexts.size(); ++c)
+    OTF2_GlobalDefWriter_WriteCallingContext(g, c, contexts[c].region, OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
+                                             contexts[c].parent == ~0u ? OTF2_UNDEFINED_CALLING_CONTEXT : contexts[c].parent);
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 3, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
   OTF2_GlobalDefWriter_WriteLocation(g, 0, 2, OTF2_LOCATION_TYPE_CPU_THREAD, written, 0);

@@ -13,21 +13,13 @@
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
+#include "../analysis/trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale::trace;
 
 namespace {
-
-struct Dir {
-  fs::path path = fs::temp_directory_path() / ("cubescale_tasks_" + std::to_string(::getpid()));
-  Dir() {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Dir() { fs::remove_all(path); }
-};
 
 // Per call path ("a/b/c", region names) of location `column`: (visits, time in ns).
 std::map<std::string, std::pair<std::uint64_t, double>> values(const cubescale::profile::LocalProfile& p,
@@ -73,7 +65,7 @@ OmpCall in(const std::string& call, const std::string& region, std::uint64_t tim
 // Task A runs in the barrier, waits at a taskwait while its child B runs, and resumes (tied
 // tasks, LIFO); thread 1 only waits.
 TEST(TaskProfile, TiedTasksGoBelowTasksWithAPointerAtTheBarrier) {
-  Dir dir;
+  cubescale::analysis_tests::TempDir dir("tasks");
   OmpParallel team{100, 1000, {}};
   team.threads = {{{"task_create", 110, 120, 0, 0, 0, 1}, {"task_create", 130, 140, 0, 0, 0, 2},
                    in("enter", "ibarrier", 200), at("task_begin", 210, 1), in("enter", "work", 220),
@@ -110,7 +102,7 @@ TEST(TaskProfile, TiedTasksGoBelowTasksWithAPointerAtTheBarrier) {
 // Untied tasks U and V suspend each other inside their regions: the location's events do not
 // nest in stream order, only per task (a reader with one stack per location refuses it).
 TEST(TaskProfile, UntiedTasksThatInterleaveNestPerTask) {
-  Dir dir;
+  cubescale::analysis_tests::TempDir dir("tasks");
   OmpParallel team{100, 1000, {}};
   team.threads = {{in("enter", "ibarrier", 200), at("task_begin", 210, 1, true), in("enter", "work", 220),
                    at("task_begin", 230, 2, true), in("enter", "taskwait", 240), at("task_switch", 250, 1),
@@ -131,7 +123,7 @@ TEST(TaskProfile, UntiedTasksThatInterleaveNestPerTask) {
 // An untied task resumed on another thread: its regions' Enter events are in another location's
 // stream, which one location's reading cannot see: a FormatError naming the case.
 TEST(TaskProfile, ATaskResumedOnAnotherThreadIsRefusedClearly) {
-  Dir dir;
+  cubescale::analysis_tests::TempDir dir("tasks");
   OmpParallel team{100, 1000, {}};
   team.threads = {{in("enter", "ibarrier", 200), at("task_begin", 210, 1, true), in("enter", "work", 220),
                    at("task_switch", 230, 0), in("leave", "ibarrier", 400)},
@@ -150,7 +142,7 @@ TEST(TaskProfile, ATaskResumedOnAnotherThreadIsRefusedClearly) {
 // A task suspended and never resumed (a stream cut short): its frames close at the end of its
 // last run, counted as unclosed; the pointer holds that run once.
 TEST(TaskProfile, ATaskNeverResumedClosesAtTheEndOfItsLastRun) {
-  Dir dir;
+  cubescale::analysis_tests::TempDir dir("tasks");
   OmpParallel team{100, 1000, {}};
   team.threads = {{in("enter", "ibarrier", 200), at("task_begin", 210, 1, true), in("enter", "work", 220),
                    at("task_switch", 230, 0), in("leave", "ibarrier", 400)}};

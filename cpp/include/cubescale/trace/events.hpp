@@ -118,6 +118,11 @@ double as_double(std::uint8_t otf2_type, MetricValue v);
 class EventSink {
  public:
   virtual ~EventSink() = default;
+  // Calling-context events (Score-P's unwinding and sampling: CallingContextEnter/Sample with an
+  // unwind distance, CallingContextLeave) also come as the Enter and Leave events of the frames
+  // they close and open, as Score-P's profile replays them (docs/trace.md, "Calling contexts"):
+  // an Enter or Sample's after them, a Leave's before. False: only the events as recorded.
+  virtual bool calling_context_frames() const { return true; }
   virtual void begin_location(std::uint32_t location) { (void)location; }
   virtual void event(const Event& e) = 0;
   virtual void end_location(std::uint32_t location) { (void)location; }

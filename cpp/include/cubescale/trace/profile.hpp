@@ -13,7 +13,8 @@
 // them there), so a process's threads share one call tree.
 //
 // Metrics, in this order: visits, time, min_time, max_time, bytes_sent, bytes_received, then
-// every accumulated member of the trace's synchronous metric classes. They and the regions
+// every accumulated member of the trace's synchronous metric classes, then `hits` (samples per
+// innermost call path) where the trace defines calling contexts. They and the regions
 // come from the global definitions, not from what a share of locations saw, so every rank of
 // a conversion gives the same local definitions a unification expects.
 #include <bitset>

@@ -1,0 +1,96 @@
+// Calling-context events (Score-P's unwinding and sampling) in the trace -> profile kernel: each
+// becomes the Enter and Leave events of the frames it closes and opens, as Score-P's profile
+// replays them, with a hit per sample on its innermost call path (docs/trace.md, "Calling
+// contexts"); the event table keeps them as recorded.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "cubescale/common/format_error.hpp"
+#include "cubescale/trace/profile.hpp"
+#include "cubescale/trace/reader.hpp"
+#include "../analysis/trace_files.hpp"
+#include "one_location_trace.hpp"
+
+namespace fs = std::filesystem;
+using namespace cubescale::trace;
+using E = cubescale::trace_tests::OneLocationEvent;
+using C = cubescale::trace_tests::OneLocationContext;
+
+namespace {
+
+// Per call path ("a/b"): (visits, time in ns, hits) of the only location.
+std::map<std::string, std::tuple<std::uint64_t, double, std::uint64_t>> values(const cubescale::profile::LocalProfile& p) {
+  std::size_t visits = 0, time = 0, hits = 0;
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    if (p.metrics[m].uniq_name == "visits") visits = m;
+    if (p.metrics[m].uniq_name == "time") time = m;
+    if (p.metrics[m].uniq_name == "hits") hits = m;
+  }
+  EXPECT_EQ(p.metrics[hits].uniq_name, "hits");
+  std::vector<std::string> path(p.cnode_parents.size());
+  std::map<std::string, std::tuple<std::uint64_t, double, std::uint64_t>> out;
+  for (std::size_t c = 0; c < path.size(); ++c) {
+    const auto parent = p.cnode_parents[c];
+    const auto& name = p.regions[p.cnode_regions[c]].name;
+    path[c] = parent == cubescale::cube::kNoParent ? name : path[parent] + "/" + name;
+    std::uint64_t v = 0, h = 0;
+    double t = 0;
+    std::memcpy(&v, p.values[visits].row(c), 8);
+    std::memcpy(&t, p.values[time].row(c), 8);
+    std::memcpy(&h, p.values[hits].row(c), 8);
+    out[path[c]] = {v, std::round(t * 1e9), h};
+  }
+  return out;
+}
+
+}  // namespace
+
+// Score-P's own example (test/services/unwinding/test_cct_4.c): a sample in main (not
+// instrumented), USER entered (main closed and opened again: its context is another
+// activation's), five samples in USER at unwind distance 1 (the same frames), USER left, a
+// sample in main. Score-P's profile: main 3 visits and 2 hits, USER 1 visit and 5 hits (one
+// more sample here, at 100 in the same frame, gives main's last visit a length: 3 hits).
+TEST(CallingContexts, ScorePsUnwindingExample) {
+  cubescale::analysis_tests::TempDir dir("contexts");
+  // Regions 0 main, 1 USER; contexts 0 main@58, 1 main@60, 2 USER below 1, 3 USER@67 below 1, 4 main@99.
+  const std::vector<C> contexts = {{0}, {0}, {1, 1}, {1, 1}, {0}};
+  std::vector<E> events = {{E::ContextSample, 58, 0, 2}, {E::ContextEnter, 60, 2, 3}};
+  for (std::uint64_t t = 67; t <= 95; t += 7) events.push_back({E::ContextSample, t, 3, 1});
+  events.insert(events.end(), {{E::ContextLeave, 97, 2}, {E::ContextSample, 99, 4, 2}, {E::ContextSample, 100, 4, 1}});
+  const auto anchor =
+      cubescale::trace_tests::write_one_location(dir.path, "t", {{"main", "main"}, {"USER", "USER"}}, events, "t", contexts);
+  const Trace trace(anchor);
+  ProfileStats stats;
+  auto v = values(trace_profile(trace, trace.all_locations(), &stats));
+  // main: [58, 60), [60, 99), [99, 100] (closed at the location's end); USER [60, 97).
+  EXPECT_EQ(v["main"], std::make_tuple(3, 42, 3));
+  EXPECT_EQ(v["main/USER"], std::make_tuple(1, 37, 5));
+  EXPECT_EQ(stats.unclosed_frames, 1u);
+}
+
+// A parent chain that loops is a FormatError naming the context, never a hang; so is a Leave
+// of a context whose frames are not open.
+TEST(CallingContexts, BrokenContextsAreClearErrors) {
+  cubescale::analysis_tests::TempDir dir("contexts");
+  const auto loop = cubescale::trace_tests::write_one_location(dir.path, "loop", {{"f", "f"}},
+                                                               {{E::ContextSample, 1, 0, 1}}, "loop", {{0, 1}, {0, 0}});
+  try {
+    trace_profile(Trace(loop), {0});
+    FAIL() << "no error";
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("loops"), std::string::npos) << e.what();
+  }
+  const auto leave = cubescale::trace_tests::write_one_location(dir.path, "leave", {{"f", "f"}, {"g", "g"}},
+                                                                {{E::ContextLeave, 1, 1}}, "leave", {{0}, {1, 0}});
+  try {
+    trace_profile(Trace(leave), {0});
+    FAIL() << "no error";
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("frames"), std::string::npos) << e.what();
+  }
+}
