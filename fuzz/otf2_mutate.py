@@ -54,6 +54,24 @@ def traces(data: Path) -> list[Path]:
     return sorted(p.parent for p in data.glob("otf2/*/*.otf2"))
 
 
+def task_trace(into: Path) -> Path:
+    """A trace with OpenMP task events, which no shared trace has (tied tasks at a taskwait,
+    untied ones that suspend each other): the reader's and profile's per-task stacks."""
+    from cubescale import testing
+    into.mkdir(parents=True)
+    threads = [
+        [("task_create", 110, 120, 0, 1), ("enter", 200, "ibarrier"), ("task_begin", 210, 0, 1, False),
+         ("enter", 220, "work"), ("enter", 230, "taskwait"), ("task_begin", 240, 0, 2, True), ("enter", 250, "work"),
+         ("task_begin", 260, 0, 3, True), ("task_switch", 270, 0, 2), ("leave", 280, "work"),
+         ("task_end", 290, 0, 2, True), ("task_switch", 300, 0, 3), ("task_end", 310, 0, 3, True),
+         ("task_switch", 320, 0, 1), ("leave", 330, "taskwait"), ("leave", 340, "work"),
+         ("task_end", 350, 0, 1, False), ("task_switch", 360, 0, 0), ("leave", 400, "ibarrier")],
+        [("ibarrier", 300, 400)]]
+    testing.write_omp_trace(into, "tasks", [{"fork": 100, "join": 1000, "threads": threads}], threads=2, end=1100,
+                            main=(0, 1100))
+    return into
+
+
 def mutate(trace: Path, into: Path, rng: random.Random) -> str:
     """A copy of `trace` at `into` with one .def or .evt file changed; returns what changed."""
     shutil.copytree(trace, into)
@@ -90,6 +108,7 @@ def main(argv: list[str]) -> int:
     end = time.monotonic() + seconds
     cases = 0
     with tempfile.TemporaryDirectory() as work:
+        sources.append(task_trace(Path(work) / "seed-tasks"))
         batch = 0
         while time.monotonic() < end:
             batch += 1

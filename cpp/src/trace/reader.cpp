@@ -643,7 +643,8 @@ struct EvtContext {
   // frames (n: c's depth; the innermost kept is the same activation at another address), closes
   // the others and opens the rest of c's chain; a Leave closes the frames inside c's, then c's.
   OTF2_CallbackCode context_frames(EventType type, std::uint32_t context, std::uint64_t unwind) {
-    if (context == kNone || !problem.empty()) return OTF2_CALLBACK_INTERRUPT;
+    if (!problem.empty()) return OTF2_CALLBACK_INTERRUPT;
+    if (context == kNone) return OTF2_CALLBACK_SUCCESS;  // OTF2's undefined context: no frames
     const auto& cc = defs->calling_contexts;
     const auto n = context_depth[context];
     if (n == 0 || cc[context].region == kNone) {
