@@ -42,14 +42,13 @@ struct Column {
     const std::size_t slots = slot_double.size();
     for (std::size_t c = std::min(fixed[kVisits].size(), parent.size()); c-- > 0;) {  // grow() rounds up
       const auto p = parent[c];
-      if (p == kNone || fixed[kVisits][p] != 0) continue;
+      if (p == kNone || fixed[kVisits][p] != 0 || (tasks != kNone && region[c] == tasks)) continue;
       // Its shortest and longest visit are its children's (Score-P merges them so: the workers
-      // of bt-mz.B.8x4.cubex hold that at all 600 such cells), the TASKS root's too.
+      // of bt-mz.B.8x4.cubex hold that at all 600 such cells; TASKS merges into no parent).
       if (fixed[kVisits][c] != 0 || fixed[kMinTime][c] != ~std::uint64_t(0)) {
         fixed[kMinTime][p] = std::min(fixed[kMinTime][p], fixed[kMinTime][c]);
         fixed[kMaxTime][p] = std::max(fixed[kMaxTime][p], fixed[kMaxTime][c]);
       }
-      if (tasks != kNone && region[c] == tasks) continue;
       fixed[kTime][p] += fixed[kTime][c];
       for (std::size_t s = 0; s < slots; ++s) {
         auto& to = counters[std::size_t(p) * slots + s];
@@ -156,7 +155,9 @@ class ProfileSink final : public EventSink {
         add(kBytesReceived, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
-      case EventType::CallingContextSample: add(kHits, 1); break;  // on the sample's innermost frame
+      case EventType::CallingContextSample:  // on the sample's innermost frame
+        if (e.region != kNone) add(kHits, 1);
+        break;
       case EventType::ThreadTaskSwitch: switch_task(task_key(e), e.time); break;
       case EventType::ThreadTaskComplete:
         if (task_key(e) == current_task_) switch_task(0, e.time);

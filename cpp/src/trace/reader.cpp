@@ -537,6 +537,8 @@ struct EvtContext {
   // events opened, outermost first.
   std::vector<std::uint32_t> context_depth{};
   std::vector<std::uint32_t> open_contexts{}, chain{};
+  bool context_frames_wanted = false;  // the sink's calling_context_frames()
+  std::uint64_t context_frames_made = 0;  // on this location (a hostile chain must not make it quadratic)
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -615,6 +617,7 @@ struct EvtContext {
     task_regions.clear();
     current_task = 0;
     open_contexts.clear();
+    context_frames_made = 0;
   }
   // Depth of every calling context, once per read (a hostile parent chain must not loop).
   void measure_contexts() {
@@ -642,45 +645,65 @@ struct EvtContext {
   // an Enter or Sample of context c at unwind distance d keeps the outermost n - d + 1 open
   // frames (n: c's depth; the innermost kept is the same activation at another address), closes
   // the others and opens the rest of c's chain; a Leave closes the frames inside c's, then c's.
+  // The work is the frames closed and opened, each Leave checked against the region it closes.
   OTF2_CallbackCode context_frames(EventType type, std::uint32_t context, std::uint64_t unwind) {
     if (!problem.empty()) return OTF2_CALLBACK_INTERRUPT;
     if (context == kNone) return OTF2_CALLBACK_SUCCESS;  // OTF2's undefined context: no frames
     const auto& cc = defs->calling_contexts;
     const auto n = context_depth[context];
-    if (n == 0 || cc[context].region == kNone) {
-      problem = "event " + std::to_string(event.position) + ": calling context " + std::to_string(cc[context].id) +
-                (n == 0 ? " has a parent chain that loops" : " has no region");
-      return OTF2_CALLBACK_INTERRUPT;
-    }
-    chain.assign(n, kNone);
-    for (auto at = context, k = n; k-- > 0; at = cc[at].parent) chain[k] = at;
     const auto time = event.time, position = event.position;
-    const auto frame = [&](EventType t, std::uint32_t c) {
-      start(t, time, position).region = cc[c].region;
-      return emit();
+    const auto fail = [&](const std::string& what) {
+      problem = "event " + std::to_string(position) + ": calling context " + std::to_string(cc[context].id) + " " + what;
+      return OTF2_CALLBACK_INTERRUPT;
     };
+    if (n == 0) return fail("has a parent chain that loops");
     // Frames kept: a Leave's context itself (closed below), else n - d + 1 of them (0 to n).
     const std::size_t keep = type == EventType::CallingContextLeave ? n
                              : unwind > std::uint64_t(n) + 1   ? 0
                                                                : std::min<std::size_t>(n, n + 1 - unwind);
+    if (open_contexts.size() < keep)
+      return fail("keeps " + std::to_string(keep) + " frames of " + std::to_string(open_contexts.size()) + " open");
+    // Score-P's rule costs up to twice the depth per event; bounded per location by its events.
+    context_frames_made += (open_contexts.size() - keep) + (n - keep);
+    if (context_frames_made > (std::uint64_t(1) << 24) + 1024 * position)
+      return fail("makes more than 1024 frames per event (calling contexts too deep)");
+    // The chain from the kept frames down to `context`; `at` then the innermost kept context.
+    chain.resize(n);
+    auto at = context;
+    for (auto k = n; k-- > keep; at = cc[at].parent) chain[k] = at;
+    const auto frame = [&](EventType t, std::uint32_t c) {
+      if (cc[c].region == kNone) return fail("has no region in its chain");
+      start(t, time, position).region = cc[c].region;
+      return emit();
+    };
     while (open_contexts.size() > keep) {
       if (frame(EventType::Leave, open_contexts.back()) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
       open_contexts.pop_back();
     }
-    if (open_contexts.size() < keep) {
-      problem = "event " + std::to_string(position) + ": calling context " + std::to_string(cc[context].id) +
-                " keeps " + std::to_string(keep) + " frames of " + std::to_string(open_contexts.size()) + " open";
-      return OTF2_CALLBACK_INTERRUPT;
-    }
+    if (keep > 0 && cc[open_contexts[keep - 1]].region != cc[at].region)
+      return fail("does not match the region of the frame open at its depth");
     if (type == EventType::CallingContextLeave) {
       if (frame(EventType::Leave, open_contexts.back()) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
       open_contexts.pop_back();
       return OTF2_CALLBACK_SUCCESS;
     }
-    if (keep > 0) open_contexts[keep - 1] = chain[keep - 1];  // the same activation, its new address
+    if (keep > 0) open_contexts[keep - 1] = at;  // the same activation, its new address
     for (auto k = keep; k < n; ++k) {
       if (frame(EventType::Enter, chain[k]) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
       open_contexts.push_back(chain[k]);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+  }
+  // Score-P closes the frames calling contexts left open when a thread ends its team, ends, or
+  // the program ends (a sample the trace does not record): the Leaves at `time`.
+  OTF2_CallbackCode close_contexts(OTF2_TimeStamp time, std::uint64_t position) {
+    if (!context_frames_wanted) return OTF2_CALLBACK_SUCCESS;
+    while (!open_contexts.empty()) {
+      const auto region = defs->calling_contexts[open_contexts.back()].region;
+      open_contexts.pop_back();
+      if (region == kNone) continue;
+      start(EventType::Leave, time, position).region = region;
+      if (emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
     }
     return OTF2_CALLBACK_SUCCESS;
   }
@@ -775,6 +798,7 @@ OTF2_CallbackCode ev_program_begin(CUBESCALE_EVT_ARGS, OTF2_StringRef name, uint
 // Closes the program region only where it is the innermost open one; otherwise (regions left
 // open, which Score-P does not write) it stays open to the location's end, as any unclosed region.
 OTF2_CallbackCode ev_program_end(CUBESCALE_EVT_ARGS, int64_t) {
+  if (ectx(ud).close_contexts(time, position) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
   CUBESCALE_EVT_HEAD(ProgramEnd);
   if (c.open_program != kNone && !c.open_regions.empty() && c.open_regions.back().first == c.open_program) {
     e.region = c.open_program;
@@ -886,6 +910,8 @@ template <EventType T>
 OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {
   auto& c = ectx(ud);
   (void)attributes;
+  if (T == EventType::ThreadTeamEnd && c.close_contexts(time, position) != OTF2_CALLBACK_SUCCESS)
+    return OTF2_CALLBACK_INTERRUPT;
   auto& e = c.start(T, time, position);
   e.communicator = c.soft(c.defs->communicator_index, team, OTF2_UNDEFINED_COMM);
   return c.emit();
@@ -939,7 +965,7 @@ OTF2_CallbackCode calling_context(EvtContext& c, EventType type, OTF2_TimeStamp 
     return e.region;
   };
   const auto context = recorded();
-  if (!c.sink->calling_context_frames()) return c.emit();
+  if (!c.context_frames_wanted) return c.emit();
   if (type == EventType::CallingContextLeave) {
     if (c.emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
     c.start(type, time, position);  // the event the frames are made of
@@ -953,6 +979,13 @@ template <EventType T>
 OTF2_CallbackCode ev_context(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind) {
   (void)attributes;
   return calling_context(ectx(ud), T, time, position, context, unwind);
+}
+OTF2_CallbackCode ev_thread_end(CUBESCALE_EVT_ARGS, OTF2_CommRef, uint64_t) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  if (c.close_contexts(time, position) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+  c.start(EventType::ThreadEnd, time, position);
+  return c.emit();
 }
 OTF2_CallbackCode ev_context_leave(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context) {
   (void)attributes;
@@ -1040,6 +1073,7 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetCallingContextEnterCallback(cbs, ev_context<EventType::CallingContextEnter>);
   OTF2_EvtReaderCallbacks_SetCallingContextLeaveCallback(cbs, ev_context_leave);
   OTF2_EvtReaderCallbacks_SetCallingContextSampleCallback(cbs, ev_sample);
+  OTF2_EvtReaderCallbacks_SetThreadEndCallback(cbs, ev_thread_end);
   OTF2_EvtReaderCallbacks_SetParameterIntCallback(cbs, ev_param_int);
   OTF2_EvtReaderCallbacks_SetParameterUnsignedIntCallback(cbs, ev_param_uint);
   OTF2_EvtReaderCallbacks_SetParameterStringCallback(cbs, ev_param_string);
@@ -1203,7 +1237,8 @@ void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) c
   std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
                                                                                            OTF2_EvtReaderCallbacks_Delete);
   EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}, {}, !newer_writer_};
-  if (sink.calling_context_frames() && !defs_.calling_contexts.empty()) c.measure_contexts();
+  c.context_frames_wanted = sink.calling_context_frames() && !defs_.calling_contexts.empty();
+  if (c.context_frames_wanted) c.measure_contexts();
   stream(locations, cbs.get(), &c);
 }
 
@@ -1301,6 +1336,7 @@ struct Counter final : EventSink {
   std::size_t row = 0;
   void begin_location(std::uint32_t) override {}
   void event(const Event& e) override { (*counts)[row][static_cast<std::size_t>(e.type)]++; }
+  bool calling_context_frames() const override { return false; }  // the events as recorded
   void end_location(std::uint32_t) override { ++row; }
 };
 }  // namespace

@@ -18,7 +18,7 @@ struct OneLocationRegion {
   OTF2_Paradigm paradigm = OTF2_PARADIGM_USER;
 };
 struct OneLocationEvent {
-  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample } kind;
+  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd } kind;
   std::uint64_t time;      // ns
   std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
   std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
@@ -61,6 +61,8 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
       case OneLocationEvent::ContextSample:
         OTF2_EvtWriter_CallingContextSample(w, nullptr, e.time, e.region, e.unwind, 0);
         break;
+      case OneLocationEvent::TeamBegin: OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, e.time, 0); break;  // team undefined
+      case OneLocationEvent::TeamEnd: OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, e.time, 0); break;
     }
   }
   uint64_t written = 0;

@@ -4,6 +4,7 @@
 // contexts"); the event table keeps them as recorded.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -93,4 +94,58 @@ TEST(CallingContexts, BrokenContextsAreClearErrors) {
   } catch (const cubescale::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find("frames"), std::string::npos) << e.what();
   }
+}
+
+// Score-P closes the frames samples left open when a thread's team ends and when the program
+// ends (a sample the trace does not record): a worker's frames of one parallel region do not
+// run on through the serial phase, and main ends with the program. The event counts stay
+// those of the file.
+TEST(CallingContexts, FramesCloseAtTheTeamsAndTheProgramsEnd) {
+  cubescale::analysis_tests::TempDir dir("contexts");
+  // Contexts 0 A, 1 B below A.
+  const auto team = cubescale::trace_tests::write_one_location(
+      dir.path, "team", {{"A", "A"}, {"B", "B"}},
+      {{E::TeamBegin, 5}, {E::ContextSample, 10, 1, 3}, {E::TeamEnd, 20}, {E::TeamBegin, 100},
+       {E::ContextSample, 105, 1, 3}, {E::TeamEnd, 110}},
+      "team", {{0}, {1, 0}});
+  const Trace t(team);
+  ProfileStats stats;
+  auto v = values(trace_profile(t, t.all_locations(), &stats));
+  EXPECT_EQ(v["A"], std::make_tuple(2, 15, 0));  // [10, 20) and [105, 110)
+  EXPECT_EQ(v["A/B"], std::make_tuple(2, 15, 2));
+  EXPECT_EQ(stats.unclosed_frames, 0u);
+  const auto counts = count_events(t, t.all_locations());
+  EXPECT_EQ(counts[0][static_cast<std::size_t>(EventType::Enter)], 0u);
+  EXPECT_EQ(counts[0][static_cast<std::size_t>(EventType::CallingContextSample)], 2u);
+
+  // Regions 0 main, 1 foo, 2 the program; contexts 0 main, 1 foo below main.
+  const auto program = cubescale::trace_tests::write_one_location(
+      dir.path, "prog",
+      {{"main", "main"}, {"foo", "foo"}, {"prog", "prog", OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM}},
+      {{E::ProgramBegin, 1}, {E::ContextEnter, 10, 1, 3}, {E::ContextLeave, 20, 1}, {E::ProgramEnd, 30},
+       {E::Enter, 40, 1}, {E::Leave, 50, 1}},
+      "prog", {{0}, {1, 0}});
+  const Trace p(program);
+  auto w = values(trace_profile(p, p.all_locations()));
+  EXPECT_EQ(w["prog"], std::make_tuple(1, 29, 0));
+  EXPECT_EQ(w["prog/main"], std::make_tuple(1, 20, 0));
+  EXPECT_EQ(w["prog/main/foo"], std::make_tuple(1, 10, 0));
+  EXPECT_EQ(w["foo"], std::make_tuple(1, 10, 0));  // after the program: a root of its own
+}
+
+// A chain of 60,000 contexts sampled 60,000 times at unwind distance 1 (nothing closed or
+// opened): the work is the frames made, not the depth per event (it was quadratic).
+TEST(CallingContexts, DeepChainsCostTheFramesTheyMake) {
+  cubescale::analysis_tests::TempDir dir("contexts");
+  constexpr std::uint32_t kDepth = 60000;
+  std::vector<C> chain;
+  for (std::uint32_t c = 0; c < kDepth; ++c) chain.push_back({0, c == 0 ? ~0u : c - 1});
+  std::vector<E> events = {{E::ContextSample, 1, kDepth - 1, kDepth + 1}};
+  for (std::uint64_t t = 2; t < 2 + kDepth; ++t) events.push_back({E::ContextSample, t, kDepth - 1, 1});
+  const auto anchor = cubescale::trace_tests::write_one_location(dir.path, "deep", {{"f", "f"}}, events, "deep", chain);
+  const Trace t(anchor);
+  const auto start = std::chrono::steady_clock::now();
+  const auto p = trace_profile(t, t.all_locations());
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 3.0);  // quadratic: about 8 s
+  EXPECT_EQ(p.cnode_parents.size(), kDepth);
 }
