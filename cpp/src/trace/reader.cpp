@@ -538,6 +538,7 @@ struct EvtContext {
   std::vector<std::uint32_t> context_depth{};
   std::vector<std::uint32_t> open_contexts{}, chain{};
   bool context_frames_wanted = false;  // the sink's calling_context_frames()
+  std::uint32_t forks_open = 0;  // the location's forks not joined yet (it masters a team)
   std::uint64_t context_frames_made = 0;  // on this location (a hostile chain must not make it quadratic)
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
@@ -591,6 +592,10 @@ struct EvtContext {
       else if (event.time < open_regions.back().second)
         problem = "Leave of " + region_name(event.region) + " before its Enter";
       else open_regions.pop_back();
+    } else if (event.type == EventType::ThreadFork || event.type == EventType::OmpFork) {
+      ++forks_open;
+    } else if (event.type == EventType::ThreadJoin || event.type == EventType::OmpJoin) {
+      if (forks_open > 0) --forks_open;
     } else if (event.type == EventType::ThreadTaskSwitch) {
       switch_task(task_key(event));
     } else if (event.type == EventType::ThreadTaskComplete) {
@@ -618,6 +623,7 @@ struct EvtContext {
     current_task = 0;
     open_contexts.clear();
     context_frames_made = 0;
+    forks_open = 0;
   }
   // Depth of every calling context, once per read (a hostile parent chain must not loop).
   void measure_contexts() {
@@ -694,8 +700,8 @@ struct EvtContext {
     }
     return OTF2_CALLBACK_SUCCESS;
   }
-  // Score-P closes the frames calling contexts left open when a thread ends its team, ends, or
-  // the program ends (a sample the trace does not record): the Leaves at `time`.
+  // Score-P closes the frames calling contexts left open when a worker ends its team, a thread
+  // ends, or the program ends (a sample the trace does not record): the Leaves at `time`.
   OTF2_CallbackCode close_contexts(OTF2_TimeStamp time, std::uint64_t position) {
     if (!context_frames_wanted) return OTF2_CALLBACK_SUCCESS;
     while (!open_contexts.empty()) {
@@ -910,7 +916,8 @@ template <EventType T>
 OTF2_CallbackCode ev_team(CUBESCALE_EVT_ARGS, OTF2_CommRef team) {
   auto& c = ectx(ud);
   (void)attributes;
-  if (T == EventType::ThreadTeamEnd && c.close_contexts(time, position) != OTF2_CALLBACK_SUCCESS)
+  // (A worker's only: Score-P pauses the master of the team, whose frames go on after the join.)
+  if (T == EventType::ThreadTeamEnd && c.forks_open == 0 && c.close_contexts(time, position) != OTF2_CALLBACK_SUCCESS)
     return OTF2_CALLBACK_INTERRUPT;
   auto& e = c.start(T, time, position);
   e.communicator = c.soft(c.defs->communicator_index, team, OTF2_UNDEFINED_COMM);

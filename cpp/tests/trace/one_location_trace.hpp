@@ -18,7 +18,7 @@ struct OneLocationRegion {
   OTF2_Paradigm paradigm = OTF2_PARADIGM_USER;
 };
 struct OneLocationEvent {
-  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd } kind;
+  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd, Fork, Join } kind;
   std::uint64_t time;      // ns
   std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
   std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
@@ -63,6 +63,8 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
         break;
       case OneLocationEvent::TeamBegin: OTF2_EvtWriter_ThreadTeamBegin(w, nullptr, e.time, 0); break;  // team undefined
       case OneLocationEvent::TeamEnd: OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, e.time, 0); break;
+      case OneLocationEvent::Fork: OTF2_EvtWriter_ThreadFork(w, nullptr, e.time, OTF2_PARADIGM_OPENMP, 2); break;
+      case OneLocationEvent::Join: OTF2_EvtWriter_ThreadJoin(w, nullptr, e.time, OTF2_PARADIGM_OPENMP); break;
     }
   }
   uint64_t written = 0;

@@ -96,9 +96,9 @@ TEST(CallingContexts, BrokenContextsAreClearErrors) {
   }
 }
 
-// Score-P closes the frames samples left open when a thread's team ends and when the program
+// Score-P closes the frames samples left open when a worker's team ends and when the program
 // ends (a sample the trace does not record): a worker's frames of one parallel region do not
-// run on through the serial phase, and main ends with the program. The event counts stay
+// run on through the serial phase, and main ends with the program; a master's go on. The event counts stay
 // those of the file.
 TEST(CallingContexts, FramesCloseAtTheTeamsAndTheProgramsEnd) {
   cubescale::analysis_tests::TempDir dir("contexts");
@@ -117,6 +117,19 @@ TEST(CallingContexts, FramesCloseAtTheTeamsAndTheProgramsEnd) {
   const auto counts = count_events(t, t.all_locations());
   EXPECT_EQ(counts[0][static_cast<std::size_t>(EventType::Enter)], 0u);
   EXPECT_EQ(counts[0][static_cast<std::size_t>(EventType::CallingContextSample)], 2u);
+
+  // The master of a team keeps its frames over the team's end (Score-P pauses it): its samples
+  // after the join go on from them.
+  const auto master = cubescale::trace_tests::write_one_location(
+      dir.path, "master", {{"A", "A"}, {"B", "B"}},
+      {{E::ContextSample, 10, 1, 3}, {E::Fork, 20}, {E::TeamBegin, 20}, {E::ContextSample, 30, 1, 1},
+       {E::TeamEnd, 40}, {E::Join, 40}, {E::ContextSample, 50, 1, 1}, {E::ContextSample, 60, 0, 1}},
+      "master", {{0}, {1, 0}});
+  const Trace m(master);
+  auto u = values(trace_profile(m, m.all_locations(), &stats));
+  EXPECT_EQ(u["A"], std::make_tuple(1, 50, 1));  // closed at the location's last event
+  EXPECT_EQ(u["A/B"], std::make_tuple(1, 50, 3));
+  EXPECT_EQ(stats.unclosed_frames, 1u);
 
   // Regions 0 main, 1 foo, 2 the program; contexts 0 main, 1 foo below main.
   const auto program = cubescale::trace_tests::write_one_location(
