@@ -225,8 +225,7 @@ void OmpObserver::event(const trace::Event& e, std::uint32_t cnode) {
     case trace::EventType::ThreadTaskSwitch:
     case trace::EventType::ThreadTaskComplete: {
       // A run of explicit tasks lasts from leaving the implicit task to coming back to it.
-      const auto key = trace::task_key(e);
-      const auto next = e.type == trace::EventType::ThreadTaskSwitch ? key : key == current_task_ ? 0 : current_task_;
+      const auto next = trace::task_after(e, current_task_);
       if (current_task_ == 0 && next != 0) run_begin_ = e.time;
       if (current_task_ != 0 && next == 0 && e.time > run_begin_) task_runs_.push_back({run_begin_, e.time});
       current_task_ = next;

@@ -158,9 +158,9 @@ class ProfileSink final : public EventSink {
       case EventType::CallingContextSample:  // on the sample's innermost frame
         if (e.region != kNone) add(kHits, 1);
         break;
-      case EventType::ThreadTaskSwitch: switch_task(task_key(e), e.time); break;
+      case EventType::ThreadTaskSwitch: switch_task(task_after(e, current_task_), e.time); break;
       case EventType::ThreadTaskComplete:
-        if (task_key(e) == current_task_) switch_task(0, e.time);
+        switch_task(task_after(e, current_task_), e.time);
         if (const auto it = tasks_.find(task_key(e)); it != tasks_.end() && task_key(e) != 0) {
           stats_.unclosed_frames += it->second.frames.size();  // completed with regions open: dropped
           tasks_.erase(it);

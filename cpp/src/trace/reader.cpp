@@ -596,12 +596,9 @@ struct EvtContext {
       ++forks_open;
     } else if (event.type == EventType::ThreadJoin || event.type == EventType::OmpJoin) {
       if (forks_open > 0) --forks_open;
-    } else if (event.type == EventType::ThreadTaskSwitch) {
-      switch_task(task_key(event));
-    } else if (event.type == EventType::ThreadTaskComplete) {
-      const auto key = task_key(event);
-      if (key == current_task && key != 0) switch_task(0);
-      if (key != 0) task_regions.erase(key);
+    } else if (event.type == EventType::ThreadTaskSwitch || event.type == EventType::ThreadTaskComplete) {
+      switch_task(task_after(event, current_task));
+      if (event.type == EventType::ThreadTaskComplete && task_key(event) != 0) task_regions.erase(task_key(event));
     }
     return problem.empty();
   }
@@ -965,22 +962,21 @@ OTF2_CallbackCode ev_rma_complete(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint64
 // (EvtContext::context_frames): an Enter or Sample's after the frames, a Leave's before them.
 OTF2_CallbackCode calling_context(EvtContext& c, EventType type, OTF2_TimeStamp time, uint64_t position,
                                   OTF2_CallingContextRef ref, uint64_t unwind) {
+  c.start(type, time, position);  // (named in ref's message)
+  const auto context = c.ref(c.defs->context_index, ref, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
   auto recorded = [&] {
     auto& e = c.start(type, time, position);
-    e.region = c.ref(c.defs->context_index, ref, OTF2_UNDEFINED_CALLING_CONTEXT, "calling context");
+    e.region = context;
     e.request = unwind;
-    return e.region;
+    return c.emit();
   };
-  const auto context = recorded();
-  if (!c.context_frames_wanted) return c.emit();
+  if (!c.context_frames_wanted) return recorded();
   if (type == EventType::CallingContextLeave) {
-    if (c.emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
-    c.start(type, time, position);  // the event the frames are made of
-    return c.context_frames(type, context, unwind);
+    if (recorded() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+    return c.context_frames(type, context, unwind);  // (the sink saw the event, which it cannot change)
   }
   if (c.context_frames(type, context, unwind) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
-  recorded();
-  return c.emit();
+  return recorded();
 }
 template <EventType T>
 OTF2_CallbackCode ev_context(CUBESCALE_EVT_ARGS, OTF2_CallingContextRef context, uint32_t unwind) {

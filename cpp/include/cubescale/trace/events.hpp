@@ -111,6 +111,14 @@ inline std::uint64_t task_key(const Event& e) {
   return mixed == 0 ? 1 : mixed;
 }
 
+// The task current after a ThreadTaskSwitch (the new one) or a ThreadTaskComplete (the
+// implicit task where the current one completed) while `current` ran; `current` otherwise.
+inline std::uint64_t task_after(const Event& e, std::uint64_t current) {
+  if (e.type == EventType::ThreadTaskSwitch) return task_key(e);
+  if (e.type == EventType::ThreadTaskComplete && task_key(e) == current) return 0;
+  return current;
+}
+
 // What a metric value is, from its OTF2_Type.
 ValueType value_type(std::uint8_t otf2_type);
 double as_double(std::uint8_t otf2_type, MetricValue v);
