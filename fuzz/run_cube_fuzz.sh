@@ -50,12 +50,9 @@ PY
 HALF=$(( (SECONDS_TO_RUN + 1) / 2 ))
 CXX=${FUZZ_CXX:-clang++-14}
 if command -v "$CXX" >/dev/null; then
-  "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I "$ROOT/cpp/include" "$ROOT/fuzz/cube_reader_fuzz.cpp" \
-    "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp "$ROOT"/cpp/src/cubepl/*.cpp \
-    "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp -lz \
-    -o "$OUT/cube_reader_fuzz"
-  "$OUT/cube_reader_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$HALF" -max_len=400000 -timeout=20 -rss_limit_mb=4096 \
+  . "$ROOT/fuzz/build.sh"
+  FUZZER=$(fuzz_build cube_reader_fuzz)
+  "$FUZZER" -seed="$LIBFUZZER_SEED" -max_total_time="$HALF" -max_len=400000 -timeout=20 -rss_limit_mb=4096 \
     -artifact_prefix="$OUT/" -print_final_stats=1 "$OUT/cube_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "cube reader fuzz (libFuzzer, ASan/UBSan): no findings in ${HALF}s"
 else

@@ -60,12 +60,9 @@ PY
 
 CXX=${FUZZ_CXX:-clang++-14}
 if command -v "$CXX" >/dev/null; then
-  "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I "$ROOT/cpp/include" "$ROOT/fuzz/cubepl_fuzz.cpp" \
-    "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/cube/*.cpp "$ROOT"/cpp/src/cubepl/*.cpp \
-    "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp -lz \
-    -o "$OUT/cubepl_fuzz"
-  "$OUT/cubepl_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=200000 -timeout=60 -rss_limit_mb=4096 \
+  . "$ROOT/fuzz/build.sh"
+  FUZZER=$(fuzz_build cubepl_fuzz)
+  "$FUZZER" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=200000 -timeout=60 -rss_limit_mb=4096 \
     -artifact_prefix="$OUT/cubepl-" -print_final_stats=1 "$OUT/cubepl_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "cubepl fuzz (libFuzzer, ASan/UBSan): no findings in ${SECONDS_TO_RUN}s"
 else

@@ -8,10 +8,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${FUZZ_BUILD_DIR:-$ROOT/build/fuzz}
 mkdir -p "$OUT/systree_corpus" "$OUT/systree_seeds"
 CXX=${FUZZ_CXX:-clang++-14}
-"$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -I "$ROOT/cpp/include" "$ROOT/fuzz/systree_fuzz.cpp" \
-  "$ROOT"/cpp/src/common/*.cpp "$ROOT"/cpp/src/systree/{kind,single,sequence,names,serialize}.cpp \
-  -o "$OUT/systree_fuzz"
+. "$ROOT/fuzz/build.sh"
+FUZZER=$(fuzz_build systree_fuzz)
 python3 - "$OUT/systree_seeds" <<'PY'
 import sys
 from pathlib import Path
@@ -24,6 +22,6 @@ for name, tree in trees.items():
 single = SingleNodeTree.from_shape("node:5 process:2")
 (out / "names.bin").write_bytes(SystemTree.from_single(single, names="all").names_to_bytes(2))
 PY
-"$OUT/systree_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+"$FUZZER" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 "$OUT/systree_corpus" "$OUT/systree_seeds" 2>&1 | tail -n 12
 echo "systree fuzz: no findings in ${SECONDS_TO_RUN}s"

@@ -16,10 +16,9 @@ printf 'TLP1\000\002\000\000\000\000\000\000\000\000' > "$SEEDS/partial"
 
 CXX=${FUZZ_CXX:-clang++-14}
 if command -v "$CXX" >/dev/null; then
-  "$CXX" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -I "$ROOT/cpp/include" "$ROOT/fuzz/timeline_fuzz.cpp" "$ROOT"/cpp/src/timeline/{timeline,expression,evaluate}.cpp \
-    -o "$OUT/timeline_fuzz"
-  "$OUT/timeline_fuzz" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+  . "$ROOT/fuzz/build.sh"
+  FUZZER=$(fuzz_build timeline_fuzz)
+  "$FUZZER" -seed="$LIBFUZZER_SEED" -max_total_time="$SECONDS_TO_RUN" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$OUT/timeline-" -print_final_stats=1 "$OUT/timeline_corpus" "$SEEDS" 2>&1 | tail -n 12
   echo "timeline fuzz (libFuzzer, ASan/UBSan): no findings in ${SECONDS_TO_RUN}s"
 else

@@ -4,6 +4,10 @@
 # and bounded fuzzing of the parsers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# setup's `pip install .` builds the C++ tests too, in build/release beside the extension: the
+# core library compiles once for both (scikit-build-core reads these variables; the wheel test
+# in tests/ builds there again with the same settings and finds nothing to do).
+export SKBUILD_BUILD_DIR=build/release SKBUILD_CMAKE_DEFINE="CUBESCALE_TESTS=ON"
 bash scripts/setup.sh
 
 # Every mpirun that tests, benchmarks and the demo start takes Open MPI's local settings from
@@ -16,16 +20,19 @@ section() { echo "== $1 (at ${SECONDS} s)"; }
 export CUBESCALE_SHARED_DATA=${CUBESCALE_SHARED_DATA:-$(cd .. && pwd)/shared/data}
 
 section "C++ tests (release)"
-cmake -S . -B build/ctest -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF >/dev/null
-ninja -C build/ctest -j "$JOBS" cubescale_tests >/dev/null
-ctest --test-dir build/ctest --output-on-failure -j "$JOBS" --timeout 300
+# Nothing left to build after setup; configured here only if pip did not build (an older pip
+# or scikit-build-core that ignored the variables above).
+[ -f build/release/build.ninja ] || cmake -S . -B build/release -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF >/dev/null
+ninja -C build/release -j "$JOBS" cubescale_tests >/dev/null
+ctest --test-dir build/release --output-on-failure -j "$JOBS" --timeout 300
 
 section "C++ tests (AddressSanitizer + UBSan)"
-# -O1 -g1 (line tables: sanitizer reports keep file and line) instead of RelWithDebInfo's -O2 -g:
-# the sanitized build took 14.7 of CI's 43 minutes on a slow 2-core VM (2026-11-26); a heavy
-# file compiles in 32 s instead of 70 (the sanitized tests themselves take about 30 s).
+# -O0 -g1 (line tables: sanitizer reports keep file and line) instead of RelWithDebInfo's -O2 -g:
+# the sanitized build is the longest step of CI on 2 cores. Measured on a clean clone
+# (2026-11-27): -O1 built in about 510 s and its tests ran 33 s, -O0 builds in 304 s and its
+# tests run 57 s (and no optimization removes an access the sanitizers should see).
 cmake -S . -B build/asan -G Ninja -DCUBESCALE_TESTS=ON -DCUBESCALE_PYTHON=OFF \
-  -DCUBESCALE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" >/dev/null
+  -DCUBESCALE_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1 -DNDEBUG" >/dev/null
 ninja -C build/asan -j "$JOBS" cubescale_tests >/dev/null
 # hwloc's PCI plugin (libpciaccess) leaks ~1 KB per topology load and is dlclosed before
 # LeakSanitizer reports, so no suppression can name it; its OpenCL plugin (the ICD loader)
@@ -52,6 +59,13 @@ if ls fuzz/run_*.sh >/dev/null 2>&1; then
   # Each fuzzer builds and writes its own files in build/fuzz; its output is shown whole when
   # it finds something, else its summary lines. xargs stops at the first failure (exit 255).
   mkdir -p build/fuzz-logs
+  # The libFuzzer targets first, all at once with both cores (fuzz/CMakeLists.txt): the fuzzers
+  # below then start from built files and never build in one directory at the same time.
+  if command -v "${FUZZ_CXX:-clang++-14}" >/dev/null; then
+    cmake -S fuzz -B "${FUZZ_BUILD_DIR:-build/fuzz}/cmake" -G Ninja -DCMAKE_CXX_COMPILER="${FUZZ_CXX:-clang++-14}" >/dev/null
+    ninja -C "${FUZZ_BUILD_DIR:-build/fuzz}/cmake" -j "$JOBS" >/dev/null
+    export FUZZ_PREBUILT=1
+  fi
   printf '%s\n' fuzz/run_*.sh | xargs -P "$JOBS" -I{} bash -c '
     log="build/fuzz-logs/$(basename "$1" .sh).log"
     if bash "$1" "$2" >"$log" 2>&1; then grep -E "no findings|skipped" "$log"; else cat "$log"; echo "FAILED: $1"; exit 255; fi' _ {} "${FUZZ_SECONDS:-60}"
