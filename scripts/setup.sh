@@ -37,15 +37,22 @@ if ! "$PY" -c "import mpi4py" 2>/dev/null; then
   "${PIP[@]}" --no-binary mpi4py "mpi4py>=3.1"
 fi
 echo "setup: pip install .[test]" >&2
-# The build requirements (pyproject.toml's [build-system]) go into this environment and the
-# build runs here, not in an isolated one: a later build of the same checkout with the same
-# tools (`pip wheel --no-build-isolation`, tests/test_wheel_fresh_venv.py) then finds the
-# scikit-build directory up to date instead of configuring and compiling it all again (five
-# minutes of CI on 2 cores). Without tomllib (Python < 3.11) pip builds in isolation as usual.
-if BUILD_REQUIRES=$("$PY" -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))' 2>/dev/null); then
-  mapfile -t build_requires <<<"$BUILD_REQUIRES"
-  "${PIP[@]}" "${build_requires[@]}"
-  "${PIP[@]}" --no-build-isolation ".[test]"
+# cubescale itself builds in this environment, not in an isolated one: a later build of the
+# same checkout with the same tools (`pip wheel --no-build-isolation`,
+# tests/test_wheel_fresh_venv.py) then finds the scikit-build directory up to date instead of
+# configuring and compiling it all again (five minutes of CI on 2 cores). So its build
+# requirements (pyproject.toml's [build-system]) and its dependencies with the test extra are
+# installed first, the way pip installs any package (isolated builds where one is needed),
+# then cubescale alone. Without tomllib (Python < 3.11) pip does it all in the usual way.
+if REQUIRES=$("$PY" -c '
+import tomllib
+with open("pyproject.toml", "rb") as f:
+    toml = tomllib.load(f)
+project = toml["project"]
+print("\n".join(toml["build-system"]["requires"] + project["dependencies"] + project["optional-dependencies"]["test"]))' 2>/dev/null); then
+  mapfile -t requires <<<"$REQUIRES"
+  "${PIP[@]}" "${requires[@]}"
+  "${PIP[@]}" --no-build-isolation --no-deps .
 else
   "${PIP[@]}" ".[test]"
 fi

@@ -7,8 +7,10 @@ not need MPI runs, and the notebooks run headless through nbclient.
 
 It installs from the package index (PyPI): ``-m "not network"`` or ``CUBESCALE_OFFLINE=1``
 skips it. The wheel is built with ``--no-build-isolation`` into the scikit-build directory
-that ``pip install .`` used (seconds when nothing changed), and both environments are kept in
-``build/fresh-venv/`` between runs (the wheel is reinstalled every time).
+that ``pip install .`` used (seconds when nothing changed: scripts/setup.sh builds without
+isolation too, and the ``SKBUILD_*`` settings of scripts/test.sh reach this build, so under
+test.sh both use build/release), and both environments are kept in ``build/fresh-venv/``
+between runs (the wheel is reinstalled every time).
 """
 
 from __future__ import annotations
