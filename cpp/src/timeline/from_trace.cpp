@@ -38,7 +38,7 @@ class Collector : public trace::EventSink {
       : trace_(trace), defs_(trace.definitions()), system_(system),
         last_time_(defs_.locations.size(), -std::numeric_limits<double>::infinity()) {}
 
-  bool calling_context_frames() const override { return false; }  // metric events only
+  bool replayed_frames() const override { return false; }  // metric events only
   void event(const trace::Event& e) override {
     if (e.type != trace::EventType::Metric || e.metric == trace::kNone) return;
     ++events_;

@@ -30,7 +30,7 @@ class ColumnSink final : public EventSink {
     reserve(announced);
   }
   // The event table is the stream as recorded: calling-context events stay themselves.
-  bool calling_context_frames() const override { return false; }
+  bool replayed_frames() const override { return false; }
 
 
   void event(const Event& e) override {

@@ -537,9 +537,19 @@ struct EvtContext {
   // events opened, outermost first.
   std::vector<std::uint32_t> context_depth{};
   std::vector<std::uint32_t> open_contexts{}, chain{};
-  bool context_frames_wanted = false;  // the sink's calling_context_frames()
+  bool context_frames_wanted = false;  // the sink's replayed_frames()
   std::uint32_t forks_open = 0;  // the location's forks not joined yet (it masters a team)
   std::uint64_t context_frames_made = 0;  // on this location (a hostile chain must not make it quadratic)
+  // MEASUREMENT_ON_OFF and BUFFER_FLUSH as visits of the trace's artificial regions "MEASUREMENT
+  // OFF" and "TRACE BUFFER FLUSH", as Score-P's profile and Scalasca's reader make them (kNone:
+  // the trace does not define the region, or the sink wants the events as recorded only).
+  // OTF2 records a flush before the event whose write started it, with that event's time, so
+  // its visit opens after that event (Waiting) and closes (Open) at its stop time or at the
+  // next event if that is earlier: times never go back and the visit nests where it happened.
+  std::uint32_t pausing_region = kNone, flushing_region = kNone;
+  bool paused = false;  // a MEASUREMENT OFF visit is open
+  enum class Flush : std::uint8_t { None, Waiting, Open } flush = Flush::None;
+  std::uint64_t flush_start = 0, flush_stop = 0;
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
     event = Event{};
@@ -621,6 +631,8 @@ struct EvtContext {
     open_contexts.clear();
     context_frames_made = 0;
     forks_open = 0;
+    paused = false;
+    flush = Flush::None;
   }
   // Depth of every calling context, once per read (a hostile parent chain must not loop).
   void measure_contexts() {
@@ -714,6 +726,21 @@ struct EvtContext {
     return r < defs->regions.size() ? "\"" + defs->regions[r].name + "\"" : std::string("an undefined region");
   }
   OTF2_CallbackCode emit() {
+    if (flush == Flush::Open) [[unlikely]] {  // the flush's visit ends here at the latest
+      flush = Flush::None;
+      if (made_up(EventType::Leave, flushing_region, std::max(flush_start, std::min(flush_stop, event.time))) !=
+          OTF2_CALLBACK_SUCCESS)
+        return OTF2_CALLBACK_INTERRUPT;
+    }
+    if (deliver() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+    if (flush == Flush::Waiting) [[unlikely]] {  // the event the flush was recorded before
+      flush = Flush::Open;
+      flush_start = std::max(flush_start, event.time);
+      return made_up(EventType::Enter, flushing_region, flush_start);
+    }
+    return OTF2_CALLBACK_SUCCESS;
+  }
+  OTF2_CallbackCode deliver() {
     if (!problem.empty() || !nests()) return OTF2_CALLBACK_INTERRUPT;
     try {
       sink->event(event);
@@ -722,6 +749,35 @@ struct EvtContext {
       return OTF2_CALLBACK_INTERRUPT;
     }
     return OTF2_CALLBACK_SUCCESS;
+  }
+  // An Enter or Leave the trace does not record (a replayed visit), at the current event's
+  // position; the current event is kept.
+  OTF2_CallbackCode made_up(EventType type, std::uint32_t region, std::uint64_t time) {
+    const Event recorded = event;
+    start(type, time, recorded.position).region = region;
+    const auto rc = deliver();
+    event = recorded;
+    return rc;
+  }
+  void buffer_flush(std::uint64_t start_time, std::uint64_t stop_time) {
+    if (flushing_region == kNone) return;
+    if (flush != Flush::None) return;  // a flush before the last one's visit opened: one visit
+    flush = Flush::Waiting;
+    flush_start = start_time;
+    flush_stop = std::max(start_time, stop_time);
+  }
+  OTF2_CallbackCode measurement(bool on) {
+    if (pausing_region == kNone || on != paused) return OTF2_CALLBACK_SUCCESS;  // OFF twice, ON without OFF
+    paused = !on;
+    return made_up(on ? EventType::Leave : EventType::Enter, pausing_region, event.time);
+  }
+  // The end of the location's events: a flush's visit still to open or close ends at its stop.
+  OTF2_CallbackCode end_location() {
+    if (flush == Flush::None) return OTF2_CALLBACK_SUCCESS;
+    if (flush == Flush::Waiting && made_up(EventType::Enter, flushing_region, flush_start) != OTF2_CALLBACK_SUCCESS)
+      return OTF2_CALLBACK_INTERRUPT;
+    flush = Flush::None;
+    return made_up(EventType::Leave, flushing_region, flush_stop);
   }
 };
 
@@ -808,6 +864,18 @@ OTF2_CallbackCode ev_program_end(CUBESCALE_EVT_ARGS, int64_t) {
     c.open_program = kNone;
   }
   return c.emit();
+}
+
+OTF2_CallbackCode ev_buffer_flush(CUBESCALE_EVT_ARGS, OTF2_TimeStamp stop) {
+  CUBESCALE_EVT_HEAD(BufferFlush);
+  if (c.emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+  c.buffer_flush(time, stop);
+  return OTF2_CALLBACK_SUCCESS;
+}
+OTF2_CallbackCode ev_measurement(CUBESCALE_EVT_ARGS, OTF2_MeasurementMode mode) {
+  CUBESCALE_EVT_HEAD(MeasurementOnOff);
+  if (c.emit() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+  return c.measurement(mode == OTF2_MEASUREMENT_ON);
 }
 
 OTF2_CallbackCode p2p(EvtContext& c, Event& e, uint32_t peer, OTF2_CommRef comm, uint32_t tag, uint64_t bytes,
@@ -1039,6 +1107,8 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetEnterCallback(cbs, ev_enter);
   OTF2_EvtReaderCallbacks_SetProgramBeginCallback(cbs, ev_program_begin);
   OTF2_EvtReaderCallbacks_SetProgramEndCallback(cbs, ev_program_end);
+  OTF2_EvtReaderCallbacks_SetBufferFlushCallback(cbs, ev_buffer_flush);
+  OTF2_EvtReaderCallbacks_SetMeasurementOnOffCallback(cbs, ev_measurement);
   OTF2_EvtReaderCallbacks_SetLeaveCallback(cbs, ev_leave);
   OTF2_EvtReaderCallbacks_SetMpiSendCallback(cbs, ev_send);
   OTF2_EvtReaderCallbacks_SetMpiIsendCallback(cbs, ev_isend);
@@ -1236,12 +1306,26 @@ std::uint64_t Trace::announced_events(std::uint32_t location) const {
   return announced;
 }
 
+namespace {
+// The artificial region Score-P defines for a measurement event (Scalasca's reader looks it up
+// by name as well), kNone where the trace has none.
+std::uint32_t measurement_region(const Definitions& defs, std::string_view name) {
+  for (std::uint32_t r = 0; r < defs.regions.size(); ++r)
+    if (defs.regions[r].name == name && defs.regions[r].role == "artificial") return r;
+  return kNone;
+}
+}  // namespace
+
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
   std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
                                                                                            OTF2_EvtReaderCallbacks_Delete);
   EvtContext c{&defs_, &sink, kNone, {}, nullptr, {}, {}, !newer_writer_};
-  c.context_frames_wanted = sink.calling_context_frames() && !defs_.calling_contexts.empty();
+  c.context_frames_wanted = sink.replayed_frames() && !defs_.calling_contexts.empty();
   if (c.context_frames_wanted) c.measure_contexts();
+  if (sink.replayed_frames()) {
+    c.pausing_region = measurement_region(defs_, "MEASUREMENT OFF");
+    c.flushing_region = measurement_region(defs_, "TRACE BUFFER FLUSH");
+  }
   stream(locations, cbs.get(), &c);
 }
 
@@ -1327,7 +1411,13 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
       throw fail(l, n, "the definitions announce " + std::to_string(announced) + " events, the file holds " +
                            std::to_string(n) + " (truncated?)");
     total += n;
-    if (c) c->sink->end_location(l);
+    if (c) {
+      if (c->end_location() != OTF2_CALLBACK_SUCCESS) {
+        if (c->error) std::rethrow_exception(c->error);
+        throw fail(l, c->event.position, c->problem);
+      }
+      c->sink->end_location(l);
+    }
   }
   OTF2_Reader_CloseEvtFiles(reader.get());
   return total;
@@ -1339,7 +1429,7 @@ struct Counter final : EventSink {
   std::size_t row = 0;
   void begin_location(std::uint32_t) override {}
   void event(const Event& e) override { (*counts)[row][static_cast<std::size_t>(e.type)]++; }
-  bool calling_context_frames() const override { return false; }  // the events as recorded
+  bool replayed_frames() const override { return false; }  // the events as recorded
   void end_location(std::uint32_t) override { ++row; }
 };
 }  // namespace

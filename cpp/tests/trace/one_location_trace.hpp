@@ -1,7 +1,7 @@
 #pragma once
 // A trace of one location written event by event with OTF2's own writer, for orders and
 // definitions the synthetic writers never produce (another writer's PROGRAM_BEGIN inside a
-// region, a PROGRAM_BEGIN whose program has no region).
+// region, a PROGRAM_BEGIN whose program has no region, calling contexts, measurement events).
 #include <otf2/otf2.h>
 
 #include <cstdint>
@@ -18,10 +18,14 @@ struct OneLocationRegion {
   OTF2_Paradigm paradigm = OTF2_PARADIGM_USER;
 };
 struct OneLocationEvent {
-  enum Kind { Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd, Fork, Join } kind;
+  enum Kind {
+    Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd, Fork, Join,
+    MeasurementOff, MeasurementOn, BufferFlush
+  } kind;
   std::uint64_t time;      // ns
   std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
   std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
+  std::uint64_t stop = 0;    // BufferFlush: when the flush ended (ns)
 };
 // A calling context (Score-P's unwinding): its region and parent context (~0u: a root).
 struct OneLocationContext {
@@ -65,6 +69,9 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
       case OneLocationEvent::TeamEnd: OTF2_EvtWriter_ThreadTeamEnd(w, nullptr, e.time, 0); break;
       case OneLocationEvent::Fork: OTF2_EvtWriter_ThreadFork(w, nullptr, e.time, OTF2_PARADIGM_OPENMP, 2); break;
       case OneLocationEvent::Join: OTF2_EvtWriter_ThreadJoin(w, nullptr, e.time, OTF2_PARADIGM_OPENMP); break;
+      case OneLocationEvent::MeasurementOff: OTF2_EvtWriter_MeasurementOnOff(w, nullptr, e.time, OTF2_MEASUREMENT_OFF); break;
+      case OneLocationEvent::MeasurementOn: OTF2_EvtWriter_MeasurementOnOff(w, nullptr, e.time, OTF2_MEASUREMENT_ON); break;
+      case OneLocationEvent::BufferFlush: OTF2_EvtWriter_BufferFlush(w, nullptr, e.time, e.stop); break;
     }
   }
   uint64_t written = 0;

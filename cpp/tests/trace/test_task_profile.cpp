@@ -15,34 +15,14 @@
 #include "cubescale/trace/reader.hpp"
 #include "../analysis/trace_files.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
+#include "profile_by_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale::trace;
 
 namespace {
 
-// Per call path ("a/b/c", region names) of location `column`: (visits, time in ns).
-std::map<std::string, std::pair<std::uint64_t, double>> values(const cubescale::profile::LocalProfile& p,
-                                                               std::size_t column) {
-  std::size_t visits = 0, time = 0;
-  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
-    if (p.metrics[m].uniq_name == "visits") visits = m;
-    if (p.metrics[m].uniq_name == "time") time = m;
-  }
-  std::vector<std::string> path(p.cnode_parents.size());
-  std::map<std::string, std::pair<std::uint64_t, double>> out;
-  for (std::size_t c = 0; c < path.size(); ++c) {
-    const auto parent = p.cnode_parents[c];
-    const auto& name = p.regions[p.cnode_regions[c]].name;
-    path[c] = parent == cubescale::cube::kNoParent ? name : path[parent] + "/" + name;
-    std::uint64_t v = 0;
-    double t = 0;
-    std::memcpy(&v, p.values[visits].row(c) + column * 8, 8);
-    std::memcpy(&t, p.values[time].row(c) + column * 8, 8);
-    out[path[c]] = {v, std::round(t * 1e9)};  // whole ns
-  }
-  return out;
-}
+using cubescale::trace_tests::visits_and_time;
 
 const std::string kTask = "!$omp task @synthetic.c:5", kUntied = "!$omp task untied @synthetic.c:6",
                   kBarrier = "!$omp implicit barrier @synthetic.c:2", kWait = "!$omp taskwait @synthetic.c:7",
@@ -77,7 +57,7 @@ TEST(TaskProfile, TiedTasksGoBelowTasksWithAPointerAtTheBarrier) {
   write_omp_trace(dir.path.string(), "t", {team}, 2, 1100, OmpMain{0, 1100});
   const Trace trace((dir.path / "t.otf2").string());
   const auto p = trace_profile(trace, trace.all_locations());
-  auto v = values(p, 0);
+  auto v = visits_and_time(p, 0);
   const auto pair = [](std::uint64_t visits, double ns) { return std::make_pair(visits, ns); };
   // The pointer: A's two runs (70 + 30 ns) and B's (60 ns); the barrier's own time is its wait.
   EXPECT_EQ(v[kTeam + "/" + kBarrier], pair(1, 200));
@@ -93,7 +73,7 @@ TEST(TaskProfile, TiedTasksGoBelowTasksWithAPointerAtTheBarrier) {
   EXPECT_EQ(v["t"], pair(1, 1100));
   EXPECT_EQ(p.regions.back().name, "TASKS");
   // Thread 1 never ran a task: nothing of the tasks' call paths is its.
-  auto w = values(p, 1);
+  auto w = visits_and_time(p, 1);
   EXPECT_EQ(w[kTeam + "/" + kBarrier], pair(1, 200));
   EXPECT_EQ(w["t/TASKS"], pair(0, 0));
   EXPECT_EQ(w["t"].second, 900);  // a worker's unvisited ancestors hold its parallel region's time only
@@ -111,7 +91,7 @@ TEST(TaskProfile, UntiedTasksThatInterleaveNestPerTask) {
   write_omp_trace(dir.path.string(), "t", {team}, 1, 1100, OmpMain{0, 1100});
   const Trace trace((dir.path / "t.otf2").string());
   const auto p = trace_profile(trace, trace.all_locations());
-  auto v = values(p, 0);
+  auto v = visits_and_time(p, 0);
   const auto pair = [](std::uint64_t visits, double ns) { return std::make_pair(visits, ns); };
   EXPECT_EQ(v[kTeam + "/" + kBarrier + "/" + kUntied], pair(4, 80));  // four runs of 20 ns
   EXPECT_EQ(v["t/TASKS/" + kUntied], pair(2, 80));
@@ -150,7 +130,7 @@ TEST(TaskProfile, ATaskNeverResumedClosesAtTheEndOfItsLastRun) {
   const Trace trace((dir.path / "t.otf2").string());
   ProfileStats stats;
   const auto p = trace_profile(trace, trace.all_locations(), &stats);
-  auto v = values(p, 0);
+  auto v = visits_and_time(p, 0);
   const auto pair = [](std::uint64_t visits, double ns) { return std::make_pair(visits, ns); };
   EXPECT_EQ(v["t/TASKS/" + kUntied], pair(1, 20));
   EXPECT_EQ(v["t/TASKS/" + kUntied + "/work"], pair(1, 10));

@@ -126,11 +126,16 @@ double as_double(std::uint8_t otf2_type, MetricValue v);
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  // Calling-context events (Score-P's unwinding and sampling: CallingContextEnter/Sample with an
-  // unwind distance, CallingContextLeave) also come as the Enter and Leave events of the frames
-  // they close and open, as Score-P's profile replays them (docs/trace.md, "Calling contexts"):
-  // an Enter or Sample's after them, a Leave's before. False: only the events as recorded.
-  virtual bool calling_context_frames() const { return true; }
+  // Events that Score-P's profile (and Scalasca's reader) replay as region visits also come as
+  // Enter and Leave events, beside the events as recorded (docs/trace.md):
+  //  - calling contexts (Score-P's unwinding and sampling: CallingContextEnter/Sample with an
+  //    unwind distance, CallingContextLeave): the frames they close and open, "Calling
+  //    contexts"; an Enter or Sample's after them, a Leave's before;
+  //  - MEASUREMENT_ON_OFF: a visit of the trace's "MEASUREMENT OFF" region from OFF to ON;
+  //  - BUFFER_FLUSH: a visit of its "TRACE BUFFER FLUSH" region (after the event the flush
+  //    was recorded before, until its stop time), "Measurement off and buffer flushes".
+  // False: only the events as recorded.
+  virtual bool replayed_frames() const { return true; }
   virtual void begin_location(std::uint32_t location) { (void)location; }
   virtual void event(const Event& e) = 0;
   virtual void end_location(std::uint32_t location) { (void)location; }

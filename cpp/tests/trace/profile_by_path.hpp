@@ -1,0 +1,38 @@
+#pragma once
+// A local profile's visits and times by call path, for tests that state them per path.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cubescale/profile/local_profile.hpp"
+
+namespace cubescale::trace_tests {
+
+// Per call path ("a/b/c", region names) of location `column`: (visits, time in whole ns).
+inline std::map<std::string, std::pair<std::uint64_t, double>> visits_and_time(const profile::LocalProfile& p,
+                                                                               std::size_t column = 0) {
+  std::size_t visits = 0, time = 0;
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    if (p.metrics[m].uniq_name == "visits") visits = m;
+    if (p.metrics[m].uniq_name == "time") time = m;
+  }
+  std::vector<std::string> path(p.cnode_parents.size());
+  std::map<std::string, std::pair<std::uint64_t, double>> out;
+  for (std::size_t c = 0; c < path.size(); ++c) {
+    const auto parent = p.cnode_parents[c];
+    const auto& name = p.regions[p.cnode_regions[c]].name;
+    path[c] = parent == cube::kNoParent ? name : path[parent] + "/" + name;
+    std::uint64_t v = 0;
+    double t = 0;
+    std::memcpy(&v, p.values[visits].row(c) + column * 8, 8);
+    std::memcpy(&t, p.values[time].row(c) + column * 8, 8);
+    out[path[c]] = {v, std::round(t * 1e9)};
+  }
+  return out;
+}
+
+}  // namespace cubescale::trace_tests
