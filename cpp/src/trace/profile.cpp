@@ -15,17 +15,21 @@ namespace cubescale::trace {
 
 namespace {
 
-enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived, kHits, kFixed };
+enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived, kBytesPut, kBytesGet, kHits, kFixed };
+// The fixed columns a trace uses: the RMA bytes where it defines RMA windows, hits where it
+// defines calling contexts; the others are never allocated (8 bytes per call path and location).
+using FixedUsed = std::array<bool, kFixed>;
 
 // One location's values, indexed by call path (grown as call paths appear).
 struct Column {
   std::vector<std::uint64_t> fixed[kFixed];  // ticks for the times, counts and bytes otherwise
   std::vector<std::uint64_t> counters;       // [cnode * slots + slot], raw bits of the value type
 
-  void grow(std::size_t cnodes, std::size_t slots) {
+  void grow(std::size_t cnodes, std::size_t slots, const FixedUsed& used) {
     if (fixed[kVisits].size() >= cnodes) return;
     const auto n = std::max(cnodes, fixed[kVisits].size() * 2);
-    for (std::size_t f = 0; f < kFixed; ++f) fixed[f].resize(n, f == kMinTime ? ~std::uint64_t(0) : 0);
+    for (std::size_t f = 0; f < kFixed; ++f)
+      if (used[f]) fixed[f].resize(n, f == kMinTime ? ~std::uint64_t(0) : 0);
     counters.resize(n * slots, 0);
   }
 
@@ -91,6 +95,9 @@ class ProfileSink final : public EventSink {
         }
     }
     slots_ = slot_members_.size();
+    used_.fill(true);
+    used_[kBytesPut] = used_[kBytesGet] = defs_.rma_windows != 0;
+    used_[kHits] = !defs_.calling_contexts.empty();
     tasks_region_ = static_cast<std::uint32_t>(defs_.regions.size());
     threads_region_ = tasks_region_ + 1;
     current_.assign(slots_, 0);
@@ -153,6 +160,15 @@ class ProfileSink final : public EventSink {
       case EventType::MpiCollectiveEnd:
         add(kBytesSent, e.bytes);
         add(kBytesReceived, e.bytes_received);
+        break;
+      // One-sided transfers, as Score-P's profile counts them (its CUDA and OpenCL adapters
+      // record memory copies so): puts and gets, and what RMA collectives and atomics moved.
+      case EventType::RmaPut: add(kBytesPut, e.bytes); break;
+      case EventType::RmaGet: add(kBytesGet, e.bytes); break;
+      case EventType::RmaCollectiveEnd:
+      case EventType::RmaAtomic:
+        add(kBytesPut, e.bytes);
+        add(kBytesGet, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
       case EventType::CallingContextSample:  // on the sample's innermost frame
@@ -235,6 +251,7 @@ class ProfileSink final : public EventSink {
       Column out;
       const auto used = std::min(col.fixed[kVisits].size(), n);
       for (std::size_t f = 0; f < kFixed; ++f) {
+        if (!used_[f]) continue;
         out.fixed[f].assign(cnodes, f == kMinTime ? ~std::uint64_t(0) : 0);
         for (std::size_t c = 0; c < used; ++c) out.fixed[f][map[c]] = col.fixed[f][c];
       }
@@ -324,7 +341,7 @@ class ProfileSink final : public EventSink {
       }
       c = last_cache_child_;
     }
-    column_->grow(cnode_parent_.size(), slots_);
+    column_->grow(cnode_parent_.size(), slots_, used_);
     first_enter_[c] = std::min(first_enter_[c], time);  // locations are read one after another
     stack_.push_back({c, time, suspended_});
     snapshots_.insert(snapshots_.end(), current_.begin(), current_.end());
@@ -387,7 +404,7 @@ class ProfileSink final : public EventSink {
   void open_pointer(std::uint32_t region, std::uint64_t time) {
     const auto& implicit = tasks_[0].frames;
     pointer_cnode_ = child(implicit.empty() ? kNone : implicit.back().cnode, region);
-    column_->grow(cnode_parent_.size(), slots_);
+    column_->grow(cnode_parent_.size(), slots_, used_);
     first_enter_[pointer_cnode_] = std::min(first_enter_[pointer_cnode_], time);
     pointer_enter_ = time;
     pointer_snapshot_ = current_;
@@ -422,7 +439,7 @@ class ProfileSink final : public EventSink {
   }
 
   void add(Fixed what, std::uint64_t bytes) {
-    if (!stack_.empty()) column_->fixed[what][stack_.back().cnode] += bytes;
+    if (!stack_.empty() && used_[what]) column_->fixed[what][stack_.back().cnode] += bytes;
   }
 
   void metric(const Event& e) {
@@ -472,6 +489,7 @@ class ProfileSink final : public EventSink {
   std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;
   std::vector<std::uint32_t> member_slot_, slot_members_;
   std::size_t slots_ = 0;
+  FixedUsed used_{};
   struct RegionSet {
     std::vector<std::uint8_t> bits;
     void insert(std::uint32_t r) {
@@ -524,6 +542,12 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
                                   "Minimum inclusive CPU allocation time"));
   p.metrics.push_back(make_metric("max_time", "Maximum Inclusive Time", "MAXDOUBLE", false, "sec",
                                   "Maximum inclusive CPU allocation time"));
+  if (used_[kBytesPut]) {  // where Score-P's profiles have them
+    p.metrics.push_back(make_metric("bytes_put", "bytes_put", "UINT64", false, "bytes",
+                                    "Bytes sent in one-sided communication"));
+    p.metrics.push_back(make_metric("bytes_get", "bytes_get", "UINT64", false, "bytes",
+                                    "Bytes received in one-sided communication"));
+  }
   p.metrics.push_back(make_metric("bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent"));
   p.metrics.push_back(make_metric("bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received"));
   for (auto member : slot_members_) {
@@ -532,12 +556,13 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     p.metrics.push_back(make_metric(mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description));
   }
   // Score-P's sample count where the trace has calling contexts (unwinding), last.
-  const bool hits = !defs_.calling_contexts.empty();
-  if (hits) p.metrics.push_back(make_metric("hits", "Hits", "UINT64", false, "occ", "Number of hits"));
+  if (used_[kHits]) p.metrics.push_back(make_metric("hits", "Hits", "UINT64", false, "occ", "Number of hits"));
   // Per metric: its fixed column (kFixed + counter slot beyond them).
-  std::vector<std::size_t> source = {kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kBytesReceived};
+  std::vector<std::size_t> source = {kVisits, kTime, kMinTime, kMaxTime};
+  if (used_[kBytesPut]) source.insert(source.end(), {kBytesPut, kBytesGet});
+  source.insert(source.end(), {kBytesSent, kBytesReceived});
   for (std::size_t slot = 0; slot < slots_; ++slot) source.push_back(kFixed + slot);
-  if (hits) source.push_back(kHits);
+  if (used_[kHits]) source.push_back(kHits);
   for (const auto& r : defs_.regions) {
     cube::Region c;
     c.name = r.name;

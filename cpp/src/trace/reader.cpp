@@ -471,6 +471,11 @@ OTF2_CallbackCode on_parameter(void* ud, OTF2_ParameterRef self, OTF2_StringRef 
   return OTF2_CALLBACK_SUCCESS;
 }
 
+OTF2_CallbackCode on_rma_window(void* ud, OTF2_RmaWinRef, OTF2_StringRef, OTF2_CommRef, OTF2_RmaWinFlag) {
+  ++ctx(ud).defs->rma_windows;
+  return OTF2_CALLBACK_SUCCESS;
+}
+
 OTF2_CallbackCode on_calling_context(void* ud, OTF2_CallingContextRef self, OTF2_RegionRef region,
                                      OTF2_SourceCodeLocationRef, OTF2_CallingContextRef parent) {
   auto& c = ctx(ud);
@@ -1017,6 +1022,28 @@ OTF2_CallbackCode ev_rma_transfer(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32
   e.request = matching;
   return c.emit();
 }
+// The bytes an RMA collective (a window's creation, fence ...) or atomic moved: `bytes` sent,
+// `bytes_received` received.
+OTF2_CallbackCode ev_rma_collective_end(CUBESCALE_EVT_ARGS, OTF2_CollectiveOp op, OTF2_RmaSyncLevel, OTF2_RmaWinRef win,
+                                        uint32_t root, uint64_t sent, uint64_t received) {
+  CUBESCALE_EVT_HEAD(RmaCollectiveEnd);
+  e.communicator = win;
+  e.tag = op;
+  e.partner = root;
+  e.bytes = sent;
+  e.bytes_received = received;
+  return c.emit();
+}
+OTF2_CallbackCode ev_rma_atomic(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaAtomicType,
+                                uint64_t sent, uint64_t received, uint64_t matching) {
+  CUBESCALE_EVT_HEAD(RmaAtomic);
+  e.communicator = win;
+  e.partner = remote;
+  e.bytes = sent;
+  e.bytes_received = received;
+  e.request = matching;
+  return c.emit();
+}
 template <EventType T>
 OTF2_CallbackCode ev_rma_complete(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint64_t matching) {
   auto& c = ectx(ud);
@@ -1138,6 +1165,8 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetThreadTaskSwitchCallback(cbs, ev_task<EventType::ThreadTaskSwitch>);
   OTF2_EvtReaderCallbacks_SetThreadTaskCompleteCallback(cbs, ev_task<EventType::ThreadTaskComplete>);
   OTF2_EvtReaderCallbacks_SetRmaPutCallback(cbs, ev_rma_transfer<EventType::RmaPut>);
+  OTF2_EvtReaderCallbacks_SetRmaCollectiveEndCallback(cbs, ev_rma_collective_end);
+  OTF2_EvtReaderCallbacks_SetRmaAtomicCallback(cbs, ev_rma_atomic);
   OTF2_EvtReaderCallbacks_SetRmaGetCallback(cbs, ev_rma_transfer<EventType::RmaGet>);
   OTF2_EvtReaderCallbacks_SetRmaOpCompleteBlockingCallback(cbs, ev_rma_complete<EventType::RmaOpCompleteBlocking>);
   OTF2_EvtReaderCallbacks_SetRmaOpCompleteNonBlockingCallback(cbs,
@@ -1238,6 +1267,7 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   OTF2_GlobalDefReaderCallbacks_SetAttributeCallback(cbs, on_attribute);
   OTF2_GlobalDefReaderCallbacks_SetParameterCallback(cbs, on_parameter);
   OTF2_GlobalDefReaderCallbacks_SetCallingContextCallback(cbs, on_calling_context);
+  OTF2_GlobalDefReaderCallbacks_SetRmaWinCallback(cbs, on_rma_window);
   auto rc = OTF2_Reader_RegisterGlobalDefCallbacks(reader.get(), gdr, cbs, &c);
   OTF2_GlobalDefReaderCallbacks_Delete(cbs);
   if (rc != OTF2_SUCCESS) throw FormatError(path_, member, 0, describe(rc));

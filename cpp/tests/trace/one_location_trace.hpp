@@ -4,6 +4,7 @@
 // region, a PROGRAM_BEGIN whose program has no region, calling contexts, measurement events).
 #include <otf2/otf2.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <stdexcept>
@@ -20,12 +21,13 @@ struct OneLocationRegion {
 struct OneLocationEvent {
   enum Kind {
     Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd, Fork, Join,
-    MeasurementOff, MeasurementOn, BufferFlush
+    MeasurementOff, MeasurementOn, BufferFlush, RmaPut, RmaGet, RmaAtomic, RmaCollectiveEnd
   } kind;
   std::uint64_t time;      // ns
   std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
   std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
   std::uint64_t stop = 0;    // BufferFlush: when the flush ended (ns)
+  std::uint64_t bytes = 0, received = 0;  // Rma*: bytes (sent), bytes received (atomics, collectives)
 };
 // A calling context (Score-P's unwinding): its region and parent context (~0u: a root).
 struct OneLocationContext {
@@ -72,6 +74,15 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
       case OneLocationEvent::MeasurementOff: OTF2_EvtWriter_MeasurementOnOff(w, nullptr, e.time, OTF2_MEASUREMENT_OFF); break;
       case OneLocationEvent::MeasurementOn: OTF2_EvtWriter_MeasurementOnOff(w, nullptr, e.time, OTF2_MEASUREMENT_ON); break;
       case OneLocationEvent::BufferFlush: OTF2_EvtWriter_BufferFlush(w, nullptr, e.time, e.stop); break;
+      case OneLocationEvent::RmaPut: OTF2_EvtWriter_RmaPut(w, nullptr, e.time, 0, 0, e.bytes, 1); break;
+      case OneLocationEvent::RmaGet: OTF2_EvtWriter_RmaGet(w, nullptr, e.time, 0, 0, e.bytes, 1); break;
+      case OneLocationEvent::RmaAtomic:
+        OTF2_EvtWriter_RmaAtomic(w, nullptr, e.time, 0, 0, OTF2_RMA_ATOMIC_TYPE_ACCUMULATE, e.bytes, e.received, 1);
+        break;
+      case OneLocationEvent::RmaCollectiveEnd:
+        OTF2_EvtWriter_RmaCollectiveEnd(w, nullptr, e.time, OTF2_COLLECTIVE_OP_CREATE_HANDLE, OTF2_RMA_SYNC_LEVEL_NONE, 0,
+                                        OTF2_UNDEFINED_UINT32, e.bytes, e.received);
+        break;
     }
   }
   uint64_t written = 0;
@@ -94,6 +105,11 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   for (std::uint32_t c = 0; c < contexts.size(); ++c)
     OTF2_GlobalDefWriter_WriteCallingContext(g, c, contexts[c].region, OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
                                              contexts[c].parent == ~0u ? OTF2_UNDEFINED_CALLING_CONTEXT : contexts[c].parent);
+  const bool rma = std::any_of(events.begin(), events.end(), [](const OneLocationEvent& e) {
+    return e.kind == OneLocationEvent::RmaPut || e.kind == OneLocationEvent::RmaGet ||
+           e.kind == OneLocationEvent::RmaAtomic || e.kind == OneLocationEvent::RmaCollectiveEnd;
+  });
+  if (rma) OTF2_GlobalDefWriter_WriteRmaWin(g, 0, 1, OTF2_UNDEFINED_COMM, OTF2_RMA_WIN_FLAG_NONE);  // window 0
   OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 1, 1, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
   OTF2_GlobalDefWriter_WriteLocationGroup(g, 0, 3, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
   OTF2_GlobalDefWriter_WriteLocation(g, 0, 2, OTF2_LOCATION_TYPE_CPU_THREAD, written, 0);

@@ -12,6 +12,33 @@
 
 namespace cubescale::trace_tests {
 
+// Call path names ("a/b/c", region names) by row.
+inline std::vector<std::string> path_names(const profile::LocalProfile& p) {
+  std::vector<std::string> path(p.cnode_parents.size());
+  for (std::size_t c = 0; c < path.size(); ++c) {
+    const auto parent = p.cnode_parents[c];
+    const auto& name = p.regions[p.cnode_regions[c]].name;
+    path[c] = parent == cube::kNoParent ? name : path[parent] + "/" + name;
+  }
+  return path;
+}
+
+// Per call path of location `column`: the value of an integer metric (UINT64), where not 0.
+inline std::map<std::string, std::uint64_t> counts_by_path(const profile::LocalProfile& p, const std::string& metric,
+                                                           std::size_t column = 0) {
+  std::map<std::string, std::uint64_t> out;
+  const auto path = path_names(p);
+  for (std::size_t m = 0; m < p.metrics.size(); ++m) {
+    if (p.metrics[m].uniq_name != metric) continue;
+    for (std::size_t c = 0; c < path.size(); ++c) {
+      std::uint64_t v = 0;
+      std::memcpy(&v, p.values[m].row(c) + column * 8, 8);
+      if (v != 0) out[path[c]] = v;
+    }
+  }
+  return out;
+}
+
 // Per call path ("a/b/c", region names) of location `column`: (visits, time in whole ns).
 inline std::map<std::string, std::pair<std::uint64_t, double>> visits_and_time(const profile::LocalProfile& p,
                                                                                std::size_t column = 0) {
@@ -20,12 +47,9 @@ inline std::map<std::string, std::pair<std::uint64_t, double>> visits_and_time(c
     if (p.metrics[m].uniq_name == "visits") visits = m;
     if (p.metrics[m].uniq_name == "time") time = m;
   }
-  std::vector<std::string> path(p.cnode_parents.size());
+  const auto path = path_names(p);
   std::map<std::string, std::pair<std::uint64_t, double>> out;
   for (std::size_t c = 0; c < path.size(); ++c) {
-    const auto parent = p.cnode_parents[c];
-    const auto& name = p.regions[p.cnode_regions[c]].name;
-    path[c] = parent == cube::kNoParent ? name : path[parent] + "/" + name;
     std::uint64_t v = 0;
     double t = 0;
     std::memcpy(&v, p.values[visits].row(c) + column * 8, 8);

@@ -136,6 +136,7 @@ struct Definitions {
   std::vector<Attribute> attributes;
   std::vector<Parameter> parameters;
   std::vector<CallingContext> calling_contexts;
+  std::size_t rma_windows = 0;  // RMA window definitions (one-sided MPI; Score-P's CUDA/OpenCL copies)
   std::vector<std::string> warnings;  // tolerated inconsistencies (undefined references)
   IdIndex string_index, node_index, location_group_index, location_index, region_index, group_index,
       communicator_index, member_index, metric_index, attribute_index, parameter_index, context_index;

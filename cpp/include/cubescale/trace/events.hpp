@@ -70,8 +70,8 @@ struct Event {
   // MPI point to point: message tag; collectives: the operation (OTF2_CollectiveOp); locks
   // (Thread/OmpAcquireLock, ...ReleaseLock): the acquisition order.
   std::uint32_t tag = kNone;
-  std::uint64_t bytes = 0;           // sent: message length, collective bytes sent, RMA bytes
-  std::uint64_t bytes_received = 0;  // collectives
+  std::uint64_t bytes = 0;           // sent: message length, collective bytes sent, RMA bytes (atomics: sent)
+  std::uint64_t bytes_received = 0;  // collectives (MPI, RMA), RMA atomics
   std::uint64_t request = 0;  // MPI request id, RMA matching id, task id, int parameter value, lock id
   // Metric events: the metric (class or instance) index and its values.
   std::uint32_t metric = kNone;
