@@ -170,12 +170,17 @@ void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const st
     dense[std::size_t(Count::SlrCount)][at] += r.empty;
     dense[std::size_t(Count::ClrCount)][at] += r.nonempty;
   }
-  // Score-P's bytes_sent / bytes_received (all MPI bytes) give way to Scalasca's meaning.
+  // Score-P's bytes_sent / bytes_received (all MPI bytes) give way to Scalasca's meaning;
+  // its bytes_put / bytes_get (puts, gets, RMA collectives and atomics, on any window) are not
+  // scout's (MPI puts and gets only, below a bytes_rma that cubescale does not compute yet).
+  const auto scorep_bytes = [](const std::string& name) {
+    return name == "bytes_sent" || name == "bytes_received" || name == "bytes_put" || name == "bytes_get";
+  };
   std::vector<cube::Metric> metrics;
   std::vector<cube::Severity> values;
   std::vector<std::uint32_t> new_index(p.metrics.size(), cube::kNoParent);
   for (std::size_t m = 0; m < p.metrics.size(); ++m) {
-    if (p.metrics[m].uniq_name == "bytes_sent" || p.metrics[m].uniq_name == "bytes_received") continue;
+    if (scorep_bytes(p.metrics[m].uniq_name)) continue;
     new_index[m] = static_cast<std::uint32_t>(metrics.size());
     metrics.push_back(std::move(p.metrics[m]));
     if (metrics.back().parent != cube::kNoParent) metrics.back().parent = new_index[metrics.back().parent];
