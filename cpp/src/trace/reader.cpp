@@ -548,12 +548,14 @@ struct EvtContext {
   // MEASUREMENT_ON_OFF and BUFFER_FLUSH as visits of the trace's artificial regions "MEASUREMENT
   // OFF" and "TRACE BUFFER FLUSH", as Score-P's profile and Scalasca's reader make them (kNone:
   // the trace does not define the region, or the sink wants the events as recorded only).
-  // OTF2 records a flush before the event whose write started it, with that event's time, so
-  // its visit opens after that event (Waiting) and closes (Open) at its stop time or at the
-  // next event if that is earlier: times never go back and the visit nests where it happened.
+  // OTF2 records a flush before the event whose write started it, with that event's time T;
+  // Score-P and Scalasca put the visit there and let the following events go back in time.
+  // Here the visit [T, stop] is made whole just before the first later event (ending there if
+  // that is before its stop) or at the location's end: times stay in order, and the visit
+  // nests where the location is after its events at T. No visit stays open across events.
   std::uint32_t pausing_region = kNone, flushing_region = kNone;
-  bool paused = false;  // a MEASUREMENT OFF visit is open
-  enum class Flush : std::uint8_t { None, Waiting, Open } flush = Flush::None;
+  bool paused = false;      // a MEASUREMENT OFF visit is open
+  bool flush_due = false;   // a flush's visit is still to be made
   std::uint64_t flush_start = 0, flush_stop = 0;
 
   Event& start(EventType type, OTF2_TimeStamp time, uint64_t position) {
@@ -637,7 +639,7 @@ struct EvtContext {
     context_frames_made = 0;
     forks_open = 0;
     paused = false;
-    flush = Flush::None;
+    flush_due = false;
   }
   // Depth of every calling context, once per read (a hostile parent chain must not loop).
   void measure_contexts() {
@@ -661,7 +663,7 @@ struct EvtContext {
     for (auto& d : context_depth)
       if (d == kBroken) d = 0;
   }
-  // The Enter and Leave events of a calling-context event (EventSink::calling_context_frames):
+  // The Enter and Leave events of a calling-context event (EventSink::replayed_frames):
   // an Enter or Sample of context c at unwind distance d keeps the outermost n - d + 1 open
   // frames (n: c's depth; the innermost kept is the same activation at another address), closes
   // the others and opens the rest of c's chain; a Leave closes the frames inside c's, then c's.
@@ -731,19 +733,9 @@ struct EvtContext {
     return r < defs->regions.size() ? "\"" + defs->regions[r].name + "\"" : std::string("an undefined region");
   }
   OTF2_CallbackCode emit() {
-    if (flush == Flush::Open) [[unlikely]] {  // the flush's visit ends here at the latest
-      flush = Flush::None;
-      if (made_up(EventType::Leave, flushing_region, std::max(flush_start, std::min(flush_stop, event.time))) !=
-          OTF2_CALLBACK_SUCCESS)
-        return OTF2_CALLBACK_INTERRUPT;
-    }
-    if (deliver() != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
-    if (flush == Flush::Waiting) [[unlikely]] {  // the event the flush was recorded before
-      flush = Flush::Open;
-      flush_start = std::max(flush_start, event.time);
-      return made_up(EventType::Enter, flushing_region, flush_start);
-    }
-    return OTF2_CALLBACK_SUCCESS;
+    if (flush_due && event.time > flush_start) [[unlikely]]
+      if (flush_visit(event.time) != OTF2_CALLBACK_SUCCESS) return OTF2_CALLBACK_INTERRUPT;
+    return deliver();
   }
   OTF2_CallbackCode deliver() {
     if (!problem.empty() || !nests()) return OTF2_CALLBACK_INTERRUPT;
@@ -756,18 +748,31 @@ struct EvtContext {
     return OTF2_CALLBACK_SUCCESS;
   }
   // An Enter or Leave the trace does not record (a replayed visit), at the current event's
-  // position; the current event is kept.
-  OTF2_CallbackCode made_up(EventType type, std::uint32_t region, std::uint64_t time) {
+  // position; the current event is kept. Off the hot path (it copies the event).
+  [[gnu::noinline, gnu::cold]] OTF2_CallbackCode made_up(EventType type, std::uint32_t region, std::uint64_t time) {
     const Event recorded = event;
     start(type, time, recorded.position).region = region;
     const auto rc = deliver();
     event = recorded;
     return rc;
   }
+  // The due flush's visit, ending at `until` if that is before its stop. A visit that would be
+  // the only frame of an explicit task (a flush just before a switch to a new task) would be
+  // taken for the task's region: such a flush is left as its event.
+  [[gnu::noinline, gnu::cold]] OTF2_CallbackCode flush_visit(std::uint64_t until) {
+    flush_due = false;
+    if (open_regions.empty() && current_task != 0) return OTF2_CALLBACK_SUCCESS;
+    if (made_up(EventType::Enter, flushing_region, flush_start) != OTF2_CALLBACK_SUCCESS)
+      return OTF2_CALLBACK_INTERRUPT;
+    return made_up(EventType::Leave, flushing_region, std::min(flush_stop, until));
+  }
   void buffer_flush(std::uint64_t start_time, std::uint64_t stop_time) {
     if (flushing_region == kNone) return;
-    if (flush != Flush::None) return;  // a flush before the last one's visit opened: one visit
-    flush = Flush::Waiting;
+    if (flush_due) {  // another flush at the same time: one visit to the later stop
+      flush_stop = std::max(flush_stop, stop_time);
+      return;
+    }
+    flush_due = true;
     flush_start = start_time;
     flush_stop = std::max(start_time, stop_time);
   }
@@ -776,14 +781,8 @@ struct EvtContext {
     paused = !on;
     return made_up(on ? EventType::Leave : EventType::Enter, pausing_region, event.time);
   }
-  // The end of the location's events: a flush's visit still to open or close ends at its stop.
-  OTF2_CallbackCode end_location() {
-    if (flush == Flush::None) return OTF2_CALLBACK_SUCCESS;
-    if (flush == Flush::Waiting && made_up(EventType::Enter, flushing_region, flush_start) != OTF2_CALLBACK_SUCCESS)
-      return OTF2_CALLBACK_INTERRUPT;
-    flush = Flush::None;
-    return made_up(EventType::Leave, flushing_region, flush_stop);
-  }
+  // The end of the location's events: a flush's visit still due ends at its stop.
+  OTF2_CallbackCode end_location() { return flush_due ? flush_visit(flush_stop) : OTF2_CALLBACK_SUCCESS; }
 };
 
 EvtContext& ectx(void* ud) { return *static_cast<EvtContext*>(ud); }

@@ -61,17 +61,18 @@ TEST(MeasurementFrames, MeasurementOffIsAVisitFromOffToOn) {
   EXPECT_EQ(v.size(), 3u);
 }
 
-// OTF2 writes a flush before the event whose write started it, with that event's time: the
-// visit opens after that event, where it happened, and ends at its stop time, or at the next
-// event if that comes first (times never go back); a flush last in a location still counts.
-TEST(MeasurementFrames, BufferFlushIsAVisitAfterTheEventThatStartedIt) {
+// OTF2 writes a flush before the event whose write started it, with that event's time T: the
+// visit [T, stop] is made just before the first later event, ending there if that comes first
+// (times never go back), in the call path the location is in after its events at T; a flush
+// last in a location still counts.
+TEST(MeasurementFrames, BufferFlushIsAVisitAfterTheEventsOfItsTime) {
   auto v = profile_of({{E::Enter, 0, 2},
                             {E::Enter, 10, 3},
                             {E::BufferFlush, 20, 0, 0, 50},
                             {E::Leave, 20, 3},  // its write started the flush
                             {E::Enter, 55, 4},
                             {E::BufferFlush, 57, 0, 0, 90},
-                            {E::Enter, 57, 3},  // inside b; this flush ends early, at a's Leave
+                            {E::Enter, 57, 3},  // inside b; this flush ends early, before a's Leave
                             {E::Leave, 60, 3},
                             {E::Leave, 60, 4},
                             {E::Leave, 100, 2},
@@ -83,6 +84,43 @@ TEST(MeasurementFrames, BufferFlushIsAVisitAfterTheEventThatStartedIt) {
   EXPECT_EQ(v["main/b/a"], std::make_pair(std::uint64_t(1), 3.0));
   EXPECT_EQ(v["main/b/a/TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 3.0));  // [57, 60): a's Leave ends it
   EXPECT_EQ(v["TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 20.0));           // at the end: its stop
+}
+
+// A flush whose write was started by MEASUREMENT_ON_OFF, by an Enter and a Leave of the same
+// time, or before PROGRAM_END: whole visits that nest where the location is, never a
+// FormatError, and the program's region still closes at PROGRAM_END.
+TEST(MeasurementFrames, FlushesBesideOtherReplayedVisits) {
+  auto v = profile_of({{E::Enter, 0, 2},
+                       {E::BufferFlush, 20, 0, 0, 40},
+                       {E::MeasurementOff, 20},  // started the flush: its visit goes into the pause
+                       {E::MeasurementOn, 60},
+                       {E::BufferFlush, 70, 0, 0, 80},
+                       {E::Enter, 70, 3},
+                       {E::Leave, 75, 3},  // the first later event: the flush ends before it, in a
+                       {E::MeasurementOff, 100},
+                       {E::BufferFlush, 150, 0, 0, 170},
+                       {E::MeasurementOn, 150},  // started the flush: its visit follows the pause
+                       {E::Leave, 200, 2}});
+  EXPECT_EQ(v["main"], std::make_pair(std::uint64_t(1), 200.0));
+  EXPECT_EQ(v["main/MEASUREMENT OFF"], std::make_pair(std::uint64_t(2), 90.0));
+  EXPECT_EQ(v["main/MEASUREMENT OFF/TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 20.0));
+  EXPECT_EQ(v["main/a/TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 5.0));
+  EXPECT_EQ(v["main/TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 20.0));
+
+  // Regions 0-4 as above, 5 the program "t" (as Score-P defines it).
+  auto regions = kRegions;
+  regions.push_back({"t", "t", OTF2_REGION_ROLE_ARTIFICIAL, OTF2_PARADIGM_MEASUREMENT_SYSTEM});
+  auto w = profile_of({{E::ProgramBegin, 0},
+                       {E::Enter, 0, 2},
+                       {E::BufferFlush, 90, 0, 0, 95},
+                       {E::Leave, 90, 2},
+                       {E::ProgramEnd, 100},
+                       {E::Enter, 200, 3},
+                       {E::Leave, 210, 3}},
+                      regions);
+  EXPECT_EQ(w["t"], std::make_pair(std::uint64_t(1), 100.0));
+  EXPECT_EQ(w["t/TRACE BUFFER FLUSH"], std::make_pair(std::uint64_t(1), 5.0));
+  EXPECT_EQ(w["a"], std::make_pair(std::uint64_t(1), 10.0));  // after the program's end: a root
 }
 
 // The event table and the event counts take the events as recorded; a trace that defines
