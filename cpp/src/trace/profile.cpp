@@ -535,34 +535,32 @@ cube::Metric make_metric(const std::string& name, const std::string& display, co
 
 profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& locations) {
   profile::LocalProfile p;
-  // Metrics as Score-P names them.
-  p.metrics.push_back(make_metric("visits", "Visits", "UINT64", false, "occ", "Number of visits"));
-  p.metrics.push_back(make_metric("time", "Time", "DOUBLE", true, "sec", "Total CPU allocation time"));
-  p.metrics.push_back(make_metric("min_time", "Minimum Inclusive Time", "MINDOUBLE", false, "sec",
-                                  "Minimum inclusive CPU allocation time"));
-  p.metrics.push_back(make_metric("max_time", "Maximum Inclusive Time", "MAXDOUBLE", false, "sec",
-                                  "Maximum inclusive CPU allocation time"));
+  // Metrics as Score-P names them, each with its column: a fixed one, or kFixed + counter slot.
+  std::vector<std::size_t> source;
+  const auto metric = [&](std::size_t column, const std::string& name, const std::string& display, const char* dtype,
+                          bool inclusive, const std::string& unit, const std::string& description) {
+    p.metrics.push_back(make_metric(name, display, dtype, inclusive, unit, description));
+    source.push_back(column);
+  };
+  metric(kVisits, "visits", "Visits", "UINT64", false, "occ", "Number of visits");
+  metric(kTime, "time", "Time", "DOUBLE", true, "sec", "Total CPU allocation time");
+  metric(kMinTime, "min_time", "Minimum Inclusive Time", "MINDOUBLE", false, "sec",
+         "Minimum inclusive CPU allocation time");
+  metric(kMaxTime, "max_time", "Maximum Inclusive Time", "MAXDOUBLE", false, "sec",
+         "Maximum inclusive CPU allocation time");
   if (used_[kBytesPut]) {  // where Score-P's profiles have them
-    p.metrics.push_back(make_metric("bytes_put", "bytes_put", "UINT64", false, "bytes",
-                                    "Bytes sent in one-sided communication"));
-    p.metrics.push_back(make_metric("bytes_get", "bytes_get", "UINT64", false, "bytes",
-                                    "Bytes received in one-sided communication"));
+    metric(kBytesPut, "bytes_put", "bytes_put", "UINT64", false, "bytes", "Bytes sent in one-sided communication");
+    metric(kBytesGet, "bytes_get", "bytes_get", "UINT64", false, "bytes", "Bytes received in one-sided communication");
   }
-  p.metrics.push_back(make_metric("bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent"));
-  p.metrics.push_back(make_metric("bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received"));
-  for (auto member : slot_members_) {
-    const auto& mm = defs_.metric_members[member];
+  metric(kBytesSent, "bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent");
+  metric(kBytesReceived, "bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received");
+  for (std::size_t slot = 0; slot < slots_; ++slot) {
+    const auto& mm = defs_.metric_members[slot_members_[slot]];
     const char* dtype = mm.value_type == "double" ? "DOUBLE" : mm.value_type == "int64" ? "INT64" : "UINT64";
-    p.metrics.push_back(make_metric(mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description));
+    metric(kFixed + slot, mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description);
   }
   // Score-P's sample count where the trace has calling contexts (unwinding), last.
-  if (used_[kHits]) p.metrics.push_back(make_metric("hits", "Hits", "UINT64", false, "occ", "Number of hits"));
-  // Per metric: its fixed column (kFixed + counter slot beyond them).
-  std::vector<std::size_t> source = {kVisits, kTime, kMinTime, kMaxTime};
-  if (used_[kBytesPut]) source.insert(source.end(), {kBytesPut, kBytesGet});
-  source.insert(source.end(), {kBytesSent, kBytesReceived});
-  for (std::size_t slot = 0; slot < slots_; ++slot) source.push_back(kFixed + slot);
-  if (used_[kHits]) source.push_back(kHits);
+  if (used_[kHits]) metric(kHits, "hits", "Hits", "UINT64", false, "occ", "Number of hits");
   for (const auto& r : defs_.regions) {
     cube::Region c;
     c.name = r.name;

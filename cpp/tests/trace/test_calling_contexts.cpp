@@ -16,6 +16,7 @@
 #include "cubescale/trace/reader.hpp"
 #include "../analysis/trace_files.hpp"
 #include "one_location_trace.hpp"
+#include "profile_by_path.hpp"
 
 namespace fs = std::filesystem;
 using namespace cubescale::trace;
@@ -33,12 +34,9 @@ std::map<std::string, std::tuple<std::uint64_t, double, std::uint64_t>> values(c
     if (p.metrics[m].uniq_name == "hits") hits = m;
   }
   EXPECT_EQ(p.metrics[hits].uniq_name, "hits");
-  std::vector<std::string> path(p.cnode_parents.size());
+  const auto path = cubescale::trace_tests::path_names(p);
   std::map<std::string, std::tuple<std::uint64_t, double, std::uint64_t>> out;
   for (std::size_t c = 0; c < path.size(); ++c) {
-    const auto parent = p.cnode_parents[c];
-    const auto& name = p.regions[p.cnode_regions[c]].name;
-    path[c] = parent == cubescale::cube::kNoParent ? name : path[parent] + "/" + name;
     std::uint64_t v = 0, h = 0;
     double t = 0;
     std::memcpy(&v, p.values[visits].row(c), 8);
