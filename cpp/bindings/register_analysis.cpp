@@ -17,6 +17,7 @@
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/trace/synthetic_hybrid.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 #include "register.hpp"
@@ -90,6 +91,31 @@ trace::OmpCall omp_call(const py::tuple& t) {
     c.leave = t[2].cast<std::uint64_t>();
     if (t.size() == 5) c.acquire = t[3].cast<std::uint64_t>(), c.lock = t[4].cast<std::uint32_t>();
   }
+  return c;
+}
+
+// One parallel region of write_omp_trace's list (see its docstring).
+trace::OmpParallel omp_parallel(const py::dict& r) {
+  trace::OmpParallel p{r["fork"].cast<std::uint64_t>(), r["join"].cast<std::uint64_t>(), {}};
+  if (r.contains("begin")) p.begins = r["begin"].cast<std::vector<std::uint64_t>>();
+  if (r.contains("end")) p.ends = r["end"].cast<std::vector<std::uint64_t>>();
+  for (const auto& calls : r["threads"].cast<std::vector<std::vector<py::tuple>>>()) {
+    p.threads.emplace_back();
+    for (const auto& t : calls) p.threads.back().push_back(omp_call(t));
+  }
+  return p;
+}
+
+// One call of write_mpi_trace's per-rank lists: (call, enter, leave, peers, tag[, bytes[,
+// bytes_received]]): the message or collective payload defaults to 8 bytes; a collective
+// receives as many as it sends unless told.
+trace::MpiCall mpi_call(const py::tuple& t) {
+  if (t.size() < 5 || t.size() > 7)
+    throw py::value_error("a call is (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]])");
+  trace::MpiCall c{t[0].cast<std::string>(), t[1].cast<std::uint64_t>(), t[2].cast<std::uint64_t>(),
+                   t[3].cast<std::vector<std::uint32_t>>(), t[4].cast<std::uint32_t>()};
+  if (t.size() >= 6) c.bytes = t[5].cast<std::uint64_t>();
+  if (t.size() == 7) c.bytes_received = t[6].cast<std::uint64_t>();
   return c;
 }
 
@@ -488,19 +514,9 @@ void register_analysis(py::module_ m) {
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,
          std::uint64_t end) {
-        // (call, enter, leave, peers, tag[, bytes[, bytes_received]]): the message or collective payload
-        // defaults to 8 bytes; a collective receives as many as it sends unless told.
         std::vector<std::vector<trace::MpiCall>> calls(ranks.size());
         for (std::size_t r = 0; r < ranks.size(); ++r)
-          for (const auto& t : ranks[r]) {
-            if (t.size() < 5 || t.size() > 7)
-              throw py::value_error("a call is (call, enter_ns, leave_ns, peers, tag[, bytes[, bytes_received]])");
-            trace::MpiCall c{t[0].cast<std::string>(), t[1].cast<std::uint64_t>(), t[2].cast<std::uint64_t>(),
-                             t[3].cast<std::vector<std::uint32_t>>(), t[4].cast<std::uint32_t>()};
-            if (t.size() >= 6) c.bytes = t[5].cast<std::uint64_t>();
-            if (t.size() == 7) c.bytes_received = t[6].cast<std::uint64_t>();
-            calls[r].push_back(std::move(c));
-          }
+          for (const auto& t : ranks[r]) calls[r].push_back(mpi_call(t));
         py::gil_scoped_release release;
         return trace::write_mpi_trace(directory, name, calls, end);
       },
@@ -546,16 +562,7 @@ void register_analysis(py::module_ m) {
       [](const std::string& directory, const std::string& name, const std::vector<py::dict>& regions,
          std::uint32_t threads, std::uint64_t end, std::optional<std::pair<std::uint64_t, std::uint64_t>> main) {
         std::vector<trace::OmpParallel> parallel;
-        for (const auto& r : regions) {
-          trace::OmpParallel p{r["fork"].cast<std::uint64_t>(), r["join"].cast<std::uint64_t>(), {}};
-          if (r.contains("begin")) p.begins = r["begin"].cast<std::vector<std::uint64_t>>();
-          if (r.contains("end")) p.ends = r["end"].cast<std::vector<std::uint64_t>>();
-          for (const auto& calls : r["threads"].cast<std::vector<std::vector<py::tuple>>>()) {
-            p.threads.emplace_back();
-            for (const auto& t : calls) p.threads.back().push_back(omp_call(t));
-          }
-          parallel.push_back(std::move(p));
-        }
+        for (const auto& r : regions) parallel.push_back(omp_parallel(r));
         py::gil_scoped_release release;
         std::optional<trace::OmpMain> window;
         if (main) window = trace::OmpMain{main->first, main->second};
@@ -572,6 +579,29 @@ void register_analysis(py::module_ m) {
       "'end': per thread its team begin and end (default fork and join). `main` (enter_ns, leave_ns): the master "
       "records PROGRAM_BEGIN at 0 and PROGRAM_END at `end` around main's visit, with the program's region. "
       "Returns the events written.");
+  m.def(
+      "write_hybrid_trace",
+      [](const std::string& directory, const std::string& name, const std::vector<py::dict>& ranks,
+         std::uint32_t threads, std::uint64_t end) {
+        std::vector<trace::HybridRank> hybrid(ranks.size());
+        for (std::size_t p = 0; p < ranks.size(); ++p) {
+          for (const auto& key : ranks[p])
+            if (key.first.cast<std::string>() != "mpi" && key.first.cast<std::string>() != "regions")
+              throw py::value_error("a hybrid rank is a dict of 'mpi' (calls) and 'regions' (parallel regions)");
+          if (ranks[p].contains("mpi"))
+            for (const auto& t : ranks[p]["mpi"].cast<std::vector<py::tuple>>()) hybrid[p].mpi.push_back(mpi_call(t));
+          if (ranks[p].contains("regions"))
+            for (const auto& r : ranks[p]["regions"].cast<std::vector<py::dict>>())
+              hybrid[p].regions.push_back(omp_parallel(r));
+        }
+        py::gil_scoped_release release;
+        return trace::write_hybrid_trace(directory, name, hybrid, threads, end);
+      },
+      py::arg("directory"), py::arg("name"), py::arg("ranks"), py::arg("threads"), py::arg("end"),
+      "Writes <directory>/<name>.otf2: per rank (MPI process of `threads` OpenMP threads) a dict with 'mpi': the "
+      "master's MPI calls as write_mpi_trace's, and 'regions': its parallel regions as write_omp_trace's, each call "
+      "outside the regions or inside its master's team between the master's calls; main runs on every master from 0 "
+      "to `end` ns. Returns the events written.");
 }
 
 }  // namespace cubescale::bindings

@@ -23,8 +23,8 @@ from ._core import timeline as _timeline
 from ._core import trace as _trace
 
 __all__ = ["REPLAY_PHASES", "ReplayMemory", "irecv_one_way_run", "messages_only_run", "one_way_run", "random_mpi_run",
-           "read_with_empty_callbacks", "replay_memory", "write_hardware_trace", "write_mpi_trace", "write_omp_trace",
-           "write_ring_trace"]
+           "read_with_empty_callbacks", "replay_memory", "write_hardware_trace", "write_hybrid_trace", "write_mpi_trace",
+           "write_omp_trace", "write_ring_trace"]
 
 
 def write_ring_trace(directory: str | os.PathLike, name: str = "traces", processes: int = 4, iterations: int = 1000,
@@ -127,11 +127,44 @@ def write_omp_trace(directory: str | os.PathLike, name: str, regions: Sequence[d
     ...     [("ibarrier", 20, 80)], [("ibarrier", 70, 80)]]}], threads=2, end=100)
     16
     """
-    return _analysis.write_omp_trace(os.fspath(directory), name,
-                                     [{"fork": r["fork"], "join": r["join"],
-                                       "threads": [[tuple(c) for c in calls] for calls in r["threads"]],
-                                       **{k: list(r[k]) for k in ("begin", "end") if k in r}}
-                                      for r in regions], threads, end, main)
+    return _analysis.write_omp_trace(os.fspath(directory), name, _omp_regions(regions), threads, end, main)
+
+
+def _omp_regions(regions: Sequence[dict]) -> list[dict]:
+    """write_omp_trace's regions as the binding takes them (tuples and lists)."""
+    return [{"fork": r["fork"], "join": r["join"], "threads": [[tuple(c) for c in calls] for calls in r["threads"]],
+             **{k: list(r[k]) for k in ("begin", "end") if k in r}} for r in regions]
+
+
+def write_hybrid_trace(directory: str | os.PathLike, name: str, ranks: Sequence[dict], threads: int,
+                       end: int) -> int:
+    """Writes ``<directory>/<name>.otf2``: MPI processes of ``threads`` OpenMP threads each (a
+    hybrid run as Score-P records it), for exact wait-state expectations across the paradigms.
+    Per rank a dict with ``"mpi"``: its master thread's MPI calls as :func:`write_mpi_trace`
+    takes them (``"main"`` first included), and ``"regions"``: its parallel regions as
+    :func:`write_omp_trace` takes them; the master runs main from 0 to ``end`` ns and in it the
+    calls and the regions interleaved in time order (a call lies outside every parallel region
+    of its rank, or inside its master's team between the master's calls there, as
+    ``MPI_THREAD_FUNNELED`` code makes them: call path ``main/!$omp parallel/MPI_...``; else
+    ``ValueError``), the workers their teams only. Location ``p * threads +
+    t`` is thread ``t`` of rank ``p`` (``"Master thread"``, ``"OMP thread t"``);
+    ``MPI_COMM_WORLD`` holds the master threads. Returns the events written.
+
+    Example
+    -------
+    Rank 0's worker reaches the implicit barrier late, so its master sends late to rank 1:
+
+    >>> import tempfile
+    >>> write_hybrid_trace(tempfile.mkdtemp(), "hybrid", [
+    ...     {"mpi": [("MPI_Send", 120, 130, [1], 0)],
+    ...      "regions": [{"fork": 10, "join": 110, "threads": [[("ibarrier", 20, 100)], [("ibarrier", 90, 100)]]}]},
+    ...     {"mpi": [("MPI_Recv", 20, 140, [0], 0)], "regions": []}], threads=2, end=200)
+    24
+    """
+    return _analysis.write_hybrid_trace(os.fspath(directory), name,
+                                        [{"mpi": [tuple(c) for c in r.get("mpi", [])],
+                                          "regions": _omp_regions(r.get("regions", []))} for r in ranks],
+                                        threads, end)
 
 
 def read_with_empty_callbacks(trace, locations: Sequence[int] | None = None) -> int:

@@ -18,6 +18,7 @@ __all__: list[str] = [
     "merge_impact",
     "pattern_names",
     "root_cause_names",
+    "write_hybrid_trace",
     "write_mpi_trace",
     "write_omp_trace",
 ]
@@ -434,6 +435,17 @@ def pattern_names() -> list[str]:
 def root_cause_names() -> list[str]:
     """
     Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.
+    """
+
+def write_hybrid_trace(
+    directory: str,
+    name: str,
+    ranks: collections.abc.Sequence[dict],
+    threads: typing.SupportsInt | typing.SupportsIndex,
+    end: typing.SupportsInt | typing.SupportsIndex,
+) -> int:
+    """
+    Writes <directory>/<name>.otf2: per rank (MPI process of `threads` OpenMP threads) a dict with 'mpi': the master's MPI calls as write_mpi_trace's, and 'regions': its parallel regions as write_omp_trace's, each call outside the regions or inside its master's team between the master's calls; main runs on every master from 0 to `end` ns. Returns the events written.
     """
 
 def write_mpi_trace(
