@@ -391,6 +391,105 @@ OMP = {"omp": (OMP_REGIONS, 3, 1000), "omp-clocks": (OMP_CLOCKS, 2, 1000),
        # 50 to 1050, PROGRAM_END at 1100 (the master's time outside main on the critical path)
        "omp-program": (OMP_LAST, 3, 1100, (50, 1050)),
        "omp-pthread": (OMP_PTHREADS, 3, 1000)}  # name: (regions, threads, end[, main])
+
+
+# Hybrid MPI + OpenMP runs (testing.write_hybrid_trace; compared with Scalasca's scout.hyb): per
+# rank its master's MPI calls and its parallel regions, every rank with MPI_Init and
+# MPI_Finalize (scout needs them). Times in ns.
+def _team(fork: int, join: int, *threads: list[tuple]) -> dict:
+    return {"fork": fork, "join": join, "threads": [list(t) for t in threads]}
+
+
+def _balanced(fork: int, join: int, threads: int) -> dict:
+    """A region whose threads enter the implicit barrier nearly at once: the master at join - 10,
+    thread t 2t ns before it (no ties: scout breaks those by its run-time order)."""
+    return _team(fork, join, *[[("ibarrier", join - 10 - 2 * t, join - 5)] for t in range(threads)])
+
+
+def _init_finalize(calls: list[tuple], end: int) -> list[tuple]:
+    return [("MPI_Init", 0, 50, [], 0), *calls, ("MPI_Finalize", end, end + 50, [], 0)]
+
+
+# Rank 0's worker 2 enters the implicit barrier late (450; the master waits from 150), then the
+# master sends to rank 1, which waits in MPI_Recv from 100: a Late Sender that rank 0's OpenMP
+# imbalance caused (its costs reach the late worker as Late Sender long-term costs).
+HYB_OMPBARRIER_LS = [
+    {"mpi": _init_finalize([("MPI_Send", 600, 610, [1], 0)], 900),
+     "regions": [_team(100, 520, [("ibarrier", 150, 500)], [("ibarrier", 200, 500)], [("ibarrier", 450, 500)])]},
+    {"mpi": _init_finalize([("MPI_Recv", 100, 620, [0], 0)], 900), "regions": [_balanced(60, 95, 3)]},
+]
+# Rank 0's master computes serially from 300 to 700 between two regions and sends at 950; rank 1
+# waits in MPI_Recv from 350 and forks after it: idle threads on both sides of the Late Sender
+# (delay_ompidle and its long-term costs).
+HYB_OMPIDLE_LS = [
+    {"mpi": _init_finalize([("MPI_Send", 950, 960, [1], 0)], 1200),
+     "regions": [_balanced(100, 300, 3), _balanced(700, 900, 3)]},
+    {"mpi": _init_finalize([("MPI_Recv", 350, 970, [0], 0)], 1200),
+     "regions": [_balanced(100, 300, 3), _balanced(1000, 1100, 3)]},
+]
+# Rank 0's explicit barrier, which worker 1 enters late (500; the master waits from 200), comes
+# before its send at 760 that rank 1 waits for from 120: the Late Sender's long-term costs pass
+# through the master's barrier wait to worker 1.
+HYB_LS_THROUGH_BARRIER = [
+    {"mpi": _init_finalize([("MPI_Send", 760, 770, [1], 0)], 1100),
+     "regions": [_team(100, 700, [("barrier", 200, 520), ("ibarrier", 680, 690)],
+                       [("barrier", 500, 520), ("ibarrier", 678, 690)],
+                       [("barrier", 250, 520), ("ibarrier", 676, 690)])]},
+    {"mpi": _init_finalize([("MPI_Recv", 120, 780, [0], 0)], 1100),
+     "regions": [_balanced(60, 110, 3), _balanced(800, 1000, 3)]},
+]
+# An MPI_Barrier rank 0 enters late after an OpenMP imbalance and serial time, an MPI_Allreduce
+# rank 1 enters late after serial time.
+HYB_COLLECTIVE = [
+    {"mpi": _init_finalize([("MPI_Barrier", 700, 720, [], 0), ("MPI_Allreduce", 910, 1120, [], 0)], 1400),
+     "regions": [_team(100, 520, [("ibarrier", 150, 500)], [("ibarrier", 200, 500)], [("ibarrier", 470, 500)]),
+                 _balanced(750, 900, 3), _balanced(1150, 1300, 3)]},
+    {"mpi": _init_finalize([("MPI_Barrier", 300, 720, [], 0), ("MPI_Allreduce", 1100, 1120, [], 0)], 1400),
+     "regions": [_balanced(100, 250, 3), _balanced(750, 900, 3), _balanced(1150, 1300, 3)]},
+]
+# MPI inside a parallel region (MPI_THREAD_FUNNELED): rank 0's master receives in the region
+# (MPI_Recv 150-500; rank 1 sends at 480: a Late Sender of 330 ns) and so enters the implicit
+# barrier last: its workers' barrier waits are costs of the master's MPI wait, which the Late
+# Sender passes on to rank 1's time before the send (delay_ompbarrier_longterm).
+HYB_FUNNELED = [
+    {"mpi": _init_finalize([("MPI_Recv", 150, 500, [1], 0)], 800),
+     "regions": [_team(100, 600, [("ibarrier", 520, 580)], [("ibarrier", 200, 580)], [("ibarrier", 250, 580)])]},
+    {"mpi": _init_finalize([("MPI_Send", 480, 490, [0], 0)], 800),
+     "regions": [_balanced(60, 300, 3), _balanced(550, 700, 3)]},
+]
+
+
+def _hybrid_iterations(ranks: int = 3, threads: int = 2, iterations: int = 3) -> tuple[list[dict], int]:
+    """Iterations of (a parallel region whose late thread rotates, serial time, an MPI_Sendrecv
+    ring that leaves once its own message is in, MPI_Allreduce)."""
+    out: list[dict] = [{"mpi": [("MPI_Init", 0, 50, [], 0)], "regions": []} for _ in range(ranks)]
+    t = 100
+    for it in range(iterations):
+        enter = []
+        for r in range(ranks):
+            work = [40 + 30 * ((r + th + it) % 3) for th in range(threads)]
+            work[(r + it) % threads] += 100 * ((r + 2 * it) % 3)
+            latest = t + 10 + max(work)
+            out[r]["regions"].append(_team(t, latest + 20, *[[("ibarrier", t + 10 + w, latest + 10)] for w in work]))
+            enter.append(latest + 20 + 20 + 60 * ((2 * r + it) % 3))
+        leave = [max(enter[r], enter[(r - 1) % ranks]) + 15 for r in range(ranks)]
+        reduce_enter = [leave[r] + 10 + 25 * ((r + it) % 2) for r in range(ranks)]
+        reduce_leave = max(reduce_enter) + 20
+        for r in range(ranks):
+            out[r]["mpi"].append(("MPI_Sendrecv", enter[r], leave[r], [(r + 1) % ranks, (r - 1) % ranks], 0))
+            out[r]["mpi"].append(("MPI_Allreduce", reduce_enter[r], reduce_leave, [], 0))
+        t = reduce_leave + 30
+    for r in range(ranks):
+        out[r]["mpi"].append(("MPI_Finalize", t, t + 50, [], 0))
+    return out, t + 100
+
+
+HYB_MIXED, HYB_MIXED_END = _hybrid_iterations()
+HYBRID = {"hyb-ompbarrier-ls": (HYB_OMPBARRIER_LS, 3, 1000), "hyb-ompidle-ls": (HYB_OMPIDLE_LS, 3, 1300),
+          "hyb-ls-through-barrier": (HYB_LS_THROUGH_BARRIER, 3, 1200), "hyb-collective": (HYB_COLLECTIVE, 3, 1500),
+          "hyb-mixed": (HYB_MIXED, 2, HYB_MIXED_END),
+          "hyb-funneled": (HYB_FUNNELED, 3, 900)}  # name: (ranks, threads, end)
+
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",
                 "partial-finalize", "nonblocking-clocks", "nonblocking", "iscan-order", "omp", "omp-clocks",

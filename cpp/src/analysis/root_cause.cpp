@@ -19,12 +19,18 @@ namespace cubescale::analysis {
 
 namespace {
 
-// Long-term cost types (scout's delay types); the short-term metric of type X is metric 2X,
-// its long-term one 2X + 1.
-enum Type : std::uint8_t { kLs, kLr, kBarrier, kN2n, k12n, kN21, kTypes };
+// Long-term cost types (scout's delay types): the MPI ones, whose short-term metric of type X is
+// metric 2X and long-term one 2X + 1, then OpenMP's (barrier waits, the idleness of a master's
+// serial time), whose metrics follow the MPI ones (long_term()).
+enum Type : std::uint8_t { kLs, kLr, kBarrier, kN2n, k12n, kN21, kOmpBarrierType, kOmpIdleType, kTypes };
+constexpr std::size_t kMpiTypes = kOmpBarrierType;
 constexpr std::size_t kIndirectLs = 12, kIndirectLr = 13, kPropagatingLs = 14, kPropagatingLr = 15, kMetrics = 16;
-// The OpenMP short-term metrics (written where the trace has parallel regions, after delay_n21_longterm).
-constexpr std::size_t kOmpBarrier = 16, kOmpIdle = 17, kAllMetrics = 18;
+// The OpenMP metrics (written where the trace has parallel regions, after delay_n21_longterm; the
+// long-term ones where it has MPI too, as scout's hybrid build).
+constexpr std::size_t kOmpBarrier = 16, kOmpIdle = 17, kOmpBarrierLongTerm = 18, kOmpIdleLongTerm = 19, kAllMetrics = 20;
+constexpr std::size_t long_term(std::size_t type) {
+  return type < kMpiTypes ? 2 * type + 1 : type == kOmpBarrierType ? kOmpBarrierLongTerm : kOmpIdleLongTerm;
+}
 constexpr std::uint64_t kLast = ~std::uint64_t(0);
 constexpr std::uint64_t kLastPosition = (std::uint64_t(1) << 48) - 1;  // an unknown event position: last in its call
 // A backward search or an interval sum walks at most this far (points, time-map entries) before
@@ -71,6 +77,10 @@ constexpr std::array<MetricText, kAllMetrics> kMetricText{{
      "Time of the thread entering an OpenMP barrier last that made the others wait"},
     {"delay_ompidle", "OMP short-term idleness delay costs",
      "Serial time of the master thread, while the other threads of its process were idle"},
+    {"delay_ompbarrier_longterm", "OMP long-term barrier delay costs",
+     "Time that caused OpenMP barrier waits indirectly, through the waits it caused"},
+    {"delay_ompidle_longterm", "OMP long-term idleness delay costs",
+     "Time that caused the idleness of OpenMP threads indirectly, through the waits it caused"},
 }};
 
 // scout's classes of the collectives with delay costs (OTF2_CollectiveOp), else kTypes.
@@ -146,7 +156,7 @@ struct WaitSum {  // a call path's waits up to and including a point (integer ti
 // it (`live`: the nodes below are the tree's; updates stop there).
 struct Location {
   std::vector<Sp> sps;
-  std::vector<std::array<double, kTypes>> cost;  // per point that waited (Sp::slot)
+  std::vector<double> cost;  // per point that waited (Sp::slot) its cost per type (RootCause::types_ of them)
   std::vector<double> propagating;               // the same
   std::vector<std::uint32_t> waited;             // per slot its point
   std::uint32_t live = 0;                        // slots [0, live): tree nodes; the rest: settled
@@ -435,9 +445,13 @@ class RootCause {
   struct Stretch {
     std::uint32_t master, threads;
     std::uint64_t from, to;  // the master's serial time [from, to) (kLast: to its end)
+    std::uint32_t end = kNone;  // the master's fork point at `to` (kNone: the trace's end)
+    double scale = 0;           // the idle threads it delayed (threads - 1), 0 where it had no time nor waits
   };
   std::vector<Stretch> stretches_;
+  void idle_costs(const Stretch& st);
   bool parallel_ = false, mpi_ = false;  // the trace has OpenMP parallel regions, MPI records
+  std::size_t types_ = kMpiTypes;        // the cost types a point carries (the OpenMP ones where there are regions)
   std::vector<Collective> collectives_;
   std::vector<PointToPoint> p2p_;
   // Per location its tasks (as delayer) by sp: (sp, task); a task < p2p_.size() is a message,
@@ -465,6 +479,7 @@ RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>
   decide_messages();
   decide_collectives();
   if (omp) decide_omp(*omp);
+  types_ = parallel_ ? kTypes : kMpiTypes;
 }
 
 // Late Sender receives (a Waitall/any/some: its largest, the first of equal ones; MPI_Test*:
@@ -622,6 +637,7 @@ void RootCause::decide_omp(const OmpObserver& omp) {
     for (const auto& x : l.syncs)
       if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time), ++size[x.group];
   std::vector<std::uint64_t> enter_position(omp.barriers().size(), kLastPosition);
+  std::vector<std::uint32_t> master_fork(groups, kNone);  // per team instance its master's fork point
   for (const auto& l : syncs) {
     if (l.location >= at_.size()) continue;
     std::unordered_map<std::uint32_t, std::uint32_t> region;  // team instance -> its parallel region's call path
@@ -634,7 +650,8 @@ void RootCause::decide_omp(const OmpObserver& omp) {
       sp.tau = x.time > fork ? double(x.time - fork) : 0.0, sp.kappa = double(x.time - earliest[x.group]);
       const auto it = region.find(x.group);
       sp.cnode = it == region.end() ? kNone : it->second;
-      push(l.location, sp);
+      const auto index = push(l.location, sp);
+      if (teams.master[x.group] == l.location) master_fork[x.group] = index;
     }
   }
   for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) { enter_position[barrier] = s.position; });
@@ -676,7 +693,7 @@ void RootCause::decide_omp(const OmpObserver& omp) {
     std::sort(gs.begin(), gs.end(), [&](auto a, auto b) { return teams.fork[a] < teams.fork[b]; });
     std::uint64_t from = 0;
     for (auto g : gs) {
-      stretches_.push_back({master, size[g], from, teams.fork[g]});
+      stretches_.push_back({master, size[g], from, teams.fork[g], master_fork[g]});
       from = teams.join[g];
     }
     stretches_.push_back({master, size[gs.back()], from, kLast});
@@ -857,7 +874,7 @@ void RootCause::build(const Chunking& chunking) {
     auto& waited = x.waited;
     for (std::uint32_t k = 0; k < sps.size(); ++k)
       if (sps[k].omega > 0) sps[k].slot = static_cast<std::uint32_t>(waited.size()), waited.push_back(k);
-    x.cost.assign(waited.size(), {});
+    x.cost.assign(waited.size() * types_, 0.0);
     x.propagating.assign(waited.size(), 0.0);
     x.live = static_cast<std::uint32_t>(waited.size());
   });
@@ -871,12 +888,17 @@ void RootCause::build(const Chunking& chunking) {
   }
   for (const auto& o : omp_sps_) collectives_[o.collective].sp[o.member] = renumber[o.location][o.index];
   std::vector<OmpSp>().swap(omp_sps_);
+  for (auto& st : stretches_)
+    if (st.end != kNone) st.end = renumber[st.master][st.end];
   for (std::uint32_t t = 0; t < p2p_.size(); ++t) tasks_[p2p_[t].delayer].push_back({p2p_[t].delayer_sp, t});
   for (std::uint32_t c = 0; c < collectives_.size(); ++c) {
     const auto& x = collectives_[c];
     if (x.rho == kNone || x.sp[x.rho] == kNone) continue;
     tasks_[x.members[x.rho]].push_back({x.sp[x.rho], static_cast<std::uint32_t>(p2p_.size() + c)});
   }
+  for (std::uint32_t s = 0; s < stretches_.size(); ++s)  // those ending at a fork; the others before the pass
+    if (stretches_[s].end != kNone)
+      tasks_[stretches_[s].master].push_back({stretches_[s].end, static_cast<std::uint32_t>(p2p_.size() + collectives_.size() + s)});
   for_locations(chunking, [](const Location& x) { return x.sps.size(); }, [&](Location&, std::uint32_t l) {
     auto& t = tasks_[l];
     std::stable_sort(t.begin(), t.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -1075,7 +1097,7 @@ void RootCause::charge(std::uint32_t l, std::uint32_t from, const std::array<dou
   auto& x = at_[l];
   auto i = static_cast<std::uint32_t>(std::lower_bound(x.waited.begin(), x.waited.end(), from) - x.waited.begin());
   for (; i < x.live; i |= i + 1) {
-    for (std::size_t k = 0; k < kTypes; ++k) x.cost[i][k] += factor[k];
+    for (std::size_t k = 0; k < types_; ++k) x.cost[i * types_ + k] += factor[k];
     x.propagating[i] = std::max(x.propagating[i], sigma);
   }
 }
@@ -1088,7 +1110,8 @@ void RootCause::settle(std::uint32_t l, std::uint32_t k) {
   const auto cost = cost_of(l, k);
   double sigma = 0;
   for (std::int64_t i = slot; i >= 0; i = std::int64_t(i & (i + 1)) - 1) sigma = std::max(sigma, x.propagating[i]);
-  x.cost[slot] = cost, x.propagating[slot] = sigma * x.sps[k].omega;
+  std::copy_n(cost.begin(), types_, x.cost.begin() + std::size_t(slot) * types_);
+  x.propagating[slot] = sigma * x.sps[k].omega;
   x.live = slot;
 }
 
@@ -1096,10 +1119,13 @@ void RootCause::settle(std::uint32_t l, std::uint32_t k) {
 std::array<double, kTypes> RootCause::cost_of(std::uint32_t l, std::uint32_t k) const {
   const auto& x = at_[l];
   const auto slot = x.sps[k].slot;
-  if (slot >= x.live) return x.cost[slot];
   std::array<double, kTypes> f{};
+  if (slot >= x.live) {
+    std::copy_n(x.cost.begin() + std::size_t(slot) * types_, types_, f.begin());
+    return f;
+  }
   for (std::int64_t i = slot; i >= 0; i = std::int64_t(i & (i + 1)) - 1)
-    for (std::size_t t = 0; t < kTypes; ++t) f[t] += x.cost[i][t];
+    for (std::size_t t = 0; t < types_; ++t) f[t] += x.cost[std::size_t(i) * types_ + t];
   for (auto& v : f) v *= x.sps[k].omega;
   return f;
 }
@@ -1140,7 +1166,7 @@ void RootCause::point_to_point(const PointToPoint& p) {
   const auto cost = cost_of(p.waiter, p.waiter_sp);  // it waited: it has a slot
   for (std::size_t x = 0; x < kTypes; ++x) {
     lambda[x] = cost[x] / total;
-    add(2 * x + 1, p.delayer, d, lambda[x]);
+    add(long_term(x), p.delayer, d, lambda[x]);
   }
   // The delayer's waits in the interval: the direct part as costs of the own type, the rest as they came.
   std::array<double, kTypes> factor{};
@@ -1225,7 +1251,7 @@ void RootCause::collective(const Collective& c) {
     gamma[i][0] = member.omega / (d + psi);
     for (std::size_t k = 0; k < kTypes; ++k) gamma[i][k + 1] = cost[k] / (d + psi);
     add(2 * std::size_t(c.type), rho, di, gamma[i][0]);
-    for (std::size_t k = 0; k < kTypes; ++k) add(2 * k + 1, rho, di, gamma[i][k + 1]);
+    for (std::size_t k = 0; k < kTypes; ++k) add(long_term(k), rho, di, gamma[i][k + 1]);
   }
   // The scale over rho's interval: the members without an intermediate start throughout; those
   // of each intermediate start from the *next* intermediate start on (scout's order).
@@ -1268,9 +1294,11 @@ std::uint32_t RootCause::prev_omp(std::uint32_t l, std::uint32_t e) {
 }
 
 // docs/root-cause-design.md section 5: the thread entering an OpenMP barrier last delays the
-// others; each interval since the thread's previous OpenMP point; the MPI costs a waiting thread
-// carries go on to the last thread's long-term costs and waits (the OpenMP types themselves are
-// not carried: their long-term metrics are not computed).
+// others; each interval since the thread's previous OpenMP point. The waits become OpenMP barrier
+// costs of the last thread's own waits in its interval (a master's MPI waits), which the backward
+// pass carries to whoever caused those; the costs a waiting thread carries go on to the last
+// thread's long-term metrics and waits, but for OpenMP barrier costs (scout's hybrid build reads
+// no such input at a barrier: they end there).
 void RootCause::omp_barrier(const Collective& c) {
   const auto rho = c.members[c.rho];
   const auto e = c.sp[c.rho];
@@ -1286,19 +1314,31 @@ void RootCause::omp_barrier(const Collective& c) {
     const double sum = excess(mine, theirs, d) + w;
     if (!(member.omega > 0) || !(sum > 0)) continue;
     add(kOmpBarrier, rho, d, member.omega / sum);
+    total[kOmpBarrierType] += member.omega / sum;
     const auto cost = cost_of(l, c.sp[i]);
     for (std::size_t k = 0; k < kTypes; ++k) {
-      add(2 * k + 1, rho, d, cost[k] / sum);
+      if (k == kOmpBarrierType) continue;
+      add(long_term(k), rho, d, cost[k] / sum);
       total[k] += cost[k] / sum;
     }
   }
   charge(rho, from + 1, total, 0.0);
 }
 
+// A serial stretch's idle threads, as costs of the master's waits since its latest OpenMP point
+// (scout's idleness interval): they reach whoever made the master wait there (the backward pass).
+void RootCause::idle_costs(const Stretch& st) {
+  if (!(st.scale > 0)) return;
+  const auto e = st.end == kNone ? static_cast<std::uint32_t>(at_[st.master].sps.size()) : st.end;
+  std::array<double, kTypes> factor{};
+  factor[kOmpIdleType] = st.scale;
+  charge(st.master, prev_omp(st.master, e) + 1, factor, 0.0);
+}
+
 // The master's serial stretches: (threads - 1) times its time there, less its waits, delayed the
 // team's other threads (scout's idleness delay costs).
 void RootCause::idleness() {
-  for (const auto& st : stretches_) {
+  for (auto& st : stretches_) {
     const auto& x = at_[st.master];
     if (x.offsets.size() < 2 || st.threads < 2) continue;
     auto segment = [&](std::uint64_t t) {
@@ -1331,7 +1371,7 @@ void RootCause::idleness() {
       scratch_[c] = 0;
     }
     touched_.clear();
-    if (d + w > 0) add(kOmpIdle, st.master, out, double(st.threads - 1));
+    if (d + w > 0) st.scale = double(st.threads - 1), add(kOmpIdle, st.master, out, st.scale);
   }
 }
 
@@ -1343,6 +1383,7 @@ bool RootCause::ready(std::uint32_t task, std::uint32_t& blocker) const {
     blocker = p.waiter;
     return cursor_[p.waiter] <= std::int64_t(p.waiter_sp);
   }
+  if (task >= p2p_.size() + collectives_.size()) return true;  // a serial stretch: the master's own points
   const auto& c = collectives_[task - p2p_.size()];
   for (std::size_t i = 0; i < c.members.size(); ++i)
     if (i != c.rho && c.sp[i] != kNone && cursor_[c.members[i]] > std::int64_t(c.sp[i])) {
@@ -1354,6 +1395,7 @@ bool RootCause::ready(std::uint32_t task, std::uint32_t& blocker) const {
 
 void RootCause::run(std::uint32_t task) {
   if (task < p2p_.size()) point_to_point(p2p_[task]);
+  else if (task >= p2p_.size() + collectives_.size()) idle_costs(stretches_[task - p2p_.size() - collectives_.size()]);
   else if (collectives_[task - p2p_.size()].omp) omp_barrier(collectives_[task - p2p_.size()]);
   else collective(collectives_[task - p2p_.size()]);
 }
@@ -1370,6 +1412,8 @@ void RootCause::replay() {
   std::deque<std::uint32_t> queue;
   std::vector<bool> queued(n, true);
   for (std::uint32_t l = 0; l < n; ++l) queue.push_back(l);
+  for (const auto& st : stretches_)  // the masters' last serial stretches: their costs reach to the end
+    if (st.end == kNone) idle_costs(st);
   std::size_t unfinished = n;
   auto advance = [&](std::uint32_t l, bool force) {
     while (cursor_[l] >= 0) {
@@ -1432,7 +1476,7 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     for (const auto& x : at_) {
       stats->sync_points += x.sps.size() - 1;
       stats->segment_entries += x.entries.size();
-      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * (sizeof(double) * (kTypes + 1) + 4) +
+      stats->bytes += x.sps.size() * sizeof(Sp) + x.cost.size() * sizeof(double) + x.propagating.size() * (8 + 4) +
                       x.entries.size() * sizeof(Entry) + x.offsets.size() * 4 + x.cuts.size() * 8 +
                       x.by_partner.size() * 8 + x.omp_points.size() * 4 + x.paths.size() * 8 +
                       x.path_sums.size() * sizeof(PathSum) + x.wait_sums.size() * 8 + x.wait_paths.size() * sizeof(WaitSum);
@@ -1448,7 +1492,10 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
   // parallel regions.
   std::vector<std::size_t> order;
   for (std::size_t m = 0; m < kIndirectLs && mpi_; ++m) order.push_back(m);
-  if (parallel_) order.push_back(kOmpBarrier), order.push_back(kOmpIdle);
+  if (parallel_) order.push_back(kOmpBarrier);
+  if (parallel_ && mpi_) order.push_back(kOmpBarrierLongTerm);
+  if (parallel_) order.push_back(kOmpIdle);
+  if (parallel_ && mpi_) order.push_back(kOmpIdleLongTerm);
   for (std::size_t m = kIndirectLs; m < kMetrics && mpi_; ++m) order.push_back(m);
   for (auto m : order) {
     for (auto& v : values_[m]) v *= tick;
@@ -1463,7 +1510,8 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
 std::vector<const char*> root_cause_metric_names(bool openmp) {
   std::vector<const char*> out;
   for (std::size_t m = 0; m < kMetrics; ++m) {
-    if (openmp && m == kIndirectLs) out.push_back(kMetricText[kOmpBarrier].uniq), out.push_back(kMetricText[kOmpIdle].uniq);
+    if (openmp && m == kIndirectLs)
+      for (auto k : {kOmpBarrier, kOmpBarrierLongTerm, kOmpIdle, kOmpIdleLongTerm}) out.push_back(kMetricText[k].uniq);
     out.push_back(kMetricText[m].uniq);
   }
   return out;
@@ -1481,8 +1529,8 @@ void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>&
   rc.read(p, locations, chunking, moves);
   const auto after_read = Clock::now();
   rc.build(chunking);
+  rc.idleness();  // before the pass: which stretches delayed idle threads
   rc.replay();
-  rc.idleness();
   rc.add_to(p, stats);
   if (stats) {
     stats->read_seconds = std::chrono::duration<double>(after_read - before_read).count();

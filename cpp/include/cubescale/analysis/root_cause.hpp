@@ -25,7 +25,13 @@
 // first interval at its first event; a cut sits at the enter of the MPI call holding the
 // synchronization point (scout: at the event itself, later only if the call has nested regions
 // before it); on OpenMP threads the master's time maps are its own exclusive times (scout moves
-// fork and join time to the parallel region); the OpenMP long-term delay costs are not computed.
+// fork and join time to the parallel region).
+//
+// OpenMP (docs/root-cause-design.md section 5): barrier waits and the idleness of the workers
+// while the master runs serially are delay costs of the last thread and of the master, and
+// costs of the waits in their intervals, which the backward pass carries across processes like
+// the MPI types (a hybrid run: `delay_ompbarrier_longterm`, `delay_ompidle_longterm` on the
+// processes that held up a master in MPI, as scout's hybrid build computes them).
 #include <cstdint>
 #include <vector>
 
@@ -48,7 +54,8 @@ struct RootCauseStats {
 };
 
 // The 16 metrics scout writes for the MPI root-cause analysis, in its order; with `openmp`
-// delay_ompbarrier and delay_ompidle too, after delay_n21_longterm.
+// delay_ompbarrier, delay_ompbarrier_longterm, delay_ompidle and delay_ompidle_longterm too,
+// after delay_n21_longterm (a report has the long-term ones where the trace has MPI and OpenMP).
 std::vector<const char*> root_cause_metric_names(bool openmp = false);
 
 // Appends the root-cause metrics (roots, EXCLUSIVE, sec; the MPI ones where the trace has MPI
