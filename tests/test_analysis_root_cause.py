@@ -188,6 +188,18 @@ def test_openmp_barrier_and_idleness_delay(tmp_path):
     assert names[-2:] == ["delay_ompbarrier", "delay_ompidle"] and not set(names) & set(ROOT_CAUSE)
 
 
+def test_idleness_counts_every_other_thread_of_the_process(tmp_path):
+    """A master's serial time keeps every other CPU thread of its process idle, as scout counts
+    them (its analysis threads), whatever the size of the teams around: here a team of 2 of 4
+    threads, so 3 idle threads over the master's 100 + 100 + 100 ns of serial time in main."""
+    regions = [{"fork": 100, "join": 500, "threads": [[("ibarrier", 200, 400)], [("ibarrier", 300, 400)]]},
+               {"fork": 600, "join": 900, "threads": [[("ibarrier", 700, 800)], [("ibarrier", 650, 800)],
+                                                      [("ibarrier", 690, 800)], [("ibarrier", 680, 800)]]}]
+    testing.write_omp_trace(tmp_path, "teams", regions, 4, 1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2", root_cause=True)
+    assert by_call(report, "delay_ompidle") == pytest.approx({(0, "main"): 3 * 300e-9}, rel=1e-12)
+
+
 def test_contradicting_times_end_without_a_hang(tmp_path):
     """Each process receives first what the other sends after its receive (analysis_cases.CYCLE):
     the backward pass finds each send waiting for the other's receive, a cycle it breaks (scout's

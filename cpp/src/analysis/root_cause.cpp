@@ -632,10 +632,9 @@ void RootCause::decide_omp(const OmpObserver& omp) {
   const OmpTeams teams(omp, true);
   const auto groups = omp.sync_groups();
   std::vector<std::uint64_t> earliest(groups, kLast);
-  std::vector<std::uint32_t> size(groups, 0);
   for (const auto& l : syncs)
     for (const auto& x : l.syncs)
-      if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time), ++size[x.group];
+      if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time);
   std::vector<std::uint64_t> enter_position(omp.barriers().size(), kLastPosition);
   std::vector<std::uint32_t> master_fork(groups, kNone);  // per team instance its master's fork point
   for (const auto& l : syncs) {
@@ -684,19 +683,29 @@ void RootCause::decide_omp(const OmpObserver& omp) {
     if (c.members.size() == members.size()) collectives_.push_back(std::move(c));
     else omp_sps_.resize(omp_sps_.size() - c.members.size());
   }
-  // The masters' serial stretches.
+  // The masters' serial stretches; every other CPU thread of the master's process idles there
+  // (scout's scale: its analysis threads, one per CPU location of the process), whatever the
+  // size of the teams around.
+  const auto& defs = trace_.definitions();
+  std::vector<std::uint32_t> cpu_threads(defs.location_groups.size() + 1, 0);  // per process (the last: none)
+  for (const auto& l : defs.locations)
+    if (l.type == "cpu_thread") ++cpu_threads[std::min<std::size_t>(l.group, defs.location_groups.size())];
+  auto idle_threads = [&](std::uint32_t master) {
+    return cpu_threads[std::min<std::size_t>(defs.locations[master].group, defs.location_groups.size())];
+  };
   std::map<std::uint32_t, std::vector<std::uint32_t>> regions;  // master -> its team instances
   for (std::uint32_t g = 0; g < groups; ++g)
     if (teams.master[g] != trace::kNone && teams.fork[g] != OmpTeams::kNoFork && teams.join[g] != OmpTeams::kNoFork)
       regions[teams.master[g]].push_back(g);
   for (auto& [master, gs] : regions) {
     std::sort(gs.begin(), gs.end(), [&](auto a, auto b) { return teams.fork[a] < teams.fork[b]; });
+    const auto threads = idle_threads(master);
     std::uint64_t from = 0;
     for (auto g : gs) {
-      stretches_.push_back({master, size[g], from, teams.fork[g], master_fork[g]});
+      stretches_.push_back({master, threads, from, teams.fork[g], master_fork[g]});
       from = teams.join[g];
     }
-    stretches_.push_back({master, size[gs.back()], from, kLast});
+    stretches_.push_back({master, threads, from, kLast});
   }
 }
 
