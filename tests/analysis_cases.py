@@ -458,6 +458,19 @@ HYB_FUNNELED = [
      "regions": [_balanced(60, 300, 3), _balanced(550, 700, 3)]},
 ]
 
+# Threads that begin their team after the fork and end it before the join, the master too (its
+# time from the fork to its begin, and from its end to the join, counts for the parallel region
+# in scout's time maps, also within intervals that span the region: the Late Sender's costs of
+# rank 0's send at 600, rank 1 waiting from 90).
+HYB_FORK_JOIN = [
+    {"mpi": _init_finalize([("MPI_Send", 600, 610, [1], 0)], 900),
+     "regions": [{"fork": 100, "join": 520, "begin": [130, 110, 120], "end": [480, 490, 500],
+                  "threads": [[("ibarrier", 300, 470)], [("ibarrier", 200, 470)], [("ibarrier", 440, 470)]]}]},
+    {"mpi": _init_finalize([("MPI_Recv", 90, 620, [0], 0)], 900),
+     "regions": [{"fork": 700, "join": 860, "begin": [715, 705, 710], "end": [830, 840, 835],
+                  "threads": [[("ibarrier", 800, 820)], [("ibarrier", 790, 820)], [("ibarrier", 780, 820)]]}]},
+]
+
 
 def _hybrid_iterations(ranks: int = 3, threads: int = 2, iterations: int = 3) -> tuple[list[dict], int]:
     """Iterations of (a parallel region whose late thread rotates, serial time, an MPI_Sendrecv
@@ -488,7 +501,7 @@ HYB_MIXED, HYB_MIXED_END = _hybrid_iterations()
 HYBRID = {"hyb-ompbarrier-ls": (HYB_OMPBARRIER_LS, 3, 1000), "hyb-ompidle-ls": (HYB_OMPIDLE_LS, 3, 1300),
           "hyb-ls-through-barrier": (HYB_LS_THROUGH_BARRIER, 3, 1200), "hyb-collective": (HYB_COLLECTIVE, 3, 1500),
           "hyb-mixed": (HYB_MIXED, 2, HYB_MIXED_END),
-          "hyb-funneled": (HYB_FUNNELED, 3, 900)}  # name: (ranks, threads, end)
+          "hyb-funneled": (HYB_FUNNELED, 3, 900), "hyb-fork-join": (HYB_FORK_JOIN, 3, 1000)}  # name: (ranks, threads, end)
 
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",

@@ -397,6 +397,12 @@ class RootCause {
   void decide_messages();
   void decide_collectives();
   void decide_omp(const OmpObserver& omp);
+  void join_time_move(std::uint32_t location, const OmpSync& join, std::uint32_t team,
+                      const std::unordered_map<std::uint32_t, const ParallelRecord*>& region, const OmpTeams& teams);
+ public:
+  void move_times();
+
+ private:
   std::uint32_t push(std::uint32_t location, const Sp& sp);
   const FoundCall* found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
                          std::uint64_t position) const;
@@ -449,6 +455,14 @@ class RootCause {
     double scale = 0;           // the idle threads it delayed (threads - 1), 0 where it had no time nor waits
   };
   std::vector<Stretch> stretches_;
+  struct TimeMove {  // ticks added to (taken off) a call path in the segment ending at `cut` (after: the next one)
+    std::uint32_t location;
+    std::uint64_t cut;
+    bool after;
+    std::uint32_t cnode;
+    std::int64_t ticks;
+  };
+  std::vector<TimeMove> time_moves_;
   void idle_costs(const Stretch& st);
   bool parallel_ = false, mpi_ = false;  // the trace has OpenMP parallel regions, MPI records
   std::size_t types_ = kMpiTypes;        // the cost types a point carries (the OpenMP ones where there are regions)
@@ -637,20 +651,37 @@ void RootCause::decide_omp(const OmpObserver& omp) {
       if (x.role == OmpSyncRole::TeamBegin && x.group < groups) earliest[x.group] = std::min(earliest[x.group], x.time);
   std::vector<std::uint64_t> enter_position(omp.barriers().size(), kLastPosition);
   std::vector<std::uint32_t> master_fork(groups, kNone);  // per team instance its master's fork point
+  std::vector<std::uint32_t> began(groups, kNone);        // per group of team ends and joins: its team instance
+  const auto ends = omp.end_groups();
+  for (std::uint32_t g = 0; g < ends.size(); ++g)
+    if (ends[g] < groups) began[ends[g]] = g;
   for (const auto& l : syncs) {
     if (l.location >= at_.size()) continue;
-    std::unordered_map<std::uint32_t, std::uint32_t> region;  // team instance -> its parallel region's call path
-    for (const auto& v : l.parallels) region.emplace(v.team, v.cnode);
+    std::unordered_map<std::uint32_t, const ParallelRecord*> region;  // team instance -> the thread's parallel region
+    for (const auto& v : l.parallels) region.emplace(v.team, &v);
+    std::unordered_map<std::uint32_t, std::uint32_t> forked_in;  // team instance -> the master's call path at its fork
     for (const auto& x : l.syncs) {
+      if (x.role == OmpSyncRole::Fork) forked_in[x.group] = x.cnode;
+      if (x.role == OmpSyncRole::Join && x.group < groups && began[x.group] != kNone)
+        join_time_move(l.location, x, began[x.group], region, teams);
       if (x.role != OmpSyncRole::TeamBegin || x.group >= groups || teams.fork[x.group] == OmpTeams::kNoFork) continue;
       const auto fork = teams.fork[x.group];
       Sp sp;
       sp.cut = x.time, sp.order = x.position, sp.partners = Partners::None, sp.kind = Kind::OmpFork;
       sp.tau = x.time > fork ? double(x.time - fork) : 0.0, sp.kappa = double(x.time - earliest[x.group]);
       const auto it = region.find(x.group);
-      sp.cnode = it == region.end() ? kNone : it->second;
+      sp.cnode = it == region.end() ? kNone : it->second->cnode;
       const auto index = push(l.location, sp);
-      if (teams.master[x.group] == l.location) master_fork[x.group] = index;
+      const bool master = teams.master[x.group] == l.location;
+      if (master) master_fork[x.group] = index;
+      // scout's time maps: a thread's time from the fork to its team begin counts for the
+      // parallel region, after the fork point (the master's is taken off the call path it forked in).
+      if (x.time > fork && sp.cnode != kNone) {
+        const auto ticks = x.time - fork;
+        time_moves_.push_back({l.location, x.time, true, sp.cnode, std::int64_t(ticks)});
+        if (const auto f = forked_in.find(x.group); master && f != forked_in.end() && f->second != kNone)
+          time_moves_.push_back({l.location, x.time, false, f->second, -std::int64_t(ticks)});
+      }
     }
   }
   for_each_barrier_enter(omp, [&](const OmpSync& s, std::uint32_t barrier) { enter_position[barrier] = s.position; });
@@ -707,6 +738,62 @@ void RootCause::decide_omp(const OmpObserver& omp) {
     }
     stretches_.push_back({master, threads, from, kLast});
   }
+}
+
+// scout's time maps: the master's time from leaving a parallel region to its THREAD_JOIN counts
+// for the parallel region, not for the call path it joins in (moved within the segment before
+// the join's cut, which the serial stretch after it begins at).
+void RootCause::join_time_move(std::uint32_t location, const OmpSync& join, std::uint32_t team,
+                               const std::unordered_map<std::uint32_t, const ParallelRecord*>& region,
+                               const OmpTeams& teams) {
+  const auto it = region.find(team);
+  if (it == region.end() || teams.join[team] == OmpTeams::kNoFork || teams.fork[team] == OmpTeams::kNoFork ||
+      join.time <= it->second->leave || join.cnode == kNone)
+    return;
+  const auto ticks = std::int64_t(join.time - it->second->leave);
+  time_moves_.push_back({location, join.time, false, join.cnode, -ticks});
+  time_moves_.push_back({location, join.time, false, it->second->cnode, ticks});
+}
+
+// The moves of time between call paths that scout's time maps make at forks and joins, into the
+// segments the second read cut (one pass over the entries of each location with moves).
+void RootCause::move_times() {
+  std::sort(time_moves_.begin(), time_moves_.end(), [](const TimeMove& a, const TimeMove& b) {
+    return std::tie(a.location, a.cut, a.after) < std::tie(b.location, b.cut, b.after);
+  });
+  for (std::size_t i = 0; i < time_moves_.size();) {
+    const auto location = time_moves_[i].location;
+    auto end = i;
+    while (end < time_moves_.size() && time_moves_[end].location == location) ++end;
+    auto& x = at_[location];
+    std::vector<Entry> entries;
+    std::vector<std::uint32_t> offsets{0};
+    entries.reserve(x.entries.size() + (end - i));
+    offsets.reserve(x.offsets.size());
+    for (std::size_t s = 0; s + 1 < x.offsets.size(); ++s) {
+      const auto first = entries.size();
+      entries.insert(entries.end(), x.entries.begin() + x.offsets[s], x.entries.begin() + x.offsets[s + 1]);
+      // the moves into segment s: at the cut ending it, or after the cut before it (in cut order)
+      for (; i < end; ++i) {
+        const auto& m = time_moves_[i];
+        const auto k = std::size_t(std::lower_bound(x.cuts.begin(), x.cuts.end(), m.cut) - x.cuts.begin()) + m.after;
+        if (k > s) break;
+        auto e = std::find_if(entries.begin() + first, entries.end(), [&](const Entry& en) { return en.cnode == m.cnode; });
+        if (m.ticks < 0) {
+          if (e != entries.end()) e->ticks -= std::min<std::uint64_t>(e->ticks, std::uint64_t(-m.ticks));
+        } else if (e != entries.end()) {
+          e->ticks += std::uint64_t(m.ticks);
+        } else {
+          entries.push_back({std::uint64_t(m.ticks), m.cnode});
+        }
+      }
+      offsets.push_back(static_cast<std::uint32_t>(entries.size()));
+    }
+    i = end;  // (moves beyond the last segment: none to make)
+    x.entries.swap(entries);
+    x.offsets.swap(offsets);
+  }
+  std::vector<TimeMove>().swap(time_moves_);
 }
 
 std::uint32_t RootCause::push(std::uint32_t location, const Sp& sp) {
@@ -1080,11 +1167,6 @@ double RootCause::waits(Location& x, std::uint32_t a, std::uint32_t b, Map& out)
 double RootCause::pruned(std::uint32_t l, std::uint32_t a, std::uint32_t b, Map& out) {
   auto& x = at_[l];
   times(x, a == 0 ? 0u : x.sps[a].segment, x.sps[b].segment);
-  // A thread's time from its team's fork to its begin counts for the parallel region (scout's time maps).
-  if (const auto& f = x.sps[a]; f.kind == Kind::OmpFork && f.cnode < cnodes_ && f.tau > 0) {
-    if (scratch_[f.cnode] == 0) touched_.push_back(f.cnode);
-    scratch_[f.cnode] += f.tau;
-  }
   std::sort(touched_.begin(), touched_.end());
   out.clear();
   for (auto c : touched_) out.push_back({c, scratch_[c]}), scratch_[c] = 0;
@@ -1536,6 +1618,7 @@ void add_root_cause(const trace::Trace& trace, const std::vector<std::uint32_t>&
   RootCause rc(trace, locations, records, extras, pairs, instances, p.cnode_count(), omp);
   const auto before_read = Clock::now();
   rc.read(p, locations, chunking, moves);
+  rc.move_times();
   const auto after_read = Clock::now();
   rc.build(chunking);
   rc.idleness();  // before the pass: which stretches delayed idle threads

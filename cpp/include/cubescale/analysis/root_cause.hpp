@@ -24,8 +24,9 @@
 // map (scout drops the smallest beyond it); a trace without MPI_Init starts every location's
 // first interval at its first event; a cut sits at the enter of the MPI call holding the
 // synchronization point (scout: at the event itself, later only if the call has nested regions
-// before it); on OpenMP threads the master's time maps are its own exclusive times (scout moves
-// fork and join time to the parallel region).
+// before it). As scout's time maps, a thread's time from the fork to its team begin, and the
+// master's from leaving the parallel region to its join, count for the parallel region (taken
+// off the call path the master forked or joined in).
 //
 // OpenMP (docs/root-cause-design.md section 5): barrier waits and the idleness of the workers
 // while the master runs serially are delay costs of the last thread and of the master, and
