@@ -9,6 +9,7 @@
 
 #include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/waitstates.hpp"
+#include "cubescale/trace/synthetic_hybrid.hpp"
 #include "trace_files.hpp"
 
 using namespace cubescale;
@@ -31,12 +32,12 @@ using Values = std::map<std::pair<std::size_t, std::string>, double>;  // (locat
 // (none where it names none), each within tolerance(its value). Returns the analysis' stats.
 template <typename Tolerance>
 analysis::AnalysisStats expect_root_causes(const trace::Trace& t, const std::map<std::string, Values>& expected,
-                                           Tolerance tolerance) {
+                                           Tolerance tolerance, bool openmp = false) {
   analysis::AnalysisOptions options;
   options.root_cause = true;
   analysis::AnalysisStats stats;
   const auto p = analysis::analyze(t, t.all_locations(), &stats, options);
-  for (const auto* name : analysis::root_cause_metric_names()) {
+  for (const auto* name : analysis::root_cause_metric_names(openmp)) {
     const auto got = by_call(p, name);
     const auto it = expected.find(name);
     const Values want = it == expected.end() ? Values{} : it->second;
@@ -64,6 +65,76 @@ TEST(RootCause, WorkedExampleLateSenderChain) {
       [](double) { return 1e-15; });
   // Sync points: r0 Init, Send, Finalize; r1 Init, Recv, Send, Finalize; r2 Init, Recv, Finalize.
   EXPECT_EQ(stats.root_cause_points, 10u);
+}
+
+// Hybrid MPI + OpenMP (tests/analysis_cases.py, HYBRID "hyb-funneled"; the values are Scalasca 2.6
+// scout.hyb's, tests/data/scout_reference.json): rank 0's master waits in an MPI_Recv inside its
+// parallel region (rank 1 sends at 480) and so enters the implicit barrier last; its workers'
+// barrier waits become costs of that MPI wait, which the Late Sender passes on to rank 1's time
+// before the send: delay_ompbarrier_longterm. Rank p's thread t is location 3p + t.
+TEST(RootCause, HybridOpenMpBarrierCostsThroughAnMpiWait) {
+  TempDir dir("rootcause_hybrid");
+  using trace::OmpParallel;
+  const auto balanced = [](std::uint64_t fork, std::uint64_t join) {
+    OmpParallel r{fork, join, {}};
+    for (std::uint64_t t = 0; t < 3; ++t) r.threads.push_back({{"ibarrier", join - 10 - 2 * t, join - 5}});
+    return r;
+  };
+  const trace::MpiCall init{"MPI_Init", 0, 50, {}}, finalize{"MPI_Finalize", 800, 850, {}};
+  const std::vector<trace::HybridRank> ranks{
+      {{init, {"MPI_Recv", 150, 500, {1}}, finalize},
+       {OmpParallel{100, 600, {{{"ibarrier", 520, 580}}, {{"ibarrier", 200, 580}}, {{"ibarrier", 250, 580}}}}}},
+      {{init, {"MPI_Send", 480, 490, {0}}, finalize}, {balanced(60, 300), balanced(550, 700)}}};
+  trace::write_hybrid_trace(dir.path.string(), "funneled", ranks, 3, 900);
+  trace::Trace t((dir.path / "funneled.otf2").string());
+  const std::string parallel = "!$omp parallel @synthetic.c:1", barrier = "!$omp implicit barrier @synthetic.c:2";
+  expect_root_causes(
+      t,
+      {
+          {"delay_latesender", {{{3, barrier}, 5e-9}, {{3, parallel}, 185e-9}, {{3, "main"}, 140e-9}}},
+          {"delay_ompbarrier", {{{0, "MPI_Recv"}, 236e-9 / 7}, {{3, parallel}, 12e-9}}},
+          {"delay_ompbarrier_longterm", {{{3, barrier}, 59e-9 / 7}, {{3, parallel}, 2183e-9 / 7}, {{3, "main"}, 236e-9}}},
+          {"delay_ompidle",
+           {{{0, "MPI_Finalize"}, 100e-9}, {{3, "MPI_Finalize"}, 100e-9}, {{0, "MPI_Init"}, 100e-9},
+            {{3, "MPI_Init"}, 100e-9}, {{3, "MPI_Send"}, 20e-9}, {{0, "main"}, 600e-9}, {{3, "main"}, 800e-9}}},
+      },
+      [](double v) { return 1e-9 * v; }, true);
+}
+
+// Threads, the master too, that begin their team after the fork and end it before the join
+// (HYBRID "hyb-fork-join", scout.hyb's values): as scout's time maps, that time counts for the
+// parallel region in every interval spanning it (rank 0's interval before its send at 600).
+TEST(RootCause, HybridForkAndJoinTimeOnTheParallelRegion) {
+  TempDir dir("rootcause_forkjoin");
+  using trace::OmpParallel;
+  const auto region = [](std::uint64_t fork, std::uint64_t join, std::vector<std::uint64_t> begins,
+                         std::vector<std::uint64_t> ends, std::vector<std::uint64_t> barrier, std::uint64_t leave) {
+    OmpParallel r{fork, join, {}, std::move(begins), std::move(ends)};
+    for (auto enter : barrier) r.threads.push_back({{"ibarrier", enter, leave}});
+    return r;
+  };
+  const trace::MpiCall init{"MPI_Init", 0, 50, {}}, finalize{"MPI_Finalize", 900, 950, {}};
+  const std::vector<trace::HybridRank> ranks{
+      {{init, {"MPI_Send", 600, 610, {1}}, finalize}, {region(100, 520, {130, 110, 120}, {480, 490, 500}, {300, 200, 440}, 470)}},
+      {{init, {"MPI_Recv", 90, 620, {0}}, finalize}, {region(700, 860, {715, 705, 710}, {830, 840, 835}, {800, 790, 780}, 820)}}};
+  trace::write_hybrid_trace(dir.path.string(), "forkjoin", ranks, 3, 1000);
+  trace::Trace t((dir.path / "forkjoin.otf2").string());
+  const std::string parallel = "!$omp parallel @synthetic.c:1", barrier = "!$omp implicit barrier @synthetic.c:2";
+  expect_root_causes(
+      t,
+      {
+          {"delay_latesender", {{{0, barrier}, 30e-9}, {{0, parallel}, 250e-9}, {{0, "main"}, 90e-9}}},
+          {"delay_latesender_longterm", {{{2, parallel}, 140e-9}}},
+          {"delay_ompbarrier", {{{2, parallel}, 380e-9}, {{3, parallel}, 30e-9}}},
+          {"delay_ompidle",
+           {{{0, "MPI_Finalize"}, 100e-9}, {{3, "MPI_Finalize"}, 100e-9}, {{0, "MPI_Init"}, 100e-9},
+            {{3, "MPI_Init"}, 100e-9}, {{3, "MPI_Recv"}, 40e-9}, {{0, "MPI_Send"}, 20e-9}, {{0, "main"}, 940e-9},
+            {{3, "main"}, 420e-9}}},
+          {"delay_ompidle_longterm",
+           {{{0, barrier}, 60e-9}, {{0, parallel}, 500e-9}, {{2, parallel}, 280e-9}, {{0, "main"}, 180e-9}}},
+          {"mpi_wait_indirect_latesender", {{{3, "MPI_Recv"}, 140e-9}}},
+      },
+      [](double v) { return 1e-9 * v; }, true);
 }
 
 TEST(RootCause, OffByDefault) {
