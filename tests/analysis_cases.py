@@ -471,6 +471,23 @@ HYB_FORK_JOIN = [
                   "threads": [[("ibarrier", 800, 820)], [("ibarrier", 790, 820)], [("ibarrier", 780, 820)]]}]},
 ]
 
+# (Found by review, 2026-11-27.) Rank 0's master waits in MPI_Recv after its team's explicit
+# barrier, inside the region, and forks again at the join: a serial stretch without time of its
+# own whose idleness is the waits since the master's latest OpenMP point (scout's interval).
+HYB_WAIT_AFTER_BARRIER = [
+    {"mpi": _init_finalize([("MPI_Recv", 250, 480, [1], 0)], 1000),
+     "regions": [_team(100, 500, [("barrier", 150, 200)], [("barrier", 190, 200)]),
+                 _team(500, 800, [("ibarrier", 790, 795)], [("ibarrier", 788, 795)])]},
+    {"mpi": _init_finalize([("MPI_Send", 470, 480, [0], 0)], 1010),
+     "regions": [_team(60, 450, [("ibarrier", 100, 440)], [("ibarrier", 430, 440)])]},
+]
+# A rank whose master never forks: its other thread idles the whole run.
+HYB_NO_REGIONS = [
+    {"mpi": _init_finalize([("MPI_Send", 450, 460, [1], 0)], 900),
+     "regions": [_team(100, 400, [("ibarrier", 150, 390)], [("ibarrier", 380, 390)])]},
+    {"mpi": _init_finalize([("MPI_Recv", 200, 470, [0], 0)], 910), "regions": []},
+]
+
 
 def _hybrid_iterations(ranks: int = 3, threads: int = 2, iterations: int = 3) -> tuple[list[dict], int]:
     """Iterations of (a parallel region whose late thread rotates, serial time, an MPI_Sendrecv
@@ -501,7 +518,8 @@ HYB_MIXED, HYB_MIXED_END = _hybrid_iterations()
 HYBRID = {"hyb-ompbarrier-ls": (HYB_OMPBARRIER_LS, 3, 1000), "hyb-ompidle-ls": (HYB_OMPIDLE_LS, 3, 1300),
           "hyb-ls-through-barrier": (HYB_LS_THROUGH_BARRIER, 3, 1200), "hyb-collective": (HYB_COLLECTIVE, 3, 1500),
           "hyb-mixed": (HYB_MIXED, 2, HYB_MIXED_END),
-          "hyb-funneled": (HYB_FUNNELED, 3, 900), "hyb-fork-join": (HYB_FORK_JOIN, 3, 1000)}  # name: (ranks, threads, end)
+          "hyb-funneled": (HYB_FUNNELED, 3, 900), "hyb-fork-join": (HYB_FORK_JOIN, 3, 1000),
+          "hyb-wait-after-barrier": (HYB_WAIT_AFTER_BARRIER, 2, 1100), "hyb-no-regions": (HYB_NO_REGIONS, 2, 1000)}  # name: (ranks, threads, end)
 
 # Analyzed with --time-correct as well (moves events: clocks; rounds across ranks: the others).
 TIME_CORRECT = ["clocks", "ring", "chain", "late-sender-barrier", "ping-pong", "syncpoint", "self-order", "scan-order",

@@ -83,3 +83,22 @@ def test_mpi_calls_across_a_parallel_region_are_refused(tmp_path):
     with pytest.raises(ValueError, match="a team needs 1 to 2 threads"):
         testing.write_hybrid_trace(tmp_path, "bad", RANKS, threads=2, end=1000)
     assert not (tmp_path / "bad.otf2").exists()
+
+
+def test_writer_refuses_what_would_break_a_location_s_time_order(tmp_path):
+    """Found by review: main's own leave inside a region, a master's team begin before its fork
+    and a thread's team begin before its previous team's end are refused before anything is
+    written; a misspelt key of a rank is not ignored."""
+    region = {"fork": 100, "join": 300, "threads": [[("ibarrier", 200, 250)], [("ibarrier", 240, 250)]]}
+    with pytest.raises(ValueError, match=r"outside main \[150, 160\] overlaps the parallel region"):
+        testing.write_hybrid_trace(tmp_path, "bad", [{"mpi": [("outside main", 150, 160, [], 0)], "regions": [region]}],
+                                   threads=2, end=400)
+    with pytest.raises(ValueError, match="the master's team begin before the fork"):
+        testing.write_hybrid_trace(tmp_path, "bad", [{"mpi": [], "regions": [dict(region, begin=[90, 100])]}],
+                                   threads=2, end=400)
+    later = {"fork": 300, "join": 380, "begin": [300, 290], "threads": [[("ibarrier", 310, 320)], [("ibarrier", 310, 320)]]}
+    with pytest.raises(ValueError, match="a thread's team begin before its previous team's end"):
+        testing.write_hybrid_trace(tmp_path, "bad", [{"mpi": [], "regions": [region, later]}], threads=2, end=400)
+    with pytest.raises(ValueError, match="a hybrid rank is a dict of 'mpi'"):
+        testing.write_hybrid_trace(tmp_path, "bad", [{"mpi": [], "region": [region]}], threads=2, end=400)
+    assert not list(tmp_path.iterdir())

@@ -161,6 +161,9 @@ def write_hybrid_trace(directory: str | os.PathLike, name: str, ranks: Sequence[
     ...     {"mpi": [("MPI_Recv", 20, 140, [0], 0)], "regions": []}], threads=2, end=200)
     24
     """
+    for r in ranks:
+        if set(r) - {"mpi", "regions"}:
+            raise ValueError(f"a hybrid rank is a dict of 'mpi' (calls) and 'regions' (parallel regions), not {sorted(r)}")
     return _analysis.write_hybrid_trace(os.fspath(directory), name,
                                         [{"mpi": [tuple(c) for c in r.get("mpi", [])],
                                           "regions": _omp_regions(r.get("regions", []))} for r in ranks],

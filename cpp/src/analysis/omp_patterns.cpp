@@ -145,6 +145,18 @@ void OmpObserver::add_sync(std::uint64_t time, std::uint64_t position, std::uint
   append_whole(syncs_.back().syncs, sync);
 }
 
+std::uint64_t barrier_wait(const OmpObserver& omp, const BarrierRecord& b, std::uint64_t until) {
+  auto wait = until > b.enter ? until - b.enter : 0;
+  // Less the tasks it ran while it waited (scout's task correction; their time is their call
+  // paths', below the barrier and below TASKS).
+  for (std::uint32_t r = b.first_run; r < b.first_run + b.runs && r < omp.task_runs().size(); ++r) {
+    const auto& run = omp.task_runs()[r];
+    const auto from = std::max(run.begin, b.enter), to = std::min(run.end, until);
+    if (to > from) wait -= std::min(wait, to - from);
+  }
+  return wait;
+}
+
 std::vector<std::uint32_t> sync_barriers(const OmpSyncLocation& l) {
   std::vector<std::uint32_t> out(l.syncs.size(), ~0u);
   std::size_t enters = 0, leaves = 0;
@@ -443,15 +455,8 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   for (std::size_t j = 0; j < barriers.size(); ++j) {
     const auto& b = barriers[j];
     const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
-    auto wait = until > b.enter ? until - b.enter : 0;
-    // Less the tasks it ran while it waited (scout's task correction; their time is their
-    // call paths', below the barrier and below TASKS).
-    for (std::uint32_t r = b.first_run; r < b.first_run + b.runs && r < omp.task_runs().size(); ++r) {
-      const auto& run = omp.task_runs()[r];
-      const auto from = std::max(run.begin, b.enter), to = std::min(run.end, until);
-      if (to > from) wait -= std::min(wait, to - from);
-    }
-    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location, wait);
+    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
+        barrier_wait(omp, b, until));
   }
   // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
   // are per process and paradigm).

@@ -451,8 +451,9 @@ class RootCause {
   struct Stretch {
     std::uint32_t master, threads;
     std::uint64_t from, to;  // the master's serial time [from, to) (kLast: to its end)
-    std::uint32_t end = kNone;  // the master's fork point at `to` (kNone: the trace's end)
+    std::uint32_t end = kNone;  // the master's fork point at `to` (kNone: the trace's end, or none found)
     double scale = 0;           // the idle threads it delayed (threads - 1), 0 where it had no time nor waits
+    bool last = false;          // the master's last stretch (to the trace's end)
   };
   std::vector<Stretch> stretches_;
   struct TimeMove {  // ticks added to (taken off) a call path in the segment ending at `cut` (after: the next one)
@@ -704,9 +705,10 @@ void RootCause::decide_omp(const OmpObserver& omp) {
       const auto& r = bars[members[i]];
       if (r.location >= at_.size()) continue;
       Sp sp;
-      const auto end = std::min(last, r.leave);
+      // Its wait (the tasks it ran meanwhile are work, as in omp_ibarrier_wait); what it waited
+      // for, the delay's input, is the last enter (omp_barrier).
       sp.cut = r.enter, sp.order = enter_position[members[i]], sp.partners = Partners::None, sp.kind = Kind::OmpBarrier;
-      sp.omega = end > r.enter ? double(end - r.enter) : 0.0, sp.tau = double(r.leave - r.enter), sp.cnode = r.cnode;
+      sp.omega = double(barrier_wait(omp, r, std::min(last, r.leave))), sp.tau = double(r.leave - r.enter), sp.cnode = r.cnode;
       omp_sps_.push_back({r.location, push(r.location, sp), index, i});
       c.members.push_back(r.location);
     }
@@ -736,7 +738,17 @@ void RootCause::decide_omp(const OmpObserver& omp) {
       stretches_.push_back({master, threads, from, teams.fork[g], master_fork[g]});
       from = teams.join[g];
     }
-    stretches_.push_back({master, threads, from, kLast});
+    stretches_.push_back({master, threads, from, kLast, kNone, 0, true});
+  }
+  // A process whose master never forks: its other threads idle the whole run (scout's stretch
+  // from the start to the end); its master is its first CPU thread, as Score-P numbers them.
+  std::vector<bool> forks(cpu_threads.size(), false);
+  for (const auto& [master, gs] : regions) forks[std::min<std::size_t>(defs.locations[master].group, defs.location_groups.size())] = true;
+  for (std::uint32_t l = 0; l < defs.locations.size() && l < at_.size(); ++l) {
+    const auto g = std::min<std::size_t>(defs.locations[l].group, defs.location_groups.size());
+    if (g == defs.location_groups.size() || forks[g] || cpu_threads[g] < 2 || defs.locations[l].type != "cpu_thread") continue;
+    forks[g] = true;
+    stretches_.push_back({l, cpu_threads[g], 0, kLast, kNone, 0, true});
   }
 }
 
@@ -825,7 +837,7 @@ void RootCause::read(const profile::LocalProfile& p, const std::vector<std::uint
   for (std::uint32_t l = 0; l < at_.size(); ++l)  // the OpenMP points, pushed already
     for (std::size_t k = 1; k < at_[l].sps.size(); ++k) cut(l, at_[l].sps[k].cut);
   for (const auto& st : stretches_) {
-    if (st.from != 0) cut(st.master, st.from);
+    if (st.from != 0 || st.to == kLast) cut(st.master, st.from);  // (a cut makes the read cut its time map)
     if (st.to != kLast) cut(st.master, st.to);
   }
   for_locations(chunking, [](const Location& x) { return x.cuts.size(); }, [](Location& x, std::uint32_t) {
@@ -992,8 +1004,8 @@ void RootCause::build(const Chunking& chunking) {
     if (x.rho == kNone || x.sp[x.rho] == kNone) continue;
     tasks_[x.members[x.rho]].push_back({x.sp[x.rho], static_cast<std::uint32_t>(p2p_.size() + c)});
   }
-  for (std::uint32_t s = 0; s < stretches_.size(); ++s)  // those ending at a fork; the others before the pass
-    if (stretches_[s].end != kNone)
+  for (std::uint32_t s = 0; s < stretches_.size(); ++s)  // those ending at a fork; the last ones before the pass
+    if (!stretches_[s].last && stretches_[s].end != kNone)
       tasks_[stretches_[s].master].push_back({stretches_[s].end, static_cast<std::uint32_t>(p2p_.size() + collectives_.size() + s)});
   for_locations(chunking, [](const Location& x) { return x.sps.size(); }, [&](Location&, std::uint32_t l) {
     auto& t = tasks_[l];
@@ -1397,15 +1409,20 @@ void RootCause::omp_barrier(const Collective& c) {
   Map mine, theirs, d;
   const double w = pruned(rho, from, e, mine);
   std::array<double, kTypes> total{};
+  const auto last = at_[rho].sps[e].cut;  // rho's enter
   for (std::uint32_t i = 0; i < c.members.size(); ++i) {
     if (i == c.rho || c.sp[i] == kNone) continue;
     const auto l = c.members[i];
     const auto& member = at_[l].sps[c.sp[i]];
+    // The wait's input is the time to rho's enter (scout's, without the tasks run meanwhile).
+    const double input = std::max(0.0, std::min(double(last), double(member.cut) + member.tau) - double(member.cut));
+    if (!(input > 0)) continue;
     pruned(l, prev_omp(l, c.sp[i]), c.sp[i], theirs);
     const double sum = excess(mine, theirs, d) + w;
-    if (!(member.omega > 0) || !(sum > 0)) continue;
-    add(kOmpBarrier, rho, d, member.omega / sum);
-    total[kOmpBarrierType] += member.omega / sum;
+    if (!(sum > 0)) continue;
+    add(kOmpBarrier, rho, d, input / sum);
+    total[kOmpBarrierType] += input / sum;
+    if (member.slot == kNone) continue;  // a wait spent running tasks: no costs to pass on
     const auto cost = cost_of(l, c.sp[i]);
     for (std::size_t k = 0; k < kTypes; ++k) {
       if (k == kOmpBarrierType) continue;
@@ -1419,8 +1436,8 @@ void RootCause::omp_barrier(const Collective& c) {
 // A serial stretch's idle threads, as costs of the master's waits since its latest OpenMP point
 // (scout's idleness interval): they reach whoever made the master wait there (the backward pass).
 void RootCause::idle_costs(const Stretch& st) {
-  if (!(st.scale > 0)) return;
-  const auto e = st.end == kNone ? static_cast<std::uint32_t>(at_[st.master].sps.size()) : st.end;
+  if (!(st.scale > 0) || (!st.last && st.end == kNone)) return;
+  const auto e = st.last ? static_cast<std::uint32_t>(at_[st.master].sps.size()) : st.end;
   std::array<double, kTypes> factor{};
   factor[kOmpIdleType] = st.scale;
   charge(st.master, prev_omp(st.master, e) + 1, factor, 0.0);
@@ -1444,10 +1461,19 @@ void RootCause::idleness() {
         if (scratch_[en.cnode] == 0) touched_.push_back(en.cnode);
         scratch_[en.cnode] += double(en.ticks);
       }
+    // The waits are those of the points since the master's latest OpenMP point before the
+    // stretch's end (scout's interval, which its costs go to: idle_costs); a stretch without its
+    // fork point: those inside it.
+    auto first = x.sps.begin(), last = x.sps.end();
+    if (st.last || st.end != kNone) {
+      const auto e = st.last ? static_cast<std::uint32_t>(x.sps.size()) : st.end;
+      first = x.sps.begin() + prev_omp(st.master, e) + 1, last = x.sps.begin() + e;
+    } else {
+      first = std::lower_bound(x.sps.begin() + 1, x.sps.end(), st.from, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });
+      last = std::lower_bound(first, x.sps.end(), st.to, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });
+    }
     double w = 0;
-    // the points inside the stretch (in cut order, the trace start first)
-    const auto first = std::lower_bound(x.sps.begin() + 1, x.sps.end(), st.from, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });
-    for (auto it = first; it != x.sps.end() && (st.to == kLast || it->cut < st.to); ++it)
+    for (auto it = first; it < last; ++it)
       if (const auto& sp = *it; sp.omega > 0 && sp.cnode < cnodes_) {
         w += sp.omega;
         if (scratch_[sp.cnode] == 0) touched_.push_back(sp.cnode);
@@ -1504,7 +1530,7 @@ void RootCause::replay() {
   std::vector<bool> queued(n, true);
   for (std::uint32_t l = 0; l < n; ++l) queue.push_back(l);
   for (const auto& st : stretches_)  // the masters' last serial stretches: their costs reach to the end
-    if (st.end == kNone) idle_costs(st);
+    if (st.last) idle_costs(st);
   std::size_t unfinished = n;
   auto advance = [&](std::uint32_t l, bool force) {
     while (cursor_[l] >= 0) {

@@ -19,7 +19,8 @@ namespace {
 // gaps between its master's calls); std::invalid_argument where a call overlaps a region's
 // bounds or one of the master's calls in it.
 template <typename OnCall, typename OnRegion>
-void interleave(const HybridRank& rank, std::uint32_t p, std::size_t first, OnCall on_call, OnRegion on_region) {
+void interleave(const HybridRank& rank, const std::vector<std::size_t>& kinds, std::uint32_t p, std::size_t first,
+                OnCall on_call, OnRegion on_region) {
   std::size_t i = first, r = 0;
   const auto n = rank.mpi.size();
   while (i < n || r < rank.regions.size()) {
@@ -29,9 +30,11 @@ void interleave(const HybridRank& rank, std::uint32_t p, std::size_t first, OnCa
     }
     const auto& region = rank.regions[r];
     auto j = i;
-    while (j < n && rank.mpi[j].enter < omp::master_last(region) &&
-           omp::fits_master_gap(region, rank.mpi[j].enter, rank.mpi[j].leave))
-      ++j;
+    // (main's own enter and leave, "outside main" and "main", cannot happen inside a region)
+    const auto inside = [&](std::size_t k) {
+      return kinds[k] < mpi::kCallCount && omp::fits_master_gap(region, rank.mpi[k].enter, rank.mpi[k].leave);
+    };
+    while (j < n && rank.mpi[j].enter < omp::master_last(region) && inside(j)) ++j;
     if (j < n && rank.mpi[j].enter < omp::master_last(region)) {
       const auto& c = rank.mpi[j];
       throw std::invalid_argument("rank " + std::to_string(p) + ": " + c.name + " [" + std::to_string(c.enter) + ", " +
@@ -71,7 +74,7 @@ std::uint64_t write_hybrid_trace(const std::string& directory, const std::string
          omp::master_last(rank.regions.back()) > rank.mpi[0].leave))
       throw std::invalid_argument("rank " + std::to_string(p) + ": main [" + std::to_string(rank.mpi[0].enter) + ", " +
                                   std::to_string(rank.mpi[0].leave) + "] must hold the parallel regions");
-    interleave(rank, p, begins[p] ? 1 : 0, [](std::size_t) {}, [](std::size_t, std::size_t, std::size_t) {});
+    interleave(rank, kinds[p], p, begins[p] ? 1 : 0, [](std::size_t) {}, [](std::size_t, std::size_t, std::size_t) {});
     program = program || begins[p];
     reversed = reversed || mpi::uses_reversed(rank.mpi, kinds[p]);
     tasks = tasks || omp::uses_tasks(rank.regions);
@@ -116,7 +119,7 @@ std::uint64_t write_hybrid_trace(const std::string& directory, const std::string
         check(OTF2_EvtWriter_Enter(w, nullptr, enter, mpi_regions.main), "enter main");
         mpi::Requests requests;
         interleave(
-            rank, p, begins[p] ? 1 : 0,
+            rank, kinds[p], p, begins[p] ? 1 : 0,
             [&](std::size_t i) { mpi::write_call(w, rank.mpi[i], kinds[p][i], requests, mpi_regions); },
             [&](std::size_t r, std::size_t i, std::size_t j) {
               omp::write_team(w, rank.regions, r, 0, orders, ids, [&](std::uint64_t until) {

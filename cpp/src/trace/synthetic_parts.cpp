@@ -387,16 +387,22 @@ void write_call(OTF2_EvtWriter* w, const OmpCall& c, std::uint32_t order, const 
 
 void check_regions(const std::vector<OmpParallel>& regions, std::uint32_t threads, std::uint64_t end) {
   std::uint64_t t = 0;
+  std::vector<std::uint64_t> last(threads, 0);  // per thread its latest team end (its events stay in time order)
   for (const auto& r : regions) {
     if (r.fork < t || r.join < r.fork || r.join > end) throw std::invalid_argument("parallel regions out of time order");
     if (r.threads.empty() || r.threads.size() > threads)
       throw std::invalid_argument("a team needs 1 to " + std::to_string(threads) + " threads");
     if ((!r.begins.empty() && r.begins.size() != r.threads.size()) || (!r.ends.empty() && r.ends.size() != r.threads.size()))
       throw std::invalid_argument("begin and end need one time per thread of the team");
+    // The master writes the fork before its team begin and the join after its team end.
+    if (team_begin(r, 0) < r.fork || team_end(r, 0) > r.join)
+      throw std::invalid_argument("the master's team begin before the fork or its end after the join");
     for (std::size_t th = 0; th < r.threads.size(); ++th) {
       const auto& calls = r.threads[th];
       std::uint64_t at = team_begin(r, th);
       if (team_end(r, th) < at || team_end(r, th) > end) throw std::invalid_argument("a thread's team end before its begin");
+      if (at < last[th]) throw std::invalid_argument("a thread's team begin before its previous team's end");
+      last[th] = team_end(r, th);
       for (const auto& c : calls) {
         if (c.name == "enter" || c.name == "leave") (void)named_region(c.region);
         if (c.name != "ibarrier" && c.name != "barrier" && !locks(c.name) && !task_call(c.name))

@@ -244,6 +244,10 @@ void for_each_barrier_enter(const OmpObserver& omp, Visit&& visit) {
   }
 }
 
+// A barrier's wait until `until` (the last member's enter, or its leave where earlier) less the
+// explicit tasks its thread ran meanwhile (scout's task correction: their time is work).
+std::uint64_t barrier_wait(const OmpObserver& omp, const BarrierRecord& b, std::uint64_t until);
+
 // Per sync group of a team instance's fork and begins: the fork's time and location (the
 // master; kNoFork and trace::kNone without a fork event) and, with `joins`, the join's time
 // (kNoFork without one; end_groups walks every group: only where needed).
