@@ -359,6 +359,7 @@ class RootCause {
             const OmpObserver* omp);
   void read(const profile::LocalProfile& p, const std::vector<std::uint32_t>& analyzed, const Chunking& chunking,
             const std::vector<OffsetFunction>* moves);
+  void move_times();
   void build(const Chunking& chunking);
   void replay();
   void idleness();
@@ -399,10 +400,6 @@ class RootCause {
   void decide_omp(const OmpObserver& omp);
   void join_time_move(std::uint32_t location, const OmpSync& join, std::uint32_t team,
                       const std::unordered_map<std::uint32_t, const ParallelRecord*>& region, const OmpTeams& teams);
- public:
-  void move_times();
-
- private:
   std::uint32_t push(std::uint32_t location, const Sp& sp);
   const FoundCall* found(const std::vector<std::uint64_t>& positions, const std::vector<FoundCall>& calls,
                          std::uint64_t position) const;
@@ -464,6 +461,7 @@ class RootCause {
     std::int64_t ticks;
   };
   std::vector<TimeMove> time_moves_;
+  std::uint32_t stretch_end(const Stretch& st) const;
   void idle_costs(const Stretch& st);
   bool parallel_ = false, mpi_ = false;  // the trace has OpenMP parallel regions, MPI records
   std::size_t types_ = kMpiTypes;        // the cost types a point carries (the OpenMP ones where there are regions)
@@ -720,19 +718,18 @@ void RootCause::decide_omp(const OmpObserver& omp) {
   // (scout's scale: its analysis threads, one per CPU location of the process), whatever the
   // size of the teams around.
   const auto& defs = trace_.definitions();
-  std::vector<std::uint32_t> cpu_threads(defs.location_groups.size() + 1, 0);  // per process (the last: none)
+  const auto none = defs.location_groups.size();  // the process of a location without one
+  auto process_of = [&](const trace::Location& l) { return std::min<std::size_t>(l.group, none); };
+  std::vector<std::uint32_t> cpu_threads(none + 1, 0);  // per process
   for (const auto& l : defs.locations)
-    if (l.type == "cpu_thread") ++cpu_threads[std::min<std::size_t>(l.group, defs.location_groups.size())];
-  auto idle_threads = [&](std::uint32_t master) {
-    return cpu_threads[std::min<std::size_t>(defs.locations[master].group, defs.location_groups.size())];
-  };
+    if (l.type == "cpu_thread") ++cpu_threads[process_of(l)];
   std::map<std::uint32_t, std::vector<std::uint32_t>> regions;  // master -> its team instances
   for (std::uint32_t g = 0; g < groups; ++g)
     if (teams.master[g] != trace::kNone && teams.fork[g] != OmpTeams::kNoFork && teams.join[g] != OmpTeams::kNoFork)
       regions[teams.master[g]].push_back(g);
   for (auto& [master, gs] : regions) {
     std::sort(gs.begin(), gs.end(), [&](auto a, auto b) { return teams.fork[a] < teams.fork[b]; });
-    const auto threads = idle_threads(master);
+    const auto threads = cpu_threads[process_of(defs.locations[master])];
     std::uint64_t from = 0;
     for (auto g : gs) {
       stretches_.push_back({master, threads, from, teams.fork[g], master_fork[g]});
@@ -743,10 +740,10 @@ void RootCause::decide_omp(const OmpObserver& omp) {
   // A process whose master never forks: its other threads idle the whole run (scout's stretch
   // from the start to the end); its master is its first CPU thread, as Score-P numbers them.
   std::vector<bool> forks(cpu_threads.size(), false);
-  for (const auto& [master, gs] : regions) forks[std::min<std::size_t>(defs.locations[master].group, defs.location_groups.size())] = true;
+  for (const auto& [master, gs] : regions) forks[process_of(defs.locations[master])] = true;
   for (std::uint32_t l = 0; l < defs.locations.size() && l < at_.size(); ++l) {
-    const auto g = std::min<std::size_t>(defs.locations[l].group, defs.location_groups.size());
-    if (g == defs.location_groups.size() || forks[g] || cpu_threads[g] < 2 || defs.locations[l].type != "cpu_thread") continue;
+    const auto g = process_of(defs.locations[l]);
+    if (g == none || forks[g] || cpu_threads[g] < 2 || defs.locations[l].type != "cpu_thread") continue;
     forks[g] = true;
     stretches_.push_back({l, cpu_threads[g], 0, kLast, kNone, 0, true});
   }
@@ -1433,18 +1430,24 @@ void RootCause::omp_barrier(const Collective& c) {
   charge(rho, from + 1, total, 0.0);
 }
 
+// The master's point a stretch ends before: its fork point, past its last point for the last
+// stretch, kNone for a stretch whose fork point was not found.
+std::uint32_t RootCause::stretch_end(const Stretch& st) const {
+  return st.last ? static_cast<std::uint32_t>(at_[st.master].sps.size()) : st.end;
+}
+
 // A serial stretch's idle threads, as costs of the master's waits since its latest OpenMP point
 // (scout's idleness interval): they reach whoever made the master wait there (the backward pass).
 void RootCause::idle_costs(const Stretch& st) {
-  if (!(st.scale > 0) || (!st.last && st.end == kNone)) return;
-  const auto e = st.last ? static_cast<std::uint32_t>(at_[st.master].sps.size()) : st.end;
+  const auto e = stretch_end(st);
+  if (!(st.scale > 0) || e == kNone) return;
   std::array<double, kTypes> factor{};
   factor[kOmpIdleType] = st.scale;
   charge(st.master, prev_omp(st.master, e) + 1, factor, 0.0);
 }
 
 // The master's serial stretches: (threads - 1) times its time there, less its waits, delayed the
-// team's other threads (scout's idleness delay costs).
+// process's other threads (scout's idleness delay costs).
 void RootCause::idleness() {
   for (auto& st : stretches_) {
     const auto& x = at_[st.master];
@@ -1465,8 +1468,7 @@ void RootCause::idleness() {
     // stretch's end (scout's interval, which its costs go to: idle_costs); a stretch without its
     // fork point: those inside it.
     auto first = x.sps.begin(), last = x.sps.end();
-    if (st.last || st.end != kNone) {
-      const auto e = st.last ? static_cast<std::uint32_t>(x.sps.size()) : st.end;
+    if (const auto e = stretch_end(st); e != kNone) {
       first = x.sps.begin() + prev_omp(st.master, e) + 1, last = x.sps.begin() + e;
     } else {
       first = std::lower_bound(x.sps.begin() + 1, x.sps.end(), st.from, [](const Sp& sp, std::uint64_t t) { return sp.cut < t; });

@@ -10,6 +10,14 @@ namespace {
 OTF2_FlushType pre_flush(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
 OTF2_TimeStamp post_flush(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
 
+// The names of a table's entries (their `name`) appended to `strings`; returns the first one's index.
+template <typename Table>
+OTF2_StringRef append_names(std::vector<std::string>& strings, const Table& table) {
+  const auto first = static_cast<OTF2_StringRef>(strings.size());
+  for (const auto& entry : table) strings.push_back(entry.name);
+  return first;
+}
+
 }  // namespace
 
 void check(OTF2_ErrorCode rc, const char* what) {
@@ -233,11 +241,7 @@ void write_call(OTF2_EvtWriter* w, const MpiCall& c, std::size_t kind, Requests&
   check(OTF2_EvtWriter_Leave(w, nullptr, c.leave, region), "leave");
 }
 
-OTF2_StringRef append_call_names(std::vector<std::string>& strings) {
-  const auto first = static_cast<OTF2_StringRef>(strings.size());
-  for (const auto& k : kCalls) strings.push_back(k.name);
-  return first;
-}
+OTF2_StringRef append_call_names(std::vector<std::string>& strings) { return append_names(strings, kCalls); }
 
 void write_call_regions(OTF2_GlobalDefWriter* g, OTF2_RegionRef first_call, OTF2_StringRef first_name,
                         OTF2_StringRef file) {
@@ -475,16 +479,10 @@ bool fits_master_gap(const OmpParallel& r, std::uint64_t enter, std::uint64_t le
   return true;
 }
 
-OTF2_StringRef append_region_names(std::vector<std::string>& strings) {
-  const auto first = static_cast<OTF2_StringRef>(strings.size());
-  for (const auto& r : kRegions) strings.push_back(r.name);
-  return first;
-}
+OTF2_StringRef append_region_names(std::vector<std::string>& strings) { return append_names(strings, kRegions); }
 
 OTF2_StringRef append_task_region_names(std::vector<std::string>& strings) {
-  const auto first = static_cast<OTF2_StringRef>(strings.size());
-  for (const auto& r : kTaskRegions) strings.push_back(r.name);
-  return first;
+  return append_names(strings, kTaskRegions);
 }
 
 void write_regions(OTF2_GlobalDefWriter* g, OTF2_RegionRef first, OTF2_StringRef first_name,
