@@ -322,7 +322,7 @@ void register_replay(py::module_ m) {
           py::arg("n"), "A writable view for `n` collective records received as home.")
       .def_property_readonly_static("send_count_bytes", [](py::object) { return sizeof(analysis::SendCount); })
       .def("pack_send_counts", &Replay::pack_send_counts,
-           "Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.")
+           "After a stall: own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.")
       .def(
           "correction_outgoing_counts", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_counts, self); },
           "Own send counts for the receivers' owners (a view).")
@@ -334,7 +334,10 @@ void register_replay(py::module_ m) {
             return byte_view(v, self);
           },
           py::arg("n"), "A writable view for `n` send counts received.")
-      .def("take_members", &Replay::take_members, "Home: the members of its instances; the send counts received.")
+      .def("take_members", &Replay::take_members, "Home: the members of its instances.")
+      .def("correction_pending", &Replay::correction_pending, "Whether some own location has events left to correct.")
+      .def("take_send_counts", &Replay::take_send_counts,
+           "After a stall, the send counts received: a receive beyond its queue's sends waits for nothing.")
       .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
            "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
       .def(

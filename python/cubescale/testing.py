@@ -460,14 +460,11 @@ def _correct_by_hand(replays, owner, held) -> int:
     held("correction")
     _exchange_by_hand([r.correction_outgoing_members() for r in replays], counts,
                       [r.correction_incoming_members for r in replays], Replay.collective_bytes)
-    counts = [r.pack_send_counts() for r in replays]
-    _exchange_by_hand([r.correction_outgoing_counts() for r in replays], counts,
-                      [r.correction_incoming_counts for r in replays], Replay.send_count_bytes)
     held("correction")
     for r in replays:
         r.take_members()
     held("correction")
-    rounds = 0
+    rounds, counted = 0, False
     while True:
         flags = [r.correct_round() for r in replays]
         held("correction")
@@ -482,8 +479,17 @@ def _correct_by_hand(replays, owner, held) -> int:
             r.take_values()
         held("correction")
         rounds += 1
-        if not any(f[0] > 0 or sum(f[1:]) > 0 for f in flags):
+        if any(f[0] > 0 or sum(f[1:]) > 0 for f in flags):
+            continue
+        if counted or not any(r.correction_pending() for r in replays):
             break
+        counts = [r.pack_send_counts() for r in replays]  # a stall with events left, once
+        _exchange_by_hand([r.correction_outgoing_counts() for r in replays], counts,
+                          [r.correction_incoming_counts for r in replays], Replay.send_count_bytes)
+        held("correction")
+        for r in replays:
+            r.take_send_counts()
+        counted = True
     for r in replays:
         r.finish_correction()
     return rounds

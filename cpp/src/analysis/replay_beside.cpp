@@ -768,7 +768,9 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
     const auto e = l.location < d.extras_of.size() ? d.extras_of[l.location] : kNone;
     c.first = first_time(l, e == kNone ? nullptr : &point_to_point_[e], d.nonblocking[i], {d.omp[i], &b.omp});
     if (c.walk.held()) c.send_k = ordinals(l.sends);  // its sends may go out of queue order
-    for (auto& r : l.receives) r.paired = 0, r.location = kNoSend;  // until the counts come (take_members)
+    // Every receive waits for a send until the rounds stall (take_send_counts): a consistent
+    // trace never stalls, so no rank counts its sends per queue.
+    for (auto& r : l.receives) r.paired = 0, r.location = kWaitingForSend;
     // How many instances each communicator has here: the homes learn how many members each
     // instance has (its members come with their corrected enters, collective_member).
     std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> instances;  // (communicator, kind)
@@ -819,17 +821,29 @@ std::vector<std::uint64_t> Replay::pack_send_counts() {
   return group(queued, d.outgoing_counts, d.ranks);
 }
 
-void Replay::take_members() {
-  // Home: the members of its instances, in communicator rank order (collective_sync).
+void Replay::take_send_counts() {
+  // After a stall: the first `count` receives of each queue get a send (those paired already
+  // among them); the others wait for none, as in one process (the matching reports them).
   auto& d = correction();
-  // The first `count` receives of each queue get a send; the others wait for none.
+  for (auto& l : records_)
+    for (auto& r : l.receives)
+      if (!r.paired) r.location = kNoSend;
   for (const auto& c : d.incoming_counts) {
     const auto q = d.receives.range({c.from, c.to, c.communicator, c.tag});
     if (q.list == kNone) continue;
     for (auto p = q.begin; p < q.end && p - q.begin < c.count; ++p)
-      records_[q.list].receives[d.receives.record(q.list, p)].location = kWaitingForSend;
+      if (auto& r = records_[q.list].receives[d.receives.record(q.list, p)]; !r.paired) r.location = kWaitingForSend;
   }
   release(d.incoming_counts), release(d.outgoing_counts);
+}
+
+bool Replay::correction_pending() {
+  const auto& d = correction();
+  return std::any_of(d.locations.begin(), d.locations.end(), [](const LocationCorrection& c) { return !c.walk.done(); });
+}
+
+void Replay::take_members() {
+  auto& d = correction();
   // Home: per communicator (and kind) how many instances each member location has.
   for (const auto& c : d.incoming_members) d.member_counts[{c.communicator, c.op}].push_back(c.instance);
   for (auto& [key, counts] : d.member_counts) std::sort(counts.begin(), counts.end());
@@ -1088,10 +1102,11 @@ TimeCorrectionStats Replay::finish_correction() {
     move_between(l, x, f, d.nonblocking[i], omp);
     const auto barrier_of = d.omp[i] ? sync_barriers(*d.omp[i]) : std::vector<std::uint32_t>();
     c.walk.rewind();  // the sync times behind the walk move as it goes
-    for (std::size_t r = 0; r < c.runs.size(); ++r)
-      for (std::uint32_t k = 0; k < c.runs[r].count; ++k, c.walk.advance()) {
+    OffsetRuns::Reader runs(c.runs);
+    for (OffsetRun run; runs.next(run);)
+      for (std::uint32_t k = 0; k < run.count; ++k, c.walk.advance()) {
         const auto& s = c.walk.peek();
-        move_sync(l, s, s.time + c.runs[r].offset, d.nonblocking[i], omp, barrier_of);
+        move_sync(l, s, s.time + run.offset, d.nonblocking[i], omp, barrier_of);
       }
     keep_calls_around(l, x, d.nonblocking[i], omp);
     c = LocationCorrection();  // its memory back

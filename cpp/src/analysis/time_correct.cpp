@@ -9,34 +9,89 @@
 
 namespace cubescale::analysis {
 
-void OffsetRuns::add(std::uint64_t first, std::uint64_t last, std::uint64_t offset, std::uint32_t count) {
-  if (!runs_.empty() && runs_.back().offset == offset) {
-    runs_.back().count += count;
-    return set_last(runs_.size() - 1, last);
-  }
-  // An eighth more at a time: copying 24-byte runs again costs less than holding twice as many.
-  if (runs_.size() == runs_.capacity()) runs_.reserve(runs_.size() + runs_.size() / 8 + 4);
-  runs_.push_back({first, offset, 0, count});
-  set_last(runs_.size() - 1, last);
+namespace {
+
+void put(std::vector<std::uint8_t>& out, std::uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<std::uint8_t>(v | 0x80));
+  out.push_back(static_cast<std::uint8_t>(v));
 }
 
-void OffsetRuns::set_last(std::size_t i, std::uint64_t last) {
-  auto& r = runs_[i];
-  const auto span = last - r.first;  // the walk goes in time order: last >= first
-  if (span < kFar) {
-    r.span = static_cast<std::uint32_t>(span);
+std::uint64_t get(const std::vector<std::uint8_t>& in, std::size_t& pos) {
+  std::uint64_t v = 0;
+  for (unsigned shift = 0; pos < in.size() && shift < 64; shift += 7) {
+    const auto b = in[pos++];
+    v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) break;
+  }
+  return v;
+}
+
+// b - a as a zig-zag coded signed difference (two's complement wrap: decodes for any order).
+std::uint64_t zigzag(std::uint64_t b, std::uint64_t a) {
+  const auto d = static_cast<std::int64_t>(b - a);
+  return (static_cast<std::uint64_t>(d) << 1) ^ static_cast<std::uint64_t>(d >> 63);
+}
+
+std::uint64_t unzigzag(std::uint64_t base, std::uint64_t z) { return base + ((z >> 1) ^ (0 - (z & 1))); }
+
+}  // namespace
+
+void OffsetRuns::add(std::uint64_t first, std::uint64_t last, std::uint64_t offset, std::uint32_t count) {
+  if (has_open_ && open_.offset == offset) {
+    open_.count += count, open_.last = last;
     return;
   }
-  r.span = kFar;
-  if (!far_.empty() && far_.back().first == i) far_.back().second = last;
-  else far_.push_back({i, last});
+  if (has_open_) code(open_);
+  open_ = {first, last, offset, count}, has_open_ = true;
 }
 
-std::uint64_t OffsetRuns::last(std::size_t i) const {
-  const auto& r = runs_[i];
-  if (r.span != kFar) return r.first + r.span;
-  const auto it = std::lower_bound(far_.begin(), far_.end(), std::pair<std::uint64_t, std::uint64_t>{i, 0});
-  return it->second;
+void OffsetRuns::code(const OffsetRun& run) {
+  if (coded_ % kGroup == 0) {
+    if (checkpoints_.size() == checkpoints_.capacity()) checkpoints_.reserve(checkpoints_.size() + checkpoints_.size() / 8 + 4);
+    checkpoints_.push_back({bytes_.size(), last_, offset_});
+  }
+  // An eighth more at a time: copying the bytes again costs less than holding twice as many.
+  if (bytes_.capacity() - bytes_.size() < 40) bytes_.reserve(bytes_.size() + bytes_.size() / 8 + 64);
+  put(bytes_, zigzag(run.first, last_));
+  put(bytes_, zigzag(run.last, run.first));
+  put(bytes_, zigzag(run.offset, offset_));
+  put(bytes_, run.count);
+  last_ = run.last, offset_ = run.offset;
+  ++coded_;
+}
+
+OffsetRuns::Reader::Reader(const OffsetRuns& runs, std::size_t group) : runs_(runs) {
+  if (group < runs.checkpoints_.size()) {
+    const auto& c = runs.checkpoints_[group];
+    index_ = group * kGroup, pos_ = c.pos, last_ = c.last, offset_ = c.offset;
+  } else {  // the open run's group, begun by it
+    index_ = runs.coded_, pos_ = runs.bytes_.size(), last_ = runs.last_, offset_ = runs.offset_;
+  }
+}
+
+bool OffsetRuns::Reader::next(OffsetRun& run) {
+  if (index_ == runs_.coded_) {
+    if (!runs_.has_open_) return false;
+    run = runs_.open_;
+  } else if (index_ > runs_.coded_) {
+    return false;
+  } else {
+    const auto& in = runs_.bytes_;
+    run.first = unzigzag(last_, get(in, pos_));
+    run.last = unzigzag(run.first, get(in, pos_));
+    run.offset = unzigzag(offset_, get(in, pos_));
+    run.count = static_cast<std::uint32_t>(get(in, pos_));
+  }
+  last_ = run.last, offset_ = run.offset;
+  ++index_;
+  return true;
+}
+
+OffsetRun OffsetRuns::at(std::size_t i) const {
+  Reader r(*this, i / kGroup);
+  OffsetRun run;
+  for (std::size_t k = i / kGroup * kGroup; k <= i; ++k) r.next(run);
+  return run;
 }
 
 OffsetFunction OffsetFunction::over_runs(std::uint64_t first, const OffsetRuns& runs) {
@@ -45,29 +100,46 @@ OffsetFunction OffsetFunction::over_runs(std::uint64_t first, const OffsetRuns& 
   return f;
 }
 
-OffsetFunction::Point OffsetFunction::at(std::size_t i) const {
-  if (!runs_) return points_[i];
-  if (i == 0) return {first_, 0};
-  const auto k = (i - 1) / 2;
-  const auto& run = (*runs_)[k];
-  return {(i - 1) % 2 == 0 ? run.first : runs_->last(k), run.offset};
-}
-
-std::uint64_t OffsetFunction::operator()(std::uint64_t t) const {
-  // The first point after t (upper bound), then the one before it.
-  std::size_t lo = 0, hi = size();
-  while (lo < hi) {
-    const auto mid = lo + (hi - lo) / 2;
-    if (t < at(mid).t) hi = mid;
-    else lo = mid + 1;
-  }
-  if (lo == 0) return t;
-  const auto a = at(lo - 1);
-  if (lo == size()) return t + a.offset;
-  const auto b = at(lo);
+std::uint64_t OffsetFunction::between(std::uint64_t t, Point a, Point b) {
   if (b.offset == a.offset) return t + a.offset;
   const unsigned __int128 rise = b.offset - a.offset;  // offsets never shrink
   return t + a.offset + static_cast<std::uint64_t>(rise * (t - a.t) / (b.t - a.t));
+}
+
+std::uint64_t OffsetFunction::operator()(std::uint64_t t) const {
+  if (runs_) return over_runs_at(t);
+  // The first point after t (upper bound), then the one before it.
+  std::size_t lo = 0, hi = points_.size();
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (t < points_[mid].t) hi = mid;
+    else lo = mid + 1;
+  }
+  if (lo == 0) return t;
+  if (lo == points_.size()) return t + points_[lo - 1].offset;
+  return between(t, points_[lo - 1], points_[lo]);
+}
+
+std::uint64_t OffsetFunction::over_runs_at(std::uint64_t t) const {
+  // The points: (first, 0), then each run's first and last time. The first point after t lies
+  // in the last group whose run before it ended at or before t (group 0: none such).
+  if (t < first_) return t;
+  std::size_t lo = 1, hi = runs_->groups();
+  while (lo < hi) {
+    const auto mid = lo + (hi - lo) / 2;
+    if (runs_->group_base(mid) <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  const auto group = lo - 1;
+  OffsetRuns::Reader r(*runs_, group);
+  Point a = group == 0 ? Point{first_, 0} : Point{r.base_last(), r.base_offset()};
+  OffsetRun run;
+  while (r.next(run)) {
+    if (t < run.first) return between(t, a, {run.first, run.offset});
+    if (t < run.last) return t + run.offset;  // inside a run
+    a = {run.last, run.offset};
+  }
+  return t + a.offset;
 }
 
 namespace {

@@ -156,13 +156,9 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
     for (std::uint32_t r = 0; r < ranks; ++r) counts.push_back(rank[r]->begin_correction(owner, ranks, r, homes));
     exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_members; },
              [](Replay& r) -> auto& { return r.correction().incoming_members; });
-    counts.clear();
-    for (auto& r : rank) counts.push_back(r->pack_send_counts());
-    exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_counts; },
-             [](Replay& r) -> auto& { return r.correction().incoming_counts; });
     each([](Replay& r) { r.take_members(); });
-    for (bool moved = true; moved;) {
-      moved = false;
+    for (bool counted = false;;) {
+      bool moved = false;
       std::vector<std::vector<std::uint64_t>> s, e, f;
       for (auto& r : rank) {
         const auto flags = r->correct_round();
@@ -178,6 +174,16 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
       exchange(f, [](Replay& r) -> auto& { return r.correction().outgoing_references; },
                [](Replay& r) -> auto& { return r.correction().incoming_references; });
       each([](Replay& r) { r.take_values(); });
+      if (moved) continue;
+      const bool pending = std::any_of(rank.begin(), rank.end(), [](auto& r) { return r->correction_pending(); });
+      if (!pending || counted) break;
+      // A stall with events left (a receive without a send, or a cycle), once: the send counts.
+      counts.clear();
+      for (auto& r : rank) counts.push_back(r->pack_send_counts());
+      exchange(counts, [](Replay& r) -> auto& { return r.correction().outgoing_counts; },
+               [](Replay& r) -> auto& { return r.correction().incoming_counts; });
+      each([](Replay& r) { r.take_send_counts(); });
+      counted = true;
     }
     each([](Replay& r) { r.finish_correction(); });
   }
@@ -385,4 +391,31 @@ TEST(ReplayComplete, StepsNeedTheCompleteReplay) {
   analysis::Replay r(t, {0}, {0});
   EXPECT_THROW(r.messages_beside(), std::logic_error);
   EXPECT_THROW(r.path_start(true), std::logic_error);
+}
+
+TEST(ReplayComplete, ReceiveWithoutSendStallsTheCorrectionThenFailsAsOneProcess) {
+  TempDir dir("stall");
+  // Rank 0's second receive (tag 7) has no send: the correction's rounds stall on it (and on
+  // the barrier behind it) until the send counts per queue let it wait for nothing; then the
+  // matching names it, as one process does.
+  trace::write_mpi_trace(dir.path.string(), "t",
+                         {{{"MPI_Send", 100, 120, {1}}, {"MPI_Recv", 200, 260, {1}, 7}, {"MPI_Barrier", 300, 320, {}}},
+                          {{"MPI_Recv", 90, 130, {0}}, {"MPI_Send", 250, 255, {0}, 3}, {"MPI_Barrier", 310, 320, {}}}},
+                         1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  analysis::AnalysisOptions options;
+  options.time_correct = true;
+  std::string whole;
+  try {
+    analysis::analyze(t, {0, 1}, nullptr, options);
+  } catch (const FormatError& e) {
+    whole = e.what();
+  }
+  EXPECT_NE(whole.find("without a matching send"), std::string::npos) << whole;
+  try {
+    replay_complete(t, {{0}, {1}}, true);
+    FAIL() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(std::string(e.what()), whole);
+  }
 }

@@ -2,7 +2,7 @@
 // replay_beside.hpp): SyncWalk yields a location's sync events in sync_events' order without
 // holding them (and holds them when a list is out of time order), NearTimes::reset moves an
 // extra in place between near and far, the receivers' index finds a queue's receives, and
-// OffsetRuns keeps a location's offset function in 24 bytes per run.
+// OffsetRuns keeps a location's offset function in a few bytes per run.
 #include "cubescale/analysis/time_correct.hpp"
 
 #include <initializer_list>
@@ -81,9 +81,9 @@ TEST(SyncWalk, HoldsTheEventsOfAListOutOfTimeOrder) {
 }
 
 // The runs of the replay's correction give the offset function of the points they stand for
-// (one per event, as the one-process correction adds them), also where a run lasts 2^32 ticks
-// or more (its last time in the table beside), and grow by an eighth, not by doubling.
-TEST(OffsetRuns, GiveTheFunctionOfTheirEventsPointsAndGrowByAnEighth) {
+// (one per event, as the one-process correction adds them), also across groups and where a run
+// lasts 2^32 ticks or more, and take a few bytes each, grown by an eighth, not by doubling.
+TEST(OffsetRuns, GiveTheFunctionOfTheirEventsPointsInAFewBytesEach) {
   constexpr std::uint64_t far = 5000000000ull;
   struct Event {
     std::uint64_t t, offset;
@@ -97,23 +97,54 @@ TEST(OffsetRuns, GiveTheFunctionOfTheirEventsPointsAndGrowByAnEighth) {
   points.add(50, 0);
   for (const auto& e : events) runs.add(e.t, e.t, e.offset, 1), points.add(e.t, e.offset);
   ASSERT_EQ(runs.size(), 5u);  // offsets 0, 7, 30, 31, 40
-  EXPECT_EQ(runs[1].count, 3u);
-  EXPECT_EQ(runs.last(1), 400 + far);  // 2^32 ticks or more after its first
-  EXPECT_EQ(runs.last(3), 3 * far);
-  EXPECT_EQ(runs.last(4), 4 * far + 1);
-  EXPECT_EQ(runs.last(2), 500 + far);
-  const auto f = OffsetFunction::over_runs(50, runs);
-  for (std::uint64_t t : std::initializer_list<std::uint64_t>{0, 50, 99, 100, 120, 150, 151, 399, 400, 401, 1000, far,
-                          400 + far, 450 + far, 501 + far, 2 * far, 3 * far, 3 * far + 2, 3 * far + 5, 4 * far, 5 * far})
-    EXPECT_EQ(f(t), points(t)) << t;
+  EXPECT_EQ(runs.at(1).count, 3u);
+  EXPECT_EQ(runs.at(1).last, 400 + far);  // 2^32 ticks or more after its first
+  EXPECT_EQ(runs.at(3).last, 3 * far);
+  EXPECT_EQ(runs.at(4).last, 4 * far + 1);
+  EXPECT_EQ(runs.at(2).last, 500 + far);
+  const std::initializer_list<std::uint64_t> probes{0,        50,         99,         100,        120,    150,
+                                                    151,      399,        400,        401,        1000,   far,
+                                                    400 + far, 450 + far, 501 + far,  2 * far,    3 * far, 3 * far + 2,
+                                                    3 * far + 5, 4 * far, 5 * far};
+  {
+    const auto f = OffsetFunction::over_runs(50, runs);
+    for (auto t : probes) EXPECT_EQ(f(t), points(t)) << t;
+  }
   // A run added as several events at once (a ramp's pending events), merged into the last.
   runs.add(5 * far, 6 * far, 40, 4);
   EXPECT_EQ(runs.size(), 5u);
-  EXPECT_EQ(runs[4].count, 7u);
-  EXPECT_EQ(runs.last(4), 6 * far);
+  EXPECT_EQ(runs.at(4).count, 7u);
+  EXPECT_EQ(runs.at(4).last, 6 * far);
+  // Many runs over many groups (a ramp: offsets rising by varying steps, runs of 1 to 3 events),
+  // against the points of their events; read back in order as the moves read them.
   OffsetRuns many;
-  for (std::uint64_t k = 0; k < 100000; ++k) many.add(10 * k, 10 * k, k, 1);
-  EXPECT_LE(many.bytes(), (100000 + 100000 / 8 + 16) * sizeof(OffsetRun));
+  OffsetFunction many_points;
+  many_points.add(5, 0);
+  std::vector<OffsetRun> added;
+  std::uint64_t t = 10, offset = 0;
+  for (std::uint32_t k = 0; k < 1000; ++k) {
+    const std::uint32_t count = 1 + k % 3;
+    const auto first = t, last = t + 4 * (count - 1);
+    for (std::uint32_t e = 0; e < count; ++e) many_points.add(first + 4 * e, offset);
+    many.add(first, last, offset, count);
+    added.push_back({first, last, offset, count});
+    t = last + (k % 5 == 0 ? 0 : 7 + k % 11), offset += 1 + (k * 7919) % 300;
+  }
+  ASSERT_EQ(many.size(), added.size());
+  OffsetRuns::Reader reader(many);
+  OffsetRun run;
+  for (const auto& a : added) {
+    ASSERT_TRUE(reader.next(run));
+    EXPECT_EQ(std::tie(run.first, run.last, run.offset, run.count), std::tie(a.first, a.last, a.offset, a.count));
+  }
+  EXPECT_FALSE(reader.next(run));
+  EXPECT_EQ(many.at(517).offset, added[517].offset);
+  const auto g = OffsetFunction::over_runs(5, many);
+  for (std::uint64_t x = 0; x < t + 100; x += 3) ASSERT_EQ(g(x), many_points(x)) << x;
+  EXPECT_LE(many.bytes(), 1000u * 8);  // 32 bytes per run decoded
+  OffsetRuns steady;
+  for (std::uint64_t k = 0; k < 100000; ++k) steady.add(10 * k, 10 * k, k, 1);
+  EXPECT_LE(steady.bytes(), (100000u + 100000u / 8 + 64) * 6);  // 4 bytes coded, 1.5 of checkpoints per run
 }
 
 TEST(NearTimes, ResetMovesAnEntryInPlaceBetweenNearAndFar) {

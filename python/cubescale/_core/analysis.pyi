@@ -156,6 +156,10 @@ class Replay:
         """
         The most bytes of records and buffers held inside finish_correction (the moves).
         """
+    def correction_pending(self) -> bool:
+        """
+        Whether some own location has events left to correct.
+        """
     def expect_sends(self, total: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
         The sends this rank receives over all rounds (each round's are paired with their receives as they come).
@@ -288,7 +292,7 @@ class Replay:
         """
     def pack_send_counts(self) -> list[int]:
         """
-        Own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.
+        After a stall: own sends per (sender, receiver, communicator, tag) for the receivers' owners; records per rank.
         """
     def pack_sends(
         self,
@@ -364,7 +368,11 @@ class Replay:
         """
     def take_members(self) -> None:
         """
-        Home: the members of its instances; the send counts received.
+        Home: the members of its instances.
+        """
+    def take_send_counts(self) -> None:
+        """
+        After a stall, the send counts received: a receive beyond its queue's sends waits for nothing.
         """
     def take_values(self) -> None:
         """

@@ -337,20 +337,20 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
     """``--time-correct`` over the ranks (analysis/replay_beside.hpp): rounds in which every rank
     steps its locations' communication events as far as the corrected producer times it knows
     allow, then sends the new ones (send times to the receivers' owners, collective enters to the
-    instances' homes, the homes' references back) until no rank moves anything; a cycle raises
-    FormatError on every rank. Returns rounds, events moved forward and the largest move (ticks),
-    and the most bytes held meanwhile (also inside the moves of ``finish_correction``)."""
+    instances' homes, the homes' references back) until no rank moves anything; after a stall
+    with events left, once, the send counts per message queue (a receive without a send waits
+    for nothing), then the rounds go on; a cycle raises FormatError on every rank. Returns
+    rounds, events moved forward and the largest move (ticks), and the most bytes held meanwhile
+    (also inside the moves of ``finish_correction``)."""
     MPI = mpi(comm)
     homes_list = [int(h) for h in homes]
     counts = _step(comm, lambda: replay.begin_correction(owner, comm.size, comm.rank, homes_list))
     peak = held()
     exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
              replay.collective_bytes)
-    counts = replay.pack_send_counts()  # a receive beyond its queue's sends waits for nothing, as in one process
-    exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts, replay.send_count_bytes)
     peak = max(peak, held())
     replay.take_members()
-    size, rounds = comm.size, 0
+    size, rounds, counted = comm.size, 0, False
     while True:
         flags = replay.correct_round()
         peak = max(peak, held())
@@ -363,8 +363,21 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
         peak = max(peak, held())
         replay.take_values()
         rounds += 1
-        if not comm.allreduce(int(flags[0] > 0 or sum(flags[1:]) > 0), op=MPI.MAX):
-            break
+        moved = int(flags[0] > 0 or sum(flags[1:]) > 0)
+        state = comm.allreduce(2 * moved | int(replay.correction_pending()), op=MPI.BOR)
+        if state & 2:
+            continue
+        if not state & 1 or counted:
+            break  # done, or a cycle (finish_correction raises)
+        # Stalled with events left: a receive without a send (an inconsistent trace; the matching
+        # reports it) waits for nothing once the receivers' owners know each queue's sends, as
+        # in one process. A consistent trace never stalls, so it never counts its sends.
+        counts = replay.pack_send_counts()
+        exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts,
+                 replay.send_count_bytes)
+        peak = max(peak, held())
+        replay.take_send_counts()
+        counted = True
     jumps, largest = _step(comm, replay.finish_correction)
     return ({"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
              "largest": comm.allreduce(int(largest), op=MPI.MAX)}, max(peak, int(replay.correction_peak_bytes())))

@@ -81,16 +81,21 @@ class Replay {
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
   // --time-correct, right after the extraction: own collective records to their homes (returns
-  // records per rank; `rank`: this one) and own send counts to the receivers' owners, then
-  // take_members() (the homes' instances, the counts), then rounds of correct_round()
-  // (returns [moved any event, sends per rank, enters per rank, references per rank]), three
-  // exchanges and take_values(), until no rank moves anything; finish_correction() raises on a
+  // records per rank; `rank`: this one), then take_members() (the homes' instances), then rounds
+  // of correct_round() (returns [moved any event, sends per rank, enters per rank, references
+  // per rank]), three exchanges and take_values(), until no rank moves anything. Every receive
+  // waits for a send: if some rank then has events left (correction_pending), the ranks stalled
+  // on a receive without a send (an inconsistent trace) or a cycle; once, its own send counts go
+  // to the receivers' owners (pack_send_counts, an exchange, take_send_counts: a receive beyond
+  // its queue's sends waits for nothing) and the rounds go on. finish_correction() raises on a
   // cycle and moves every own record.
   std::vector<std::uint64_t> begin_correction(const std::vector<std::uint32_t>& owner, std::size_t ranks,
                                               std::uint32_t rank, const std::vector<std::uint32_t>& homes);
   std::vector<std::uint64_t> pack_send_counts();  // per receiver's owner: own sends per queue
   DistributedCorrection& correction();
   void take_members();
+  bool correction_pending();  // some own location has events left to step
+  void take_send_counts();
   std::vector<std::uint64_t> correct_round();
   void take_values();
   TimeCorrectionStats finish_correction();

@@ -159,9 +159,10 @@ struct DistributedCorrection {
   // The corrected time of a receive's send goes into the receive's record until the moves: its
   // `paired` bit set and, in its `location` (the list names it), how long before the receive's
   // recorded time (kNone: the table beside, for a send after its receive or 2^32 - 1 ticks or
-  // more before it). Unpaired, `location` says whether a send will come (kWaitingForSend: the
-  // counts of the sends per queue, receive_index.hpp's queues) or none (kNone: a receive beyond
-  // its queue's sends waits for nothing, as in one process; the matching reports it).
+  // more before it). Unpaired, `location` says whether a send will come (kWaitingForSend: every
+  // receive, until a stall brings the counts of the sends per queue, receive_index.hpp's queues)
+  // or none (kNone: a receive beyond its queue's sends waits for nothing, as in one process; the
+  // matching reports it).
   ReceiveIndex receives;
   std::unordered_map<const MessageRecord*, std::uint64_t> far_sends;
   std::vector<SendCount> outgoing_counts, incoming_counts;

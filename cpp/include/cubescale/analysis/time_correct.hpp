@@ -76,37 +76,67 @@ void amortize(LocationRecords& l, PointToPointExtras* x, const std::vector<Sync>
 // The pieces of amortize for a driver that holds no corrected time per event (the replay over
 // MPI ranks, replay_beside.cpp).
 // A run of a location's sync events whose corrected times lie `offset` after their recorded
-// ones (first: the recorded time of its first event; span: of its last, after the first); a
-// ramp of the backward amortization makes a run per event, a jump a run of its own. The offset
-// function goes through the runs' ends (inside a run it is constant).
+// ones (first, last: the recorded times of its first and last event); a ramp of the backward
+// amortization makes a run per event, a jump a run of its own. The offset function goes
+// through the runs' ends (inside a run it is constant).
 struct OffsetRun {
-  std::uint64_t first = 0, offset = 0;
-  std::uint32_t span = 0, count = 0;  // span ~0u: 2^32 ticks or more, the last time in a table beside
+  std::uint64_t first = 0, last = 0, offset = 0;
+  std::uint32_t count = 0;
 };
-static_assert(sizeof(OffsetRun) == 24);
 
-// A location's runs in order, 24 bytes each (a run lasting 2^32 ticks or more keeps its last time
-// in a table beside: 16 bytes more), grown by an eighth at a time (a doubling vector held up to
-// twice the runs it had: most of the correction's memory on a trace jumping in most iterations).
+// A location's runs in order, coded as variable-length integers (LEB128): per run how long after
+// the previous run's last time it begins, how long it lasts, how much its offset rises over the
+// previous run's (zig-zag coded, so that any order decodes) and its count, about 4 to 8 bytes
+// where a decoded run takes 32 (24 with its span as 32 bits until 2026-11-27: most of the
+// correction's memory on a trace jumping in most iterations). Every kGroup-th run starts a group
+// with a checkpoint (its byte position, the previous run's last time and offset), so that the
+// offset function finds a time by bisection over the checkpoints and a scan of one group. The
+// last run stays decoded while it may still grow; the bytes grow by an eighth at a time.
 class OffsetRuns {
  public:
+  static constexpr std::size_t kGroup = 16;
   // A run of `count` events from `first` to `last`, merged into the last run if it has `offset`.
   void add(std::uint64_t first, std::uint64_t last, std::uint64_t offset, std::uint32_t count);
-  std::size_t size() const { return runs_.size(); }
-  const OffsetRun& operator[](std::size_t i) const { return runs_[i]; }
-  std::uint64_t last(std::size_t i) const;  // the recorded time of run i's last event
-  std::size_t bytes() const { return runs_.capacity() * sizeof(OffsetRun) + far_.capacity() * sizeof(far_[0]); }
+  std::size_t size() const { return coded_ + (has_open_ ? 1 : 0); }
+  OffsetRun at(std::size_t i) const;  // run i (i < size(); a scan of its group)
+  std::size_t bytes() const {
+    return bytes_.capacity() + checkpoints_.capacity() * sizeof(Checkpoint);
+  }
+  // The runs in order from the first of group `group` (< groups()), decoded one at a time.
+  class Reader {
+   public:
+    Reader(const OffsetRuns& runs, std::size_t group = 0);
+    bool next(OffsetRun& run);  // false after the last
+    // The run before the first read (group 0: none, all zero).
+    std::uint64_t base_last() const { return last_; }
+    std::uint64_t base_offset() const { return offset_; }
+
+   private:
+    const OffsetRuns& runs_;
+    std::size_t index_, pos_;
+    std::uint64_t last_, offset_;
+  };
+  std::size_t groups() const { return (size() + kGroup - 1) / kGroup; }
+  // The last time of the run before group g's first (g >= 1, g < groups()), for the bisection.
+  std::uint64_t group_base(std::size_t g) const { return g < checkpoints_.size() ? checkpoints_[g].last : last_; }
 
  private:
-  static constexpr std::uint32_t kFar = ~0u;
-  void set_last(std::size_t i, std::uint64_t last);
-  std::vector<OffsetRun> runs_;
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> far_;  // (run, last) of runs spanning kFar or more, in run order
+  struct Checkpoint {
+    std::uint64_t pos, last, offset;
+  };
+  void code(const OffsetRun& run);
+  std::vector<std::uint8_t> bytes_;
+  std::vector<Checkpoint> checkpoints_;  // per group whose first run is coded
+  std::size_t coded_ = 0;
+  OffsetRun open_;                        // the last run, while has_open_
+  bool has_open_ = false;
+  std::uint64_t last_ = 0, offset_ = 0;   // the last coded run's last time and offset
 };
 
 // t + (the offset between the two surrounding points, linear), without losing ticks to doubles.
-// The points are added, or (over_runs) (first, 0) and each run's first and last time, read
-// where the runs are (a run of one event gives its point twice, which changes nothing).
+// The points are added (found by bisection), or (over_runs) (first, 0) and each run's first and
+// last time, read where the runs are (a run of one event gives its point twice, which changes
+// nothing; found by bisection over the runs' groups and a scan of one).
 class OffsetFunction {
  public:
   OffsetFunction() = default;
@@ -120,8 +150,8 @@ class OffsetFunction {
   struct Point {
     std::uint64_t t, offset;
   };
-  std::size_t size() const { return runs_ ? 1 + 2 * runs_->size() : points_.size(); }
-  Point at(std::size_t i) const;
+  static std::uint64_t between(std::uint64_t t, Point a, Point b);  // a.t <= t < b.t
+  std::uint64_t over_runs_at(std::uint64_t t) const;
   std::vector<Point> points_;
   const OffsetRuns* runs_ = nullptr;
   std::uint64_t first_ = 0;
