@@ -64,6 +64,12 @@ py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
                    {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), owner);
 }
 
+// The time correction's rows of a round (DistributedCorrection::rows, received): ranks x kRow.
+py::array_t<std::int64_t> rows_view(std::vector<std::int64_t>& v, py::object owner) {
+  constexpr auto row = static_cast<py::ssize_t>(analysis::DistributedCorrection::kRow);
+  return py::array_t<std::int64_t>({static_cast<py::ssize_t>(v.size()) / row, row}, v.data(), owner);
+}
+
 // One call of write_omp_trace's per-thread lists (see its docstring), by the call's name.
 trace::OmpCall omp_call(const py::tuple& t) {
   const auto bad = [] {
@@ -340,6 +346,36 @@ void register_replay(py::module_ m) {
            "After a stall, the send counts received: a receive beyond its queue's sends waits for nothing.")
       .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
            "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
+      .def(
+          "correction_rows", [](py::object self) { return rows_view(self.cast<Replay&>().correction().rows, self); },
+          "This rank's row for every rank (correct_round fills them; a view, until finish_correction).")
+      .def(
+          "correction_received_rows",
+          [](py::object self) { return rows_view(self.cast<Replay&>().correction().received, self); },
+          "A writable view for every rank's row for this one (until finish_correction).")
+      .def(
+          "correction_layout",
+          [](py::object self) {
+            auto& v = self.cast<Replay&>().correction().layout;
+            const auto n = static_cast<py::ssize_t>(v.size() / 12);
+            return py::array_t<std::int32_t>({py::ssize_t(3), py::ssize_t(4), n}, v.data(), self);
+          },
+          "Per kind (sends, enters, references): counts sent, displacements, counts received, displacements "
+          "(plan_round fills them; a view, until finish_correction).")
+      .def("size_round", &Replay::size_round, "The receive buffers of the planned round.")
+      .def(
+          "correction_received_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_sends, self); },
+          "The round's receive buffer of send times as sized (a view).")
+      .def(
+          "correction_received_enters", [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_enters, self); },
+          "The round's receive buffer of members' corrected enters as sized (a view).")
+      .def(
+          "correction_received_references",
+          [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_references, self); },
+          "The round's receive buffer of references as sized (a view).")
+      .def("plan_round", &Replay::plan_round,
+           "From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 "
+           "each kind some rank sends.")
       .def(
           "correction_outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_sends, self); },
           "Corrected send times for the receivers' owners (a view).")

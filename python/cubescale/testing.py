@@ -465,23 +465,37 @@ def _correct_by_hand(replays, owner, held) -> int:
         r.take_members()
     held("correction")
     rounds, counted = 0, False
+    parts = (("sends", Replay.send_value_bytes), ("enters", Replay.collective_bytes),
+             ("references", Replay.instance_value_bytes))
     while True:
-        flags = [r.correct_round() for r in replays]
+        for r in replays:
+            r.correct_round()
         held("correction")
-        parts = ((1, "sends", Replay.send_value_bytes), (1 + ranks, "enters", Replay.collective_bytes),
-                 (1 + 2 * ranks, "references", Replay.instance_value_bytes))
-        for first, name, size in parts:
-            _exchange_by_hand([getattr(r, f"correction_outgoing_{name}")() for r in replays],
-                              [f[first:first + ranks] for f in flags],
-                              [getattr(r, f"correction_incoming_{name}") for r in replays], size)
+        rows = [r.correction_rows() for r in replays]  # the Alltoall of the rows
+        for to, r in enumerate(replays):
+            r.correction_received_rows()[:] = [rows[sender][to] for sender in range(ranks)]
+        state = [r.plan_round() for r in replays][0]  # the same on every rank
+        if state >> 2:
+            for r in replays:
+                r.size_round()
+            for k, (name, size) in enumerate(parts):
+                if state & (4 << k):  # its Alltoallv by the planned layout
+                    layouts = [r.correction_layout() for r in replays]
+                    outgoing = [getattr(r, f"correction_outgoing_{name}")() for r in replays]
+                    for to, r in enumerate(replays):
+                        into = getattr(r, f"correction_received_{name}")()
+                        for sender in range(ranks):
+                            n, at = int(layouts[sender][k, 0, to]), int(layouts[sender][k, 1, to])
+                            there = int(layouts[to][k, 3, sender])
+                            into[size * there:size * (there + n)] = outgoing[sender][size * at:size * (at + n)]
         held("correction")
         for r in replays:
             r.take_values()
         held("correction")
         rounds += 1
-        if any(f[0] > 0 or sum(f[1:]) > 0 for f in flags):
+        if state & 1:
             continue
-        if counted or not any(r.correction_pending() for r in replays):
+        if counted or not state & 2:
             break
         counts = [r.pack_send_counts() for r in replays]  # a stall with events left, once
         _exchange_by_hand([r.correction_outgoing_counts() for r in replays], counts,

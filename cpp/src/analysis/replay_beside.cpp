@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -736,6 +737,9 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   b.correction = std::make_unique<DistributedCorrection>();
   auto& d = correction();
   d.owner = owner, d.ranks = ranks, d.rank = rank, d.homes = homes;
+  // Fixed in size and place until finish_correction: the driver keeps views of them.
+  d.rows.assign(ranks * DistributedCorrection::kRow, 0), d.received.assign(d.rows.size(), 0);
+  d.layout.assign(3 * 4 * ranks, 0);
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> members;
@@ -1024,7 +1028,63 @@ std::vector<std::uint64_t> Replay::correct_round() {
   out.insert(out.end(), sends.begin(), sends.end());
   out.insert(out.end(), enters.begin(), enters.end());
   out.insert(out.end(), references.begin(), references.end());
+  // The rows for the plan (DistributedCorrection::rows).
+  const auto n = d.ranks, row = DistributedCorrection::kRow;
+  const std::int64_t queued = static_cast<std::int64_t>(d.outgoing_sends.size() + d.outgoing_enters.size() +
+                                                        d.outgoing_references.size());
+  const std::int64_t pending = correction_pending() ? 1 : 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    auto* x = &d.rows[r * row];
+    x[0] = static_cast<std::int64_t>(sends[r]), x[1] = static_cast<std::int64_t>(enters[r]);
+    x[2] = static_cast<std::int64_t>(references[r]);
+    x[3] = moved || queued ? 1 : 0, x[4] = pending;
+    x[5] = static_cast<std::int64_t>(d.outgoing_sends.size()), x[6] = static_cast<std::int64_t>(d.outgoing_enters.size());
+    x[7] = static_cast<std::int64_t>(d.outgoing_references.size());
+  }
   return out;
+}
+
+std::uint32_t Replay::plan_round() {
+  auto& d = correction();
+  const auto n = d.ranks, row = DistributedCorrection::kRow;
+  std::uint32_t state = 0;
+  std::int64_t totals[3] = {0, 0, 0};
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto* x = &d.received[r * row];
+    if (x[3]) state |= 1u;
+    if (x[4]) state |= 2u;
+    for (int k = 0; k < 3; ++k) totals[k] += x[5 + k];
+  }
+  std::fill(d.layout.begin(), d.layout.end(), 0);
+  const auto to_int = [](std::int64_t v) {
+    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) throw std::length_error("a round's values exceed 2^31");
+    return static_cast<std::int32_t>(v);
+  };
+  for (int k = 0; k < 3; ++k) {
+    if (!totals[k]) continue;
+    state |= 4u << k;
+    auto* sent = &d.layout[(k * 4 + 0) * n];
+    auto* sent_at = &d.layout[(k * 4 + 1) * n];
+    auto* got = &d.layout[(k * 4 + 2) * n];
+    auto* got_at = &d.layout[(k * 4 + 3) * n];
+    std::int64_t s = 0, g = 0;
+    for (std::size_t r = 0; r < n; ++r) {
+      sent[r] = to_int(d.rows[r * row + k]), got[r] = to_int(d.received[r * row + k]);
+      sent_at[r] = to_int(s), got_at[r] = to_int(g);
+      s += sent[r], g += got[r];
+    }
+  }
+  return state;
+}
+
+void Replay::size_round() {
+  auto& d = correction();
+  const auto n = d.ranks;
+  const auto received = [&](int k) {
+    const auto* got = &d.layout[(k * 4 + 2) * n];
+    return static_cast<std::size_t>(std::accumulate(got, got + n, std::int64_t{0}));
+  };
+  d.incoming_sends.resize(received(0)), d.incoming_enters.resize(received(1)), d.incoming_references.resize(received(2));
 }
 
 void Replay::take_values() {

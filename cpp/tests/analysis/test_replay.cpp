@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <tuple>
 
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/common/format_error.hpp"
@@ -36,6 +39,26 @@ std::vector<std::vector<std::uint64_t>> all_to_all(std::vector<Buffer*> out, std
       received[to][from] = counts[from][to];
     }
   return received;
+}
+
+// One kind's Alltoallv of the time correction by the planned layout (DistributedCorrection::
+// layout: per kind counts sent, displacements, counts received, displacements), into the
+// receive buffers size_round sized; `buffers(rank)`: (its outgoing, its incoming) of the kind.
+template <typename Buffers>
+void alltoallv_planned(std::vector<std::unique_ptr<analysis::Replay>>& rank, std::size_t kind, Buffers buffers) {
+  const auto n = rank.size();
+  for (std::size_t from = 0; from < n; ++from) {
+    const auto& sender = rank[from]->correction().layout;
+    auto [out, unused_in] = buffers(*rank[from]);
+    for (std::size_t to = 0; to < n; ++to) {
+      const auto& receiver = rank[to]->correction().layout;
+      auto [unused_out, in] = buffers(*rank[to]);
+      const auto count = sender[(kind * 4 + 0) * n + to];
+      ASSERT_EQ(count, receiver[(kind * 4 + 2) * n + from]);
+      ASSERT_LE(std::size_t(receiver[(kind * 4 + 3) * n + from] + count), in.size());
+      std::copy_n(out.begin() + sender[(kind * 4 + 1) * n + to], count, in.begin() + receiver[(kind * 4 + 3) * n + from]);
+    }
+  }
 }
 
 double value(const profile::LocalProfile& p, const std::string& metric, std::size_t cnode, std::size_t column) {
@@ -158,24 +181,26 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
              [](Replay& r) -> auto& { return r.correction().incoming_members; });
     each([](Replay& r) { r.take_members(); });
     for (bool counted = false;;) {
-      bool moved = false;
-      std::vector<std::vector<std::uint64_t>> s, e, f;
-      for (auto& r : rank) {
-        const auto flags = r->correct_round();
-        moved = moved || std::any_of(flags.begin(), flags.end(), [](auto x) { return x > 0; });
-        s.emplace_back(flags.begin() + 1, flags.begin() + 1 + ranks);
-        e.emplace_back(flags.begin() + 1 + ranks, flags.begin() + 1 + 2 * ranks);
-        f.emplace_back(flags.begin() + 1 + 2 * ranks, flags.end());
+      // A round as parallel/analysis.py runs it: the rows by an Alltoall, the plan, an Alltoallv per kind sent.
+      each([](Replay& r) { r.correct_round(); });
+      constexpr auto row = DistributedCorrection::kRow;
+      for (std::size_t to = 0; to < ranks; ++to)
+        for (std::size_t from = 0; from < ranks; ++from)
+          std::copy_n(&rank[from]->correction().rows[to * row], row, &rank[to]->correction().received[from * row]);
+      const auto state = rank[0]->plan_round();
+      for (std::size_t r = 1; r < ranks; ++r) EXPECT_EQ(rank[r]->plan_round(), state);  // every rank plans alike
+      if (state >> 2) {
+        each([](Replay& r) { r.size_round(); });
+        alltoallv_planned(rank, 0, [](Replay& r) { return std::tie(r.correction().outgoing_sends, r.correction().incoming_sends); });
+        alltoallv_planned(rank, 1, [](Replay& r) { return std::tie(r.correction().outgoing_enters, r.correction().incoming_enters); });
+        alltoallv_planned(rank, 2, [](Replay& r) {
+          return std::tie(r.correction().outgoing_references, r.correction().incoming_references);
+        });
       }
-      exchange(s, [](Replay& r) -> auto& { return r.correction().outgoing_sends; },
-               [](Replay& r) -> auto& { return r.correction().incoming_sends; });
-      exchange(e, [](Replay& r) -> auto& { return r.correction().outgoing_enters; },
-               [](Replay& r) -> auto& { return r.correction().incoming_enters; });
-      exchange(f, [](Replay& r) -> auto& { return r.correction().outgoing_references; },
-               [](Replay& r) -> auto& { return r.correction().incoming_references; });
       each([](Replay& r) { r.take_values(); });
+      const bool moved = state & 1u;
       if (moved) continue;
-      const bool pending = std::any_of(rank.begin(), rank.end(), [](auto& r) { return r->correction_pending(); });
+      const bool pending = state & 2u;
       if (!pending || counted) break;
       // A stall with events left (a receive without a send, or a cycle), once: the send counts.
       counts.clear();

@@ -7,6 +7,7 @@ import collections.abc
 import cubescale._core.profile
 import cubescale._core.trace
 import numpy
+import numpy.typing
 import typing
 
 __all__: list[str] = [
@@ -132,6 +133,10 @@ class Replay:
         """
         A writable view for `n` send times received.
         """
+    def correction_layout(self) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        Per kind (sends, enters, references): counts sent, displacements, counts received, displacements (plan_round fills them; a view, until finish_correction).
+        """
     def correction_outgoing_counts(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         Own send counts for the receivers' owners (a view).
@@ -159,6 +164,26 @@ class Replay:
     def correction_pending(self) -> bool:
         """
         Whether some own location has events left to correct.
+        """
+    def correction_received_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The round's receive buffer of members' corrected enters as sized (a view).
+        """
+    def correction_received_references(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The round's receive buffer of references as sized (a view).
+        """
+    def correction_received_rows(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        A writable view for every rank's row for this one (until finish_correction).
+        """
+    def correction_received_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The round's receive buffer of send times as sized (a view).
+        """
+    def correction_rows(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        This rank's row for every rank (correct_round fills them; a view, until finish_correction).
         """
     def expect_sends(self, total: typing.SupportsInt | typing.SupportsIndex) -> None:
         """
@@ -310,6 +335,10 @@ class Replay:
         """
         (own locations with an MPI_Init, with an MPI_Finalize): summed over the ranks for set_path_window.
         """
+    def plan_round(self) -> int:
+        """
+        From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 each kind some rank sends.
+        """
     def posted(
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -357,6 +386,10 @@ class Replay:
     ) -> None:
         """
         Whether the critical path runs from the last MPI_Finalize back to MPI_Init (every process has them).
+        """
+    def size_round(self) -> None:
+        """
+        The receive buffers of the planned round.
         """
     def statistics(self) -> dict:
         """

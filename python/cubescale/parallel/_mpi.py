@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import os
+from typing import Any
+
+from .serial import MPI as serial
+from .serial import SerialComm
+
+_MPI: Any = None  # mpi4py.MPI once imported
 
 
 def mpi(comm=None):
@@ -17,16 +23,16 @@ def mpi(comm=None):
     >>> mpi(SerialComm()).COMM_WORLD
     <SerialComm: one process, no MPI>
     """
-    from .serial import MPI as serial
-    from .serial import SerialComm
-
+    global _MPI
     if isinstance(comm, SerialComm):
         return serial
-    try:
-        from mpi4py import MPI
-    except ImportError as e:  # pragma: no cover - depends on the installation
-        raise ImportError("cubescale.parallel needs mpi4py: pip install 'cubescale[mpi]'") from e
-    return MPI
+    if _MPI is None:  # the import machinery costs microseconds per call: a replay's rounds call this often
+        try:
+            from mpi4py import MPI
+        except ImportError as e:  # pragma: no cover - depends on the installation
+            raise ImportError("cubescale.parallel needs mpi4py: pip install 'cubescale[mpi]'") from e
+        _MPI = MPI
+    return _MPI
 
 
 def launched_by_mpirun() -> bool:

@@ -96,7 +96,9 @@ def raise_everywhere(comm, error: BaseException | None) -> None:
     t.otf2: member t/0.evt: offset 12: cut short
     """
     MPI = mpi(comm)
-    failed = comm.allreduce(comm.rank if error is not None else comm.size, op=MPI.MIN)
+    mine, lowest = np.array([comm.rank if error is not None else comm.size], dtype=np.int64), np.empty(1, np.int64)
+    comm.Allreduce(mine, lowest, op=MPI.MIN)  # a buffer's: a third of a pickled allreduce's time, once per round
+    failed = int(lowest[0])
     if failed == comm.size:
         return
     what = None
@@ -350,37 +352,74 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
              replay.collective_bytes)
     peak = max(peak, held())
     replay.take_members()
-    size, rounds, counted = comm.size, 0, False
-    while True:
-        flags = replay.correct_round()
-        peak = max(peak, held())
-        exchange(comm, replay.correction_outgoing_sends(), flags[1:1 + size], replay.correction_incoming_sends,
-                 replay.send_value_bytes)
-        exchange(comm, replay.correction_outgoing_enters(), flags[1 + size:1 + 2 * size],
-                 replay.correction_incoming_enters, replay.collective_bytes)  # members with corrected enters
-        exchange(comm, replay.correction_outgoing_references(), flags[1 + 2 * size:],
-                 replay.correction_incoming_references, replay.instance_value_bytes)
-        peak = max(peak, held())
-        replay.take_values()
-        rounds += 1
-        moved = int(flags[0] > 0 or sum(flags[1:]) > 0)
-        state = comm.allreduce(2 * moved | int(replay.correction_pending()), op=MPI.BOR)
-        if state & 2:
-            continue
-        if not state & 1 or counted:
-            break  # done, or a cycle (finish_correction raises)
-        # Stalled with events left: a receive without a send (an inconsistent trace; the matching
-        # reports it) waits for nothing once the receivers' owners know each queue's sends, as
-        # in one process. A consistent trace never stalls, so it never counts its sends.
-        counts = replay.pack_send_counts()
-        exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts,
-                 replay.send_count_bytes)
-        peak = max(peak, held())
-        replay.take_send_counts()
-        counted = True
+    rounds, counted = 0, False
+    kinds = [(getattr(replay, f"correction_outgoing_{kind}"), getattr(replay, f"correction_received_{kind}"), record)
+             for kind, record in (("sends", replay.send_value_bytes), ("enters", replay.collective_bytes),
+                                  ("references", replay.instance_value_bytes))]  # enters: members' corrected enters
+    types = [MPI.BYTE.Create_contiguous(record).Commit() for _, _, record in kinds] if comm.size > 1 else []
+    try:
+        while True:
+            replay.correct_round()
+            peak = max(peak, held())
+            moved, pending = _correction_round(comm, replay, kinds, types)
+            peak = max(peak, held())
+            replay.take_values()
+            rounds += 1
+            if moved:
+                continue
+            if not pending or counted:
+                break  # done, or a cycle (finish_correction raises)
+            # Stalled with events left: a receive without a send (an inconsistent trace; the
+            # matching reports it) waits for nothing once the receivers' owners know each queue's
+            # sends, as in one process. A consistent trace never stalls, so it never counts its sends.
+            counts = replay.pack_send_counts()
+            exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts,
+                     replay.send_count_bytes)
+            peak = max(peak, held())
+            replay.take_send_counts()
+            counted = True
+    finally:
+        for t in types:
+            t.Free()
     jumps, largest = _step(comm, replay.finish_correction)
     return ({"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
              "largest": comm.allreduce(int(largest), op=MPI.MAX)}, max(peak, int(replay.correction_peak_bytes())))
+
+
+def _correction_round(comm, replay, kinds: list, types: list) -> tuple[bool, bool]:
+    """One round's exchange of ``--time-correct`` after ``correct_round``: one ``Alltoall`` of a
+    row per rank (``Replay.correction_rows``: the values of each kind for it, whether this rank
+    moved an event or queued a value, whether it has events left, its values of each kind for all
+    ranks), then, planned by the core from the rows received (``Replay.plan_round``), an
+    ``Alltoallv`` per kind of value that some rank sends this round. Returns whether any rank
+    moved or queued anything and whether any has events left. A round is one hand-off between
+    ranks (a long ring takes one per message between ranks), so its cost is these collectives
+    and little Python (docs/benchmarks.md: until 2026-11-27 three exchanges of their own and an
+    ``allreduce``, 2.3 times the time per round)."""
+    rows, received = replay.correction_rows(), replay.correction_received_rows()
+    if comm.size > 1:
+        comm.Alltoall(rows, received)
+    else:
+        received[:] = rows
+    state = replay.plan_round()
+    if state >> 2:
+        layout = replay.correction_layout()
+        error: BaseException | None = None
+        try:  # the receive buffers: an error must reach every rank
+            replay.size_round()
+        except Exception as e:  # noqa: BLE001 - raised on every rank below
+            error = e
+        raise_everywhere(comm, error)
+        targets = [incoming() for _, incoming, _ in kinds]
+        for k, (outgoing, _, _) in enumerate(kinds):
+            if not state & (4 << k):
+                continue
+            if comm.size == 1:
+                targets[k][:] = outgoing()
+            else:
+                comm.Alltoallv([outgoing(), (layout[k, 0], layout[k, 1]), types[k]],
+                               [targets[k], (layout[k, 2], layout[k, 3]), types[k]])
+    return bool(state & 1), bool(state & 2)
 
 
 def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> int:

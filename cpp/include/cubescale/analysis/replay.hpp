@@ -96,7 +96,11 @@ class Replay {
   void take_members();
   bool correction_pending();  // some own location has events left to step
   void take_send_counts();
-  std::vector<std::uint64_t> correct_round();
+  std::vector<std::uint64_t> correct_round();  // also fills correction().rows
+  // From correction().received (the rows of every rank): the round's layout; returns bit 0: some
+  // rank moved or queued, bit 1: some rank has events left, bits 2-4: each kind some rank sends.
+  std::uint32_t plan_round();
+  void size_round();  // the receive buffers of the planned round (may throw bad_alloc)
   void take_values();
   TimeCorrectionStats finish_correction();
   // The most bytes of records and buffers (record_bytes() + beside_bytes()) held inside

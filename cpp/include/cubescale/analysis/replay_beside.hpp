@@ -187,6 +187,15 @@ struct DistributedCorrection {
   std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> queued_enters;
   std::vector<std::pair<std::uint32_t, InstanceValue>> queued_references;
+  // One round's exchange plan, so that a round costs one Alltoall and an Alltoallv per kind of
+  // value some rank sends: `rows` (correct_round) per rank 8 values, the values of each kind
+  // (sends, enters, references) for it, whether this rank moved an event or queued a value,
+  // whether it has events left, and its values of each kind for all ranks; `received` the rows
+  // every rank sent this one; `layout` (plan_round) per kind four arrays of `ranks`: the counts
+  // sent, their displacements, the counts received, their displacements.
+  static constexpr std::size_t kRow = 8;
+  std::vector<std::int64_t> rows, received;
+  std::vector<std::int32_t> layout;
   std::vector<SendValue> outgoing_sends, incoming_sends;
   std::vector<CollectiveRecord> outgoing_enters, incoming_enters;
   std::vector<InstanceValue> outgoing_references, incoming_references;
