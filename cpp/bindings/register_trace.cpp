@@ -136,6 +136,9 @@ void register_trace(py::module_& m) {
       .def(py::init([](const std::string& path) { return std::make_shared<Trace>(path); }), py::arg("path"),
            "Opens the anchor file (.otf2) and reads the global definitions; FormatError for broken input.")
       .def_property_readonly("path", &Trace::path, "The anchor file.")
+      .def("events_read", &Trace::events_read,
+           "The events every pass over this trace has read so far, on any thread (per batch of 65,536): for a "
+           "progress line while an analysis runs.")
       .def_property_readonly(
           "clock",
           [](const Trace& t) {

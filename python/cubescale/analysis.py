@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ._core import analysis as _analysis
+from ._polled import run_polled
 from .profile import LocalProfile, _call_path_names
 from .report import Report
 
@@ -209,7 +210,8 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
-            root_cause: bool = False, threads: int | None = None) -> Report:
+            root_cause: bool = False, threads: int | None = None,
+            progress: Callable[[str], None] | None = None) -> Report:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -241,6 +243,10 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     the cores this process may run on, :func:`available_cores`); the report is the same for any
     number.
 
+    ``progress``: called with a status line while the analysis runs (``cubescale analyze`` prints
+    it on a terminal): every quarter second the events read of all announced, then the steps
+    after the reading; under ``comm``, rank 0's share and steps, and the time correction's rounds.
+
     Example
     -------
     >>> import cubescale
@@ -261,7 +267,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         if output is None:
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
-                              min_latency=min_latency)
+                              min_latency=min_latency, progress=progress if comm.rank == 0 else None)
         report = open_report(output)
         if stats["statistics"] is not None:  # rank 0
             _STATISTICS[report] = _merged_statistics(report, stats["statistics"], time_correct, trace_path)
@@ -270,9 +276,10 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
     trace = open_trace(trace_path)
     columns = trace.location_indices()
-    core, stats = _analysis.analyze(trace._core, columns, time_correct=time_correct, min_latency=min_latency,
-                                    root_cause=root_cause,
-                                    threads=available_cores() if threads is None else _thread_count(threads))
+    count = available_cores() if threads is None else _thread_count(threads)
+    core, stats = run_polled(lambda: _analysis.analyze(trace._core, columns, time_correct=time_correct,
+                                                       min_latency=min_latency, root_cause=root_cause, threads=count),
+                             lambda: _reading_status(trace, root_cause), progress)
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
     local.host = None
@@ -284,6 +291,29 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         s["top"] = _most_severe(s["top"], rows, paths.__getitem__)
     _STATISTICS[report] = _statistics(report, dict(stats, columns=list(columns)), time_correct, paths)
     return report
+
+
+def _reading_status(trace: Any, root_cause: bool = False) -> str:
+    """How far a pass over ``trace`` (a :class:`cubescale.trace.Trace`) got, as a progress line:
+    the events read of all its locations announce, then what follows the reading (and the root
+    causes' second read of the MPI locations).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> from cubescale.trace import open as open_trace
+    >>> _reading_status(open_trace(cubescale.examples.trace_path()))
+    'reading events: 0 of 1,448 (0 %)'
+    """
+    def count(n: int) -> str:
+        return f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}"
+
+    done, total = int(trace._core.events_read()), int(trace.announced_events().sum())
+    if done < total or total == 0:
+        return f"reading events: {count(done)}" + (f" of {count(total)} ({100 * done // total} %)" if total else "")
+    if root_cause and done > total:
+        return f"root causes: events read again: {count(done - total)}"
+    return f"{count(total)} events read: matching, collectives, critical path" + (", root causes" if root_cause else "")
 
 
 def available_cores() -> int:

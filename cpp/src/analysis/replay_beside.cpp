@@ -1055,11 +1055,13 @@ std::uint32_t Replay::plan_round() {
     if (x[4]) state |= 2u;
     for (int k = 0; k < 3; ++k) totals[k] += x[5 + k];
   }
+  // Decided from every rank's rows, so that every rank throws alike (none waits in a collective
+  // for one that threw): each count and displacement is at most its kind's total.
+  for (int k = 0; k < 3; ++k)
+    if (totals[k] < 0 || totals[k] > std::numeric_limits<std::int32_t>::max())
+      throw std::length_error("a round of the time correction moves more than 2^31 - 1 values of one kind");
   std::fill(d.layout.begin(), d.layout.end(), 0);
-  const auto to_int = [](std::int64_t v) {
-    if (v < 0 || v > std::numeric_limits<std::int32_t>::max()) throw std::length_error("a round's values exceed 2^31");
-    return static_cast<std::int32_t>(v);
-  };
+  const auto to_int = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   for (int k = 0; k < 3; ++k) {
     if (!totals[k]) continue;
     state |= 4u << k;
@@ -1127,6 +1129,7 @@ std::uint64_t DistributedCorrection::bytes() const {
     n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord);
   for (const auto& [key, counts] : member_counts) n += 32 + sizeof(key) + sizeof(counts) + counts.capacity() * 4;
   n += (world.capacity() + home_ranks.capacity()) * 4;
+  n += (rows.capacity() + received.capacity()) * 8 + layout.capacity() * 4;  // the rounds' plan: 176 bytes per rank
   n += (outgoing_members.capacity() + incoming_members.capacity()) * sizeof(CollectiveRecord);
   n += queued_sends.capacity() * sizeof(queued_sends[0]) + queued_enters.capacity() * sizeof(queued_enters[0]) +
        queued_references.capacity() * sizeof(queued_references[0]);

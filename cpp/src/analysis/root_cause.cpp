@@ -492,7 +492,7 @@ RootCause::RootCause(const trace::Trace& trace, const std::vector<std::uint32_t>
   decide_messages();
   decide_collectives();
   if (omp) decide_omp(*omp);
-  types_ = parallel_ ? kTypes : kMpiTypes;
+  types_ = parallel_ ? std::size_t{kTypes} : kMpiTypes;
 }
 
 // Late Sender receives (a Waitall/any/some: its largest, the first of equal ones; MPI_Test*:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "cubescale/analysis/clock_condition.hpp"
@@ -88,6 +89,7 @@ bool OffsetRuns::Reader::next(OffsetRun& run) {
 }
 
 OffsetRun OffsetRuns::at(std::size_t i) const {
+  if (i >= size()) throw std::out_of_range("offset run " + std::to_string(i) + " of " + std::to_string(size()));
   Reader r(*this, i / kGroup);
   OffsetRun run;
   for (std::size_t k = i / kGroup * kGroup; k <= i; ++k) r.next(run);

@@ -1426,7 +1426,11 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
     const std::uint64_t limit = announced != 0 ? announced : most_records(event_member(l));
     const auto [rc, n] = read_at_most(
         limit, kRecordBatch,
-        [&](std::uint64_t want, std::uint64_t* got) { return OTF2_Reader_ReadLocalEvents(reader.get(), er, want, got); },
+        [&](std::uint64_t want, std::uint64_t* got) {
+          const auto rc = OTF2_Reader_ReadLocalEvents(reader.get(), er, want, got);
+          events_read_.fetch_add(*got, std::memory_order_relaxed);
+          return rc;
+        },
         [c] { return c && (c->error || !c->problem.empty()); });
     OTF2_Reader_CloseEvtReader(reader.get(), er);
     if (c && c->error) std::rethrow_exception(c->error);

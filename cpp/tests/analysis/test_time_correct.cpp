@@ -6,6 +6,7 @@
 #include "cubescale/analysis/time_correct.hpp"
 
 #include <initializer_list>
+#include <stdexcept>
 
 #include <gtest/gtest.h>
 
@@ -139,6 +140,7 @@ TEST(OffsetRuns, GiveTheFunctionOfTheirEventsPointsInAFewBytesEach) {
   }
   EXPECT_FALSE(reader.next(run));
   EXPECT_EQ(many.at(517).offset, added[517].offset);
+  EXPECT_THROW(many.at(added.size()), std::out_of_range);
   const auto g = OffsetFunction::over_runs(5, many);
   for (std::uint64_t x = 0; x < t + 100; x += 3) ASSERT_EQ(g(x), many_points(x)) << x;
   EXPECT_LE(many.bytes(), 1000u * 8);  // 32 bytes per run decoded

@@ -42,6 +42,10 @@ class Trace:
         """
         Events as a dict of NumPy columns (time, location, type, region, partner, communicator, tag, bytes, bytes_received, request, metric; member_values: one float64 column per metric member). Filters: event type numbers, regions (their Enter/Leave kept, other Enter/Leave dropped; regions_only drops every other event too), ticks [begin, end).
         """
+    def events_read(self) -> int:
+        """
+        The events every pass over this trace has read so far, on any thread (per batch of 65,536): for a progress line while an analysis runs.
+        """
     def profile(
         self, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
     ) -> tuple[cubescale._core.profile.LocalProfile, dict]:

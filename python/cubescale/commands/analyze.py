@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 
@@ -105,14 +106,19 @@ def _threads(text: str) -> int:
 
 def run_analyze(args) -> int:
     from ..analysis import analyze, summary
-    from ._shared import communicator
+    from ._shared import communicator, progress
 
     start = time.perf_counter()
     comm = communicator()
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
+    # A status line on a terminal (rank 0's under mpirun): the events read, then the steps.
+    shown = progress if sys.stderr.isatty() and comm.rank == 0 else None
     report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                     comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause)
+                     comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
+                     progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
+    if shown:
+        shown("")
     if comm.rank != 0:
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "

@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from .._core import analysis as _analysis
+from .._polled import run_polled
 from ..errors import FormatError
 from ..profile import _call_path_names
 from ..trace import open as open_trace
@@ -181,7 +182,7 @@ def _owners(trace, size: int) -> np.ndarray:
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
                   block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
-                  round_bytes: int = ROUND_BYTES) -> dict:
+                  round_bytes: int = ROUND_BYTES, progress: Callable[[str], None] | None = None) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
     (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes; the
@@ -198,16 +199,24 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     ``own`` counts (events, messages, collectives and OpenMP synchronization events of its
     locations), ``record_bytes`` (the most
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
+    ``progress`` (give it on one rank): called with a status line, this rank's share read, the
+    time correction's rounds and the steps after.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
     seconds: dict[str, float] = {}
+    say = progress or (lambda text: None)
 
     def opened():
         trace = open_trace(path)
         block, locations, first = rank_share(trace, comm.size, comm.rank)
-        replay = _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
-                                  min_latency=min_latency)
+        share = int(trace.announced_events()[locations].sum()) if len(locations) else 0
+
+        def status() -> str:
+            return f"rank {comm.rank} of {comm.size}: reading events: {int(trace._core.events_read()):,} of {share:,}"
+
+        replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
+                                                     min_latency=min_latency), status, progress)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
     trace, block, locations, first, replay, owner = _step(comm, opened)
@@ -221,14 +230,16 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     homes = np.unique(owner[owner != _NO_RANK]).astype(np.uint32)  # ranks without locations hold nothing
     correction = None
     if time_correct:
-        correction, held_correcting = _time_correct(comm, replay, owner, homes, held)
+        correction, held_correcting = _time_correct(comm, replay, owner, homes, held, say)
         peak = max(peak, held_correcting)
 
+    say("exchanging the messages")
     peak = max(peak, _message_rounds(comm, replay, owner, round_bytes, held))
     _step(comm, replay.messages_beside)  # before matching releases the receives and the sends received
     peak = max(peak, held())
     _step(comm, replay.match_messages)
     _step(comm, replay.late_receiver)  # the Waitall/some sends; before the collectives' exchanges
+    say("collectives")
     counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
@@ -244,6 +255,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     _step(comm, replay.collective_severities)
     _step(comm, replay.late_receiver_after)
     peak = max(peak, _nonblocking(comm, replay, homes, held))
+    say("critical path")
     hand_offs = _critical_path(comm, replay, trace.location_indices(), owner)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
     present = np.array(replay.present_complete(), dtype=np.uint8)
@@ -251,6 +263,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
     _impact(comm, local._core, replay.program_spans(), replay.local_time())
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
+    say(f"writing {os.path.basename(str(output))}")
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                           first, len(locations), block[0], compress, block_bytes)
     own = {k: int(replay.stats()[k]) for k in ("events", "messages", "collectives")}
@@ -335,7 +348,8 @@ def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict |
                                              "corrected_jumps")}}
 
 
-def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Callable[[], int]) -> tuple[dict, int]:
+def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Callable[[], int],
+                  say: Callable[[str], None] = lambda text: None) -> tuple[dict, int]:
     """``--time-correct`` over the ranks (analysis/replay_beside.hpp): rounds in which every rank
     steps its locations' communication events as far as the corrected producer times it knows
     allow, then sends the new ones (send times to the receivers' owners, collective enters to the
@@ -357,8 +371,13 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
              for kind, record in (("sends", replay.send_value_bytes), ("enters", replay.collective_bytes),
                                   ("references", replay.instance_value_bytes))]  # enters: members' corrected enters
     types = [MPI.BYTE.Create_contiguous(record).Commit() for _, _, record in kinds] if comm.size > 1 else []
+    shown = time.perf_counter()
+    say("correcting the clocks: round 0")
     try:
         while True:
+            if time.perf_counter() - shown > 0.25:  # a round per hand-off between ranks: many on long traces
+                say(f"correcting the clocks: round {rounds:,}")
+                shown = time.perf_counter()
             replay.correct_round()
             peak = max(peak, held())
             moved, pending = _correction_round(comm, replay, kinds, types)
@@ -395,7 +414,9 @@ def _correction_round(comm, replay, kinds: list, types: list) -> tuple[bool, boo
     moved or queued anything and whether any has events left. A round is one hand-off between
     ranks (a long ring takes one per message between ranks), so its cost is these collectives
     and little Python (docs/benchmarks.md: until 2026-11-27 three exchanges of their own and an
-    ``allreduce``, 2.3 times the time per round)."""
+    ``allreduce``, 7 to 11 times the time per round). ``plan_round`` raises on every rank alike
+    (it decides from every rank's rows); sizing the buffers may fail on one, so its error goes
+    to all before any ``Alltoallv``."""
     rows, received = replay.correction_rows(), replay.correction_received_rows()
     if comm.size > 1:
         comm.Alltoall(rows, received)

@@ -83,7 +83,9 @@ class Replay {
   // --time-correct, right after the extraction: own collective records to their homes (returns
   // records per rank; `rank`: this one), then take_members() (the homes' instances), then rounds
   // of correct_round() (returns [moved any event, sends per rank, enters per rank, references
-  // per rank]), three exchanges and take_values(), until no rank moves anything. Every receive
+  // per rank] and fills the rows of the plan), the rows' Alltoall, plan_round(), size_round()
+  // and an Alltoallv per kind of value planned, and take_values(), until no rank moves or
+  // queues anything (parallel/analysis.py's _time_correct). Every receive
   // waits for a send: if some rank then has events left (correction_pending), the ranks stalled
   // on a receive without a send (an inconsistent trace) or a cycle; once, its own send counts go
   // to the receivers' owners (pack_send_counts, an exchange, take_send_counts: a receive beyond

@@ -11,6 +11,7 @@
 // undefined ids) raises cubescale::FormatError naming the file, the member (the archive's
 // file that was being read) and, for events, the event's position in its location stream.
 // OTF2's own error printing is silenced; its message becomes part of the FormatError.
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ class Trace {
   // over libotf2 can reach (benchmarks). Returns the number of events read.
   std::uint64_t read_with_empty_callbacks(const std::vector<std::uint32_t>& locations) const;
 
+  // The events every pass over this trace has read so far, on any thread (a progress line polls
+  // it while an analysis runs): counted per batch of kRecordBatch events.
+  std::uint64_t events_read() const { return events_read_.load(std::memory_order_relaxed); }
+
  private:
   // Selects the locations, reads their local definitions, streams their events through
   // `callbacks` (OTF2_EvtReaderCallbacks*) with `context` (the sink's EvtContext, or null).
@@ -61,6 +66,7 @@ class Trace {
   bool compressed_ = false;
   bool newer_writer_ = false;  // the trace's OTF2 version (major.minor) is newer than libotf2's
   Definitions defs_;
+  mutable std::atomic<std::uint64_t> events_read_{0};
 };
 
 // Counts of every event type per location ([location][EventType]): the cheapest full pass,
