@@ -341,11 +341,10 @@ void register_replay(py::module_ m) {
           },
           py::arg("n"), "A writable view for `n` send counts received.")
       .def("take_members", &Replay::take_members, "Home: the members of its instances.")
-      .def("correction_pending", &Replay::correction_pending, "Whether some own location has events left to correct.")
       .def("take_send_counts", &Replay::take_send_counts,
            "After a stall, the send counts received: a receive beyond its queue's sends waits for nothing.")
       .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
-           "Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].")
+           "Steps own events as far as the known values allow and fills the rows for the round's plan.")
       .def(
           "correction_rows", [](py::object self) { return rows_view(self.cast<Replay&>().correction().rows, self); },
           "This rank's row for every rank (correct_round fills them; a view, until finish_correction).")
@@ -363,16 +362,6 @@ void register_replay(py::module_ m) {
           "Per kind (sends, enters, references): counts sent, displacements, counts received, displacements "
           "(plan_round fills them; a view, until finish_correction).")
       .def("size_round", &Replay::size_round, "The receive buffers of the planned round.")
-      .def(
-          "correction_received_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_sends, self); },
-          "The round's receive buffer of send times as sized (a view).")
-      .def(
-          "correction_received_enters", [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_enters, self); },
-          "The round's receive buffer of members' corrected enters as sized (a view).")
-      .def(
-          "correction_received_references",
-          [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_references, self); },
-          "The round's receive buffer of references as sized (a view).")
       .def("plan_round", &Replay::plan_round,
            "From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 "
            "each kind some rank sends.")
@@ -381,34 +370,22 @@ void register_replay(py::module_ m) {
           "Corrected send times for the receivers' owners (a view).")
       .def(
           "correction_incoming_sends",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().correction().incoming_sends;
-            v.resize(n);
-            return byte_view(v, self);
-          },
-          py::arg("n"), "A writable view for `n` send times received.")
+          [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_sends, self); },
+          "The round's receive buffer of send times, as size_round sized it (a view).")
       .def(
           "correction_outgoing_enters", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_enters, self); },
           "Corrected collective enters for the homes (a view).")
       .def(
           "correction_incoming_enters",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().correction().incoming_enters;
-            v.resize(n);
-            return byte_view(v, self);
-          },
-          py::arg("n"), "A writable view for `n` enters received as home.")
+          [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_enters, self); },
+          "The round's receive buffer of members' corrected enters, as size_round sized it (a view).")
       .def(
           "correction_outgoing_references", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_references, self); },
           "References for the members' owners (a view).")
       .def(
           "correction_incoming_references",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().correction().incoming_references;
-            v.resize(n);
-            return byte_view(v, self);
-          },
-          py::arg("n"), "A writable view for `n` references received.")
+          [](py::object self) { return byte_view(self.cast<Replay&>().correction().incoming_references, self); },
+          "The round's receive buffer of references, as size_round sized it (a view).")
       .def("take_values", &Replay::take_values, py::call_guard<py::gil_scoped_release>(),
            "Takes the values received (a home's complete instances answer their members).")
       .def(

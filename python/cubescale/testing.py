@@ -483,7 +483,7 @@ def _correct_by_hand(replays, owner, held) -> int:
                     layouts = [r.correction_layout() for r in replays]
                     outgoing = [getattr(r, f"correction_outgoing_{name}")() for r in replays]
                     for to, r in enumerate(replays):
-                        into = getattr(r, f"correction_received_{name}")()
+                        into = getattr(r, f"correction_incoming_{name}")()
                         for sender in range(ranks):
                             n, at = int(layouts[sender][k, 0, to]), int(layouts[sender][k, 1, to])
                             there = int(layouts[to][k, 3, sender])

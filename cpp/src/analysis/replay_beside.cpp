@@ -931,7 +931,7 @@ void Replay::send_arrived(const SendValue& v) {
   }
 }
 
-std::vector<std::uint64_t> Replay::correct_round() {
+void Replay::correct_round() {
   // As time_correct.cpp's step(): each own location as far as the known producers allow.
   auto& d = correction();
   const auto latency = beside_->latency;
@@ -1021,13 +1021,9 @@ std::vector<std::uint64_t> Replay::correct_round() {
       }
     }
   }
-  std::vector<std::uint64_t> out{moved ? 1u : 0u};
   const auto sends = group(d.queued_sends, d.outgoing_sends, d.ranks);
   const auto enters = group(d.queued_enters, d.outgoing_enters, d.ranks);
   const auto references = group(d.queued_references, d.outgoing_references, d.ranks);
-  out.insert(out.end(), sends.begin(), sends.end());
-  out.insert(out.end(), enters.begin(), enters.end());
-  out.insert(out.end(), references.begin(), references.end());
   // The rows for the plan (DistributedCorrection::rows).
   const auto n = d.ranks, row = DistributedCorrection::kRow;
   const std::int64_t queued = static_cast<std::int64_t>(d.outgoing_sends.size() + d.outgoing_enters.size() +
@@ -1041,7 +1037,6 @@ std::vector<std::uint64_t> Replay::correct_round() {
     x[5] = static_cast<std::int64_t>(d.outgoing_sends.size()), x[6] = static_cast<std::int64_t>(d.outgoing_enters.size());
     x[7] = static_cast<std::int64_t>(d.outgoing_references.size());
   }
-  return out;
 }
 
 std::uint32_t Replay::plan_round() {
@@ -1061,7 +1056,6 @@ std::uint32_t Replay::plan_round() {
     if (totals[k] < 0 || totals[k] > std::numeric_limits<std::int32_t>::max())
       throw std::length_error("a round of the time correction moves more than 2^31 - 1 values of one kind");
   std::fill(d.layout.begin(), d.layout.end(), 0);
-  const auto to_int = [](std::int64_t v) { return static_cast<std::int32_t>(v); };
   for (int k = 0; k < 3; ++k) {
     if (!totals[k]) continue;
     state |= 4u << k;
@@ -1071,8 +1065,8 @@ std::uint32_t Replay::plan_round() {
     auto* got_at = &d.layout[(k * 4 + 3) * n];
     std::int64_t s = 0, g = 0;
     for (std::size_t r = 0; r < n; ++r) {
-      sent[r] = to_int(d.rows[r * row + k]), got[r] = to_int(d.received[r * row + k]);
-      sent_at[r] = to_int(s), got_at[r] = to_int(g);
+      sent[r] = static_cast<std::int32_t>(d.rows[r * row + k]), got[r] = static_cast<std::int32_t>(d.received[r * row + k]);
+      sent_at[r] = static_cast<std::int32_t>(s), got_at[r] = static_cast<std::int32_t>(g);
       s += sent[r], g += got[r];
     }
   }

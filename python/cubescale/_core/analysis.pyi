@@ -99,9 +99,9 @@ class Replay:
         """
         Home, before reduce_collectives: per record received its clock reference and whom it waits for.
         """
-    def correct_round(self) -> list[int]:
+    def correct_round(self) -> None:
         """
-        Steps own events as far as the known values allow: [moved any, sends, enters, references per rank].
+        Steps own events as far as the known values allow and fills the rows for the round's plan.
         """
     def correction_incoming_counts(
         self, n: typing.SupportsInt | typing.SupportsIndex
@@ -109,11 +109,9 @@ class Replay:
         """
         A writable view for `n` send counts received.
         """
-    def correction_incoming_enters(
-        self, n: typing.SupportsInt | typing.SupportsIndex
-    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+    def correction_incoming_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        A writable view for `n` enters received as home.
+        The round's receive buffer of members' corrected enters, as size_round sized it (a view).
         """
     def correction_incoming_members(
         self, n: typing.SupportsInt | typing.SupportsIndex
@@ -121,17 +119,13 @@ class Replay:
         """
         A writable view for `n` collective records received as home.
         """
-    def correction_incoming_references(
-        self, n: typing.SupportsInt | typing.SupportsIndex
-    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+    def correction_incoming_references(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        A writable view for `n` references received.
+        The round's receive buffer of references, as size_round sized it (a view).
         """
-    def correction_incoming_sends(
-        self, n: typing.SupportsInt | typing.SupportsIndex
-    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+    def correction_incoming_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
-        A writable view for `n` send times received.
+        The round's receive buffer of send times, as size_round sized it (a view).
         """
     def correction_layout(self) -> numpy.typing.NDArray[numpy.int32]:
         """
@@ -161,25 +155,9 @@ class Replay:
         """
         The most bytes of records and buffers held inside finish_correction (the moves).
         """
-    def correction_pending(self) -> bool:
-        """
-        Whether some own location has events left to correct.
-        """
-    def correction_received_enters(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
-        """
-        The round's receive buffer of members' corrected enters as sized (a view).
-        """
-    def correction_received_references(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
-        """
-        The round's receive buffer of references as sized (a view).
-        """
     def correction_received_rows(self) -> numpy.typing.NDArray[numpy.int64]:
         """
         A writable view for every rank's row for this one (until finish_correction).
-        """
-    def correction_received_sends(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
-        """
-        The round's receive buffer of send times as sized (a view).
         """
     def correction_rows(self) -> numpy.typing.NDArray[numpy.int64]:
         """

@@ -367,7 +367,7 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
     peak = max(peak, held())
     replay.take_members()
     rounds, counted = 0, False
-    kinds = [(getattr(replay, f"correction_outgoing_{kind}"), getattr(replay, f"correction_received_{kind}"), record)
+    kinds = [(getattr(replay, f"correction_outgoing_{kind}"), getattr(replay, f"correction_incoming_{kind}"), record)
              for kind, record in (("sends", replay.send_value_bytes), ("enters", replay.collective_bytes),
                                   ("references", replay.instance_value_bytes))]  # enters: members' corrected enters
     types = [MPI.BYTE.Create_contiguous(record).Commit() for _, _, record in kinds] if comm.size > 1 else []

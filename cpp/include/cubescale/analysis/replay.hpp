@@ -82,8 +82,7 @@ class Replay {
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
   // --time-correct, right after the extraction: own collective records to their homes (returns
   // records per rank; `rank`: this one), then take_members() (the homes' instances), then rounds
-  // of correct_round() (returns [moved any event, sends per rank, enters per rank, references
-  // per rank] and fills the rows of the plan), the rows' Alltoall, plan_round(), size_round()
+  // of correct_round() (fills the rows of the plan), the rows' Alltoall, plan_round(), size_round()
   // and an Alltoallv per kind of value planned, and take_values(), until no rank moves or
   // queues anything (parallel/analysis.py's _time_correct). Every receive
   // waits for a send: if some rank then has events left (correction_pending), the ranks stalled
@@ -98,7 +97,7 @@ class Replay {
   void take_members();
   bool correction_pending();  // some own location has events left to step
   void take_send_counts();
-  std::vector<std::uint64_t> correct_round();  // also fills correction().rows
+  void correct_round();  // steps own events; fills correction().rows
   // From correction().received (the rows of every rank): the round's layout; returns bit 0: some
   // rank moved or queued, bit 1: some rank has events left, bits 2-4: each kind some rank sends.
   std::uint32_t plan_round();
