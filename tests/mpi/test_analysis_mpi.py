@@ -128,6 +128,21 @@ def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
         assert {results(size, *dirs)[f"{name}+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
 
 
+@pytest.mark.parametrize("time_correct", [False, True])
+def test_replay_on_a_serial_communicator_gives_the_bytes_of_one_process(time_correct, dirs, tmp_path):
+    """The replay's API without MPI (``analyze_trace(SerialComm(), ...)``, every exchange on one
+    rank): the one-process report, byte for byte, with and without the correction's rounds."""
+    from cubescale.parallel.analysis import analyze_trace
+    from cubescale.parallel.serial import SerialComm
+    traces, _ = dirs
+    results(1, *dirs)
+    for name in TIME_CORRECT if time_correct else NAMES:
+        anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+        cubescale.analyze(anchor, tmp_path / "one.cubex", time_correct=time_correct)
+        analyze_trace(SerialComm(), anchor, tmp_path / "serial.cubex", time_correct=time_correct)
+        assert _digest(tmp_path / "serial.cubex") == _digest(tmp_path / "one.cubex"), name
+
+
 @pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)
 def test_time_correct_with_a_latency_gives_the_bytes_of_one_process(name, dirs, tmp_path):
     """With a minimum latency the correction moves events of every kind on jacobi-hybrid
@@ -262,3 +277,17 @@ def test_cli_root_cause_under_mpirun_is_a_one_line_error(tmp_path):
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("cubescale: error: ") and "one process" in lines[0], lines
     assert not (tmp_path / "rc.cubex").exists()
+
+
+@pytest.mark.parametrize("size", [2, 3])
+def test_a_step_failing_on_one_rank_raises_on_every_rank(size, tmp_path):
+    """A step that fails on one rank only (the correction's rounds, the homes' members, packing
+    the collectives and the non-blocking ones; tests/mpi/worker_step_failure.py): every rank
+    raises rank 1's error within the timeout, none waits for it, no report."""
+    results = mpirun(size, "worker_step_failure.py", str(tmp_path), timeout=120)
+    assert [r["step"] for r in results] == ["take_members", "correct_round", "take_values", "pack_collectives",
+                                            "pack_nonblocking"]
+    for r in results:
+        assert not r["written"], r["step"]
+        expected = ["CollectiveError", f"rank 1: MemoryError: injected: no memory for {r['step']}"]
+        assert r["raised"] == [expected] * size, r["step"]

@@ -1042,6 +1042,10 @@ void Replay::correct_round() {
 std::uint32_t Replay::plan_round() {
   auto& d = correction();
   const auto n = d.ranks, row = DistributedCorrection::kRow;
+  // A rank that failed before the rows' Alltoall (Python's _time_correct) marks its rows with
+  // a negative "moved": every rank sees it and raises that rank's error instead of waiting.
+  for (std::size_t r = 0; r < n; ++r)
+    if (d.received[r * row + 3] < 0) return kRoundFailed;
   std::uint32_t state = 0;
   std::int64_t totals[3] = {0, 0, 0};
   for (std::size_t r = 0; r < n; ++r) {

@@ -444,3 +444,23 @@ TEST(ReplayComplete, ReceiveWithoutSendStallsTheCorrectionThenFailsAsOneProcess)
     EXPECT_EQ(std::string(e.what()), whole);
   }
 }
+
+TEST(ReplayComplete, ARankThatFailedBeforeTheRoundMakesEveryRankPlanTheFailure) {
+  TempDir dir("failed");
+  trace::write_mpi_trace(dir.path.string(), "t", {{{"MPI_Send", 100, 120, {1}}}, {{"MPI_Recv", 90, 130, {0}}}}, 1000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  using analysis::DistributedCorrection, analysis::Replay;
+  std::vector<std::unique_ptr<Replay>> rank;
+  for (std::uint32_t r = 0; r < 2; ++r) rank.push_back(std::make_unique<Replay>(t, std::vector<std::uint32_t>{0, 1},
+                                                                                  std::vector<std::uint32_t>{r}, true));
+  const std::vector<std::uint32_t> owner{0, 1}, homes{0, 1};
+  for (std::uint32_t r = 0; r < 2; ++r) rank[r]->begin_correction(owner, 2, r, homes);
+  for (auto& r : rank) r->take_members();
+  for (auto& r : rank) r->correct_round();
+  constexpr auto row = DistributedCorrection::kRow;
+  for (std::size_t to = 0; to < 2; ++to) rank[1]->correction().rows[to * row + 3] = -1;  // rank 1 failed
+  for (std::size_t to = 0; to < 2; ++to)
+    for (std::size_t from = 0; from < 2; ++from)
+      std::copy_n(&rank[from]->correction().rows[to * row], row, &rank[to]->correction().received[from * row]);
+  for (auto& r : rank) EXPECT_EQ(r->plan_round(), Replay::kRoundFailed);
+}

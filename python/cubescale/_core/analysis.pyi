@@ -315,7 +315,7 @@ class Replay:
         """
     def plan_round(self) -> int:
         """
-        From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 each kind some rank sends.
+        From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 each kind some rank sends; bit 5 alone: some rank failed (its rows' column 3 negative).
         """
     def posted(
         self, n: typing.SupportsInt | typing.SupportsIndex

@@ -45,6 +45,7 @@ Example
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -65,6 +66,7 @@ from .trace import rank_share
 __all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere"]
 
 _NO_RANK = 0xFFFFFFFF
+_ROUND_FAILED = 1 << 5  # Replay.plan_round: some rank's rows say it failed
 ROUND_BYTES = 16 << 20  # packed sends per rank and round of the message exchange (at most)
 
 
@@ -240,7 +242,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     _step(comm, replay.match_messages)
     _step(comm, replay.late_receiver)  # the Waitall/some sends; before the collectives' exchanges
     say("collectives")
-    counts = replay.pack_collectives(comm.size, [int(h) for h in homes])
+    counts = _step(comm, lambda: replay.pack_collectives(comm.size, [int(h) for h in homes]))
     received = exchange(comm, replay.outgoing_collectives(), counts, replay.incoming_collectives,
                         replay.collective_bytes)
     peak = max(peak, held())
@@ -365,8 +367,9 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
     exchange(comm, replay.correction_outgoing_members(), counts, replay.correction_incoming_members,
              replay.collective_bytes)
     peak = max(peak, held())
-    replay.take_members()
+    _step(comm, replay.take_members)
     rounds, counted = 0, False
+    error: BaseException | None = None  # this rank's, raised on every rank at the next collective step
     kinds = [(getattr(replay, f"correction_outgoing_{kind}"), getattr(replay, f"correction_incoming_{kind}"), record)
              for kind, record in (("sends", replay.send_value_bytes), ("enters", replay.collective_bytes),
                                   ("references", replay.instance_value_bytes))]  # enters: members' corrected enters
@@ -378,11 +381,20 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
             if time.perf_counter() - shown > 0.25:  # a round per hand-off between ranks: many on long traces
                 say(f"correcting the clocks: round {rounds:,}")
                 shown = time.perf_counter()
-            replay.correct_round()
+            try:  # an error here must reach the ranks waiting in the rows' Alltoall
+                if error is not None:
+                    raise error
+                replay.correct_round()
+            except Exception as e:  # noqa: BLE001 - raised on every rank by _correction_round
+                error = e
+                replay.correction_rows()[:, 3] = -1  # plan_round's mark of a failed rank
             peak = max(peak, held())
-            moved, pending = _correction_round(comm, replay, kinds, types)
+            moved, pending = _correction_round(comm, replay, kinds, types, error)
             peak = max(peak, held())
-            replay.take_values()
+            try:
+                replay.take_values()
+            except Exception as e:  # noqa: BLE001 - raised on every rank at the next step
+                error = e
             rounds += 1
             if moved:
                 continue
@@ -391,21 +403,28 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
             # Stalled with events left: a receive without a send (an inconsistent trace; the
             # matching reports it) waits for nothing once the receivers' owners know each queue's
             # sends, as in one process. A consistent trace never stalls, so it never counts its sends.
-            counts = replay.pack_send_counts()
+            counts = _step(comm, functools.partial(_unless, error, replay.pack_send_counts))
             exchange(comm, replay.correction_outgoing_counts(), counts, replay.correction_incoming_counts,
                      replay.send_count_bytes)
             peak = max(peak, held())
-            replay.take_send_counts()
+            _step(comm, replay.take_send_counts)
             counted = True
     finally:
         for t in types:
             t.Free()
-    jumps, largest = _step(comm, replay.finish_correction)
+    jumps, largest = _step(comm, lambda: _unless(error, replay.finish_correction))
     return ({"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
              "largest": comm.allreduce(int(largest), op=MPI.MAX)}, max(peak, int(replay.correction_peak_bytes())))
 
 
-def _correction_round(comm, replay, kinds: list, types: list) -> tuple[bool, bool]:
+def _unless(error: BaseException | None, work: Callable[[], Any]) -> Any:
+    """``work()``, unless this rank failed earlier (``error``): then that error (for _step)."""
+    if error is not None:
+        raise error
+    return work()
+
+
+def _correction_round(comm, replay, kinds: list, types: list, error: BaseException | None) -> tuple[bool, bool]:
     """One round's exchange of ``--time-correct`` after ``correct_round``: one ``Alltoall`` of a
     row per rank (``Replay.correction_rows``: the values of each kind for it, whether this rank
     moved an event or queued a value, whether it has events left, its values of each kind for all
@@ -416,21 +435,20 @@ def _correction_round(comm, replay, kinds: list, types: list) -> tuple[bool, boo
     and little Python (docs/benchmarks.md: until 2026-11-27 three exchanges of their own and an
     ``allreduce``, 7 to 11 times the time per round). ``plan_round`` raises on every rank alike
     (it decides from every rank's rows); sizing the buffers may fail on one, so its error goes
-    to all before any ``Alltoallv``."""
+    to all before any ``Alltoallv``. A rank that failed before the round (``error``) marks
+    its rows; ``plan_round`` then says so on every rank, which raise that error (no extra
+    collective in rounds that go well)."""
     rows, received = replay.correction_rows(), replay.correction_received_rows()
     if comm.size > 1:
         comm.Alltoall(rows, received)
     else:
         received[:] = rows
     state = replay.plan_round()
+    if state & _ROUND_FAILED:
+        raise_everywhere(comm, error)
     if state >> 2:
         layout = replay.correction_layout()
-        error: BaseException | None = None
-        try:  # the receive buffers: an error must reach every rank
-            replay.size_round()
-        except Exception as e:  # noqa: BLE001 - raised on every rank below
-            error = e
-        raise_everywhere(comm, error)
+        _step(comm, replay.size_round)  # the receive buffers: an error must reach every rank
         targets = [incoming() for _, incoming, _ in kinds]
         for k, (outgoing, _, _) in enumerate(kinds):
             if not state & (4 << k):
@@ -449,7 +467,7 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
     its pattern and the time it waits for. Returns the most bytes held meanwhile."""
     counts_everywhere = np.concatenate([np.asarray(c, dtype=np.uint32) for c in comm.allgather(replay.nonblocking_counts())])
     _step(comm, lambda: replay.check_nonblocking_counts(counts_everywhere))
-    counts = replay.pack_nonblocking(comm.size, [int(h) for h in homes])
+    counts = _step(comm, lambda: replay.pack_nonblocking(comm.size, [int(h) for h in homes]))
     received = exchange(comm, replay.outgoing_nonblocking(), counts, replay.incoming_nonblocking,
                         replay.nonblocking_bytes)
     peak = held()

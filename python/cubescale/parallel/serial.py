@@ -109,6 +109,10 @@ class SerialComm:
         if sendbuf is not MPI.IN_PLACE:
             _flat(recvbuf)[:] = _flat(sendbuf)
 
+    def Alltoall(self, sendbuf: Any, recvbuf: Any) -> None:  # noqa: N802
+        if sendbuf is not MPI.IN_PLACE:
+            _flat(recvbuf)[:] = _flat(sendbuf)
+
     def Gather(self, sendbuf: Any, recvbuf: Any, root: int = 0) -> None:  # noqa: N802
         if sendbuf is not MPI.IN_PLACE:
             _flat(recvbuf)[:] = _flat(sendbuf)

@@ -99,7 +99,9 @@ class Replay {
   void take_send_counts();
   void correct_round();  // steps own events; fills correction().rows
   // From correction().received (the rows of every rank): the round's layout; returns bit 0: some
-  // rank moved or queued, bit 1: some rank has events left, bits 2-4: each kind some rank sends.
+  // rank moved or queued, bit 1: some rank has events left, bits 2-4: each kind some rank sends;
+  // kRoundFailed alone when some rank's rows say it failed (a negative "moved").
+  static constexpr std::uint32_t kRoundFailed = 1u << 5;
   std::uint32_t plan_round();
   void size_round();  // the receive buffers of the planned round (may throw bad_alloc)
   void take_values();
