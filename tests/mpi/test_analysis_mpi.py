@@ -282,12 +282,14 @@ def test_cli_root_cause_under_mpirun_is_a_one_line_error(tmp_path):
 @pytest.mark.parametrize("size", [2, 3])
 def test_a_step_failing_on_one_rank_raises_on_every_rank(size, tmp_path):
     """A step that fails on one rank only (the correction's rounds, the homes' members, packing
-    the collectives and the non-blocking ones; tests/mpi/worker_step_failure.py): every rank
-    raises rank 1's error within the timeout, none waits for it, no report."""
+    the collectives and the non-blocking ones, the impact metrics, the instance statistics, the
+    machine on rank 0; tests/mpi/worker_step_failure.py): every rank raises that rank's error
+    within the timeout, none waits for it, no report."""
     results = mpirun(size, "worker_step_failure.py", str(tmp_path), timeout=120)
     assert [r["step"] for r in results] == ["take_members", "correct_round", "take_values", "pack_collectives",
-                                            "pack_nonblocking"]
+                                            "nonblocking_counts", "pack_nonblocking", "present_complete",
+                                            "local_time", "impact_costs", "statistics", "KnownMachine"]
     for r in results:
         assert not r["written"], r["step"]
-        expected = ["CollectiveError", f"rank 1: MemoryError: injected: no memory for {r['step']}"]
+        expected = ["CollectiveError", f"rank {r['rank']}: MemoryError: injected: no memory for {r['step']}"]
         assert r["raised"] == [expected] * size, r["step"]

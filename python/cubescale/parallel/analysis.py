@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -174,6 +175,41 @@ def _step(comm, work: Callable[[], Any]) -> Any:
     return result
 
 
+def _allgathered(comm, obj: Any) -> list:
+    """Collective: every rank's ``obj`` on every rank, as ``comm.allgather`` (``_objects``)."""
+    everyone = _objects(comm, obj, None)
+    assert everyone is not None
+    return everyone
+
+
+def _objects(comm, obj: Any, root: int | None) -> list | None:
+    """Collective: every rank's ``obj`` on every rank (``root`` None, as ``comm.allgather``) or
+    on ``root`` (as ``comm.gather``; None elsewhere). mpi4py's pickled collectives pickle,
+    allocate the receive buffer and unpickle where an error on one rank (a full memory) leaves
+    the others waiting; here each of those steps goes through ``_step``."""
+    if comm.size == 1:
+        return [obj]
+    MPI = mpi(comm)
+    data = _step(comm, lambda: np.frombuffer(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), np.uint8))
+    sizes = np.empty(comm.size, np.int64)
+    comm.Allgather(np.array([len(data)], np.int64), sizes)
+    here = root is None or comm.rank == root
+    at = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+
+    def target() -> np.ndarray | None:
+        if int(sizes.sum()) > np.iinfo(np.int32).max:  # MPI's counts and displacements
+            raise ValueError(f"{int(sizes.sum()):,} bytes of results to gather: more than 2 GiB")
+        return np.empty(int(sizes.sum()), np.uint8) if here else None
+
+    buffer = _step(comm, target)
+    layout = (sizes.astype(np.int32), at.astype(np.int32))
+    if root is None:
+        comm.Allgatherv(data, [buffer, layout, MPI.BYTE])
+    else:
+        comm.Gatherv(data, [buffer, layout, MPI.BYTE] if here else None, root=root)
+    return _step(comm, lambda: [pickle.loads(buffer[a:a + n]) for a, n in zip(at, sizes)] if here else None)
+
+
 def _owners(trace, size: int) -> np.ndarray:
     """The rank owning each location (``_NO_RANK`` for locations nobody analyzes)."""
     owner = np.full(len(trace.announced_events()), _NO_RANK, dtype=np.uint32)
@@ -260,10 +296,10 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     say("critical path")
     hand_offs = _critical_path(comm, replay, trace.location_indices(), owner)
     seconds["match"] = time.perf_counter() - start - seconds["extract"]
-    present = np.array(replay.present_complete(), dtype=np.uint8)
+    present = np.array(_step(comm, replay.present_complete), dtype=np.uint8)
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
-    _impact(comm, local._core, replay.program_spans(), replay.local_time())
+    _impact(comm, local._core, replay)
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     say(f"writing {os.path.basename(str(output))}")
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
@@ -308,28 +344,39 @@ def _message_rounds(comm, replay, owner: np.ndarray, round_bytes: int, held: Cal
     return max(peak, held())
 
 
-def _impact(comm, core, program_spans: Sequence[float], local_time: Sequence[float]) -> None:
+def _impact(comm, core, replay) -> None:
     """scout's performance-impact metrics (analysis/impact.hpp): two allgathers of per-call-path
     sums (exact, so that any split of the locations gives the same bytes), then each rank adds
     the metrics to its own locations' profile (``local_time``: scout's time of its OpenMP
     threads against ``time``, Replay.local_time; a process's threads are all on one rank)."""
-    paths = _analysis.merge_impact(comm.allgather(_analysis.impact_path_sums(core)))
-    costs = _analysis.merge_impact(comm.allgather(_analysis.impact_costs(core, paths, list(program_spans),
-                                                                         list(local_time))))
-    _analysis.add_impact(core, paths, costs, list(local_time))
+    # Each rank's part through _step (its spans and time, sums over its call paths, the merges
+    # of every rank's): an error on one rank reaches all before the next exchange.
+    program_spans, local_time = _step(comm, lambda: (list(replay.program_spans()), list(replay.local_time())))
+    sums = _allgathered(comm, _step(comm, lambda: _analysis.impact_path_sums(core)))
+    paths = _step(comm, lambda: _analysis.merge_impact(sums))
+    costs = _allgathered(comm, _step(comm, lambda: _analysis.impact_costs(core, paths, program_spans, local_time)))
+    merged = _step(comm, lambda: _analysis.merge_impact(costs))
+    _step(comm, lambda: _analysis.add_impact(core, paths, merged, list(local_time)))
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
     """Rank 0: every rank's instance statistics (trace.stat) merged exactly in ticks: counts,
     sums, extremes, sums of squares, and per call path (named by its path, as call-path rows
     differ between ranks) its most severe instance, the first location's among equals."""
-    raw = replay.statistics()
-    paths = _call_path_names(local._core)
-    for s in raw["patterns"].values():
-        s["top"] = [(ticks, enter, leave, paths[cnode], loc) for ticks, enter, leave, cnode, loc in s["top"]]
-    everyone = comm.gather(raw, root=0)
-    if comm.rank != 0:
-        return None
+    def named() -> dict:
+        raw = replay.statistics()
+        paths = _call_path_names(local._core)
+        for s in raw["patterns"].values():
+            s["top"] = [(ticks, enter, leave, paths[cnode], loc) for ticks, enter, leave, cnode, loc in s["top"]]
+        return raw
+
+    everyone = _objects(comm, _step(comm, named), root=0)
+    # rank 0 merges; its error must reach the others before they go on to the report's collectives
+    return _step(comm, lambda: _merge_statistics(everyone, analyzed) if everyone is not None else None)
+
+
+def _merge_statistics(everyone: list, analyzed: Sequence[int]) -> dict:
+    """Every rank's instance statistics merged (``_instance_statistics``)."""
     place = {int(loc): k for k, loc in enumerate(analyzed)}
     merged: dict[str, dict] = {}
     for name in _analysis.pattern_names():  # the patterns' order, as one process lists them
@@ -374,6 +421,7 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
              for kind, record in (("sends", replay.send_value_bytes), ("enters", replay.collective_bytes),
                                   ("references", replay.instance_value_bytes))]  # enters: members' corrected enters
     types = [MPI.BYTE.Create_contiguous(record).Commit() for _, _, record in kinds] if comm.size > 1 else []
+    rows, received = replay.correction_rows(), replay.correction_received_rows()  # views, sized once
     shown = time.perf_counter()
     say("correcting the clocks: round 0")
     try:
@@ -387,10 +435,9 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
                 replay.correct_round()
             except Exception as e:  # noqa: BLE001 - raised on every rank by _correction_round
                 error = e
-                replay.correction_rows()[:, 3] = -1  # plan_round's mark of a failed rank
-            peak = max(peak, held())
-            moved, pending = _correction_round(comm, replay, kinds, types, error)
-            peak = max(peak, held())
+                rows[:, 3] = -1  # plan_round's mark of a failed rank
+            moved, pending = _correction_round(comm, replay, rows, received, kinds, types, error)
+            peak = max(peak, held())  # the round's values queued and received: its most
             try:
                 replay.take_values()
             except Exception as e:  # noqa: BLE001 - raised on every rank at the next step
@@ -412,6 +459,7 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
     finally:
         for t in types:
             t.Free()
+    del rows, received  # views into the correction, which finish_correction frees
     jumps, largest = _step(comm, lambda: _unless(error, replay.finish_correction))
     return ({"rounds": rounds, "jumps": comm.allreduce(int(jumps), op=MPI.SUM),
              "largest": comm.allreduce(int(largest), op=MPI.MAX)}, max(peak, int(replay.correction_peak_bytes())))
@@ -424,7 +472,8 @@ def _unless(error: BaseException | None, work: Callable[[], Any]) -> Any:
     return work()
 
 
-def _correction_round(comm, replay, kinds: list, types: list, error: BaseException | None) -> tuple[bool, bool]:
+def _correction_round(comm, replay, rows: np.ndarray, received: np.ndarray, kinds: list, types: list,
+                      error: BaseException | None) -> tuple[bool, bool]:
     """One round's exchange of ``--time-correct`` after ``correct_round``: one ``Alltoall`` of a
     row per rank (``Replay.correction_rows``: the values of each kind for it, whether this rank
     moved an event or queued a value, whether it has events left, its values of each kind for all
@@ -438,7 +487,6 @@ def _correction_round(comm, replay, kinds: list, types: list, error: BaseExcepti
     to all before any ``Alltoallv``. A rank that failed before the round (``error``) marks
     its rows; ``plan_round`` then says so on every rank, which raise that error (no extra
     collective in rounds that go well)."""
-    rows, received = replay.correction_rows(), replay.correction_received_rows()
     if comm.size > 1:
         comm.Alltoall(rows, received)
     else:
@@ -446,18 +494,18 @@ def _correction_round(comm, replay, kinds: list, types: list, error: BaseExcepti
     state = replay.plan_round()
     if state & _ROUND_FAILED:
         raise_everywhere(comm, error)
+        raise CollectiveError("a rank marked its round of the time correction failed without an error")
     if state >> 2:
         layout = replay.correction_layout()
         _step(comm, replay.size_round)  # the receive buffers: an error must reach every rank
-        targets = [incoming() for _, incoming, _ in kinds]
-        for k, (outgoing, _, _) in enumerate(kinds):
+        for k, (outgoing, incoming, _) in enumerate(kinds):
             if not state & (4 << k):
                 continue
             if comm.size == 1:
-                targets[k][:] = outgoing()
+                incoming()[:] = outgoing()
             else:
                 comm.Alltoallv([outgoing(), (layout[k, 0], layout[k, 1]), types[k]],
-                               [targets[k], (layout[k, 2], layout[k, 3]), types[k]])
+                               [incoming(), (layout[k, 2], layout[k, 3]), types[k]])
     return bool(state & 1), bool(state & 2)
 
 
@@ -465,7 +513,8 @@ def _nonblocking(comm, replay, homes: np.ndarray, held: Callable[[], int]) -> in
     """MPI-3 non-blocking collectives: every rank checks all ranks' (communicator, location,
     count) triples, then the records go to the homes of their instances, which return per record
     its pattern and the time it waits for. Returns the most bytes held meanwhile."""
-    counts_everywhere = np.concatenate([np.asarray(c, dtype=np.uint32) for c in comm.allgather(replay.nonblocking_counts())])
+    counts_everywhere = np.concatenate([np.asarray(c, dtype=np.uint32)
+                                        for c in _allgathered(comm, _step(comm, replay.nonblocking_counts))])
     _step(comm, lambda: replay.check_nonblocking_counts(counts_everywhere))
     counts = _step(comm, lambda: replay.pack_nonblocking(comm.size, [int(h) for h in homes]))
     received = exchange(comm, replay.outgoing_nonblocking(), counts, replay.incoming_nonblocking,
@@ -489,7 +538,7 @@ def _critical_path(comm, replay, analyzed: Sequence[int], owner: np.ndarray) -> 
     init, finalize = comm.allreduce(np.array(replay.path_window_members(), dtype=np.int64), op=MPI.SUM)
     replay.set_path_window(int(init), int(finalize))
     any_records = bool(comm.allreduce(int(replay.any_records()), op=MPI.MAX))
-    candidates = [c for c in comm.allgather(replay.path_start(any_records)) if c[1] != _NO_RANK]
+    candidates = [c for c in comm.allgather(_step(comm, lambda: replay.path_start(any_records))) if c[1] != _NO_RANK]
     if not candidates:
         return 0
     last, place = max(candidates, key=lambda c: (c[0], -c[1]))

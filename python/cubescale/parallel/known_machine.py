@@ -22,6 +22,7 @@ from typing import Any, cast
 import numpy as np
 
 from ..systree import SingleNodeTree, SystemTree
+from .collective import agree
 from .systree import DistributedSystemTree
 
 __all__ = ["KnownMachine", "collate_on_known_machine", "known_share", "share_of_groups"]
@@ -113,7 +114,13 @@ def collate_on_known_machine(comm, profile, output, machine: Callable[[], KnownM
 
     unified = unify(comm, profile)
     root = comm.rank == 0
-    share = known_share(machine() if root else None, first_location, locations, first_group, root)
+    share, error = None, None
+    try:  # the machine, on rank 0 only (its size grows with the locations): an error reaches every rank
+        share = known_share(machine() if root else None, first_location, locations, first_group, root)
+    except Exception as e:  # noqa: BLE001 - raised on every rank by agree
+        error = e
+    agree(comm, error)
+    assert share is not None
     return unified, collate(comm, profile, output, unified, share, compress=compress, block_bytes=block_bytes,
                             progress=progress)
 
