@@ -64,9 +64,9 @@ py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
                    {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), owner);
 }
 
-// The time correction's rows of a round (DistributedCorrection::rows, received): ranks x kRow.
-py::array_t<std::int64_t> rows_view(std::vector<std::int64_t>& v, py::object owner) {
-  constexpr auto row = static_cast<py::ssize_t>(analysis::DistributedCorrection::kRow);
+// The time correction's rows of a round (DistributedCorrection::rows, received): ranks x row words.
+py::array_t<std::int64_t> rows_view(std::vector<std::int64_t>& v, std::size_t words, py::object owner) {
+  const auto row = static_cast<py::ssize_t>(words);
   return py::array_t<std::int64_t>({static_cast<py::ssize_t>(v.size()) / row, row}, v.data(), owner);
 }
 
@@ -346,11 +346,18 @@ void register_replay(py::module_ m) {
       .def("correct_round", &Replay::correct_round, py::call_guard<py::gil_scoped_release>(),
            "Steps own events as far as the known values allow and fills the rows for the round's plan.")
       .def(
-          "correction_rows", [](py::object self) { return rows_view(self.cast<Replay&>().correction().rows, self); },
+          "correction_rows",
+          [](py::object self) {
+            auto& d = self.cast<Replay&>().correction();
+            return rows_view(d.rows, d.row, self);
+          },
           "This rank's row for every rank (correct_round fills them; a view, until finish_correction).")
       .def(
           "correction_received_rows",
-          [](py::object self) { return rows_view(self.cast<Replay&>().correction().received, self); },
+          [](py::object self) {
+            auto& d = self.cast<Replay&>().correction();
+            return rows_view(d.received, d.row, self);
+          },
           "A writable view for every rank's row for this one (until finish_correction).")
       .def(
           "correction_layout",

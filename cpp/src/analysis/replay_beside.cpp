@@ -738,7 +738,8 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   auto& d = correction();
   d.owner = owner, d.ranks = ranks, d.rank = rank, d.homes = homes;
   // Fixed in size and place until finish_correction: the driver keeps views of them.
-  d.rows.assign(ranks * DistributedCorrection::kRow, 0), d.received.assign(d.rows.size(), 0);
+  d.row = DistributedCorrection::row_words(ranks);
+  d.rows.assign(ranks * d.row, 0), d.received.assign(d.rows.size(), 0);
   d.layout.assign(3 * 4 * ranks, 0);
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
@@ -1025,33 +1026,51 @@ void Replay::correct_round() {
   const auto enters = group(d.queued_enters, d.outgoing_enters, d.ranks);
   const auto references = group(d.queued_references, d.outgoing_references, d.ranks);
   // The rows for the plan (DistributedCorrection::rows).
-  const auto n = d.ranks, row = DistributedCorrection::kRow;
+  const auto n = d.ranks, row = d.row;
   const std::int64_t queued = static_cast<std::int64_t>(d.outgoing_sends.size() + d.outgoing_enters.size() +
                                                         d.outgoing_references.size());
   const std::int64_t pending = correction_pending() ? 1 : 0;
+  const auto bytes_for = [&](std::size_t r) {
+    return sends[r] * sizeof(SendValue) + enters[r] * sizeof(CollectiveRecord) + references[r] * sizeof(InstanceValue);
+  };
+  bool fits = true;
+  for (std::size_t r = 0; r < n && fits; ++r) fits = bytes_for(r) <= (row - 8) * 8;
+  std::size_t at_send = 0, at_enter = 0, at_reference = 0;
   for (std::size_t r = 0; r < n; ++r) {
     auto* x = &d.rows[r * row];
     x[0] = static_cast<std::int64_t>(sends[r]), x[1] = static_cast<std::int64_t>(enters[r]);
     x[2] = static_cast<std::int64_t>(references[r]);
-    x[3] = moved || queued ? 1 : 0, x[4] = pending;
+    x[3] = moved || queued ? 1 : 0, x[4] = pending | (fits ? 0 : 2);
     x[5] = static_cast<std::int64_t>(d.outgoing_sends.size()), x[6] = static_cast<std::int64_t>(d.outgoing_enters.size());
     x[7] = static_cast<std::int64_t>(d.outgoing_references.size());
+    if (!fits) continue;
+    auto* into = reinterpret_cast<unsigned char*>(x + 8);  // the values as bytes, as an Alltoallv moves them
+    const auto put = [&into](const auto* from, std::size_t count) {
+      if (!count) return;
+      std::memcpy(into, from, count * sizeof(*from));
+      into += count * sizeof(*from);
+    };
+    put(d.outgoing_sends.data() + at_send, sends[r]), put(d.outgoing_enters.data() + at_enter, enters[r]);
+    put(d.outgoing_references.data() + at_reference, references[r]);
+    at_send += sends[r], at_enter += enters[r], at_reference += references[r];
   }
 }
 
 std::uint32_t Replay::plan_round() {
   auto& d = correction();
-  const auto n = d.ranks, row = DistributedCorrection::kRow;
+  const auto n = d.ranks, row = d.row;
   // A rank that failed before the rows' Alltoall (Python's _time_correct) marks its rows with
   // a negative "moved": every rank sees it and raises that rank's error instead of waiting.
   for (std::size_t r = 0; r < n; ++r)
     if (d.received[r * row + 3] < 0) return kRoundFailed;
   std::uint32_t state = 0;
   std::int64_t totals[3] = {0, 0, 0};
+  bool fits = true;  // every rank's values are in its rows (each rank marks all its rows alike)
   for (std::size_t r = 0; r < n; ++r) {
     const auto* x = &d.received[r * row];
     if (x[3]) state |= 1u;
-    if (x[4]) state |= 2u;
+    if (x[4] & 1) state |= 2u;
+    if (x[4] & 2) fits = false;
     for (int k = 0; k < 3; ++k) totals[k] += x[5 + k];
   }
   // Decided from every rank's rows, so that every rank throws alike (none waits in a collective
@@ -1060,6 +1079,8 @@ std::uint32_t Replay::plan_round() {
     if (totals[k] < 0 || totals[k] > std::numeric_limits<std::int32_t>::max())
       throw std::length_error("a round of the time correction moves more than 2^31 - 1 values of one kind");
   std::fill(d.layout.begin(), d.layout.end(), 0);
+  d.inline_round = fits;
+  if (fits) return state;  // take_values reads the values from the rows
   for (int k = 0; k < 3; ++k) {
     if (!totals[k]) continue;
     state |= 4u << k;
@@ -1089,11 +1110,50 @@ void Replay::size_round() {
 
 void Replay::take_values() {
   auto& d = correction();
+  if (d.inline_round) {
+    take_inline_values();
+    d.inline_round = false;
+    return;
+  }
   for (const auto& v : d.incoming_sends) send_arrived(v);
   for (const auto& v : d.incoming_references)
     d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
   for (const auto& v : d.incoming_enters) arrive(v);
   release(d.incoming_sends), release(d.incoming_enters), release(d.incoming_references);
+  release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
+}
+
+// The round's values from the rows received (correct_round wrote them): in the order of the
+// Alltoallv's buffers, every rank's sends, then references, then enters.
+void Replay::take_inline_values() {
+  auto& d = correction();
+  const auto n = d.ranks, row = d.row;
+  const auto values = [&](std::size_t r, int kind) {  // where the values of a kind begin in r's row
+    const auto* x = &d.received[r * row];
+    std::size_t skip = 0;
+    if (kind > 0) skip += static_cast<std::size_t>(x[0]) * sizeof(SendValue);
+    if (kind > 1) skip += static_cast<std::size_t>(x[1]) * sizeof(CollectiveRecord);
+    return reinterpret_cast<const unsigned char*>(x + 8) + skip;
+  };
+  const auto count = [&](std::size_t r, int kind) { return static_cast<std::size_t>(d.received[r * row + kind]); };
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < count(r, 0); ++i) {
+      SendValue v;
+      std::memcpy(&v, values(r, 0) + i * sizeof v, sizeof v);
+      send_arrived(v);
+    }
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < count(r, 2); ++i) {
+      InstanceValue v;
+      std::memcpy(&v, values(r, 2) + i * sizeof v, sizeof v);
+      d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
+    }
+  for (std::size_t r = 0; r < n; ++r)
+    for (std::size_t i = 0; i < count(r, 1); ++i) {
+      CollectiveRecord v;
+      std::memcpy(&v, values(r, 1) + i * sizeof v, sizeof v);
+      arrive(v);
+    }
   release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
 }
 
@@ -1127,7 +1187,7 @@ std::uint64_t DistributedCorrection::bytes() const {
     n += 32 + sizeof(key) + sizeof(Instance) + i.members.capacity() * sizeof(CollectiveRecord);
   for (const auto& [key, counts] : member_counts) n += 32 + sizeof(key) + sizeof(counts) + counts.capacity() * 4;
   n += (world.capacity() + home_ranks.capacity()) * 4;
-  n += (rows.capacity() + received.capacity()) * 8 + layout.capacity() * 4;  // the rounds' plan: 176 bytes per rank
+  n += (rows.capacity() + received.capacity()) * 8 + layout.capacity() * 4;  // the rounds' plan: 16 * row + 48 bytes per rank
   n += (outgoing_members.capacity() + incoming_members.capacity()) * sizeof(CollectiveRecord);
   n += queued_sends.capacity() * sizeof(queued_sends[0]) + queued_enters.capacity() * sizeof(queued_enters[0]) +
        queued_references.capacity() * sizeof(queued_references[0]);

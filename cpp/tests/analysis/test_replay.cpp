@@ -183,7 +183,7 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
     for (bool counted = false;;) {
       // A round as parallel/analysis.py runs it: the rows by an Alltoall, the plan, an Alltoallv per kind sent.
       each([](Replay& r) { r.correct_round(); });
-      constexpr auto row = DistributedCorrection::kRow;
+      const auto row = rank[0]->correction().row;
       for (std::size_t to = 0; to < ranks; ++to)
         for (std::size_t from = 0; from < ranks; ++from)
           std::copy_n(&rank[from]->correction().rows[to * row], row, &rank[to]->correction().received[from * row]);
@@ -457,7 +457,7 @@ TEST(ReplayComplete, ARankThatFailedBeforeTheRoundMakesEveryRankPlanTheFailure) 
   for (std::uint32_t r = 0; r < 2; ++r) rank[r]->begin_correction(owner, 2, r, homes);
   for (auto& r : rank) r->take_members();
   for (auto& r : rank) r->correct_round();
-  constexpr auto row = DistributedCorrection::kRow;
+  const auto row = rank[0]->correction().row;
   for (std::size_t to = 0; to < 2; ++to) rank[1]->correction().rows[to * row + 3] = -1;  // rank 1 failed
   for (std::size_t to = 0; to < 2; ++to)
     for (std::size_t from = 0; from < 2; ++from)

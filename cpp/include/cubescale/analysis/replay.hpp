@@ -101,6 +101,7 @@ class Replay {
   // From correction().received (the rows of every rank): the round's layout; returns bit 0: some
   // rank moved or queued, bit 1: some rank has events left, bits 2-4: each kind some rank sends;
   // kRoundFailed alone when some rank's rows say it failed (a negative "moved").
+  // A round whose values all fit in the rows sets no kind bit (take_values reads the rows).
   static constexpr std::uint32_t kRoundFailed = 1u << 5;
   std::uint32_t plan_round();
   void size_round();  // the receive buffers of the planned round (may throw bad_alloc)
@@ -281,6 +282,7 @@ class Replay {
   // A member record for its home: `enter` the corrected one, `time` the recorded enter.
   CollectiveRecord collective_member(const CollectiveRecord& c, std::uint64_t corrected) const;
   void send_arrived(const SendValue& v);        // a receiver's owner: a send's corrected time
+  void take_inline_values();                    // take_values of a round carried in the rows
   ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 

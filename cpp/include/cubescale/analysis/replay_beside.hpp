@@ -187,15 +187,28 @@ struct DistributedCorrection {
   std::vector<std::pair<std::uint32_t, SendValue>> queued_sends;
   std::vector<std::pair<std::uint32_t, CollectiveRecord>> queued_enters;
   std::vector<std::pair<std::uint32_t, InstanceValue>> queued_references;
-  // One round's exchange plan, so that a round costs one Alltoall and an Alltoallv per kind of
-  // value some rank sends: `rows` (correct_round) per rank 8 values, the values of each kind
-  // (sends, enters, references) for it, whether this rank moved an event or queued a value,
-  // whether it has events left, and its values of each kind for all ranks; `received` the rows
-  // every rank sent this one; `layout` (plan_round) per kind four arrays of `ranks`: the counts
-  // sent, their displacements, the counts received, their displacements.
-  static constexpr std::size_t kRow = 8;
+  // One round's exchange plan, so that a round costs one Alltoall, and an Alltoallv per kind of
+  // value some rank sends only when some rank's values do not fit in its rows: `rows`
+  // (correct_round) per rank `row` words: the values of each kind (sends, enters, references)
+  // for it, whether this rank moved an event or queued a value (-1: it failed), whether it has
+  // events left (bit 0) and whether its values do not fit in its rows (bit 1), its values of
+  // each kind for all ranks, then `row - 8` words holding its values for that rank (sends,
+  // enters, references, as bytes) when every rank's fit; `received` the rows every rank sent
+  // this one; `layout` (plan_round) per kind four arrays of `ranks`: the counts sent, their
+  // displacements, the counts received, their displacements. A hand-off between ranks usually
+  // moves one or two values: carried in the rows, its round needs no Alltoallv, nor the check
+  // that sizing their receive buffers succeeded everywhere. Up to kInlineWords (a ring's
+  // hand-off: a send and two members' enters, 232 bytes), fewer on many ranks, so that a
+  // rank's rows stay within kRowsBytes (an Alltoall per round moves them all; none from 256 ranks on).
+  static constexpr std::size_t kInlineWords = 32, kRowsBytes = std::size_t(16) << 10;
+  static std::size_t row_words(std::size_t ranks) {
+    const auto budget = kRowsBytes / 8 / std::max<std::size_t>(ranks, 1);
+    return 8 + (budget > 8 ? std::min(kInlineWords, budget - 8) : 0);
+  }
+  std::size_t row = 8;  // words per rank in rows and received: row_words(ranks)
   std::vector<std::int64_t> rows, received;
   std::vector<std::int32_t> layout;
+  bool inline_round = false;  // plan_round: this round's values are in `received` (take_values)
   std::vector<SendValue> outgoing_sends, incoming_sends;
   std::vector<CollectiveRecord> outgoing_enters, incoming_enters;
   std::vector<InstanceValue> outgoing_references, incoming_references;
