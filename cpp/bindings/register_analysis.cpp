@@ -371,7 +371,8 @@ void register_replay(py::module_ m) {
       .def("size_round", &Replay::size_round, "The receive buffers of the planned round.")
       .def("plan_round", &Replay::plan_round,
            "From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 "
-           "each kind some rank sends; bit 5 alone: some rank failed (its rows' column 3 negative).")
+           "each kind some rank sends by Alltoallv (none when every rank's values are in its rows: take_values "
+           "reads them there); bit 5 alone: some rank failed (its rows' column 3 negative).")
       .def(
           "correction_outgoing_sends", [](py::object self) { return byte_view(self.cast<Replay&>().correction().outgoing_sends, self); },
           "Corrected send times for the receivers' owners (a view).")

@@ -1136,6 +1136,14 @@ void Replay::take_inline_values() {
     return reinterpret_cast<const unsigned char*>(x + 8) + skip;
   };
   const auto count = [&](std::size_t r, int kind) { return static_cast<std::size_t>(d.received[r * row + kind]); };
+  for (std::size_t r = 0; r < n; ++r) {  // the rows say what they hold: never read past one
+    const auto* x = &d.received[r * row];
+    const auto room = static_cast<std::int64_t>((row - 8) * 8);
+    if (std::any_of(x, x + 3, [room](std::int64_t c) { return c < 0 || c > room; }) ||
+        count(r, 0) * sizeof(SendValue) + count(r, 1) * sizeof(CollectiveRecord) + count(r, 2) * sizeof(InstanceValue) >
+            static_cast<std::size_t>(room))
+      throw std::length_error("a round's row holds more values than it has room for");
+  }
   for (std::size_t r = 0; r < n; ++r)
     for (std::size_t i = 0; i < count(r, 0); ++i) {
       SendValue v;

@@ -464,3 +464,28 @@ TEST(ReplayComplete, ARankThatFailedBeforeTheRoundMakesEveryRankPlanTheFailure) 
       std::copy_n(&rank[from]->correction().rows[to * row], row, &rank[to]->correction().received[from * row]);
   for (auto& r : rank) EXPECT_EQ(r->plan_round(), Replay::kRoundFailed);
 }
+
+TEST(ReplayComplete, ARoundTooLargeForTheRowsGoesByAlltoallvAsOneProcess) {
+  TempDir dir("overflow");
+  // Rank 0's location sends 12 messages before rank 1's receives any: its first round queues
+  // them all (480 bytes, more than a row carries), so the round's values go by Alltoallv. The
+  // first receive completes before its send began (a violation the correction moves).
+  std::vector<trace::MpiCall> sends, receives;
+  for (std::uint64_t k = 0; k < 12; ++k) {
+    sends.push_back({"MPI_Send", 100 + 20 * k, 110 + 20 * k, {1}, static_cast<std::uint32_t>(k)});
+    receives.push_back({"MPI_Recv", k ? 500 + 20 * k : 50, k ? 510 + 20 * k : 95, {0}, static_cast<std::uint32_t>(k)});
+  }
+  trace::write_mpi_trace(dir.path.string(), "t", {sends, receives}, 2000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  expect_same_as_one_process(t, {{0}, {1}}, {"mpi_latesender", "clock_violations", "critical_path"}, true);
+  using analysis::Replay;
+  std::vector<std::unique_ptr<Replay>> rank;
+  for (std::uint32_t r = 0; r < 2; ++r) rank.push_back(std::make_unique<Replay>(t, std::vector<std::uint32_t>{0, 1},
+                                                                                  std::vector<std::uint32_t>{r}, true));
+  for (std::uint32_t r = 0; r < 2; ++r) rank[r]->begin_correction({0, 1}, 2, r, {0, 1});
+  for (auto& r : rank) r->take_members(), r->correct_round();
+  const auto row = rank[0]->correction().row;
+  EXPECT_EQ(rank[0]->correction().rows[1 * row + 0], 12);  // the sends for rank 1 ...
+  EXPECT_EQ(rank[0]->correction().rows[1 * row + 4] & 2, 2);  // ... do not fit in its row
+  EXPECT_EQ(rank[1]->correction().rows[0 * row + 4] & 2, 0);  // rank 1 has nothing to send yet
+}

@@ -315,7 +315,7 @@ class Replay:
         """
     def plan_round(self) -> int:
         """
-        From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 each kind some rank sends; bit 5 alone: some rank failed (its rows' column 3 negative).
+        From the rows received: the layout; bit 0 some rank moved, bit 1 some rank has events left, bits 2-4 each kind some rank sends by Alltoallv (none when every rank's values are in its rows: take_values reads them there); bit 5 alone: some rank failed (its rows' column 3 negative).
         """
     def posted(
         self, n: typing.SupportsInt | typing.SupportsIndex

@@ -476,15 +476,17 @@ def _correction_round(comm, replay, rows: np.ndarray, received: np.ndarray, kind
                       error: BaseException | None) -> tuple[bool, bool]:
     """One round's exchange of ``--time-correct`` after ``correct_round``: one ``Alltoall`` of a
     row per rank (``Replay.correction_rows``: the values of each kind for it, whether this rank
-    moved an event or queued a value, whether it has events left, its values of each kind for all
-    ranks), then, planned by the core from the rows received (``Replay.plan_round``), an
-    ``Alltoallv`` per kind of value that some rank sends this round. Returns whether any rank
-    moved or queued anything and whether any has events left. A round is one hand-off between
-    ranks (a long ring takes one per message between ranks), so its cost is these collectives
-    and little Python (docs/benchmarks.md: until 2026-11-27 three exchanges of their own and an
-    ``allreduce``, 7 to 11 times the time per round). ``plan_round`` raises on every rank alike
-    (it decides from every rank's rows); sizing the buffers may fail on one, so its error goes
-    to all before any ``Alltoallv``. A rank that failed before the round (``error``) marks
+    moved an event or queued a value, whether it has events left and whether its values fit in
+    its rows, its values of each kind for all ranks, then its values for that rank when they
+    fit). When every rank's fit, that is the round (``take_values`` reads them from the rows);
+    else, planned by the core from the rows received (``Replay.plan_round``), an ``Alltoallv``
+    per kind of value that some rank sends this round. Returns whether any rank moved or queued
+    anything and whether any has events left. A round is one hand-off between ranks (a long
+    ring takes one per message between ranks), so its cost is these collectives and little
+    Python (docs/benchmarks.md: 10 µs a round on 2 ranks with the values in the rows, 21 with
+    an ``Alltoallv``, 374 with three exchanges of their own and an ``allreduce`` until
+    2026-11-27). ``plan_round`` raises on every rank alike (it decides from every rank's rows);
+    sizing the buffers may fail on one, so its error goes to all before any ``Alltoallv``. A rank that failed before the round (``error``) marks
     its rows; ``plan_round`` then says so on every rank, which raise that error (no extra
     collective in rounds that go well)."""
     if comm.size > 1:

@@ -198,12 +198,13 @@ struct DistributedCorrection {
   // displacements, the counts received, their displacements. A hand-off between ranks usually
   // moves one or two values: carried in the rows, its round needs no Alltoallv, nor the check
   // that sizing their receive buffers succeeded everywhere. Up to kInlineWords (a ring's
-  // hand-off: a send and two members' enters, 232 bytes), fewer on many ranks, so that a
-  // rank's rows stay within kRowsBytes (an Alltoall per round moves them all; none from 256 ranks on).
+  // hand-off: a send and two members' enters, 152 bytes; room for 256), fewer on many ranks,
+  // so that a rank's rows stay within kRowsBytes (an Alltoall per round moves them all), none
+  // where fewer than 4 words (the smallest value) would be left: from 171 ranks on.
   static constexpr std::size_t kInlineWords = 32, kRowsBytes = std::size_t(16) << 10;
   static std::size_t row_words(std::size_t ranks) {
     const auto budget = kRowsBytes / 8 / std::max<std::size_t>(ranks, 1);
-    return 8 + (budget > 8 ? std::min(kInlineWords, budget - 8) : 0);
+    return 8 + (budget >= 8 + 4 ? std::min(kInlineWords, budget - 8) : 0);
   }
   std::size_t row = 8;  // words per rank in rows and received: row_words(ranks)
   std::vector<std::int64_t> rows, received;
