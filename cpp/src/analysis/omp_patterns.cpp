@@ -341,7 +341,11 @@ std::uint32_t OmpObserver::group(std::uint32_t process, std::uint32_t team, std:
   const TeamInstance key{process, team, instance};
   if (!last_slots_ || key != last_instance_) last_slots_ = &groups_[key], last_instance_ = key;
   auto& slots = *last_slots_;
-  if (slot >= slots.size()) slots.resize(std::size_t(slot) + 1, ~0u);
+  if (slot >= slots.size()) {
+    const auto before = slots.capacity();
+    slots.resize(std::size_t(slot) + 1, ~0u);
+    slot_bytes_ += (slots.capacity() - before) * sizeof(std::uint32_t);
+  }
   if (slots[slot] == ~0u) slots[slot] = group_count_++;
   return slots[slot];
 }
@@ -651,8 +655,7 @@ std::uint64_t OmpObserver::bytes() const {
   // a hash node (a pointer and the hash beside its key and value) and its bucket
   if (!groups_.empty())
     n += groups_.size() * (2 * sizeof(void*) + sizeof(decltype(groups_)::value_type)) + groups_.bucket_count() * sizeof(void*);
-  for (const auto& [key, slots] : groups_) n += slots.capacity() * sizeof(std::uint32_t);
-  return n;
+  return n + slot_bytes_;
 }
 
 std::uint64_t OmpObserver::sync_events() const {

@@ -215,6 +215,9 @@ class OmpObserver final : public trace::CallPathObserver {
   };
   std::unordered_map<TeamInstance, std::vector<std::uint32_t>, TeamInstanceHash> groups_;
   std::uint32_t group_count_ = 0;
+  // The groups' slot lists' bytes, kept as they grow: bytes() is read once per round of the
+  // time correction over MPI ranks, and a hybrid trace has a group per barrier instance.
+  std::uint64_t slot_bytes_ = 0;
   TeamInstance last_instance_{};
   std::vector<std::uint32_t>* last_slots_ = nullptr;  // groups_[last_instance_] (its nodes stay put)
   std::uint32_t group(std::uint32_t process, std::uint32_t team, std::uint32_t instance, std::uint32_t slot);
