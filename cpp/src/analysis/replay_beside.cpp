@@ -1110,11 +1110,7 @@ void Replay::size_round() {
 
 void Replay::take_values() {
   auto& d = correction();
-  if (d.inline_round) {
-    take_inline_values();
-    d.inline_round = false;
-    return;
-  }
+  if (d.inline_round) unpack_inline_values();
   for (const auto& v : d.incoming_sends) send_arrived(v);
   for (const auto& v : d.incoming_references)
     d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
@@ -1123,46 +1119,34 @@ void Replay::take_values() {
   release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
 }
 
-// The round's values from the rows received (correct_round wrote them): in the order of the
-// Alltoallv's buffers, every rank's sends, then references, then enters.
-void Replay::take_inline_values() {
+// A round carried in the rows (plan_round): its values into the incoming buffers, in the
+// order an Alltoallv puts them there (by sending rank), so that take_values applies them as it
+// applies those of any round.
+void Replay::unpack_inline_values() {
   auto& d = correction();
+  d.inline_round = false;
   const auto n = d.ranks, row = d.row;
-  const auto values = [&](std::size_t r, int kind) {  // where the values of a kind begin in r's row
-    const auto* x = &d.received[r * row];
-    std::size_t skip = 0;
-    if (kind > 0) skip += static_cast<std::size_t>(x[0]) * sizeof(SendValue);
-    if (kind > 1) skip += static_cast<std::size_t>(x[1]) * sizeof(CollectiveRecord);
-    return reinterpret_cast<const unsigned char*>(x + 8) + skip;
-  };
-  const auto count = [&](std::size_t r, int kind) { return static_cast<std::size_t>(d.received[r * row + kind]); };
+  const auto room = static_cast<std::int64_t>((row - 8) * 8);
   for (std::size_t r = 0; r < n; ++r) {  // the rows say what they hold: never read past one
     const auto* x = &d.received[r * row];
-    const auto room = static_cast<std::int64_t>((row - 8) * 8);
     if (std::any_of(x, x + 3, [room](std::int64_t c) { return c < 0 || c > room; }) ||
-        count(r, 0) * sizeof(SendValue) + count(r, 1) * sizeof(CollectiveRecord) + count(r, 2) * sizeof(InstanceValue) >
-            static_cast<std::size_t>(room))
+        x[0] * std::int64_t(sizeof(SendValue)) + x[1] * std::int64_t(sizeof(CollectiveRecord)) +
+                x[2] * std::int64_t(sizeof(InstanceValue)) >
+            room)
       throw std::length_error("a round's row holds more values than it has room for");
   }
-  for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t i = 0; i < count(r, 0); ++i) {
-      SendValue v;
-      std::memcpy(&v, values(r, 0) + i * sizeof v, sizeof v);
-      send_arrived(v);
-    }
-  for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t i = 0; i < count(r, 2); ++i) {
-      InstanceValue v;
-      std::memcpy(&v, values(r, 2) + i * sizeof v, sizeof v);
-      d.references_known[instance_key(v.communicator, v.instance, v.location)] = {v.value, v.recorded};
-    }
-  for (std::size_t r = 0; r < n; ++r)
-    for (std::size_t i = 0; i < count(r, 1); ++i) {
-      CollectiveRecord v;
-      std::memcpy(&v, values(r, 1) + i * sizeof v, sizeof v);
-      arrive(v);
-    }
-  release(d.outgoing_sends), release(d.outgoing_enters), release(d.outgoing_references);
+  d.incoming_sends.clear(), d.incoming_enters.clear(), d.incoming_references.clear();
+  for (std::size_t r = 0; r < n; ++r) {
+    const auto* x = &d.received[r * row];
+    const auto* from = reinterpret_cast<const unsigned char*>(x + 8);  // sends, enters, references
+    const auto take = [&from](auto& into, std::int64_t count) {
+      const auto at = into.size();
+      into.resize(at + static_cast<std::size_t>(count));
+      if (count) std::memcpy(into.data() + at, from, static_cast<std::size_t>(count) * sizeof(into[0]));
+      from += static_cast<std::size_t>(count) * sizeof(into[0]);
+    };
+    take(d.incoming_sends, x[0]), take(d.incoming_enters, x[1]), take(d.incoming_references, x[2]);
+  }
 }
 
 namespace {

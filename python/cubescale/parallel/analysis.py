@@ -356,7 +356,7 @@ def _impact(comm, core, replay) -> None:
     paths = _step(comm, lambda: _analysis.merge_impact(sums))
     costs = _allgathered(comm, _step(comm, lambda: _analysis.impact_costs(core, paths, program_spans, local_time)))
     merged = _step(comm, lambda: _analysis.merge_impact(costs))
-    _step(comm, lambda: _analysis.add_impact(core, paths, merged, list(local_time)))
+    _step(comm, lambda: _analysis.add_impact(core, paths, merged, local_time))
 
 
 def _instance_statistics(comm, replay, local, analyzed: Sequence[int]) -> dict | None:
@@ -430,9 +430,7 @@ def _time_correct(comm, replay, owner: np.ndarray, homes: np.ndarray, held: Call
                 say(f"correcting the clocks: round {rounds:,}")
                 shown = time.perf_counter()
             try:  # an error here must reach the ranks waiting in the rows' Alltoall
-                if error is not None:
-                    raise error
-                replay.correct_round()
+                _unless(error, replay.correct_round)
             except Exception as e:  # noqa: BLE001 - raised on every rank by _correction_round
                 error = e
                 rows[:, 3] = -1  # plan_round's mark of a failed rank
@@ -486,9 +484,9 @@ def _correction_round(comm, replay, rows: np.ndarray, received: np.ndarray, kind
     Python (docs/benchmarks.md: 10 µs a round on 2 ranks with the values in the rows, 21 with
     an ``Alltoallv``, 374 with three exchanges of their own and an ``allreduce`` until
     2026-11-27). ``plan_round`` raises on every rank alike (it decides from every rank's rows);
-    sizing the buffers may fail on one, so its error goes to all before any ``Alltoallv``. A rank that failed before the round (``error``) marks
-    its rows; ``plan_round`` then says so on every rank, which raise that error (no extra
-    collective in rounds that go well)."""
+    sizing the buffers may fail on one, so its error goes to all before any ``Alltoallv``. A
+    rank that failed before the round (``error``) marks its rows; ``plan_round`` then says so on
+    every rank, which raise that error (no extra collective in rounds that go well)."""
     if comm.size > 1:
         comm.Alltoall(rows, received)
     else:

@@ -282,7 +282,7 @@ class Replay {
   // A member record for its home: `enter` the corrected one, `time` the recorded enter.
   CollectiveRecord collective_member(const CollectiveRecord& c, std::uint64_t corrected) const;
   void send_arrived(const SendValue& v);        // a receiver's owner: a send's corrected time
-  void take_inline_values();                    // take_values of a round carried in the rows
+  void unpack_inline_values();                  // a round carried in the rows: into the incoming buffers
   ReplayBeside& beside();                       // std::logic_error unless `complete`
 };
 
