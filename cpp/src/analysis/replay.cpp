@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/analysis/extraction.hpp"
@@ -15,6 +16,7 @@
 #include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/time_correct.hpp"
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/common/radix_sort.hpp"
 #include "cubescale/common/run_both.hpp"
 #include "cubescale/common/run_chunks.hpp"
 
@@ -321,17 +323,25 @@ void Replay::collective_severities() {
   if (reductions_.size() != outgoing_collectives_.size())
     throw std::logic_error("collective reductions: " + std::to_string(reductions_.size()) + " for " +
                            std::to_string(outgoing_collectives_.size()) + " records");
-  std::vector<std::size_t> order(reductions_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // trace.stat keeps the first of equal instances: take them in the one-process order (location,
   // event); one rank's records are in it already, several ranks' come grouped by home.
-  auto earlier = [&](std::size_t a, std::size_t b) {
-    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[b];
-    return std::make_pair(position_[x.location], std::uint64_t(x.position)) <
-           std::make_pair(position_[y.location], std::uint64_t(y.position));
+  if (outgoing_collectives_.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
+  struct Key {
+    std::uint32_t location, high, low, index;  // the location's place, the event's position
   };
-  if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier)) std::stable_sort(order.begin(), order.end(), earlier);
-  for (auto i : order) analysis::collective_severities(outgoing_collectives_[i], reductions_[i], severities_);
+  std::vector<Key> order(reductions_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const auto& c = outgoing_collectives_[i];
+    const std::uint64_t at = c.position;
+    order[i] = {position_[c.location], std::uint32_t(at >> 32), std::uint32_t(at), i};
+  }
+  auto earlier = [](const Key& a, const Key& b) {
+    return std::tie(a.location, a.high, a.low) < std::tie(b.location, b.high, b.low);
+  };
+  if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier))
+    radix_sort<3>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.location : field == 1 ? k.high : k.low; });
+  for (const auto& k : order)
+    analysis::collective_severities(outgoing_collectives_[k.index], reductions_[k.index], severities_);
   release(outgoing_collectives_);
   release(reductions_);
 }

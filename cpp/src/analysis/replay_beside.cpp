@@ -14,6 +14,7 @@
 #include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/common/radix_sort.hpp"
 
 namespace cubescale::analysis {
 
@@ -51,19 +52,26 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
                                                const CommunicatorRanks& ranks) {
   std::vector<CollectiveExtra> out(records.size());
-  std::vector<std::size_t> order(records.size());
-  std::vector<std::uint32_t> rank(records.size());  // looked up once per record
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i, rank[i] = ranks.rank(records[i].communicator, records[i].location);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const auto &x = records[a], &y = records[b];
-    return std::tie(x.communicator, x.instance, rank[a], x.location) < std::tie(y.communicator, y.instance, rank[b], y.location);
+  // Instances, their members in rank order: the keys sorted (radix_sort.hpp), each with its
+  // record's rank looked up once.
+  struct Key {
+    std::uint32_t communicator, instance, rank, location, index;
+  };
+  if (records.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records at one home rank");
+  std::vector<Key> order(records.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    const auto& c = records[i];
+    order[i] = {c.communicator, c.instance, ranks.rank(c.communicator, c.location), c.location, i};
+  }
+  radix_sort<4>(order, [](const Key& k, std::size_t field) {
+    return field == 0 ? k.communicator : field == 1 ? k.instance : field == 2 ? k.rank : k.location;
   });
   std::vector<std::size_t> members;
   for (std::size_t k = 0; k < order.size(); ++k) {
-    members.push_back(order[k]);
-    const auto& c = records[order[k]];
-    const bool last = k + 1 == order.size() || records[order[k + 1]].communicator != c.communicator ||
-                      records[order[k + 1]].instance != c.instance;
+    members.push_back(order[k].index);
+    const auto& c = records[order[k].index];
+    const bool last = k + 1 == order.size() || order[k + 1].communicator != c.communicator ||
+                      order[k + 1].instance != c.instance;
     if (!last) continue;
     if (!ranks.partial_init_exit(c.communicator, members.size())) instance_extras(records, members, out);
     members.clear();
@@ -229,14 +237,18 @@ void Replay::collectives_beside() {
                            std::to_string(outgoing_collectives_.size()) + " records");
   auto& v = b.clock;
   const auto& column = severities_.column;
-  // Ordered as the one-process analysis finds them (by communicator, then instance).
-  std::vector<std::size_t> order(outgoing_collectives_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t c) {
-    const auto &x = outgoing_collectives_[a], &y = outgoing_collectives_[c];
-    return std::tie(x.communicator, x.instance) < std::tie(y.communicator, y.instance);
-  });
-  for (auto i : order) {
+  // Ordered as the one-process analysis finds them (by communicator, then instance; a
+  // location's points in that order, which the stable sort by wait end below keeps for ties).
+  struct Key {
+    std::uint32_t communicator, instance, index;
+  };
+  if (outgoing_collectives_.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
+  std::vector<Key> order(outgoing_collectives_.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    order[i] = {outgoing_collectives_[i].communicator, outgoing_collectives_[i].instance, i};
+  radix_sort<2>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
+  for (const auto& key : order) {
+    const auto i = key.index;
     const auto& c = outgoing_collectives_[i];
     const auto& x = b.extras[i];
     if (x.reference != kNoTime && c.leave < x.reference + b.latency) {

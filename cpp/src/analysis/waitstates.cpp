@@ -16,6 +16,7 @@
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/common/radix_sort.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -455,23 +456,10 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
   auto same = [](const Key& a, const Key& b) {
     return a.communicator == b.communicator && a.instance == b.instance && a.self == b.self;
   };
-  // Sorted by (communicator, instance, self, index): a stable radix sort by the first three,
-  // byte by byte from the last (the keys start in index order), skipping the bytes where all
-  // keys agree (most of them: few communicators, no self ones). A comparison sort took most
-  // of the collectives' step on the benchmark's ring.
-  std::vector<Key> sorted(keys.size());
-  for (int pass = 0; pass < 12; ++pass) {
-    auto digit = [pass](const Key& k) -> std::size_t {
-      const std::uint32_t field = pass < 4 ? k.self : pass < 8 ? k.instance : k.communicator;
-      return (field >> (8 * (pass % 4))) & 0xffu;
-    };
-    std::size_t count[257] = {};
-    for (const auto& k : keys) ++count[digit(k) + 1];
-    if (std::any_of(std::begin(count) + 1, std::end(count), [&](std::size_t n) { return n == keys.size(); })) continue;
-    for (std::size_t d = 0; d < 256; ++d) count[d + 1] += count[d];
-    for (const auto& k : keys) sorted[count[digit(k)]++] = k;
-    keys.swap(sorted);
-  }
+  // Sorted by (communicator, instance, self, index): the keys start in index order.
+  radix_sort<3>(keys, [](const Key& k, std::size_t field) {
+    return field == 0 ? k.communicator : field == 1 ? k.instance : k.self;
+  });
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
   std::vector<std::size_t> number;                // and their numbers in `records`
   std::vector<MemberSync> sync;
