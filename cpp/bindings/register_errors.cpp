@@ -1,6 +1,7 @@
 #include <string>
 #include <system_error>
 
+#include "cubescale/common/atomic_file.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "register.hpp"
 
@@ -26,6 +27,12 @@ void register_errors(py::module_& m) {
   py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
+    } catch (const NotARegularFile& e) {
+      py::object file = py::reinterpret_steal<py::object>(
+          PyUnicode_DecodeFSDefaultAndSize(e.target().data(), static_cast<Py_ssize_t>(e.target().size())));
+      if (!file) throw py::error_already_set();
+      py::object err = py::module_::import("builtins").attr("OSError")(EEXIST, NotARegularFile::kReason, file);
+      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
     } catch (const std::system_error& e) {
       const auto& category = e.code().category();
       if (category != std::generic_category() && category != std::system_category()) throw;

@@ -22,8 +22,10 @@ T = TypeVar("T")
 def run_polled(work: Callable[[], T], status: Callable[[], str], report: Callable[[str], None] | None,
                every: float = 0.25) -> T:
     """``work()``; with ``report``, ``report(status())`` once at the start and then every
-    ``every`` seconds until it returns (``work`` runs on a daemon thread, so that an interrupt
-    still ends the program). Its exception, if any, is raised here.
+    ``every`` seconds until it returns. ``work`` runs on a daemon thread, with or without
+    ``report``, so that Ctrl-C ends the program at once (the core holds this thread while it
+    works, and Python handles a signal only on the main thread between its own steps). Its
+    exception, if any, is raised here.
 
     Example
     -------
@@ -34,8 +36,6 @@ def run_polled(work: Callable[[], T], status: Callable[[], str], report: Callabl
     >>> len(seen) > 1
     True
     """
-    if report is None:
-        return work()
     outcome: dict[str, Any] = {}
 
     def run() -> None:
@@ -45,11 +45,12 @@ def run_polled(work: Callable[[], T], status: Callable[[], str], report: Callabl
             outcome["error"] = e
 
     thread = threading.Thread(target=run, name="cubescale-work", daemon=True)
-    report(status())
+    if report is not None:
+        report(status())
     thread.start()
     while thread.is_alive():
         thread.join(every)
-        if thread.is_alive():
+        if thread.is_alive() and report is not None:
             report(status())
     if "error" in outcome:
         raise outcome["error"]

@@ -34,6 +34,7 @@ Example
 
 from __future__ import annotations
 
+import math
 import os
 import weakref
 from collections.abc import Callable
@@ -211,7 +212,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
             root_cause: bool = False, threads: int | None = None,
-            progress: Callable[[str], None] | None = None) -> Report:
+            progress: Callable[[str], None] | None = None) -> Report | None:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -234,8 +235,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     ``comm`` (an mpi4py communicator of several ranks): collective over its ranks, each
     analyzing a share of the trace's locations (:func:`cubescale.parallel.analysis.analyze_trace`);
     ``output`` is needed then, rank 0 writes it, and the file is the same for any number of
-    ranks and the same as in one process; on rank 0 :func:`statistics` of the returned report has
-    the instance statistics of all ranks. Inconsistent traces raise :class:`cubescale.FormatError` (on
+    ranks and the same as in one process; rank 0 returns it (:func:`statistics` of it has the
+    instance statistics of all ranks), the other ranks None (they need not see rank 0's file: a
+    node-local output directory works). Inconsistent traces raise :class:`cubescale.FormatError` (on
     every rank) and write nothing.
 
     ``threads``: in one process, how many threads read the trace's events, each a share of its
@@ -258,6 +260,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> bool(delay.sum() > 0)   # some process's time made another wait
     True
     """
+    if not (math.isfinite(min_latency) and min_latency >= 0):  # before any reading
+        raise ValueError(f"min_latency {min_latency} s: the clock condition's latency must be a number of at least 0")
     if root_cause and comm is not None and comm.size > 1:
         raise ValueError("the root-cause analysis needs one process: run it without mpirun")
     if comm is not None and comm.size > 1:
@@ -268,12 +272,16 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
                               min_latency=min_latency, progress=progress if comm.rank == 0 else None)
+        if comm.rank != 0:
+            return None
         report = open_report(output)
-        if stats["statistics"] is not None:  # rank 0
-            _STATISTICS[report] = _merged_statistics(report, stats["statistics"], time_correct, trace_path)
+        _STATISTICS[report] = _merged_statistics(report, stats["statistics"], time_correct, trace_path)
         return report
+    from .files import check_target
     from .trace import open as open_trace
 
+    if output is not None:
+        check_target(output)  # before the reading, not after it
     trace = open_trace(trace_path)
     columns = trace.location_indices()
     count = available_cores() if threads is None else _thread_count(threads)
@@ -415,11 +423,13 @@ def _summaries(report: Report, which: list[str]) -> list[PatternSummary]:
 
 
 def _per_process(report: Report, values: np.ndarray) -> tuple[list[str], np.ndarray]:
-    processes = np.array([loc.process for loc in report.locations], dtype=object)
-    if not len(processes):
+    # The processes in the report's location order (MPI Rank 2 before MPI Rank 10).
+    index: dict[str, int] = {}
+    group = np.array([index.setdefault(str(loc.process), len(index)) for loc in report.locations], dtype=np.int64)
+    names = list(index)
+    if not names:
         return [], np.zeros(0)
-    names, group = np.unique(processes, return_inverse=True)
-    return [str(n) for n in names], np.bincount(group, weights=values, minlength=len(names))
+    return names, np.bincount(group, weights=values, minlength=len(names))
 
 
 def clock_violations(report: Report) -> dict[str, int]:
@@ -446,14 +456,23 @@ def _clock_line(report: Report) -> str | None:
     if not counts:
         return None
     total = sum(counts.values())
-    where = ", ".join(f"{n}: {c}" for n, c in counts.items() if c)
-    line = f"clock condition violations: {total}" + (f" ({where})" if where else "")
+    found = [(n, c) for n, c in counts.items() if c]
+    shown = sorted(found, key=lambda nc: -nc[1])[:_SHOWN_PROCESSES] if len(found) > _SHOWN_PROCESSES else found
+    where = ", ".join(f"{n}: {c:,}" for n, c in shown)
+    if len(found) > len(shown):  # thousands of processes: the most, not one line of every one
+        where += f", and {len(found) - len(shown):,} more processes"
+    line = f"clock condition violations: {total:,}" + (f" ({where})" if where else "")
     stats = statistics(report)
     if stats is not None and stats.time_corrected:
-        openmp = f", {stats.omp_violations} OpenMP" if stats.omp_violations else ""
-        line += (f"; as recorded {stats.p2p_violations} point to point, {stats.collective_violations} collective{openmp}, "
-                 f"removed by the time correction ({stats.corrected_jumps} events moved forward)")
+        openmp = f", {stats.omp_violations:,} OpenMP" if stats.omp_violations else ""
+        recorded = stats.p2p_violations + stats.collective_violations + stats.omp_violations
+        line += (f"; as recorded {stats.p2p_violations:,} point to point, {stats.collective_violations:,} "
+                 f"collective{openmp}" + (f", removed by the time correction ({stats.corrected_jumps:,} events "
+                                          "moved forward)" if recorded else ""))
     return line
+
+
+_SHOWN_PROCESSES = 8  # of the clock condition's line
 
 
 def trace_stat(report: Report) -> str:

@@ -34,10 +34,11 @@ import os
 import re
 import secrets
 import socket
+import stat
 from collections.abc import Iterator
 from typing import IO, Any
 
-__all__ = ["PartialTrace", "Temporary", "atomic_write", "parse_temporary_name", "partial_traces",
+__all__ = ["PartialTrace", "Temporary", "atomic_write", "check_target", "parse_temporary_name", "partial_traces",
            "record_partial_writer", "stale_partial_traces", "stale_temporaries", "temporaries",
            "temporary_name", "write_bytes", "write_text"]
 
@@ -124,6 +125,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", encoding: str |
         raise ValueError(f"atomic_write: mode must be 'wb' or 'w', not {mode!r}")
     target = os.fspath(path)
     directory, name = os.path.split(target)
+    _check_target(target)
     fd, temporary = _create_temporary(target, directory, name)
     try:
         with os.fdopen(fd, mode, encoding=(encoding or "utf-8") if mode == "w" else None) as f:
@@ -152,7 +154,45 @@ def _create_temporary(target: str, directory: str, name: str) -> tuple[int, str]
     raise FileExistsError(errno.EEXIST, "no unused temporary name", target)
 
 
+# As the C++ writer (common/atomic_file.hpp) says of a device, FIFO or socket at the target.
+NOT_A_REGULAR_FILE = "not a regular file (a device, FIFO or socket), which writing would replace"
+
+
+def _check_target(target: str) -> None:
+    """Refuses a target the rename would replace by a file: a directory (EISDIR), a device, FIFO
+    or socket (as root, renaming over ``/dev/null`` succeeds). None yet, a regular file or a
+    symlink (replaced, as ``mv`` does) pass."""
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:
+        return  # none yet; creating the temporary and renaming report other errors
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), target)
+    raise FileExistsError(errno.EEXIST, NOT_A_REGULAR_FILE, target)
+
+
+def check_target(path: str | os.PathLike[str]) -> None:
+    """Raises now what writing ``path`` would raise at its end: no such directory
+    (``FileNotFoundError``), a directory (``IsADirectoryError``), a device, FIFO or socket
+    (``FileExistsError``); for work that writes only after hours.
+
+    Example
+    -------
+    >>> check_target("/nonexistent/report.cubex")
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent'
+    """
+    target = os.fspath(path)
+    directory = os.path.dirname(target) or "."
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), directory)
+    _check_target(target)
+
+
 def _renamed(temporary: str, target: str) -> None:
+    _check_target(target)  # made meanwhile: the caller removes the temporary
     try:
         os.rename(temporary, target)
     except OSError as e:
@@ -298,10 +338,10 @@ def _process_start(pid: int) -> float | None:
         pass
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+            record = f.read()
         with open("/proc/stat", "rb") as f:
             boot = next(float(line.split()[1]) for line in f if line.startswith(b"btime "))
-        fields = stat[stat.rindex(b")") + 2:].split()  # after "pid (comm) ": comm may hold spaces
+        fields = record[record.rindex(b")") + 2:].split()  # after "pid (comm) ": comm may hold spaces
         if fields[0] in (b"Z", b"X"):  # zombie or dead: it writes nothing more
             return None
         return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")

@@ -68,3 +68,33 @@ def test_an_input_every_rank_rejects_is_reported_once(tmp_path):
     done = cubescale_mpirun("collate", "notes.txt", "notes.txt", "-o", "all.cubex", cwd=tmp_path)
     check_one_line(done, "cubescale: error: notes.txt", "a text file, not a .cubex report")
     assert not (tmp_path / "all.cubex").exists()
+
+
+def _ranks_in_own_folders(tmp_path: Path, *args: str | os.PathLike) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """``cubescale ARGS`` under mpirun with rank 0 in folder ``0`` and rank 1 in folder ``1``:
+    a relative output path is node-local, as on two nodes with their own /tmp."""
+    env = local_environment()
+    passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH", "CUBESCALE_SHARED_DATA") if k in os.environ
+              for a in ("-x", k)]
+    folders = [tmp_path / "0", tmp_path / "1"]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q"]
+    for k, folder in enumerate(folders):
+        command += [":"] * (k > 0) + ["-n", "1", "--wdir", str(folder), *passed, sys.executable, "-m", "cubescale",
+                                      *map(str, args)]
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=150)
+    return done, folders[0], folders[1]
+
+
+def test_analyze_writes_a_node_local_output_that_only_rank_0_sees(tmp_path):
+    # Rank 0 writes the report; the others never open it (they returned None before), so an
+    # output directory on rank 0's node alone works: here rank 1 runs in another folder.
+    done, first, second = _ranks_in_own_folders(tmp_path, "analyze", DATA / "otf2" / "ping-pong", "-o", "scout.cubex")
+    assert done.returncode == 0, done.stderr
+    assert "scout.cubex" in done.stdout and "mpi_latesender" in done.stdout
+    assert [p.name for p in first.iterdir()] == ["scout.cubex"] and not list(second.iterdir())
+    done, first, second = _ranks_in_own_folders(tmp_path / "again", "analyze", DATA / "otf2" / "ping-pong", "-o",
+                                                "missing/scout.cubex")
+    check_one_line(done, "cubescale: error: missing", "no such directory for the output")
+    assert not list(first.iterdir()) and not list(second.iterdir())

@@ -1,8 +1,11 @@
 #include "cubescale/analysis/clock_condition.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 #include "cubescale/common/run_chunks.hpp"
 #include "cubescale/cube/dtype.hpp"
@@ -176,6 +179,14 @@ profile::LocalProfile with_clock_violations(profile::LocalProfile p, const Clock
   p.metrics.push_back(std::move(m));
   p.values.push_back(std::move(s));
   return p;
+}
+
+std::uint64_t latency_ticks(double seconds, std::uint64_t resolution) {
+  const double ticks = seconds * static_cast<double>(resolution);
+  if (!(seconds >= 0) || !(ticks < 0x1p62))
+    throw std::invalid_argument("min_latency " + std::to_string(seconds) +
+                                " s: the clock condition's latency must be at least 0 and below 2^62 clock ticks");
+  return static_cast<std::uint64_t>(std::llround(ticks));
 }
 
 }  // namespace cubescale::analysis

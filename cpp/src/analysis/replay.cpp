@@ -73,8 +73,7 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     : trace_(trace) {
   if (complete) {
     beside_ = std::make_unique<ReplayBeside>(trace);
-    const auto ticks = min_latency * static_cast<double>(trace.definitions().clock.resolution);
-    beside_->latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;  // as clock_checks
+    beside_->latency = latency_ticks(min_latency, trace.definitions().clock.resolution);  // as clock_checks
   }
   extract(analyzed, {mine}, {beside_ ? &beside_->fan : nullptr}, complete);
   if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it

@@ -700,8 +700,7 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
   ClockCheck out;
   out.column.assign(trace.definitions().locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
-  const auto ticks = options.min_latency * static_cast<double>(trace.definitions().clock.resolution);
-  const std::uint64_t latency = ticks > 0 ? static_cast<std::uint64_t>(std::llround(ticks)) : 0;
+  const std::uint64_t latency = latency_ticks(options.min_latency, trace.definitions().clock.resolution);
   std::vector<NonBlockingLocation*> nb;
   if (nonblocking) nb = align_nonblocking(records, *nonblocking);
   const auto nb_instances = nonblocking_instances(trace.definitions(), nb);

@@ -1,6 +1,7 @@
 #include "cubescale/common/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -46,6 +47,19 @@ void sync_directory(const std::string& target) {
   ::close(fd);
 }
 
+// Refuses a target the rename would replace by a file: a directory (EISDIR), a device, FIFO or
+// socket (NotARegularFile). None yet, a regular file or a symlink (replaced, as mv does): fine.
+void check_target(const std::string& target) {
+  struct stat s {};
+  if (::lstat(target.c_str(), &s) != 0) return;  // none yet; open and rename report other errors
+  if (S_ISREG(s.st_mode) || S_ISLNK(s.st_mode)) return;
+  if (S_ISDIR(s.st_mode)) {
+    errno = EISDIR;
+    throw_errno(target);
+  }
+  throw NotARegularFile(target);
+}
+
 }  // namespace
 
 void throw_errno(const std::string& path) {
@@ -74,6 +88,7 @@ std::string temporary_name(std::string_view target_name) {
 }
 
 AtomicFile::AtomicFile(std::string target) : target_(std::move(target)) {
+  check_target(target_);
   const auto prefix = directory_prefix(target_);
   const std::string_view name = std::string_view(target_).substr(prefix.size());
   int fd = -1;
@@ -119,6 +134,7 @@ void AtomicFile::commit() {
   const int closed = std::fclose(stream_);
   stream_ = nullptr;
   if (closed != 0) throw_errno(target_);
+  check_target(target_);  // made meanwhile: the destructor removes the temporary
   if (std::rename(temporary_.c_str(), target_.c_str()) != 0) throw_errno(target_);
   committed_ = true;
   sync_directory(target_);

@@ -6,6 +6,7 @@
 #include "cubescale/analysis/time_correct.hpp"
 
 #include <initializer_list>
+#include <limits>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -193,4 +194,14 @@ TEST(ReceiveIndex, FindsAQueuesReceivesAndItsNextUnpairedOne) {
   EXPECT_EQ(index.next({0, 1, 0, 3}).list, kNone);  // none left
   EXPECT_EQ(index.range({2, 1, 0, 9}).end - index.range({2, 1, 0, 9}).begin, 0u);  // no such queue
   EXPECT_EQ(index.range({0, 2, 0, 3}).list, kNone);  // the receiver has no list here
+}
+
+TEST(LatencyTicks, RoundsSecondsToTicksAndRefusesWhatIsNoLatency) {
+  EXPECT_EQ(latency_ticks(1e-6, 1000000000), 1000u);
+  EXPECT_EQ(latency_ticks(0.0, 1000000000), 0u);
+  EXPECT_EQ(latency_ticks(-0.0, 1000000000), 0u);
+  EXPECT_EQ(latency_ticks(2.4e-9, 1000000000), 2u);
+  for (double bad : {-1e-9, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1e300,
+                     5e9})  // 5e9 s: 2^62 ticks and more at a nanosecond clock
+    EXPECT_THROW(latency_ticks(bad, 1000000000), std::invalid_argument) << bad;
 }

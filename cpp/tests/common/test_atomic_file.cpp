@@ -18,6 +18,7 @@
 #include "cubescale/common/atomic_file.hpp"
 
 using cubescale::AtomicFile;
+using cubescale::NotARegularFile;
 namespace fs = std::filesystem;
 
 namespace {
@@ -153,11 +154,19 @@ TEST(AtomicFile, ErrorsCarryErrnoAndTheTarget) {
     EXPECT_EQ(e.code().value(), ENOENT);
     EXPECT_EQ(std::string(e.what()).rfind(missing + ": ", 0), 0u) << e.what();
   }
-  // Renaming onto a directory fails after the data was written: the temporary goes.
+  // A directory at the target: refused before anything is written.
   fs::create_directory(dir + "/taken");
-  {
+  try {
     AtomicFile file(dir + "/taken");
+    FAIL() << "opened a directory as the target";
+  } catch (const std::system_error& e) {
+    EXPECT_EQ(e.code().value(), EISDIR);
+  }
+  // One made while the data was written: the rename is refused and the temporary goes.
+  {
+    AtomicFile file(dir + "/later");
     file.write("x", 1);
+    fs::create_directory(dir + "/later");
     try {
       file.commit();
       FAIL() << "renamed a file over a directory";
@@ -165,7 +174,33 @@ TEST(AtomicFile, ErrorsCarryErrnoAndTheTarget) {
       EXPECT_EQ(e.code().value(), EISDIR);
     }
   }
-  EXPECT_EQ(names_in(dir), std::set<std::string>{"taken"});
+  EXPECT_EQ(names_in(dir), (std::set<std::string>{"later", "taken"}));
+  fs::remove_all(dir);
+}
+
+TEST(AtomicFile, ADeviceOrFifoAtTheTargetIsRefusedAndKept) {
+  // Renaming over it would replace it by a regular file (as root: /dev/null).
+  const auto dir = fresh_directory();
+  const auto fifo = dir + "/out.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  for (const std::string target : {fifo, std::string("/dev/null")}) {
+    try {
+      AtomicFile file(target);
+      FAIL() << "opened " << target;
+    } catch (const NotARegularFile& e) {
+      EXPECT_EQ(e.target(), target);
+      EXPECT_EQ(e.code().value(), EEXIST);
+    }
+  }
+  {  // a FIFO made while the data was written
+    AtomicFile file(dir + "/late.fifo");
+    file.write("x", 1);
+    ASSERT_EQ(::mkfifo((dir + "/late.fifo").c_str(), 0644), 0);
+    EXPECT_THROW(file.commit(), NotARegularFile);
+  }
+  EXPECT_TRUE(fs::is_fifo(fifo) && fs::is_fifo(dir + "/late.fifo"));
+  EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  EXPECT_EQ(names_in(dir), (std::set<std::string>{"late.fifo", "out.fifo"}));
   fs::remove_all(dir);
 }
 

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from ..errors import FormatError
 
-__all__ = ["UsageError", "check_output", "file_kind", "input_of_info", "report_path", "trace_path"]
+__all__ = ["UsageError", "check_output", "file_kind", "input_of_info", "report_path", "trace_inputs", "trace_path"]
 
 # Scalasca writes summary.cubex / trace.cubex into its experiment directories, Score-P profile.cubex.
 REPORT_NAMES = ("profile.cubex", "summary.cubex", "trace.cubex")
@@ -208,17 +208,52 @@ def _unfinished_trace(path: str) -> None:
 
 
 def check_output(output: str, inputs: Iterable[str]) -> None:
-    """Refuses an output that is one of the inputs (the same file under any name): a command
-    never writes over what it reads.
+    """Refuses, before any reading, an output that is one of the inputs (the same file under any
+    name) or an existing file inside an input directory (a trace's event folder): a command never
+    writes over what it reads; and an output the writing would fail on or destroy: in a
+    directory that does not exist, a directory itself, or a device, FIFO or socket (whole files
+    are renamed into place: as root that replaces ``/dev/null``).
 
     Example
     -------
-    >>> check_output("/nonexistent/new.cubex", ["/nonexistent/old.cubex"]) is None
-    True
+    >>> check_output("/nonexistent/old.cubex", ["/nonexistent/old.cubex"])
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] no such directory for the output: '/nonexistent'
+    >>> try:
+    ...     check_output("/dev/null", [])
+    ... except FileExistsError as e:
+    ...     print(e.strerror)
+    not a regular file (a device, FIFO or socket), which writing would replace
     """
+    from ..files import check_target
+
+    parent = os.path.dirname(output) or "."
+    if not os.path.isdir(parent):
+        raise FileNotFoundError(errno.ENOENT, "no such directory for the output", parent)
+    check_target(output)  # a directory, a device, FIFO or socket
     if not os.path.exists(output):
-        return
+        return  # none yet, or a dangling symlink (replaced, as mv does)
+    real = os.path.realpath(output)
     for given in inputs:
-        if os.path.exists(given) and os.path.samefile(output, given):
+        if not os.path.exists(given):
+            continue
+        if os.path.isdir(given):
+            if real.startswith(os.path.realpath(given) + os.sep):
+                raise UsageError(f"the output {output} is inside the input {given}: write to another file "
+                                 "(nothing was written)")
+        elif os.path.samefile(output, given):
             raise UsageError(f"the output {output} is the input {given}: write to another file "
                              "(nothing was written)")
+
+
+def trace_inputs(anchor: str) -> list[str]:
+    """What a trace command reads of the trace at ``anchor`` (for :func:`check_output`): the
+    anchor, the global definitions and the event folder.
+
+    Example
+    -------
+    >>> [os.path.basename(p) for p in trace_inputs("/run/traces.otf2")]
+    ['traces.otf2', 'traces.def', 'traces']
+    """
+    stem = os.path.splitext(anchor)[0]
+    return [anchor, stem + ".def", stem]

@@ -38,9 +38,13 @@ clock condition violations: 0; as recorded 22 point to point, 55 collective, rem
 from __future__ import annotations
 
 import argparse
+import functools
+import math
 import os
 import sys
 import time
+
+from ._inputs import trace_inputs, trace_path
 
 
 def add_parser(subparsers) -> None:
@@ -57,11 +61,11 @@ def add_parser(subparsers) -> None:
                     "wait-state propagation, and which call path and process made others wait most. Inconsistent traces "
                     "(unmatched messages, collectives missing members) fail without writing a file.",
         epilog="examples:\n  cubescale analyze traces.otf2 -o scout.cubex\n"
-               "  cubescale analyze traces.otf2 -o scout.cubex --time-correct\n"
+               "  cubescale analyze traces.otf2 -o scout.cubex --time-correct --min-latency 1e-6\n"
                "  cubescale analyze traces.otf2 -o scout.cubex --root-cause\n"
                "  mpirun -n 4 python -m cubescale analyze traces.otf2 -o scout.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("trace", help="OTF2 anchor file (traces.otf2)")
+    p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or the experiment directory holding it")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
@@ -71,6 +75,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
+    p.add_argument("--min-latency", type=_seconds, default=0.0, metavar="SECONDS",
+                   help="the clock condition's least message latency (default 0): a receive that ends less than "
+                        "this after its send began violates it, and --time-correct moves it that far")
     p.add_argument("--root-cause", action="store_true",
                    help="add scout's root-cause metrics: the delay costs (which time of which call path on the "
                         "delaying process caused the waits) and the wait-state propagation (one process only)")
@@ -78,20 +85,38 @@ def add_parser(subparsers) -> None:
 
 
 def check_analyze(args) -> None:
-    """What every rank finds the same before any waits for another: the root-cause analysis runs in one
-    process.
+    """Before any reading, the same verdict on every rank: the trace (an experiment directory
+    resolved to its ``traces.otf2``), an output that is none of the trace's files and can be
+    written (rank 0 writes it, so rank 0 checks it and tells the others), the root-cause
+    analysis in one process.
 
     Example
     -------
-    >>> import argparse
-    >>> check_analyze(argparse.Namespace(root_cause=False))   # nothing to check without --root-cause
+    >>> import argparse, os, tempfile
+    >>> from cubescale import examples
+    >>> args = argparse.Namespace(trace=os.path.dirname(examples.trace_path()), root_cause=False,
+    ...                           output=os.path.join(tempfile.mkdtemp(), "scout.cubex"))
+    >>> check_analyze(args)
+    >>> os.path.basename(args.trace)
+    'traces.otf2'
     """
-    if not args.root_cause:
-        return
-    from ._shared import communicator
+    from ._shared import check_output_where_written, communicator
 
-    if communicator().size > 1:
+    comm = communicator()
+    args.trace = trace_path(args.trace)  # every rank reads the trace: each checks it
+    check_output_where_written(comm, args.output, trace_inputs(args.trace))
+    if args.root_cause and comm.size > 1:
         raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"seconds: a number of at least 0, not {text!r}")
+    return value
 
 
 def _threads(text: str) -> int:
@@ -113,13 +138,16 @@ def run_analyze(args) -> int:
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
     # A status line on a terminal (rank 0's under mpirun): the events read, then the steps.
-    shown = progress if sys.stderr.isatty() and comm.rank == 0 else None
+    # Open MPI hands its ranks a terminal for stdout but a pipe for stderr: there, on stdout.
+    stream = sys.stderr if sys.stderr.isatty() else sys.stdout if comm.size > 1 and sys.stdout.isatty() else None
+    shown = functools.partial(progress, stream=stream) if stream is not None and comm.rank == 0 else None
     report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
+                     min_latency=args.min_latency,
                      comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
                      progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
     if shown:
         shown("")
-    if comm.rank != 0:
+    if report is None:  # under mpirun, the ranks other than 0
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "
           f"{report.shape[0]} call paths, {report.shape[1]} locations ({time.perf_counter() - start:.2f} s)")

@@ -122,7 +122,9 @@ def run_demo(args) -> int:
         from ..analysis import analyze
 
         waits = os.path.splitext(args.output)[0] + "-waits.cubex"
-        print(wait_summary(analyze(os.path.join(trace, "traces.otf2"), waits), trace, waits))
+        analysis = analyze(os.path.join(trace, "traces.otf2"), waits)
+        assert analysis is not None  # one process: always a report
+        print(wait_summary(analysis, trace, waits))
     return 0
 
 

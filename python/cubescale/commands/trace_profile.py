@@ -19,8 +19,8 @@ import os
 import time
 
 from ..parallel._mpi import launched_by_mpirun
-from ._inputs import check_output, trace_path
-from ._shared import communicator
+from ._inputs import trace_inputs, trace_path
+from ._shared import check_output_where_written, communicator
 
 
 def add_parser(subparsers) -> None:
@@ -46,7 +46,7 @@ def add_parser(subparsers) -> None:
 def prepare_trace_profile(args) -> None:
     """The trace's anchor (an experiment directory resolved); the output is none of its files."""
     args.trace = trace_path(args.trace)
-    check_output(args.output, [args.trace, os.path.splitext(args.trace)[0] + ".def"])
+    check_output_where_written(communicator(serial=args.serial), args.output, trace_inputs(args.trace))
 
 
 def run_trace_profile(args) -> int:

@@ -59,6 +59,11 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
                                        std::size_t locations, std::uint64_t latency,
                                        CollectiveDecisions* decisions = nullptr, const Chunking& chunking = {});
 
+// The clock condition's minimum latency `seconds` in ticks of a clock of `resolution` ticks per
+// second, rounded; std::invalid_argument for a latency that is not a number, negative, or 2^62
+// ticks or more (about 146 years at a nanosecond clock: no latency, an error in the input).
+std::uint64_t latency_ticks(double seconds, std::uint64_t resolution);
+
 // The profile with `clock_violations` (UINT64, occurrences, EXCLUSIVE along the call tree, a
 // root metric after the others) when anything was checked.
 profile::LocalProfile with_clock_violations(profile::LocalProfile p, const ClockViolations& v);

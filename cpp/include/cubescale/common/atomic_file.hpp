@@ -11,20 +11,40 @@
 // commit(), removes the temporary. Errors are std::system_error with the real errno and the
 // target path as what-prefix, which the bindings turn into OSError(errno, message, path).
 //
+// A target that exists as anything a rename would destroy without writing a file there (a
+// device such as /dev/null, a FIFO, a socket; as root the rename succeeds) is refused before the
+// temporary is made and again before the rename: NotARegularFile. A directory gives EISDIR.
+//
 // A writer killed by SIGKILL cannot remove its temporary. Its name says whose it was:
 //   .<target name>.cubescale-tmp.<host>.<pid>.<16 hex digits>
 // (the target name cut to 150 bytes, the host name's characters outside [A-Za-z0-9-] as '-'),
 // so `cubescale clean DIR` (python/cubescale/files.py, the same scheme) finds and removes the
 // temporaries whose process is gone.
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace cubescale {
 
+// The target is a device, FIFO or socket (see above); the bindings make it
+// FileExistsError(EEXIST, kReason, target).
+class NotARegularFile : public std::system_error {
+ public:
+  static constexpr const char* kReason = "not a regular file (a device, FIFO or socket), which writing would replace";
+  explicit NotARegularFile(const std::string& target)
+      : std::system_error(EEXIST, std::generic_category(), target), target_(target) {}
+  const std::string& target() const { return target_; }
+
+ private:
+  std::string target_;
+};
+
 class AtomicFile {
  public:
-  // Creates the temporary beside `target`; throws std::system_error (EACCES, ENOENT ...).
+  // Creates the temporary beside `target`; throws std::system_error (EACCES, ENOENT, EISDIR ...),
+  // NotARegularFile.
   explicit AtomicFile(std::string target);
   ~AtomicFile();  // removes the temporary unless commit() succeeded
   AtomicFile(const AtomicFile&) = delete;

@@ -1,0 +1,148 @@
+"""``cubescale analyze`` checks its input and output before it reads any event: an experiment
+directory names its trace, and an output it would fail on (no such directory, a directory)
+or destroy (the trace itself, one of its event files, a device or FIFO: whole files are renamed
+into place, which as root replaces ``/dev/null``) is refused at once with one line and exit
+status 2. The writers refuse a device or FIFO as well, for the API. ``min_latency`` must be a
+number of at least 0 and below 2^62 clock ticks."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import cubescale
+from cubescale import examples, files
+from cubescale._polled import run_polled
+from cubescale.report import write as write_report
+
+DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+def _cli(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cubescale", *map(str, args)], cwd=cwd, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+def _writable_copy(tmp_path: Path, name: str = "ping-pong") -> Path:
+    copy = tmp_path / name
+    shutil.copytree(DATA / "otf2" / name, copy)
+    for path in copy.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)  # the shared copy is read-only
+    return copy
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _refused(done: subprocess.CompletedProcess, *words: str) -> None:
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+
+
+@pytest.mark.parametrize("output", ["traces.otf2", "traces.def", "traces/0.evt", "traces/1.def"])
+def test_an_output_that_is_part_of_the_trace_is_refused_and_the_trace_kept(tmp_path, output):
+    trace = _writable_copy(tmp_path)
+    before = _digests(trace)
+    done = _cli("analyze", "traces.otf2", "-o", output, cwd=trace)
+    _refused(done, output, "nothing was written")
+    assert _digests(trace) == before
+
+
+def test_a_fifo_or_device_as_output_is_refused_and_kept(tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    done = _cli("analyze", examples.trace_path(), "-o", fifo, cwd=tmp_path)
+    _refused(done, "out.fifo", "not a regular file")
+    assert fifo.is_fifo()
+    done = _cli("analyze", examples.trace_path(), "-o", os.devnull, cwd=tmp_path)
+    _refused(done, os.devnull, "not a regular file")
+    assert Path(os.devnull).is_char_device()
+
+
+@pytest.mark.parametrize("output, words", [("missing/out.cubex", ("missing", "no such directory for the output")),
+                                           ("folder", ("folder", "a directory"))])
+def test_an_output_that_cannot_be_written_is_refused_before_reading(tmp_path, output, words):
+    (tmp_path / "folder").mkdir()
+    # an unreadable trace would fail later: the output's error comes first, before any reading
+    trace = _writable_copy(tmp_path)
+    (trace / "traces" / "0.evt").write_bytes(b"")
+    done = _cli("analyze", trace / "traces.otf2", "-o", output, cwd=tmp_path)
+    _refused(done, *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder", "ping-pong"]
+
+
+def test_an_experiment_directory_names_its_trace(tmp_path):
+    trace = _writable_copy(tmp_path)
+    by_directory = _cli("analyze", trace, "-o", "a.cubex", cwd=tmp_path)
+    by_anchor = _cli("analyze", trace / "traces.otf2", "-o", "b.cubex", cwd=tmp_path)
+    assert by_directory.returncode == 0 and by_anchor.returncode == 0, by_directory.stderr
+    assert (tmp_path / "a.cubex").read_bytes() == (tmp_path / "b.cubex").read_bytes()
+    done = _cli("analyze", examples.report_path(), "-o", "c.cubex", cwd=tmp_path)
+    _refused(done, "a CUBE4 report", "not an OTF2 trace")
+
+
+def test_the_writers_refuse_a_fifo_and_keep_it(tmp_path):
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    report = cubescale.open(examples.report_path())
+    with pytest.raises(FileExistsError, match="not a regular file"):
+        write_report(report, fifo)  # the C++ writer (common/atomic_file.hpp)
+    with pytest.raises(FileExistsError, match="not a regular file"):
+        files.write_bytes(fifo, b"x")  # the Python one
+    assert fifo.is_fifo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]  # no temporaries left
+    with pytest.raises(IsADirectoryError):
+        write_report(report, tmp_path)
+
+
+@pytest.mark.parametrize("latency", [math.nan, -1.0, math.inf, 1e300])
+def test_min_latency_must_be_a_number_of_at_least_zero(tmp_path, latency):
+    with pytest.raises(ValueError, match="min_latency"):
+        cubescale.analyze(examples.trace_path(), tmp_path / "x.cubex", time_correct=True, min_latency=latency)
+    assert not (tmp_path / "x.cubex").exists()
+
+
+def test_min_latency_on_the_command_line(tmp_path):
+    done = _cli("analyze", examples.trace_path(), "-o", "a.cubex", "--time-correct", "--min-latency", "1e-6",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    api = cubescale.analyze(examples.trace_path(), tmp_path / "b.cubex", time_correct=True, min_latency=1e-6)
+    assert api is not None
+    assert (tmp_path / "a.cubex").read_bytes() == (tmp_path / "b.cubex").read_bytes()
+    plain = cubescale.analyze(examples.trace_path(), tmp_path / "c.cubex", time_correct=True)
+    assert (tmp_path / "c.cubex").read_bytes() != (tmp_path / "b.cubex").read_bytes()  # the latency moved events
+    assert plain is not None
+    _refused(_cli("analyze", examples.trace_path(), "-o", "d.cubex", "--min-latency", "-1", cwd=tmp_path),
+             "--min-latency", "at least 0")
+
+
+def test_long_core_work_runs_off_the_main_thread_without_a_progress_line():
+    # So that Ctrl-C ends `cubescale analyze` at once also when stderr is a log file (the core
+    # holds its thread while it works; Python handles signals on the main thread only).
+    where = run_polled(lambda: threading.current_thread() is threading.main_thread(), lambda: "", None)
+    assert where is False
+
+
+def test_the_api_checks_its_output_before_reading(tmp_path):
+    broken = _writable_copy(tmp_path)
+    (broken / "traces" / "0.evt").write_bytes(b"")  # reading it would fail: the output's error comes first
+    with pytest.raises(FileNotFoundError):
+        cubescale.analyze(broken / "traces.otf2", tmp_path / "missing" / "x.cubex")
+    with pytest.raises(IsADirectoryError):
+        cubescale.analyze(broken / "traces.otf2", tmp_path)
+    with pytest.raises(cubescale.FormatError):  # and with a good output, the trace's
+        cubescale.analyze(broken / "traces.otf2", tmp_path / "x.cubex")
