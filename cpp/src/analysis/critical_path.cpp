@@ -269,6 +269,23 @@ void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<st
   });
 }
 
+void sort_by_wait_end(std::vector<SyncPoint>& points) {
+  constexpr std::size_t kMergedRuns = 16;  // more runs than this: a stable sort of the whole
+  auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
+  std::vector<std::size_t> ends;  // where each sorted run ends
+  for (std::size_t i = 1; i < points.size() && ends.size() <= kMergedRuns; ++i)
+    if (earlier(points[i], points[i - 1])) ends.push_back(i);
+  if (ends.size() > kMergedRuns) {
+    std::stable_sort(points.begin(), points.end(), earlier);
+    return;
+  }
+  ends.push_back(points.size());
+  // [0, ends[k]) sorted, merged with the next run: the earlier run's points first among equals.
+  for (std::size_t k = 0; k + 1 < ends.size(); ++k)
+    std::inplace_merge(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(ends[k]),
+                       points.begin() + static_cast<std::ptrdiff_t>(ends[k + 1]), earlier);
+}
+
 void add_sync_points_at(std::vector<SyncPoint>& points, std::vector<SyncPoint>& more) {
   if (more.empty()) return;
   auto earlier = [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; };
@@ -344,9 +361,7 @@ void add_omp_sync_points(const OmpObserver& omp, std::vector<std::vector<SyncPoi
       touched[l.location] = true;
     }
   for (std::size_t l = 0; l < points.size(); ++l)
-    if (touched[l])
-      std::stable_sort(points[l].begin(), points[l].end(),
-                       [](const SyncPoint& a, const SyncPoint& b) { return a.wait_end < b.wait_end; });
+    if (touched[l]) sort_by_wait_end(points[l]);
 }
 
 void omp_path_time(const OmpObserver& omp, const std::vector<std::vector<Segment>>& segments,

@@ -265,8 +265,7 @@ void Replay::collectives_beside() {
   add_omp_sync_points(b.omp, b.points);  // a process's threads are all on this rank
   for (auto l : mine_)
     if (l < b.points.size())
-      std::stable_sort(b.points[l].begin(), b.points[l].end(),
-                       [](const SyncPoint& p, const SyncPoint& q) { return p.wait_end < q.wait_end; });
+      sort_by_wait_end(b.points[l]);
   b.unused.assign(b.points.size(), 0);
   for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
   b.segments.assign(b.points.size(), {});

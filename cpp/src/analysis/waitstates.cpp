@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <tuple>
@@ -46,10 +47,16 @@ std::string lower(std::string s) {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+// Seconds since the trace's start with as many decimals as the clock resolves (at least 6, at
+// most 12): an event 20 ns into a nanosecond trace reads 0.000000020 s, not 0.000000 s.
 std::string seconds(const trace::Definitions& defs, std::uint64_t ticks) {
   const double s = static_cast<double>(ticks - std::min(ticks, defs.clock.offset)) /
                    static_cast<double>(defs.clock.resolution);
-  return std::to_string(s) + " s";
+  int digits = 6;
+  for (std::uint64_t r = 1000000; r < defs.clock.resolution && digits < 12; r *= 10) ++digits;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f s", digits, s);
+  return text;
 }
 
 }  // namespace

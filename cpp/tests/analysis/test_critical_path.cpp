@@ -559,3 +559,26 @@ TEST(CriticalPath, ProgramSpanOnlyWithoutTheProgramRegion) {
     EXPECT_EQ(p.cnode_count(), defined ? 2u : 1u) << defined;
   }
 }
+
+TEST(SyncPoints, SortByWaitEndEqualsAStableSortForAnyNumberOfRuns) {
+  // Sorted runs (one per source of points) merged run by run, or a stable sort beyond 16
+  // runs: the same order, equal ends in their first order (told apart by `causer`).
+  std::mt19937 random(7);
+  for (std::size_t runs : {1u, 2u, 3u, 16u, 17u, 200u}) {
+    std::vector<analysis::SyncPoint> points;
+    std::uint32_t n = 0;
+    for (std::size_t r = 0; r < runs; ++r) {
+      std::uint64_t end = random() % 50;
+      for (int i = 0; i < 40; ++i, ++n) {
+        end += random() % 3;  // equal ends within and across runs
+        points.emplace_back(0, end, 0, 0, 0, n, false, false);
+      }
+    }
+    auto expected = points;
+    std::stable_sort(expected.begin(), expected.end(),
+                     [](const auto& a, const auto& b) { return a.wait_end < b.wait_end; });
+    analysis::sort_by_wait_end(points);
+    ASSERT_EQ(points.size(), expected.size());
+    for (std::size_t i = 0; i < points.size(); ++i) ASSERT_EQ(points[i].causer, expected[i].causer) << runs << " " << i;
+  }
+}

@@ -148,6 +148,10 @@ std::vector<std::vector<SyncPoint>> sync_points_paired(std::vector<LocationRecor
 void add_sync_points(std::vector<std::vector<SyncPoint>>& points, std::vector<std::vector<SyncPoint>>& more,
                      const Chunking& chunking = {});
 void add_sync_points_at(std::vector<SyncPoint>& points, std::vector<SyncPoint>& more);  // one location's
+// Sorts one location's points by wait end, stably (equal ends keep their order), as
+// std::stable_sort does; a list of a few sorted runs (each source's points come in time order)
+// is merged run by run, in linear time per run.
+void sort_by_wait_end(std::vector<SyncPoint>& points);
 
 struct Segment {
   std::uint64_t from, to;
