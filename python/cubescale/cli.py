@@ -25,6 +25,7 @@ import sys
 
 from . import __version__
 from .commands import COMMANDS
+from .errors import error_text
 
 # Errors a user causes; anything else is a bug of cubescale and keeps its traceback.
 # CollectiveError (an error on some MPI rank, raised on every rank) is added when its module
@@ -136,14 +137,10 @@ def one_line(error: BaseException) -> str:
     >>> one_line(KeyError("no metric 'tme'")), one_line(MemoryError())
     ("no metric 'tme'", 'out of memory')
     """
-    if isinstance(error, KeyError) and error.args:
-        text = str(error.args[0])  # without KeyError's quotes
-    elif isinstance(error, OSError) and error.filename is not None and error.strerror:
-        text = f"{error.filename}: {error.strerror}"
-    elif isinstance(error, MemoryError):
+    if isinstance(error, MemoryError):
         text = f"out of memory{': ' + str(error) if str(error) else ''}"
     else:
-        text = str(error) or type(error).__name__
+        text = error_text(error) or type(error).__name__
     if type(error).__name__ == "CollectiveError":  # "rank 3: FormatError: ...": the rank says enough
         text = re.sub(r"^(rank \d+: )[A-Za-z_]\w*(Error|Exception): ", r"\1", text)
     return " / ".join(line.strip() for line in text.splitlines() if line.strip())

@@ -6,7 +6,7 @@ Bad input never crashes the process: every parser raises :class:`FormatError`, a
 
 from __future__ import annotations
 
-__all__ = ["FormatError"]
+__all__ = ["FormatError", "error_text"]
 
 
 class FormatError(ValueError):
@@ -43,3 +43,22 @@ class FormatError(ValueError):
 
     def __reduce__(self):  # picklable, e.g. across mpi4py
         return (type(self), (self.message, self.file, self.member, self.offset))
+
+
+def error_text(error: BaseException) -> str:
+    """What an error says, without Python's quoting: ``file: reason`` for a failed system call
+    (as ``cubescale`` prints it in one line), a KeyError's message without quotes, else
+    ``str(error)``; the same on one rank and when another rank reports it under mpirun.
+
+    Example
+    -------
+    >>> error_text(FileNotFoundError(2, "No such file or directory", "x.cubex"))
+    'x.cubex: No such file or directory'
+    >>> error_text(KeyError("no metric 'tme'"))
+    "no metric 'tme'"
+    """
+    if isinstance(error, KeyError) and error.args:
+        return str(error.args[0])
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return str(error)

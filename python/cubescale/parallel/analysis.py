@@ -56,7 +56,7 @@ import numpy as np
 
 from .._core import analysis as _analysis
 from .._polled import run_polled
-from ..errors import FormatError
+from ..errors import FormatError, error_text
 from ..profile import _call_path_names
 from ..trace import open as open_trace
 from ._mpi import mpi
@@ -109,7 +109,7 @@ def raise_everywhere(comm, error: BaseException | None) -> None:
     if comm.rank == failed:
         assert error is not None
         what = (("format", error.message, error.file, error.member, error.offset) if isinstance(error, FormatError)
-                else ("other", f"rank {comm.rank}: {type(error).__name__}: {error}"))
+                else ("other", f"rank {comm.rank}: {type(error).__name__}: {error_text(error)}"))
     what = comm.bcast(what, root=failed)
     if what[0] == "format":
         raise ReplayFormatError(*what[1:])

@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._core import collective as _coll
+from ..errors import error_text
 from ._mpi import mpi
 
 __all__ = ["CollectiveError", "agree", "agree_with_root", "down_pass", "split_checked", "tree_links", "up_pass"]
@@ -65,7 +66,7 @@ def tree_links(comm) -> tuple[int, list[int]]:
 
 
 def _marker(rank: int, error: BaseException) -> bytes:
-    return _ERROR + f"rank {rank}: {type(error).__name__}: {error}".encode()
+    return _ERROR + f"rank {rank}: {type(error).__name__}: {error_text(error)}".encode()
 
 
 def _error_text(message: bytes) -> str | None:
@@ -148,8 +149,8 @@ def agree(comm, error: BaseException | None) -> None:
     failed = comm.allreduce(comm.rank if error is not None else comm.size, op=MPI.MIN)
     if failed == comm.size:
         return
-    text = comm.bcast(f"rank {comm.rank}: {type(error).__name__}: {error}" if comm.rank == failed else None,
-                      root=failed)
+    text = comm.bcast(f"rank {comm.rank}: {type(error).__name__}: {error_text(error)}"
+                      if comm.rank == failed and error is not None else None, root=failed)
     raise CollectiveError(text)
 
 
@@ -162,7 +163,7 @@ def agree_with_root(comm, error: BaseException | None, root: int = 0) -> None:
     >>> from mpi4py import MPI
     >>> agree_with_root(MPI.COMM_SELF, None)
     """
-    text = comm.bcast(f"rank {comm.rank}: {type(error).__name__}: {error}"
+    text = comm.bcast(f"rank {comm.rank}: {type(error).__name__}: {error_text(error)}"
                       if comm.rank == root and error is not None else None, root=root)
     if text is not None:
         raise CollectiveError(text)
