@@ -52,29 +52,31 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
                                                const CommunicatorRanks& ranks) {
   std::vector<CollectiveExtra> out(records.size());
-  // Instances, their members in rank order: the keys sorted (radix_sort.hpp), each with its
-  // record's rank looked up once.
+  // Instances: 12-byte keys sorted (radix_sort.hpp); each instance's few members then in rank
+  // order (ties, on self communicators, by location), their ranks looked up once per member.
   struct Key {
-    std::uint32_t communicator, instance, rank, location, index;
+    std::uint32_t communicator, instance, index;
   };
   if (records.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records at one home rank");
   std::vector<Key> order(records.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) {
-    const auto& c = records[i];
-    order[i] = {c.communicator, c.instance, ranks.rank(c.communicator, c.location), c.location, i};
-  }
-  radix_sort<4>(order, [](const Key& k, std::size_t field) {
-    return field == 0 ? k.communicator : field == 1 ? k.instance : field == 2 ? k.rank : k.location;
-  });
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {records[i].communicator, records[i].instance, i};
+  radix_sort<2>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::size_t>> ranked;  // ((rank, location), record)
   std::vector<std::size_t> members;
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    members.push_back(order[k].index);
-    const auto& c = records[order[k].index];
-    const bool last = k + 1 == order.size() || order[k + 1].communicator != c.communicator ||
-                      order[k + 1].instance != c.instance;
-    if (!last) continue;
-    if (!ranks.partial_init_exit(c.communicator, members.size())) instance_extras(records, members, out);
+  for (std::size_t a = 0, b = 0; a < order.size(); a = b) {
+    for (b = a + 1; b < order.size() && order[b].communicator == order[a].communicator &&
+                    order[b].instance == order[a].instance;
+         ++b) {
+    }
+    ranked.clear();
+    for (auto k = a; k < b; ++k) {
+      const auto& c = records[order[k].index];
+      ranked.push_back({{ranks.rank(c.communicator, c.location), c.location}, order[k].index});
+    }
+    std::sort(ranked.begin(), ranked.end());
     members.clear();
+    for (const auto& [key, index] : ranked) members.push_back(index);
+    if (!ranks.partial_init_exit(order[a].communicator, members.size())) instance_extras(records, members, out);
   }
   return out;
 }
