@@ -71,7 +71,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
                    help="threads in one process: each reads a share of the trace's processes, and the steps after "
                         "the reading cut their processes into as many chunks (default: the cores this process may "
-                        "run on; the report is the same for any number)")
+                        "run on; the report is the same for any number; under mpirun each rank uses one)")
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
@@ -141,12 +141,17 @@ def run_analyze(args) -> int:
     # Open MPI hands its ranks a terminal for stdout but a pipe for stderr: there, on stdout.
     stream = sys.stderr if sys.stderr.isatty() else sys.stdout if comm.size > 1 and sys.stdout.isatty() else None
     shown = functools.partial(progress, stream=stream) if stream is not None and comm.rank == 0 else None
-    report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                     min_latency=args.min_latency,
-                     comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
-                     progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
-    if shown:
-        shown("")
+    if comm.size > 1 and args.threads is not None and comm.rank == 0:
+        print("cubescale analyze: --threads is for one process; under mpirun each rank reads its share on "
+              "one thread", file=sys.stderr, flush=True)
+    try:
+        report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
+                         min_latency=args.min_latency,
+                         comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
+                         progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
+    finally:  # also after Ctrl-C or an error: the status line does not stay before the prompt
+        if shown:
+            shown("")
     if report is None:  # under mpirun, the ranks other than 0
         return 0
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {len(report.metrics)} metrics, "
