@@ -146,3 +146,33 @@ def test_the_api_checks_its_output_before_reading(tmp_path):
         cubescale.analyze(broken / "traces.otf2", tmp_path)
     with pytest.raises(cubescale.FormatError):  # and with a good output, the trace's
         cubescale.analyze(broken / "traces.otf2", tmp_path / "x.cubex")
+
+
+def test_a_symlink_to_a_fifo_is_refused_and_a_dangling_one_replaced(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "link").symlink_to(tmp_path / "fifo")  # as /dev/stdout links to a descriptor
+    done = _cli("analyze", examples.trace_path(), "-o", "link", cwd=tmp_path)
+    _refused(done, "link", "not a regular file")
+    with pytest.raises(FileExistsError, match="not a regular file"):
+        files.write_bytes(tmp_path / "link", b"x")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "fifo").is_fifo()
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    done = _cli("analyze", examples.trace_path(), "-o", "dangling", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "dangling").is_file() and not (tmp_path / "dangling").is_symlink()
+
+
+def test_a_huge_min_latency_is_refused_before_reading(tmp_path):
+    broken = _writable_copy(tmp_path)
+    (broken / "traces" / "0.evt").write_bytes(b"")  # reading would fail with a FormatError
+    with pytest.raises(ValueError, match="2\\^62"):
+        cubescale.analyze(broken / "traces.otf2", tmp_path / "x.cubex", min_latency=1e12)
+
+
+def test_run_may_make_its_output_directory(tmp_path):
+    # `cubescale run` runs a program first, which may make the output's directory.
+    app = tmp_path / "app.py"
+    app.write_text("import os\nos.makedirs('results', exist_ok=True)\nprint(sum(range(1000)))\n")
+    done = _cli("run", "-o", "results/app.cubex", app, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "results" / "app.cubex").exists()

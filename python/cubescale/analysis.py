@@ -283,6 +283,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     if output is not None:
         check_target(output)  # before the reading, not after it
     trace = open_trace(trace_path)
+    if min_latency * trace.clock[0] >= 2.0**62:  # as the core's latency_ticks, before the reading
+        raise ValueError(f"min_latency {min_latency} s: the clock condition's latency must be below 2^62 clock ticks")
     columns = trace.location_indices()
     count = available_cores() if threads is None else _thread_count(threads)
     core, stats = run_polled(lambda: _analysis.analyze(trace._core, columns, time_correct=time_correct,
@@ -457,7 +459,11 @@ def _clock_line(report: Report) -> str | None:
         return None
     total = sum(counts.values())
     found = [(n, c) for n, c in counts.items() if c]
-    shown = sorted(found, key=lambda nc: -nc[1])[:_SHOWN_PROCESSES] if len(found) > _SHOWN_PROCESSES else found
+    if len(found) > _SHOWN_PROCESSES:  # the most violations, in the report's order
+        most = {n for n, _ in sorted(found, key=lambda nc: -nc[1])[:_SHOWN_PROCESSES]}
+        shown = [(n, c) for n, c in found if n in most]
+    else:
+        shown = found
     where = ", ".join(f"{n}: {c:,}" for n, c in shown)
     if len(found) > len(shown):  # thousands of processes: the most, not one line of every one
         where += f", and {len(found) - len(shown):,} more processes"

@@ -25,13 +25,11 @@ import sys
 
 from . import __version__
 from .commands import COMMANDS
-from .errors import error_text
+from .errors import USER_ERRORS, error_text
 
-# Errors a user causes; anything else is a bug of cubescale and keeps its traceback.
-# CollectiveError (an error on some MPI rank, raised on every rank) is added when its module
-# is loaded: a command that never used MPI cannot raise it.
-USER_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, IndexError, OverflowError,
-                                                MemoryError, ImportError)
+# Errors a user causes (cubescale.errors.USER_ERRORS); anything else is a bug of cubescale and
+# keeps its traceback. CollectiveError (an error on some MPI rank, raised on every rank) is
+# handled apart: a command that never used MPI cannot raise it.
 
 
 class _Parser(argparse.ArgumentParser):

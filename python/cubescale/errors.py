@@ -6,7 +6,12 @@ Bad input never crashes the process: every parser raises :class:`FormatError`, a
 
 from __future__ import annotations
 
-__all__ = ["FormatError", "error_text"]
+# Errors a user causes (bad input, a missing file, a full disk or memory); anything else is a
+# bug of cubescale and keeps its traceback on the command line.
+USER_ERRORS: tuple[type[BaseException], ...] = (OSError, ValueError, KeyError, IndexError, OverflowError,
+                                                MemoryError, ImportError)
+
+__all__ = ["USER_ERRORS", "FormatError", "error_text"]
 
 
 class FormatError(ValueError):

@@ -160,13 +160,16 @@ NOT_A_REGULAR_FILE = "not a regular file (a device, FIFO or socket), which writi
 
 def _check_target(target: str) -> None:
     """Refuses a target the rename would replace by a file: a directory (EISDIR), a device, FIFO
-    or socket (as root, renaming over ``/dev/null`` succeeds). None yet, a regular file or a
-    symlink (replaced, as ``mv`` does) pass."""
+    or socket (as root, renaming over ``/dev/null`` succeeds), or a symlink to one of them
+    (``/dev/stdout`` is one). None yet, a regular file, a symlink to one or a dangling symlink
+    (replaced, as ``mv`` does; its target never written) pass."""
     try:
         mode = os.lstat(target).st_mode
+        if stat.S_ISLNK(mode):
+            mode = os.stat(target).st_mode
     except OSError:
-        return  # none yet; creating the temporary and renaming report other errors
-    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return  # none yet, or a dangling symlink; creating the temporary and renaming report other errors
+    if stat.S_ISREG(mode):
         return
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), target)

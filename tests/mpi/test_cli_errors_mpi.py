@@ -78,7 +78,7 @@ def _ranks_in_own_folders(tmp_path: Path, *args: str | os.PathLike) -> tuple[sub
               for a in ("-x", k)]
     folders = [tmp_path / "0", tmp_path / "1"]
     for folder in folders:
-        folder.mkdir(parents=True)
+        folder.mkdir(parents=True, exist_ok=True)
     command = ["timeout", "-k", "5", "120", "mpirun", "-q"]
     for k, folder in enumerate(folders):
         command += [":"] * (k > 0) + ["-n", "1", "--wdir", str(folder), *passed, sys.executable, "-m", "cubescale",
@@ -98,3 +98,31 @@ def test_analyze_writes_a_node_local_output_that_only_rank_0_sees(tmp_path):
                                                 "missing/scout.cubex")
     check_one_line(done, "cubescale: error: missing", "no such directory for the output")
     assert not list(first.iterdir()) and not list(second.iterdir())
+
+
+def test_analyze_with_a_trace_on_rank_0s_node_only_fails_on_every_rank(tmp_path):
+    # Rank 1 finds no trace at the relative path (its folder has none): every rank ends with
+    # rank 1's error instead of rank 0 waiting for it.
+    folder = tmp_path / "0"
+    shutil.copytree(DATA / "otf2" / "ping-pong", folder / "trace")
+    done, first, second = _ranks_in_own_folders(tmp_path, "analyze", "trace", "-o", "scout.cubex")
+    check_one_line(done, "cubescale: error: trace: no such file or directory")
+    assert not (first / "scout.cubex").exists() and not list(second.iterdir())
+
+
+def test_collate_writes_a_node_local_output_that_only_rank_0_sees(tmp_path):
+    report = DATA / "cubex" / "call_tree_test.cubex"
+    (tmp_path / "0" / "out").mkdir(parents=True)
+    done, first, second = _ranks_in_own_folders(tmp_path, "collate", report, report, "-o", "out/all.cubex")
+    assert done.returncode == 0, done.stderr
+    assert (first / "out" / "all.cubex").exists() and not list(second.iterdir())
+
+
+def test_analyze_progress_under_mpirun_with_the_option(tmp_path):
+    # mpirun passes the ranks' stderr through a pipe: --progress shows rank 0's line anyway.
+    done = cubescale_mpirun("analyze", DATA / "otf2" / "ping-pong", "-o", "scout.cubex", "--progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "cubescale analyze: rank 0 of 2: reading events" in done.stderr
+    assert "rank 1 of 2" not in done.stderr
+    plain = cubescale_mpirun("analyze", DATA / "otf2" / "ping-pong", "-o", "plain.cubex", cwd=tmp_path)
+    assert plain.returncode == 0 and "reading events" not in plain.stderr

@@ -48,11 +48,13 @@ void sync_directory(const std::string& target) {
 }
 
 // Refuses a target the rename would replace by a file: a directory (EISDIR), a device, FIFO or
-// socket (NotARegularFile). None yet, a regular file or a symlink (replaced, as mv does): fine.
+// socket (NotARegularFile), or a symlink to one of them (/dev/stdout is one). None yet, a
+// regular file, a symlink to one or a dangling symlink (replaced, as mv does): fine.
 void check_target(const std::string& target) {
   struct stat s {};
   if (::lstat(target.c_str(), &s) != 0) return;  // none yet; open and rename report other errors
-  if (S_ISREG(s.st_mode) || S_ISLNK(s.st_mode)) return;
+  if (S_ISLNK(s.st_mode) && ::stat(target.c_str(), &s) != 0) return;  // dangling
+  if (S_ISREG(s.st_mode)) return;
   if (S_ISDIR(s.st_mode)) {
     errno = EISDIR;
     throw_errno(target);

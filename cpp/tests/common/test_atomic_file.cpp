@@ -183,7 +183,8 @@ TEST(AtomicFile, ADeviceOrFifoAtTheTargetIsRefusedAndKept) {
   const auto dir = fresh_directory();
   const auto fifo = dir + "/out.fifo";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
-  for (const std::string target : {fifo, std::string("/dev/null")}) {
+  fs::create_symlink(fifo, dir + "/link");  // as /dev/stdout links to a descriptor
+  for (const std::string target : {fifo, std::string("/dev/null"), dir + "/link"}) {
     try {
       AtomicFile file(target);
       FAIL() << "opened " << target;
@@ -200,7 +201,14 @@ TEST(AtomicFile, ADeviceOrFifoAtTheTargetIsRefusedAndKept) {
   }
   EXPECT_TRUE(fs::is_fifo(fifo) && fs::is_fifo(dir + "/late.fifo"));
   EXPECT_TRUE(fs::is_character_file("/dev/null"));
-  EXPECT_EQ(names_in(dir), (std::set<std::string>{"late.fifo", "out.fifo"}));
+  EXPECT_TRUE(fs::is_symlink(dir + "/link"));
+  EXPECT_EQ(names_in(dir), (std::set<std::string>{"late.fifo", "link", "out.fifo"}));
+  // A dangling symlink is replaced, as one to a regular file (the test above).
+  fs::create_symlink(dir + "/nowhere", dir + "/dangling");
+  AtomicFile file(dir + "/dangling");
+  file.write("x", 1);
+  file.commit();
+  EXPECT_FALSE(fs::is_symlink(dir + "/dangling"));
   fs::remove_all(dir);
 }
 

@@ -207,12 +207,13 @@ def _unfinished_trace(path: str) -> None:
     raise IsADirectoryError(errno.EISDIR, what, partial)
 
 
-def check_output(output: str, inputs: Iterable[str]) -> None:
+def check_output(output: str, inputs: Iterable[str], directory_made_later: bool = False) -> None:
     """Refuses, before any reading, an output that is one of the inputs (the same file under any
     name) or an existing file inside an input directory (a trace's event folder): a command never
     writes over what it reads; and an output the writing would fail on or destroy: in a
     directory that does not exist, a directory itself, or a device, FIFO or socket (whole files
-    are renamed into place: as root that replaces ``/dev/null``).
+    are renamed into place: as root that replaces ``/dev/null``). ``directory_made_later``: the
+    command runs code that may make the output's directory first (``cubescale run``).
 
     Example
     -------
@@ -229,6 +230,8 @@ def check_output(output: str, inputs: Iterable[str]) -> None:
 
     parent = os.path.dirname(output) or "."
     if not os.path.isdir(parent):
+        if directory_made_later:
+            return
         raise FileNotFoundError(errno.ENOENT, "no such directory for the output", parent)
     check_target(output)  # a directory, a device, FIFO or socket
     if not os.path.exists(output):

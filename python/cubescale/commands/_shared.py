@@ -10,19 +10,21 @@ Example
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TextIO
 
 
-def progress(text: str, stream: TextIO | None = None) -> None:
+def progress(text: str, stream: TextIO | None = None, always: bool = False) -> None:
     """A status line on ``stream`` (default stderr) that overwrites itself on a terminal;
-    logs get only the final line.
+    logs get only the final line. ``always``: also when the stream is no terminal (mpirun
+    passes its ranks' stderr through a pipe to the terminal it runs on).
 
     Example
     -------
     >>> progress("reading metric 1/2")   # prints nothing when stderr is not a terminal
     """
     stream = stream or sys.stderr
-    if stream.isatty():
+    if always or stream.isatty():
         print(f"\r\x1b[K{text}", end="", file=stream, flush=True)
 
 
@@ -43,29 +45,37 @@ def communicator(serial: bool = False):
     return SerialComm()
 
 
-def check_output_where_written(comm, output: str, inputs: list[str]) -> None:
-    """:func:`~cubescale.commands._inputs.check_output` on rank 0, which writes the output, and
-    its verdict on every rank of ``comm`` (a node-local output directory exists on rank 0's node
-    only; a verdict of one rank alone would leave the others waiting for it).
+def check_everywhere(comm, each_rank: Callable[[], None], rank_0: Callable[[], None] | None = None) -> None:
+    """The checks of a command's arguments before any rank waits for another, with one verdict
+    on every rank of ``comm``: ``each_rank()`` on every rank (the inputs every rank reads),
+    then ``rank_0()`` on rank 0 (the output rank 0 alone writes: its directory may exist on
+    rank 0's node only). The error of the lowest rank that failed is raised on every rank, so
+    that no rank leaves for the command while another reports (a trace on one node's disk
+    only, an output directory missing on rank 0's).
 
     Example
     -------
+    >>> from cubescale.commands._inputs import check_output
     >>> try:
-    ...     check_output_where_written(communicator(), "/nonexistent/out.cubex", [])
+    ...     check_everywhere(communicator(), lambda: None, lambda: check_output("/nonexistent/out.cubex", []))
     ... except FileNotFoundError as e:
     ...     print(e.strerror)
     no such directory for the output
     """
-    from ..cli import USER_ERRORS
-    from ._inputs import check_output
+    from ..errors import USER_ERRORS
 
-    error = None
-    if comm.rank == 0:
-        try:
-            check_output(output, inputs)
-        except USER_ERRORS as e:
-            error = e
+    error: BaseException | None = None
+    try:
+        each_rank()
+        if comm.rank == 0 and rank_0 is not None:
+            rank_0()
+    except USER_ERRORS as e:
+        error = e
     if comm.size > 1:
-        error = comm.bcast(error, root=0)
+        from ..parallel._mpi import mpi
+
+        failed = comm.allreduce(comm.rank if error is not None else comm.size, op=mpi(comm).MIN)
+        if failed < comm.size:
+            error = comm.bcast(error if comm.rank == failed else None, root=failed)
     if error is not None:
         raise error

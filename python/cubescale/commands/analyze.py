@@ -44,7 +44,7 @@ import os
 import sys
 import time
 
-from ._inputs import trace_inputs, trace_path
+from ._inputs import check_output, trace_inputs, trace_path
 
 
 def add_parser(subparsers) -> None:
@@ -78,6 +78,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--min-latency", type=_seconds, default=0.0, metavar="SECONDS",
                    help="the clock condition's least message latency (default 0): a receive that ends less than "
                         "this after its send began violates it, and --time-correct moves it that far")
+    p.add_argument("--progress", action="store_true",
+                   help="the status line on stderr also when that is no terminal: under mpirun, which passes its "
+                        "ranks' stderr to the terminal through a pipe (default: on a terminal only)")
     p.add_argument("--root-cause", action="store_true",
                    help="add scout's root-cause metrics: the delay costs (which time of which call path on the "
                         "delaying process caused the waits) and the wait-state propagation (one process only)")
@@ -100,11 +103,13 @@ def check_analyze(args) -> None:
     >>> os.path.basename(args.trace)
     'traces.otf2'
     """
-    from ._shared import check_output_where_written, communicator
+    from ._shared import check_everywhere, communicator
+
+    def trace() -> None:  # every rank reads the trace: each checks it
+        args.trace = trace_path(args.trace)
 
     comm = communicator()
-    args.trace = trace_path(args.trace)  # every rank reads the trace: each checks it
-    check_output_where_written(comm, args.output, trace_inputs(args.trace))
+    check_everywhere(comm, trace, lambda: check_output(args.output, trace_inputs(args.trace)))
     if args.root_cause and comm.size > 1:
         raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
 
@@ -138,9 +143,10 @@ def run_analyze(args) -> int:
     # Under mpirun every rank analyzes a share of the trace's processes (the same file for any
     # number of ranks); alone, the one-process path needs no MPI.
     # A status line on a terminal (rank 0's under mpirun): the events read, then the steps.
-    # Open MPI hands its ranks a terminal for stdout but a pipe for stderr: there, on stdout.
-    stream = sys.stderr if sys.stderr.isatty() else sys.stdout if comm.size > 1 and sys.stdout.isatty() else None
-    shown = functools.partial(progress, stream=stream) if stream is not None and comm.rank == 0 else None
+    # mpirun passes its ranks' stderr through a pipe, and gives their stdout a terminal even
+    # when its own goes to a file: there, only with --progress.
+    wanted = (args.progress or sys.stderr.isatty()) and comm.rank == 0
+    shown = functools.partial(progress, always=args.progress) if wanted else None
     if comm.size > 1 and args.threads is not None and comm.rank == 0:
         print("cubescale analyze: --threads is for one process; under mpirun each rank reads its share on "
               "one thread", file=sys.stderr, flush=True)

@@ -34,7 +34,7 @@ import sys
 import time
 
 from ._inputs import check_output, report_path
-from ._shared import communicator
+from ._shared import check_everywhere, communicator
 
 
 def add_parser(subparsers) -> None:
@@ -57,9 +57,12 @@ def add_parser(subparsers) -> None:
 
 
 def prepare_collate(args) -> None:
-    """Reports to read (each one process: checked when read); the output is none of them."""
-    args.inputs = [report_path(path) for path in args.inputs]
-    check_output(args.output, args.inputs)
+    """Reports to read (each one process: checked when read); the output is none of them and
+    can be written where rank 0 writes it; one verdict on every rank."""
+    def inputs() -> None:
+        args.inputs = [report_path(path) for path in args.inputs]
+
+    check_everywhere(communicator(), inputs, lambda: check_output(args.output, args.inputs))
 
 
 def run_collate(args) -> int:

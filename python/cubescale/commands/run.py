@@ -74,7 +74,7 @@ def prepare_run(args) -> None:
     """The program must exist, and the report must not be written over it."""
     if not os.path.isfile(args.app):
         raise FileNotFoundError(errno.ENOENT, "no such program (expected a Python script)", args.app)
-    check_output(args.output, [args.app])
+    check_output(args.output, [args.app], directory_made_later=True)  # the program may make it
 
 
 def run_app(args) -> int:

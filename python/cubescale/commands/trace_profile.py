@@ -19,8 +19,8 @@ import os
 import time
 
 from ..parallel._mpi import launched_by_mpirun
-from ._inputs import trace_inputs, trace_path
-from ._shared import check_output_where_written, communicator
+from ._inputs import check_output, trace_inputs, trace_path
+from ._shared import check_everywhere, communicator
 
 
 def add_parser(subparsers) -> None:
@@ -45,8 +45,11 @@ def add_parser(subparsers) -> None:
 
 def prepare_trace_profile(args) -> None:
     """The trace's anchor (an experiment directory resolved); the output is none of its files."""
-    args.trace = trace_path(args.trace)
-    check_output_where_written(communicator(serial=args.serial), args.output, trace_inputs(args.trace))
+    def trace() -> None:  # every rank reads the trace: each checks it
+        args.trace = trace_path(args.trace)
+
+    check_everywhere(communicator(serial=args.serial), trace,
+                     lambda: check_output(args.output, trace_inputs(args.trace)))
 
 
 def run_trace_profile(args) -> int:

@@ -12,8 +12,9 @@
 // target path as what-prefix, which the bindings turn into OSError(errno, message, path).
 //
 // A target that exists as anything a rename would destroy without writing a file there (a
-// device such as /dev/null, a FIFO, a socket; as root the rename succeeds) is refused before the
-// temporary is made and again before the rename: NotARegularFile. A directory gives EISDIR.
+// device such as /dev/null, a FIFO, a socket, or a symlink to one such as /dev/stdout; as root
+// the rename succeeds) is refused before the temporary is made and again before the rename:
+// NotARegularFile. A directory (or a symlink to one) gives EISDIR.
 //
 // A writer killed by SIGKILL cannot remove its temporary. Its name says whose it was:
 //   .<target name>.cubescale-tmp.<host>.<pid>.<16 hex digits>
