@@ -27,12 +27,6 @@ void register_errors(py::module_& m) {
   py::register_local_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const NotARegularFile& e) {
-      py::object file = py::reinterpret_steal<py::object>(
-          PyUnicode_DecodeFSDefaultAndSize(e.target().data(), static_cast<Py_ssize_t>(e.target().size())));
-      if (!file) throw py::error_already_set();
-      py::object err = py::module_::import("builtins").attr("OSError")(EEXIST, NotARegularFile::kReason, file);
-      PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
     } catch (const std::system_error& e) {
       const auto& category = e.code().category();
       if (category != std::generic_category() && category != std::system_category()) throw;
@@ -42,7 +36,10 @@ void register_errors(py::module_& m) {
         file = py::reinterpret_steal<py::object>(
             PyUnicode_DecodeFSDefaultAndSize(what.data(), static_cast<Py_ssize_t>(what.size() - suffix.size())));
       if (!file) throw py::error_already_set();
-      py::object err = py::module_::import("builtins").attr("OSError")(e.code().value(), e.code().message(), file);
+      // A device or FIFO at a writer's target (EEXIST) says why in its own words.
+      const std::string message =
+          dynamic_cast<const NotARegularFile*>(&e) ? NotARegularFile::kReason : e.code().message();
+      py::object err = py::module_::import("builtins").attr("OSError")(e.code().value(), message, file);
       PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
     }
   });

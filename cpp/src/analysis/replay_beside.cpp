@@ -47,20 +47,27 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
   }
 }
 
+// Collective records by (communicator, instance), ties in record order: 12-byte keys sorted
+// (radix_sort.hpp), each with its record's index.
+struct InstanceKey {
+  std::uint32_t communicator, instance, index;
+};
+std::vector<InstanceKey> instance_order(const std::vector<CollectiveRecord>& records) {
+  if (records.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
+  std::vector<InstanceKey> order(records.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {records[i].communicator, records[i].instance, i};
+  radix_sort<2>(order, [](const InstanceKey& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
+  return order;
+}
+
 }  // namespace
 
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
                                                const CommunicatorRanks& ranks) {
   std::vector<CollectiveExtra> out(records.size());
-  // Instances: 12-byte keys sorted (radix_sort.hpp); each instance's few members then in rank
-  // order (ties, on self communicators, by location), their ranks looked up once per member.
-  struct Key {
-    std::uint32_t communicator, instance, index;
-  };
-  if (records.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records at one home rank");
-  std::vector<Key> order(records.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {records[i].communicator, records[i].instance, i};
-  radix_sort<2>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
+  // Instances; each instance's few members then in rank order (ties, on self communicators, by
+  // location), their ranks looked up once per member.
+  const auto order = instance_order(records);
   std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::size_t>> ranked;  // ((rank, location), record)
   std::vector<std::size_t> members;
   for (std::size_t a = 0, b = 0; a < order.size(); a = b) {
@@ -241,15 +248,7 @@ void Replay::collectives_beside() {
   const auto& column = severities_.column;
   // Ordered as the one-process analysis finds them (by communicator, then instance; a
   // location's points in that order, which the stable sort by wait end below keeps for ties).
-  struct Key {
-    std::uint32_t communicator, instance, index;
-  };
-  if (outgoing_collectives_.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
-  std::vector<Key> order(outgoing_collectives_.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i)
-    order[i] = {outgoing_collectives_[i].communicator, outgoing_collectives_[i].instance, i};
-  radix_sort<2>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
-  for (const auto& key : order) {
+  for (const auto& key : instance_order(outgoing_collectives_)) {
     const auto i = key.index;
     const auto& c = outgoing_collectives_[i];
     const auto& x = b.extras[i];

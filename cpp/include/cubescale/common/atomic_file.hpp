@@ -29,17 +29,12 @@
 
 namespace cubescale {
 
-// The target is a device, FIFO or socket (see above); the bindings make it
-// FileExistsError(EEXIST, kReason, target).
+// The target is a device, FIFO or socket (see above): EEXIST naming the target, as every
+// error here; the bindings make it FileExistsError(EEXIST, kReason, target).
 class NotARegularFile : public std::system_error {
  public:
   static constexpr const char* kReason = "not a regular file (a device, FIFO or socket), which writing would replace";
-  explicit NotARegularFile(const std::string& target)
-      : std::system_error(EEXIST, std::generic_category(), target), target_(target) {}
-  const std::string& target() const { return target_; }
-
- private:
-  std::string target_;
+  explicit NotARegularFile(const std::string& target) : std::system_error(EEXIST, std::generic_category(), target) {}
 };
 
 class AtomicFile {
