@@ -185,12 +185,12 @@ def check_target(path: str | os.PathLike[str]) -> None:
     -------
     >>> check_target("/nonexistent/report.cubex")
     Traceback (most recent call last):
-    FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent'
+    FileNotFoundError: [Errno 2] no such directory for the output: '/nonexistent'
     """
     target = os.fspath(path)
     directory = os.path.dirname(target) or "."
     if not os.path.isdir(directory):
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), directory)
+        raise FileNotFoundError(errno.ENOENT, "no such directory for the output", directory)
     _check_target(target)
 
 

@@ -228,12 +228,9 @@ def check_output(output: str, inputs: Iterable[str], directory_made_later: bool 
     """
     from ..files import check_target
 
-    parent = os.path.dirname(output) or "."
-    if not os.path.isdir(parent):
-        if directory_made_later:
-            return
-        raise FileNotFoundError(errno.ENOENT, "no such directory for the output", parent)
-    check_target(output)  # a directory, a device, FIFO or socket
+    if directory_made_later and not os.path.isdir(os.path.dirname(output) or "."):
+        return
+    check_target(output)  # its directory; not a directory, device, FIFO or socket
     if not os.path.exists(output):
         return  # none yet, or a dangling symlink (replaced, as mv does)
     real = os.path.realpath(output)

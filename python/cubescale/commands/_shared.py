@@ -79,3 +79,25 @@ def check_everywhere(comm, each_rank: Callable[[], None], rank_0: Callable[[], N
             error = comm.bcast(error if comm.rank == failed else None, root=failed)
     if error is not None:
         raise error
+
+
+def check_trace_command(comm, args, output: str | None) -> None:
+    """:func:`check_everywhere` for a command that reads the trace ``args.trace`` on every rank
+    (an experiment directory resolved to its anchor there) and writes ``output`` (if any) on
+    rank 0: none of the trace's files, in a directory that exists.
+
+    Example
+    -------
+    >>> import argparse, os
+    >>> from cubescale import examples
+    >>> args = argparse.Namespace(trace=os.path.dirname(examples.trace_path()))
+    >>> check_trace_command(communicator(), args, None)
+    >>> os.path.basename(args.trace)
+    'traces.otf2'
+    """
+    from ._inputs import check_output, trace_inputs, trace_path
+
+    def trace() -> None:  # every rank reads the trace: each checks it
+        args.trace = trace_path(args.trace)
+
+    check_everywhere(comm, trace, (lambda: check_output(output, trace_inputs(args.trace))) if output else None)

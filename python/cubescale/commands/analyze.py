@@ -44,8 +44,6 @@ import os
 import sys
 import time
 
-from ._inputs import check_output, trace_inputs, trace_path
-
 
 def add_parser(subparsers) -> None:
     """Register the ``analyze`` subcommand."""
@@ -103,13 +101,10 @@ def check_analyze(args) -> None:
     >>> os.path.basename(args.trace)
     'traces.otf2'
     """
-    from ._shared import check_everywhere, communicator
-
-    def trace() -> None:  # every rank reads the trace: each checks it
-        args.trace = trace_path(args.trace)
+    from ._shared import check_trace_command, communicator
 
     comm = communicator()
-    check_everywhere(comm, trace, lambda: check_output(args.output, trace_inputs(args.trace)))
+    check_trace_command(comm, args, args.output)
     if args.root_cause and comm.size > 1:
         raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
 

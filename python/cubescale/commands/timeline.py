@@ -22,8 +22,7 @@ import numpy as np
 from .._optional import require
 from ..timeline import Expression
 from ..trace import open as open_trace
-from ._inputs import check_output, trace_inputs, trace_path
-from ._shared import check_everywhere, communicator
+from ._shared import check_trace_command, communicator
 
 
 def add_parser(subparsers) -> None:
@@ -53,11 +52,7 @@ def add_parser(subparsers) -> None:
 def prepare_timeline(args) -> None:
     """The trace's anchor (an experiment directory resolved); the plot is none of its files and
     can be written where rank 0 writes it; one verdict on every rank."""
-    def trace() -> None:
-        args.trace = trace_path(args.trace)
-
-    check_everywhere(communicator(), trace,
-                     (lambda: check_output(args.plot, trace_inputs(args.trace))) if args.plot else None)
+    check_trace_command(communicator(), args, args.plot)
 
 
 def run_timeline(args) -> int:

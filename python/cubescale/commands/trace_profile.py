@@ -19,8 +19,7 @@ import os
 import time
 
 from ..parallel._mpi import launched_by_mpirun
-from ._inputs import check_output, trace_inputs, trace_path
-from ._shared import check_everywhere, communicator
+from ._shared import check_trace_command, communicator
 
 
 def add_parser(subparsers) -> None:
@@ -45,11 +44,7 @@ def add_parser(subparsers) -> None:
 
 def prepare_trace_profile(args) -> None:
     """The trace's anchor (an experiment directory resolved); the output is none of its files."""
-    def trace() -> None:  # every rank reads the trace: each checks it
-        args.trace = trace_path(args.trace)
-
-    check_everywhere(communicator(serial=args.serial), trace,
-                     lambda: check_output(args.output, trace_inputs(args.trace)))
+    check_trace_command(communicator(serial=args.serial), args, args.output)
 
 
 def run_trace_profile(args) -> int:
