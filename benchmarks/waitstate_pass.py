@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from ring_rounds import add_ring_arguments, alternating_rounds
 
 PARTS = ["limit", "profile", "records", "complete", "analyze"]
 
@@ -68,26 +68,10 @@ def main() -> None:
         print(json.dumps(measure(sys.argv[2], int(sys.argv[3]))), flush=True)
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=250000)
-    parser.add_argument("--processes", type=int, default=4)
+    add_ring_arguments(parser, iterations=250000, rounds=2)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     args = parser.parse_args()
-    from cubescale import testing
-
-    folder = tempfile.mkdtemp()
-    try:
-        events = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
-                                          counters=False)
-        path = os.path.join(folder, "ring.otf2")
-        rows: dict[str, list[dict[str, float]]] = {"this": [], "baseline": []}
-        for _ in range(args.rounds):
-            rows["this"].append(elsewhere(sys.executable, path, args.repeat))
-            if args.baseline:
-                rows["baseline"].append(elsewhere(args.baseline, path, args.repeat))
-    finally:
-        shutil.rmtree(folder)
+    events, rows = alternating_rounds(args, lambda python, path: elsewhere(python, path, args.repeat))
     print(f"ring of {args.processes} processes, {events:,} events; CPU seconds, best of {args.repeat} "
           f"in each of {args.rounds} alternating rounds (the best round's, then every round's)")
     print("| part | this | baseline | this, per round | baseline, per round | this: of the limit's rate |")

@@ -19,11 +19,11 @@ import collections
 import json
 import linecache
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
+
+from ring_rounds import add_ring_arguments, alternating_rounds
 
 
 def measure(path: str, output: str) -> None:
@@ -85,26 +85,14 @@ def main() -> None:
         measure(sys.argv[2], sys.argv[3])
         return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--iterations", type=int, default=900000)
-    parser.add_argument("--processes", type=int, default=4)
+    add_ring_arguments(parser, iterations=900000, rounds=3)
     parser.add_argument("--ranks", type=int, default=2)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--baseline", help="interpreter of another cubescale installation to run side by side")
     args = parser.parse_args()
-    from cubescale import testing
 
-    folder = tempfile.mkdtemp()
-    try:
-        events = testing.write_ring_trace(folder, "ring", processes=args.processes, iterations=args.iterations,
-                                          counters=False)
-        path, output = os.path.join(folder, "ring.otf2"), os.path.join(folder, "out.cubex")
-        runs: dict[str, list[tuple[dict[str, float], float]]] = {"this": [], "baseline": []}
-        for _ in range(args.rounds):
-            runs["this"].append(elsewhere(sys.executable, path, args.ranks, output))
-            if args.baseline:
-                runs["baseline"].append(elsewhere(args.baseline, path, args.ranks, output))
-    finally:
-        shutil.rmtree(folder)
+    def replay(python: str, path: str) -> tuple[dict[str, float], float]:
+        return elsewhere(python, path, args.ranks, os.path.join(os.path.dirname(path), "out.cubex"))
+
+    events, runs = alternating_rounds(args, replay)
     print(f"ring of {args.processes} processes, {events:,} events, {args.ranks} ranks; per step the slowest "
           f"rank's seconds of work, best of {args.rounds} alternating rounds (steps over 0.01 s)")
     print("| step | this s | baseline s | this, per round | baseline, per round |")
