@@ -126,3 +126,19 @@ def test_analyze_progress_under_mpirun_with_the_option(tmp_path):
     assert "rank 1 of 2" not in done.stderr
     plain = cubescale_mpirun("analyze", DATA / "otf2" / "ping-pong", "-o", "plain.cubex", cwd=tmp_path)
     assert plain.returncode == 0 and "reading events" not in plain.stderr
+
+
+def test_timeline_prints_and_plots_on_rank_0_only(tmp_path):
+    # Every rank evaluates its share; rank 0 alone prints the result and writes the plot (every
+    # rank wrote it before: two writers on one file, and each line twice).
+    trace = DATA / "otf2" / "ping-pong-papi"
+    expr = '"PAPI_TOT_CYC" "linear" source-counter "sum" aggregate'
+    done, first, second = _ranks_in_own_folders(tmp_path, "timeline", trace, "--points", "50", "--expr", expr,
+                                                "--plot", "cycles.png")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("on 50 points") == 1 and done.stdout.count("plot: cycles.png") == 1, done.stdout
+    assert [p.name for p in first.iterdir()] == ["cycles.png"] and not list(second.iterdir())
+    assert (first / "cycles.png").read_bytes()[:4] == b"\x89PNG"
+    listing = cubescale_mpirun("timeline", trace, cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    assert listing.stdout.count("metrics on") == 1 and "PAPI_TOT_CYC" in listing.stdout, listing.stdout

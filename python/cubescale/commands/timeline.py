@@ -19,6 +19,7 @@ import os
 
 import numpy as np
 
+from .. import files
 from .._optional import require
 from ..timeline import Expression
 from ..trace import open as open_trace
@@ -26,7 +27,7 @@ from ._shared import check_trace_command, communicator
 
 
 def add_parser(subparsers) -> None:
-    """Register the ``metrics`` subcommand."""
+    """Register the ``timeline`` subcommand."""
     p = subparsers.add_parser(
         "timeline", help="list a trace's recorded metrics per system-tree node; evaluate aggregate expressions",
         description="Without --expr: every metric the trace recorded, on the system-tree element it belongs to "
@@ -34,7 +35,8 @@ def add_parser(subparsers) -> None:
                     "package) with that element's level (class) and samples. With --expr: the expression in "
                     "Vampir's reverse Polish notation for --node, on a grid of --points, as min/mean/max and, "
                     "with --plot, a PNG. Under mpirun every rank reads its share of the locations and partial "
-                    "timelines of a bounded size are reduced along a tree.",
+                    "timelines of a bounded size are reduced along a tree; rank 0 prints the result and writes the "
+                    "plot (the listing is rank 0's alone).",
         epilog='examples:\n  cubescale timeline traces.otf2\n'
                '  cubescale timeline traces.otf2 --node "node 0" --plot epf.png --expr \\\n'
                '    \'"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
@@ -56,6 +58,11 @@ def prepare_timeline(args) -> None:
 
 
 def run_timeline(args) -> int:
+    # Under mpirun the ranks share the evaluation; rank 0 alone prints and writes the plot (every
+    # rank saving one file would race, and the listing would come once per rank).
+    comm = communicator()
+    if not args.expr and comm.rank != 0:
+        return 0
     trace = open_trace(args.trace)
     tree = trace.system_tree()
     short = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(args.trace))), os.path.basename(args.trace))
@@ -80,6 +87,8 @@ def run_timeline(args) -> int:
     if args.node is not None:
         target = int(args.node) if args.node.isdigit() else args.node
     times, values, stats = _evaluate(args.trace, expression, target, args.points)
+    if comm.rank != 0:
+        return 0
     finite = values[np.isfinite(values)]
     where = tree.name(target) if isinstance(target, int) else target
     print(f"{short}: {expression} for {where!r} on {len(times)} points from {times[0]:.6g} s to {times[-1]:.6g} s")
@@ -97,7 +106,8 @@ def run_timeline(args) -> int:
         ax.set_xlabel("seconds since the trace's start")
         ax.set_title(f"{where}: {args.expr}"[:110], fontsize=8)
         fig.tight_layout()
-        fig.savefig(args.plot, dpi=120)
+        with files.atomic_write(args.plot, "wb") as f:  # never a half-written picture
+            fig.savefig(f, format="png", dpi=120)
         print(f"plot: {args.plot}")
     return 0
 
