@@ -8,8 +8,10 @@ that both see the same load (imported by ``waitstate_pass.py`` and
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -46,3 +48,15 @@ def alternating_rounds(args: argparse.Namespace, measure: Callable[[str, str], T
     finally:
         shutil.rmtree(folder)
     return events, runs
+
+
+def measured_by(python: str, script: str, *arguments: str) -> dict:
+    """``python script --measure ARGUMENTS`` (another installation's interpreter running the
+    benchmark's own measurement) and the JSON object of its last line; OpenBLAS on one thread
+    (its idle threads spin on the other core)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([python, os.path.abspath(script), "--measure", *arguments], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 
-from ring_rounds import add_ring_arguments, alternating_rounds
+from ring_rounds import add_ring_arguments, alternating_rounds, measured_by
 
 PARTS = ["limit", "profile", "records", "complete", "analyze"]
 
@@ -56,11 +54,7 @@ def measure(path: str, repeat: int) -> dict[str, float]:
 
 def elsewhere(python: str, path: str, repeat: int) -> dict[str, float]:
     """The same parts measured by another interpreter (its own cubescale installation)."""
-    done = subprocess.run([python, os.path.abspath(__file__), "--measure", path, str(repeat)],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.splitlines()[-1])
+    return measured_by(python, __file__, path, str(repeat))
 
 
 def main() -> None:

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "cubescale/common/column_sums.hpp"
 #include "cubescale/common/run_chunks.hpp"
 #include "cubescale/cube/dtype.hpp"
 
@@ -95,22 +96,24 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
   v.locations = locations;
   v.counts.assign(cnodes * locations, 0);
   for (const auto& l : records) v.checked = v.checked || !l.receives.empty() || !l.collectives.empty();
-  // A record's cell is its own location's: chunks of locations count apart.
-  auto add = [&](std::uint32_t cnode, std::uint32_t location) {
+  // A record's cell is its own location's: chunks of locations count apart, each through its
+  // ColumnSums (neighbouring columns' cells share cache lines).
+  auto add = [&](ColumnSums<std::uint64_t>& cells, std::uint32_t cnode, std::uint32_t location) {
     if (cnode == kNone || cnode >= cnodes || location >= column.size() || column[location] == kNone) return;
-    ++v.counts[std::size_t(cnode) * locations + column[location]];
+    cells.add(cnode, column[location]);
   };
   const auto offset = collective_offsets(records);
   const auto by_receives = chunk_bounds(list_weights(records, [](const auto& l) { return l.receives.size(); }), chunking);
   std::vector<std::uint64_t> found(by_receives.size() - 1, 0);
   run_chunks(by_receives, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    ColumnSums<std::uint64_t> cells(v.counts, locations);
     for (auto l = begin; l < end; ++l)
       for (std::size_t j = 0; j < records[l].receives.size(); ++j) {
         const auto s = pairs.send_of_receive[l][j];
         if (s.list == kNone) continue;
         const auto& r = records[l].receives[j];
         if (r.time < records[s.list].sends[s.index].time + latency) {
-          add(r.cnode, r.location);
+          add(cells, r.cnode, r.location);
           ++found[k];
         }
       }
@@ -149,10 +152,11 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
       chunk_bounds(list_weights(records, [](const auto& l) { return l.collectives.size(); }), chunking);
   found.assign(by_collectives.size() - 1, 0);
   run_chunks(by_collectives, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    ColumnSums<std::uint64_t> cells(v.counts, locations);
     for (auto l = begin; l < end; ++l)
       for (std::size_t i = 0; i < records[l].collectives.size(); ++i)
         if (early[offset[l] + i]) {
-          add(records[l].collectives[i].cnode, records[l].collectives[i].location);
+          add(cells, records[l].collectives[i].cnode, records[l].collectives[i].location);
           ++found[k];
         }
   });

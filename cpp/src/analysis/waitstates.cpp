@@ -130,6 +130,7 @@ SeverityChunks::SeverityChunks(Severities& sev, std::size_t chunks)
 
 void SeverityChunks::absorb() {
   for (std::size_t k = 0; k < views_.size(); ++k) {
+    views_[k].flush_pending();
     sev_.absorb_view(views_[k]);
     if (sev_.instances) sev_.instances->absorb(instances_[k]);
   }

@@ -53,6 +53,7 @@
 #include <vector>
 
 #include "cubescale/analysis/instance_stats.hpp"
+#include "cubescale/common/column_sums.hpp"
 #include "cubescale/common/run_chunks.hpp"
 #include "cubescale/analysis/message_key.hpp"
 #include "cubescale/profile/local_profile.hpp"
@@ -220,7 +221,12 @@ struct Severities {
     if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= columns.size() || columns[location] == kNone)
       return;
     if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
-    matrix(p)[std::size_t(cnode) * locations + columns[location]] += static_cast<double>(ticks);
+    if (shared) pending(p).add(cnode, columns[location], static_cast<double>(ticks));
+    else matrix(p)[std::size_t(cnode) * locations + columns[location]] += static_cast<double>(ticks);
+  }
+  // A view's adds still to go to shared's matrices (SeverityChunks::absorb flushes them).
+  void flush_pending() {
+    for (auto& sums : pending_) sums.flush();
   }
   std::vector<double>& matrix(Pattern p) { return (shared ? shared->values : values)[std::size_t(p)]; }
   void mark(Pattern p) { present[std::size_t(p)] = true; }
@@ -229,6 +235,17 @@ struct Severities {
   Severities view(InstanceStats* instances);
   // A view's marks (its instances are the caller's to absorb, in chunk order).
   void absorb_view(const Severities& view);
+
+ private:
+  // A view's adds go through a ColumnSums per pattern: its chunk's threads and the others' add
+  // to neighbouring columns' cells, which share cache lines (add's ticks are integers: the
+  // sums come out the same).
+  std::vector<ColumnSums<double>> pending_;
+  ColumnSums<double>& pending(Pattern p) {
+    if (pending_.empty())
+      for (auto& m : shared->values) pending_.emplace_back(m, locations);
+    return pending_[std::size_t(p)];
+  }
 };
 
 // The views of one Severities for the chunks of a step (run_chunks.hpp), each with instance
