@@ -7,6 +7,7 @@ bytes at random and comparing ``events()`` with ``trace-profile``)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -68,6 +69,26 @@ def test_regions_that_do_not_nest_are_refused_by_every_reader(shared_data, tmp_p
         assert (e.member, e.offset) == ("traces/0.evt", 52615)
         assert 'Leave of "cuLaunchKernel" before its Enter' in str(e)
     assert len({str(e) for e in errors}) == 1  # one check, one message
+
+
+@pytest.mark.parametrize("damage, why", [("remove", "the file is missing"), ("empty", "the file is empty (0 bytes)"),
+                                         ("directory", "a directory, not a file")])
+def test_an_event_file_that_cannot_be_opened_says_why(shared_data, tmp_path, damage, why):
+    # libotf2 says "Unable to open file" for each of them: a crashed rank's missing file, an
+    # empty one and a directory (a copy gone wrong) read the same before.
+    d = _copy(shared_data, tmp_path, "ping-pong")
+    events = d / "traces" / "1.evt"
+    events.unlink()
+    if damage == "empty":
+        events.write_bytes(b"")
+    elif damage == "directory":
+        events.mkdir()
+    for e in _every_reader(d / "traces.otf2"):
+        assert (e.member, e.offset) == ("traces/1.evt", 0)
+        assert str(e).endswith(f"cannot open the events: {why}"), str(e)
+    with pytest.raises(cubescale.FormatError, match=re.escape(why)):
+        cubescale.analyze(d / "traces.otf2", os.fspath(tmp_path / "scout.cubex"))
+    assert not (tmp_path / "scout.cubex").exists()
 
 
 def test_a_leave_of_another_region_is_refused_by_events_too(tmp_path):

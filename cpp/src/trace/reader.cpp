@@ -3,6 +3,7 @@
 #include <otf2/otf2.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
@@ -1345,6 +1346,24 @@ std::uint32_t measurement_region(const Definitions& defs, std::string_view name)
 }
 }  // namespace
 
+namespace {
+// Why a location's event file cannot be opened, as far as the file tells (libotf2 says "Unable
+// to open file" for a missing, an empty and an unreadable one alike); empty where it does not.
+// A run that crashed, or a copy of the trace left incomplete, leaves such files.
+std::string unopenable_events(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(file, ec);
+  if (status.type() == std::filesystem::file_type::not_found) return "the file is missing";
+  if (status.type() == std::filesystem::file_type::directory) return "a directory, not a file";
+  if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(file, ec) == 0 && !ec)
+    return "the file is empty (0 bytes)";
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) return std::strerror(errno);
+  std::fclose(f);
+  return "";
+}
+}  // namespace
+
 void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) const {
   std::unique_ptr<OTF2_EvtReaderCallbacks, decltype(&OTF2_EvtReaderCallbacks_Delete)> cbs(make_callbacks(),
                                                                                            OTF2_EvtReaderCallbacks_Delete);
@@ -1409,7 +1428,10 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
   std::uint64_t total = 0;
   for (auto l : locations) {
     auto* er = OTF2_Reader_GetEvtReader(reader.get(), defs_.locations[l].id);
-    if (!er) throw fail(l, 0, "cannot open the events: " + describe(OTF2_ERROR_FILE_CAN_NOT_OPEN));
+    if (!er) {
+      const auto why = unopenable_events(std::filesystem::path(path_).parent_path() / event_member(l));
+      throw fail(l, 0, "cannot open the events: " + (why.empty() ? describe(OTF2_ERROR_FILE_CAN_NOT_OPEN) : why));
+    }
     if (auto rc = OTF2_Reader_RegisterEvtCallbacks(reader.get(), er, static_cast<OTF2_EvtReaderCallbacks*>(callbacks),
                                                    context);
         rc != OTF2_SUCCESS)
