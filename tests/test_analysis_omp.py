@@ -136,8 +136,9 @@ def _enclosing_enter(df):
     return df["Timestamp (ns)"].where(df["Event Type"] == "ENTER").groupby(df["Location"]).ffill()
 
 
-def test_jacobi_barrier_waits_equal_the_event_dataframe(jacobi):
-    report, df = jacobi
+def _barrier_waits(df: pd.DataFrame) -> pd.DataFrame:
+    """Per implicit barrier visit (its Leave's row) its wait: until the team's last thread entered
+    the same barrier (the k-th of the team instance on every thread)."""
     df = df.assign(enter=_enclosing_enter(df))
     kind = df["Event Type"]
     team = (kind == "THREAD_TEAM_BEGIN").groupby(df["Location"]).cumsum()
@@ -145,8 +146,12 @@ def test_jacobi_barrier_waits_equal_the_event_dataframe(jacobi):
     b = df[barrier].assign(team=team[barrier])
     b = b.assign(k=b.groupby(["Location", "team"]).cumcount())
     latest = b.groupby(["Process", "team", "k"])["enter"].transform("max")
-    b = b.assign(wait=(np.minimum(latest, b["Timestamp (ns)"]) - b["enter"]).clip(lower=0) * NS)
-    reference = b.groupby("Location")["wait"].sum()
+    return b.assign(wait=(np.minimum(latest, b["Timestamp (ns)"]) - b["enter"]).clip(lower=0) * NS)
+
+
+def test_jacobi_barrier_waits_equal_the_event_dataframe(jacobi):
+    report, df = jacobi
+    reference = _barrier_waits(df).groupby("Location")["wait"].sum()
     ours = pd.Series(report.values("omp_ibarrier_wait", inclusive=False).sum(axis=0),
                      index=[loc.index for loc in report.locations])
     assert ours.reindex(reference.index).values == pytest.approx(reference.values, rel=1e-9, abs=1e-12)
@@ -154,6 +159,29 @@ def test_jacobi_barrier_waits_equal_the_event_dataframe(jacobi):
     in_barriers = report.values("omp_ibarrier", inclusive=False).sum(axis=0)
     assert (ours.values <= in_barriers + 1e-12).all()
     assert (ours.reindex(reference.index) > 0).all()
+
+
+def test_jacobi_barrier_instances_in_trace_stat_equal_the_event_dataframe(jacobi):
+    # scout's trace.stat counts the OpenMP barrier waits too (Statistics.pattern): the instances
+    # with a wait, their sum and largest, and the largest per call path with its barrier's times.
+    report, df = jacobi
+    waits = _barrier_waits(df)["wait"]
+    s = cubescale.analysis.statistics(report).patterns["omp_ibarrier_wait"]
+    assert s.count == (waits > 0).sum()
+    assert s.sum == pytest.approx(waits.sum(), rel=1e-9)
+    assert s.max == pytest.approx(waits.max(), rel=1e-12)
+    assert s.top[0].time == s.max and all("implicit barrier" in i.call_path for i in s.top)
+    assert all(i.leave - i.enter >= i.time - 1e-12 for i in s.top)  # within the barrier's visit
+    assert "omp_management" not in cubescale.analysis.statistics(report).patterns  # as scout: not counted
+    assert "omp_ibarrier_wait" in cubescale.analysis.trace_stat(report)
+
+
+def test_synthetic_omp_instances_in_trace_stat_add_up_to_the_metrics(synthetic):
+    s = cubescale.analysis.statistics(synthetic).patterns
+    assert sorted(s) == sorted(EXPECTED)  # not omp_management and omp_fork (zero here anyway)
+    for pattern, cells in EXPECTED.items():
+        assert s[pattern].sum == pytest.approx(sum(cells.values()) * NS, rel=1e-12), pattern
+        assert len(s[pattern].top) == len({region for _, region in cells})  # one per call path
 
 
 def test_jacobi_critical_contention_equals_the_event_dataframe(jacobi):

@@ -28,6 +28,13 @@ namespace cubescale::bindings {
 
 namespace {
 
+// The name of statistics entry p: the record patterns' (Pattern), then the OpenMP patterns'.
+std::string statistics_name(std::size_t p) {
+  constexpr auto records = std::size_t(analysis::Pattern::Count);
+  return p < records ? analysis::pattern_name(static_cast<analysis::Pattern>(p))
+                     : analysis::omp_pattern_name(static_cast<analysis::OmpPattern>(p - records));
+}
+
 // {pattern name: {count, sum, min, max, sum_of_squares (seconds), top: [(seconds, enter, leave,
 // cnode row, dense location)]}} for the patterns with instances; enter/leave in seconds since
 // the trace's start.
@@ -50,7 +57,7 @@ py::dict pattern_statistics(const trace::Trace& t, const std::vector<analysis::P
     d["max"] = static_cast<double>(s.max) * tick;
     d["sum_of_squares"] = s.sum_of_squares * tick * tick;
     d["top"] = top;
-    out[analysis::pattern_name(static_cast<analysis::Pattern>(p))] = d;
+    out[py::str(statistics_name(p))] = d;
   }
   return out;
 }
@@ -444,7 +451,7 @@ void register_replay(py::module_ m) {
               py::dict d;
               d["count"] = s.count, d["sum"] = s.sum, d["min"] = s.min, d["max"] = s.max;
               d["sum_of_squares"] = s.sum_of_squares, d["top"] = top;
-              patterns[analysis::pattern_name(static_cast<analysis::Pattern>(p))] = d;
+              patterns[py::str(statistics_name(p))] = d;
             }
             out["patterns"] = patterns;
             out["p2p_violations"] = r.stats().p2p_violations;

@@ -63,8 +63,9 @@ costs, then the indirect and propagating waits."""
 @dataclass(frozen=True)
 class PatternInstance:
     """One of the most severe instances of a pattern (as scout lists them in ``trace.stat``):
-    its waiting time, the MPI call's enter and leave (seconds since the trace's start), its call
-    path and the location and process that waited.
+    its waiting time, the MPI call's enter and leave (seconds since the trace's start; OpenMP:
+    the barrier's, or the enter of the region around a lock acquisition and the acquisition),
+    its call path and the location and process that waited.
 
     Example
     -------

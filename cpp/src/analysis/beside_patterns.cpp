@@ -118,7 +118,9 @@ void BesidePatterns::finish(const std::vector<std::uint32_t>& locations, const s
                             profile::LocalProfile& p, bool reread_path, const std::vector<std::uint32_t>* causers,
                             std::vector<std::vector<SyncPoint>>* message_points, const Chunking& chunking) {
   const auto& defs = trace_.definitions();
-  add_omp_tree(p, match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution));
+  auto omp = match_omp(omp_, locations, p.cnode_count(), defs.clock.resolution);
+  add_omp_tree(p, omp);
+  omp_statistics_ = std::move(omp.statistics);
   auto points = sync_points(records, pairs, instances, defs.locations.size(), causers, message_points, chunking);
   add_sync_points(points, late_receiver_points_, chunking);
   add_omp_sync_points(omp_, points);  // a process's OpenMP barriers and forks

@@ -443,10 +443,16 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   out.values.assign(std::size_t(OmpPattern::Count), std::vector<double>(cnodes * locations.size(), 0.0));
   out.present.assign(std::size_t(OmpPattern::Count), false);
   const double tick = 1.0 / static_cast<double>(resolution);
+  InstanceStats instances(std::size_t(OmpPattern::Count));
   auto add = [&](OmpPattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks) {
     out.present[std::size_t(p)] = true;
-    if (ticks == 0 || cnode >= cnodes || location >= column.size() || column[location] == trace::kNone) return;
+    if (ticks == 0 || cnode >= cnodes || location >= column.size() || column[location] == trace::kNone) return false;
     out.values[std::size_t(p)][std::size_t(cnode) * locations.size() + column[location]] += double(ticks) * tick;
+    return true;
+  };
+  auto add_instance = [&](OmpPattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks,
+                          std::uint64_t enter, std::uint64_t leave) {
+    if (add(p, cnode, location, ticks)) instances.add(std::size_t(p), {ticks, enter, leave, cnode, location});
   };
   // Barriers: the k-th barrier of one instance of a team on each of its threads, which is one
   // sync group (its records' BarrierEnter syncs': slot 2 + k of the team instance).
@@ -459,8 +465,8 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   for (std::size_t j = 0; j < barriers.size(); ++j) {
     const auto& b = barriers[j];
     const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
-    add(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
-        barrier_wait(omp, b, until));
+    add_instance(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
+                 barrier_wait(omp, b, until), b.enter, b.leave);
   }
   // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
   // are per process and paradigm).
@@ -471,10 +477,12 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& l = *list[i];
       const auto until = i == 0 ? l.enter : std::min(list[i - 1]->release, l.acquire);
-      add(lock_pattern(l.kind), l.cnode, l.location, until > l.enter ? until - l.enter : 0);
+      add_instance(lock_pattern(l.kind), l.cnode, l.location, until > l.enter ? until - l.enter : 0, l.enter,
+                   l.acquire);
     }
   }
   thread_management(omp, add);
+  out.statistics = instances.finish();
   return out;
 }
 

@@ -483,9 +483,12 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   move_class_time(tree, moves);
   step.done("metric tree");
   beside.finish(locations, records, pairs, instances, tree, options.reread_path, &causers, &points, chunking);
-  if (stats)
+  if (stats) {
     stats->path_bytes = beside.path_bytes(), stats->path_reread = beside.path_reread(),
     stats->omp_sync_events = beside.omp().sync_events();
+    const auto& omp = beside.omp_statistics();  // after the record patterns' (AnalysisStats::patterns)
+    stats->patterns.insert(stats->patterns.end(), omp.begin(), omp.end());
+  }
   step.done("critical path, OpenMP, counts");
   auto out = with_clock_violations(std::move(tree), clock.violations);
   std::vector<double> spans;  // per column, seconds

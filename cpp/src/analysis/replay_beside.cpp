@@ -407,7 +407,8 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   if (!b.corrected)
     stats_.p2p_violations = b.clock.point_to_point, stats_.collective_violations = b.clock.collective,
     stats_.omp_violations = b.clock.omp;
-  pattern_statistics_ = b.instances.finish();
+  pattern_statistics_ = b.instances.finish();  // then the OpenMP patterns' (pattern_statistics())
+  pattern_statistics_.insert(pattern_statistics_.end(), omp.statistics.begin(), omp.statistics.end());
   const double tick = 1.0 / static_cast<double>(defs.clock.resolution);
   program_spans_.clear();  // for the performance-impact metrics after finishing (impact.hpp)
   for (auto l : mine_) program_spans_.push_back(static_cast<double>(b.spans.program_span(l)) * tick);

@@ -55,6 +55,8 @@ class BesidePatterns final : public trace::CallPathObserver {
   // many locations on the path were read a second time (docs/analysis.md, "Critical path").
   std::uint64_t path_bytes() const { return path_bytes_; }
   std::uint64_t path_reread() const { return path_reread_; }
+  // After finish: per OmpPattern the instance statistics of the OpenMP patterns (trace.stat).
+  const std::vector<PatternStatistics>& omp_statistics() const { return omp_statistics_; }
   // Per dense location, for late_receiver() to add its instances as the critical path's sync
   // points before finish.
   std::vector<std::vector<SyncPoint>>& late_receiver_points() { return late_receiver_points_; }
@@ -80,6 +82,7 @@ class BesidePatterns final : public trace::CallPathObserver {
   SpanObserver spans_;
   PathTimeline timeline_;
   std::uint64_t path_bytes_ = 0, path_reread_ = 0;
+  std::vector<PatternStatistics> omp_statistics_;
 };
 
 }  // namespace cubescale::analysis

@@ -2,7 +2,8 @@
 // Statistics of pattern instances, the equivalent of scout's trace.stat (Statistics.pattern):
 // per pattern the number of instances with waiting time, their sum, mean, smallest, largest
 // and variance, and the most severe instances (scout keeps the 5 largest, at most one per
-// call path) with the MPI call's enter and leave, call path and location. Scout's median and
+// call path) with the MPI call's enter and leave (OpenMP: the barrier's, a lock acquisition's
+// enter and acquire), call path and location. Scout's median and
 // quartiles (estimated from 60 coefficients) are not computed.
 #include <algorithm>
 #include <cstdint>

@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cubescale/analysis/instance_stats.hpp"
 #include "cubescale/profile/local_profile.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
@@ -264,6 +265,10 @@ struct OmpTeams {
 struct OmpSeverities {
   std::vector<std::vector<double>> values;  // [pattern][cnode * columns + column], seconds
   std::vector<bool> present;
+  // Per OmpPattern its instances (trace.stat, as scout's Statistics.pattern keeps them: the
+  // barrier waits and the lock contentions, not omp_management and omp_fork), with the
+  // barrier's enter and leave, the lock acquisition's enter and acquire.
+  std::vector<PatternStatistics> statistics;
 };
 OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>& locations, std::size_t cnodes,
                         std::uint64_t resolution);

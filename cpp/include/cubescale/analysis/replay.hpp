@@ -158,7 +158,8 @@ class Replay {
   std::uint64_t beside_bytes();
   // OpenMP synchronization events of the own locations the beside patterns hold (complete only).
   std::uint64_t omp_sync_events() const;
-  // After finish_complete: the instance statistics of own locations (raw ticks; trace.stat);
+  // After finish_complete: the instance statistics of own locations (raw ticks; trace.stat), per
+  // Pattern, then per OmpPattern;
   // stats() then also has the clock-condition violations as recorded and the events moved.
   const std::vector<PatternStatistics>& pattern_statistics() const { return pattern_statistics_; }
 

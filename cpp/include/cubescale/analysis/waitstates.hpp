@@ -462,7 +462,7 @@ struct AnalysisStats {
   std::uint64_t omp_sync_events = 0;  // OpenMP fork, team begin/end, join, barrier enter/leave, lock acquisition
   std::uint64_t root_cause_points = 0, root_cause_bytes = 0;  // with options.root_cause (RootCauseStats)
   double root_cause_read_seconds = 0, root_cause_seconds = 0;
-  std::vector<PatternStatistics> patterns;                       // per Pattern (trace.stat)
+  std::vector<PatternStatistics> patterns;  // per Pattern, then per OmpPattern (trace.stat)
   // One process: wall seconds of each step, in the order they ran (benchmarks: which steps
   // the threads share).
   std::vector<std::pair<std::string, double>> seconds;
