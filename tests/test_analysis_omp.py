@@ -173,7 +173,23 @@ def test_jacobi_barrier_instances_in_trace_stat_equal_the_event_dataframe(jacobi
     assert s.top[0].time == s.max and all("implicit barrier" in i.call_path for i in s.top)
     assert all(i.leave - i.enter >= i.time - 1e-12 for i in s.top)  # within the barrier's visit
     assert "omp_management" not in cubescale.analysis.statistics(report).patterns  # as scout: not counted
-    assert "omp_ibarrier_wait" in cubescale.analysis.trace_stat(report)
+    stat = cubescale.analysis.trace_stat(report)
+    # the thread that waited beside its process; a lock's wait ends at its acquisition
+    assert f"  - {s.max:.4g} s  {s.top[0].process}, {s.top[0].location}  " in stat
+    critical = stat[stat.index("omp_lock_contention_critical"):]
+    assert " acquire " in critical and " leave " not in critical
+    mpi = stat[stat.index("mpi_latesender"):].splitlines()[1]
+    assert "  MPI Rank 1, Master thread  main > jacobi > MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
+
+
+def test_openmp_violations_are_named_in_the_clock_line():
+    # With a message latency of 1 µs every violation on jacobi-hybrid is an OpenMP one: the line
+    # says so instead of counting them as if they were the messages'.
+    report = cubescale.analyze(waitstates._shared_anchor("jacobi-hybrid"), min_latency=1e-6)
+    s = cubescale.analysis.statistics(report)
+    assert s.p2p_violations == s.collective_violations == 0 < s.omp_violations
+    line = next(li for li in cubescale.analysis.summary(report).splitlines() if li.startswith("clock condition"))
+    assert line.endswith(f"; 0 point to point, 0 collective, {s.omp_violations:,} OpenMP"), line
 
 
 def test_synthetic_omp_instances_in_trace_stat_add_up_to_the_metrics(synthetic):

@@ -74,3 +74,25 @@ def test_cli_lists_and_evaluates(synthetic, tmp_path, capsys):
     out = capsys.readouterr().out
     assert f"{1e6 * 285 / 36000:.6g}" in out and png.stat().st_size > 1000
     assert main(["timeline", synthetic, "--expr", '"energy" source-counter']) == 2
+
+
+def test_cli_refuses_arguments_it_cannot_honour(shared_data, tmp_path, capsys):
+    # Each was silently ignored or answered elsewhere before: a plot without an expression, a
+    # grid of one point, a name that several elements have (every rank's "Master thread",
+    # which took rank 0's), an index past the tree (a message about a missing timeline).
+    papi = shared_data / "otf2" / "ping-pong-papi"
+    cycles = '"PAPI_TOT_CYC" "linear" source-counter "sum" aggregate'
+    cases = [(["--plot", str(tmp_path / "x.png")], "--plot draws an expression"),
+             (["--points", "1", "--expr", cycles], "at least 2 points"),
+             (["--expr", ""], "empty expression"),
+             (["--node", "Master thread", "--expr", cycles],
+              "'Master thread' names 2 system tree elements ('MPI Rank 0/Master thread', 'MPI Rank 1/Master thread')"),
+             (["--node", "99", "--expr", cycles], "no system tree element 99: the tree has 6")]
+    for arguments, message in cases:
+        assert main(["timeline", str(papi), *arguments]) == 2, arguments
+        assert message in capsys.readouterr().err, arguments
+    assert not (tmp_path / "x.png").exists()
+    assert main(["timeline", str(papi), "--points", "5", "--node", "MPI Rank 1/Master thread", "--expr", cycles]) == 0
+    by_path = capsys.readouterr().out
+    assert main(["timeline", str(papi), "--points", "5", "--node", "5", "--expr", cycles]) == 0
+    assert capsys.readouterr().out == by_path and "for 'MPI Rank 1/Master thread'" in by_path

@@ -34,6 +34,7 @@ Example
 
 from __future__ import annotations
 
+import collections
 import math
 import os
 import weakref
@@ -470,6 +471,11 @@ def _clock_line(report: Report) -> str | None:
         where += f", and {len(found) - len(shown):,} more processes"
     line = f"clock condition violations: {total:,}" + (f" ({where})" if where else "")
     stats = statistics(report)
+    if stats is not None and not stats.time_corrected and stats.omp_violations:
+        # the kinds, as the corrected line names them: thread violations follow other rules than
+        # messages' (the same min_latency applies to both, docs/analysis.md)
+        line += (f"; {stats.p2p_violations:,} point to point, {stats.collective_violations:,} collective, "
+                 f"{stats.omp_violations:,} OpenMP")
     if stats is not None and stats.time_corrected:
         openmp = f", {stats.omp_violations:,} OpenMP" if stats.omp_violations else ""
         recorded = stats.p2p_violations + stats.collective_violations + stats.omp_violations
@@ -485,8 +491,10 @@ _SHOWN_PROCESSES = 8  # of the clock condition's line
 def trace_stat(report: Report) -> str:
     """Scout's ``trace.stat`` for a report :func:`analyze` made in this process: per pattern
     with waiting time the number of instances, their sum, mean, largest, and the most severe
-    instances (one per call path, at most 5) with their time, process, call path and the MPI
-    call's enter and leave (seconds since the trace's start). Empty without statistics.
+    instances (one per call path, at most 5) with their time, process (and thread, where the
+    process has several), call path and the MPI call's enter and leave, an OpenMP barrier's,
+    or a lock acquisition's enter and acquisition (seconds since the trace's start). Empty
+    without statistics.
 
     Example
     -------
@@ -505,13 +513,16 @@ def trace_stat(report: Report) -> str:
     rows += [(n, str(stats.patterns[n].count), f"{stats.patterns[n].sum:.4g}", f"{stats.patterns[n].mean:.3g}",
               f"{stats.patterns[n].max:.4g}") for n in order]
     widths = [max(len(row[i]) for row in rows) + 2 for i in range(4)]
+    threads = collections.Counter(loc.process for loc in report.locations)
     lines = []
     for k, row in enumerate(rows):
         lines.append("".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + row[4])
         if k == 0:
             continue
+        end = "acquire" if "lock_contention" in row[0] else "leave"  # a lock's wait ends where it is acquired
         for i in stats.patterns[row[0]].top:
-            lines.append(f"  - {i.time:.4g} s  {i.process}  {i.call_path}  enter {i.enter:.9f} s  leave {i.leave:.9f} s")
+            who = i.process if threads[i.process] <= 1 else f"{i.process}, {i.location}"
+            lines.append(f"  - {i.time:.4g} s  {who}  {i.call_path}  enter {i.enter:.9f} s  {end} {i.leave:.9f} s")
     return "\n".join(lines)
 
 
@@ -552,7 +563,10 @@ def summary(report: Report) -> str:
 def _pattern_table(report: Report) -> str:
     every = patterns(report)
     if not every:
-        return "no MPI operation for any wait-state pattern in this trace"
+        # (OpenMP barriers and locks are matched within a team: OMPT traces without fork, join or
+        # team events leave them unmatched)
+        return ("no MPI operation and no OpenMP team (fork, join or team events) for any wait-state pattern "
+                "in this trace")
     found = [p for p in every if p.total > 0]
     zero = [p.name for p in every if p.total <= 0]
     if not found:

@@ -142,3 +142,15 @@ def test_timeline_prints_and_plots_on_rank_0_only(tmp_path):
     listing = cubescale_mpirun("timeline", trace, cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr
     assert listing.stdout.count("metrics on") == 1 and "PAPI_TOT_CYC" in listing.stdout, listing.stdout
+
+
+def test_timeline_argument_errors_come_once_without_a_rank(tmp_path):
+    # The expression and the element are checked before any rank reads events: every rank finds
+    # the same, rank 0 says it (every rank printed its own line, with Open MPI's abort, before).
+    trace = DATA / "otf2" / "ping-pong-papi"
+    done = cubescale_mpirun("timeline", trace, "--expr", '"PAPI_TOT_CYC" "linear" source-counter "median" aggregate',
+                            cwd=tmp_path)
+    check_one_line(done, "cubescale: error: position 39: unknown aggregate function 'median'")
+    done = cubescale_mpirun("timeline", trace, "--node", "Master thread", "--expr",
+                            '"PAPI_TOT_CYC" "linear" source-counter "sum" aggregate', cwd=tmp_path)
+    check_one_line(done, "cubescale: error: 'Master thread' names 2 system tree elements")

@@ -48,12 +48,14 @@ import time
 def add_parser(subparsers) -> None:
     """Register the ``analyze`` subcommand."""
     p = subparsers.add_parser(
-        "analyze", help="find MPI wait states in an OTF2 trace (Scalasca's patterns) and write them as .cubex",
+        "analyze", help="find MPI and OpenMP wait states and the critical path in an OTF2 trace (Scalasca's "
+                        "patterns) and write them as .cubex",
         description="Read an OTF2 trace (under mpirun: each rank a share of its processes, the same report), "
                     "match its MPI messages and collectives, and write the call-path profile of "
                     "the trace with Scalasca's wait-state metrics below time (Late Sender, Late Receiver, Wait at "
-                    "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives), each on "
-                    "the call path and location that waited, and clock_violations. Prints per pattern its total time "
+                    "Barrier, Wait at N x N, Late Broadcast, Early Reduce, also on non-blocking collectives; OpenMP "
+                    "and POSIX threads barrier waits and lock contention), each on the call path and location that "
+                    "waited, the critical path and its impact metrics, and clock_violations. Prints per pattern its total time "
                     "and where it is largest, the clock-condition violations per process and the most severe "
                     "instances (as scout's trace.stat); with --root-cause (one process) also scout's delay costs and "
                     "wait-state propagation, and which call path and process made others wait most. Inconsistent traces "
@@ -74,8 +76,9 @@ def add_parser(subparsers) -> None:
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
     p.add_argument("--min-latency", type=_seconds, default=0.0, metavar="SECONDS",
-                   help="the clock condition's least message latency (default 0): a receive that ends less than "
-                        "this after its send began violates it, and --time-correct moves it that far")
+                   help="the clock condition's least latency (default 0): a receive that ends less than this after "
+                        "its send began violates it, and --time-correct moves it that far; the same for collectives "
+                        "and OpenMP threads (Scalasca's clc uses a latency 100 times smaller for threads)")
     p.add_argument("--progress", action="store_true",
                    help="the status line on stderr also when that is no terminal: under mpirun, which passes its "
                         "ranks' stderr to the terminal through a pipe (default: on a terminal only)")

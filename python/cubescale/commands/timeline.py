@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import files
 from .._optional import require
+from ..parallel.timeline import element_path
 from ..timeline import Expression
 from ..trace import open as open_trace
 from ._shared import check_trace_command, communicator
@@ -53,8 +54,23 @@ def add_parser(subparsers) -> None:
 
 def prepare_timeline(args) -> None:
     """The trace's anchor (an experiment directory resolved); the plot is none of its files and
-    can be written where rank 0 writes it; one verdict on every rank."""
+    can be written where rank 0 writes it; the expression parses; one verdict on every rank."""
+    if args.plot and not args.expr:
+        raise ValueError("--plot draws an expression: give it with --expr")
+    if args.points < 2:
+        raise ValueError(f"--points {args.points}: a timeline needs at least 2 points")
+    if args.expr is not None:
+        Expression(args.expr)  # a syntax error, before any rank reads the trace
     check_trace_command(communicator(), args, args.plot)
+    if args.expr is not None:  # the element, from the definitions every rank reads alike
+        from ..parallel.timeline import _element
+
+        _element(open_trace(args.trace), _target(args.node))
+
+
+def _target(node: str | None) -> int | str:
+    """--node as an element index or a name (the root without it)."""
+    return 0 if node is None else int(node) if node.isdigit() else node
 
 
 def run_timeline(args) -> int:
@@ -79,18 +95,16 @@ def run_timeline(args) -> int:
             tl = store.get(e, m)
             assert tl is not None  # listed by the store itself
             values = tl.values
-            print(f"{_path(tree, e):<30} {tree.class_name(e):<10} {m:<16} {tl.mode:<12} {len(tl):>7}  "
+            print(f"{element_path(tree, e):<30} {tree.class_name(e):<10} {m:<16} {tl.mode:<12} {len(tl):>7}  "
                   f"{values[0]:.6g} ... {values[-1]:.6g}")
         return 0
     expression = Expression(args.expr)
-    target: int | str = 0
-    if args.node is not None:
-        target = int(args.node) if args.node.isdigit() else args.node
+    target = _target(args.node)
     times, values, stats = _evaluate(args.trace, expression, target, args.points)
     if comm.rank != 0:
         return 0
     finite = values[np.isfinite(values)]
-    where = tree.name(target) if isinstance(target, int) else target
+    where = element_path(tree, target) if isinstance(target, int) else target
     print(f"{short}: {expression} for {where!r} on {len(times)} points from {times[0]:.6g} s to {times[-1]:.6g} s")
     if finite.size:
         print(f"min {finite.min():.6g}  mean {finite.mean():.6g}  max {finite.max():.6g}")
@@ -119,18 +133,11 @@ def _evaluate(path: str, expression: Expression, target: int | str, points: int)
         from ..parallel.timeline import evaluate_trace
 
         return evaluate_trace(comm, path, expression, target=target, points=points)
+    from ..parallel.timeline import _element
     from ..timeline import evaluate
 
     trace = open_trace(path)
-    if isinstance(target, str):
-        from ..parallel.timeline import _element
-
-        target = _element(trace, target)
-    t, v = evaluate(expression, trace.timelines(), target, points)
+    t, v = evaluate(expression, trace.timelines(), _element(trace, target), points)
     return t, v, {}
 
 
-def _path(tree, e: int) -> str:
-    """The element's name with its parent's, as a person reads a machine."""
-    parent = tree.parent(e)
-    return f"{tree.name(parent)}/{tree.name(e)}" if parent is not None else tree.name(e)

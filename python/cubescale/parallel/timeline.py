@@ -20,7 +20,7 @@ from ..timeline import Expression, Term, TimelineStore, _expression, grid
 from ._mpi import mpi
 from .collective import CollectiveError, agree, tree_links, up_pass
 
-__all__ = ["evaluate_staged", "evaluate_trace"]
+__all__ = ["element_path", "evaluate_staged", "evaluate_trace"]
 
 _TAG = 7401
 
@@ -94,8 +94,9 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, *, target: i
     """Collective: an expression over an OTF2 trace's metric timelines, each rank reading the
     Metric events of its share of the location groups (contiguous blocks, balanced by events)
     and reducing its partial timelines up the tree. ``target``: a system-tree element (index
-    in the trace's machine, as :meth:`cubescale.trace.Trace.system_tree`) or its name (the
-    first element of that name). ``stats`` adds this rank's ``metric_events``.
+    in the trace's machine, as :meth:`cubescale.trace.Trace.system_tree`), its name or its
+    ``parent/name`` (:func:`element_path`; a name of several elements is an error on every
+    rank). ``stats`` adds this rank's ``metric_events``.
 
     Example
     -------
@@ -127,11 +128,36 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, *, target: i
     return times, values, {**costs, "metric_events": events}
 
 
+def element_path(tree, e: int) -> str:
+    """The element's name with its parent's, as a person reads a machine (``MPI Rank 1/Master
+    thread``), as ``cubescale timeline`` lists elements and takes them.
+
+    Example
+    -------
+    >>> from cubescale.examples import trace_path
+    >>> from cubescale.trace import open as open_trace
+    >>> tree = open_trace(trace_path()).system_tree()
+    >>> element_path(tree, 0), element_path(tree, 5)
+    ('synthetic', 'MPI Rank 1/Master thread')
+    """
+    parent = tree.parent(e)
+    return f"{tree.name(parent)}/{tree.name(e)}" if parent is not None else tree.name(e)
+
+
 def _element(trace, target: int | str) -> int:
-    if isinstance(target, int):
-        return target
+    """A system-tree element by index, name or ``parent/name`` path; KeyError where there is
+    none, or where a name is that of several elements (every rank's "Master thread")."""
     tree = trace.system_tree()
-    for e in tree.preorder():
-        if tree.name(e) == target:
-            return int(e)
-    raise KeyError(f"no system tree element named {target!r}")
+    if isinstance(target, int):
+        if not 0 <= target < len(tree):
+            raise KeyError(f"no system tree element {target}: the tree has {len(tree)} (0 to {len(tree) - 1})")
+        return target
+    named = [int(e) for e in tree.preorder() if target in (tree.name(e), element_path(tree, e))]
+    if not named:
+        raise KeyError(f"no system tree element named {target!r}")
+    if len(named) > 1:
+        paths = [element_path(tree, e) for e in named]
+        shown = ", ".join(repr(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        raise KeyError(f"{target!r} names {len(named)} system tree elements ({shown}): give its parent/name "
+                       "or its index")
+    return named[0]
