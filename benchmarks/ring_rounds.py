@@ -1,8 +1,9 @@
 """What the wait-state benchmarks that compare two installations on a generated ring share:
 their arguments (``--iterations``, ``--processes``, ``--rounds``, ``--baseline``) and the
 alternating rounds, this installation's interpreter then the baseline's on the same trace, so
-that both see the same load (imported by ``waitstate_pass.py`` and
-``waitstate_replay_steps.py``, which run from this folder).
+that both see the same load, and the measurement by another interpreter (imported by
+``waitstate_pass.py``, ``waitstate_replay_steps.py`` and ``waitstate_thread_steps.py``, which
+run from this folder).
 """
 
 from __future__ import annotations

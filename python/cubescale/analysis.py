@@ -513,7 +513,7 @@ def trace_stat(report: Report) -> str:
     rows += [(n, str(stats.patterns[n].count), f"{stats.patterns[n].sum:.4g}", f"{stats.patterns[n].mean:.3g}",
               f"{stats.patterns[n].max:.4g}") for n in order]
     widths = [max(len(row[i]) for row in rows) + 2 for i in range(4)]
-    threads = collections.Counter(loc.process for loc in report.locations)
+    threads = collections.Counter(loc.process for loc in report.locations if loc.type == "thread")  # not GPU streams
     lines = []
     for k, row in enumerate(rows):
         lines.append("".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + row[4])

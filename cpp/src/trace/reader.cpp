@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <unordered_map>
 
 #include "cubescale/common/format_error.hpp"
@@ -1358,7 +1359,7 @@ std::string unopenable_events(const std::filesystem::path& file) {
   if (std::filesystem::is_regular_file(status) && std::filesystem::file_size(file, ec) == 0 && !ec)
     return "the file is empty (0 bytes)";
   std::FILE* f = std::fopen(file.c_str(), "rb");
-  if (!f) return std::strerror(errno);
+  if (!f) return std::generic_category().message(errno);  // (strerror is not thread-safe: parts read at once)
   std::fclose(f);
   return "";
 }

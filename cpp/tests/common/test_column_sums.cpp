@@ -72,3 +72,14 @@ TEST(ColumnSums, ChunksOfColumnsOnThreadsGiveTheMatrixOfOnePass) {
   });
   EXPECT_EQ(m, direct(list));
 }
+
+TEST(ColumnSums, AMoveAssignmentAddsWhatTheTargetHadPendingFirst) {
+  std::vector<std::uint64_t> a(kRows * kColumns, 0), b(kRows * kColumns, 0);
+  ColumnSums<std::uint64_t> x(a, kColumns), y(b, kColumns);
+  x.add(0, 1, 5);
+  y.add(2, 3, 7);
+  x = std::move(y);  // x's 5 must not vanish
+  EXPECT_EQ(a[0 * kColumns + 1], 5u);
+  x.flush();
+  EXPECT_EQ(b[2 * kColumns + 3], 7u);
+}

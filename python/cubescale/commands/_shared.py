@@ -81,10 +81,12 @@ def check_everywhere(comm, each_rank: Callable[[], None], rank_0: Callable[[], N
         raise error
 
 
-def check_trace_command(comm, args, output: str | None) -> None:
+def check_trace_command(comm, args, output: str | None, also: Callable[[], None] | None = None) -> None:
     """:func:`check_everywhere` for a command that reads the trace ``args.trace`` on every rank
     (an experiment directory resolved to its anchor there) and writes ``output`` (if any) on
-    rank 0: none of the trace's files, in a directory that exists.
+    rank 0: none of the trace's files, in a directory that exists; ``also()`` after the trace's
+    check on every rank (what else the command needs of the trace: its definitions may be
+    damaged on one node only).
 
     Example
     -------
@@ -99,5 +101,7 @@ def check_trace_command(comm, args, output: str | None) -> None:
 
     def trace() -> None:  # every rank reads the trace: each checks it
         args.trace = trace_path(args.trace)
+        if also is not None:
+            also()
 
     check_everywhere(comm, trace, (lambda: check_output(output, trace_inputs(args.trace))) if output else None)

@@ -61,11 +61,12 @@ def prepare_timeline(args) -> None:
         raise ValueError(f"--points {args.points}: a timeline needs at least 2 points")
     if args.expr is not None:
         Expression(args.expr)  # a syntax error, before any rank reads the trace
-    check_trace_command(communicator(), args, args.plot)
-    if args.expr is not None:  # the element, from the definitions every rank reads alike
+    def element() -> None:  # from the trace's definitions, which each rank reads
         from ..parallel.timeline import _element
 
         _element(open_trace(args.trace), _target(args.node))
+
+    check_trace_command(communicator(), args, args.plot, element if args.expr is not None else None)
 
 
 def _target(node: str | None) -> int | str:

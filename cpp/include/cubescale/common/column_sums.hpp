@@ -20,7 +20,14 @@ class ColumnSums {
   ColumnSums(const ColumnSums&) = delete;
   ColumnSums& operator=(const ColumnSums&) = delete;
   ColumnSums(ColumnSums&&) noexcept = default;
-  ColumnSums& operator=(ColumnSums&&) noexcept = default;
+  ColumnSums& operator=(ColumnSums&& other) noexcept {  // our pending sums go to our matrix first
+    if (this != &other) {
+      flush();
+      matrix_ = other.matrix_, columns_ = other.columns_, column_ = other.column_;
+      pending_ = std::move(other.pending_), touched_ = std::move(other.touched_);
+    }
+    return *this;
+  }
   ~ColumnSums() { flush(); }
 
   // `value` > 0 (a zero changes nothing and is dropped).
