@@ -87,11 +87,15 @@ def test_cli_refuses_arguments_it_cannot_honour(shared_data, tmp_path, capsys):
              (["--expr", ""], "empty expression"),
              (["--node", "Master thread", "--expr", cycles],
               "'Master thread' names 2 system tree elements ('MPI Rank 0/Master thread', 'MPI Rank 1/Master thread')"),
-             (["--node", "99", "--expr", cycles], "no system tree element 99: the tree has 6")]
+             (["--node", "99", "--expr", cycles], "no system tree element 99: the tree has 6"),
+             (["--plot", str(tmp_path / "x.txt"), "--expr", cycles], "x.txt: not a picture's extension")]
     for arguments, message in cases:
         assert main(["timeline", str(papi), *arguments]) == 2, arguments
         assert message in capsys.readouterr().err, arguments
-    assert not (tmp_path / "x.png").exists()
+    assert not (tmp_path / "x.png").exists() and not (tmp_path / "x.txt").exists()
+    assert main(["timeline", str(papi), "--points", "5", "--plot", str(tmp_path / "x.svg"), "--expr", cycles]) == 0
+    assert b"<svg" in (tmp_path / "x.svg").read_bytes()[:1000]  # the format its name asks for
+    capsys.readouterr()
     assert main(["timeline", str(papi), "--points", "5", "--node", "MPI Rank 1/Master thread", "--expr", cycles]) == 0
     by_path = capsys.readouterr().out
     assert main(["timeline", str(papi), "--points", "5", "--node", "5", "--expr", cycles]) == 0

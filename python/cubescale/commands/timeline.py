@@ -35,7 +35,7 @@ def add_parser(subparsers) -> None:
                     "(counters on their location, metric instances on their scope: a package's energy on the "
                     "package) with that element's level (class) and samples. With --expr: the expression in "
                     "Vampir's reverse Polish notation for --node, on a grid of --points, as min/mean/max and, "
-                    "with --plot, a PNG. Under mpirun every rank reads its share of the locations and partial "
+                    "with --plot, a picture (PNG, SVG, PDF ... by its extension). Under mpirun every rank reads its share of the locations and partial "
                     "timelines of a bounded size are reduced along a tree; rank 0 prints the result and writes the "
                     "plot (the listing is rank 0's alone).",
         epilog='examples:\n  cubescale timeline traces.otf2\n'
@@ -48,7 +48,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--expr", help="metric expression (reverse Polish notation)")
     p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
     p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
-    p.add_argument("--plot", help="write the timeline as a PNG (matplotlib)")
+    p.add_argument("--plot", help="write the timeline as a picture, its format from the extension: "
+                                  f"{', '.join(PICTURES)} (matplotlib)")
     p.set_defaults(run=run_timeline, prepare=prepare_timeline, every_rank=True)
 
 
@@ -57,6 +58,8 @@ def prepare_timeline(args) -> None:
     can be written where rank 0 writes it; the expression parses; one verdict on every rank."""
     if args.plot and not args.expr:
         raise ValueError("--plot draws an expression: give it with --expr")
+    if args.plot and _picture_format(args.plot) not in PICTURES:
+        raise ValueError(f"--plot {args.plot}: not a picture's extension ({', '.join(PICTURES)})")
     if args.points < 2:
         raise ValueError(f"--points {args.points}: a timeline needs at least 2 points")
     if args.expr is not None:
@@ -67,6 +70,15 @@ def prepare_timeline(args) -> None:
         _element(open_trace(args.trace), _target(args.node))
 
     check_trace_command(communicator(), args, args.plot, element if args.expr is not None else None)
+
+
+# The formats matplotlib writes by itself and with Pillow (one of its requirements).
+PICTURES = ("png", "svg", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def _picture_format(path: str) -> str:
+    """The picture format a plot's file name asks for (PNG without an extension)."""
+    return os.path.splitext(path)[1].lstrip(".").lower() or "png"
 
 
 def _target(node: str | None) -> int | str:
@@ -122,7 +134,7 @@ def run_timeline(args) -> int:
         ax.set_title(f"{where}: {args.expr}"[:110], fontsize=8)
         fig.tight_layout()
         with files.atomic_write(args.plot, "wb") as f:  # never a half-written picture
-            fig.savefig(f, format="png", dpi=120)
+            fig.savefig(f, format=_picture_format(args.plot), dpi=120)
         print(f"plot: {args.plot}")
     return 0
 
