@@ -182,6 +182,38 @@ def test_jacobi_barrier_instances_in_trace_stat_equal_the_event_dataframe(jacobi
     assert "  MPI Rank 1, Master thread  main > jacobi > MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
 
 
+def test_a_thread_latency_of_its_own_leaves_the_messages_checks_alone():
+    # clc's shared-memory latency: the threads' checks at 0 find nothing on jacobi-hybrid, the
+    # messages' and collectives' at 1 µs what they find without it; with the correction the
+    # OpenMP events then move no further than their producers.
+    path = waitstates._shared_anchor("jacobi-hybrid")
+    both = cubescale.analysis.statistics(cubescale.analyze(path, min_latency=1e-6))
+    apart = cubescale.analysis.statistics(cubescale.analyze(path, min_latency=1e-6, min_thread_latency=0.0))
+    assert (apart.p2p_violations, apart.collective_violations) == (both.p2p_violations, both.collective_violations)
+    assert both.omp_violations > 0 == apart.omp_violations
+    same = cubescale.analyze(path, time_correct=True, min_latency=1e-5, min_thread_latency=1e-5)
+    default = cubescale.analyze(path, time_correct=True, min_latency=1e-5)
+    assert np.array_equal(same.values("omp_management"), default.values("omp_management"))  # None: min_latency's
+    less = cubescale.analyze(path, time_correct=True, min_latency=1e-5, min_thread_latency=0.0)
+    assert less.values("omp_management").sum() < default.values("omp_management").sum()
+    with pytest.raises(ValueError, match="min_thread_latency -1"):
+        cubescale.analyze(path, min_thread_latency=-1.0)
+
+
+def test_cli_takes_a_thread_latency(tmp_path, capsys):
+    from cubescale.cli import main
+
+    path = str(waitstates._shared_anchor("jacobi-hybrid"))
+    assert main(["analyze", path, "-o", str(tmp_path / "a.cubex"), "--min-latency", "1e-6"]) == 0
+    assert "; 0 point to point, 0 collective, 1,853 OpenMP" in capsys.readouterr().out
+    assert main(["analyze", path, "-o", str(tmp_path / "b.cubex"), "--min-latency", "1e-6",
+                 "--min-thread-latency", "0"]) == 0
+    assert "clock condition violations: 0\n" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:  # argparse's own error, before any reading
+        main(["analyze", path, "-o", str(tmp_path / "c.cubex"), "--min-thread-latency", "-1"])
+    assert e.value.code == 2 and "seconds: a number of at least 0, not '-1'" in capsys.readouterr().err
+
+
 def test_openmp_violations_are_named_in_the_clock_line():
     # With a message latency of 1 µs every violation on jacobi-hybrid is an OpenMP one: the line
     # says so instead of counting them as if they were the messages'.

@@ -146,16 +146,17 @@ void register_replay(py::module_ m) {
                      "One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, "
                      "then matching with the records the caller exchanges between the ranks.")
       .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
-                       bool complete, double min_latency) {
+                       bool complete, double min_latency, std::optional<double> min_thread_latency) {
              py::gil_scoped_release release;
-             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency)
+             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency)
                              : std::make_unique<Replay>(t, analyzed, mine);
            }),
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
-           py::arg("min_latency") = 0.0, py::keep_alive<1, 2>(),
+           py::arg("min_latency") = 0.0, py::arg("min_thread_latency") = py::none(), py::keep_alive<1, 2>(),
            "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. "
            "`complete`: also everything the one-process analysis computes beside the record patterns "
-           "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).")
+           "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` "
+           "for its OpenMP checks, None: min_latency).")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
       .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })
@@ -473,10 +474,12 @@ void register_analysis(py::module_ m) {
   m.def(
       "analyze",
       [](const trace::Trace& t, std::vector<std::uint32_t> locations, bool time_correct, double min_latency,
-         bool reread_path, std::size_t threads, bool root_cause, std::uint64_t chunk_records) {
+         bool reread_path, std::size_t threads, bool root_cause, std::uint64_t chunk_records,
+         std::optional<double> min_thread_latency) {
         analysis::AnalysisStats stats;
         analysis::AnalysisOptions options;
         options.time_correct = time_correct, options.min_latency = min_latency, options.reread_path = reread_path;
+        options.min_thread_latency = min_thread_latency;
         options.threads = threads, options.root_cause = root_cause, options.chunk_records = chunk_records;
         std::shared_ptr<profile::LocalProfile> p;
         {
@@ -507,11 +510,11 @@ void register_analysis(py::module_ m) {
       },
       py::arg("trace"), py::arg("locations"), py::arg("time_correct") = false, py::arg("min_latency") = 0.0,
       py::arg("reread_path") = false, py::arg("threads") = 1, py::arg("root_cause") = false,
-      py::arg("chunk_records") = analysis::AnalysisOptions{}.chunk_records,
+      py::arg("chunk_records") = analysis::AnalysisOptions{}.chunk_records, py::arg("min_thread_latency") = py::none(),
       "The call-path profile of `locations` (every peer of their messages and collectives among them) with "
       "Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, "
       "message and collective records, clock-condition violations as recorded, events moved by the time correction "
-      "(time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the "
+      "(time_correct=True; min_latency in seconds, min_thread_latency for the OpenMP checks, None: min_latency), the bytes of the critical path's time lines at the end of the "
       "pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP "
       "synchronization events, omp_sync_events; "
       "reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern "

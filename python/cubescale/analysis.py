@@ -214,7 +214,7 @@ def _merged_statistics(report: Report, merged: dict, time_correct: bool, trace_p
 def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = None, compress: bool = False,
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
             root_cause: bool = False, threads: int | None = None,
-            progress: Callable[[str], None] | None = None) -> Report | None:
+            progress: Callable[[str], None] | None = None, min_thread_latency: float | None = None) -> Report | None:
     """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
@@ -225,7 +225,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     non-blocking one's completion call before the starts), no OpenMP thread begins before its
     fork, joins before its team's ends or leaves a barrier before its team's enters
     (docs/analysis.md: a controlled logical clock); :func:`statistics` has the violations as
-    recorded and the instance statistics.
+    recorded and the instance statistics. ``min_thread_latency``: the OpenMP threads' latency in
+    seconds (default ``min_latency``; Scalasca's clc takes a shared-memory latency of its own,
+    below its message latencies).
 
     ``root_cause=True`` adds scout's root-cause metrics (``delay_latesender`` ... ``delay_n21_longterm``,
     where the trace has OpenMP parallel regions ``delay_ompbarrier`` and ``delay_ompidle``,
@@ -262,8 +264,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     >>> bool(delay.sum() > 0)   # some process's time made another wait
     True
     """
-    if not (math.isfinite(min_latency) and min_latency >= 0):  # before any reading
-        raise ValueError(f"min_latency {min_latency} s: the clock condition's latency must be a number of at least 0")
+    for name, value in (("min_latency", min_latency), ("min_thread_latency", min_thread_latency)):
+        if value is not None and not (math.isfinite(value) and value >= 0):  # before any reading
+            raise ValueError(f"{name} {value} s: the clock condition's latency must be a number of at least 0")
     if root_cause and comm is not None and comm.size > 1:
         raise ValueError("the root-cause analysis needs one process: run it without mpirun")
     if comm is not None and comm.size > 1:
@@ -273,7 +276,8 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         if output is None:
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
-                              min_latency=min_latency, progress=progress if comm.rank == 0 else None)
+                              min_latency=min_latency, min_thread_latency=min_thread_latency,
+                              progress=progress if comm.rank == 0 else None)
         if comm.rank != 0:
             return None
         report = open_report(output)
@@ -285,12 +289,14 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     if output is not None:
         check_target(output)  # before the reading, not after it
     trace = open_trace(trace_path)
-    if min_latency * trace.clock[0] >= 2.0**62:  # as the core's latency_ticks, before the reading
-        raise ValueError(f"min_latency {min_latency} s: the clock condition's latency must be below 2^62 clock ticks")
+    for name, value in (("min_latency", min_latency), ("min_thread_latency", min_thread_latency)):
+        if value is not None and value * trace.clock[0] >= 2.0**62:  # as the core's latency_ticks, before reading
+            raise ValueError(f"{name} {value} s: the clock condition's latency must be below 2^62 clock ticks")
     columns = trace.location_indices()
     count = available_cores() if threads is None else _thread_count(threads)
     core, stats = run_polled(lambda: _analysis.analyze(trace._core, columns, time_correct=time_correct,
-                                                       min_latency=min_latency, root_cause=root_cause, threads=count),
+                                                       min_latency=min_latency, root_cause=root_cause, threads=count,
+                                                       min_thread_latency=min_thread_latency),
                              lambda: _reading_status(trace, root_cause), progress)
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
@@ -473,7 +479,7 @@ def _clock_line(report: Report) -> str | None:
     stats = statistics(report)
     if stats is not None and not stats.time_corrected and stats.omp_violations:
         # the kinds, as the corrected line names them: thread violations follow other rules than
-        # messages' (the same min_latency applies to both, docs/analysis.md)
+        # messages' (and may have a latency of their own, min_thread_latency)
         line += (f"; {stats.p2p_violations:,} point to point, {stats.collective_violations:,} collective, "
                  f"{stats.omp_violations:,} OpenMP")
     if stats is not None and stats.time_corrected:

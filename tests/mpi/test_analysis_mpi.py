@@ -32,6 +32,7 @@ from analysis_cases import (  # noqa: E402
     SHAPES,
     SHARED_MPI,
     SYNCPOINT_EXPECTED,
+    THREAD_LATENCY,
     TIME_CORRECT,
     TIME_CORRECT_LATENCY,
     shared_anchors,
@@ -156,6 +157,22 @@ def test_time_correct_with_a_latency_gives_the_bytes_of_one_process(name, dirs, 
     assert {size: results(size, *dirs)[f"{name}+latency"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
     jumps = {results(size, *dirs)[f"{name}+latency"]["correction"]["jumps"] for size in SIZES}
     assert jumps == {analysis.statistics(report).corrected_jumps} and (jumps != {0}) == (name not in NO_VIOLATION)
+
+
+@pytest.mark.parametrize("name", THREAD_LATENCY)
+def test_a_thread_latency_of_its_own_gives_the_bytes_of_one_process(name, dirs, tmp_path):
+    """min_thread_latency: the OpenMP checks and their correction with a latency other than the
+    messages' (clc's shared-memory latency), the same over the ranks as in one process."""
+    traces, _ = dirs
+    results(1, *dirs)
+    anchor = dict(shared_anchors()).get(name) or os.path.join(traces, "n1", f"{name}.otf2")
+    latency, thread = THREAD_LATENCY[name]
+    cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True, min_latency=latency,
+                      min_thread_latency=thread)
+    serial = _digest(tmp_path / "serial.cubex")
+    assert {size: results(size, *dirs)[f"{name}+thread"]["sha256"] for size in SIZES} == dict.fromkeys(SIZES, serial)
+    cubescale.analyze(anchor, tmp_path / "same.cubex", time_correct=True, min_latency=latency)
+    assert _digest(tmp_path / "same.cubex") != serial  # the threads' latency changed the correction
 
 
 @pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)

@@ -26,6 +26,7 @@ from analysis_cases import (  # noqa: E402
     CYCLE,
     OMP,
     SHAPES,
+    THREAD_LATENCY,
     TIME_CORRECT,
     TIME_CORRECT_LATENCY,
     pattern_values,
@@ -65,12 +66,16 @@ def main(argv: list[str]) -> int:
     runs += [(name, anchor, True) for name, anchor in anchors if name in TIME_CORRECT]
     runs += [(name, anchor, "latency") for name, anchor in anchors if name in TIME_CORRECT_LATENCY]
     runs += [(name, anchor, "checks") for name, anchor in anchors if name in TIME_CORRECT_LATENCY]
+    runs += [(name, anchor, "thread") for name, anchor in anchors if name in THREAD_LATENCY]
     for name, anchor, correct in runs:
         key = f"{name}+time-correct" if correct is True else f"{name}+{correct}" if correct else name
         out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
-        # "checks": the clock checks with the latency, no correction
-        stats = analyze_trace(comm, anchor, out, time_correct=correct in (True, "latency"),
-                              min_latency=TIME_CORRECT_LATENCY[name] if correct in ("latency", "checks") else 0.0)
+        # "checks": the clock checks with the latency, no correction; "thread": corrected with a
+        # latency for the OpenMP threads of its own
+        latency, thread = THREAD_LATENCY[name] if correct == "thread" else (
+            TIME_CORRECT_LATENCY[name] if correct in ("latency", "checks") else 0.0, None)
+        stats = analyze_trace(comm, anchor, out, time_correct=correct in (True, "latency", "thread"),
+                              min_latency=latency, min_thread_latency=thread)
         if comm.rank == 0:
             with open(out, "rb") as f:
                 digest = hashlib.sha256(f.read()).hexdigest()

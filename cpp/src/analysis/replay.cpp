@@ -69,11 +69,14 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
 }
 
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
-               const std::vector<std::uint32_t>& mine, bool complete, double min_latency)
+               const std::vector<std::uint32_t>& mine, bool complete, double min_latency,
+               std::optional<double> min_thread_latency)
     : trace_(trace) {
   if (complete) {
     beside_ = std::make_unique<ReplayBeside>(trace);
-    beside_->latency = latency_ticks(min_latency, trace.definitions().clock.resolution);  // as clock_checks
+    const auto resolution = trace.definitions().clock.resolution;
+    beside_->latency = latency_ticks(min_latency, resolution);  // as clock_checks
+    beside_->thread_latency = latency_ticks(min_thread_latency.value_or(min_latency), resolution);
   }
   extract(analyzed, {mine}, {beside_ ? &beside_->fan : nullptr}, complete);
   if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it

@@ -231,7 +231,7 @@ void Replay::messages_beside() {
   }
   b.points = sync_points_paired(view, send_enters_, CommunicatorRanks(defs), defs.locations.size());
   send_enters_ = {};
-  count_omp_violations(b.omp, column, b.latency, v);  // local: a process's threads are all here
+  count_omp_violations(b.omp, column, b.thread_latency, v);  // local: a process's threads are all here
 }
 
 void Replay::collectives_beside_home() {
@@ -763,7 +763,7 @@ std::vector<std::uint64_t> Replay::begin_correction(const std::vector<std::uint3
   d.group_reference.assign(b.omp.sync_groups(), kNoTime);
   {
     ClockViolations recorded;  // the OpenMP violations as recorded (no cells: cnodes 0)
-    count_omp_violations(b.omp, severities_.column, b.latency, recorded);
+    count_omp_violations(b.omp, severities_.column, b.thread_latency, recorded);
     d.recorded_omp = recorded.omp;
   }
   d.world = world_locations(trace_.definitions());
@@ -984,7 +984,7 @@ void Replay::correct_round() {
         } else if (e.kind == SyncKind::OmpConsumer) {
           const auto g = d.omp[i]->syncs[e.index].group;
           if (d.group_waiting[g]) break;  // a producer of its group is not stepped yet
-          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + latency;
+          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + beside_->thread_latency;
         } else if (e.kind == SyncKind::NonBlockingLeave) {
           const auto& r = d.nonblocking[i]->records[e.index];
           const auto it = d.references_known.find(instance_key(r.communicator, d.nonblocking_k[i][e.index], r.location));

@@ -486,10 +486,11 @@ namespace {
 class Replay {
  public:
   Replay(const trace::Trace& trace, std::vector<LocationRecords>& records, const MessagePairs& pairs,
-         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
+         const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency, std::uint64_t thread_latency,
          const std::vector<NonBlockingLocation*>& nb, const std::vector<NonBlockingInstance>& nb_instances,
          OmpObserver* omp)
-      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency), nb_(nb),
+      : trace_(trace), records_(records), pairs_(pairs), instances_(instances), latency_(latency),
+        thread_latency_(thread_latency), nb_(nb),
         nb_instances_(nb_instances), omp_(omp), omp_of_(align_omp(records, omp)) {
     const auto n = records.size();
     syncs_.resize(n);
@@ -629,7 +630,7 @@ class Replay {
         }
         group_known_[g] = 1;
       }
-      if (group_reference_[g] != kNoTime) need = group_reference_[g] + latency_;
+      if (group_reference_[g] != kNoTime) need = group_reference_[g] + thread_latency_;
     }
     const auto value = std::max(base, need);
     if (value > base) {
@@ -656,7 +657,7 @@ class Replay {
   std::vector<LocationRecords>& records_;
   const MessagePairs& pairs_;
   const std::vector<std::vector<RecordRef>>& instances_;
-  const std::uint64_t latency_;
+  const std::uint64_t latency_, thread_latency_;  // ticks: messages and collectives; OpenMP
   std::vector<std::vector<Sync>> syncs_;
   std::vector<std::vector<std::uint64_t>> corrected_;
   std::vector<std::size_t> next_;
@@ -684,9 +685,9 @@ TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<Locatio
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
                                   const std::vector<NonBlockingLocation*>& nb,
                                   const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp,
-                                  std::vector<OffsetFunction>* moves) {
+                                  std::vector<OffsetFunction>* moves, std::optional<std::uint64_t> thread_latency) {
   TimeCorrectionStats stats;
-  Replay replay(trace, records, pairs, instances, latency, nb, nb_instances, omp);
+  Replay replay(trace, records, pairs, instances, latency, thread_latency.value_or(latency), nb, nb_instances, omp);
   replay.forward(stats);
   replay.apply(extras, moves);
   return stats;
@@ -701,6 +702,8 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
   out.column.assign(trace.definitions().locations.size(), kNone);
   for (std::size_t c = 0; c < locations.size(); ++c) out.column[locations[c]] = static_cast<std::uint32_t>(c);
   const std::uint64_t latency = latency_ticks(options.min_latency, trace.definitions().clock.resolution);
+  const std::uint64_t thread_latency =
+      latency_ticks(options.min_thread_latency.value_or(options.min_latency), trace.definitions().clock.resolution);
   std::vector<NonBlockingLocation*> nb;
   if (nonblocking) nb = align_nonblocking(records, *nonblocking);
   const auto nb_instances = nonblocking_instances(trace.definitions(), nb);
@@ -708,7 +711,7 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
     auto v = count_clock_violations(records, pairs, instances, out.column, cnodes, locations.size(), latency,
                                     &out.decisions, {options.threads, options.chunk_records});  // the last count's: of the records as they stay
     count_nonblocking_violations(nb, nb_instances, out.column, latency, v);
-    if (omp) count_omp_violations(*omp, out.column, latency, v);
+    if (omp) count_omp_violations(*omp, out.column, thread_latency, v);
     return v;
   };
   out.violations = count();
@@ -719,7 +722,7 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
   }
   if (!options.time_correct) return out;
   const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp,
-                                       options.root_cause ? &out.moves : nullptr);
+                                       options.root_cause ? &out.moves : nullptr, thread_latency);
   if (stats) stats->corrected_jumps = corrected.jumps;
   out.violations = count();
   return out;

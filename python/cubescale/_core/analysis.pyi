@@ -47,9 +47,10 @@ class Replay:
         mine: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
         complete: bool = False,
         min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
+        min_thread_latency: typing.SupportsFloat | typing.SupportsIndex | None = None,
     ) -> None:
         """
-        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition).
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency).
         """
     def answer_round(self) -> None:
         """
@@ -421,9 +422,10 @@ def analyze(
     threads: typing.SupportsInt | typing.SupportsIndex = 1,
     root_cause: bool = False,
     chunk_records: typing.SupportsInt | typing.SupportsIndex = 65536,
+    min_thread_latency: typing.SupportsFloat | typing.SupportsIndex | None = None,
 ) -> tuple[cubescale._core.profile.LocalProfile, dict]:
     """
-    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics; threads: how many threads read the events, whole processes each, and run the steps after the pass, chunks of locations of chunk_records records at least each (tests make it small); the report the same). root_cause=True: scout's delay costs and wait-state propagation too (root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds and root_cause_seconds: wall time of its second read of the events and of all of it; with time_correct on the corrected times); seconds: the wall seconds of each step, in the order they ran ({step: seconds}). FormatError on inconsistent communication.
+    The call-path profile of `locations` (every peer of their messages and collectives among them) with Scalasca's wait-state metrics below `time` and clock_violations: (LocalProfile, stats dict with events read, message and collective records, clock-condition violations as recorded, events moved by the time correction (time_correct=True; min_latency in seconds, min_thread_latency for the OpenMP checks, None: min_latency), the bytes of the critical path's time lines at the end of the pass and the locations on the path read a second time (critical_path_bytes, critical_path_reread; OpenMP synchronization events, omp_sync_events; reread_path=True, for tests and benchmarks: every location on the path read again instead), and per pattern name its instance statistics; threads: how many threads read the events, whole processes each, and run the steps after the pass, chunks of locations of chunk_records records at least each (tests make it small); the report the same). root_cause=True: scout's delay costs and wait-state propagation too (root_cause_points: their synchronization points, root_cause_bytes: what they held, root_cause_read_seconds and root_cause_seconds: wall time of its second read of the events and of all of it; with time_correct on the corrected times); seconds: the wall seconds of each step, in the order they ran ({step: seconds}). FormatError on inconsistent communication.
     """
 
 def impact_costs(

@@ -78,7 +78,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--min-latency", type=_seconds, default=0.0, metavar="SECONDS",
                    help="the clock condition's least latency (default 0): a receive that ends less than this after "
                         "its send began violates it, and --time-correct moves it that far; the same for collectives "
-                        "and OpenMP threads (Scalasca's clc uses a latency 100 times smaller for threads)")
+                        "and, unless --min-thread-latency says otherwise, OpenMP threads")
+    p.add_argument("--min-thread-latency", type=_seconds, default=None, metavar="SECONDS",
+                   help="the clock condition's least latency between OpenMP threads (default: --min-latency): a "
+                        "team begin before its fork plus this, a join before the team's ends plus this, a barrier "
+                        "left before its last enter plus this violate it (Scalasca's clc takes a shared-memory "
+                        "latency below its message latencies: e.g. --min-latency 1e-6 --min-thread-latency 1e-7)")
     p.add_argument("--progress", action="store_true",
                    help="the status line on stderr also when that is no terminal: under mpirun, which passes its "
                         "ranks' stderr to the terminal through a pipe (default: on a terminal only)")
@@ -150,7 +155,7 @@ def run_analyze(args) -> int:
               "one thread", file=sys.stderr, flush=True)
     try:
         report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                         min_latency=args.min_latency,
+                         min_latency=args.min_latency, min_thread_latency=args.min_thread_latency,
                          comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
                          progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
     finally:  # also after Ctrl-C or an error: the status line does not stay before the prompt

@@ -220,10 +220,12 @@ def _owners(trace, size: int) -> np.ndarray:
 
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
                   block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
-                  round_bytes: int = ROUND_BYTES, progress: Callable[[str], None] | None = None) -> dict:
+                  round_bytes: int = ROUND_BYTES, progress: Callable[[str], None] | None = None,
+                  min_thread_latency: float | None = None) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
-    (``time_correct``, ``min_latency`` seconds for the clock condition), the same bytes; the
+    (``time_correct``, ``min_latency`` seconds for the clock condition, ``min_thread_latency``
+    for its OpenMP checks, default ``min_latency``), the same bytes; the
     sends are exchanged in rounds of at most ``round_bytes`` per rank. Returns
     this rank's share
     and costs: ``groups`` (its block of processes), ``locations``, and over all ranks
@@ -254,7 +256,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             return f"rank {comm.rank} of {comm.size}: reading events: {int(trace._core.events_read()):,} of {share:,}"
 
         replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
-                                                     min_latency=min_latency), status, progress)
+                                                     min_latency=min_latency, min_thread_latency=min_thread_latency),
+                             status, progress)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
     trace, block, locations, first, replay, owner = _step(comm, opened)

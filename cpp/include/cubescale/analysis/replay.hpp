@@ -51,6 +51,7 @@
 // the instances it is home of; each buffer is released as soon as its step is done (docs/analysis.md has the bound).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -74,9 +75,10 @@ class Replay {
          const std::vector<std::vector<std::uint32_t>>& parts, const std::vector<trace::CallPathObserver*>& beside);
 
   // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
-  // in seconds for the clock condition.
+  // in seconds for the clock condition, `min_thread_latency` for its OpenMP checks (none:
+  // min_latency; AnalysisOptions).
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-         bool complete, double min_latency = 0.0);
+         bool complete, double min_latency = 0.0, std::optional<double> min_thread_latency = std::nullopt);
   ~Replay();
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---

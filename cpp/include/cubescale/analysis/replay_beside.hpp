@@ -249,6 +249,7 @@ struct ReplayBeside {
   std::vector<std::vector<SyncPoint>> points;          // per dense location (own ones)
   ClockViolations clock;
   std::uint64_t latency = 0;                           // ticks
+  std::uint64_t thread_latency = 0;                    // ticks, the OpenMP checks' (AnalysisOptions)
   std::vector<std::vector<Segment>> segments;          // per dense location (own ones)
   std::vector<std::size_t> unused;                     // per dense location: sync points not yet used
   std::vector<std::uint64_t> floor;                    // per dense location: where the path left it last

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <string>
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <unordered_map>
@@ -470,6 +471,10 @@ struct AnalysisStats {
 struct AnalysisOptions {
   bool time_correct = false;
   double min_latency = 0.0;  // seconds: a receive must follow its send by this much (clock condition)
+  // Seconds for the OpenMP threads' checks (a team begin after its fork, a join after the team's
+  // ends, a barrier left after its last enter); none: min_latency. Scalasca's clc has a
+  // shared-memory latency of its own, below its message latencies.
+  std::optional<double> min_thread_latency;
   // Tests and benchmarks: the critical path's time per call path by a second read of every
   // location on the path (as before PathTimeline), not from the time lines of the pass.
   bool reread_path = false;
