@@ -55,7 +55,9 @@ def add_parser(subparsers) -> None:
 
 def prepare_timeline(args) -> None:
     """The trace's anchor (an experiment directory resolved); the plot is none of its files and
-    can be written where rank 0 writes it; the expression parses; one verdict on every rank."""
+    can be written where rank 0 writes it; the expression parses and --node names one element
+    (``args.element``, with the trace opened for it as ``args.opened``); one verdict on every
+    rank."""
     if args.plot and not args.expr:
         raise ValueError("--plot draws an expression: give it with --expr")
     if args.plot and _picture_format(args.plot) not in PICTURES:
@@ -64,10 +66,12 @@ def prepare_timeline(args) -> None:
         raise ValueError(f"--points {args.points}: a timeline needs at least 2 points")
     if args.expr is not None:
         Expression(args.expr)  # a syntax error, before any rank reads the trace
-    def element() -> None:  # from the trace's definitions, which each rank reads
+
+    def element() -> None:  # from the trace's definitions, which each rank reads (run reads them no more)
         from ..parallel.timeline import _element
 
-        _element(open_trace(args.trace), _target(args.node))
+        args.opened = open_trace(args.trace)
+        args.element = _element(args.opened, _target(args.node))
 
     check_trace_command(communicator(), args, args.plot, element if args.expr is not None else None)
 
@@ -92,7 +96,7 @@ def run_timeline(args) -> int:
     comm = communicator()
     if not args.expr and comm.rank != 0:
         return 0
-    trace = open_trace(args.trace)
+    trace = getattr(args, "opened", None) or open_trace(args.trace)
     tree = trace.system_tree()
     short = os.path.join(os.path.basename(os.path.dirname(os.path.abspath(args.trace))), os.path.basename(args.trace))
     if not args.expr:
@@ -112,12 +116,12 @@ def run_timeline(args) -> int:
                   f"{values[0]:.6g} ... {values[-1]:.6g}")
         return 0
     expression = Expression(args.expr)
-    target = _target(args.node)
-    times, values, stats = _evaluate(args.trace, expression, target, args.points)
+    times, values, stats = _evaluate(trace, args.trace, expression, args.element, args.points)
     if comm.rank != 0:
         return 0
     finite = values[np.isfinite(values)]
-    where = element_path(tree, target) if isinstance(target, int) else target
+    named = _target(args.node)
+    where = named if isinstance(named, str) else element_path(tree, args.element)  # as the user named it
     print(f"{short}: {expression} for {where!r} on {len(times)} points from {times[0]:.6g} s to {times[-1]:.6g} s")
     if finite.size:
         print(f"min {finite.min():.6g}  mean {finite.mean():.6g}  max {finite.max():.6g}")
@@ -139,18 +143,17 @@ def run_timeline(args) -> int:
     return 0
 
 
-def _evaluate(path: str, expression: Expression, target: int | str, points: int):
-    """Staged over MPI when there is more than one rank, else in this process."""
+def _evaluate(trace, path: str, expression: Expression, element: int, points: int):
+    """Staged over MPI when there is more than one rank (each reading its share of ``path``),
+    else over ``trace`` (opened from it) in this process."""
     comm = communicator()
     if comm.size > 1:
         from ..parallel.timeline import evaluate_trace
 
-        return evaluate_trace(comm, path, expression, target=target, points=points)
-    from ..parallel.timeline import _element
+        return evaluate_trace(comm, path, expression, target=element, points=points)
     from ..timeline import evaluate
 
-    trace = open_trace(path)
-    t, v = evaluate(expression, trace.timelines(), _element(trace, target), points)
+    t, v = evaluate(expression, trace.timelines(), element, points)
     return t, v, {}
 
 
