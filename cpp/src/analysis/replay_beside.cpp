@@ -948,7 +948,7 @@ void Replay::send_arrived(const SendValue& v) {
 void Replay::correct_round() {
   // As time_correct.cpp's step(): each own location as far as the known producers allow.
   auto& d = correction();
-  const auto latency = beside_->latency;
+  const auto latency = beside_->latency, thread_latency = beside_->thread_latency;
   bool moved = false;
   // Values queued for other ranks this round: at most round_values (then the next round goes on).
   const auto full = [&d] { return d.queued_sends.size() + d.queued_enters.size() >= d.round_values; };
@@ -984,7 +984,7 @@ void Replay::correct_round() {
         } else if (e.kind == SyncKind::OmpConsumer) {
           const auto g = d.omp[i]->syncs[e.index].group;
           if (d.group_waiting[g]) break;  // a producer of its group is not stepped yet
-          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + beside_->thread_latency;
+          if (d.group_reference[g] != kNoTime) need = d.group_reference[g] + thread_latency;
         } else if (e.kind == SyncKind::NonBlockingLeave) {
           const auto& r = d.nonblocking[i]->records[e.index];
           const auto it = d.references_known.find(instance_key(r.communicator, d.nonblocking_k[i][e.index], r.location));

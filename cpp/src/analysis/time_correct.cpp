@@ -683,11 +683,11 @@ class Replay {
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
-                                  const std::vector<NonBlockingLocation*>& nb,
+                                  std::uint64_t thread_latency, const std::vector<NonBlockingLocation*>& nb,
                                   const std::vector<NonBlockingInstance>& nb_instances, OmpObserver* omp,
-                                  std::vector<OffsetFunction>* moves, std::optional<std::uint64_t> thread_latency) {
+                                  std::vector<OffsetFunction>* moves) {
   TimeCorrectionStats stats;
-  Replay replay(trace, records, pairs, instances, latency, thread_latency.value_or(latency), nb, nb_instances, omp);
+  Replay replay(trace, records, pairs, instances, latency, thread_latency, nb, nb_instances, omp);
   replay.forward(stats);
   replay.apply(extras, moves);
   return stats;
@@ -721,8 +721,8 @@ ClockCheck clock_checks(const trace::Trace& trace, const std::vector<std::uint32
     stats->omp_violations = out.violations.omp;
   }
   if (!options.time_correct) return out;
-  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, nb, nb_instances, omp,
-                                       options.root_cause ? &out.moves : nullptr, thread_latency);
+  const auto corrected = correct_times(trace, records, extras, pairs, instances, latency, thread_latency, nb,
+                                       nb_instances, omp, options.root_cause ? &out.moves : nullptr);
   if (stats) stats->corrected_jumps = corrected.jumps;
   out.violations = count();
   return out;

@@ -21,7 +21,6 @@
 // driver below replays them in rounds. A cycle (events that wait on each other: an impossible
 // trace) raises FormatError naming the location, event and time.
 #include <cstdint>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -224,17 +223,16 @@ void count_omp_violations(const OmpObserver& omp, const std::vector<std::uint32_
                                 const NonBlockingLocation* nb = nullptr, const OmpSyncLocation* omp = nullptr);
 
 // Corrects every time of `records`, `extras` (same order) and `nb` (aligned with records, see
-// align_nonblocking; its instances `nb_instances`) in place; `latency` in ticks (`thread_latency`
-// for the OpenMP synchronizations, none: `latency`). With `moves`:
+// align_nonblocking; its instances `nb_instances`) in place; `latency` in ticks, `thread_latency`
+// for the OpenMP synchronizations. With `moves`:
 // per records index the offset function that moved the location's times (for a later read of
 // its events, which must see them where the records now are).
 TimeCorrectionStats correct_times(const trace::Trace& trace, std::vector<LocationRecords>& records,
                                   std::vector<PointToPointExtras>& extras, const MessagePairs& pairs,
                                   const std::vector<std::vector<RecordRef>>& instances, std::uint64_t latency,
-                                  const std::vector<NonBlockingLocation*>& nb = {},
+                                  std::uint64_t thread_latency, const std::vector<NonBlockingLocation*>& nb = {},
                                   const std::vector<NonBlockingInstance>& nb_instances = {}, OmpObserver* omp = nullptr,
-                                  std::vector<OffsetFunction>* moves = nullptr,
-                                  std::optional<std::uint64_t> thread_latency = std::nullopt);
+                                  std::vector<OffsetFunction>* moves = nullptr);
 
 // The clock checks of analyze(): counts the violations of the records as recorded (into
 // `stats`), corrects the records when options.time_correct (then counts again), and returns
