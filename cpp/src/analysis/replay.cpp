@@ -308,6 +308,7 @@ std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks, const std
   for (const auto& l : records_) total += l.collectives.size();
   for (auto h : homes)
     if (h >= ranks) throw std::invalid_argument("home rank " + std::to_string(h) + " of " + std::to_string(ranks));
+  collective_stride_ = static_cast<std::uint32_t>(homes.empty() ? ranks : homes.size());
   auto counts = group_by_rank(outgoing_collectives_, ranks, total, records_, &LocationRecords::collectives,
                               [&](const CollectiveRecord& c) {
                                 return homes.empty() ? collective_home(c, ranks) : homes[collective_home(c, homes.size())];
@@ -316,7 +317,7 @@ std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks, const std
 }
 
 void Replay::reduce_collectives() {
-  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_);
+  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_, collective_stride_);
   release(incoming_collectives_);
 }
 

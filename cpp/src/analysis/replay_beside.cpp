@@ -12,9 +12,9 @@
 #include <utility>
 
 #include "cubescale/analysis/beside_patterns.hpp"
+#include "cubescale/analysis/instance_order.hpp"
 #include "cubescale/analysis/replay.hpp"
 #include "cubescale/common/format_error.hpp"
-#include "cubescale/common/radix_sort.hpp"
 
 namespace cubescale::analysis {
 
@@ -47,43 +47,31 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
   }
 }
 
-// Collective records by (communicator, instance), ties in record order: 12-byte keys sorted
-// (radix_sort.hpp), each with its record's index.
-struct InstanceKey {
-  std::uint32_t communicator, instance, index;
-};
-std::vector<InstanceKey> instance_order(const std::vector<CollectiveRecord>& records) {
-  if (records.size() >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
-  std::vector<InstanceKey> order(records.size());
-  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = {records[i].communicator, records[i].instance, i};
-  radix_sort<2>(order, [](const InstanceKey& k, std::size_t field) { return field == 0 ? k.communicator : k.instance; });
-  return order;
-}
-
 }  // namespace
 
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
-                                               const CommunicatorRanks& ranks) {
+                                               const CommunicatorRanks& ranks, std::uint32_t stride) {
   std::vector<CollectiveExtra> out(records.size());
   // Instances; each instance's few members then in rank order (ties, on self communicators, by
   // location), their ranks looked up once per member.
-  const auto order = instance_order(records);
+  const auto order = instance_order(records, stride);
   std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::size_t>> ranked;  // ((rank, location), record)
   std::vector<std::size_t> members;
   for (std::size_t a = 0, b = 0; a < order.size(); a = b) {
-    for (b = a + 1; b < order.size() && order[b].communicator == order[a].communicator &&
-                    order[b].instance == order[a].instance;
+    const auto& head = records[order[a]];
+    for (b = a + 1; b < order.size() && records[order[b]].communicator == head.communicator &&
+                    records[order[b]].instance == head.instance;
          ++b) {
     }
     ranked.clear();
     for (auto k = a; k < b; ++k) {
-      const auto& c = records[order[k].index];
-      ranked.push_back({{ranks.rank(c.communicator, c.location), c.location}, order[k].index});
+      const auto& c = records[order[k]];
+      ranked.push_back({{ranks.rank(c.communicator, c.location), c.location}, order[k]});
     }
     std::sort(ranked.begin(), ranked.end());
     members.clear();
     for (const auto& [key, index] : ranked) members.push_back(index);
-    if (!ranks.partial_init_exit(order[a].communicator, members.size())) instance_extras(records, members, out);
+    if (!ranks.partial_init_exit(head.communicator, members.size())) instance_extras(records, members, out);
   }
   return out;
 }
@@ -235,7 +223,7 @@ void Replay::messages_beside() {
 }
 
 void Replay::collectives_beside_home() {
-  beside().home_extras = collective_extras(incoming_collectives_, CommunicatorRanks(trace_.definitions()));
+  beside().home_extras = collective_extras(incoming_collectives_, CommunicatorRanks(trace_.definitions()), collective_stride_);
 }
 
 void Replay::collectives_beside() {
@@ -248,8 +236,7 @@ void Replay::collectives_beside() {
   const auto& column = severities_.column;
   // Ordered as the one-process analysis finds them (by communicator, then instance; a
   // location's points in that order, which the stable sort by wait end below keeps for ties).
-  for (const auto& key : instance_order(outgoing_collectives_)) {
-    const auto i = key.index;
+  for (const auto i : instance_order(outgoing_collectives_)) {
     const auto& c = outgoing_collectives_[i];
     const auto& x = b.extras[i];
     if (x.reference != kNoTime && c.leave < x.reference + b.latency) {

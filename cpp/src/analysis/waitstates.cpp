@@ -17,7 +17,7 @@
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
-#include "cubescale/common/radix_sort.hpp"
+#include "cubescale/analysis/instance_order.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {
@@ -419,7 +419,7 @@ namespace {
 // `records`: indexable by the records' number (a vector of them, or pointers into lists).
 template <class Records>
 std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                        const Records& records) {
+                                        const Records& records, std::uint32_t stride = 1) {
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
@@ -453,21 +453,27 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
     std::uint32_t communicator, instance, self;
     std::uint32_t index;
   };
-  std::vector<Key> keys(records.size());
+  std::vector<Key> keys;
+  keys.reserve(records.size());
   std::uint32_t last_comm = kNone;
   bool last_self = false;  // records of a communicator come in runs: one lookup per run
-  for (std::size_t i = 0; i < records.size(); ++i) {
+  for (const auto i : instance_order(records, stride)) {
     const CollectiveRecord& c = records[i];
-    if (i == 0 || c.communicator != last_comm) last_comm = c.communicator, last_self = communicator(last_comm, c.location).self;
-    keys[i] = {c.communicator, c.instance, last_self ? c.location : kNone, static_cast<std::uint32_t>(i)};
+    if (keys.empty() || c.communicator != last_comm) last_comm = c.communicator, last_self = communicator(last_comm, c.location).self;
+    keys.push_back({c.communicator, c.instance, last_self ? c.location : kNone, i});
   }
   auto same = [](const Key& a, const Key& b) {
     return a.communicator == b.communicator && a.instance == b.instance && a.self == b.self;
   };
-  // Sorted by (communicator, instance, self, index): the keys start in index order.
-  radix_sort<3>(keys, [](const Key& k, std::size_t field) {
-    return field == 0 ? k.communicator : field == 1 ? k.instance : k.self;
-  });
+  // On a self communicator one number is every location's own instance: by location, ties in
+  // record order (as a stable sort by (communicator, instance, location)).
+  for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
+    for (b = a + 1; b < keys.size() && keys[b].communicator == keys[a].communicator && keys[b].instance == keys[a].instance; ++b) {
+    }
+    if (keys[a].self != kNone && b - a > 1)
+      std::stable_sort(keys.begin() + std::ptrdiff_t(a), keys.begin() + std::ptrdiff_t(b),
+                       [](const Key& x, const Key& y) { return x.self < y.self; });
+  }
   std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
   std::vector<std::size_t> number;                // and their numbers in `records`
   std::vector<MemberSync> sync;
@@ -536,8 +542,8 @@ class ListedCollectives {
 }  // namespace
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<CollectiveRecord>& records) {
-  return reduce(trace, analyzed, records);
+                                                    const std::vector<CollectiveRecord>& records, std::uint32_t stride) {
+  return reduce(trace, analyzed, records, stride);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,

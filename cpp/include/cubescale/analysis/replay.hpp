@@ -276,6 +276,7 @@ class Replay {
   AnalysisStats stats_;
   SendBuffer outgoing_sends_, incoming_sends_;
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
+  std::uint32_t collective_stride_ = 1;  // a home has every stride-th instance (pack_collectives' homes)
   std::vector<CollectiveReduction> home_reductions_, reductions_;
   std::vector<PatternStatistics> pattern_statistics_;
   std::vector<double> program_spans_, local_time_;
