@@ -121,7 +121,8 @@ def worker(path: str, output: str) -> None:
     after = resource.getrusage(resource.RUSAGE_SELF)
     mine = {"wall": wall, "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
             "maxrss": after.ru_maxrss * 1024, "maxrss_before": before.ru_maxrss * 1024,
-            "record_bytes": stats["record_bytes"], "own": stats["own"], "seconds": stats["seconds"]}
+            "record_bytes": stats["record_bytes"], "own": stats["own"], "seconds": stats["seconds"],
+            "threads": stats.get("threads", 1)}
     everyone = comm.gather(mine, root=0)
     if comm.rank == 0:
         print(json.dumps({"events": stats["events"], "ranks": everyone}), flush=True)
@@ -131,8 +132,12 @@ def _correct_flag() -> list[str]:
     return ["--time-correct"] if CORRECT["time_correct"] else []
 
 
-def replay(path: str, ranks: int, output: str, python: str = sys.executable) -> dict:
-    command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks), python, os.path.abspath(__file__),
+def replay(path: str, ranks: int, output: str, python: str = sys.executable, unbound: bool = False) -> dict:
+    """One replay under mpirun; ``unbound``: ``--bind-to none`` (a rank may run on every core:
+    it reads its share on a thread per core, where Open MPI otherwise binds up to 2 ranks to a
+    core each)."""
+    command = ["timeout", "-k", "5", "3000", "mpirun", "-n", str(ranks)] + (["--bind-to", "none"] if unbound else []) + [
+               python, os.path.abspath(__file__),
                "--worker", path, output] + _correct_flag()
     done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
@@ -173,19 +178,24 @@ def measure(name: str, path: str, ranks: list[int], folder: str,
                         f"{before_cpu:.2f} | {events / before / 1e6:.2f} | {limit / before * 100:.0f} % | "
                         f"{limit_cpu / before_cpu * 100:.0f} % |")
     memory = []
-    for n in ranks:
+    # The replays as mpirun binds them, and one rank on every core (reading on a thread per core).
+    runs = [(n, False) for n in ranks] + ([(1, True)] if 1 in ranks and cores > 1 else [])
+    for n, unbound in runs:
         for label, python in [("", sys.executable)] + ([("baseline: ", baseline)] if baseline else []):
-            result = replay(path, n, os.path.join(folder, f"{os.path.basename(folder)}.n{n}.cubex"), python)
+            result = replay(path, n, os.path.join(folder, f"{os.path.basename(folder)}.n{n}.cubex"), python, unbound)
             wall = max(r["wall"] for r in result["ranks"])
             cpu = "/".join(f"{r['cpu']:.2f}" for r in result["ranks"])
             cpu_sum = sum(r["cpu"] for r in result["ranks"])
             waiting = " (4 ranks on 2 cores)" if n > os.cpu_count() else ""  # type: ignore[operator]
+            if unbound:
+                reading = result["ranks"][0]["threads"]
+                waiting = f" on {cores} cores (--bind-to none: reads on {reading} thread{'s' if reading > 1 else ''})"
             rows.append(f"| {name} | | {label}replay, {n} rank{'s' if n > 1 else ''}{waiting} | {wall:.2f} | {cpu} | "
                         f"{events / wall / 1e6:.2f} | {limit / wall * 100:.0f} % | {limit_cpu / cpu_sum * 100:.0f} % |")
             for k, r in enumerate(result["ranks"]):
                 own = r["own"]
                 communication = own["messages"] + own["collectives"] + own.get("omp_syncs", 0)
-                memory.append(f"| {name} | {label}{n} | {k} | {own['events']:,} | {communication:,} | "
+                memory.append(f"| {name} | {label}{n}{' unbound' if unbound else ''} | {k} | {own['events']:,} | {communication:,} | "
                               f"{r['maxrss'] / 2**20:.0f} | {(r['maxrss'] - r['maxrss_before']) / 2**20:.0f} | "
                               f"{size / 2**20:.0f} | {r['record_bytes'] / max(communication, 1):.1f} |")
     rows.append(f"| {name} | {stats['messages'] + stats['collectives']:,} communication events | | | | | | |")

@@ -146,17 +146,22 @@ void register_replay(py::module_ m) {
                      "One rank's part of the wait-state replay (analysis/replay.hpp): extraction of its locations, "
                      "then matching with the records the caller exchanges between the ranks.")
       .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
-                       bool complete, double min_latency, std::optional<double> min_thread_latency) {
+                       bool complete, double min_latency, std::optional<double> min_thread_latency,
+                       std::size_t threads) {
+             if (threads < 1) throw py::value_error("threads must be at least 1");
+             if (threads > 1 && !complete) throw py::value_error("threads: for a complete replay");
              py::gil_scoped_release release;
-             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency)
+             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency, threads)
                              : std::make_unique<Replay>(t, analyzed, mine);
            }),
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
-           py::arg("min_latency") = 0.0, py::arg("min_thread_latency") = py::none(), py::keep_alive<1, 2>(),
+           py::arg("min_latency") = 0.0, py::arg("min_thread_latency") = py::none(), py::arg("threads") = 1,
+           py::keep_alive<1, 2>(),
            "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. "
            "`complete`: also everything the one-process analysis computes beside the record patterns "
            "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` "
-           "for its OpenMP checks, None: min_latency).")
+           "for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the "
+           "same records and profile.")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
       .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })

@@ -246,8 +246,10 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
 
     ``threads``: in one process, how many threads read the trace's events, each a share of its
     processes, and run the steps after the reading, each on a chunk of the processes (default:
-    the cores this process may run on, :func:`available_cores`); the report is the same for any
-    number.
+    the cores this process may run on, :func:`available_cores`); under ``comm``, how many read
+    each rank's share (default: its cores shared among its node's ranks,
+    :func:`cubescale.parallel.analysis.rank_threads`; the steps after run on one). The report is
+    the same for any number.
 
     ``progress``: called with a status line while the analysis runs (``cubescale analyze`` prints
     it on a terminal): every quarter second the events read of all announced, then the steps
@@ -277,6 +279,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
                               min_latency=min_latency, min_thread_latency=min_thread_latency,
+                              threads=None if threads is None else _thread_count(threads),
                               progress=progress if comm.rank == 0 else None)
         if comm.rank != 0:
             return None

@@ -129,6 +129,19 @@ def test_time_correct_gives_the_bytes_of_one_process(name, dirs, tmp_path):
         assert {results(size, *dirs)[f"{name}+time-correct"]["correction"]["jumps"] for size in SIZES} == {2}
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_threads_on_each_rank_give_the_same_bytes(name, dirs):
+    """Each rank reading its share on 3 threads (its processes cut into parts read at once, the
+    parts' records, call paths and observers joined after): the report of one thread, at 1 and 2
+    ranks, with and without the time correction."""
+    for size in (1, 2):
+        got = results(size, *dirs)
+        assert got[f"{name}+threads"]["threads"] == 3
+        assert got[f"{name}+threads"]["sha256"] == got[name]["sha256"], size
+        if name in TIME_CORRECT:
+            assert got[f"{name}+threads+time-correct"]["sha256"] == got[f"{name}+time-correct"]["sha256"], size
+
+
 @pytest.mark.parametrize("time_correct", [False, True])
 def test_replay_on_a_serial_communicator_gives_the_bytes_of_one_process(time_correct, dirs, tmp_path):
     """The replay's API without MPI (``analyze_trace(SerialComm(), ...)``, every exchange on one
@@ -142,6 +155,20 @@ def test_replay_on_a_serial_communicator_gives_the_bytes_of_one_process(time_cor
         cubescale.analyze(anchor, tmp_path / "one.cubex", time_correct=time_correct)
         analyze_trace(SerialComm(), anchor, tmp_path / "serial.cubex", time_correct=time_correct)
         assert _digest(tmp_path / "serial.cubex") == _digest(tmp_path / "one.cubex"), name
+
+
+def test_replay_threads_default_and_checks(tmp_path):
+    """A rank alone reads on the cores it may run on (rank_threads); a thread count that is no
+    whole number of at least 1 is refused before any reading, by the replay and by analyze."""
+    from cubescale.parallel.analysis import analyze_trace, rank_threads
+    from cubescale.parallel.serial import SerialComm
+    assert rank_threads(SerialComm()) == analysis.available_cores()
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="threads"):
+            analyze_trace(SerialComm(), cubescale.examples.trace_path(), tmp_path / "x.cubex", threads=bad)
+    assert not os.listdir(tmp_path)
+    stats = analyze_trace(SerialComm(), cubescale.examples.trace_path(), tmp_path / "x.cubex", threads=2)
+    assert stats["threads"] == 2
 
 
 @pytest.mark.parametrize("name", TIME_CORRECT_LATENCY)
@@ -263,6 +290,22 @@ def test_cli_under_mpirun_writes_the_one_process_report_and_summary(dirs, tmp_pa
     assert "clock condition violations: 0; as recorded 1 point to point, 1 collective" in done.stdout, done.stdout
     assert "most severe instances (as scout's trace.stat):" in done.stdout
     cubescale.analyze(anchor, tmp_path / "serial.cubex", time_correct=True)
+    assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
+
+
+def test_cli_threads_under_mpirun_read_each_share_on_threads(dirs, tmp_path):
+    """``--threads`` under mpirun: every rank reads its share on that many threads; the report
+    of one process, and no word that the option is for one process only (it was, before)."""
+    traces, _ = dirs
+    results(2, *dirs)
+    anchor = os.path.join(traces, "n2", "ring.otf2")
+    command = ["timeout", "-k", "5", "120", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale", "analyze",
+               anchor, "-o", str(tmp_path / "mpirun.cubex"), "--threads", "2"]
+    done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=150)
+    assert done.returncode == 0, done.stderr
+    assert "--threads" not in done.stderr, done.stderr
+    cubescale.analyze(anchor, tmp_path / "serial.cubex")
     assert _digest(tmp_path / "mpirun.cubex") == _digest(tmp_path / "serial.cubex")
 
 

@@ -70,7 +70,7 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
 
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, bool complete, double min_latency,
-               std::optional<double> min_thread_latency)
+               std::optional<double> min_thread_latency, std::size_t threads)
     : trace_(trace) {
   if (complete) {
     beside_ = std::make_unique<ReplayBeside>(trace);
@@ -78,7 +78,15 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     beside_->latency = latency_ticks(min_latency, resolution);  // as clock_checks
     beside_->thread_latency = latency_ticks(min_thread_latency.value_or(min_latency), resolution);
   }
-  extract(analyzed, {mine}, {beside_ ? &beside_->fan : nullptr}, complete);
+  const auto parts = threads > 1 ? trace::part_locations(trace, mine, threads) : std::vector<std::vector<std::uint32_t>>{mine};
+  // A later part's observers beside the first's; the pass absorbs them into beside_'s.
+  std::vector<std::unique_ptr<ReplayBeside::Observers>> later;
+  std::vector<trace::CallPathObserver*> beside{beside_ ? &beside_->fan : nullptr};
+  for (std::size_t k = 1; k < parts.size(); ++k) {
+    later.push_back(beside_ ? std::make_unique<ReplayBeside::Observers>(trace) : nullptr);
+    beside.push_back(later.back() ? &later.back()->fan : nullptr);
+  }
+  extract(analyzed, parts, beside, complete);
   if (beside_) severities_.instances = &beside_->instances;  // trace.stat, as analyze() keeps it
 }
 

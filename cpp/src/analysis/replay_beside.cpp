@@ -79,6 +79,9 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
 ReplayBeside::ReplayBeside(const trace::Trace& trace)
     : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
 
+ReplayBeside::Observers::Observers(const trace::Trace& trace)
+    : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
+
 
 ReplayBeside& Replay::beside() {
   if (!beside_) needs_complete();

@@ -154,7 +154,7 @@ namespace {
 // parallel/analysis.py does over mpi4py.
 std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
                                                    const std::vector<std::vector<std::uint32_t>>& shares,
-                                                   bool time_correct = false) {
+                                                   bool time_correct = false, std::size_t threads = 1) {
   using namespace analysis;
   const auto ranks = shares.size();
   std::vector<std::uint32_t> all, owner(t.definitions().locations.size(), kNone), homes;
@@ -163,7 +163,8 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
     if (!shares[r].empty()) homes.push_back(static_cast<std::uint32_t>(r));
   }
   std::vector<std::unique_ptr<Replay>> rank;
-  for (const auto& share : shares) rank.push_back(std::make_unique<Replay>(t, all, share, true));
+  for (const auto& share : shares)
+    rank.push_back(std::make_unique<Replay>(t, all, share, true, 0.0, std::nullopt, threads));
   auto each = [&](auto f) {
     for (auto& r : rank) f(*r);
   };
@@ -332,13 +333,14 @@ double total(const profile::LocalProfile& p, const std::string& metric, std::siz
 }
 
 void expect_same_as_one_process(const trace::Trace& t, const std::vector<std::vector<std::uint32_t>>& shares,
-                                const std::vector<std::string>& metrics, bool time_correct = false) {
+                                const std::vector<std::string>& metrics, bool time_correct = false,
+                                std::size_t threads = 1) {
   std::vector<std::uint32_t> all;
   for (const auto& s : shares) all.insert(all.end(), s.begin(), s.end());
   analysis::AnalysisOptions options;
   options.time_correct = time_correct;
   const auto whole = analysis::analyze(t, all, nullptr, options);
-  const auto parts = replay_complete(t, shares, time_correct);
+  const auto parts = replay_complete(t, shares, time_correct, threads);
   std::vector<std::string> names;
   for (const auto& m : whole.metrics) names.push_back(m.uniq_name);
   for (const auto& part : parts) {
@@ -373,6 +375,10 @@ TEST(ReplayComplete, LateReceiverCriticalPathAndCountsAsOneProcess) {
   expect_same_as_one_process(t, {{0}, {1, 2}}, metrics);
   expect_same_as_one_process(t, {{0}, {1}, {2}}, metrics);
   expect_same_as_one_process(t, {{0, 1, 2}}, metrics);
+  // A rank's share read on threads (its processes in parts, their observers absorbed).
+  expect_same_as_one_process(t, {{0}, {1, 2}}, metrics, false, 2);
+  expect_same_as_one_process(t, {{0, 1, 2}}, metrics, false, 3);
+  expect_same_as_one_process(t, {{0, 1, 2}}, metrics, true, 3);
 }
 
 TEST(ReplayComplete, LateReceiverOfWaitallInRoundsAsOneProcess) {

@@ -48,9 +48,10 @@ class Replay:
         complete: bool = False,
         min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
         min_thread_latency: typing.SupportsFloat | typing.SupportsIndex | None = None,
+        threads: typing.SupportsInt | typing.SupportsIndex = 1,
     ) -> None:
         """
-        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency).
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the same records and profile.
         """
     def answer_round(self) -> None:
         """

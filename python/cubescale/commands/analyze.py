@@ -69,9 +69,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
-                   help="threads in one process: each reads a share of the trace's processes, and the steps after "
-                        "the reading cut their processes into as many chunks (default: the cores this process may "
-                        "run on; the report is the same for any number; under mpirun each rank uses one)")
+                   help="threads per process: each reads a share of the trace's processes, and in one process the "
+                        "steps after the reading cut their processes into as many chunks (default: the cores this "
+                        "process may run on; under mpirun each rank's cores shared among the ranks on its node, so "
+                        "one per rank with Open MPI's binding to cores; the report is the same for any number)")
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
@@ -150,9 +151,6 @@ def run_analyze(args) -> int:
     # when its own goes to a file: there, only with --progress.
     wanted = (args.progress or sys.stderr.isatty()) and comm.rank == 0
     shown = functools.partial(progress, always=args.progress) if wanted else None
-    if comm.size > 1 and args.threads is not None and comm.rank == 0:
-        print("cubescale analyze: --threads is for one process; under mpirun each rank reads its share on "
-              "one thread", file=sys.stderr, flush=True)
     try:
         report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
                          min_latency=args.min_latency, min_thread_latency=args.min_thread_latency,

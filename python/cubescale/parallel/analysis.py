@@ -64,7 +64,7 @@ from .collective import CollectiveError
 from .known_machine import KnownMachine, collate_on_known_machine
 from .trace import rank_share
 
-__all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere"]
+__all__ = ["ReplayFormatError", "analyze_trace", "exchange", "raise_everywhere", "rank_threads"]
 
 _NO_RANK = 0xFFFFFFFF
 _ROUND_FAILED = 1 << 5  # Replay.plan_round: some rank's rows say it failed
@@ -210,6 +210,36 @@ def _objects(comm, obj: Any, root: int | None) -> list | None:
     return _step(comm, lambda: [pickle.loads(buffer[a:a + n]) for a, n in zip(at, sizes)] if here else None)
 
 
+def rank_threads(comm) -> int:
+    """Collective: how many threads a rank of ``comm`` reads its share of a trace on by default:
+    the cores it may run on (its CPU affinity, which mpirun and batch systems set) divided among
+    the ranks on its node that may run on them too. Open MPI binds each of up to 2 ranks to a
+    core (one thread each); a rank alone on a node with ``--bind-to none``, or given several
+    cores (``--map-by ppr:1:node:pe=8``, Slurm's ``--cpus-per-task``), reads on all of them.
+
+    Example
+    -------
+    >>> from mpi4py import MPI
+    >>> rank_threads(MPI.COMM_SELF) >= 1
+    True
+    """
+    from ..analysis import available_cores
+
+    try:
+        mine = set(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this platform: one thread per rank
+        return available_cores() if comm.size == 1 else 1
+    if comm.size == 1:
+        return max(1, len(mine))
+    node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)
+    try:
+        everyone = node.allgather(sorted(mine))
+    finally:
+        node.Free()
+    sharing = sum(1 for cores in everyone if mine.intersection(cores))
+    return max(1, len(mine) // max(1, sharing))
+
+
 def _owners(trace, size: int) -> np.ndarray:
     """The rank owning each location (``_NO_RANK`` for locations nobody analyzes)."""
     owner = np.full(len(trace.announced_events()), _NO_RANK, dtype=np.uint32)
@@ -221,7 +251,7 @@ def _owners(trace, size: int) -> np.ndarray:
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
                   block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
                   round_bytes: int = ROUND_BYTES, progress: Callable[[str], None] | None = None,
-                  min_thread_latency: float | None = None) -> dict:
+                  min_thread_latency: float | None = None, threads: int | None = None) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
     (``time_correct``, ``min_latency`` seconds for the clock condition, ``min_thread_latency``
@@ -240,10 +270,16 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     locations), ``record_bytes`` (the most
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     ``progress`` (give it on one rank): called with a status line, this rank's share read, the
-    time correction's rounds and the steps after.
+    time correction's rounds and the steps after. ``threads``: how many threads read this rank's
+    share, each a part of its processes (default :func:`rank_threads`; the steps after the
+    reading run on one); the report is the same for any number.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
+    if threads is None:
+        threads = rank_threads(comm)
+    elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
     seconds: dict[str, float] = {}
     say = progress or (lambda text: None)
 
@@ -256,7 +292,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
             return f"rank {comm.rank} of {comm.size}: reading events: {int(trace._core.events_read()):,} of {share:,}"
 
         replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
-                                                     min_latency=min_latency, min_thread_latency=min_thread_latency),
+                                                     min_latency=min_latency, min_thread_latency=min_thread_latency,
+                                                     threads=threads),
                              status, progress)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
@@ -315,7 +352,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.announced_events())), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": {**own, "omp_syncs": own_omp},
-            "record_bytes": int(peak), "seconds": seconds,
+            "record_bytes": int(peak), "seconds": seconds, "threads": threads,
             "total_seconds": time.perf_counter() - start}
 
 

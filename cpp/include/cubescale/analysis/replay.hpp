@@ -76,9 +76,11 @@ class Replay {
 
   // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
   // in seconds for the clock condition, `min_thread_latency` for its OpenMP checks (none:
-  // min_latency; AnalysisOptions).
+  // min_latency; AnalysisOptions). `threads`: `mine` read in as many parts at once (a rank
+  // with several cores; trace::part_locations), the same records and profile as one part.
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
-         bool complete, double min_latency = 0.0, std::optional<double> min_thread_latency = std::nullopt);
+         bool complete, double min_latency = 0.0, std::optional<double> min_thread_latency = std::nullopt,
+         std::size_t threads = 1);
   ~Replay();
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---

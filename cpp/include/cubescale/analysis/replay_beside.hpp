@@ -223,6 +223,15 @@ struct DistributedCorrection {
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
 struct ReplayBeside {
   explicit ReplayBeside(const trace::Trace& trace);
+  // The same observers for a later part of the pass on a thread of its own (Replay's
+  // `threads`): absorbed into these after it.
+  struct Observers {
+    explicit Observers(const trace::Trace& trace);
+    OmpObserver omp;
+    CountsObserver counts;
+    SpanObserver spans;
+    ObserverFan fan;
+  };
   OmpObserver omp;
   CountsObserver counts;
   SpanObserver spans;
