@@ -351,11 +351,13 @@ std::pair<std::uint32_t, std::uint64_t> Replay::walk(std::uint32_t at, std::uint
   return {at, t};
 }
 
-std::vector<bool> Replay::present_complete() const {
-  if (!beside_) needs_complete();
-  const auto& b = *beside_;
+std::vector<bool> Replay::present_complete() {
+  auto& b = beside();
   auto out = severities_.present;
-  const auto omp = match_omp(b.omp, mine_, profile_.cnode_count(), trace_.definitions().clock.resolution);
+  b.omp_matched_cnodes = profile_.cnode_count();
+  b.omp_matched = std::make_unique<OmpSeverities>(
+      match_omp(b.omp, mine_, b.omp_matched_cnodes, trace_.definitions().clock.resolution));
+  const auto& omp = *b.omp_matched;
   out.insert(out.end(), omp.present.begin(), omp.present.end());
   out.push_back(b.clock.checked);
   return out;
@@ -373,7 +375,11 @@ profile::LocalProfile Replay::finish_complete(const std::vector<bool>& present) 
   auto tree = with_metric_tree(std::move(profile_), severities_,
                                std::vector<bool>(present.begin(), present.begin() + patterns));
   move_class_time(tree, b.moves);
-  auto omp = match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
+  // The OpenMP matching present_complete did (the call tree has as many call paths still).
+  auto omp = b.omp_matched && b.omp_matched_cnodes == tree.cnode_count()
+                 ? std::move(*b.omp_matched)
+                 : match_omp(b.omp, mine_, tree.cnode_count(), defs.clock.resolution);
+  b.omp_matched.reset();
   omp.present.assign(present.begin() + patterns, present.begin() + patterns + omps);
   add_omp_tree(tree, omp);
   std::vector<std::uint32_t> on_path;

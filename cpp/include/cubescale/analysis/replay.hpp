@@ -149,7 +149,9 @@ class Replay {
   // Walks back from (at, t) while the path stays on own locations; returns where it continues
   // ((kNone, 0) when it ended).
   std::pair<std::uint32_t, std::uint64_t> walk(std::uint32_t at, std::uint64_t t);
-  std::vector<bool> present_complete() const;  // record patterns, then OpenMP, then clock checked
+  // Record patterns, then OpenMP, then clock checked; the OpenMP patterns' values kept for
+  // finish_complete.
+  std::vector<bool> present_complete();
   // After finish_complete: per own column its PROGRAM_BEGIN to PROGRAM_END in seconds
   // (impact_costs' program_spans).
   const std::vector<double>& program_spans() const { return program_spans_; }

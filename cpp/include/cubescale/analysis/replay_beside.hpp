@@ -272,6 +272,8 @@ struct ReplayBeside {
   bool corrected = false;                              // the clock statistics are those before correcting
   std::uint64_t correction_peak = 0;                   // bytes, inside finish_correction
   InstanceStats instances{std::size_t(Pattern::Count)};  // trace.stat of own instances
+  std::unique_ptr<OmpSeverities> omp_matched;          // present_complete's, until finish_complete,
+  std::size_t omp_matched_cnodes = 0;                  // for this many call paths
 };
 
 }  // namespace cubescale::analysis
