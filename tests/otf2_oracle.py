@@ -38,3 +38,21 @@ def otf2_print_counts(anchor: Path) -> dict[tuple[int, str], int]:
         fields = line.split()
         counts[(int(fields[1]), fields[0])] += 1
     return dict(counts)
+
+
+def otf2_print_team_enters(anchor: Path) -> list[tuple[int, int, str, int]]:
+    """The Enter events that carry an ``OMPT_PARALLEL_REGION_ID`` attribute (Score-P's OMPT
+    adapter: a parallel region's enter names the team it opens, an implicit task's the team it
+    belongs to), in otf2-print's (time) order: (location id, timestamp, region name, team id)."""
+    out = subprocess.run(["otf2-print", str(anchor)], check=True, capture_output=True, text=True).stdout
+    enters: list[tuple[int, int, str, int]] = []
+    last: tuple[int, int, str] | None = None
+    for line in out.splitlines():
+        if line.startswith("ENTER "):
+            fields = line.split(None, 3)
+            last = (int(fields[1]), int(fields[2]), fields[3].split('"')[1])
+        elif line[:1].isspace() and "OMPT_PARALLEL_REGION_ID" in line and last is not None:
+            enters.append((*last, int(line.rstrip().rstrip(")").rsplit(";", 1)[1])))
+        elif line[:1] and not line[:1].isspace():
+            last = None
+    return enters

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from otf2_oracle import SHARED_OTF2, anchor_ids, anchors
+from otf2_oracle import SHARED_OTF2, anchor_ids, anchors, have_otf2_print, otf2_print_team_enters
 
 import cubescale
 from cubescale import testing, trace
@@ -141,6 +141,41 @@ def test_openmp_threads_hang_below_the_parallel_region():
     assert (visits[tasks].sum(axis=0) > 0).all()
     for t in tasks:
         assert report.cnodes[report.cnodes[t].parent].region.name.startswith("!$omp parallel")
+
+
+@pytest.mark.skipif(not have_otf2_print(), reason="otf2-print (otf2-tools) not installed")
+def test_ompt_worker_threads_start_in_the_team_their_implicit_task_names():
+    """openmp-nested (Score-P's OMPT adapter): two threads of an outer team each fork an inner
+    team at the same time. Every implicit task names its team (OMPT_PARALLEL_REGION_ID), so a
+    worker goes below the call path where a thread opened that team (its first Enter naming
+    it, by otf2-print), not below whichever region was innermost open on an earlier thread
+    (which put two members of the outer team into the master's inner team)."""
+    anchor = SHARED_OTF2 / "openmp-nested" / "traces.otf2"
+    report = trace.profile(anchor)
+    ids = list(open_trace(anchor).locations["id"])
+    visits = report.values("visits", inclusive=False)
+
+    def path(c) -> tuple[str, ...]:
+        names = []
+        while c is not None:
+            names.append(report.cnodes[c].region.name)
+            c = report.cnodes[c].parent
+        return tuple(reversed(names))
+
+    visited = {(path(c.index), loc) for c in report.cnodes for loc in np.flatnonzero(visits[c.index])}
+    opened: dict[int, tuple[int, str]] = {}  # team -> (location, region) of its first enter
+    members: dict[int, set[int]] = {}
+    for location, _, region, team in otf2_print_team_enters(anchor):
+        opened.setdefault(team, (location, region))
+        if region == "!$omp implicit_task":
+            members.setdefault(team, set()).add(ids.index(location))
+    assert len(opened) == 6 and sorted(len(m) for m in members.values()) == [4, 4, 4, 4, 4, 4]
+    for team, (location, region) in opened.items():
+        # where the team opened: a call path ending in that region, visited by the thread that opened it
+        forks = [p for p, loc in visited if loc == ids.index(location) and p[-1] == region]
+        assert len(forks) == 1, (team, forks)
+        for member in members[team]:
+            assert (forks[0] + ("!$omp implicit_task",), member) in visited, (team, member)
 
 
 def test_profile_round_trip(tmp_path):

@@ -113,7 +113,7 @@ class ProfileSink final : public EventSink {
 
   void begin_location(std::uint32_t location) override {
     const auto group = defs_.locations[location].group;
-    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear(), program_ = kNone;
+    if (group != group_ || group == kNone) intervals_.clear(), reach_.clear(), team_of_.clear(), program_ = kNone;
     group_ = group;
     location_ = location;
     cpu_thread_ = defs_.locations[location].type == "cpu_thread";
@@ -142,7 +142,7 @@ class ProfileSink final : public EventSink {
       for (auto* o : wanting) o->event(e, stack_.empty() ? kNone : stack_.back().cnode);
     switch (e.type) {
       case EventType::Enter:
-        enter(e.region, e.time);
+        enter(e.region, e.time, e.parallel_region);
         // The process's program root (PROGRAM_BEGIN), below which its other threads' roots go.
         if (event.type == EventType::ProgramBegin && stack_.size() == 1 && program_ == kNone)
           program_ = stack_.back().cnode, program_location_ = location_;
@@ -306,7 +306,13 @@ class ProfileSink final : public EventSink {
   // nothing was open (POSIX threads, which Score-P's profile does not graft, or a worker whose
   // fork it cannot place): below <program>/THREADS where an earlier thread of the process
   // entered the program's region (Score-P 7 and later move such roots there), else a root.
-  std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time) {
+  // An OMPT-based trace names the team a worker's implicit task belongs to (`team`, the
+  // parallel region id; 0: none): below the call path where a thread of the process opened it,
+  // whichever teams were open then (nested regions of several threads overlap in time).
+  std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time, std::uint64_t team = 0) {
+    if (team != 0)
+      if (const auto at = team_of_.find(team); at != team_of_.end())
+        return cnode_region_[at->second] == region ? at->second : child(at->second, region);
     auto it = std::upper_bound(intervals_.begin(), intervals_.end(), time,
                                [](std::uint64_t t, const Interval& i) { return t < i.enter; });
     while (it != intervals_.begin()) {
@@ -326,12 +332,12 @@ class ProfileSink final : public EventSink {
 
   // Enter and Leave arrive nested (a region, Leaves closing the last Enter, not before it):
   // Trace::read refuses every reader a stream where they do not (EvtContext::nests).
-  void enter(std::uint32_t region, std::uint64_t time) {
+  void enter(std::uint32_t region, std::uint64_t time, std::uint64_t team = 0) {
     std::uint32_t c;
     if (stack_.empty() && current_task_ != 0) {
       c = task_root(region, time);
     } else if (stack_.empty()) {
-      c = cpu_thread_ ? root_cnode(region, time) : child(kNone, region);  // GPU streams keep their own roots
+      c = cpu_thread_ ? root_cnode(region, time, team) : child(kNone, region);  // GPU streams keep their own roots
     } else {
       const auto parent = stack_.back().cnode;
       if (last_cache_parent_ != parent || last_cache_region_ != region) {  // loops repeat one child
@@ -340,6 +346,8 @@ class ProfileSink final : public EventSink {
         last_cache_region_ = region;
       }
       c = last_cache_child_;
+      // The first Enter naming a team inside a thread's call tree opens it (the fork).
+      if (team != 0 && cpu_thread_) team_of_.try_emplace(team, c);
     }
     column_->grow(cnode_parent_.size(), slots_, used_);
     first_enter_[c] = std::min(first_enter_[c], time);  // locations are read one after another
@@ -505,6 +513,7 @@ class ProfileSink final : public EventSink {
   std::uint32_t location_ = kNone, group_ = kNone - 1;
   std::uint64_t last_time_ = 0;
   std::vector<Interval> intervals_, opened_, forks_;
+  std::unordered_map<std::uint64_t, std::uint32_t> team_of_;  // OMPT parallel region id -> where it opened (this process)
   std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
   bool cpu_thread_ = true;
   // OpenMP tasks: the stacks of the location's tasks not running (0 its implicit task's while

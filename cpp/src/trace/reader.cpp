@@ -13,6 +13,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <system_error>
 #include <unordered_map>
@@ -556,6 +557,9 @@ struct EvtContext {
   // that is before its stop) or at the location's end: times stay in order, and the visit
   // nests where the location is after its events at T. No visit stays open across events.
   std::uint32_t pausing_region = kNone, flushing_region = kNone;
+  // The OMPT_PARALLEL_REGION_ID attribute's OTF2 reference (none: the trace defines no such
+  // attribute; Enter events then look at no attribute list).
+  std::optional<OTF2_AttributeRef> parallel_region_attribute;
   bool paused = false;      // a MEASUREMENT OFF visit is open
   bool flush_due = false;   // a flush's visit is still to be made
   std::uint64_t flush_start = 0, flush_stop = 0;
@@ -829,6 +833,10 @@ void set_empty(OTF2_ErrorCode (*setter)(OTF2_EvtReaderCallbacks*, Callback), OTF
 OTF2_CallbackCode ev_enter(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
   CUBESCALE_EVT_HEAD(Enter);
   e.region = c.ref(c.defs->region_index, region, OTF2_UNDEFINED_REGION, "region");
+  if (c.parallel_region_attribute && attributes) {
+    std::uint64_t id = 0;  // (absent, or of another type: none)
+    if (OTF2_AttributeList_GetUint64(attributes, *c.parallel_region_attribute, &id) == OTF2_SUCCESS) e.parallel_region = id;
+  }
   return c.emit();
 }
 OTF2_CallbackCode ev_leave(CUBESCALE_EVT_ARGS, OTF2_RegionRef region) {
@@ -1375,6 +1383,8 @@ void Trace::read(const std::vector<std::uint32_t>& locations, EventSink& sink) c
     c.pausing_region = measurement_region(defs_, "MEASUREMENT OFF");
     c.flushing_region = measurement_region(defs_, "TRACE BUFFER FLUSH");
   }
+  for (const auto& a : defs_.attributes)
+    if (a.name == "OMPT_PARALLEL_REGION_ID" && a.type == "uint64") c.parallel_region_attribute = a.id;
   stream(locations, cbs.get(), &c);
 }
 

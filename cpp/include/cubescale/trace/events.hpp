@@ -78,6 +78,10 @@ struct Event {
   std::uint8_t metric_count = 0;
   const std::uint8_t* metric_types = nullptr;  // OTF2_Type per value
   const MetricValue* metric_values = nullptr;
+  // Enter in an OMPT-based trace: its OMPT_PARALLEL_REGION_ID attribute (Score-P's OMPT adapter
+  // writes it at a parallel region's enter, the new region's, and at an implicit task's, the
+  // region the task belongs to; 0: none). Which team a worker thread starts in.
+  std::uint64_t parallel_region = 0;
 };
 
 // PROGRAM_BEGIN and PROGRAM_END of a trace that defines the program's region (Score-P 7 and
