@@ -68,6 +68,19 @@ TEST(InstanceOrder, SparseOrHostileInstancesFallBackToTheSameOrder) {
   EXPECT_EQ(instance_order(records), stable_sorted(records));
   EXPECT_EQ(instance_order(records, 1000), stable_sorted(records));
   EXPECT_TRUE(instance_order(std::vector<CollectiveRecord>{}).empty());
+  // The extreme numbers: an instance 2^32 - 1 beside 0 (a span of 2^32 slots), first on its
+  // communicator, and communicator 2^32 - 1 first (the look-up cache's start).
+  const auto most = cubescale::analysis::kNone;
+  auto made = [](std::vector<std::pair<std::uint32_t, std::uint32_t>> pairs) {
+    std::vector<CollectiveRecord> out(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) out[i].communicator = pairs[i].first, out[i].instance = pairs[i].second;
+    return out;
+  };
+  for (const auto& extreme : {made({{1, 0}, {1, most}}), made({{1, most}, {1, 5}}), made({{most, 3}, {2, 9}, {most, 3}}),
+                              made({{most, most}, {most, 0}, {0, most}})}) {
+    EXPECT_EQ(instance_order(extreme), stable_sorted(extreme));
+    EXPECT_EQ(instance_order(extreme, 2), stable_sorted(extreme));
+  }
   // Ties (a self communicator's one number on every location) keep the records' order.
   std::vector<CollectiveRecord> ties(9);
   for (std::uint32_t i = 0; i < ties.size(); ++i) ties[i].communicator = 3 - i % 2, ties[i].instance = 0, ties[i].location = i;

@@ -46,37 +46,39 @@ std::vector<std::uint32_t> instance_order(const Records& records, std::uint32_t 
   if (n >= kNone) throw std::length_error("more than 2^32 - 2 collective records on one rank");
   if (stride == 0) stride = 1;
   struct Range {
-    std::uint32_t communicator, low, high;
+    std::uint32_t communicator, low = 0, high = 0;
+    bool set = false;        // low and high hold an instance
     std::uint64_t base = 0;  // its first slot
   };
   std::vector<Range> ranges;
   std::unordered_map<std::uint32_t, std::uint32_t> range_of;  // communicator -> its range
   // Records come in runs of one communicator: one look-up per run.
-  std::uint32_t last = kNone, at = 0;
+  bool cached = false;
+  std::uint32_t last = 0, at = 0;
   auto range = [&](std::uint32_t communicator) -> Range& {
-    if (communicator != last || ranges.empty()) {
+    if (!cached || communicator != last) {
       const auto [it, fresh] = range_of.try_emplace(communicator, static_cast<std::uint32_t>(ranges.size()));
-      if (fresh) ranges.push_back({communicator, kNone, 0});
-      last = communicator, at = it->second;
+      if (fresh) ranges.push_back({communicator});
+      cached = true, last = communicator, at = it->second;
     }
     return ranges[at];
   };
   for (std::size_t i = 0; i < n; ++i) {
     const auto& c = records[i];
     auto& r = range(c.communicator);
-    if (r.low == kNone) r.low = r.high = c.instance;
+    if (!r.set) r.low = r.high = c.instance, r.set = true;
     // Every instance of a communicator at a multiple of the stride from its first.
     const auto apart = c.instance >= r.low ? c.instance - r.low : r.low - c.instance;
     if (apart % stride != 0) return instance_order_detail::radix_order(records);
     r.low = std::min(r.low, c.instance), r.high = std::max(r.high, c.instance);
   }
   std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.communicator < b.communicator; });
-  std::uint64_t slots = 0;
-  for (auto& r : ranges) r.base = slots, slots += (r.high - r.low) / stride + 1;
+  std::uint64_t slots = 0;  // (64 bits: one communicator's span alone may be 2^32)
+  for (auto& r : ranges) r.base = slots, slots += std::uint64_t(r.high - r.low) / stride + 1;
   if (slots > std::min<std::uint64_t>(2 * std::uint64_t(n) + 1024, kNone))  // sparse
     return instance_order_detail::radix_order(records);
   for (std::uint32_t k = 0; k < ranges.size(); ++k) range_of[ranges[k].communicator] = k;
-  last = kNone;
+  cached = false;
   // Each record's slot, then the slots' first places (counting sort: stable).
   std::vector<std::uint32_t> slot(n), first(slots + 1, 0);
   for (std::size_t i = 0; i < n; ++i) {
