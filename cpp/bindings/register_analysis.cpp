@@ -147,11 +147,12 @@ void register_replay(py::module_ m) {
                      "then matching with the records the caller exchanges between the ranks.")
       .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
                        bool complete, double min_latency, std::optional<double> min_thread_latency,
-                       std::size_t threads) {
+                       std::int64_t threads) {
              if (threads < 1) throw py::value_error("threads must be at least 1");
              if (threads > 1 && !complete) throw py::value_error("threads: for a complete replay");
              py::gil_scoped_release release;
-             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency, threads)
+             return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency,
+                                                        static_cast<std::size_t>(threads))
                              : std::make_unique<Replay>(t, analyzed, mine);
            }),
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
@@ -244,6 +245,9 @@ void register_replay(py::module_ m) {
       .def(
           "stats", [](const Replay& r) { return stats_dict(r.stats()); },
           "Own events read and message / collective records extracted.")
+      .def("parts", &Replay::parts,
+           "How many parts the own locations were read in at once, a thread each (at most the threads "
+           "asked for and one per process).")
       .def("record_bytes", &Replay::record_bytes, "Bytes the record buffers hold now.")
       .def("omp_sync_events", &Replay::omp_sync_events,
            "OpenMP synchronization events (fork, team begin/end, join, barrier enter/leave, lock "

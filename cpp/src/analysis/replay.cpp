@@ -99,6 +99,7 @@ void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vect
   if (parts.empty() || beside.size() != parts.size()) throw std::invalid_argument("Replay: one observer per part");
   mine_.clear();
   for (const auto& part : parts) mine_.insert(mine_.end(), part.begin(), part.end());
+  parts_ = parts.size();
   const auto& mine = mine_;
   analyzed_.assign(defs.locations.size(), false);
   position_.assign(defs.locations.size(), kNone);

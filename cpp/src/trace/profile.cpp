@@ -120,6 +120,7 @@ class ProfileSink final : public EventSink {
     columns_.emplace_back();
     column_ = &columns_.back();
     stack_.clear();
+    team_frames_.clear();
     snapshots_.clear();
     tasks_.clear();
     current_task_ = 0;
@@ -310,9 +311,9 @@ class ProfileSink final : public EventSink {
   // parallel region id; 0: none): below the call path where a thread of the process opened it,
   // whichever teams were open then (nested regions of several threads overlap in time).
   std::uint32_t root_cnode(std::uint32_t region, std::uint64_t time, std::uint64_t team = 0) {
-    if (team != 0)
-      if (const auto at = team_of_.find(team); at != team_of_.end())
-        return cnode_region_[at->second] == region ? at->second : child(at->second, region);
+    if (team != 0)  // (a team used outside its fork's visit, or reused: the rule below)
+      if (const auto at = team_of_.find(team); at != team_of_.end() && at->second.enter <= time && time <= at->second.leave)
+        return cnode_region_[at->second.cnode] == region ? at->second.cnode : child(at->second.cnode, region);
     auto it = std::upper_bound(intervals_.begin(), intervals_.end(), time,
                                [](std::uint64_t t, const Interval& i) { return t < i.enter; });
     while (it != intervals_.begin()) {
@@ -346,8 +347,11 @@ class ProfileSink final : public EventSink {
         last_cache_region_ = region;
       }
       c = last_cache_child_;
-      // The first Enter naming a team inside a thread's call tree opens it (the fork).
-      if (team != 0 && cpu_thread_) team_of_.try_emplace(team, c);
+      // The first Enter of an OpenMP region naming a team inside a thread's call tree opens it
+      // (the fork), until that visit ends.
+      if (team != 0 && cpu_thread_ && parallel_region_.count(region) &&
+          team_of_.try_emplace(team, Team{c, time, ~std::uint64_t(0)}).second)
+        team_frames_.push_back({stack_.size(), team});
     }
     column_->grow(cnode_parent_.size(), slots_, used_);
     first_enter_[c] = std::min(first_enter_[c], time);  // locations are read one after another
@@ -367,6 +371,10 @@ class ProfileSink final : public EventSink {
     // (Not an explicit task's frames: a worker starting then is not inside them, Score-P
     // grafts threads below the implicit task's call paths.)
     if (current_task_ == 0 && parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
+    if (!team_frames_.empty() && team_frames_.back().first == stack_.size() - 1) {  // the team's fork ends
+      team_of_[team_frames_.back().second].leave = time;
+      team_frames_.pop_back();
+    }
     stack_.pop_back();
   }
 
@@ -513,7 +521,14 @@ class ProfileSink final : public EventSink {
   std::uint32_t location_ = kNone, group_ = kNone - 1;
   std::uint64_t last_time_ = 0;
   std::vector<Interval> intervals_, opened_, forks_;
-  std::unordered_map<std::uint64_t, std::uint32_t> team_of_;  // OMPT parallel region id -> where it opened (this process)
+  // OMPT parallel region id -> where and when it opened (this process), and per open fork on
+  // this location its depth in stack_ and team.
+  struct Team {
+    std::uint32_t cnode;
+    std::uint64_t enter, leave;
+  };
+  std::unordered_map<std::uint64_t, Team> team_of_;
+  std::vector<std::pair<std::size_t, std::uint64_t>> team_frames_;
   std::vector<std::uint64_t> reach_;  // per sorted interval: the latest leave up to it
   bool cpu_thread_ = true;
   // OpenMP tasks: the stacks of the location's tasks not running (0 its implicit task's while

@@ -307,6 +307,10 @@ class Replay:
         """
         Groups own sends by the rank owning the receiver (owner[location]); returns records per rank.
         """
+    def parts(self) -> int:
+        """
+        How many parts the own locations were read in at once, a thread each (at most the threads asked for and one per process).
+        """
     def path_start(self, any_records: bool) -> tuple[int, int]:
         """
         (enter of the latest MPI_Finalize or last Leave, place among analyzed) of this rank's candidate to start the critical path; place 0xFFFFFFFF: none.

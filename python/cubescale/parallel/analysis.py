@@ -212,10 +212,13 @@ def _objects(comm, obj: Any, root: int | None) -> list | None:
 
 def rank_threads(comm) -> int:
     """Collective: how many threads a rank of ``comm`` reads its share of a trace on by default:
-    the cores it may run on (its CPU affinity, which mpirun and batch systems set) divided among
-    the ranks on its node that may run on them too. Open MPI binds each of up to 2 ranks to a
-    core (one thread each); a rank alone on a node with ``--bind-to none``, or given several
-    cores (``--map-by ppr:1:node:pe=8``, Slurm's ``--cpus-per-task``), reads on all of them.
+    the logical CPUs it may run on (its CPU affinity, which mpirun and batch systems set; with
+    SMT a core counts its hardware threads) divided among the ranks on its node that may run on
+    them too. Open MPI binds each of up to 2 ranks to a core (one thread each, without SMT); a
+    rank alone on a node with ``--bind-to none``, or given several cores (``--map-by
+    ppr:1:node:pe=8``, Slurm's ``--cpus-per-task``), reads on all of them. CPU quotas (cgroups)
+    are not seen. Reading on threads helps a rank holding several processes of the trace (each
+    thread reads whole processes).
 
     Example
     -------
@@ -226,17 +229,19 @@ def rank_threads(comm) -> int:
     from ..analysis import available_cores
 
     try:
-        mine = set(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # no affinity on this platform: one thread per rank
-        return available_cores() if comm.size == 1 else 1
+        mine: list[int] | None = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity here (on every rank alike, or on this one)
+        mine = None
     if comm.size == 1:
-        return max(1, len(mine))
-    node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)
+        return max(1, len(mine)) if mine is not None else available_cores()
+    node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)  # every rank, with or without an affinity
     try:
-        everyone = node.allgather(sorted(mine))
+        everyone = _allgathered(node, mine)
     finally:
         node.Free()
-    sharing = sum(1 for cores in everyone if mine.intersection(cores))
+    if mine is None:
+        return 1
+    sharing = sum(1 for cores in everyone if cores is not None and set(mine).intersection(cores))
     return max(1, len(mine) // max(1, sharing))
 
 
@@ -271,15 +276,18 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     bytes of records and of the exchanges beside them it held at once), and seconds per phase.
     ``progress`` (give it on one rank): called with a status line, this rank's share read, the
     time correction's rounds and the steps after. ``threads``: how many threads read this rank's
-    share, each a part of its processes (default :func:`rank_threads`; the steps after the
-    reading run on one); the report is the same for any number.
+    share, each a part of its processes (default :func:`rank_threads`; at most one per process
+    of the share, so a rank holding one process reads on one; the steps after the reading run on
+    one); the report is the same for any number; ``threads`` in the result: how many read.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
-    if threads is None:
-        threads = rank_threads(comm)
-    elif isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+    # Collective on every rank, also where threads is given: ranks given it and ranks not still
+    # take part in the same steps.
+    default = rank_threads(comm)
+    threads = default if threads is None else threads
     seconds: dict[str, float] = {}
     say = progress or (lambda text: None)
 
@@ -352,7 +360,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     return {"groups": block, "locations": len(locations), "events": int(totals[0]), "messages": int(totals[1]),
             "collectives": int(totals[2]), "shape": (int(counts[2]), len(trace.announced_events())), "metrics": int(counts[0]),
             "hand_offs": hand_offs, "correction": correction, "statistics": statistics, "own": {**own, "omp_syncs": own_omp},
-            "record_bytes": int(peak), "seconds": seconds, "threads": threads,
+            "record_bytes": int(peak), "seconds": seconds, "threads": int(replay.parts()),
             "total_seconds": time.perf_counter() - start}
 
 

@@ -229,6 +229,8 @@ class Replay {
   const std::vector<bool>& present() const { return severities_.present; }
   profile::LocalProfile finish(const std::vector<bool>& present);
   const AnalysisStats& stats() const { return stats_; }
+  // How many parts the own locations were read in at once (threads; at most one per process).
+  std::size_t parts() const { return parts_; }
   // Bytes the records hold now (for the benchmark's memory table).
   std::uint64_t record_bytes() const;
 
@@ -285,6 +287,7 @@ class Replay {
   std::vector<PatternStatistics> pattern_statistics_;
   std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
+  std::size_t parts_ = 1;
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const CollectiveRecord& m);       // home: a member with its corrected enter
   // A member record for its home: `enter` the corrected one, `time` the recorded enter.

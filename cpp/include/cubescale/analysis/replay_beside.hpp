@@ -223,10 +223,15 @@ struct DistributedCorrection {
 // The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
 struct ReplayBeside {
   explicit ReplayBeside(const trace::Trace& trace);
+  // `fan` points at the members beside it: neither copied nor moved.
+  ReplayBeside(const ReplayBeside&) = delete;
+  ReplayBeside& operator=(const ReplayBeside&) = delete;
   // The same observers for a later part of the pass on a thread of its own (Replay's
   // `threads`): absorbed into these after it.
   struct Observers {
     explicit Observers(const trace::Trace& trace);
+    Observers(const Observers&) = delete;
+    Observers& operator=(const Observers&) = delete;
     OmpObserver omp;
     CountsObserver counts;
     SpanObserver spans;
