@@ -44,7 +44,9 @@ def main() -> None:
     add_ring_arguments(parser, iterations=900000, rounds=3)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
-    counts = [1, args.threads]
+    if args.threads < 1:
+        parser.error("--threads: a whole number of at least 1")
+    counts = sorted({1, args.threads})  # --threads 1: one column per side, not the same twice
     events, runs = alternating_rounds(args, lambda python, path: elsewhere(python, path, counts))
     sides = ["this"] + (["baseline"] if args.baseline else [])
     columns = [(str(t), side) for t in counts for side in sides]
