@@ -41,15 +41,30 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace, bool extras)
   }
   // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
   comm_locations_.resize(defs_.communicators.size());
+  comm_remote_.resize(defs_.communicators.size());
+  in_group_a_.resize(defs_.communicators.size());
   comm_self_.assign(defs_.communicators.size(), false);
+  auto locations_of = [&](const trace::Group& g) {
+    std::vector<std::uint32_t> out;
+    for (auto world : g.members) out.push_back(world < rank_location_.size() ? rank_location_[world] : kNone);
+    return out;
+  };
   for (std::size_t c = 0; c < defs_.communicators.size(); ++c) {
-    const auto group = defs_.communicators[c].group;
-    if (group == kNone || group >= defs_.groups.size()) continue;
-    const auto& g = defs_.groups[group];
+    const auto& comm = defs_.communicators[c];
+    if (comm.group == kNone || comm.group >= defs_.groups.size()) continue;
+    const auto& g = defs_.groups[comm.group];
+    if (comm.remote_group != kNone) {  // an inter-communicator: a peer is in the other group
+      if (comm.remote_group >= defs_.groups.size()) continue;
+      comm_locations_[c] = locations_of(g);
+      comm_remote_[c] = locations_of(defs_.groups[comm.remote_group]);
+      in_group_a_[c].assign(defs_.locations.size(), false);
+      for (auto l : comm_locations_[c])
+        if (l < defs_.locations.size()) in_group_a_[c][l] = true;
+      continue;
+    }
     comm_self_[c] = g.type == "comm_self";
     if (comm_self_[c]) continue;
-    for (auto world : g.members)
-      comm_locations_[c].push_back(world < rank_location_.size() ? rank_location_[world] : kNone);
+    comm_locations_[c] = locations_of(g);
   }
   // Scalasca's classes of MPI calls by region name (pearl's classification, case-insensitive).
   regions_.resize(defs_.regions.size() + 1);  // the last: an unknown region
@@ -106,12 +121,18 @@ std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::ui
   };
   // The common case first, from the table built once (no string compares per event).
   if (communicator < comm_locations_.size()) {
-    const auto& table = comm_locations_[communicator];
+    // On an inter-communicator a member of group A names a rank of group B, and the other way.
+    const bool remote = !in_group_a_[communicator].empty() && e.location < in_group_a_[communicator].size() &&
+                        in_group_a_[communicator][e.location];
+    const auto& table = remote ? comm_remote_[communicator] : comm_locations_[communicator];
     if (comm_self_[communicator] && rank == 0) return e.location;
     if (rank < table.size() && table[rank] != kNone) return table[rank];
   }
   if (communicator == kNone || communicator >= defs_.communicators.size()) fail("no communicator");
-  const auto group = defs_.communicators[communicator].group;
+  if (inter(communicator) && in_group_a_[communicator].empty()) fail("inter-communicator without its groups");
+  const bool remote = inter(communicator) && e.location < in_group_a_[communicator].size() &&
+                      in_group_a_[communicator][e.location];
+  const auto group = remote ? defs_.communicators[communicator].remote_group : defs_.communicators[communicator].group;
   if (group == kNone || group >= defs_.groups.size()) fail("communicator without a group");
   const auto& g = defs_.groups[group];
   if (g.type == "comm_self") fail("rank " + std::to_string(rank) + " on a self communicator");
@@ -240,6 +261,9 @@ void RecordExtractor::irecv(const trace::Event& e, std::uint64_t enter) {
 }
 
 void RecordExtractor::collective(const trace::Event& e, std::uint32_t cnode) {
+  // Collectives on inter-communicators (two groups, roots named MPI_ROOT / MPI_PROC_NULL on one
+  // side) have no pattern here: no record (docs/analysis.md).
+  if (inter(e.communicator)) return;
   auto& out = records_.back();
   CollectiveRecord r;
   r.enter = enter_or(e.time);
@@ -261,6 +285,12 @@ void RecordExtractor::collective(const trace::Event& e, std::uint32_t cnode) {
 }
 
 void RecordExtractor::nonblocking_complete(const trace::Event& e, std::uint32_t cnode) {
+  if (inter(e.communicator)) {  // as collective(): no record; its request is done with
+    const auto it = std::find_if(open_collectives_.begin(), open_collectives_.end(),
+                                 [&](const Started& s) { return s.request == e.request; });
+    if (it != open_collectives_.end()) open_collectives_.erase(it);
+    return;
+  }
   const bool in_call = !stack_.empty();
   NonBlockingRecord r;
   r.enter = r.leave = enter_or(e.time);

@@ -371,6 +371,27 @@ OTF2_CallbackCode on_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2
   return OTF2_CALLBACK_SUCCESS;
 }
 
+#if OTF2_VERSION_MAJOR >= 3
+// Score-P 8 and later: MPI inter-communicators (MPI_Intercomm_create), in the communicators'
+// reference space; their events' peers are ranks of the other group.
+OTF2_CallbackCode on_inter_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name, OTF2_GroupRef group_a,
+                                OTF2_GroupRef group_b, OTF2_CommRef common, OTF2_CommFlag) {
+  auto& c = ctx(ud);
+  const auto i = static_cast<std::uint32_t>(c.defs->communicators.size());
+  c.defs->communicator_index.add(self, i);
+  c.defs->communicators.push_back({self, {}, kNone, kNone});
+  c.pending.push_back([&c, i, name, group_a, group_b, common] {
+    auto& m = c.defs->communicators[i];
+    m.name = resolve(c, name, "inter-communicator");
+    m.group = lookup(c, c.defs->group_index, group_a, OTF2_UNDEFINED_GROUP, "group");
+    m.remote_group = lookup(c, c.defs->group_index, group_b, OTF2_UNDEFINED_GROUP, "group");
+    if (m.remote_group == kNone) m.remote_group = m.group;  // (never kNone: it marks the kind)
+    m.parent = lookup(c, c.defs->communicator_index, common, OTF2_UNDEFINED_COMM, "communicator");
+  });
+  return OTF2_CALLBACK_SUCCESS;
+}
+#endif
+
 OTF2_CallbackCode on_metric_member(void* ud, OTF2_MetricMemberRef self, OTF2_StringRef name,
                                    OTF2_StringRef description, OTF2_MetricType type, OTF2_MetricMode mode,
                                    OTF2_Type value_type, OTF2_Base base, int64_t exponent, OTF2_StringRef unit) {
@@ -1270,6 +1291,9 @@ Trace::Trace(std::string anchor) : path_(std::move(anchor)) {
   OTF2_GlobalDefReaderCallbacks_SetRegionCallback(cbs, on_region);
   OTF2_GlobalDefReaderCallbacks_SetGroupCallback(cbs, on_group);
   OTF2_GlobalDefReaderCallbacks_SetCommCallback(cbs, on_comm);
+#if OTF2_VERSION_MAJOR >= 3
+  OTF2_GlobalDefReaderCallbacks_SetInterCommCallback(cbs, on_inter_comm);
+#endif
   OTF2_GlobalDefReaderCallbacks_SetMetricMemberCallback(cbs, on_metric_member);
   OTF2_GlobalDefReaderCallbacks_SetMetricClassCallback(cbs, on_metric_class);
   OTF2_GlobalDefReaderCallbacks_SetMetricInstanceCallback(cbs, on_metric_instance);

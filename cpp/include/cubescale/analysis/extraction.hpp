@@ -72,6 +72,13 @@ class RecordExtractor final : public trace::CallPathObserver {
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
   std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
   std::vector<bool> comm_self_;
+  // Inter-communicators: per communicator its group B's locations by rank (empty: none), the
+  // peers of group A's members; comm_locations_ holds group A's, the peers of B's members.
+  std::vector<std::vector<std::uint32_t>> comm_remote_;
+  std::vector<std::vector<bool>> in_group_a_;  // [communicator][location]: a member of group A
+  bool inter(std::uint32_t communicator) const {
+    return communicator < defs_.communicators.size() && defs_.communicators[communicator].remote_group != kNone;
+  }
   // Per region: how a receive's call completes it, MPI_Init/Finalize (kInitOp, kFinalizeOp or
   // 0), a blocking MPI_Send/MPI_Ssend (a send's record is its completion), how a send's
   // completion counts for Late Receiver, MPI_Test* (non-blocking collectives).

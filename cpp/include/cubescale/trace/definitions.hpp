@@ -60,7 +60,10 @@ struct Communicator {
   std::uint32_t id = 0;
   std::string name;
   std::uint32_t group = kNone;   // index
-  std::uint32_t parent = kNone;  // index
+  std::uint32_t parent = kNone;  // index (an inter-communicator: its common communicator)
+  // An inter-communicator (OTF2 3's InterComm definition): `group` is its group A, this its
+  // group B; a rank's peers on it are ranks of the other group. kNone: an intra-communicator.
+  std::uint32_t remote_group = kNone;
 };
 
 struct MetricMember {
