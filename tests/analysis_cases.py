@@ -315,6 +315,19 @@ PROGRAM_ROOT = [[("main", 30, 960, [], 0), ("MPI_Init", 40, 80, [], 0), ("outsid
                 [("main", 60, 970, [], 0), ("MPI_Init", 70, 80, [], 0), ("MPI_Barrier", 700, 900, [], 0),
                  ("MPI_Finalize", 905, 950, [], 0)]]
 
+# An inter-communicator between world ranks {0, 1} (group A) and {2, 3} (group B)
+# (testing.write_intercomm_trace): rank 0 sends at 100 to B's rank 1 (world 3, receiving from
+# 50: Late Sender 50 ns), world 2 (B's rank 0) at 400 to A's rank 1 (world 1, from 300: 100 ns);
+# a barrier on the inter-communicator (no pattern: no record), then an MPI_Allreduce on
+# MPI_COMM_WORLD entered at 800, 750, 850, 760: Wait at N x N 50, 100, 0, 90 ns.
+INTERCOMM = {"intercomm": ([[("MPI_Send", 100, 110, 1), ("MPI_Barrier", 600, 700), ("MPI_Allreduce", 800, 900)],
+                            [("MPI_Recv", 300, 450, 0), ("MPI_Barrier", 500, 700), ("MPI_Allreduce", 750, 900)],
+                            [("MPI_Send", 400, 410, 1), ("MPI_Barrier", 550, 700), ("MPI_Allreduce", 850, 900)],
+                            [("MPI_Recv", 50, 150, 0), ("MPI_Barrier", 650, 700), ("MPI_Allreduce", 760, 900)]],
+                           2, 1000)}
+INTERCOMM_EXPECTED = {"mpi_latesender": {"1:MPI_Recv": 100, "3:MPI_Recv": 50},
+                      "mpi_wait_nxn": {"0:MPI_Allreduce": 50, "1:MPI_Allreduce": 100, "3:MPI_Allreduce": 90}}
+
 SHAPES = {"chain": (CHAIN, 6000), "ring": (RING, 2000), "late-receiver": (LATE_RECEIVER, 3000),
           "far-late-receiver": (FAR_LATE_RECEIVER, 3 * FAR + 3000),
           "moved-completion": (MOVED_COMPLETION, 1200), "moved-posting": (MOVED_POSTING, 1000),

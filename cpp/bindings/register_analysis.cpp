@@ -18,6 +18,7 @@
 #include "cubescale/analysis/root_cause.hpp"
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/synthetic_hybrid.hpp"
+#include "cubescale/trace/synthetic_intercomm.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "cubescale/trace/synthetic_omp.hpp"
 #include "register.hpp"
@@ -130,6 +131,13 @@ trace::MpiCall mpi_call(const py::tuple& t) {
   if (t.size() >= 6) c.bytes = t[5].cast<std::uint64_t>();
   if (t.size() == 7) c.bytes_received = t[6].cast<std::uint64_t>();
   return c;
+}
+
+// One call of write_intercomm_trace's per-rank lists: (call, enter, leave[, peer]).
+trace::InterCommCall intercomm_call(const py::tuple& t) {
+  if (t.size() < 3 || t.size() > 4) throw py::value_error("a call is (call, enter_ns, leave_ns[, peer])");
+  return {t[0].cast<std::string>(), t[1].cast<std::uint64_t>(), t[2].cast<std::uint64_t>(),
+          t.size() == 4 ? t[3].cast<std::uint32_t>() : 0u};
 }
 
 py::dict stats_dict(const analysis::AnalysisStats& stats) {
@@ -553,6 +561,21 @@ void register_analysis(py::module_ m) {
         return names;
       },
       "Unique names of the root-cause metrics (scout's; analyze(root_cause=True)), in scout's order.");
+  m.def(
+      "write_intercomm_trace",
+      [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,
+         std::uint32_t group_a, std::uint64_t end) {
+        std::vector<std::vector<trace::InterCommCall>> calls(ranks.size());
+        for (std::size_t r = 0; r < ranks.size(); ++r)
+          for (const auto& t : ranks[r]) calls[r].push_back(intercomm_call(t));
+        py::gil_scoped_release release;
+        return trace::write_intercomm_trace(directory, name, calls, group_a, end);
+      },
+      py::arg("directory"), py::arg("name"), py::arg("ranks"), py::arg("group_a"), py::arg("end"),
+      "Writes <directory>/<name>.otf2 with an inter-communicator between the first group_a ranks and the others: per "
+      "rank a list of (call, enter_ns, leave_ns[, peer]), calls 'MPI_Send' / 'MPI_Recv' (on the inter-communicator, "
+      "peer a rank of the other group), 'MPI_Barrier' (on it), 'MPI_Allreduce' (on MPI_COMM_WORLD), inside main from "
+      "0 to `end` ns. Returns the events written.");
   m.def(
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,

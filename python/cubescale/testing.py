@@ -23,8 +23,8 @@ from ._core import timeline as _timeline
 from ._core import trace as _trace
 
 __all__ = ["REPLAY_PHASES", "ReplayMemory", "irecv_one_way_run", "messages_only_run", "one_way_run", "random_mpi_run",
-           "read_with_empty_callbacks", "replay_memory", "write_hardware_trace", "write_hybrid_trace", "write_mpi_trace",
-           "write_omp_trace", "write_ring_trace"]
+           "read_with_empty_callbacks", "replay_memory", "write_hardware_trace", "write_hybrid_trace",
+           "write_intercomm_trace", "write_mpi_trace", "write_omp_trace", "write_ring_trace"]
 
 
 def write_ring_trace(directory: str | os.PathLike, name: str = "traces", processes: int = 4, iterations: int = 1000,
@@ -62,6 +62,27 @@ def write_hardware_trace(directory: str | os.PathLike, name: str = "traces", *, 
                                            packages_per_node=packages_per_node, cores_per_package=cores_per_package,
                                            gpus_per_node=gpus_per_node, seconds=seconds,
                                            samples_per_second=samples_per_second)
+
+
+def write_intercomm_trace(directory: str | os.PathLike, name: str, ranks: Sequence[Sequence[tuple]],
+                          group_a: int, end: int) -> int:
+    """Writes ``<directory>/<name>.otf2``: MPI processes with an inter-communicator (OTF2 3's
+    ``InterComm`` definition, as Score-P 8 and later write it for ``MPI_Intercomm_create``)
+    between the first ``group_a`` ranks (group A) and the others (group B). Per rank a list of
+    ``(call, enter_ns, leave_ns)`` or ``(call, enter_ns, leave_ns, peer)``: ``MPI_Send`` and
+    ``MPI_Recv`` on the inter-communicator (``peer``: a rank of the *other* group, tag 5),
+    ``MPI_Barrier`` on it, ``MPI_Allreduce`` on ``MPI_COMM_WORLD``; inside main from 0 to ``end``
+    ns. Returns the events written.
+
+    Example
+    -------
+    >>> import tempfile
+    >>> write_intercomm_trace(tempfile.mkdtemp(), "inter", [[("MPI_Send", 50, 60, 0)],
+    ...                                                     [("MPI_Recv", 10, 70, 0)]], group_a=1, end=100)
+    10
+    """
+    return _analysis.write_intercomm_trace(os.fspath(directory), name, [[tuple(c) for c in r] for r in ranks],
+                                           group_a, end)
 
 
 def write_mpi_trace(directory: str | os.PathLike, name: str,

@@ -24,6 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from analysis_cases import (  # noqa: E402
     BROKEN,
     CHAIN_EXPECTED,
+    INTERCOMM,
+    INTERCOMM_EXPECTED,
     ISCAN_ORDER_EXPECTED,
     NO_VIOLATION,
     OMP,
@@ -90,7 +92,15 @@ def test_scan_members_are_in_communicator_rank_order_on_every_number_of_ranks(si
         {k: ns * NS for k, ns in ISCAN_ORDER_EXPECTED["mpi_earlyscan"].items()}, rel=1e-15)
 
 
-NAMES = [*SHAPES, *OMP, *SHARED_MPI]
+NAMES = [*SHAPES, *OMP, *INTERCOMM, *SHARED_MPI]
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_inter_communicator_messages_find_their_peers_on_every_number_of_ranks(size, dirs):
+    values = results(size, *dirs)["intercomm"]["values"]
+    for pattern, expected in INTERCOMM_EXPECTED.items():
+        assert values[pattern] == pytest.approx({k: ns * NS for k, ns in expected.items()}, rel=1e-12), pattern
+    assert "mpi_barrier_wait" not in values  # the barrier on the inter-communicator has no pattern
 
 
 @pytest.mark.parametrize("name", NAMES)

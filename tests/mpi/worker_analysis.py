@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from analysis_cases import (  # noqa: E402
     BROKEN,
     CYCLE,
+    INTERCOMM,
     OMP,
     SHAPES,
     THREAD_LATENCY,
@@ -40,6 +41,8 @@ def write_synthetic(directory: str) -> None:
         testing.write_mpi_trace(directory, name, ranks, end)
     for name, case in OMP.items():
         testing.write_omp_trace(directory, name, *case)
+    for name, case in INTERCOMM.items():
+        testing.write_intercomm_trace(directory, name, *case)
     for name, (ranks, _, _) in BROKEN.items():
         testing.write_mpi_trace(directory, name, ranks, 100)
     testing.write_mpi_trace(directory, "cycle", CYCLE, 100)
@@ -60,7 +63,7 @@ def main(argv: list[str]) -> int:
         os.makedirs(traces)
         write_synthetic(traces)
     comm.Barrier()
-    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in [*SHAPES, *OMP]]
+    anchors = [(name, os.path.join(traces, f"{name}.otf2")) for name in [*SHAPES, *OMP, *INTERCOMM]]
     anchors += [(name, str(anchor)) for name, anchor in shared_anchors()]
     runs = [(name, anchor, False) for name, anchor in anchors]
     runs += [(name, anchor, True) for name, anchor in anchors if name in TIME_CORRECT]

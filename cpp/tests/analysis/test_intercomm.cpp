@@ -5,12 +5,14 @@
 
 #include <cstring>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
+#include "cubescale/trace/synthetic_intercomm.hpp"
 #include "trace_files.hpp"
 
 using namespace cubescale;
@@ -18,80 +20,6 @@ using analysis_tests::TempDir;
 
 #if OTF2_VERSION_MAJOR >= 3
 namespace {
-
-OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
-OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
-
-// One rank's events (ns). Regions: 0 main, 1 MPI_Send, 2 MPI_Recv, 3 MPI_Barrier.
-struct Call {
-  std::uint32_t region;
-  std::uint64_t enter, leave;
-  std::uint32_t peer = 0;  // the message's peer: a rank of the other group
-};
-
-// Four processes; MPI_COMM_WORLD (communicator 0) and an inter-communicator (communicator 1)
-// between group A = world ranks {0, 1} and group B = {2, 3}. Every call on the
-// inter-communicator: sends and receives with tag 5, barriers.
-std::string write_intercomm_trace(const std::filesystem::path& dir, const std::vector<std::vector<Call>>& ranks) {
-  auto* archive = OTF2_Archive_Open(dir.c_str(), "inter", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  OTF2_FlushCallbacks flush{flush_always, no_time};
-  OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr);
-  OTF2_Archive_SetSerialCollectiveCallbacks(archive);
-  OTF2_Archive_OpenEvtFiles(archive);
-  std::vector<std::uint64_t> events(ranks.size());
-  const std::uint64_t end = 1000;
-  for (std::uint64_t r = 0; r < ranks.size(); ++r) {
-    auto* w = OTF2_Archive_GetEvtWriter(archive, r);
-    OTF2_EvtWriter_Enter(w, nullptr, 0, 0);
-    for (const auto& c : ranks[r]) {
-      OTF2_EvtWriter_Enter(w, nullptr, c.enter, c.region);
-      if (c.region == 1) OTF2_EvtWriter_MpiSend(w, nullptr, c.enter, c.peer, 1, 5, 8);
-      if (c.region == 2) OTF2_EvtWriter_MpiRecv(w, nullptr, c.leave, c.peer, 1, 5, 8);
-      if (c.region == 3) {
-        OTF2_EvtWriter_MpiCollectiveBegin(w, nullptr, c.enter);
-        OTF2_EvtWriter_MpiCollectiveEnd(w, nullptr, c.leave, OTF2_COLLECTIVE_OP_BARRIER, 1, OTF2_UNDEFINED_UINT32, 0, 0);
-      }
-      OTF2_EvtWriter_Leave(w, nullptr, c.leave, c.region);
-    }
-    OTF2_EvtWriter_Leave(w, nullptr, end, 0);
-    OTF2_EvtWriter_GetNumberOfEvents(w, &events[r]);
-    OTF2_Archive_CloseEvtWriter(archive, w);
-  }
-  OTF2_Archive_CloseEvtFiles(archive);
-  OTF2_Archive_OpenDefFiles(archive);
-  for (std::uint64_t r = 0; r < ranks.size(); ++r) OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, r));
-  OTF2_Archive_CloseDefFiles(archive);
-  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
-  const char* strings[] = {"main", "MPI_Send", "MPI_Recv", "MPI_Barrier", "node", "MPI Rank", "Master thread",
-                           "MPI_COMM_WORLD", "MPI_INTERCOMM"};
-  for (std::uint32_t i = 0; i < 9; ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i]);
-  OTF2_GlobalDefWriter_WriteRegion(g, 0, 0, 0, OTF2_UNDEFINED_STRING, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
-                                   OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
-  for (std::uint32_t r = 1; r <= 3; ++r)
-    OTF2_GlobalDefWriter_WriteRegion(g, r, r, r, OTF2_UNDEFINED_STRING,
-                                     r == 3 ? OTF2_REGION_ROLE_BARRIER : OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
-                                     OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 4, 4, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
-  std::vector<std::uint64_t> locations;
-  for (std::uint64_t r = 0; r < ranks.size(); ++r) {
-    OTF2_GlobalDefWriter_WriteLocationGroup(g, r, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);
-    OTF2_GlobalDefWriter_WriteLocation(g, r, 6, OTF2_LOCATION_TYPE_CPU_THREAD, events[r], r);
-    locations.push_back(r);
-  }
-  const std::uint64_t world[] = {0, 1, 2, 3}, a[] = {0, 1}, b[] = {2, 3};
-  OTF2_GlobalDefWriter_WriteGroup(g, 0, 7, OTF2_GROUP_TYPE_COMM_LOCATIONS, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 4,
-                                  locations.data());
-  OTF2_GlobalDefWriter_WriteGroup(g, 1, 7, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 4, world);
-  OTF2_GlobalDefWriter_WriteGroup(g, 2, 8, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 2, a);
-  OTF2_GlobalDefWriter_WriteGroup(g, 3, 8, OTF2_GROUP_TYPE_COMM_GROUP, OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE, 2, b);
-  OTF2_GlobalDefWriter_WriteComm(g, 0, 7, 1, OTF2_UNDEFINED_COMM, OTF2_COMM_FLAG_NONE);
-  OTF2_GlobalDefWriter_WriteInterComm(g, 1, 8, 2, 3, 0, OTF2_COMM_FLAG_NONE);
-  OTF2_Archive_CloseGlobalDefWriter(archive, g);
-  OTF2_Archive_Close(archive);
-  return (dir / "inter.otf2").string();
-}
 
 // A metric's sum over call paths at a column (seconds).
 double total(const profile::LocalProfile& p, const std::string& metric, std::size_t column) {
@@ -116,12 +44,13 @@ TEST(InterCommunicator, MessagesFindTheirPeerInTheOtherGroupAndCollectivesGetNoP
   // from 50: a Late Sender of 50 ns there. World 2 (group B, rank 0) sends at 400 to group A's
   // rank 1 (world 1), waiting from 300: 100 ns. All four meet in a barrier on the
   // inter-communicator, whose imbalance no pattern counts (no record, no error).
-  const std::vector<std::vector<Call>> ranks = {
-      {{1, 100, 110, 1}, {3, 600, 700}},
-      {{2, 300, 450, 0}, {3, 500, 700}},
-      {{1, 400, 410, 1}, {3, 550, 700}},
-      {{2, 50, 150, 0}, {3, 650, 700}}};
-  trace::Trace t(write_intercomm_trace(dir.path, ranks));
+  const std::vector<std::vector<trace::InterCommCall>> ranks = {
+      {{"MPI_Send", 100, 110, 1}, {"MPI_Barrier", 600, 700}},
+      {{"MPI_Recv", 300, 450, 0}, {"MPI_Barrier", 500, 700}},
+      {{"MPI_Send", 400, 410, 1}, {"MPI_Barrier", 550, 700}},
+      {{"MPI_Recv", 50, 150, 0}, {"MPI_Barrier", 650, 700}}};
+  trace::write_intercomm_trace(dir.path.string(), "inter", ranks, 2, 1000);
+  trace::Trace t((dir.path / "inter.otf2").string());
   const auto& comm = t.definitions().communicators.at(1);
   EXPECT_EQ(comm.name, "MPI_INTERCOMM");
   EXPECT_NE(comm.remote_group, analysis::kNone);
@@ -132,5 +61,14 @@ TEST(InterCommunicator, MessagesFindTheirPeerInTheOtherGroupAndCollectivesGetNoP
   // The profile counts the messages' bytes on their call paths as for any communicator.
   const auto profile = trace::trace_profile(t, {0, 1, 2, 3}, nullptr, nullptr);
   EXPECT_EQ(profile.locations.size(), 4u);
+}
+
+TEST(InterCommunicator, WriterRefusesWhatTheDefinitionsCannotSay) {
+  TempDir dir("intercomm-bad");
+  const std::vector<std::vector<trace::InterCommCall>> two = {{{"MPI_Send", 1, 2, 1}}, {}};  // B has one rank
+  EXPECT_THROW(trace::write_intercomm_trace(dir.path.string(), "x", two, 1, 10), std::invalid_argument);
+  EXPECT_THROW(trace::write_intercomm_trace(dir.path.string(), "x", {{}, {}}, 2, 10), std::invalid_argument);
+  EXPECT_THROW(trace::write_intercomm_trace(dir.path.string(), "x", {{{"MPI_Bcast", 1, 2}}, {}}, 1, 10),
+               std::invalid_argument);
 }
 #endif

@@ -20,6 +20,7 @@ __all__: list[str] = [
     "pattern_names",
     "root_cause_names",
     "write_hybrid_trace",
+    "write_intercomm_trace",
     "write_mpi_trace",
     "write_omp_trace",
 ]
@@ -472,6 +473,17 @@ def write_hybrid_trace(
 ) -> int:
     """
     Writes <directory>/<name>.otf2: per rank (MPI process of `threads` OpenMP threads) a dict with 'mpi': the master's MPI calls as write_mpi_trace's, and 'regions': its parallel regions as write_omp_trace's, each call outside the regions or inside its master's team between the master's calls; main runs on every master from 0 to `end` ns. Returns the events written.
+    """
+
+def write_intercomm_trace(
+    directory: str,
+    name: str,
+    ranks: collections.abc.Sequence[collections.abc.Sequence[tuple]],
+    group_a: typing.SupportsInt | typing.SupportsIndex,
+    end: typing.SupportsInt | typing.SupportsIndex,
+) -> int:
+    """
+    Writes <directory>/<name>.otf2 with an inter-communicator between the first group_a ranks and the others: per rank a list of (call, enter_ns, leave_ns[, peer]), calls 'MPI_Send' / 'MPI_Recv' (on the inter-communicator, peer a rank of the other group), 'MPI_Barrier' (on it), 'MPI_Allreduce' (on MPI_COMM_WORLD), inside main from 0 to `end` ns. Returns the events written.
     """
 
 def write_mpi_trace(
