@@ -226,14 +226,12 @@ def rank_threads(comm) -> int:
     >>> rank_threads(MPI.COMM_SELF) >= 1
     True
     """
-    from ..analysis import available_cores
-
     try:
         mine: list[int] | None = sorted(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # no affinity here (on every rank alike, or on this one)
         mine = None
     if comm.size == 1:
-        return max(1, len(mine)) if mine is not None else available_cores()
+        return max(1, len(mine) if mine is not None else os.cpu_count() or 1)  # as cubescale.analysis.available_cores
     node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)  # every rank, with or without an affinity
     try:
         everyone = _allgathered(node, mine)
