@@ -81,12 +81,13 @@ py::dict definitions_dict(const Definitions& d) {
                              py::arg("paradigm") = paradigm, py::arg("members") = members);
   }
   {
-    py::list id, name, group, parent, remote_group;
+    py::list id, name, group, parent, inter, remote_group;
     for (const auto& c : d.communicators)
       id.append(c.id), name.append(c.name), group.append(opt(c.group)), parent.append(opt(c.parent)),
-          remote_group.append(opt(c.remote_group));
+          inter.append(c.inter), remote_group.append(opt(c.remote_group));
     out["communicators"] = py::dict(py::arg("id") = id, py::arg("name") = name, py::arg("group") = group,
-                                    py::arg("parent") = parent, py::arg("remote_group") = remote_group);
+                                    py::arg("parent") = parent, py::arg("inter") = inter,
+                                    py::arg("remote_group") = remote_group);
   }
   {
     py::list id, name, description, unit, type, mode, value_type, base, exponent;

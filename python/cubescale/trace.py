@@ -142,8 +142,8 @@ class Trace:
     def table(self, name: str) -> pd.DataFrame:
         """Any definition table: system_tree_nodes, location_groups, locations, regions, groups,
         communicators, metric_members, metrics, attributes, parameters, calling_contexts.
-        ``communicators`` has ``remote_group`` for inter-communicators (their group B; ``group``
-        is group A), None for the others.
+        ``communicators``: ``inter`` marks inter-communicators, whose ``group`` is their group A
+        and ``remote_group`` their group B (-1 where undefined, as for every other communicator).
 
         Example
         -------

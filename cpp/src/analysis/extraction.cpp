@@ -42,7 +42,8 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace, bool extras)
   // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
   comm_locations_.resize(defs_.communicators.size());
   comm_remote_.resize(defs_.communicators.size());
-  in_group_a_.resize(defs_.communicators.size());
+  sorted_a_.resize(defs_.communicators.size());
+  sorted_b_.resize(defs_.communicators.size());
   comm_self_.assign(defs_.communicators.size(), false);
   auto locations_of = [&](const trace::Group& g) {
     std::vector<std::uint32_t> out;
@@ -53,13 +54,15 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace, bool extras)
     const auto& comm = defs_.communicators[c];
     if (comm.group == kNone || comm.group >= defs_.groups.size()) continue;
     const auto& g = defs_.groups[comm.group];
-    if (comm.remote_group != kNone) {  // an inter-communicator: a peer is in the other group
-      if (comm.remote_group >= defs_.groups.size()) continue;
+    if (comm.inter) {  // a peer is in the other group (peers_on_inter)
+      if (comm.remote_group >= defs_.groups.size()) continue;  // (kNone too: undefined)
+      const auto& b = defs_.groups[comm.remote_group];
+      if (g.type == "comm_self" || b.type == "comm_self") continue;  // (OTF2 allows it; Score-P writes MPI groups)
       comm_locations_[c] = locations_of(g);
-      comm_remote_[c] = locations_of(defs_.groups[comm.remote_group]);
-      in_group_a_[c].assign(defs_.locations.size(), false);
-      for (auto l : comm_locations_[c])
-        if (l < defs_.locations.size()) in_group_a_[c][l] = true;
+      comm_remote_[c] = locations_of(b);
+      sorted_a_[c] = comm_locations_[c], sorted_b_[c] = comm_remote_[c];
+      std::sort(sorted_a_[c].begin(), sorted_a_[c].end());
+      std::sort(sorted_b_[c].begin(), sorted_b_[c].end());
       continue;
     }
     comm_self_[c] = g.type == "comm_self";
@@ -120,18 +123,21 @@ std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::ui
                       std::string(trace::event_type_name(e.type)) + " at " + seconds(defs_, e.time) + ": " + what);
   };
   // The common case first, from the table built once (no string compares per event).
-  if (communicator < comm_locations_.size()) {
-    // On an inter-communicator a member of group A names a rank of group B, and the other way.
-    const bool remote = !in_group_a_[communicator].empty() && e.location < in_group_a_[communicator].size() &&
-                        in_group_a_[communicator][e.location];
-    const auto& table = remote ? comm_remote_[communicator] : comm_locations_[communicator];
+  if (communicator < comm_locations_.size() && !inter(communicator)) {
+    const auto& table = comm_locations_[communicator];
     if (comm_self_[communicator] && rank == 0) return e.location;
     if (rank < table.size() && table[rank] != kNone) return table[rank];
   }
+  bool remote = false;
+  if (inter(communicator)) {
+    if (sorted_a_[communicator].empty() || sorted_b_[communicator].empty())
+      fail("inter-communicator without its two groups of MPI ranks");
+    const auto* peers = peers_on_inter(communicator, e.location);
+    if (!peers) fail("a location in neither group of its inter-communicator");
+    if (rank < peers->size() && (*peers)[rank] != kNone) return (*peers)[rank];
+    remote = peers == &comm_remote_[communicator];
+  }
   if (communicator == kNone || communicator >= defs_.communicators.size()) fail("no communicator");
-  if (inter(communicator) && in_group_a_[communicator].empty()) fail("inter-communicator without its groups");
-  const bool remote = inter(communicator) && e.location < in_group_a_[communicator].size() &&
-                      in_group_a_[communicator][e.location];
   const auto group = remote ? defs_.communicators[communicator].remote_group : defs_.communicators[communicator].group;
   if (group == kNone || group >= defs_.groups.size()) fail("communicator without a group");
   const auto& g = defs_.groups[group];
@@ -140,6 +146,16 @@ std::uint32_t RecordExtractor::peer_location(std::uint32_t communicator, std::ui
                                      std::to_string(g.members.size()));
   fail("rank " + std::to_string(g.members[rank]) + " has no location");
   return kNone;
+}
+
+const std::vector<std::uint32_t>* RecordExtractor::peers_on_inter(std::uint32_t communicator,
+                                                                  std::uint32_t location) const {
+  // A member of group A names ranks of group B, and the other way (MPI keeps them disjoint).
+  const auto& a = sorted_a_[communicator];
+  if (std::binary_search(a.begin(), a.end(), location)) return &comm_remote_[communicator];
+  const auto& b = sorted_b_[communicator];
+  if (std::binary_search(b.begin(), b.end(), location)) return &comm_locations_[communicator];
+  return nullptr;
 }
 
 void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {

@@ -379,13 +379,12 @@ OTF2_CallbackCode on_inter_comm(void* ud, OTF2_CommRef self, OTF2_StringRef name
   auto& c = ctx(ud);
   const auto i = static_cast<std::uint32_t>(c.defs->communicators.size());
   c.defs->communicator_index.add(self, i);
-  c.defs->communicators.push_back({self, {}, kNone, kNone});
+  c.defs->communicators.push_back({self, {}, kNone, kNone, true});
   c.pending.push_back([&c, i, name, group_a, group_b, common] {
     auto& m = c.defs->communicators[i];
     m.name = resolve(c, name, "inter-communicator");
     m.group = lookup(c, c.defs->group_index, group_a, OTF2_UNDEFINED_GROUP, "group");
     m.remote_group = lookup(c, c.defs->group_index, group_b, OTF2_UNDEFINED_GROUP, "group");
-    if (m.remote_group == kNone) m.remote_group = m.group;  // (never kNone: it marks the kind)
     m.parent = lookup(c, c.defs->communicator_index, common, OTF2_UNDEFINED_COMM, "communicator");
   });
   return OTF2_CALLBACK_SUCCESS;

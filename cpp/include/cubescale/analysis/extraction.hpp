@@ -73,12 +73,15 @@ class RecordExtractor final : public trace::CallPathObserver {
   std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
   std::vector<bool> comm_self_;
   // Inter-communicators: per communicator its group B's locations by rank (empty: none), the
-  // peers of group A's members; comm_locations_ holds group A's, the peers of B's members.
-  std::vector<std::vector<std::uint32_t>> comm_remote_;
-  std::vector<std::vector<bool>> in_group_a_;  // [communicator][location]: a member of group A
+  // peers of group A's members (comm_locations_ holds group A's, the peers of B's members), and
+  // each group's locations sorted (a location's group found in log time, memory per member).
+  std::vector<std::vector<std::uint32_t>> comm_remote_, sorted_a_, sorted_b_;
   bool inter(std::uint32_t communicator) const {
-    return communicator < defs_.communicators.size() && defs_.communicators[communicator].remote_group != kNone;
+    return communicator < defs_.communicators.size() && defs_.communicators[communicator].inter;
   }
+  // The locations that `location` names ranks of on inter-communicator `communicator` (the
+  // other group's); null where it is in neither group.
+  const std::vector<std::uint32_t>* peers_on_inter(std::uint32_t communicator, std::uint32_t location) const;
   // Per region: how a receive's call completes it, MPI_Init/Finalize (kInitOp, kFinalizeOp or
   // 0), a blocking MPI_Send/MPI_Ssend (a send's record is its completion), how a send's
   // completion counts for Late Receiver, MPI_Test* (non-blocking collectives).

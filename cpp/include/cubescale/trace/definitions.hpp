@@ -61,8 +61,10 @@ struct Communicator {
   std::string name;
   std::uint32_t group = kNone;   // index
   std::uint32_t parent = kNone;  // index (an inter-communicator: its common communicator)
-  // An inter-communicator (OTF2 3's InterComm definition): `group` is its group A, this its
-  // group B; a rank's peers on it are ranks of the other group. kNone: an intra-communicator.
+  // An inter-communicator (OTF2 3's InterComm definition): `group` is its group A,
+  // `remote_group` its group B (kNone: undefined); a rank's peers on it are ranks of the other
+  // group.
+  bool inter = false;
   std::uint32_t remote_group = kNone;
 };
 
