@@ -78,12 +78,12 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
     beside_->latency = latency_ticks(min_latency, resolution);  // as clock_checks
     beside_->thread_latency = latency_ticks(min_thread_latency.value_or(min_latency), resolution);
   }
-  const auto parts = threads > 1 ? trace::part_locations(trace, mine, threads) : std::vector<std::vector<std::uint32_t>>{mine};
+  const auto parts = trace::part_locations(trace, mine, threads);  // (one thread: one part)
   // A later part's observers beside the first's; the pass absorbs them into beside_'s.
-  std::vector<std::unique_ptr<ReplayBeside::Observers>> later;
+  std::vector<std::unique_ptr<BesideObservers>> later;
   std::vector<trace::CallPathObserver*> beside{beside_ ? &beside_->fan : nullptr};
   for (std::size_t k = 1; k < parts.size(); ++k) {
-    later.push_back(beside_ ? std::make_unique<ReplayBeside::Observers>(trace) : nullptr);
+    later.push_back(beside_ ? std::make_unique<BesideObservers>(trace) : nullptr);
     beside.push_back(later.back() ? &later.back()->fan : nullptr);
   }
   extract(analyzed, parts, beside, complete);
@@ -441,8 +441,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
   StepSeconds step(stats);
   // Parts read at once on a thread each (options.threads), then one: what follows the pass
   // sees the same records, call tree and observers as after one pass over all locations.
-  const auto parts = options.threads > 1 ? trace::part_locations(trace, locations, options.threads)
-                                         : std::vector<std::vector<std::uint32_t>>{locations};
+  const auto parts = trace::part_locations(trace, locations, options.threads);  // (one thread: one part)
   std::vector<std::unique_ptr<BesidePatterns>> besides;
   std::vector<trace::CallPathObserver*> observers;
   for (std::size_t k = 0; k < parts.size(); ++k) {

@@ -76,10 +76,7 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
   return out;
 }
 
-ReplayBeside::ReplayBeside(const trace::Trace& trace)
-    : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
-
-ReplayBeside::Observers::Observers(const trace::Trace& trace)
+BesideObservers::BesideObservers(const trace::Trace& trace)
     : omp(trace), spans(trace.definitions().locations.size()), fan({&omp, &counts, &spans}) {}
 
 

@@ -220,28 +220,24 @@ struct DistributedCorrection {
   std::uint64_t bytes() const;
 };
 
-// The observers and the state of these steps on one rank (replay.hpp's Replay holds one).
-struct ReplayBeside {
-  explicit ReplayBeside(const trace::Trace& trace);
+// The observers of one part of a rank's pass beside the record extractor, which makes Late
+// Receiver's and the non-blocking collectives' extras (Replay::point_to_point, nonblocking).
+// A later part's (Replay's `threads`, a thread each) are absorbed into the first's after it.
+struct BesideObservers {
+  explicit BesideObservers(const trace::Trace& trace);
   // `fan` points at the members beside it: neither copied nor moved.
-  ReplayBeside(const ReplayBeside&) = delete;
-  ReplayBeside& operator=(const ReplayBeside&) = delete;
-  // The same observers for a later part of the pass on a thread of its own (Replay's
-  // `threads`): absorbed into these after it.
-  struct Observers {
-    explicit Observers(const trace::Trace& trace);
-    Observers(const Observers&) = delete;
-    Observers& operator=(const Observers&) = delete;
-    OmpObserver omp;
-    CountsObserver counts;
-    SpanObserver spans;
-    ObserverFan fan;
-  };
+  BesideObservers(const BesideObservers&) = delete;
+  BesideObservers& operator=(const BesideObservers&) = delete;
   OmpObserver omp;
   CountsObserver counts;
   SpanObserver spans;
-  ObserverFan fan;  // beside the record extractor, which makes Late Receiver's and the
-                    // non-blocking collectives' extras (Replay::point_to_point, nonblocking)
+  ObserverFan fan;
+};
+
+// The state of these steps on one rank (replay.hpp's Replay holds one), beside the observers
+// of its first part (all parts' after the pass).
+struct ReplayBeside : BesideObservers {
+  explicit ReplayBeside(const trace::Trace& trace) : BesideObservers(trace) {}
 
   // Per own location (records order).
   std::vector<bool> had_sends;
