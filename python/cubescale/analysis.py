@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from ._affinity import available_cores
 from ._core import analysis as _analysis
 from ._polled import run_polled
 from .profile import LocalProfile, _call_path_names
@@ -335,21 +336,6 @@ def _reading_status(trace: Any, root_cause: bool = False) -> str:
     if root_cause and done > total:
         return f"root causes: events read again: {count(done - total)}"
     return f"{count(total)} events read: matching, collectives, critical path" + (", root causes" if root_cause else "")
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity, which mpirun and batch systems set;
-    else the machine's): :func:`analyze`'s default number of threads.
-
-    Example
-    -------
-    >>> available_cores() >= 1
-    True
-    """
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # no affinity on this platform
-        return max(1, os.cpu_count() or 1)
 
 
 def _thread_count(threads: int) -> int:

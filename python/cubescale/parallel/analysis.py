@@ -54,6 +54,7 @@ from typing import Any
 
 import numpy as np
 
+from .._affinity import affinity, available_cores
 from .._core import analysis as _analysis
 from .._polled import run_polled
 from ..errors import FormatError, error_text
@@ -226,12 +227,9 @@ def rank_threads(comm) -> int:
     >>> rank_threads(MPI.COMM_SELF) >= 1
     True
     """
-    try:
-        mine: list[int] | None = sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # no affinity here (on every rank alike, or on this one)
-        mine = None
     if comm.size == 1:
-        return max(1, len(mine) if mine is not None else os.cpu_count() or 1)  # as cubescale.analysis.available_cores
+        return available_cores()
+    mine = affinity()  # (None: no affinity here, on every rank alike or on this one)
     node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)  # every rank, with or without an affinity
     try:
         everyone = _allgathered(node, mine)
@@ -239,7 +237,8 @@ def rank_threads(comm) -> int:
         node.Free()
     if mine is None:
         return 1
-    sharing = sum(1 for cores in everyone if cores is not None and set(mine).intersection(cores))
+    own = set(mine)
+    sharing = sum(1 for cores in everyone if cores is not None and own.intersection(cores))
     return max(1, len(mine) // max(1, sharing))
 
 
