@@ -7,9 +7,11 @@ the same replay, the two alternating, so that both see the same load. The whole 
 seconds too.
 
     python benchmarks/waitstate_replay_steps.py [--iterations 900000] [--processes 4] [--ranks 2]
-                                                [--rounds 3] [--baseline OTHER_PYTHON]
+                                                [--rounds 3] [--baseline OTHER_PYTHON] [--unbound]
 
 With two cores, more than 2 ranks wait for a core: their steps' seconds include that wait.
+``--unbound``: ``mpirun --bind-to none`` (Open MPI binds up to 2 ranks to a core each else), so
+that a rank reads its share and takes the steps after on a thread per core it may run on.
 """
 
 from __future__ import annotations
@@ -62,13 +64,13 @@ def measure(path: str, output: str) -> None:
         print(json.dumps(everyone), flush=True)
 
 
-def elsewhere(python: str, path: str, ranks: int, output: str) -> tuple[dict[str, float], float]:
-    """One replay by ``python`` at ``ranks`` ranks: per step the slowest rank's seconds, and the
-    slowest rank's whole replay."""
+def elsewhere(python: str, path: str, ranks: int, output: str, unbound: bool = False) -> tuple[dict[str, float], float]:
+    """One replay by ``python`` at ``ranks`` ranks (``unbound``: ``--bind-to none``): per step the
+    slowest rank's seconds, and the slowest rank's whole replay."""
     from cubescale.mpirun import local_environment
 
-    command = ["timeout", "-k", "5", "900", "mpirun", "-n", str(ranks), python, os.path.abspath(__file__),
-               "--measure", path, output]
+    command = ["timeout", "-k", "5", "900", "mpirun", "-n", str(ranks)] + (["--bind-to", "none"] if unbound else []) + [
+               python, os.path.abspath(__file__), "--measure", path, output]
     done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if done.returncode != 0:
         raise SystemExit(f"{python} failed:\n{done.stderr[-2000:]}")
@@ -87,13 +89,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     add_ring_arguments(parser, iterations=900000, rounds=3)
     parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--unbound", action="store_true", help="mpirun --bind-to none: a rank on every core")
     args = parser.parse_args()
 
     def replay(python: str, path: str) -> tuple[dict[str, float], float]:
-        return elsewhere(python, path, args.ranks, os.path.join(os.path.dirname(path), "out.cubex"))
+        return elsewhere(python, path, args.ranks, os.path.join(os.path.dirname(path), "out.cubex"), args.unbound)
 
     events, runs = alternating_rounds(args, replay)
-    print(f"ring of {args.processes} processes, {events:,} events, {args.ranks} ranks; per step the slowest "
+    binding = " (--bind-to none)" if args.unbound else ""
+    print(f"ring of {args.processes} processes, {events:,} events, {args.ranks} ranks{binding}; per step the slowest "
           f"rank's seconds of work, best of {args.rounds} alternating rounds (steps over 0.01 s)")
     print("| step | this s | baseline s | this, per round | baseline, per round |")
     print("|---|---:|---:|---|---|")

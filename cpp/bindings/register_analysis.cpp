@@ -155,22 +155,23 @@ void register_replay(py::module_ m) {
                      "then matching with the records the caller exchanges between the ranks.")
       .def(py::init([](const trace::Trace& t, std::vector<std::uint32_t> analyzed, std::vector<std::uint32_t> mine,
                        bool complete, double min_latency, std::optional<double> min_thread_latency,
-                       std::int64_t threads) {
+                       std::int64_t threads, std::uint64_t chunk_records) {
              if (threads < 1) throw py::value_error("threads must be at least 1");
              if (threads > 1 && !complete) throw py::value_error("threads: for a complete replay");
              py::gil_scoped_release release;
              return complete ? std::make_unique<Replay>(t, analyzed, mine, true, min_latency, min_thread_latency,
-                                                        static_cast<std::size_t>(threads))
+                                                        static_cast<std::size_t>(threads), chunk_records)
                              : std::make_unique<Replay>(t, analyzed, mine);
            }),
            py::arg("trace"), py::arg("analyzed"), py::arg("mine"), py::arg("complete") = false,
            py::arg("min_latency") = 0.0, py::arg("min_thread_latency") = py::none(), py::arg("threads") = 1,
-           py::keep_alive<1, 2>(),
+           py::arg("chunk_records") = Chunking{}.least, py::keep_alive<1, 2>(),
            "Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. "
            "`complete`: also everything the one-process analysis computes beside the record patterns "
            "(analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` "
            "for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the "
-           "same records and profile.")
+           "same records and profile, and the steps after the pass in as many chunks of `chunk_records` records "
+           "at least (tests make it small), the same report.")
       .def_property_readonly_static("message_bytes", [](py::object) { return sizeof(analysis::MessageRecord); })
       .def_property_readonly_static("send_bytes", [](py::object) { return sizeof(analysis::SendRecord); })
       .def_property_readonly_static("collective_bytes", [](py::object) { return sizeof(analysis::CollectiveRecord); })

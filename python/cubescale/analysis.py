@@ -249,8 +249,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     processes, and run the steps after the reading, each on a chunk of the processes (default:
     the cores this process may run on, :func:`available_cores`); under ``comm``, how many read
     each rank's share (default: its cores shared among its node's ranks,
-    :func:`cubescale.parallel.analysis.rank_threads`; the steps after run on one). The report is
-    the same for any number.
+    :func:`cubescale.parallel.analysis.rank_threads`; of the steps after the reading, the
+    collectives' cut into as many chunks, the others on one). The report is the same for any
+    number.
 
     ``progress``: called with a status line while the analysis runs (``cubescale analyze`` prints
     it on a terminal): every quarter second the events read of all announced, then the steps

@@ -85,12 +85,14 @@ def main(argv: list[str]) -> int:
             print(json.dumps({"trace": key, "sha256": digest, "shape": stats["shape"], "hand_offs": stats["hand_offs"],
                               "correction": stats["correction"], "values": pattern_values(cubescale.open(out))}),
                   flush=True)
-    if comm.size <= 2:  # each rank reads its share on 3 threads (uneven parts of its processes)
+    # Each rank reads its share on 3 threads (uneven parts of its processes), the steps after
+    # the reading in chunks of a record at least (so that these small traces are cut too).
+    if comm.size <= 2:
         for name, anchor in anchors:
             for correct in (False, True) if name in TIME_CORRECT else (False,):
                 key = f"{name}+threads" + ("+time-correct" if correct else "")
                 out = os.path.join(out_dir, f"{key}.n{comm.size}.cubex")
-                stats = analyze_trace(comm, anchor, out, time_correct=correct, threads=3)
+                stats = analyze_trace(comm, anchor, out, time_correct=correct, threads=3, chunk_records=1)
                 if comm.rank == 0:
                     with open(out, "rb") as f:
                         print(json.dumps({"trace": key, "sha256": hashlib.sha256(f.read()).hexdigest(),

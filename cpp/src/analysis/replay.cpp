@@ -11,6 +11,7 @@
 #include "cubescale/analysis/beside_patterns.hpp"
 #include "cubescale/analysis/extraction.hpp"
 #include "cubescale/analysis/impact.hpp"
+#include "cubescale/analysis/instance_order.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/nonblocking_collectives.hpp"
 #include "cubescale/analysis/root_cause.hpp"
@@ -70,8 +71,8 @@ Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& anal
 
 Replay::Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed,
                const std::vector<std::uint32_t>& mine, bool complete, double min_latency,
-               std::optional<double> min_thread_latency, std::size_t threads)
-    : trace_(trace) {
+               std::optional<double> min_thread_latency, std::size_t threads, std::uint64_t chunk_records)
+    : trace_(trace), chunking_{std::max<std::size_t>(threads, 1), chunk_records} {
   if (complete) {
     beside_ = std::make_unique<ReplayBeside>(trace);
     const auto resolution = trace.definitions().clock.resolution;
@@ -326,7 +327,7 @@ std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks, const std
 }
 
 void Replay::reduce_collectives() {
-  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_, collective_stride_);
+  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_, collective_stride_, chunking_);
   release(incoming_collectives_);
 }
 
@@ -352,8 +353,15 @@ void Replay::collective_severities() {
   };
   if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier))
     radix_sort<3>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.location : field == 1 ? k.high : k.low; });
-  for (const auto& k : order)
-    analysis::collective_severities(outgoing_collectives_[k.index], reductions_[k.index], severities_);
+  // A member's values go to its own location's cells: chunks of whole locations write apart.
+  const auto bounds =
+      whole_chunks(order.size(), [&](std::size_t a, std::size_t b) { return order[a].location == order[b].location; }, chunking_);
+  SeverityChunks views(severities_, bounds.size() - 1);
+  run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
+    for (auto i = begin; i < end; ++i)
+      analysis::collective_severities(outgoing_collectives_[order[i].index], reductions_[order[i].index], views[k]);
+  });
+  views.absorb();
   release(outgoing_collectives_);
   release(reductions_);
 }

@@ -50,29 +50,33 @@ void instance_extras(const std::vector<CollectiveRecord>& records, const std::ve
 }  // namespace
 
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
-                                               const CommunicatorRanks& ranks, std::uint32_t stride) {
+                                               const CommunicatorRanks& ranks, std::uint32_t stride,
+                                               const Chunking& chunking) {
   std::vector<CollectiveExtra> out(records.size());
   // Instances; each instance's few members then in rank order (ties, on self communicators, by
-  // location), their ranks looked up once per member.
+  // location), their ranks looked up once per member. An instance writes only its members'
+  // extras: chunks of whole instances run at once.
   const auto order = instance_order(records, stride);
-  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::size_t>> ranked;  // ((rank, location), record)
-  std::vector<std::size_t> members;
-  for (std::size_t a = 0, b = 0; a < order.size(); a = b) {
-    const auto& head = records[order[a]];
-    for (b = a + 1; b < order.size() && records[order[b]].communicator == head.communicator &&
-                    records[order[b]].instance == head.instance;
-         ++b) {
+  run_chunks(instance_chunks(records, order, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::size_t>> ranked;  // ((rank, location), record)
+    std::vector<std::size_t> members;
+    for (std::size_t a = begin, b = begin; a < end; a = b) {
+      const auto& head = records[order[a]];
+      for (b = a + 1; b < end && records[order[b]].communicator == head.communicator &&
+                      records[order[b]].instance == head.instance;
+           ++b) {
+      }
+      ranked.clear();
+      for (auto k = a; k < b; ++k) {
+        const auto& c = records[order[k]];
+        ranked.push_back({{ranks.rank(c.communicator, c.location), c.location}, order[k]});
+      }
+      std::sort(ranked.begin(), ranked.end());
+      members.clear();
+      for (const auto& [key, index] : ranked) members.push_back(index);
+      if (!ranks.partial_init_exit(head.communicator, members.size())) instance_extras(records, members, out);
     }
-    ranked.clear();
-    for (auto k = a; k < b; ++k) {
-      const auto& c = records[order[k]];
-      ranked.push_back({{ranks.rank(c.communicator, c.location), c.location}, order[k]});
-    }
-    std::sort(ranked.begin(), ranked.end());
-    members.clear();
-    for (const auto& [key, index] : ranked) members.push_back(index);
-    if (!ranks.partial_init_exit(head.communicator, members.size())) instance_extras(records, members, out);
-  }
+  });
   return out;
 }
 
@@ -223,7 +227,8 @@ void Replay::messages_beside() {
 }
 
 void Replay::collectives_beside_home() {
-  beside().home_extras = collective_extras(incoming_collectives_, CommunicatorRanks(trace_.definitions()), collective_stride_);
+  beside().home_extras =
+      collective_extras(incoming_collectives_, CommunicatorRanks(trace_.definitions()), collective_stride_, chunking_);
 }
 
 void Replay::collectives_beside() {
@@ -251,9 +256,13 @@ void Replay::collectives_beside() {
   }
   release(b.extras);
   add_omp_sync_points(b.omp, b.points);  // a process's threads are all on this rank
-  for (auto l : mine_)
-    if (l < b.points.size())
-      sort_by_wait_end(b.points[l]);
+  // Each location's points sorted apart: chunks of locations at once.
+  std::vector<std::uint64_t> weights(mine_.size());
+  for (std::size_t l = 0; l < mine_.size(); ++l) weights[l] = mine_[l] < b.points.size() ? b.points[mine_[l]].size() : 0;
+  run_chunks(chunk_bounds(weights, chunking_), [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (auto l = begin; l < end; ++l)
+      if (mine_[l] < b.points.size()) sort_by_wait_end(b.points[mine_[l]]);
+  });
   b.unused.assign(b.points.size(), 0);
   for (std::size_t l = 0; l < b.points.size(); ++l) b.unused[l] = b.points[l].size();
   b.segments.assign(b.points.size(), {});

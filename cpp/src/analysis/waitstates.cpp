@@ -419,7 +419,7 @@ namespace {
 // `records`: indexable by the records' number (a vector of them, or pointers into lists).
 template <class Records>
 std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                        const Records& records, std::uint32_t stride = 1) {
+                                        const Records& records, std::uint32_t stride = 1, const Chunking& chunking = {}) {
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
@@ -474,51 +474,58 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
       std::stable_sort(keys.begin() + std::ptrdiff_t(a), keys.begin() + std::ptrdiff_t(b),
                        [](const Key& x, const Key& y) { return x.self < y.self; });
   }
-  std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
-  std::vector<std::size_t> number;                // and their numbers in `records`
-  std::vector<MemberSync> sync;
-  for (std::size_t a = 0, b = 0; a < keys.size(); a = b) {
-    for (b = a + 1; b < keys.size() && same(keys[a], keys[b]); ++b) {
-    }
-    const CollectiveRecord& first = records[keys[a].index];
-    const auto comm = first.communicator;
-    const auto& info = communicator(comm, first.location);
-    instance.assign(info.self ? 1 : info.members.size(), nullptr);
-    number.resize(instance.size());
-    for (std::size_t k = a; k < b; ++k) {
-      const CollectiveRecord& c = records[keys[k].index];
-      const auto rank = info.self ? 0u : info.rank[c.location];
-      if (rank == kNone || instance[rank])
-        fail(trace, c.location, c.position, c.time,
-             "MPI " + trace::collective_op_name(c.op) + " on " + name(comm) + " by a location that is no member of it");
-      instance[rank] = &c;
-      number[rank] = keys[k].index;
-    }
-    const auto lacking = std::find(instance.begin(), instance.end(), nullptr);
-    if (lacking != instance.end()) {
-      if (info.init_exit) {  // MPI_Init/Finalize of a process may lie outside its measurement: no pattern, no error
-        for (std::size_t k = a; k < b; ++k) out[keys[k].index].skip = 1;
-        continue;
+  // Chunks of whole instances at once (each writes only its members' reductions); every
+  // communicator is looked up above, so that the chunks only read the map.
+  const auto bounds =
+      whole_chunks(keys.size(), [&](std::size_t a, std::size_t b) { return same(keys[a], keys[b]); }, chunking);
+  run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {
+    std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
+    std::vector<std::size_t> number;                // and their numbers in `records`
+    std::vector<MemberSync> sync;
+    for (std::size_t a = begin, b = begin; a < end; a = b) {
+      for (b = a + 1; b < end && same(keys[a], keys[b]); ++b) {
       }
-      const auto* c = *std::find_if(instance.begin(), instance.end(), [](const auto* r) { return r != nullptr; });
-      fail(trace, c->location, c->position, c->time,
-           "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " has no counterpart on " +
-               group_name(defs, info.members[std::size_t(lacking - instance.begin())]) +
-               ", which lacks its collective number " + std::to_string(c->instance + 1) + " on it");
-    }
-    for (const auto* c : instance)
-      if (c->op != instance[0]->op)
+      const CollectiveRecord& first = records[keys[a].index];
+      const auto comm = first.communicator;
+      const auto& info = communicators.find(comm)->second;
+      instance.assign(info.self ? 1 : info.members.size(), nullptr);
+      number.resize(instance.size());
+      for (std::size_t k = a; k < b; ++k) {
+        const CollectiveRecord& c = records[keys[k].index];
+        const auto rank = info.self ? 0u : info.rank[c.location];
+        if (rank == kNone || instance[rank])
+          fail(trace, c.location, c.position, c.time,
+               "MPI " + trace::collective_op_name(c.op) + " on " + name(comm) +
+                   " by a location that is no member of it");
+        instance[rank] = &c;
+        number[rank] = keys[k].index;
+      }
+      const auto lacking = std::find(instance.begin(), instance.end(), nullptr);
+      if (lacking != instance.end()) {
+        if (info.init_exit) {  // MPI_Init/Finalize of a process may lie outside its measurement: no pattern, no error
+          for (std::size_t k = a; k < b; ++k) out[keys[k].index].skip = 1;
+          continue;
+        }
+        const auto* c = *std::find_if(instance.begin(), instance.end(), [](const auto* r) { return r != nullptr; });
         fail(trace, c->location, c->position, c->time,
-             "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
-                 trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
-    collective_sync(instance, sync);
-    for (std::size_t i = 0; i < instance.size(); ++i) {
-      auto& mine = out[number[i]];
-      mine.until = sync[i].until;
-      mine.earliest_leave = sync[i].earliest_leave;
-      mine.skip = sync[i].sync ? 0 : 2;
+             "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " has no counterpart on " +
+                 group_name(defs, info.members[std::size_t(lacking - instance.begin())]) +
+                 ", which lacks its collective number " + std::to_string(c->instance + 1) + " on it");
+      }
+      for (const auto* c : instance)
+        if (c->op != instance[0]->op)
+          fail(trace, c->location, c->position, c->time,
+               "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
+                   trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
+      collective_sync(instance, sync);
+      for (std::size_t i = 0; i < instance.size(); ++i) {
+        auto& mine = out[number[i]];
+        mine.until = sync[i].until;
+        mine.earliest_leave = sync[i].earliest_leave;
+        mine.skip = sync[i].sync ? 0 : 2;
+      }
     }
-  }
+  });
   return out;
 }
 
@@ -542,8 +549,9 @@ class ListedCollectives {
 }  // namespace
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<CollectiveRecord>& records, std::uint32_t stride) {
-  return reduce(trace, analyzed, records, stride);
+                                                    const std::vector<CollectiveRecord>& records, std::uint32_t stride,
+                                                    const Chunking& chunking) {
+  return reduce(trace, analyzed, records, stride, chunking);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,

@@ -14,6 +14,7 @@
 
 #include "cubescale/analysis/impact.hpp"
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/trace/synthetic.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
 
@@ -164,7 +165,8 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   }
   std::vector<std::unique_ptr<Replay>> rank;
   for (const auto& share : shares)
-    rank.push_back(std::make_unique<Replay>(t, all, share, true, 0.0, std::nullopt, threads));
+    // On threads, the steps after the pass cut even these few records into chunks.
+    rank.push_back(std::make_unique<Replay>(t, all, share, true, 0.0, std::nullopt, threads, threads > 1 ? 1 : Chunking{}.least));
   auto each = [&](auto f) {
     for (auto& r : rank) f(*r);
   };
@@ -379,6 +381,24 @@ TEST(ReplayComplete, LateReceiverCriticalPathAndCountsAsOneProcess) {
   expect_same_as_one_process(t, {{0}, {1, 2}}, metrics, false, 2);
   expect_same_as_one_process(t, {{0, 1, 2}}, metrics, false, 3);
   expect_same_as_one_process(t, {{0, 1, 2}}, metrics, true, 3);
+}
+
+TEST(ReplayComplete, StepsAfterThePassInChunksOfInstancesAndLocationsAsOneProcess) {
+  // A ring of 5 processes, 40 iterations of send, receive and allreduce: on a rank holding them
+  // all (or 3 and 2), the homes' extras and reductions in chunks of whole instances, the
+  // owners' sync points and severities in chunks of whole locations: every metric the same.
+  TempDir dir("chunks");
+  trace::SyntheticTrace spec;
+  spec.processes = 5, spec.iterations = 40;
+  trace::write_synthetic_trace(dir.path.string(), "ring", spec);
+  trace::Trace t((dir.path / "ring.otf2").string());
+  const auto whole = analysis::analyze(t, {0, 1, 2, 3, 4});
+  std::vector<std::string> metrics;
+  for (const auto& m : whole.metrics) metrics.push_back(m.uniq_name);
+  ASSERT_GT(total(whole, "mpi_wait_nxn", 0) + total(whole, "mpi_wait_nxn", 4), 0.0);
+  expect_same_as_one_process(t, {{0, 1, 2, 3, 4}}, metrics, false, 3);
+  expect_same_as_one_process(t, {{0, 1, 2}, {3, 4}}, metrics, false, 2);
+  expect_same_as_one_process(t, {{0, 1, 2, 3, 4}}, metrics, true, 4);
 }
 
 TEST(ReplayComplete, LateReceiverOfWaitallInRoundsAsOneProcess) {

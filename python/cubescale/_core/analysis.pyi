@@ -50,9 +50,10 @@ class Replay:
         min_latency: typing.SupportsFloat | typing.SupportsIndex = 0.0,
         min_thread_latency: typing.SupportsFloat | typing.SupportsIndex | None = None,
         threads: typing.SupportsInt | typing.SupportsIndex = 1,
+        chunk_records: typing.SupportsInt | typing.SupportsIndex = 65536,
     ) -> None:
         """
-        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the same records and profile.
+        Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the same records and profile, and the steps after the pass in as many chunks of `chunk_records` records at least (tests make it small), the same report.
         """
     def answer_round(self) -> None:
         """

@@ -70,8 +70,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
                    help="threads per process: each reads a share of the trace's processes, and in one process the "
-                        "steps after the reading cut their processes into as many chunks (default: the cores this "
-                        "process may run on; under mpirun each rank's cores shared among the ranks on its node, so "
+                        "steps after the reading cut their processes into as many chunks (under mpirun the "
+                        "collectives' steps; default: the cores this process may run on; under mpirun each rank's cores shared among the ranks on its node, so "
                         "one per rank with Open MPI's binding to cores; each thread reads whole processes, so a "
                         "rank holding one process reads on one; the report is the same for any number)")
     p.add_argument("--time-correct", action="store_true",

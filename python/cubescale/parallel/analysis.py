@@ -253,7 +253,8 @@ def _owners(trace, size: int) -> np.ndarray:
 def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, compress: bool = False,
                   block_bytes: int = 1 << 20, time_correct: bool = False, min_latency: float = 0.0,
                   round_bytes: int = ROUND_BYTES, progress: Callable[[str], None] | None = None,
-                  min_thread_latency: float | None = None, threads: int | None = None) -> dict:
+                  min_thread_latency: float | None = None, threads: int | None = None,
+                  chunk_records: int | None = None) -> dict:
     """Collective over ``comm``: the wait-state analysis of the trace at ``path`` written to
     ``output`` (rank 0 writes), every metric of :func:`cubescale.analyze` in one process
     (``time_correct``, ``min_latency`` seconds for the clock condition, ``min_thread_latency``
@@ -274,8 +275,10 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     ``progress`` (give it on one rank): called with a status line, this rank's share read, the
     time correction's rounds and the steps after. ``threads``: how many threads read this rank's
     share, each a part of its processes (default :func:`rank_threads`; at most one per process
-    of the share, so a rank holding one process reads on one; the steps after the reading run on
-    one); the report is the same for any number; ``threads`` in the result: how many read.
+    of the share, so a rank holding one process reads on one), and in how many chunks the steps
+    after the reading take its records (of ``chunk_records`` records at least each, default the
+    core's; tests make it small); the report is the same for any number; ``threads`` in the
+    result: how many read.
     """
     start = time.perf_counter()
     MPI = mpi(comm)
@@ -285,6 +288,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     # take part in the same steps.
     default = rank_threads(comm)
     threads = default if threads is None else threads
+    chunking = {} if chunk_records is None else {"chunk_records": chunk_records}
     seconds: dict[str, float] = {}
     say = progress or (lambda text: None)
 
@@ -298,7 +302,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
 
         replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
                                                      min_latency=min_latency, min_thread_latency=min_thread_latency,
-                                                     threads=threads),
+                                                     threads=threads, **chunking),
                              status, progress)
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 

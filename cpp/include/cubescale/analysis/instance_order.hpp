@@ -18,6 +18,7 @@
 
 #include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/common/radix_sort.hpp"
+#include "cubescale/common/run_chunks.hpp"
 
 namespace cubescale::analysis {
 
@@ -92,6 +93,34 @@ std::vector<std::uint32_t> instance_order(const Records& records, std::uint32_t 
   std::vector<std::uint32_t> out(n);
   for (std::size_t i = 0; i < n; ++i) out[first[slot[i]]++] = static_cast<std::uint32_t>(i);
   return out;
+}
+
+// [0, n) cut into ranges for run_chunks that never part two neighbours `same(i - 1, i)` holds
+// for (an instance's records): at most `how.threads` ranges of about equal size, each of
+// `how.least` at least. No list of instance starts beside the records (the replay's memory bound).
+template <class Same>
+std::vector<std::size_t> whole_chunks(std::size_t n, Same&& same, const Chunking& how) {
+  const std::size_t chunks = std::max<std::size_t>(
+      1, std::min<std::uint64_t>({how.threads, kMostChunks, n / std::max<std::uint64_t>(how.least, 1)}));
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t k = 1; k < chunks; ++k) {
+    auto at = std::max(n / chunks * k, bounds.back() + 1);
+    while (at < n && same(at - 1, at)) ++at;
+    if (at >= n) break;
+    bounds.push_back(at);
+  }
+  bounds.push_back(n);
+  return bounds;
+}
+
+// `order` (instance_order's) cut into ranges of whole instances (whole_chunks).
+template <class Records>
+std::vector<std::size_t> instance_chunks(const Records& records, const std::vector<std::uint32_t>& order,
+                                         const Chunking& how) {
+  return whole_chunks(order.size(), [&](std::size_t a, std::size_t b) {
+    const auto &x = records[order[a]], &y = records[order[b]];
+    return x.communicator == y.communicator && x.instance == y.instance;
+  }, how);
 }
 
 }  // namespace cubescale::analysis

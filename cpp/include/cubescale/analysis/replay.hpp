@@ -77,10 +77,12 @@ class Replay {
   // `complete`: also every metric beside the record patterns (replay_beside.hpp); `min_latency`
   // in seconds for the clock condition, `min_thread_latency` for its OpenMP checks (none:
   // min_latency; AnalysisOptions). `threads`: `mine` read in as many parts at once (a rank
-  // with several cores; trace::part_locations), the same records and profile as one part.
+  // with several cores; trace::part_locations), the same records and profile as one part; the
+  // steps after the pass then cut their records into as many chunks at once, of `chunk_records`
+  // records at least each (tests make it small), the same report as one thread.
   Replay(const trace::Trace& trace, const std::vector<std::uint32_t>& analyzed, const std::vector<std::uint32_t>& mine,
          bool complete, double min_latency = 0.0, std::optional<double> min_thread_latency = std::nullopt,
-         std::size_t threads = 1);
+         std::size_t threads = 1, std::uint64_t chunk_records = Chunking{}.least);
   ~Replay();
 
   // --- complete: the steps of replay_beside.hpp (replay_beside.cpp) ---
@@ -288,6 +290,7 @@ class Replay {
   std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`
   std::size_t parts_ = 1;
+  Chunking chunking_;  // the steps after the pass: the constructor's threads
   std::unique_ptr<ReplayBeside> beside_;        // complete only
   void arrive(const CollectiveRecord& m);       // home: a member with its corrected enter
   // A member record for its home: `enter` the corrected one, `time` the recorded enter.

@@ -54,9 +54,11 @@ static_assert(std::is_trivially_copyable_v<CollectiveExtra> && sizeof(Collective
 
 // Home kernel: one CollectiveExtra per record (same order), the instances' members in
 // communicator rank order (as the one-process analysis hands them to collective_sync).
-// `stride`: the home has every stride-th instance of a communicator (instance_order.hpp).
+// `stride`: the home has every stride-th instance of a communicator (instance_order.hpp);
+// `chunking`: the instances cut into chunks that run at once (instance_chunks).
 std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecord>& records,
-                                               const CommunicatorRanks& ranks, std::uint32_t stride = 1);
+                                               const CommunicatorRanks& ranks, std::uint32_t stride = 1,
+                                               const Chunking& chunking = {});
 
 // What the home of a non-blocking collective instance tells a member: its pattern (Pattern::Count:
 // none) and the time its completion call waits for (kNoTime: nothing), as nonblocking_collectives(),

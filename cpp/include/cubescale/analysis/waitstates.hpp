@@ -403,9 +403,11 @@ std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks);
 // Home kernel: one reduction per record (same order) of the instances the records complete.
 // `analyzed[l]`: whether location l is analyzed by some rank (the members expected). Raises
 // FormatError on an instance some member lacks or calls as another operation.
-// `stride`: the home has every stride-th instance of a communicator (instance_order.hpp).
+// `stride`: the home has every stride-th instance of a communicator (instance_order.hpp);
+// `chunking`: the instances cut into chunks that run at once (an error is the first in order).
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<CollectiveRecord>& records, std::uint32_t stride = 1);
+                                                    const std::vector<CollectiveRecord>& records, std::uint32_t stride = 1,
+                                                    const Chunking& chunking = {});
 // The same for one process over its locations' own lists, without copying them: the records
 // in list order (each location's collectives after the previous one's).
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
