@@ -351,11 +351,14 @@ void Replay::collective_severities() {
   auto earlier = [](const Key& a, const Key& b) {
     return std::tie(a.location, a.high, a.low) < std::tie(b.location, b.high, b.low);
   };
-  if (beside_ && !std::is_sorted(order.begin(), order.end(), earlier))
+  const bool sorted = std::is_sorted(order.begin(), order.end(), earlier);
+  if (beside_ && !sorted)
     radix_sort<3>(order, [](const Key& k, std::size_t field) { return field == 0 ? k.location : field == 1 ? k.high : k.low; });
-  // A member's values go to its own location's cells: chunks of whole locations write apart.
-  const auto bounds =
-      whole_chunks(order.size(), [&](std::size_t a, std::size_t b) { return order[a].location == order[b].location; }, chunking_);
+  // A member's values go to its own location's cells: chunks of whole locations write apart
+  // (a location's records next to each other: sorted).
+  const auto bounds = whole_chunks(
+      order.size(), [&](std::size_t a, std::size_t b) { return order[a].location == order[b].location; },
+      sorted || beside_ ? chunking_ : Chunking{});
   SeverityChunks views(severities_, bounds.size() - 1);
   run_chunks(bounds, [&](std::size_t k, std::size_t begin, std::size_t end) {
     for (auto i = begin; i < end; ++i)
