@@ -37,6 +37,7 @@ from __future__ import annotations
 import collections
 import math
 import os
+import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ import numpy as np
 
 from ._affinity import available_cores
 from ._core import analysis as _analysis
+from ._memory import MemoryProjection
 from ._polled import run_polled
 from .profile import LocalProfile, _call_path_names
 from .report import Report
@@ -256,6 +258,9 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     ``progress``: called with a status line while the analysis runs (``cubescale analyze`` prints
     it on a terminal): every quarter second the events read of all announced, then the steps
     after the reading; under ``comm``, rank 0's share and steps, and the time correction's rounds.
+    In one process, a :class:`RuntimeWarning` as soon as the memory the reading took so far
+    projects beyond the memory available (``cubescale._memory``: a trace too large for one
+    process is told within its first twentieth, not by the out-of-memory kill at its end).
 
     Example
     -------
@@ -299,10 +304,19 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             raise ValueError(f"{name} {value} s: the clock condition's latency must be below 2^62 clock ticks")
     columns = trace.location_indices()
     count = available_cores() if threads is None else _thread_count(threads)
+    # Polled also without progress: a trace outgrowing the memory is told while it is read.
+    watch = MemoryProjection(int(trace.announced_events().sum()))
+
+    def status() -> str:
+        warning = watch.check(min(int(trace._core.events_read()), watch.total))
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=2)
+        return _reading_status(trace, root_cause)
+
     core, stats = run_polled(lambda: _analysis.analyze(trace._core, columns, time_correct=time_correct,
                                                        min_latency=min_latency, root_cause=root_cause, threads=count,
                                                        min_thread_latency=min_thread_latency),
-                             lambda: _reading_status(trace, root_cause), progress)
+                             status, progress or (lambda text: None))
     local = LocalProfile.__new__(LocalProfile)
     local._core = core
     local.host = None

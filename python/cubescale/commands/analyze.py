@@ -43,6 +43,7 @@ import math
 import os
 import sys
 import time
+import warnings
 
 
 def add_parser(subparsers) -> None:
@@ -152,11 +153,22 @@ def run_analyze(args) -> int:
     # when its own goes to a file: there, only with --progress.
     wanted = (args.progress or sys.stderr.isatty()) and comm.rank == 0
     shown = functools.partial(progress, always=args.progress) if wanted else None
+
+    def warned(message, category, filename, lineno, file=None, line=None) -> None:
+        # A warning (the memory projection) as one line of its own, also in a batch job's log.
+        if shown:
+            shown("")
+        print(f"cubescale analyze: warning: {message}", file=sys.stderr, flush=True)
+
     try:
-        report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
-                         min_latency=args.min_latency, min_thread_latency=args.min_thread_latency,
-                         comm=comm if comm.size > 1 else None, threads=args.threads, root_cause=args.root_cause,
-                         progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", RuntimeWarning)
+            warnings.showwarning = warned
+            report = analyze(args.trace, args.output, compress=args.compress, time_correct=args.time_correct,
+                             min_latency=args.min_latency, min_thread_latency=args.min_thread_latency,
+                             comm=comm if comm.size > 1 else None, threads=args.threads,
+                             root_cause=args.root_cause,
+                             progress=(lambda text: shown(f"cubescale analyze: {text}")) if shown else None)
     finally:  # also after Ctrl-C or an error: the status line does not stay before the prompt
         if shown:
             shown("")
