@@ -39,6 +39,13 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace, bool extras)
     for (auto id : g.members) rank_location_.push_back(defs_.location(id));
     break;
   }
+  rank_named_.assign(defs_.locations.size(), false);
+  ranked_process_.assign(defs_.location_groups.size(), false);
+  for (auto l : rank_location_) {
+    if (l >= rank_named_.size()) continue;
+    rank_named_[l] = true;
+    if (defs_.locations[l].group < ranked_process_.size()) ranked_process_[defs_.locations[l].group] = true;
+  }
   // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
   comm_locations_.resize(defs_.communicators.size());
   comm_remote_.resize(defs_.communicators.size());
@@ -109,6 +116,18 @@ void RecordExtractor::begin_location(std::uint32_t location) {
   calls_ = started_ = 0;
   last_time_ = 0;
   instances_.assign(defs_.communicators.size() + 2, 0);
+  // Another thread of a process whose rank names one of its threads (no MPI ranks: no check).
+  const auto group = location < defs_.locations.size() ? defs_.locations[location].group : kNone;
+  other_thread_ = location < rank_named_.size() && !rank_named_[location] && group < ranked_process_.size() &&
+                  ranked_process_[group];
+}
+
+void RecordExtractor::threads_refused(const trace::Event& e) const {
+  fail(trace_, e.location, e.position, e.time,
+       std::string(trace::event_type_name(e.type)) +
+           " on a thread other than the one its MPI rank names (the one that called MPI_Init): MPI calls of other "
+           "threads (MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE) cannot be paired; the analysis takes "
+           "MPI_THREAD_FUNNELED traces, as Scalasca's scout does");
 }
 
 std::uint32_t& RecordExtractor::instances(std::uint32_t communicator) {
@@ -166,19 +185,29 @@ void RecordExtractor::event(const trace::Event& e, std::uint32_t cnode) {
     case trace::EventType::MpiSend:
     case trace::EventType::MpiIsend:
     case trace::EventType::MpiRecv:
-    case trace::EventType::MpiIrecv: message(e, cnode); break;
-    case trace::EventType::MpiCollectiveEnd: collective(e, cnode); break;
+    case trace::EventType::MpiIrecv:
+      if (other_thread_) threads_refused(e);
+      message(e, cnode);
+      break;
+    case trace::EventType::MpiCollectiveEnd:
+      if (other_thread_) threads_refused(e);
+      collective(e, cnode);
+      break;
     case trace::EventType::MpiIsendComplete:
+      if (other_thread_) threads_refused(e);
       if (!stack_.empty()) stack_.back().p2p = true;
       if (extras_) isend_complete(e);
       break;
     case trace::EventType::MpiIrecvRequest:
+      if (other_thread_) threads_refused(e);
       if (extras_) open_irecvs_.push_back({e.request, enter_or(e.time)});
       break;
     case trace::EventType::NonBlockingCollectiveRequest:
+      if (other_thread_) threads_refused(e);
       if (extras_) open_collectives_.push_back({e.request, enter_or(e.time), e.position, started_++});
       break;
     case trace::EventType::NonBlockingCollectiveComplete:
+      if (other_thread_) threads_refused(e);
       if (extras_) nonblocking_complete(e, cnode);
       break;
     default: break;

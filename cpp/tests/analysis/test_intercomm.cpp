@@ -14,6 +14,7 @@
 #include "cubescale/trace/profile.hpp"
 #include "cubescale/trace/reader.hpp"
 #include "cubescale/trace/synthetic_intercomm.hpp"
+#include "raw_otf2.hpp"
 #include "trace_files.hpp"
 
 using namespace cubescale;
@@ -21,9 +22,6 @@ using analysis_tests::TempDir;
 
 #if OTF2_VERSION_MAJOR >= 3
 namespace {
-
-OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*, bool) { return OTF2_FLUSH; }
-OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
 
 // One rank's events (ns). Regions: 0 main, 1 MPI_Send, 2 MPI_Recv, 3 MPI_Barrier.
 struct Call {
@@ -39,12 +37,7 @@ struct Call {
 std::string write_raw_intercomm_trace(const std::filesystem::path& dir, const std::vector<std::vector<Call>>& ranks,
                                       const std::vector<std::uint64_t>& a, const std::vector<std::uint64_t>& b,
                                       bool b_defined = true) {
-  auto* archive = OTF2_Archive_Open(dir.c_str(), "inter", OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
-                                    OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-  OTF2_FlushCallbacks flush{flush_always, no_time};
-  OTF2_Archive_SetFlushCallbacks(archive, &flush, nullptr);
-  OTF2_Archive_SetSerialCollectiveCallbacks(archive);
-  OTF2_Archive_OpenEvtFiles(archive);
+  auto* archive = analysis_tests::open_raw_archive(dir, "inter");
   std::vector<std::uint64_t> events(ranks.size());
   const std::uint64_t end = 1000;
   for (std::uint64_t r = 0; r < ranks.size(); ++r) {
@@ -60,26 +53,12 @@ std::string write_raw_intercomm_trace(const std::filesystem::path& dir, const st
       }
       OTF2_EvtWriter_Leave(w, nullptr, c.leave, c.region);
     }
-    OTF2_EvtWriter_Leave(w, nullptr, end, 0);
-    OTF2_EvtWriter_GetNumberOfEvents(w, &events[r]);
-    OTF2_Archive_CloseEvtWriter(archive, w);
+    events[r] = analysis_tests::end_raw_location(archive, w, end);
   }
-  OTF2_Archive_CloseEvtFiles(archive);
-  OTF2_Archive_OpenDefFiles(archive);
-  for (std::uint64_t r = 0; r < ranks.size(); ++r) OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, r));
-  OTF2_Archive_CloseDefFiles(archive);
-  auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
-  const char* strings[] = {"main", "MPI_Send", "MPI_Recv", "MPI_Barrier", "node", "MPI Rank", "Master thread",
-                           "MPI_COMM_WORLD", "MPI_INTERCOMM"};
-  for (std::uint32_t i = 0; i < 9; ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i]);
-  OTF2_GlobalDefWriter_WriteRegion(g, 0, 0, 0, OTF2_UNDEFINED_STRING, OTF2_REGION_ROLE_FUNCTION, OTF2_PARADIGM_USER,
-                                   OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
-  for (std::uint32_t r = 1; r <= 3; ++r)
-    OTF2_GlobalDefWriter_WriteRegion(g, r, r, r, OTF2_UNDEFINED_STRING,
-                                     r == 3 ? OTF2_REGION_ROLE_BARRIER : OTF2_REGION_ROLE_POINT2POINT, OTF2_PARADIGM_MPI,
-                                     OTF2_REGION_FLAG_NONE, OTF2_UNDEFINED_STRING, 0, 0);
-  OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, 4, 4, OTF2_UNDEFINED_SYSTEM_TREE_NODE);
+  analysis_tests::close_raw_events(archive, ranks.size());
+  auto* g = analysis_tests::begin_raw_definitions(archive, end);
+  const char* strings[] = {"MPI Rank", "Master thread", "MPI_COMM_WORLD", "MPI_INTERCOMM"};
+  for (std::uint32_t i = 0; i < 4; ++i) OTF2_GlobalDefWriter_WriteString(g, 5 + i, strings[i]);
   std::vector<std::uint64_t> locations;
   for (std::uint64_t r = 0; r < ranks.size(); ++r) {
     OTF2_GlobalDefWriter_WriteLocationGroup(g, r, 5, OTF2_LOCATION_GROUP_TYPE_PROCESS, 0, OTF2_UNDEFINED_LOCATION_GROUP);

@@ -70,6 +70,15 @@ class RecordExtractor final : public trace::CallPathObserver {
   const trace::Definitions& defs_;
   bool extras_;
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
+  // Whether each location is one MPI_COMM_WORLD's ranks name (the thread of its process that
+  // called MPI_Init); false for the location being read when it is another thread of an MPI
+  // process (an MPI event there is refused: threads_refused).
+  std::vector<bool> rank_named_;
+  std::vector<bool> ranked_process_;  // per location group: whether a rank names one of its threads
+  bool other_thread_ = false;
+  // MPI called by a thread other than the one its rank names (MPI_THREAD_SERIALIZED or
+  // MULTIPLE): a FormatError at the event, where matching would fail on a message it cannot place.
+  [[noreturn]] void threads_refused(const trace::Event& e) const;
   std::vector<std::vector<std::uint32_t>> comm_locations_;  // [communicator][rank] -> location
   std::vector<bool> comm_self_;
   // Inter-communicators: per communicator its group B's locations by rank (empty: none), the
