@@ -81,3 +81,22 @@ def test_the_command_prints_the_warning_as_one_line(ring, tmp_path):
     assert "Traceback" not in done.stderr and out.exists()
     quiet = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
     assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
+
+
+def test_each_rank_of_the_replay_warns_for_its_share(ring, tmp_path):
+    """Under mpirun every rank projects its own share against its part of the node's memory
+    (the memory available divided among the node's ranks), one line each."""
+    from cubescale.mpirun import local_environment
+
+    out = tmp_path / "mpirun.cubex"
+    command = ["timeout", "-k", "5", "200", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale", "analyze",
+               ring, "-o", str(out)]
+    env = {**local_environment(), "CUBESCALE_MEMORY_AVAILABLE": "1"}
+    done = subprocess.run(command, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=250)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(lines) == 2, done.stderr
+    for line in lines:
+        assert line.startswith("cubescale analyze: warning: after ") and "the 2 ranks on its node share" in line, line
+    assert sorted(rank for line in lines for rank in (0, 1) if f"rank {rank} of 2's share" in line) == [0, 1], lines
+    assert "Traceback" not in done.stderr and out.exists()

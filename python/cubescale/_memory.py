@@ -23,6 +23,8 @@ AFTER_READING = 1.3
 # started): the projection was up to 1.97 times the peak before half the events were read, up
 # to 1.24 after, on those traces on 1 and 2 threads. A warning only beyond these margins.
 MARGIN_BEFORE_HALF, MARGIN_AFTER_HALF = 2.0, 1.3
+ONE_PROCESS_ADVICE = ("over MPI ranks (mpirun -n N python -m cubescale analyze ...) each rank holds about 64 bytes "
+                      "per communication event of its share")
 
 
 def available_memory() -> int | None:
@@ -68,7 +70,8 @@ def resident_memory() -> int | None:
         return None
 
 
-def _gib(n: float) -> str:
+def in_gib(n: float) -> str:
+    """``n`` bytes in GiB, one decimal (``in_gib(3 * 2**29)`` is ``'1.5 GiB'``)."""
     return f"{n / 2**30:,.1f} GiB"
 
 
@@ -78,7 +81,8 @@ class MemoryProjection:
     the growth per event read times the events, times ``factor`` for what follows the reading.
     ``check`` returns a one-line warning the first time that exceeds ``available`` (default
     :func:`available_memory` when the pass begins) by more than the projection's error (twice
-    before half the events are read, 1.3 times after), else None.
+    before half the events are read, 1.3 times after), else None; ``what`` names the pass in
+    it, ``advice`` says what to do instead.
 
     Example
     -------
@@ -88,7 +92,9 @@ class MemoryProjection:
     """
 
     def __init__(self, total: int, available: int | None = None, factor: float = AFTER_READING,
-                 least: int | None = None) -> None:
+                 least: int | None = None, what: str = "the analysis in one process",
+                 advice: str = ONE_PROCESS_ADVICE) -> None:
+        self.what, self.advice = what, advice
         self.total = int(total)
         self.available = available_memory() if available is None else int(available)
         self.factor = factor
@@ -125,7 +131,5 @@ class MemoryProjection:
         if grown is None or grown <= self.available * margin:
             return None
         self.warned = True
-        return (f"after {read:,} of {self.total:,} events the analysis in one process is on course for about "
-                f"{_gib(grown)} more memory, {_gib(self.available)} were available: it may be killed for lack of "
-                f"it; over MPI ranks (mpirun -n N python -m cubescale analyze ...) each rank holds about 64 bytes "
-                f"per communication event of its share")
+        return (f"after {read:,} of {self.total:,} events {self.what} is on course for about {in_gib(grown)} more "
+                f"memory, {in_gib(self.available)} were available: it may be killed for lack of it; {self.advice}")

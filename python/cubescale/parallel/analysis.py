@@ -49,6 +49,7 @@ import functools
 import os
 import pickle
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,6 +57,7 @@ import numpy as np
 
 from .._affinity import affinity, available_cores
 from .._core import analysis as _analysis
+from .._memory import MemoryProjection, available_memory, in_gib
 from .._polled import run_polled
 from ..errors import FormatError, error_text
 from ..profile import _call_path_names
@@ -227,8 +229,13 @@ def rank_threads(comm) -> int:
     >>> rank_threads(MPI.COMM_SELF) >= 1
     True
     """
+    return _node_share(comm)[0]
+
+
+def _node_share(comm) -> tuple[int, int]:
+    """Collective: (:func:`rank_threads`, how many ranks of ``comm`` share this rank's node)."""
     if comm.size == 1:
-        return available_cores()
+        return available_cores(), 1
     mine = affinity()  # (None: no affinity here, on every rank alike or on this one)
     node = comm.Split_type(mpi(comm).COMM_TYPE_SHARED)  # every rank, with or without an affinity
     try:
@@ -236,10 +243,10 @@ def rank_threads(comm) -> int:
     finally:
         node.Free()
     if mine is None:
-        return 1
+        return 1, len(everyone)
     own = set(mine)
     sharing = sum(1 for cores in everyone if cores is not None and own.intersection(cores))
-    return max(1, len(mine) // max(1, sharing))
+    return max(1, len(mine) // max(1, sharing)), len(everyone)
 
 
 def _owners(trace, size: int) -> np.ndarray:
@@ -278,7 +285,9 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     of the share, so a rank holding one process reads on one), and in how many chunks the steps
     after the reading take its records (of ``chunk_records`` records at least each, default the
     core's; tests make it small); the report is the same for any number; ``threads`` in the
-    result: how many read.
+    result: how many read. A :class:`RuntimeWarning` on a rank whose share, projected from the
+    memory its reading took so far, will not fit in its part of its node's memory
+    (``cubescale._memory``).
     """
     start = time.perf_counter()
     MPI = mpi(comm)
@@ -286,7 +295,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
         raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
     # Collective on every rank, also where threads is given: ranks given it and ranks not still
     # take part in the same steps.
-    default = rank_threads(comm)
+    default, node_ranks = _node_share(comm)
     threads = default if threads is None else threads
     chunking = {} if chunk_records is None else {"chunk_records": chunk_records}
     seconds: dict[str, float] = {}
@@ -297,13 +306,25 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
         block, locations, first = rank_share(trace, comm.size, comm.rank)
         share = int(trace.announced_events()[locations].sum()) if len(locations) else 0
 
+        # A share outgrowing this rank's part of its node's memory is told while it is read.
+        available = available_memory()
+        watch = MemoryProjection(share, available=None if available is None else available // node_ranks,
+                                 what=f"rank {comm.rank} of {comm.size}'s share",
+                                 advice=f"the {node_ranks} ranks on its node share {in_gib(available or 0)}: run more "
+                                        f"ranks, or fewer per node")
+
         def status() -> str:
-            return f"rank {comm.rank} of {comm.size}: reading events: {int(trace._core.events_read()):,} of {share:,}"
+            read = int(trace._core.events_read())
+            warning = watch.check(min(read, share))
+            if warning:
+                warnings.warn(warning, RuntimeWarning, stacklevel=2)
+            return f"rank {comm.rank} of {comm.size}: reading events: {read:,} of {share:,}"
 
         replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,
                                                      min_latency=min_latency, min_thread_latency=min_thread_latency,
                                                      threads=threads, **chunking),
-                             status, progress)
+                             status, progress or (lambda text: None))
+        status()  # once the share is read (a short read may see no poll): the exchanges come next
         return trace, block, locations, first, replay, _owners(trace, comm.size)
 
     trace, block, locations, first, replay, owner = _step(comm, opened)
