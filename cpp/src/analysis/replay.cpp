@@ -101,6 +101,13 @@ void Replay::extract(const std::vector<std::uint32_t>& analyzed, const std::vect
   mine_.clear();
   for (const auto& part : parts) mine_.insert(mine_.end(), part.begin(), part.end());
   parts_ = parts.size();
+  // Each location once: the steps after the pass give each chunk whole locations to write.
+  std::vector<bool> seen(defs.locations.size(), false);
+  for (auto l : mine_) {
+    if (l >= seen.size()) throw std::out_of_range("location index " + std::to_string(l) + " out of range");
+    if (seen[l]) throw std::invalid_argument("Replay: location " + std::to_string(l) + " given twice");
+    seen[l] = true;
+  }
   const auto& mine = mine_;
   analyzed_.assign(defs.locations.size(), false);
   position_.assign(defs.locations.size(), kNone);

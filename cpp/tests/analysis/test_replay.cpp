@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "cubescale/analysis/impact.hpp"
+#include "cubescale/analysis/replay_beside.hpp"
 #include "cubescale/common/format_error.hpp"
 #include "cubescale/trace/synthetic.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
@@ -155,7 +156,9 @@ namespace {
 // parallel/analysis.py does over mpi4py.
 std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
                                                    const std::vector<std::vector<std::uint32_t>>& shares,
-                                                   bool time_correct = false, std::size_t threads = 1) {
+                                                   bool time_correct = false, std::size_t threads = 1,
+                                                   std::uint64_t chunk_records = 0,
+                                                   std::vector<std::vector<analysis::PatternStatistics>>* statistics = nullptr) {
   using namespace analysis;
   const auto ranks = shares.size();
   std::vector<std::uint32_t> all, owner(t.definitions().locations.size(), kNone), homes;
@@ -166,7 +169,7 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   std::vector<std::unique_ptr<Replay>> rank;
   for (const auto& share : shares)
     // On threads, the steps after the pass cut even these few records into chunks.
-    rank.push_back(std::make_unique<Replay>(t, all, share, true, 0.0, std::nullopt, threads, threads > 1 ? 1 : Chunking{}.least));
+    rank.push_back(std::make_unique<Replay>(t, all, share, true, 0.0, std::nullopt, threads, chunk_records ? chunk_records : threads > 1 ? 1 : Chunking{}.least));
   auto each = [&](auto f) {
     for (auto& r : rank) f(*r);
   };
@@ -300,6 +303,8 @@ std::vector<profile::LocalProfile> replay_complete(const trace::Trace& t,
   }
   std::vector<profile::LocalProfile> out;
   for (auto& r : rank) out.push_back(r->finish_complete(present));
+  if (statistics)
+    for (auto& r : rank) statistics->push_back(r->pattern_statistics());
   // scout's performance impact: the per-call-path sums of every rank, merged (impact.hpp).
   std::vector<std::string> blobs;
   for (const auto& p : out) blobs.push_back(analysis::impact_path_sums(p));
@@ -514,4 +519,193 @@ TEST(ReplayComplete, ARoundTooLargeForTheRowsGoesByAlltoallvAsOneProcess) {
   EXPECT_EQ(rank[0]->correction().rows[1 * row + 0], 12);  // the sends for rank 1 ...
   EXPECT_EQ(rank[0]->correction().rows[1 * row + 4] & 2, 2);  // ... do not fit in its row
   EXPECT_EQ(rank[1]->correction().rows[0 * row + 4] & 2, 0);  // rank 1 has nothing to send yet
+}
+
+// The steps after the pass in chunks of a record on up to 8 threads (and 300: more threads
+// than instances), byte for byte as one thread: every metric's matrix, trace.stat's instance
+// statistics and the errors of inconsistent traces.
+namespace {
+
+// P processes, `iterations` of every collective class on MPI_COMM_WORLD, the reversed and the
+// self communicator, and a ring of messages; rank 2 lacks MPI_Init, rank 3 MPI_Finalize (no
+// pattern, no error). `broken`: 1, 2 members calling other operations in one instance (1: two
+// instances, 2: two communicators); 3, a barrier on one rank only.
+std::vector<std::vector<trace::MpiCall>> chunk_calls(std::size_t P, std::size_t iterations, int broken) {
+  std::vector<std::vector<trace::MpiCall>> ranks(P);
+  for (std::size_t r = 0; r < P; ++r)
+    if (r != 2) ranks[r].push_back({"MPI_Init", 10 + 5 * r, 400, {}});  // rank 2 lacks MPI_Init: skipped
+  std::uint64_t t = 1000;
+  auto jitter = [](std::size_t r, std::size_t it, std::size_t k) { return ((r * 37 + it * 11 + k * 7) % 4) * 10; };
+  for (std::size_t it = 0; it < iterations; ++it) {
+    const char* ops[] = {"MPI_Barrier", "MPI_Allreduce", "MPI_Bcast", "MPI_Reduce", "MPI_Scan", "MPI_Alltoall", "MPI_Allgather"};
+    const std::uint32_t tags[] = {0, 2, 1, 0, 0, 2, 0};
+    for (std::size_t k = 0; k < 7; ++k) {
+      for (std::size_t r = 0; r < P; ++r) {
+        std::string op = ops[k];
+        // broken 1: rank 1 calls MPI_Allreduce for the world barrier of iterations 7 and 12
+        if (broken == 1 && r == 1 && k == 0 && (it == 7 || it == 12)) op = "MPI_Allreduce";
+        // broken 2: rank 3 calls MPI_Gather for the reduce of iteration 9, and rank 0 a scan for the alltoall of 15
+        if (broken == 2 && r == 3 && k == 3 && it == 9) op = "MPI_Gather";
+        if (broken == 2 && r == 0 && k == 5 && it == 15) op = "MPI_Scan";
+        std::vector<std::uint32_t> peers;
+        if (op == "MPI_Bcast" || op == "MPI_Reduce" || op == "MPI_Gather") peers = {std::uint32_t(it % P)};
+        ranks[r].push_back({op, t + jitter(r, it, k), t + 100, peers, tags[k]});
+      }
+      t += 200;
+    }
+    // a ring of messages beside
+    for (std::size_t r = 0; r < P; ++r) {
+      ranks[r].push_back({"MPI_Send", t + jitter(r, it, 9), t + 5 + jitter(r, it, 9), {std::uint32_t((r + 1) % P)}});
+      ranks[r].push_back({"MPI_Recv", t + 50, t + 100, {std::uint32_t((r + P - 1) % P)}});
+    }
+    t += 200;
+  }
+  // broken 3: rank 2 has one world barrier more (no counterpart) and one less allreduce (lacks)
+  if (broken == 3) ranks[2].push_back({"MPI_Barrier", t, t + 50, {}, 0});
+  t += 100;
+  for (std::size_t r = 0; r < P; ++r)
+    if (r != 3) ranks[r].push_back({"MPI_Finalize", t + 10 * r, t + 100, {}});  // rank 3 lacks it
+  return ranks;
+}
+
+void expect_same_bytes(const std::vector<profile::LocalProfile>& a, const std::vector<profile::LocalProfile>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].metrics.size(), b[r].metrics.size());
+    for (std::size_t m = 0; m < a[r].metrics.size(); ++m) {
+      ASSERT_EQ(a[r].values[m].bytes(), b[r].values[m].bytes());
+      EXPECT_EQ(0, std::memcmp(a[r].values[m].data(), b[r].values[m].data(), a[r].values[m].bytes()))
+          << a[r].metrics[m].uniq_name << " rank " << r;
+    }
+  }
+}
+
+void expect_same_statistics(const std::vector<std::vector<analysis::PatternStatistics>>& a,
+                            const std::vector<std::vector<analysis::PatternStatistics>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t r = 0; r < a.size(); ++r) {
+    ASSERT_EQ(a[r].size(), b[r].size());
+    for (std::size_t p = 0; p < a[r].size(); ++p) {
+      const auto &x = a[r][p], &y = b[r][p];
+      EXPECT_EQ(x.count, y.count) << p;
+      EXPECT_EQ(x.sum, y.sum) << p;
+      EXPECT_EQ(x.min, y.min) << p;
+      EXPECT_EQ(x.max, y.max) << p;
+      EXPECT_EQ(x.sum_of_squares, y.sum_of_squares) << p;
+      ASSERT_EQ(x.top.size(), y.top.size()) << p;
+      for (std::size_t k = 0; k < x.top.size(); ++k) {
+        EXPECT_EQ(x.top[k].ticks, y.top[k].ticks);
+        EXPECT_EQ(x.top[k].enter, y.top[k].enter) << "pattern " << p << " top " << k;
+        EXPECT_EQ(x.top[k].leave, y.top[k].leave);
+        EXPECT_EQ(x.top[k].cnode, y.top[k].cnode);
+        EXPECT_EQ(x.top[k].location, y.top[k].location) << "pattern " << p << " top " << k;
+      }
+    }
+  }
+}
+
+std::string replay_error(const trace::Trace& t, const std::vector<std::vector<std::uint32_t>>& shares,
+                         std::size_t threads, std::uint64_t chunk_records) {
+  try {
+    replay_complete(t, shares, false, threads, chunk_records);
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST(ReplayChunks, ChunksOfOneRecordOnEightThreadsAreByteForByteOneThread) {
+  TempDir dir("chunks8");
+  trace::write_mpi_trace(dir.path.string(), "t", chunk_calls(5, 24, 0), 200000);
+  trace::Trace t((dir.path / "t.otf2").string());
+  const std::vector<std::vector<std::vector<std::uint32_t>>> layouts{
+      {{0, 1, 2, 3, 4}}, {{0, 1}, {2, 3, 4}}, {{3}, {0, 4, 1}, {2}}, {{0}, {1}, {2}, {3}, {4}}};
+  for (const auto& shares : layouts)
+    for (bool correct : {false, true}) {
+      std::vector<std::vector<analysis::PatternStatistics>> s1, s8, s3;
+      const auto one = replay_complete(t, shares, correct, 1, 0, &s1);
+      const auto eight = replay_complete(t, shares, correct, 8, 1, &s8);
+      const auto three = replay_complete(t, shares, correct, 3, 2, &s3);
+      expect_same_bytes(one, eight);
+      expect_same_bytes(one, three);
+      expect_same_statistics(s1, s8);
+      expect_same_statistics(s1, s3);
+    }
+  // and as the one process, per location and metric
+  const auto whole = analysis::analyze(t, {0, 1, 2, 3, 4});
+  std::vector<std::string> metrics;
+  for (const auto& m : whole.metrics) metrics.push_back(m.uniq_name);
+  EXPECT_GT(total(whole, "mpi_wait_nxn", 0), 0.0);
+  EXPECT_GT(total(whole, "mpi_barrier_wait", 1), 0.0);
+  expect_same_as_one_process(t, {{0, 1, 2, 3, 4}}, metrics, false, 8);
+  expect_same_as_one_process(t, {{0, 4}, {1, 2, 3}}, metrics, true, 8);
+}
+
+TEST(ReplayChunks, ErrorsOnInconsistentTracesAreTheOneThreadsFirst) {
+  for (int broken : {1, 2, 3}) {
+    TempDir dir("chunks_broken" + std::to_string(broken));
+    trace::write_mpi_trace(dir.path.string(), "t", chunk_calls(5, 24, broken), 200000);
+    trace::Trace t((dir.path / "t.otf2").string());
+    std::string whole = "no error";
+    try {
+      analysis::analyze(t, {0, 1, 2, 3, 4});
+    } catch (const FormatError& e) {
+      whole = e.what();
+    }
+    EXPECT_NE(whole, "no error") << broken;
+    for (const auto& shares : std::vector<std::vector<std::vector<std::uint32_t>>>{{{0, 1, 2, 3, 4}}, {{0, 1}, {2, 3, 4}}}) {
+      const auto one = replay_error(t, shares, 1, 0);
+      EXPECT_NE(one, "no error");
+      for (std::size_t threads : {2, 3, 8})
+        EXPECT_EQ(replay_error(t, shares, threads, 1), one) << "broken " << broken << " threads " << threads;
+      if (shares.size() == 1) EXPECT_EQ(one, whole) << "broken " << broken;
+    }
+  }
+}
+
+TEST(ReplayChunks, ReduceAndExtrasOnSparseInstancesInChunksAsOneChunk) {
+  // Instance numbers spread far apart (instance_order's radix fallback), records shuffled.
+  TempDir dir("chunks_sparse");
+  for (int broken : {0, 2}) {
+    trace::write_mpi_trace(dir.path.string(), "t" + std::to_string(broken), chunk_calls(5, 24, broken), 200000);
+    trace::Trace t((dir.path / ("t" + std::to_string(broken) + ".otf2")).string());
+    analysis::Replay r(t, {0, 1, 2, 3, 4}, {0, 1, 2, 3, 4});
+    r.pack_collectives(1);
+    auto records = r.outgoing_collectives();
+    ASSERT_GT(records.size(), 100u);
+    for (auto& c : records) c.instance = c.instance * 100003u % 0x7fffffffu;
+    std::uint64_t x = 12345;
+    for (std::size_t i = records.size() - 1; i > 0; --i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      std::swap(records[i], records[(x >> 33) % (i + 1)]);
+    }
+    std::vector<bool> analyzed(t.definitions().locations.size(), true);
+    auto reduce = [&](const Chunking& how) -> std::pair<std::vector<analysis::CollectiveReduction>, std::string> {
+      try {
+        return {analysis::reduce_collectives(t, analyzed, records, 1, how), ""};
+      } catch (const FormatError& e) {
+        return {{}, e.what()};
+      }
+    };
+    const auto a = reduce({1, 1});
+    for (std::size_t threads : {2, 5, 8, 300}) {
+      const auto b = reduce({threads, 1});
+      EXPECT_EQ(a.second, b.second) << threads;
+      ASSERT_EQ(a.first.size(), b.first.size());
+      if (!a.first.empty())
+        EXPECT_EQ(0, std::memcmp(a.first.data(), b.first.data(), a.first.size() * sizeof(a.first[0])));
+    }
+    if (broken) EXPECT_NE(a.second, "");
+    else {
+      analysis::CommunicatorRanks ranks(t.definitions());
+      const auto e1 = analysis::collective_extras(records, ranks, 1, {1, 1});
+      for (std::size_t threads : {2, 8, 300}) {
+        const auto e8 = analysis::collective_extras(records, ranks, 1, {threads, 1});
+        ASSERT_EQ(e1.size(), e8.size());
+        EXPECT_EQ(0, std::memcmp(e1.data(), e8.data(), e1.size() * sizeof(e1[0])));
+      }
+    }
+  }
 }
