@@ -140,6 +140,16 @@ trace::InterCommCall intercomm_call(const py::tuple& t) {
           t.size() == 4 ? t[3].cast<std::uint32_t>() : 0u};
 }
 
+// A synthetic writer's per-rank lists of calls, each tuple made a call by `call`.
+template <typename Call>
+std::vector<std::vector<Call>> calls_per_rank(const std::vector<std::vector<py::tuple>>& ranks,
+                                              Call (*call)(const py::tuple&)) {
+  std::vector<std::vector<Call>> out(ranks.size());
+  for (std::size_t r = 0; r < ranks.size(); ++r)
+    for (const auto& t : ranks[r]) out[r].push_back(call(t));
+  return out;
+}
+
 py::dict stats_dict(const analysis::AnalysisStats& stats) {
   py::dict d;
   d["events"] = stats.events;
@@ -566,9 +576,7 @@ void register_analysis(py::module_ m) {
       "write_intercomm_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,
          std::uint32_t group_a, std::uint64_t end) {
-        std::vector<std::vector<trace::InterCommCall>> calls(ranks.size());
-        for (std::size_t r = 0; r < ranks.size(); ++r)
-          for (const auto& t : ranks[r]) calls[r].push_back(intercomm_call(t));
+        const auto calls = calls_per_rank(ranks, intercomm_call);
         py::gil_scoped_release release;
         return trace::write_intercomm_trace(directory, name, calls, group_a, end);
       },
@@ -581,9 +589,7 @@ void register_analysis(py::module_ m) {
       "write_mpi_trace",
       [](const std::string& directory, const std::string& name, const std::vector<std::vector<py::tuple>>& ranks,
          std::uint64_t end) {
-        std::vector<std::vector<trace::MpiCall>> calls(ranks.size());
-        for (std::size_t r = 0; r < ranks.size(); ++r)
-          for (const auto& t : ranks[r]) calls[r].push_back(mpi_call(t));
+        const auto calls = calls_per_rank(ranks, mpi_call);
         py::gil_scoped_release release;
         return trace::write_mpi_trace(directory, name, calls, end);
       },

@@ -32,3 +32,17 @@ def available_cores() -> int:
     """
     cpus = affinity()
     return max(1, len(cpus) if cpus is not None else os.cpu_count() or 1)
+
+
+def thread_count(threads: int) -> int:
+    """``threads`` when it is a whole number of at least 1 (a thread count someone gave), else
+    ValueError.
+
+    Example
+    -------
+    >>> thread_count(4)
+    4
+    """
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+    return threads

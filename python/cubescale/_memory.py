@@ -14,6 +14,7 @@ True
 from __future__ import annotations
 
 import os
+import warnings
 
 # The steps after the reading (pairs, sync points, the metric tree) add to what the reading
 # held: the peak of the one-process analysis was 1.0-1.4 times the memory at the reading's
@@ -133,3 +134,16 @@ class MemoryProjection:
         self.warned = True
         return (f"after {read:,} of {self.total:,} events {self.what} is on course for about {in_gib(grown)} more "
                 f"memory, {in_gib(self.available)} were available: it may be killed for lack of it; {self.advice}")
+
+    def warn(self, read: int) -> None:
+        """:meth:`check`'s warning, if any, as a :class:`RuntimeWarning` (``cubescale analyze``
+        prints it as one line).
+
+        Example
+        -------
+        >>> MemoryProjection(total=10, available=2**50, least=1).warn(5)
+        """
+        warning = self.check(read)
+        if warning:
+            warnings.warn(warning, RuntimeWarning, stacklevel=3)
+

@@ -37,7 +37,6 @@ from __future__ import annotations
 import collections
 import math
 import os
-import warnings
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ._affinity import available_cores
+from ._affinity import available_cores, thread_count
 from ._core import analysis as _analysis
 from ._memory import MemoryProjection
 from ._polled import run_polled
@@ -286,7 +285,7 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             raise ValueError("an analysis over a communicator writes its report: give an output path")
         stats = analyze_trace(comm, trace_path, output, compress=compress, time_correct=time_correct,
                               min_latency=min_latency, min_thread_latency=min_thread_latency,
-                              threads=None if threads is None else _thread_count(threads),
+                              threads=None if threads is None else thread_count(threads),
                               progress=progress if comm.rank == 0 else None)
         if comm.rank != 0:
             return None
@@ -303,14 +302,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         if value is not None and value * trace.clock[0] >= 2.0**62:  # as the core's latency_ticks, before reading
             raise ValueError(f"{name} {value} s: the clock condition's latency must be below 2^62 clock ticks")
     columns = trace.location_indices()
-    count = available_cores() if threads is None else _thread_count(threads)
+    count = available_cores() if threads is None else thread_count(threads)
     # Polled also without progress: a trace outgrowing the memory is told while it is read.
     watch = MemoryProjection(int(trace.announced_events().sum()))
 
     def status() -> str:
-        warning = watch.check(min(int(trace._core.events_read()), watch.total))
-        if warning:
-            warnings.warn(warning, RuntimeWarning, stacklevel=2)
+        watch.warn(min(int(trace._core.events_read()), watch.total))
         return _reading_status(trace, root_cause)
 
     core, stats = run_polled(lambda: _analysis.analyze(trace._core, columns, time_correct=time_correct,
@@ -351,12 +348,6 @@ def _reading_status(trace: Any, root_cause: bool = False) -> str:
     if root_cause and done > total:
         return f"root causes: events read again: {count(done - total)}"
     return f"{count(total)} events read: matching, collectives, critical path" + (", root causes" if root_cause else "")
-
-
-def _thread_count(threads: int) -> int:
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
-    return threads
 
 
 @dataclass(frozen=True)

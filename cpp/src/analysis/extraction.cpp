@@ -39,12 +39,16 @@ RecordExtractor::RecordExtractor(const trace::Trace& trace, bool extras)
     for (auto id : g.members) rank_location_.push_back(defs_.location(id));
     break;
   }
-  rank_named_.assign(defs_.locations.size(), false);
-  ranked_process_.assign(defs_.location_groups.size(), false);
+  std::vector<bool> rank_named(defs_.locations.size(), false), ranked_process(defs_.location_groups.size(), false);
   for (auto l : rank_location_) {
-    if (l >= rank_named_.size()) continue;
-    rank_named_[l] = true;
-    if (defs_.locations[l].group < ranked_process_.size()) ranked_process_[defs_.locations[l].group] = true;
+    if (l >= rank_named.size()) continue;
+    rank_named[l] = true;
+    if (defs_.locations[l].group < ranked_process.size()) ranked_process[defs_.locations[l].group] = true;
+  }
+  other_thread_of_.assign(defs_.locations.size(), false);
+  for (std::size_t l = 0; l < defs_.locations.size(); ++l) {
+    const auto group = defs_.locations[l].group;
+    other_thread_of_[l] = !rank_named[l] && group < ranked_process.size() && ranked_process[group];
   }
   // Per communicator: its ranks' locations (kNone where undefined), or whether it is a self one.
   comm_locations_.resize(defs_.communicators.size());
@@ -116,10 +120,7 @@ void RecordExtractor::begin_location(std::uint32_t location) {
   calls_ = started_ = 0;
   last_time_ = 0;
   instances_.assign(defs_.communicators.size() + 2, 0);
-  // Another thread of a process whose rank names one of its threads (no MPI ranks: no check).
-  const auto group = location < defs_.locations.size() ? defs_.locations[location].group : kNone;
-  other_thread_ = location < rank_named_.size() && !rank_named_[location] && group < ranked_process_.size() &&
-                  ranked_process_[group];
+  other_thread_ = location < other_thread_of_.size() && other_thread_of_[location];  // (no MPI ranks: none)
 }
 
 void RecordExtractor::threads_refused(const trace::Event& e) const {

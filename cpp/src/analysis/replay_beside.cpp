@@ -62,9 +62,7 @@ std::vector<CollectiveExtra> collective_extras(const std::vector<CollectiveRecor
     std::vector<std::size_t> members;
     for (std::size_t a = begin, b = begin; a < end; a = b) {
       const auto& head = records[order[a]];
-      for (b = a + 1; b < end && records[order[b]].communicator == head.communicator &&
-                      records[order[b]].instance == head.instance;
-           ++b) {
+      for (b = a + 1; b < end && same_instance(records[order[b]], head); ++b) {
       }
       ranked.clear();
       for (auto k = a; k < b; ++k) {

@@ -14,10 +14,10 @@
 #endif
 
 #include "cubescale/analysis/critical_path.hpp"
+#include "cubescale/analysis/instance_order.hpp"
 #include "cubescale/analysis/late_receiver.hpp"
 #include "cubescale/analysis/receive_index.hpp"
 #include "cubescale/common/format_error.hpp"
-#include "cubescale/analysis/instance_order.hpp"
 #include "cubescale/cube/dtype.hpp"
 
 namespace cubescale::analysis {

@@ -72,9 +72,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--threads", type=_threads, default=None, metavar="N",
                    help="threads per process: each reads a share of the trace's processes, and in one process the "
                         "steps after the reading cut their processes into as many chunks (under mpirun the "
-                        "collectives' steps; default: the cores this process may run on; under mpirun each rank's cores shared among the ranks on its node, so "
-                        "one per rank with Open MPI's binding to cores; each thread reads whole processes, so a "
-                        "rank holding one process reads on one; the report is the same for any number)")
+                        "collectives' steps; default: the cores this process may run on; under mpirun each rank's "
+                        "cores shared among the ranks on its node, so one per rank with Open MPI's binding to cores; "
+                        "each thread reads whole processes, so a rank holding one process reads on one; the report "
+                        "is the same for any number)")
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")

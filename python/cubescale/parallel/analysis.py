@@ -49,13 +49,12 @@ import functools
 import os
 import pickle
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .._affinity import affinity, available_cores
+from .._affinity import affinity, available_cores, thread_count
 from .._core import analysis as _analysis
 from .._memory import MemoryProjection, available_memory, in_gib
 from .._polled import run_polled
@@ -291,8 +290,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     """
     start = time.perf_counter()
     MPI = mpi(comm)
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a whole number of at least 1, not {threads!r}")
+    if threads is not None:
+        thread_count(threads)
     # Collective on every rank, also where threads is given: ranks given it and ranks not still
     # take part in the same steps.
     default, node_ranks = _node_share(comm)
@@ -315,9 +314,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
 
         def status() -> str:
             read = int(trace._core.events_read())
-            warning = watch.check(min(read, share))
-            if warning:
-                warnings.warn(warning, RuntimeWarning, stacklevel=2)
+            watch.warn(min(read, share))
             return f"rank {comm.rank} of {comm.size}: reading events: {read:,} of {share:,}"
 
         replay = run_polled(lambda: _analysis.Replay(trace._core, trace.location_indices(), locations, complete=True,

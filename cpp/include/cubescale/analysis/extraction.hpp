@@ -70,11 +70,10 @@ class RecordExtractor final : public trace::CallPathObserver {
   const trace::Definitions& defs_;
   bool extras_;
   std::vector<std::uint32_t> rank_location_;  // MPI_COMM_WORLD rank -> dense location index
-  // Whether each location is one MPI_COMM_WORLD's ranks name (the thread of its process that
-  // called MPI_Init); false for the location being read when it is another thread of an MPI
-  // process (an MPI event there is refused: threads_refused).
-  std::vector<bool> rank_named_;
-  std::vector<bool> ranked_process_;  // per location group: whether a rank names one of its threads
+  // Per location: whether it is another thread of a process one of whose threads an
+  // MPI_COMM_WORLD rank names (the one that called MPI_Init); an MPI event there is refused
+  // (threads_refused). other_thread_: the location being read's.
+  std::vector<bool> other_thread_of_;
   bool other_thread_ = false;
   // MPI called by a thread other than the one its rank names (MPI_THREAD_SERIALIZED or
   // MULTIPLE): a FormatError at the event, where matching would fail on a message it cannot place.

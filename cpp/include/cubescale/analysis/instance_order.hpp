@@ -113,14 +113,17 @@ std::vector<std::size_t> whole_chunks(std::size_t n, Same&& same, const Chunking
   return bounds;
 }
 
+// Whether two collective records belong to one instance (its communicator's number).
+inline bool same_instance(const CollectiveRecord& a, const CollectiveRecord& b) {
+  return a.communicator == b.communicator && a.instance == b.instance;
+}
+
 // `order` (instance_order's) cut into ranges of whole instances (whole_chunks).
 template <class Records>
 std::vector<std::size_t> instance_chunks(const Records& records, const std::vector<std::uint32_t>& order,
                                          const Chunking& how) {
-  return whole_chunks(order.size(), [&](std::size_t a, std::size_t b) {
-    const auto &x = records[order[a]], &y = records[order[b]];
-    return x.communicator == y.communicator && x.instance == y.instance;
-  }, how);
+  return whole_chunks(
+      order.size(), [&](std::size_t a, std::size_t b) { return same_instance(records[order[a]], records[order[b]]); }, how);
 }
 
 }  // namespace cubescale::analysis
