@@ -2,14 +2,18 @@
 directory names its trace, and an output it would fail on (no such directory, a directory)
 or destroy (the trace itself, one of its event files, a device or FIFO: whole files are renamed
 into place, which as root replaces ``/dev/null``) is refused at once with one line and exit
-status 2. The writers refuse a device or FIFO as well, for the API. ``min_latency`` must be a
-number of at least 0 and below 2^62 clock ticks."""
+status 2. The writers refuse a device or FIFO as well, for the API; and the API functions that
+read for long before they write (``cubescale.analyze`` also with ``comm``, ``trace.profile``,
+the collective writers) refuse an output that is one of their inputs, or that could not be
+written, before any reading. ``min_latency`` must be a number of at least 0 and below 2^62
+clock ticks."""
 
 from __future__ import annotations
 
 import hashlib
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -176,3 +180,115 @@ def test_run_may_make_its_output_directory(tmp_path):
     done = _cli("run", "-o", "results/app.cubex", app, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "results" / "app.cubex").exists()
+
+
+@pytest.mark.parametrize("output", ["traces.otf2", "traces.def", "traces/0.evt"])
+def test_the_api_never_writes_over_the_trace_it_reads(tmp_path, output):
+    # As the command line: the report would replace the anchor or an event file by rename.
+    trace = _writable_copy(tmp_path)
+    before = _digests(trace)
+    with pytest.raises(ValueError, match="nothing was written"):
+        cubescale.analyze(trace / "traces.otf2", trace / output)
+    with pytest.raises(ValueError, match="nothing was written"):
+        cubescale.trace.profile(trace / "traces.otf2", trace / output)
+    assert _digests(trace) == before
+
+
+def test_the_api_takes_an_experiment_directory(tmp_path):
+    trace = _writable_copy(tmp_path)
+    cubescale.analyze(trace, tmp_path / "a.cubex")
+    cubescale.analyze(trace / "traces.otf2", tmp_path / "b.cubex")
+    assert (tmp_path / "a.cubex").read_bytes() == (tmp_path / "b.cubex").read_bytes()
+
+
+@pytest.mark.parametrize("output, error, words", [
+    ("", FileNotFoundError, "an empty path for the output"),
+    ("a.txt/x.cubex", NotADirectoryError, "not a directory, where the output would go"),
+])
+def test_outputs_no_file_can_be_made_at_are_named_at_once(tmp_path, output, error, words):
+    (tmp_path / "a.txt").write_text("x")
+    with pytest.raises(error, match=words):
+        files.check_target(str(tmp_path / output) if output else output)
+    done = _cli("analyze", examples.trace_path(), "-o", output, cwd=tmp_path)
+    _refused(done, words)
+
+
+def test_a_read_only_directory_is_refused_before_reading(tmp_path):
+    # A read-only mount (root passes every permission check but this one): the command says so
+    # before it reads the trace, not after. Needs a mount namespace of its own (unshare -m).
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-m", "true"], capture_output=True).returncode:
+        pytest.skip("no mount namespace for a read-only bind mount here")
+    (tmp_path / "ro").mkdir()
+    script = (f"mount --bind {tmp_path / 'ro'} {tmp_path / 'ro'} && mount -o remount,ro,bind {tmp_path / 'ro'} && "
+              f"{sys.executable} -m cubescale analyze {examples.trace_path()} -o {tmp_path / 'ro' / 'x.cubex'}")
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+    _refused(done, "a read-only file system, where the output would go", str(tmp_path / "ro"))
+    assert "reading" not in done.stderr and not (tmp_path / "ro" / "x.cubex").exists()
+
+
+MPI_API = """
+import sys
+from mpi4py import MPI
+import cubescale
+try:
+    cubescale.analyze(sys.argv[1], sys.argv[2], comm=MPI.COMM_WORLD)
+except Exception as e:
+    print(f"rank {MPI.COMM_WORLD.rank}: {type(e).__name__}: {e}", flush=True)
+else:
+    print(f"rank {MPI.COMM_WORLD.rank}: written", flush=True)
+"""
+
+
+def test_the_api_under_mpirun_refuses_the_trace_as_output_on_every_rank(tmp_path):
+    from cubescale.mpirun import local_environment
+
+    trace = _writable_copy(tmp_path)
+    (tmp_path / "api.py").write_text(MPI_API)
+    before = _digests(trace)
+    for output in (trace / "traces.otf2", tmp_path / "missing" / "x.cubex"):
+        command = ["timeout", "-k", "5", "200", "mpirun", "-q", "-n", "2", sys.executable, str(tmp_path / "api.py"),
+                   str(trace), str(output)]
+        done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, timeout=250)
+        assert done.returncode == 0, done.stderr
+        words = "nothing was written" if output.name == "traces.otf2" else "no such directory for the output"
+        # (mpirun may join the ranks' lines: each is found on its own)
+        said = re.findall(r"rank (\d): CollectiveError: rank 0: \w+: [^\n]*?" + re.escape(words), done.stdout)
+        assert sorted(said) == ["0", "1"], done.stdout
+    assert _digests(trace) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["api.py", "ping-pong"]
+
+
+def test_the_collective_writers_refuse_an_input_as_output_before_reading(tmp_path):
+    # recollate, collate_reports and profile_trace write on rank 0 after reading for long: an
+    # output that is one of their inputs is refused first, on every rank, the input kept.
+    from mpi4py import MPI
+
+    from cubescale.parallel.collate_reports import collate_reports
+    from cubescale.parallel.collective import CollectiveError
+    from cubescale.parallel.recollate import recollate
+    from cubescale.parallel.trace import profile_trace
+
+    report = tmp_path / "bt.cubex"
+    shutil.copyfile(DATA / "cubex" / "bt-mz.B.8x4.cubex", report)
+    trace = _writable_copy(tmp_path)
+    before = _digests(tmp_path)
+    with pytest.raises(CollectiveError, match="is the input .*nothing was written"):
+        recollate(MPI.COMM_SELF, report, report)
+    with pytest.raises(CollectiveError, match="is the input .*nothing was written"):
+        collate_reports(MPI.COMM_SELF, [report], report)
+    with pytest.raises(CollectiveError, match="is the input .*nothing was written"):
+        profile_trace(MPI.COMM_SELF, trace, trace / "traces.def")
+    with pytest.raises(CollectiveError, match="no such directory for the output"):
+        recollate(MPI.COMM_SELF, report, tmp_path / "missing" / "x.cubex")
+    assert _digests(tmp_path) == before
+
+
+@pytest.mark.parametrize("given", ["traces/0.evt", "traces/0.def", "traces.def"])
+def test_one_of_the_traces_other_files_is_refused_naming_its_anchor(tmp_path, given):
+    trace = _writable_copy(tmp_path)
+    done = _cli("analyze", trace / given, "-o", "x.cubex", cwd=tmp_path)
+    _refused(done, "not the trace's anchor", f"give its anchor {trace / 'traces.otf2'}")
+    with pytest.raises(cubescale.FormatError, match="not the trace's anchor"):
+        cubescale.analyze(trace / given)

@@ -217,11 +217,14 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
             time_correct: bool = False, min_latency: float = 0.0, comm: Any = None,
             root_cause: bool = False, threads: int | None = None,
             progress: Callable[[str], None] | None = None, min_thread_latency: float | None = None) -> Report | None:
-    """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``) as a
+    """The wait-state analysis of an OTF2 trace (its anchor, ``traces.otf2``, or the experiment
+    directory holding it) as a
     :class:`cubescale.Report`: the trace's call-path profile (visits, time, ...) plus Scalasca's
     pattern metrics below ``time``, for the patterns whose MPI operations occur, and
     ``clock_violations`` (occurrences) when the trace has MPI communication or OpenMP teams.
-    Written to ``output`` (``.cubex``) as well when given. ``time_correct=True`` first moves the
+    Written to ``output`` (``.cubex``) as well when given; an output that is one of the trace's
+    files, or that could not be written, is refused before any reading (as the command line
+    refuses it). ``time_correct=True`` first moves the
     communication events forward until no receive precedes its send by less than
     ``min_latency`` seconds, no collective is left before the enters it depends on (a
     non-blocking one's completion call before the starts), no OpenMP thread begins before its
@@ -264,11 +267,12 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
     Example
     -------
     >>> import cubescale
-    >>> r = analyze(cubescale.examples.trace_path())
+    >>> r = cubescale.analyze(cubescale.examples.trace_path())
     >>> late = r.values("mpi_latesender", inclusive=False).sum(axis=0)   # per process
     >>> [round(float(x) * 1e6, 3) for x in late]   # microseconds: the shipped ring trace is short
     [0.913, 0.338, 0.0, 0.0]
-    >>> delay = analyze(cubescale.examples.trace_path(), root_cause=True).values("delay_latesender", inclusive=False)
+    >>> delay = cubescale.analyze(cubescale.examples.trace_path(), root_cause=True).values("delay_latesender",
+    ...                                                                               inclusive=False)
     >>> bool(delay.sum() > 0)   # some process's time made another wait
     True
     """
@@ -292,12 +296,11 @@ def analyze(trace_path: str | os.PathLike, output: str | os.PathLike | None = No
         report = open_report(output)
         _STATISTICS[report] = _merged_statistics(report, stats["statistics"], time_correct, trace_path)
         return report
-    from .files import check_target
+    from .commands._inputs import checked_trace
     from .trace import open as open_trace
 
-    if output is not None:
-        check_target(output)  # before the reading, not after it
-    trace = open_trace(trace_path)
+    anchor = checked_trace(trace_path, output)  # before the reading, not after it
+    trace = open_trace(anchor)
     for name, value in (("min_latency", min_latency), ("min_thread_latency", min_thread_latency)):
         if value is not None and value * trace.clock[0] >= 2.0**62:  # as the core's latency_ticks, before reading
             raise ValueError(f"{name} {value} s: the clock condition's latency must be below 2^62 clock ticks")

@@ -177,8 +177,10 @@ def _check_target(target: str) -> None:
 
 
 def check_target(path: str | os.PathLike[str]) -> None:
-    """Raises now what writing ``path`` would raise at its end: no such directory
-    (``FileNotFoundError``), a directory (``IsADirectoryError``), a device, FIFO or socket
+    """Raises now what writing ``path`` would raise at its end: an empty path or no such
+    directory (``FileNotFoundError``), a file where its directory would be
+    (``NotADirectoryError``), a directory it may not write in or on a read-only file system
+    (``PermissionError``), a directory itself (``IsADirectoryError``), a device, FIFO or socket
     (``FileExistsError``); for work that writes only after hours.
 
     Example
@@ -188,9 +190,19 @@ def check_target(path: str | os.PathLike[str]) -> None:
     FileNotFoundError: [Errno 2] no such directory for the output: '/nonexistent'
     """
     target = os.fspath(path)
+    if not target:
+        raise FileNotFoundError(errno.ENOENT, "an empty path for the output", target)
     directory = os.path.dirname(target) or "."
     if not os.path.isdir(directory):
+        if os.path.exists(directory):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory, where the output would go", directory)
         raise FileNotFoundError(errno.ENOENT, "no such directory for the output", directory)
+    # The temporary is made in the directory and renamed there (atomic_write): both need to
+    # write in it. access() says EROFS also to root, whom permissions do not stop.
+    if not os.access(directory, os.W_OK | os.X_OK):
+        if os.statvfs(directory).f_flag & os.ST_RDONLY:
+            raise PermissionError(errno.EROFS, "a read-only file system, where the output would go", directory)
+        raise PermissionError(errno.EACCES, "no permission to write in the output's directory", directory)
     _check_target(target)
 
 

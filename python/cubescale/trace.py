@@ -424,6 +424,10 @@ class Trace:
         >>> r.shape
         (6, 4)
         """
+        if output is not None:  # before the reading: not one of the trace's files, and writable
+            from .commands._inputs import check_output, trace_inputs
+
+            check_output(os.fspath(output), trace_inputs(self.path))
         local, _ = self.local_profile()
         return self._report(local, output, compress)
 

@@ -26,7 +26,8 @@ from collections.abc import Iterable
 
 from ..errors import FormatError
 
-__all__ = ["UsageError", "check_output", "file_kind", "input_of_info", "report_path", "trace_inputs", "trace_path"]
+__all__ = ["UsageError", "check_output", "checked_trace", "file_kind", "input_of_info", "report_path", "trace_inputs",
+           "trace_path"]
 
 # Scalasca writes summary.cubex / trace.cubex into its experiment directories, Score-P profile.cubex.
 REPORT_NAMES = ("profile.cubex", "summary.cubex", "trace.cubex")
@@ -151,6 +152,12 @@ def trace_path(path: str) -> str:
     if kind in ("text", "empty"):
         raise FormatError(f"{'an empty file' if kind == 'empty' else 'a text file'}, not an OTF2 trace's "
                           "anchor (traces.otf2)", file=path)
+    if kind != "otf2" and path.endswith((".def", ".evt")):  # one of a trace's other files: name its anchor
+        beside = os.path.splitext(os.path.abspath(path))[0] + ".otf2"  # a global .def's anchor
+        anchor = beside if os.path.isfile(beside) else os.path.dirname(os.path.abspath(path)) + ".otf2"
+        hint = f"; give its anchor {anchor}" if os.path.isfile(anchor) else ""
+        raise FormatError(f"an OTF2 {'event' if path.endswith('.evt') else 'definition'} file, not the trace's "
+                          f"anchor (traces.otf2){hint}", file=path)
     events = os.path.splitext(path)[0]  # OTF2 keeps the events in a folder named like the anchor
     if not os.path.isdir(events):
         raise FileNotFoundError(errno.ENOENT, f"the trace's event folder {os.path.basename(events)}/ "
@@ -257,3 +264,23 @@ def trace_inputs(anchor: str) -> list[str]:
     """
     stem = os.path.splitext(anchor)[0]
     return [anchor, stem + ".def", stem]
+
+
+def checked_trace(trace: str | os.PathLike[str], output: str | os.PathLike[str] | None) -> str:
+    """The anchor of the trace ``trace`` names (:func:`trace_path`), once ``output`` (None: no
+    output) is known to be writable and none of the trace's files (:func:`check_output`): what
+    a function that reads a trace for long and then writes a report checks first.
+
+    Example
+    -------
+    >>> from cubescale import examples
+    >>> try:
+    ...     checked_trace(examples.trace_path(), examples.trace_path())
+    ... except UsageError as e:
+    ...     print(str(e).split(":")[-1].strip())
+    write to another file (nothing was written)
+    """
+    anchor = trace_path(os.fspath(trace))
+    if output is not None:
+        check_output(os.fspath(output), trace_inputs(anchor))
+    return anchor

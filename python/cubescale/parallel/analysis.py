@@ -58,6 +58,7 @@ from .._affinity import affinity, available_cores, thread_count
 from .._core import analysis as _analysis
 from .._memory import MemoryProjection, available_memory, in_gib
 from .._polled import run_polled
+from ..commands._inputs import checked_trace
 from ..errors import FormatError, error_text
 from ..profile import _call_path_names
 from ..trace import open as open_trace
@@ -296,6 +297,8 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     # take part in the same steps.
     default, node_ranks = _node_share(comm)
     threads = default if threads is None else threads
+    # Before any reading: every rank reads the trace, rank 0 writes the output.
+    path = _step(comm, lambda: checked_trace(path, output if comm.rank == 0 else None))
     chunking = {} if chunk_records is None else {"chunk_records": chunk_records}
     seconds: dict[str, float] = {}
     say = progress or (lambda text: None)

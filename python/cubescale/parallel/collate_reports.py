@@ -44,7 +44,7 @@ from typing import Any
 
 from ..profile import LocalProfile, host_of
 from ..systree import SingleNodeTree
-from .collective import agree
+from .collective import agree, agree_with_root, output_refused
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
 
 __all__ = ["collate_reports", "natural_order"]
@@ -99,6 +99,7 @@ def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.P
         raise ValueError("no reports to collate")
     if len(inputs) < comm.size:  # the same on every rank
         raise ValueError(f"{len(inputs)} reports need at most {len(inputs)} ranks; this run has {comm.size}")
+    agree_with_root(comm, output_refused(comm, output, inputs))
     if len(inputs) == comm.size:
         error, profile = None, None
         try:

@@ -27,6 +27,7 @@ Example
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
 from typing import Any, Callable
 
@@ -36,7 +37,8 @@ from .._core import collective as _coll
 from ..errors import error_text
 from ._mpi import mpi
 
-__all__ = ["CollectiveError", "agree", "agree_with_root", "down_pass", "split_checked", "tree_links", "up_pass"]
+__all__ = ["CollectiveError", "agree", "agree_with_root", "down_pass", "output_refused", "split_checked", "tree_links",
+           "up_pass"]
 
 _ERROR = b"\x00cubescale-error\x00"
 
@@ -167,6 +169,30 @@ def agree_with_root(comm, error: BaseException | None, root: int = 0) -> None:
                       if comm.rank == root and error is not None else None, root=root)
     if text is not None:
         raise CollectiveError(text)
+
+
+def output_refused(comm, output: str | os.PathLike[str], inputs: Sequence[str | os.PathLike[str]]) -> Exception | None:
+    """On rank 0, the writer: the error refusing ``output`` before any reading (one of the
+    ``inputs``, or not writable: :func:`cubescale.commands._inputs.check_output`), else None;
+    None on the other ranks (their view of rank 0's directory does not matter). For
+    :func:`agree_with_root`.
+
+    Example
+    -------
+    >>> from mpi4py import MPI
+    >>> from cubescale import examples
+    >>> type(output_refused(MPI.COMM_SELF, examples.report_path(), [examples.report_path()])).__name__
+    'UsageError'
+    """
+    from ..commands._inputs import check_output
+
+    if comm.rank != 0:
+        return None
+    try:
+        check_output(os.fspath(output), [os.fspath(p) for p in inputs])
+    except (OSError, ValueError) as e:
+        return e
+    return None
 
 
 def split_checked(comm, key: bytes | None, hash_fn: Callable[[bytes], int] | None = None):

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..profile import LocalProfile
-from .collective import agree
+from .collective import agree, agree_with_root, output_refused
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
 
 __all__ = ["process_sizes", "recollate"]
@@ -75,6 +75,7 @@ def recollate(comm, source: str | os.PathLike, output: str | os.PathLike, *, com
     import cubescale
 
     start = time.perf_counter()
+    agree_with_root(comm, output_refused(comm, output, [os.fspath(source)]))
     error: BaseException | None = None
     report = profile = None
     block, columns = (0, 0), []

@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import time
 
+from ..commands._inputs import checked_trace
 from ..trace import open as open_trace
 from .collective import agree
 from .known_machine import KnownMachine, collate_on_known_machine, share_of_groups
@@ -68,8 +69,8 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, c
     block = (0, 0)
     locations: list[int] = []
     first = 0
-    try:
-        trace = open_trace(path)
+    try:  # the output checked before the reading: rank 0 writes it
+        trace = open_trace(checked_trace(path, output if comm.rank == 0 else None))
         block, locations, first = rank_share(trace, comm.size, comm.rank)
         local, kernel = trace.local_profile(locations)
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
