@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from otf2_oracle import SHARED_OTF2, have_otf2_print
 
-from cubescale import trace
+from cubescale import FormatError, trace
 from cubescale.cli import main
 
 PAPI = SHARED_OTF2 / "ping-pong-papi" / "traces.otf2"
@@ -95,3 +95,80 @@ def test_trace_profile_command(tmp_path, capsys):
     out = tmp_path / "p.cubex"
     assert main(["trace-profile", str(LSB), "-o", str(out)]) == 0
     assert out.exists() and "12 call paths, 4 locations" in capsys.readouterr().out
+
+
+def test_timestamps_and_windows_in_whole_ticks():
+    # openmp-nested's ticks are ~9.5e16 (nanoseconds since the epoch), beyond a float's 2^53: the
+    # offset is taken in whole ticks first, so every timestamp is exact and a window around an
+    # event's own time finds it.
+    from fractions import Fraction
+
+    t = trace.open(SHARED_OTF2 / "openmp-nested" / "traces.otf2")
+    resolution, offset, _ = t.clock
+    assert offset > 2**53
+    df = t.events()
+    exact = [Fraction((int(tick) - offset) * 10**9, resolution) for tick in df["Ticks"]]
+    assert max(abs(Fraction(ns) - x) for ns, x in zip(df["Timestamp (ns)"].tolist(), exact)) < Fraction(1, 1000)
+    for s, location in zip(df["Timestamp (ns)"].to_numpy()[::7] / 1e9, df["Location"].to_numpy()[::7]):
+        window = t.events(locations=[int(location)], time=(s, s))  # both ends kept
+        assert len(window) and (window["Timestamp (ns)"] == s * 1e9).all()
+
+
+@pytest.mark.parametrize("name", ["ping-pong-papi", "bcast-scorep8", "late-sender-barrier"])
+def test_the_whole_duration_keeps_every_event(name):
+    t = trace.open(SHARED_OTF2 / name / "traces.otf2")
+    assert len(t.events(time=(0, t.duration))) == len(t.events())
+
+
+def test_the_api_opens_an_experiment_directory_and_names_what_else_it_is_given(tmp_path):
+    # As the command line takes them (docs/trace.md: "by its anchor or its experiment directory").
+    by_directory = trace.open(SHARED_OTF2 / "ping-pong")
+    assert by_directory.path.endswith("traces.otf2") and len(by_directory.events()) == len(trace.events(
+        SHARED_OTF2 / "ping-pong" / "traces.otf2"))
+    assert trace.open(SHARED_OTF2 / "integrity").path.endswith("TestTrace.otf2")  # its one anchor
+    for given, words in ((SHARED_OTF2 / "late-sender-barrier" / "profile.cubex", "a CUBE4 report"),
+                         (SHARED_OTF2 / "ping-pong" / "traces.def", "not the trace's anchor"),
+                         (SHARED_OTF2 / "ping-pong" / "traces" / "0.evt", "not the trace's anchor")):
+        with pytest.raises(FormatError, match=words):
+            trace.open(given)
+    assert main(["info", str(SHARED_OTF2 / "integrity")]) == 0
+
+
+def test_the_reference_fields_of_every_event_kind_that_has_them():
+    # As otf2-print shows them: the communicator of COMM_CREATE/_DESTROY, the window of
+    # RMA_WIN_CREATE/_DESTROY (its OTF2 id, as the transfers'), the paradigm of THREAD_JOIN.
+    bcast = trace.open(SHARED_OTF2 / "bcast-scorep8" / "traces.otf2")
+    names = bcast.table("communicators")["name"].tolist()
+    made = bcast.events(types=["COMM_CREATE", "COMM_DESTROY"])
+    assert len(made) and (made["Communicator"] >= 0).all()
+    assert {names[c] for c in made["Communicator"]} >= {"MPI_COMM_WORLD", "MPI_COMM_SELF"}
+    hybrid = trace.open(SHARED_OTF2 / "jacobi-hybrid" / "traces.otf2")
+    windows = hybrid.events(types=["RMA_WIN_CREATE", "RMA_WIN_DESTROY", "RMA_PUT"])
+    kinds = windows.groupby("Event Type", observed=True)["Communicator"].agg(lambda c: set(c.tolist()))
+    assert len(kinds) == 3 and kinds["RMA_WIN_CREATE"] == kinds["RMA_WIN_DESTROY"] >= kinds["RMA_PUT"]
+    assert -1 not in kinds["RMA_WIN_CREATE"]
+    joins = hybrid.events(types=["THREAD_FORK", "THREAD_JOIN"])
+    assert set(joins["Tag"].tolist()) == {3}  # OTF2_PARADIGM_OPENMP, the fork's and the join's
+
+
+def test_trace_profile_warns_of_regions_left_open(tmp_path, capsys):
+    # A run cut short leaves regions open: the profile closes them at the last event, as Score-P
+    # does, and the command says so in one line (one process and under mpirun).
+    import subprocess
+    import sys
+
+    from cubescale import testing
+    from cubescale.mpirun import local_environment
+
+    testing.write_ring_trace(tmp_path, "cut", processes=2, iterations=5, defect="unclosed")
+    assert main(["trace-profile", str(tmp_path / "cut.otf2"), "-o", str(tmp_path / "a.cubex")]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warned) == 1 and "2 regions were still open" in warned[0], warned
+    assert main(["trace-profile", str(LSB), "-o", str(tmp_path / "b.cubex")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    done = subprocess.run(["timeout", "-k", "5", "200", "mpirun", "-q", "-n", "2", sys.executable, "-m", "cubescale",
+                           "trace-profile", str(tmp_path / "cut.otf2"), "-o", str(tmp_path / "c.cubex")],
+                          env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=250)
+    assert done.returncode == 0, done.stderr
+    assert [line for line in done.stderr.splitlines() if "warning" in line] == warned

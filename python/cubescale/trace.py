@@ -64,6 +64,14 @@ def is_anchor(path: str | os.PathLike) -> bool:
     return os.fspath(path).endswith(".otf2")
 
 
+def _whole_ticks(seconds: float, resolution: int) -> int:
+    """The tick at or before ``seconds``; a product within rounding of a whole tick is that
+    tick (``t.duration`` times the resolution is the trace's length, not one tick less)."""
+    x = seconds * resolution
+    nearest = round(x)
+    return int(nearest) if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)) else int(np.floor(x))
+
+
 class Trace:
     """An opened OTF2 trace: global definitions as DataFrames, events read on demand.
 
@@ -81,7 +89,13 @@ class Trace:
     """
 
     def __init__(self, path: str | os.PathLike):
-        self.path = os.fspath(path)
+        from .commands._inputs import trace_path
+
+        # The anchor, or an experiment directory's; a report, a .def or .evt file, a text file
+        # refused with what it is (libotf2 would say "no valid file extension"); a path that
+        # does not exist is libotf2's FormatError, as before.
+        given = os.fspath(path)
+        self.path = trace_path(given, need_events=False) if os.path.exists(given) else given
         self._core = _trace.Trace(self.path)
         # The definition tables as columns of lists; as DataFrames (pandas) only when asked for,
         # so that the analysis and the profile neither need pandas nor wait for its import.
@@ -262,7 +276,8 @@ class Trace:
             Which locations (default all, in the system tree's order).
         regions : names or indices, optional
             Keep only these regions' Enter/Leave (other events stay unless ``regions_only``).
-        time : (begin, end) seconds since the trace's start, optional
+        time : (begin, end) seconds since the trace's start, optional; events at both ends are
+            kept (``(0, t.duration)`` keeps every event)
         types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``)
 
         Example
@@ -285,9 +300,12 @@ class Trace:
             kwargs["regions"] = self.region_indices(regions)
             kwargs["regions_only"] = regions_only
         if time is not None:
+            # In whole ticks: a trace's ticks may exceed 2^53 (offsets of ~1e17 ns since the
+            # epoch), where a float would move the bounds by tens of ticks. The core's end is
+            # exclusive: one tick after the last kept.
             begin, end = time
-            kwargs["begin"] = max(0, int(np.floor(offset + begin * resolution)))
-            kwargs["end"] = int(np.ceil(offset + end * resolution))
+            kwargs["begin"] = max(0, offset + _whole_ticks(begin, resolution))
+            kwargs["end"] = max(0, offset + _whole_ticks(end, resolution) + 1)
         columns = self._core.event_columns(**kwargs)
         return self._frame(columns)
 
@@ -305,7 +323,8 @@ class Trace:
         categories = [str(u) for u in unique] + [f"[{n}]" if n in set(unique) else n for n in EVENT_TYPES]
         groups = self._tables["locations"]["group"].to_numpy(dtype=np.int64)
         frame = pd.DataFrame({
-            "Timestamp (ns)": (ticks.astype(np.float64) - offset) * (1e9 / resolution),
+            # (the offset taken in whole ticks before the float, as above)
+            "Timestamp (ns)": (ticks.astype(np.int64) - np.int64(offset)).astype(np.float64) * (1e9 / resolution),
             "Event Type": pd.Categorical.from_codes(kind, categories=EVENT_TYPES),
             "Name": pd.Categorical.from_codes(codes, categories=categories),
             "Location": c["location"].astype(np.int64),
@@ -339,7 +358,7 @@ class Trace:
         >>> from cubescale.examples import trace_path
         >>> tree = open(trace_path()).system_tree()
         >>> [tree.name(e) for e in tree.preorder()][:4]
-        ['synthetic', 'node0', 'MPI Rank 0', 'Master thread']
+        ['machine synthetic', 'node node0', 'MPI Rank 0', 'Master thread']
         """
         return SingleNodeTree(self._core.system_tree()[0])
 
@@ -420,7 +439,7 @@ class Trace:
         >>> from cubescale.examples import trace_path
         >>> r = open(trace_path()).profile()
         >>> [m.name for m in r.metrics]
-        ['visits', 'time', 'min_time', 'max_time', 'bytes_sent', 'bytes_received', 'PAPI_TOT_CYC', 'PAPI_L2_TCM']
+        ['visits', 'time', 'min_time', 'max_time', 'PAPI_TOT_CYC', 'PAPI_L2_TCM', 'bytes_sent', 'bytes_received']
         >>> r.shape
         (6, 4)
         """
@@ -511,8 +530,9 @@ class Trace:
 
 
 def open(path: str | os.PathLike) -> Trace:  # noqa: A001 (mirrors cubescale.open)
-    """Opens an OTF2 trace at its anchor file (``traces.otf2``): reads the global
-    definitions; events are read on use. :class:`cubescale.FormatError` for broken input.
+    """Opens an OTF2 trace at its anchor file (``traces.otf2``) or its experiment directory:
+    reads the global definitions; events are read on use. :class:`cubescale.FormatError` for
+    broken input, or a file that is not an anchor (a report, one of the trace's other files).
 
     Example
     -------

@@ -116,8 +116,12 @@ class SystemWriter {
       if (d_.system.parent(e) == systree::SingleNodeTree::kNoParent) write_from(e);
     out_ += "<topologies>\n";
     if (const auto topologies = topologies_with_written_ids()) {
-      out_ += *topologies;
-      if (!topologies->empty() && topologies->back() != '\n') out_ += '\n';
+      // The text as read begins after <topologies>, with its line break: not a second one
+      // (else every round trip would add a blank line).
+      const std::string_view text = !topologies->empty() && topologies->front() == '\n'
+                                        ? std::string_view(*topologies).substr(1) : std::string_view(*topologies);
+      out_ += text;
+      if (!text.empty() && text.back() != '\n') out_ += '\n';
     }
     out_ += "</topologies>\n</system>\n";
     return std::move(order_);

@@ -572,17 +572,18 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
          "Minimum inclusive CPU allocation time");
   metric(kMaxTime, "max_time", "Maximum Inclusive Time", "MAXDOUBLE", false, "sec",
          "Maximum inclusive CPU allocation time");
-  if (used_[kBytesPut]) {  // where Score-P's profiles have them
+  if (used_[kBytesPut]) {  // only where the trace defines RMA windows (docs/trace.md)
     metric(kBytesPut, "bytes_put", "bytes_put", "UINT64", false, "bytes", "Bytes sent in one-sided communication");
     metric(kBytesGet, "bytes_get", "bytes_get", "UINT64", false, "bytes", "Bytes received in one-sided communication");
   }
-  metric(kBytesSent, "bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent");
-  metric(kBytesReceived, "bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received");
+  // The counters before the message bytes, as Score-P orders them (its 1.4, 7 and 9 reports).
   for (std::size_t slot = 0; slot < slots_; ++slot) {
     const auto& mm = defs_.metric_members[slot_members_[slot]];
     const char* dtype = mm.value_type == "double" ? "DOUBLE" : mm.value_type == "int64" ? "INT64" : "UINT64";
     metric(kFixed + slot, mm.name, mm.name, dtype, true, mm.unit.empty() ? "#" : mm.unit, mm.description);
   }
+  metric(kBytesSent, "bytes_sent", "bytes_sent", "UINT64", false, "bytes", "Bytes sent");
+  metric(kBytesReceived, "bytes_received", "bytes_received", "UINT64", false, "bytes", "Bytes received");
   // Score-P's sample count where the trace has calling contexts (unwinding), last.
   if (used_[kHits]) metric(kHits, "hits", "Hits", "UINT64", false, "occ", "Number of hits");
   for (const auto& r : defs_.regions) {
@@ -595,8 +596,10 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.paradigm = r.paradigm == "measurement_system" ? "measurement" : r.paradigm;
     c.role = r.role;
     c.descr = r.description;
-    c.begin = r.begin_line;
-    c.end = r.end_line;
+    // OTF2's 0 is "no line"; Score-P's profiles say -1 there (every shared report, Score-P 1.3
+    // to 9), and Cube matches regions by name, file and lines when it merges or compares two.
+    c.begin = r.begin_line == 0 ? -1 : std::int64_t(r.begin_line);
+    c.end = r.end_line == 0 ? -1 : std::int64_t(r.end_line);
     p.regions.push_back(std::move(c));
   }
   // Score-P's artificial roots of the tasks' and of the unplaced threads' call paths, where used

@@ -989,6 +989,60 @@ OTF2_CallbackCode ev_thread_fork(CUBESCALE_EVT_ARGS, OTF2_Paradigm model, uint32
   e.tag = model;
   return c.emit();
 }
+OTF2_CallbackCode ev_thread_join(CUBESCALE_EVT_ARGS, OTF2_Paradigm model) {
+  CUBESCALE_EVT_HEAD(ThreadJoin);
+  e.tag = model;  // as the fork's
+  return c.emit();
+}
+// COMM_CREATE / COMM_DESTROY: the communicator they name.
+template <EventType T>
+OTF2_CallbackCode ev_comm(CUBESCALE_EVT_ARGS, OTF2_CommRef comm) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  c.start(T, time, position).communicator = c.soft(c.defs->communicator_index, comm, OTF2_UNDEFINED_COMM);
+  return c.emit();
+}
+// The RMA events beside the transfers, their window as the transfers have it (its OTF2 id);
+// the remote rank as `partner`, a lock's id as `request`, a lock, sync or level kind as `tag`.
+template <EventType T>
+OTF2_CallbackCode ev_rma_window(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  c.start(T, time, position).communicator = win;
+  return c.emit();
+}
+template <EventType T>
+OTF2_CallbackCode ev_rma_lock(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32_t remote, uint64_t lock,
+                              OTF2_LockType type) {
+  auto& c = ectx(ud);
+  (void)attributes;
+  auto& e = c.start(T, time, position);
+  e.communicator = win;
+  e.partner = remote;
+  e.request = lock;
+  e.tag = type;
+  return c.emit();
+}
+OTF2_CallbackCode ev_rma_release_lock(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32_t remote, uint64_t lock) {
+  CUBESCALE_EVT_HEAD(RmaReleaseLock);
+  e.communicator = win;
+  e.partner = remote;
+  e.request = lock;
+  return c.emit();
+}
+OTF2_CallbackCode ev_rma_sync(CUBESCALE_EVT_ARGS, OTF2_RmaWinRef win, uint32_t remote, OTF2_RmaSyncType type) {
+  CUBESCALE_EVT_HEAD(RmaSync);
+  e.communicator = win;
+  e.partner = remote;
+  e.tag = type;
+  return c.emit();
+}
+OTF2_CallbackCode ev_rma_group_sync(CUBESCALE_EVT_ARGS, OTF2_RmaSyncLevel level, OTF2_RmaWinRef win, OTF2_GroupRef) {
+  CUBESCALE_EVT_HEAD(RmaGroupSync);
+  e.communicator = win;
+  e.tag = level;
+  return c.emit();
+}
 // Locks (OpenMP and thread): the lock's id as `request`, its acquisition order as `tag`, its
 // paradigm (OpenMP, POSIX threads ...; lock ids are per paradigm) as `partner`.
 template <EventType T>
@@ -1184,6 +1238,18 @@ OTF2_EvtReaderCallbacks* make_callbacks() {
   OTF2_EvtReaderCallbacks_SetOmpTaskSwitchCallback(cbs, ev_omp_task<EventType::OmpTaskSwitch>);
   OTF2_EvtReaderCallbacks_SetOmpTaskCompleteCallback(cbs, ev_omp_task<EventType::OmpTaskComplete>);
   OTF2_EvtReaderCallbacks_SetThreadForkCallback(cbs, ev_thread_fork);
+  OTF2_EvtReaderCallbacks_SetThreadJoinCallback(cbs, ev_thread_join);
+  OTF2_EvtReaderCallbacks_SetCommCreateCallback(cbs, ev_comm<EventType::CommCreate>);
+  OTF2_EvtReaderCallbacks_SetCommDestroyCallback(cbs, ev_comm<EventType::CommDestroy>);
+  OTF2_EvtReaderCallbacks_SetRmaWinCreateCallback(cbs, ev_rma_window<EventType::RmaWinCreate>);
+  OTF2_EvtReaderCallbacks_SetRmaWinDestroyCallback(cbs, ev_rma_window<EventType::RmaWinDestroy>);
+  OTF2_EvtReaderCallbacks_SetRmaWaitChangeCallback(cbs, ev_rma_window<EventType::RmaWaitChange>);
+  OTF2_EvtReaderCallbacks_SetRmaRequestLockCallback(cbs, ev_rma_lock<EventType::RmaRequestLock>);
+  OTF2_EvtReaderCallbacks_SetRmaAcquireLockCallback(cbs, ev_rma_lock<EventType::RmaAcquireLock>);
+  OTF2_EvtReaderCallbacks_SetRmaTryLockCallback(cbs, ev_rma_lock<EventType::RmaTryLock>);
+  OTF2_EvtReaderCallbacks_SetRmaReleaseLockCallback(cbs, ev_rma_release_lock);
+  OTF2_EvtReaderCallbacks_SetRmaSyncCallback(cbs, ev_rma_sync);
+  OTF2_EvtReaderCallbacks_SetRmaGroupSyncCallback(cbs, ev_rma_group_sync);
   OTF2_EvtReaderCallbacks_SetThreadTeamBeginCallback(cbs, ev_team<EventType::ThreadTeamBegin>);
   OTF2_EvtReaderCallbacks_SetThreadAcquireLockCallback(cbs, ev_thread_lock<EventType::ThreadAcquireLock>);
   OTF2_EvtReaderCallbacks_SetThreadReleaseLockCallback(cbs, ev_thread_lock<EventType::ThreadReleaseLock>);

@@ -122,9 +122,10 @@ def report_path(path: str) -> str:
     return path
 
 
-def trace_path(path: str) -> str:
+def trace_path(path: str, need_events: bool = True) -> str:
     """The OTF2 anchor that ``path`` names: the file itself, or ``traces.otf2`` inside an
-    experiment directory; its event folder (``traces/`` beside ``traces.otf2``) must exist.
+    experiment directory (or its one ``.otf2``); its event folder (``traces/`` beside
+    ``traces.otf2``) must exist unless ``need_events`` is False.
 
     Example
     -------
@@ -159,7 +160,7 @@ def trace_path(path: str) -> str:
         raise FormatError(f"an OTF2 {'event' if path.endswith('.evt') else 'definition'} file, not the trace's "
                           f"anchor (traces.otf2){hint}", file=path)
     events = os.path.splitext(path)[0]  # OTF2 keeps the events in a folder named like the anchor
-    if not os.path.isdir(events):
+    if need_events and not os.path.isdir(events):
         raise FileNotFoundError(errno.ENOENT, f"the trace's event folder {os.path.basename(events)}/ "
                                               f"is missing beside {os.path.basename(path)}", events)
     return path
@@ -179,12 +180,13 @@ def input_of_info(path: str) -> tuple[str, str]:
     """
     _unfinished_trace(path)
     if os.path.isdir(path):
-        if _inside(path, REPORT_NAMES) is None and _inside(path, TRACE_NAMES) is not None:
-            return "otf2", trace_path(path)
         if _inside(path, REPORT_NAMES) is None:
-            raise IsADirectoryError(errno.EISDIR, "a directory without a report or a trace; expected a .cubex "
-                                                  "report, an OTF2 anchor (traces.otf2) or an experiment directory "
-                                                  "holding one", path)
+            try:  # traces.otf2, or the directory's one anchor (OTF2's integrity trace: TestTrace.otf2)
+                return "otf2", trace_path(path)
+            except IsADirectoryError:
+                raise IsADirectoryError(errno.EISDIR, "a directory without a report or a trace; expected a .cubex "
+                                                      "report, an OTF2 anchor (traces.otf2) or an experiment "
+                                                      "directory holding one", path) from None
         return "cubex", report_path(path)
     if path.endswith(".otf2") or (os.path.isfile(path) and file_kind(path) == "otf2"):
         return "otf2", trace_path(path)

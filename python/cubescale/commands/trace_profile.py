@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 
 from ..parallel._mpi import launched_by_mpirun
@@ -57,7 +58,7 @@ def run_trace_profile(args) -> int:
         if comm.rank != 0:
             return 0
         shape = stats["shape"]
-        metrics, events = stats["metrics"], stats["events"]
+        metrics, events, unclosed = stats["metrics"], stats["events"], stats["unclosed_frames"]
     else:
         from .. import trace
 
@@ -65,6 +66,7 @@ def run_trace_profile(args) -> int:
         local, read = opened.local_profile()
         report = opened._report(local, args.output, args.compress)
         shape, metrics, events = report.shape, len(report.metrics), int(read["events"])
+        unclosed = int(read["unclosed_frames"])
     if args.threads:
         # A rank here holds several processes of the trace, and the machine comes from the
         # trace's definitions: the written report is aggregated by rank 0, process by process.
@@ -73,6 +75,10 @@ def run_trace_profile(args) -> int:
         aggregated = cube.open(args.output).aggregate_threads(args.threads)
         cube.write(aggregated, args.output, compress=args.compress)
         shape, metrics = aggregated.shape, len(aggregated.metrics)
+    if unclosed:  # a run cut short (crashed, killed): its numbers end where its events end
+        print(f"cubescale trace-profile: warning: {unclosed:,} regions were still open at the end of their "
+              "locations' events (a run cut short?): closed at each location's last event, as Score-P does",
+              file=sys.stderr)
     print(f"{os.path.basename(args.trace)} -> {os.path.basename(args.output)}: {metrics} metrics, "
           f"{shape[0]} call paths, {shape[1]} locations ({events} events, {time.perf_counter() - start:.2f} s)")
     return 0

@@ -58,7 +58,8 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, c
                   block_bytes: int = 1 << 20) -> dict:
     """Converts the trace at ``path`` into one profile report at ``output`` (collective over
     ``comm``; rank 0 writes). Returns this rank's share and costs: ``groups`` (its block),
-    ``locations``, ``events``, ``shape`` of the report, ``metrics``, and seconds per phase.
+    ``locations``, ``events``, ``unclosed_frames`` (regions still open at the end of their
+    locations' events, closed there), ``shape`` of the report, ``metrics``, and seconds per phase.
 
     An error on any rank (a broken event file in its share) is raised on every rank, and
     no file is left behind.
@@ -81,8 +82,10 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, c
     unified, costs = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
                                               first, len(locations), block[0], compress, block_bytes)
     events = comm.allreduce(int(kernel["events"]))
+    unclosed = comm.allreduce(int(kernel["unclosed_frames"]))
     counts = comm.bcast(tuple(unified.state.global_counts) if comm.rank == 0 else None, root=0)  # type: ignore[attr-defined]
     shape, metrics = (int(counts[2]), len(trace.announced_events())), int(counts[0])
-    return {"groups": block, "locations": len(locations), "events": events, "shape": shape, "metrics": metrics,
+    return {"groups": block, "locations": len(locations), "events": events, "unclosed_frames": unclosed,
+            "shape": shape, "metrics": metrics,
             "read_seconds": read_seconds, "unify": unified.stats, "collate": costs,
             "seconds": time.perf_counter() - start}
