@@ -240,9 +240,12 @@ ValueIndex parse_index(std::string_view bytes, std::size_t rows, const MemberNam
   at += 4;
   need(bytes, at, 4 * n, where, "index positions");
   index.positions.resize(n);
+  std::vector<bool> listed(rows, false);  // a row listed twice would leave another unread (zeros)
   for (std::size_t i = 0; i < n; ++i, at += 4) {
     const auto p = read_uint(bytes, at, 4, index.big_endian);
     if (p >= rows) fail(where, at, "row position " + std::to_string(p) + " outside the call tree of " + std::to_string(rows));
+    if (listed[p]) fail(where, at, "row position " + std::to_string(p) + " listed twice");
+    listed[p] = true;
     index.positions[i] = static_cast<std::uint32_t>(p);
   }
   return index;

@@ -171,4 +171,11 @@ TEST(CubeValuesIo, SparseIndexRoundTripAndErrors) {
     EXPECT_EQ(e.offset(), 26u);
   }
   EXPECT_THROW(parse_index(bytes.substr(0, 20), 3, {"f", "1.index"}), cubescale::FormatError);
+  try {  // a row listed twice: the rows after it would be read one place off, the last as zeros
+    parse_index(sparse_index({0, 0}), 3, {"f", "1.index"});
+    FAIL();
+  } catch (const cubescale::FormatError& e) {
+    EXPECT_EQ(e.offset(), 26u);
+    EXPECT_NE(std::string(e.what()).find("row position 0 listed twice"), std::string::npos) << e.what();
+  }
 }
