@@ -104,3 +104,27 @@ def test_cli_plot_draws_the_largest_call_paths(tmp_path, capsys):
     total = r.values("time", inclusive=False).sum()
     assert np.allclose(sorted(widths, reverse=True), 100 * exclusive / total)
     assert main(["stat", report, "--plot", report]) == 2  # never over its input
+
+
+@pytest.mark.parametrize("command", [["stat", "-p"], ["top"]], ids=["stat", "top"])
+def test_every_data_type_is_computed_or_refused_in_one_line(command, capsys):
+    """stat and top on every metric of all_dtypes.cubex: real numbers are computed, every other
+    type (HISTOGRAM(5), COMPLEX ...) is one line and exit status 2, the same for both commands:
+    no traceback, no warning (top ranked COMPLEX values by their real part)."""
+    import warnings
+
+    path = str(SHARED_DATA / "cubex" / "all_dtypes.cubex")
+    report = cubescale.open(path)
+    assert {m.dtype for m in report.metrics} >= {"HISTOGRAM(5)", "COMPLEX", "NDOUBLES(10)", "RATE", "SCALE_FUNC"}
+    for m in report.metrics:
+        real = m.dtype not in ("TAU_ATOMIC", "HISTOGRAM(5)", "NDOUBLES(10)", "SCALE_FUNC", "COMPLEX", "RATE")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a ComplexWarning fails the test
+            status = main([command[0], path, "-m", m.name] + command[1:])
+        out, err = capsys.readouterr()
+        if real:
+            assert status == 0 and not err, (m.dtype, err)
+        else:
+            assert status == 2 and not out, (m.dtype, out)
+            assert err.strip().splitlines() == [f"cubescale: error: metric {m.name} holds {m.dtype} values; "
+                                                 f"{command[0]} needs one real number per value"]

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import stat as _stat
+from .dtypes import is_real
 from .report import Metric, Report
 
 __all__ = ["RegionRow", "Stat", "Statistics", "region_values", "stat"]
@@ -160,7 +161,9 @@ class Stat:
 
 def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.ndarray:
     """The metric per region and location, ``float64 [region, location]``: the sum over the
-    region's call paths of their exclusive (or inclusive) values.
+    region's call paths of their exclusive (or inclusive) values. ``ValueError`` for metrics
+    that are not one real number per value (TAU_ATOMIC, RATE, HISTOGRAM(n), NDOUBLES(n),
+    SCALE_FUNC, COMPLEX).
 
     Example
     -------
@@ -171,8 +174,8 @@ def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.n
     ((19, 20), True)
     """
     m = report.metric(metric)
-    if m.dtype in ("TAU_ATOMIC", "HISTOGRAM", "SCALE_FUNC", "COMPLEX", "RATE") or m.dtype.startswith("NDOUBLES"):
-        raise ValueError(f"metric {m.name} holds {m.dtype} values; stat needs one number per value")
+    if not is_real(m.dtype):
+        raise ValueError(f"metric {m.name} holds {m.dtype} values; stat needs one real number per value")
     values = report.values(m, inclusive=inclusive)
     if values.dtype not in (np.float64, np.uint64):
         values = values.astype(np.float64)
