@@ -22,6 +22,7 @@ from .. import files
 from .. import report as cube
 from ..views import format_value
 from ._inputs import input_of_info
+from ._shared import count
 
 
 def add_parser(subparsers) -> None:
@@ -37,7 +38,7 @@ def add_parser(subparsers) -> None:
         epilog="examples:\n  cubescale info profile.cubex --depth 3\n  cubescale info scorep_bt-mz_B_8x4_sum -m visits\n"
                "  cubescale info traces.otf2", formatter_class=argparse.RawDescriptionHelpFormatter)
     info.add_argument("file", help=".cubex report, an OTF2 trace's anchor (traces.otf2) or an experiment directory")
-    info.add_argument("--depth", type=int, default=2, help="call tree levels to show (default 2)")
+    info.add_argument("--depth", type=count, default=2, help="call tree levels to show (default 2)")
     info.add_argument("-m", "--metric", help="metric of the call tree (unique or display name; default the first)")
     info.add_argument("--exclusive", action="store_true", help="exclusive values in the call tree (default inclusive)")
     info.add_argument("-v", "--verbose", action="store_true",
@@ -107,6 +108,8 @@ def _run_info_of_file(args) -> None:
         print(trace.open(args.file).summary())
         return
     r = cube.open(args.file)
+    # The metric of the call tree first: an unknown name is one line, before anything is printed.
+    metric = r.metric(args.metric) if args.metric else (r.metrics[0] if r.metrics else None)
     cnodes, locations = r.shape
     print(f"{os.path.basename(args.file)}: CUBE {r.version}, {len(r.metrics)} metrics, "
           f"{cnodes} call paths, {locations} location{'s' if locations != 1 else ''}")
@@ -125,8 +128,7 @@ def _run_info_of_file(args) -> None:
     _print_ignored(r, args.verbose)
     for name, size in r.extra_members:
         print(f"extra member {name} ({size} bytes), kept by convert")
-    if r.metrics:
-        metric = r.metric(args.metric) if args.metric else r.metrics[0]
+    if metric is not None:
         print(r.call_tree_text(metric, inclusive=not args.exclusive, max_depth=args.depth, max_lines=60,
                                percent=True, sort=True, hide_zero=True))
 
