@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import files
 from .. import report as cube
+from ..algebra import stream_values
 from ..views import format_value
 from ._inputs import input_of_info
 from ._shared import count
@@ -46,9 +47,9 @@ def add_parser(subparsers) -> None:
     info.set_defaults(run=run_info, prepare=prepare_info)
 
 
-def _derived_note(r: cube.Report, m) -> str:
-    """Why a derived metric has no values, or nothing."""
-    if not m.derived:
+def _derived_note(r: cube.Report, m, total: float) -> str:
+    """Why a derived metric has no values (its total is NaN), or nothing."""
+    if not m.derived or not np.isnan(total):
         return ""
     try:
         r.values(m)
@@ -108,6 +109,10 @@ def _run_info_of_file(args) -> None:
         print(trace.open(args.file).summary())
         return
     r = cube.open(args.file)
+    # One metric's matrix at a time: each is read for its totals (and again for its ignored
+    # bytes, the call tree) and released, not kept for the rest of the command. Metrics the
+    # file holds no values for are zero without a matrix.
+    stream_values(r)
     # The metric of the call tree first: an unknown name is one line, before anything is printed.
     metric = r.metric(args.metric) if args.metric else (r.metrics[0] if r.metrics else None)
     cnodes, locations = r.shape
@@ -124,7 +129,7 @@ def _run_info_of_file(args) -> None:
     for m in r.metrics:
         depth = r.metric_depth(m)
         total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
-        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m)}")
+        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m, totals[m.index])}")
     _print_ignored(r, args.verbose)
     for name, size in r.extra_members:
         print(f"extra member {name} ({size} bytes), kept by convert")
@@ -136,7 +141,7 @@ def _run_info_of_file(args) -> None:
 def _print_ignored(r: cube.Report, verbose: bool) -> None:
     """Rows beyond a metric's index (Scalasca writes them into every report): one summary
     line, or one line per metric with ``--verbose``."""
-    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones: loaded above
+    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones, read again one by one
     ignored = [(m, n) for m, n in ignored if n]
     if not ignored:
         return
