@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise (as scripts/test.sh
+# exports it and the other tests read it): a worktree elsewhere finds the data too.
+SHARED_DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
 
 @pytest.fixture(scope="session")

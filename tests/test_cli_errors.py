@@ -148,6 +148,21 @@ def test_error_is_one_line_and_touches_nothing(case, work):
     assert sorted(p.name for p in work.iterdir() if p.name.startswith(".")) == []  # no temporaries left
 
 
+@pytest.mark.parametrize("args, words", [
+    (["info", "-m", "nosuch", "{cubex}/time.p4.cubex"], ["no metric 'nosuch'; metrics are visits, time"]),
+    (["info", "--depth", "-1", "{cubex}/time.p4.cubex"], ["argument --depth: takes a whole number >= 0, not -1"]),
+    (["info", "--depth", "two", "{cubex}/time.p4.cubex"], ["argument --depth: takes a whole number >= 0, not 'two'"]),
+    (["top", "-n", "-1", "{cubex}/time.p4.cubex"], ["argument -n: takes a whole number >= 0, not -1"]),
+], ids=["info unknown metric", "info negative depth", "info depth not a number", "top negative count"])
+def test_bad_arguments_fail_first_in_one_line(args, words, work):
+    """A bad argument is refused before anything is printed: nothing on stdout (info printed
+    its metrics and processes, 20 lines, before an unknown -m), one line on stderr, exit 2;
+    negative counts and depths are refused, not taken as 'none'."""
+    done = cubescale(*[_fill(a, work) for a in args], cwd=work)
+    check_one_line(done, words)
+    assert done.stdout == ""
+
+
 def test_out_of_memory_in_info_is_one_line(work):
     done = cubescale("info", CUBEX / "cubelib_example.p64.cubex", program=LOW_MEMORY)
     check_one_line(done, ["out of memory"])

@@ -104,3 +104,106 @@ def test_cli_plot_draws_the_largest_call_paths(tmp_path, capsys):
     total = r.values("time", inclusive=False).sum()
     assert np.allclose(sorted(widths, reverse=True), 100 * exclusive / total)
     assert main(["stat", report, "--plot", report]) == 2  # never over its input
+
+
+def csv_by_region(report: cubescale.Report, name: str, metric: str, inclusive: bool, combine) -> dict[str, float]:
+    """Per region name, ``combine`` (min or max) over the CubeLib-exported values of all its
+    call paths and locations in the shared CSV (not cubescale's values)."""
+    import csv
+
+    path = SHARED_DATA / "cubex" / f"{name.removesuffix('.cubex')}.{'incl' if inclusive else 'excl'}.csv"
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    column = [h.strip() for h in rows[0]].index(metric)
+    region_of_id = {int(c.id): c.region.name for c in report.cnodes}
+    out: dict[str, float] = {}
+    for row in rows[1:]:
+        region, value = region_of_id[int(row[0])], float(row[column])
+        out[region] = combine(out[region], value) if region in out else value
+    return out
+
+
+@pytest.mark.parametrize("name", ["time.p4.cubex", "blast.p64.cubex"])
+@pytest.mark.parametrize("metric, combine", [("min_time", min), ("max_time", max)])
+def test_min_and_max_metrics_are_the_minimum_and_maximum_not_sums(name, metric, combine):
+    """MINDOUBLE / MAXDOUBLE: a region's value is the minimum (maximum) over its call paths and
+    locations, as CubeLib aggregates them (the published CSVs), and regions rank by it."""
+    report = cubescale.open(SHARED_DATA / "cubex" / name)
+    result = cubescale.stat(report, metric, top=None)
+    excl = csv_by_region(report, name, metric, False, combine)
+    incl = csv_by_region(report, name, metric, True, combine)
+    assert result.flat
+    for row in result.flat:
+        assert row.exclusive == pytest.approx(excl[row.region], rel=1e-9, abs=1e-12), row
+        assert row.inclusive == pytest.approx(incl[row.region], rel=1e-9, abs=1e-12), row
+    assert all(a.exclusive >= b.exclusive for a, b in zip(result.flat, result.flat[1:]))
+    for s in result.statistics:  # per location: the region's minimum (maximum) there
+        assert combine(s.minimum, s.maximum) == pytest.approx((incl if s.kind == "inclusive" else excl)[s.region],
+                                                              rel=1e-9, abs=1e-12)
+    if name == "time.p4.cubex" and metric == "min_time":  # the reviewer's case: 4 minima were added
+        first = result.flat[0]
+        assert first.region == "bg_time" and first.exclusive == pytest.approx(0.842709, abs=1e-6)
+
+
+def test_min_metrics_leave_out_rows_the_report_does_not_store(tmp_path):
+    """An absent row has no values (docs/cube.md, Aggregation): our writer leaves out all-zero
+    rows, and such a row of one call path must not make its region's minimum 0; a region
+    without any stored row is 0, as the call tree shows it."""
+    from cubescale.stat import region_values
+
+    report = cubescale.open(SHARED_DATA / "cubex" / "time.p4.cubex")
+    values = np.array(report.values("min_time", inclusive=None))
+    calls = [c.index for c in report.cnodes if c.region.name == "MPI_Bcast"]
+    lonely = next(c for c in report.cnodes if c.region.name == "MPI_Comm_rank")
+    assert len(calls) >= 2 and values[calls].min() > 0
+    values[calls[0]] = 0.0  # written as absent rows
+    values[lonely.index] = 0.0
+    report.set_values("min_time", values)
+    path = tmp_path / "absent.cubex"
+    cubescale.write(report, path)
+    again = cubescale.open(path)
+    assert not again.present("min_time")[calls[0]] and again.present("min_time")[calls[1]]
+    per_location = region_values(again, "min_time", inclusive=False)
+    np.testing.assert_array_equal(per_location[lonely.region.index], 0.0)
+    np.testing.assert_array_equal(per_location[report.cnodes[calls[0]].region.index], values[calls[1:]].min(axis=0))
+    row = next(r for r in cubescale.stat(again, "min_time", top=None).flat if r.region == "MPI_Bcast")
+    assert row.exclusive == values[calls[1:]].min() > 0
+
+
+@pytest.mark.parametrize("command", [["stat", "-p"], ["top"]], ids=["stat", "top"])
+def test_every_data_type_is_computed_or_refused_in_one_line(command, capsys):
+    """stat and top on every metric of all_dtypes.cubex: real numbers are computed, every other
+    type (HISTOGRAM(5), COMPLEX ...) is one line and exit status 2, the same for both commands:
+    no traceback, no warning (top ranked COMPLEX values by their real part)."""
+    import warnings
+
+    path = str(SHARED_DATA / "cubex" / "all_dtypes.cubex")
+    report = cubescale.open(path)
+    assert {m.dtype for m in report.metrics} >= {"HISTOGRAM(5)", "COMPLEX", "NDOUBLES(10)", "RATE", "SCALE_FUNC"}
+    for m in report.metrics:
+        real = m.dtype not in ("TAU_ATOMIC", "HISTOGRAM(5)", "NDOUBLES(10)", "SCALE_FUNC", "COMPLEX", "RATE")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a ComplexWarning fails the test
+            status = main([command[0], path, "-m", m.name] + command[1:])
+        out, err = capsys.readouterr()
+        if real:
+            assert status == 0 and not err, (m.dtype, err)
+        else:
+            assert status == 2 and not out, (m.dtype, out)
+            assert err.strip().splitlines() == [f"cubescale: error: metric {m.name} holds {m.dtype} values; "
+                                                 f"{command[0]} needs one real number per value"]
+
+
+def test_cli_plot_of_a_min_metric_draws_values_not_shares(tmp_path):
+    """`stat --plot` of a MINDOUBLE metric: bars are the call paths' minima in seconds (a share
+    of a sum of minima means nothing)."""
+    pytest.importorskip("matplotlib")
+    from cubescale import plots
+
+    r = cubescale.open(SHARED_DATA / "cubex" / "time.p4.cubex")
+    fig = plots.metric_share(r, "min_time", n=3)
+    widths = sorted((b.get_width() for b in fig.axes[0].patches), reverse=True)
+    np.testing.assert_allclose(widths, np.sort(r.cnode_values("min_time", inclusive=False))[::-1][:3])
+    assert fig.axes[0].get_xlabel() == "min_time (sec, exclusive)"
+    assert main(["stat", str(SHARED_DATA / "cubex" / "time.p4.cubex"), "-m", "min_time", "--plot",
+                 str(tmp_path / "m.png")]) == 0

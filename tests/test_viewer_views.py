@@ -487,6 +487,9 @@ def test_the_roots_rows_are_computed_ahead_once_a_metric_is_loaded(name):
     checked = 0
     for m in [m for m in report.metrics if not m.derived and m.dtype != "SCALE_FUNC"][:8]:
         ex.call_children({"metric": str(m.index), "parent": str(roots[0])})  # the whole call pane
+        if report._stores_no_values(m):  # no values in the file: zero rows without a matrix, nothing to warm
+            assert not ex.report._core.loaded(m.index) and not report.system_values(m, roots[0]).any()
+            continue
         for thread in threading.enumerate():
             if thread.name == f"cubescale-view-roots-{m.index}":
                 thread.join(60)

@@ -22,7 +22,7 @@ import numpy as np
 from . import scale_func
 from ._core import cube as _cube
 
-__all__ = ["RATE", "TAU_ATOMIC", "numpy_type", "page_aligned_empty"]
+__all__ = ["RATE", "TAU_ATOMIC", "is_real", "is_scalar", "numpy_type", "page_aligned_empty"]
 
 #: One TAU_ATOMIC value: count, minimum, maximum, sum and sum of squares.
 TAU_ATOMIC = np.dtype([("n", "u4"), ("min", "f8"), ("max", "f8"), ("sum", "f8"), ("sum2", "f8")])
@@ -70,6 +70,21 @@ def is_scalar(dtype_name: str) -> bool:
     """
     element, trailing = numpy_type(dtype_name)
     return not trailing and not element.names
+
+
+def is_real(dtype_name: str) -> bool:
+    """True for data types whose values are single real numbers (the integers, DOUBLE,
+    MINDOUBLE, MAXDOUBLE): what can be ranked and given statistics. COMPLEX values are single
+    numbers (:func:`is_scalar`) but have no order; records and vectors (TAU_ATOMIC, RATE,
+    HISTOGRAM(n), NDOUBLES(n), SCALE_FUNC) are not single numbers.
+
+    Example
+    -------
+    >>> is_real("UINT8"), is_real("MINDOUBLE"), is_real("COMPLEX"), is_real("HISTOGRAM(5)")
+    (True, True, False, False)
+    """
+    element, trailing = numpy_type(dtype_name)
+    return not trailing and not element.names and element.kind in "iuf"
 
 
 def page_aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

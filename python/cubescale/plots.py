@@ -57,6 +57,8 @@ def _label(path: str, limit: int = 60) -> str:
 def metric_share(report: Report, metric: int | str | Metric = "time", n: int = 10, inclusive: bool = False):
     """Horizontal bars: the ``n`` call paths with the largest share of a metric (summed over all
     locations, exclusive by default), in % of the whole program, the largest at the top.
+    MINDOUBLE / MAXDOUBLE metrics have no shares: their bars are the call paths' minimum /
+    maximum over the locations, in the metric's unit.
 
     Example
     -------
@@ -68,15 +70,20 @@ def metric_share(report: Report, metric: int | str | Metric = "time", n: int = 1
     """
     m = report.metric(metric)
     values = np.asarray(report.cnode_values(m, inclusive=inclusive), dtype=np.float64)
-    total = program_total(report, m)
+    extreme = m.dtype in ("MINDOUBLE", "MAXDOUBLE")  # a share of a minimum means nothing
+    total = 0.0 if extreme else program_total(report, m)
     n = max(1, min(int(n), len(values)))
     chosen = np.argsort(-values, kind="stable")[:n][::-1]  # barh draws bottom-up: the largest last
     paths = call_paths(report)
     fig, ax = _figure(9.0, 0.45 * n + 1.2)
-    shares = 100.0 * values[chosen] / total if total else np.zeros(len(chosen))
+    if extreme:
+        shares = values[chosen]
+    else:
+        shares = 100.0 * values[chosen] / total if total else np.zeros(len(chosen))
     ax.barh(range(len(chosen)), shares, color="tab:blue")
     ax.set_yticks(range(len(chosen)), [_label(paths[c]) for c in chosen], fontsize=8)
-    ax.set_xlabel(f"% of all {m.name} ({m.unit}, {'inclusive' if inclusive else 'exclusive'})")
+    kind = "inclusive" if inclusive else "exclusive"
+    ax.set_xlabel(f"{m.name} ({m.unit}, {kind})" if extreme else f"% of all {m.name} ({m.unit}, {kind})")
     ax.set_title(f"{m.display_name or m.name} by call path")
     return fig
 

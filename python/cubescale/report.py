@@ -21,6 +21,7 @@ Example
 
 from __future__ import annotations
 
+import builtins
 import os
 from collections.abc import Iterable
 
@@ -29,6 +30,7 @@ import numpy as np
 from . import panes as _panes
 from . import views as _views
 from ._core import cube as _cube
+from ._memory import in_gib
 from .dtypes import numpy_type, page_aligned_empty
 from .panes import Panes
 from .records import Cnode, Location, Metric, Region
@@ -61,6 +63,10 @@ class Report:
         self._regions: list[Region] | None = None
         self._cnodes: list[Cnode] | None = None
         self._locations: list[Location] | None = None
+        # The .cubex file the report was opened from and its stat at opening (set by open()):
+        # which metrics have no values members is read from it when first asked for.
+        self._archive: tuple[str, os.stat_result] | None = None
+        self._without_values: frozenset[int] | None = None
 
     @property
     def metrics(self) -> list[Metric]:
@@ -285,7 +291,10 @@ class Report:
         """
         m = self.metric(metric)
         if out is None:
-            return self._view(self._core.values(m.index, inclusive), m)
+            try:
+                return self._view(self._core.values(m.index, inclusive), m)
+            except MemoryError as e:
+                raise self._out_of_memory(m) from e
         element, shape = self._layout(m)
         if not isinstance(out, np.ndarray) or out.dtype != element or out.shape != shape:
             raise ValueError(f"out= must be an array of dtype {element} and shape {shape}")
@@ -317,7 +326,10 @@ class Report:
         >>> int(cubescale.open(cubescale.examples.report_path()).present("time").sum())
         21
         """
-        return self._core.present(self.metric(metric).index, None)
+        m = self.metric(metric)
+        if self._stores_no_values(m):
+            return np.zeros(self.shape[0], dtype=bool)
+        return self._core.present(m.index, None)
 
     def cnode_values(self, metric: int | str | Metric, inclusive: bool = True) -> np.ndarray:
         """Per call path, the metric over all locations (the call-tree pane of Cube): sums,
@@ -325,7 +337,8 @@ class Report:
 
         The report computes both kinds once per metric, in one pass over the stored values on
         all cores (never converting the whole matrix), and keeps them; later calls copy
-        one number per call path.
+        one number per call path. A metric whose file has no values for it (Score-P leaves out
+        metrics without values) is zero without loading its matrix.
 
         Example
         -------
@@ -334,7 +347,13 @@ class Report:
         >>> r.cnode_values("visits", inclusive=True)[:3].tolist()
         [3372.0, 936.0, 4.0]
         """
-        return np.array(_cube.cnode_totals(self._core, self.metric(metric).index, bool(inclusive)))
+        m = self.metric(metric)
+        if self._stores_no_values(m):
+            return np.zeros(self.shape[0])
+        try:
+            return np.array(_cube.cnode_totals(self._core, m.index, bool(inclusive)))
+        except MemoryError as e:
+            raise self._out_of_memory(m) from e
 
     def metric_totals(self, inclusive: bool = True) -> np.ndarray:
         """Per metric, its value over the whole program and machine (the metric pane of Cube):
@@ -386,7 +405,12 @@ class Report:
         m = self.metric(metric)
         if not 0 <= int(cnode) < self.shape[0]:
             raise IndexError(f"call path {cnode} out of range ({self.shape[0]} call paths)")
-        return _cube.cnode_row(self._core, m.index, bool(inclusive), int(cnode))
+        if self._stores_no_values(m):  # zero everywhere: no matrix for the rows of a subtree
+            return np.zeros(self.shape[1])
+        try:
+            return _cube.cnode_row(self._core, m.index, bool(inclusive), int(cnode))
+        except MemoryError as e:
+            raise self._out_of_memory(m) from e
 
     def metric_depth(self, metric: int | str | Metric) -> int:
         """How deep a metric sits in the metric tree (0 for a root).
@@ -443,8 +467,8 @@ class Report:
     def ignored_bytes(self, metric: int | str | Metric) -> int:
         """Bytes of ``metric``'s data member beyond the rows its index lists, which were
         ignored when it was loaded (as Cube ignores them): trailing rows that Scalasca and
-        CUBE 4.0 writers leave, or a few bytes of padding. Loads the metric if needed; 0 for
-        reports not read from a file.
+        CUBE 4.0 writers leave, or a few bytes of padding. Loads the metric if needed (not one
+        without values members: 0); 0 for reports not read from a file.
 
         Example
         -------
@@ -452,7 +476,29 @@ class Report:
         >>> cubescale.open(cubescale.examples.report_path()).ignored_bytes("time")
         0
         """
-        return _cube.report_ignored_bytes(self._core, self.metric(metric).index)
+        m = self.metric(metric)
+        if self._stores_no_values(m):
+            return 0
+        return _cube.report_ignored_bytes(self._core, m.index)
+
+    def _stores_no_values(self, m: Metric) -> bool:
+        """Whether ``m`` is a stored metric that its file holds no values members for and that
+        nothing has given values since (it is zero everywhere): then totals, present rows and
+        ignored bytes need not load its dense matrix (a hostile anchor naming 20,000 call paths
+        and 20,000 locations would ask for 3.2 GB per such metric)."""
+        if m.derived or self._archive is None or self._core.loaded(m.index):
+            return False
+        if self._without_values is None:
+            self._without_values = _metrics_without_values(self, *self._archive)
+        return m.index in self._without_values
+
+    def _out_of_memory(self, m: Metric) -> MemoryError:
+        """The MemoryError of a metric's matrix that does not fit, saying what it needs."""
+        element, trailing = numpy_type(m.dtype)
+        width = element.itemsize * int(np.prod(trailing, dtype=np.int64))
+        cnodes, locations = self.shape
+        return MemoryError(f"metric {m.name}: its values, {cnodes} call paths x {locations} locations x {width} "
+                           f"bytes, need {in_gib(cnodes * locations * width)}")
 
     @property
     def extra_members(self) -> list[tuple[str, int]]:
@@ -610,7 +656,71 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     (21, 20)
     """
     path = os.fspath(path)
-    return Report(_cube.open_cubex(path), path)
+    before = _stat(path)
+    report = Report(_cube.open_cubex(path), path)
+    # The file the core read, if it did not change while it was read: its members are listed
+    # again when first needed (which metrics have no values), and only while it stays the same.
+    if before is not None and _same_file(before, _stat(path)):
+        report._archive = (path, before)
+    return report
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _same_file(a: os.stat_result, b: os.stat_result | None) -> bool:
+    """Whether two stats are of the same unchanged file (device, inode, size, modification time)."""
+    return b is not None and (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size,
+                                                                             b.st_mtime_ns)
+
+
+def _archive_members(path: str) -> list[tuple[str, int]] | None:
+    """``(name, size)`` of the regular members of the ustar archive at ``path``, read header
+    by header as the core lists them (``prefix/name``; sizes octal or base-256); None for
+    anything unexpected, which the caller takes as "unknown"."""
+    members: list[tuple[str, int]] = []
+    try:
+        with builtins.open(path, "rb") as f:
+            size, offset = os.fstat(f.fileno()).st_size, 0
+            while offset + 512 <= size:
+                f.seek(offset)
+                header = f.read(512)
+                if len(header) < 512 or header[257:262] != b"ustar":
+                    return None if header.strip(b"\0") else members  # all zero: the end of the archive
+                name, prefix = header[:100].split(b"\0")[0], header[345:500].split(b"\0")[0]
+                field = header[124:136]
+                if field[0] & 0x80:
+                    n = int.from_bytes(field[1:], "big")
+                else:
+                    digits = field.replace(b"\0", b" ").split()
+                    n = int(digits[0], 8) if digits else 0
+                if header[156:157] in (b"0", b"\0", b"7"):
+                    members.append(((prefix + b"/" + name if prefix else name).decode("utf-8"), n))
+                offset += 512 + (n + 511) // 512 * 512
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return members
+
+
+def _metrics_without_values(report: Report, path: str, opened: os.stat_result) -> frozenset[int]:
+    """Indices of the metrics whose ``N.index`` / ``N.data`` members the file does not have
+    (the core reads them as zero). Empty (every metric loads as before) unless the file is
+    still the one opened (device, inode, size, modification time) and its members agree with
+    the core's listing of the extra members."""
+    if not _same_file(opened, _stat(path)):
+        return frozenset()
+    members = _archive_members(path)
+    if members is None or not set(report.extra_members) <= set(members):
+        return frozenset()
+    names = {name for name, _ in members}
+    if "anchor.xml" not in names:
+        return frozenset()
+    return frozenset(i for i, d in enumerate(report._core.metrics())
+                     if f"{d.file_id}.index" not in names or f"{d.file_id}.data" not in names)
 
 
 def write(report: Report, path: str | os.PathLike, compress: bool = False, derived: str = "expressions") -> None:

@@ -6,6 +6,13 @@ add the call paths' inclusive values (as CubeLib does, so a recursive region cou
 calls again), visits are exclusive. Regions are sorted by their exclusive value, largest
 first, and the list ends at the first region without visits, as in ``cube_stat``.
 
+MINDOUBLE / MAXDOUBLE metrics combine as CubeLib aggregates them, and as the rest of cubescale
+does (``Report.cnode_values``, the panes; docs/cube.md, "Aggregation"): per region and location
+the minimum (maximum) over the region's call paths whose rows the report stores (an absent row
+has no values; a region without any has 0), and over locations the minimum (maximum) of those;
+regions are ranked by that value. Metrics that are not one real number per value (TAU_ATOMIC,
+RATE, HISTOGRAM(n), NDOUBLES(n), SCALE_FUNC, COMPLEX) are refused with a ``ValueError``.
+
 For each of those regions it also gives statistics of the per-location values (the
 ``cube_stat -%`` columns, one row for the inclusive and one for the exclusive value): count,
 sum, mean, sample variance, minimum, quartiles, median and maximum. ``cube_stat`` estimates
@@ -37,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import stat as _stat
+from .dtypes import is_real
 from .report import Metric, Report
 
 __all__ = ["RegionRow", "Stat", "Statistics", "region_values", "stat"]
@@ -48,7 +56,8 @@ _CAPTIONS = ("Count", "Sum", "Mean", "Variance", "Minimum", "Quartile 25", "Medi
 @dataclass(frozen=True)
 class RegionRow:
     """One region of the flat profile: visits and the metric, exclusive and inclusive, summed
-    over all call paths of the region and all locations.
+    over all call paths of the region and all locations (for MINDOUBLE / MAXDOUBLE their
+    minimum / maximum).
 
     Example
     -------
@@ -160,7 +169,9 @@ class Stat:
 
 def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.ndarray:
     """The metric per region and location, ``float64 [region, location]``: the sum over the
-    region's call paths of their exclusive (or inclusive) values.
+    region's call paths of their exclusive (or inclusive) values; for MINDOUBLE / MAXDOUBLE
+    the minimum / maximum over the region's call paths whose rows are stored (0 where a region
+    has none). ``ValueError`` for metrics that are not one real number per value.
 
     Example
     -------
@@ -169,17 +180,63 @@ def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.n
     >>> v = region_values(r, "visits", inclusive=False)
     >>> v.shape, int(v.sum()) == int(r.values("visits", inclusive=False).sum())
     ((19, 20), True)
+    >>> high = region_values(r, "max_time", inclusive=False)   # MAXDOUBLE: the longest call
+    >>> calls = [c.index for c in r.cnodes if c.region.name == "Barrier.wait"]   # 3 call paths
+    >>> wait = r.cnodes[calls[0]].region.index
+    >>> bool(high[wait].max() == r.cnode_values("max_time", inclusive=False)[calls].max())
+    True
     """
     m = report.metric(metric)
-    if m.dtype in ("TAU_ATOMIC", "HISTOGRAM", "SCALE_FUNC", "COMPLEX", "RATE") or m.dtype.startswith("NDOUBLES"):
-        raise ValueError(f"metric {m.name} holds {m.dtype} values; stat needs one number per value")
+    if not is_real(m.dtype):
+        raise ValueError(f"metric {m.name} holds {m.dtype} values; stat needs one real number per value")
     values = report.values(m, inclusive=inclusive)
     if values.dtype not in (np.float64, np.uint64):
         values = values.astype(np.float64)
     cnodes, locations = report.shape
     rows = report._core.cnode_regions().astype(np.uint32)
+    if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+        present = np.asarray(report._core.present(m.index, bool(inclusive)), dtype=bool)
+        ufunc = np.minimum if m.dtype == "MINDOUBLE" else np.maximum
+        return _region_extremes(values, rows, present, len(report.regions), ufunc)
     columns = np.arange(locations, dtype=np.uint32)
     return _stat.group_sums(values, rows, len(report.regions), columns, locations)
+
+
+_EXTREME_BLOCK = 256  # call-path rows copied at a time while a region's minimum (maximum) is taken
+
+
+def _region_extremes(values: np.ndarray, rows: np.ndarray, present: np.ndarray, regions: int,
+                     ufunc: np.ufunc) -> np.ndarray:
+    """Per region and location, ``ufunc`` (np.minimum or np.maximum) over the present rows of
+    the region's call paths; 0 for regions without a present row (the panes' rule: an absent
+    row has no values, a call path without any shows 0). Copies at most ``_EXTREME_BLOCK``
+    rows at a time."""
+    out = np.zeros((regions, values.shape[1]), dtype=np.float64)
+    cnodes = np.flatnonzero(present)
+    if not len(cnodes) or not values.shape[1]:
+        return out
+    cnodes = cnodes[np.argsort(rows[cnodes], kind="stable")]  # grouped by region, in preorder within one
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(rows[cnodes])) + 1, [len(cnodes)]))
+    for first, end in zip(starts[:-1].tolist(), starts[1:].tolist()):
+        region = int(rows[cnodes[first]])
+        acc = np.array(values[cnodes[first]], dtype=np.float64)
+        for block in range(first + 1, end, _EXTREME_BLOCK):
+            chunk = cnodes[block:min(block + _EXTREME_BLOCK, end)]
+            ufunc(acc, ufunc.reduce(values[chunk], axis=0), out=acc)
+        out[region] = acc
+    return out
+
+
+def _over_locations(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Each row of ``values [region, location]`` combined over the locations as the metric
+    combines: the minimum (MINDOUBLE), maximum (MAXDOUBLE) or sum; 0 without locations."""
+    if values.shape[1] == 0:
+        return np.zeros(values.shape[0])
+    if dtype == "MINDOUBLE":
+        return values.min(axis=1)
+    if dtype == "MAXDOUBLE":
+        return values.max(axis=1)
+    return values.sum(axis=1)
 
 
 def _statistics(regions: list[str], kind: str, values: np.ndarray) -> list[Statistics]:
@@ -217,15 +274,16 @@ def stat(report: Report, metric: str | Metric = "time", top: int | None = 10) ->
     inclusive = region_values(report, m, inclusive=True)
     visits_metric = _visits_metric(report)
     visits = region_values(report, visits_metric, inclusive=False).sum(axis=1) if visits_metric else None
-    order = np.argsort(-exclusive.sum(axis=1), kind="stable")  # cube_stat: stable sort by exclusive value
+    excl_total, incl_total = _over_locations(exclusive, m.dtype), _over_locations(inclusive, m.dtype)
+    order = np.argsort(-excl_total, kind="stable")  # cube_stat: stable sort by exclusive value
     if visits is not None:
         visited = visits[order] > 0
         order = order[: int(np.argmin(visited)) if not visited.all() else len(order)]  # ends at the first unvisited
     if top is not None:
         order = order[: max(int(top), 0)]
     names = [report.regions[int(i)].name for i in order]
-    flat = tuple(RegionRow(name, None if visits is None else int(visits[i]), float(exclusive[i].sum()),
-                           float(inclusive[i].sum())) for name, i in zip(names, order))
+    flat = tuple(RegionRow(name, None if visits is None else int(visits[i]), float(excl_total[i]),
+                           float(incl_total[i])) for name, i in zip(names, order))
     statistics: list[Statistics] = []
     if report.shape[1] > 0 and len(order):
         pairs = zip(_statistics(names, "inclusive", inclusive[order]), _statistics(names, "exclusive", exclusive[order]))

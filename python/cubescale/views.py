@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._optional import require
-from .dtypes import is_scalar
+from .dtypes import is_real, is_scalar
 from .records import Metric
 
 if TYPE_CHECKING:
@@ -207,6 +207,9 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     ``process`` (its name), ``process_index`` (its column among the processes) and ``thread``
     (the name of its location with the largest value there). Values are exclusive by default
     (the time spent in the call path itself); tiny negatives from rounding count as 0.
+    ``ValueError`` for metrics that are not one real number per value (COMPLEX values have no
+    order; TAU_ATOMIC, RATE, HISTOGRAM(n), NDOUBLES(n), SCALE_FUNC are not single numbers),
+    as ``cubescale stat`` refuses them.
 
     Example
     -------
@@ -219,8 +222,8 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     True
     """
     m = report.metric(metric)
-    if not is_scalar(m.dtype):
-        raise ValueError(f"top needs a metric with one number per value; {m.name} holds {m.dtype}")
+    if not is_real(m.dtype):
+        raise ValueError(f"metric {m.name} holds {m.dtype} values; top needs one real number per value")
     per_process, names = report.location_values(m, "process", inclusive=inclusive)
     per_process = _rounding_zeros(np.asarray(per_process, dtype=np.float64))
     flat = per_process.reshape(-1)

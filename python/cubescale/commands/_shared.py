@@ -9,9 +9,32 @@ Example
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 from typing import TextIO
+
+
+def count(text: str) -> int:
+    """An argparse ``type`` for counts and depths: a whole number >= 0, else one usage line
+    (``argument -n: takes a whole number >= 0, not -1``) and exit status 2.
+
+    Example
+    -------
+    >>> count("3")
+    3
+    >>> count("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: takes a whole number >= 0, not -1
+    """
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"takes a whole number >= 0, not {text!r}") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"takes a whole number >= 0, not {n}")
+    return n
 
 
 def progress(text: str, stream: TextIO | None = None, always: bool = False) -> None:

@@ -20,8 +20,10 @@ import numpy as np
 
 from .. import files
 from .. import report as cube
+from ..algebra import stream_values
 from ..views import format_value
 from ._inputs import input_of_info
+from ._shared import count
 
 
 def add_parser(subparsers) -> None:
@@ -37,7 +39,7 @@ def add_parser(subparsers) -> None:
         epilog="examples:\n  cubescale info profile.cubex --depth 3\n  cubescale info scorep_bt-mz_B_8x4_sum -m visits\n"
                "  cubescale info traces.otf2", formatter_class=argparse.RawDescriptionHelpFormatter)
     info.add_argument("file", help=".cubex report, an OTF2 trace's anchor (traces.otf2) or an experiment directory")
-    info.add_argument("--depth", type=int, default=2, help="call tree levels to show (default 2)")
+    info.add_argument("--depth", type=count, default=2, help="call tree levels to show (default 2)")
     info.add_argument("-m", "--metric", help="metric of the call tree (unique or display name; default the first)")
     info.add_argument("--exclusive", action="store_true", help="exclusive values in the call tree (default inclusive)")
     info.add_argument("-v", "--verbose", action="store_true",
@@ -45,9 +47,9 @@ def add_parser(subparsers) -> None:
     info.set_defaults(run=run_info, prepare=prepare_info)
 
 
-def _derived_note(r: cube.Report, m) -> str:
-    """Why a derived metric has no values, or nothing."""
-    if not m.derived:
+def _derived_note(r: cube.Report, m, total: float) -> str:
+    """Why a derived metric has no values (its total is NaN), or nothing."""
+    if not m.derived or not np.isnan(total):
         return ""
     try:
         r.values(m)
@@ -107,6 +109,12 @@ def _run_info_of_file(args) -> None:
         print(trace.open(args.file).summary())
         return
     r = cube.open(args.file)
+    # One metric's matrix at a time: each is read for its totals (and again for its ignored
+    # bytes, the call tree) and released, not kept for the rest of the command. Metrics the
+    # file holds no values for are zero without a matrix.
+    stream_values(r)
+    # The metric of the call tree first: an unknown name is one line, before anything is printed.
+    metric = r.metric(args.metric) if args.metric else (r.metrics[0] if r.metrics else None)
     cnodes, locations = r.shape
     print(f"{os.path.basename(args.file)}: CUBE {r.version}, {len(r.metrics)} metrics, "
           f"{cnodes} call paths, {locations} location{'s' if locations != 1 else ''}")
@@ -121,12 +129,11 @@ def _run_info_of_file(args) -> None:
     for m in r.metrics:
         depth = r.metric_depth(m)
         total = "" if m.dtype in ("MINDOUBLE", "MAXDOUBLE") else f"  {format_value(totals[m.index])} {m.unit}"
-        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m)}")
+        print(f"  {'  ' * depth}{m.name} [{m.kind.lower()}, {m.dtype}]{total}{_derived_note(r, m, totals[m.index])}")
     _print_ignored(r, args.verbose)
     for name, size in r.extra_members:
         print(f"extra member {name} ({size} bytes), kept by convert")
-    if r.metrics:
-        metric = r.metric(args.metric) if args.metric else r.metrics[0]
+    if metric is not None:
         print(r.call_tree_text(metric, inclusive=not args.exclusive, max_depth=args.depth, max_lines=60,
                                percent=True, sort=True, hide_zero=True))
 
@@ -134,7 +141,7 @@ def _run_info_of_file(args) -> None:
 def _print_ignored(r: cube.Report, verbose: bool) -> None:
     """Rows beyond a metric's index (Scalasca writes them into every report): one summary
     line, or one line per metric with ``--verbose``."""
-    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones: loaded above
+    ignored = [(m, r.ignored_bytes(m)) for m in r.metrics if not m.derived]  # stored ones, read again one by one
     ignored = [(m, n) for m, n in ignored if n]
     if not ignored:
         return

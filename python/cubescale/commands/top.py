@@ -19,6 +19,7 @@ import argparse
 from .. import report as cube
 from ..views import format_value, program_total, top
 from ._inputs import report_path
+from ._shared import count
 
 
 def add_parser(subparsers) -> None:
@@ -33,7 +34,7 @@ def add_parser(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("file", help=".cubex report or an experiment directory")
     p.add_argument("-m", "--metric", default="time", help="metric (unique or display name; default time)")
-    p.add_argument("-n", type=int, default=10, help="how many (default 10)")
+    p.add_argument("-n", type=count, default=10, help="how many (default 10)")
     p.add_argument("--inclusive", action="store_true", help="inclusive values (with callees)")
     p.set_defaults(run=run_top, prepare=prepare_top)
 
