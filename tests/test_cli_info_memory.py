@@ -7,7 +7,6 @@ the matrix needs."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
@@ -72,18 +71,6 @@ def test_metrics_without_values_need_no_matrix(name):
     m = r.metrics[empty[0]]
     r.set_values(m, np.ones(r.shape, dtype=cubescale.dtypes.numpy_type(m.dtype)[0]))
     assert r.cnode_values(m, inclusive=False).tolist() == [float(r.shape[1])] * r.shape[0]
-
-
-def test_a_replaced_file_is_not_trusted(tmp_path):
-    """Which metrics have no values is read from the file when first needed: a file replaced
-    since it was opened (another inode) is not read, and every metric loads as before."""
-    path, other = tmp_path / "a.cubex", tmp_path / "b.cubex"
-    path.write_bytes((CUBEX / "call_tree_test.cubex").read_bytes())
-    other.write_bytes((CUBEX / "call_tree_test.cubex").read_bytes())
-    r = cubescale.open(path)
-    os.replace(other, path)
-    assert not any(r._stores_no_values(m) for m in r.metrics)
-    assert r.metric_totals().tolist() == cubescale.open(CUBEX / "call_tree_test.cubex").metric_totals().tolist()
 
 
 # The command line in a child that reports its peak resident memory (VmHWM: of this program

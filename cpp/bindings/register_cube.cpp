@@ -158,6 +158,15 @@ void register_report(py::module_& m) {
           "The inner text of <topologies>, verbatim.")
       .def("loaded", &Report::loaded, py::arg("metric"), "True once a metric's values are in memory.")
       .def(
+          "stores_values",
+          [](const Report& r, std::size_t metric) {
+            if (metric >= r.metric_count()) throw py::index_error("metric index out of range");
+            return r.source() == nullptr || r.source()->stores_values(metric);
+          },
+          py::arg("metric"),
+          "Whether the file the report was read from holds the metric's values (its N.index and N.data "
+          "members; without them it reads as zero); True for reports built in memory.")
+      .def(
           "values", [](const Report& r, std::size_t metric, py::object inclusive) { return bytes_view(select(r, metric, inclusive)); },
           py::arg("metric"), py::arg("inclusive") = py::none(),
           "A read-only uint8 view [cnodes, locations * width] of a metric's values: as stored (None), inclusive "

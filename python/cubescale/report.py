@@ -21,7 +21,6 @@ Example
 
 from __future__ import annotations
 
-import builtins
 import os
 from collections.abc import Iterable
 
@@ -63,10 +62,6 @@ class Report:
         self._regions: list[Region] | None = None
         self._cnodes: list[Cnode] | None = None
         self._locations: list[Location] | None = None
-        # The .cubex file the report was opened from and its stat at opening (set by open()):
-        # which metrics have no values members is read from it when first asked for.
-        self._archive: tuple[str, os.stat_result] | None = None
-        self._without_values: frozenset[int] | None = None
 
     @property
     def metrics(self) -> list[Metric]:
@@ -486,11 +481,7 @@ class Report:
         nothing has given values since (it is zero everywhere): then totals, present rows and
         ignored bytes need not load its dense matrix (a hostile anchor naming 20,000 call paths
         and 20,000 locations would ask for 3.2 GB per such metric)."""
-        if m.derived or self._archive is None or self._core.loaded(m.index):
-            return False
-        if self._without_values is None:
-            self._without_values = _metrics_without_values(self, *self._archive)
-        return m.index in self._without_values
+        return not m.derived and not self._core.loaded(m.index) and not self._core.stores_values(m.index)
 
     def _out_of_memory(self, m: Metric) -> MemoryError:
         """The MemoryError of a metric's matrix that does not fit, saying what it needs."""
@@ -656,71 +647,7 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     (21, 20)
     """
     path = os.fspath(path)
-    before = _stat(path)
-    report = Report(_cube.open_cubex(path), path)
-    # The file the core read, if it did not change while it was read: its members are listed
-    # again when first needed (which metrics have no values), and only while it stays the same.
-    if before is not None and _same_file(before, _stat(path)):
-        report._archive = (path, before)
-    return report
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
-
-
-def _same_file(a: os.stat_result, b: os.stat_result | None) -> bool:
-    """Whether two stats are of the same unchanged file (device, inode, size, modification time)."""
-    return b is not None and (a.st_dev, a.st_ino, a.st_size, a.st_mtime_ns) == (b.st_dev, b.st_ino, b.st_size,
-                                                                             b.st_mtime_ns)
-
-
-def _archive_members(path: str) -> list[tuple[str, int]] | None:
-    """``(name, size)`` of the regular members of the ustar archive at ``path``, read header
-    by header as the core lists them (``prefix/name``; sizes octal or base-256); None for
-    anything unexpected, which the caller takes as "unknown"."""
-    members: list[tuple[str, int]] = []
-    try:
-        with builtins.open(path, "rb") as f:
-            size, offset = os.fstat(f.fileno()).st_size, 0
-            while offset + 512 <= size:
-                f.seek(offset)
-                header = f.read(512)
-                if len(header) < 512 or header[257:262] != b"ustar":
-                    return None if header.strip(b"\0") else members  # all zero: the end of the archive
-                name, prefix = header[:100].split(b"\0")[0], header[345:500].split(b"\0")[0]
-                field = header[124:136]
-                if field[0] & 0x80:
-                    n = int.from_bytes(field[1:], "big")
-                else:
-                    digits = field.replace(b"\0", b" ").split()
-                    n = int(digits[0], 8) if digits else 0
-                if header[156:157] in (b"0", b"\0", b"7"):
-                    members.append(((prefix + b"/" + name if prefix else name).decode("utf-8"), n))
-                offset += 512 + (n + 511) // 512 * 512
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return members
-
-
-def _metrics_without_values(report: Report, path: str, opened: os.stat_result) -> frozenset[int]:
-    """Indices of the metrics whose ``N.index`` / ``N.data`` members the file does not have
-    (the core reads them as zero). Empty (every metric loads as before) unless the file is
-    still the one opened (device, inode, size, modification time) and its members agree with
-    the core's listing of the extra members."""
-    if not _same_file(opened, _stat(path)):
-        return frozenset()
-    members = _archive_members(path)
-    if members is None or not set(report.extra_members) <= set(members):
-        return frozenset()
-    names = {name for name, _ in members}
-    if "anchor.xml" not in names:
-        return frozenset()
-    return frozenset(i for i, d in enumerate(report._core.metrics())
-                     if f"{d.file_id}.index" not in names or f"{d.file_id}.data" not in names)
+    return Report(_cube.open_cubex(path), path)
 
 
 def write(report: Report, path: str | os.PathLike, compress: bool = False, derived: str = "expressions") -> None:

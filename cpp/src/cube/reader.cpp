@@ -40,6 +40,10 @@ struct OpenedFile final : SourceFile {
     const auto& m = extras.at(i);
     member(m).copy(offset, n, dst);
   }
+  bool stores_values(std::size_t metric) const override {
+    const auto id = std::to_string(metrics.at(metric).file_id);
+    return find(id + ".index") && find(id + ".data");
+  }
   std::optional<std::uint64_t> ignored_bytes(std::size_t metric) const override {
     const auto v = ignored[metric].load(std::memory_order_relaxed);
     if (v < 0) return std::nullopt;

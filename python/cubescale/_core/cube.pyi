@@ -452,6 +452,10 @@ class Report:
         """
         Replaces a metric's values (in its stored kind) by the bytes of a [cnode, location] array.
         """
+    def stores_values(self, metric: typing.SupportsInt | typing.SupportsIndex) -> bool:
+        """
+        Whether the file the report was read from holds the metric's values (its N.index and N.data members; without them it reads as zero); True for reports built in memory.
+        """
     def system_tree(self) -> cubescale._core.systree.SingleNodeTree:
         """
         The system tree (a copy) as a SingleNodeTree.

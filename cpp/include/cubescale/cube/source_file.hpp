@@ -25,6 +25,9 @@ class SourceFile {
   virtual void read_extra(std::size_t i, std::uint64_t offset, std::size_t n, void* dst) const = 0;
   // Bytes of metric `metric`'s data member beyond its indexed rows; nullopt until it is loaded.
   virtual std::optional<std::uint64_t> ignored_bytes(std::size_t metric) const = 0;
+  // Whether the file has metric `metric`'s N.index and N.data members (else it reads as zero:
+  // Score-P leaves out metrics without values).
+  virtual bool stores_values(std::size_t metric) const = 0;
 };
 
 }  // namespace cubescale::cube
