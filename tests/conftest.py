@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise (a worktree
+# elsewhere, as test_cube_csv.py allows already).
+SHARED_DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
 
 
 @pytest.fixture(scope="session")
