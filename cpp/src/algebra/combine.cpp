@@ -14,6 +14,7 @@
 namespace cubescale::algebra {
 
 using cube::DataType;
+using cube::MetricKind;
 using cube::Severity;
 using cube::ValueKind;
 
@@ -163,19 +164,59 @@ struct Plan {
   Operation op;
   Inputs inputs;
   Unified unified;
-  std::vector<RowLists> rows;  // per input
+  std::vector<RowLists> rows;        // per input
+  std::vector<std::uint32_t> parents;  // of the unified call tree
 };
+
+// Whether metric u is combined per call path in its exclusive values and then summed up the call
+// tree: min, max and median of a metric stored INCLUSIVE whose values add along the call tree.
+// They are not linear: the maximum of the inputs' inclusive values of a call path can be less
+// than the sum of the maxima of its children, which left exclusive values below zero (max of
+// blast and kripke: PARALLEL -17.7 s). Exclusive values are what each call path spent itself,
+// so their minimum, maximum or median is one a run could have spent there, and the inclusive
+// values that follow from them are consistent with the exclusive ones by construction.
+// MIN/MAXDOUBLE stay in their stored values: their "exclusive" values are the stored ones
+// (aggregate.hpp), and min, max and median of the inputs keep the call tree's order of them.
+// Linear operations (diff, mean) give the same either way and stay in the stored kind.
+bool summed_up(Operation op, const cube::Metric& metric) {
+  const bool nonlinear = op == Operation::Min || op == Operation::Max || op == Operation::Median;
+  return nonlinear && metric.kind == MetricKind::Inclusive && metric.dtype.combine() == cube::Combine::Sum;
+}
+
+// Exclusive values of the result's call tree (as T) made inclusive in place: backwards, each
+// row added to its parent's, whose children all come after it (preorder). A row is present when
+// it or a row below it is.
+template <class T>
+void sum_up(Severity& values, const std::vector<std::uint32_t>& parents) {
+  const auto cnodes = values.cnodes();
+  for (std::size_t c = cnodes; c-- > 0;)
+    if (values.present(c) && parents[c] != cube::kNoParent) values.set_present(parents[c], true);
+  const auto slice = [&](std::size_t first, std::size_t n) {
+    for (std::size_t c = cnodes; c-- > 0;) {
+      const auto p = parents[c];
+      if (p == cube::kNoParent || !values.present(c)) continue;
+      const auto* x = reinterpret_cast<const T*>(values.row(c)) + first;
+      auto* o = reinterpret_cast<T*>(values.row(p)) + first;
+      if constexpr (std::is_integral_v<T>) {  // wrapping around, as the counters do
+        using U = std::make_unsigned_t<T>;
+        for (std::size_t l = 0; l < n; ++l) o[l] = static_cast<T>(static_cast<U>(o[l]) + static_cast<U>(x[l]));
+      } else {
+        for (std::size_t l = 0; l < n; ++l) o[l] += x[l];
+      }
+    }
+  };
+  cube::over_location_slices(values.locations(), sizeof(T), values.bytes(), cube::kAutomaticThreads, slice);
+}
 
 // An arithmetic operation on metric u: input by input (one input matrix held at a time), row
 // by row, in T (double or int64). With the same locations the location axis is split over
 // threads (the loops are bound by memory bandwidth and page faults, cube/location_slices.hpp);
 // the last input's pass also notes which rows are not zero.
 template <class T>
-Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type) {
+Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type, MetricKind kind) {
   const auto& defs = plan.unified.defs;
   const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
   Severity out(out_type, cnodes, locations);
-  const auto kind = defs.metrics[u].kind;
   const auto count = plan.inputs.size();
   std::vector<std::uint8_t> nonzero(cnodes, 0);
   std::mutex mutex;
@@ -211,12 +252,12 @@ double median_of(double* values, std::size_t k) {
   return (*std::max_element(values, middle) + *middle) / 2;
 }
 
-// The median of metric u: every input's matrix at once, one unified row of each at a time.
-Severity median(const Plan& plan, std::size_t u, const DataType& out_type) {
+// The median of metric u in `kind`: every input's matrix at once, one unified row of each at a
+// time.
+Severity median(const Plan& plan, std::size_t u, const DataType& out_type, MetricKind kind) {
   const auto& defs = plan.unified.defs;
   const auto cnodes = defs.cnodes.size(), locations = defs.locations.size();
   Severity out(out_type, cnodes, locations);
-  const auto kind = defs.metrics[u].kind;
   const auto count = plan.inputs.size();
   std::vector<std::shared_ptr<const Severity>> values(count);
   bool identity = true;
@@ -286,12 +327,22 @@ Severity copied(const Plan& plan, std::size_t u) {
   return out;
 }
 
+// Metric u of the result, in the metric's stored kind.
 Severity compute(const Plan& plan, std::size_t u) {
-  const auto& type = plan.unified.defs.metrics[u].dtype;
+  const auto& metric = plan.unified.defs.metrics[u];
+  const auto& type = metric.dtype;
   if (plan.op == Operation::Merge) return copied(plan, u);
-  if (plan.op == Operation::Median) return median(plan, u, type);
-  if (type.kind == ValueKind::Int64) return arithmetic<std::int64_t>(plan, u, type);
-  return arithmetic<double>(plan, u, type);
+  const bool up = summed_up(plan.op, metric);
+  const auto kind = up ? MetricKind::Exclusive : metric.kind;
+  const bool integers = type.kind == ValueKind::Int64;
+  Severity out = plan.op == Operation::Median ? median(plan, u, type, kind)
+                 : integers                   ? arithmetic<std::int64_t>(plan, u, type, kind)
+                                              : arithmetic<double>(plan, u, type, kind);
+  if (up) {
+    if (integers) sum_up<std::int64_t>(out, plan.parents);
+    else sum_up<double>(out, plan.parents);
+  }
+  return out;
 }
 
 }  // namespace
@@ -332,6 +383,7 @@ std::shared_ptr<cube::Report> combine(Operation op, const Inputs& inputs, System
   plan->unified = unify(defs, system);
   auto& unified = plan->unified;
   for (const auto& map : unified.inputs) plan->rows.emplace_back(map.cnodes, unified.defs.cnodes.size());
+  for (const auto& c : unified.defs.cnodes) plan->parents.push_back(c.parent);
   for (std::size_t u = 0; u < unified.defs.metrics.size(); ++u) {
     auto& metric = unified.defs.metrics[u];
     if (cube::is_derived(metric)) continue;  // computed from the result's values

@@ -22,16 +22,23 @@ struct CutPlan {
   std::vector<std::uint32_t> kept;     // input cnode -> result cnode if it stays, else kAbsent
 };
 
+// Rows are present when something was written to them, zero or not: for MIN/MAXDOUBLE (and the
+// min/max fields of TAU_ATOMIC, HISTOGRAM) a row of zeros is a value (a minimum of 0 that the
+// call path's ancestors take) and an absent row none (aggregate.hpp). Marking only the non-zero
+// rows lost MODEL_1's folded minimum of 0 in time.p4, which raised its ancestors' inclusive
+// min_time.
+
 // Inclusive values of the call paths that stay do not change (a pruned one includes what was
-// below it already): their rows are copied, exactly.
+// below it already): their rows are copied, exactly, present as in the input.
 Severity kept_rows(const CutPlan& plan, std::size_t metric) {
   const auto inclusive = plan.input->values(metric, cube::MetricKind::Inclusive);
   Severity out(inclusive->dtype(), plan.parents.size(), inclusive->locations());
   for (std::uint32_t c = 0; c < plan.kept.size(); ++c) {
     const auto t = plan.kept[c];
-    if (t != kAbsent && inclusive->present(c)) std::memcpy(out.row(t), inclusive->row(c), out.row_bytes());
+    if (t == kAbsent || !inclusive->present(c)) continue;
+    std::memcpy(out.row(t), inclusive->row(c), out.row_bytes());
+    out.set_present(t, true);
   }
-  out.mark_nonzero_rows();
   return out;
 }
 
@@ -49,8 +56,8 @@ Severity cut_values(const CutPlan& plan, std::size_t metric, const cube::Definit
     if (written[t]) cube::combine_values(out.dtype(), out.row(t), exclusive->row(c), out.locations());
     else std::memcpy(out.row(t), exclusive->row(c), out.row_bytes());
     written[t] = true;
+    out.set_present(t, true);
   }
-  out.mark_nonzero_rows();
   return out;
 }
 

@@ -114,6 +114,11 @@ void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* s
   }
 }
 
+bool zero_row_is_a_value(const DataType& t) {
+  const auto c = t.combine();
+  return c != Combine::Sum && c != Combine::ScaleFunc;
+}
+
 void check_parents(const Severity& values, const std::vector<std::uint32_t>& parents) {
   if (parents.size() != values.cnodes()) throw std::invalid_argument("parents and rows differ in size");
   for (std::size_t i = 0; i < parents.size(); ++i)

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "cubescale/cube/aggregate.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/severity.hpp"
 #include "cubescale/cube/system_member.hpp"
@@ -111,13 +112,22 @@ void CubexWriter::write_rows(const std::uint8_t* data, std::size_t rows) {
   for (std::size_t r = 0; r < rows; ++r) write_row(data + r * row_bytes);
 }
 
-void CubexWriter::write_row(const std::uint8_t* row) {
+void CubexWriter::write_rows(const std::uint8_t* data, std::size_t rows, const std::uint8_t* stored) {
+  if (!stored) return write_rows(data, rows);
+  if (!open_) throw std::logic_error("write_rows: no metric open");
+  const std::size_t row_bytes = row_bytes_;
+  if (next_position_ + rows > defs_.cnodes.size()) throw std::out_of_range("more rows than cnodes");
+  for (std::size_t r = 0; r < rows; ++r) write_row(data + r * row_bytes, stored[r] != 0);
+}
+
+void CubexWriter::write_row(const std::uint8_t* row, bool stored) {
   const std::size_t row_bytes = row_bytes_;
   const auto position = next_position_++;
-  // Keep all-zero rows out, except that a metric gets at least its first row: some readers
-  // (pycubexr) reject an empty index.
+  // Keep all-zero rows out, except rows the caller says hold values and, as a metric gets at
+  // least its first row, the last chance of a metric without rows: some readers (pycubexr)
+  // reject an empty index.
   const bool last_chance = next_position_ == defs_.cnodes.size() && positions_.empty();
-  if (row_is_zero(row, row_bytes) && !last_chance) return;
+  if (!stored && !last_chance && row_is_zero(row, row_bytes)) return;
   positions_.push_back(static_cast<std::uint32_t>(position));
   const std::uint8_t* src = row;
   if (!column_of_.empty()) {
@@ -284,9 +294,16 @@ void write_cubex(const Report& report, const std::string& path, WriteOptions opt
     const auto& order = writer.row_order(m);
     const std::size_t row_bytes = values->row_bytes();
     const std::size_t rows_per_block = std::max<std::size_t>(1, block_bytes / std::max<std::size_t>(1, row_bytes));
+    // Present rows of zeros that are values (a minimum of 0) are written; other zero rows not.
+    std::vector<std::uint8_t> stored;
+    if (zero_row_is_a_value(values->dtype())) {
+      stored.resize(order.size());
+      for (std::size_t r = 0; r < order.size(); ++r) stored[r] = values->present(order[r]) ? 1 : 0;
+    }
+    const auto stored_from = [&](std::size_t first) { return stored.empty() ? nullptr : stored.data() + first; };
     writer.begin_metric(m);
     if (report.definitions().metrics[m].kind == MetricKind::Exclusive) {  // preorder: rows already in file order
-      writer.write_rows(values->data(), values->cnodes());
+      writer.write_rows(values->data(), values->cnodes(), stored_from(0));
       writer.end_metric();
       continue;
     }
@@ -294,7 +311,7 @@ void write_cubex(const Report& report, const std::string& path, WriteOptions opt
       const std::size_t rows = std::min(rows_per_block, order.size() - first);
       block.resize(rows * row_bytes);
       for (std::size_t r = 0; r < rows; ++r) std::memcpy(block.data() + r * row_bytes, values->row(order[first + r]), row_bytes);
-      writer.write_rows(block.data(), rows);
+      writer.write_rows(block.data(), rows, stored_from(first));
     }
     writer.end_metric();
   }

@@ -36,10 +36,12 @@ _OPERATIONS: dict[str, tuple[int | str, str, Callable[..., cube.Report]]] = {
     "diff": (2, "the difference A - B of two reports (integer metrics become INT64)", algebra.diff),
     "merge": ("+", "the union of the reports' metrics, each from the first report that has it", algebra.merge),
     "mean": ("+", "the mean of the reports' values (DOUBLE)", algebra.mean),
-    "median": ("+", "the median of the reports' values (DOUBLE; of an even number the mean of the middle two)",
-               algebra.median),
-    "min": ("+", "the element-wise minimum of the reports' values (integer metrics as INT64)", algebra.minimum),
-    "max": ("+", "the element-wise maximum of the reports' values (integer metrics as INT64)", algebra.maximum),
+    "median": ("+", "the median of the reports' exclusive values, inclusive ones their sums (DOUBLE; of an "
+                    "even number the mean of the middle two)", algebra.median),
+    "min": ("+", "the element-wise minimum of the reports' exclusive values, inclusive ones their sums "
+                 "(integer metrics as INT64)", algebra.minimum),
+    "max": ("+", "the element-wise maximum of the reports' exclusive values, inclusive ones their sums "
+                 "(integer metrics as INT64)", algebra.maximum),
 }
 
 

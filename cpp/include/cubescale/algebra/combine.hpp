@@ -9,7 +9,12 @@
 // values (as CubeLib's cube_stat defines its median, P2Statistic.cpp; numpy.median does the same).
 //
 // A call path or location an input does not have counts as zero there (the run spent nothing
-// in it), as in CubeLib. Values are combined in the unified metric's kind along the call tree.
+// in it), as in CubeLib. diff and mean combine values in the unified metric's kind along the call
+// tree (linear: either kind gives the same). min, max and median are not linear: for metrics
+// whose values add along the call tree they are taken of the exclusive values, and a metric
+// stored inclusive gets their sums up the call tree (its inclusive values stay consistent with
+// them, and no exclusive value goes below zero for inputs that have none); MIN/MAXDOUBLE are
+// taken as stored (docs/algebra.md, "Values").
 // Result data types: diff, min and max of integer metrics are INT64 (unsigned counters become
 // signed: a difference can be negative), mean and median are DOUBLE; MINDOUBLE / MAXDOUBLE stay (their
 // aggregation along the trees is min / max); DOUBLE stays DOUBLE; tuples and vectors (TAU_ATOMIC,

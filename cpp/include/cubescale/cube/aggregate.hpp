@@ -19,6 +19,12 @@ void combine_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* sr
 // (they have no inverse, so an "exclusive" minimum is the stored one).
 void subtract_values(const DataType& t, std::uint8_t* dst, const std::uint8_t* src, std::size_t n);
 
+// Whether a row of zeros differs from an absent row when rows are combined: for MIN/MAXDOUBLE
+// and the min/max fields of TAU_ATOMIC and HISTOGRAM a zero is a value that min/max take, while
+// an absent row has no values (inclusive minima skip it). Sums (scaling functions too) gain
+// nothing from either. Writers keep such rows when present, and producers mark them present.
+bool zero_row_is_a_value(const DataType& t);
+
 // Children of every cnode as one flat array (CSR): children of i are
 // child[first[i] .. first[i + 1]), in index order. Built in two loops.
 struct ChildLists {

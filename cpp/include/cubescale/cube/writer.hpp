@@ -1,7 +1,8 @@
 #pragma once
 // Streaming .cubex writer (paper 001, section 3): rows arrive one (metric, block of cnodes) at
 // a time and go straight to the file, so memory is bounded by one block whatever the number of
-// locations and cnodes. All-zero rows are left out (SPARSE index); rows may be zlib-compressed
+// locations and cnodes. All-zero rows are left out (SPARSE index) unless the caller says they
+// hold values (MIN/MAXDOUBLE rows of zeros, see write_rows); rows may be zlib-compressed
 // one stream per row (ZCUBEX). The archive is written through an AtomicFile (exclusive unique
 // temporary beside the target, renamed when finish() succeeds), so a failed, abandoned or
 // concurrent write never leaves a half-written or mixed report behind. Failed system calls
@@ -49,6 +50,10 @@ class CubexWriter {
   // `rows` consecutive rows in row_order, each locations x width bytes in native byte order
   // with columns in our location order.
   void write_rows(const std::uint8_t* data, std::size_t rows);
+  // The same, with a flag per row (non-zero: the row holds values): a flagged row is written even
+  // when all its values are zero. For types whose zero row is a value (zero_row_is_a_value in
+  // aggregate.hpp: a minimum of 0) leaving it out would make it absent when read back.
+  void write_rows(const std::uint8_t* data, std::size_t rows, const std::uint8_t* stored);
   // The next `rows` rows are zero everywhere (a collating writer knows it without the data).
   void skip_rows(std::size_t rows);
   // A row that is not zero, given in pieces of whole values in column order (for rows wider
@@ -61,7 +66,7 @@ class CubexWriter {
   void finish();
 
  private:
-  void write_row(const std::uint8_t* row);
+  void write_row(const std::uint8_t* row, bool stored = false);
   void end_compressed();
 
   std::string path_;
