@@ -292,3 +292,12 @@ def test_one_of_the_traces_other_files_is_refused_naming_its_anchor(tmp_path, gi
     _refused(done, "not the trace's anchor", f"give its anchor {trace / 'traces.otf2'}")
     with pytest.raises(cubescale.FormatError, match="not the trace's anchor"):
         cubescale.analyze(trace / given)
+
+
+def test_a_fifo_given_as_the_trace_is_refused_without_reading_it(tmp_path):
+    # Telling what a file is reads its first bytes: a FIFO would wait for a writer forever.
+    fifo = tmp_path / "traces.otf2"
+    os.mkfifo(fifo)
+    _refused(_cli("analyze", fifo, "-o", "x.cubex", cwd=tmp_path), "not a regular file")
+    with pytest.raises(cubescale.FormatError, match="not a regular file"):
+        cubescale.trace.open(fifo)

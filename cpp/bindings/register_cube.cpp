@@ -301,6 +301,7 @@ void register_cube(py::module_& m) {
         if (metric >= r.metric_count()) throw py::index_error("metric index out of range");
         const auto* source = r.source();
         if (!source) return 0;
+        if (const auto counted = source->ignored_bytes(metric)) return *counted;  // loaded once already
         {
           py::gil_scoped_release release;
           r.values(metric);  // loading counts them
@@ -308,7 +309,8 @@ void register_cube(py::module_& m) {
         return source->ignored_bytes(metric).value_or(0);
       },
       "Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), "
-      "ignored when it was loaded; loads the metric first. 0 for reports not read from a file.",
+      "ignored when it was loaded; loads the metric first unless it was loaded before (also when "
+      "released since). 0 for reports not read from a file.",
       py::arg("report"), py::arg("metric"));
   m.def(
       "report_extra_members",

@@ -277,7 +277,8 @@ class Trace:
         regions : names or indices, optional
             Keep only these regions' Enter/Leave (other events stay unless ``regions_only``).
         time : (begin, end) seconds since the trace's start, optional; events at both ends are
-            kept (``(0, t.duration)`` keeps every event)
+            kept (``(0, t.duration)`` keeps every event of a trace whose clock properties give
+            its length; OTF2's integrity trace says 0)
         types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``)
 
         Example
@@ -358,7 +359,7 @@ class Trace:
         >>> from cubescale.examples import trace_path
         >>> tree = open(trace_path()).system_tree()
         >>> [tree.name(e) for e in tree.preorder()][:4]
-        ['machine synthetic', 'node node0', 'MPI Rank 0', 'Master thread']
+        ['synthetic', 'node0', 'MPI Rank 0', 'Master thread']
         """
         return SingleNodeTree(self._core.system_tree()[0])
 

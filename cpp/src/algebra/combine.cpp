@@ -84,6 +84,14 @@ class RowGatherer {
       : values_(values), map_(map), lists_(lists), first_(first), count_(count), buffer_(count), zeros_(count),
         direct_(values && map.identity_locations && stored_as<T>(values->dtype())) {}
 
+  // Whether the input has a present row for `unified` (a MIN/MAX row of zeros stays present).
+  bool has(std::size_t unified) const {
+    if (!values_) return false;
+    for (auto i = lists_->first[unified]; i < lists_->first[unified + 1]; ++i)
+      if (values_->present(lists_->rows[i])) return true;
+    return false;
+  }
+
   const T* row(std::size_t unified) {
     if (!values_) return zeros_.data();
     const auto begin = lists_->first[unified], end = lists_->first[unified + 1];
@@ -219,6 +227,9 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type, M
   Severity out(out_type, cnodes, locations);
   const auto count = plan.inputs.size();
   std::vector<std::uint8_t> nonzero(cnodes, 0);
+  // Rows of types whose zero is a value (MIN/MAXDOUBLE) are present where an input's is; not
+  // in a difference, which is no minimum or maximum of anything (a report less itself is empty).
+  const bool zero_is_value = cube::zero_row_is_a_value(out_type) && plan.op != Operation::Diff;
   std::mutex mutex;
   for (std::size_t i = 0; i < count; ++i) {
     const auto& map = plan.unified.inputs[i];
@@ -235,6 +246,8 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type, M
       }
       std::lock_guard lock(mutex);
       for (std::size_t c = 0; c < seen.size(); ++c) nonzero[c] |= seen[c];
+      if (zero_is_value && first == 0)  // (every slice sees the same rows: the first notes them)
+        for (std::size_t c = 0; c < cnodes; ++c) nonzero[c] |= gather.has(c);
     };
     if (map.identity_locations) cube::over_location_slices(locations, sizeof(T), out.bytes(), cube::kAutomaticThreads, slice);
     else slice(0, locations);
@@ -267,6 +280,7 @@ Severity median(const Plan& plan, std::size_t u, const DataType& out_type, Metri
     identity = identity && map.identity_locations;
   }
   std::vector<std::uint8_t> nonzero(cnodes, 0);
+  const bool zero_is_value = cube::zero_row_is_a_value(out_type);  // as in arithmetic()
   std::mutex mutex;
   const auto slice = [&](std::size_t first, std::size_t n) {
     std::vector<std::unique_ptr<RowGatherer<double>>> gather;
@@ -283,6 +297,8 @@ Severity median(const Plan& plan, std::size_t u, const DataType& out_type, Metri
         o[l] = median_of(column.data(), count);
       }
       seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(double));
+      if (zero_is_value && first == 0)  // (every slice sees the same rows: the first notes them)
+        for (std::size_t i = 0; i < count && !seen[c]; ++i) seen[c] = gather[i]->has(c);
     }
     std::lock_guard lock(mutex);
     for (std::size_t c = 0; c < cnodes; ++c) nonzero[c] |= seen[c];
@@ -324,6 +340,9 @@ Severity copied(const Plan& plan, std::size_t u) {
     written[c] = true;
   }
   out.mark_nonzero_rows();
+  if (cube::zero_row_is_a_value(type))  // a minimum of 0 is a value, not an absent row
+    for (std::size_t c = 0; c < written.size(); ++c)
+      if (written[c]) out.set_present(c, true);
   return out;
 }
 

@@ -69,13 +69,10 @@ TraceSystem system_tree(const Definitions& defs) {
       placed[node] = 1;
       const auto& n = defs.system_tree_nodes[node];
       const auto cls = n.class_name.empty() ? std::string("node") : n.class_name;
-      // Score-P's profiles name a node by its class and its name ("machine Linux", "node zih"
-      // of the trace's "Linux" and "zih": every shared report, Score-P 1.3 to 9); a name that
-      // says its class already ("node 3") stays.
-      const bool says_class = n.name == n.class_name || n.name.rfind(n.class_name + " ", 0) == 0;
-      const auto name = n.class_name.empty() || n.name.empty() || says_class ? n.name : n.class_name + " " + n.name;
-      const auto e = parent == systree::SingleNodeTree::kNoParent ? tree.add_root(Kind::Node, cls, name)
-                                                              : tree.add_child(parent, Kind::Node, cls, name);
+      // The trace's names ("zih"), as cubescale's own profiles name hosts and as `timeline
+      // --node` takes them; Score-P's profiles say "node zih" (docs/trace.md: where we differ).
+      const auto e = parent == systree::SingleNodeTree::kNoParent ? tree.add_root(Kind::Node, cls, n.name)
+                                                              : tree.add_child(parent, Kind::Node, cls, n.name);
       for (const auto& [k, v] : n.properties) tree.set_property(e, k, v);
       out.node_element[node] = e;
       add_groups(e, node_groups[node]);

@@ -621,7 +621,7 @@ def report_from_parts(
 
 def report_ignored_bytes(report: Report, metric: typing.SupportsInt | typing.SupportsIndex) -> int:
     """
-    Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), ignored when it was loaded; loads the metric first. 0 for reports not read from a file.
+    Bytes of the metric's data member beyond the rows its index lists (trailing rows, padding), ignored when it was loaded; loads the metric first unless it was loaded before (also when released since). 0 for reports not read from a file.
     """
 
 def write_cubex(

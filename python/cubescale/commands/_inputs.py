@@ -146,6 +146,8 @@ def trace_path(path: str, need_events: bool = True) -> str:
         path = found
     if not os.path.exists(path):
         raise _not_found(path)
+    if not os.path.isfile(path):  # reading its first bytes would wait on a FIFO
+        raise FormatError("not a regular file (a device, FIFO or socket), not an OTF2 trace's anchor", file=path)
     kind = file_kind(path)
     if kind == "cubex":
         raise FormatError("a CUBE4 report (.cubex), not an OTF2 trace; expected a trace's anchor file "

@@ -190,7 +190,7 @@ def output_refused(comm, output: str | os.PathLike[str], inputs: Sequence[str | 
         return None
     try:
         check_output(os.fspath(output), [os.fspath(p) for p in inputs])
-    except (OSError, ValueError) as e:
+    except Exception as e:  # noqa: BLE001 - any (a TypeError of output None too): raised on every rank
         return e
     return None
 

@@ -138,7 +138,7 @@ def element_path(tree, e: int) -> str:
     >>> from cubescale.trace import open as open_trace
     >>> tree = open_trace(trace_path()).system_tree()
     >>> element_path(tree, 0), element_path(tree, 5)
-    ('machine synthetic', 'MPI Rank 1/Master thread')
+    ('synthetic', 'MPI Rank 1/Master thread')
     """
     parent = tree.parent(e)
     return f"{tree.name(parent)}/{tree.name(e)}" if parent is not None else tree.name(e)
