@@ -25,6 +25,7 @@ Example
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -65,11 +66,12 @@ def is_anchor(path: str | os.PathLike) -> bool:
 
 
 def _whole_ticks(seconds: float, resolution: int) -> int:
-    """The tick at or before ``seconds``; a product within rounding of a whole tick is that
-    tick (``t.duration`` times the resolution is the trace's length, not one tick less)."""
+    """The tick at or before ``seconds``; a product within its own rounding (a few units in
+    the last place) of a whole tick is that tick (``t.duration`` times the resolution is the
+    trace's length, not one tick less)."""
     x = seconds * resolution
     nearest = round(x)
-    return int(nearest) if abs(x - nearest) <= 1e-9 * max(1.0, abs(x)) else int(np.floor(x))
+    return int(nearest) if abs(x - nearest) <= 4 * sys.float_info.epsilon * max(1.0, abs(x)) else int(np.floor(x))
 
 
 class Trace:
