@@ -57,6 +57,21 @@ def test_truncated_files(cut):
     assert info.value.member in ("tar header", "anchor.xml", "remapping.spec") or info.value.member.endswith((".data", ".index"))
 
 
+@pytest.mark.parametrize("name", ["call_tree_test.cubex", "time.p4.cubex", "blast.p64.cubex"])
+def test_a_file_cut_between_two_members_says_so(name):
+    # Cut where a member's blocks end (no header half read): the anchor, which CubeLib writes
+    # last, is lost with the rest; the archive has no end blocks. Not "not a CUBE4 report".
+    import tarfile
+
+    path = os.path.join(DATA, name)
+    with tarfile.open(path) as t:
+        members = t.getmembers()
+    second = members[1].offset  # the first member's blocks end here
+    error = _error(open(path, "rb").read()[:second])
+    assert error.member == "anchor.xml" and error.offset == second
+    assert f"ends after member {members[0].name} without tar's end blocks: the file was cut short" in error.message
+
+
 def test_not_a_tar_file():
     error = _error(b"x" * 1024)
     assert (error.member, error.offset) == ("tar header", 0)

@@ -134,6 +134,13 @@ def test_the_api_opens_an_experiment_directory_and_names_what_else_it_is_given(t
     assert main(["info", str(SHARED_OTF2 / "integrity")]) == 0
 
 
+def test_info_says_each_warning_once(capsys):
+    # OTF2's integrity trace puts its 4 locations in an undefined group: one line, with its count.
+    assert main(["info", str(SHARED_OTF2 / "integrity" / "TestTrace.otf2")]) == 0
+    warned = [line for line in capsys.readouterr().out.splitlines() if line.startswith("warning:")]
+    assert warned == ["warning: reference to undefined location group 0 (4 times)"]
+
+
 def test_the_reference_fields_of_every_event_kind_that_has_them():
     # As otf2-print shows them: the communicator of COMM_CREATE/_DESTROY, the window of
     # RMA_WIN_CREATE/_DESTROY (its OTF2 id, as the transfers'), the paradigm of THREAD_JOIN.
@@ -172,3 +179,11 @@ def test_trace_profile_warns_of_regions_left_open(tmp_path, capsys):
                           timeout=250)
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stderr.splitlines() if "warning" in line] == warned
+
+
+@pytest.mark.parametrize("options", [["-m", "time"], ["--depth", "4", "--exclusive"], ["-v"]])
+def test_info_of_a_trace_refuses_the_options_of_a_report(options, capsys):
+    # They were ignored silently: a trace's summary has no call tree to show a metric on.
+    assert main(["info", str(LSB), *options]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "to a report; a trace's summary has no call tree" in err[0] and options[0] in err[0]

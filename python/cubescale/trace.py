@@ -520,8 +520,11 @@ class Trace:
         for i in range(len(members)):
             lines.append(f"  {members['name'][i]} ({members['metric_type'][i]}, {members['mode'][i]}, "
                          f"{members['value_type'][i]}{', ' + members['unit'][i] if members['unit'][i] else ''})")
-        for w in self.warnings[:5]:
-            lines.append(f"warning: {w}")
+        times: dict[str, int] = {}  # each warning once, with how often it came (in order)
+        for w in self.warnings:
+            times[w] = times.get(w, 0) + 1
+        for w, n in list(times.items())[:5]:
+            lines.append(f"warning: {w}" + (f" ({n} times)" if n > 1 else ""))
         return "\n".join(lines)
 
     def __repr__(self) -> str:

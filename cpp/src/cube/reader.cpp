@@ -123,6 +123,20 @@ std::vector<std::uint32_t> columns_of(const Definitions& defs) {
   return cols;
 }
 
+// Every writer ends the archive with zero blocks: a last member that reaches the end of the file
+// without them is a file cut short between two members (the anchor, which CubeLib writes last,
+// lost with the rest), not another kind of file.
+void refuse_cut_short(const OpenedFile& f) {
+  const auto members = f.archive->members();
+  if (members.empty()) return;
+  const auto& last = members.back();
+  const auto end = last.data_offset + (last.size + 511) / 512 * 512;
+  if (end >= f.archive->size())
+    throw FormatError(f.name, "anchor.xml", end,
+                      "no anchor.xml member, and the archive ends after member " + last.name +
+                          " without tar's end blocks: the file was cut short");
+}
+
 std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std::string& name) {
   auto f = std::make_shared<OpenedFile>();
   f->archive = std::move(archive);
@@ -142,6 +156,7 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     }
     f->members.emplace(m.name, std::move(m));
   }
+  if (!f->find("anchor.xml")) refuse_cut_short(*f);  // before the pairs: a cut leaves them half
   check_value_pairs(*f, names);
   const auto* anchor = f->find("anchor.xml");
   if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");

@@ -22,7 +22,7 @@ from .. import files
 from .. import report as cube
 from ..algebra import stream_values
 from ..views import format_value
-from ._inputs import input_of_info
+from ._inputs import UsageError, input_of_info
 from ._shared import count
 
 
@@ -69,6 +69,12 @@ def prepare_info(args) -> None:
         if not files.stale_temporaries(args.file) and not files.stale_partial_traces(args.file):
             raise
         args.kind = "directory"
+    report_options = [o for o, given in (("-m", args.metric), ("--depth", args.depth != 2),
+                                         ("--exclusive", args.exclusive), ("-v", args.verbose)) if given]
+    if args.kind == "otf2" and report_options:  # a trace's summary has no call tree to show them on
+        verb = "apply" if len(report_options) > 1 else "applies"
+        raise UsageError(f"{', '.join(report_options)} {verb} to a report; a trace's summary has no call tree "
+                         f"(`cubescale trace-profile {os.path.basename(args.file)} -o profile.cubex` makes one)")
 
 
 def run_info(args) -> int:
