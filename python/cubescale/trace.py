@@ -447,9 +447,9 @@ class Trace:
         (6, 4)
         """
         if output is not None:  # before the reading: not one of the trace's files, and writable
-            from .commands._inputs import check_output, trace_inputs
+            from .commands._inputs import check_trace_output
 
-            check_output(os.fspath(output), trace_inputs(self.path))
+            check_trace_output(output, self.path)
         local, _ = self.local_profile()
         return self._report(local, output, compress)
 

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 
 from ..errors import FormatError
 
-__all__ = ["UsageError", "check_output", "checked_trace", "file_kind", "input_of_info", "report_path", "trace_inputs",
-           "trace_path"]
+__all__ = ["UsageError", "check_output", "check_trace_output", "checked_trace", "file_kind", "input_of_info",
+           "report_path", "trace_inputs", "trace_path"]
 
 # Scalasca writes summary.cubex / trace.cubex into its experiment directories, Score-P profile.cubex.
 REPORT_NAMES = ("profile.cubex", "summary.cubex", "trace.cubex")
@@ -270,6 +270,22 @@ def trace_inputs(anchor: str) -> list[str]:
     return [anchor, stem + ".def", stem]
 
 
+def check_trace_output(output: str | os.PathLike[str], anchor: str) -> None:
+    """:func:`check_output` for what reads the trace at ``anchor``: ``output`` is writable and
+    none of the trace's files (:func:`trace_inputs`).
+
+    Example
+    -------
+    >>> from cubescale import examples
+    >>> try:
+    ...     check_trace_output(examples.trace_path(), examples.trace_path())
+    ... except UsageError as e:
+    ...     print(str(e).split(":")[-1].strip())
+    write to another file (nothing was written)
+    """
+    check_output(os.fspath(output), trace_inputs(anchor))
+
+
 def checked_trace(trace: str | os.PathLike[str], output: str | os.PathLike[str] | None) -> str:
     """The anchor of the trace ``trace`` names (:func:`trace_path`), once ``output`` (None: no
     output) is known to be writable and none of the trace's files (:func:`check_output`): what
@@ -286,5 +302,5 @@ def checked_trace(trace: str | os.PathLike[str], output: str | os.PathLike[str] 
     """
     anchor = trace_path(os.fspath(trace))
     if output is not None:
-        check_output(os.fspath(output), trace_inputs(anchor))
+        check_trace_output(output, anchor)
     return anchor

@@ -120,11 +120,11 @@ def check_trace_command(comm, args, output: str | None, also: Callable[[], None]
     >>> os.path.basename(args.trace)
     'traces.otf2'
     """
-    from ._inputs import check_output, trace_inputs, trace_path
+    from ._inputs import check_trace_output, trace_path
 
     def trace() -> None:  # every rank reads the trace: each checks it
         args.trace = trace_path(args.trace)
         if also is not None:
             also()
 
-    check_everywhere(comm, trace, (lambda: check_output(output, trace_inputs(args.trace))) if output else None)
+    check_everywhere(comm, trace, (lambda: check_trace_output(output, args.trace)) if output else None)
