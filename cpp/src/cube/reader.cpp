@@ -123,18 +123,15 @@ std::vector<std::uint32_t> columns_of(const Definitions& defs) {
   return cols;
 }
 
-// Every writer ends the archive with zero blocks: a last member that reaches the end of the file
-// without them is a file cut short between two members (the anchor, which CubeLib writes last,
-// lost with the rest), not another kind of file.
-void refuse_cut_short(const OpenedFile& f) {
-  const auto members = f.archive->members();
-  if (members.empty()) return;
-  const auto& last = members.back();
-  const auto end = last.data_offset + (last.size + 511) / 512 * 512;
-  if (end >= f.archive->size())
-    throw FormatError(f.name, "anchor.xml", end,
-                      "no anchor.xml member, and the archive ends after member " + last.name +
+// No anchor.xml: not a CUBE4 report, or a file cut short. Every writer ends the archive with zero
+// blocks: a last member whose blocks reach the end of the file (`listed_end`) without them is a
+// file cut between two members (the anchor, which CubeLib writes last, lost with the rest).
+[[noreturn]] void refuse_without_anchor(const OpenedFile& f, const std::string& last, std::uint64_t listed_end) {
+  if (!last.empty() && listed_end >= f.archive->size())
+    throw FormatError(f.name, "anchor.xml", listed_end,
+                      "no anchor.xml member, and the archive ends after member " + last +
                           " without tar's end blocks: the file was cut short");
+  throw FormatError(f.name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
 }
 
 std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std::string& name) {
@@ -142,8 +139,10 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
   f->archive = std::move(archive);
   f->name = name;
   std::vector<std::string> names;
+  std::uint64_t listed_end = 0;  // where the last member's blocks end
   for (auto& m : f->archive->members()) {
     names.push_back(m.name);
+    listed_end = m.data_offset + (m.size + 511) / 512 * 512;
     const bool seen = f->members.count(m.name) != 0;
     // A member of the report named twice is ambiguous (tar extracts the last, we would read
     // the first): refused. An extra member named twice counts once, the first (members.emplace
@@ -156,10 +155,9 @@ std::shared_ptr<Report> open_archive(std::shared_ptr<Archive> archive, const std
     }
     f->members.emplace(m.name, std::move(m));
   }
-  if (!f->find("anchor.xml")) refuse_cut_short(*f);  // before the pairs: a cut leaves them half
-  check_value_pairs(*f, names);
   const auto* anchor = f->find("anchor.xml");
-  if (!anchor) throw FormatError(name, "anchor.xml", 0, "no anchor.xml member: not a CUBE4 report");
+  if (!anchor) refuse_without_anchor(*f, names.empty() ? std::string() : names.back(), listed_end);
+  check_value_pairs(*f, names);  // (after: a cut leaves a pair half)
   const auto* system = f->find(kSystemMember);
   // A plain anchor.xml of an archive in memory is parsed where it lies; one read on demand is
   // read into a buffer, a gzipped one inflated into one.
