@@ -216,6 +216,13 @@ void sum_up(Severity& values, const std::vector<std::uint32_t>& parents) {
   cube::over_location_slices(values.locations(), sizeof(T), values.bytes(), cube::kAutomaticThreads, slice);
 }
 
+// Whether a result row is present where an input's row is, zero or not: for types whose zero is
+// a value (a minimum of 0 is no absent row: MIN/MAXDOUBLE ...); not in a difference, which is no
+// minimum or maximum of anything (a report less itself is empty).
+bool keeps_input_rows(Operation op, const DataType& type) {
+  return cube::zero_row_is_a_value(type) && op != Operation::Diff;
+}
+
 // An arithmetic operation on metric u: input by input (one input matrix held at a time), row
 // by row, in T (double or int64). With the same locations the location axis is split over
 // threads (the loops are bound by memory bandwidth and page faults, cube/location_slices.hpp);
@@ -227,9 +234,7 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type, M
   Severity out(out_type, cnodes, locations);
   const auto count = plan.inputs.size();
   std::vector<std::uint8_t> nonzero(cnodes, 0);
-  // Rows of types whose zero is a value (MIN/MAXDOUBLE) are present where an input's is; not
-  // in a difference, which is no minimum or maximum of anything (a report less itself is empty).
-  const bool zero_is_value = cube::zero_row_is_a_value(out_type) && plan.op != Operation::Diff;
+  const bool keeps_rows = keeps_input_rows(plan.op, out_type);
   std::mutex mutex;
   for (std::size_t i = 0; i < count; ++i) {
     const auto& map = plan.unified.inputs[i];
@@ -246,7 +251,7 @@ Severity arithmetic(const Plan& plan, std::size_t u, const DataType& out_type, M
       }
       std::lock_guard lock(mutex);
       for (std::size_t c = 0; c < seen.size(); ++c) nonzero[c] |= seen[c];
-      if (zero_is_value && first == 0)  // (every slice sees the same rows: the first notes them)
+      if (keeps_rows && first == 0)  // (every slice sees the same rows: the first notes them)
         for (std::size_t c = 0; c < cnodes; ++c) nonzero[c] |= gather.has(c);
     };
     if (map.identity_locations) cube::over_location_slices(locations, sizeof(T), out.bytes(), cube::kAutomaticThreads, slice);
@@ -280,7 +285,7 @@ Severity median(const Plan& plan, std::size_t u, const DataType& out_type, Metri
     identity = identity && map.identity_locations;
   }
   std::vector<std::uint8_t> nonzero(cnodes, 0);
-  const bool zero_is_value = cube::zero_row_is_a_value(out_type);  // as in arithmetic()
+  const bool keeps_rows = keeps_input_rows(plan.op, out_type);
   std::mutex mutex;
   const auto slice = [&](std::size_t first, std::size_t n) {
     std::vector<std::unique_ptr<RowGatherer<double>>> gather;
@@ -297,7 +302,7 @@ Severity median(const Plan& plan, std::size_t u, const DataType& out_type, Metri
         o[l] = median_of(column.data(), count);
       }
       seen[c] = !cube::row_is_zero(reinterpret_cast<const std::uint8_t*>(o), n * sizeof(double));
-      if (zero_is_value && first == 0)  // (every slice sees the same rows: the first notes them)
+      if (keeps_rows && first == 0)  // (every slice sees the same rows: the first notes them)
         for (std::size_t i = 0; i < count && !seen[c]; ++i) seen[c] = gather[i]->has(c);
     }
     std::lock_guard lock(mutex);
@@ -340,7 +345,7 @@ Severity copied(const Plan& plan, std::size_t u) {
     written[c] = true;
   }
   out.mark_nonzero_rows();
-  if (cube::zero_row_is_a_value(type))  // a minimum of 0 is a value, not an absent row
+  if (keeps_input_rows(plan.op, type))
     for (std::size_t c = 0; c < written.size(); ++c)
       if (written[c]) out.set_present(c, true);
   return out;
