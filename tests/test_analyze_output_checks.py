@@ -294,6 +294,17 @@ def test_one_of_the_traces_other_files_is_refused_naming_its_anchor(tmp_path, gi
         cubescale.analyze(trace / given)
 
 
+@pytest.mark.parametrize("command", ["info", "dump", "top"])
+@pytest.mark.parametrize("given", ["traces/0.evt", "traces.def"])
+def test_info_and_the_report_commands_name_a_trace_file_and_its_anchor(tmp_path, command, given):
+    # Before, these read the OTF2 file as a tar archive: "not a ustar tar header".
+    trace = _writable_copy(tmp_path)
+    done = _cli(command, trace / given, cwd=tmp_path)
+    what = "event" if given.endswith(".evt") else "definition"
+    _refused(done, f"an OTF2 {what} file", f"give its anchor {trace / 'traces.otf2'}")
+    assert "tar header" not in done.stderr
+
+
 def test_a_fifo_given_as_the_trace_is_refused_without_reading_it(tmp_path):
     # Telling what a file is reads its first bytes: a FIFO would wait for a writer forever.
     fifo = tmp_path / "traces.otf2"

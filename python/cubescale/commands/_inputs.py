@@ -119,6 +119,9 @@ def report_path(path: str) -> str:
     if kind in ("text", "empty"):
         raise FormatError(f"{'an empty file' if kind == 'empty' else 'a text file'}, not a .cubex report "
                           "(a tar archive as Score-P, Scalasca and CubeLib write)", file=path)
+    if kind != "cubex" and path.endswith((".def", ".evt")):
+        raise FormatError(f"{_trace_member(path)}, not a .cubex report; `cubescale trace-profile` makes a "
+                          "report of the trace", file=path)
     return path
 
 
@@ -155,17 +158,21 @@ def trace_path(path: str, need_events: bool = True) -> str:
     if kind in ("text", "empty"):
         raise FormatError(f"{'an empty file' if kind == 'empty' else 'a text file'}, not an OTF2 trace's "
                           "anchor (traces.otf2)", file=path)
-    if kind != "otf2" and path.endswith((".def", ".evt")):  # one of a trace's other files: name its anchor
-        beside = os.path.splitext(os.path.abspath(path))[0] + ".otf2"  # a global .def's anchor
-        anchor = beside if os.path.isfile(beside) else os.path.dirname(os.path.abspath(path)) + ".otf2"
-        hint = f"; give its anchor {anchor}" if os.path.isfile(anchor) else ""
-        raise FormatError(f"an OTF2 {'event' if path.endswith('.evt') else 'definition'} file, not the trace's "
-                          f"anchor (traces.otf2){hint}", file=path)
+    if kind != "otf2" and path.endswith((".def", ".evt")):
+        raise FormatError(f"{_trace_member(path)}, not the trace's anchor (traces.otf2)", file=path)
     events = os.path.splitext(path)[0]  # OTF2 keeps the events in a folder named like the anchor
     if need_events and not os.path.isdir(events):
         raise FileNotFoundError(errno.ENOENT, f"the trace's event folder {os.path.basename(events)}/ "
                                               f"is missing beside {os.path.basename(path)}", events)
     return path
+
+
+def _trace_member(path: str) -> str:
+    """What a trace's ``.def`` or ``.evt`` file is, naming its anchor where that exists."""
+    beside = os.path.splitext(os.path.abspath(path))[0] + ".otf2"  # a global .def's anchor
+    anchor = beside if os.path.isfile(beside) else os.path.dirname(os.path.abspath(path)) + ".otf2"
+    hint = f" (give its anchor {anchor})" if os.path.isfile(anchor) else ""
+    return f"an OTF2 {'event' if path.endswith('.evt') else 'definition'} file{hint}"
 
 
 def input_of_info(path: str) -> tuple[str, str]:
@@ -190,8 +197,9 @@ def input_of_info(path: str) -> tuple[str, str]:
                                                       "report, an OTF2 anchor (traces.otf2) or an experiment "
                                                       "directory holding one", path) from None
         return "cubex", report_path(path)
-    if path.endswith(".otf2") or (os.path.isfile(path) and file_kind(path) == "otf2"):
-        return "otf2", trace_path(path)
+    kind = file_kind(path) if os.path.isfile(path) else None
+    if path.endswith(".otf2") or kind == "otf2" or (kind != "cubex" and path.endswith((".def", ".evt"))):
+        return "otf2", trace_path(path)  # (a trace's .def or .evt: named with its anchor)
     return "cubex", report_path(path)
 
 
