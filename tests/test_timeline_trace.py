@@ -88,10 +88,14 @@ def test_cli_refuses_arguments_it_cannot_honour(shared_data, tmp_path, capsys):
              (["--node", "Master thread", "--expr", cycles],
               "'Master thread' names 2 system tree elements ('MPI Rank 0/Master thread', 'MPI Rank 1/Master thread')"),
              (["--node", "99", "--expr", cycles], "no system tree element 99: the tree has 6"),
-             (["--plot", str(tmp_path / "x.txt"), "--expr", cycles], "x.txt: not a picture's extension")]
+             (["--plot", str(tmp_path / "x.txt"), "--expr", cycles], "x.txt: not a picture's extension"),
+             (["--node", "0"], "--node names the element an expression is evaluated for: give it with --expr")]
     for arguments, message in cases:
         assert main(["timeline", str(papi), *arguments]) == 2, arguments
         assert message in capsys.readouterr().err, arguments
+    # A trace without metrics: said so, not "pass start and stop" (the API's arguments).
+    assert main(["timeline", str(shared_data / "otf2" / "ping-pong"), "--expr", cycles]) == 2
+    assert "records no metrics" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists() and not (tmp_path / "x.txt").exists()
     assert main(["timeline", str(papi), "--points", "5", "--plot", str(tmp_path / "x.svg"), "--expr", cycles]) == 0
     assert b"<svg" in (tmp_path / "x.svg").read_bytes()[:1000]  # the format its name asks for

@@ -121,3 +121,15 @@ def test_fewer_ranks_than_reports_give_the_same_report(spread, ranks):
     assert [loc.process_rank for loc in b.locations] == [0, 2, 4, 1, 3]
     hosts = [b.system.name(b.system.parent(b.system.parent(int(e)))) for e in b._core.location_elements()]
     assert hosts == ["node0"] * 3 + ["node1"] * 2
+    root = next(iter(a.system.preorder()))  # one machine name whichever way the ranks collated
+    assert a.system.name(root) == b.system.name(root) == "machine 0"
+
+
+def test_a_report_given_twice_is_refused(files):
+    # It was collated as two processes of the run ("MPI Rank 0" twice, totals doubled).
+    folder, paths = files
+    again = os.path.join(folder, ".", os.path.basename(paths[0]))
+    done, out = _collate(folder, [paths[0], paths[1], again], None, name="twice.cubex")
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "is given twice (the same file as" in done.stderr and "Traceback" not in done.stderr
+    assert not os.path.exists(out)

@@ -60,6 +60,8 @@ def prepare_timeline(args) -> None:
     rank."""
     if args.plot and not args.expr:
         raise ValueError("--plot draws an expression: give it with --expr")
+    if args.node is not None and not args.expr:  # the listing shows every element
+        raise ValueError("--node names the element an expression is evaluated for: give it with --expr")
     if args.plot and _picture_format(args.plot) not in PICTURES:
         raise ValueError(f"--plot {args.plot}: not a picture's extension ({', '.join(PICTURES)})")
     if args.points < 2:
@@ -71,6 +73,9 @@ def prepare_timeline(args) -> None:
         from ..parallel.timeline import _element
 
         args.opened = open_trace(args.trace)
+        if not len(args.opened._definitions["metric_members"]["name"]):  # (the trace's own definitions)
+            raise ValueError(f"{os.path.basename(args.trace)} records no metrics (Score-P's SCOREP_METRIC_* "
+                             "settings record them): --expr has nothing to evaluate")
         args.element = _element(args.opened, _target(args.node))
 
     check_trace_command(communicator(), args, args.plot, element if args.expr is not None else None)

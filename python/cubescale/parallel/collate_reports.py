@@ -97,6 +97,7 @@ def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.P
     inputs = natural_order(paths)
     if not inputs:
         raise ValueError("no reports to collate")
+    _refuse_repeated(inputs)
     if len(inputs) < comm.size:  # the same on every rank
         raise ValueError(f"{len(inputs)} reports need at most {len(inputs)} ranks; this run has {comm.size}")
     agree_with_root(comm, output_refused(comm, output, inputs))
@@ -112,6 +113,17 @@ def collate_reports(comm, paths: Sequence[str | os.PathLike], output: str | os.P
                      thread_names=True, **thread_options)
         return {"reports": 1, "seconds": time.perf_counter() - start}
     return _collate_blocks(comm, inputs, output, compress, threads, block_bytes, thread_options, start)
+
+
+def _refuse_repeated(inputs: list[str]) -> None:
+    """A report given twice (under two names) would be two processes of the run."""
+    seen: dict[str, str] = {}
+    for path in inputs:
+        key = os.path.realpath(path)
+        if key in seen:
+            same = f" (the same file as {seen[key]})" if seen[key] != path else ""
+            raise ValueError(f"{path} is given twice{same}: each process's report once")
+        seen[key] = path
 
 
 def _collate_blocks(comm, inputs: list[str], output, compress: bool, threads: str | None, block_bytes: int,
@@ -160,7 +172,7 @@ def _collate_blocks(comm, inputs: list[str], output, compress: bool, threads: st
 
     def known() -> KnownMachine:  # rank 0: the processes in `order`, hosts as first seen
         tree = SingleNodeTree()
-        root = tree.add_root("machine")
+        root = tree.add_root("machine", "machine 0")  # named as build_system_tree names it (one rank per report)
         nodes: dict[str | None, int] = {}
         ranks = []
         for part in machine or []:
