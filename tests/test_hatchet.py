@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import io
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA  # CUBESCALE_SHARED_DATA, else ../shared/data
 
 import cubescale
 from cubescale.hatchet import to_hatchet, to_thicket
@@ -18,7 +18,7 @@ from cubescale.views import call_paths
 
 hatchet = pytest.importorskip("hatchet", reason="llnl-hatchet is not installed: pip install 'cubescale[hatchet]'")
 
-CUBEX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cubex"
+CUBEX = SHARED_DATA / "cubex"
 
 
 def shared(name: str) -> cubescale.Report:
@@ -136,3 +136,23 @@ def test_thicket_of_two_runs_gives_ensemble_statistics():
     assert tk.statsframe.dataframe.loc[root, "time (inc)_mean"] == pytest.approx(np.mean(per_location), rel=1e-12)
     with pytest.raises(ValueError, match="combine="):
         to_thicket([small], combine="average")
+
+
+def test_metrics_without_one_number_per_value_are_never_dropped_silently():
+    report = shared("all_dtypes.cubex")  # every Cube data type, no 'time'
+    with pytest.warns(UserWarning, match=r"left out .*TAU_ATOMIC \(TAU_ATOMIC\).*HISTOGRAM5"):
+        gf = to_hatchet(report)
+    assert "TAU_ATOMIC" not in gf.exc_metrics and "DOUBLE" in gf.exc_metrics
+    assert gf.default_metric == "INT8" == gf.exc_metrics[0]  # the first column, not a 'time' that is none
+    assert "main" in gf.tree()  # Hatchet draws the default metric: a KeyError when it is no column
+    with pytest.raises(ValueError, match=r"metric 'TAU_ATOMIC' has TAU_ATOMIC values") as error:
+        to_hatchet(report, ["DOUBLE", "TAU_ATOMIC"])
+    assert "\n" not in str(error.value)
+
+
+def test_tuples_of_thread_aggregation_fail_clearly():
+    tuples = cubescale.threads.aggregate(shared("bt-mz.B.8x4.cubex"), "set")
+    with pytest.raises(ValueError, match="metric 'time' has TAU_ATOMIC values"):
+        tuples.to_hatchet(["time"])
+    with pytest.raises(ValueError, match="no metric has one number per value"):
+        tuples.to_hatchet()

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA  # CUBESCALE_SHARED_DATA, else ../shared/data
 
 import cubescale
 from cubescale.cli import main
-from cubescale.pop import WAIT_STATES, pop_metrics
+from cubescale.pop import WAIT_STATES, ideal_runtime, location_time, pop_metrics
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"  # as conftest.py finds it
+DATA = SHARED_DATA
 CUBEX = DATA / "cubex"
 LATE_SENDER = DATA / "otf2" / "late-sender-barrier"
 
@@ -190,3 +191,103 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     demo = cubescale.examples.report_path()
     assert main(["pop", demo, "--plot", demo]) == 2
     assert "nothing was written" in capsys.readouterr().err
+
+
+# --- MPI+OpenMP, GPU streams, aggregated threads, experiment directories -------------------
+
+JACOBI = DATA / "otf2" / "jacobi-hybrid"  # 2 MPI ranks x (4 OpenMP threads + 1 CUDA stream)
+
+
+@pytest.fixture(scope="module")
+def jacobi():
+    return cubescale.analyze(shared(JACOBI / "traces.otf2"))
+
+
+def per_process_ideal(report: cubescale.Report, T: np.ndarray, X: np.ndarray) -> float:
+    """POP's hybrid ideal runtime by hand: per process its longest CPU thread minus the largest
+    transfer time of its threads, the maximum over processes."""
+    by_process: dict[int, list[int]] = {}
+    for loc in report.locations:
+        if loc.type == "thread":
+            by_process.setdefault(loc.process_rank, []).append(loc.index)
+    return max(T[idx].max() - X[idx].max() for idx in by_process.values())
+
+
+def test_gpu_streams_are_no_cpus(jacobi):
+    cpu = np.array([loc.type == "thread" for loc in jacobi.locations])
+    assert cpu.sum() == 8 and (~cpu).sum() == 2  # the CUDA streams
+    T = metric_sum(jacobi, "time")
+    U = metric_sum(jacobi, "execution") - metric_sum(jacobi, "mpi") - metric_sum(jacobi, "omp_time")
+    run = pop_metrics(jacobi)[0]
+    assert (run.processes, run.locations, run.other_locations) == (2, 8, 2)
+    assert_matches(run, {"T": T[cpu], "U": U[cpu]})
+    # Counted as CPUs, the streams (busy all along) would set max(U) and lower load balance.
+    assert U[~cpu].max() > U[cpu].max()
+    assert run.load_balance == pytest.approx(U[cpu].mean() / U[cpu].max(), rel=1e-12)
+
+
+def test_the_hybrid_ideal_runtime_is_per_process(jacobi):
+    run = pop_metrics(jacobi)[0]  # the trace's report holds its own wait states
+    waits = sum(metric_sum(jacobi, name) for name in WAIT_STATES if any(m.name == name for m in jacobi.metrics))
+    X = np.maximum(metric_sum(jacobi, "mpi") - waits, 0.0)
+    T = metric_sum(jacobi, "time")
+    assert X.max() > 0.01  # the masters move data
+    assert run.ideal_runtime == pytest.approx(per_process_ideal(jacobi, T, X), rel=1e-12)
+    assert run.serialisation_efficiency * run.transfer_efficiency == pytest.approx(run.communication_efficiency)
+
+
+def test_worker_idle_time_does_not_hide_the_masters_transfer():
+    # Scalasca's summary gives worker threads their idle time outside parallel regions, up to
+    # the full runtime; Score-P's profile does not. The ideal runtime must be the same.
+    summary = cubescale.open(shared(CUBEX / "bt-mz.B.8x4.remapped.cubex"))
+    T = metric_sum(summary, "time")
+    transfer = metric_sum(summary, "mpi")  # no wait states in a summary: all MPI as transfer
+    masters = np.array([loc.rank == 0 for loc in summary.locations])
+    master_of = {loc.process_rank: loc.index for loc in summary.locations if loc.rank == 0}
+    T_master = T[[master_of[loc.process_rank] for loc in summary.locations]]
+    np.testing.assert_allclose(T, T_master, rtol=0, atol=0.01)  # every worker lasts as long as its master
+    assert transfer[~masters].max() == 0.0 and transfer[masters].min() > 0.1
+    idle_free = np.where(masters, T, metric_sum(summary, "execution"))  # workers as a profile sees them
+    ideal = ideal_runtime(summary, T, transfer)
+    assert ideal == pytest.approx(per_process_ideal(summary, T, transfer), rel=1e-12)
+    assert ideal < T.max() - 1.0  # per location, an idle worker would have kept the full runtime
+    assert ideal_runtime(summary, idle_free, transfer) == pytest.approx(ideal, rel=1e-12)
+
+
+@pytest.mark.parametrize("strategy", ["sum", "set", "key", "calltree", "value"])
+def test_thread_aggregated_reports_are_refused(strategy):
+    aggregated = cubescale.threads.aggregate(cubescale.open(shared(CUBEX / "bt-mz.B.8x4.cubex")), strategy)
+    with pytest.raises(ValueError, match="its locations aggregate threads") as error:
+        pop_metrics(aggregated)
+    assert "\n" not in str(error.value)
+
+
+def test_tau_atomic_time_is_refused_in_one_line(tmp_path, capsys):
+    tuples = cubescale.threads.aggregate(cubescale.open(shared(CUBEX / "bt-mz.B.8x4.cubex")), "set")
+    with pytest.raises(ValueError, match="'time' holds TAU_ATOMIC values"):
+        location_time(tuples)
+    path = tmp_path / "set.cubex"
+    cubescale.write(tuples, path)
+    assert main(["pop", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "aggregate threads" in err
+    pytest.importorskip("pandas")
+    with pytest.raises(ValueError, match="aggregate threads"):  # Report.pop as well
+        cubescale.open(path).pop()
+
+
+def test_an_experiment_directory_brings_its_scout(late_sender, tmp_path, capsys):
+    profile, scout = late_sender
+    experiment = tmp_path / "scorep_late_sender"
+    experiment.mkdir()
+    (experiment / "profile.cubex").write_bytes((LATE_SENDER / "profile.cubex").read_bytes())
+    cubescale.write(scout, experiment / "scout.cubex")
+    assert main(["pop", str(experiment)]) == 0
+    out = capsys.readouterr().out
+    run = pop_metrics(profile, scout=scout)[0]
+    lines = {line.strip().split("  ")[0].lstrip("- "): line for line in out.splitlines()}
+    assert lines["Transfer efficiency"].split()[-1] == f"{100 * run.transfer_efficiency:.2f}%"
+    assert f"wait states: {experiment / 'scout.cubex'}" in out
+    # Given explicitly as well, it is paired once and not announced as found
+    assert main(["pop", str(experiment), str(experiment / "scout.cubex")]) == 0
+    assert "wait states:" not in capsys.readouterr().out

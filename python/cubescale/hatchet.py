@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import warnings
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -73,12 +74,35 @@ def _locations(report: Report) -> tuple[np.ndarray, np.ndarray]:
     return ranks, threads
 
 
+def _columns(report: Report, metrics: Iterable[int | str | Metric] | None) -> list[str]:
+    """The metrics that become columns: those with one number per value. A requested metric
+    with several (TAU_ATOMIC tuples, histograms) is an error; of all metrics (``None``) those
+    are left out with a warning. No column at all is an error too: Hatchet needs a default."""
+    chosen = [report.metric(k) for k in (metrics if metrics is not None else report.metrics)]
+    dropped = [m for m in chosen if not is_scalar(m.dtype)]
+    if dropped and metrics is not None:
+        m = dropped[0]
+        raise ValueError(f"metric {m.name!r} has {m.dtype} values (several numbers per call path and location); "
+                         f"a Hatchet column holds one number per row")
+    names = [m.name for m in chosen if is_scalar(m.dtype)]
+    if not names:
+        raise ValueError(f"{report.path or 'the report'}: no {'requested ' if metrics is not None else ''}metric has "
+                         f"one number per value; a GraphFrame needs at least one column")
+    if dropped:
+        warnings.warn(f"to_hatchet: left out metrics with several numbers per value: "
+                      f"{', '.join(f'{m.name} ({m.dtype})' for m in dropped)}", UserWarning, stacklevel=3)
+    return names
+
+
 def to_hatchet(report: Report, metrics: Iterable[int | str | Metric] | None = None):
     """The report as a ``hatchet.GraphFrame``: the call tree as Hatchet's graph (a node per
     call path), one DataFrame row per (call path, location) indexed by ``(node, rank,
     thread)``, a ``name`` column (the region) and per metric with one number per value an
     exclusive column (its name) and an inclusive one (``name (inc)``). ``metadata`` names the
-    file. Needs ``pip install 'cubescale[hatchet]'``.
+    file. A requested metric with several numbers per value (TAU_ATOMIC after ``cubescale
+    threads --strategy set``) raises ``ValueError``; of all metrics (``metrics=None``) those
+    are left out with a ``UserWarning``. ``default_metric`` is ``time`` if it is a column,
+    else the first column. Needs ``pip install 'cubescale[hatchet]'``.
 
     Example
     -------
@@ -112,16 +136,13 @@ def to_hatchet(report: Report, metrics: Iterable[int | str | Metric] | None = No
         names=["node", "rank", "thread"])
     columns: dict[str, np.ndarray] = {"name": np.repeat(np.array([c.region.name for c in report.cnodes], dtype=object),
                                                         locations)}
-    exclusive, inclusive = [], []
-    for m in (report.metric(k) for k in (metrics if metrics is not None else report.metrics)):
-        if not is_scalar(m.dtype):
-            continue
-        columns[m.name] = np.asarray(report.values(m, inclusive=False)).reshape(-1)
-        columns[m.name + INCLUSIVE_SUFFIX] = np.asarray(report.values(m, inclusive=True)).reshape(-1)
-        exclusive.append(m.name)
-        inclusive.append(m.name + INCLUSIVE_SUFFIX)
+    exclusive = _columns(report, metrics)
+    inclusive = [name + INCLUSIVE_SUFFIX for name in exclusive]
+    for name in exclusive:
+        columns[name] = np.asarray(report.values(name, inclusive=False)).reshape(-1)
+        columns[name + INCLUSIVE_SUFFIX] = np.asarray(report.values(name, inclusive=True)).reshape(-1)
     frame = pd.DataFrame(columns, index=index).sort_index()
-    default = "time" if "time" in exclusive else (exclusive[0] if exclusive else "time")
+    default = "time" if "time" in exclusive else exclusive[0]  # Hatchet's tree() shows it: one that exists
     metadata = {"file": report.path, "processes": report.location_group_count, "locations": locations}
     return ht.GraphFrame(graph, frame, exc_metrics=exclusive, inc_metrics=inclusive, default_metric=default,
                          metadata=metadata)

@@ -2,7 +2,8 @@
 
 The POP Centre of Excellence judges a run by a hierarchy of efficiencies, each between 0 and 1
 (higher is better; POP calls 0.8 acceptable). From the useful computation time ``U[l]`` of
-every location (thread) and the runtime ``T`` (the longest location):
+every CPU thread (GPU streams and other locations are no CPUs) and the runtime ``T`` (the
+longest CPU thread):
 
 * load balance ``LB = mean(U) / max(U)``;
 * communication efficiency ``CommE = max(U) / T``;
@@ -10,7 +11,8 @@ every location (thread) and the runtime ``T`` (the longest location):
 * with a wait-state report (``cubescale analyze``, Scalasca's scout): serialisation efficiency
   ``SerE = max(U) / T_ideal`` and transfer efficiency ``TE = T_ideal / T`` (so
   ``CommE = SerE × TE``), where ``T_ideal`` is the runtime without the MPI time in which no
-  partner was late (the time an ideal network would not spend);
+  partner was late (the time an ideal network would not spend), taken per process: a process
+  lasts as long as its longest thread, and loses the transfer time of its MPI thread;
 * over several runs of different scale: computation scalability ``CompS = sum(U) of the
   smallest run / sum(U)`` (strong scaling; weak scaling scales by the number of locations) and
   global efficiency ``GE = PE × CompS``.
@@ -20,6 +22,9 @@ has it, else ``execution - mpi - omp_time`` of a Scalasca metric tree, else (Sco
 ``time`` minus the exclusive time of MPI regions and of the OpenMP runtime's regions (as
 Score-P's own metric tree, ``scorep.spec``'s ``omp_time``, counts them: parallel-region
 management, barriers, critical, atomic, flush, ordered, locks).
+
+Reports whose locations aggregate threads (``cubescale threads``) are refused: POP needs
+every thread's own time.
 
 Example
 -------
@@ -42,12 +47,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._optional import require
+from .dtypes import is_scalar
 
 if TYPE_CHECKING:  # report.py imports this module (Report.pop): no cycle at run time
     from .report import Report
 
-__all__ = ["METRICS", "WAIT_STATES", "PopRun", "location_time", "mpi_time", "pop", "pop_metrics", "table_text",
-           "useful_time", "wait_time"]
+__all__ = ["METRICS", "WAIT_STATES", "PopRun", "cpu_locations", "ideal_runtime", "location_time", "mpi_time", "pop",
+           "pop_metrics", "table_text", "transfer_time", "useful_time", "wait_time"]
 
 WAIT_STATES = ("mpi_latesender", "mpi_latereceiver", "mpi_barrier_wait", "mpi_wait_nxn", "mpi_latebroadcast",
                "mpi_earlyreduce", "mpi_earlyscan", "mpi_finalize_wait")
@@ -92,6 +98,7 @@ class PopRun:
     transfer_efficiency: float | None
     computation_scalability: float
     global_efficiency: float
+    other_locations: int = 0  # GPU streams and other locations that are no CPUs, left out
 
     def efficiencies(self) -> dict[str, float | None]:
         """The efficiencies by their POP names, in POP's order.
@@ -111,9 +118,17 @@ def _has(report: Report, name: str) -> bool:
     return any(m.name == name for m in report.metrics)
 
 
+def _name(report: Report) -> str:
+    return report.path or "the report"
+
+
 def _totals(report: Report, metric: str) -> np.ndarray:
     """Per location, a metric over the whole call tree (its roots' inclusive values): the C++
     core reads only the rows it needs."""
+    dtype = report.metric(metric).dtype
+    if not is_scalar(dtype):  # TAU_ATOMIC tuples (threads --strategy set): statistics, not one time
+        raise ValueError(f"{_name(report)}: its metric {metric!r} holds {dtype} values, not one number per "
+                         f"location; POP metrics need every thread's own time")
     roots = [c.index for c in report.cnodes if c.parent is None]
     total = np.zeros(report.shape[1])
     for root in roots:
@@ -144,6 +159,44 @@ def _is_omp_runtime(region) -> bool:
     return _paradigm(region) == "openmp" and bool(_OMP_RUNTIME.match(region.name.lower()))
 
 
+# What `cubescale threads` (and Score-P's thread aggregation) name the locations that stand for
+# several threads; "cluster N" of calltree / value comes with num_threads.
+_AGGREGATE_NAMES = ("aggregated threads", "aggregated worker threads")
+
+
+def _aggregated(report: Report) -> str | None:
+    """Why the report's locations are aggregates of threads, or None if they are threads."""
+    if _has(report, "num_threads"):
+        return "its metric 'num_threads' counts the threads in each"
+    named = next((loc.name for loc in report.locations if loc.name.lower() in _AGGREGATE_NAMES), None)
+    if named is not None:
+        return f"a location is named {named!r}"
+    return None
+
+
+def cpu_locations(report: Report) -> np.ndarray:
+    """Which locations are CPU threads (a boolean mask): POP's CPUs. GPU streams and metric
+    locations are no CPUs; an idle stream would otherwise count as an idle CPU. Refuses, in
+    one line, reports whose locations aggregate threads (``cubescale threads``): their times
+    are sums or statistics over threads, so no runtime or balance can be told from them.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> int(cpu_locations(cubescale.open(cubescale.examples.report_path())).sum())
+    20
+    """
+    reason = _aggregated(report)
+    if reason is not None:
+        raise ValueError(f"{_name(report)}: its locations aggregate threads ({reason}); POP metrics need every "
+                         f"thread's own time: use the report before `cubescale threads`")
+    mask = np.array([loc.type == "thread" for loc in report.locations], dtype=bool)
+    if not mask.any():
+        raise ValueError(f"{_name(report)} has no CPU thread locations (only GPU streams or metrics): "
+                         f"POP metrics count CPUs")
+    return mask
+
+
 def location_time(report: Report) -> np.ndarray:
     """Per location, its ``time`` over the whole call tree (the longest is the runtime).
 
@@ -154,7 +207,7 @@ def location_time(report: Report) -> np.ndarray:
     1.3305
     """
     if not _has(report, "time"):
-        raise ValueError(f"{report.path or 'the report'} has no metric 'time': POP metrics need it")
+        raise ValueError(f"{_name(report)} has no metric 'time': POP metrics need it")
     return _totals(report, "time")
 
 
@@ -212,29 +265,79 @@ def wait_time(scout: Report) -> np.ndarray | None:
     return sum((_totals(scout, name) for name in present), np.zeros(scout.shape[1]))
 
 
-def _one_run(report: Report, scout: Report | None) -> dict:
-    """The metrics of one run that do not need the other runs."""
-    per_location = location_time(report)
-    useful, source = useful_time(report)
-    runtime = float(per_location.max())
-    if runtime <= 0:
-        raise ValueError(f"{report.path or 'the report'}: its time is zero everywhere; no efficiency to compute")
-    waits = wait_time(scout if scout is not None else report)
-    if scout is not None and waits is None:
+def _mpi_io_time(report: Report) -> np.ndarray:
+    """Per location, the time in MPI file I/O (the ``mpi_io`` metric of a Scalasca tree, else
+    the exclusive time of ``MPI_File_*`` calls): no network transfer, as Cube's advisor counts it."""
+    if _has(report, "mpi") and _has(report, "mpi_io"):
+        return _totals(report, "mpi_io")
+    return _region_time(report, lambda g: _is_mpi(g) and g.name.lower().startswith("mpi_file"))
+
+
+def transfer_time(report: Report, scout: Report) -> np.ndarray:
+    """Per location, the MPI time an ideal network would not spend: ``mpi − waits − MPI I/O``
+    (never below 0), the MPI time from ``report`` and the wait states from ``scout`` (the
+    same run's wait-state report; the report itself if it holds them), as Cube's advisor
+    defines its transfer time.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> scout = cubescale.analyze(cubescale.examples.trace_path())
+    >>> bool((transfer_time(scout, scout) >= 0).all())
+    True
+    """
+    waits = wait_time(scout)
+    if waits is None:
         raise ValueError(f"{scout.path or 'the wait-state report'} holds none of Scalasca's wait-state metrics "
                          f"({', '.join(WAIT_STATES[:3])} ...); `cubescale analyze` writes them")
-    if scout is not None and scout.shape[1] != report.shape[1]:
+    if scout.shape[1] != report.shape[1]:
         raise ValueError(f"the wait-state report {scout.path or ''} has {scout.shape[1]} locations, the report "
                          f"{report.path or ''} {report.shape[1]}: they must come from the same run")
+    return np.maximum(mpi_time(report) - waits - _mpi_io_time(report), 0.0)
+
+
+def ideal_runtime(report: Report, per_location: np.ndarray, transfer: np.ndarray) -> float:
+    """The runtime on an ideal network from each location's time and transfer time, process
+    by process (POP's hybrid model): a process lasts as long as its longest CPU thread and
+    loses its MPI thread's transfer time (the largest of its threads', so that threads that
+    transfer at the same time are not counted twice). Per location instead, a worker
+    thread idling while its master communicates would set the maximum and hide the transfer.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> ideal_runtime(r, location_time(r), np.zeros(r.shape[1])) == float(location_time(r).max())
+    True
+    """
+    cpu = cpu_locations(report)
+    ranks = np.array([loc.process_rank for loc in report.locations])[cpu]
+    _, process = np.unique(ranks, return_inverse=True)
+    longest = np.zeros(process.max() + 1)
+    moved = np.zeros_like(longest)
+    np.maximum.at(longest, process, per_location[cpu])
+    np.maximum.at(moved, process, transfer[cpu])
+    return float((longest - moved).max())
+
+
+def _one_run(report: Report, scout: Report | None) -> dict:
+    """The metrics of one run that do not need the other runs, over its CPU threads."""
+    cpu = cpu_locations(report)
+    per_location = location_time(report)
+    useful_all, source = useful_time(report)
+    useful = useful_all[cpu]
+    runtime = float(per_location[cpu].max())
+    if runtime <= 0:
+        raise ValueError(f"{_name(report)}: its time is zero everywhere; no efficiency to compute")
+    if scout is not None:
+        cpu_locations(scout)  # a thread-aggregated wait-state report is refused as well
     top = float(useful.max())
     result = {"runtime": runtime, "useful": useful, "useful_from": source, "ideal_runtime": None,
               "load_balance": float(useful.mean()) / top if top > 0 else 0.0,
               "communication_efficiency": top / runtime, "serialisation_efficiency": None,
-              "transfer_efficiency": None}
-    if waits is not None:
-        # An ideal network moves data in no time: what it removes is the MPI time without waiting.
-        transfer = np.maximum(mpi_time(report) - waits, 0.0)
-        ideal = float((per_location - transfer).max())
+              "transfer_efficiency": None, "other_locations": int((~cpu).sum())}
+    if scout is not None or wait_time(report) is not None:
+        ideal = ideal_runtime(report, per_location, transfer_time(report, scout if scout is not None else report))
         result.update(ideal_runtime=ideal, serialisation_efficiency=top / ideal if ideal > 0 else 0.0,
                       transfer_efficiency=ideal / runtime)
     return result
@@ -279,7 +382,7 @@ def pop_metrics(reports: Report | Sequence[Report], scout: Report | Sequence[Rep
         raise ValueError("POP metrics need at least one report")
     scouts = _as_list(scout, len(reports), "wait-state reports")
     parts = [_one_run(r, s) for r, s in zip(reports, scouts)]
-    sizes = [r.shape[1] for r in reports]
+    sizes = [len(p["useful"]) for p in parts]  # CPUs
     reference = int(np.argmin(sizes))  # the first of the smallest runs
     reference_useful = float(parts[reference]["useful"].sum())
     runs = []
@@ -288,7 +391,8 @@ def pop_metrics(reports: Report | Sequence[Report], scout: Report | Sequence[Rep
         expected = reference_useful * (size / sizes[reference] if scaling == "weak" else 1.0)
         scalability = expected / useful_sum if useful_sum > 0 else 0.0
         parallel = part["load_balance"] * part["communication_efficiency"]
-        runs.append(PopRun(name=name, processes=report.location_group_count, locations=size,
+        processes = len({loc.process_rank for loc, cpu in zip(report.locations, cpu_locations(report)) if cpu})
+        runs.append(PopRun(name=name, processes=processes, locations=size,
                            parallel_efficiency=parallel, computation_scalability=scalability,
                            global_efficiency=parallel * scalability, **part))
     return runs
@@ -341,10 +445,13 @@ def table_text(runs: Sequence[PopRun]) -> str:
     sources = sorted({r.useful_from for r in runs})
     lines = [f"{'POP metrics':<34}" + "".join(f"{r.name:>{width}}" for r in runs),
              f"(useful computation: {'; '.join(sources)})"]
+    if any(r.other_locations for r in runs):  # say why the location count is below the file's
+        lines.append(f"(CPU threads only: left out {', '.join(str(r.other_locations) for r in runs)} "
+                     f"GPU or other locations)")
     for name in METRICS:
         label = ("  " * indent[name] + ("-- " if indent[name] else "") + name)
         lines.append(f"{label:<34}" + "".join(f"{_percent(r.efficiencies()[name]):>{width}}" for r in runs))
-    lines.append(f"{'Processes / locations':<34}" + "".join(f"{f'{r.processes} / {r.locations}':>{width}}" for r in runs))
+    lines.append(f"{'Processes / CPU threads':<34}" + "".join(f"{f'{r.processes} / {r.locations}':>{width}}" for r in runs))
     lines.append(f"{'Runtime (s)':<34}" + "".join(f"{r.runtime:>{width}.6g}" for r in runs))
     lines.append(f"{'Useful mean / max (s)':<34}" +
                  "".join(f"{f'{r.useful.mean():.4g} / {r.useful.max():.4g}':>{width}}" for r in runs))

@@ -14,6 +14,7 @@ Global efficiency ...
 from __future__ import annotations
 
 import argparse
+import os
 
 from .. import report as cube
 from ..pop import pop_metrics, table_text, wait_time
@@ -29,8 +30,10 @@ def add_parser(subparsers) -> None:
                     "serialisation and transfer efficiency; of several runs of different scale also computation "
                     "scalability and global efficiency, relative to the run with the fewest locations. A report "
                     "that holds Scalasca's wait states and follows a run without them, with as many locations, is "
-                    "that run's wait-state report; every other report is a run. docs/pop.md has the formulas.",
+                    "that run's wait-state report; every other report is a run. An experiment directory's scout.cubex "
+                    "(Scalasca's wait states) is its run's wait-state report. docs/pop.md has the formulas.",
         epilog="examples:\n  cubescale pop profile.cubex\n  cubescale pop profile.cubex scout.cubex\n"
+               "  cubescale pop scorep_bt-mz_8x4_trace    # profile or summary, with the scout.cubex beside it\n"
                "  cubescale pop p8.cubex p16.cubex p32.cubex --plot pop.png",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("inputs", nargs="+", metavar="REPORT", help=".cubex reports or experiment directories")
@@ -40,11 +43,24 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_pop, prepare=prepare_pop)
 
 
+SCOUT_NAME = "scout.cubex"
+"""Scalasca's wait-state report in an experiment directory."""
+
+
 def prepare_pop(args) -> None:
-    """The reports ``pop`` reads (experiment directories resolved); the plot is none of them."""
-    args.inputs = [report_path(p) for p in args.inputs]
+    """The reports ``pop`` reads (experiment directories resolved, each with the scout.cubex
+    beside its report in ``args.beside``); the plot is none of them."""
+    args.beside = {}
+    resolved = []
+    for given in args.inputs:
+        path = report_path(given)
+        scout = os.path.join(given, SCOUT_NAME)
+        if os.path.isdir(given) and os.path.isfile(scout) and os.path.basename(path) != SCOUT_NAME:
+            args.beside[path] = scout
+        resolved.append(path)
+    args.inputs = resolved
     if args.plot:
-        check_output(args.plot, args.inputs)
+        check_output(args.plot, args.inputs + list(args.beside.values()))
 
 
 def runs_and_scouts(reports: list[cube.Report]) -> tuple[list[cube.Report], list[cube.Report | None]]:
@@ -72,15 +88,41 @@ def runs_and_scouts(reports: list[cube.Report]) -> tuple[list[cube.Report], list
     return runs, scouts
 
 
+def scouts_beside(runs: list[cube.Report], scouts: list[cube.Report | None],
+                  beside: dict[str, str]) -> list[str]:
+    """Give each run from an experiment directory that has no wait states yet (neither its own
+    nor a report given after it) the directory's scout.cubex; the notes say which were used.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> r = cubescale.open(cubescale.examples.report_path())
+    >>> scouts = [None]
+    >>> scouts_beside([r], scouts, {}), scouts
+    ([], [None])
+    """
+    notes = []
+    for i, run in enumerate(runs):
+        path = beside.get(run.path)
+        if path is None or scouts[i] is not None or wait_time(run) is not None:
+            continue
+        scouts[i] = cube.open(path)
+        notes.append(f"wait states: {path} (beside {os.path.basename(run.path)} in its experiment directory)")
+    return notes
+
+
 def run_pop(args) -> int:
     reports = [cube.open(p) for p in args.inputs]
     runs, scouts = runs_and_scouts(reports)
+    notes = scouts_beside(runs, scouts, getattr(args, "beside", {}))
     metrics = pop_metrics(runs, scouts, scaling="weak" if args.weak else "strong")
     if args.plot:  # first: a plot that cannot be written (no matplotlib, an unknown format) prints nothing
         from ..plots import pop_efficiencies, save
 
         save(pop_efficiencies(metrics), args.plot)
     print(table_text(metrics))
+    for note in notes:
+        print(note)
     if args.plot:
         print(f"plot: {args.plot}")
     return 0
