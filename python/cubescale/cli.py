@@ -115,8 +115,6 @@ def _this_rank_runs(command: str) -> bool:
 
 
 def _handle(error: BaseException, args) -> int:
-    if error is getattr(args, "program_error", None):  # raised by a program `cubescale run` ran
-        raise error
     collective = sys.modules.get("cubescale.parallel.collective")
     if collective is not None and isinstance(error, collective.CollectiveError):
         return _fail(error, everywhere=True)

@@ -137,6 +137,7 @@ def trace_path(path: str, need_events: bool = True) -> str:
     >>> trace_path(os.path.dirname(examples.trace_path())) == examples.trace_path()
     True
     """
+    _unfinished_trace(path)  # a traced run's DIR.partial is named as such, not as "no trace"
     if os.path.isdir(path):
         found = _inside(path, TRACE_NAMES)
         if found is None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import builtins
-import errno
 import os
 import socket
 import sys
@@ -25,7 +24,9 @@ import types
 
 from .. import measure
 from .._core import measure as _core_measure
-from ._inputs import check_output
+from ..measure.depth import depth_warning
+from ._program_exit import exit_status
+from ._run_options import check_run_options
 from ._shared import progress
 
 
@@ -36,8 +37,10 @@ def add_parser(subparsers) -> None:
         description="Runs APP with its arguments as __main__ and records its call paths per thread: every "
                     "Python function call through the C-level profiling hook (or only cubescale.region's with "
                     "--manual), mpi4py calls as MPI regions with their bytes. Under mpirun every rank measures "
-                    "itself and rank 0 writes one report (unification and collation over MPI). If APP raises, "
-                    "the report of what ran is written before the error is raised again.",
+                    "itself and rank 0 writes one report (unification and collation over MPI). If APP raises or "
+                    "exits, the report of what ran is written first, then it ends as `python APP` would (its "
+                    "traceback from its own first frame, sys.exit's message and status). A child the program "
+                    "forks writes nothing.",
         epilog="examples:\n  cubescale run app.py --size 100\n"
                "  mpirun -n 4 python -m cubescale run -o run.cubex --threads key app.py\n"
                "  cubescale run --filter scorep.filt --depth 20 app.py",
@@ -45,15 +48,18 @@ def add_parser(subparsers) -> None:
     p.add_argument("-o", "--output", default="cubescale.cubex", help="report to write (default cubescale.cubex)")
     p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
                    help="aggregate each process's threads before collation")
-    p.add_argument("--filter", help="Score-P filter file (SCOREP_REGION_NAMES_BEGIN / EXCLUDE / INCLUDE)")
+    p.add_argument("--filter", help="Score-P filter file (SCOREP_REGION_NAMES_BEGIN / EXCLUDE / INCLUDE), or such text "
+                                         "(with a line break or SCOREP_..._BEGIN)")
     p.add_argument("--manual", action="store_true", help="record only cubescale.region's and MPI calls")
     p.add_argument("--c-calls", action="store_true", help="record calls of builtins (C functions) too")
-    p.add_argument("--depth", type=int, default=128, help="deepest call path recorded (default 128)")
+    p.add_argument("--depth", type=int, default=128, help="deepest call path recorded, at least 1 (default 128); deeper calls count in the "
+                                         "time of their caller at the limit (a warning says where)")
     p.add_argument("--trace", action="store_true", help="also write an OTF2 trace of the run (see --trace-dir)")
     p.add_argument("--trace-dir", metavar="DIR",
-                   help="the trace's folder (default: the report's name with -trace; must not exist)")
+                   help="the trace's folder (default: the report's name with -trace; must not exist); "
+                                         "implies --trace")
     p.add_argument("--trace-buffer", type=int, default=1 << 20, metavar="BYTES",
-                   help="event buffer per thread, flushed to the trace when full (default 1 MiB, at least 256 KiB)")
+                   help="event buffer per thread, flushed to the trace when full (default 1 MiB, at least 262144: 256 KiB)")
     p.add_argument("--quiet", action="store_true", help="no progress or summary line")
     p.add_argument("app", help="Python script to run")
     p.add_argument("args", nargs=argparse.REMAINDER, help="its arguments")
@@ -71,10 +77,8 @@ def _program(path: str) -> tuple[types.CodeType, types.ModuleType]:
 
 
 def prepare_run(args) -> None:
-    """The program must exist, and the report must not be written over it."""
-    if not os.path.isfile(args.app):
-        raise FileNotFoundError(errno.ENOENT, "no such program (expected a Python script)", args.app)
-    check_output(args.output, [args.app], directory_made_later=True)  # the program may make it
+    """The options, before the program runs (:func:`._run_options.check_run_options`)."""
+    check_run_options(args)
 
 
 def run_app(args) -> int:
@@ -89,7 +93,7 @@ def run_app(args) -> int:
     saved = sys.argv, sys.modules["__main__"], list(sys.path)
     sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
     sys.modules["__main__"] = module  # pickles of the program's classes name __main__
-    error, status, own = None, 0, None
+    own = None
     if under_mpirun:
         # The report is written over a communicator of its own, made before the program runs:
         # if some ranks raise while others still wait in the program's MPI calls, the report's
@@ -99,24 +103,57 @@ def run_app(args) -> int:
     else:
         trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
     trace = (args.trace_dir or os.path.splitext(args.output)[0] + "-trace") if args.trace else None
+    measurer = os.getpid()  # a child the program forks runs on below, with a copy of the measurement
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
                   trace=trace, trace_buffer=args.trace_buffer, comm=own)
     try:
-        with program:  # the program runs right below its region (exec is no region)
-            exec(code, module.__dict__)
-    except SystemExit as e:  # the program's own exit status, after the report
-        status = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    except BaseException as e:  # noqa: BLE001 - written first, raised again below
-        error = e
+        outcome = _execute(code, module, program)
     finally:
         measure.stop()
         untrace_mpi()
         sys.argv, sys.modules["__main__"], sys.path[:] = saved
+    try:
+        if os.getpid() == measurer:  # a forked child's copy would overwrite the parent's files
+            _write(args, program, trace, own, SerialComm, mpi)
+    finally:  # the program's ending is told even when the report could not be written
+        status = exit_status(outcome, code)
+    return status
+
+
+def _execute(code: types.CodeType, module: types.ModuleType, program: measure.region) -> BaseException | None:
+    """Runs the program right below its region (exec is no region); how it ended, handled after
+    the measurement stopped (any call here would be measured)."""
+    try:
+        with program:
+            exec(code, module.__dict__)
+    except BaseException as e:  # noqa: BLE001 - the program's own ending: exit_status tells it
+        return e
+    return None
+
+
+def _write(args, program: measure.region, trace: str | None, own, serial, mpi) -> None:
+    """The report, then the trace: a report that cannot be written still leaves the trace."""
     # Without mpirun the report is written by this process alone, through MPI only if the
     # program initialized it, else through a communicator that needs no MPI at all.
-    comm = own if own is not None else mpi().COMM_WORLD if "mpi4py.MPI" in sys.modules else SerialComm()
-    process = f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else "Process 0"
-    profile = measure.profile(host=socket.gethostname(), process=process, program=program)
+    comm = own if own is not None else mpi().COMM_WORLD if "mpi4py.MPI" in sys.modules else serial()
+    process = f"MPI Rank {comm.rank}" if not isinstance(comm, serial) else "Process 0"
+    warning = depth_warning(args.depth)
+    if warning is not None:
+        print(warning if comm.size == 1 else f"{warning} ({process})", file=sys.stderr, flush=True)
+    failed = None
+    try:
+        _write_report(args, comm, measure.profile(host=socket.gethostname(), process=process, program=program))
+    except Exception as e:  # noqa: BLE001 - raised again once the trace is written
+        failed = e
+    if trace is not None:  # collective over the same ranks as the report
+        measure.write_trace(comm, host=socket.gethostname(), process=process)
+    if own is not None:
+        own.Free()
+    if failed is not None:
+        raise failed
+
+
+def _write_report(args, comm, profile) -> None:
     from ..parallel import write_report
 
     writing = None
@@ -128,14 +165,7 @@ def run_app(args) -> int:
         progress("")
         print(f"cubescale: wrote {args.output} ({comm.size} process{'es' if comm.size > 1 else ''})",
               file=sys.stderr, flush=True)
-    if trace is not None:  # collective over the same ranks as the report
-        measure.write_trace(comm, host=socket.gethostname(), process=process)
-    if own is not None:
-        own.Free()
-    if error is not None:
-        args.program_error = error  # the program's own: the command line passes it on untouched
-        raise error
-    return status
 
 
 _core_measure.ignore_builtin(exec)  # between the program's region and its <module> with --c-calls
+_core_measure.ignore_code(_execute.__code__)  # called while measuring: the program's region is the root

@@ -30,6 +30,7 @@ Example
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import os
@@ -42,9 +43,9 @@ from .._core import measure as _measure
 from ..profile import LocalProfile
 from .threads import trace_threads, untrace_threads
 
-__all__ = ["add_bytes", "counter", "profile", "region", "start", "stop", "write", "write_trace"]
+__all__ = ["add_bytes", "counter", "filter_text", "profile", "region", "start", "stop", "write", "write_trace"]
 
-_active = {"auto": False}
+_active = {"auto": False, "running": False}
 
 
 def _ignore(code: Any) -> None:
@@ -140,14 +141,15 @@ class _Awaitable:
 def start(auto: bool = False, c_calls: bool = False, filter: str | None = None,  # noqa: A002 - Score-P's word
           depth_limit: int = 128, trace: str | os.PathLike | None = None, trace_buffer: int = 1 << 20,
           comm: Any = None) -> None:
-    """Starts a new measurement (earlier data is dropped). ``auto``: every Python function
+    """Starts a new measurement (the data of an earlier, stopped one is dropped; while one runs,
+    ``RuntimeError``: a program that ``cubescale run`` measures cannot reset it). ``auto``: every Python function
     call becomes a region (``c_calls``: calls of builtins too), in every thread, those running
     now (an existing thread pool's workers) and those started afterwards, each its own
     location named after its ``threading`` name. ``filter``: Score-P filter-file text
     (``SCOREP_REGION_NAMES_BEGIN / EXCLUDE * / INCLUDE main solve* / SCOREP_REGION_NAMES_END``,
     and ``SCOREP_FILE_NAMES_BEGIN / EXCLUDE */site-packages/* / SCOREP_FILE_NAMES_END`` for
-    the source files of Python functions) or a path to such a file; call paths deeper than
-    ``depth_limit`` are not recorded.
+    the source files of Python functions) or a path to such a file (:func:`filter_text`); call
+    paths deeper than ``depth_limit`` (at least 1) are not recorded (:mod:`cubescale.measure.depth`).
 
     ``trace``: also write an OTF2 trace into this directory (it must not exist): Enter and
     Leave of the same regions, and the MPI events of traced mpi4py calls, through a buffer of
@@ -169,13 +171,15 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     >>> sorted({r.name for r in measure.profile()._core.regions} & {"compute", "helper_a"})
     ['compute']
     """
+    if _active["running"]:  # a reset would silently drop what the running one recorded
+        raise RuntimeError("a measurement is already running (cubescale run measures this program, or "
+                           "measure.start() was called before): measure.stop() it first")
     if trace is not None and not (isinstance(trace_buffer, int) and trace_buffer > 0):
         raise ValueError(f"trace_buffer must be a positive number of bytes, not {trace_buffer!r}")
-    text = filter or ""
-    if text and os.path.exists(text):
-        with open(text) as f:
-            text = f.read()
-    _measure.reset(text, int(depth_limit))
+    if int(depth_limit) < 1:
+        raise ValueError(f"depth_limit must be at least 1 (call-path levels recorded), not {depth_limit!r}")
+    _measure.reset(filter_text(filter), int(depth_limit))
+    _active["running"] = True
     _measure.name_thread("Master thread" if threading.current_thread() is threading.main_thread()
                          else threading.current_thread().name)
     if trace is not None:
@@ -188,6 +192,32 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
         threading.setprofile(_bootstrap_thread(c_calls))  # threads started from now on
         _measure.start_hook(c_calls, all_threads=True)      # and every thread running now
         _active["auto"] = True
+
+
+def filter_text(given: str | None) -> str:
+    """The filter-file text ``given`` names: itself when it is filter text (it has a line break
+    or a ``SCOREP_REGION_NAMES_BEGIN`` / ``SCOREP_FILE_NAMES_BEGIN``), else the contents of the
+    file it names, which must exist (a mistyped path is no filter text).
+
+    Example
+    -------
+    >>> filter_text("SCOREP_REGION_NAMES_BEGIN EXCLUDE helper* SCOREP_REGION_NAMES_END")[:25]
+    'SCOREP_REGION_NAMES_BEGIN'
+    >>> filter_text("nonexist.filt")
+    Traceback (most recent call last):
+    FileNotFoundError: [Errno 2] no such filter file: 'nonexist.filt'
+    """
+    if not given:
+        return ""
+    if "\n" in given or any(word in given for word in _FILTER_BLOCKS):
+        return given
+    if not os.path.exists(given):
+        raise FileNotFoundError(errno.ENOENT, "no such filter file", given)
+    with open(given) as f:
+        return f.read()
+
+
+_FILTER_BLOCKS = ("SCOREP_REGION_NAMES_BEGIN", "SCOREP_FILE_NAMES_BEGIN")
 
 
 def _bootstrap_thread(c_calls: bool) -> Callable:
@@ -209,12 +239,13 @@ def stop() -> None:
     >>> measure.start(auto=True)
     >>> measure.stop()
     """
-    untrace_threads()
     if _active["auto"]:
         threading.setprofile(None)  # type: ignore[arg-type]
         _measure.stop_hook(all_threads=True)
         _active["auto"] = False
+    untrace_threads()  # after the hook: its C calls (dict.clear) would be recorded with c_calls
     _measure.close_all()
+    _active["running"] = False
 
 
 def add_bytes(sent: int = 0, received: int = 0) -> None:
