@@ -1,7 +1,7 @@
 """`cubescale run` in one process (no mpirun): the program runs as ``__main__`` right below
 its own region (no frames of the launcher or of the measurement in the report), with its
-arguments, and an exception in it still writes the report of what ran before it is raised
-again; its exit status is kept. Without mpi4py (or MPI) a program that does not use MPI is
+arguments, and an exception in it still writes the report of what ran before the program ends
+as under ``python`` (its traceback, exit status 1); its exit status is kept. Without mpi4py (or MPI) a program that does not use MPI is
 measured all the same; one that imports mpi4py has its MPI calls recorded."""
 
 from __future__ import annotations
