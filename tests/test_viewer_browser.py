@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 
 import numpy as np
 import pytest
@@ -648,3 +649,147 @@ def test_report_view_in_a_notebook_cell(page):
     finally:
         running.stop()
     assert not running.running
+
+
+# ---- review fixes: layout, percentages, numbers, distribution, browser launch, doc links
+
+LONG_NAME = "std::vector<" * 12 + "very_long_templated_kernel_name_" * 4 + ">" * 12 + "::operator()(int)"
+
+
+def _small_report(path: str, mirrors: str = "") -> cubescale.Report:
+    """Two processes; main > LONG_NAME; time (sec), visits (a UINT64 count of 744343200 at main)
+    and a metric documented at "@mirror@doc.html#time" with ``mirrors`` (a <doc> block)."""
+    anchor = ('<?xml version="1.0" encoding="UTF-8"?>\n<cube version="4.4">\n' + mirrors +
+              '<metrics>\n<metric id="0" type="EXCLUSIVE">\n<disp_name>Time</disp_name>\n<uniq_name>time</uniq_name>\n'
+              '<dtype>DOUBLE</dtype>\n<uom>sec</uom>\n<url>@mirror@doc.html#time</url>\n<descr></descr>\n</metric>\n'
+              '<metric id="1" type="EXCLUSIVE">\n<disp_name>Visits</disp_name>\n<uniq_name>visits</uniq_name>\n'
+              '<dtype>UINT64</dtype>\n<uom>occ</uom>\n<url></url>\n<descr></descr>\n</metric>\n</metrics>\n<program>\n'
+              '<region id="0" mod="a.c" begin="1" end="9">\n<name>main</name>\n</region>\n'
+              f'<region id="1" mod="a.c" begin="10" end="19">\n<name>{html_escape(LONG_NAME)}</name>\n</region>\n'
+              '<cnode id="0" calleeId="0">\n<cnode id="1" calleeId="1">\n</cnode>\n</cnode>\n</program>\n<system>\n'
+              '<systemtreenode Id="0">\n<name>machine</name>\n<class>machine</class>\n'
+              '<systemtreenode Id="1">\n<name>node0</name>\n<class>node</class>\n')
+    for p in range(2):
+        anchor += (f'<locationgroup Id="{p}">\n<name>rank {p}</name>\n<rank>{p}</rank>\n<type>process</type>\n'
+                   f'<location Id="{p}">\n<name>thread 0</name>\n<rank>0</rank>\n<type>thread</type>\n</location>\n'
+                   '</locationgroup>\n')
+    anchor += "</systemtreenode>\n</systemtreenode>\n</system>\n</cube>\n"
+    report = cubescale.Report.from_anchor_xml(anchor)
+    report.set_values("time", np.array([[1.5, 2.25], [3.0, 4.125]]))
+    report.set_values("visits", np.array([[372171600, 372171600], [1, 2]], dtype=np.uint64))
+    cubescale.write(report, path)
+    return cubescale.open(path)
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_a_long_region_name_is_cut_and_the_panes_stay_in_the_window(page, tmp_path):
+    """A 300-character C++ name neither widens the call pane nor pushes the system pane out of
+    the window: it is cut with an ellipsis, and the whole name is its title."""
+    path = str(tmp_path / "long.cubex")
+    _small_report(path)
+    page.set_viewport_size({"width": 1500, "height": 850})
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _row(page, "call", 0).locator(".toggle").click()
+        name = _row(page, "call", 1).locator(".name")
+        name.wait_for(timeout=TIMEOUT)
+        pane = page.locator("#system-pane").bounding_box()
+        assert pane["x"] + pane["width"] <= 1500 + 1, pane
+        assert page.locator("#call-pane").bounding_box()["width"] < 700
+        assert name.get_attribute("title") == LONG_NAME
+        assert name.evaluate("e => e.scrollWidth > e.clientWidth")  # cut (text-overflow: ellipsis)
+
+
+def test_percent_of_selection_compares_only_metrics_of_one_tree(page, tmp_path):
+    """With Time selected, "percent of selection" shows Time as 100 % and Visits (another unit)
+    in percent of its own root, never visits over seconds."""
+    path = str(tmp_path / "small.cubex")
+    _small_report(path)
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        page.select_option("#mode", "selection")
+        assert _row(page, "metric", 0).locator(".value").inner_text() == "100.00 %"
+        assert _row(page, "metric", 1).locator(".value").inner_text() == "100.00 %"
+
+
+def test_counts_are_shown_exactly_and_floats_exact_on_hover(page, tmp_path):
+    """Visits of 744343203 read "744,343,203" (as `cubescale info` prints them), not 7.443e+8;
+    a float's full value is the title of its cell."""
+    path = str(tmp_path / "small.cubex")
+    report = _small_report(path)
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        _row(page, "metric", 1).locator(".name").click()
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        _wait_value(page, "call", 0, 744343203)
+        assert _shown(page, "call", 0) == "744,343,203"
+        _row(page, "metric", 0).locator(".name").click()
+        want = float(report.panes(0, cnode=0).call_inclusive[0])
+        _wait_value(page, "call", 0, want)
+        assert float(_row(page, "call", 0).locator(".value").get_attribute("title")) == want
+
+
+def test_distribution_of_large_nearly_equal_values_and_a_failed_one(page, tmp_path):
+    """UINT64 values near 2**64 (all_dtypes.cubex, main expanded) get a distribution (one bin)
+    instead of an error; a failing distribution query clears the panel."""
+    path = os.path.join(DATA, "all_dtypes.cubex")
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        uint64 = cubescale.open(path).metric("UINT64").index
+        _row(page, "metric", uint64).locator(".name").click()
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        _row(page, "call", 0).locator(".toggle").click()
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        assert page.locator("#error").is_hidden(), page.inner_text("#error")
+        assert float(page.locator("#distribution").get_attribute("data-max")) > 1.8e19
+        # a distribution query that fails must not leave the previous selection's numbers
+        page.route("**/api/distribution?*", lambda route: route.fulfill(status=422, json={"error": "refused"}))
+        _row(page, "call", 1).locator(".name").click()
+        page.locator("#error").wait_for(state="visible", timeout=TIMEOUT)
+        page.wait_for_function("() => document.body.dataset.pending === '0'", timeout=TIMEOUT)
+        assert page.locator("#distribution").get_attribute("data-max") is None
+        assert "no distribution" in page.inner_text("#distribution")
+
+
+def test_metric_documentation_links_resolve_mirrors(page, tmp_path):
+    """"@mirror@doc.html#time" becomes the report's first web mirror + "doc.html#time", a link
+    (a file:// mirror, the measuring machine's, is passed over)."""
+    path = str(tmp_path / "small.cubex")
+    _small_report(path, '<doc>\n<mirrors>\n<murl>file:///opt/scorep/doc/</murl>\n'
+                        '<murl>https://example.org/scorep/</murl>\n</mirrors>\n</doc>\n')
+    with running_viewer(path) as v:
+        _open(page, v.url)
+        link = page.locator("#metric-details a")
+        link.wait_for(timeout=TIMEOUT)
+        assert link.get_attribute("href") == "https://example.org/scorep/doc.html#time"
+
+
+def test_the_browser_is_given_a_private_redirect_file_not_the_token(page, tmp_path):
+    """The browser's command line (visible to every local user) holds no token: it names a
+    0600 file in a private folder that leads to the viewer with the token."""
+    record = tmp_path / "argv.txt"
+    script = tmp_path / "browser.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    script.chmod(0o700)
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex"), browser=str(script)) as v:
+        for _ in range(200):
+            if record.exists() and record.read_text():
+                break
+            page.wait_for_timeout(50)
+        argv = record.read_text().split()
+        assert len(argv) == 1 and v.token not in argv[0], argv
+        target = argv[0].removeprefix("file://")
+        assert os.stat(target).st_mode & 0o777 == 0o600
+        assert os.stat(os.path.dirname(target)).st_mode & 0o777 == 0o700
+        assert v.token in open(target).read()
+        page.goto(argv[0])
+        page.wait_for_selector("body[data-ready='1']", timeout=TIMEOUT)
+        assert page.url.startswith(v.base)
+        v.process.send_signal(signal.SIGINT)
+        assert v.process.wait(20) == 0
+    assert not os.path.exists(os.path.dirname(target))  # removed when the server ends

@@ -301,3 +301,58 @@ def test_ctrl_c_ends_cleanly():
         v.process.send_signal(signal.SIGINT)
         assert v.process.wait(20) == 0
         assert "stopped" in v.process.stderr.read()
+
+
+def _raw_get(viewer, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
+    """(status, content type, body) of a GET sent with exactly these headers (Host included)."""
+    import http.client
+
+    host, port = viewer.base.split("//")[1].rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=30)
+    try:
+        connection.putrequest("GET", path, skip_host=True)
+        for key, value in headers.items():
+            connection.putheader(key, value)
+        connection.endheaders()
+        response = connection.getresponse()
+        return response.status, response.getheader("Content-Type", ""), response.read()
+    finally:
+        connection.close()
+
+
+def test_an_oversized_request_gets_json_and_one_quiet_log_line():
+    """A request line or header over aiohttp's 8 KiB limit: a JSON 400 like every refusal, and
+    on the user's terminal one short line, no traceback and never the token."""
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex")) as v:
+        host = {"Host": v.base.split("//")[1]}
+        status, kind, body = _raw_get(v, f"/api/report?token={v.token}&x=" + "a" * 9000, host)
+        assert status == 400 and kind.startswith("application/json") and v.token.encode() not in body
+        status, kind, _ = _raw_get(v, "/api/report", {**host, "X-Big": "b" * 9000})
+        assert status == 400 and kind.startswith("application/json")
+        assert v.get("/api/report")[0] == 200
+        v.process.send_signal(signal.SIGINT)
+        v.process.wait(20)
+        log = v.process.stderr.read()
+    assert "Traceback" not in log and v.token not in log
+    assert [line for line in log.splitlines() if "refused" in line] == [
+        "cubescale view: refused a request line or header too long (400)"] * 2
+
+
+def test_a_foreign_host_header_is_refused(viewer):
+    """A page of another site rebound to 127.0.0.1 (DNS rebinding) names its own host: 403
+    JSON even with the token; the loopback names of the server's port are answered."""
+    port = viewer.base.rsplit(":", 1)[1]
+    path = f"/api/report?token={viewer.token}"
+    for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"LOCALHOST:{port}"):
+        assert _raw_get(viewer, path, {"Host": host})[0] == 200, host
+    for host in (f"evil.example:{port}", "127.0.0.1:1", f"127.0.0.1.evil.example:{port}"):
+        status, kind, body = _raw_get(viewer, path, {"Host": host})
+        assert status == 403 and kind.startswith("application/json") and b"Host" in body, host
+
+
+def test_an_experiment_directory_is_viewed_as_info_reads_it(tmp_path):
+    """`cubescale view DIR` serves the profile.cubex of a Score-P experiment directory."""
+    shutil.copyfile(os.path.join(DATA, "call_tree_test.cubex"), tmp_path / "profile.cubex")
+    with running_viewer(str(tmp_path)) as v:
+        status, body = v.get("/api/report")
+        assert status == 200 and body["file"] == "profile.cubex"

@@ -39,13 +39,19 @@ class Viewer:
 
 
 @contextlib.contextmanager
-def running_viewer(report: str, timeout: float = 60):
-    """`python -m cubescale view REPORT --no-browser` on a free port until the block ends."""
+def running_viewer(report: str, timeout: float = 60, browser: str | None = None):
+    """`python -m cubescale view REPORT --no-browser` on a free port until the block ends;
+    with ``browser`` (a command, as $BROWSER) the server opens that "browser" instead."""
+    command = [sys.executable, "-m", "cubescale", "view", report, "--port", "0"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if browser is None:
+        command.append("--no-browser")
+    else:
+        env["BROWSER"] = browser
     # Ctrl-C reaches the server as it reaches a program started from a terminal, also where the
     # tests themselves run with SIGINT ignored (a background job of a shell without job control).
-    process = subprocess.Popen([sys.executable, "-m", "cubescale", "view", report, "--no-browser", "--port", "0"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               stdin=subprocess.DEVNULL, env=env,
                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline, url = time.monotonic() + timeout, ""

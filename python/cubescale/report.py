@@ -132,6 +132,19 @@ class Report:
         return self._core.attrs
 
     @property
+    def mirrors(self) -> list[str]:
+        """The documentation mirrors of ``<doc><mirrors>``, in order: the base URLs that Cube puts
+        in place of ``@mirror@`` in metric and region URLs (Score-P and Scalasca write them).
+
+        Example
+        -------
+        >>> import cubescale
+        >>> cubescale.open(cubescale.examples.report_path()).mirrors
+        []
+        """
+        return list(self._core.mirrors)
+
+    @property
     def version(self) -> str:
         """The CUBE format version the report was read as (``"4.4"`` for built reports).
 

@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
                     "binds 127.0.0.1 and needs the token of the URL it prints (as Jupyter does).",
         epilog="examples:\n  cubescale view profile.cubex\n  cubescale view scout.cubex --port 8800 --no-browser",
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("report", help=".cubex report")
+    p.add_argument("report", help=".cubex report, or an experiment directory holding one")
     p.add_argument("--port", type=int, default=0, help="TCP port (default: a free one)")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to bind (default 127.0.0.1; any other lets others with the URL in)")
@@ -45,6 +45,8 @@ def run_view(args) -> int:
     if not 0 <= args.port < 65536:
         raise ValueError(f"--port {args.port} is not a TCP port")
     from .. import report as cube
+    from ._inputs import report_path
 
-    serve(cube.open(args.report), host=args.host, port=args.port, open_browser=args.browser)
+    # a Score-P / Scalasca experiment directory names its report, as for info and dump
+    serve(cube.open(report_path(args.report)), host=args.host, port=args.port, open_browser=args.browser)
     return 0

@@ -262,7 +262,7 @@ class Explorer:
             **self._known_values(m),
         } for m in r.metrics]
         topologies = [{"name": t["name"], "dims": t["dims"]} for t in self._cartesian()]
-        return {"file": os.path.basename(self.path), "path": self.path, "version": r.version,
+        return {"file": os.path.basename(self.path), "path": self.path, "version": r.version, "mirrors": r.mirrors,
                 "shape": list(r.shape), "locations": r.shape[1], "metrics": metrics, "topologies": topologies}
 
     def _known_values(self, m: Metric) -> dict[str, float | None]:
@@ -757,7 +757,7 @@ class Explorer:
         finite = values[np.isfinite(values)]
         if not len(finite):
             return {**answer, "min": None, "mean": None, "max": None, "counts": [], "edges": []}
-        counts, edges = np.histogram(finite, bins=bins)
+        counts, edges = _histogram(finite.astype(np.float64), bins)
         low, high = int(np.nanargmin(values)), int(np.nanargmax(values))
 
         def where(at: int) -> dict[str, Any]:
@@ -1085,6 +1085,25 @@ def _statistics(values: np.ndarray, dtype: str) -> dict[str, Any]:
     whole = low if dtype == "MINDOUBLE" else high if dtype == "MAXDOUBLE" else total
     return {"min": _number(low), "max": _number(high), "mean": _number(total / len(finite)), "sum": _number(whole),
             "instances": len(values)}
+
+
+def _histogram(values: np.ndarray, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """``bins`` equal bins from the values' min to max, or one bin where their span is zero or
+    too small (or too large) for that many distinct finite float64 edges: large nearly equal
+    counts such as UINT64 values near 2**64, for which ``np.histogram`` raises.
+
+    Example
+    -------
+    >>> counts, edges = _histogram(np.array([2.0**64, 2.0**64 + 4096]), 40)
+    >>> counts.tolist(), len(edges)
+    ([2], 2)
+    """
+    low, high = float(values.min()), float(values.max())
+    with np.errstate(over="ignore", invalid="ignore"):  # a span beyond float64: caught below
+        edges = np.linspace(low, high, bins + 1)
+    if not (np.all(np.isfinite(edges)) and np.all(np.diff(edges) > 0)):  # also all values equal
+        return np.array([len(values)]), np.array([low, high])
+    return np.histogram(values, bins=edges)
 
 
 def _peers(values: np.ndarray) -> dict[str, float | None]:

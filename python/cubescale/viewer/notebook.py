@@ -26,7 +26,7 @@ import secrets
 import threading
 from typing import TYPE_CHECKING
 
-from .server import _url, make_app, web  # server's import of aiohttp names the extra if missing
+from .server import _url, bound, make_app, runner, web  # server's import of aiohttp names the extra if missing
 
 if TYPE_CHECKING:
     from ..report import Report
@@ -52,7 +52,7 @@ class RunningViewer:
         token = secrets.token_urlsafe(32)
         self._app = make_app(report, token=token, embeddable=True)
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(self._app, access_log=None, shutdown_timeout=2.0)
+        self._runner = runner(self._app)
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, args=(host, port), name="cubescale-view", daemon=True)
@@ -67,6 +67,7 @@ class RunningViewer:
         try:
             self._loop.run_until_complete(self._runner.setup())
             self._loop.run_until_complete(web.TCPSite(self._runner, host, port).start())
+            bound(self._app, host, self._runner.addresses[0][1])
         except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
             self._error = e
             self._ready.set()

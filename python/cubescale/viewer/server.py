@@ -3,8 +3,11 @@
 Safety, as Jupyter does it: the server binds 127.0.0.1 unless told otherwise, and every
 request needs a random token (``secrets.token_urlsafe``), given once in the printed URL
 (``?token=``) and then kept in a cookie for the page's own requests. Only the files of
-``static/`` are served (by name from a fixed list: no path reaches the file system). Every
-refused or malformed query is answered with a 4xx JSON ``{"error": ...}``, and an unexpected
+``static/`` are served (by name from a fixed list: no path reaches the file system). A Host
+header other than the server's own address is refused (DNS rebinding), and the browser is
+opened on a private redirect file, so that the token is not on its command line. Every
+refused or malformed query (also a request line or header over 8 KiB, which aiohttp refuses)
+is answered with a 4xx JSON ``{"error": ...}``, and an unexpected
 error with a 500 JSON answer: a query never ends the server. The report is opened once;
 before each query the file is checked, so a report changed or removed under the server gives
 a 409 that the page shows.
@@ -48,12 +51,16 @@ Example
 from __future__ import annotations
 
 import asyncio
+import html
 import ipaddress
 import json
 import logging
 import os
+import pathlib
 import secrets
+import shutil
 import sys
+import tempfile
 import time
 import webbrowser
 from collections.abc import Awaitable, Callable
@@ -68,10 +75,12 @@ if TYPE_CHECKING:
 
 try:
     from aiohttp import web
+    from aiohttp.http_exceptions import LineTooLong
+    from aiohttp.web_protocol import RequestHandler
 except ImportError as e:  # pragma: no cover - depends on the installation
     raise ImportError("cubescale view needs aiohttp: pip install 'cubescale[view]'") from e
 
-__all__ = ["make_app", "serve"]
+__all__ = ["bound", "make_app", "runner", "serve"]
 
 _log = logging.getLogger("cubescale.viewer")
 
@@ -105,6 +114,9 @@ def _error(status: int, message: str) -> web.Response:
 async def _guard(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]):
     """Token check, JSON errors for everything refused, and nothing that escapes to kill the server."""
     config = request.app[_CONFIG]
+    if config["hosts"] is not None and request.host.lower() not in config["hosts"]:
+        # a page of another site whose name was rebound to 127.0.0.1 (DNS rebinding) sends its own name
+        return _error(403, f"unexpected Host header {request.host[:60]!r}: open the URL that `cubescale view` printed")
     given = request.query.get("token") or request.cookies.get(config["cookie"], "")
     # The page's own files hold no data: served without the token, so that the page also loads
     # inside a notebook's iframe, where the browser may withhold the cookie (another site).
@@ -167,7 +179,7 @@ def make_app(report: Report, token: str | None = None, embeddable: bool = False)
     app = web.Application(middlewares=[_guard], client_max_size=4096)
     app[_EXPLORER] = explorer
     app[_CONFIG] = {"token": token or secrets.token_urlsafe(32), "cookie": "cubescale_token",
-                    "embeddable": embeddable}
+                    "embeddable": embeddable, "hosts": None}
 
     async def index(request: web.Request) -> web.Response:
         return web.Response(body=files["index.html"], content_type="text/html")
@@ -194,12 +206,96 @@ def make_app(report: Report, token: str | None = None, embeddable: bool = False)
     return app
 
 
-def _url(host: str, port: int, token: str) -> str:
+def _netloc(host: str, port: int) -> str:
     try:
         bracket = ipaddress.ip_address(host).version == 6
     except ValueError:
         bracket = False
-    return f"http://{'[' + host + ']' if bracket else host}:{port}/?token={token}"
+    return f"{'[' + host + ']' if bracket else host}:{port}"
+
+
+def _url(host: str, port: int, token: str) -> str:
+    return f"http://{_netloc(host, port)}/?token={token}"
+
+
+WILDCARDS = ("", "0.0.0.0", "::")
+"""Bound to every interface: the Host header may be any of the machine's names (not checked)."""
+
+
+def bound(app: web.Application, host: str, port: int) -> None:
+    """Tells the app the address it listens on: the Host headers it accepts (the loopback
+    names and ``host`` on ``port``) and its cookie's name.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> app = make_app(cubescale.open(cubescale.examples.report_path()), token="t")
+    >>> bound(app, "127.0.0.1", 8765); sorted(app[_CONFIG]["hosts"])
+    ['127.0.0.1:8765', '[::1]:8765', 'localhost:8765']
+    """
+    config = app[_CONFIG]
+    config["cookie"] = f"cubescale_token_{port}"  # cookies ignore ports: one name per server
+    if host not in WILDCARDS:
+        config["hosts"] = {_netloc(name, port).lower() for name in ("127.0.0.1", "localhost", "::1", host)}
+
+
+class _Handler(RequestHandler):
+    """aiohttp's connection handler, answering a request it cannot parse (a line or header
+    over 8 KiB, a broken request line) as every refusal here: JSON, with one short log line
+    instead of a traceback that would also print the request's URL (and its token)."""
+
+    def handle_error(self, request, status=500, exc=None, message=None):  # type: ignore[no-untyped-def]
+        if status >= 500:  # a bug: keep aiohttp's traceback in the log
+            return super().handle_error(request, status, exc, message)
+        if request.writer.output_size > 0:  # as aiohttp: an answer is on its way already
+            raise ConnectionError("response already sent")
+        what = "a request line or header too long" if isinstance(exc, LineTooLong) else "a malformed request"
+        _log.warning("cubescale view: refused %s (%d)", what, status)
+        response = _error(status, f"refused {what}")
+        response.force_close()
+        return response
+
+
+class _Server(web.Server):
+    def __call__(self) -> RequestHandler:
+        return _Handler(self, loop=self._loop, **self._kwargs)
+
+
+class _Runner(web.AppRunner):
+    async def _make_server(self) -> web.Server:
+        server = await super()._make_server()
+        server.__class__ = _Server  # the same server, making _Handler connections
+        return server
+
+
+def runner(app: web.Application) -> web.AppRunner:
+    """An app runner whose malformed requests get JSON 4xx answers and a one-line log entry.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> isinstance(runner(make_app(cubescale.open(cubescale.examples.report_path()))), web.AppRunner)
+    True
+    """
+    return _Runner(app, access_log=None, shutdown_timeout=2.0)
+
+
+_REDIRECT = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">
+<title>cubescale view</title></head>
+<body><p>Opening <a href="{url}">cubescale view</a>…</p></body></html>
+"""
+
+
+def _open_browser(url: str, folder: str) -> None:
+    """Opens a browser on ``url`` through a redirect file only the user can read (as Jupyter
+    does): the browser's command line, which every local user sees in ``ps``, names the file,
+    not the token."""
+    path = os.path.join(folder, "open.html")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(_REDIRECT.format(url=html.escape(url, quote=True)))
+    webbrowser.open(pathlib.Path(path).as_uri())
 
 
 def serve(report: Report, host: str = "127.0.0.1", port: int = 0, open_browser: bool = True,
@@ -221,25 +317,26 @@ def serve(report: Report, host: str = "127.0.0.1", port: int = 0, open_browser: 
 
 
 async def _run(app: web.Application, host: str, port: int, open_browser: bool) -> None:
-    runner = web.AppRunner(app, access_log=None, shutdown_timeout=2.0)
-    await runner.setup()
+    serving = runner(app)
+    await serving.setup()
+    folder = tempfile.mkdtemp(prefix="cubescale-view-")  # mode 0700: the redirect file's
     try:
-        site = web.TCPSite(runner, host, port)
+        site = web.TCPSite(serving, host, port)
         await site.start()
-        bound = runner.addresses[0][1]
-        config = app[_CONFIG]
-        config["cookie"] = f"cubescale_token_{bound}"  # cookies ignore ports: one name per server
-        url = _url(host, bound, config["token"])
+        port = serving.addresses[0][1]
+        bound(app, host, port)
+        url = _url(host, port, app[_CONFIG]["token"])
         name = os.path.basename(app[_EXPLORER].path)
         print(f"cubescale view: serving {name} at\n    {url}\n(Ctrl-C to stop)", flush=True)
         if not ipaddress.ip_address(host).is_loopback if _is_ip(host) else host != "localhost":
             print("cubescale view: warning: not bound to loopback; anyone who has the URL can read the report",
                   file=sys.stderr, flush=True)
         if open_browser:
-            await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, url)
+            await asyncio.get_running_loop().run_in_executor(None, _open_browser, url, folder)
         await asyncio.Event().wait()  # until Ctrl-C cancels this task
     finally:
-        await runner.cleanup()
+        shutil.rmtree(folder, ignore_errors=True)
+        await serving.cleanup()
 
 
 def _is_ip(host: str) -> bool:

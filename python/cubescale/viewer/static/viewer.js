@@ -79,9 +79,12 @@ function format(value, root, scale, absolute = false) {
     if (!root) return "–";
     return `${(100 * value / root).toFixed(2)} %`;
   }
+  // Counts (visits, bytes, UINT64 metrics) exactly, as `cubescale info` prints them; other
+  // values to 4 significant digits, their exact value in the row's title.
+  if (Number.isInteger(value)) return value.toLocaleString("en-US");
   const size = Math.abs(value);
-  if (size !== 0 && (size >= 1e7 || size < 1e-3)) return value.toExponential(3);
-  return Number.isInteger(value) ? value.toLocaleString("en-US") : value.toLocaleString("en-US", { maximumFractionDigits: 3 });
+  if (size >= 1e7 || size < 1e-3) return value.toExponential(3);
+  return value.toLocaleString("en-US", { maximumFractionDigits: 3 });
 }
 
 const RAMP = [[40, 60, 170], [0, 170, 220], [40, 190, 60], [240, 210, 0], [225, 30, 30]];
@@ -122,6 +125,7 @@ function row(kind, node, open, selected, root, scale, depth, reference) {
   const text = document.createElement("span");
   text.className = "value";
   text.textContent = format(value, reference === undefined ? root : reference, scale);
+  if (value !== null && value !== undefined) text.title = String(value);  // the exact value
   const name = document.createElement("span");
   name.className = "name";
   name.textContent = node.label;
@@ -172,11 +176,13 @@ function metricNode(m) {
            inclusive: m.inclusive, exclusive: m.exclusive };
 }
 
-function metricRoot(m) {
+function metricTop(m) {
   const metrics = state.report.metrics;
   while (m.parent !== null) m = metrics[m.parent];
-  return m.inclusive;
+  return m;
 }
+
+function metricRoot(m) { return metricTop(m).inclusive; }
 
 function renderMetrics() {
   const tree = document.getElementById("metric-tree");
@@ -186,7 +192,10 @@ function renderMetrics() {
   const picked = chosen ? shown(metricNode(chosen), state.metricOpen.has(chosen.index)) : null;
   const walk = (m, depth) => {
     const open = state.metricOpen.has(m.index);
-    const reference = state.mode === "selection" && chosen ? picked : metricRoot(m);
+    // Percent of the selection only within the selected metric's tree (one unit); a metric of
+    // another tree (visits against a time) shows its percent of its own root, as Cube does.
+    const same = chosen && metricTop(m) === metricTop(chosen);
+    const reference = state.mode === "selection" && same ? picked : metricRoot(m);
     rows.push(row("metric", metricNode(m), open, m.index === state.metric, metricRoot(m), m.inclusive, depth,
                   reference));
     if (open) m.children.forEach((c) => walk(metrics[c], depth + 1));
@@ -564,12 +573,22 @@ function setSystemView(view) {
 // min / mean / max and a histogram (Cube's distribution view).
 async function showDistribution(generation) {
   const over = document.getElementById("distribution-over").value;
-  const d = await api("distribution", Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
-                                                      bins: 40, over }, selectionParams()));
+  const box = document.getElementById("distribution");
+  let d;
+  try {
+    d = await api("distribution", Object.assign({ metric: state.metric, metric_expanded: metricExpanded() ? 1 : 0,
+                                                  bins: 40, over }, selectionParams()));
+  } catch (e) {
+    // never the previous selection's numbers under the new selection
+    if (generation === state.generation) {
+      for (const key of ["over", "min", "mean", "max"]) delete box.dataset[key];
+      message(box, `no distribution: ${e.message}`);
+    }
+    throw e;
+  }
   if (generation !== state.generation) return;
   const scale = null;  // raw values: a location's tiny share is no rounding noise
   const at = (w) => (w && w.name ? ` (${w.parent ? w.parent + " › " : ""}${w.name})` : w ? ` (location ${w.location})` : "");
-  const box = document.getElementById("distribution");
   box.dataset.over = d.over;
   details(box, `Distribution over ${d.count.toLocaleString("en-US")} ${over === "processes" ? "processes" : "locations"}`, [
     ["min", d.min === null ? "–" : format(d.min, null, scale, true) + at(d.min_at)],
@@ -666,11 +685,20 @@ function details(container, title, entries) {
   container.replaceChildren(h, dl);
 }
 
+// Score-P and Scalasca write documentation links as "@mirror@file.html#anchor": as Cube does,
+// the report's mirrors take its place, the first web (http/https) one (a file:// mirror names the
+// measuring machine's installation); without one, the first mirror's link, shown as text.
+function documentUrl(url) {
+  if (!url || !url.startsWith("@mirror@")) return url;
+  const links = (state.report.mirrors || []).map((m) => m + url.slice("@mirror@".length));
+  return links.find((u) => /^https?:\/\//.test(u)) || links[0] || url;
+}
+
 function showMetricDetails() {
   const m = state.report.metrics[state.metric];
   details(document.getElementById("metric-details"), `Metric: ${m.display_name}`, [
     ["unique name", m.name], ["unit", m.unit], ["data type", m.dtype], ["kind", m.kind],
-    ["description", m.description], ["URL", m.url], ["expression", m.expression]]);
+    ["description", m.description], ["URL", documentUrl(m.url)], ["expression", m.expression]]);
 }
 
 async function showRegionDetails(index) {
@@ -683,7 +711,7 @@ async function showRegionDetails(index) {
   details(document.getElementById("region-details"), `Region: ${r.name}`, [
     ["file", r.module], ["lines", lines], ["paradigm", r.paradigm], ["role", r.role],
     ["mangled name", r.mangled_name !== r.name ? r.mangled_name : ""], ["description", r.description],
-    ["URL", r.url], ["parameters", parameters], ["call path id", d.id]]);
+    ["URL", documentUrl(r.url)], ["parameters", parameters], ["call path id", d.id]]);
   const nav = document.getElementById("breadcrumb");
   const parts = [];
   d.path.forEach((p, i) => {
