@@ -78,8 +78,9 @@ def prepare_run(args) -> None:
 
 
 def run_app(args) -> int:
-    from ..measure.mpi import trace_mpi, trace_mpi_on_import, untrace_mpi
-    from ..parallel._mpi import launched_by_mpirun, mpi
+    from ..measure.mpi import finalize_mpi, start_mpi, trace_mpi_on_import, untrace_mpi, world
+    from ..measure.trace import Later
+    from ..parallel._mpi import launched_by_mpirun
     from ..parallel.serial import SerialComm
 
     under_mpirun = launched_by_mpirun()
@@ -89,18 +90,26 @@ def run_app(args) -> int:
     saved = sys.argv, sys.modules["__main__"], list(sys.path)
     sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
     sys.modules["__main__"] = module  # pickles of the program's classes name __main__
-    error, status, own = None, 0, None
-    if under_mpirun:
-        # The report is written over a communicator of its own, made before the program runs:
-        # if some ranks raise while others still wait in the program's MPI calls, the report's
-        # messages can never match the program's (the job then waits instead of mixing them).
-        own = mpi().COMM_WORLD.Dup()
-        trace_mpi()  # every rank measures itself
-    else:
-        trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
+    error, status, own = None, 0, []
     trace = (args.trace_dir or os.path.splitext(args.output)[0] + "-trace") if args.trace else None
+
+    def connect() -> None:
+        # Once the program has initialized MPI (as Score-P in its MPI_Init), under mpirun: the
+        # report travels over a communicator of its own, so if some ranks raise while others
+        # still wait in the program's MPI calls, the report's messages never match the
+        # program's (the job then waits instead of mixing them).
+        own.append(world().Dup())
+        if trace is not None:
+            from ..measure.trace import join_trace
+
+            join_trace(own[0])
+
+    _core_measure.ignore_code(connect.__code__)  # the measurement's own start is no region
+    # MPI is the program's: traced when it initializes MPI itself (its import of mpi4py, or
+    # its MPI.Init with rc.initialize = False), with its own rc settings (thread level).
+    trace_mpi_on_import(connect if under_mpirun else None)
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
-                  trace=trace, trace_buffer=args.trace_buffer, comm=own)
+                  trace=trace, trace_buffer=args.trace_buffer, comm=Later(_environment_rank()) if under_mpirun else None)
     try:
         with program:  # the program runs right below its region (exec is no region)
             exec(code, module.__dict__)
@@ -110,11 +119,13 @@ def run_app(args) -> int:
         error = e
     finally:
         measure.stop()
+        if under_mpirun and not own:  # the program never started MPI: the report needs it
+            start_mpi()
         untrace_mpi()
         sys.argv, sys.modules["__main__"], sys.path[:] = saved
     # Without mpirun the report is written by this process alone, through MPI only if the
     # program initialized it, else through a communicator that needs no MPI at all.
-    comm = own if own is not None else mpi().COMM_WORLD if "mpi4py.MPI" in sys.modules else SerialComm()
+    comm = own[0] if own else world() if _mpi_up() else SerialComm()
     process = f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else "Process 0"
     profile = measure.profile(host=socket.gethostname(), process=process, program=program)
     from ..parallel import write_report
@@ -130,12 +141,26 @@ def run_app(args) -> int:
               file=sys.stderr, flush=True)
     if trace is not None:  # collective over the same ranks as the report
         measure.write_trace(comm, host=socket.gethostname(), process=process)
-    if own is not None:
-        own.Free()
+    if own:
+        own[0].Free()
+    finalize_mpi()  # where the program's MPI.Finalize waited for the report
     if error is not None:
         args.program_error = error  # the program's own: the command line passes it on untouched
         raise error
     return status
+
+
+def _mpi_up() -> bool:
+    """Whether the program initialized MPI (and it is not finalized)."""
+    MPI = sys.modules.get("mpi4py.MPI")
+    return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()
+
+
+def _environment_rank() -> int:
+    """This process's rank as mpirun tells it, before MPI is up."""
+    from ..cli import _environment_rank as rank
+
+    return rank()
 
 
 _core_measure.ignore_builtin(exec)  # between the program's region and its <module> with --c-calls
