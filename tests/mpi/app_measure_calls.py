@@ -39,8 +39,8 @@ def nonblocking_objects():
 
 
 def collectives():
-    comm.Allreduce(np.ones(16), np.empty(16))                               # 128 B each way
-    comm.Bcast(np.ones(32, dtype=np.uint8), root=0)                         # 32 B from the root
+    comm.Allreduce(np.ones(16), np.empty(16))                               # 128 B x size each way
+    comm.Bcast(np.ones(32, dtype=np.uint8), root=0)                         # root 32 B x size out, all 32 in
     counts = [r + 1 for r in range(size)]
     comm.Allgatherv(np.ones(rank + 1), [np.empty(sum(counts)), counts, MPI.DOUBLE])  # 8 (r+1) out, 8 sum in
     comm.Barrier()

@@ -71,23 +71,25 @@ def test_non_blocking_receives_count_at_their_completion(measured):
 
 def test_collectives_count_what_each_rank_gives_and_gets(measured):
     ranks, r = measured
-    assert _call(r, "collectives", "MPI_Allreduce")[1:] == ([128] * ranks, [128] * ranks)
-    assert _call(r, "collectives", "MPI_Bcast")[1:] == ([32] + [0] * (ranks - 1), [0] + [32] * (ranks - 1))
+    # Score-P's rules (docs/measure.md): every rank's block counts, the rank's own included
+    assert _call(r, "collectives", "MPI_Allreduce")[1:] == ([128 * ranks] * ranks, [128 * ranks] * ranks)
+    assert _call(r, "collectives", "MPI_Bcast")[1:] == ([32 * ranks] + [0] * (ranks - 1), [32] * ranks)
     total = 8 * sum(k + 1 for k in range(ranks))
-    assert _call(r, "collectives", "MPI_Allgatherv")[1:] == ([8 * (k + 1) for k in range(ranks)], [total] * ranks)
+    assert _call(r, "collectives", "MPI_Allgatherv")[1:] == ([8 * (k + 1) * ranks for k in range(ranks)],
+                                                            [total] * ranks)
     assert _call(r, "collectives", "MPI_Barrier")[1:] == ([0] * ranks, [0] * ranks)
-    assert _call(r, "collectives", "MPI_Iallreduce")[1:] == ([64] * ranks, [64] * ranks)  # as its blocking twin
+    assert _call(r, "collectives", "MPI_Iallreduce")[1:] == ([64 * ranks] * ranks, [64 * ranks] * ranks)  # as blocking
     assert _call(r, "collectives", "MPI_Iallgatherv")[1:] == _call(r, "collectives", "MPI_Allgatherv")[1:]
 
 
 def test_derived_communicators_rooted_calls_and_completions(measured):
     ranks, r = measured
     assert _call(r, "derived", "MPI_Cart_create")[0] == [1] * ranks
-    assert _call(r, "derived", "MPI_Allreduce")[1:] == ([16] * ranks, [16] * ranks)  # on the Cartcomm
+    assert _call(r, "derived", "MPI_Allreduce")[1:] == ([16 * ranks] * ranks, [16 * ranks] * ranks)  # on the Cartcomm
     assert _call(r, "derived", "MPI_Comm_split")[0] == [1] * ranks
     assert _call(r, "derived", "MPI_Barrier")[0] == [1] * ranks  # on the split communicator
     assert _call(r, "rooted", "MPI_Scatter")[1:] == ([32 * ranks] + [0] * (ranks - 1), [32] * ranks)
-    assert _call(r, "rooted", "MPI_Reduce")[1:] == ([24] * ranks, [24] + [0] * (ranks - 1))
+    assert _call(r, "rooted", "MPI_Reduce")[1:] == ([24] * ranks, [24 * ranks] + [0] * (ranks - 1))
     gathered = [_pickled(k) for k in range(ranks)]
     assert _call(r, "rooted", "MPI_Gather")[1:] == (gathered, [sum(gathered)] + [0] * (ranks - 1))
     assert _call(r, "completions", "MPI_Waitany")[2] == [24] * ranks

@@ -82,8 +82,9 @@ def prepare_run(args) -> None:
 
 
 def run_app(args) -> int:
-    from ..measure.mpi import trace_mpi, trace_mpi_on_import, untrace_mpi
-    from ..parallel._mpi import launched_by_mpirun, mpi
+    from ..measure.mpi import finalize_mpi, start_mpi, trace_mpi_on_import, untrace_mpi
+    from ..measure.trace import Later
+    from ..parallel._mpi import launched_by_mpirun
     from ..parallel.serial import SerialComm
 
     under_mpirun = launched_by_mpirun()
@@ -93,31 +94,60 @@ def run_app(args) -> int:
     saved = sys.argv, sys.modules["__main__"], list(sys.path)
     sys.argv, sys.path[0:0] = [args.app, *args.args], [os.path.dirname(path)]
     sys.modules["__main__"] = module  # pickles of the program's classes name __main__
-    own = None
-    if under_mpirun:
-        # The report is written over a communicator of its own, made before the program runs:
-        # if some ranks raise while others still wait in the program's MPI calls, the report's
-        # messages can never match the program's (the job then waits instead of mixing them).
-        own = mpi().COMM_WORLD.Dup()
-        trace_mpi()  # every rank measures itself
-    else:
-        trace_mpi_on_import()  # one process: MPI only if the program imports mpi4py
+    own: list = []
     trace = (args.trace_dir or os.path.splitext(args.output)[0] + "-trace") if args.trace else None
+
+    def connect() -> None:
+        # Once the program has initialized MPI (as Score-P in its MPI_Init), under mpirun: the
+        # report travels over a communicator of its own, so if some ranks raise while others
+        # still wait in the program's MPI calls, the report's messages never match the
+        # program's (the job then waits instead of mixing them).
+        from ..measure.mpi import world
+
+        own.append(world().Dup())
+        if trace is not None:
+            from ..measure.trace import join_trace
+
+            join_trace(own[0])
+
+    _core_measure.ignore_code(connect.__code__)  # the measurement's own start is no region
+    # MPI is the program's: traced when it initializes MPI itself (its import of mpi4py, or
+    # its MPI.Init with rc.initialize = False), with its own rc settings (thread level).
+    trace_mpi_on_import(connect if under_mpirun else None)
     measurer = os.getpid()  # a child the program forks runs on below, with a copy of the measurement
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
-                  trace=trace, trace_buffer=args.trace_buffer, comm=own)
+                  trace=trace, trace_buffer=args.trace_buffer,
+                  comm=Later(_environment_rank()) if under_mpirun else None)
     try:
         outcome = _execute(code, module, program)
     finally:
         measure.stop()
+        if under_mpirun and not own and os.getpid() == measurer:  # the program never started MPI
+            start_mpi()  # (the report needs it)
         untrace_mpi()
         sys.argv, sys.modules["__main__"], sys.path[:] = saved
     try:
         if os.getpid() == measurer:  # a forked child's copy would overwrite the parent's files
-            _write(args, program, trace, own, SerialComm, mpi)
+            try:
+                _write(args, program, trace, own[0] if own else None, SerialComm)
+            finally:
+                finalize_mpi()  # where the program's MPI.Finalize waited for the report
     finally:  # the program's ending is told even when the report could not be written
         status = exit_status(outcome, code)
     return status
+
+
+def _mpi_up() -> bool:
+    """Whether the program initialized MPI (and it is not finalized)."""
+    MPI = sys.modules.get("mpi4py.MPI")
+    return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()
+
+
+def _environment_rank() -> int:
+    """This process's rank as mpirun tells it, before MPI is up."""
+    from ..cli import _environment_rank as rank
+
+    return rank()
 
 
 def _execute(code: types.CodeType, module: types.ModuleType, program: measure.region) -> BaseException | None:
@@ -131,11 +161,13 @@ def _execute(code: types.CodeType, module: types.ModuleType, program: measure.re
     return None
 
 
-def _write(args, program: measure.region, trace: str | None, own, serial, mpi) -> None:
+def _write(args, program: measure.region, trace: str | None, own, serial) -> None:
     """The report, then the trace: a report that cannot be written still leaves the trace."""
+    from ..measure.mpi import world
+
     # Without mpirun the report is written by this process alone, through MPI only if the
     # program initialized it, else through a communicator that needs no MPI at all.
-    comm = own if own is not None else mpi().COMM_WORLD if "mpi4py.MPI" in sys.modules else serial()
+    comm = own if own is not None else world() if _mpi_up() else serial()
     process = f"MPI Rank {comm.rank}" if not isinstance(comm, serial) else "Process 0"
     warning = depth_warning(args.depth)
     if warning is not None:

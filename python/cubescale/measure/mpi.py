@@ -12,8 +12,13 @@ function) and add the bytes of the message to the current call path:
 * blocking receives count the message they received, from its status (a buffer larger than
   the message counts the message); non-blocking receives count at the wait or test that
   completes them, as Score-P does;
-* collectives count what a rank contributes as sent and what it gets as received (v-variants
-  by their counts; ``MPI.IN_PLACE`` counts nothing).
+* collectives count as Score-P counts them (docs/measure.md): what goes to every rank and
+  comes from every rank, the rank's own block included unless ``MPI.IN_PLACE`` keeps it in
+  place (a Bcast root sends N blocks and receives one); the lower-case methods by the same
+  rules, each block a pickle mpi4py sends.
+
+mpi4py is traced once the program has initialized MPI (:func:`trace_mpi_on_import`): the
+measurement never starts MPI itself nor changes ``mpi4py.rc``.
 
 Communicators made from traced ones (``Split``, ``Dup``, ``Create_cart`` ...) are traced too
 and their creation is a region. The wrappers live in this file, which the automatic mode
@@ -28,7 +33,7 @@ from typing import Any
 
 from .._core import measure as _measure
 
-__all__ = ["trace_mpi", "trace_mpi_on_import", "untrace_mpi"]
+__all__ = ["finalize_mpi", "start_mpi", "trace_mpi", "trace_mpi_on_import", "untrace_mpi", "world"]
 
 P2P, BARRIER, ONE2ALL, ALL2ONE, ALL2ALL, OTHER = (
     "point2point", "barrier", "one2all", "all2one", "all2all", "other collective")
@@ -141,46 +146,43 @@ def _buffer_bytes(spec: Any) -> int:
         return 0
 
 
-def _vector_bytes(spec: Any) -> int:
-    """Bytes of a v-buffer argument ``[buf, counts, (displs,) type]`` (counts summed), else as
-    :func:`_buffer_bytes`."""
+def _per_rank(spec: Any, n: int) -> list[int]:
+    """Bytes per rank of a v-buffer ``[buf, counts, (displs,) type]``, ``[buf, (counts,
+    displs), type]`` or, for ``Alltoallw``, ``[buf, counts, displs, types]``; a buffer
+    without counts splits evenly, as mpi4py splits it."""
     MPI = _mpi()
-    if isinstance(spec, (list, tuple)) and len(spec) >= 2 and spec is not MPI.IN_PLACE:
+    if isinstance(spec, (list, tuple)) and len(spec) >= 2:
         counts = spec[1]
         if isinstance(counts, tuple) and len(counts) == 2 and not isinstance(counts[0], int):
             counts = counts[0]  # (counts, displs)
-        if isinstance(counts, (list, tuple)) and counts and all(isinstance(c, int) for c in counts):
-            datatype = spec[-1] if isinstance(spec[-1], MPI.Datatype) else None
+        if isinstance(counts, (list, tuple)) and len(counts) == n and all(isinstance(c, int) for c in counts):
+            types = spec[-1]
+            if isinstance(types, (list, tuple)) and len(types) == n:  # Alltoallw: a datatype per rank
+                return [c * t.Get_size() for c, t in zip(counts, types)]
             try:
-                size = datatype.Get_size() if datatype is not None else memoryview(spec[0]).itemsize
+                size = types.Get_size() if isinstance(types, MPI.Datatype) else memoryview(spec[0]).itemsize
             except TypeError:
-                return 0
-            return sum(counts) * size
-    return _buffer_bytes(spec)
+                return [0] * n
+            return [c * size for c in counts]
+    total = _buffer_bytes(spec)
+    return [total // n] * n if n else []
 
 
-def _block_bytes(spec: Any, comm: Any) -> int:
-    """Bytes of a buffer of one block per rank: ``[buf, count, type]`` counts per rank."""
+def _block(spec: Any, n: int) -> int:
+    """Bytes of one rank's block of a buffer of ``n`` equal blocks: ``[buf, count, type]``
+    gives the count per rank, a plain buffer splits evenly."""
     MPI = _mpi()
     if isinstance(spec, (list, tuple)) and len(spec) >= 3 and isinstance(spec[1], int) \
             and isinstance(spec[-1], MPI.Datatype):
-        return spec[1] * spec[-1].Get_size() * comm.Get_size()
-    return _buffer_bytes(spec)
+        return spec[1] * spec[-1].Get_size()
+    return _buffer_bytes(spec) // n if n else 0
 
 
-# Buffer kinds of upper-case collectives (send, receive): "B" a block per rank, "V" counts per
-# rank, "-" one buffer. Non-blocking variants ("Iallgather") as their blocking ones.
-_SPECS = {"Scatter": "B-", "Scatterv": "V-", "Gather": "-B", "Gatherv": "-V", "Allgather": "-B",
-          "Allgatherv": "-V", "Alltoall": "BB", "Alltoallv": "VV", "Alltoallw": "VV",
-          "Reduce_scatter_block": "B-"}
-
-
-def _spec_bytes(kind: str, spec: Any, comm: Any) -> int:
-    if kind == "B":
-        return _block_bytes(spec, comm)
-    if kind == "V":
-        return _vector_bytes(spec)
-    return _buffer_bytes(spec)
+def _operation(method: str) -> str:
+    """The collective a method is, lower-case and blocking: Iallgatherv -> allgatherv."""
+    if method[0] == "I" and method[1:2].islower():
+        method = method[1:]
+    return method.lower()
 
 
 def _argument(args: tuple, kwargs: dict, index: int, name: str) -> Any:
@@ -196,35 +198,130 @@ def _root(method: str, args: tuple, kwargs: dict) -> int:
 
 
 def _collective_bytes(method: str, kind: str, comm: Any, args: tuple, kwargs: dict, result: Any) -> tuple[int, int]:
-    """(sent, received) by this rank in one collective call."""
-    lower = method[0].islower()
-    if lower:
-        obj = _argument(args, kwargs, 0, "sendobj" if method not in ("bcast",) else "obj")
-        rooted = kind in ("bcast", "scatter", "gather")
-        is_root = not rooted or comm.Get_rank() == _root(method, args, kwargs)
-        if kind == "bcast":
-            return (_pickled(obj), 0) if is_root else (0, _pickled(result))
-        if kind == "scatter":
-            return (sum(_pickled(x) for x in obj) if is_root and obj is not None else 0), _pickled(result)
-        if kind == "gather" and method == "gather":
-            return _pickled(obj), (sum(_pickled(x) for x in result) if is_root and result is not None else 0)
-        sent = sum(_pickled(x) for x in obj) if method == "alltoall" else _pickled(obj)
-        if isinstance(result, list) and method in ("allgather", "alltoall"):
-            return sent, sum(_pickled(x) for x in result)
-        return sent, (_pickled(result) if result is not None else 0)
-    if kind == "bcast":
-        data = _buffer_bytes(_argument(args, kwargs, 0, "buf"))
-        return (data, 0) if comm.Get_rank() == _root(method, args, kwargs) else (0, data)
-    send, receive = _argument(args, kwargs, 0, "sendbuf"), _argument(args, kwargs, 1, "recvbuf")
-    # mpi4py's non-blocking collectives are the blocking name behind an "I": Iallgatherv.
-    blocking = method[1].upper() + method[2:] if method[0] == "I" and method[1:2].islower() else method
-    send_spec, receive_spec = tuple(_SPECS.get(blocking, "--"))
-    sent, received = _spec_bytes(send_spec, send, comm), _spec_bytes(receive_spec, receive, comm)
-    if kind == "scatter" and comm.Get_rank() != _root(method, args, kwargs):
-        sent = 0  # only the root's send buffer is significant
-    if kind == "gather" and comm.Get_rank() != _root(method, args, kwargs):
-        received = 0
-    return sent, received
+    """(sent, received) by this rank in one collective call, by Score-P's rules (see the
+    module and docs/measure.md): a rank counts what goes to every rank, itself included, and
+    what comes from every rank, itself included, except where ``MPI.IN_PLACE`` keeps its own
+    block in place. Intercommunicators count nothing."""
+    if comm.Is_inter():
+        return 0, 0
+    n, me, operation = comm.Get_size(), comm.Get_rank(), _operation(method)
+    root = _root(method, args, kwargs) if kind in ("bcast", "scatter", "gather") else -1
+    if method[0].islower():
+        return _pickle_rule(operation, n, me, root, _argument(args, kwargs, 0, "obj" if operation == "bcast"
+                                                               else "sendobj"), result)
+    first = _argument(args, kwargs, 0, "buf" if operation == "bcast" else "sendbuf")
+    return _buffer_rule(operation, n, me, root, first, _argument(args, kwargs, 1, "recvbuf"), args, kwargs)
+
+
+def _buffer_rule(operation: str, n: int, me: int, root: int, send: Any, receive: Any,
+                 args: tuple, kwargs: dict) -> tuple[int, int]:
+    """Score-P's bytes of a buffer collective (``send``: the first buffer argument)."""
+    MPI = _mpi()
+    if operation == "bcast":
+        block = _buffer_bytes(send)
+        return (n * block, block) if me == root else (0, block)
+    if operation in ("gather", "gatherv", "reduce"):
+        if me != root:
+            return _buffer_bytes(send), 0
+        blocks = [_buffer_bytes(send if send is not MPI.IN_PLACE else receive)] * n if operation == "reduce" \
+            else _per_rank(receive, n) if operation == "gatherv" else [_block(receive, n)] * n
+        return _rooted(blocks, me, send is MPI.IN_PLACE)
+    if operation in ("scatter", "scatterv"):
+        if me != root:
+            return 0, _buffer_bytes(receive)
+        blocks = _per_rank(send, n) if operation == "scatterv" else [_block(send, n)] * n
+        received, sent = _rooted(blocks, me, receive is MPI.IN_PLACE)
+        return sent, received
+    return _all_rule(operation, n, me, send, receive, args, kwargs)
+
+
+def _rooted(blocks: list[int], me: int, in_place: bool) -> tuple[int, int]:
+    """(own part, all parts) of the root of a gather (a scatter: the other way round);
+    ``IN_PLACE`` moves neither its own block out nor in."""
+    if in_place:
+        return 0, sum(blocks) - blocks[me]
+    return blocks[me], sum(blocks)
+
+
+def _all_rule(operation: str, n: int, me: int, send: Any, receive: Any, args: tuple,
+              kwargs: dict) -> tuple[int, int]:
+    """Score-P's bytes of the collectives without a root."""
+    MPI = _mpi()
+    in_place = send is MPI.IN_PLACE
+    if operation in ("allgather", "alltoall"):
+        block = _block(receive, n)
+        if in_place:
+            return (n - 1) * block, (n - 1) * block
+        return n * (_block(send, n) if operation == "alltoall" else _buffer_bytes(send)), n * block
+    if operation in ("allgatherv", "alltoallv", "alltoallw"):
+        blocks = _per_rank(receive, n)
+        others = sum(blocks) - blocks[me]
+        if in_place:
+            return ((n - 1) * blocks[me] if operation == "allgatherv" else others), others
+        sent = n * _buffer_bytes(send) if operation == "allgatherv" else sum(_per_rank(send, n))
+        return sent, sum(blocks)
+    if operation in ("allreduce", "reduce_scatter_block"):
+        block = _buffer_bytes(receive)
+        if operation == "reduce_scatter_block" and in_place:
+            block //= n  # the receive buffer holds every rank's block
+        factor = n - 1 if in_place else n
+        return factor * block, factor * block
+    if operation == "reduce_scatter":
+        blocks = _reduce_scatter_blocks(n, me, send, receive, _argument(args, kwargs, 2, "recvcounts"))
+        if in_place:
+            return sum(blocks) - blocks[me], (n - 1) * blocks[me]
+        return sum(blocks), n * blocks[me]
+    if operation in ("scan", "exscan"):
+        block = _buffer_bytes(receive)
+        if in_place or operation == "exscan":  # exscan never combines a rank's own block
+            return (n - me - 1) * block, me * block
+        return (n - me) * block, (me + 1) * block
+    return 0, 0
+
+
+def _reduce_scatter_blocks(n: int, me: int, send: Any, receive: Any, counts: Any) -> list[int]:
+    """Bytes of each rank's result block of ``Reduce_scatter``."""
+    MPI = _mpi()
+    full = receive if send is MPI.IN_PLACE else send
+    if isinstance(counts, (list, tuple)) and len(counts) == n:
+        total = sum(counts)
+        size = _buffer_bytes(full) // total if total else 0
+        return [c * size for c in counts]
+    blocks = _per_rank(full, n)  # no counts: only this rank's block is known, the rest split evenly
+    if send is not MPI.IN_PLACE:
+        mine = _buffer_bytes(receive)
+        rest = (_buffer_bytes(full) - mine) // (n - 1) if n > 1 else 0
+        blocks = [mine if r == me else rest for r in range(n)]
+    return blocks
+
+
+def _pickle_rule(operation: str, n: int, me: int, root: int, obj: Any, result: Any) -> tuple[int, int]:
+    """Score-P's rule of the matching buffer collective, each block being a pickle mpi4py
+    sends: this rank's object (``obj``), or for gathered results each rank's object."""
+    if operation == "bcast":
+        block = _pickled(obj if me == root else result)
+        return (n * block, block) if me == root else (0, block)
+    if operation == "scatter":
+        if me != root:
+            return 0, _pickled(result)
+        blocks = [_pickled(x) for x in obj]
+        return sum(blocks), blocks[me]
+    if operation == "gather":
+        return (_pickled(obj), 0) if me != root else _rooted([_pickled(x) for x in result], me, False)
+    if operation == "allgather":
+        return n * _pickled(obj), sum(_pickled(x) for x in result)
+    if operation == "alltoall":
+        return sum(_pickled(x) for x in obj), sum(_pickled(x) for x in result)
+    block = _pickled(obj)
+    if operation == "reduce":
+        return (block, n * block) if me == root else (block, 0)
+    if operation == "allreduce":
+        return n * block, n * block
+    if operation == "scan":
+        return (n - me) * block, (me + 1) * block
+    if operation == "exscan":
+        return (n - me - 1) * block, me * block
+    return 0, 0
 
 
 def _count(status: Any) -> int:
@@ -540,8 +637,9 @@ def _define_comm(parent: Any, made: Any, traced: Any) -> None:
 
 def trace_mpi() -> None:
     """Makes ``MPI.COMM_WORLD``, ``MPI.COMM_SELF`` and ``MPI.Request`` record their calls
-    (see the module), and ``MPI.Finalize`` wait for the report. Call it before the program
-    looks these names up.
+    (see the module), and ``MPI.Finalize`` wait for the report. Call it once MPI is
+    initialized, before the program looks these names up (:func:`trace_mpi_on_import` waits
+    for the program's own initialization).
 
     Example
     -------
@@ -559,6 +657,8 @@ def trace_mpi() -> None:
     MPI = _mpi()
     if _SAVED:
         return
+    if not _up(MPI):  # wrapping a communicator calls MPI (MPI_Comm_test_inter)
+        raise RuntimeError("trace_mpi needs MPI initialized and not finalized (trace_mpi_on_import waits for it)")
     for comm_id, name in enumerate(("COMM_WORLD", "COMM_SELF")):
         _SAVED[name] = getattr(MPI, name)
         setattr(MPI, name, _traced_comm(_SAVED[name]))
@@ -569,19 +669,102 @@ def trace_mpi() -> None:
     MPI.Finalize = _finalize
 
 
+def world() -> Any:
+    """mpi4py's own ``MPI.COMM_WORLD`` (not the traced one), for the measurement's messages.
+
+    Example
+    -------
+    >>> from cubescale.measure.mpi import world
+    >>> world().Get_size() >= 1
+    True
+    """
+    return _SAVED.get("COMM_WORLD") or _mpi().COMM_WORLD
+
+
+def _up(MPI: Any) -> bool:
+    return bool(MPI.Is_initialized() and not MPI.Is_finalized())
+
+
 _FINALIZE = _Region("MPI_Finalize", "function")
+
+
+_FINALIZE_LATER: list[bool] = []  # the program asked for MPI.Finalize (or start_mpi ran MPI.Init)
 
 
 def _finalize() -> None:
     """The program's ``MPI.Finalize()`` while traced: a region, and MPI stays up for the
-    report (mpi4py finalizes MPI when the interpreter exits)."""
+    report; :func:`finalize_mpi` finalizes it afterwards."""
     _measure.enter(_FINALIZE())
+    _FINALIZE_LATER[:] = [True]
     _measure.exit()
 
 
+def finalize_mpi() -> None:
+    """After the report: finalizes MPI where the program asked for it while traced, or where
+    :func:`start_mpi` initialized it with ``MPI.Init`` (mpi4py finalizes at exit only what its
+    import initialized).
+
+    Example
+    -------
+    >>> from cubescale.measure.mpi import finalize_mpi
+    >>> finalize_mpi()  # nothing was asked for
+    """
+    if _FINALIZE_LATER:
+        _FINALIZE_LATER.clear()
+        MPI = _mpi()
+        if _up(MPI):
+            MPI.Finalize()
+
+
+# Waiting for the program to initialize MPI, as Score-P waits in its MPI_Init wrapper: the
+# measurement never initializes MPI itself (that would fix the thread level and make the
+# program's own MPI.Init fail), it wraps MPI.Init / Init_thread until they ran.
+_ON_INIT: list[Callable[[], None]] = []
+_INIT_SAVED: dict[str, Any] = {}
+
+
+def _initialized(MPI: Any) -> None:
+    """MPI is up: trace it, then run what waited for it."""
+    for name, original in _INIT_SAVED.items():
+        setattr(MPI, name, original)
+    _INIT_SAVED.clear()
+    trace_mpi()
+    while _ON_INIT:
+        _ON_INIT.pop(0)()
+
+
+def _await_init(MPI: Any) -> None:
+    """MPI is up now, or later in the program's ``MPI.Init`` / ``MPI.Init_thread``."""
+    if _up(MPI):
+        _initialized(MPI)
+    elif not MPI.Is_finalized() and not _INIT_SAVED:
+        for name in ("Init", "Init_thread"):
+            _INIT_SAVED[name] = getattr(MPI, name)
+            setattr(MPI, name, _init_wrapper(name, _INIT_SAVED[name]))
+
+
+def _init_wrapper(name: str, original: Callable) -> Callable:
+    """The program's ``MPI.Init`` / ``Init_thread`` as a region (``MPI_Init``, as Score-P
+    records it), which also holds the measurement's own start over MPI."""
+    region = _Region(f"MPI_{name}", "function")
+
+    def init(*args: Any, **kwargs: Any) -> Any:
+        _measure.enter(region())
+        try:
+            result = original(*args, **kwargs)
+            _initialized(_mpi())
+            return result
+        finally:
+            _measure.exit()
+
+    init.__name__ = init.__qualname__ = name
+    return init
+
+
 class _TraceOnImport:
-    """A ``sys.meta_path`` finder that traces ``mpi4py.MPI`` right after the program imports
-    it: importing it initializes MPI, which a program that never uses MPI must not need."""
+    """A ``sys.meta_path`` finder that hooks ``mpi4py.MPI`` right after the program imports
+    it: importing it initializes MPI (unless the program set ``mpi4py.rc.initialize =
+    False``), which a program that never uses MPI must not need."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "mpi4py.MPI":
@@ -600,16 +783,17 @@ class _TraceOnImport:
             def exec_module(self, module):
                 loader.exec_module(module)
                 _MPI[:] = [module]
-                trace_mpi()
+                _await_init(module)
 
         spec.loader = Loader()  # type: ignore[assignment]  # the loader protocol is enough
         return spec
 
 
-def trace_mpi_on_import() -> None:
-    """Traces mpi4py as :func:`trace_mpi` does, now if ``mpi4py.MPI`` is imported already,
-    else when the program imports it (MPI is initialized only if the program uses it).
-    :func:`untrace_mpi` undoes both.
+def trace_mpi_on_import(on_init: Callable[[], None] | None = None) -> None:
+    """Traces mpi4py as :func:`trace_mpi` does once the program has initialized MPI: at its
+    import of ``mpi4py.MPI``, or, with ``mpi4py.rc.initialize = False``, in its own
+    ``MPI.Init()`` / ``MPI.Init_thread()`` (its ``mpi4py.rc`` settings, such as the thread
+    level, are left alone). ``on_init`` runs then too, once. :func:`untrace_mpi` undoes both.
 
     Example
     -------
@@ -618,14 +802,35 @@ def trace_mpi_on_import() -> None:
     """
     import sys
 
-    if "mpi4py.MPI" in sys.modules:
-        trace_mpi()
+    if on_init is not None:
+        _ON_INIT.append(on_init)
+    module = sys.modules.get("mpi4py.MPI")
+    if module is not None:
+        _MPI[:] = [module]
+        _await_init(module)
     elif not any(isinstance(f, _TraceOnImport) for f in sys.meta_path):
         sys.meta_path.insert(0, _TraceOnImport())
 
 
+def start_mpi() -> None:
+    """Initializes MPI if the program did not (as mpi4py's ``rc`` says), through the hooks of
+    :func:`trace_mpi_on_import`: after a program that never used MPI, its report needs it.
+
+    Example
+    -------
+    >>> from cubescale.measure.mpi import start_mpi
+    >>> start_mpi()
+    """
+    import importlib
+
+    MPI = importlib.import_module("mpi4py.MPI")  # initializes MPI, unless rc.initialize is False
+    if not MPI.Is_initialized():
+        MPI.Init()
+        _FINALIZE_LATER[:] = [True]
+
+
 def untrace_mpi() -> None:
-    """Restores the original communicators and ``MPI.Request``.
+    """Restores the original communicators, ``MPI.Request`` and ``MPI.Init``.
 
     Example
     -------
@@ -635,10 +840,12 @@ def untrace_mpi() -> None:
     import sys
 
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TraceOnImport)]
-    if _SAVED:
+    _ON_INIT.clear()
+    if _INIT_SAVED or _SAVED:
         MPI = _mpi()
-        for name, value in _SAVED.items():
+        for name, value in (*_INIT_SAVED.items(), *_SAVED.items()):
             setattr(MPI, name, value)
+        _INIT_SAVED.clear()
         _SAVED.clear()
 
 

@@ -64,6 +64,8 @@ def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
     import shutil
 
     directory = os.path.abspath(directory)
+    if isinstance(comm, Later):
+        return _begin_alone(directory, buffer_bytes, comm.rank)
     partial, rank = _partial(directory), comm.Get_rank()
     problem = None
     if rank == 0:
@@ -86,6 +88,116 @@ def begin_trace(directory: str, buffer_bytes: int, comm: Any) -> None:
 
 
 _TRACE_DIRECTORY: list[str] = []
+
+
+class Later:
+    """The ranks' communicator of :func:`begin_trace` before MPI is up (``cubescale run``
+    waits for the program's own ``MPI.Init``): ``rank`` as mpirun tells it; each rank begins
+    alone, and :func:`join_trace` does the collective part once MPI is up.
+
+    Example
+    -------
+    >>> Later(3).rank
+    3
+    """
+
+    def __init__(self, rank: int):
+        self.rank = rank
+
+
+_JOB_WAIT = 30.0  # seconds a rank waits for rank 0 to claim the trace folder
+
+
+def _job() -> str:
+    """This mpirun job's id from the launcher's environment ("" if it gives none)."""
+    import os
+
+    for key in ("PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"):
+        if os.environ.get(key):
+            return f"{key}={os.environ[key]}.{os.environ.get('SLURM_STEP_ID', '')}"
+    return ""
+
+
+def _begin_alone(directory: str, buffer_bytes: int, rank: int) -> None:
+    """:func:`begin_trace` without messages: rank 0 claims the folder (the checks, a dead
+    run's leftovers removed, the job's id written), the other ranks wait for that claim
+    before they write into it."""
+    import errno
+    import os
+    import shutil
+    import time
+
+    from ..files import write_text
+
+    partial, job = _partial(directory), _job()
+    if os.path.exists(directory):
+        raise FileExistsError(errno.EEXIST, "the trace directory exists already", directory)
+    if rank == 0:
+        if _live_partial(partial):
+            raise FileExistsError(errno.EEXIST, f"a running process writes this trace ({os.path.basename(partial)})",
+                                  directory)
+        shutil.rmtree(partial, ignore_errors=True)
+        record_partial_writer(partial, 0)
+        write_text(os.path.join(partial, "job"), job + "\n")
+    else:
+        deadline = time.monotonic() + _JOB_WAIT
+        while not _claimed(partial, job):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"rank 0 did not begin the trace {directory} within {_JOB_WAIT:.0f} s")
+            time.sleep(0.01)
+        record_partial_writer(partial, rank)
+    _measure.trace(os.path.join(partial, f"rank{rank}"), rank, int(buffer_bytes))
+    _TRACE_DIRECTORY[:] = [directory]
+
+
+def _claimed(partial: str, job: str) -> bool:
+    """Whether rank 0 of this job claimed the folder; if the launcher names no job, a claim
+    made after this process started (a dead run's claim, which rank 0 is about to remove, is
+    older: writing into that folder would lose the events)."""
+    import os
+
+    claim = os.path.join(partial, "job")
+    try:
+        with open(claim, encoding="utf-8") as f:
+            if job:
+                return f.read().strip() == job
+        return os.path.getmtime(claim) >= _process_start() - 2.0  # (boot time has whole seconds)
+    except OSError:
+        return False
+
+
+def _process_start() -> float:
+    """When this process started, in seconds since the epoch (Linux's /proc; 0 elsewhere)."""
+    import os
+
+    try:
+        with open("/proc/self/stat", encoding="ascii") as f:
+            ticks = int(f.read().rsplit(")", 1)[1].split()[19])  # field 22: start time after boot
+        with open("/proc/stat", encoding="ascii") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith("btime "))
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return 0.0
+
+
+def join_trace(comm: Any) -> None:
+    """The collective part of :func:`begin_trace` for a trace begun with :class:`Later`: the
+    number of ranks and the clock offsets, over ``comm`` (whose ranks must be mpirun's).
+
+    Example
+    -------
+    >>> from cubescale import measure
+    >>> from cubescale.measure.trace import join_trace
+    >>> from cubescale.parallel.serial import SerialComm
+    >>> join_trace(SerialComm())
+    Traceback (most recent call last):
+    ...
+    RuntimeError: no trace to join: start the measurement with measure.start(trace=DIR)
+    """
+    if not _TRACE_DIRECTORY or not _measure.tracing():
+        raise RuntimeError("no trace to join: start the measurement with measure.start(trace=DIR)")
+    _measure.trace_world_size(comm.Get_size())
+    _clock_offset(comm)
 
 
 def _clock_offset(comm: Any, rounds: int = 8) -> None:
