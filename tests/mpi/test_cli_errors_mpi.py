@@ -111,9 +111,11 @@ def test_analyze_with_a_trace_on_rank_0s_node_only_fails_on_every_rank(tmp_path)
 
 
 def test_collate_writes_a_node_local_output_that_only_rank_0_sees(tmp_path):
-    report = DATA / "cubex" / "call_tree_test.cubex"
+    reports = [tmp_path / "a.cubex", tmp_path / "b.cubex"]  # two processes' reports (one file twice is refused)
+    for report in reports:
+        shutil.copyfile(DATA / "cubex" / "call_tree_test.cubex", report)
     (tmp_path / "0" / "out").mkdir(parents=True)
-    done, first, second = _ranks_in_own_folders(tmp_path, "collate", report, report, "-o", "out/all.cubex")
+    done, first, second = _ranks_in_own_folders(tmp_path, "collate", *reports, "-o", "out/all.cubex")
     assert done.returncode == 0, done.stderr
     assert (first / "out" / "all.cubex").exists() and not list(second.iterdir())
 
