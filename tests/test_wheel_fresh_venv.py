@@ -112,6 +112,40 @@ def with_extras(wheel) -> Path:
     return fresh_venv("extras", wheel, "pandas,plot,view", ("nbclient", "nbformat", "ipykernel"))
 
 
+@pytest.fixture(scope="module")
+def with_mpi(wheel) -> Path:
+    """The venv with the wheel and its mpi extra: mpi4py from PyPI, whose wheel carries one MPI
+    extension per MPI ABI (``MPI.openmpi.*.so``, ``MPI.mpich.*.so``) found by its own finder."""
+    return fresh_venv("mpi", wheel, "mpi")
+
+
+MPI_PROGRAM = """
+from mpi4py import MPI
+import numpy as np
+comm = MPI.COMM_WORLD
+comm.Allreduce(np.ones(1024), np.empty(1024))
+print("rank", comm.rank, comm.allreduce(comm.rank), flush=True)
+"""
+
+
+def test_mpi_calls_are_measured_with_mpi4py_from_pypi(with_mpi, tmp_path):
+    # Before, the import hook asked only the path finder for mpi4py.MPI: with PyPI's wheel it
+    # found nothing, mpi4py's own finder loaded the module untraced, and no MPI call was recorded.
+    import cubescale
+    from cubescale.mpirun import local_environment
+
+    (tmp_path / "app.py").write_text(MPI_PROGRAM)
+    env = {k: v for k, v in local_environment().items() if k in clean_env() or k.startswith("OMPI_")}
+    done = subprocess.run(["timeout", "-k", "5", "120", "mpirun", "-n", "2", with_mpi / "bin" / "python", "-m",
+                           "cubescale", "run", "-o", "run.cubex", "--quiet", "app.py"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=150, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    report = cubescale.open(tmp_path / "run.cubex")
+    allreduce = [c.index for c in report.cnodes if c.region.name == "MPI_Allreduce"]
+    assert allreduce, sorted({c.region.name for c in report.cnodes})
+    assert report.values("bytes_sent", inclusive=False)[allreduce].sum() > 0
+
+
 def test_only_numpy_is_installed(numpy_only, tmp_path):
     listed = json.loads(run([numpy_only / "bin" / "python", "-m", "pip", "list", "--format=json"], tmp_path).stdout)
     assert {p["name"].lower() for p in listed} <= {"cubescale", "numpy", "pip", "setuptools"}

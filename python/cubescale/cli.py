@@ -36,7 +36,9 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors in one line, from one rank under mpirun."""
 
     def error(self, message: str):  # type: ignore[override]
-        if _environment_rank() != 0:
+        from .parallel._mpi import environment_rank
+
+        if environment_rank() != 0:
             self.exit(2)
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
@@ -70,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ...
     0
     """
+    _whole_lines_on_stderr()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # `cubescale` alone: what it can do
@@ -161,12 +164,16 @@ def _fail(error: BaseException, everywhere: bool) -> int:
     return 2
 
 
-def _environment_rank() -> int:
-    """This process's rank as mpirun / srun tell it (0 without them), without starting MPI."""
-    for key in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"):
-        if os.environ.get(key, "").isdigit():
-            return int(os.environ[key])
-    return 0
+def _whole_lines_on_stderr() -> None:
+    """Python writes a redirected stderr through unbuffered: ``print`` makes two writes, the text
+    and its newline, and under mpirun, which forwards each rank's writes as they come, one
+    rank's line then lands inside another's. Line buffering makes a line one write."""
+    reconfigure = getattr(sys.stderr, "reconfigure", None)  # (a replaced stderr may have none)
+    if reconfigure is not None and not sys.stderr.line_buffering:
+        try:
+            reconfigure(line_buffering=True, write_through=False)
+        except (ValueError, OSError):  # a closed or detached stream: leave it
+            pass
 
 
 def _world() -> tuple[int, int, bool]:
@@ -175,8 +182,10 @@ def _world() -> tuple[int, int, bool]:
     mpi = sys.modules.get("mpi4py.MPI")
     if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
         return mpi.COMM_WORLD.rank, mpi.COMM_WORLD.size, True
+    from .parallel._mpi import environment_rank
+
     size = os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or "1"
-    return _environment_rank(), int(size) if size.isdigit() else 1, False
+    return environment_rank(), int(size) if size.isdigit() else 1, False
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 
+from .._optional import require
 from ._inputs import UsageError, check_output
 
 __all__ = ["MIN_TRACE_BUFFER", "check_run_options"]
@@ -43,6 +44,10 @@ def check_run_options(args) -> None:
     """
     if not os.path.isfile(args.app):
         raise FileNotFoundError(errno.ENOENT, "no such program (expected a Python script)", args.app)
+    from ..parallel._mpi import launched_by_mpirun
+
+    if launched_by_mpirun():  # the ranks' report travels over MPI: said before the program runs
+        require("mpi4py", "mpi", "cubescale run under mpirun")
     if args.depth < 1:
         raise UsageError(f"--depth must be at least 1 (the call-path levels recorded), not {args.depth}")
     args.trace = args.trace or args.trace_dir is not None

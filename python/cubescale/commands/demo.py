@@ -11,6 +11,7 @@ Example
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -93,7 +94,10 @@ def run_demo(args) -> int:
     mpirun = os.environ.get("CUBESCALE_MPIRUN", shutil.which("mpirun") or "") or None
     ran_mpi = False
     trace = _trace_folder(args.output) if args.trace else None
-    if mpirun:
+    if mpirun and importlib.util.find_spec("mpi4py") is None:  # the ranks' report travels over MPI
+        print("cubescale demo: mpi4py is not installed (pip install 'cubescale[mpi]'); measuring one process "
+              "without MPI")
+    elif mpirun:
         print(f"cubescale demo: measuring {args.ranks} MPI ranks x 4 threads of the stencil solver "
               f"(mpirun, {os.cpu_count()} cores here)...", flush=True)
         try:

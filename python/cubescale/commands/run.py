@@ -84,7 +84,7 @@ def prepare_run(args) -> None:
 def run_app(args) -> int:
     from ..measure.mpi import finalize_mpi, start_mpi, trace_mpi_on_import, untrace_mpi
     from ..measure.trace import Later
-    from ..parallel._mpi import launched_by_mpirun
+    from ..parallel._mpi import environment_rank, launched_by_mpirun
     from ..parallel.serial import SerialComm
 
     under_mpirun = launched_by_mpirun()
@@ -117,7 +117,7 @@ def run_app(args) -> int:
     measurer = os.getpid()  # a child the program forks runs on below, with a copy of the measurement
     measure.start(auto=not args.manual, c_calls=args.c_calls, filter=args.filter, depth_limit=args.depth,
                   trace=trace, trace_buffer=args.trace_buffer,
-                  comm=Later(_environment_rank()) if under_mpirun else None)
+                  comm=Later(environment_rank()) if under_mpirun else None)
     try:
         outcome = _execute(code, module, program)
     finally:
@@ -141,13 +141,6 @@ def _mpi_up() -> bool:
     """Whether the program initialized MPI (and it is not finalized)."""
     MPI = sys.modules.get("mpi4py.MPI")
     return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()
-
-
-def _environment_rank() -> int:
-    """This process's rank as mpirun tells it, before MPI is up."""
-    from ..cli import _environment_rank as rank
-
-    return rank()
 
 
 def _execute(code: types.CodeType, module: types.ModuleType, program: measure.region) -> BaseException | None:

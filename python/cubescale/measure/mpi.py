@@ -769,9 +769,7 @@ class _TraceOnImport:
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name != "mpi4py.MPI":
             return None
-        import importlib.machinery
-
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        spec = self._found_by_others(name, path, target)
         if spec is None or spec.loader is None:
             return None
         loader = spec.loader
@@ -787,6 +785,21 @@ class _TraceOnImport:
 
         spec.loader = Loader()  # type: ignore[assignment]  # the loader protocol is enough
         return spec
+
+    def _found_by_others(self, name: str, path: Any, target: Any) -> Any:
+        """The spec the import would find without this finder: mpi4py's PyPI wheels find their
+        ``MPI`` extension (one per MPI ABI: ``MPI.openmpi.*.so``, ``MPI.mpich.*.so``) through
+        a finder of their own, not on the path."""
+        import sys
+
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                return spec
+        return None
 
 
 def trace_mpi_on_import(on_init: Callable[[], None] | None = None) -> None:

@@ -44,3 +44,17 @@ def launched_by_mpirun() -> bool:
     True
     """
     return any(k in os.environ for k in ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"))
+
+
+def environment_rank() -> int:
+    """This process's rank as mpirun / srun tell it (0 without them), without starting MPI.
+
+    Example
+    -------
+    >>> environment_rank() >= 0
+    True
+    """
+    for key in ("OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"):
+        if os.environ.get(key, "").isdigit():
+            return int(os.environ[key])
+    return 0
