@@ -280,8 +280,7 @@ class Score:
     def filter_file(self, options: FilterOptions = FilterOptions()) -> str:
         """A Score-P filter file excluding :meth:`filter_candidates`, each with a comment of its
         numbers; ``cubescale run --filter`` and Score-P read it. Names are matched as written
-        (not MANGLED); characters a filter pattern cannot hold literally (blanks, ``*?[]#\\``)
-        become ``?``, which matches any one character.
+        (not MANGLED), escaped by :func:`filter_pattern` to match exactly.
 
         Example
         -------
@@ -318,16 +317,17 @@ class Score:
 
 
 def filter_pattern(name: str) -> str:
-    """A filter-file pattern that matches ``name``: characters that a pattern cannot hold
-    literally (blanks, ``*?[]#\\`` and ``!`` at the start) become ``?`` (any one character).
+    """A filter-file pattern that matches exactly ``name``, as Score-P reads it: a backslash
+    before blanks and ``*?[]!#\\`` (scorep-score ``-g`` escapes blanks and ``*[]!``). A line
+    cannot end in a backslash, so a trailing one becomes ``?``; a line break becomes ``?``.
 
     Example
     -------
-    >>> filter_pattern("foo(int, double)")
-    'foo(int,?double)'
+    >>> filter_pattern("std::vector<int>::operator[](unsigned long)")
+    'std::vector<int>::operator\\\\[\\\\](unsigned\\\\ long)'
     """
-    out = "".join("?" if c.isspace() or c in "*?[]#\\" else c for c in name)
-    return "?" + out[1:] if out.startswith("!") else out
+    body, last = (name[:-1], "?") if name.endswith("\\") else (name, "")
+    return "".join("?" if c in "\n\r" else "\\" + c if c in " \t*?[]!#\\" else c for c in body) + last
 
 
 def _comment(text: str) -> str:
@@ -605,7 +605,9 @@ def _scalar(values: np.ndarray, field: str) -> np.ndarray:
 
 def _filter_excludes(report: Report, text: str, types: np.ndarray) -> np.ndarray:
     regions = report.regions
-    excluded = np.array(_stat.filter_excludes(text, [r.name for r in regions], [r.module for r in regions]), dtype=bool)
+    # as scorep-score: MANGLED rules see the mangled name (Region.mangled_name "" is the name)
+    excluded = np.array(_stat.filter_excludes(text, [r.name for r in regions], [r.module for r in regions],
+                                              [r.mangled_name for r in regions]), dtype=bool)
     removable = np.array([_FILTERABLE[TYPES[t]] != "-" for t in types], dtype=bool)
     sampling = np.array([_paradigm(r) == "sampling" for r in regions], dtype=bool)
     return excluded & removable & ~sampling
