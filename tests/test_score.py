@@ -183,15 +183,18 @@ def test_cli_table_and_errors(tmp_path, capsys):
     assert existing.read_text() == "x"
 
 
-def test_thread_aggregated_reports_take_counts_and_sums_of_tau_atomic_values():
-    # scorep-score reads TAU_ATOMIC visits by their count N and times by their sum
+def test_thread_aggregated_reports_take_the_sums_of_tau_atomic_values():
+    # a visits tuple of `threads --strategy set` aggregates the threads: its sum is the visits,
+    # its count N (what scorep-score reads) the number of threads (docs/score.md)
     report = cubescale.open(SHARED_DATA / "cubex" / "bt-mz.p2x4.bad_checksums.cubex")
     aggregated = report.aggregate_threads("set")
     assert aggregated.metric("visits").dtype == "TAU_ATOMIC"
-    s = cubescale.score(aggregated)
-    n = np.asarray(aggregated.values("visits", inclusive=False)["n"], dtype=float)
-    assert s.groups[0].visits == n.sum()
+    s, before = cubescale.score(aggregated), cubescale.score(report)
+    visits = aggregated.values("visits", inclusive=False)
+    assert s.groups[0].visits == visits["sum"].sum() == before.groups[0].visits > 100 * visits["n"].sum()
     assert s.total_time == pytest.approx(float(aggregated.values("time", inclusive=False)["sum"].sum()), rel=1e-12)
+    assert s.total_buf == pytest.approx(before.total_buf, rel=1e-9)
+    assert s.max_buf == pytest.approx(before.max_buf, rel=1e-9)
 
 
 # time.p4's C++ regions have a mangled name besides the demangled one

@@ -533,7 +533,7 @@ def _region_totals(report: Report, names: Sequence[str]) -> np.ndarray:
     """A metric's exclusive sum per region over all locations (zeros when the report lacks it)."""
     for name in names:
         if any(m.name == name for m in report.metrics):
-            values = _scalar(report.values(name, inclusive=False), "n" if name in ("visits", "Visits") else "sum")
+            values = _scalar(report.values(name, inclusive=False))
             rows = np.asarray(report._core.cnode_regions(), dtype=np.uint32)
             sums = _stat.group_sums(values, rows, len(report.regions), np.zeros(report.shape[1], dtype=np.uint32), 1)
             return sums[:, 0]
@@ -597,9 +597,12 @@ def _processes(report: Report) -> tuple[np.ndarray, int, int]:
     return of, int(of.max(initial=0)) + 1 if len(of) else 0, most
 
 
-def _scalar(values: np.ndarray, field: str) -> np.ndarray:
-    if values.dtype.names:  # TAU_ATOMIC: its count for visits, its sum for times (as scorep-score)
-        return np.ascontiguousarray(values[field], dtype=np.float64)
+def _scalar(values: np.ndarray) -> np.ndarray:
+    if values.dtype.names:
+        # TAU_ATOMIC: its sum, the visits (or time) over the samples it aggregates. scorep-score
+        # takes a visits tuple's count N, equal to the sum in Score-P's per-location tuples but the
+        # number of threads in thread-aggregated ones (cubescale threads --strategy set): docs/score.md.
+        return np.ascontiguousarray(values["sum"], dtype=np.float64)
     return values if values.dtype in (np.float64, np.uint64) else values.astype(np.float64)
 
 
@@ -656,8 +659,8 @@ def score(report: Report, filter: str | os.PathLike | None = None, counters: int
     True
     """
     text = _filter_text(filter)
-    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False), "n")
-    time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False), "sum")
+    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False))
+    time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False))
     arguments = _program_arguments(report)
     counts = _definition_counts(report)
     sizes = dict(_stat.otf2_record_sizes(counts, counters, max(arguments, 0)))
