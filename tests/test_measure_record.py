@@ -134,6 +134,17 @@ def test_filters_and_depth_limit():
         measure.start(filter="SCOREP_REGION_NAMES_BEGIN\nBOGUS\nSCOREP_REGION_NAMES_END")
 
 
+def test_mangled_rules_match_python_functions_by_name_and_unterminated_blocks_fail():
+    # scorep-score -g's form; Python functions have no mangled name, so Score-P matches the name
+    text = ("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n    # name='fib'\n    MANGLED f\\ib\n"
+            "SCOREP_REGION_NAMES_END\n")
+    p = _measured(lambda: (fib(3), work(5)), filter=text)
+    assert not any("fib" in k for k in _paths(p))
+    assert any(k[-1] == "work" for k in _paths(p))
+    with pytest.raises(ValueError, match="^filter line 2: SCOREP_REGION_NAMES_BEGIN without its SCOREP_REGION_NAMES_END$"):
+        measure.start(filter="# generated\nSCOREP_REGION_NAMES_BEGIN\n  EXCLUDE fib\n")
+
+
 def test_manual_regions_bytes_counters_and_time_invariants():
     measure.start()
     cells = measure.counter("cells", "#")

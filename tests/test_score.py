@@ -147,7 +147,8 @@ def test_generated_filter_parses_and_excludes_exactly_the_candidates(name, optio
                 and r.time / r.visits * 1e6 <= options.time_per_visit}
     assert expected and {r.name for r in s.filter_candidates(options)} == expected
     # our filter parser, the one `cubescale run --filter` uses, excludes exactly those regions
-    excluded = core_stat.filter_excludes(text, [r.name for r in report.regions], [r.module for r in report.regions])
+    excluded = core_stat.filter_excludes(text, [r.name for r in report.regions], [r.module for r in report.regions],
+                                         [r.mangled_name for r in report.regions])
     assert {r.name for r, x in zip(report.regions, excluded) if x} == expected
     from cubescale import measure
     measure.start(filter=str(path))  # the measurement runtime accepts the file
@@ -182,12 +183,62 @@ def test_cli_table_and_errors(tmp_path, capsys):
     assert existing.read_text() == "x"
 
 
-def test_thread_aggregated_reports_take_counts_and_sums_of_tau_atomic_values():
-    # scorep-score reads TAU_ATOMIC visits by their count N and times by their sum
+def test_thread_aggregated_reports_take_the_sums_of_tau_atomic_values():
+    # a visits tuple of `threads --strategy set` aggregates the threads: its sum is the visits,
+    # its count N (what scorep-score reads) the number of threads (docs/score.md)
     report = cubescale.open(SHARED_DATA / "cubex" / "bt-mz.p2x4.bad_checksums.cubex")
     aggregated = report.aggregate_threads("set")
     assert aggregated.metric("visits").dtype == "TAU_ATOMIC"
-    s = cubescale.score(aggregated)
-    n = np.asarray(aggregated.values("visits", inclusive=False)["n"], dtype=float)
-    assert s.groups[0].visits == n.sum()
+    s, before = cubescale.score(aggregated), cubescale.score(report)
+    visits = aggregated.values("visits", inclusive=False)
+    assert s.groups[0].visits == visits["sum"].sum() == before.groups[0].visits > 100 * visits["n"].sum()
     assert s.total_time == pytest.approx(float(aggregated.values("time", inclusive=False)["sum"].sum()), rel=1e-12)
+    assert s.total_buf == pytest.approx(before.total_buf, rel=1e-9)
+    assert s.max_buf == pytest.approx(before.max_buf, rel=1e-9)
+
+
+# time.p4's C++ regions have a mangled name besides the demangled one
+TIME_P4 = SHARED_DATA / "cubex" / "time.p4.cubex"
+MODEL_1 = "MODEL_1(unsigned long, unsigned long, int, int)"
+
+
+def _flt_bytes(report, text: str) -> tuple[set[str], int]:
+    s = cubescale.score(report, filter=text)
+    return {r.name for r in s.regions if r.filter == "+"}, next((g.total_buf for g in s.filtered if g.type == "FLT"), 0)
+
+
+def test_filter_matches_mangled_names_and_escapes_as_score_p():
+    report = cubescale.open(TIME_P4)
+    regions = {r.name: r for r in report.regions}
+    assert regions[MODEL_1].mangled_name == "_Z7MODEL_1mmii"
+    rows = {r.name: r for r in cubescale.score(report).regions}
+    assert rows[MODEL_1].type == "COM" and rows[MODEL_1].total_buf > 0  # a type a filter may remove
+    vector = "bg::Vector<double>::operator()(int)"
+    # the form scorep-score -g writes: EXCLUDE, then MANGLED <escaped mangled name> per region
+    mangled = "SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE\n    # name='x'\n    MANGLED _Z7MODEL_1mmii\nSCOREP_REGION_NAMES_END\n"
+    assert _flt_bytes(report, mangled) == ({MODEL_1}, rows[MODEL_1].total_buf)
+    # a MANGLED pattern does not see the demangled name of a region that has a mangled one
+    assert _flt_bytes(report, mangled.replace("_Z7MODEL_1mmii", "MODEL_1*"))[0] == set()
+    # escaped blanks, brackets and stars are the characters themselves
+    escaped = ("SCOREP_REGION_NAMES_BEGIN\n EXCLUDE MODEL_1(unsigned\\ long,\\ unsigned\\ long,\\ int,\\ int)"
+               " bg::Vector<double>::operator()(in\\t)  # comment\n INCLUDE bg::Vector\\*\nSCOREP_REGION_NAMES_END\n")
+    assert _flt_bytes(report, escaped) == ({MODEL_1, vector}, rows[MODEL_1].total_buf + rows[vector].total_buf)
+    assert _flt_bytes(report, escaped.replace("bg::Vector\\*", "bg::Vector*"))[0] == {MODEL_1}  # last rule wins
+
+
+def test_generated_filter_escapes_names_that_score_p_reads_back():
+    report = cubescale.open(TIME_P4)
+    s = cubescale.score(report)
+    options = FilterOptions(buffer_percent=0, time_per_visit=1e9, types=("USR", "COM"))
+    names = {r.name for r in s.filter_candidates(options)}
+    assert MODEL_1 in names and "bg::Vector<double>::operator()(int)" in names
+    assert {r.name for r in cubescale.score(report, filter=s.filter_file(options)).regions if r.filter == "+"} == names
+
+
+def test_unterminated_block_is_a_one_line_error(tmp_path, capsys):
+    bad = tmp_path / "open.filter"
+    bad.write_text("SCOREP_REGION_NAMES_BEGIN\n EXCLUDE\n  MANGLED _Z7MODEL_1mmii\n")
+    assert main(["score", str(TIME_P4), "-f", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("filter line 1: SCOREP_REGION_NAMES_BEGIN without its SCOREP_REGION_NAMES_END")
+    assert len(err.splitlines()) == 1

@@ -552,7 +552,8 @@ void register_measure(py::module_& m) {
       "OTF2's collective operation of an MPI function name, -1 if it is none.");
   m.def(
       "glob_match", [](const std::string& pattern, const std::string& text) { return glob_match(pattern, text); },
-      py::arg("pattern"), py::arg("text"), "Shell-style pattern match as the filters use it.");
+      py::arg("pattern"), py::arg("text"),
+      "The filters' pattern match, POSIX fnmatch without flags: * ? [set] and backslash escapes.");
 }
 
 }  // namespace cubescale::bindings

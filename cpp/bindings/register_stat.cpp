@@ -71,16 +71,22 @@ void register_stat(py::module_ m) {
         "an unknown name.");
   m.def(
       "filter_excludes",
-      [](const std::string& text, const std::vector<std::string>& names, const std::vector<std::string>& files) {
-        if (files.size() != names.size()) throw py::value_error("filter_excludes: one file per name");
+      [](const std::string& text, const std::vector<std::string>& names, const std::vector<std::string>& files,
+         const std::vector<std::string>& mangled_names) {
+        if (files.size() != names.size() || mangled_names.size() != names.size())
+          throw py::value_error("filter_excludes: one file and one mangled name per name");
         const auto filter = measure::RegionFilter::parse(text);
         std::vector<bool> out(names.size());
-        for (std::size_t i = 0; i < names.size(); ++i) out[i] = !filter.included(names[i], files[i]);
+        // scorep-score matches the file rules against every region's file name, '' for none
+        for (std::size_t i = 0; i < names.size(); ++i)
+          out[i] = !filter.included(measure::RegionNames{names[i], mangled_names[i], std::string_view(files[i])});
         return out;
       },
-      py::arg("text"), py::arg("names"), py::arg("files"),
-      "Per region (name and source file, '' for none), whether the Score-P filter `text` excludes it, decided by "
-      "the same parser and matcher as `cubescale run --filter`. ValueError names the line of a bad rule.");
+      py::arg("text"), py::arg("names"), py::arg("files"), py::arg("mangled_names"),
+      "Per region (name, source file and mangled name, '' for none), whether the Score-P filter `text` excludes "
+      "it, as scorep-score decides: MANGLED rules match the mangled name (the name without one), file rules the "
+      "file name ('' too). Same parser and matcher as `cubescale run --filter`. ValueError names the line of a "
+      "syntax error.");
 }
 
 }  // namespace cubescale::bindings

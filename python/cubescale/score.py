@@ -280,8 +280,7 @@ class Score:
     def filter_file(self, options: FilterOptions = FilterOptions()) -> str:
         """A Score-P filter file excluding :meth:`filter_candidates`, each with a comment of its
         numbers; ``cubescale run --filter`` and Score-P read it. Names are matched as written
-        (not MANGLED); characters a filter pattern cannot hold literally (blanks, ``*?[]#\\``)
-        become ``?``, which matches any one character.
+        (not MANGLED), escaped by :func:`filter_pattern` to match exactly.
 
         Example
         -------
@@ -318,16 +317,17 @@ class Score:
 
 
 def filter_pattern(name: str) -> str:
-    """A filter-file pattern that matches ``name``: characters that a pattern cannot hold
-    literally (blanks, ``*?[]#\\`` and ``!`` at the start) become ``?`` (any one character).
+    """A filter-file pattern that matches exactly ``name``, as Score-P reads it: a backslash
+    before blanks and ``*?[]!#\\`` (scorep-score ``-g`` escapes blanks and ``*[]!``). A line
+    cannot end in a backslash, so a trailing one becomes ``?``; a line break becomes ``?``.
 
     Example
     -------
-    >>> filter_pattern("foo(int, double)")
-    'foo(int,?double)'
+    >>> filter_pattern("std::vector<int>::operator[](unsigned long)")
+    'std::vector<int>::operator\\\\[\\\\](unsigned\\\\ long)'
     """
-    out = "".join("?" if c.isspace() or c in "*?[]#\\" else c for c in name)
-    return "?" + out[1:] if out.startswith("!") else out
+    body, last = (name[:-1], "?") if name.endswith("\\") else (name, "")
+    return "".join("?" if c in "\n\r" else "\\" + c if c in " \t*?[]!#\\" else c for c in body) + last
 
 
 def _comment(text: str) -> str:
@@ -533,7 +533,7 @@ def _region_totals(report: Report, names: Sequence[str]) -> np.ndarray:
     """A metric's exclusive sum per region over all locations (zeros when the report lacks it)."""
     for name in names:
         if any(m.name == name for m in report.metrics):
-            values = _scalar(report.values(name, inclusive=False), "n" if name in ("visits", "Visits") else "sum")
+            values = _scalar(report.values(name, inclusive=False))
             rows = np.asarray(report._core.cnode_regions(), dtype=np.uint32)
             sums = _stat.group_sums(values, rows, len(report.regions), np.zeros(report.shape[1], dtype=np.uint32), 1)
             return sums[:, 0]
@@ -597,15 +597,20 @@ def _processes(report: Report) -> tuple[np.ndarray, int, int]:
     return of, int(of.max(initial=0)) + 1 if len(of) else 0, most
 
 
-def _scalar(values: np.ndarray, field: str) -> np.ndarray:
-    if values.dtype.names:  # TAU_ATOMIC: its count for visits, its sum for times (as scorep-score)
-        return np.ascontiguousarray(values[field], dtype=np.float64)
+def _scalar(values: np.ndarray) -> np.ndarray:
+    if values.dtype.names:
+        # TAU_ATOMIC: its sum, the visits (or time) over the samples it aggregates. scorep-score
+        # takes a visits tuple's count N, equal to the sum in Score-P's per-location tuples but the
+        # number of threads in thread-aggregated ones (cubescale threads --strategy set): docs/score.md.
+        return np.ascontiguousarray(values["sum"], dtype=np.float64)
     return values if values.dtype in (np.float64, np.uint64) else values.astype(np.float64)
 
 
 def _filter_excludes(report: Report, text: str, types: np.ndarray) -> np.ndarray:
     regions = report.regions
-    excluded = np.array(_stat.filter_excludes(text, [r.name for r in regions], [r.module for r in regions]), dtype=bool)
+    # as scorep-score: MANGLED rules see the mangled name (Region.mangled_name "" is the name)
+    excluded = np.array(_stat.filter_excludes(text, [r.name for r in regions], [r.module for r in regions],
+                                              [r.mangled_name for r in regions]), dtype=bool)
     removable = np.array([_FILTERABLE[TYPES[t]] != "-" for t in types], dtype=bool)
     sampling = np.array([_paradigm(r) == "sampling" for r in regions], dtype=bool)
     return excluded & removable & ~sampling
@@ -654,8 +659,8 @@ def score(report: Report, filter: str | os.PathLike | None = None, counters: int
     True
     """
     text = _filter_text(filter)
-    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False), "n")
-    time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False), "sum")
+    visits = _scalar(report.values(_metric(report, ("visits", "Visits")), inclusive=False))
+    time = _scalar(report.values(_metric(report, ("time", "Time")), inclusive=False))
     arguments = _program_arguments(report)
     counts = _definition_counts(report)
     sizes = dict(_stat.otf2_record_sizes(counts, counters, max(arguments, 0)))

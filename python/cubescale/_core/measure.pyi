@@ -219,7 +219,7 @@ def finish_trace(
 
 def glob_match(pattern: str, text: str) -> bool:
     """
-    Shell-style pattern match as the filters use it.
+    The filters' pattern match, POSIX fnmatch without flags: * ? [set] and backslash escapes.
     """
 
 def ignore_builtin(function: typing.Any) -> None:

@@ -11,10 +11,13 @@ import typing
 __all__: list[str] = ["SKIP", "filter_excludes", "group_sums", "otf2_record_sizes"]
 
 def filter_excludes(
-    text: str, names: collections.abc.Sequence[str], files: collections.abc.Sequence[str]
+    text: str,
+    names: collections.abc.Sequence[str],
+    files: collections.abc.Sequence[str],
+    mangled_names: collections.abc.Sequence[str],
 ) -> list[bool]:
     """
-    Per region (name and source file, '' for none), whether the Score-P filter `text` excludes it, decided by the same parser and matcher as `cubescale run --filter`. ValueError names the line of a bad rule.
+    Per region (name, source file and mangled name, '' for none), whether the Score-P filter `text` excludes it, as scorep-score decides: MANGLED rules match the mangled name (the name without one), file rules the file name ('' too). Same parser and matcher as `cubescale run --filter`. ValueError names the line of a syntax error.
     """
 
 @typing.overload
