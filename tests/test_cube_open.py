@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -135,3 +136,27 @@ def test_text_html_and_dataframe():
     pytest.importorskip("pandas")
     df = report.to_dataframe(["visits"], inclusive=False)
     assert int(df["visits"].sum()) == 72
+
+
+def test_open_takes_an_experiment_directory_and_names_what_is_no_report(tmp_path):
+    # The API said "member tar header: offset 0: truncated tar header" of a text file and of an
+    # OTF2 anchor, and IsADirectoryError of a Score-P experiment directory, where every command
+    # of the command line reads its profile.cubex.
+    experiment = Path(DATA).parent / "otf2" / "late-sender-barrier"
+    assert cubescale.open(experiment).path == str(experiment / "profile.cubex")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a report\n")
+    with pytest.raises(cubescale.FormatError, match="a text file, not a .cubex report"):
+        cubescale.open(notes)
+    with pytest.raises(cubescale.FormatError, match="an OTF2 trace's anchor, not a .cubex report"):
+        cubescale.open(experiment / "traces.otf2")
+    with pytest.raises(cubescale.FormatError, match="an OTF2 event file"):
+        cubescale.open(experiment / "traces" / "0.evt")
+    with pytest.raises(FileNotFoundError):
+        cubescale.open(tmp_path / "missing.cubex")
+    with pytest.raises(IsADirectoryError, match="a directory without a report"):
+        cubescale.open(tmp_path)
+    fifo = tmp_path / "fifo.cubex"
+    os.mkfifo(fifo)
+    with pytest.raises(cubescale.FormatError, match="not a regular file"):  # (reading it would wait)
+        cubescale.open(fifo)

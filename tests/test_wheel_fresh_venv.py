@@ -170,6 +170,8 @@ def test_the_cli_analyzes_and_profiles_the_shipped_trace_with_only_numpy(numpy_o
     profiled = run([bin_ / "cubescale", "trace-profile", trace.strip(), "-o", tmp_path / "profile.cubex"], tmp_path).stdout
     assert "profile.cubex: 8 metrics" in profiled
     assert "mpi_latesender" in run([bin_ / "cubescale", "info", tmp_path / "scout.cubex"], tmp_path).stdout
+    # The trace's summary too (it said "a trace's event or definition table needs pandas").
+    assert "traces.otf2: OTF2 trace, 4 locations" in run([bin_ / "cubescale", "info", trace.strip()], tmp_path).stdout
 
 
 def test_docstring_examples_with_only_numpy(numpy_only, tmp_path):

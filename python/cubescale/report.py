@@ -648,10 +648,14 @@ class Report:
 # ---------------------------------------------------------------------------------- entry points
 
 def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.open on purpose)
-    """Opens a CUBE4 report (``.cubex``). Reads the definitions only; values load on use.
+    """Opens a CUBE4 report (``.cubex``), or the report of a Score-P / Scalasca experiment
+    directory (``profile.cubex``, ``summary.cubex``, ``trace.cubex``). Reads the definitions
+    only; values load on use.
 
     Raises :class:`cubescale.FormatError` (with ``file``, ``member`` and ``offset``) for
-    malformed input and ``OSError`` when the file cannot be read.
+    malformed input and for a file that is no report (an OTF2 trace's files, text: said so),
+    and ``OSError`` when the file cannot be read (``FileNotFoundError``, ``IsADirectoryError``
+    for a directory without a report).
 
     Example
     -------
@@ -659,7 +663,9 @@ def open(path: str | os.PathLike) -> Report:  # noqa: A001 (mirrors builtins.ope
     >>> cubescale.open(cubescale.examples.report_path()).shape
     (21, 20)
     """
-    path = os.fspath(path)
+    from .commands._inputs import report_path
+
+    path = report_path(os.fspath(path))  # what the command line says of a wrong file, too
     return Report(_cube.open_cubex(path), path)
 
 

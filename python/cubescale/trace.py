@@ -95,9 +95,8 @@ class Trace:
 
         # The anchor, or an experiment directory's; a report, a .def or .evt file, a text file
         # refused with what it is (libotf2 would say "no valid file extension"); a path that
-        # does not exist is libotf2's FormatError, as before.
-        given = os.fspath(path)
-        self.path = trace_path(given, need_events=False) if os.path.exists(given) else given
+        # does not exist is a FileNotFoundError, as cubescale.open raises.
+        self.path = trace_path(os.fspath(path), need_events=False)
         self._core = _trace.Trace(self.path)
         # The definition tables as columns of lists; as DataFrames (pandas) only when asked for,
         # so that the analysis and the profile neither need pandas nor wait for its import.
@@ -487,11 +486,15 @@ class Trace:
         traces.otf2: OTF2 trace, 4 locations in 4 location groups, 0.000014 s
         ...
         """
-        loc = self._tables["locations"]
-        counts = self._core.count_events(list(range(len(loc))))
+        # From the definitions' columns and the core's event columns: no pandas (info of a
+        # trace works with NumPy alone, as its analysis and profile do).
+        defs = self._definitions
+        loc, regions, members = defs["locations"], defs["regions"], defs["metric_members"]
+        counts = self._core.count_events(list(range(len(loc["name"]))))
         per_type = counts.sum(axis=0)
-        lines = [f"{os.path.basename(self.path)}: OTF2 trace, {len(loc)} location{'s' if len(loc) != 1 else ''} in "
-                 f"{len(self._tables['location_groups'])} location groups, {self.duration:.6f} s"]
+        n, groups = len(loc["name"]), len(defs["location_groups"]["name"])
+        lines = [f"{os.path.basename(self.path)}: OTF2 trace, {n} location{'s' if n != 1 else ''} in "
+                 f"{groups} location group{'s' if groups != 1 else ''}, {self.duration:.6f} s"]
         resolution, offset, length = self.clock
         lines.append(f"clock: {resolution} ticks/s, offset {offset}, length {length} ticks")
         lines.append(f"machine: {self.sequence_tree().render()}")
@@ -499,25 +502,26 @@ class Trace:
         for k in np.flatnonzero(per_type):
             lines.append(f"  {EVENT_TYPES[k]:<28} {int(per_type[k]):>14,}")
         lines.append("locations:")
-        groups = self._tables["location_groups"]["name"]
-        shown = min(len(loc), 16)
+        group_names = defs["location_groups"]["name"]
+        shown = min(n, 16)
         for i in range(shown):
             g = int(loc["group"][i])
             lines.append(f"  {i:>4} {loc['name'][i]:<24} {loc['type'][i]:<18} "
-                         f"{(groups[g] if g >= 0 else '-'):<20} {int(counts[i].sum()):>12,} events")
-        if shown < len(loc):
-            lines.append(f"  ... {len(loc) - shown} more")
-        entered = self.events(types=["ENTER", "PROGRAM_BEGIN"])["Region"].to_numpy()  # the program's region too
-        used = np.flatnonzero(np.bincount(entered[entered >= 0], minlength=len(self._tables["regions"])))
-        lines.append(f"regions: {len(self._tables['regions'])} defined, {len(used)} entered")
-        names = self._tables["regions"]["name"]
+                         f"{(group_names[g] if g >= 0 else '-'):<20} {int(counts[i].sum()):>12,} events")
+        if shown < n:
+            lines.append(f"  ... {n - shown} more")
+        opened = [EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("PROGRAM_BEGIN")]  # the program's region too
+        entered = np.asarray(self._core.event_columns(locations=self.location_indices(), types=opened)["region"],
+                             dtype=np.int64)
+        entered = entered[(entered >= 0) & (entered < len(regions["name"]))]
+        used = np.flatnonzero(np.bincount(entered, minlength=len(regions["name"])))
+        lines.append(f"regions: {len(regions['name'])} defined, {len(used)} entered")
         for r in used[:20]:
-            lines.append(f"  {names[r]} ({self._tables['regions']['paradigm'][r]}, {self._tables['regions']['role'][r]})")
+            lines.append(f"  {regions['name'][r]} ({regions['paradigm'][r]}, {regions['role'][r]})")
         if len(used) > 20:
             lines.append(f"  ... {len(used) - 20} more")
-        members = self._tables["metric_members"]
-        lines.append(f"metrics: {len(members)}")
-        for i in range(len(members)):
+        lines.append(f"metrics: {len(members['name'])}")
+        for i in range(len(members["name"])):
             lines.append(f"  {members['name'][i]} ({members['metric_type'][i]}, {members['mode'][i]}, "
                          f"{members['value_type'][i]}{', ' + members['unit'][i] if members['unit'][i] else ''})")
         times: dict[str, int] = {}  # each warning once, with how often it came (in order)
@@ -538,7 +542,8 @@ class Trace:
 def open(path: str | os.PathLike) -> Trace:  # noqa: A001 (mirrors cubescale.open)
     """Opens an OTF2 trace at its anchor file (``traces.otf2``) or its experiment directory:
     reads the global definitions; events are read on use. :class:`cubescale.FormatError` for
-    broken input, or a file that is not an anchor (a report, one of the trace's other files).
+    broken input, or a file that is not an anchor (a report, one of the trace's other files);
+    ``FileNotFoundError`` for a path that does not exist.
 
     Example
     -------

@@ -112,6 +112,8 @@ def report_path(path: str) -> str:
                                               f"experiment directory holding {' or '.join(REPORT_NAMES)}", path)
     if not os.path.exists(path):
         raise _not_found(path)
+    if not os.path.isfile(path):  # reading its first bytes would wait on a FIFO
+        raise FormatError("not a regular file (a device, FIFO or socket), not a .cubex report", file=path)
     kind = file_kind(path)
     if kind == "otf2":
         raise FormatError("an OTF2 trace's anchor, not a .cubex report; `cubescale trace-profile` "

@@ -128,7 +128,8 @@ def _run_info_of_file(args) -> None:
     if creator:
         print(f"created by {creator}")
     groups = r.location_group_count
-    print(f"system tree: {len(r.system)} elements, {groups} location groups, {locations} locations")
+    print(f"system tree: {len(r.system)} elements, {_count(groups, 'location group')}, "
+          f"{_count(locations, 'location')}")
     _print_processes(r, limit=None if args.verbose else 8)
     print("metrics (inclusive totals):")
     totals = r.metric_totals(inclusive=True)
@@ -175,7 +176,9 @@ def _print_processes(r: cube.Report, limit: int | None) -> None:
         return
     low, high = int(counts.min()), int(counts.max())
     each = f"{low} location{'s' if low != 1 else ''}" if low == high else f"{low} to {high} locations"
-    print(f"processes: {len(counts)}, {each} each (threads, GPU streams)")
+    kinds = sorted({"GPU streams" if loc.type == "gpu" else "threads" if loc.type == "thread" else f"{loc.type} locations"
+                    for loc in r.locations}, key=lambda k: k != "threads")
+    print(f"processes: {len(counts)}, {each} each ({', '.join(kinds)})")
     shown = len(counts) if limit is None else min(limit, len(counts))
     by_group = np.argsort(owner, kind="stable")  # locations grouped, each group in tree order
     starts = np.concatenate(([0], np.cumsum(counts)))
@@ -186,3 +189,8 @@ def _print_processes(r: cube.Report, limit: int | None) -> None:
         print(f"  rank {int(group_ranks[g])}: {tree.name(int(group_elements[g]))}: {', '.join(names)}{more}")
     if shown < len(counts):
         print(f"  ... {len(counts) - shown} more processes (--verbose lists them)")
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and the noun, plural unless one."""
+    return f"{n} {noun}{'s' if n != 1 else ''}"

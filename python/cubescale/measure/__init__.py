@@ -266,7 +266,8 @@ def add_bytes(sent: int = 0, received: int = 0) -> None:
 
 def counter(name: str, unit: str = "") -> Callable[[float], None]:
     """A user counter (a metric of its own): returns ``add(value)``, which adds to this
-    thread's current call path.
+    thread's current call path (a value added outside every recorded call path, e.g. at the
+    top of a script that called :func:`start` itself, has no call path and is not recorded).
 
     Example
     -------
@@ -307,8 +308,8 @@ def profile(host: str | None = None, process: str | None = None, program: region
 def write(path: str | os.PathLike, comm=None, threads: str | None = None, progress: bool = True) -> dict:
     """Writes what was measured to ``path``: collective over ``comm`` (an mpi4py
     communicator; default: this process alone, without MPI), through
-    :func:`cubescale.parallel.write_report` (optionally aggregating threads first). Returns
-    this rank's costs per phase.
+    :func:`cubescale.parallel.write_report` (optionally aggregating threads first), with a
+    progress line on stderr when it is a terminal (``progress``). Returns this rank's costs per phase.
 
     Example
     -------
@@ -328,7 +329,8 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
 
     comm = comm if comm is not None else SerialComm()
     prof = profile(process=f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else None)
-    show = _progress_line(os.fspath(path)) if progress and comm.rank == 0 else None
+    # a progress line on a terminal only: redirected, its carriage returns would fill the log
+    show = _progress_line(os.fspath(path)) if progress and comm.rank == 0 and sys.stderr.isatty() else None
     costs = write_report(comm, prof, path, progress=show, threads=threads, thread_names=True)
     if show is not None:
         print(file=sys.stderr, flush=True)
