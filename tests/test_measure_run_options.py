@@ -54,12 +54,24 @@ def test_a_depth_below_1_is_a_usage_error(tmp_path):
     _refused(tmp_path, _run(tmp_path, "--depth", "-1"), "--depth must be at least 1")
 
 
-def test_calls_beyond_the_depth_limit_are_warned_about(tmp_path):
+def test_calls_beyond_the_depth_limit_are_collapsed_and_warned_about(tmp_path):
+    # Before, the 4,873 calls below the limit were counted nowhere (128 visits of r in all);
+    # as in Score-P's profile they are one COLLAPSE visit below the call path at the limit.
     deep = "import sys\nsys.setrecursionlimit(10000)\ndef r(n):\n    return 0 if n == 0 else r(n - 1)\nr(5000)\n"
     done = _run(tmp_path, "-o", "deep.cubex", "--quiet", source=deep)
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if "depth limit 128" in line]
-    assert len(warnings) == 1 and "(in r)" in warnings[0] and "COLLAPSE" in warnings[0], done.stderr
+    assert len(warnings) == 1 and "COLLAPSE below 1 call path (r)" in warnings[0], done.stderr
+    report = cubescale.open(str(tmp_path / "deep.cubex"))
+    (collapse,) = [c for c in report.cnodes if c.region.name == "COLLAPSE"]
+    depth, parent = 1, collapse.parent
+    while parent is not None:
+        depth, parent = depth + 1, report.cnodes[parent].parent
+    assert depth == 128 + 1  # the limit's 128 (the program's region, <module>, 126 calls of r), then it
+    visits = report.values("visits", inclusive=False)
+    assert visits[collapse.index].sum() == 1
+    time = report.values("time", inclusive=True)
+    assert 0 < time[collapse.index].sum() <= time[collapse.parent].sum()
 
 
 def test_a_shallow_program_gets_no_depth_warning(tmp_path):

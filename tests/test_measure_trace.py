@@ -65,9 +65,12 @@ def _names(anchor, location=0) -> list[str]:
     return [("+" if t == "ENTER" else "-") + str(n) for t, n in zip(e["Event Type"], e["Name"])]
 
 
-def _calls(program: str, calls: int, n: int, depth: int = 99) -> list[str]:
-    """The expected Enter (+) and Leave (-) events of APP's main thread."""
+def _calls(program: str, calls: int, n: int, depth: int = 99, collapse: bool = True) -> list[str]:
+    """The expected Enter (+) and Leave (-) events of APP's main thread: levels up to ``depth``
+    (with ``collapse``, the depth limit: the level below it is a COLLAPSE)."""
     def region(name, inner, level):
+        if collapse and level == depth + 1:  # the outermost call below the limit, as in the profile
+            return ["+COLLAPSE", "-COLLAPSE"]
         return [] if level > depth else [f"+{name}", *inner, f"-{name}"]
     leaf = region("leaf", [], 4)
     work = region("work", leaf * n, 3)
@@ -104,7 +107,7 @@ def test_filter_and_depth_limit_apply_as_in_the_profile(tmp_path):
     filt.write_text("SCOREP_REGION_NAMES_BEGIN\n EXCLUDE leaf\nSCOREP_REGION_NAMES_END\n")
     done, _, anchor = _run(tmp_path, "2", "3", "ok", options=("--filter", str(filt)), name="filtered")
     assert done.returncode == 0, done.stderr
-    assert _names(anchor) == _calls("app.py", 2, 3, depth=3)
+    assert _names(anchor) == _calls("app.py", 2, 3, depth=3, collapse=False)  # leaf filtered out
 
 
 def test_small_buffer_is_flushed_while_running_and_the_events_stay_exact(tmp_path):

@@ -9,10 +9,20 @@
 
 namespace cubescale::measure {
 
-ThreadRecorder::ThreadRecorder(std::string name, std::size_t depth_limit)
-    : name_(std::move(name)), depth_limit_(depth_limit) {
-  stack_.reserve(depth_limit);  // the stack never allocates while measuring
+ThreadRecorder::ThreadRecorder(std::string name, std::size_t depth_limit, Recorder* owner)
+    : name_(std::move(name)), depth_limit_(depth_limit), owner_(owner) {
+  stack_.reserve(depth_limit + 1);  // the stack never allocates while measuring (+1: a COLLAPSE)
   nodes_.reserve(256);
+}
+
+void ThreadRecorder::enter_collapse(std::int64_t now) {
+  if (!owner_ || stack_.empty()) {
+    ++(stack_.empty() ? skipped_at_root_ : stack_.back().skipped);
+    return;
+  }
+  const auto region = owner_->collapse_region();
+  stack_.push_back({child(stack_.back().node, region), now, 0});
+  if (trace_) trace_enter(trace_, region, now);
 }
 
 namespace {
@@ -125,6 +135,18 @@ void Recorder::ignore_file(std::string_view file) {
     if (regions_[r].file == file) regions_[r].recorded = false, regions_[r].ignored = true, regions_recorded_[r] = 0;
 }
 
+RegionId Recorder::collapse_region() {
+  if (const auto known = collapse_.load(std::memory_order_acquire); known != kNoCollapse) return known;
+  const auto id = region("COLLAPSE", "", -1, "measurement", "artificial");
+  {
+    std::lock_guard lock(mutex_);
+    regions_[id].recorded = true, regions_[id].ignored = false;
+    regions_recorded_[id] = 1;
+  }
+  collapse_.store(id, std::memory_order_release);
+  return id;
+}
+
 void Recorder::close_all_threads(std::int64_t now) {
   std::lock_guard lock(mutex_);
   for (auto& t : threads_) t->close_all(now);
@@ -140,7 +162,7 @@ std::uint32_t Recorder::counter(std::string_view name, std::string_view unit) {
 
 ThreadRecorder* Recorder::add_thread(std::string name) {
   std::lock_guard lock(mutex_);
-  threads_.push_back(std::make_unique<ThreadRecorder>(std::move(name), depth_limit_));
+  threads_.push_back(std::make_unique<ThreadRecorder>(std::move(name), depth_limit_, this));
   auto* t = threads_.back().get();
   if (trace_) t->set_trace(trace_->add_location(t, static_cast<std::uint32_t>(threads_.size() - 1)));
   return t;

@@ -65,16 +65,52 @@ TEST(Recorder, TreesFiltersDepthAndTime) {
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   t->exit(now());
   const auto p = r.to_profile();
-  ASSERT_EQ(p.cnode_count(), 3u);  // main > work > work
+  ASSERT_EQ(p.cnode_count(), 4u);  // main > work > work > COLLAPSE (Score-P's node below the limit)
   EXPECT_EQ(p.cnode_parents[1], 0u);
   EXPECT_EQ(p.cnode_parents[2], 1u);
+  EXPECT_EQ(p.cnode_parents[3], 2u);
+  EXPECT_EQ(p.regions[p.cnode_regions[3]].name, "COLLAPSE");
+  EXPECT_EQ(p.regions[p.cnode_regions[3]].role, "artificial");
   const auto* visits = reinterpret_cast<const std::uint64_t*>(p.values[0].data());
   EXPECT_EQ(visits[0], 1u);
   EXPECT_EQ(visits[1], 3u);
   EXPECT_EQ(visits[2], 3u);
+  EXPECT_EQ(visits[3], 3u);
   const double main_time = reinterpret_cast<const double*>(p.values[1].row(0))[0];
   EXPECT_GT(main_time, 0.029);  // the clock's ticks turn into real seconds
   EXPECT_LT(main_time, 1.0);
+}
+
+TEST(Recorder, CallsBelowTheDepthLimitGoIntoOneCollapse) {
+  // As Score-P's profile: the outermost call below the limit is a visit of COLLAPSE with its
+  // time, the calls inside it (deeper, filtered or not) add nothing; the filter cannot remove it.
+  RegionFilter filter;
+  filter.exclude("*");
+  filter.include("f");
+  Recorder r(filter, 2);
+  const auto f = r.region("f"), hidden = r.region("hidden");
+  auto* t = r.add_thread("Master thread");
+  t->enter(f, true, now());
+  t->enter(f, true, now());
+  for (int i = 0; i < 4; ++i) {
+    t->enter(f, true, now());  // depth 3: COLLAPSE
+    t->enter(hidden, r.recorded(hidden), now());
+    t->enter(f, true, now());  // depth 4: inside it
+    t->exit(now());
+    t->exit(now());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    t->exit(now());
+  }
+  t->exit(now());
+  t->exit(now());
+  EXPECT_EQ(t->depth(), 0u);
+  const auto p = r.to_profile();
+  ASSERT_EQ(p.cnode_count(), 3u);  // f > f > COLLAPSE
+  EXPECT_EQ(p.regions[p.cnode_regions[2]].name, "COLLAPSE");
+  const auto* visits = reinterpret_cast<const std::uint64_t*>(p.values[0].data());
+  EXPECT_EQ(visits[2], 4u);
+  const double collapsed = reinterpret_cast<const double*>(p.values[1].row(2))[0];
+  EXPECT_GT(collapsed, 0.007);  // the four calls' time
 }
 
 TEST(Recorder, ThreadsAndCApi) {

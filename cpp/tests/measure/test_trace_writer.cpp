@@ -60,7 +60,7 @@ TEST(TraceWriter, TwoRanksFiltersDepthMpiEventsAndFlushes) {
       t->enter(hidden, r.recorded(hidden), now());  // not recorded: no events
       t->enter(rank == 0 ? work : main_r, true, now());
       t->enter(work, true, now());
-      t->enter(work, true, now());  // below the depth limit of 3: no events
+      t->enter(work, true, now());  // below the depth limit of 3: a COLLAPSE, as in the profile
       t->exit(now());
       t->exit(now());
       t->exit(now());
@@ -98,13 +98,13 @@ TEST(TraceWriter, TwoRanksFiltersDepthMpiEventsAndFlushes) {
   const auto& defs = trace.definitions();
   ASSERT_EQ(defs.locations.size(), 4u);
   const auto counts = cubescale::trace::count_events(trace, trace.all_locations());
-  // Rank 0's master: main, 40000 x (work > work), MPI_Send: Enter = Leave = 1 + 80000 + 1.
-  EXPECT_EQ(count(counts[0], EventType::Enter), 80002u);
-  EXPECT_EQ(count(counts[0], EventType::Leave), 80002u);
+  // Rank 0's master: main, 40000 x (work > work > COLLAPSE), MPI_Send: Enter = Leave = 1 + 120000 + 1.
+  EXPECT_EQ(count(counts[0], EventType::Enter), 120002u);
+  EXPECT_EQ(count(counts[0], EventType::Leave), 120002u);
   EXPECT_EQ(count(counts[0], EventType::BufferFlush), flushes);
   EXPECT_EQ(count(counts[0], EventType::MpiSend), 1u);
   EXPECT_EQ(count(counts[0], EventType::MpiCollectiveEnd), 1u);
-  EXPECT_EQ(count(counts[2], EventType::Enter), 22u);
+  EXPECT_EQ(count(counts[2], EventType::Enter), 32u);
   EXPECT_EQ(count(counts[1], EventType::Enter), 1u);  // rank 0's second thread
   EXPECT_EQ(count(counts[3], EventType::Enter), 1u);
   fs::remove_all(dir);

@@ -52,8 +52,9 @@ def add_parser(subparsers) -> None:
                                          "(with a line break or SCOREP_..._BEGIN)")
     p.add_argument("--manual", action="store_true", help="record only cubescale.region's and MPI calls")
     p.add_argument("--c-calls", action="store_true", help="record calls of builtins (C functions) too")
-    p.add_argument("--depth", type=int, default=128, help="deepest call path recorded, at least 1 (default 128); deeper calls count in the "
-                                         "time of their caller at the limit (a warning says where)")
+    p.add_argument("--depth", type=int, default=128,
+                   help="deepest call path recorded, at least 1 (default 128); deeper calls go into one COLLAPSE "
+                        "below the call path at the limit, as in Score-P's profile")
     p.add_argument("--trace", action="store_true", help="also write an OTF2 trace of the run (see --trace-dir)")
     p.add_argument("--trace-dir", metavar="DIR",
                    help="the trace's folder (default: the report's name with -trace; must not exist); "

@@ -149,7 +149,8 @@ def start(auto: bool = False, c_calls: bool = False, filter: str | None = None, 
     (``SCOREP_REGION_NAMES_BEGIN / EXCLUDE * / INCLUDE main solve* / SCOREP_REGION_NAMES_END``,
     and ``SCOREP_FILE_NAMES_BEGIN / EXCLUDE */site-packages/* / SCOREP_FILE_NAMES_END`` for
     the source files of Python functions) or a path to such a file (:func:`filter_text`); call
-    paths deeper than ``depth_limit`` (at least 1) are not recorded (:mod:`cubescale.measure.depth`).
+    paths deeper than ``depth_limit`` (at least 1) are collapsed into one ``COLLAPSE`` below the
+    call path at the limit, as in Score-P's profile (:mod:`cubescale.measure.depth`).
 
     ``trace``: also write an OTF2 trace into this directory (it must not exist): Enter and
     Leave of the same regions, and the MPI events of traced mpi4py calls, through a buffer of

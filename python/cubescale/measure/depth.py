@@ -1,46 +1,44 @@
-"""Where the depth limit cut the call tree of the last measurement.
+"""Where calls went deeper than the depth limit in the last measurement.
 
-The recorder (``recorder.hpp``) does not record a call deeper than the depth limit: it runs
-on the frame of its deepest recorded caller, whose time therefore includes it, and its visit is
-counted nowhere. Score-P instead puts such calls into a region ``COLLAPSE`` below the cut
-(``SCOREP_PROFILING_MAX_CALLPATH_DEPTH``), which keeps their visits; the recorder does not
-count them, so what can be told afterwards is where the tree reached the limit, not how many
-calls lay below. ``cubescale run`` warns with :func:`depth_warning`.
+As Score-P's profile (``SCOREP_PROFILING_MAX_CALLPATH_DEPTH``), the recorder
+(``recorder.hpp``) puts the outermost call below the limit into a child ``COLLAPSE`` of the
+call path at the limit (its visit and inclusive time; the calls inside it add nothing), and
+Score-P warns at the end of a run that exceeded the limit; ``cubescale run`` does so with
+:func:`depth_warning`.
 """
 
 from __future__ import annotations
 
 from .._core import measure as _measure
 
-__all__ = ["depth_warning", "paths_at_limit"]
+__all__ = ["collapsed_paths", "depth_warning"]
 
 
-def paths_at_limit(depth_limit: int) -> list[str]:
-    """The region names of the call paths (of every thread) that reach ``depth_limit``: the
-    places below which calls were not recorded, if the program went deeper.
+def collapsed_paths() -> list[str]:
+    """The region names of the call paths (of every thread) below which calls were collapsed
+    into ``COLLAPSE`` (each path once per thread that went below it).
 
     Example
     -------
     >>> from cubescale import measure
-    >>> from cubescale.measure.depth import paths_at_limit
+    >>> from cubescale.measure.depth import collapsed_paths
     >>> measure.start(depth_limit=2)
     >>> with measure.region("a"), measure.region("b"), measure.region("c"):
     ...     pass
     >>> measure.stop()
-    >>> paths_at_limit(2)
+    >>> collapsed_paths()
     ['b']
     """
-    core = _measure.to_profile(None)  # each thread's own roots: depths as the recorder counts them
+    core = _measure.to_profile(None)  # each thread's own call paths
     parents, regions = core.cnode_parents(), core.cnode_regions()
-    depth: list[int] = []
-    for parent in parents.tolist():  # preorder: a parent comes before its children
-        depth.append(1 if parent < 0 else depth[parent] + 1)
-    names = [core.regions[regions[i]].name for i, d in enumerate(depth) if d == depth_limit]
-    return names
+    names = [r.name for r in core.regions]
+    return [names[regions[parent]] for c, parent in enumerate(parents.tolist())
+            if parent >= 0 and names[regions[c]] == "COLLAPSE" and core.regions[regions[c]].role == "artificial"]
 
 
 def depth_warning(depth_limit: int) -> str | None:
-    """One line for stderr when the last measurement reached ``depth_limit``, else None.
+    """One line for stderr when calls of the last measurement went deeper than
+    ``depth_limit``, else None.
 
     Example
     -------
@@ -51,16 +49,15 @@ def depth_warning(depth_limit: int) -> str | None:
     ...     pass
     >>> measure.stop()
     >>> print(depth_warning(1))  # doctest: +ELLIPSIS
-    cubescale: warning: 1 call path reaches the depth limit 1 (in a): ...
+    cubescale: warning: calls deeper than the depth limit 1 are collapsed into COLLAPSE below 1 call path (a): ...
     """
-    cut = paths_at_limit(depth_limit)
+    cut = collapsed_paths()
     if not cut:
         return None
     where = ", ".join(sorted(set(cut))[:3]) + (", ..." if len(set(cut)) > 3 else "")
-    return (f"cubescale: warning: {len(cut)} call path{'s' if len(cut) > 1 else ''} reach"
-            f"{'' if len(cut) > 1 else 'es'} the depth limit {depth_limit} (in {where}): calls below were "
-            "not recorded on their own; their time counts in the call path at the limit, their visits "
-            "are not counted (Score-P would keep them as COLLAPSE); raise --depth to record them")
+    return (f"cubescale: warning: calls deeper than the depth limit {depth_limit} are collapsed into COLLAPSE "
+            f"below {len(cut)} call path{'s' if len(cut) > 1 else ''} ({where}): their visits and time are "
+            "there, not their own call paths; raise --depth to record them")
 
 
 _measure.ignore_file(__file__)  # the measurement's own code is no region

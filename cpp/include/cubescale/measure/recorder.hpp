@@ -7,8 +7,11 @@
 // first), pushes or pops a frame of a stack reserved to the depth limit, and reads a
 // monotonic clock (the invariant TSC where there is one, clock.hpp). Memory per thread grows with the call paths visited, never with the calls.
 //
-// Regions are registered once (under a lock) and filtered then: an excluded region, and every
-// call below the depth limit, costs a counter increment on enter and exit. Region ids stay
+// Regions are registered once (under a lock) and filtered then: an excluded region costs a
+// counter increment on enter and exit. Calls deeper than the depth limit go into one child
+// "COLLAPSE" of the call path at the limit, as Score-P's profile keeps them
+// (SCOREP_PROFILING_MAX_CALLPATH_DEPTH): the outermost such call is its visit and time, the
+// calls inside it a counter increment each. Region ids stay
 // valid for the life of the process: a new measurement (scope.hpp's reset) takes over the
 // regions of the last one and decides their filtering again, so ids kept in static variables
 // (CUBESCALE_REGION) or by other languages still name the same region. Finalization turns
@@ -34,6 +37,7 @@ namespace cubescale::measure {
 using RegionId = std::uint32_t;
 class ThreadTrace;
 class TraceWriter;
+class Recorder;
 // A traced thread's Enter and Leave events (trace_writer.hpp); out of line, off the untraced path.
 void trace_enter(ThreadTrace* trace, RegionId region, std::int64_t now);
 void trace_leave(ThreadTrace* trace, RegionId region, std::int64_t now);
@@ -57,11 +61,18 @@ class ThreadRecorder {
     std::uint64_t bytes_sent = 0, bytes_received = 0;
   };
 
-  ThreadRecorder(std::string name, std::size_t depth_limit);
+  // `owner` registers the COLLAPSE region when a call first goes deeper than `depth_limit`
+  // (without one, such calls are counted on the frame at the limit only).
+  ThreadRecorder(std::string name, std::size_t depth_limit, Recorder* owner = nullptr);
   // `recorded` is the region's filter decision (RegionInfo::recorded).
   void enter(RegionId region, bool recorded, std::int64_t now) {
     if (!recorded || stack_.size() >= depth_limit_) {
-      // Not recorded: counted on the frame it runs in, so that its exit (LIFO) finds it.
+      if (recorded && stack_.size() == depth_limit_) [[unlikely]] {
+        enter_collapse(now);  // the outermost call below the limit
+        return;
+      }
+      // Not recorded (or inside a COLLAPSE): counted on the frame it runs in, so that its
+      // exit (LIFO) finds it.
       ++(stack_.empty() ? skipped_at_root_ : stack_.back().skipped);
       return;
     }
@@ -115,8 +126,10 @@ class ThreadRecorder {
     std::uint64_t skipped;  // open calls above it that are not recorded (filtered, too deep)
   };
   std::uint32_t child(std::uint32_t parent, RegionId region);
+  [[gnu::noinline, gnu::cold]] void enter_collapse(std::int64_t now);
   std::string name_;
   std::size_t depth_limit_;
+  Recorder* owner_;
   std::vector<Node> nodes_;
   std::vector<Frame> stack_;
   std::vector<std::vector<double>> counters_;
@@ -143,6 +156,9 @@ class Recorder {
   void ignore_file(std::string_view file);
   // Closes the open frames of every thread at `now` (finalization; no thread may measure).
   void close_all_threads(std::int64_t now);
+  // The region "COLLAPSE" (artificial), registered on first use; recorded whatever the filter
+  // says, as Score-P's collapse nodes are no region of the program. Thread-safe.
+  RegionId collapse_region();
   std::uint32_t counter(std::string_view name, std::string_view unit = "");
   // A new thread's recorder (owned here; valid until the Recorder goes). Thread-safe.
   ThreadRecorder* add_thread(std::string name);
@@ -177,6 +193,8 @@ class Recorder {
   std::vector<std::pair<std::string, std::string>> counters_;
   std::vector<std::unique_ptr<ThreadRecorder>> threads_;
   std::shared_ptr<TraceWriter> trace_;
+  static constexpr RegionId kNoCollapse = 0xffffffffu;
+  std::atomic<RegionId> collapse_{kNoCollapse};
 };
 
 // The recorder's clock (ticks, see clock.hpp).
