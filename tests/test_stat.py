@@ -207,3 +207,13 @@ def test_cli_plot_of_a_min_metric_draws_values_not_shares(tmp_path):
     assert fig.axes[0].get_xlabel() == "min_time (sec, exclusive)"
     assert main(["stat", str(SHARED_DATA / "cubex" / "time.p4.cubex"), "-m", "min_time", "--plot",
                  str(tmp_path / "m.png")]) == 0
+
+
+def test_cube_stat_habits_statistics_as_percent_option_and_metric_lists_refused(capsys):
+    # cube_stat's -% is the statistics (here also -p); its -m takes a comma list, which stat
+    # (one metric) refuses in one line instead of "no metric 'time,visits'".
+    report = str(SHARED_DATA / "cubex" / "time.p4.cubex")
+    assert main(["stat", report, "-%", "-t", "1"]) == 0
+    assert "INCL(MPI_Init)" in capsys.readouterr().out
+    assert main(["stat", report, "-m", "time,visits"]) == 2
+    assert "stat shows one metric (cube_stat's comma-separated list is not supported)" in capsys.readouterr().err

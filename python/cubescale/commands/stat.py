@@ -18,7 +18,7 @@ import argparse
 
 from .. import report as cube
 from ..stat import Stat, stat
-from ._inputs import check_output, report_path
+from ._inputs import UsageError, check_output, report_path
 
 
 def add_parser(subparsers) -> None:
@@ -36,7 +36,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("file", help=".cubex report or an experiment directory")
     p.add_argument("-m", "--metric", default="time", help="metric (unique or display name; default time)")
     p.add_argument("-t", "--top", default="10", help="how many regions (default 10; 'all' for every visited one)")
-    p.add_argument("-p", "--statistics", action="store_true", help="also statistics across locations")
+    p.add_argument("-p", "-%", "--statistics", action="store_true",
+                   help="also statistics across locations (cube_stat's -%%; its -p, pretty printing, is the default here)")
     p.add_argument("--plot", help="also draw the metric's largest call paths (exclusive, %% of the program) into this "
                                   "image (.png, .svg, .pdf; matplotlib)")
     p.set_defaults(run=run_stat, prepare=prepare_stat)
@@ -58,6 +59,11 @@ def prepare_stat(args) -> None:
     """The report ``stat`` reads (an experiment directory resolved) and the number of regions."""
     args.file = report_path(args.file)
     args.top = _top(args.top)
+    if "," in args.metric:  # cube_stat's -m takes a list; a metric's name may hold a comma too
+        metrics = cube.open(args.file).metrics
+        if args.metric not in {m.name for m in metrics} | {m.display_name for m in metrics}:
+            raise UsageError(f"-m {args.metric}: stat shows one metric (cube_stat's comma-separated list is not "
+                             "supported): give one, e.g. -m " + args.metric.split(",")[0])
     if args.plot:
         check_output(args.plot, [args.file])
 
