@@ -27,7 +27,7 @@ import numpy as np
 from . import files
 from ._optional import require
 from .records import Metric
-from .views import call_paths, program_total
+from .views import call_path, program_total
 
 if TYPE_CHECKING:
     from .pop import PopRun
@@ -74,7 +74,7 @@ def metric_share(report: Report, metric: int | str | Metric = "time", n: int = 1
     total = 0.0 if extreme else program_total(report, m)
     n = max(1, min(int(n), len(values)))
     chosen = np.argsort(-values, kind="stable")[:n][::-1]  # barh draws bottom-up: the largest last
-    paths = call_paths(report)
+    paths = {int(c): call_path(report, int(c)) for c in chosen}  # only the drawn ones (deep trees)
     fig, ax = _figure(9.0, 0.45 * n + 1.2)
     if extreme:
         shares = values[chosen]
@@ -111,7 +111,7 @@ def distribution(report: Report, metric: int | str | Metric = "time", cnode: int
         ax.set_xticks(range(len(names)), [_text(n) for n in names], rotation=60, ha="right", fontsize=8)
     ax.set_xlabel(level)
     ax.set_ylabel(f"{m.name} ({m.unit})")
-    ax.set_title(_text(f"{m.name} of {call_paths(report)[row]} per {level}"))
+    ax.set_title(_text(f"{m.name} of {call_path(report, row)} per {level}"))
     ax.legend(loc="lower right", fontsize=8)
     return fig
 
@@ -141,7 +141,7 @@ def _diff_bars(d: Report, metric: int | str | Metric, n: int, inclusive: bool, n
     values = np.asarray(d.cnode_values(m, inclusive=inclusive), dtype=np.float64)
     n = max(1, min(int(n), len(values)))
     chosen = np.argsort(-np.abs(values), kind="stable")[:n][::-1]
-    paths = call_paths(d)
+    paths = {int(c): call_path(d, int(c)) for c in chosen}  # only the drawn ones (deep trees)
     fig, ax = _figure(9.0, 0.45 * n + 1.2)
     colors = ["tab:red" if v > 0 else "tab:green" for v in values[chosen]]
     ax.barh(range(len(chosen)), values[chosen], color=colors)
@@ -227,7 +227,7 @@ def topology_heatmap(report: Report, metric: int | str | Metric = "time", cnode:
     names = [d["name"] for d in cart["dims"]]
     ax.set_ylabel(names[0] if len(names) > 1 else "")
     ax.set_xlabel(" x ".join(names[1:]) if len(names) > 1 else (names[0] if names else ""))
-    ax.set_title(_text(f"{cart['name'] or 'topology'}: {m.name} of {call_paths(report)[row]}"))
+    ax.set_title(_text(f"{cart['name'] or 'topology'}: {m.name} of {call_path(report, row)}"))
     return fig
 
 

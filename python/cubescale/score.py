@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import stat as _stat
+from .call_tree import depths
 from .report import Metric, Report
 
 __all__ = ["FilterOptions", "Score", "ScoreRow", "TYPES", "score"]
@@ -416,13 +417,7 @@ def _definition_type(name: str, paradigm: str) -> int:
 
 
 def _depths(parents: np.ndarray) -> np.ndarray:
-    depth = np.zeros(len(parents), dtype=np.int64)
-    up = parents.copy()
-    while (up >= 0).any():
-        has = up >= 0
-        depth[has] += 1
-        up = np.where(has, parents[np.maximum(up, 0)], -1)
-    return depth
+    return depths(parents)  # one pass over the preorder (the level-by-level walk took 25 s at depth 20,000)
 
 
 def region_types(report: Report) -> np.ndarray:

@@ -511,10 +511,12 @@ class Trace:
         if shown < n:
             lines.append(f"  ... {n - shown} more")
         opened = [EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("PROGRAM_BEGIN")]  # the program's region too
-        entered = np.asarray(self._core.event_columns(locations=self.location_indices(), types=opened)["region"],
-                             dtype=np.int64)
-        entered = entered[(entered >= 0) & (entered < len(regions["name"]))]
-        used = np.flatnonzero(np.bincount(entered, minlength=len(regions["name"])))
+        visits = np.zeros(len(regions["name"]), dtype=np.int64)
+        for location in range(n):  # one location's Enter events at a time (all: 20 bytes per event)
+            entered = np.asarray(self._core.event_columns(locations=[location], types=opened)["region"], dtype=np.int64)
+            entered = entered[(entered >= 0) & (entered < len(visits))]
+            visits += np.bincount(entered, minlength=len(visits))
+        used = np.flatnonzero(visits)
         lines.append(f"regions: {len(regions['name'])} defined, {len(used)} entered")
         for r in used[:20]:
             lines.append(f"  {regions['name'][r]} ({regions['paradigm'][r]}, {regions['role'][r]})")

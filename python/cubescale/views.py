@@ -29,7 +29,7 @@ from .records import Metric
 if TYPE_CHECKING:
     from .report import Report
 
-__all__ = ["call_paths", "call_tree_text", "format_value", "program_total", "report_html", "to_dataframe", "top"]
+__all__ = ["call_path", "call_paths", "call_tree_text", "format_value", "program_total", "report_html", "to_dataframe", "top"]
 
 
 def format_value(value: float) -> str:
@@ -58,6 +58,24 @@ def call_paths(report: Report) -> list[str]:
     for c in report.cnodes:  # preorder: a parent's path is known before its children's
         paths.append(c.region.name if c.parent is None else f"{paths[c.parent]}/{c.region.name}")
     return paths
+
+
+def call_path(report: Report, cnode: int) -> str:
+    """One call path as the regions from its root: what printing a few rows needs (all of
+    them, :func:`call_paths`, hold call paths x depth characters: gigabytes on deep trees).
+
+    Example
+    -------
+    >>> import cubescale
+    >>> call_path(cubescale.open(cubescale.examples.report_path()), 1)
+    'stencil.py/<module>'
+    """
+    cnodes, names = report.cnodes, []
+    at: int | None = int(cnode)
+    while at is not None:
+        names.append(cnodes[at].region.name)
+        at = cnodes[at].parent
+    return "/".join(reversed(names))
 
 
 def _rounding_zeros(values: np.ndarray) -> np.ndarray:
@@ -236,7 +254,6 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     total = program_total(report, m) if share else 0.0
     groups = report._core.location_ancestors(report._depth_of_class(report._core.system_tree(), "process"))
     elements = np.unique(groups)
-    paths = call_paths(report)
     tree, location_elements = report._core.system_tree(), report._core.location_elements()
     entries = []
     for k in chosen.tolist():
@@ -246,7 +263,7 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
         thread = tree.name(int(location_elements[columns[np.argmax(row)]]))
         value = float(flat[k])
         entries.append({"value": value, "percent": 100.0 * value / total if share and total else None,
-                        "cnode": cnode, "call_path": paths[cnode], "process": names[process],
+                        "cnode": cnode, "call_path": call_path(report, cnode), "process": names[process],
                         "process_index": process, "thread": thread})
     return entries
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import report as cube
 from .. import scale_func
-from ..views import call_paths
+from ..views import call_path, call_paths
 from ._inputs import report_path
 
 
@@ -80,7 +80,9 @@ def run_dump(args) -> int:
     out = csv.writer(sys.stdout, lineterminator="\n")  # region names may hold commas and quotes
     out.writerow(["cnode", "cnode_id", "region", "call_path", "location", "process", "process_rank", "thread",
                   "thread_rank"] + [name for name, _ in columns])
-    cnodes, paths = r.cnodes, call_paths(r)
+    cnodes = r.cnodes
+    # all paths at once where every row is printed (a parent's path reused), else one per row
+    paths = call_paths(r) if len(rows) == len(cnodes) else {c: call_path(r, c) for c in rows}
     where = [[loc.process, loc.process_rank, loc.name, loc.rank] for loc in r.locations]
     for c in rows:
         prefix = [c, cnodes[c].id, cnodes[c].region.name, paths[c]]

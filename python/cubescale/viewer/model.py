@@ -34,16 +34,20 @@ from xml.etree import ElementTree
 import numpy as np
 
 from .. import panes as _panes
+from ..call_tree import outermost_calls
 from ..dtypes import numpy_type
 from ..records import Metric
 
 if TYPE_CHECKING:  # the viewer is given reports: report.py's Report.view() imports the viewer
     from ..report import Report
 
-__all__ = ["MAX_PAGE", "Explorer", "QueryError", "ReportChanged", "parse_int"]
+__all__ = ["MAX_PAGE", "SEARCH_PATH_BUDGET", "Explorer", "QueryError", "ReportChanged", "parse_int"]
 
 MAX_PAGE = 1000
 """The most children one query returns: a million-location tree is paged, never shipped."""
+SEARCH_PATH_BUDGET = 100_000
+"""Path entries one search answer holds at most (a match's path is its depth long: 1000
+matches 20,000 levels deep were 856 MB of JSON)."""
 
 _CACHE = 16  # selections whose location vectors / element aggregates stay in memory
 
@@ -508,7 +512,8 @@ class Explorer:
     def search(self, query: dict[str, str]) -> dict[str, Any]:
         """Call paths whose region name contains ``q`` (case-insensitive, 1..200 characters),
         the first ``limit`` (<= 1000, default 50) in call-tree order, each with its path from
-        the root, and how many matched in all.
+        the root (fewer where their paths would exceed :data:`SEARCH_PATH_BUDGET` entries), and
+        how many matched in all.
 
         Example
         -------
@@ -524,8 +529,14 @@ class Explorer:
         needle = text.casefold()
         regions = [r.index for r in self.report.regions if needle in r.name.casefold()]
         hits = np.flatnonzero(np.isin(self.report._core.cnode_regions(), regions))
-        matches = [{"index": int(c), "path": self.cnode_details({"cnode": str(int(c))})["path"]}
-                   for c in hits[:limit]]
+        matches: list[dict[str, Any]] = []
+        sent = 0
+        for c in hits[:limit]:  # paths of deep trees: a budget of path entries, not 10^8 of them
+            path = self.cnode_details({"cnode": str(int(c))})["path"]
+            if matches and sent + len(path) > SEARCH_PATH_BUDGET:
+                break
+            matches.append({"index": int(c), "path": path})
+            sent += len(path)
         return {"q": text, "count": len(hits), "matches": matches}
 
     # ---- flat profile (the call pane's other view)
@@ -533,18 +544,10 @@ class Explorer:
     def _flat_structure(self) -> tuple[np.ndarray, np.ndarray]:
         """Per call path its region, and whether no caller up to the root has the same region
         (CubeLib's ``Region::incl_cnodev``: only those count towards a region's inclusive
-        value, so recursion is not counted twice). Walks all call paths up together, one
-        NumPy step per call-tree level."""
+        value, so recursion is not counted twice), in one pass over the preorder."""
         if self._flat is None:
             regions = np.asarray(self.report._core.cnode_regions(), dtype=np.int64)
-            parents = np.asarray(self.report.cnode_parents, dtype=np.int64)
-            outermost = np.ones(len(regions), dtype=bool)
-            above = parents.copy()
-            while (above >= 0).any():
-                live = above >= 0
-                outermost[live] &= regions[above[live]] != regions[live]
-                above = np.where(live, parents[np.maximum(above, 0)], -1)
-            self._flat = (regions, outermost)
+            self._flat = (regions, outermost_calls(np.asarray(self.report.cnode_parents), regions))
         return self._flat
 
     def flat_profile(self, query: dict[str, str]) -> dict[str, Any]:
