@@ -465,3 +465,8 @@ def write_trace_definitions(directory: str, unified: bytes, summaries: collectio
     """
     Rank 0: the anchor and global definitions of the unified definitions (the root TraceUnifyState's end_up) and every rank's trace_summary (rank order) in `directory`; the ranks' local definitions and event files belong in `directory`/traces/. Returns the number of locations.
     """
+
+def mismatches() -> str:
+    """
+    One line on exits without an enter, enters of unknown region ids and regions still open, on which threads (empty: none). Only while no thread measures.
+    """
