@@ -35,3 +35,16 @@ def test_pycubexr_reads_the_replaced_names(report):
     with pycubexr.CubexParser(str(report)) as parsed:
         names = {c.region.name for c in parsed.all_cnodes()}
     assert names == set(NAMES.values()) | {"main"}
+
+
+def test_write_warns_of_an_exit_without_an_enter(tmp_path, capsys):
+    from cubescale._core import measure as core_measure
+
+    measure.start()
+    with measure.region("main"):
+        pass
+    core_measure.exit()  # nothing entered: ignored, and said so once at the write
+    measure.stop()
+    measure.write(tmp_path / "x.cubex", progress=False)
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("cubescale: warning: 1 exit without an enter (")
