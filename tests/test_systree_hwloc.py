@@ -39,5 +39,5 @@ def test_real_machine():
 def test_bad_inputs():
     with pytest.raises(ValueError):
         SystemTree.local(synthetic="not a topology")
-    with pytest.raises(ValueError, match="bad CPU list"):
+    with pytest.raises(ValueError, match="CPU list 'zero': 'zero' is no PU"):
         SystemTree.local(synthetic="pack:1 core:2 pu:1", cpus="zero")

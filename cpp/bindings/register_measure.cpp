@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "cubescale/measure/mismatch_warning.hpp"
 #include "cubescale/measure/process_report.hpp"
 #include "cubescale/measure/scope.hpp"
 #include "cubescale/measure/trace_writer.hpp"
@@ -238,7 +239,7 @@ void register_measure(py::module_& m) {
           "__enter__",
           [](py::object self) {
             const auto r = self.cast<UserRegion&>().get();
-            hook_thread.thread().enter(r, global().recorded(r), now());
+            enter(hook_thread.thread(), global(), r);
             return self;
           },
           "Enters the region on this thread.")
@@ -261,7 +262,7 @@ void register_measure(py::module_& m) {
       py::arg("name"), py::arg("file") = "", py::arg("line") = -1, py::arg("paradigm") = "user",
       py::arg("role") = "function", "Registers a region (once per name, file, line); returns its id.");
   m.def(
-      "enter", [](RegionId r) { hook_thread.thread().enter(r, global().recorded(r), now()); }, py::arg("region"),
+      "enter", [](RegionId r) { enter(hook_thread.thread(), global(), r); }, py::arg("region"),
       "Enters a region on this thread.");
   m.def("exit", [] { hook_thread.thread().exit(now()); }, "Leaves the innermost region of this thread.");
   m.def(
@@ -317,6 +318,10 @@ void register_measure(py::module_& m) {
         else PyEval_SetProfile(nullptr, nullptr);
       },
       py::arg("all_threads") = false, "Removes the profiling hook from this thread (all_threads: from every thread).");
+  m.def(
+      "mismatches", [] { return mismatch_warning(global()); },
+      "One line on exits without an enter, enters of unknown region ids and regions still open, on "
+      "which threads (empty: none). Only while no thread measures.");
   m.def(
       "close_all", [] { close_all_threads(); },
       "Closes every thread's open regions now (finalization; no thread may measure).");

@@ -267,7 +267,9 @@ class SystemTree:
     ) -> SystemTree:
         """This process's view of the machine from hwloc: machine > node (host) > hardware
         levels > process > threads, the process placed under the hardware element covering
-        its CPU binding (``cpus`` in hwloc list syntax, default: the real binding).
+        its CPU binding (``cpus`` in hwloc list syntax such as ``"0-3,8"``, or hwloc's
+        bitmask ``"0xf"``; default: the real binding). A list that does not parse, or names
+        PUs the machine lacks, is a ValueError, as is ``threads`` below 1.
 
         ``synthetic`` (e.g. ``"pack:2 l3:1 core:4 pu:2"``) or ``xml`` (an lstopo export)
         replace the real machine, for tests that must not depend on the machine they run on.
@@ -622,6 +624,8 @@ class SingleNodeTree:
         """
         if synthetic and xml:
             raise ValueError("give synthetic or xml, not both")
+        if threads < 1:  # CUBE and OTF2 allow no process without a location
+            raise ValueError(f"threads {threads}: a process has at least 1 thread")
         if synthetic:
             topo = _tree.Topology.synthetic(synthetic)
         elif xml:

@@ -3,6 +3,7 @@
 #include "cubescale/common/bytes.hpp"
 #include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/text.hpp"
+#include "cubescale/cube/xml.hpp"
 #include "cubescale/systree/names.hpp"
 #include "cubescale/systree/sequence.hpp"
 #include "cubescale/systree/serialize.hpp"
@@ -39,10 +40,21 @@ void fill_bookkeeping(Definitions& d) {
   for (std::size_t l = 0; l < d.locations.size(); ++l) d.location_file_id[l] = l;
 }
 
+// Whether anchor.xml spells every name, class and property as it is: else (xml_escape put
+// U+FFFD in) the member would give our reader other names than every other reader sees.
+bool xml_spells_all(const systree::SingleNodeTree& t) {
+  for (std::uint32_t e = 0; e < t.size(); ++e) {
+    if (!xml_can_hold(t.name(e)) || !xml_can_hold(t.cls(e))) return false;
+    for (const auto& [k, v] : t.properties(e))
+      if (!xml_can_hold(k) || !xml_can_hold(v)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<std::string> encode_system_member(const Definitions& defs) {
-  if (defs.system.size() == 0) return std::nullopt;
+  if (defs.system.size() == 0 || !xml_spells_all(defs.system)) return std::nullopt;
   for (std::size_t l = 0; l < defs.location_file_id.size(); ++l)
     if (defs.location_file_id[l] != l) return std::nullopt;
   systree::NameMap names;

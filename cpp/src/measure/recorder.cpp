@@ -99,7 +99,7 @@ Recorder::Recorder(RegionFilter filter, std::size_t depth_limit, const Recorder&
   for (std::size_t r = 0; r < regions_.size(); ++r) {
     auto& info = regions_[r];
     info.recorded = !info.ignored && filter_.included(info.name, info.file);
-    regions_recorded_[r] = info.recorded ? 1 : 0;
+    regions_recorded_[r] = info.recorded ? kRecorded : kFiltered;
   }
 }
 
@@ -114,7 +114,7 @@ RegionId Recorder::region(std::string_view name, std::string_view file, std::int
                                             ignored_files_.end();
   RegionInfo info{std::string(name), std::string(file), std::string(paradigm), std::string(role), line,
                   !ignored && filter_.included(name, file), ignored};
-  regions_recorded_[regions_.size()] = info.recorded ? 1 : 0;
+  regions_recorded_[regions_.size()] = info.recorded ? kRecorded : kFiltered;
   regions_.push_back(std::move(info));
   return static_cast<RegionId>(regions_.size() - 1);
 }
@@ -124,7 +124,7 @@ void Recorder::ignore(RegionId r) {
   if (r >= regions_.size()) throw std::out_of_range("no region " + std::to_string(r));
   regions_[r].recorded = false;
   regions_[r].ignored = true;
-  regions_recorded_[r] = 0;
+  regions_recorded_[r] = kFiltered;
 }
 
 void Recorder::ignore_file(std::string_view file) {
@@ -132,7 +132,7 @@ void Recorder::ignore_file(std::string_view file) {
   if (std::find(ignored_files_.begin(), ignored_files_.end(), file) == ignored_files_.end())
     ignored_files_.emplace_back(file);
   for (std::size_t r = 0; r < regions_.size(); ++r)
-    if (regions_[r].file == file) regions_[r].recorded = false, regions_[r].ignored = true, regions_recorded_[r] = 0;
+    if (regions_[r].file == file) regions_[r].recorded = false, regions_[r].ignored = true, regions_recorded_[r] = kFiltered;
 }
 
 RegionId Recorder::collapse_region() {
@@ -141,7 +141,7 @@ RegionId Recorder::collapse_region() {
   {
     std::lock_guard lock(mutex_);
     regions_[id].recorded = true, regions_[id].ignored = false;
-    regions_recorded_[id] = 1;
+    regions_recorded_[id] = kRecorded;
   }
   collapse_.store(id, std::memory_order_release);
   return id;
@@ -189,6 +189,13 @@ std::size_t Recorder::memory_bytes() const {
   std::size_t bytes = 0;
   for (const auto& t : threads_) bytes += t->memory_bytes();
   return bytes;
+}
+
+std::vector<const ThreadRecorder*> Recorder::threads() const {
+  std::lock_guard lock(mutex_);
+  std::vector<const ThreadRecorder*> out;
+  for (const auto& t : threads_) out.push_back(t.get());
+  return out;
 }
 
 std::size_t Recorder::thread_count() const {

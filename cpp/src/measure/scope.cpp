@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "cubescale/measure/c_api.h"
+#include "cubescale/measure/mismatch_warning.hpp"
 #include "cubescale/measure/process_report.hpp"
 
 namespace cubescale::measure {
@@ -60,7 +61,7 @@ using namespace cubescale::measure;
 extern "C" uint32_t cubescale_region(const char* name, const char* file, int64_t line) {
   return global().region(name ? name : "", file ? file : "", line);
 }
-extern "C" void cubescale_enter(uint32_t region) { this_thread().enter(region, global().recorded(region), now()); }
+extern "C" void cubescale_enter(uint32_t region) { enter(this_thread(), global(), region); }
 extern "C" void cubescale_exit(void) { this_thread().exit(now()); }
 extern "C" void cubescale_bytes(uint64_t sent, uint64_t received) { this_thread().add_bytes(sent, received); }
 extern "C" uint32_t cubescale_counter(const char* name, const char* unit) {
@@ -68,8 +69,15 @@ extern "C" uint32_t cubescale_counter(const char* name, const char* unit) {
 }
 extern "C" void cubescale_add(uint32_t counter, double value) { this_thread().add_counter(counter, value); }
 extern "C" int cubescale_write(const char* path, const char* process) {
+  if (!path || !*path) {  // else the OS's "No such file or directory" after an empty name
+    std::fputs("cubescale_write: no output path given\n", stderr);
+    return -1;
+  }
   try {
-    write_process_report(global(), path ? path : "", "", process ? process : "Process 0");
+    write_process_report(global(), path, "", process ? process : "Process 0");
+    // After the report: the line says what it lacks, once, where Score-P would say it.
+    if (const auto warning = mismatch_warning(global()); !warning.empty())
+      std::fprintf(stderr, "cubescale_write: warning: %s\n", warning.c_str());
     return 0;
   } catch (const std::exception& e) {  // C callers get a status, never an exception
     std::fprintf(stderr, "cubescale_write: %s\n", e.what());

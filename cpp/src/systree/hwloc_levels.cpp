@@ -1,4 +1,5 @@
 #include "cubescale/systree/hwloc_levels.hpp"
+#include "cubescale/systree/cpu_list.hpp"
 
 #include <hwloc.h>
 
@@ -246,7 +247,8 @@ SingleNodeTree local_view(const Topology& topology, std::string_view host, std::
   const auto machine = tree.add_root(Kind::Node, "machine", "machine");
   const auto node = tree.add_child(machine, Kind::Node, "node", host);
   const auto levels = add_hardware_levels(tree, node, topology);
-  const std::string binding = cpus.empty() ? topology.current_binding() : std::string(cpus);
+  // A binding given is checked (an unknown PU is an error); the process's own is as hwloc says.
+  const std::string binding = cpus.empty() ? topology.current_binding() : checked_cpu_list(cpus, topology);
   const auto at = levels.attach_point(binding);
   const auto process = tree.add_child(at, Kind::LocationGroup, "process", process_name);
   for (std::uint32_t t = 0; t < threads; ++t)

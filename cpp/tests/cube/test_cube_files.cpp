@@ -73,6 +73,21 @@ TEST(CubeXml, EntitiesCdataAndSelfClosing) {
   EXPECT_THROW(bad.next(), cubescale::FormatError);
 }
 
+// XML 1.0 holds no control character but tab, LF and CR (not even as &#1;), no U+FFFE or
+// U+FFFF and no invalid UTF-8: each becomes U+FFFD; valid text is escaped as it always was.
+TEST(CubeXml, EscapeReplacesWhatXmlCannotHold) {
+  EXPECT_EQ(xml_escape("a<b>&\"c'\t\n\r \xC3\xBC\xE2\x82\xAC\xF0\x9F\x98\x80"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\t\n\r \xC3\xBC\xE2\x82\xAC\xF0\x9F\x98\x80");
+  const std::string fffd = "\xEF\xBF\xBD";
+  EXPECT_EQ(xml_escape(std::string("ctl\x01", 4)), "ctl" + fffd);
+  EXPECT_EQ(xml_escape(std::string("\0\x1F\x7F", 3)), fffd + fffd + "\x7F");  // DEL is an XML Char
+  EXPECT_EQ(xml_escape("\xEF\xBF\xBE\xEF\xBF\xBF"), fffd + fffd);              // U+FFFE, U+FFFF
+  EXPECT_EQ(xml_escape("\xFF" "a\xC3"), fffd + "a" + fffd);                   // bad byte, cut sequence
+  EXPECT_EQ(xml_escape("\xC0\xAF"), fffd + fffd);                             // overlong '/'
+  EXPECT_EQ(xml_escape("\xED\xA0\x80"), fffd + fffd + fffd);                  // a surrogate
+  EXPECT_EQ(xml_escape("\xF4\x90\x80\x80"), fffd + fffd + fffd + fffd);       // above U+10FFFF
+}
+
 TEST(CubeAnchor, ParsesRealAnchorAndWritesItBack) {
   const auto report = open_cubex(shared("call_tree_test.cubex"));
   const auto& d = report->definitions();

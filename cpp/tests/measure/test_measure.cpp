@@ -241,3 +241,100 @@ TEST(Recorder, ManyThreadsRecordExactCountsWithoutLocks) {
   }
   EXPECT_EQ(inner_total, expected);
 }
+
+// Ids come from C, Fortran and Python callers: one never returned by cubescale_region is
+// counted and skipped (its exit matches it), not read past the recorder's table.
+TEST(Recorder, AnUnknownRegionIdIsCountedNotACrash) {
+  reset();
+  const auto a = cubescale_region("known", "ids.c", 1);
+  EXPECT_FALSE(global().known(4000000000u));
+  EXPECT_FALSE(global().known(a + 1000));
+  cubescale_enter(4000000000u);
+  cubescale_enter(a);
+  cubescale_exit();
+  cubescale_exit();
+  cubescale_enter(a + 1000);  // below 2^20, never registered: unknown too, not "filtered"
+  cubescale_exit();
+  EXPECT_EQ(this_thread().unknown_enters(), 2u);
+  EXPECT_EQ(this_thread().unmatched_exits(), 0u);
+  const auto p = global().to_profile();
+  ASSERT_EQ(p.cnode_count(), 1u);  // "known" at the root: the unknown enter's exit was its own
+  EXPECT_EQ(p.regions[p.cnode_regions[0]].name, "known");
+}
+
+namespace {
+std::string temp_cubex(const char* name) {
+  return (std::filesystem::temp_directory_path() / (name + std::to_string(::getpid()) + ".cubex")).string();
+}
+}  // namespace
+
+TEST(ProcessReport, WriteWarnsOnceOfMismatchesAndOpenRegions) {
+  reset();
+  const auto a = cubescale_region("a", "m.c", 1), open = cubescale_region("open", "m.c", 2);
+  cubescale_exit();  // without an enter
+  cubescale_enter(a);
+  cubescale_exit();
+  cubescale_enter(4000000000u);
+  cubescale_exit();
+  cubescale_enter(open);
+  std::thread other([] {  // an exit on another thread than the enter
+    name_this_thread("thread 1");
+    cubescale_exit();
+    cubescale_exit();
+  });
+  other.join();
+  const auto path = temp_cubex("cubescale-mismatch-");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cubescale_write(path.c_str(), nullptr), 0);
+  const auto err = testing::internal::GetCapturedStderr();
+  std::filesystem::remove(path);
+  EXPECT_EQ(err,
+            "cubescale_write: warning: 3 exits without an enter (Master thread, thread 1) were ignored; "
+            "1 enter of an unknown region id (Master thread) was ignored; 1 region still open (Master thread) "
+            "is not in the report (only completed calls are written)\n");
+  cubescale_exit();  // "open" closes: a later write has no open region to name
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cubescale_write(path.c_str(), nullptr), 0);
+  EXPECT_EQ(testing::internal::GetCapturedStderr().find("still open"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(ProcessReport, NoWarningWhenEveryCallMatched) {
+  reset();
+  const auto a = cubescale_region("a", "m.c", 1);
+  cubescale_enter(a);
+  cubescale_exit();
+  const auto path = temp_cubex("cubescale-matched-");
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(cubescale_write(path.c_str(), nullptr), 0);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  std::filesystem::remove(path);
+}
+
+TEST(ProcessReport, WriteWithoutAPathSaysSo) {
+  for (const char* path : {static_cast<const char*>(nullptr), ""}) {
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(cubescale_write(path, nullptr), -1);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "cubescale_write: no output path given\n");
+  }
+}
+
+// A name through the C API may hold anything: what XML cannot hold is written as U+FFFD, so
+// that the report stays well-formed and readable.
+TEST(ProcessReport, NamesXmlCannotHoldAreWrittenAsReplacementCharacters) {
+  reset();
+  const auto ctl = cubescale_region("ctl\x01", "f\x02.c", 1), bad = cubescale_region("bad\xFF", "", 2);
+  const auto fine = cubescale_region("a<b>&\"c'\ttab", "", 3);
+  for (const auto r : {ctl, bad, fine}) cubescale_enter(r), cubescale_exit();
+  const auto path = temp_cubex("cubescale-names-");
+  ASSERT_EQ(cubescale_write(path.c_str(), "Proc\x03"), 0);
+  const auto report = cubescale::cube::open_cubex(path);
+  std::filesystem::remove(path);
+  const auto& defs = report->definitions();
+  ASSERT_EQ(defs.regions.size(), 3u);
+  EXPECT_EQ(defs.regions[0].name, "ctl\xEF\xBF\xBD");
+  EXPECT_EQ(defs.regions[0].mod, "f\xEF\xBF\xBD.c");
+  EXPECT_EQ(defs.regions[1].name, "bad\xEF\xBF\xBD");
+  EXPECT_EQ(defs.regions[2].name, "a<b>&\"c'\ttab");
+  EXPECT_EQ(defs.system.name(defs.location_groups[0]), "Proc\xEF\xBF\xBD");
+}

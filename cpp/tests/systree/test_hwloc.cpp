@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "cubescale/systree/cpu_list.hpp"
 #include "cubescale/systree/hwloc_levels.hpp"
 #include "cubescale/systree/sequence.hpp"
 
@@ -62,4 +63,44 @@ TEST(Hwloc, LocalMachineLoads) {
   const auto seq = fold(view);
   EXPECT_EQ(seq.total(kLocations), 2u);
   EXPECT_EQ(seq.total(kLocationGroups), 1u);
+}
+
+namespace {
+// The PUs `cpus` names on "pack:2 l3:1 core:4 pu:2" (PUs 0-15), or the error's text.
+std::string pus_of(const char* cpus) {
+  static const auto topo = Topology::synthetic("pack:2 l3:1 core:4 pu:2");
+  try {
+    return checked_cpu_list(cpus, topo);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+}
+}  // namespace
+
+// As `hwloc-calc -i 'pack:2 l3:1 core:4 pu:2' --pi pu:LIST --intersect pu` (lists) and
+// `hwloc-calc -i ... 0x3 --intersect pu` (masks) answer.
+TEST(Hwloc, CpuListsAreReadAsHwlocReadsThem) {
+  EXPECT_EQ(pus_of("0-1"), "0-1");
+  EXPECT_EQ(pus_of("15"), "15");
+  EXPECT_EQ(pus_of("0-1,5"), "0-1,5");
+  EXPECT_EQ(pus_of("3-"), "3-15");
+  EXPECT_EQ(pus_of("0x3"), "0-1");  // a bitmask, not PU 3
+  EXPECT_EQ(pus_of("0xf0"), "4-7");
+  EXPECT_EQ(pus_of("0x00000003"), "0-1");
+}
+
+// Each once placed the process under the node as if unbound, or read 0x3 as PU 3.
+TEST(Hwloc, CpuListsThatNameNoPuOfTheMachineAreErrors) {
+  EXPECT_EQ(pus_of("100"), "CPU list '100': PU 100 is not in this machine (PUs 0-15)");
+  EXPECT_EQ(pus_of("0-1,100"), "CPU list '0-1,100': PU 100 is not in this machine (PUs 0-15)");
+  EXPECT_EQ(pus_of("14-17"), "CPU list '14-17': PUs 16-17 are not in this machine (PUs 0-15)");
+  EXPECT_EQ(pus_of("5-3"), "CPU list '5-3': range '5-3' is reversed (PUs 0-15)");
+  EXPECT_EQ(pus_of("0,,1"), "CPU list '0,,1': an empty item (PUs 0-15)");
+  EXPECT_EQ(pus_of("abc"), "CPU list 'abc': 'abc' is no PU or range (PUs 0-15)");
+  EXPECT_EQ(pus_of("1 2"), "CPU list '1 2': '1 2' is no PU or range (PUs 0-15)");
+  EXPECT_EQ(pus_of("0x100000"), "CPU list '0x100000': PU 20 is not in this machine (PUs 0-15)");
+  EXPECT_EQ(pus_of("0x0"), "CPU list '0x0': no PU (PUs 0-15)");
+  EXPECT_NE(pus_of("0xzz").find("not a hwloc bitmask"), std::string::npos);
+  const auto topo = Topology::synthetic("pack:2 l3:1 core:4 pu:2");
+  EXPECT_THROW(local_view(topo, "h", "p", 1, "0-1,100"), std::invalid_argument);
 }

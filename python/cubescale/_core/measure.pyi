@@ -26,6 +26,7 @@ __all__: list[str] = [
     "ignore_code",
     "ignore_file",
     "memory_bytes",
+    "mismatches",
     "name_thread",
     "region",
     "reset",
@@ -240,6 +241,11 @@ def ignore_file(file: str) -> None:
 def memory_bytes() -> int:
     """
     Bytes the threads' recorders hold (call trees, stacks, counters).
+    """
+
+def mismatches() -> str:
+    """
+    One line on exits without an enter, enters of unknown region ids and regions still open, on which threads (empty: none). Only while no thread measures.
     """
 
 def name_thread(name: str) -> None:

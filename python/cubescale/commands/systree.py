@@ -48,8 +48,10 @@ def add_parser(subparsers) -> None:
     src.add_argument("--input", metavar="FILE", type=Path, help="a binary sequence tree (from --bytes-out)")
     src.add_argument("--local", action="store_true", help="this machine (or a synthetic one) via hwloc")
     p.add_argument("--synthetic", metavar="DESC", help="with --local: hwloc synthetic topology")
-    p.add_argument("--cpus", metavar="LIST", help="with --local: the process binding (hwloc list, e.g. 0-3)")
-    p.add_argument("--threads", type=int, default=1, help="with --local: threads of the process")
+    p.add_argument(
+        "--cpus", metavar="LIST", help="with --local: the process binding (hwloc list, e.g. 0-3, or bitmask 0xf)"
+    )
+    p.add_argument("--threads", type=int, help="with --local: threads of the process (default 1)")
     p.add_argument("--json-out", metavar="FILE", type=Path, help="also write the JSON form")
     p.add_argument("--bytes-out", metavar="FILE", type=Path, help="also write the binary form")
     p.add_argument("--quiet", action="store_true", help="print only the tree")
@@ -70,14 +72,35 @@ def _load(args) -> SystemTree:
     if args.input:
         return SystemTree.from_bytes(args.input.read_bytes(), source=str(args.input))
     if args.local:
-        return SystemTree.local(threads=args.threads, synthetic=args.synthetic, cpus=args.cpus)
+        threads = args.threads if args.threads is not None else 1
+        return SystemTree.local(threads=threads, synthetic=args.synthetic, cpus=args.cpus)
     return SystemTree.from_shape(args.shape or "juqueen")
+
+
+# Far above any machine's threads per process, and the C++ side's uint32 holds it.
+MAX_THREADS = 1 << 20
+
+
+def _usage_error(args) -> str | None:
+    """What is wrong with the options together, or None."""
+    if not args.local:
+        given = [name for name, value in (("--synthetic", args.synthetic), ("--cpus", args.cpus),
+                                          ("--threads", args.threads)) if value is not None]
+        if given:
+            return f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with --local"
+    if args.threads is not None and not 1 <= args.threads <= MAX_THREADS:
+        # CUBE and OTF2 allow no process without a location
+        return f"--threads {args.threads}: a process has 1 to {MAX_THREADS} threads"
+    if args.cpus is not None and not args.cpus.strip():
+        return "--cpus needs a list of PUs (e.g. 0-3, or a bitmask 0xf)"
+    return None
 
 
 def run(args) -> int:
     """Execute ``cubescale systree``."""
-    if (args.synthetic or args.cpus) and not args.local:
-        print("cubescale: error: --synthetic and --cpus go with --local", file=sys.stderr)
+    error = _usage_error(args)
+    if error:
+        print(f"cubescale: error: {error}", file=sys.stderr)
         return 2
     tree = _load(args)
     print(tree.render() if args.quiet else tree.summary())

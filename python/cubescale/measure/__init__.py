@@ -335,6 +335,11 @@ def write(path: str | os.PathLike, comm=None, threads: str | None = None, progre
     costs = write_report(comm, prof, path, progress=show, threads=threads, thread_names=True)
     if show is not None:
         print(file=sys.stderr, flush=True)
+    # Exits without an enter (e.g. on another thread) and unknown region ids lose data
+    # silently otherwise; one line, as cubescale_write says it for C programs.
+    mismatches = _measure.mismatches()
+    if mismatches:
+        print(f"cubescale: warning: {mismatches}", file=sys.stderr, flush=True)
     return costs
 
 

@@ -104,7 +104,12 @@ class XmlTokenizer {
   std::size_t decoded_values_used_ = 0;
 };
 
-// Escapes &, <, >, " and ' for text and attribute values.
+// Escapes &, <, >, " and ' for text and attribute values (tab, LF, CR and other characters
+// as they are). What XML 1.0 cannot hold at all, even as a character reference (controls
+// other than tab, LF and CR, U+FFFE, U+FFFF), and each byte of invalid UTF-8 becomes U+FFFD,
+// so that every name (e.g. one given through the C API) makes a well-formed document.
 std::string xml_escape(std::string_view s);
+// Whether xml_escape keeps every character of `s` (no U+FFFD put in).
+bool xml_can_hold(std::string_view s);
 
 }  // namespace cubescale::cube

@@ -101,6 +101,12 @@ class ThreadRecorder {
     // Last: a buffer flush inside may enter a new call path, and nodes_ may move (n dangles).
     if (trace_) [[unlikely]] trace_leave(trace_, n.region, now);
   }
+  // An enter of an id no Recorder::region() returned: counted (mismatch_warning.hpp) and
+  // skipped as a filtered region is, so that its exit matches it.
+  void enter_unknown() {
+    ++unknown_enters_;
+    ++(stack_.empty() ? skipped_at_root_ : stack_.back().skipped);
+  }
   // Bytes and counters go to the current call path (ignored outside any region).
   void add_bytes(std::uint64_t sent, std::uint64_t received);
   void add_counter(std::uint32_t counter, double value);
@@ -115,6 +121,7 @@ class ThreadRecorder {
   // Bytes this thread's recorder holds (call tree, stack, counters).
   std::size_t memory_bytes() const;
   std::uint64_t unmatched_exits() const { return unmatched_exits_; }
+  std::uint64_t unknown_enters() const { return unknown_enters_; }
   // This thread's events when the measurement traces (null: profile only).
   ThreadTrace* trace() const { return trace_; }
   void set_trace(ThreadTrace* trace) { trace_ = trace; }
@@ -133,7 +140,7 @@ class ThreadRecorder {
   std::vector<Node> nodes_;
   std::vector<Frame> stack_;
   std::vector<std::vector<double>> counters_;
-  std::uint64_t skipped_at_root_ = 0, unmatched_exits_ = 0;
+  std::uint64_t skipped_at_root_ = 0, unmatched_exits_ = 0, unknown_enters_ = 0;
   std::uint32_t first_root_ = kNone, last_root_entered_ = kNone;
   ThreadTrace* trace_ = nullptr;
 };
@@ -148,7 +155,9 @@ class Recorder {
   // Registers a region (or finds one with the same name, file and line); thread-safe.
   RegionId region(std::string_view name, std::string_view file = "", std::int64_t line = -1,
                   std::string_view paradigm = "user", std::string_view role = "function");
-  bool recorded(RegionId r) const { return regions_recorded_[r] != 0; }
+  // Both bounds-checked: ids come from callers in other languages (the C API, Python).
+  bool recorded(RegionId r) const { return r < kMaxRegions && regions_recorded_[r] == kRecorded; }
+  bool known(RegionId r) const { return r < kMaxRegions && regions_recorded_[r] != kUnknown; }
   // Leaves a region out whatever the filter says (e.g. the measurement's own wrappers).
   void ignore(RegionId r);
   // Leaves out every region of a source file, registered or to come (the measurement's own
@@ -164,6 +173,8 @@ class Recorder {
   ThreadRecorder* add_thread(std::string name);
   std::vector<RegionInfo> regions() const;
   std::size_t thread_count() const;
+  // The threads' recorders, in the order they came (read them only while no thread measures).
+  std::vector<const ThreadRecorder*> threads() const;
   // Bytes every thread's recorder holds (call trees, stacks, counters), not the regions.
   std::size_t memory_bytes() const;
   // Traces this measurement too: every thread (those to come and those there) gets a location
@@ -187,7 +198,8 @@ class Recorder {
   std::vector<RegionInfo> regions_;
   std::unordered_map<std::string, RegionId> region_index_;  // (name, file, line) -> id
   // Read without the lock by the hot path: fixed capacity, entries written before published.
-  std::unique_ptr<std::uint8_t[]> regions_recorded_;
+  std::unique_ptr<std::uint8_t[]> regions_recorded_;  // per id: kUnknown (never returned), kFiltered, kRecorded
+  static constexpr std::uint8_t kUnknown = 0, kFiltered = 1, kRecorded = 2;
   static constexpr std::size_t kMaxRegions = 1 << 20;
   std::vector<std::string> ignored_files_;
   std::vector<std::pair<std::string, std::string>> counters_;
@@ -199,5 +211,12 @@ class Recorder {
 
 // The recorder's clock (ticks, see clock.hpp).
 inline std::int64_t now() { return now_ticks(); }
+
+// Enters `region` on `thread`: an id `recorder` never returned is counted, never recorded,
+// never a crash (ThreadRecorder::enter_unknown).
+inline void enter(ThreadRecorder& thread, const Recorder& recorder, RegionId region) {
+  if (!recorder.known(region)) [[unlikely]] return thread.enter_unknown();
+  thread.enter(region, recorder.recorded(region), now());
+}
 
 }  // namespace cubescale::measure

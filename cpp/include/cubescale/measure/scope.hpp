@@ -31,7 +31,7 @@ void close_all_threads();
 
 class Scope {
  public:
-  explicit Scope(RegionId region) : thread_(this_thread()) { thread_.enter(region, global().recorded(region), now()); }
+  explicit Scope(RegionId region) : thread_(this_thread()) { enter(thread_, global(), region); }
   ~Scope() { thread_.exit(now()); }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
