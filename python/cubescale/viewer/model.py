@@ -346,7 +346,10 @@ class Explorer:
                 with self._lock:
                     if key not in self._systems:
                         _remember(self._systems, key, row, _CACHE)
-        threading.Thread(target=warm, name=f"cubescale-view-roots-{m.index}", daemon=True).start()
+        # Not a daemon: Python waits for it at exit. A daemon thread still inside the core's
+        # parallel loops when the interpreter ends made the process abort ("terminate called
+        # without an active exception", exit 134) after a script's last query.
+        threading.Thread(target=warm, name=f"cubescale-view-roots-{m.index}").start()
 
     def metric_values(self, query: dict[str, str]) -> dict[str, Any]:
         """One metric's values in the metric pane: ``inclusive`` (collapsed: its stored total)
