@@ -12,7 +12,7 @@ import pytest
 from conftest import SHARED_DATA
 
 import cubescale
-from cubescale.call_tree import depths, outermost_calls
+from cubescale.call_tree import above_marked, outermost_calls
 from cubescale.views import call_path, call_paths
 
 REPORTS = sorted(glob.glob(os.path.join(SHARED_DATA, "cubex", "*.cubex")))
@@ -28,9 +28,14 @@ def _ancestors(parents: list[int], c: int) -> list[int]:
 
 def _check(parents: np.ndarray, regions: np.ndarray) -> None:
     p = parents.tolist()
-    assert depths(parents).tolist() == [len(_ancestors(p, c)) for c in range(len(p))]
     expected = [all(regions[a] != regions[c] for a in _ancestors(p, c)) for c in range(len(p))]
     assert outermost_calls(parents, regions).tolist() == expected
+    marked = regions == regions.max()  # e.g. MPI calls: which call paths lead to one
+    above = [False] * len(p)
+    for c in np.flatnonzero(marked).tolist():
+        for a in _ancestors(p, c):
+            above[a] = True
+    assert above_marked(parents, marked).tolist() == above
 
 
 @pytest.mark.parametrize("path", REPORTS, ids=os.path.basename)

@@ -5,30 +5,34 @@ which a tree 20,000 levels deep makes 10^4 times more.
 Example
 -------
 >>> import numpy as np
->>> depths(np.array([-1, 0, 1, 0]))
-array([0, 1, 2, 1])
+>>> above_marked(np.array([-1, 0, 1, 0]), np.array([False, False, True, False])).tolist()
+[True, True, False, False]
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["depths", "outermost_calls"]
+__all__ = ["above_marked", "outermost_calls"]
 
 
-def depths(parents: np.ndarray) -> np.ndarray:
-    """Per call path its depth (a root 0), from parents in preorder.
+def above_marked(parents: np.ndarray, marked: np.ndarray) -> np.ndarray:
+    """Per call path whether some call path below it (a descendant) is ``marked``, from parents
+    in preorder: children come after their parent, so one pass from the last call path back
+    hands each answer up.
 
     Example
     -------
-    >>> depths(np.array([-1, 0, 0, -1])).tolist()
-    [0, 1, 1, 0]
+    >>> above_marked(np.array([-1, 0, 0, -1]), np.array([False, False, True, True])).tolist()
+    [True, False, False, False]
     """
-    out = [0] * len(parents)
-    for c, p in enumerate(np.asarray(parents).tolist()):  # a parent's depth is known first
-        if p >= 0:
-            out[c] = out[p] + 1
-    return np.asarray(out, dtype=np.int64)
+    parent_list, marked_list = np.asarray(parents).tolist(), np.asarray(marked, dtype=bool).tolist()
+    out = [False] * len(parent_list)
+    for c in range(len(parent_list) - 1, -1, -1):
+        p = parent_list[c]
+        if p >= 0 and (out[c] or marked_list[c]):
+            out[p] = True
+    return np.asarray(out, dtype=bool)
 
 
 def outermost_calls(parents: np.ndarray, regions: np.ndarray) -> np.ndarray:

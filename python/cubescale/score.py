@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import stat as _stat
-from .call_tree import depths
+from .call_tree import above_marked
 from .report import Metric, Report
 
 __all__ = ["FilterOptions", "Score", "ScoreRow", "TYPES", "score"]
@@ -416,10 +416,6 @@ def _definition_type(name: str, paradigm: str) -> int:
     return _T["USR"]
 
 
-def _depths(parents: np.ndarray) -> np.ndarray:
-    return depths(parents)  # one pass over the preorder (the level-by-level walk took 25 s at depth 20,000)
-
-
 def region_types(report: Report) -> np.ndarray:
     """scorep-score's type of every region (an index into :data:`TYPES`): by paradigm (or
     name, where the paradigm is unknown), then USR regions on a call path that leads to an
@@ -437,12 +433,8 @@ def region_types(report: Report) -> np.ndarray:
     types = np.array([_definition_type(r.name, _paradigm(r)) for r in regions], dtype=np.int64)
     parents = np.asarray(report.cnode_parents, dtype=np.int64)
     cnode_region = np.asarray(report._core.cnode_regions(), dtype=np.int64)
-    own = types[cnode_region] > _T["COM"]       # a cnode of MPI, OMP ... starts a path
-    below = np.zeros(len(parents), dtype=bool)  # some child is on such a path
-    depth = _depths(parents)
-    for d in range(int(depth.max(initial=0)), 0, -1):  # leaves first, one level at a time
-        at = np.nonzero(depth == d)[0]
-        np.logical_or.at(below, parents[at], below[at] | own[at])
+    own = types[cnode_region] > _T["COM"]  # a cnode of MPI, OMP ... starts a path
+    below = above_marked(parents, own)     # some call path below is such a cnode
     com = np.zeros(len(regions), dtype=bool)
     np.logical_or.at(com, cnode_region, below)
     types[com & (types == _T["USR"])] = _T["COM"]
