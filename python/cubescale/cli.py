@@ -179,10 +179,11 @@ def _whole_lines_on_stderr() -> None:
 def _world() -> tuple[int, int, bool]:
     """(rank, size, whether the ranks communicate): from MPI if this process started it; else
     each process ran on its own, and the environment tells the rank."""
-    mpi = sys.modules.get("mpi4py.MPI")
-    if mpi is not None and mpi.Is_initialized() and not mpi.Is_finalized():
-        return mpi.COMM_WORLD.rank, mpi.COMM_WORLD.size, True
-    from .parallel._mpi import environment_rank
+    from .parallel._mpi import environment_rank, mpi_up
+
+    if mpi_up():
+        world = sys.modules["mpi4py.MPI"].COMM_WORLD
+        return world.rank, world.size, True
 
     size = os.environ.get("OMPI_COMM_WORLD_SIZE") or os.environ.get("PMI_SIZE") or "1"
     return environment_rank(), int(size) if size.isdigit() else 1, False

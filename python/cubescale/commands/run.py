@@ -86,7 +86,6 @@ def run_app(args) -> int:
     from ..measure.mpi import finalize_mpi, start_mpi, trace_mpi_on_import, untrace_mpi
     from ..measure.trace import Later
     from ..parallel._mpi import environment_rank, launched_by_mpirun
-    from ..parallel.serial import SerialComm
 
     under_mpirun = launched_by_mpirun()
     path = os.path.abspath(args.app)
@@ -130,18 +129,12 @@ def run_app(args) -> int:
     try:
         if os.getpid() == measurer:  # a forked child's copy would overwrite the parent's files
             try:
-                _write(args, program, trace, own[0] if own else None, SerialComm)
+                _write(args, program, trace, own[0] if own else None)
             finally:
                 finalize_mpi()  # where the program's MPI.Finalize waited for the report
     finally:  # the program's ending is told even when the report could not be written
         status = exit_status(outcome, code)
     return status
-
-
-def _mpi_up() -> bool:
-    """Whether the program initialized MPI (and it is not finalized)."""
-    MPI = sys.modules.get("mpi4py.MPI")
-    return MPI is not None and MPI.Is_initialized() and not MPI.Is_finalized()
 
 
 def _execute(code: types.CodeType, module: types.ModuleType, program: measure.region) -> BaseException | None:
@@ -155,14 +148,16 @@ def _execute(code: types.CodeType, module: types.ModuleType, program: measure.re
     return None
 
 
-def _write(args, program: measure.region, trace: str | None, own, serial) -> None:
+def _write(args, program: measure.region, trace: str | None, own) -> None:
     """The report, then the trace: a report that cannot be written still leaves the trace."""
     from ..measure.mpi import world
+    from ..parallel._mpi import mpi_up
+    from ..parallel.serial import SerialComm
 
     # Without mpirun the report is written by this process alone, through MPI only if the
     # program initialized it, else through a communicator that needs no MPI at all.
-    comm = own if own is not None else world() if _mpi_up() else serial()
-    process = f"MPI Rank {comm.rank}" if not isinstance(comm, serial) else "Process 0"
+    comm = own if own is not None else world() if mpi_up() else SerialComm()
+    process = f"MPI Rank {comm.rank}" if not isinstance(comm, SerialComm) else "Process 0"
     warning = depth_warning(args.depth)
     if warning is not None:
         print(warning if comm.size == 1 else f"{warning} ({process})", file=sys.stderr, flush=True)

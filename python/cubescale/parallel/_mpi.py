@@ -58,3 +58,18 @@ def environment_rank() -> int:
         if os.environ.get(key, "").isdigit():
             return int(os.environ[key])
     return 0
+
+
+def mpi_up() -> bool:
+    """Whether this process has started MPI and not finalized it (through mpi4py), without
+    importing mpi4py where the program did not.
+
+    Example
+    -------
+    >>> isinstance(mpi_up(), bool)
+    True
+    """
+    import sys
+
+    MPI = sys.modules.get("mpi4py.MPI")
+    return MPI is not None and bool(MPI.Is_initialized() and not MPI.Is_finalized())
