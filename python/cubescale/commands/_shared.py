@@ -1,4 +1,4 @@
-"""What the subcommands share: a progress line, and the communicator a command runs on.
+"""What the subcommands share: argument types, a progress line, and the communicator a command runs on.
 
 Example
 -------
@@ -10,6 +10,7 @@ Example
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from typing import TextIO
@@ -35,6 +36,53 @@ def count(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"takes a whole number >= 0, not {n}")
     return n
+
+
+def positive_count(text: str) -> int:
+    """An argparse ``type`` for counts that must be at least 1 (threads, clusters): else one
+    usage line and exit status 2.
+
+    Example
+    -------
+    >>> positive_count("4")
+    4
+    >>> positive_count("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: a whole number of at least 1, not '0'
+    """
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
+    return n
+
+
+def finite_at_least_zero(what: str) -> Callable[[str], float]:
+    """An argparse ``type`` for a finite number of at least 0, ``what`` naming it in the usage
+    line ("seconds: a number", "a relative distance").
+
+    Example
+    -------
+    >>> finite_at_least_zero("a relative distance")("0.25")
+    0.25
+    >>> finite_at_least_zero("a relative distance")("-1")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: a relative distance of at least 0, not '-1'
+    """
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not (math.isfinite(value) and value >= 0):
+            raise argparse.ArgumentTypeError(f"{what} of at least 0, not {text!r}")
+        return value
+
+    return parse
 
 
 def progress(text: str, stream: TextIO | None = None, always: bool = False) -> None:

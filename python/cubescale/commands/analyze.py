@@ -39,11 +39,14 @@ from __future__ import annotations
 
 import argparse
 import functools
-import math
 import os
 import sys
 import time
 import warnings
+
+from ._shared import finite_at_least_zero, positive_count
+
+_SECONDS = finite_at_least_zero("seconds: a number")  # latencies: finite, at least 0
 
 
 def add_parser(subparsers) -> None:
@@ -69,7 +72,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or the experiment directory holding it")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
-    p.add_argument("--threads", type=_threads, default=None, metavar="N",
+    p.add_argument("--threads", type=positive_count, default=None, metavar="N",
                    help="threads per process: each reads a share of the trace's processes, and in one process the "
                         "steps after the reading cut their processes into as many chunks (under mpirun the "
                         "collectives' steps; default: the cores this process may run on; under mpirun each rank's "
@@ -79,11 +82,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--time-correct", action="store_true",
                    help="move receives and collective leaves forward past the events they depend on before the "
                         "analysis (a controlled logical clock: removes clock-condition violations)")
-    p.add_argument("--min-latency", type=_seconds, default=0.0, metavar="SECONDS",
+    p.add_argument("--min-latency", type=_SECONDS, default=0.0, metavar="SECONDS",
                    help="the clock condition's least latency (default 0): a receive that ends less than this after "
                         "its send began violates it, and --time-correct moves it that far; the same for collectives "
                         "and, unless --min-thread-latency says otherwise, OpenMP threads")
-    p.add_argument("--min-thread-latency", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--min-thread-latency", type=_SECONDS, default=None, metavar="SECONDS",
                    help="the clock condition's least latency between OpenMP threads (default: --min-latency): a "
                         "team begin before its fork plus this, a join before the team's ends plus this, a barrier "
                         "left before its last enter plus this violate it (Scalasca's clc takes a shared-memory "
@@ -119,26 +122,6 @@ def check_analyze(args) -> None:
     check_trace_command(comm, args, args.output)
     if args.root_cause and comm.size > 1:
         raise ValueError("--root-cause needs one process: run cubescale analyze without mpirun")
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"seconds: a number of at least 0, not {text!r}")
-    return value
-
-
-def _threads(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
-    return n
 
 
 def run_analyze(args) -> int:

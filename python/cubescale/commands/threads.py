@@ -14,7 +14,6 @@ key: 20 locations -> 16 (master thread, fastest thread, slowest thread, aggregat
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -22,7 +21,7 @@ import time
 from .. import report as cube
 from ..threads import STRATEGIES, aggregate
 from ._inputs import check_output, report_path
-from ._shared import progress
+from ._shared import finite_at_least_zero, positive_count, progress
 
 
 def add_parser(subparsers) -> None:
@@ -43,46 +42,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("output", help=".cubex report to write (replaced only when complete)")
     p.add_argument("--strategy", choices=STRATEGIES, default="sum", help="aggregation strategy (default sum)")
     p.add_argument("--work-metric", help="time metric telling work from waiting (key, value; default 'time')")
-    p.add_argument("--max-clusters", type=_clusters, default=8, help="value: at most this many clusters (default 8)")
-    p.add_argument("--tolerance", type=_tolerance, default=0.1,
+    p.add_argument("--max-clusters", type=positive_count, default=8, help="value: at most this many clusters (default 8)")
+    p.add_argument("--tolerance", type=finite_at_least_zero("a relative distance"), default=0.1,
                    help="value: relative distance that opens a new cluster (default 0.1)")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.set_defaults(run=run_threads, prepare=prepare_threads)
-
-
-def _clusters(text: str) -> int:
-    """``--max-clusters``: a whole number of at least 1 (no clusters would drop every thread).
-
-    Example
-    -------
-    >>> _clusters("4")
-    4
-    """
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"a whole number of at least 1, not {text!r}")
-    return n
-
-
-def _tolerance(text: str) -> float:
-    """``--tolerance``: a finite relative distance of at least 0 (below 0 every thread would
-    open its own cluster).
-
-    Example
-    -------
-    >>> _tolerance("0.25")
-    0.25
-    """
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"a relative distance of at least 0, not {text!r}")
-    return value
 
 
 def prepare_threads(args) -> None:
