@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import cubescale
+from cubescale.views import call_paths
 
 APP = textwrap.dedent("""
     import pickle, sys
@@ -47,15 +48,7 @@ def _run(tmp_path, *args, source=APP, env=None):
 
 def _tree(report) -> dict[str, int]:
     visits = report.values("visits", inclusive=False)[:, 0]
-
-    def path(c):
-        names = []
-        while c is not None:
-            names.append(report.cnodes[c].region.name)
-            c = report.cnodes[c].parent
-        return "/".join(reversed(names))
-
-    return {path(c.index): int(visits[c.index]) for c in report.cnodes}
+    return {path: int(visits[c]) for c, path in enumerate(call_paths(report))}
 
 
 def test_the_program_runs_right_below_its_region_with_its_arguments(tmp_path):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import cubescale
+from cubescale.views import call_paths
 
 
 def _cubescale(tmp_path, *args):
@@ -17,15 +18,7 @@ def _cubescale(tmp_path, *args):
 
 def _paths(report) -> dict[str, int]:
     visits = report.values("visits", inclusive=False)[:, 0]
-
-    def path(c):
-        names = []
-        while c is not None:
-            names.append(report.cnodes[c].region.name)
-            c = report.cnodes[c].parent
-        return "/".join(reversed(names))
-
-    return {path(c.index): int(visits[c.index]) for c in report.cnodes}
+    return {path: int(visits[c]) for c, path in enumerate(call_paths(report))}
 
 
 def test_c_calls_record_none_of_cubescales_own(tmp_path):
