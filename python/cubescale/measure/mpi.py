@@ -682,6 +682,8 @@ def world() -> Any:
 
 
 def _up(MPI: Any) -> bool:
+    # (parallel._mpi.mpi_up asks the same, but is no file of the measurement's own: called
+    # while measuring, from the wrappers, it would be recorded as a region of the program)
     return bool(MPI.Is_initialized() and not MPI.Is_finalized())
 
 
