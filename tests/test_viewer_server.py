@@ -303,6 +303,38 @@ def test_ctrl_c_ends_cleanly():
         assert "stopped" in v.process.stderr.read()
 
 
+def test_sigterm_ends_cleanly_and_removes_the_redirect_folder(tmp_path):
+    """``kill`` (SIGTERM, as a service manager or a test fixture stops it) ends the server as
+    Ctrl-C does: exit 0, "stopped", and the private folder of the browser's redirect file gone
+    (it stayed in /tmp on every SIGTERM before)."""
+    record = tmp_path / "argv.txt"
+    script = tmp_path / "browser.sh"
+    script.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {record}\n')
+    script.chmod(0o700)
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex"), browser=str(script)) as v:
+        deadline = time.monotonic() + 20
+        while not (record.exists() and record.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        folder = os.path.dirname(record.read_text().split()[0].removeprefix("file://"))
+        assert os.path.isdir(folder)
+        v.process.send_signal(signal.SIGTERM)
+        assert v.process.wait(20) == 0
+        assert "stopped" in v.process.stderr.read()
+    assert not os.path.exists(folder)
+
+
+def test_no_redirect_folder_without_a_browser():
+    """``--no-browser`` makes no folder in the temporary directory at all."""
+    import tempfile
+
+    before = set(os.listdir(tempfile.gettempdir()))
+    with running_viewer(os.path.join(DATA, "call_tree_test.cubex")) as v:
+        assert v.get("/api/report")[0] == 200
+        made = {name for name in set(os.listdir(tempfile.gettempdir())) - before
+                if name.startswith("cubescale-view-")}
+    assert made == set()
+
+
 def _raw_get(viewer, path: str, headers: dict[str, str]) -> tuple[int, str, bytes]:
     """(status, content type, body) of a GET sent with exactly these headers (Host included)."""
     import http.client

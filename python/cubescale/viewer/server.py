@@ -59,8 +59,10 @@ import os
 import pathlib
 import secrets
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 import time
 import webbrowser
 from collections.abc import Awaitable, Callable
@@ -313,13 +315,15 @@ def serve(report: Report, host: str = "127.0.0.1", port: int = 0, open_browser: 
     try:
         asyncio.run(_run(app, host, port, open_browser))
     except KeyboardInterrupt:
-        print("cubescale view: stopped", file=sys.stderr)
+        pass
+    print("cubescale view: stopped", file=sys.stderr)
 
 
 async def _run(app: web.Application, host: str, port: int, open_browser: bool) -> None:
     serving = runner(app)
     await serving.setup()
-    folder = tempfile.mkdtemp(prefix="cubescale-view-")  # mode 0700: the redirect file's
+    stop = _stop_on_sigterm()
+    folder = tempfile.mkdtemp(prefix="cubescale-view-") if open_browser else None  # 0700
     try:
         site = web.TCPSite(serving, host, port)
         await site.start()
@@ -331,12 +335,23 @@ async def _run(app: web.Application, host: str, port: int, open_browser: bool) -
         if not ipaddress.ip_address(host).is_loopback if _is_ip(host) else host != "localhost":
             print("cubescale view: warning: not bound to loopback; anyone who has the URL can read the report",
                   file=sys.stderr, flush=True)
-        if open_browser:
+        if folder is not None:
             await asyncio.get_running_loop().run_in_executor(None, _open_browser, url, folder)
-        await asyncio.Event().wait()  # until Ctrl-C cancels this task
+        await stop.wait()  # until SIGTERM sets it or Ctrl-C cancels this task
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         await serving.cleanup()
+
+
+def _stop_on_sigterm() -> asyncio.Event:
+    """An event that SIGTERM sets: ``kill`` or a service manager then stops the server as
+    Ctrl-C does (the redirect folder removed, "stopped" said), not by dying mid-way.
+    Outside the main thread no signal handler can be set; there the event is never set."""
+    stop = asyncio.Event()
+    if threading.current_thread() is threading.main_thread():
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    return stop
 
 
 def _is_ip(host: str) -> bool:
