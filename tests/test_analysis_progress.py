@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from terminal import stderr_on_a_terminal
 
 import cubescale
 from cubescale import testing
@@ -70,22 +71,8 @@ def test_run_polled_raises_the_work_s_error_on_the_calling_thread():
 def test_cli_prints_progress_on_a_terminal_only(tmp_path):
     path = _ring(tmp_path, 20_000)
     command = [sys.executable, "-m", "cubescale", "analyze", path, "-o", str(tmp_path / "out.cubex")]
-    master, slave = os.openpty()
-    try:
-        done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, timeout=300)
-        os.close(slave)
-        terminal = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # the terminal's other end is closed
-                break
-            if not chunk:
-                break
-            terminal += chunk
-    finally:
-        os.close(master)
-    assert done.returncode == 0
+    status, terminal = stderr_on_a_terminal(command)
+    assert status == 0
     assert b"cubescale analyze: reading events: 0 of " in terminal
     assert terminal.endswith(b"\r\x1b[K")  # the line cleared before the summary
     piped = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, timeout=300)

@@ -162,7 +162,12 @@ void register_trace(py::module_& m) {
       .def(
           "count_events",
           [](const Trace& t, std::optional<std::vector<std::uint32_t>> locations) {
-            const auto counts = count_events(t, chosen(t, locations));
+            std::vector<std::vector<std::uint64_t>> counts;
+            {
+              // (A long pass: the caller's progress line and Ctrl-C keep running meanwhile.)
+              py::gil_scoped_release release;
+              counts = count_events(t, chosen(t, locations));
+            }
             py::array_t<std::uint64_t> out({static_cast<py::ssize_t>(counts.size()), py::ssize_t(kEventTypeCount)});
             auto v = out.mutable_unchecked<2>();
             for (std::size_t l = 0; l < counts.size(); ++l)

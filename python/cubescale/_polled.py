@@ -55,3 +55,38 @@ def run_polled(work: Callable[[], T], status: Callable[[], str], report: Callabl
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def reading_status(trace, total: int, what: str = "reading events") -> Callable[[], str]:
+    """A status line for :func:`run_polled` while the core reads ``total`` events of ``trace``
+    (a :class:`cubescale.trace.Trace`): how many it has read since this call, and the share.
+
+    Example
+    -------
+    >>> import cubescale
+    >>> t = cubescale.trace.open(cubescale.examples.trace_path())
+    >>> status = reading_status(t, 1448)
+    >>> status()
+    'reading events: 0 of 1,448 (0 %)'
+    >>> _ = t.local_profile()
+    >>> status()
+    'reading events: 1,448 of 1,448 (100 %)'
+    """
+    first = int(trace._core.events_read())
+
+    def status() -> str:
+        read = int(trace._core.events_read()) - first
+        return f"{what}: {event_count(read)} of {event_count(total)} ({100 * read // max(total, 1)} %)"
+
+    return status
+
+
+def event_count(n: int) -> str:
+    """A number of events as a status line shows it: millions past a million.
+
+    Example
+    -------
+    >>> event_count(1448), event_count(50_400_008)
+    ('1,448', '50.4 M')
+    """
+    return f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}"

@@ -342,8 +342,7 @@ def _reading_status(trace: Any, root_cause: bool = False) -> str:
     >>> _reading_status(open_trace(cubescale.examples.trace_path()))
     'reading events: 0 of 1,448 (0 %)'
     """
-    def count(n: int) -> str:
-        return f"{n / 1e6:.1f} M" if n >= 1_000_000 else f"{n:,}"
+    from ._polled import event_count as count
 
     done, total = int(trace._core.events_read()), int(trace.announced_events().sum())
     if done < total or total == 0:

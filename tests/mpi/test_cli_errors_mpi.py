@@ -130,6 +130,16 @@ def test_analyze_progress_under_mpirun_with_the_option(tmp_path):
     assert plain.returncode == 0 and "reading events" not in plain.stderr
 
 
+def test_trace_profile_progress_under_mpirun_with_the_option(tmp_path):
+    done = cubescale_mpirun("trace-profile", DATA / "otf2" / "ping-pong", "-o", "profile.cubex", "--progress",
+                            cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "cubescale trace-profile: rank 0 of 2: reading events: 0 of " in done.stderr
+    assert "cubescale trace-profile: unifying and collating" in done.stderr and "rank 1 of 2" not in done.stderr
+    plain = cubescale_mpirun("trace-profile", DATA / "otf2" / "ping-pong", "-o", "plain.cubex", cwd=tmp_path)
+    assert plain.returncode == 0 and "reading events" not in plain.stderr
+
+
 def test_timeline_prints_and_plots_on_rank_0_only(tmp_path):
     # Every rank evaluates its share; rank 0 alone prints the result and writes the plot (every
     # rank wrote it before: two writers on one file, and each line twice).

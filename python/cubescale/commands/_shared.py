@@ -99,6 +99,29 @@ def progress(text: str, stream: TextIO | None = None, always: bool = False) -> N
         print(f"\r\x1b[K{text}", end="", file=stream, flush=True)
 
 
+def status_line(forced: bool = False, rank: int = 0) -> Callable[[str], None] | None:
+    """Where a long command shows how far it got: :func:`progress` on rank 0, on a terminal or
+    when ``forced`` (the commands' ``--progress``: mpirun passes its ranks' stderr through a
+    pipe, so a status line there needs asking for); None where nothing is shown. Call the
+    result with ``""`` at the end, so the line does not stay before the prompt.
+
+    Example
+    -------
+    >>> status_line(rank=1) is None   # the other ranks of mpirun never show one
+    True
+    """
+    if rank != 0 or not (forced or sys.stderr.isatty()):
+        return None
+    return lambda text: progress(text, always=forced)
+
+
+def progress_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--progress`` option of the commands that read whole traces."""
+    parser.add_argument("--progress", action="store_true",
+                        help="the status line on stderr also when that is no terminal: under mpirun, which passes "
+                             "its ranks' stderr to the terminal through a pipe (default: on a terminal only)")
+
+
 def communicator(serial: bool = False):
     """``MPI.COMM_WORLD`` when the command was launched by mpirun (and ``serial`` is not
     asked for), else a one-rank communicator that never initializes MPI.

@@ -38,13 +38,12 @@ clock condition violations: 0; as recorded 22 point to point, 55 collective, rem
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import sys
 import time
 import warnings
 
-from ._shared import finite_at_least_zero, positive_count
+from ._shared import finite_at_least_zero, positive_count, progress_option
 
 _SECONDS = finite_at_least_zero("seconds: a number")  # latencies: finite, at least 0
 
@@ -91,9 +90,7 @@ def add_parser(subparsers) -> None:
                         "team begin before its fork plus this, a join before the team's ends plus this, a barrier "
                         "left before its last enter plus this violate it (Scalasca's clc takes a shared-memory "
                         "latency below its message latencies: e.g. --min-latency 1e-6 --min-thread-latency 1e-7)")
-    p.add_argument("--progress", action="store_true",
-                   help="the status line on stderr also when that is no terminal: under mpirun, which passes its "
-                        "ranks' stderr to the terminal through a pipe (default: on a terminal only)")
+    progress_option(p)
     p.add_argument("--root-cause", action="store_true",
                    help="add scout's root-cause metrics: the delay costs (which time of which call path on the "
                         "delaying process caused the waits) and the wait-state propagation (one process only)")
@@ -126,7 +123,7 @@ def check_analyze(args) -> None:
 
 def run_analyze(args) -> int:
     from ..analysis import analyze, summary
-    from ._shared import communicator, progress
+    from ._shared import communicator, status_line
 
     start = time.perf_counter()
     comm = communicator()
@@ -135,8 +132,7 @@ def run_analyze(args) -> int:
     # A status line on a terminal (rank 0's under mpirun): the events read, then the steps.
     # mpirun passes its ranks' stderr through a pipe, and gives their stdout a terminal even
     # when its own goes to a file: there, only with --progress.
-    wanted = (args.progress or sys.stderr.isatty()) and comm.rank == 0
-    shown = functools.partial(progress, always=args.progress) if wanted else None
+    shown = status_line(args.progress, comm.rank)
 
     def warned(message, category, filename, lineno, file=None, line=None) -> None:
         # A warning (the memory projection) as one line of its own, also in a batch job's log.

@@ -111,8 +111,18 @@ def _print_stale_partial_traces(directory: str) -> None:
 def _run_info_of_file(args) -> None:
     if args.kind == "otf2":
         from .. import trace
+        from .._polled import reading_status, run_polled
+        from ._shared import status_line
 
-        print(trace.open(args.file).summary())
+        opened, shown = trace.open(args.file), status_line()
+        # The summary reads the events twice: their counts, then the regions' visits.
+        status = reading_status(opened, 2 * int(opened.announced_events().sum()), "reading events, two passes")
+        try:
+            text = run_polled(opened.summary, status, (lambda line: shown(f"cubescale info: {line}")) if shown else None)
+        finally:
+            if shown:
+                shown("")
+        print(text)
         return
     r = cube.open(args.file)
     # One metric's matrix at a time: each is read for its totals (and again for its ignored

@@ -20,7 +20,7 @@ import sys
 import time
 
 from ..parallel._mpi import launched_by_mpirun
-from ._shared import check_trace_command, communicator
+from ._shared import check_trace_command, communicator, progress_option, status_line
 
 
 def add_parser(subparsers) -> None:
@@ -40,6 +40,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--serial", action="store_true", help="one process without MPI, even when mpi4py is there")
     p.add_argument("--threads", choices=("sum", "set", "key", "calltree", "value"),
                    help="aggregate each process's threads in the written report (see `cubescale threads`)")
+    progress_option(p)
     p.set_defaults(run=run_trace_profile, prepare=prepare_trace_profile, every_rank=True)
 
 
@@ -50,23 +51,35 @@ def prepare_trace_profile(args) -> None:
 
 def run_trace_profile(args) -> int:
     start = time.perf_counter()
-    if launched_by_mpirun() and not args.serial:
-        from ..parallel.trace import profile_trace
+    parallel = launched_by_mpirun() and not args.serial
+    comm = communicator(serial=not parallel)
+    shown = status_line(args.progress, comm.rank)
+    try:
+        if parallel:
+            from ..parallel.trace import profile_trace
 
-        comm = communicator()
-        stats = profile_trace(comm, args.trace, args.output, compress=args.compress)
-        if comm.rank != 0:
-            return 0
-        shape = stats["shape"]
-        metrics, events, unclosed = stats["metrics"], stats["events"], stats["unclosed_frames"]
-    else:
-        from .. import trace
+            stats = profile_trace(comm, args.trace, args.output, compress=args.compress,
+                                  progress=(lambda text: shown(f"cubescale trace-profile: {text}")) if shown else None)
+            if comm.rank != 0:
+                return 0
+            shape = stats["shape"]
+            metrics, events, unclosed = stats["metrics"], stats["events"], stats["unclosed_frames"]
+        else:
+            from .. import trace
+            from .._polled import reading_status, run_polled
 
-        opened = trace.open(args.trace)
-        local, read = opened.local_profile()
-        report = opened._report(local, args.output, args.compress)
-        shape, metrics, events = report.shape, len(report.metrics), int(read["events"])
-        unclosed = int(read["unclosed_frames"])
+            opened = trace.open(args.trace)
+            status = reading_status(opened, int(opened.announced_events().sum()))
+            local, read = run_polled(opened.local_profile, status,
+                                     (lambda text: shown(f"cubescale trace-profile: {text}")) if shown else None)
+            if shown:
+                shown(f"cubescale trace-profile: writing {os.path.basename(args.output)}")
+            report = opened._report(local, args.output, args.compress)
+            shape, metrics, events = report.shape, len(report.metrics), int(read["events"])
+            unclosed = int(read["unclosed_frames"])
+    finally:  # also after Ctrl-C or an error: the status line does not stay before the prompt
+        if shown:
+            shown("")
     if args.threads:
         # A rank here holds several processes of the trace, and the machine comes from the
         # trace's definitions: the written report is aggregated by rank 0, process by process.

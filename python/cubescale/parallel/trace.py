@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
+from .._polled import reading_status, run_polled
 from ..commands._inputs import checked_trace
 from ..trace import open as open_trace
 from .collective import agree
@@ -55,14 +57,15 @@ def rank_share(trace, size: int, rank: int) -> tuple[tuple[int, int], list[int],
 
 
 def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, compress: bool = False,
-                  block_bytes: int = 1 << 20) -> dict:
+                  block_bytes: int = 1 << 20, progress: Callable[[str], None] | None = None) -> dict:
     """Converts the trace at ``path`` into one profile report at ``output`` (collective over
     ``comm``; rank 0 writes). Returns this rank's share and costs: ``groups`` (its block),
     ``locations``, ``events``, ``unclosed_frames`` (regions still open at the end of their
     locations' events, closed there), ``shape`` of the report, ``metrics``, and seconds per phase.
 
     An error on any rank (a broken event file in its share) is raised on every rank, and
-    no file is left behind.
+    no file is left behind. ``progress`` (give it on one rank): called with a status line,
+    this rank's share read so far, while it reads.
     """
     start = time.perf_counter()
     error: BaseException | None = None
@@ -73,7 +76,11 @@ def profile_trace(comm, path: str | os.PathLike, output: str | os.PathLike, *, c
     try:  # the output checked before the reading: rank 0 writes it
         trace = open_trace(checked_trace(path, output if comm.rank == 0 else None))
         block, locations, first = rank_share(trace, comm.size, comm.rank)
-        local, kernel = trace.local_profile(locations)
+        share = int(trace.announced_events()[locations].sum()) if len(locations) else 0
+        status = reading_status(trace, share, f"rank {comm.rank} of {comm.size}: reading events")
+        local, kernel = run_polled(lambda: trace.local_profile(locations), status, progress)
+        if progress:
+            progress("unifying and collating the ranks' profiles")
     except Exception as e:  # noqa: BLE001 - raised on every rank by agree()
         error = e
     agree(comm, error)
