@@ -14,6 +14,7 @@ from otf2_oracle import anchor_ids, anchors, have_otf2_print, otf2_print_counts
 
 import cubescale
 from cubescale import trace
+from cubescale.trace import EVENT_TYPES as trace_types
 from cubescale.trace import open as open_trace
 
 
@@ -26,6 +27,21 @@ def test_counts_equal_otf2_print(anchor: Path):
     ids = trace.locations["id"].to_numpy()
     ours = {(int(ids[loc]), t): int(n) for loc, row in counts.iterrows() for t, n in row.items() if n}
     assert ours == otf2_print_counts(anchor)
+
+
+@pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())
+def test_region_visits_in_the_counting_pass_equal_the_event_columns(anchor: Path):
+    """`cubescale info`'s one pass: the counts as count_events gives them, and per region its
+    Enter and PROGRAM_BEGIN events as the event columns (another sink over the same reader) list
+    them."""
+    trace = open_trace(anchor)
+    everywhere = trace.location_indices()
+    counts, visits = trace._core.region_visits(everywhere)
+    assert (counts == trace._core.count_events(everywhere)).all()
+    kinds = [trace_types.index("ENTER"), trace_types.index("PROGRAM_BEGIN")]
+    entered = np.asarray(trace._core.event_columns(locations=everywhere, types=kinds)["region"], dtype=np.int64)
+    expected = np.bincount(entered[entered >= 0], minlength=len(visits))
+    assert visits.tolist() == expected.tolist() and visits.sum() > 0
 
 
 @pytest.mark.parametrize("anchor", anchors(), ids=anchor_ids())

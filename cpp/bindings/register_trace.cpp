@@ -31,6 +31,15 @@ py::array_t<T> take(std::vector<T>&& v) {
 
 std::int64_t opt(std::uint32_t v) { return v == kNone ? -1 : static_cast<std::int64_t>(v); }
 
+// Per location the events of every type: uint64 array [location, event type].
+py::array_t<std::uint64_t> counts_array(const std::vector<std::vector<std::uint64_t>>& counts) {
+  py::array_t<std::uint64_t> out({static_cast<py::ssize_t>(counts.size()), py::ssize_t(kEventTypeCount)});
+  auto v = out.mutable_unchecked<2>();
+  for (std::size_t l = 0; l < counts.size(); ++l)
+    for (int k = 0; k < kEventTypeCount; ++k) v(l, k) = counts[l][k];
+  return out;
+}
+
 std::vector<std::uint32_t> chosen(const Trace& t, const std::optional<std::vector<std::uint32_t>>& locations) {
   return locations ? *locations : t.all_locations();
 }
@@ -168,14 +177,24 @@ void register_trace(py::module_& m) {
               py::gil_scoped_release release;
               counts = count_events(t, chosen(t, locations));
             }
-            py::array_t<std::uint64_t> out({static_cast<py::ssize_t>(counts.size()), py::ssize_t(kEventTypeCount)});
-            auto v = out.mutable_unchecked<2>();
-            for (std::size_t l = 0; l < counts.size(); ++l)
-              for (int k = 0; k < kEventTypeCount; ++k) v(l, k) = counts[l][k];
-            return out;
+            return counts_array(counts);
           },
           py::arg("locations") = py::none(),
           "Events of every type per location: uint64 array [location, event type] (one streaming pass).")
+      .def(
+          "region_visits",
+          [](const Trace& t, std::optional<std::vector<std::uint32_t>> locations) {
+            std::vector<std::uint64_t> visits(t.definitions().regions.size());
+            std::vector<std::vector<std::uint64_t>> counts;
+            {
+              py::gil_scoped_release release;
+              counts = count_events(t, chosen(t, locations), &visits);
+            }
+            return py::make_tuple(counts_array(counts), take(std::move(visits)));
+          },
+          py::arg("locations") = py::none(),
+          "count_events and, in the same pass, the Enter and ProgramBegin events per region (uint64 array "
+          "[region]): (counts, visits).")
       .def(
           "event_columns",
           [](const Trace& t, std::optional<std::vector<std::uint32_t>> locations,

@@ -490,7 +490,9 @@ class Trace:
         # trace works with NumPy alone, as its analysis and profile do).
         defs = self._definitions
         loc, regions, members = defs["locations"], defs["regions"], defs["metric_members"]
-        counts = self._core.count_events(list(range(len(loc["name"]))))
+        # One pass: the events per type and location, and the regions' Enter (and the program's
+        # PROGRAM_BEGIN) events.
+        counts, visits = self._core.region_visits(list(range(len(loc["name"]))))
         per_type = counts.sum(axis=0)
         n, groups = len(loc["name"]), len(defs["location_groups"]["name"])
         lines = [f"{os.path.basename(self.path)}: OTF2 trace, {n} location{'s' if n != 1 else ''} in "
@@ -510,12 +512,6 @@ class Trace:
                          f"{(group_names[g] if g >= 0 else '-'):<20} {int(counts[i].sum()):>12,} events")
         if shown < n:
             lines.append(f"  ... {n - shown} more")
-        opened = [EVENT_TYPES.index("ENTER"), EVENT_TYPES.index("PROGRAM_BEGIN")]  # the program's region too
-        visits = np.zeros(len(regions["name"]), dtype=np.int64)
-        for location in range(n):  # one location's Enter events at a time (all: 20 bytes per event)
-            entered = np.asarray(self._core.event_columns(locations=[location], types=opened)["region"], dtype=np.int64)
-            entered = entered[(entered >= 0) & (entered < len(visits))]
-            visits += np.bincount(entered, minlength=len(visits))
         used = np.flatnonzero(visits)
         lines.append(f"regions: {len(regions['name'])} defined, {len(used)} entered")
         for r in used[:20]:

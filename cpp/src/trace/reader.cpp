@@ -1581,18 +1581,25 @@ std::uint64_t Trace::stream(const std::vector<std::uint32_t>& locations, void* c
 namespace {
 struct Counter final : EventSink {
   std::vector<std::vector<std::uint64_t>>* counts;
+  std::vector<std::uint64_t>* visits = nullptr;
   std::size_t row = 0;
   void begin_location(std::uint32_t) override {}
-  void event(const Event& e) override { (*counts)[row][static_cast<std::size_t>(e.type)]++; }
+  void event(const Event& e) override {
+    (*counts)[row][static_cast<std::size_t>(e.type)]++;
+    if (visits && (e.type == EventType::Enter || e.type == EventType::ProgramBegin) && e.region < visits->size())
+      ++(*visits)[e.region];
+  }
   bool replayed_frames() const override { return false; }  // the events as recorded
   void end_location(std::uint32_t) override { ++row; }
 };
 }  // namespace
 
-std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const std::vector<std::uint32_t>& locations) {
+std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                                     std::vector<std::uint64_t>* visits) {
   std::vector<std::vector<std::uint64_t>> counts(locations.size(), std::vector<std::uint64_t>(kEventTypeCount));
   Counter counter;
   counter.counts = &counts;
+  counter.visits = visits;
   trace.read(locations, counter);
   return counts;
 }

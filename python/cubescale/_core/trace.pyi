@@ -52,6 +52,12 @@ class Trace:
         """
         The call-path profile of `locations` (columns in this order) in one streaming pass: (LocalProfile, stats dict with events read and frames left open at a location's end).
         """
+    def region_visits(
+        self, locations: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None
+    ) -> tuple[numpy.typing.NDArray[numpy.uint64], numpy.typing.NDArray[numpy.uint64]]:
+        """
+        count_events and, in the same pass, the Enter and ProgramBegin events per region (uint64 array [region]): (counts, visits).
+        """
     def system_tree(
         self,
     ) -> tuple[

@@ -115,8 +115,7 @@ def _run_info_of_file(args) -> None:
         from ._shared import status_line
 
         opened, shown = trace.open(args.file), status_line()
-        # The summary reads the events twice: their counts, then the regions' visits.
-        status = reading_status(opened, 2 * int(opened.announced_events().sum()), "reading events, two passes")
+        status = reading_status(opened, int(opened.announced_events().sum()))
         try:
             text = run_polled(opened.summary, status, (lambda line: shown(f"cubescale info: {line}")) if shown else None)
         finally:

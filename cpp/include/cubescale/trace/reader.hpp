@@ -70,7 +70,10 @@ class Trace {
 };
 
 // Counts of every event type per location ([location][EventType]): the cheapest full pass,
-// the reference the tests compare with otf2-print, and a summary for `cubescale info`.
-std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const std::vector<std::uint32_t>& locations);
+// the reference the tests compare with otf2-print, and a summary for `cubescale info`. With
+// `visits` (sized to the regions), also the Enter and ProgramBegin events per region, in the
+// same pass.
+std::vector<std::vector<std::uint64_t>> count_events(const Trace& trace, const std::vector<std::uint32_t>& locations,
+                                                     std::vector<std::uint64_t>* visits = nullptr);
 
 }  // namespace cubescale::trace
