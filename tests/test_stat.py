@@ -1,7 +1,8 @@
 """``cubescale stat`` on real reports: the flat profile and the statistics across locations equal
 NumPy computations this test makes itself from the report's call-path values, with
-cube_stat's definitions (regions sum over all their call paths; sorted by exclusive value; the
-list ends at the first region without visits; sample variance)."""
+cube_stat's definitions (regions sum over all their call paths, inclusive values over the
+outermost ones; sorted by exclusive value; the list ends at the first region without visits;
+sample variance)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,21 @@ REPORTS = ["bt-mz.B.8x4.cubex", "time.p4.cubex", "blast.p64.cubex", "bt-mz.p2x4.
 
 
 def by_region(report: cubescale.Report, metric: str, inclusive: bool) -> np.ndarray:
-    """[region, location] sums of the call paths' values, with np.add.at."""
+    """[region, location] sums of the call paths' values (inclusive: of the call paths with no
+    caller of the same region, found by walking up), with np.add.at."""
     values = np.asarray(report.values(metric, inclusive=inclusive), dtype=np.float64)
     out = np.zeros((len(report.regions), report.shape[1]))
-    np.add.at(out, np.array([c.region.index for c in report.cnodes]), values)
+
+    parents = report.cnode_parents
+
+    def nested(c) -> bool:
+        caller = int(parents[c.index])
+        while caller >= 0 and report.cnodes[caller].region.index != c.region.index:
+            caller = int(parents[caller])
+        return caller >= 0
+
+    counted = [c.index for c in report.cnodes if not (inclusive and nested(c))]
+    np.add.at(out, np.array([report.cnodes[i].region.index for i in counted]), values[counted])
     return out
 
 
@@ -217,3 +229,34 @@ def test_cube_stat_habits_statistics_as_percent_option_and_metric_lists_refused(
     assert "INCL(MPI_Init)" in capsys.readouterr().out
     assert main(["stat", report, "-m", "time,visits"]) == 2
     assert "stat shows one metric (cube_stat's comma-separated list is not supported)" in capsys.readouterr().err
+
+
+def test_a_recursive_region_counts_its_nested_calls_once_as_cube_stat(tmp_path, capsys):
+    """cube_stat's inclusive column takes a region's outermost call paths only (CubeLib's
+    AggrCube::get_vrsev over Region::get_incl_cnodev): main > fib > fib > fib with exclusive
+    times 1, 2, 3, 4 on each of 2 processes gives fib 2 * (2 + 3 + 4) = 18 inclusive, not 40
+    (every call path's inclusive value added, more than the program's 20). Written and read
+    back, as a user's report is."""
+    from cubescale.systree import SystemTree
+
+    b = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:2 thread:1"))
+    b.add_metric("visits", dtype="UINT64", unit="occ")
+    b.add_metric("time", unit="sec", kind="EXCLUSIVE")
+    main_path = b.add_cnode(b.add_region("main"))
+    fib = b.add_region("fib")
+    outer = b.add_cnode(fib, parent=main_path)
+    b.add_cnode(fib, parent=b.add_cnode(fib, parent=outer))
+    built = b.build()
+    built.set_values("time", np.array([[1, 1], [2, 2], [3, 3], [4, 4]], dtype=float))
+    built.set_values("visits", np.array([[1, 1], [1, 1], [2, 2], [4, 4]], dtype=np.uint64))
+    cubescale.write(built, tmp_path / "rec.cubex")
+    report = cubescale.open(tmp_path / "rec.cubex")
+    rows = {row.region: row for row in cubescale.stat(report, "time", top=None).flat}
+    assert (rows["fib"].exclusive, rows["fib"].inclusive) == (18.0, 18.0)
+    assert (rows["main"].exclusive, rows["main"].inclusive) == (2.0, 20.0)
+    inclusive = next(s for s in cubescale.stat(report, "time", top=None).statistics
+                     if s.region == "fib" and s.kind == "inclusive")
+    assert (inclusive.minimum, inclusive.maximum, inclusive.sum) == (9.0, 9.0, 18.0)
+    assert main(["stat", str(tmp_path / "rec.cubex"), "-t", "all"]) == 0
+    fib_line = next(line for line in capsys.readouterr().out.splitlines() if line.split()[:1] == ["fib"])
+    assert fib_line.split()[1:] == ["14", "18.000000", "18.000000"]

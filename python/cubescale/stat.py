@@ -2,8 +2,9 @@
 
 :func:`stat` sums a metric per *region* over all its call paths (the flat profile of
 ``cube_stat -t N``): exclusive values add the call paths' exclusive values, inclusive values
-add the call paths' inclusive values (as CubeLib does, so a recursive region counts its nested
-calls again), visits are exclusive. Regions are sorted by their exclusive value, largest
+add the inclusive values of the region's outermost call paths (as ``cube_stat`` does, so a
+recursive region's nested calls are counted once, inside their outermost call), visits are
+exclusive. Regions are sorted by their exclusive value, largest
 first, and the list ends at the first region without visits, as in ``cube_stat``.
 
 MINDOUBLE / MAXDOUBLE metrics combine as CubeLib aggregates them, and as the rest of cubescale
@@ -44,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._core import stat as _stat
+from .call_tree import outermost_calls
 from .dtypes import is_real
 from .report import Metric, Report
 
@@ -169,9 +171,12 @@ class Stat:
 
 def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.ndarray:
     """The metric per region and location, ``float64 [region, location]``: the sum over the
-    region's call paths of their exclusive (or inclusive) values; for MINDOUBLE / MAXDOUBLE
-    the minimum / maximum over the region's call paths whose rows are stored (0 where a region
-    has none). ``ValueError`` for metrics that are not one real number per value.
+    region's call paths of their exclusive values, or of the inclusive values of its outermost
+    call paths (those without a caller of the same region: a recursive region's nested calls
+    are inside them already), as ``cube_stat`` takes them (CubeLib's ``AggrCube::get_vrsev``
+    over ``Region::get_incl_cnodev``); for MINDOUBLE / MAXDOUBLE the minimum / maximum over
+    the same call paths whose rows are stored (0 where a region has none). ``ValueError`` for
+    metrics that are not one real number per value.
 
     Example
     -------
@@ -194,12 +199,16 @@ def region_values(report: Report, metric: str | Metric, inclusive: bool) -> np.n
         values = values.astype(np.float64)
     cnodes, locations = report.shape
     rows = report._core.cnode_regions().astype(np.uint32)
+    counted = (outermost_calls(np.asarray(report.cnode_parents), rows) if inclusive
+               else np.ones(cnodes, dtype=bool))
     if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
-        present = np.asarray(report._core.present(m.index, bool(inclusive)), dtype=bool)
+        present = np.asarray(report._core.present(m.index, bool(inclusive)), dtype=bool) & counted
         ufunc = np.minimum if m.dtype == "MINDOUBLE" else np.maximum
         return _region_extremes(values, rows, present, len(report.regions), ufunc)
     columns = np.arange(locations, dtype=np.uint32)
-    return _stat.group_sums(values, rows, len(report.regions), columns, locations)
+    regions = len(report.regions)
+    rows[~counted] = regions  # nested calls of a recursive region: into a row dropped below
+    return _stat.group_sums(values, rows, regions + 1, columns, locations)[:regions]
 
 
 _EXTREME_BLOCK = 256  # call-path rows copied at a time while a region's minimum (maximum) is taken
