@@ -169,10 +169,12 @@ def test_measure_start_trace_with_threads_and_manual_regions(tmp_path):
     anchor = measure.write_trace()
     t = cubescale.trace.open(anchor)
     assert t.locations["name"].tolist() == ["Master thread", "worker"]
-    assert _names(anchor, 0) == ["+main", "-main"]
+    # The thread's create and join inside pthread_create / pthread_join, as Score-P has them.
+    assert _names(anchor, 0) == ["+main", "+pthread_create", "-pthread_create", "+pthread_join", "-pthread_join",
+                                 "-main"]
     assert _names(anchor, 1) == ["+in thread", "-in thread"]
     p = measure.profile()
-    assert np.array_equal(np.sort(p.values("visits").sum(axis=1)), [1, 1])
+    assert np.array_equal(np.sort(p.values("visits").sum(axis=1)), [1, 1, 1, 1])
     _validate(anchor)
 
 
@@ -227,8 +229,29 @@ THREADS_APP = textwrap.dedent("""
     outer.start()
     work()
     outer.join()
-    outer.join()  # a second join waits for nothing: no second ThreadWait
+    outer.join(timeout=5.0)  # a second join waits for nothing: no second ThreadWait
 """)
+
+
+def _inside(anchor) -> dict[str, list[str]]:
+    """{THREAD_CREATE / THREAD_WAIT: the innermost open region at each of them} from otf2-print's
+    listing, over every location."""
+    done = subprocess.run(["otf2-print", str(anchor)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    stacks: dict[str, list[str]] = {}
+    out: dict[str, list[str]] = {"THREAD_CREATE": [], "THREAD_WAIT": []}
+    for line in done.stdout.splitlines():
+        fields = line.split()
+        if not fields or fields[0] not in ("ENTER", "LEAVE", *out):
+            continue
+        stack = stacks.setdefault(fields[1], [])
+        if fields[0] == "ENTER":
+            stack.append(line.split('Region: "')[1].split('"')[0])
+        elif fields[0] == "LEAVE":
+            stack.pop()
+        else:
+            out[fields[0]].append(stack[-1] if stack else "")
+    return out
 
 
 def _thread_events(anchor) -> dict[str, list[tuple[str, int]]]:
@@ -270,6 +293,18 @@ def test_threads_who_started_whom_joins_and_barrier_waits(tmp_path):
     assert (row["paradigm"], row["role"]) == ("pthread", "barrier")
     # named after the process: "Process 0" alone, "MPI Rank 0" where mpi4py gave the communicator
     assert {"Threads of Process 0", "Threads of MPI Rank 0"} & set(trace.table("communicators")["name"])
+    # As Score-P's pthread adapter: the create and the wait inside pthread_create / pthread_join
+    # (they came before the start's region and after the join's).
+    assert _inside(anchor) == {"THREAD_CREATE": ["pthread_create"] * 2, "THREAD_WAIT": ["pthread_join"] * 2}
+    for name, role in [("pthread_create", "thread_create"), ("pthread_join", "thread_wait")]:
+        assert regions[regions["name"] == name].iloc[0][["paradigm", "role"]].tolist() == ["pthread", role]
+    # The wrappers call nothing of threading's that the hook would record as the program's (an
+    # Event.is_set under the program's module, a Thread.is_alive after each join): those two
+    # are called by threading's own methods only.
+    for path in cubescale.views.call_paths(cubescale.open(tmp_path / "t.cubex")):
+        *callers, callee = path.split("/")
+        if callee in ("Event.is_set", "Thread.is_alive"):
+            assert callers[-1].split(".")[0] in ("Thread", "Event", "Condition", "Barrier"), path
 
 
 def test_a_killed_run_leaves_a_partial_trace_that_info_names_and_clean_removes(tmp_path):

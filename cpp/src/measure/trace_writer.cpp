@@ -452,6 +452,7 @@ OTF2_RegionRole region_role(const std::string& role) {
       {"all2one", OTF2_REGION_ROLE_COLL_ALL2ONE},        {"all2all", OTF2_REGION_ROLE_COLL_ALL2ALL},
       {"other collective", OTF2_REGION_ROLE_COLL_OTHER}, {"artificial", OTF2_REGION_ROLE_ARTIFICIAL},
       {"file io", OTF2_REGION_ROLE_FILE_IO},             {"loop", OTF2_REGION_ROLE_LOOP},
+      {"thread create", OTF2_REGION_ROLE_THREAD_CREATE}, {"thread wait", OTF2_REGION_ROLE_THREAD_WAIT},
   };
   auto it = roles.find(role);
   return it == roles.end() ? OTF2_RegionRole(OTF2_REGION_ROLE_FUNCTION) : it->second;
