@@ -341,12 +341,7 @@ class ProfileSink final : public EventSink {
       c = cpu_thread_ ? root_cnode(region, time, team) : child(kNone, region);  // GPU streams keep their own roots
     } else {
       const auto parent = stack_.back().cnode;
-      if (last_cache_parent_ != parent || last_cache_region_ != region) {  // loops repeat one child
-        last_cache_child_ = child(parent, region);
-        last_cache_parent_ = parent;
-        last_cache_region_ = region;
-      }
-      c = last_cache_child_;
+      c = cached_child(parent, region);
       // The first Enter of an OpenMP region naming a team inside a thread's call tree opens it
       // (the fork), until that visit ends.
       if (team != 0 && cpu_thread_ && parallel_region_.count(region) &&
@@ -502,7 +497,20 @@ class ProfileSink final : public EventSink {
   std::vector<std::uint32_t> cnode_root_;  // per call path the root of its tree (TASKS hangs below it)
   std::vector<std::uint64_t> first_enter_;  // per call path, over the locations read so far
   std::unordered_map<std::uint64_t, std::uint32_t> child_;
-  std::uint32_t last_cache_parent_ = kNone - 1, last_cache_region_ = kNone, last_cache_child_ = 0;
+  // The children entered lately, by (parent, region): a loop calling several regions in turn
+  // finds them here, not in child_ (whose lookup was the builder's largest cost).
+  struct CachedChild {
+    std::uint32_t parent = kNone - 1, region = kNone, child = 0;  // (no call path is kNone - 1)
+  };
+  static constexpr unsigned kChildCacheBits = 10;
+  std::vector<CachedChild> child_cache_ = std::vector<CachedChild>(std::size_t(1) << kChildCacheBits);
+
+  std::uint32_t cached_child(std::uint32_t parent, std::uint32_t region) {
+    const std::uint32_t mixed = parent * 0x9E3779B1u + region * 0x85EBCA77u;
+    auto& entry = child_cache_[mixed >> (32 - kChildCacheBits)];
+    if (entry.parent != parent || entry.region != region) entry = {parent, region, child(parent, region)};
+    return entry.child;
+  }
   std::vector<std::uint32_t> member_slot_, slot_members_;
   std::size_t slots_ = 0;
   FixedUsed used_{};
