@@ -1,15 +1,16 @@
-"""Peak memory and time of ``cubescale info`` on a large report, this installation against
-another one (``--baseline``: its interpreter), side by side in one run, alternating ``--rounds``
-times (issue: a reviewer's ``info`` held every metric's matrix at once).
+"""Peak memory and time of ``cubescale info`` (or another command that reads a report:
+``--command "top {report} -m m0"``) on a large report, this installation against another one
+(``--baseline``: its interpreter), side by side in one run, alternating ``--rounds`` times
+(issue: a reviewer's ``info`` held every metric's matrix at once; ``top`` several copies of one).
 
     python benchmarks/info_memory.py [--cnodes 2000] [--locations 2000] [--metrics 10]
-                                     [--rounds 3] [--baseline OTHER_PYTHON]
+                                     [--rounds 3] [--baseline OTHER_PYTHON] [--command TEMPLATE]
 
 The report (``--metrics`` DOUBLE metrics of ``--cnodes`` x ``--locations`` random values, one
 of them INCLUSIVE, written by this installation's writer) is written once; each run is a fresh
-process that runs ``cubescale info`` on it and reports its peak resident memory (``VmHWM``,
+process that runs the command on it and reports its peak resident memory (``VmHWM``,
 of that process alone) and its wall time. The limit below which no ``info`` can go: one
-metric's matrix (``cnodes * locations * 8`` bytes) over what ``info`` of a tiny report holds.
+metric's matrix (``cnodes * locations * 8`` bytes) over what the command holds on a tiny report.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 import tempfile
 import time
 
-# Runs `cubescale info ARGS` quietly and prints its peak resident memory (KiB) on stderr.
+# Runs `cubescale ARGS` quietly and prints its peak resident memory (KiB) on stderr.
 PEAK = """
 import contextlib, os, sys
 from cubescale.cli import main
@@ -57,14 +58,16 @@ def write_report(path: str, cnodes: int, locations: int, metrics: int) -> None:
     cubescale.write(report, path)
 
 
-def peak(python: str, report: str) -> tuple[float, float]:
-    """(peak resident MiB, wall seconds) of ``cubescale info report`` run by ``python``."""
+def peak(python: str, report: str, command: str = "info {report}") -> tuple[float, float]:
+    """(peak resident MiB, wall seconds) of ``cubescale COMMAND`` (``{report}`` replaced by
+    ``report``) run by ``python``."""
     start = time.perf_counter()
-    done = subprocess.run([python, "-c", PEAK, "info", report], capture_output=True, text=True,
+    words = [report if word == "{report}" else word for word in command.split()]
+    done = subprocess.run([python, "-c", PEAK, *words], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=600)
     wall = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{python}: info failed: {done.stderr.strip()[-500:]}")
+        raise SystemExit(f"{python}: {command} failed: {done.stderr.strip()[-500:]}")
     return int(done.stderr.split()[-1]) / 1024, wall
 
 
@@ -75,6 +78,8 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", help="interpreter of another cubescale installation")
+    parser.add_argument("--command", default="info {report}",
+                        help="the cubescale command measured, {report} for the report (default: info {report})")
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
     big, small = os.path.join(folder, "big.cubex"), os.path.join(folder, "small.cubex")
@@ -85,12 +90,12 @@ def main() -> None:
     tiny: dict[str, float] = {}
     for _ in range(args.rounds):
         for side, python in sides.items():
-            runs[side].append(peak(python, big))
-            tiny[side] = min(tiny.get(side, 1e9), peak(python, small)[0])
+            runs[side].append(peak(python, big, args.command))
+            tiny[side] = min(tiny.get(side, 1e9), peak(python, small, args.command)[0])
     matrix = args.cnodes * args.locations * 8 / 2**20
-    print(f"report: {args.metrics} metrics x {args.cnodes} call paths x {args.locations} locations, "
+    print(f"cubescale {args.command}; report: {args.metrics} metrics x {args.cnodes} call paths x {args.locations} locations, "
           f"{os.path.getsize(big) / 2**20:.0f} MiB; one matrix {matrix:.0f} MiB; {args.rounds} alternating rounds")
-    print("| installation | peak MiB (best) | peak MiB per round | of it above info of a tiny report | "
+    print("| installation | peak MiB (best) | peak MiB per round | of it above a tiny report's | "
           "wall s (best) | wall s per round |")
     print("|---|---:|---|---:|---:|---|")
     for side in sides:

@@ -17,6 +17,8 @@ visits (occ, inclusive)
 from __future__ import annotations
 
 import html
+import math
+import warnings
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -243,29 +245,63 @@ def top(report: Report, metric: int | str | Metric, n: int = 10, inclusive: bool
     if not is_real(m.dtype):
         raise ValueError(f"metric {m.name} holds {m.dtype} values; top needs one real number per value")
     per_process, names = report.location_values(m, "process", inclusive=inclusive)
-    per_process = _rounding_zeros(np.asarray(per_process, dtype=np.float64))
-    flat = per_process.reshape(-1)
-    n = max(0, min(int(n), flat.size))
-    if n == 0:
-        return []
-    chosen = np.argpartition(-flat, n - 1)[:n] if n < flat.size else np.arange(flat.size)
-    chosen = chosen[np.lexsort((chosen, -flat[chosen]))]  # largest first, ties in (cnode, process) order
+    chosen, largest = _largest(per_process, n)
     share = m.dtype not in ("MINDOUBLE", "MAXDOUBLE")
     total = program_total(report, m) if share else 0.0
     groups = report._core.location_ancestors(report._depth_of_class(report._core.system_tree(), "process"))
     elements = np.unique(groups)
     tree, location_elements = report._core.system_tree(), report._core.location_elements()
     entries = []
-    for k in chosen.tolist():
+    for k, value in zip(chosen.tolist(), largest.tolist()):
         cnode, process = divmod(k, len(names))
         columns = np.flatnonzero(groups == elements[process])
         row = report.system_values(m, cnode, inclusive=inclusive)[columns]
         thread = tree.name(int(location_elements[columns[np.argmax(row)]]))
-        value = float(flat[k])
         entries.append({"value": value, "percent": 100.0 * value / total if share and total else None,
                         "cnode": cnode, "call_path": call_path(report, cnode), "process": names[process],
                         "process_index": process, "thread": thread})
     return entries
+
+
+_LARGEST_BLOCK = 1 << 20  # values looked at a time while the largest are chosen
+
+
+def _largest(values: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Flat indices and values (float64) of the ``n`` largest of ``values``, largest first,
+    ties in index order (NaN last), tiny negatives from rounding as 0 (:func:`_rounding_zeros`,
+    relative to the largest magnitude of all). Looks at ``_LARGEST_BLOCK`` values at a time,
+    keeping the best ``n`` so far, so that choosing holds no copy of a huge matrix.
+
+    Example
+    -------
+    >>> _largest(np.array([[3.0, 7.0], [7.0, -1e-20]]), 3)
+    (array([1, 2, 0]), array([7., 7., 3.]))
+    """
+    flat = values.reshape(-1)
+    n = max(0, min(int(n), flat.size))
+    best, best_values = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    if n == 0:
+        return best, best_values
+    with warnings.catch_warnings():  # all NaN: no scale, nothing is rounding
+        warnings.simplefilter("ignore", RuntimeWarning)
+        scale = max(abs(float(np.nanmax(flat))), abs(float(np.nanmin(flat))))
+    scale = scale if math.isfinite(scale) else 0.0
+    for start in range(0, flat.size, _LARGEST_BLOCK):
+        block = np.asarray(flat[start:start + _LARGEST_BLOCK], dtype=np.float64).copy()
+        block[(block < 0) & (block > -1e-9 * scale)] = 0.0
+        block[np.isnan(block)] = -np.inf  # chosen only after every number
+        k = min(n, block.size)
+        # The block's k largest, ties at the k-th value taken in index order.
+        kth = np.partition(block, block.size - k)[block.size - k]
+        above = np.flatnonzero(block > kth)
+        at = np.flatnonzero(block == kth)[:k - len(above)]
+        picked = np.concatenate((above, at))
+        candidates = np.concatenate((best, picked + start))
+        candidate_values = np.concatenate((best_values, block[picked]))
+        order = np.lexsort((candidates, -candidate_values))[:n]
+        best, best_values = candidates[order], candidate_values[order]
+    best_values[np.isneginf(best_values) & ~np.isneginf(flat[best].astype(np.float64))] = np.nan
+    return best, best_values
 
 
 def report_html(report: Report) -> str:
