@@ -1192,6 +1192,7 @@ OTF2_CallbackCode ev_param_uint(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter,
 OTF2_CallbackCode ev_param_string(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, OTF2_StringRef value) {
   CUBESCALE_EVT_HEAD(ParameterString);
   e.region = c.ref(c.defs->parameter_index, parameter, OTF2_UNDEFINED_PARAMETER, "parameter");
+  c.ref(c.defs->string_index, value, OTF2_UNDEFINED_STRING, "string");  // the profile names a call path by it
   e.request = value;
   return c.emit();
 }
