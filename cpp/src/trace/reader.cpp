@@ -147,6 +147,10 @@ const std::vector<std::string>& event_type_names() {
 #define CUBESCALE_TRACE_NAME(name) v.push_back(upper_snake(#name));
     CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_TRACE_NAME)
 #undef CUBESCALE_TRACE_NAME
+    // Where otf2-print's name is not the callback's: its record names (OTF2 3.0).
+    v[std::size_t(EventType::ParameterInt)] = "PARAMETER_INT64";
+    v[std::size_t(EventType::ParameterUnsignedInt)] = "PARAMETER_UINT64";
+    v[std::size_t(EventType::IoChangeStatusFlags)] = "IO_CHANGE_FLAGS";
     return v;
   }();
   return names;

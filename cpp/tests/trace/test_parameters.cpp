@@ -126,3 +126,12 @@ TEST(Parameters, ParameterCallPathsOrderByTheirRegionsEnter) {
   const auto paths = cubescale::trace_tests::path_names(p);
   EXPECT_EQ(paths, (std::vector<std::string>{"foo", "foo/mode=slow", "foo/mode=slow/bar", "foo/bar"}));
 }
+
+// Event type names are otf2-print's (its PARAMETER_INT64, not OTF2's callback name ParameterInt).
+TEST(Parameters, EventTypeNamesAreOtf2Prints) {
+  EXPECT_EQ(event_type_name(EventType::ParameterInt), "PARAMETER_INT64");
+  EXPECT_EQ(event_type_name(EventType::ParameterUnsignedInt), "PARAMETER_UINT64");
+  EXPECT_EQ(event_type_name(EventType::ParameterString), "PARAMETER_STRING");
+  EXPECT_EQ(event_type_name(EventType::IoChangeStatusFlags), "IO_CHANGE_FLAGS");
+  EXPECT_EQ(event_type_name(EventType::MpiIsend), "MPI_ISEND");
+}
