@@ -244,8 +244,18 @@ std::string metric_mode_name(OTF2_MetricMode m) {
 const char* const kDomains[] = {"machine", "shared_memory", "numa",  "socket", "cache",
                                 "core",    "pu",            "accelerator_device", "networking_device"};
 
+// A clock of 0 ticks per second cannot turn ticks into seconds. Reading it as 1 tick/s made a
+// 361 ns trace last 361 s; the events' order, visits and bytes are still right, so the trace is
+// read with nanosecond ticks (Score-P's default timer, clock_gettime, counts them; its others
+// count near that) and the guess is said in the warnings.
+constexpr std::uint64_t kGuessedResolution = 1000000000;
+
 OTF2_CallbackCode on_clock(void* ud, uint64_t resolution, uint64_t offset, uint64_t length, uint64_t) {
-  ctx(ud).defs->clock = {resolution ? resolution : 1, offset, length};
+  auto& defs = *ctx(ud).defs;
+  if (resolution == 0)
+    defs.warnings.push_back("the clock properties give 0 ticks per second: times are read as nanoseconds (" +
+                            std::to_string(kGuessedResolution) + " ticks per second), a guess");
+  defs.clock = {resolution ? resolution : kGuessedResolution, offset, length};
   return OTF2_CALLBACK_SUCCESS;
 }
 

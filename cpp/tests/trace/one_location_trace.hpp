@@ -50,13 +50,15 @@ inline OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*
 inline OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
 }  // namespace detail
 
-// Writes <dir>/<name>.otf2 (dir must exist); PROGRAM_BEGIN names `program` (no arguments).
-// Returns the anchor's path.
+// Writes <dir>/<name>.otf2 (dir must exist); PROGRAM_BEGIN names `program` (no arguments);
+// times are ns unless the clock properties say `ticks_per_second` otherwise. Returns the
+// anchor's path.
 inline std::string write_one_location(const std::filesystem::path& dir, const std::string& name,
                                       const std::vector<OneLocationRegion>& regions,
                                       const std::vector<OneLocationEvent>& events, const std::string& program,
                                       const std::vector<OneLocationContext>& contexts = {},
-                                      const std::vector<OneLocationParameter>& parameters = {}) {
+                                      const std::vector<OneLocationParameter>& parameters = {},
+                                      std::uint64_t ticks_per_second = 1000000000) {
   auto* archive = OTF2_Archive_Open(dir.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("cannot create " + name);
@@ -119,7 +121,7 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, 0));
   OTF2_Archive_CloseDefFiles(archive);
   auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
+  OTF2_GlobalDefWriter_WriteClockProperties(g, ticks_per_second, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
   for (std::uint32_t i = 0; i < strings.size(); ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i].c_str());
   for (std::uint32_t r = 0; r < regions.size(); ++r)
     OTF2_GlobalDefWriter_WriteRegion(g, r, 4 + 2 * r, 5 + 2 * r, OTF2_UNDEFINED_STRING, regions[r].role,
