@@ -287,6 +287,7 @@ class Trace:
             its length; OTF2's integrity trace says 0)
         types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``), as otf2-print
             names them (:data:`EVENT_TYPES`)
+        regions_only : with ``regions``, drop every event but these regions' Enter/Leave
 
         Example
         -------
@@ -295,6 +296,12 @@ class Trace:
         >>> df = t.events(types=["MPI_SEND", "MPI_RECV"])
         >>> df[["Event Type", "Location", "Partner", "Bytes"]].values.tolist()[:2]
         [['MPI_SEND', 0, 1, 1024], ['MPI_RECV', 0, 3, 1024]]
+        >>> calls = t.events(locations=[0], regions=["MPI_Send", "MPI_Recv"], regions_only=True)
+        >>> sorted(set(calls["Event Type"].astype(str))), sorted(set(calls["Name"].astype(str)))
+        (['ENTER', 'LEAVE'], ['MPI_Recv', 'MPI_Send'])
+        >>> kept = t.events(locations=[0], regions=["MPI_Send", "MPI_Recv"])  # other events stay
+        >>> "MPI_SEND" in set(kept["Event Type"].astype(str)) and "METRIC" in set(kept["Event Type"].astype(str))
+        True
         """
         resolution, offset, _ = self.clock
         kwargs: dict[str, Any] = {"locations": self.location_indices(locations)}
