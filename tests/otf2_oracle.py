@@ -4,11 +4,14 @@ the reader's tests compare with)."""
 from __future__ import annotations
 
 import collections
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
-SHARED_OTF2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "otf2"
+# As conftest.SHARED_DATA: CUBESCALE_SHARED_DATA where it is set (a worktree outside the
+# checkout's folder has no ../shared beside it), else ../shared/data beside the checkout.
+SHARED_OTF2 = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "otf2"
 
 
 def anchors() -> list[Path]:

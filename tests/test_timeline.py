@@ -10,7 +10,7 @@ import pytest
 from timeline_machines import SECONDS, machine, rates, store
 
 from cubescale._core import timeline as _timeline
-from cubescale.timeline import Timeline, TimelineStore, evaluate, parse, source
+from cubescale.timeline import MOST_POINTS, Timeline, TimelineStore, evaluate, parse, source
 
 ENERGY_PER_FLOP = ('"energy" "stairstep" source-counter "sum" aggregate "0" diff-quot '
                    '"flops" "stairstep" source-counter "sum" aggregate "0" diff-quot /')
@@ -126,5 +126,13 @@ def test_missing_metrics_and_bad_partials_are_clear_errors():
         _timeline.merge_partials(b"junk", b"junk")
     with pytest.raises(ValueError, match="grid needs"):
         evaluate(ENERGY_PER_FLOP, s, 0, points=0)
+    # A grid is for a picture or a summary: 10^11 points tried to allocate 745 GiB before the
+    # core's bound (then 2^24) was reached; now one line, before anything is allocated.
+    for points in (10**11, MOST_POINTS + 1):
+        with pytest.raises(ValueError, match=f"a grid needs 1 to {MOST_POINTS} points, not {points}"):
+            evaluate(ENERGY_PER_FLOP, s, 0, points=points)
+        with pytest.raises(ValueError, match=f"a grid needs 1 to {MOST_POINTS} points, not {points}"):
+            Timeline([0.0, 1.0], [0.0, 1.0]).resample(0.0, 1.0, points)
+    assert MOST_POINTS == 100_000 and len(evaluate(ENERGY_PER_FLOP, s, 0, points=MOST_POINTS)[0]) == MOST_POINTS
     with pytest.raises(ValueError, match="no samples"):
         evaluate(ENERGY_PER_FLOP, TimelineStore([-1]), 0)

@@ -78,12 +78,15 @@ def test_cli_lists_and_evaluates(synthetic, tmp_path, capsys):
 
 def test_cli_refuses_arguments_it_cannot_honour(shared_data, tmp_path, capsys):
     # Each was silently ignored or answered elsewhere before: a plot without an expression, a
-    # grid of one point, a name that several elements have (every rank's "Master thread",
+    # grid of one point or of more than a picture can show (10^11 points tried to allocate 745
+    # GiB, 10^9 allocated gigabytes), a name that several elements have (every rank's "Master thread",
     # which took rank 0's), an index past the tree (a message about a missing timeline).
     papi = shared_data / "otf2" / "ping-pong-papi"
     cycles = '"PAPI_TOT_CYC" "linear" source-counter "sum" aggregate'
     cases = [(["--plot", str(tmp_path / "x.png")], "--plot draws an expression"),
-             (["--points", "1", "--expr", cycles], "at least 2 points"),
+             (["--points", "1", "--expr", cycles], "--points 1: a timeline needs 2 to 100000 points"),
+             (["--points", "100000000000", "--expr", cycles], "--points 100000000000: a timeline needs 2 to 100000"),
+             (["--points", "100001", "--expr", cycles], "needs 2 to 100000 points"),
              (["--expr", ""], "empty expression"),
              (["--node", "Master thread", "--expr", cycles],
               "'Master thread' names 2 system tree elements ('MPI Rank 0/Master thread', 'MPI Rank 1/Master thread')"),

@@ -141,6 +141,25 @@ def test_info_says_each_warning_once(capsys):
     assert warned == ["warning: reference to undefined location group 0 (4 times)"]
 
 
+@pytest.mark.skipif(not have_otf2_print(), reason="otf2-print not installed")
+def test_event_type_names_are_otf2_prints():
+    # otf2-print names every record it lists; its names are NUL-terminated strings in its binary
+    # (a name may share its tail with a longer one: LEAVE with CALLING_CONTEXT_LEAVE). Three of
+    # ours were OTF2's callback names before 2026-11-28: PARAMETER_INT, PARAMETER_UNSIGNED_INT,
+    # IO_CHANGE_STATUS_FLAGS for otf2-print's PARAMETER_INT64, PARAMETER_UINT64, IO_CHANGE_FLAGS.
+    import shutil
+    from pathlib import Path
+
+    binary = Path(shutil.which("otf2-print") or "").read_bytes()
+    assert [n for n in trace.EVENT_TYPES if f"{n}\0".encode() not in binary] == []
+    assert {"PARAMETER_INT64", "PARAMETER_UINT64", "IO_CHANGE_FLAGS"} <= set(trace.EVENT_TYPES)
+    assert len(trace.EVENT_TYPES) == len(set(trace.EVENT_TYPES)) == 79
+    t = trace.open(LSB)  # the old spellings are still taken as filters
+    old = t.events(types=["PARAMETER_INT", "PARAMETER_UNSIGNED_INT", "IO_CHANGE_STATUS_FLAGS", "MPI_SEND"])
+    assert old.equals(t.events(types=["PARAMETER_INT64", "PARAMETER_UINT64", "IO_CHANGE_FLAGS", "MPI_SEND"]))
+    assert len(old) > 0
+
+
 def test_the_reference_fields_of_every_event_kind_that_has_them():
     # As otf2-print shows them: the communicator of COMM_CREATE/_DESTROY, the window of
     # RMA_WIN_CREATE/_DESTROY (its OTF2 id, as the transfers'), the paradigm of THREAD_JOIN.

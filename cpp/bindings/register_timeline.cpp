@@ -49,6 +49,7 @@ const Node& aggregate_at(const Expression& e, std::size_t index) {
 }  // namespace
 
 void register_timeline(py::module_& m) {
+  m.attr("max_grid_points") = kMaxGridPoints;  // cubescale.timeline.MOST_POINTS
   py::class_<Timeline>(m, "Timeline", "One metric's samples on one system-tree element.")
       .def(py::init([](const Doubles& times, const Doubles& values, const std::string& mode, const std::string& timing) {
              const auto md = parse_mode(mode);
@@ -72,8 +73,9 @@ void register_timeline(py::module_& m) {
           [](const Timeline& t, double start, double stop, std::size_t points, const std::string& interpolation) {
             const auto how = parse_interpolation(interpolation);
             if (!how) throw py::value_error("unknown interpolation '" + interpolation + "' (stairstep, linear)");
+            const auto grid = make_grid(start, stop, points);  // checked before anything is allocated
             std::vector<double> out(points);
-            resample(t, *how, make_grid(start, stop, points), out.data());
+            resample(t, *how, grid, out.data());
             return to_numpy(out);
           },
           py::arg("start"), py::arg("stop"), py::arg("points"), py::arg("interpolation") = "stairstep",

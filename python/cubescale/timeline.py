@@ -39,7 +39,29 @@ import numpy as np
 from ._core import timeline as _timeline
 from ._core.timeline import Expression, Timeline, TimelineStore
 
-__all__ = ["Expression", "Term", "Timeline", "TimelineStore", "evaluate", "grid", "parse", "source"]
+__all__ = ["MOST_POINTS", "Expression", "Term", "Timeline", "TimelineStore", "check_points", "evaluate", "grid",
+           "parse", "source"]
+
+MOST_POINTS: int = _timeline.max_grid_points
+"""The most points of a grid (100,000): a plot has a few thousand pixels across; more only costs
+memory (every timeline resampled onto the grid holds 8 bytes per point)."""
+
+
+def check_points(points: int) -> int:
+    """``points`` as an int, or a one-line ``ValueError`` naming the bounds (1 to
+    :data:`MOST_POINTS`) before anything is allocated for it.
+
+    Example
+    -------
+    >>> check_points(10**11)
+    Traceback (most recent call last):
+    ...
+    ValueError: a grid needs 1 to 100000 points, not 100000000000
+    """
+    n = int(points)
+    if not 1 <= n <= MOST_POINTS:
+        raise ValueError(f"a grid needs 1 to {MOST_POINTS} points, not {n}")
+    return n
 
 
 def parse(text: str) -> Expression:
@@ -66,13 +88,15 @@ def grid(start: float, stop: float, points: int) -> np.ndarray:
     >>> grid(0.0, 1.0, 3).tolist()
     [0.0, 0.5, 1.0]
     """
-    return np.linspace(start, stop, int(points)) if points > 1 else np.array([float(start)])
+    points = check_points(points)
+    return np.linspace(start, stop, points) if points > 1 else np.array([float(start)])
 
 
 def evaluate(expression: str | Expression | Term, store: TimelineStore, target: int, points: int = 1024,
              start: float | None = None, stop: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(times, values)`` of ``expression`` for the system-tree element ``target`` on a grid
-    of ``points`` from ``start`` to ``stop`` (default: the store's earliest and latest sample).
+    of ``points`` (1 to :data:`MOST_POINTS`) from ``start`` to ``stop`` (default: the store's
+    earliest and latest sample).
 
     Example
     -------
@@ -81,6 +105,7 @@ def evaluate(expression: str | Expression | Term, store: TimelineStore, target: 
     >>> evaluate('"energy" "linear" source-counter "sum" aggregate "0" diff-quot', store, 0, points=3)[1].tolist()
     [50.0, 50.0, 50.0]
     """
+    points = check_points(points)
     e = _expression(expression)
     lo, hi = _range(store, start, stop)
     return grid(lo, hi, points), _timeline.evaluate_local(e, store, int(target), lo, hi, int(points))

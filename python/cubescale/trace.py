@@ -49,6 +49,11 @@ __all__ = ["EVENT_TYPES", "Trace", "events", "open", "profile"]
 EVENT_TYPES: list[str] = list(_trace.event_type_names())
 """The OTF2 3.0 event types by number, as otf2-print names them ("ENTER", "MPI_ISEND" ...)."""
 
+# The names cubescale gave three types before 2026-11-28 (OTF2's callback names), still taken by
+# Trace.events(types=...): otf2-print's names are PARAMETER_INT64, PARAMETER_UINT64, IO_CHANGE_FLAGS.
+_OLD_TYPE_NAMES = {"PARAMETER_INT": "PARAMETER_INT64", "PARAMETER_UNSIGNED_INT": "PARAMETER_UINT64",
+                   "IO_CHANGE_STATUS_FLAGS": "IO_CHANGE_FLAGS"}
+
 # Events whose Name is their region: Enter, Leave, and PROGRAM_BEGIN/END where the trace defines
 # the program's region (Score-P 7 and later), which they open and close: the root call path.
 _REGION_EVENTS = tuple(EVENT_TYPES.index(t) for t in ("ENTER", "LEAVE", "PROGRAM_BEGIN", "PROGRAM_END"))
@@ -280,7 +285,9 @@ class Trace:
         time : (begin, end) seconds since the trace's start, optional; events at both ends are
             kept (``(0, t.duration)`` keeps every event of a trace whose clock properties give
             its length; OTF2's integrity trace says 0)
-        types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``)
+        types : event type names, optional (e.g. ``["MPI_SEND", "MPI_RECV"]``), as otf2-print
+            names them (:data:`EVENT_TYPES`)
+        regions_only : with ``regions``, drop every event but these regions' Enter/Leave
 
         Example
         -------
@@ -289,11 +296,17 @@ class Trace:
         >>> df = t.events(types=["MPI_SEND", "MPI_RECV"])
         >>> df[["Event Type", "Location", "Partner", "Bytes"]].values.tolist()[:2]
         [['MPI_SEND', 0, 1, 1024], ['MPI_RECV', 0, 3, 1024]]
+        >>> calls = t.events(locations=[0], regions=["MPI_Send", "MPI_Recv"], regions_only=True)
+        >>> sorted(set(calls["Event Type"].astype(str))), sorted(set(calls["Name"].astype(str)))
+        (['ENTER', 'LEAVE'], ['MPI_Recv', 'MPI_Send'])
+        >>> kept = t.events(locations=[0], regions=["MPI_Send", "MPI_Recv"])  # other events stay
+        >>> "MPI_SEND" in set(kept["Event Type"].astype(str)) and "METRIC" in set(kept["Event Type"].astype(str))
+        True
         """
         resolution, offset, _ = self.clock
         kwargs: dict[str, Any] = {"locations": self.location_indices(locations)}
         if types is not None:
-            names = list(types)
+            names = [_OLD_TYPE_NAMES.get(n, n) for n in types]
             unknown = [n for n in names if n not in EVENT_TYPES]
             if unknown:
                 raise ValueError(f"unknown event type {unknown[0]!r}; known: {', '.join(EVENT_TYPES)}")

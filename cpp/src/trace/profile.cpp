@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <unordered_map>
 
@@ -140,7 +141,7 @@ class ProfileSink final : public EventSink {
     // builder handles it (so a Leave still has its frame).
     const auto& wanting = by_type_[static_cast<std::size_t>(e.type)];
     if (e.type != EventType::Enter)
-      for (auto* o : wanting) o->event(e, stack_.empty() ? kNone : stack_.back().cnode);
+      for (auto* o : wanting) o->event(e, e.type == EventType::Leave ? region_cnode() : stack_.empty() ? kNone : stack_.back().cnode);
     switch (e.type) {
       case EventType::Enter:
         enter(e.region, e.time, e.parallel_region);
@@ -172,6 +173,9 @@ class ProfileSink final : public EventSink {
         add(kBytesGet, e.bytes_received);
         break;
       case EventType::Metric: metric(e); break;
+      case EventType::ParameterInt:
+      case EventType::ParameterUnsignedInt:
+      case EventType::ParameterString: parameter(e); break;
       case EventType::CallingContextSample:  // on the sample's innermost frame
         if (e.region != kNone) add(kHits, 1);
         break;
@@ -244,7 +248,9 @@ class ProfileSink final : public EventSink {
     std::vector<std::uint32_t> map(n);
     for (std::size_t c = 0; c < n; ++c) {  // a parent is created before its children
       const auto parent = later.cnode_parent_[c];
-      map[c] = child(parent == kNone ? kNone : map[parent], later.cnode_region_[c]);
+      auto region = later.cnode_region_[c];  // its parameters' regions are numbered its own way
+      if (region > later.threads_region_) region = parameter_region(later.parameter_names_[region - later.threads_region_ - 1]);
+      map[c] = child(parent == kNone ? kNone : map[parent], region);
       first_enter_[map[c]] = std::min(first_enter_[map[c]], later.first_enter_[c]);
     }
     const auto cnodes = cnode_parent_.size();
@@ -277,6 +283,7 @@ class ProfileSink final : public EventSink {
     std::uint32_t cnode;
     std::uint64_t enter;
     std::uint64_t suspended = 0;  // the task's suspended ticks at the enter (suspended_ then)
+    bool parameter = false;       // a parameter's call path, closed with its region's frame
   };
   // An explicit OpenMP task's call stack while another task runs (events.hpp task_key).
   struct Task {
@@ -357,12 +364,10 @@ class ProfileSink final : public EventSink {
   // Closes the innermost frame at `time` (a Leave of its region, see enter()): its time is
   // what its task ran of it.
   void leave(std::uint64_t time) {
+    while (stack_.back().parameter) close_top(time), stack_.pop_back();  // the region's parameters
     const auto frame = stack_.back();
     const auto c = frame.cnode;
-    // (Clamped: times are not checked to grow along a stream, and a hostile one must not wrap.)
-    const auto ran = time > frame.enter ? time - frame.enter : 0, away = suspended_ - frame.suspended;
-    close(c, ran > away ? ran - away : 0, snapshots_.data() + snapshots_.size() - slots_);
-    if (slots_) snapshots_.resize(snapshots_.size() - slots_);
+    close_top(time);
     // (Not an explicit task's frames: a worker starting then is not inside them, Score-P
     // grafts threads below the implicit task's call paths.)
     if (current_task_ == 0 && parallel_region_.count(cnode_region_[c])) opened_.push_back({frame.enter, time, c, false});
@@ -371,6 +376,57 @@ class ProfileSink final : public EventSink {
       team_frames_.pop_back();
     }
     stack_.pop_back();
+  }
+
+  // Ends the visit of the innermost frame at `time` (its snapshot dropped, the frame kept).
+  void close_top(std::uint64_t time) {
+    const auto& frame = stack_.back();
+    // (Clamped: times are not checked to grow along a stream, and a hostile one must not wrap.)
+    const auto ran = time > frame.enter ? time - frame.enter : 0, away = suspended_ - frame.suspended;
+    close(frame.cnode, ran > away ? ran - away : 0, snapshots_.data() + snapshots_.size() - slots_);
+    if (slots_) snapshots_.resize(snapshots_.size() - slots_);
+  }
+
+  // The call path of the innermost open region (parameters' call paths skipped), kNone outside.
+  std::uint32_t region_cnode() const {
+    for (auto it = stack_.rbegin(); it != stack_.rend(); ++it)
+      if (!it->parameter) return it->cnode;
+    return kNone;
+  }
+
+  // A parameter as Score-P's profile takes it: a call path `name=value` below the current one,
+  // which holds the following Enters until the enclosing region is left. Its visit is the
+  // region's (from the region's Enter, with its counters' start values; parameters in a row
+  // nest, each from the same Enter). Outside every region there is nothing to hang it below.
+  void parameter(const Event& e) {
+    if (stack_.empty() || e.region == kNone) return;
+    const Frame outer = stack_.back();
+    const auto c = child(outer.cnode, parameter_region(e));
+    column_->grow(cnode_parent_.size(), slots_, used_);
+    first_enter_[c] = std::min(first_enter_[c], outer.enter);  // Score-P's first visit of it: the region's
+    stack_.push_back({c, outer.enter, outer.suspended, true});
+    const auto from = snapshots_.size() - slots_;
+    for (std::size_t s = 0; s < slots_; ++s) snapshots_.push_back(snapshots_[from + s]);
+  }
+
+  // The region `name=value` of a parameter event (ours: numbered after TASKS and THREADS, one
+  // per distinct name, as Score-P registers one region per name): int64 values as signed,
+  // uint64 as unsigned decimals, strings as they are.
+  std::uint32_t parameter_region(const Event& e) {
+    std::string name = defs_.parameters[e.region].name + "=";
+    if (e.type == EventType::ParameterInt) {
+      name += std::to_string(static_cast<std::int64_t>(e.request));
+    } else if (e.type == EventType::ParameterUnsignedInt) {
+      name += std::to_string(e.request);
+    } else if (const auto s = defs_.string_index.find(e.request); s != kNone) {  // (the reader checked it)
+      name += defs_.strings[s];
+    }
+    return parameter_region(name);
+  }
+  std::uint32_t parameter_region(const std::string& name) {
+    const auto [it, added] = parameter_region_.try_emplace(name, threads_region_ + 1 + std::uint32_t(parameter_names_.size()));
+    if (added) parameter_names_.push_back(name);
+    return it->second;
   }
 
   // One visit of call path `c` lasting `d` ticks, its counters' start values at `start`.
@@ -546,6 +602,9 @@ class ProfileSink final : public EventSink {
   // TASKS and THREADS, after the trace's regions (in the profile where used).
   std::uint32_t tasks_region_ = kNone, threads_region_ = kNone;
   std::uint32_t program_ = kNone, program_location_ = kNone;  // the process's program root, who entered it
+  // Parameters' regions `name=value` by name, and their names (region threads_region_ + 1 + i).
+  std::unordered_map<std::string, std::uint32_t> parameter_region_;
+  std::vector<std::string> parameter_names_;
   bool pointer_open_ = false;
   std::uint32_t pointer_cnode_ = kNone;
   std::uint64_t pointer_enter_ = 0;
@@ -625,6 +684,16 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.name = c.mangled_name = name;
     c.paradigm = paradigm;
     c.role = "artificial";
+    p.regions.push_back(std::move(c));
+  }
+  // Score-P's regions of parameters' call paths, `name=value` (user code, without file or lines).
+  for (const auto& name : parameter_names_) {
+    region_of.push_back(static_cast<std::uint32_t>(p.regions.size()));
+    cube::Region c;
+    c.name = c.mangled_name = name;
+    c.paradigm = "user";
+    c.role = "unknown";
+    c.begin = c.end = -1;
     p.regions.push_back(std::move(c));
   }
   const auto profile_region = [&](std::uint32_t r) { return r < tasks_region_ ? r : region_of[r - tasks_region_]; };

@@ -147,6 +147,10 @@ const std::vector<std::string>& event_type_names() {
 #define CUBESCALE_TRACE_NAME(name) v.push_back(upper_snake(#name));
     CUBESCALE_TRACE_EVENT_TYPES(CUBESCALE_TRACE_NAME)
 #undef CUBESCALE_TRACE_NAME
+    // Where otf2-print's name is not the callback's: its record names (OTF2 3.0).
+    v[std::size_t(EventType::ParameterInt)] = "PARAMETER_INT64";
+    v[std::size_t(EventType::ParameterUnsignedInt)] = "PARAMETER_UINT64";
+    v[std::size_t(EventType::IoChangeStatusFlags)] = "IO_CHANGE_FLAGS";
     return v;
   }();
   return names;
@@ -240,8 +244,18 @@ std::string metric_mode_name(OTF2_MetricMode m) {
 const char* const kDomains[] = {"machine", "shared_memory", "numa",  "socket", "cache",
                                 "core",    "pu",            "accelerator_device", "networking_device"};
 
+// A clock of 0 ticks per second cannot turn ticks into seconds. Reading it as 1 tick/s made a
+// 361 ns trace last 361 s; the events' order, visits and bytes are still right, so the trace is
+// read with nanosecond ticks (Score-P's default timer, clock_gettime, counts them; its others
+// count near that) and the guess is said in the warnings.
+constexpr std::uint64_t kGuessedResolution = 1000000000;
+
 OTF2_CallbackCode on_clock(void* ud, uint64_t resolution, uint64_t offset, uint64_t length, uint64_t) {
-  ctx(ud).defs->clock = {resolution ? resolution : 1, offset, length};
+  auto& defs = *ctx(ud).defs;
+  if (resolution == 0)
+    defs.warnings.push_back("the clock properties give 0 ticks per second: times are read as nanoseconds (" +
+                            std::to_string(kGuessedResolution) + " ticks per second), a guess");
+  defs.clock = {resolution ? resolution : kGuessedResolution, offset, length};
   return OTF2_CALLBACK_SUCCESS;
 }
 
@@ -1192,6 +1206,7 @@ OTF2_CallbackCode ev_param_uint(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter,
 OTF2_CallbackCode ev_param_string(CUBESCALE_EVT_ARGS, OTF2_ParameterRef parameter, OTF2_StringRef value) {
   CUBESCALE_EVT_HEAD(ParameterString);
   e.region = c.ref(c.defs->parameter_index, parameter, OTF2_UNDEFINED_PARAMETER, "parameter");
+  c.ref(c.defs->string_index, value, OTF2_UNDEFINED_STRING, "string");  // the profile names a call path by it
   e.request = value;
   return c.emit();
 }

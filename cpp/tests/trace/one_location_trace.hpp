@@ -1,7 +1,8 @@
 #pragma once
 // A trace of one location written event by event with OTF2's own writer, for orders and
 // definitions the synthetic writers never produce (another writer's PROGRAM_BEGIN inside a
-// region, a PROGRAM_BEGIN whose program has no region, calling contexts, measurement events).
+// region, a PROGRAM_BEGIN whose program has no region, calling contexts, measurement events,
+// parameters).
 #include <otf2/otf2.h>
 
 #include <algorithm>
@@ -21,13 +22,23 @@ struct OneLocationRegion {
 struct OneLocationEvent {
   enum Kind {
     Enter, Leave, ProgramBegin, ProgramEnd, ContextEnter, ContextLeave, ContextSample, TeamBegin, TeamEnd, Fork, Join,
-    MeasurementOff, MeasurementOn, BufferFlush, RmaPut, RmaGet, RmaAtomic, RmaCollectiveEnd
+    MeasurementOff, MeasurementOn, BufferFlush, RmaPut, RmaGet, RmaAtomic, RmaCollectiveEnd,
+    ParameterInt, ParameterUint, ParameterString
   } kind;
   std::uint64_t time;      // ns
   std::uint32_t region = 0;  // Enter / Leave; the calling context of Context*
   std::uint32_t unwind = 0;  // ContextEnter / ContextSample: the unwind distance
   std::uint64_t stop = 0;    // BufferFlush: when the flush ended (ns)
   std::uint64_t bytes = 0, received = 0;  // Rma*: bytes (sent), bytes received (atomics, collectives)
+  // Parameter*: `region` is the parameter (OneLocationParameter's index), `value` its value
+  // (ParameterInt: the int64's bits), `text` a string parameter's value.
+  std::uint64_t value = 0;
+  std::string text = {};
+};
+// A parameter definition: its name and OTF2 type.
+struct OneLocationParameter {
+  std::string name;
+  OTF2_Type type = OTF2_TYPE_INT64;  // OTF2_TYPE_INT64, OTF2_TYPE_UINT64 or OTF2_TYPE_STRING
 };
 // A calling context (Score-P's unwinding): its region and parent context (~0u: a root).
 struct OneLocationContext {
@@ -39,12 +50,15 @@ inline OTF2_FlushType flush_always(void*, OTF2_FileType, OTF2_LocationRef, void*
 inline OTF2_TimeStamp no_time(void*, OTF2_FileType, OTF2_LocationRef) { return 0; }
 }  // namespace detail
 
-// Writes <dir>/<name>.otf2 (dir must exist); PROGRAM_BEGIN names `program` (no arguments).
-// Returns the anchor's path.
+// Writes <dir>/<name>.otf2 (dir must exist); PROGRAM_BEGIN names `program` (no arguments);
+// times are ns unless the clock properties say `ticks_per_second` otherwise. Returns the
+// anchor's path.
 inline std::string write_one_location(const std::filesystem::path& dir, const std::string& name,
                                       const std::vector<OneLocationRegion>& regions,
                                       const std::vector<OneLocationEvent>& events, const std::string& program,
-                                      const std::vector<OneLocationContext>& contexts = {}) {
+                                      const std::vector<OneLocationContext>& contexts = {},
+                                      const std::vector<OneLocationParameter>& parameters = {},
+                                      std::uint64_t ticks_per_second = 1000000000) {
   auto* archive = OTF2_Archive_Open(dir.c_str(), name.c_str(), OTF2_FILEMODE_WRITE, 1024 * 1024, 4 * 1024 * 1024,
                                     OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
   if (!archive) throw std::runtime_error("cannot create " + name);
@@ -54,6 +68,12 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   OTF2_Archive_OpenEvtFiles(archive);
   auto* w = OTF2_Archive_GetEvtWriter(archive, 0);
   const OTF2_StringRef program_string = 0;
+  // Strings: program, "node", "Master thread", "process", the regions' names, the parameters'
+  // names, then the string parameters' values in the order they occur.
+  std::vector<std::string> strings = {program, "node", "Master thread", "process"};
+  for (const auto& r : regions) strings.insert(strings.end(), {r.name, r.canonical_name});
+  const auto first_parameter_name = static_cast<OTF2_StringRef>(strings.size());
+  for (const auto& p : parameters) strings.push_back(p.name);
   std::uint64_t end = 0;
   for (const auto& e : events) {
     end = std::max(end, e.time);
@@ -83,6 +103,14 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
         OTF2_EvtWriter_RmaCollectiveEnd(w, nullptr, e.time, OTF2_COLLECTIVE_OP_CREATE_HANDLE, OTF2_RMA_SYNC_LEVEL_NONE, 0,
                                         OTF2_UNDEFINED_UINT32, e.bytes, e.received);
         break;
+      case OneLocationEvent::ParameterInt:
+        OTF2_EvtWriter_ParameterInt(w, nullptr, e.time, e.region, static_cast<std::int64_t>(e.value));
+        break;
+      case OneLocationEvent::ParameterUint: OTF2_EvtWriter_ParameterUnsignedInt(w, nullptr, e.time, e.region, e.value); break;
+      case OneLocationEvent::ParameterString:
+        strings.push_back(e.text);
+        OTF2_EvtWriter_ParameterString(w, nullptr, e.time, e.region, static_cast<OTF2_StringRef>(strings.size() - 1));
+        break;
     }
   }
   uint64_t written = 0;
@@ -93,9 +121,7 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   OTF2_Archive_CloseDefWriter(archive, OTF2_Archive_GetDefWriter(archive, 0));
   OTF2_Archive_CloseDefFiles(archive);
   auto* g = OTF2_Archive_GetGlobalDefWriter(archive);
-  OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
-  std::vector<std::string> strings = {program, "node", "Master thread", "process"};
-  for (const auto& r : regions) strings.insert(strings.end(), {r.name, r.canonical_name});
+  OTF2_GlobalDefWriter_WriteClockProperties(g, ticks_per_second, 0, end + 1, OTF2_UNDEFINED_TIMESTAMP);
   for (std::uint32_t i = 0; i < strings.size(); ++i) OTF2_GlobalDefWriter_WriteString(g, i, strings[i].c_str());
   for (std::uint32_t r = 0; r < regions.size(); ++r)
     OTF2_GlobalDefWriter_WriteRegion(g, r, 4 + 2 * r, 5 + 2 * r, OTF2_UNDEFINED_STRING, regions[r].role,
@@ -105,6 +131,12 @@ inline std::string write_one_location(const std::filesystem::path& dir, const st
   for (std::uint32_t c = 0; c < contexts.size(); ++c)
     OTF2_GlobalDefWriter_WriteCallingContext(g, c, contexts[c].region, OTF2_UNDEFINED_SOURCE_CODE_LOCATION,
                                              contexts[c].parent == ~0u ? OTF2_UNDEFINED_CALLING_CONTEXT : contexts[c].parent);
+  for (std::uint32_t p = 0; p < parameters.size(); ++p) {
+    const auto type = parameters[p].type == OTF2_TYPE_STRING   ? OTF2_PARAMETER_TYPE_STRING
+                      : parameters[p].type == OTF2_TYPE_UINT64 ? OTF2_PARAMETER_TYPE_UINT64
+                                                               : OTF2_PARAMETER_TYPE_INT64;
+    OTF2_GlobalDefWriter_WriteParameter(g, p, first_parameter_name + p, type);
+  }
   const bool rma = std::any_of(events.begin(), events.end(), [](const OneLocationEvent& e) {
     return e.kind == OneLocationEvent::RmaPut || e.kind == OneLocationEvent::RmaGet ||
            e.kind == OneLocationEvent::RmaAtomic || e.kind == OneLocationEvent::RmaCollectiveEnd;

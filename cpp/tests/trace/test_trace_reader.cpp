@@ -211,6 +211,27 @@ TEST(TraceReader, ProgramBeginInsideARegionStaysPlain) {
   fs::remove_all(dir);
 }
 
+// Clock properties of 0 ticks per second (a damaged definition) were read as 1 tick/s, silently:
+// a trace of 361 ns lasted 361 s. Now its ticks are taken for nanoseconds, and a warning says so.
+TEST(TraceReader, ZeroTicksPerSecondIsAWarnedGuess) {
+  using E = cubescale::trace_tests::OneLocationEvent;
+  const auto dir = fs::temp_directory_path() / ("cubescale_trace_zero_clock_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto write = [&](const std::string& name, std::uint64_t ticks_per_second) {
+    return cubescale::trace_tests::write_one_location(dir, name, {{"main", "main"}}, {{E::Enter, 0, 0}, {E::Leave, 360, 0}},
+                                                      name, {}, {}, ticks_per_second);
+  };
+  Trace t(write("zero", 0));
+  EXPECT_EQ(t.definitions().clock.resolution, 1000000000u);
+  EXPECT_EQ(t.definitions().clock.length, 361u);
+  ASSERT_EQ(t.definitions().warnings.size(), 1u);
+  EXPECT_NE(t.definitions().warnings[0].find("0 ticks per second"), std::string::npos);
+  Trace ok(write("ns", 1000000000));
+  EXPECT_TRUE(ok.definitions().warnings.empty());
+  fs::remove_all(dir);
+}
+
 // A location whose definition announces more events than its file can hold is refused before
 // anyone reserves memory for them (here 2^32 events of a 1 KB file).
 TEST(TraceReader, AnnouncedEventsAreBoundedByTheFile) {

@@ -15,6 +15,7 @@ __all__: list[str] = [
     "TimelineStore",
     "evaluate",
     "evaluate_local",
+    "max_grid_points",
     "merge_partials",
     "partial_aggregate",
     "trace_timelines",
@@ -181,3 +182,5 @@ def write_synthetic_trace(
     """
     Writes an OTF2 trace of a machine with packages, cores and GPUs whose energy (J) and FLOP counters grow at known rates (see synthetic_trace.hpp); returns the anchor file's path.
     """
+
+max_grid_points: int = 100000

@@ -22,7 +22,7 @@ import numpy as np
 from .. import files
 from .._optional import require
 from ..parallel.timeline import element_path
-from ..timeline import Expression
+from ..timeline import MOST_POINTS, Expression
 from ..trace import open as open_trace
 from ._shared import check_trace_command, communicator
 
@@ -47,7 +47,8 @@ def add_parser(subparsers) -> None:
     p.add_argument("trace", help="OTF2 anchor file (traces.otf2) or an experiment directory holding it")
     p.add_argument("--expr", help="metric expression (reverse Polish notation)")
     p.add_argument("--node", default=None, help="target system-tree element: name or index (default: the root)")
-    p.add_argument("--points", type=int, default=512, help="grid points (default 512)")
+    p.add_argument("--points", type=int, default=512,
+                   help=f"grid points, 2 to {MOST_POINTS} (default 512; a plot has a few thousand pixels across)")
     p.add_argument("--plot", help="write the timeline as a picture, its format from the extension: "
                                   f"{', '.join(PICTURES)} (matplotlib)")
     p.set_defaults(run=run_timeline, prepare=prepare_timeline, every_rank=True)
@@ -64,8 +65,8 @@ def prepare_timeline(args) -> None:
         raise ValueError("--node names the element an expression is evaluated for: give it with --expr")
     if args.plot and _picture_format(args.plot) not in PICTURES:
         raise ValueError(f"--plot {args.plot}: not a picture's extension ({', '.join(PICTURES)})")
-    if args.points < 2:
-        raise ValueError(f"--points {args.points}: a timeline needs at least 2 points")
+    if not 2 <= args.points <= MOST_POINTS:
+        raise ValueError(f"--points {args.points}: a timeline needs 2 to {MOST_POINTS} points")
     if args.expr is not None:
         Expression(args.expr)  # a syntax error, before any rank reads the trace
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .._core import timeline as _timeline
-from ..timeline import Expression, Term, TimelineStore, _expression, grid
+from ..timeline import Expression, Term, TimelineStore, _expression, check_points, grid
 from ._mpi import mpi
 from .collective import CollectiveError, agree, tree_links, up_pass
 
@@ -44,6 +44,7 @@ def evaluate_staged(comm, expression: str | Expression | Term, store: TimelineSt
     MPI = mpi()
     error: BaseException | None = None
     try:
+        points = check_points(points)
         e = _expression(expression)
     except Exception as err:  # noqa: BLE001 - raised on every rank by agree()
         error = err
@@ -116,6 +117,7 @@ def evaluate_trace(comm, path, expression: str | Expression | Term, *, target: i
     element = 0
     events = 0
     try:
+        check_points(points)  # before the trace is read
         trace = open_trace(path)
         element = _element(trace, target)
         store, stats = _tl.trace_timelines(trace._core, rank_share(trace, comm.size, comm.rank)[1])

@@ -55,7 +55,10 @@ struct Grid {
   // Throws std::invalid_argument unless 1 <= points <= kMaxGridPoints and start <= stop.
   void check() const;
 };
-inline constexpr std::size_t kMaxGridPoints = std::size_t(1) << 24;
+// A grid is for a picture or a summary: a plot has a few thousand pixels across, and 100,000
+// points leave room for zooming into a vector picture while every timeline on it stays under
+// 1 MB (16 MB per timeline at 2^24 before; `timeline --points 10^9` allocated gigabytes).
+inline constexpr std::size_t kMaxGridPoints = 100000;
 
 // The timeline's value at every grid point. Before the first sample and after the last, the
 // nearest sample's value holds (a counter neither starts nor stops counting there). One pass

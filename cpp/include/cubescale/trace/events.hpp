@@ -13,7 +13,9 @@ namespace cubescale::trace {
 
 // Every OTF2 3.0 event record, in the order of OTF2's event reader callbacks. X(name): the
 // reader's callback setter is OTF2_EvtReaderCallbacks_Set<name>Callback; the kind's display
-// name is <name> in upper snake case, as otf2-print prints it (MpiIsend -> MPI_ISEND).
+// name is otf2-print's: <name> in upper snake case (MpiIsend -> MPI_ISEND) but for three whose
+// callbacks are named otherwise (ParameterInt -> PARAMETER_INT64, ParameterUnsignedInt ->
+// PARAMETER_UINT64, IoChangeStatusFlags -> IO_CHANGE_FLAGS; reader.cpp event_type_names).
 #define CUBESCALE_TRACE_EVENT_TYPES(X)                                                              \
   X(BufferFlush) X(MeasurementOnOff) X(Enter) X(Leave) X(MpiSend) X(MpiIsend) X(MpiIsendComplete)   \
   X(MpiIrecvRequest) X(MpiRecv) X(MpiIrecv) X(MpiRequestTest) X(MpiRequestCancelled)                \

@@ -36,7 +36,8 @@ struct ProfileStats {
 // Sees every event beside the profile builder, with the call path the event happened on, so
 // that another analysis (wait states) shares the profile's call tree instead of building its
 // own. `cnode` is the innermost open call path: after the push for an Enter, before the pop
-// for a Leave, kNone outside every region. Call path numbers are the builder's own until
+// for a Leave (there the left region's own, below which its parameters' call paths close with
+// it), kNone outside every region. Call path numbers are the builder's own until
 // `rows` maps them to the rows of the finished profile (rows[cnode] = row).
 // The builder asks each observer once, before the first event, which event types it wants
 // (`interest`) and calls `event` for those only; observers made of others (`parts`, called in
