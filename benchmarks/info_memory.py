@@ -3,7 +3,7 @@
 (``--baseline``: its interpreter), side by side in one run, alternating ``--rounds`` times
 (issue: a reviewer's ``info`` held every metric's matrix at once; ``top`` several copies of one).
 
-    python benchmarks/info_memory.py [--cnodes 2000] [--locations 2000] [--metrics 10]
+    python benchmarks/info_memory.py [--cnodes 2000] [--locations 2000] [--metrics 10] [--threads 4]
                                      [--rounds 3] [--baseline OTHER_PYTHON] [--command TEMPLATE]
 
 The report (``--metrics`` DOUBLE metrics of ``--cnodes`` x ``--locations`` random values, one
@@ -33,15 +33,15 @@ sys.exit(status)
 """
 
 
-def write_report(path: str, cnodes: int, locations: int, metrics: int) -> None:
+def write_report(path: str, cnodes: int, locations: int, metrics: int, threads: int = 4) -> None:
     """A report of ``metrics`` DOUBLE metrics over ``cnodes`` call paths (a root and its
-    children) and ``locations`` threads (``locations / 4`` processes of 4)."""
+    children) and ``locations`` threads (``locations / threads`` processes of ``threads``)."""
     import numpy as np
 
     import cubescale
     from cubescale.systree import SystemTree
 
-    b = cubescale.ReportBuilder(SystemTree.from_shape(f"node:1 process:{locations // 4} thread:4"))
+    b = cubescale.ReportBuilder(SystemTree.from_shape(f"node:1 process:{locations // threads} thread:{threads}"))
     for i in range(metrics):
         b.add_metric(f"m{i}", unit="sec", kind="INCLUSIVE" if i == 1 else "EXCLUSIVE")
     regions = [b.add_region(f"r{i}") for i in range(50)]
@@ -78,13 +78,14 @@ def main() -> None:
     parser.add_argument("--metrics", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", help="interpreter of another cubescale installation")
+    parser.add_argument("--threads", type=int, default=4, help="threads per process (default 4)")
     parser.add_argument("--command", default="info {report}",
                         help="the cubescale command measured, {report} for the report (default: info {report})")
     args = parser.parse_args()
     folder = tempfile.mkdtemp()
     big, small = os.path.join(folder, "big.cubex"), os.path.join(folder, "small.cubex")
-    write_report(big, args.cnodes, args.locations, args.metrics)
-    write_report(small, 10, 4, args.metrics)
+    write_report(big, args.cnodes, args.locations, args.metrics, args.threads)
+    write_report(small, 10, 4, args.metrics, min(args.threads, 4))
     sides = {"this": sys.executable, **({"baseline": args.baseline} if args.baseline else {})}
     runs: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
     tiny: dict[str, float] = {}
@@ -93,8 +94,8 @@ def main() -> None:
             runs[side].append(peak(python, big, args.command))
             tiny[side] = min(tiny.get(side, 1e9), peak(python, small, args.command)[0])
     matrix = args.cnodes * args.locations * 8 / 2**20
-    print(f"cubescale {args.command}; report: {args.metrics} metrics x {args.cnodes} call paths x {args.locations} locations, "
-          f"{os.path.getsize(big) / 2**20:.0f} MiB; one matrix {matrix:.0f} MiB; {args.rounds} alternating rounds")
+    print(f"cubescale {args.command}; report: {args.metrics} metrics x {args.cnodes} call paths x {args.locations} locations "
+          f"({args.threads} per process), {os.path.getsize(big) / 2**20:.0f} MiB; one matrix {matrix:.0f} MiB; {args.rounds} alternating rounds")
     print("| installation | peak MiB (best) | peak MiB per round | of it above a tiny report's | "
           "wall s (best) | wall s per round |")
     print("|---|---:|---|---:|---:|---|")
