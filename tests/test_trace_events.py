@@ -206,3 +206,18 @@ def test_info_of_a_trace_refuses_the_options_of_a_report(options, capsys):
     assert main(["info", str(LSB), *options]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "to a report; a trace's summary has no call tree" in err[0] and options[0] in err[0]
+
+
+def test_a_frame_larger_than_the_memory_is_refused_before_reading(monkeypatch):
+    """events() without a filter on more events than fit (CUBESCALE_MEMORY_AVAILABLE stands for
+    a job's share of a node): a MemoryError naming the need and what to do, before any reading;
+    a filter, or enough memory, reads as before."""
+    t = trace.open(SHARED_OTF2 / "jacobi-hybrid" / "traces.otf2")
+    monkeypatch.setenv("CUBESCALE_MEMORY_AVAILABLE", str(10 * 2**20))  # 10 MiB for 300,816 events
+    with pytest.raises(MemoryError, match=r"the 300,816 events of these locations need about 0\.\d GiB .* "
+                                          r"choose fewer locations"):
+        t.events()
+    assert t._core.events_read() == 0
+    assert len(t.events(types=["MPI_SEND"])) > 0  # a filter's share is not known before: read
+    monkeypatch.setenv("CUBESCALE_MEMORY_AVAILABLE", str(2**30))
+    assert len(t.events()) == 300_816
