@@ -149,11 +149,15 @@ def test_two_runs_with_different_call_trees_and_machines(bt8, bt2, tmp_path):
     check_diff(bt8, bt2, d)
     check_mean([bt8, bt2], cubescale.mean(bt8, bt2))
     merged = cubescale.merge(bt2, bt8)
-    for name in scalar_metrics(bt2, bt8):
-        first = bt2 if name in {m.name for m in bt2.metrics} else bt8
+    for name in scalar_metrics(bt2, bt8):  # each input in order, bt8 overwriting bt2 where both have values
         dtype = np.asarray(merged.values(name, inclusive=None)).dtype
-        np.testing.assert_array_equal(merged.values(name, inclusive=None),
-                                      aligned(first, merged, name, None, dtype).astype(dtype))
+        expected = np.zeros(merged.shape, dtype=dtype)
+        row_of = {k: i for i, k in enumerate(path_keys(merged))}
+        for r in (bt2, bt8):
+            if name in {m.name for m in r.metrics}:
+                cells = np.ix_(sorted({row_of[k] for k in path_keys(r)}), columns(r, merged))
+                expected[cells] = aligned(r, merged, name, None, dtype).astype(dtype)[cells]
+        np.testing.assert_array_equal(merged.values(name, inclusive=None), expected, err_msg=name)
     with pytest.raises(ValueError, match="different layouts"):
         cubescale.diff(bt8, bt2, system="same")
 

@@ -62,7 +62,9 @@ def diff(a: Report, b: Report, system: str = "auto") -> Report:
 
 
 def merge(*reports: Report, system: str = "auto") -> Report:
-    """The union of the reports' metrics, each metric's values taken from the first report that has it.
+    """The union of the reports: every report's values written in order into the unified call paths
+    and locations, a later report overwriting an earlier one where both have the call path and
+    location (as CubeLib's ``cube_merge``). Data types stay (DOUBLE when the reports' differ).
 
     Example
     -------

@@ -173,12 +173,26 @@ TEST(AlgebraCombine, DiffMeanMinMaxByHand) {
   EXPECT_THROW(combine(Operation::Diff, {a}), std::invalid_argument);
 }
 
-TEST(AlgebraCombine, MergeTakesTheFirstInputsValuesAndKeepsTypes) {
-  const auto a = report({"foo"}, 1, 1, 3), b = report({"foo", "bar"}, 1, 1, 5);
+TEST(AlgebraCombine, MergeWritesEveryInputInOrderAndKeepsTypes) {
+  // As cube_merge: every input's values in input order, a later input overwriting an earlier one
+  // where both have the call path and location. b (1 process) overwrites a (2 processes) at
+  // main and foo on location 0 only; baz is a's alone, bar b's alone.
+  const auto a = report({"foo", "baz"}, 2, 1, 3), b = report({"foo", "bar"}, 1, 1, 5);
   const auto m = combine(Operation::Merge, {a, b});
   EXPECT_EQ(m->definitions().metrics[1].dtype.name, "UINT64");
-  EXPECT_EQ(at<double>(*m->values(0), 1, 0), at<double>(*a->values(0), 1, 0));
-  EXPECT_EQ(at<double>(*m->values(0), 2, 0), 0.0);  // bar: not in the first input that has time
+  ASSERT_EQ(region_of(*m, 2), "baz");
+  ASSERT_EQ(region_of(*m, 3), "bar");
+  const auto t = m->values(0), ta = a->values(0), tb = b->values(0);
+  EXPECT_EQ(at<double>(*t, 0, 0), at<double>(*tb, 0, 0));
+  EXPECT_EQ(at<double>(*t, 0, 1), at<double>(*ta, 0, 1));
+  EXPECT_EQ(at<double>(*t, 1, 0), at<double>(*tb, 1, 0));
+  EXPECT_EQ(at<double>(*t, 1, 1), at<double>(*ta, 1, 1));
+  EXPECT_EQ(at<double>(*t, 2, 0), at<double>(*ta, 2, 0));
+  EXPECT_EQ(at<double>(*t, 2, 1), at<double>(*ta, 2, 1));
+  EXPECT_EQ(at<double>(*t, 3, 0), at<double>(*tb, 2, 0));  // bar: only in the second input
+  EXPECT_EQ(at<double>(*t, 3, 1), 0.0);
+  EXPECT_EQ(at<std::uint64_t>(*m->values(1), 0, 0), at<std::uint64_t>(*b->values(1), 0, 0));
+  EXPECT_EQ(at<std::uint64_t>(*m->values(1), 0, 1), at<std::uint64_t>(*a->values(1), 0, 1));
 }
 
 TEST(AlgebraCombine, RealReportsDiffWithItselfIsZeroAndMeanIsItself) {

@@ -34,7 +34,8 @@ _SYSTEM_HELP = ("how system trees are matched: auto (the same layout, else colla
 # name -> (number of inputs, what it writes, the function)
 _OPERATIONS: dict[str, tuple[int | str, str, Callable[..., cube.Report]]] = {
     "diff": (2, "the difference A - B of two reports (integer metrics become INT64)", algebra.diff),
-    "merge": ("+", "the union of the reports' metrics, each from the first report that has it", algebra.merge),
+    "merge": ("+", "the union of the reports, every report's values written in order (a later one overwriting an "
+                   "earlier one where both have the call path and location, as cube_merge)", algebra.merge),
     "mean": ("+", "the mean of the reports' values (DOUBLE)", algebra.mean),
     "median": ("+", "the median of the reports' exclusive values, inclusive ones their sums (DOUBLE; of an "
                     "even number the mean of the middle two)", algebra.median),
