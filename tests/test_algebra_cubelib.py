@@ -86,3 +86,55 @@ def test_merge_writes_every_input_in_order_as_cube_merge(merged):
     parallel = [k for k in rows if k[-1] == "PARALLEL"][0]
     np.testing.assert_array_equal(time[rows[parallel], 8:64], blast_time[_name_paths(blast).index(parallel), 8:64])
     assert time[rows[parallel], 8:64].min() > 40
+
+
+# ---------------------------------------------------------------- cut -p (cube_cut)
+
+def _csv(name: str, cnode_id: int, metric: str) -> float:
+    """A value of shared/data/cubex/NAME.csv (CubeLib's export, one location)."""
+    import csv
+    with open(_example_path(name), newline="") as f:
+        rows = list(csv.reader(f))
+    header = [h.strip() for h in rows[0]]
+    return float(next(r for r in rows[1:] if int(r[0]) == cnode_id)[header.index(metric)])
+
+
+def test_cut_prune_inlines_the_call_path_into_its_caller(tmp_path):
+    # cube_cut -p maps a pruned call path and its subtree to the caller (copy_tree in prune mode)
+    # and adds their values there; `cut -p double` used to keep `double` with its children folded.
+    path = _example_path("call_tree_test.cubex")
+    a = cubescale.open(path)
+    out = tmp_path / "c.cubex"
+    assert main(["cut", path, "-p", "double", "-o", str(out)]) == 0
+    c = cubescale.open(out)
+    names = [x.region.name for x in c.cnodes]
+    assert "double" not in names and not {"d1", "d2", "d3"} & set(names) and len(names) == a.shape[0] - 4
+    main_in, double_in = (next(x.index for x in a.cnodes if x.region.name == n) for n in ("main", "double"))
+    main_out = names.index("main")
+    for m in a.metrics:
+        if m.derived:
+            continue
+        # the caller keeps its inclusive value (the input's; CubeLib's export rounds to 6 digits) ...
+        kept = c.values(m.name, inclusive=True)[main_out, 0]
+        assert kept == a.values(m.name, inclusive=True)[main_in, 0], m.name
+        assert kept == pytest.approx(_csv("call_tree_test.incl.csv", a.cnodes[main_in].id, m.name), rel=1e-5), m.name
+        if m.dtype in ("MINDOUBLE", "MAXDOUBLE"):
+            continue
+        # ... and its exclusive value gains everything below and in `double`
+        expected = a.values(m.name, inclusive=False)[main_in, 0] + a.values(m.name, inclusive=True)[double_in, 0]
+        assert c.values(m.name, inclusive=False)[main_out, 0] == pytest.approx(expected, rel=1e-12, abs=1e-12), m.name
+    assert a.values("time", inclusive=True)[double_in, 0] > 0
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["-r", "double", "-p", "double"], "both as root and to prune"),  # cube_cut: "Can't both reroot and prune"
+    (["-p", "double", "-p", "d1"], "inside another pruned"),          # cube_cut: "have common root"
+    (["-p", "test.x"], "no caller"),                                  # the root has nowhere to go
+    (["-p", "no such region"], "no call path calls"),                 # cube_cut warns; we refuse
+])
+def test_cut_refuses_what_cube_cut_refuses_in_one_line(flags, message, tmp_path, capsys):
+    out = tmp_path / "c.cubex"
+    assert main(["cut", _example_path("call_tree_test.cubex"), *flags, "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
+    assert not out.exists()

@@ -33,7 +33,7 @@ def blast():
 
 @pytest.fixture(scope="module")
 def blast_pruned(blast):
-    """blast with the subtree of the root's first child folded into it."""
+    """blast with the root's first child and its subtree inlined into the root."""
     return cubescale.cut(blast, prune=blast.cnodes[0].children[0])
 
 
@@ -185,7 +185,7 @@ def test_cut_and_common_keep_the_inclusive_values_of_kept_call_paths_min_and_max
                "common written": cubescale.open(tmp_path / "c" / "time.p4.common.cubex")}
     row_of = {k: i for i, k in enumerate(path_keys(t))}
     for what, out in results.items():
-        assert out.shape[0] == 7, what  # MODEL_1's subtree folded into it
+        assert out.shape[0] == 6, what  # MODEL_1 and its subtree folded into its caller
         rows = [row_of[k] for k in path_keys(out)]
         for name in scalar_metrics(t):
             np.testing.assert_array_equal(out.values(name, inclusive=True), t.values(name, inclusive=True)[rows],

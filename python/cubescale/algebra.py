@@ -160,22 +160,39 @@ def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -
 
 def cut(report: Report, root: int | str | Iterable[int | str] | None = None,
         prune: int | str | Iterable[int | str] | None = None) -> Report:
-    """The report with its call tree re-rooted at ``root`` and the subtrees below ``prune`` folded in.
+    """The report with its call tree re-rooted at ``root`` and the call paths ``prune`` inlined.
 
     ``root`` and ``prune`` are call path indices or region names (every call path of that
-    region). Re-rooting keeps only the subtrees of the roots; a pruned call path keeps its
-    inclusive value and gains its descendants' exclusive values (CubeLib's ``cube_cut -r / -p``).
+    region). Re-rooting keeps only the subtrees of the roots; a pruned call path goes with its
+    subtree, whose values its caller takes (the caller's inclusive value stays), as CubeLib's
+    ``cube_cut -r / -p`` do. As there, a region both root and pruned, and pruned call paths
+    inside other pruned ones (a recursive region), are a ``ValueError``; so is a name no call
+    path has.
 
     Example
     -------
     >>> import cubescale
     >>> a = cubescale.open(cubescale.examples.report_path())
-    >>> c = cubescale.cut(a, root="main", prune="main")
-    >>> c.shape, float(c.values("time")[0, 0]) == float(a.values("time")[3, 0])   # main is call path 3
-    ((1, 20), True)
+    >>> c = cubescale.cut(a, root="main", prune="solve")
+    >>> [x.region.name for x in c.cnodes]
+    ['main', 'MPI_Bcast', 'rows_of', 'rows_of.<locals>.<listcomp>']
+    >>> float(c.values("time")[0, 0]) == float(a.values("time")[3, 0])   # main (call path 3) keeps its time
+    True
     """
-    core = _algebra.cut(report._core, _call_paths(report, root), _call_paths(report, prune))
+    roots, prunes = _call_paths(report, root), _call_paths(report, prune)
+    both = sorted({x for x in _names(root)} & {x for x in _names(prune)})
+    if both:
+        raise ValueError(f"cut: {both[0]!r} is given both as root and to prune")
+    core = _algebra.cut(report._core, roots, prunes)
     return type(report)(core, "")
+
+
+def _names(which: int | str | Iterable[int | str] | None) -> list[str]:
+    """The region names among a root or prune selection."""
+    if which is None:
+        return []
+    items = [which] if isinstance(which, (int, str, np.integer)) else list(which)
+    return [x for x in items if isinstance(x, str)]
 
 
 def common(*reports: Report) -> list[Report]:
@@ -189,7 +206,7 @@ def common(*reports: Report) -> list[Report]:
     -------
     >>> import cubescale
     >>> a = cubescale.open(cubescale.examples.report_path())
-    >>> pruned = cubescale.cut(a, prune="main")
+    >>> pruned = cubescale.cut(a, prune="solve")
     >>> ca, cp = cubescale.common(a, pruned)
     >>> ca.shape == cp.shape == pruned.shape
     True

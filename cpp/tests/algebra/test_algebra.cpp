@@ -211,12 +211,15 @@ TEST(AlgebraCombine, RealReportsDiffWithItselfIsZeroAndMeanIsItself) {
   }
 }
 
-TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
+TEST(AlgebraCut, PruneInlinesIntoTheCallerAndRerootKeepsSubtree) {
+  // As cube_cut -p: a pruned call path goes, its values (and its subtree's) go to its caller.
   const auto a = report({"foo", "bar"}, 1, 2, 1);
-  const auto pruned = cut(a, {}, {0});
-  ASSERT_EQ(pruned->cnode_count(), 1u);
+  const auto pruned = cut(a, {}, {1});
+  ASSERT_EQ(pruned->cnode_count(), 2u);
+  EXPECT_EQ(region_of(*pruned, 1), "bar");
   const auto ex = a->values(0);
-  EXPECT_EQ(at<double>(*pruned->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 1, 1) + at<double>(*ex, 2, 1));
+  EXPECT_EQ(at<double>(*pruned->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 1, 1));
+  EXPECT_EQ(at<double>(*pruned->values(0), 1, 1), at<double>(*ex, 2, 1));
   EXPECT_EQ(at<std::uint64_t>(*pruned->values(1), 0, 1), at<std::uint64_t>(*a->values(1), 0, 1));
   const auto rerooted = cut(a, {2}, {});
   ASSERT_EQ(rerooted->cnode_count(), 1u);
@@ -224,6 +227,9 @@ TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
   EXPECT_EQ(at<double>(*rerooted->values(0), 0, 0), at<double>(*ex, 2, 0));
   EXPECT_THROW(cut(a, {0, 1}, {}), std::invalid_argument);  // 1 lies inside 0
   EXPECT_THROW(cut(a, {7}, {}), std::invalid_argument);
+  EXPECT_THROW(cut(a, {}, {0}), std::invalid_argument);    // the root has no caller
+  EXPECT_THROW(cut(a, {1}, {1}), std::invalid_argument);   // both root and pruned
+  EXPECT_THROW(cut(a, {}, {0, 1}), std::invalid_argument);  // 1 lies inside pruned 0 (and 0 is a root)
 }
 
 TEST(AlgebraCombine, MedianByHandOddAndEven) {
@@ -419,16 +425,17 @@ TEST(AlgebraCombine, MaxOfTwoProgramsHasNoNegativeExclusiveValues) {
 }
 
 TEST(AlgebraCut, KeptCallPathsKeepTheirInclusiveMinimaAlsoWrittenAndInCommon) {
-  // Pruning MODEL_1 of time.p4 folds its subtree's exclusive minima into a row of zeros. Taken
-  // for absent, it no longer lowered the inclusive min_time of main and bg_time (7.65e-7 at
-  // location 0 instead of 0, time.p4.incl.csv); the writer also left the row out.
+  // Pruning MODEL_1 of time.p4 folds its subtree's exclusive minima (zero somewhere below it on
+  // every location) into its caller. Taken for absent, a folded row of zeros no longer lowered
+  // the inclusive min_time of main and bg_time (7.65e-7 at location 0 instead of 0,
+  // time.p4.incl.csv); the writer also left the row out.
   const auto t = cube::open_cubex(shared("time.p4.cubex"));
   const auto model = cnode_named(*t, kModel1);
-  std::vector<std::size_t> kept;  // the input's call paths outside MODEL_1's subtree, and MODEL_1
+  std::vector<std::size_t> kept;  // the input's call paths outside MODEL_1's subtree
   std::vector<bool> below(t->cnode_count(), false);
   for (std::size_t c = 0; c < t->cnode_count(); ++c) {
     const auto p = t->definitions().cnodes[c].parent;
-    below[c] = p != kNoParent && (below[p] || p == model);
+    below[c] = c == model || (p != kNoParent && below[p]);
     if (!below[c]) kept.push_back(c);
   }
   const auto pruned = cut(t, {}, {static_cast<std::uint32_t>(model)});

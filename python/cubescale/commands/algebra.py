@@ -77,14 +77,16 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_common)
     p = subparsers.add_parser(
         "cut", help="re-root a call tree at call paths and prune (inline) subtrees",
-        description="Keep only the subtrees of the --root call paths and fold the descendants of the --prune "
-                    "call paths into their exclusive values (CubeLib's cube_cut -r / -p). A name selects every "
-                    "call path of that region, a number one call path by its index.",
+        description="Keep only the subtrees of the --root call paths and inline the --prune call paths: each "
+                    "goes with its subtree, whose values its caller takes (CubeLib's cube_cut -r / -p). A name "
+                    "selects every call path of that region, a number one call path by its index. A region both "
+                    "root and pruned, and pruned call paths inside other pruned ones, are refused (as cube_cut).",
         epilog="example:\n  cubescale cut profile.cubex -r main -p MPI_Init -o cut.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", help=".cubex report to read")
     p.add_argument("-r", "--root", action="append", default=[], help="region name or call path index (repeatable)")
-    p.add_argument("-p", "--prune", action="append", default=[], help="region name or call path index (repeatable)")
+    p.add_argument("-p", "--prune", action="append", default=[],
+                   help="region name or call path index to inline into its caller (repeatable)")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write (replaced only when complete)")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.set_defaults(run=run_cut)
