@@ -332,7 +332,7 @@ def test_large_metrics_split_over_threads_equal_numpy():
                                   (a.values("time", inclusive=None) + b.values("time", inclusive=None)) / 2)
 
 
-def test_metric_trees_that_cannot_be_unified_are_a_clear_error():
+def test_metrics_match_by_unique_name_below_any_parent_and_bad_arguments_are_clear_errors():
     reports = []
     for parent_name in ("time", "other"):
         b = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:1 thread:1"))
@@ -340,8 +340,9 @@ def test_metric_trees_that_cannot_be_unified_are_a_clear_error():
         b.add_metric("mpi", parent=parent)
         b.add_cnode(b.add_region("main"))
         reports.append(b.build())
-    with pytest.raises(ValueError, match="metric 'mpi' of input 1 has another parent"):
-        cubescale.diff(*reports)
+    d = cubescale.diff(*reports)  # mpi below time in the first, below other in the second: one metric
+    assert [m.name for m in d.metrics] == ["time", "mpi", "other"]
+    assert d.metrics[1].parent is not None and d.metrics[d.metrics[1].parent].name == "time"
     with pytest.raises(ValueError, match="system="):
         cubescale.mean(reports[0], system="nodes")
     with pytest.raises(ValueError, match="at least one"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_algebra import _example_path, columns
+from test_algebra import _example_path, check_diff, check_mean, columns
 
 import cubescale
 from cubescale.cli import main
@@ -138,3 +138,26 @@ def test_cut_refuses_what_cube_cut_refuses_in_one_line(flags, message, tmp_path,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err and "Traceback" not in err
     assert not out.exists()
+
+
+# ---------------------------------------------------------------- metrics by unique name
+
+def test_a_score_p_profile_and_a_scalasca_summary_combine(tmp_path):
+    # bytes_put and bytes_get are roots in the Score-P profile and below bytes_rma in Scalasca's
+    # remapped summary: "cannot be unified" before; now one metric each, placed as in the first
+    # input (CubeLib matches by unique name too, but keeps both placements: two metrics of one
+    # unique name in its result).
+    a = cubescale.open(_example_path("bt-mz.B.8x4.cubex"))
+    b = cubescale.open(_example_path("bt-mz.B.8x4.remapped.cubex"))
+    out = tmp_path / "x.cubex"
+    assert main(["diff", _example_path("bt-mz.B.8x4.cubex"), _example_path("bt-mz.B.8x4.remapped.cubex"),
+                 "-o", str(out)]) == 0
+    for d, first in ((cubescale.open(out), a), (cubescale.diff(b, a), b)):
+        names = [m.name for m in d.metrics]
+        assert len(names) == len(set(names)) == len({m.name for m in a.metrics} | {m.name for m in b.metrics})
+        for name in ("bytes_put", "bytes_get"):
+            parent, own = d.metric(name).parent, first.metric(name).parent
+            assert (None if parent is None else d.metrics[parent].name) == (
+                None if own is None else first.metrics[own].name), name
+    check_diff(a, b, cubescale.diff(a, b))
+    check_mean([a, b], cubescale.mean(a, b))

@@ -109,10 +109,10 @@ void add_metrics(MetricUnion& u, const cube::Definitions& d, std::uint32_t input
     if (inserted) {
       u.tree.add(parent);
       u.source.push_back({input, m});
-    } else if (u.tree.parent(it->second) != parent) {
-      throw std::invalid_argument("metric '" + metric.uniq_name + "' of input " + std::to_string(input) +
-                                  " has another parent metric than in an earlier input: the metric trees cannot be unified");
     }
+    // Matched by unique name wherever it sits: a metric an earlier input has keeps the earlier
+    // input's place (a Score-P profile has bytes_put below bytes, Scalasca's remapped summary
+    // below another parent; both are the same measurement).
     map.metrics[m] = it->second;
   }
 }
