@@ -161,3 +161,32 @@ def test_a_score_p_profile_and_a_scalasca_summary_combine(tmp_path):
                 None if own is None else first.metrics[own].name), name
     check_diff(a, b, cubescale.diff(a, b))
     check_mean([a, b], cubescale.mean(a, b))
+
+
+# ---------------------------------------------------------------- topologies
+
+def _topologies(report: cubescale.Report) -> dict[str, dict[tuple[int, int], str]]:
+    """Per Cartesian topology name, each coordinate's location as (process rank, rank): its cell."""
+    from xml.etree import ElementTree
+    where = {loc.id: (loc.process_rank, loc.rank) for loc in report.locations}
+    root = ElementTree.fromstring(f"<topologies>{report._core.topologies_xml}</topologies>")
+    return {cart.get("name"): {where[int(c.get("locId"))]: (c.text or "").strip() for c in cart.iter("coord")}
+            for cart in root.iter("cart")}
+
+
+@pytest.mark.parametrize("operation", ["diff", "mean", "merge"])
+def test_topologies_are_carried_to_the_result_locations(operation, tmp_path):
+    # CubeLib carries them (merge_top for diff and merge, add_top for mean); they were dropped.
+    same = _example_path("call_tree_test.cubex")
+    out = tmp_path / "same.cubex"
+    assert main([operation, same, same, "-o", str(out)]) == 0
+    assert _topologies(cubescale.open(out)) == _topologies(cubescale.open(same)) == {"Process x Thread": {(0, 0): "0 0"}}
+    # Collapsed system trees: coordinates follow their locations; of two topologies of one name
+    # the first input's stays; a topology only a later input has comes too.
+    p2x4, p4, kripke = (_example_path(n) for n in ("bt-mz.p2x4.bad_checksums.cubex", "time.p4.cubex", "kripke.p8.cubex"))
+    for inputs, expected in (((p2x4, p4), p2x4), ((p4, p2x4), p4), ((kripke, p4), p4)):
+        out = tmp_path / "collapsed.cubex"
+        assert main([operation, *inputs, "-C", "-o", str(out)]) == 0
+        result = cubescale.open(out)
+        assert result.attrs["cubescale::algebra::system"] == "processes"
+        assert _topologies(result) == _topologies(cubescale.open(expected)), inputs

@@ -16,6 +16,9 @@
 //   machine and node, processes matched by rank, threads by rank inside their process. Or, on
 //   request, reduced as Cube's `-c` does: machine and node levels kept (the levels between them
 //   dropped), nodes matched by name, processes by rank and name inside their node.
+// * Cartesian topologies of every input are carried to the result's locations (the first
+//   input's where two have one of the same name); those whose coordinates name no locations
+//   (process or node coordinates) are dropped.
 //
 // The unified trees keep the first input's order; what later inputs add follows, each new
 // element after its matched siblings. Every map is a vector indexed by the input's element,
