@@ -190,3 +190,36 @@ def test_topologies_are_carried_to_the_result_locations(operation, tmp_path):
         result = cubescale.open(out)
         assert result.attrs["cubescale::algebra::system"] == "processes"
         assert _topologies(result) == _topologies(cubescale.open(expected)), inputs
+
+
+# ---------------------------------------------------------------- -c / -C as the cube tools
+
+@pytest.mark.parametrize("operation, flags, system", [
+    ("mean", [], "reduce"),            # cube_mean reduces by default ...
+    ("mean", ["-c"], "same"),          # ... and -c keeps the system trees
+    ("mean", ["-C"], "processes"),
+    ("diff", [], "same"),              # cube_diff and cube_merge: -c reduces, -C collapses
+    ("diff", ["-c"], "reduce"),
+    ("merge", ["-c"], "reduce"),
+    ("merge", ["-C"], "processes"),
+    ("diff", ["-c", "-C"], "processes"),  # -C wins over -c
+])
+def test_c_and_capital_c_mean_what_the_cube_tools_mean(operation, flags, system, tmp_path):
+    a = _example_path("bt-mz.B.8x4.cubex")
+    out = tmp_path / "o.cubex"
+    assert main([operation, a, a, *flags, "-o", str(out)]) == 0
+    assert cubescale.open(out).attrs["cubescale::algebra::system"] == system
+
+
+def test_system_and_c_together_are_a_one_line_error(tmp_path, capsys):
+    a = _example_path("call_tree_test.cubex")
+    assert main(["mean", a, a, "--system", "same", "-c", "-o", str(tmp_path / "o.cubex")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "either --system or -c" in err
+
+
+def test_merge_of_one_report_is_a_one_line_error(tmp_path, capsys):
+    out = tmp_path / "m.cubex"
+    assert main(["merge", _example_path("kripke.p8.cubex"), "-o", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "at least two" in err and not out.exists()

@@ -369,10 +369,15 @@ def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
     path = tmp_path / "racks.cubex"
     cubescale.write(b.build(), path)
     out = tmp_path / "r.cubex"
-    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 2
+    assert main(["diff", str(path), str(path), "-c", "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "below no node" in err and "Traceback" not in err
     assert not out.exists()
+    assert main(["mean", str(path), str(path), "-o", str(out)]) == 2  # mean reduces by default, as cube_mean
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "below no node" in err and "-c keeps them" in err
+    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 0  # cube_mean's -c: not reduced
+    assert cubescale.open(out).attrs["cubescale::algebra::system"] == "same"
     assert main(["mean", str(path), str(path), "-C", "-o", str(out)]) == 0  # collapsing needs no nodes
     before = path.read_bytes()
     assert main(["max", str(path), str(out), "-o", str(path)]) == 2  # never over an input
