@@ -88,6 +88,24 @@ def test_merge_writes_every_input_in_order_as_cube_merge(merged):
     assert time[rows[parallel], 8:64].min() > 40
 
 
+def test_merge_of_a_metric_stored_in_two_types_is_double():
+    # visits stored as UINT64 in one report and as DOUBLE in another: DOUBLE in the result, with
+    # the later report's values where both have the cell (the type stays when the types agree)
+    from cubescale.systree import SystemTree
+    reports = []
+    for dtype, scale in (("UINT64", 1), ("DOUBLE", 0.5)):
+        b = cubescale.ReportBuilder(SystemTree.from_shape("node:1 process:3 thread:1"))
+        b.add_metric("visits", dtype=dtype)
+        b.add_cnode(b.add_region("main"))
+        r = b.build()
+        r.set_values("visits", (np.arange(3).reshape(1, 3) * 10 + 5) * scale)
+        reports.append(r)
+    m = cubescale.merge(*reports)
+    assert m.metric("visits").dtype == "DOUBLE"
+    assert m.values("visits").tolist() == [[2.5, 7.5, 12.5]]
+    assert cubescale.merge(reports[0], reports[0]).metric("visits").dtype == "UINT64"
+
+
 # ---------------------------------------------------------------- cut -p (cube_cut)
 
 def _csv(name: str, cnode_id: int, metric: str) -> float:
