@@ -124,7 +124,7 @@ TEST(AlgebraUnify, CallTreesUniteAndKeepFirstOrder) {
   EXPECT_EQ(u.inputs[1].cnodes, (std::vector<std::uint32_t>{0, 3, 1}));
 }
 
-TEST(AlgebraUnify, MetricUnderAnotherParentIsAnError) {
+TEST(AlgebraUnify, MetricUnderAnotherParentKeepsTheFirstInputsPlace) {
   auto regions = std::vector<cube::Region>{region("main")};
   cube::CallTreeParts calls{{kNoParent}, {0}, {}};
   auto d1 = cube::assemble_definitions({metric("time", "DOUBLE", cube::MetricKind::Exclusive),
@@ -133,7 +133,12 @@ TEST(AlgebraUnify, MetricUnderAnotherParentIsAnError) {
   auto d2 = cube::assemble_definitions({metric("other", "DOUBLE", cube::MetricKind::Exclusive),
                                         metric("mpi", "DOUBLE", cube::MetricKind::Exclusive, 0)},
                                        regions, calls, machine(1, 1));
-  EXPECT_THROW(unify({&d1, &d2}), std::invalid_argument);
+  const auto u = unify({&d1, &d2});  // one mpi, below time as in the first input
+  ASSERT_EQ(u.defs.metrics.size(), 3u);
+  EXPECT_EQ(u.defs.metrics[1].uniq_name, "mpi");
+  EXPECT_EQ(u.defs.metrics[1].parent, 0u);
+  EXPECT_EQ(u.defs.metrics[2].uniq_name, "other");
+  EXPECT_EQ(u.inputs[1].metrics, (std::vector<std::uint32_t>{2, 1}));
 }
 
 TEST(AlgebraUnify, DifferentLayoutsCollapseToProcessesOrFail) {
