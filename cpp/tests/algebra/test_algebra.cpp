@@ -141,6 +141,28 @@ TEST(AlgebraUnify, MetricUnderAnotherParentKeepsTheFirstInputsPlace) {
   EXPECT_EQ(u.inputs[1].metrics, (std::vector<std::uint32_t>{2, 1}));
 }
 
+TEST(AlgebraUnify, TopologiesFollowTheirLocationsFirstOfANameWinsProcessCoordinatesGo) {
+  // a: 2 processes x 2 threads, b: 3 processes x 1 thread, collapsed: locations are (rank,
+  // thread) 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1) 4:(2,0). a's "grid" stays (b's has that name too),
+  // b's "line" comes with its coordinates renamed, a's "groups" (lgId coordinates) goes.
+  auto a = report({"foo"}, 2, 2, 1)->definitions(), b = report({"foo"}, 3, 1, 1)->definitions();
+  a.topologies_xml = "\n<cart name=\"grid\" ndims=\"1\">\n<dim name=\"x\" size=\"2\" periodic=\"false\"/>\n"
+                     "<coord locId=\"2\">0</coord>\n<coord locId=\"3\">1</coord>\n</cart>\n"
+                     "<cart name=\"groups\" ndims=\"1\">\n<dim name=\"x\" size=\"1\" periodic=\"false\"/>\n"
+                     "<coord lgId=\"0\">0</coord>\n</cart>\n";
+  b.topologies_xml = "<cart name=\"grid\" ndims=\"1\"><dim name=\"x\" size=\"9\" periodic=\"false\"/>"
+                     "<coord locId=\"0\">0</coord></cart>"
+                     "<cart name=\"line\" ndims=\"1\"><dim name=\"x\" size=\"3\" periodic=\"false\"/>"
+                     "<coord locId=\"1\">0</coord><coord locId=\"2\">1</coord></cart>";
+  const auto u = unify({&a, &b});
+  ASSERT_TRUE(u.collapsed);
+  EXPECT_EQ(u.defs.topologies_xml,
+            "<cart name=\"grid\" ndims=\"1\">\n<dim name=\"x\" size=\"2\" periodic=\"false\"/>\n"
+            "<coord locId=\"2\">0</coord>\n<coord locId=\"3\">1</coord>\n</cart>\n"
+            "<cart name=\"line\" ndims=\"1\"><dim name=\"x\" size=\"3\" periodic=\"false\"/>"
+            "<coord locId=\"2\">0</coord><coord locId=\"4\">1</coord></cart>\n");
+}
+
 TEST(AlgebraUnify, DifferentLayoutsCollapseToProcessesOrFail) {
   const auto a = report({"foo"}, 4, 2, 1), b = report({"foo"}, 2, 3, 1);
   EXPECT_THROW(unify({&a->definitions(), &b->definitions()}, SystemMatch::Same), std::invalid_argument);
