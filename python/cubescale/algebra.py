@@ -141,13 +141,17 @@ def maximum(*reports: Report, system: str = "auto") -> Report:
     return _combine("max", list(reports), system)
 
 
-def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -> list[int]:
-    """Call path indices: an index, a region name (every call path of that region), or a list of them."""
+def _items(which: int | str | Iterable[int | str] | None) -> list[int | str]:
+    """A root or prune selection as a list: an index, a region name, or a list of them."""
     if which is None:
         return []
-    items = [which] if isinstance(which, (int, str, np.integer)) else list(which)
+    return [which] if isinstance(which, (int, str, np.integer)) else list(which)
+
+
+def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -> list[int]:
+    """Call path indices: an index, a region name (every call path of that region), or a list of them."""
     out: list[int] = []
-    for item in items:
+    for item in _items(which):
         if isinstance(item, str):
             found = [c.index for c in report.cnodes if c.region.name == item]
             if not found:
@@ -180,19 +184,11 @@ def cut(report: Report, root: int | str | Iterable[int | str] | None = None,
     True
     """
     roots, prunes = _call_paths(report, root), _call_paths(report, prune)
-    both = sorted({x for x in _names(root)} & {x for x in _names(prune)})
+    both = sorted({x for x in _items(root) if isinstance(x, str)} & {x for x in _items(prune) if isinstance(x, str)})
     if both:
         raise ValueError(f"cut: {both[0]!r} is given both as root and to prune")
     core = _algebra.cut(report._core, roots, prunes)
     return type(report)(core, "")
-
-
-def _names(which: int | str | Iterable[int | str] | None) -> list[str]:
-    """The region names among a root or prune selection."""
-    if which is None:
-        return []
-    items = [which] if isinstance(which, (int, str, np.integer)) else list(which)
-    return [x for x in items if isinstance(x, str)]
 
 
 def common(*reports: Report) -> list[Report]:
