@@ -33,7 +33,7 @@ def blast():
 
 @pytest.fixture(scope="module")
 def blast_pruned(blast):
-    """blast with the subtree of the root's first child folded into it."""
+    """blast with the root's first child and its subtree inlined into the root."""
     return cubescale.cut(blast, prune=blast.cnodes[0].children[0])
 
 
@@ -185,7 +185,7 @@ def test_cut_and_common_keep_the_inclusive_values_of_kept_call_paths_min_and_max
                "common written": cubescale.open(tmp_path / "c" / "time.p4.common.cubex")}
     row_of = {k: i for i, k in enumerate(path_keys(t))}
     for what, out in results.items():
-        assert out.shape[0] == 7, what  # MODEL_1's subtree folded into it
+        assert out.shape[0] == 6, what  # MODEL_1 and its subtree folded into its caller
         rows = [row_of[k] for k in path_keys(out)]
         for name in scalar_metrics(t):
             np.testing.assert_array_equal(out.values(name, inclusive=True), t.values(name, inclusive=True)[rows],
@@ -369,10 +369,15 @@ def test_reduce_without_nodes_is_a_one_line_cli_error(tmp_path, capsys):
     path = tmp_path / "racks.cubex"
     cubescale.write(b.build(), path)
     out = tmp_path / "r.cubex"
-    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 2
+    assert main(["diff", str(path), str(path), "-c", "-o", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "below no node" in err and "Traceback" not in err
     assert not out.exists()
+    assert main(["mean", str(path), str(path), "-o", str(out)]) == 2  # mean reduces by default, as cube_mean
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "below no node" in err and "-c keeps them" in err
+    assert main(["mean", str(path), str(path), "-c", "-o", str(out)]) == 0  # cube_mean's -c: not reduced
+    assert cubescale.open(out).attrs["cubescale::algebra::system"] == "same"
     assert main(["mean", str(path), str(path), "-C", "-o", str(out)]) == 0  # collapsing needs no nodes
     before = path.read_bytes()
     assert main(["max", str(path), str(out), "-o", str(path)]) == 2  # never over an input

@@ -62,7 +62,9 @@ def diff(a: Report, b: Report, system: str = "auto") -> Report:
 
 
 def merge(*reports: Report, system: str = "auto") -> Report:
-    """The union of the reports' metrics, each metric's values taken from the first report that has it.
+    """The union of the reports: every report's values written in order into the unified call paths
+    and locations, a later report overwriting an earlier one where both have the call path and
+    location (as CubeLib's ``cube_merge``). Data types stay (DOUBLE when the reports' differ).
 
     Example
     -------
@@ -139,13 +141,17 @@ def maximum(*reports: Report, system: str = "auto") -> Report:
     return _combine("max", list(reports), system)
 
 
-def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -> list[int]:
-    """Call path indices: an index, a region name (every call path of that region), or a list of them."""
+def _items(which: int | str | Iterable[int | str] | None) -> list[int | str]:
+    """A root or prune selection as a list: an index, a region name, or a list of them."""
     if which is None:
         return []
-    items = [which] if isinstance(which, (int, str, np.integer)) else list(which)
+    return [which] if isinstance(which, (int, str, np.integer)) else list(which)
+
+
+def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -> list[int]:
+    """Call path indices: an index, a region name (every call path of that region), or a list of them."""
     out: list[int] = []
-    for item in items:
+    for item in _items(which):
         if isinstance(item, str):
             found = [c.index for c in report.cnodes if c.region.name == item]
             if not found:
@@ -158,21 +164,30 @@ def _call_paths(report: Report, which: int | str | Iterable[int | str] | None) -
 
 def cut(report: Report, root: int | str | Iterable[int | str] | None = None,
         prune: int | str | Iterable[int | str] | None = None) -> Report:
-    """The report with its call tree re-rooted at ``root`` and the subtrees below ``prune`` folded in.
+    """The report with its call tree re-rooted at ``root`` and the call paths ``prune`` inlined.
 
     ``root`` and ``prune`` are call path indices or region names (every call path of that
-    region). Re-rooting keeps only the subtrees of the roots; a pruned call path keeps its
-    inclusive value and gains its descendants' exclusive values (CubeLib's ``cube_cut -r / -p``).
+    region). Re-rooting keeps only the subtrees of the roots; a pruned call path goes with its
+    subtree, whose values its caller takes (the caller's inclusive value stays), as CubeLib's
+    ``cube_cut -r / -p`` do. As there, a region both root and pruned, and pruned call paths
+    inside other pruned ones (a recursive region), are a ``ValueError``; so is a name no call
+    path has.
 
     Example
     -------
     >>> import cubescale
     >>> a = cubescale.open(cubescale.examples.report_path())
-    >>> c = cubescale.cut(a, root="main", prune="main")
-    >>> c.shape, float(c.values("time")[0, 0]) == float(a.values("time")[3, 0])   # main is call path 3
-    ((1, 20), True)
+    >>> c = cubescale.cut(a, root="main", prune="solve")
+    >>> [x.region.name for x in c.cnodes]
+    ['main', 'MPI_Bcast', 'rows_of', 'rows_of.<locals>.<listcomp>']
+    >>> float(c.values("time")[0, 0]) == float(a.values("time")[3, 0])   # main (call path 3) keeps its time
+    True
     """
-    core = _algebra.cut(report._core, _call_paths(report, root), _call_paths(report, prune))
+    roots, prunes = _call_paths(report, root), _call_paths(report, prune)
+    both = sorted({x for x in _items(root) if isinstance(x, str)} & {x for x in _items(prune) if isinstance(x, str)})
+    if both:
+        raise ValueError(f"cut: {both[0]!r} is given both as root and to prune")
+    core = _algebra.cut(report._core, roots, prunes)
     return type(report)(core, "")
 
 
@@ -187,7 +202,7 @@ def common(*reports: Report) -> list[Report]:
     -------
     >>> import cubescale
     >>> a = cubescale.open(cubescale.examples.report_path())
-    >>> pruned = cubescale.cut(a, prune="main")
+    >>> pruned = cubescale.cut(a, prune="solve")
     >>> ca, cp = cubescale.common(a, pruned)
     >>> ca.shape == cp.shape == pruned.shape
     True

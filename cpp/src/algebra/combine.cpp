@@ -314,40 +314,64 @@ Severity median(const Plan& plan, std::size_t u, const DataType& out_type, Metri
   return out;
 }
 
-// merge: the values of the first input that has metric u, moved to the unified rows and columns.
+bool same_type(const DataType& a, const DataType& b) { return a.kind == b.kind && a.count == b.count; }
+
+// One input's values of unified row c in the input's own locations (and type, or DOUBLE when
+// `doubles`): its rows that unify there combined (siblings add up, MIN/MAXDOUBLE by min / max),
+// an absent row counting as zero. Returns nullptr when the input has no call path there.
+const std::uint8_t* input_row(const Severity& values, const RowLists& lists, std::size_t c, bool doubles,
+                              std::vector<std::uint8_t>& row, std::vector<double>& converted) {
+  const auto begin = lists.first[c], end = lists.first[c + 1];
+  if (begin == end) return nullptr;
+  std::fill(row.begin(), row.end(), std::uint8_t{0});
+  bool written = false;
+  for (auto k = begin; k < end; ++k) {
+    const auto r = lists.rows[k];
+    if (!values.present(r)) continue;
+    if (written) cube::combine_values(values.dtype(), row.data(), values.row(r), values.locations());
+    else std::memcpy(row.data(), values.row(r), row.size());
+    written = true;
+  }
+  if (!doubles) return row.data();
+  cube::to_doubles(values.dtype(), row.data(), values.locations(), converted.data());
+  return reinterpret_cast<const std::uint8_t*>(converted.data());
+}
+
+// merge, as CubeLib's cube_merge: every input that has metric u writes its values, input by
+// input, into the unified rows and columns it has (an absent row as zeros), a later input
+// overwriting an earlier one where both have a call path and location. (Taking each metric
+// from the first input alone left zeros wherever only a later input had a call path or
+// location: kripke.p8 merged with blast.p64 lost blast's MPI_Bcast and locations 8-63.)
+// Inputs whose types of the metric differ are read as DOUBLE (result_type()).
 Severity copied(const Plan& plan, std::size_t u) {
   const auto& defs = plan.unified.defs;
   const auto& type = defs.metrics[u].dtype;
-  Severity out(type, defs.cnodes.size(), defs.locations.size());
-  std::size_t i = 0;
-  while (plan.unified.inputs[i].metric_of[u] == kAbsent) ++i;  // unify() put it there from some input
-  const auto& map = plan.unified.inputs[i];
-  const auto values = plan.inputs[i]->values(map.metric_of[u], defs.metrics[u].kind);
-  if (values->dtype().kind != type.kind || values->dtype().count != type.count)
-    throw std::logic_error("merge: metric types differ");
   const auto width = type.width();
-  std::vector<bool> written(defs.cnodes.size(), false);
-  std::vector<std::uint8_t> row(out.row_bytes());
-  for (std::uint32_t r = 0; r < values->cnodes(); ++r) {
-    if (!values->present(r)) continue;
-    const auto c = map.cnodes[r];
-    std::uint8_t* dst = row.data();
-    if (map.identity_locations) {
-      dst = const_cast<std::uint8_t*>(values->row(r));
-    } else {
-      std::fill(row.begin(), row.end(), std::uint8_t{0});
-      for (std::size_t l = 0; l < values->locations(); ++l)
-        std::memcpy(row.data() + map.locations[l] * width, values->row(r) + l * width, width);
+  Severity out(type, defs.cnodes.size(), defs.locations.size());
+  std::vector<std::uint8_t> written_present(defs.cnodes.size(), 0);
+  for (std::size_t i = 0; i < plan.inputs.size(); ++i) {
+    const auto& map = plan.unified.inputs[i];
+    if (map.metric_of[u] == kAbsent) continue;
+    const auto values = plan.inputs[i]->values(map.metric_of[u], defs.metrics[u].kind);
+    const bool doubles = !same_type(values->dtype(), type);
+    if (doubles && type.kind != ValueKind::Double) throw std::logic_error("merge: metric types differ");
+    std::vector<std::uint8_t> row(values->row_bytes());
+    std::vector<double> converted(doubles ? values->locations() : 0);
+    const auto& lists = plan.rows[i];
+    for (std::size_t c = 0; c < defs.cnodes.size(); ++c) {
+      const auto* x = input_row(*values, lists, c, doubles, row, converted);
+      if (!x) continue;
+      auto* o = out.row(c);
+      if (map.identity_locations) std::memcpy(o, x, out.row_bytes());
+      else
+        for (std::size_t l = 0; l < values->locations(); ++l) std::memcpy(o + map.locations[l] * width, x + l * width, width);
+      for (auto k = lists.first[c]; k < lists.first[c + 1]; ++k) written_present[c] |= values->present(lists.rows[k]);
     }
-    // Sibling call paths that unify into one add up (combine: min / max for MIN/MAXDOUBLE).
-    if (written[c]) cube::combine_values(type, out.row(c), dst, defs.locations.size());
-    else std::memcpy(out.row(c), dst, out.row_bytes());
-    written[c] = true;
   }
   out.mark_nonzero_rows();
   if (keeps_input_rows(plan.op, type))
-    for (std::size_t c = 0; c < written.size(); ++c)
-      if (written[c]) out.set_present(c, true);
+    for (std::size_t c = 0; c < written_present.size(); ++c)
+      if (written_present[c]) out.set_present(c, true);
   return out;
 }
 
@@ -382,7 +406,11 @@ std::optional<Operation> parse_operation(std::string_view name) {
 }
 
 DataType result_type(Operation op, const std::vector<const DataType*>& inputs) {
-  if (op == Operation::Merge) return *inputs.front();
+  if (op == Operation::Merge) {  // one type read as DOUBLE when the inputs' types differ
+    const auto& first = *inputs.front();
+    const bool same = std::all_of(inputs.begin(), inputs.end(), [&](auto* t) { return same_type(*t, first); });
+    return same ? first : named("DOUBLE");
+  }
   const bool integers = std::all_of(inputs.begin(), inputs.end(), [](auto* t) { return t->is_integer(); });
   const bool averaged = op == Operation::Mean || op == Operation::Median;
   if (integers) return named(averaged ? "DOUBLE" : "INT64");
@@ -414,7 +442,6 @@ std::shared_ptr<cube::Report> combine(Operation op, const Inputs& inputs, System
     std::vector<const DataType*> types;
     for (std::size_t i = 0; i < inputs.size(); ++i)
       if (unified.inputs[i].metric_of[u] != kAbsent) types.push_back(&defs[i]->metrics[unified.inputs[i].metric_of[u]].dtype);
-    if (op == Operation::Merge) continue;  // the first input's definition, as unify() took it
     metric.dtype = result_type(op, types);
   }
   cube::Definitions result = unified.defs;

@@ -109,15 +109,26 @@ std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& rep
     if (p >= n) throw std::invalid_argument("cut: pruned call path " + std::to_string(p) + " out of range");
     is_pruned[p] = true;
   }
-  // A call path stays when it is a root, or its parent stays inside a root and is not pruned.
-  std::vector<bool> in_root(n, false), keep(n, false);
+  // A call path stays when it is a root, or it lies inside a root below a kept parent and is not
+  // pruned. A pruned call path goes with its subtree, whose values keep_call_paths() attributes
+  // to the caller (CubeLib's cube_cut inlines it so: a pruned child maps to its parent). Like
+  // cube_cut we refuse a call path that is both root and pruned, and pruned call paths inside
+  // other pruned ones (a recursive region among the pruned ones too).
+  std::vector<bool> in_root(n, false), keep(n, false), under_prune(n, false);
   for (std::uint32_t c = 0; c < n; ++c) {
     const auto p = in.cnodes[c].parent;
     const bool inside_root = p != kNoParent && in_root[p];
     if (is_root[c] && inside_root && !roots.empty())
       throw std::invalid_argument("cut: root call path " + std::to_string(c) + " lies inside another root");
+    if (is_pruned[c] && is_root[c])
+      throw std::invalid_argument("cut: call path " + std::to_string(c) +
+                                  (roots.empty() ? " is a root of the call tree: pruning it leaves no caller to take its values"
+                                                 : " is both a root and pruned"));
+    if (is_pruned[c] && p != kNoParent && under_prune[p])
+      throw std::invalid_argument("cut: pruned call path " + std::to_string(c) + " lies inside another pruned call path");
+    under_prune[c] = is_pruned[c] || (p != kNoParent && under_prune[p]);
     in_root[c] = is_root[c] || inside_root;
-    keep[c] = is_root[c] || (inside_root && keep[p] && !is_pruned[p]);
+    keep[c] = is_root[c] || (inside_root && keep[p] && !is_pruned[c]);
   }
   return keep_call_paths(report, keep);
 }

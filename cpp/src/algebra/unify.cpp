@@ -1,11 +1,13 @@
 #include "cubescale/algebra/unify.hpp"
 
 #include <map>
+#include <set>
 #include <tuple>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
+#include "cubescale/cube/anchor_xml.hpp"
 #include "cubescale/cube/assemble.hpp"
 
 namespace cubescale::algebra {
@@ -109,10 +111,10 @@ void add_metrics(MetricUnion& u, const cube::Definitions& d, std::uint32_t input
     if (inserted) {
       u.tree.add(parent);
       u.source.push_back({input, m});
-    } else if (u.tree.parent(it->second) != parent) {
-      throw std::invalid_argument("metric '" + metric.uniq_name + "' of input " + std::to_string(input) +
-                                  " has another parent metric than in an earlier input: the metric trees cannot be unified");
     }
+    // Matched by unique name wherever it sits: a metric an earlier input has keeps the earlier
+    // input's place (a Score-P profile has bytes_put below bytes, Scalasca's remapped summary
+    // below another parent; both are the same measurement).
     map.metrics[m] = it->second;
   }
 }
@@ -319,6 +321,67 @@ systree::SingleNodeTree reduced_system(const std::vector<const cube::Definitions
   return tree;
 }
 
+// The <cart> elements of a <topologies> text, one per topology.
+std::vector<std::string_view> cartesians(std::string_view xml) {
+  std::vector<std::string_view> out;
+  for (auto at = xml.find("<cart"); at != std::string_view::npos;) {
+    const auto close = xml.find("</cart>", at);
+    if (close == std::string_view::npos) break;
+    const auto end = close + 7;
+    out.push_back(xml.substr(at, end - at));
+    at = xml.find("<cart", end);
+  }
+  return out;
+}
+
+// What makes two topologies the same one: the name (CubeLib's topologies have one), or for an
+// unnamed one its declaration and dimensions (the text before its first coordinate).
+std::string topology_key(std::string_view cart) {
+  const auto tag = cart.substr(0, cart.find('>'));
+  const auto at = tag.find(" name=\"");
+  if (at != std::string_view::npos) {
+    const auto begin = at + 7, end = tag.find('"', begin);
+    return "name\x1f" + std::string(tag.substr(begin, end - begin));
+  }
+  return "dims\x1f" + std::string(cart.substr(0, cart.find("<coord")));
+}
+
+// Every input's Cartesian topologies moved to the result's locations (CubeLib carries them
+// too): coordinates are renamed from the input's location Ids to the result's. Where two inputs
+// have a topology of one name, the first input's is kept. A topology whose coordinates name
+// anything but locations (lgId, stnId, CUBE3 forms), which a collapsed or reduced system tree
+// has no counterpart for, is dropped.
+std::string carried_topologies(const std::vector<const cube::Definitions*>& inputs, const std::vector<InputMap>& maps,
+                               const cube::Definitions& out) {
+  std::set<std::string> kept;
+  std::string text;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& d = *inputs[i];
+    const auto n = d.location_file_id.size();
+    std::vector<std::uint64_t> new_id(n);
+    std::vector<bool> seen(n, false);
+    bool ids = true;  // the input's location Ids are a permutation of 0 .. n-1
+    for (std::size_t l = 0; l < n && ids; ++l) {
+      const auto id = d.location_file_id[l];
+      ids = id < n && !seen[id];
+      if (!ids) break;
+      seen[id] = true;
+      new_id[id] = out.location_file_id[maps[i].locations[l]];
+    }
+    if (!ids) continue;  // not renamable, as the writer judges (anchor_writer.cpp)
+    for (const auto cart : cartesians(d.topologies_xml)) {
+      auto key = topology_key(cart);
+      if (kept.count(key)) continue;
+      const auto moved = cube::remap_location_ids(cart, new_id);
+      if (!moved) continue;
+      kept.insert(std::move(key));
+      text += *moved;
+      text += '\n';
+    }
+  }
+  return text;
+}
+
 }  // namespace
 
 std::optional<SystemMatch> parse_system_match(std::string_view name) {
@@ -416,6 +479,7 @@ Unified unify(const std::vector<const cube::Definitions*>& inputs, SystemMatch s
     out.defs.group_rank = inputs[0]->group_rank;
     out.defs.location_rank = inputs[0]->location_rank;
   }
+  out.defs.topologies_xml = carried_topologies(inputs, out.inputs, out.defs);
   out.defs.version = inputs[0]->version;
   out.defs.attrs = inputs[0]->attrs;
   out.defs.mirrors = inputs[0]->mirrors;

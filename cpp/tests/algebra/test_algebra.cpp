@@ -124,7 +124,7 @@ TEST(AlgebraUnify, CallTreesUniteAndKeepFirstOrder) {
   EXPECT_EQ(u.inputs[1].cnodes, (std::vector<std::uint32_t>{0, 3, 1}));
 }
 
-TEST(AlgebraUnify, MetricUnderAnotherParentIsAnError) {
+TEST(AlgebraUnify, MetricUnderAnotherParentKeepsTheFirstInputsPlace) {
   auto regions = std::vector<cube::Region>{region("main")};
   cube::CallTreeParts calls{{kNoParent}, {0}, {}};
   auto d1 = cube::assemble_definitions({metric("time", "DOUBLE", cube::MetricKind::Exclusive),
@@ -133,7 +133,34 @@ TEST(AlgebraUnify, MetricUnderAnotherParentIsAnError) {
   auto d2 = cube::assemble_definitions({metric("other", "DOUBLE", cube::MetricKind::Exclusive),
                                         metric("mpi", "DOUBLE", cube::MetricKind::Exclusive, 0)},
                                        regions, calls, machine(1, 1));
-  EXPECT_THROW(unify({&d1, &d2}), std::invalid_argument);
+  const auto u = unify({&d1, &d2});  // one mpi, below time as in the first input
+  ASSERT_EQ(u.defs.metrics.size(), 3u);
+  EXPECT_EQ(u.defs.metrics[1].uniq_name, "mpi");
+  EXPECT_EQ(u.defs.metrics[1].parent, 0u);
+  EXPECT_EQ(u.defs.metrics[2].uniq_name, "other");
+  EXPECT_EQ(u.inputs[1].metrics, (std::vector<std::uint32_t>{2, 1}));
+}
+
+TEST(AlgebraUnify, TopologiesFollowTheirLocationsFirstOfANameWinsProcessCoordinatesGo) {
+  // a: 2 processes x 2 threads, b: 3 processes x 1 thread, collapsed: locations are (rank,
+  // thread) 0:(0,0) 1:(0,1) 2:(1,0) 3:(1,1) 4:(2,0). a's "grid" stays (b's has that name too),
+  // b's "line" comes with its coordinates renamed, a's "groups" (lgId coordinates) goes.
+  auto a = report({"foo"}, 2, 2, 1)->definitions(), b = report({"foo"}, 3, 1, 1)->definitions();
+  a.topologies_xml = "\n<cart name=\"grid\" ndims=\"1\">\n<dim name=\"x\" size=\"2\" periodic=\"false\"/>\n"
+                     "<coord locId=\"2\">0</coord>\n<coord locId=\"3\">1</coord>\n</cart>\n"
+                     "<cart name=\"groups\" ndims=\"1\">\n<dim name=\"x\" size=\"1\" periodic=\"false\"/>\n"
+                     "<coord lgId=\"0\">0</coord>\n</cart>\n";
+  b.topologies_xml = "<cart name=\"grid\" ndims=\"1\"><dim name=\"x\" size=\"9\" periodic=\"false\"/>"
+                     "<coord locId=\"0\">0</coord></cart>"
+                     "<cart name=\"line\" ndims=\"1\"><dim name=\"x\" size=\"3\" periodic=\"false\"/>"
+                     "<coord locId=\"1\">0</coord><coord locId=\"2\">1</coord></cart>";
+  const auto u = unify({&a, &b});
+  ASSERT_TRUE(u.collapsed);
+  EXPECT_EQ(u.defs.topologies_xml,
+            "<cart name=\"grid\" ndims=\"1\">\n<dim name=\"x\" size=\"2\" periodic=\"false\"/>\n"
+            "<coord locId=\"2\">0</coord>\n<coord locId=\"3\">1</coord>\n</cart>\n"
+            "<cart name=\"line\" ndims=\"1\"><dim name=\"x\" size=\"3\" periodic=\"false\"/>"
+            "<coord locId=\"2\">0</coord><coord locId=\"4\">1</coord></cart>\n");
 }
 
 TEST(AlgebraUnify, DifferentLayoutsCollapseToProcessesOrFail) {
@@ -173,12 +200,26 @@ TEST(AlgebraCombine, DiffMeanMinMaxByHand) {
   EXPECT_THROW(combine(Operation::Diff, {a}), std::invalid_argument);
 }
 
-TEST(AlgebraCombine, MergeTakesTheFirstInputsValuesAndKeepsTypes) {
-  const auto a = report({"foo"}, 1, 1, 3), b = report({"foo", "bar"}, 1, 1, 5);
+TEST(AlgebraCombine, MergeWritesEveryInputInOrderAndKeepsTypes) {
+  // As cube_merge: every input's values in input order, a later input overwriting an earlier one
+  // where both have the call path and location. b (1 process) overwrites a (2 processes) at
+  // main and foo on location 0 only; baz is a's alone, bar b's alone.
+  const auto a = report({"foo", "baz"}, 2, 1, 3), b = report({"foo", "bar"}, 1, 1, 5);
   const auto m = combine(Operation::Merge, {a, b});
   EXPECT_EQ(m->definitions().metrics[1].dtype.name, "UINT64");
-  EXPECT_EQ(at<double>(*m->values(0), 1, 0), at<double>(*a->values(0), 1, 0));
-  EXPECT_EQ(at<double>(*m->values(0), 2, 0), 0.0);  // bar: not in the first input that has time
+  ASSERT_EQ(region_of(*m, 2), "baz");
+  ASSERT_EQ(region_of(*m, 3), "bar");
+  const auto t = m->values(0), ta = a->values(0), tb = b->values(0);
+  EXPECT_EQ(at<double>(*t, 0, 0), at<double>(*tb, 0, 0));
+  EXPECT_EQ(at<double>(*t, 0, 1), at<double>(*ta, 0, 1));
+  EXPECT_EQ(at<double>(*t, 1, 0), at<double>(*tb, 1, 0));
+  EXPECT_EQ(at<double>(*t, 1, 1), at<double>(*ta, 1, 1));
+  EXPECT_EQ(at<double>(*t, 2, 0), at<double>(*ta, 2, 0));
+  EXPECT_EQ(at<double>(*t, 2, 1), at<double>(*ta, 2, 1));
+  EXPECT_EQ(at<double>(*t, 3, 0), at<double>(*tb, 2, 0));  // bar: only in the second input
+  EXPECT_EQ(at<double>(*t, 3, 1), 0.0);
+  EXPECT_EQ(at<std::uint64_t>(*m->values(1), 0, 0), at<std::uint64_t>(*b->values(1), 0, 0));
+  EXPECT_EQ(at<std::uint64_t>(*m->values(1), 0, 1), at<std::uint64_t>(*a->values(1), 0, 1));
 }
 
 TEST(AlgebraCombine, RealReportsDiffWithItselfIsZeroAndMeanIsItself) {
@@ -197,12 +238,15 @@ TEST(AlgebraCombine, RealReportsDiffWithItselfIsZeroAndMeanIsItself) {
   }
 }
 
-TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
+TEST(AlgebraCut, PruneInlinesIntoTheCallerAndRerootKeepsSubtree) {
+  // As cube_cut -p: a pruned call path goes, its values (and its subtree's) go to its caller.
   const auto a = report({"foo", "bar"}, 1, 2, 1);
-  const auto pruned = cut(a, {}, {0});
-  ASSERT_EQ(pruned->cnode_count(), 1u);
+  const auto pruned = cut(a, {}, {1});
+  ASSERT_EQ(pruned->cnode_count(), 2u);
+  EXPECT_EQ(region_of(*pruned, 1), "bar");
   const auto ex = a->values(0);
-  EXPECT_EQ(at<double>(*pruned->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 1, 1) + at<double>(*ex, 2, 1));
+  EXPECT_EQ(at<double>(*pruned->values(0), 0, 1), at<double>(*ex, 0, 1) + at<double>(*ex, 1, 1));
+  EXPECT_EQ(at<double>(*pruned->values(0), 1, 1), at<double>(*ex, 2, 1));
   EXPECT_EQ(at<std::uint64_t>(*pruned->values(1), 0, 1), at<std::uint64_t>(*a->values(1), 0, 1));
   const auto rerooted = cut(a, {2}, {});
   ASSERT_EQ(rerooted->cnode_count(), 1u);
@@ -210,6 +254,9 @@ TEST(AlgebraCut, PruneFoldsDescendantsAndRerootKeepsSubtree) {
   EXPECT_EQ(at<double>(*rerooted->values(0), 0, 0), at<double>(*ex, 2, 0));
   EXPECT_THROW(cut(a, {0, 1}, {}), std::invalid_argument);  // 1 lies inside 0
   EXPECT_THROW(cut(a, {7}, {}), std::invalid_argument);
+  EXPECT_THROW(cut(a, {}, {0}), std::invalid_argument);    // the root has no caller
+  EXPECT_THROW(cut(a, {1}, {1}), std::invalid_argument);   // both root and pruned
+  EXPECT_THROW(cut(a, {}, {0, 1}), std::invalid_argument);  // 1 lies inside pruned 0 (and 0 is a root)
 }
 
 TEST(AlgebraCombine, MedianByHandOddAndEven) {
@@ -405,16 +452,17 @@ TEST(AlgebraCombine, MaxOfTwoProgramsHasNoNegativeExclusiveValues) {
 }
 
 TEST(AlgebraCut, KeptCallPathsKeepTheirInclusiveMinimaAlsoWrittenAndInCommon) {
-  // Pruning MODEL_1 of time.p4 folds its subtree's exclusive minima into a row of zeros. Taken
-  // for absent, it no longer lowered the inclusive min_time of main and bg_time (7.65e-7 at
-  // location 0 instead of 0, time.p4.incl.csv); the writer also left the row out.
+  // Pruning MODEL_1 of time.p4 folds its subtree's exclusive minima (zero somewhere below it on
+  // every location) into its caller. Taken for absent, a folded row of zeros no longer lowered
+  // the inclusive min_time of main and bg_time (7.65e-7 at location 0 instead of 0,
+  // time.p4.incl.csv); the writer also left the row out.
   const auto t = cube::open_cubex(shared("time.p4.cubex"));
   const auto model = cnode_named(*t, kModel1);
-  std::vector<std::size_t> kept;  // the input's call paths outside MODEL_1's subtree, and MODEL_1
+  std::vector<std::size_t> kept;  // the input's call paths outside MODEL_1's subtree
   std::vector<bool> below(t->cnode_count(), false);
   for (std::size_t c = 0; c < t->cnode_count(); ++c) {
     const auto p = t->definitions().cnodes[c].parent;
-    below[c] = p != kNoParent && (below[p] || p == model);
+    below[c] = c == model || (p != kNoParent && below[p]);
     if (!below[c]) kept.push_back(c);
   }
   const auto pruned = cut(t, {}, {static_cast<std::uint32_t>(model)});

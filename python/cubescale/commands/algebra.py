@@ -28,13 +28,14 @@ from ._inputs import check_output
 
 _SYSTEM_HELP = ("how system trees are matched: auto (the same layout, else collapsed to processes and "
                 "threads matched by rank), same (fail unless the layouts are equal), processes (always collapse, "
-                "as Cube's -C), reduce (machines and nodes matched by name, the levels between them dropped, as "
-                "Cube's -c)")
+                "as the cube tools' -C), reduce (machines and nodes matched by name, the levels between them "
+                "dropped, as cube_diff's and cube_merge's -c and cube_mean's default)")
 
 # name -> (number of inputs, what it writes, the function)
 _OPERATIONS: dict[str, tuple[int | str, str, Callable[..., cube.Report]]] = {
     "diff": (2, "the difference A - B of two reports (integer metrics become INT64)", algebra.diff),
-    "merge": ("+", "the union of the reports' metrics, each from the first report that has it", algebra.merge),
+    "merge": ("+", "the union of the reports, every report's values written in order (a later one overwriting an "
+                   "earlier one where both have the call path and location, as cube_merge)", algebra.merge),
     "mean": ("+", "the mean of the reports' values (DOUBLE)", algebra.mean),
     "median": ("+", "the median of the reports' exclusive values, inclusive ones their sums (DOUBLE; of an "
                     "even number the mean of the middle two)", algebra.median),
@@ -57,7 +58,7 @@ def add_parser(subparsers) -> None:
             formatter_class=argparse.RawDescriptionHelpFormatter)
         p.add_argument("inputs", nargs=nargs, metavar="REPORT", help=".cubex reports")
         p.add_argument("-o", "--output", required=True, help=".cubex report to write (replaced only when complete)")
-        _add_system_options(p)
+        _add_system_options(p, name)
         p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
         if name == "diff":
             p.add_argument("--plot", help="also draw the largest changes of --metric per call path into this image")
@@ -76,25 +77,51 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run_common)
     p = subparsers.add_parser(
         "cut", help="re-root a call tree at call paths and prune (inline) subtrees",
-        description="Keep only the subtrees of the --root call paths and fold the descendants of the --prune "
-                    "call paths into their exclusive values (CubeLib's cube_cut -r / -p). A name selects every "
-                    "call path of that region, a number one call path by its index.",
+        description="Keep only the subtrees of the --root call paths and inline the --prune call paths: each "
+                    "goes with its subtree, whose values its caller takes (CubeLib's cube_cut -r / -p). A name "
+                    "selects every call path of that region, a number one call path by its index. A region both "
+                    "root and pruned, and pruned call paths inside other pruned ones, are refused (as cube_cut).",
         epilog="example:\n  cubescale cut profile.cubex -r main -p MPI_Init -o cut.cubex",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", help=".cubex report to read")
     p.add_argument("-r", "--root", action="append", default=[], help="region name or call path index (repeatable)")
-    p.add_argument("-p", "--prune", action="append", default=[], help="region name or call path index (repeatable)")
+    p.add_argument("-p", "--prune", action="append", default=[],
+                   help="region name or call path index to inline into its caller (repeatable)")
     p.add_argument("-o", "--output", required=True, help=".cubex report to write (replaced only when complete)")
     p.add_argument("--compress", action="store_true", help="zlib-compress the rows")
     p.set_defaults(run=run_cut)
 
 
-def _add_system_options(p: argparse.ArgumentParser) -> None:
-    """--system, and Cube's short forms -c (reduce) and -C (collapse to processes)."""
-    p.add_argument("--system", choices=algebra.SYSTEMS, default="auto", help=_SYSTEM_HELP)
-    p.add_argument("-c", dest="system", action="store_const", const="reduce", help="the same as --system reduce")
-    p.add_argument("-C", dest="system", action="store_const", const="processes",
-                   help="the same as --system processes")
+# What -c means per command, as in CubeLib's tools: cube_diff and cube_merge reduce with -c;
+# cube_mean reduces by default and -c keeps the system trees unreduced. -C collapses to
+# processes everywhere and wins over -c. min, max and median (no cube tool) follow diff.
+_DEFAULT_SYSTEM = {"mean": "reduce"}
+_C_MEANS = {"mean": "auto"}
+
+
+def _add_system_options(p: argparse.ArgumentParser, name: str) -> None:
+    """--system, and Cube's short forms -c and -C with the meaning of the cube_* tool of that name."""
+    default = _DEFAULT_SYSTEM.get(name, "auto")
+    p.add_argument("--system", choices=algebra.SYSTEMS, default=None,
+                   help=f"{_SYSTEM_HELP}; default {default}" + (" (as cube_mean)" if name == "mean" else ""))
+    c = _C_MEANS.get(name, "reduce")
+    p.add_argument("-c", dest="reduce_flag", action="store_true",
+                   help="do not reduce the system trees (the same as --system auto), as cube_mean's -c"
+                   if c == "auto" else "reduce the system trees (the same as --system reduce), as cube_diff's -c")
+    p.add_argument("-C", dest="collapse_flag", action="store_true",
+                   help="collapse the system trees to processes (the same as --system processes); wins over -c")
+
+
+def _system(args) -> str:
+    """The --system of a combining command from --system, -c and -C (ValueError if both kinds are given)."""
+    flags = args.reduce_flag or args.collapse_flag
+    if flags and args.system is not None:
+        raise ValueError("give either --system or -c / -C, not both")
+    if args.collapse_flag:
+        return "processes"
+    if args.reduce_flag:
+        return _C_MEANS.get(args.operation, "reduce")
+    return args.system or _DEFAULT_SYSTEM.get(args.operation, "auto")
 
 
 def _opened(path: str) -> cube.Report:
@@ -114,17 +141,26 @@ _SYSTEM_SUMMARY = {"same": "same layout", "processes": "collapsed to processes",
 
 def run_combine(args) -> int:
     """Run ``diff``, ``merge``, ``mean``, ``median``, ``min`` or ``max``."""
+    if args.operation == "merge" and len(args.inputs) < 2:
+        raise ValueError("merge needs at least two reports (as cube_merge)")
+    system = _system(args)
     check_output(args.output, args.inputs)
     inputs = [_opened(p) for p in args.inputs]
-    out = _OPERATIONS[args.operation][2](*inputs, system=args.system)
+    try:
+        out = _OPERATIONS[args.operation][2](*inputs, system=system)
+    except ValueError as e:
+        if args.operation in _DEFAULT_SYSTEM and system == "reduce" and not args.system and "reduced" in str(e):
+            raise ValueError(f"{e} ({args.operation} reduces the system trees by default, as cube_{args.operation}; "
+                             "-c keeps them)") from None
+        raise
     algebra.stream_values(out)
     if getattr(args, "plot", None):  # first: a plot that cannot be written leaves no report either
         from ..plots import save_diff_plot
 
         save_diff_plot(out, args.metric, args.plot, args.inputs, args.output)
     cube.write(out, args.output, compress=args.compress)
-    system = _SYSTEM_SUMMARY.get(out.attrs.get("cubescale::algebra::system", ""), "?")
-    _summary(args.operation, len(inputs), out, args.output, f" (system trees: {system})")
+    matched = _SYSTEM_SUMMARY.get(out.attrs.get("cubescale::algebra::system", ""), "?")
+    _summary(args.operation, len(inputs), out, args.output, f" (system trees: {matched})")
     return 0
 
 

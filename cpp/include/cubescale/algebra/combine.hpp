@@ -19,7 +19,9 @@
 // signed: a difference can be negative), mean and median are DOUBLE; MINDOUBLE / MAXDOUBLE stay (their
 // aggregation along the trees is min / max); DOUBLE stays DOUBLE; tuples and vectors (TAU_ATOMIC,
 // HISTOGRAM, ...) become DOUBLE of their one number per value (to_doubles in aggregate.hpp).
-// merge keeps data types and takes each metric from the first input that has it. Derived
+// merge writes every input's values in input order, a later input overwriting an earlier one
+// where both have the call path and location (as cube_merge); it keeps data types (DOUBLE when
+// the inputs' types of a metric differ). Derived
 // metrics keep their CubePL expressions and are computed from the result's values.
 #include <cstdint>
 #include <memory>

@@ -4,8 +4,8 @@
 //
 // * roots: the call tree becomes the subtrees of these call paths (none given: every root);
 //   what lies outside them is dropped. Roots may not lie inside one another.
-// * prunes: these call paths stay, their descendants go, and the descendants' exclusive values
-//   are added to the pruned call path's exclusive value (its inclusive value is unchanged).
+// * prunes (inlined, as cube_cut -p): these call paths go with their subtrees, whose exclusive
+//   values are added to the caller's exclusive value (the caller's inclusive value is unchanged).
 // Everything else (metrics, regions, system tree) is kept as it is.
 #include <cstdint>
 #include <memory>
@@ -28,7 +28,9 @@ std::shared_ptr<cube::Report> keep_call_paths(const std::shared_ptr<const cube::
 // regions and system tree. Throws std::invalid_argument when no call path is common to all.
 std::vector<std::shared_ptr<cube::Report>> common(const std::vector<std::shared_ptr<const cube::Report>>& inputs);
 
-// Throws std::invalid_argument for call paths out of range and for roots inside other roots.
+// Throws std::invalid_argument for call paths out of range, roots inside other roots, a call
+// path both root and pruned (without roots: a pruned root of the call tree, which has no caller),
+// and pruned call paths inside other pruned ones.
 std::shared_ptr<cube::Report> cut(const std::shared_ptr<const cube::Report>& report, const std::vector<std::uint32_t>& roots,
                                   const std::vector<std::uint32_t>& prunes);
 

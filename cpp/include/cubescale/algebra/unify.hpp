@@ -3,10 +3,10 @@
 // CubeLib's cube_diff, cube_merge and cube_mean): before values can be combined, every input's
 // metrics, call paths and locations need a place in one set of definitions.
 //
-// * Metrics are matched by unique name, down the metric tree: a metric is the same in two
-//   inputs when its name is, and it must then hang below the metric of the same name (a
-//   metric under different parents cannot be reconciled). A metric only some inputs have is
-//   kept, under its parent.
+// * Metrics are matched by unique name wherever they sit in the metric tree: a metric the
+//   first input that has it places below one parent keeps that place when a later input has
+//   it below another (a Score-P profile against a Scalasca summary). A metric only some
+//   inputs have is kept, under its (matched) parent.
 // * Regions are matched by (name, module, begin line, end line), as CubeLib compares them.
 // * Call paths are matched from the roots down: the same region, parameters and attributes
 //   below the same (matched) parent. A call path only some inputs have keeps its subtree.
@@ -16,6 +16,9 @@
 //   machine and node, processes matched by rank, threads by rank inside their process. Or, on
 //   request, reduced as Cube's `-c` does: machine and node levels kept (the levels between them
 //   dropped), nodes matched by name, processes by rank and name inside their node.
+// * Cartesian topologies of every input are carried to the result's locations (the first
+//   input's where two have one of the same name); those whose coordinates name no locations
+//   (process or node coordinates) are dropped.
 //
 // The unified trees keep the first input's order; what later inputs add follows, each new
 // element after its matched siblings. Every map is a vector indexed by the input's element,
@@ -56,9 +59,9 @@ struct Unified {
   bool reduced = false;    // system trees reduced to machines and nodes
 };
 
-// Throws std::invalid_argument naming what cannot be reconciled: a metric below different
-// parents, different system layouts with SystemMatch::Same, and (collapsing) two processes of
-// one rank in an input, two threads of one rank in a process, or one rank of different classes.
+// Throws std::invalid_argument naming what cannot be reconciled: different system layouts with
+// SystemMatch::Same, and (collapsing) two processes of one rank in an input, two threads of one
+// rank in a process, or one rank of different classes.
 Unified unify(const std::vector<const cube::Definitions*>& inputs, SystemMatch system = SystemMatch::Auto);
 
 // The call trees alone, unified as unify() does: per input, each call path's place in the
