@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import SHARED_DATA
 from no_pandas import NO_PANDAS
 
-DATA = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+DATA = SHARED_DATA
 CUBEX = DATA / "cubex"
 OTF2 = DATA / "otf2"
 

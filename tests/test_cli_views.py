@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 
 import cubescale
 from cubescale.cli import main
 from cubescale.views import format_value
 
-CUBEX = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "cubex"
+CUBEX = SHARED_DATA / "cubex"
 
 
 def expected_paths(r: cubescale.Report) -> list[str]:

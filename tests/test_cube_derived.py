@@ -10,13 +10,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 from tar_members import read_members
 
 import cubescale
 from cubescale.cli import main
 from cubescale.systree import SystemTree
 
-SPECS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cubepl"
+SPECS = SHARED_DATA / "cubepl"
 
 # (name, module, description): Score-P's spec tests the module, Scalasca's the description.
 REGIONS = [

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import SHARED_DATA
 
 import cubescale
 from cubescale import plots
@@ -16,7 +17,7 @@ from cubescale.views import call_paths
 
 pytest.importorskip("matplotlib", reason="matplotlib is not installed: pip install 'cubescale[plot]'")
 
-CUBEX = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cubex"
+CUBEX = SHARED_DATA / "cubex"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
