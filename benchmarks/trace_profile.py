@@ -1,7 +1,8 @@
-"""The trace -> profile pass (``cubescale trace-profile`` without the writing), this
-installation against another one (``--baseline``: its interpreter), side by side in one run,
-alternating ``--rounds`` times, beside the limit: libotf2 reading the same events with
-callbacks that do nothing (``cubescale.testing.read_with_empty_callbacks``).
+"""The trace -> profile pass (``cubescale trace-profile`` without the writing) and the summary
+of ``cubescale info TRACE`` (``Trace.summary``), this installation against another one
+(``--baseline``: its interpreter), side by side in one run, alternating ``--rounds`` times,
+beside the limit: libotf2 reading the same events with callbacks that do nothing
+(``cubescale.testing.read_with_empty_callbacks``).
 
     python benchmarks/trace_profile.py [--trace ANCHOR | --iterations 900000 --processes 4]
                                        [--rounds 3] [--baseline OTHER_PYTHON]
@@ -30,6 +31,8 @@ trace = open_trace(sys.argv[1])
 start, cpu = time.perf_counter(), time.process_time()
 if sys.argv[2] == "limit":
     testing.read_with_empty_callbacks(trace, trace.location_indices())
+elif sys.argv[2] == "info":
+    trace.summary()
 else:
     trace._core.profile(trace.location_indices())
 print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time() - cpu,
@@ -38,7 +41,7 @@ print(json.dumps({"wall": time.perf_counter() - start, "cpu": time.process_time(
 
 
 def one_pass(python: str, trace: str, what: str) -> dict:
-    """The ``what`` pass ("limit" or "profile") over ``trace`` in a fresh ``python``."""
+    """The ``what`` pass ("limit", "profile" or "info") over ``trace`` in a fresh ``python``."""
     done = subprocess.run([python, "-c", ONE_PASS, trace, what], capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=1800)
     if done.returncode != 0:
@@ -65,6 +68,9 @@ def main() -> None:
     sides = [("libotf2 alone (limit)", sys.executable, "limit"), ("this: profile", sys.executable, "profile")]
     if args.baseline:
         sides.append(("baseline: profile", args.baseline, "profile"))
+    sides.append(("this: info", sys.executable, "info"))
+    if args.baseline:
+        sides.append(("baseline: info", args.baseline, "info"))
     runs: dict[str, list[dict]] = {label: [] for label, _, _ in sides}
     for _ in range(args.rounds):
         for label, python, what in sides:
