@@ -21,14 +21,17 @@ from cubescale.cli import main as cli
 from cubescale.mpirun import local_environment
 
 # Every rank records its program (one root call path, which pycubexr needs) and main from 2 to
-# 98 ns; in main, ranks 0 and 2 set size=0 and then mode=fast, rank 1 size=1, rank 3 none; then
-# each calls MPI_Barrier. main's one visit per rank is its parameters', so main stays on rank 3 only.
+# 98 ns; in main, ranks 0 and 2 set size=0 and then mode=fast, rank 1 calls MPI_Init and then
+# sets size=1, rank 3 calls MPI_Init and sets none; then each calls MPI_Barrier. main's one
+# visit per rank is its parameters', so main stays on rank 3 only: rank 1's MPI_Init below it,
+# called before the parameter, goes with it (Score-P drops it so).
 MAIN = ("main", 2, 98, [], 0)
+INIT = ("MPI_Init", 3, 4, [], 0)
 BARRIER = ("MPI_Barrier", 10, 20, [], 0)
 RANKS = [[MAIN, ("parameter size=0", 5, 5, [], 0), ("parameter mode=fast", 6, 6, [], 0), BARRIER],
-         [MAIN, ("parameter size=1", 5, 5, [], 0), BARRIER],
+         [MAIN, INIT, ("parameter size=1", 5, 5, [], 0), BARRIER],
          [MAIN, ("parameter size=0", 5, 5, [], 0), ("parameter mode=fast", 6, 6, [], 0), BARRIER],
-         [MAIN, BARRIER]]
+         [MAIN, INIT, BARRIER]]
 SIZE_0_FAST = [{"partype": "numeric", "parkey": "size", "parvalue": "0"},
                {"partype": "string", "parkey": "mode", "parvalue": "fast"}]
 SIZE_1 = [{"partype": "numeric", "parkey": "size", "parvalue": "1"}]
@@ -57,8 +60,9 @@ def test_parameters_are_cube_call_path_parameters(profile):
     root = ("params", ())
     main, fast, one = (root, ("main", ())), (root, ("main", (("size", "0"), ("mode", "fast")))), \
         (root, ("main", (("size", "1"),)))
-    barrier = ("MPI_Barrier", ())
-    assert set(paths) == {(root,), main, main + (barrier,), fast, fast + (barrier,), one, one + (barrier,)}
+    barrier, init = ("MPI_Barrier", ()), ("MPI_Init", ())
+    assert set(paths) == {(root,), main, main + (init,), main + (barrier,), fast, fast + (barrier,), one,
+                          one + (barrier,)}
     assert report.cnode_parameters(paths[fast]) == SIZE_0_FAST
     assert report.cnode_parameters(paths[one]) == SIZE_1
     assert report.cnode_parameters(paths[main]) == []
@@ -67,6 +71,7 @@ def test_parameters_are_cube_call_path_parameters(profile):
     assert visits[paths[fast]].tolist() == [1, 0, 1, 0]
     assert visits[paths[one]].tolist() == [0, 1, 0, 0]
     assert visits[paths[fast + (barrier,)]].tolist() == [1, 0, 1, 0]
+    assert visits[paths[main + (init,)]].tolist() == [0, 0, 0, 1]
     # Each split call path holds its rank's whole visit of main (from main's Enter, 2, to 98 ns).
     time = report.values("time", inclusive=True)
     assert np.allclose(time[paths[fast]], [96e-9, 0, 96e-9, 0])
@@ -77,10 +82,11 @@ def test_parameters_are_cube_call_path_parameters(profile):
 def test_pycubexr_reads_the_parameters(profile):
     pycubexr = pytest.importorskip("pycubexr")
     with pycubexr.CubexParser(str(profile)) as parsed:
-        found = {(parsed.get_region(c).name, tuple(sorted(c.parameters.items()))) for c in parsed.all_cnodes()}
-    assert ("main", (("mode", "fast"), ("size", 0))) in found
-    assert ("main", (("size", 1),)) in found
-    assert ("main", ()) in found
+        found = {(parsed.get_region(c).name, tuple(sorted(c.parameters.items()))): c for c in parsed.all_cnodes()}
+        assert ("main", (("mode", "fast"), ("size", 0))) in found
+        assert ("main", ()) in found
+        visits = parsed.get_metric_values(parsed.get_metric_by_name("visits"))
+        assert list(visits.cnode_values(found[("main", (("size", 1),))])) == [0, 1, 0, 0]
 
 
 def test_two_mpi_ranks_write_the_same_file(profile, tmp_path):
