@@ -89,15 +89,42 @@ def test_pycubexr_reads_the_parameters(profile):
         assert list(visits.cnode_values(found[("main", (("size", 1),))])) == [0, 1, 0, 0]
 
 
-def test_two_mpi_ranks_write_the_same_file(profile, tmp_path):
+def _on_two_ranks(*arguments: str) -> None:
     pytest.importorskip("mpi4py")
     if shutil.which("mpirun") is None:
         pytest.skip("no mpirun")
-    out = tmp_path / "two.cubex"
     passed = [a for k in ("CUBESCALE_DEV_BUILD", "PYTHONPATH") if k in os.environ for a in ("-x", k)]
-    command = ["timeout", "-k", "5", "120", "mpirun", "-n", "2", *passed, sys.executable, "-m", "cubescale",
-               "trace-profile", str(tmp_path / "params.otf2"), "-o", str(out)]
+    command = ["timeout", "-k", "5", "120", "mpirun", "-n", "2", *passed, sys.executable, "-m", "cubescale", *arguments]
     done = subprocess.run(command, env=local_environment(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=135)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert hashlib.sha256(out.read_bytes()).hexdigest() == hashlib.sha256(profile.read_bytes()).hexdigest()
+
+
+def _digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_two_mpi_ranks_write_the_same_file(profile, tmp_path):
+    _on_two_ranks("trace-profile", str(tmp_path / "params.otf2"), "-o", str(tmp_path / "two.cubex"))
+    assert _digest(tmp_path / "two.cubex") == _digest(profile)
+
+
+# The impact metrics find call paths by their regions' names from the root (analysis/impact.cpp
+# path_keys), which call paths split by parameters share: not compared here.
+IMPACT = {"critical_path_activities", "critical_imbalance_impact", "inter_partition_imbalance",
+          "non_critical_path_activities"}
+
+
+def test_analysis_keeps_its_values_in_place_on_two_ranks(profile, tmp_path):
+    # Rank 0's main is Score-P's main[size=0,mode=fast]; its time on the critical path stays at
+    # main's call path (kept, with zeros where Score-P drops it), whichever rank reads rank 0.
+    assert cli(["analyze", str(tmp_path / "params.otf2"), "-o", str(tmp_path / "one.cubex")]) == 0
+    _on_two_ranks("analyze", str(tmp_path / "params.otf2"), "-o", str(tmp_path / "two.cubex"))
+    one, two = cubescale.open(tmp_path / "one.cubex"), cubescale.open(tmp_path / "two.cubex")
+    assert [(c.region.name, c.parent, one.cnode_parameters(c.index)) for c in one.cnodes] == \
+        [(c.region.name, c.parent, two.cnode_parameters(c.index)) for c in two.cnodes]
+    assert [m.name for m in one.metrics] == [m.name for m in two.metrics]
+    compared = [m.name for m in one.metrics if m.name not in IMPACT and not m.derived]
+    assert "critical_path" in compared
+    for name in compared:
+        assert np.array_equal(one.values(name, inclusive=None), two.values(name, inclusive=None)), name

@@ -513,8 +513,11 @@ class ProfileSink final : public EventSink {
       }
     }
     // A call path stays where some location has it, or something below it stays; call paths
-    // neither split nor dropped anywhere stay as they were.
-    std::vector<bool> kept(n);
+    // neither split nor dropped anywhere stay as they were. With observers (the trace analyses)
+    // every call path stays, those Score-P drops with zeros in the profile's metrics: the
+    // observers' values at a call path stay there, whichever ranks read which locations (which
+    // call paths some location keeps is known only once all ranks' profiles are unified).
+    std::vector<bool> kept(n, !observers_.empty());
     for (std::uint32_t c = n; c-- > 0;) {
       if (alive[c] || !(split[c] || touched[c])) kept[c] = true;
       if (kept[c] && up[c] != kNone) kept[up[c]] = true;
@@ -529,7 +532,7 @@ class ProfileSink final : public EventSink {
     parameter_lists_.assign(1, {});
     for (std::uint32_t c = 0; c < n; ++c) {
       if (!kept[c]) {
-        row_of_[c] = kNone;
+        row_of_[c] = kNone;  // (only without observers, who would need it)
         continue;
       }
       std::uint32_t list = 0;
@@ -545,16 +548,6 @@ class ProfileSink final : public EventSink {
       if (added) parent.push_back(p), region.push_back(r), lists.push_back(list), first.push_back(profile::kNeverVisited);
       row_of_[c] = it->second;
       first[it->second] = std::min(first[it->second], first_enter_[c]);
-    }
-    // Observers' events at a dropped call path go to its nearest ancestor that stays (or, for a
-    // dropped root, to the root of its region with parameters made first).
-    for (std::uint32_t c = 0; c < n; ++c) {
-      if (row_of_[c] != kNone) continue;
-      row_of_[c] = up[c] != kNone ? row_of_[up[c]] : kNone;
-      if (row_of_[c] == kNone)
-        for (std::uint32_t k = 0; k < parent.size() && row_of_[c] == kNone; ++k)
-          if (parent[k] == kNone && region[k] == cnode_region_[owner[c]]) row_of_[c] = k;
-      if (row_of_[c] == kNone) row_of_[c] = 0;
     }
     for (auto& col : columns_) col = moved(col, kept, static_cast<std::uint32_t>(parent.size()));
     cnode_parent_ = std::move(parent), cnode_region_ = std::move(region), cnode_lists_ = std::move(lists);
