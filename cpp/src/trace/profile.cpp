@@ -291,6 +291,7 @@ class ProfileSink final : public EventSink {
     std::uint64_t suspended = 0;  // the task's suspended ticks at the enter (suspended_ then)
     bool parameter = false;       // a parameter's call path, closed with its region's frame
   };
+  static constexpr std::size_t kScorePMostDepth = 100;
   // A parameter and its value, as a parameter call path holds it (parameter_region).
   struct ParameterValue {
     std::string name, value, text;
@@ -410,7 +411,10 @@ class ProfileSink final : public EventSink {
   // region's (from the region's Enter, with its counters' start values; parameters in a row
   // nest, each from the same Enter). Outside every region there is nothing to hang it below.
   void parameter(const Event& e) {
-    if (stack_.empty() || e.region == kNone) return;
+    // Score-P's profile ignores a parameter at its call-tree depth limit (regions and parameters
+    // open; SCOREP_PROFILING_MAX_CALLPATH_DEPTH, 100 unless set): parameters set in a loop
+    // without a region around them nest one below the other until then.
+    if (stack_.empty() || e.region == kNone || stack_.size() >= kScorePMostDepth) return;
     const Frame outer = stack_.back();
     const auto c = child(outer.cnode, parameter_region(e));
     column_->grow(cnode_parent_.size(), slots_, used_);

@@ -202,6 +202,21 @@ TEST(Parameters, TheInstanceParameterStaysARegion) {
   EXPECT_EQ(p.regions.back().paradigm, "user");
 }
 
+// Parameters set one after another in one visit nest until Score-P's default call-tree depth
+// (100, regions and parameters open): foo and 99 parameters; only the innermost keeps a visit.
+TEST(Parameters, ParametersNestUpToScorePsDepthLimit) {
+  std::vector<E> events = {{E::Enter, 0, 1}};
+  for (std::uint64_t i = 0; i < 150; ++i) events.push_back(parameter(E::ParameterInt, 1 + i, 0, i));
+  events.push_back({E::Leave, 200, 1});
+  const auto p = profile_of(events);
+  ASSERT_EQ(p.cnode_count(), 1u);
+  ASSERT_EQ(p.cnode_parameters.size(), 1u);
+  const auto& list = p.cnode_parameters[0];
+  ASSERT_EQ(list.size(), 99u);
+  EXPECT_EQ(list.front()[2].second, "0");
+  EXPECT_EQ(list.back()[2].second, "98");
+}
+
 // Event type names are otf2-print's (its PARAMETER_INT64, not OTF2's callback name ParameterInt).
 TEST(Parameters, EventTypeNamesAreOtf2Prints) {
   EXPECT_EQ(event_type_name(EventType::ParameterInt), "PARAMETER_INT64");
