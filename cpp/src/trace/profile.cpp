@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <map>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -20,6 +23,20 @@ enum Fixed : std::size_t { kVisits, kTime, kMinTime, kMaxTime, kBytesSent, kByte
 // The fixed columns a trace uses: the RMA bytes where it defines RMA windows, hits where it
 // defines calling contexts; the others are never allocated (8 bytes per call path and location).
 using FixedUsed = std::array<bool, kFixed>;
+
+// Adds (or, `minus`, takes away) counter value `by` to `to`: doubles as doubles, integers
+// wrapping as the counters do (int64 and uint64 alike).
+void add_counter(std::uint64_t& to, std::uint64_t by, bool is_double, bool minus = false) {
+  if (!is_double) {
+    to = minus ? to - by : to + by;
+    return;
+  }
+  double a, b;
+  std::memcpy(&a, &to, 8);
+  std::memcpy(&b, &by, 8);
+  a = minus ? a - b : a + b;
+  std::memcpy(&to, &a, 8);
+}
 
 // One location's values, indexed by call path (grown as call paths appear).
 struct Column {
@@ -55,19 +72,8 @@ struct Column {
         fixed[kMaxTime][p] = std::max(fixed[kMaxTime][p], fixed[kMaxTime][c]);
       }
       fixed[kTime][p] += fixed[kTime][c];
-      for (std::size_t s = 0; s < slots; ++s) {
-        auto& to = counters[std::size_t(p) * slots + s];
-        const auto from = counters[c * slots + s];
-        if (slot_double[s]) {
-          double a, b;
-          std::memcpy(&a, &to, 8);
-          std::memcpy(&b, &from, 8);
-          a += b;
-          std::memcpy(&to, &a, 8);
-        } else {
-          to += from;  // wraps as the counters do
-        }
-      }
+      for (std::size_t s = 0; s < slots; ++s)
+        add_counter(counters[std::size_t(p) * slots + s], counters[c * slots + s], slot_double[s]);
     }
   }
 };
@@ -249,7 +255,7 @@ class ProfileSink final : public EventSink {
     for (std::size_t c = 0; c < n; ++c) {  // a parent is created before its children
       const auto parent = later.cnode_parent_[c];
       auto region = later.cnode_region_[c];  // its parameters' regions are numbered its own way
-      if (region > later.threads_region_) region = parameter_region(later.parameter_names_[region - later.threads_region_ - 1]);
+      if (region > later.threads_region_) region = parameter_region(later.parameter_values_[region - later.threads_region_ - 1]);
       map[c] = child(parent == kNone ? kNone : map[parent], region);
       first_enter_[map[c]] = std::min(first_enter_[map[c]], later.first_enter_[c]);
     }
@@ -284,6 +290,12 @@ class ProfileSink final : public EventSink {
     std::uint64_t enter;
     std::uint64_t suspended = 0;  // the task's suspended ticks at the enter (suspended_ then)
     bool parameter = false;       // a parameter's call path, closed with its region's frame
+  };
+  static constexpr std::size_t kScorePMostDepth = 100;
+  // A parameter and its value, as a parameter call path holds it (parameter_region).
+  struct ParameterValue {
+    std::string name, value, text;
+    bool numeric = false, instance = false;
   };
   // An explicit OpenMP task's call stack while another task runs (events.hpp task_key).
   struct Task {
@@ -399,7 +411,10 @@ class ProfileSink final : public EventSink {
   // region's (from the region's Enter, with its counters' start values; parameters in a row
   // nest, each from the same Enter). Outside every region there is nothing to hang it below.
   void parameter(const Event& e) {
-    if (stack_.empty() || e.region == kNone) return;
+    // Score-P's profile ignores a parameter at its call-tree depth limit (regions and parameters
+    // open; SCOREP_PROFILING_MAX_CALLPATH_DEPTH, 100 unless set): parameters set in a loop
+    // without a region around them nest one below the other until then.
+    if (stack_.empty() || e.region == kNone || stack_.size() >= kScorePMostDepth) return;
     const Frame outer = stack_.back();
     const auto c = child(outer.cnode, parameter_region(e));
     column_->grow(cnode_parent_.size(), slots_, used_);
@@ -409,24 +424,189 @@ class ProfileSink final : public EventSink {
     for (std::size_t s = 0; s < slots_; ++s) snapshots_.push_back(snapshots_[from + s]);
   }
 
-  // The region `name=value` of a parameter event (ours: numbered after TASKS and THREADS, one
-  // per distinct name, as Score-P registers one region per name): int64 values as signed,
-  // uint64 as unsigned decimals, strings as they are.
+  // The parameter call path's region of a parameter event, one per distinct (name, type,
+  // value), numbered after TASKS and THREADS. `text` is Score-P's region name for it where it
+  // keeps one (`instance=5`): int64 values as signed, uint64 as unsigned decimals, strings as
+  // they are. `value` is what Score-P's Cube writer puts into a numeric <parameter>: the value
+  // as a signed 64-bit integer (a uint64 above 2^63 - 1 wraps, as Score-P stores it so) printed
+  // as a double with C's %g (six significant digits: 1234567 is 1.23457e+06).
   std::uint32_t parameter_region(const Event& e) {
-    std::string name = defs_.parameters[e.region].name + "=";
-    if (e.type == EventType::ParameterInt) {
-      name += std::to_string(static_cast<std::int64_t>(e.request));
-    } else if (e.type == EventType::ParameterUnsignedInt) {
-      name += std::to_string(e.request);
-    } else if (const auto s = defs_.string_index.find(e.request); s != kNone) {  // (the reader checked it)
-      name += defs_.strings[s];
+    ParameterValue v;
+    v.name = defs_.parameters[e.region].name;
+    if (e.type == EventType::ParameterString) {
+      if (const auto s = defs_.string_index.find(e.request); s != kNone) v.value = defs_.strings[s];  // (the reader checked it)
+      v.text = v.name + "=" + v.value;
+    } else {
+      const auto signed_value = static_cast<std::int64_t>(e.request);
+      v.numeric = true;
+      v.text = v.name + "=" + (e.type == EventType::ParameterInt ? std::to_string(signed_value) : std::to_string(e.request));
+      char printed[32];
+      std::snprintf(printed, sizeof printed, "%g", static_cast<double>(signed_value));
+      v.value = printed;
+      // Score-P's profile keeps its dynamic regions' `instance` (an int64 parameter) as a region.
+      v.instance = e.type == EventType::ParameterInt && v.name == "instance";
     }
-    return parameter_region(name);
+    return parameter_region(v);
   }
-  std::uint32_t parameter_region(const std::string& name) {
-    const auto [it, added] = parameter_region_.try_emplace(name, threads_region_ + 1 + std::uint32_t(parameter_names_.size()));
-    if (added) parameter_names_.push_back(name);
+  std::uint32_t parameter_region(const ParameterValue& v) {
+    std::string key = (v.numeric ? "n" : "s") + v.text;  // (a string `size` "0" is not int64 size 0)
+    const auto [it, added] = parameter_region_.try_emplace(std::move(key), threads_region_ + 1 + std::uint32_t(parameter_values_.size()));
+    if (added) parameter_values_.push_back(v);
     return it->second;
+  }
+
+  // Score-P 8.4's form of the parameters' call paths (its profile post-processing; docs/trace.md,
+  // "Parameters"), on the finished tree before anything is numbered for the profile. A call
+  // path R with parameter call paths below it becomes, per parameter call path P (parameters in
+  // a row nest: P's chain of parameters from R down), a call path of R's region under R's parent
+  // with P's parameters, holding P's values and subtree. R keeps its values less those of its
+  // parameter call paths (visits, time, counters; not its shortest and longest visit, nor
+  // bytes and hits, which are its own events'), and on a location where no visit of its own is
+  // left, R and the call paths below it that are not parameters' are gone. An int64 parameter
+  // `instance` (Score-P's dynamic regions) stays a region `instance=value` and takes its
+  // visits from its parent's. Afterwards `cnode_lists_` names each call path's parameters and
+  // `row_of_` maps the call paths the observers saw to the new ones.
+  void apply_parameters() {
+    const auto n = static_cast<std::uint32_t>(cnode_parent_.size());
+    row_of_.resize(n);
+    for (std::uint32_t c = 0; c < n; ++c) row_of_[c] = c;
+    cnode_lists_.assign(n, 0);
+    if (parameter_values_.empty()) return;
+    const auto value_of = [&](std::uint32_t c) -> const ParameterValue* {
+      const auto r = cnode_region_[c];
+      return r > threads_region_ ? &parameter_values_[r - threads_region_ - 1] : nullptr;
+    };
+    // Per call path: a parameter's (not an instance), with parameters below it, the region
+    // call path R heading its chain of parameters, the chain, where it goes (its new parent).
+    std::vector<bool> param(n), split(n), instance(n);
+    std::vector<std::uint32_t> owner(n), up(n);
+    std::vector<std::vector<std::uint32_t>> chain(n);
+    for (std::uint32_t c = 0; c < n; ++c) {
+      const auto v = value_of(c);
+      const auto parent = cnode_parent_[c];
+      instance[c] = v && v->instance && parent != kNone;
+      param[c] = v && !instance[c] && parent != kNone;  // (a parameter always has its region above it)
+      if (param[c]) {
+        split[c] = split[parent] = true;
+        owner[c] = param[parent] ? owner[parent] : parent;
+        if (param[parent]) chain[c] = chain[parent];
+        chain[c].push_back(cnode_region_[c]);
+        up[c] = cnode_parent_[owner[c]];
+      } else {
+        owner[c] = c;
+        up[c] = parent;
+      }
+    }
+    // Per location: subtract, then drop what Score-P's tree of that location no longer has.
+    std::vector<bool> alive(n), touched(n), gone(n);
+    std::vector<std::uint64_t> visited;
+    for (auto& col : columns_) {
+      const auto m = static_cast<std::uint32_t>(std::min<std::size_t>(col.fixed[kVisits].size(), n));
+      auto& visits = col.fixed[kVisits];
+      visited.assign(visits.begin(), visits.begin() + m);
+      for (std::uint32_t c = 0; c < m; ++c) {
+        const auto parent = cnode_parent_[c];
+        if (instance[c]) visits[parent] -= std::min(visits[parent], visits[c]);
+        if (param[c]) subtract(col, parent, c);  // (c's own parameters later: its values whole here)
+      }
+      for (std::uint32_t c = 0; c < m; ++c) {
+        const bool left = split[c] ? visits[c] > 0 : visited[c] > 0;
+        gone[c] = (split[c] && visited[c] > 0 && visits[c] == 0) || (up[c] != kNone && up[c] < m && gone[up[c]]);
+        if (gone[c]) clear(col, c), touched[c] = true;
+        if (left && !gone[c]) alive[c] = true;
+      }
+    }
+    // A call path stays where some location has it, or something below it stays; call paths
+    // neither split nor dropped anywhere stay as they were. With observers (the trace analyses)
+    // every call path stays, those Score-P drops with zeros in the profile's metrics: the
+    // observers' values at a call path stay there, whichever ranks read which locations (which
+    // call paths some location keeps is known only once all ranks' profiles are unified).
+    std::vector<bool> kept(n, !observers_.empty());
+    for (std::uint32_t c = n; c-- > 0;) {
+      if (alive[c] || !(split[c] || touched[c])) kept[c] = true;
+      if (kept[c] && up[c] != kNone) kept[up[c]] = true;
+    }
+    for (std::uint32_t c = 0; c < n; ++c)
+      if (up[c] != kNone && !kept[up[c]]) kept[c] = false;
+    // The new tree: siblings of one region and the same written parameters are one call path.
+    std::vector<std::uint32_t> parent, region, lists;
+    std::vector<std::uint64_t> first;
+    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::uint32_t> made;
+    std::map<std::vector<cube::Attributes>, std::uint32_t> list_id;
+    parameter_lists_.assign(1, {});
+    for (std::uint32_t c = 0; c < n; ++c) {
+      if (!kept[c]) {
+        row_of_[c] = kNone;  // (only without observers, who would need it)
+        continue;
+      }
+      std::uint32_t list = 0;
+      if (param[c]) {
+        auto written = written_parameters(chain[c]);
+        const auto [it, added] = list_id.try_emplace(written, static_cast<std::uint32_t>(parameter_lists_.size()));
+        if (added) parameter_lists_.push_back(std::move(written));
+        list = it->second;
+      }
+      const auto p = up[c] == kNone ? kNone : row_of_[up[c]];
+      const auto r = cnode_region_[owner[c]];
+      const auto [it, added] = made.try_emplace(std::make_tuple(p, r, list), static_cast<std::uint32_t>(parent.size()));
+      if (added) parent.push_back(p), region.push_back(r), lists.push_back(list), first.push_back(profile::kNeverVisited);
+      row_of_[c] = it->second;
+      first[it->second] = std::min(first[it->second], first_enter_[c]);
+    }
+    for (auto& col : columns_) col = moved(col, kept, static_cast<std::uint32_t>(parent.size()));
+    cnode_parent_ = std::move(parent), cnode_region_ = std::move(region), cnode_lists_ = std::move(lists);
+    first_enter_ = std::move(first);
+    child_.clear();  // (the builder takes no more events)
+  }
+
+  // A parameter chain (regions of parameter call paths, outermost first) as Score-P's Cube
+  // writer writes it: the numeric parameters in order, then the strings in order.
+  std::vector<cube::Attributes> written_parameters(const std::vector<std::uint32_t>& chain) const {
+    std::vector<cube::Attributes> out;
+    for (const bool numeric : {true, false})
+      for (const auto r : chain) {
+        const auto& v = parameter_values_[r - threads_region_ - 1];
+        if (v.numeric == numeric)
+          out.push_back({{"partype", numeric ? "numeric" : "string"}, {"parkey", v.name}, {"parvalue", v.value}});
+      }
+    return out;
+  }
+
+  // Call path `from`'s visits, time and counters taken from `c`'s (one location).
+  void subtract(Column& col, std::uint32_t c, std::uint32_t from) const {
+    for (const auto f : {kVisits, kTime}) col.fixed[f][c] -= std::min(col.fixed[f][c], col.fixed[f][from]);
+    for (std::size_t s = 0; s < slots_; ++s)
+      add_counter(col.counters[std::size_t(c) * slots_ + s], col.counters[std::size_t(from) * slots_ + s], slot_double_(s),
+                  true);
+  }
+
+  // Call path `c` never visited on this location.
+  void clear(Column& col, std::uint32_t c) const {
+    for (std::size_t f = 0; f < kFixed; ++f)
+      if (used_[f]) col.fixed[f][c] = f == kMinTime ? ~std::uint64_t(0) : 0;
+    std::fill_n(col.counters.begin() + std::size_t(c) * slots_, slots_, 0);
+  }
+
+  // A location's values on the new call paths (row_of_), those of call paths made one merged.
+  Column moved(const Column& col, const std::vector<bool>& kept, std::uint32_t cnodes) const {
+    Column out;
+    for (std::size_t f = 0; f < kFixed; ++f)
+      if (used_[f]) out.fixed[f].assign(cnodes, f == kMinTime ? ~std::uint64_t(0) : 0);
+    out.counters.assign(std::size_t(cnodes) * slots_, 0);
+    const auto m = std::min(col.fixed[kVisits].size(), kept.size());
+    for (std::size_t c = 0; c < m; ++c) {
+      if (!kept[c]) continue;
+      const auto to = row_of_[c];
+      for (std::size_t f = 0; f < kFixed; ++f) {
+        if (!used_[f]) continue;
+        auto& cell = out.fixed[f][to];
+        const auto v = col.fixed[f][c];
+        cell = f == kMinTime ? std::min(cell, v) : f == kMaxTime ? std::max(cell, v) : cell + v;
+      }
+      for (std::size_t s = 0; s < slots_; ++s)
+        add_counter(out.counters[std::size_t(to) * slots_ + s], col.counters[c * slots_ + s], slot_double_(s));
+    }
+    return out;
   }
 
   // One visit of call path `c` lasting `d` ticks, its counters' start values at `start`.
@@ -602,9 +782,14 @@ class ProfileSink final : public EventSink {
   // TASKS and THREADS, after the trace's regions (in the profile where used).
   std::uint32_t tasks_region_ = kNone, threads_region_ = kNone;
   std::uint32_t program_ = kNone, program_location_ = kNone;  // the process's program root, who entered it
-  // Parameters' regions `name=value` by name, and their names (region threads_region_ + 1 + i).
+  // Parameters' call paths' regions by type and `name=value`, and their values (region
+  // threads_region_ + 1 + i).
   std::unordered_map<std::string, std::uint32_t> parameter_region_;
-  std::vector<std::string> parameter_names_;
+  std::vector<ParameterValue> parameter_values_;
+  // After apply_parameters: per call path its parameters (0: none; else parameter_lists_[i]),
+  // and per call path before it the one after.
+  std::vector<std::uint32_t> cnode_lists_, row_of_;
+  std::vector<std::vector<cube::Attributes>> parameter_lists_;
   bool pointer_open_ = false;
   std::uint32_t pointer_cnode_ = kNone;
   std::uint64_t pointer_enter_ = 0;
@@ -625,6 +810,7 @@ cube::Metric make_metric(const std::string& name, const std::string& display, co
 }
 
 profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& locations) {
+  apply_parameters();
   profile::LocalProfile p;
   // Metrics as Score-P names them, each with its column: a fixed one, or kFixed + counter slot.
   std::vector<std::size_t> source;
@@ -686,11 +872,17 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     c.role = "artificial";
     p.regions.push_back(std::move(c));
   }
-  // Score-P's regions of parameters' call paths, `name=value` (user code, without file or lines).
-  for (const auto& name : parameter_names_) {
-    region_of.push_back(static_cast<std::uint32_t>(p.regions.size()));
+  // Score-P's regions of the `instance` parameter's call paths, `instance=value` (user code,
+  // without file or lines), those left after apply_parameters.
+  region_of.resize(2 + parameter_values_.size(), kNone);
+  std::vector<bool> used_region(parameter_values_.size());
+  for (const auto r : cnode_region_)
+    if (r > threads_region_) used_region[r - threads_region_ - 1] = true;
+  for (std::size_t i = 0; i < parameter_values_.size(); ++i) {
+    if (!used_region[i]) continue;
+    region_of[2 + i] = static_cast<std::uint32_t>(p.regions.size());
     cube::Region c;
-    c.name = c.mangled_name = name;
+    c.name = c.mangled_name = parameter_values_[i].text;
     c.paradigm = "user";
     c.role = "unknown";
     c.begin = c.end = -1;
@@ -716,12 +908,15 @@ profile::LocalProfile ProfileSink::finish(const std::vector<std::uint32_t>& loca
     order.push_back(c);
     for (auto it = children[c].rbegin(); it != children[c].rend(); ++it) todo.push_back(*it);
   }
-  for (auto* o : observers_) o->rows(new_index);
-  rows_ = new_index;
+  rows_.resize(row_of_.size());  // the observers saw the call paths before apply_parameters
+  for (std::size_t c = 0; c < row_of_.size(); ++c) rows_[c] = row_of_[c] < n ? new_index[row_of_[c]] : 0;
+  for (auto* o : observers_) o->rows(rows_);
+  const bool parameters = parameter_lists_.size() > 1;
   for (auto c : order) {
     p.cnode_parents.push_back(cnode_parent_[c] == kNone ? cube::kNoParent : new_index[cnode_parent_[c]]);
     p.cnode_regions.push_back(profile_region(cnode_region_[c]));
     p.cnode_first_visit.push_back(first_enter_[c]);
+    if (parameters) p.cnode_parameters.push_back(parameter_lists_[cnode_lists_[c]]);
   }
   for (auto l : locations) p.locations.push_back({defs_.locations[l].name, location_class(defs_.locations[l])});
   const auto cols = columns_.size();

@@ -12,12 +12,25 @@
 
 namespace cubescale::trace_tests {
 
-// Call path names ("a/b/c", region names) by row.
+// Call path names ("a/b/c", region names) by row; a call path with parameters is its region's
+// name followed by them, "foo[size=0,mode=fast]" (parkey=parvalue, in their order).
 inline std::vector<std::string> path_names(const profile::LocalProfile& p) {
   std::vector<std::string> path(p.cnode_parents.size());
   for (std::size_t c = 0; c < path.size(); ++c) {
     const auto parent = p.cnode_parents[c];
-    const auto& name = p.regions[p.cnode_regions[c]].name;
+    auto name = p.regions[p.cnode_regions[c]].name;
+    if (c < p.cnode_parameters.size() && !p.cnode_parameters[c].empty()) {
+      std::string list;
+      for (const auto& attributes : p.cnode_parameters[c]) {
+        std::string key, value;
+        for (const auto& [k, v] : attributes) {
+          if (k == "parkey") key = v;
+          if (k == "parvalue") value = v;
+        }
+        list += (list.empty() ? "" : ",") + key + "=" + value;
+      }
+      name += "[" + list + "]";
+    }
     path[c] = parent == cube::kNoParent ? name : path[parent] + "/" + name;
   }
   return path;

@@ -24,6 +24,9 @@
 
 namespace cubescale::trace {
 
+// The prefix of an MpiCall's name that makes it a parameter ("parameter size=4").
+inline constexpr const char* kParameterCall = "parameter ";
+
 struct MpiCall {
   // "MPI_Send", "MPI_Ssend", "MPI_Isend", "MPI_Irecv", "MPI_Recv", "MPI_Ibarrier", "MPI_Ibcast" (peers =
   // [root]), "MPI_Ireduce" ([root]), "MPI_Iallreduce", "MPI_Test" (completes like MPI_Wait), "MPI_Wait", "MPI_Waitall", "MPI_Barrier", "MPI_Bcast",
@@ -36,6 +39,8 @@ struct MpiCall {
   // at the trace's end, with the program's region (artificial, measurement system, named after
   // the trace; PROGRAM_BEGIN names "/synthetic/<name>").
   // Without it main runs from 0 to the end and there is no PROGRAM_BEGIN.
+  // "parameter NAME=VALUE": a PARAMETER_INT64 (VALUE a decimal integer) or PARAMETER_STRING
+  // at `enter` (<= the end), written before the next call given, inside main; other fields unused.
   std::string name;
   std::uint64_t enter = 0, leave = 0;  // ticks (ns), leave >= enter
   std::vector<std::uint32_t> peers;    // receiver / senders (ranks); the root of rooted collectives
