@@ -104,7 +104,9 @@ def write_mpi_trace(directory: str | os.PathLike, name: str,
     Score-P 7 and later does: ``PROGRAM_BEGIN`` at 0, main from ``enter_ns`` to ``leave_ns``
     (the rank's other calls inside), ``PROGRAM_END`` at ``end``, with the program's own region
     (named after the trace) as the root call path above main; without it the trace has no
-    ``PROGRAM_BEGIN``. Returns the events written.
+    ``PROGRAM_BEGIN``; ``("parameter NAME=VALUE", time_ns, time_ns, [], 0)`` writes a
+    ``PARAMETER_INT64`` (VALUE a decimal integer) or else a ``PARAMETER_STRING`` at ``time_ns``,
+    inside main. Returns the events written.
 
     Example
     -------
