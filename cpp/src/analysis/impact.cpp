@@ -94,7 +94,11 @@ std::vector<std::string> path_keys(const profile::LocalProfile& p) {
   std::vector<std::string> keys(p.cnode_count());
   for (std::size_t c = 0; c < keys.size(); ++c) {
     const auto parent = p.cnode_parents[c];
-    const auto& name = p.regions[p.cnode_regions[c]].name;
+    auto name = p.regions[p.cnode_regions[c]].name;
+    // Call paths split by parameters (Score-P's foo[size=0] and foo[size=1]) are apart only by them.
+    if (c < p.cnode_parameters.size())
+      for (const auto& parameter : p.cnode_parameters[c])
+        for (const auto& [key, value] : parameter) name += '\x1e' + key + '=' + value;
     keys[c] = parent < c ? keys[parent] + '\x1f' + name : name;  // preorder: the parent's key is ready
   }
   return keys;
