@@ -4,11 +4,13 @@ the reader's tests compare with)."""
 from __future__ import annotations
 
 import collections
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
-SHARED_OTF2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "otf2"
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise (as conftest.py).
+SHARED_OTF2 = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "otf2"
 
 
 def anchors() -> list[Path]:
