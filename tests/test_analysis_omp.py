@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from analysis_cases import OMP_CLOCKS, OMP_CLOCKS_EXPECTED, OMP_CLOCKS_VIOLATIONS, OMP_TEAMS, OMP_TEAMS_EXPECTED
 from analysis_cases import OMP_REGIONS as REGIONS
+from scout_tree import SCOUT_26_TREE
 
 import cubescale
 from cubescale import testing, trace
@@ -46,20 +47,19 @@ def test_synthetic_omp_patterns_are_exact(synthetic, pattern):
 
 
 def test_omp_tree_is_scalascas(synthetic):
-    spec = waitstates.spec_tree()
     names = [m.name for m in synthetic.metrics]
     tree = ["execution", "omp_time", "omp_management", "omp_fork", "omp_synchronization", "omp_barrier", "omp_ebarrier", "omp_ebarrier_wait",
             "omp_ibarrier", "omp_ibarrier_wait", "omp_critical", "omp_lock_contention_critical", "omp_lock_api",
             "omp_lock_contention_api"]
     start = names.index("execution")
     assert names[start:start + len(tree)] == tree  # preorder, right below time
-    scouts = {"omp_lock_contention_critical": ("OMP Critical Contention", "omp_critical"),
-              "omp_lock_contention_api": ("OMP Lock API Contention", "omp_lock_api")}
+    # Scalasca 2.6's names ("OpenMP", both contentions "Lock Contention"; before 2026-11-28 the
+    # older scalasca.spec's "OMP" and scout's raw pattern names)
     for name in tree:
         m = synthetic.metric(name)
-        display, parent = scouts.get(name) or spec[name]
-        assert (m.display_name, synthetic.metrics[m.parent].name) == (display, parent), name
-        assert (m.unit, m.kind, m.dtype) == ("sec", "EXCLUSIVE", "DOUBLE")
+        display, parent, unit = SCOUT_26_TREE[name]
+        assert (m.display_name, synthetic.metrics[m.parent].name, m.unit) == (display, parent, unit), name
+        assert (m.kind, m.dtype) == ("EXCLUSIVE", "DOUBLE")
     # a parent stores its children; execution is all of time here (where the profile's exclusive
     # time of a worker thread is negative, on its master's call paths above the parallel region,
     # execution has none)

@@ -528,50 +528,51 @@ struct OmpMetric {
   const char* description;
 };
 
-// Scalasca's tree (display names as scalasca.spec has them; the contention patterns, which it
-// lacks, with scout's names), in preorder.
+// Scalasca 2.6's tree (unique and display names and nesting as its scout.spec has them; the
+// descriptions are ours), in preorder.
 const OmpMetric kOmpTree[] = {
-    {"omp_time", "OMP", "execution", Regions::Omp, OmpPattern::Count, "Time spent in the OpenMP runtime and API"},
+    {"omp_time", "OpenMP", "execution", Regions::Omp, OmpPattern::Count,
+     "Time inside OpenMP regions (constructs and runtime calls)"},
     {"omp_management", "Management", "omp_time", Regions::None, OmpPattern::Management,
      "Time a thread spends between its team's fork and entering the parallel region, and between leaving it and the "
      "join"},
     {"omp_fork", "Fork", "omp_management", Regions::None, OmpPattern::Fork,
      "Time a thread spends between its team's fork and entering the parallel region"},
     {"omp_synchronization", "Synchronization", "omp_time", Regions::Synchronization, OmpPattern::Count,
-     "Time spent in OpenMP synchronization"},
+     "Time inside OpenMP barriers, critical sections, atomics and lock calls"},
     {"omp_barrier", "Barrier", "omp_synchronization", Regions::Barrier, OmpPattern::Count,
-     "Time spent in OpenMP barriers"},
+     "Time inside OpenMP barriers, explicit and implicit"},
     {"omp_ebarrier", "Explicit", "omp_barrier", Regions::Ebarrier, OmpPattern::Count,
-     "Time spent in explicit OpenMP barriers"},
+     "Time inside barriers the program states (omp barrier)"},
     {"omp_ebarrier_wait", "Wait at Barrier", "omp_ebarrier", Regions::None, OmpPattern::EbarrierWait,
      "Time in an explicit OpenMP barrier until the team's last thread entered it"},
     {"omp_ibarrier", "Implicit", "omp_barrier", Regions::Ibarrier, OmpPattern::Count,
-     "Time spent in implicit OpenMP barriers"},
+     "Time inside the barriers at the end of worksharing and parallel constructs"},
     {"omp_ibarrier_wait", "Wait at Barrier", "omp_ibarrier", Regions::None, OmpPattern::IbarrierWait,
      "Time in an implicit OpenMP barrier until the team's last thread entered it"},
     {"omp_critical", "Critical", "omp_synchronization", Regions::Critical, OmpPattern::Count,
-     "Time spent in OpenMP critical sections"},
-    {"omp_lock_contention_critical", "OMP Critical Contention", "omp_critical", Regions::None,
-     OmpPattern::LockContentionCritical, "Time lost waiting for a critical section another thread holds"},
+     "Time inside OpenMP critical sections"},
+    {"omp_lock_contention_critical", "Lock Contention", "omp_critical", Regions::None,
+     OmpPattern::LockContentionCritical, "Time a thread waits to enter a critical section another thread is in"},
     {"omp_lock_api", "Lock API", "omp_synchronization", Regions::LockApi, OmpPattern::Count,
-     "Time spent in OpenMP lock API calls"},
-    {"omp_lock_contention_api", "OMP Lock API Contention", "omp_lock_api", Regions::None,
-     OmpPattern::LockContentionApi, "Time lost waiting for an OpenMP lock another thread holds"},
+     "Time inside omp_*_lock calls"},
+    {"omp_lock_contention_api", "Lock Contention", "omp_lock_api", Regions::None, OmpPattern::LockContentionApi,
+     "Time a thread waits in omp_set_lock for a lock another thread holds"},
     // POSIX threads, as Scalasca's scout.spec places them (pthread_management, which has no
     // pattern below it, is left out as every region metric without one).
     {"pthread_time", "POSIX threads", "execution", Regions::Pthread, OmpPattern::Count,
-     "Time spent in the POSIX threads API"},
+     "Time inside pthread_* calls"},
     {"pthread_synchronization", "Synchronization", "pthread_time", Regions::PthreadSynchronization, OmpPattern::Count,
-     "Time spent on Pthread synchronization"},
+     "Time inside the mutex and condition calls of POSIX threads"},
     {"pthread_lock_api", "Mutex", "pthread_synchronization", Regions::PthreadMutex, OmpPattern::Count,
-     "Time spent in POSIX threads mutex API calls"},
+     "Time inside pthread_mutex_* calls"},
     {"pthread_lock_contention_mutex_lock", "Lock Contention", "pthread_lock_api", Regions::None,
-     OmpPattern::PthreadMutexContention, "Time lost waiting for a POSIX threads mutex to be acquired"},
+     OmpPattern::PthreadMutexContention, "Time a thread waits in pthread_mutex_lock for a mutex another thread holds"},
     {"pthread_conditional", "Condition", "pthread_synchronization", Regions::PthreadCondition, OmpPattern::Count,
-     "Time spent in POSIX threads condition API calls"},
+     "Time inside pthread_cond_* calls"},
     {"pthread_lock_contention_conditional", "Lock Contention", "pthread_conditional", Regions::None,
      OmpPattern::PthreadConditionContention,
-     "Time lost waiting for a POSIX threads mutex to be acquired in a condition operation"},
+     "Time a thread woken in pthread_cond_wait waits to take back a mutex another thread holds"},
 };
 
 double read_double(const std::uint8_t* p) {
@@ -638,7 +639,7 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
     return v;
   };
   if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time
-    auto m = seconds_metric("execution", "Execution", "Execution time");
+    auto m = seconds_metric("execution", "Execution", kExecutionDescription);
     m.parent = static_cast<std::uint32_t>(time);
     insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, of_regions(Regions::All)));
   }

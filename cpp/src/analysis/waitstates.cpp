@@ -579,6 +579,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   std::uint32_t communicator = 0;
   std::vector<const CollectiveRecord*> instance;
   std::vector<MemberSync> sync;
+  std::vector<CollectiveReduction*> mine;  // the members' reductions
   for (const auto& refs : instances) {
     instance.clear();
     for (const auto& r : refs) instance.push_back(&lists[r.list].collectives[r.index]);
@@ -781,9 +782,30 @@ void collective_severities(const CollectiveRecord& c, const CollectiveReduction&
 
 // --- the report's metric tree ------------------------------------------------------------------
 
+namespace {
+constexpr const char* kScoutPages = "@mirror@scalasca_patterns.html#";
+}  // namespace
+
+std::string scout_url(const std::string& unique_name) { return kScoutPages + unique_name; }
+
+std::vector<std::string> documentation_mirrors(const std::vector<cube::Metric>& metrics) {
+  for (const auto& m : metrics)
+    if (starts_with(m.url, kScoutPages))  // Scalasca 2.6's, in scout's order
+      return {"http://apps.fz-juelich.de/scalasca/releases/scalasca/2.6/help/",
+              "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/scalasca-2.6/patterns/",
+              "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/latest/patterns/"};
+  return {};
+}
+
+void link_profile_metrics(profile::LocalProfile& p) {
+  for (auto& m : p.metrics)
+    if ((m.uniq_name == "time" || m.uniq_name == "visits") && m.url.empty()) m.url = scout_url(m.uniq_name);
+}
+
 cube::Metric seconds_metric(const char* name, const char* display, const char* description) {
   cube::Metric m;
   m.uniq_name = name;
+  m.url = scout_url(name);
   m.disp_name = display;
   m.dtype = *cube::parse_data_type("DOUBLE");
   m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
@@ -801,9 +823,37 @@ cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std:
 
 namespace {
 
-// Which MPI calls a time metric of Scalasca's tree covers (by region name, as scalasca.spec's
-// CubePL does).
-enum class Calls { All, Mpi, Synchronization, SyncCollective, Communication, PointToPoint, Collective, InitExit };
+// Which MPI calls a time metric of Scalasca's tree covers, by region name (the classes of
+// Scalasca 2.6's scout.spec; the management classes name the MPI functions themselves).
+enum class Calls {
+  All, Mpi, Management, InitExit, MgmtComm, MgmtFile, MgmtWin, Synchronization, SyncCollective, Communication,
+  PointToPoint, Collective
+};
+
+// MPI's management calls (lower case, without "mpi_"): starting and ending MPI, communicators
+// and their topologies (and the dynamic-process calls that make communicators), files opened
+// and their settings (not their reads and writes), RMA windows made, queried and freed.
+const char* const kStartup[] = {"init", "init_thread", "initialized", "finalize", "finalized"};
+const char* const kCommManagement[] = {
+    "cart_coords", "cart_create", "cart_get", "cart_map", "cart_rank", "cart_shift", "cart_sub", "cartdim_get",
+    "comm_accept", "comm_compare", "comm_connect", "comm_create", "comm_create_group", "comm_create_keyval",
+    "comm_delete_attr", "comm_disconnect", "comm_dup", "comm_dup_with_info", "comm_free", "comm_free_keyval",
+    "comm_get_attr", "comm_get_info", "comm_get_name", "comm_get_parent", "comm_group", "comm_idup", "comm_join",
+    "comm_rank", "comm_remote_group", "comm_remote_size", "comm_set_attr", "comm_set_info", "comm_set_name",
+    "comm_size", "comm_spawn", "comm_spawn_multiple", "comm_split", "comm_split_type", "comm_test_inter",
+    "dims_create", "dist_graph_create", "dist_graph_create_adjacent", "dist_graph_neighbors",
+    "dist_graph_neighbors_count", "graph_create", "graph_get", "graph_map", "graph_neighbors",
+    "graph_neighbors_count", "graphdims_get", "intercomm_create", "intercomm_merge", "topo_test", "close_port",
+    "open_port", "lookup_name", "publish_name", "unpublish_name"};
+const char* const kFileManagement[] = {
+    "file_close", "file_delete", "file_get_amode", "file_get_atomicity", "file_get_byte_offset", "file_get_group",
+    "file_get_info", "file_get_position", "file_get_position_shared", "file_get_size", "file_get_type_extent",
+    "file_get_view", "file_open", "file_preallocate", "file_seek", "file_seek_shared", "file_set_atomicity",
+    "file_set_info", "file_set_size", "file_set_view", "file_sync"};
+const char* const kWinManagement[] = {
+    "win_allocate", "win_allocate_shared", "win_attach", "win_create", "win_create_dynamic", "win_create_keyval",
+    "win_delete_attr", "win_detach", "win_free", "win_free_keyval", "win_get_attr", "win_get_group", "win_get_info",
+    "win_get_name", "win_set_attr", "win_set_info", "win_set_name", "win_shared_query"};
 
 bool covers(Calls calls, const cube::Region& region) {
   const auto name = lower(region.name);
@@ -817,6 +867,12 @@ bool covers(Calls calls, const cube::Region& region) {
   static const char* const kWinSync[] = {"mpi_win_post", "mpi_win_wait", "mpi_win_start", "mpi_win_complete",
                                          "mpi_win_fence", "mpi_win_lock", "mpi_win_unlock"};
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
+  // the management lists name the calls without their "mpi_"
+  auto managed = [&](const auto& list) {
+    return starts_with(name, "mpi_") && std::find_if(std::begin(list), std::end(list), [&](const char* call) {
+                                          return name.compare(4, std::string::npos, call) == 0;
+                                        }) != std::end(list);
+  };
   auto contains = [&](const char* part) { return name.find(part, 4) != std::string::npos; };
   const bool collective = in(kCollectives);
   const bool p2p = !starts_with(name, "mpi_win") &&
@@ -825,14 +881,25 @@ bool covers(Calls calls, const cube::Region& region) {
                     starts_with(name, "mpi_wait") || contains("start"));
   switch (calls) {
     case Calls::Mpi: return true;
+    case Calls::Management:
+      return managed(kStartup) || managed(kCommManagement) || managed(kFileManagement) || managed(kWinManagement);
+    case Calls::InitExit: return managed(kStartup);
+    case Calls::MgmtComm: return managed(kCommManagement);
+    case Calls::MgmtFile: return managed(kFileManagement);
+    case Calls::MgmtWin: return managed(kWinManagement);
     case Calls::Synchronization: return name == "mpi_barrier" || in(kWinSync);
     case Calls::SyncCollective: return name == "mpi_barrier";
     case Calls::Communication: return p2p || collective || name == "mpi_get" || name == "mpi_put" || name == "mpi_accumulate";
     case Calls::PointToPoint: return p2p;
     case Calls::Collective: return collective;
-    case Calls::InitExit: return name == "mpi_init" || name == "mpi_init_thread" || name == "mpi_finalize";
     default: return false;
   }
+}
+
+// The management classes have no pattern of their own (Init/Finalize's patterns may all be
+// left out): they appear where the MPI tree does and the trace defines a call of their class.
+bool shown_by_region(Calls calls) {
+  return calls == Calls::InitExit || calls == Calls::MgmtComm || calls == Calls::MgmtFile || calls == Calls::MgmtWin;
 }
 
 struct TreeMetric {
@@ -845,22 +912,37 @@ struct TreeMetric {
   const char* description;
 };
 
-// Scalasca's tree (unique and display names as scalasca.spec has them), in preorder.
+// Scalasca 2.6's tree (unique and display names and nesting as its scout.spec has them; the
+// descriptions are ours), in preorder.
 const TreeMetric kTree[] = {
-    {"execution", "Execution", "time", false, Calls::All, Pattern::Count, "Execution time"},
-    {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time spent in MPI calls"},
+    {"execution", "Execution", "time", false, Calls::All, Pattern::Count, kExecutionDescription},
+    {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time inside MPI functions"},
+    {"mpi_management", "Management", "mpi", false, Calls::Management, Pattern::Count,
+     "Time inside MPI's setup calls: start and end of MPI, communicators, files opened and windows made"},
+    {"mpi_init_exit", "Init/Finalize", "mpi_management", false, Calls::InitExit, Pattern::Count,
+     "Time inside MPI_Init, MPI_Init_thread, MPI_Finalize and their queries"},
+    {"mpi_init_completion", "Initialization Completion", "mpi_init_exit", true, Calls::All, Pattern::InitCompletion,
+     "Time in MPI initialization after the first process could leave it"},
+    {"mpi_finalize_wait", "Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
+     "Time in MPI_Finalize until the last process entered it"},
+    {"mpi_mgmt_comm", "Communicator", "mpi_management", false, Calls::MgmtComm, Pattern::Count,
+     "Time inside calls that make, query or free communicators and their topologies"},
+    {"mpi_mgmt_file", "File", "mpi_management", false, Calls::MgmtFile, Pattern::Count,
+     "Time inside calls that open, close, query or set MPI files (not their reads and writes)"},
+    {"mpi_mgmt_win", "Window", "mpi_management", false, Calls::MgmtWin, Pattern::Count,
+     "Time inside calls that make, query or free RMA windows"},
     {"mpi_synchronization", "Synchronization", "mpi", false, Calls::Synchronization, Pattern::Count,
-     "Time spent in MPI synchronization calls"},
+     "Time inside MPI calls that only synchronize (barriers, RMA epochs)"},
     {"mpi_sync_collective", "Collective", "mpi_synchronization", false, Calls::SyncCollective, Pattern::Count,
-     "Time spent in MPI barriers"},
+     "Time inside MPI_Barrier"},
     {"mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", true, Calls::All, Pattern::BarrierWait,
      "Time in an MPI barrier until the last process entered it"},
     {"mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", true, Calls::All,
      Pattern::BarrierCompletion, "Time in an MPI barrier after the first process could leave it"},
     {"mpi_communication", "Communication", "mpi", false, Calls::Communication, Pattern::Count,
-     "Time spent in MPI communication calls"},
+     "Time inside MPI calls that move data"},
     {"mpi_point2point", "Point-to-point", "mpi_communication", false, Calls::PointToPoint, Pattern::Count,
-     "Time spent in MPI point-to-point calls"},
+     "Time inside sends, receives and the calls that complete or test them"},
     {"mpi_latesender", "Late Sender", "mpi_point2point", true, Calls::All, Pattern::LateSender,
      "Time a receive waits for its message's send to start"},
     {"mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", true, Calls::All,
@@ -872,7 +954,7 @@ const TreeMetric kTree[] = {
     {"mpi_latereceiver", "Late Receiver", "mpi_point2point", true, Calls::All, Pattern::LateReceiver,
      "Time a blocking send (or the wait completing a non-blocking one) waits for its receive to be posted"},
     {"mpi_collective", "Collective", "mpi_communication", false, Calls::Collective, Pattern::Count,
-     "Time spent in MPI collective communication"},
+     "Time inside MPI collective operations that move data"},
     {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,
      "Time the root of an N-to-1 operation waits for the last process to enter it"},
     {"mpi_earlyscan", "Early Scan", "mpi_collective", true, Calls::All, Pattern::EarlyScan,
@@ -883,12 +965,6 @@ const TreeMetric kTree[] = {
      "Time in an N-to-N operation until the last process entered it"},
     {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
      "Time in an N-to-N operation after the first process could leave it"},
-    {"mpi_init_exit", "Init/Exit", "mpi", false, Calls::InitExit, Pattern::Count,
-     "Time spent in MPI initialization and finalization calls"},
-    {"mpi_init_completion", "MPI Initialization Completion", "mpi_init_exit", true, Calls::All,
-     Pattern::InitCompletion, "Time in MPI initialization after the first process could leave it"},
-    {"mpi_finalize_wait", "MPI Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
-     "Time in MPI_Finalize until the last process entered it"},
 };
 
 cube::Metric tree_metric(const TreeMetric& t) { return seconds_metric(t.name, t.display, t.description); }
@@ -912,12 +988,24 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
     if (p.metrics[m].uniq_name == "time") time = m;
   constexpr std::size_t kCount = std::size(kTree);
   bool used[kCount] = {};
-  for (std::size_t t = kCount; t-- > 0;) {
+  auto mark_parents = [&] {
+    for (std::size_t t = kCount; t-- > 0;) {
+      if (!used[t]) continue;
+      for (std::size_t a = 0; a < t; ++a)
+        if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
+    }
+  };
+  for (std::size_t t = 0; t < kCount; ++t)
     if (kTree[t].is_pattern) used[t] = present[std::size_t(kTree[t].pattern)];
-    if (!used[t]) continue;
-    for (std::size_t a = 0; a < t; ++a)
-      if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
-  }
+  mark_parents();
+  // By the trace's region definitions, which every rank of a replay has alike.
+  if (used[1])  // kTree[1]: mpi
+    for (std::size_t t = 0; t < kCount; ++t)
+      if (shown_by_region(kTree[t].calls))
+        for (const auto& region : p.regions)
+          if (covers(kTree[t].calls, region)) used[t] = true;
+  mark_parents();
+  link_profile_metrics(p);
   if (time == p.metrics.size() || !used[0]) return p;
   const auto n = p.cnode_count(), cols = p.locations.size();
   // Exclusive time per call path: its inclusive time less its children's. The children's sum

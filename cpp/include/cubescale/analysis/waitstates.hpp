@@ -268,9 +268,24 @@ class SeverityChunks {
 // MPI comm_locations group.
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
+// `execution`'s (the wait-state tree's and the OpenMP tree's, whichever makes it).
+inline constexpr const char* kExecutionDescription =
+    "All of the time: a trace has no idle threads or measurement overhead taken out here";
+
+// Scout's link to a metric's description: Scalasca's pattern page at the metric's unique name,
+// below the report's documentation mirrors (Cube puts each mirror in place of "@mirror@").
+std::string scout_url(const std::string& unique_name);
+// The mirrors of Scalasca 2.6's pattern documentation (scout writes them into every report),
+// where some metric links to it; else none.
+std::vector<std::string> documentation_mirrors(const std::vector<cube::Metric>& metrics);
+// Links `time` and `visits` (the trace profile's, which scout's report has too) to their
+// descriptions.
+void link_profile_metrics(profile::LocalProfile& p);
+
 // A metric of the wait-state report as scout stores it: DOUBLE seconds, EXCLUSIVE (its values
-// on the call path itself); and exclusive values [cnode][column] as its DOUBLE matrix. The
-// pattern tree, the OpenMP tree, the critical path and its impact metrics share them.
+// on the call path itself), linked to its description (scout_url); and exclusive values
+// [cnode][column] as its DOUBLE matrix. The pattern tree, the OpenMP tree, the critical path
+// and its impact metrics share them.
 cube::Metric seconds_metric(const char* name, const char* display, const char* description);
 cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values);
 
