@@ -179,7 +179,7 @@ def test_jacobi_barrier_instances_in_trace_stat_equal_the_event_dataframe(jacobi
     critical = stat[stat.index("omp_lock_contention_critical"):]
     assert " acquire " in critical and " leave " not in critical
     mpi = stat[stat.index("mpi_latesender"):].splitlines()[1]
-    assert "  MPI Rank 1, Master thread  main > jacobi > MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
+    assert "  MPI Rank 1, Master thread  main/jacobi/MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
 
 
 def test_a_thread_latency_of_its_own_leaves_the_messages_checks_alone():

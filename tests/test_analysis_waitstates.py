@@ -566,7 +566,11 @@ def test_cli_prints_the_summary(tmp_path, capsys, synthetic):
     assert main(["analyze", path, "-o", str(tmp_path / "a.cubex")]) == 0
     text = capsys.readouterr().out
     # the Waitall's 200 ns is the worst call path; rank 2 waits 300 ns in all
-    assert re.search(r"mpi_latesender +3.8e-07 +main > MPI_Waitall \(2e-07\) +MPI Rank 2 \(3e-07\)", text), text
+    assert re.search(r"mpi_latesender +3.8e-07 +main/MPI_Waitall \(2e-07\) +MPI Rank 2 \(3e-07\)", text), text
+    # call paths as top, stat and dump print them (" > " between the regions until 2026-11-28)
+    assert main(["top", str(tmp_path / "a.cubex"), "-m", "mpi_latesender"]) == 0
+    top = capsys.readouterr().out
+    assert "main/MPI_Waitall" in top and "main/MPI_Waitall" in text and " > " not in text, (top, text)
 
 
 def test_cli_inconsistent_trace_fails_cleanly(tmp_path, capsys):
