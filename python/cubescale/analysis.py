@@ -75,7 +75,7 @@ class PatternInstance:
     >>> import cubescale
     >>> top = statistics(analyze(cubescale.examples.trace_path())).patterns["mpi_wait_nxn"].top[0]
     >>> (top.call_path, top.process, top.leave > top.enter)
-    ('main/solve/MPI_Allreduce', 'MPI Rank 0', True)
+    ('main/solve/MPI_Allreduce', 'MPI Rank 1', True)
     """
 
     time: float

@@ -462,12 +462,34 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   std::vector<std::uint64_t> latest(omp.sync_groups(), 0);
   for (std::size_t j = 0; j < barriers.size(); ++j)
     if (group_of[j] < latest.size()) latest[group_of[j]] = std::max(latest[group_of[j]], barriers[j].enter);
+  // trace.stat counts each thread's wait but lists a barrier whole, as scout reduces it over the
+  // team: the sum of the threads' waits, the earliest enter, the latest leave, on the thread
+  // that waited longest (the first in the barriers' order among equals).
+  struct Whole {
+    PatternInstance instance{0, ~std::uint64_t(0), 0, 0, 0};
+    std::uint64_t most = 0;
+    OmpPattern pattern = OmpPattern::Count;
+    bool named = false;
+  };
+  std::vector<Whole> whole(latest.size());
   for (std::size_t j = 0; j < barriers.size(); ++j) {
     const auto& b = barriers[j];
     const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
-    add_instance(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
-                 barrier_wait(omp, b, until), b.enter, b.leave);
+    const auto pattern = b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait;
+    const auto wait = barrier_wait(omp, b, until);
+    if (add(pattern, b.cnode, b.location, wait)) instances.count(std::size_t(pattern), wait);
+    auto& w = group_of[j] < whole.size() ? whole[group_of[j]] : *whole.emplace(whole.end());
+    w.instance.ticks += wait;
+    w.instance.enter = std::min(w.instance.enter, b.enter), w.instance.leave = std::max(w.instance.leave, b.leave);
+    if (!w.named || wait > w.most) {
+      w.most = wait, w.named = true, w.pattern = pattern;
+      w.instance.cnode = b.cnode, w.instance.location = b.location;
+    }
   }
+  for (const auto& w : whole)
+    if (w.named && w.instance.cnode < cnodes && w.instance.location < column.size() &&
+        column[w.instance.location] != trace::kNone)
+      instances.list(std::size_t(w.pattern), w.instance);
   // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
   // are per process and paradigm).
   std::map<std::tuple<std::uint32_t, bool, std::uint32_t>, std::vector<const LockRecord*>> by_lock;

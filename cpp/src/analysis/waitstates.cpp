@@ -419,7 +419,8 @@ namespace {
 // `records`: indexable by the records' number (a vector of them, or pointers into lists).
 template <class Records>
 std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                        const Records& records, std::uint32_t stride = 1, const Chunking& chunking = {}) {
+                                        const Records& records, std::uint32_t stride = 1, const Chunking& chunking = {},
+                                        InstanceListings* listings = nullptr) {
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
@@ -478,10 +479,12 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
   // communicator is looked up above, so that the chunks only read the map.
   const auto bounds =
       whole_chunks(keys.size(), [&](std::size_t a, std::size_t b) { return same(keys[a], keys[b]); }, chunking);
-  run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {
+  std::vector<InstanceListings> listed(listings ? bounds.size() - 1 : 0);  // per chunk
+  run_chunks(bounds, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
     std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
     std::vector<std::size_t> number;                // and their numbers in `records`
     std::vector<MemberSync> sync;
+    std::vector<CollectiveReduction*> mine;  // the members' reductions
     for (std::size_t a = begin, b = begin; a < end; a = b) {
       for (b = a + 1; b < end && same(keys[a], keys[b]); ++b) {
       }
@@ -518,14 +521,12 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
                "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
                    trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
       collective_sync(instance, sync);
-      for (std::size_t i = 0; i < instance.size(); ++i) {
-        auto& mine = out[number[i]];
-        mine.until = sync[i].until;
-        mine.earliest_leave = sync[i].earliest_leave;
-        mine.skip = sync[i].sync ? 0 : 2;
-      }
+      mine.resize(instance.size());
+      for (std::size_t i = 0; i < instance.size(); ++i) mine[i] = &out[number[i]];
+      decide_reductions(instance, sync, mine.data(), listings ? &listed[chunk] : nullptr);
     }
   });
+  for (const auto& part : listed) listings->absorb(part);
   return out;
 }
 
@@ -550,24 +551,26 @@ class ListedCollectives {
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<CollectiveRecord>& records, std::uint32_t stride,
-                                                    const Chunking& chunking) {
-  return reduce(trace, analyzed, records, stride, chunking);
+                                                    const Chunking& chunking, InstanceListings* listings) {
+  return reduce(trace, analyzed, records, stride, chunking, listings);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<LocationRecords>& lists) {
-  return reduce(trace, analyzed, ListedCollectives(lists));
+                                                    const std::vector<LocationRecords>& lists,
+                                                    InstanceListings* listings) {
+  return reduce(trace, analyzed, ListedCollectives(lists), 1, {}, listings);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
                                                     const std::vector<std::vector<RecordRef>>& instances,
-                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
+                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided,
+                                                    InstanceListings* listings) {
   if (causers) causers->clear();
   const auto offset = collective_offsets(lists);
   std::size_t covered = 0;
   for (const auto& i : instances) covered += i.size();
-  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists);  // left out: inconsistent or partial
+  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists, listings);  // left out: inconsistent or partial
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
@@ -592,23 +595,23 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
         if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
         members_of = &it->second, communicator = first.communicator;
       }
-      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists, listings);
       for (std::size_t i = 0; i < instance.size(); ++i)
-        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists);
+        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists, listings);
     }
     for (const auto* c : instance)
-      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists, listings);
     if (given) continue;
     collective_sync(instance, sync);
+    mine.resize(instance.size());
     for (std::size_t i = 0; i < instance.size(); ++i) {
-      auto& mine = out[offset[refs[i].list] + refs[i].index];
-      mine.until = sync[i].until;
-      mine.earliest_leave = sync[i].earliest_leave;
-      mine.skip = sync[i].sync ? 0 : 2;
+      mine[i] = &out[offset[refs[i].list] + refs[i].index];
       if (causers && sync[i].sync) causer[offset[refs[i].list] + refs[i].index] = sync[i].causer;
     }
+    decide_reductions(instance, sync, mine.data(), listings);
   }
   if (given) {
+    if (listings) listings->absorb(decided->listings);
     out.swap(decided->reductions), causer.swap(decided->causers);
     *decided = {};
   }
@@ -729,15 +732,75 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
   }
 }
 
+namespace {
+
+// A member's waiting time: until the enter it waits for (or its leave).
+std::uint64_t member_wait(const CollectiveRecord& c, std::uint64_t until) {
+  const auto end = std::min(until, c.leave);
+  return end > c.enter ? end - c.enter : 0;
+}
+
+// A member's time to finish after the first synchronizing member could leave (and after the one
+// waited for entered).
+std::uint64_t member_completion(const CollectiveRecord& c, std::uint64_t until, std::uint64_t earliest_leave) {
+  const auto from = std::max(earliest_leave, std::min(until, c.leave));
+  return c.leave > from ? c.leave - from : 0;
+}
+
+}  // namespace
+
+void decide_reductions(const std::vector<const CollectiveRecord*>& m, const std::vector<MemberSync>& sync,
+                       CollectiveReduction* const* out, InstanceListings* listings) {
+  const auto n = m.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& r = *out[i];
+    r.until = sync[i].until;
+    r.earliest_leave = sync[i].earliest_leave;
+    r.skip = sync[i].sync ? 0 : 2;
+  }
+  // trace.stat lists a collective instance whole (scout's stat_collective reduces it over the
+  // communicator); Early Reduce has only the root's wait (scout lists it as it is, per member:
+  // collective_severities), MPI_Init and MPI_Finalize are not listed.
+  if (!listings || n == 0) return;
+  const auto cls = collective_class(m[0]->op);
+  const bool completes = cls == CollectiveClass::Barrier || cls == CollectiveClass::NToN;
+  if (!completes && cls != CollectiveClass::OneToN && cls != CollectiveClass::Scan) return;
+  PatternInstance wait{0, ~std::uint64_t(0), 0, 0, 0}, completion = wait;
+  std::uint64_t most_wait = 0, most_completion = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = *m[i];
+    // an N x N or scan member moving no data takes no part
+    if ((cls == CollectiveClass::NToN || cls == CollectiveClass::Scan) && !c.sends && !c.receives) continue;
+    wait.enter = std::min(wait.enter, c.enter), wait.leave = std::max(wait.leave, c.leave);
+    if (!sync[i].sync) continue;
+    const bool root = c.location == c.root;
+    const auto w = cls == CollectiveClass::OneToN && root ? 0 : member_wait(c, sync[i].until);
+    const auto k = completes ? member_completion(c, sync[i].until, sync[i].earliest_leave) : 0;
+    wait.ticks += w, completion.ticks += k;
+    // the member that waited longest names the instance (the first in rank order among equals)
+    if (!any || w > most_wait) most_wait = w, wait.cnode = c.cnode, wait.location = c.location;
+    if (!any || k > most_completion) most_completion = k, completion.cnode = c.cnode, completion.location = c.location;
+    any = true;
+  }
+  if (!any) return;
+  completion.enter = wait.enter, completion.leave = wait.leave;
+  const auto pattern = [&](bool waiting) {
+    switch (cls) {
+      case CollectiveClass::Barrier: return waiting ? Pattern::BarrierWait : Pattern::BarrierCompletion;
+      case CollectiveClass::NToN: return waiting ? Pattern::WaitNxN : Pattern::NxNCompletion;
+      case CollectiveClass::OneToN: return Pattern::LateBroadcast;
+      default: return Pattern::EarlyScan;
+    }
+  };
+  listings->add(std::size_t(pattern(true)), wait);
+  if (completes) listings->add(std::size_t(pattern(false)), completion);
+}
+
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out) {
   const bool root = c.location == c.root;
-  auto wait_for = [&](std::uint64_t t) {
-    const auto until = std::min(t, c.leave);
-    return until > c.enter ? until - c.enter : 0;
-  };
-  // Time to finish after the first synchronizing member could leave (and after the one waited for entered).
-  const auto from = std::max(r.earliest_leave, std::min(r.until, c.leave));
-  const std::uint64_t completion = c.leave > from ? c.leave - from : 0;
+  const auto wait = member_wait(c, r.until);
+  const auto completion = member_completion(c, r.until, r.earliest_leave);
   const auto cls = collective_class(c.op);
   if (r.skip == 1) return;  // an instance left out (MPI_Init/Finalize some processes lack)
   // The operations occur (the pattern is present) even where no instance synchronizes.
@@ -752,29 +815,32 @@ void collective_severities(const CollectiveRecord& c, const CollectiveReduction&
     case CollectiveClass::Other: break;
   }
   if (r.skip) return;
+  // A member's share counts in trace.stat; the instance is listed whole where it is reduced
+  // (decide_reductions).
+  constexpr auto kShare = Severities::Listing::Counted;
   switch (cls) {
     case CollectiveClass::Barrier:
-      out.add(Pattern::BarrierWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
-      out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::BarrierWait, c.cnode, c.location, wait, c.enter, c.leave, kShare);
+      out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::NToN:
-      out.add(Pattern::WaitNxN, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
-      out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::WaitNxN, c.cnode, c.location, wait, c.enter, c.leave, kShare);
+      out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::OneToN:
-      if (!root) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      if (!root) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::NToOne:
-      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait, c.enter, c.leave);
       break;
     case CollectiveClass::Scan:
-      out.add(Pattern::EarlyScan, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      out.add(Pattern::EarlyScan, c.cnode, c.location, wait, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::Init:
-      out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave, Severities::Listing::None);
       break;
     case CollectiveClass::Finalize:
-      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait, c.enter, c.leave, Severities::Listing::None);
       break;
     case CollectiveClass::Other: break;
   }
