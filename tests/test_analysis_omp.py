@@ -67,8 +67,37 @@ def test_omp_tree_is_scalascas(synthetic):
         m = synthetic.metric(name)
         parent = synthetic.values(synthetic.metrics[m.parent].name, inclusive=False)
         assert (parent - synthetic.values(name, inclusive=False) >= -1e-15).all(), name
+    # (time less the idle threads: Scalasca 2.6's execution, test_idle_threads_as_scalasca_adds_them)
     assert np.allclose(synthetic.values("execution", inclusive=False),
-                       synthetic.values("time", inclusive=False).clip(min=0))
+                       (synthetic.values("time", inclusive=False)
+                        - synthetic.values("omp_idle_threads", inclusive=False)).clip(min=0))
+
+
+def test_idle_threads_as_scalasca_adds_them(tmp_path):
+    # analysis_cases.OMP_TEAMS, 3 threads. `scalasca -examine` (cube_remap2 -s) adds the idle
+    # threads and counts them in time: outside parallel regions each worker idles for the
+    # master's time (main: 1000 ns less the master's 400 + 270 ns in its two regions = 330), in
+    # a region for what its time falls short of the master's (670 ns; thread 1 in 320 + 260 =
+    # 580, thread 2 in 310 + 245 = 555: 90 and 115 ns of limited parallelism). Until 2026-11-28
+    # there were none and time was execution.
+    testing.write_omp_trace(tmp_path, "teams", OMP_TEAMS, threads=3, end=1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2")
+    region = "!$omp parallel @synthetic.c:1"
+    assert waitstates.by_call(report, "omp_idle_threads") == pytest.approx(
+        {(1, "main"): 330 * NS, (2, "main"): 330 * NS, (1, region): 90 * NS, (2, region): 115 * NS}, rel=1e-12)
+    assert waitstates.by_call(report, "omp_limited_parallelism") == pytest.approx(
+        {(1, region): 90 * NS, (2, region): 115 * NS}, rel=1e-12)
+    time, idle = report.values("time", inclusive=False), report.values("omp_idle_threads", inclusive=False)
+    assert np.allclose(report.values("execution", inclusive=False), time - idle, atol=1e-18)
+    assert report.values("time")[0] == pytest.approx([1000 * NS] * 3, rel=1e-12)  # every thread: the whole run
+    for name in ("omp_idle_threads", "omp_limited_parallelism"):
+        m = report.metric(name)
+        display, parent, unit = SCOUT_26_TREE[name]
+        assert (m.display_name, report.metrics[m.parent].name, m.unit, m.kind) == (display, parent, unit, "EXCLUSIVE")
+    # scout's own metrics take the time before (the critical path covers the run once)
+    assert report.values("critical_path", inclusive=False).sum() == pytest.approx(1000 * NS, rel=1e-12)
+    # without OpenMP none (an MPI trace), and none beside POSIX threads (square leaves them out)
+    assert "omp_idle_threads" not in [m.name for m in cubescale.analyze(waitstates._shared_anchor("ping-pong")).metrics]
 
 
 def test_pthread_lock_contention_sits_in_scalascas_tree(tmp_path):
@@ -86,6 +115,7 @@ def test_pthread_lock_contention_sits_in_scalascas_tree(tmp_path):
             "pthread_conditional", "pthread_lock_contention_conditional"]
     start = names.index("pthread_time")
     assert names[start:start + len(tree)] == tree
+    assert "omp_idle_threads" not in names  # as Scalasca's square: no idle threads beside POSIX threads
     parents = {n: report.metrics[report.metric(n).parent].name for n in tree}
     assert parents == {"pthread_time": "execution", "pthread_synchronization": "pthread_time",
                        "pthread_lock_api": "pthread_synchronization",

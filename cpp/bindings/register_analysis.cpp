@@ -269,6 +269,9 @@ void register_replay(py::module_ m) {
           },
           py::arg("records"), "A writable byte view of `records` listings to receive into (as owner).")
       .def("take_listings", &Replay::take_listings, "Own: the listings received into the instance statistics.")
+      .def("add_idle_threads", &Replay::add_idle_threads, py::arg("profile"),
+           "Last, after the impact metrics: scout's omp_idle_threads and omp_limited_parallelism of own processes "
+           "below time, and their values added to time.")
       .def("present", [](const Replay& r) { return std::vector<bool>(r.present()); },
            "Per pattern: whether its operations occur among own locations.")
       .def(

@@ -676,6 +676,101 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
   }
 }
 
+namespace {
+
+// A call path's region that starts a team of threads, as Cube's remapper tells OpenMP parallel
+// regions apart (its is_omp predicate: an OpenMP description or module, else the name).
+bool starts_team(const cube::Region& r) {
+  if (r.descr == "OMP" || r.descr == "pomp" || r.mod == "OMP") return true;
+  if (r.mod == "pomp" || r.mod == "MPI" || r.mod == "mpi" || r.mod == "EPIK") return false;
+  return r.name.rfind("!$omp parallel @", 0) == 0;
+}
+
+}  // namespace
+
+void add_idle_threads(profile::LocalProfile& p, const trace::Definitions& defs,
+                      const std::vector<std::uint32_t>& locations) {
+  const auto time = find(p, "time");
+  // As Scalasca's `scalasca -examine` (cube_remap2 -s) adds them: only with OpenMP, and not
+  // where the run has POSIX threads too (square leaves the option out then).
+  if (time == p.metrics.size() || find(p, "omp_time") == p.metrics.size() || find(p, "pthread_time") != p.metrics.size())
+    return;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  if (locations.size() != cols) throw std::invalid_argument("idle threads: a location per column needed");
+  // Per column its process's master: the process's first CPU thread among the columns (a
+  // process's threads are all here); none for other locations (accelerator streams).
+  constexpr auto kNoMaster = ~std::size_t(0);
+  std::vector<std::size_t> master(cols, kNoMaster);
+  std::map<std::uint32_t, std::size_t> first;  // process -> column of its first thread
+  for (std::size_t l = 0; l < cols; ++l) {
+    const auto& loc = defs.locations[locations[l]];
+    if (loc.type != "cpu_thread") continue;
+    auto [it, fresh] = first.try_emplace(loc.group, l);
+    if (!fresh && locations[l] < locations[it->second]) it->second = l;
+  }
+  for (std::size_t l = 0; l < cols; ++l) {
+    const auto& loc = defs.locations[locations[l]];
+    if (loc.type == "cpu_thread") master[l] = first[loc.group];
+  }
+  auto own = exclusive_values(p, time);
+  std::vector<std::size_t> depth(n, 0);
+  for (std::size_t c = 0; c < n; ++c)
+    if (p.cnode_parents[c] != cube::kNoParent) depth[c] = depth[p.cnode_parents[c]] + 1;
+  std::vector<double> idle(n * cols, 0.0), limited(n * cols, 0.0), total(cols, 0.0);
+  constexpr auto kSerial = ~std::size_t(0);
+  std::size_t team_depth = kSerial, team = kSerial;  // the parallel region being summed, its call path
+  // The workers of a team that spent less time in it than their master idled for the rest.
+  auto close_team = [&] {
+    for (std::size_t l = 0; l < cols; ++l) {
+      if (master[l] == kNoMaster || master[l] == l) continue;
+      const double idled = total[master[l]] - total[l];
+      if (idled < 1e-10) continue;  // below what a measurement resolves (the remapper's threshold)
+      limited[team * cols + l] = idled;
+      idle[team * cols + l] += idled;
+    }
+    team = kSerial;
+  };
+  for (std::size_t c = 0; c < n; ++c) {
+    if (depth[c] <= team_depth) {  // outside the team's region: a new one, or serial code
+      team_depth = starts_team(p.regions[p.cnode_regions[c]]) ? depth[c] : kSerial;
+      if (team != kSerial) close_team();
+    }
+    if (team_depth != kSerial) {  // inside a parallel region: its time per thread
+      if (team == kSerial) team = c, std::fill(total.begin(), total.end(), 0.0);
+      for (std::size_t l = 0; l < cols; ++l) total[l] += own[c * cols + l];
+      continue;
+    }
+    // serial code: the master's time there is idle time of each of its workers
+    for (std::size_t l = 0; l < cols; ++l)
+      if (master[l] != kNoMaster && master[l] != l) idle[c * cols + l] = std::max(own[c * cols + master[l]], 0.0);
+  }
+  if (team != kSerial) close_team();
+  // The idle time is part of `time` (INCLUSIVE: on the call path and its ancestors), not of
+  // `execution`, which keeps the time before.
+  auto& incl = p.values[time];
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      const double add = idle[c * cols + l];
+      if (add == 0) continue;
+      for (auto a = c; a != cube::kNoParent; a = p.cnode_parents[a]) {
+        double v = read_double(incl.row(a) + l * 8) + add;
+        std::memcpy(incl.row(a) + l * 8, &v, 8);
+      }
+    }
+  incl.mark_nonzero_rows();
+  // Scalasca 2.6's place: below time, after execution (and its tree).
+  const auto at = subtree_end(p, find(p, "execution") != p.metrics.size() ? find(p, "execution") : time);
+  auto threads = seconds_metric("omp_idle_threads", "Idle threads",
+                                "Time the worker threads of a process idle: while their master runs serial code, and "
+                                "in a parallel region for what they spend less than their master");
+  threads.parent = static_cast<std::uint32_t>(time);
+  insert(p, at, std::move(threads), exclusive_matrix(n, cols, idle));
+  auto lim = seconds_metric("omp_limited_parallelism", "Limited parallelism",
+                            "The idle time of the workers inside parallel regions: less time there than the master");
+  lim.parent = static_cast<std::uint32_t>(at);
+  insert(p, at + 1, std::move(lim), exclusive_matrix(n, cols, limited));
+}
+
 std::uint64_t OmpObserver::bytes() const {
   std::uint64_t n = barriers_.capacity() * sizeof(BarrierRecord) + locks_.capacity() * sizeof(LockRecord) +
                     task_runs_.capacity() * sizeof(TaskRun);

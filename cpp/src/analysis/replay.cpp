@@ -355,6 +355,10 @@ std::vector<std::uint64_t> Replay::pack_listings(const std::vector<std::uint32_t
   return counts;
 }
 
+void Replay::add_idle_threads(profile::LocalProfile& p) const {
+  analysis::add_idle_threads(p, trace_.definitions(), mine_);
+}
+
 void Replay::take_listings() {
   release(outgoing_listings_);
   InstanceListings mine;  // the homes' listings of one call path and location: the most severe
@@ -566,6 +570,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;
     step.done("root causes");
   }
+  add_idle_threads(out, trace.definitions(), locations);  // last: the steps above take the time before
   return out;
 }
 

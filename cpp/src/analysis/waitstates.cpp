@@ -1047,6 +1047,29 @@ double read_double(const std::uint8_t* p) {
 // MPI call its parent's region class covers).
 }  // namespace
 
+std::vector<double> exclusive_values(const profile::LocalProfile& p, std::size_t metric) {
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  // A call path's inclusive value less its children's. The children's sum is taken in
+  // ascending order of value: a rank numbers call paths in its own order, and the report must
+  // not depend on how the locations were split (the same bytes for any number of ranks).
+  std::vector<double> own(n * cols);
+  const auto& incl = p.values[metric];
+  std::vector<std::vector<std::uint32_t>> children(n);
+  for (std::size_t c = 0; c < n; ++c)
+    if (p.cnode_parents[c] != cube::kNoParent) children[p.cnode_parents[c]].push_back(static_cast<std::uint32_t>(c));
+  std::vector<double> parts;
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      parts.clear();
+      for (auto child : children[c]) parts.push_back(read_double(incl.row(child) + l * 8));
+      std::sort(parts.begin(), parts.end());
+      double sum = 0;
+      for (double x : parts) sum += x;
+      own[c * cols + l] = read_double(incl.row(c) + l * 8) - sum;
+    }
+  return own;
+}
+
 profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev,
                                        const std::vector<bool>& present) {
   std::size_t time = p.metrics.size();
@@ -1074,25 +1097,7 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
   link_profile_metrics(p);
   if (time == p.metrics.size() || !used[0]) return p;
   const auto n = p.cnode_count(), cols = p.locations.size();
-  // Exclusive time per call path: its inclusive time less its children's. The children's sum
-  // is taken in ascending order of value: a rank numbers call paths in its own order, and the
-  // report must not depend on how the locations were split (the same bytes for any number of
-  // ranks).
-  std::vector<double> own(n * cols);
-  const auto& incl = p.values[time];
-  std::vector<std::vector<std::uint32_t>> children(n);
-  for (std::size_t c = 0; c < n; ++c)
-    if (p.cnode_parents[c] != cube::kNoParent) children[p.cnode_parents[c]].push_back(static_cast<std::uint32_t>(c));
-  std::vector<double> parts;
-  for (std::size_t c = 0; c < n; ++c)
-    for (std::size_t l = 0; l < cols; ++l) {
-      parts.clear();
-      for (auto child : children[c]) parts.push_back(read_double(incl.row(child) + l * 8));
-      std::sort(parts.begin(), parts.end());
-      double sum = 0;
-      for (double x : parts) sum += x;
-      own[c * cols + l] = read_double(incl.row(c) + l * 8) - sum;
-    }
+  const auto own = exclusive_values(p, time);
   std::vector<cube::Metric> metrics;
   std::vector<cube::Severity> values;
   std::vector<std::uint32_t> new_index(p.metrics.size());

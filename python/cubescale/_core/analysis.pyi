@@ -56,6 +56,10 @@ class Replay:
         """
         Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the same records and profile, and the steps after the pass in as many chunks of `chunk_records` records at least (tests make it small), the same report.
         """
+    def add_idle_threads(self, profile: cubescale._core.profile.LocalProfile) -> None:
+        """
+        Last, after the impact metrics: scout's omp_idle_threads and omp_limited_parallelism of own processes below time, and their values added to time.
+        """
     def answer_round(self) -> None:
         """
         In each round, after the sends came: per send received its receive's posting time (home_posted, in the order the sends came).

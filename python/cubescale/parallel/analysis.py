@@ -375,6 +375,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
     _impact(comm, local._core, replay)
+    _step(comm, lambda: replay.add_idle_threads(local._core))  # last: the steps before take the time before
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     say(f"writing {os.path.basename(str(output))}")
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),

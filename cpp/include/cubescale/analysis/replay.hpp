@@ -221,6 +221,9 @@ class Replay {
   std::vector<Listing>& outgoing_listings() { return outgoing_listings_; }
   std::vector<Listing>& incoming_listings() { return incoming_listings_; }
   void take_listings();
+  // Last, on the profile of finish_complete (after the impact metrics): scout's idle threads of
+  // own processes (omp_patterns.hpp, add_idle_threads).
+  void add_idle_threads(profile::LocalProfile& p) const;
   // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
   // The same with the instances collective_instances built of records() (no sort); `causers`,

@@ -275,7 +275,7 @@ std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
 // `execution`'s (the wait-state tree's and the OpenMP tree's, whichever makes it).
 inline constexpr const char* kExecutionDescription =
-    "All of the time: a trace has no idle threads or measurement overhead taken out here";
+    "Time less the idle time of OpenMP worker threads (omp_idle_threads)";
 
 // Scout's link to a metric's description: Scalasca's pattern page at the metric's unique name,
 // below the report's documentation mirrors (Cube puts each mirror in place of "@mirror@").
@@ -293,6 +293,9 @@ void link_profile_metrics(profile::LocalProfile& p);
 // and its impact metrics share them.
 cube::Metric seconds_metric(const char* name, const char* display, const char* description);
 cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values);
+// The exclusive values [cnode * columns + column] of an INCLUSIVE DOUBLE metric (`time`), the
+// same whatever order a rank numbers its call paths in.
+std::vector<double> exclusive_values(const profile::LocalProfile& p, std::size_t metric);
 
 // A location's rank in a communicator, so that every caller of collective_sync hands it an
 // instance's members in communicator rank order (scans: "the senders ranked up to mine"), as the
