@@ -660,10 +660,19 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
       if (covers(which, p.regions[p.cnode_regions[c]])) std::copy_n(own.begin() + c * cols, cols, v.begin() + c * cols);
     return v;
   };
-  if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time
+  if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time but the overhead
+    std::vector<double> execution(n * cols, 0.0), overhead(n * cols, 0.0);
+    for (std::size_t c = 0; c < n; ++c)
+      std::copy_n(own.begin() + c * cols, cols,
+                  (measurement_overhead(p.regions[p.cnode_regions[c]]) ? overhead : execution).begin() + c * cols);
     auto m = seconds_metric("execution", "Execution", kExecutionDescription);
     m.parent = static_cast<std::uint32_t>(time);
-    insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, of_regions(Regions::All)));
+    insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, execution));
+    if (std::any_of(p.regions.begin(), p.regions.end(), measurement_overhead)) {
+      auto o = seconds_metric("overhead", "Overhead", kOverheadDescription);
+      o.parent = static_cast<std::uint32_t>(time);
+      insert(p, time + 2, std::move(o), exclusive_matrix(n, cols, overhead));
+    }
   }
   for (std::size_t t = 0; t < kCount; ++t) {
     if (!used[t]) continue;
@@ -758,8 +767,11 @@ void add_idle_threads(profile::LocalProfile& p, const trace::Definitions& defs,
       }
     }
   incl.mark_nonzero_rows();
-  // Scalasca 2.6's place: below time, after execution (and its tree).
-  const auto at = subtree_end(p, find(p, "execution") != p.metrics.size() ? find(p, "execution") : time);
+  // Scalasca 2.6's place: below time, after execution (and its tree) and overhead.
+  auto before = time;
+  for (const char* name : {"execution", "overhead"})
+    if (find(p, name) != p.metrics.size()) before = find(p, name);
+  const auto at = subtree_end(p, before);
   auto threads = seconds_metric("omp_idle_threads", "Idle threads",
                                 "Time the worker threads of a process idle: while their master runs serial code, and "
                                 "in a parallel region for what they spend less than their master");

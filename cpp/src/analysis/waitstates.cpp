@@ -854,6 +854,11 @@ constexpr const char* kScoutPages = "@mirror@scalasca_patterns.html#";
 
 std::string scout_url(const std::string& unique_name) { return kScoutPages + unique_name; }
 
+bool measurement_overhead(const cube::Region& r) {
+  if (r.paradigm == "measurement") return r.name == "TRACE BUFFER FLUSH" || r.name == "TRACING";
+  return (r.paradigm == "cuda" || r.paradigm == "opencl") && r.name == "BUFFER FLUSH";
+}
+
 std::vector<std::string> documentation_mirrors(const std::vector<cube::Metric>& metrics) {
   for (const auto& m : metrics)
     if (starts_with(m.url, kScoutPages))  // Scalasca 2.6's, in scout's order
@@ -892,7 +897,7 @@ namespace {
 // Which MPI calls a time metric of Scalasca's tree covers, by region name (the classes of
 // Scalasca 2.6's scout.spec; the management classes name the MPI functions themselves).
 enum class Calls {
-  All, Mpi, Management, InitExit, MgmtComm, MgmtFile, MgmtWin, Synchronization, SyncCollective, Communication,
+  All, Execution, Overhead, Mpi, Management, InitExit, MgmtComm, MgmtFile, MgmtWin, Synchronization, SyncCollective, Communication,
   PointToPoint, Collective
 };
 
@@ -925,6 +930,8 @@ bool covers(Calls calls, const cube::Region& region) {
   const auto name = lower(region.name);
   const bool mpi = region.paradigm == "mpi" || starts_with(name, "mpi_");
   if (calls == Calls::All) return true;
+  if (calls == Calls::Execution) return !measurement_overhead(region);
+  if (calls == Calls::Overhead) return measurement_overhead(region);
   if (!mpi) return false;
   static const char* const kCollectives[] = {
       "mpi_allgather", "mpi_allgatherv", "mpi_allreduce", "mpi_alltoall", "mpi_alltoallv", "mpi_alltoallw",
@@ -963,9 +970,11 @@ bool covers(Calls calls, const cube::Region& region) {
 }
 
 // The management classes have no pattern of their own (Init/Finalize's patterns may all be
-// left out): they appear where the MPI tree does and the trace defines a call of their class.
+// left out): they appear where the MPI tree does and the trace defines a call of their class;
+// `overhead` where `execution` does and the trace defines a measurement region of its.
 bool shown_by_region(Calls calls) {
-  return calls == Calls::InitExit || calls == Calls::MgmtComm || calls == Calls::MgmtFile || calls == Calls::MgmtWin;
+  return calls == Calls::InitExit || calls == Calls::MgmtComm || calls == Calls::MgmtFile || calls == Calls::MgmtWin ||
+         calls == Calls::Overhead;
 }
 
 struct TreeMetric {
@@ -981,7 +990,7 @@ struct TreeMetric {
 // Scalasca 2.6's tree (unique and display names and nesting as its scout.spec has them; the
 // descriptions are ours), in preorder.
 const TreeMetric kTree[] = {
-    {"execution", "Execution", "time", false, Calls::All, Pattern::Count, kExecutionDescription},
+    {"execution", "Execution", "time", false, Calls::Execution, Pattern::Count, kExecutionDescription},
     {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time inside MPI functions"},
     {"mpi_management", "Management", "mpi", false, Calls::Management, Pattern::Count,
      "Time inside MPI's setup calls: start and end of MPI, communicators, files opened and windows made"},
@@ -1031,6 +1040,7 @@ const TreeMetric kTree[] = {
      "Time in an N-to-N operation until the last process entered it"},
     {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
      "Time in an N-to-N operation after the first process could leave it"},
+    {"overhead", "Overhead", "time", false, Calls::Overhead, Pattern::Count, kOverheadDescription},
 };
 
 cube::Metric tree_metric(const TreeMetric& t) { return seconds_metric(t.name, t.display, t.description); }
@@ -1088,11 +1098,10 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
     if (kTree[t].is_pattern) used[t] = present[std::size_t(kTree[t].pattern)];
   mark_parents();
   // By the trace's region definitions, which every rank of a replay has alike.
-  if (used[1])  // kTree[1]: mpi
-    for (std::size_t t = 0; t < kCount; ++t)
-      if (shown_by_region(kTree[t].calls))
-        for (const auto& region : p.regions)
-          if (covers(kTree[t].calls, region)) used[t] = true;
+  for (std::size_t t = 0; t < kCount; ++t)
+    if (shown_by_region(kTree[t].calls) && used[kTree[t].calls == Calls::Overhead ? 0 : 1])  // execution, mpi
+      for (const auto& region : p.regions)
+        if (covers(kTree[t].calls, region)) used[t] = true;
   mark_parents();
   link_profile_metrics(p);
   if (time == p.metrics.size() || !used[0]) return p;

@@ -275,7 +275,13 @@ std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
 // `execution`'s (the wait-state tree's and the OpenMP tree's, whichever makes it).
 inline constexpr const char* kExecutionDescription =
-    "Time less the idle time of OpenMP worker threads (omp_idle_threads)";
+    "Time less the idle time of OpenMP worker threads (omp_idle_threads) and the measurement's overhead";
+
+// `overhead`'s: the measurement's own time, which Scalasca 2.6 takes out of `execution`.
+inline constexpr const char* kOverheadDescription = "Time the measurement spent on itself: flushing its trace buffers";
+// A region of that time (as 2.6's scout.spec classifies them: the measurement system's
+// TRACE BUFFER FLUSH and TRACING, CUDA's and OpenCL's BUFFER FLUSH).
+bool measurement_overhead(const cube::Region& region);
 
 // Scout's link to a metric's description: Scalasca's pattern page at the metric's unique name,
 // below the report's documentation mirrors (Cube puts each mirror in place of "@mirror@").
