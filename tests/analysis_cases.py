@@ -4,6 +4,7 @@ pattern values of a report in a form JSON carries."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,8 @@ import numpy as np
 from cubescale.analysis import PATTERNS
 from cubescale.testing import one_way_run
 
-SHARED_OTF2 = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "otf2"
+# ../shared/data beside the checkout, unless CUBESCALE_SHARED_DATA says otherwise (as conftest.py).
+SHARED_OTF2 = Path(os.environ.get("CUBESCALE_SHARED_DATA", Path(__file__).resolve().parents[1].parent / "shared" / "data")) / "otf2"
 SHARED_MPI = ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"]
 
 # A Late Sender chain 0 -> 1 -> 2, an imbalanced barrier, a late broadcast root, an early

@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 from analysis_cases import OMP_CLOCKS, OMP_CLOCKS_EXPECTED, OMP_CLOCKS_VIOLATIONS, OMP_TEAMS, OMP_TEAMS_EXPECTED
 from analysis_cases import OMP_REGIONS as REGIONS
+from scout_tree import SCOUT_26_TREE
 
 import cubescale
 from cubescale import testing, trace
@@ -46,20 +47,19 @@ def test_synthetic_omp_patterns_are_exact(synthetic, pattern):
 
 
 def test_omp_tree_is_scalascas(synthetic):
-    spec = waitstates.spec_tree()
     names = [m.name for m in synthetic.metrics]
     tree = ["execution", "omp_time", "omp_management", "omp_fork", "omp_synchronization", "omp_barrier", "omp_ebarrier", "omp_ebarrier_wait",
             "omp_ibarrier", "omp_ibarrier_wait", "omp_critical", "omp_lock_contention_critical", "omp_lock_api",
             "omp_lock_contention_api"]
     start = names.index("execution")
     assert names[start:start + len(tree)] == tree  # preorder, right below time
-    scouts = {"omp_lock_contention_critical": ("OMP Critical Contention", "omp_critical"),
-              "omp_lock_contention_api": ("OMP Lock API Contention", "omp_lock_api")}
+    # Scalasca 2.6's names ("OpenMP", both contentions "Lock Contention"; before 2026-11-28 the
+    # older scalasca.spec's "OMP" and scout's raw pattern names)
     for name in tree:
         m = synthetic.metric(name)
-        display, parent = scouts.get(name) or spec[name]
-        assert (m.display_name, synthetic.metrics[m.parent].name) == (display, parent), name
-        assert (m.unit, m.kind, m.dtype) == ("sec", "EXCLUSIVE", "DOUBLE")
+        display, parent, unit = SCOUT_26_TREE[name]
+        assert (m.display_name, synthetic.metrics[m.parent].name, m.unit) == (display, parent, unit), name
+        assert (m.kind, m.dtype) == ("EXCLUSIVE", "DOUBLE")
     # a parent stores its children; execution is all of time here (where the profile's exclusive
     # time of a worker thread is negative, on its master's call paths above the parallel region,
     # execution has none)
@@ -67,8 +67,37 @@ def test_omp_tree_is_scalascas(synthetic):
         m = synthetic.metric(name)
         parent = synthetic.values(synthetic.metrics[m.parent].name, inclusive=False)
         assert (parent - synthetic.values(name, inclusive=False) >= -1e-15).all(), name
+    # (time less the idle threads: Scalasca 2.6's execution, test_idle_threads_as_scalasca_adds_them)
     assert np.allclose(synthetic.values("execution", inclusive=False),
-                       synthetic.values("time", inclusive=False).clip(min=0))
+                       (synthetic.values("time", inclusive=False)
+                        - synthetic.values("omp_idle_threads", inclusive=False)).clip(min=0))
+
+
+def test_idle_threads_as_scalasca_adds_them(tmp_path):
+    # analysis_cases.OMP_TEAMS, 3 threads. `scalasca -examine` (cube_remap2 -s) adds the idle
+    # threads and counts them in time: outside parallel regions each worker idles for the
+    # master's time (main: 1000 ns less the master's 400 + 270 ns in its two regions = 330), in
+    # a region for what its time falls short of the master's (670 ns; thread 1 in 320 + 260 =
+    # 580, thread 2 in 310 + 245 = 555: 90 and 115 ns of limited parallelism). Until 2026-11-28
+    # there were none and time was execution.
+    testing.write_omp_trace(tmp_path, "teams", OMP_TEAMS, threads=3, end=1000)
+    report = cubescale.analyze(tmp_path / "teams.otf2")
+    region = "!$omp parallel @synthetic.c:1"
+    assert waitstates.by_call(report, "omp_idle_threads") == pytest.approx(
+        {(1, "main"): 330 * NS, (2, "main"): 330 * NS, (1, region): 90 * NS, (2, region): 115 * NS}, rel=1e-12)
+    assert waitstates.by_call(report, "omp_limited_parallelism") == pytest.approx(
+        {(1, region): 90 * NS, (2, region): 115 * NS}, rel=1e-12)
+    time, idle = report.values("time", inclusive=False), report.values("omp_idle_threads", inclusive=False)
+    assert np.allclose(report.values("execution", inclusive=False), time - idle, atol=1e-18)
+    assert report.values("time")[0] == pytest.approx([1000 * NS] * 3, rel=1e-12)  # every thread: the whole run
+    for name in ("omp_idle_threads", "omp_limited_parallelism"):
+        m = report.metric(name)
+        display, parent, unit = SCOUT_26_TREE[name]
+        assert (m.display_name, report.metrics[m.parent].name, m.unit, m.kind) == (display, parent, unit, "EXCLUSIVE")
+    # scout's own metrics take the time before (the critical path covers the run once)
+    assert report.values("critical_path", inclusive=False).sum() == pytest.approx(1000 * NS, rel=1e-12)
+    # without OpenMP none (an MPI trace), and none beside POSIX threads (square leaves them out)
+    assert "omp_idle_threads" not in [m.name for m in cubescale.analyze(waitstates._shared_anchor("ping-pong")).metrics]
 
 
 def test_pthread_lock_contention_sits_in_scalascas_tree(tmp_path):
@@ -86,6 +115,7 @@ def test_pthread_lock_contention_sits_in_scalascas_tree(tmp_path):
             "pthread_conditional", "pthread_lock_contention_conditional"]
     start = names.index("pthread_time")
     assert names[start:start + len(tree)] == tree
+    assert "omp_idle_threads" not in names  # as Scalasca's square: no idle threads beside POSIX threads
     parents = {n: report.metrics[report.metric(n).parent].name for n in tree}
     assert parents == {"pthread_time": "execution", "pthread_synchronization": "pthread_time",
                        "pthread_lock_api": "pthread_synchronization",
@@ -170,16 +200,17 @@ def test_jacobi_barrier_instances_in_trace_stat_equal_the_event_dataframe(jacobi
     assert s.count == (waits > 0).sum()
     assert s.sum == pytest.approx(waits.sum(), rel=1e-9)
     assert s.max == pytest.approx(waits.max(), rel=1e-12)
-    assert s.top[0].time == s.max and all("implicit barrier" in i.call_path for i in s.top)
-    assert all(i.leave - i.enter >= i.time - 1e-12 for i in s.top)  # within the barrier's visit
+    # a barrier is listed whole, as scout reduces it over the team: the sum of its threads' waits
+    assert s.top[0].time >= s.max and all("implicit barrier" in i.call_path for i in s.top)
+    assert s.top[0].time <= s.sum
     assert "omp_management" not in cubescale.analysis.statistics(report).patterns  # as scout: not counted
     stat = cubescale.analysis.trace_stat(report)
     # the thread that waited beside its process; a lock's wait ends at its acquisition
-    assert f"  - {s.max:.4g} s  {s.top[0].process}, {s.top[0].location}  " in stat
+    assert f"  - {s.top[0].time:.4g} s  {s.top[0].process}, {s.top[0].location}  " in stat
     critical = stat[stat.index("omp_lock_contention_critical"):]
     assert " acquire " in critical and " leave " not in critical
     mpi = stat[stat.index("mpi_latesender"):].splitlines()[1]
-    assert "  MPI Rank 1, Master thread  main > jacobi > MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
+    assert "  MPI Rank 1, Master thread  main/jacobi/MPI_Sendrecv  " in mpi  # a hybrid process: its thread too
 
 
 def test_a_thread_latency_of_its_own_leaves_the_messages_checks_alone():
@@ -230,6 +261,15 @@ def test_synthetic_omp_instances_in_trace_stat_add_up_to_the_metrics(synthetic):
     for pattern, cells in EXPECTED.items():
         assert s[pattern].sum == pytest.approx(sum(cells.values()) * NS, rel=1e-12), pattern
         assert len(s[pattern].top) == len({region for _, region in cells})  # one per call path
+    # Each thread's wait counts, but a barrier is listed whole, as scout's trace.stat reduces it
+    # over the team: the sum of the threads' waits, the earliest enter and the latest leave, on
+    # the thread that waited longest (until 2026-11-28: the one thread's own wait and visit).
+    assert (s["omp_ibarrier_wait"].count, s["omp_ebarrier_wait"].count) == (2, 2)
+    for pattern, (ns, enter, leave) in {"omp_ibarrier_wait": (200, 200, 400),
+                                        "omp_ebarrier_wait": (80, 700, 800)}.items():
+        (top,) = s[pattern].top
+        assert (round(top.time / NS), round(top.enter / NS), round(top.leave / NS)) == (ns, enter, leave), pattern
+        assert top.location == synthetic.locations[0].name, pattern  # the master waited longest
 
 
 def test_jacobi_critical_contention_equals_the_event_dataframe(jacobi):

@@ -105,7 +105,7 @@ def test_most_severe_instances_in_the_reports_order_among_equals(tmp_path):
     rows = [report.cnodes[c].region.name for c in range(report.shape[0])]
     assert rows.index("MPI_Recv") < rows.index("MPI_Wait")
     top = analysis.statistics(report).patterns["mpi_latesender"].top
-    assert [(round(i.time / NS), i.call_path) for i in top] == [(500, "main > MPI_Recv"), (500, "main > MPI_Wait")]
+    assert [(round(i.time / NS), i.call_path) for i in top] == [(500, "main/MPI_Recv"), (500, "main/MPI_Wait")]
 
 
 def test_waitall_that_waited_as_late_sender_is_no_late_receiver(tmp_path):
@@ -230,12 +230,12 @@ def test_trace_stat_lists_the_most_severe_instances(tmp_path):
     assert s.variance == pytest.approx(((300 - 800 / 3) ** 2 * 2 + (200 - 800 / 3) ** 2) / 3 * NS * NS, rel=1e-6)
     # one per call path, largest first (ties in call-path order); enter and leave of the MPI call
     top = [(round(i.time / NS), i.call_path, i.process, round(i.enter / NS), round(i.leave / NS)) for i in s.top]
-    assert top == [(300, "main > MPI_Ssend", "MPI Rank 0", 100, 500),
-                   (300, "main > MPI_Waitall", "MPI Rank 0", 2100, 2600),
-                   (200, "main > MPI_Wait", "MPI Rank 0", 1100, 1500)]
+    assert top == [(300, "main/MPI_Ssend", "MPI Rank 0", 100, 500),
+                   (300, "main/MPI_Waitall", "MPI Rank 0", 2100, 2600),
+                   (200, "main/MPI_Wait", "MPI Rank 0", 1100, 1500)]
     text = analysis.trace_stat(report)
     assert re.search(r"mpi_latereceiver +3 +8e-07 +2\.67e-07 +3e-07", text), text
-    assert "  - 3e-07 s  MPI Rank 0  main > MPI_Ssend  enter 0.000000100 s  leave 0.000000500 s" in text
+    assert "  - 3e-07 s  MPI Rank 0  main/MPI_Ssend  enter 0.000000100 s  leave 0.000000500 s" in text
     # a report read back from its file has no instance statistics
     out = tmp_path / "a.cubex"
     cubescale.analyze(write(tmp_path, LATE_RECEIVER, name="again"), out)
@@ -247,12 +247,12 @@ def test_cli_summary_has_violations_and_instances(tmp_path, capsys):
     assert main(["analyze", path, "-o", str(tmp_path / "a.cubex")]) == 0
     text = capsys.readouterr().out
     assert "clock condition violations: 2 (MPI Rank 0: 1, MPI Rank 1: 1)" in text, text
-    assert "most severe instances" in text and "  - 4e-08 s  MPI Rank 1  main > MPI_Recv" in text, text
+    assert "most severe instances" in text and "  - 4e-08 s  MPI Rank 1  main/MPI_Recv" in text, text
     assert main(["analyze", path, "-o", str(tmp_path / "b.cubex"), "--time-correct"]) == 0
     text = capsys.readouterr().out
     assert ("clock condition violations: 0; as recorded 1 point to point, 1 collective, removed by the time "
             "correction (2 events moved forward)") in text, text
-    assert "  - 5e-08 s  MPI Rank 1  main > MPI_Recv" in text, text
+    assert "  - 5e-08 s  MPI Rank 1  main/MPI_Recv" in text, text
 
 
 @pytest.mark.parametrize("name", ["late-sender-barrier", "ping-pong", "bcast-scorep8", "jacobi-hybrid"])
@@ -290,7 +290,7 @@ def test_nonblocking_collectives_wait_in_their_completion(tmp_path):
                            for c in report.metrics[m.parent].children)
             assert (parent - children >= -1e-15).all(), m.name
     top = analysis.statistics(report).patterns["mpi_wait_nxn"].top[0]
-    assert (top.call_path, round(top.enter / NS), round(top.leave / NS)) == ("main > MPI_Wait", 500, 900)
+    assert (top.call_path, round(top.enter / NS), round(top.leave / NS)) == ("main/MPI_Wait", 500, 900)
 
 
 def test_nonblocking_scan_members_are_in_communicator_rank_order(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scout_tree import SCOUT_26_TREE
 
 import cubescale
 from cubescale import testing
@@ -21,6 +22,11 @@ ROOT_CAUSE = ["delay_latesender", "delay_latesender_longterm", "delay_latereceiv
               "delay_barrier", "delay_barrier_longterm", "delay_n2n", "delay_n2n_longterm", "delay_12n",
               "delay_12n_longterm", "delay_n21", "delay_n21_longterm", "mpi_wait_indirect_latesender",
               "mpi_wait_indirect_latereceiver", "mpi_wait_propagating_ls", "mpi_wait_propagating_lr"]
+# The same in the order of Scalasca 2.6's tree (preorder), which the report follows.
+IN_TREE_ORDER = ["delay_latesender", "delay_latesender_longterm", "delay_latereceiver", "delay_latereceiver_longterm",
+                 "delay_barrier", "delay_barrier_longterm", "delay_n21", "delay_n21_longterm", "delay_12n",
+                 "delay_12n_longterm", "delay_n2n", "delay_n2n_longterm", "mpi_wait_propagating_ls",
+                 "mpi_wait_propagating_lr", "mpi_wait_indirect_latesender", "mpi_wait_indirect_latereceiver"]
 
 
 def by_call(report: cubescale.Report, metric: str) -> dict[tuple[int, str], float]:
@@ -58,10 +64,18 @@ def test_worked_example(chain, tmp_path):
     late = report.values("mpi_latesender", inclusive=False).sum()
     delay = sum(report.values(m, inclusive=False).sum() for m in ROOT_CAUSE[:2])
     assert delay == pytest.approx(late, rel=1e-12)
-    # the written file has them too, in scout's order after the other metrics
+    # the written file has them too, after the other metrics, in Scalasca 2.6's tree (its groups
+    # below delay, waitstates_propagating_vs_terminal, waitstates_direct_vs_indirect; roots
+    # until 2026-11-28)
     written = cubescale.open(tmp_path / "rc.cubex")
     names = [m.name for m in written.metrics]
-    assert names[-len(ROOT_CAUSE):] == ROOT_CAUSE
+    assert names.index("delay") > names.index("performance_impact")
+    assert [n for n in names if n in ROOT_CAUSE] == IN_TREE_ORDER
+    for name in names[names.index("delay"):]:
+        m = written.metric(name)
+        display, parent, unit = SCOUT_26_TREE[name]
+        assert (m.display_name, written.metrics[m.parent].name if m.parent is not None else None, m.unit) == (
+            display, parent, unit), name
     assert by_call(written, "delay_latesender") == pytest.approx(expected["delay_latesender"], rel=1e-12)
 
 
@@ -185,7 +199,9 @@ def test_openmp_barrier_and_idleness_delay(tmp_path):
     assert by_call(report, "delay_ompidle") == pytest.approx({(0, "main"): 600e-9}, rel=1e-12)
     # as scout.omp: no MPI root-cause metrics without MPI, the OpenMP ones after the impact metrics
     names = [m.name for m in report.metrics]
-    assert names[-2:] == ["delay_ompbarrier", "delay_ompidle"] and not set(names) & set(ROOT_CAUSE)
+    assert names[-6:] == ["delay", "delay_omp", "delay_ompbarrier_aggregate", "delay_ompbarrier",
+                          "delay_ompidle_aggregate", "delay_ompidle"]
+    assert not set(names) & set(ROOT_CAUSE)
 
 
 def test_idleness_counts_every_other_thread_of_the_process(tmp_path):

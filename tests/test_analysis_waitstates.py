@@ -24,6 +24,7 @@ from analysis_cases import (
     SYNCPOINT_EXPECTED,
 )
 from otf2_oracle import SHARED_OTF2
+from scout_tree import SCOUT_26_TREE
 
 import cubescale
 from cubescale import testing
@@ -33,7 +34,6 @@ from cubescale.trace import open as open_trace
 analysis = importlib.import_module("cubescale.analysis")
 
 NS = 1e-9
-SPEC = SHARED_OTF2.parent / "cubepl" / "scalasca.spec"
 
 # Three ranks, times in ns: a Late Sender chain 0 -> 1 -> 2, an early send, an imbalanced
 # barrier that rank 1 leaves late, a broadcast whose root (1) is late, a reduce whose root (0)
@@ -102,23 +102,6 @@ def test_parents_store_their_children(synthetic):
     assert barrier == pytest.approx(np.array([600, 150, 400]) * NS)
 
 
-def spec_tree():
-    """{unique name: (display name, parent unique name)} of Scalasca's tree in scalasca.spec."""
-    text = SPEC.read_text()
-    tree, stack = {}, []
-    for tag in re.finditer(r"<metric\b[^>]*>|</metric>|<disp_name>([^<]*)</disp_name>\s*<uniq_name>([^<]*)</uniq_name>",
-                           text):
-        if tag.group(0).startswith("<metric"):
-            stack.append(None)
-        elif tag.group(0) == "</metric>":
-            stack.pop()
-        else:
-            stack[-1] = tag.group(2)
-            parent = next((s for s in reversed(stack[:-1]) if s), None)
-            tree[tag.group(2)] = (tag.group(1), parent)
-    return tree
-
-
 def descendants(report, index):
     out = []
     for c in report.metrics[index].children:
@@ -126,21 +109,111 @@ def descendants(report, index):
     return out
 
 
+SCOUT_URL = "@mirror@scalasca_patterns.html#"
+SCOUT_MIRRORS = ["http://apps.fz-juelich.de/scalasca/releases/scalasca/2.6/help/",
+                 "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/scalasca-2.6/patterns/",
+                 "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/latest/patterns/"]
+# Metrics of ours that Scalasca 2.6's tree lacks: Score-P's profile's extremes, our clock check.
+OURS = {"min_time", "max_time", "clock_violations"}
+
+
+def assert_scout_26_tree(report):
+    """Every metric as Scalasca 2.6's scout.spec has it (display name, parent, unit), linked to
+    its online description (scout's URL), but the few of our own."""
+    for m in report.metrics:
+        if m.name in OURS:
+            continue
+        display, parent, unit = SCOUT_26_TREE[m.name]
+        ours = report.metrics[m.parent].name if m.parent is not None else None
+        assert (m.display_name, ours, m.unit, m.url) == (display, parent, unit, SCOUT_URL + m.name), m.name
+
+
 def test_metric_tree_is_scalascas(synthetic):
     _, report = synthetic
-    spec = spec_tree()
     time = report.metric("time")
     tree = [time] + [m for m in report.metrics if m.parent is not None and m.index > time.index
                      and m.index < time.index + 1 + len(descendants(report, time.index))]
-    assert [m.name for m in tree] == ["time", "execution", "mpi", "mpi_synchronization", "mpi_sync_collective",
+    # (the synthetic traces define MPI_Init and MPI_Finalize: their class is there, with zeros)
+    assert [m.name for m in tree] == ["time", "execution", "mpi", "mpi_management", "mpi_init_exit",
+                                      "mpi_synchronization", "mpi_sync_collective",
                                       "mpi_barrier_wait", "mpi_barrier_completion", "mpi_communication",
                                       "mpi_point2point", "mpi_latesender", "mpi_latesender_wo", "mpi_lswo_different",
                                       "mpi_lswo_same", "mpi_latereceiver", "mpi_collective", "mpi_earlyreduce",
                                       "mpi_latebroadcast", "mpi_wait_nxn", "mpi_nxn_completion"]
     for m in tree[1:]:
-        display, parent = spec[m.name]
-        assert m.display_name == display and report.metrics[m.parent].name == parent, m.name
         assert (m.unit, m.kind, m.dtype) == ("sec", "EXCLUSIVE", "DOUBLE")  # as scout writes them
+    assert_scout_26_tree(report)
+
+
+@pytest.mark.parametrize("name", ["late-sender-barrier", "bcast-scorep8"])
+def test_shared_reports_have_scout_26s_tree_and_online_help(tmp_path, name):
+    # Until 2026-11-28 the tree was the older scalasca.spec's (mpi_init_exit "Init/Exit" below
+    # mpi, "OMP", "Critical path profile", the impact metrics and root causes as roots), with no
+    # <url> and no <mirrors>: Cube's "Online description" had nothing to open.
+    out = tmp_path / "scout.cubex"
+    cubescale.analyze(_shared_anchor(name), out, root_cause=True)
+    report = cubescale.open(out)
+    assert_scout_26_tree(report)
+    assert report.mirrors == SCOUT_MIRRORS
+    names = [m.name for m in report.metrics]
+    for name in ("mpi_management", "mpi_init_exit", "performance_impact", "performance_impact_criticalpath", "delay",
+                 "waitstates_direct_vs_indirect"):
+        assert name in names
+    # the parents scout.spec derives as sums store their children's sum here
+    for parent in ("performance_impact", "performance_impact_criticalpath", "delay_latesender_aggregate",
+                   "mpi_wait_terminal"):
+        index = report.metric(parent).index
+        children = sum(report.values(report.metrics[c].name, inclusive=False) for c in report.metrics[index].children)
+        assert np.allclose(report.values(parent, inclusive=False), children, rtol=1e-12, atol=0), parent
+
+
+def test_mpi_management_calls_have_their_class(tmp_path):
+    # late-sender-barrier calls MPI_Comm_rank and MPI_Comm_size: 2.6 puts their time below
+    # mpi > mpi_management > mpi_mgmt_comm (before, it stayed as exclusive time of mpi itself)
+    report = cubescale.analyze(_shared_anchor("late-sender-barrier"))
+    rows = [c for c in range(report.shape[0]) if report.cnodes[c].region.name in ("MPI_Comm_rank", "MPI_Comm_size")]
+    assert rows
+    time = report.values("time", inclusive=False)
+    comm = report.values("mpi_mgmt_comm", inclusive=False)
+    assert np.array_equal(comm[rows], time[rows]) and comm[rows].sum() > 0
+    management = report.values("mpi_management", inclusive=False)
+    assert np.allclose(management, comm + report.values("mpi_init_exit", inclusive=False)
+                       + report.values("mpi_mgmt_file", inclusive=False) + report.values("mpi_mgmt_win", inclusive=False))
+    # nothing of an MPI call is left to mpi alone but the calls no class of 2.6 names
+    mpi = report.values("mpi", inclusive=False)
+    classes = sum(report.values(report.metrics[c].name, inclusive=False) for c in report.metric("mpi").children)
+    assert np.allclose(mpi[rows], classes[rows])
+    init = [c for c in range(report.shape[0]) if report.cnodes[c].region.name in ("MPI_Init", "MPI_Finalize")]
+    assert np.array_equal(report.values("mpi_init_exit", inclusive=False)[init], time[init])
+
+
+def test_trace_stat_lists_collective_instances_whole(synthetic):
+    # scout's trace.stat counts every member's wait but lists a collective instance reduced over
+    # its communicator (Statistics.pattern's stat_collective): the sum of the members' waits, the
+    # earliest enter, the latest leave and the member that waited longest; Early Reduce as the
+    # root's, MPI_Init/Finalize not at all. Until 2026-11-28 one member's share was listed.
+    _, report = synthetic
+    stats = analysis.statistics(report).patterns
+    want = {  # pattern: (members counted, sum of the instance, its rank, earliest enter, latest leave) in ns
+        "mpi_barrier_wait": (2, 800, 0, 1000, 1650), "mpi_barrier_completion": (1, 50, 1, 1000, 1650),
+        "mpi_latebroadcast": (2, 700, 0, 2000, 2500), "mpi_earlyreduce": (1, 300, 0, 3000, 3400),
+        "mpi_wait_nxn": (2, 1100, 0, 4000, 4800), "mpi_nxn_completion": (2, 150, 2, 4000, 4800)}
+    for pattern, (count, ns, rank, enter, leave) in want.items():
+        s = stats[pattern]
+        assert s.count == count and s.sum == pytest.approx(sum(EXPECTED[pattern].values()) * NS, rel=1e-12)
+        (top,) = s.top
+        assert (round(top.time / NS), top.process, round(top.enter / NS), round(top.leave / NS)) == (
+            ns, f"MPI Rank {rank}", enter, leave), pattern
+    text = analysis.trace_stat(report)
+    assert "  - 1.1e-06 s  MPI Rank 0  main/MPI_Allreduce  enter 0.000004000 s  leave 0.000004800 s" in text, text
+
+
+def test_trace_stat_has_no_init_and_finalize(tmp_path):
+    ranks = [[("MPI_Init", 0, 100, [], 0), ("MPI_Finalize", 500, 900, [], 0)],
+             [("MPI_Init", 20, 150, [], 0), ("MPI_Finalize", 800, 900, [], 0)]]
+    report = cubescale.analyze(write(tmp_path, ranks, end=1000))
+    assert report.values("mpi_finalize_wait").sum() > 0 and report.values("mpi_init_completion").sum() > 0
+    assert not {"mpi_init_completion", "mpi_finalize_wait"} & set(analysis.statistics(report).patterns)
 
 
 # rank 2 first receives rank 0's late message, then rank 1's earlier one (different
@@ -198,7 +271,8 @@ def test_init_and_finalize(tmp_path):
     assert by_call(report, "mpi_finalize_wait") == pytest.approx({(0, "MPI_Finalize"): 300 * NS,
                                                                   (2, "MPI_Finalize"): 200 * NS})
     assert report.metrics[report.metric("mpi_finalize_wait").parent].name == "mpi_init_exit"
-    assert report.metrics[report.metric("mpi_init_exit").parent].name == "mpi"
+    assert report.metrics[report.metric("mpi_init_exit").parent].name == "mpi_management"
+    assert report.metrics[report.metric("mpi_management").parent].name == "mpi"
     # a process without MPI_Finalize in its trace: no Finalize pattern, and no error
     ranks[2] = ranks[2][:1]
     names = [m.name for m in cubescale.analyze(write(tmp_path, ranks, name="cut", end=1000)).metrics]
@@ -521,7 +595,11 @@ def test_cli_prints_the_summary(tmp_path, capsys, synthetic):
     assert main(["analyze", path, "-o", str(tmp_path / "a.cubex")]) == 0
     text = capsys.readouterr().out
     # the Waitall's 200 ns is the worst call path; rank 2 waits 300 ns in all
-    assert re.search(r"mpi_latesender +3.8e-07 +main > MPI_Waitall \(2e-07\) +MPI Rank 2 \(3e-07\)", text), text
+    assert re.search(r"mpi_latesender +3.8e-07 +main/MPI_Waitall \(2e-07\) +MPI Rank 2 \(3e-07\)", text), text
+    # call paths as top, stat and dump print them (" > " between the regions until 2026-11-28)
+    assert main(["top", str(tmp_path / "a.cubex"), "-m", "mpi_latesender"]) == 0
+    top = capsys.readouterr().out
+    assert "main/MPI_Waitall" in top and "main/MPI_Waitall" in text and " > " not in text, (top, text)
 
 
 def test_cli_inconsistent_trace_fails_cleanly(tmp_path, capsys):

@@ -65,6 +65,9 @@ def test_the_injected_imbalance_is_on_the_last_rank_when_each_rank_has_a_core(tm
 def test_the_summary_tells_where_the_time_goes(demo):
     _, out = demo
     assert "Where the time goes" in out and "update_chunk" in out
+    # call paths as top, stat, dump and analyze print them (" > " between regions until 2026-11-28)
+    paths = [line for line in out.splitlines() if "update_chunk" in line and "%" in line]
+    assert paths and all("/update_chunk" in line and " > " not in line for line in paths), paths
     assert "the most work: MPI Rank" in out
     assert "worker 3" in out
     assert "machine ×1 > node ×1 > process ×4 > thread ×5" in out

@@ -252,6 +252,26 @@ void register_replay(py::module_ m) {
           py::arg("records"), "A writable byte view of `records` reductions (one per own packed collective record).")
       .def("collective_severities", &Replay::collective_severities, py::call_guard<py::gil_scoped_release>(),
            "The collective patterns of own records from the reductions received.")
+      .def_property_readonly_static("listing_bytes", [](py::object) { return sizeof(analysis::Listing); })
+      .def("pack_listings", &Replay::pack_listings, py::arg("owner"), py::arg("ranks"),
+           "Home, after reduce_collectives: trace.stat's listings of the instances reduced here, grouped by the "
+           "rank owning the location naming each (owner[location]); returns listings per rank.")
+      .def(
+          "outgoing_listings",
+          [](py::object self) { return byte_view(self.cast<Replay&>().outgoing_listings(), self); },
+          "The packed listings as bytes (a view).")
+      .def(
+          "incoming_listings",
+          [](py::object self, std::size_t n) {
+            auto& v = self.cast<Replay&>().incoming_listings();
+            v.resize(n);
+            return byte_view(v, self);
+          },
+          py::arg("records"), "A writable byte view of `records` listings to receive into (as owner).")
+      .def("take_listings", &Replay::take_listings, "Own: the listings received into the instance statistics.")
+      .def("add_idle_threads", &Replay::add_idle_threads, py::arg("profile"),
+           "Last, after the impact metrics: scout's omp_idle_threads and omp_limited_parallelism of own processes "
+           "below time, and their values added to time.")
       .def("present", [](const Replay& r) { return std::vector<bool>(r.present()); },
            "Per pattern: whether its operations occur among own locations.")
       .def(

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 
+#include "cubescale/analysis/waitstates.hpp"
 #include "cubescale/cube/assemble.hpp"
 #include "cubescale/cube/report.hpp"
 #include "cubescale/cube/writer.hpp"
@@ -100,6 +101,8 @@ std::shared_ptr<cube::Report> global_report(const DefinitionSet& set, const syst
                                             const std::vector<std::int64_t>& group_ranks) {
   cube::CallTreeParts calls{set.cnode_parents, set.cnode_regions, set.cnode_parameters};
   auto defs = cube::assemble_definitions(set.metrics, set.regions, std::move(calls), system);
+  // A wait-state report links its metrics to Scalasca's pages: Cube needs their mirrors.
+  defs.mirrors = analysis::documentation_mirrors(defs.metrics);
   // One process per rank (write_report): each group's <rank> is its rank. Ranks holding several
   // processes (a trace's) keep the positions.
   if (group_ranks.size() == defs.group_rank.size()) defs.group_rank = group_ranks;

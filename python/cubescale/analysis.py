@@ -75,7 +75,7 @@ class PatternInstance:
     >>> import cubescale
     >>> top = statistics(analyze(cubescale.examples.trace_path())).patterns["mpi_wait_nxn"].top[0]
     >>> (top.call_path, top.process, top.leave > top.enter)
-    ('main > solve > MPI_Allreduce', 'MPI Rank 0', True)
+    ('main/solve/MPI_Allreduce', 'MPI Rank 1', True)
     """
 
     time: float
@@ -362,7 +362,7 @@ class PatternSummary:
     >>> import cubescale
     >>> p = patterns(analyze(cubescale.examples.trace_path()))[5]
     >>> (p.name, p.call_path, p.process)
-    ('mpi_wait_nxn', 'main > solve > MPI_Allreduce', 'MPI Rank 0')
+    ('mpi_wait_nxn', 'main/solve/MPI_Allreduce', 'MPI Rank 0')
     """
 
     name: str
@@ -380,7 +380,7 @@ def _path(report: Report, cnode: int) -> str:
     while c is not None:
         names.append(report.cnodes[c].region.name)
         c = report.cnodes[c].parent
-    return " > ".join(reversed(names))
+    return "/".join(reversed(names))  # as top, stat and dump print call paths
 
 
 def patterns(report: Report) -> list[PatternSummary]:
@@ -505,7 +505,7 @@ def trace_stat(report: Report) -> str:
     >>> print(trace_stat(analyze(cubescale.examples.trace_path())))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     pattern             instances  sum [s]    mean [s]  max [s]
     mpi_latesender      29         1.251e-06  4.31e-08  5.9e-08
-      - 5.9e-08 s  MPI Rank 0  main > solve > MPI_Recv  enter 0.000012351 s  leave 0.000012410 s
+      - 5.9e-08 s  MPI Rank 0  main/solve/MPI_Recv  enter 0.000012351 s  leave 0.000012410 s
     ...
     """
     stats = statistics(report)
@@ -540,10 +540,10 @@ def summary(report: Report) -> str:
     >>> import cubescale
     >>> print(summary(analyze(cubescale.examples.trace_path())))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     pattern             total [s]  most severe call path (s)                 most severe process (s)
-    mpi_latesender      1.251e-06  main > solve > MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
-    mpi_latereceiver    9.5e-08    main > solve > MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
-    mpi_wait_nxn        3.219e-06  main > solve > MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
-    mpi_nxn_completion  1.269e-06  main > solve > MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
+    mpi_latesender      1.251e-06  main/solve/MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
+    mpi_latereceiver    9.5e-08    main/solve/MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
+    mpi_wait_nxn        3.219e-06  main/solve/MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
+    mpi_nxn_completion  1.269e-06  main/solve/MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
     no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
     clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
     most severe instances (as scout's trace.stat):

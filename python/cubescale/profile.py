@@ -292,7 +292,7 @@ def _parameters_of(report, cnode: int) -> list[dict[str, str]]:
 
 
 def _call_path_names(core) -> list[str]:
-    """Call-path names ("main > solve > MPI_Recv") of a core local profile's rows: the analysis'
+    """Call-path names ("main/solve/MPI_Recv") of a core local profile's rows: the analysis'
     instance statistics name rows of it, in one process and under mpirun."""
     parents, regions, names = core.cnode_parents(), core.cnode_regions(), [r.name for r in core.regions]
     paths: list[str | None] = [None] * len(parents)
@@ -305,7 +305,7 @@ def _call_path_names(core) -> list[str]:
         prefix = paths[c] if c >= 0 else None
         for k in reversed(chain):
             own = names[int(regions[k])]
-            prefix = own if prefix is None else prefix + " > " + own
+            prefix = own if prefix is None else prefix + "/" + own
             paths[k] = prefix
         return str(paths[chain[0]] if chain else paths[c])
 

@@ -471,6 +471,11 @@ def replay_memory(path: str | os.PathLike, ranks: int, time_correct: bool = Fals
                       Replay.reduction_bytes)
     held("later")
     each("collective_severities")
+    counts = each("pack_listings", owner, ranks)
+    _exchange_by_hand([r.outgoing_listings() for r in replays], counts, [r.incoming_listings for r in replays],
+                      Replay.listing_bytes)
+    held("later")
+    each("take_listings")
     each("late_receiver_after")
     return ReplayMemory(out, rounds)
 

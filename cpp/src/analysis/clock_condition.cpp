@@ -128,26 +128,34 @@ ClockViolations count_clock_violations(const std::vector<LocationRecords>& recor
   std::vector<std::uint8_t> early(offset.back(), 0);
   std::vector<std::uint64_t> members(instances.size());
   for (std::size_t i = 0; i < instances.size(); ++i) members[i] = instances[i].size();
-  run_chunks(chunk_bounds(members, chunking), [&](std::size_t, std::size_t begin, std::size_t end) {
+  const auto bounds = chunk_bounds(members, chunking);
+  std::vector<InstanceListings> listed(bounds.size() - 1);  // per chunk: the instances as trace.stat lists them
+  run_chunks(bounds, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
     // collective_references' answer, in buffers kept from instance to instance (no allocation each).
     std::vector<const CollectiveRecord*> member;
     std::vector<MemberSync> sync;
+    std::vector<CollectiveReduction*> reductions;
     for (auto n = begin; n < end; ++n) {
       const auto& instance = instances[n];
       member.clear();
       for (const auto& ref : instance) member.push_back(&records[ref.list].collectives[ref.index]);
       collective_sync(member, sync);
+      reductions.clear();
       for (std::size_t i = 0; i < instance.size(); ++i) {
         const auto k = offset[instance[i].list] + instance[i].index;
         if (decisions) {  // as reduce_collectives keeps them
-          auto& r = decisions->reductions[k];
-          r.until = sync[i].until, r.earliest_leave = sync[i].earliest_leave, r.skip = sync[i].sync ? 0 : 2;
+          reductions.push_back(&decisions->reductions[k]);
           if (sync[i].sync) decisions->causers[k] = sync[i].causer;
         }
         early[k] = sync[i].reference != kNoTime && member[i]->leave < sync[i].reference + latency;
       }
+      if (decisions) decide_reductions(member, sync, reductions.data(), &listed[chunk]);
     }
   });
+  if (decisions) {
+    decisions->listings = {};
+    for (const auto& part : listed) decisions->listings.absorb(part);
+  }
   const auto by_collectives =
       chunk_bounds(list_weights(records, [](const auto& l) { return l.collectives.size(); }), chunking);
   found.assign(by_collectives.size() - 1, 0);

@@ -96,14 +96,15 @@ struct CountMetric {
   const char* description;
 };
 
-// Scalasca's trees (unique and display names as scalasca.spec has them), in preorder.
+// Scalasca 2.6's trees (unique and display names and nesting as its scout.spec has them; the
+// descriptions are ours), in preorder.
 const std::vector<CountMetric>& count_tree() {
   using C = Count;
   static const std::vector<CountMetric> tree = {
-      {"syncs", "Synchronizations", "", "occ", {C::SyncsSend, C::SyncsRecv, C::SyncsColl},
-       "Number of MPI synchronization operations (moving no data)"},
+      {"syncs", "MPI synchronizations", "", "occ", {C::SyncsSend, C::SyncsRecv, C::SyncsColl},
+       "MPI operations that synchronize without moving data: empty messages, collectives without data"},
       {"syncs_p2p", "Point-to-point", "syncs", "occ", {C::SyncsSend, C::SyncsRecv},
-       "Number of MPI point-to-point synchronizations (zero-sized messages)"},
+       "Sends and receives of empty messages"},
       {"syncs_send", "Sends", "syncs_p2p", "occ", {C::SyncsSend}, "Number of sends of zero-sized messages"},
       {"mpi_slr_count", "Late Receivers", "syncs_send", "occ", {C::SlrCount},
        "Number of Late Receiver instances in sends of zero-sized messages"},
@@ -111,13 +112,13 @@ const std::vector<CountMetric>& count_tree() {
       {"mpi_sls_count", "Late Senders", "syncs_recv", "occ", {C::SlsCount},
        "Number of Late Sender instances in receives of zero-sized messages"},
       {"mpi_slswo_count", "Messages in Wrong Order", "mpi_sls_count", "occ", {C::SlswoCount},
-       "Number of those Late Sender instances where messages are received in wrong order"},
+       "Those Late Sender instances whose messages came in another order than sent"},
       {"syncs_coll", "Collective", "syncs", "occ", {C::SyncsColl},
        "Number of MPI collectives neither sending nor receiving data"},
-      {"comms", "Communications", "", "occ", {C::CommsSend, C::CommsRecv, C::CommsCxch, C::CommsCsrc, C::CommsCdst},
-       "Number of MPI communication operations (moving data)"},
+      {"comms", "MPI communications", "", "occ", {C::CommsSend, C::CommsRecv, C::CommsCxch, C::CommsCsrc, C::CommsCdst},
+       "MPI operations that move data: messages with data, collectives sending or receiving some"},
       {"comms_p2p", "Point-to-point", "comms", "occ", {C::CommsSend, C::CommsRecv},
-       "Number of MPI point-to-point communications"},
+       "Sends and receives of messages with data"},
       {"comms_send", "Sends", "comms_p2p", "occ", {C::CommsSend}, "Number of sends of non-empty messages"},
       {"mpi_clr_count", "Late Receivers", "comms_send", "occ", {C::ClrCount},
        "Number of Late Receiver instances in sends of non-empty messages"},
@@ -125,13 +126,13 @@ const std::vector<CountMetric>& count_tree() {
       {"mpi_cls_count", "Late Senders", "comms_recv", "occ", {C::ClsCount},
        "Number of Late Sender instances in receives of non-empty messages"},
       {"mpi_clswo_count", "Messages in Wrong Order", "mpi_cls_count", "occ", {C::ClswoCount},
-       "Number of those Late Sender instances where messages are received in wrong order"},
+       "Those Late Sender instances whose messages came in another order than sent"},
       {"comms_coll", "Collective", "comms", "occ", {C::CommsCxch, C::CommsCsrc, C::CommsCdst},
        "Number of MPI collectives sending or receiving data"},
       {"comms_cxch", "Exchange", "comms_coll", "occ", {C::CommsCxch}, "Collectives sending and receiving data"},
       {"comms_csrc", "As source", "comms_coll", "occ", {C::CommsCsrc}, "Collectives only sending data"},
       {"comms_cdst", "As destination", "comms_coll", "occ", {C::CommsCdst}, "Collectives only receiving data"},
-      {"bytes", "Bytes transferred", "", "bytes", {C::BytesSent, C::BytesRcvd, C::BytesCout, C::BytesCin},
+      {"bytes", "MPI bytes transferred", "", "bytes", {C::BytesSent, C::BytesRcvd, C::BytesCout, C::BytesCin},
        "Number of bytes MPI operations transferred"},
       {"bytes_p2p", "Point-to-point", "bytes", "bytes", {C::BytesSent, C::BytesRcvd},
        "Bytes of MPI point-to-point messages"},
@@ -190,6 +191,7 @@ void add_counts(profile::LocalProfile& p, const CountsObserver& counts, const st
   for (const auto& t : count_tree()) {
     cube::Metric metric;
     metric.uniq_name = t.name;
+    metric.url = scout_url(t.name);
     metric.disp_name = t.display;
     metric.dtype = dtype;
     metric.kind = cube::MetricKind::Exclusive;

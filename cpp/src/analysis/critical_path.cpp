@@ -841,7 +841,7 @@ void PathTimeline::release() {
 }
 
 void add_critical_path(profile::LocalProfile& p, const std::vector<double>& ticks, std::uint64_t resolution) {
-  auto m = seconds_metric("critical_path", "Critical path profile",
+  auto m = seconds_metric("critical_path", "Critical path",
                           "Time on the critical path of the run: the activities that determine its wall-clock time");
   const auto cnodes = p.cnode_count(), cols = p.locations.size();
   cube::Severity s(m.dtype, cnodes, cols);

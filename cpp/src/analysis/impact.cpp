@@ -296,15 +296,32 @@ void add_impact(profile::LocalProfile& p, const std::string& paths, const std::s
       }
     }
   }
-  append(p, "critical_path_activities", "Activity impact", "Resource consumption of activities on the critical path",
-         activities);
-  append(p, "critical_imbalance_impact", "Critical-path imbalance impact",
-         "Performance impact of load imbalance on the critical path", impact);
+  // Scalasca 2.6's placement: performance_impact > performance_impact_criticalpath >
+  // {critical_path_activities, critical_imbalance_impact > inter_partition_imbalance}, and
+  // non_critical_path_activities below performance_impact. The two parents, which scout.spec
+  // derives as sums, store their children's sum (every parent here stores its children too).
+  std::vector<double> on_path(cnodes * cols), all(cnodes * cols);
+  for (std::size_t i = 0; i < on_path.size(); ++i) {
+    on_path[i] = activities[i] + impact[i];
+    all[i] = on_path[i] + elsewhere[i];
+  }
+  const auto root = static_cast<std::uint32_t>(p.metrics.size());
+  append(p, "performance_impact", "Performance impact",
+         "Cost of each call path's time for the run, on and off the critical path (the sum of the metrics below)", all);
+  append(p, "performance_impact_criticalpath", "Critical-path activities",
+         "Cost of the call paths' time on the critical path: its activities and their imbalance", on_path, root);
+  const auto criticalpath = root + 1;
+  append(p, "critical_path_activities", "Activity impact",
+         "A location's own time in a call path, up to the critical path's time in it (summed over the locations)",
+         activities, criticalpath);
+  append(p, "critical_imbalance_impact", "Imbalance impact",
+         "How much longer a call path is on the critical path than on the locations, shared out by their part of the path",
+         impact, criticalpath);
   append(p, "inter_partition_imbalance", "Inter-partition imbalance",
-         "Performance impact of load imbalance between process partitions that perform different activities", inter,
-         static_cast<std::uint32_t>(p.metrics.size() - 1));
+         "The part of the imbalance impact from locations that spend no time of their own in the call path",
+         inter, criticalpath + 2);
   append(p, "non_critical_path_activities", "Non-critical-path activities",
-         "Overall resource consumption of activities that are not on the critical path", elsewhere);
+         "A location's own time in a call path beyond the critical path's time in it", elsewhere, root);
 }
 
 void add_impact(profile::LocalProfile& p, const std::vector<double>& program_spans,

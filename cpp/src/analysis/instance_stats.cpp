@@ -38,4 +38,28 @@ std::vector<PatternStatistics> InstanceStats::finish() {
   return stats_;
 }
 
+void InstanceListings::add(std::size_t pattern, const PatternInstance& instance) {
+  if (instance.ticks == 0) return;
+  const auto [it, fresh] =
+      best_.try_emplace({static_cast<std::uint32_t>(pattern), instance.location, instance.cnode}, instance);
+  auto& best = it->second;
+  if (!fresh && (instance.ticks > best.ticks || (instance.ticks == best.ticks && instance.enter < best.enter)))
+    best = instance;
+}
+
+void InstanceListings::absorb(const InstanceListings& other) {
+  for (const auto& [key, instance] : other.best_) add(std::get<0>(key), instance);
+}
+
+std::vector<Listing> InstanceListings::entries() const {
+  std::vector<Listing> out;
+  out.reserve(best_.size());
+  for (const auto& [key, instance] : best_) out.push_back({std::get<0>(key), instance});
+  return out;
+}
+
+void InstanceListings::list_into(InstanceStats& stats) const {
+  for (const auto& [key, instance] : best_) stats.list(std::get<0>(key), instance);
+}
+
 }  // namespace cubescale::analysis

@@ -462,12 +462,34 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
   std::vector<std::uint64_t> latest(omp.sync_groups(), 0);
   for (std::size_t j = 0; j < barriers.size(); ++j)
     if (group_of[j] < latest.size()) latest[group_of[j]] = std::max(latest[group_of[j]], barriers[j].enter);
+  // trace.stat counts each thread's wait but lists a barrier whole, as scout reduces it over the
+  // team: the sum of the threads' waits, the earliest enter, the latest leave, on the thread
+  // that waited longest (the first in the barriers' order among equals).
+  struct Whole {
+    PatternInstance instance{0, ~std::uint64_t(0), 0, 0, 0};
+    std::uint64_t most = 0;
+    OmpPattern pattern = OmpPattern::Count;
+    bool named = false;
+  };
+  std::vector<Whole> whole(latest.size());
   for (std::size_t j = 0; j < barriers.size(); ++j) {
     const auto& b = barriers[j];
     const auto until = std::min(group_of[j] < latest.size() ? latest[group_of[j]] : b.enter, b.leave);
-    add_instance(b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait, b.cnode, b.location,
-                 barrier_wait(omp, b, until), b.enter, b.leave);
+    const auto pattern = b.explicit_barrier ? OmpPattern::EbarrierWait : OmpPattern::IbarrierWait;
+    const auto wait = barrier_wait(omp, b, until);
+    if (add(pattern, b.cnode, b.location, wait)) instances.count(std::size_t(pattern), wait);
+    auto& w = group_of[j] < whole.size() ? whole[group_of[j]] : *whole.emplace(whole.end());
+    w.instance.ticks += wait;
+    w.instance.enter = std::min(w.instance.enter, b.enter), w.instance.leave = std::max(w.instance.leave, b.leave);
+    if (!w.named || wait > w.most) {
+      w.most = wait, w.named = true, w.pattern = pattern;
+      w.instance.cnode = b.cnode, w.instance.location = b.location;
+    }
   }
+  for (const auto& w : whole)
+    if (w.named && w.instance.cnode < cnodes && w.instance.location < column.size() &&
+        column[w.instance.location] != trace::kNone)
+      instances.list(std::size_t(w.pattern), w.instance);
   // Locks: each acquisition waits for the release of the lock's previous acquisition (lock ids
   // are per process and paradigm).
   std::map<std::tuple<std::uint32_t, bool, std::uint32_t>, std::vector<const LockRecord*>> by_lock;
@@ -528,50 +550,51 @@ struct OmpMetric {
   const char* description;
 };
 
-// Scalasca's tree (display names as scalasca.spec has them; the contention patterns, which it
-// lacks, with scout's names), in preorder.
+// Scalasca 2.6's tree (unique and display names and nesting as its scout.spec has them; the
+// descriptions are ours), in preorder.
 const OmpMetric kOmpTree[] = {
-    {"omp_time", "OMP", "execution", Regions::Omp, OmpPattern::Count, "Time spent in the OpenMP runtime and API"},
+    {"omp_time", "OpenMP", "execution", Regions::Omp, OmpPattern::Count,
+     "Time inside OpenMP regions (constructs and runtime calls)"},
     {"omp_management", "Management", "omp_time", Regions::None, OmpPattern::Management,
      "Time a thread spends between its team's fork and entering the parallel region, and between leaving it and the "
      "join"},
     {"omp_fork", "Fork", "omp_management", Regions::None, OmpPattern::Fork,
      "Time a thread spends between its team's fork and entering the parallel region"},
     {"omp_synchronization", "Synchronization", "omp_time", Regions::Synchronization, OmpPattern::Count,
-     "Time spent in OpenMP synchronization"},
+     "Time inside OpenMP barriers, critical sections, atomics and lock calls"},
     {"omp_barrier", "Barrier", "omp_synchronization", Regions::Barrier, OmpPattern::Count,
-     "Time spent in OpenMP barriers"},
+     "Time inside OpenMP barriers, explicit and implicit"},
     {"omp_ebarrier", "Explicit", "omp_barrier", Regions::Ebarrier, OmpPattern::Count,
-     "Time spent in explicit OpenMP barriers"},
+     "Time inside barriers the program states (omp barrier)"},
     {"omp_ebarrier_wait", "Wait at Barrier", "omp_ebarrier", Regions::None, OmpPattern::EbarrierWait,
      "Time in an explicit OpenMP barrier until the team's last thread entered it"},
     {"omp_ibarrier", "Implicit", "omp_barrier", Regions::Ibarrier, OmpPattern::Count,
-     "Time spent in implicit OpenMP barriers"},
+     "Time inside the barriers at the end of worksharing and parallel constructs"},
     {"omp_ibarrier_wait", "Wait at Barrier", "omp_ibarrier", Regions::None, OmpPattern::IbarrierWait,
      "Time in an implicit OpenMP barrier until the team's last thread entered it"},
     {"omp_critical", "Critical", "omp_synchronization", Regions::Critical, OmpPattern::Count,
-     "Time spent in OpenMP critical sections"},
-    {"omp_lock_contention_critical", "OMP Critical Contention", "omp_critical", Regions::None,
-     OmpPattern::LockContentionCritical, "Time lost waiting for a critical section another thread holds"},
+     "Time inside OpenMP critical sections"},
+    {"omp_lock_contention_critical", "Lock Contention", "omp_critical", Regions::None,
+     OmpPattern::LockContentionCritical, "Time a thread waits to enter a critical section another thread is in"},
     {"omp_lock_api", "Lock API", "omp_synchronization", Regions::LockApi, OmpPattern::Count,
-     "Time spent in OpenMP lock API calls"},
-    {"omp_lock_contention_api", "OMP Lock API Contention", "omp_lock_api", Regions::None,
-     OmpPattern::LockContentionApi, "Time lost waiting for an OpenMP lock another thread holds"},
+     "Time inside omp_*_lock calls"},
+    {"omp_lock_contention_api", "Lock Contention", "omp_lock_api", Regions::None, OmpPattern::LockContentionApi,
+     "Time a thread waits in omp_set_lock for a lock another thread holds"},
     // POSIX threads, as Scalasca's scout.spec places them (pthread_management, which has no
     // pattern below it, is left out as every region metric without one).
     {"pthread_time", "POSIX threads", "execution", Regions::Pthread, OmpPattern::Count,
-     "Time spent in the POSIX threads API"},
+     "Time inside pthread_* calls"},
     {"pthread_synchronization", "Synchronization", "pthread_time", Regions::PthreadSynchronization, OmpPattern::Count,
-     "Time spent on Pthread synchronization"},
+     "Time inside the mutex and condition calls of POSIX threads"},
     {"pthread_lock_api", "Mutex", "pthread_synchronization", Regions::PthreadMutex, OmpPattern::Count,
-     "Time spent in POSIX threads mutex API calls"},
+     "Time inside pthread_mutex_* calls"},
     {"pthread_lock_contention_mutex_lock", "Lock Contention", "pthread_lock_api", Regions::None,
-     OmpPattern::PthreadMutexContention, "Time lost waiting for a POSIX threads mutex to be acquired"},
+     OmpPattern::PthreadMutexContention, "Time a thread waits in pthread_mutex_lock for a mutex another thread holds"},
     {"pthread_conditional", "Condition", "pthread_synchronization", Regions::PthreadCondition, OmpPattern::Count,
-     "Time spent in POSIX threads condition API calls"},
+     "Time inside pthread_cond_* calls"},
     {"pthread_lock_contention_conditional", "Lock Contention", "pthread_conditional", Regions::None,
      OmpPattern::PthreadConditionContention,
-     "Time lost waiting for a POSIX threads mutex to be acquired in a condition operation"},
+     "Time a thread woken in pthread_cond_wait waits to take back a mutex another thread holds"},
 };
 
 double read_double(const std::uint8_t* p) {
@@ -637,10 +660,19 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
       if (covers(which, p.regions[p.cnode_regions[c]])) std::copy_n(own.begin() + c * cols, cols, v.begin() + c * cols);
     return v;
   };
-  if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time
-    auto m = seconds_metric("execution", "Execution", "Execution time");
+  if (find(p, "execution") == p.metrics.size()) {  // no MPI tree: execution is all of time but the overhead
+    std::vector<double> execution(n * cols, 0.0), overhead(n * cols, 0.0);
+    for (std::size_t c = 0; c < n; ++c)
+      std::copy_n(own.begin() + c * cols, cols,
+                  (measurement_overhead(p.regions[p.cnode_regions[c]]) ? overhead : execution).begin() + c * cols);
+    auto m = seconds_metric("execution", "Execution", kExecutionDescription);
     m.parent = static_cast<std::uint32_t>(time);
-    insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, of_regions(Regions::All)));
+    insert(p, time + 1, std::move(m), exclusive_matrix(n, cols, execution));
+    if (std::any_of(p.regions.begin(), p.regions.end(), measurement_overhead)) {
+      auto o = seconds_metric("overhead", "Overhead", kOverheadDescription);
+      o.parent = static_cast<std::uint32_t>(time);
+      insert(p, time + 2, std::move(o), exclusive_matrix(n, cols, overhead));
+    }
   }
   for (std::size_t t = 0; t < kCount; ++t) {
     if (!used[t]) continue;
@@ -651,6 +683,104 @@ void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev) {
                                                          : of_regions(kOmpTree[t].regions);
     insert(p, subtree_end(p, parent), std::move(m), exclusive_matrix(n, cols, values));
   }
+}
+
+namespace {
+
+// A call path's region that starts a team of threads, as Cube's remapper tells OpenMP parallel
+// regions apart (its is_omp predicate: an OpenMP description or module, else the name).
+bool starts_team(const cube::Region& r) {
+  if (r.descr == "OMP" || r.descr == "pomp" || r.mod == "OMP") return true;
+  if (r.mod == "pomp" || r.mod == "MPI" || r.mod == "mpi" || r.mod == "EPIK") return false;
+  return r.name.rfind("!$omp parallel @", 0) == 0;
+}
+
+}  // namespace
+
+void add_idle_threads(profile::LocalProfile& p, const trace::Definitions& defs,
+                      const std::vector<std::uint32_t>& locations) {
+  const auto time = find(p, "time");
+  // As Scalasca's `scalasca -examine` (cube_remap2 -s) adds them: only with OpenMP, and not
+  // where the run has POSIX threads too (square leaves the option out then).
+  if (time == p.metrics.size() || find(p, "omp_time") == p.metrics.size() || find(p, "pthread_time") != p.metrics.size())
+    return;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  if (locations.size() != cols) throw std::invalid_argument("idle threads: a location per column needed");
+  // Per column its process's master: the process's first CPU thread among the columns (a
+  // process's threads are all here); none for other locations (accelerator streams).
+  constexpr auto kNoMaster = ~std::size_t(0);
+  std::vector<std::size_t> master(cols, kNoMaster);
+  std::map<std::uint32_t, std::size_t> first;  // process -> column of its first thread
+  for (std::size_t l = 0; l < cols; ++l) {
+    const auto& loc = defs.locations[locations[l]];
+    if (loc.type != "cpu_thread") continue;
+    auto [it, fresh] = first.try_emplace(loc.group, l);
+    if (!fresh && locations[l] < locations[it->second]) it->second = l;
+  }
+  for (std::size_t l = 0; l < cols; ++l) {
+    const auto& loc = defs.locations[locations[l]];
+    if (loc.type == "cpu_thread") master[l] = first[loc.group];
+  }
+  auto own = exclusive_values(p, time);
+  std::vector<std::size_t> depth(n, 0);
+  for (std::size_t c = 0; c < n; ++c)
+    if (p.cnode_parents[c] != cube::kNoParent) depth[c] = depth[p.cnode_parents[c]] + 1;
+  std::vector<double> idle(n * cols, 0.0), limited(n * cols, 0.0), total(cols, 0.0);
+  constexpr auto kSerial = ~std::size_t(0);
+  std::size_t team_depth = kSerial, team = kSerial;  // the parallel region being summed, its call path
+  // The workers of a team that spent less time in it than their master idled for the rest.
+  auto close_team = [&] {
+    for (std::size_t l = 0; l < cols; ++l) {
+      if (master[l] == kNoMaster || master[l] == l) continue;
+      const double idled = total[master[l]] - total[l];
+      if (idled < 1e-10) continue;  // below what a measurement resolves (the remapper's threshold)
+      limited[team * cols + l] = idled;
+      idle[team * cols + l] += idled;
+    }
+    team = kSerial;
+  };
+  for (std::size_t c = 0; c < n; ++c) {
+    if (depth[c] <= team_depth) {  // outside the team's region: a new one, or serial code
+      team_depth = starts_team(p.regions[p.cnode_regions[c]]) ? depth[c] : kSerial;
+      if (team != kSerial) close_team();
+    }
+    if (team_depth != kSerial) {  // inside a parallel region: its time per thread
+      if (team == kSerial) team = c, std::fill(total.begin(), total.end(), 0.0);
+      for (std::size_t l = 0; l < cols; ++l) total[l] += own[c * cols + l];
+      continue;
+    }
+    // serial code: the master's time there is idle time of each of its workers
+    for (std::size_t l = 0; l < cols; ++l)
+      if (master[l] != kNoMaster && master[l] != l) idle[c * cols + l] = std::max(own[c * cols + master[l]], 0.0);
+  }
+  if (team != kSerial) close_team();
+  // The idle time is part of `time` (INCLUSIVE: on the call path and its ancestors), not of
+  // `execution`, which keeps the time before.
+  auto& incl = p.values[time];
+  for (std::size_t c = 0; c < n; ++c)
+    for (std::size_t l = 0; l < cols; ++l) {
+      const double add = idle[c * cols + l];
+      if (add == 0) continue;
+      for (auto a = c; a != cube::kNoParent; a = p.cnode_parents[a]) {
+        double v = read_double(incl.row(a) + l * 8) + add;
+        std::memcpy(incl.row(a) + l * 8, &v, 8);
+      }
+    }
+  incl.mark_nonzero_rows();
+  // Scalasca 2.6's place: below time, after execution (and its tree) and overhead.
+  auto before = time;
+  for (const char* name : {"execution", "overhead"})
+    if (find(p, name) != p.metrics.size()) before = find(p, name);
+  const auto at = subtree_end(p, before);
+  auto threads = seconds_metric("omp_idle_threads", "Idle threads",
+                                "Time the worker threads of a process idle: while their master runs serial code, and "
+                                "in a parallel region for what they spend less than their master");
+  threads.parent = static_cast<std::uint32_t>(time);
+  insert(p, at, std::move(threads), exclusive_matrix(n, cols, idle));
+  auto lim = seconds_metric("omp_limited_parallelism", "Limited parallelism",
+                            "The idle time of the workers inside parallel regions: less time there than the master");
+  lim.parent = static_cast<std::uint32_t>(at);
+  insert(p, at + 1, std::move(lim), exclusive_matrix(n, cols, limited));
 }
 
 std::uint64_t OmpObserver::bytes() const {

@@ -334,8 +334,37 @@ std::vector<std::uint64_t> Replay::pack_collectives(std::size_t ranks, const std
 }
 
 void Replay::reduce_collectives() {
-  home_reductions_ = analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_, collective_stride_, chunking_);
+  home_reductions_ =
+      analysis::reduce_collectives(trace_, analyzed_, incoming_collectives_, collective_stride_, chunking_, &listings_);
   release(incoming_collectives_);
+}
+
+std::vector<std::uint64_t> Replay::pack_listings(const std::vector<std::uint32_t>& owner, std::size_t ranks) {
+  std::vector<std::uint64_t> counts(ranks, 0);
+  auto entries = listings_.entries();
+  listings_ = {};
+  for (const auto& e : entries) {
+    const auto l = e.instance.location;
+    if (l >= owner.size() || owner[l] >= ranks)
+      throw std::invalid_argument("listing of location " + std::to_string(l) + ": no rank owns it");
+    ++counts[owner[l]];
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const Listing& a, const Listing& b) { return owner[a.instance.location] < owner[b.instance.location]; });
+  outgoing_listings_ = std::move(entries);
+  return counts;
+}
+
+void Replay::add_idle_threads(profile::LocalProfile& p) const {
+  analysis::add_idle_threads(p, trace_.definitions(), mine_);
+}
+
+void Replay::take_listings() {
+  release(outgoing_listings_);
+  InstanceListings mine;  // the homes' listings of one call path and location: the most severe
+  for (const auto& e : incoming_listings_) mine.add(e.pattern, e.instance);
+  release(incoming_listings_);
+  if (severities_.instances) mine.list_into(*severities_.instances);
 }
 
 void Replay::collective_severities() {
@@ -400,20 +429,25 @@ std::uint64_t Replay::record_bytes() const {
   n += send_enters_.size() * (2 * sizeof(void*) + 16) + (send_enters_.bucket_count() > 1 ? send_enters_.bucket_count() * sizeof(void*) : 0);
   return n + receive_index_.bytes() + (outgoing_sends_.capacity() + incoming_sends_.capacity()) * sizeof(SendRecord) +
          (outgoing_collectives_.capacity() + incoming_collectives_.capacity()) * sizeof(CollectiveRecord) +
-         (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction);
+         (home_reductions_.capacity() + reductions_.capacity()) * sizeof(CollectiveReduction) +
+         (outgoing_listings_.capacity() + incoming_listings_.capacity()) * sizeof(Listing);
 }
 
 void Replay::own_collectives_keeping_records() {
   // One rank is home of every instance and reduces its records where they are (in location
   // order, the order pack_collectives(1) would have moved them in, so no sort for trace.stat).
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_));
+  InstanceListings listings;
+  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, &listings));
+  if (severities_.instances) listings.list_into(*severities_.instances);
 }
 
 void Replay::own_collectives_keeping_records(const std::vector<std::vector<RecordRef>>& instances,
                                              std::vector<std::uint32_t>* causers, CollectiveDecisions* decided,
                                              const Chunking& chunking) {
-  own_collective_severities(analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided),
-                            chunking);
+  InstanceListings listings;
+  own_collective_severities(
+      analysis::reduce_collectives(trace_, analyzed_, records_, instances, causers, decided, &listings), chunking);
+  if (severities_.instances) listings.list_into(*severities_.instances);
 }
 
 void Replay::own_collective_severities(const std::vector<CollectiveReduction>& reductions, const Chunking& chunking) {
@@ -536,6 +570,7 @@ profile::LocalProfile analyze(const trace::Trace& trace, const std::vector<std::
       stats->root_cause_read_seconds = rc.read_seconds, stats->root_cause_seconds = rc.seconds;
     step.done("root causes");
   }
+  add_idle_threads(out, trace.definitions(), locations);  // last: the steps above take the time before
   return out;
 }
 

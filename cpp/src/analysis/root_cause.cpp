@@ -45,41 +45,41 @@ struct MetricText {
   const char *uniq, *display, *description;
 };
 constexpr std::array<MetricText, kAllMetrics> kMetricText{{
-    {"delay_latesender", "MPI short-term Late Sender delay costs",
+    {"delay_latesender", "Short-term",
      "Time of the sender that made a receiver wait directly (Late Sender)"},
-    {"delay_latesender_longterm", "MPI long-term Late Sender delay costs",
+    {"delay_latesender_longterm", "Long-term",
      "Time that caused Late Sender waits indirectly, through the waits it caused"},
-    {"delay_latereceiver", "MPI short-term Late Receiver delay costs",
+    {"delay_latereceiver", "Short-term",
      "Time of the receiver that made a sender wait directly (Late Receiver)"},
-    {"delay_latereceiver_longterm", "MPI long-term Late Receiver delay costs",
+    {"delay_latereceiver_longterm", "Long-term",
      "Time that caused Late Receiver waits indirectly, through the waits it caused"},
-    {"delay_barrier", "MPI short-term barrier delay costs", "Time of the last process that made others wait at a barrier"},
-    {"delay_barrier_longterm", "MPI long-term barrier delay costs",
+    {"delay_barrier", "Short-term", "Time of the last process that made others wait at a barrier"},
+    {"delay_barrier_longterm", "Long-term",
      "Time that caused barrier waits indirectly, through the waits it caused"},
-    {"delay_n2n", "MPI short-term N x N delay costs", "Time of the process that made others wait at an N x N collective"},
-    {"delay_n2n_longterm", "MPI long-term N x N delay costs",
+    {"delay_n2n", "Short-term", "Time of the process that made others wait at an N x N collective"},
+    {"delay_n2n_longterm", "Long-term",
      "Time that caused N x N waits indirectly, through the waits it caused"},
-    {"delay_12n", "MPI short-term 1-to-N delay costs", "Time of the root that made others wait at a 1-to-N collective"},
-    {"delay_12n_longterm", "MPI long-term 1-to-N delay costs",
+    {"delay_12n", "Short-term", "Time of the root that made others wait at a 1-to-N collective"},
+    {"delay_12n_longterm", "Long-term",
      "Time that caused 1-to-N waits indirectly, through the waits it caused"},
-    {"delay_n21", "MPI short-term N-to-1 delay costs", "Time of the last sender that made the root wait at an N-to-1 collective"},
-    {"delay_n21_longterm", "MPI long-term N-to-1 delay costs",
+    {"delay_n21", "Short-term", "Time of the last sender that made the root wait at an N-to-1 collective"},
+    {"delay_n21_longterm", "Long-term",
      "Time that caused N-to-1 waits indirectly, through the waits it caused"},
-    {"mpi_wait_indirect_latesender", "Indirect MPI Late Sender wait states",
+    {"mpi_wait_indirect_latesender", "Late Sender",
      "The part of a Late Sender wait that waits of the sender caused"},
-    {"mpi_wait_indirect_latereceiver", "Indirect MPI Late Receiver wait states",
+    {"mpi_wait_indirect_latereceiver", "Late Receiver",
      "The part of a Late Receiver wait that waits of the receiver caused"},
-    {"mpi_wait_propagating_ls", "Propagating MPI Late Sender wait states",
+    {"mpi_wait_propagating_ls", "Late Sender",
      "Late Sender waits that caused point-to-point waits of other processes later"},
-    {"mpi_wait_propagating_lr", "Propagating MPI Late Receiver wait states",
+    {"mpi_wait_propagating_lr", "Late Receiver",
      "Late Receiver waits that caused point-to-point waits of other processes later"},
-    {"delay_ompbarrier", "OMP short-term barrier delay costs",
+    {"delay_ompbarrier", "Short-term",
      "Time of the thread entering an OpenMP barrier last that made the others wait"},
-    {"delay_ompidle", "OMP short-term idleness delay costs",
+    {"delay_ompidle", "Short-term",
      "Serial time of the master thread, while the other threads of its process were idle"},
-    {"delay_ompbarrier_longterm", "OMP long-term barrier delay costs",
+    {"delay_ompbarrier_longterm", "Long-term",
      "Time that caused OpenMP barrier waits indirectly, through the waits it caused"},
-    {"delay_ompidle_longterm", "OMP long-term idleness delay costs",
+    {"delay_ompidle_longterm", "Long-term",
      "Time that caused the idleness of OpenMP threads indirectly, through the waits it caused"},
 }};
 
@@ -364,6 +364,7 @@ class RootCause {
   void replay();
   void idleness();
   void add_to(profile::LocalProfile& p, RootCauseStats* stats);
+  void add_tree(profile::LocalProfile& p);  // the metrics, in Scalasca 2.6's tree
 
  private:
   // fn(location, its index) for every location, the locations cut into chunks of about equal
@@ -1606,23 +1607,146 @@ void RootCause::add_to(profile::LocalProfile& p, RootCauseStats* stats) {
     stats->forced = forced_;
   }
   const double tick = 1.0 / static_cast<double>(trace_.definitions().clock.resolution);
-  // scout's order: the MPI delay costs, the OpenMP ones, the indirect and propagating waits; as
-  // scout's builds write them, the MPI ones where the trace has MPI, the OpenMP ones where it has
-  // parallel regions.
-  std::vector<std::size_t> order;
-  for (std::size_t m = 0; m < kIndirectLs && mpi_; ++m) order.push_back(m);
-  if (parallel_) order.push_back(kOmpBarrier);
-  if (parallel_ && mpi_) order.push_back(kOmpBarrierLongTerm);
-  if (parallel_) order.push_back(kOmpIdle);
-  if (parallel_ && mpi_) order.push_back(kOmpIdleLongTerm);
-  for (std::size_t m = kIndirectLs; m < kMetrics && mpi_; ++m) order.push_back(m);
-  for (auto m : order) {
-    for (auto& v : values_[m]) v *= tick;
-    auto metric = seconds_metric(kMetricText[m].uniq, kMetricText[m].display, kMetricText[m].description);
-    p.metrics.push_back(std::move(metric));
-    p.values.push_back(exclusive_matrix(p.cnode_count(), p.locations.size(), values_[m]));
-    std::vector<double>().swap(values_[m]);
+  for (auto& values : values_)
+    for (auto& v : values) v *= tick;
+  add_tree(p);
+}
+
+// Scalasca 2.6's tree of the root-cause metrics (scout.spec): groups that scout.spec derives as
+// sums store the sums of their children here; the terminal and direct waits, which it derives
+// from the Late Sender and Late Receiver times, are those times less the propagating and the
+// indirect ones. As scout's builds write them: the MPI metrics where the trace has MPI, the
+// OpenMP ones where it has parallel regions (their long-term ones where it has both).
+void RootCause::add_tree(profile::LocalProfile& p) {
+  const auto cells = p.cnode_count() * p.locations.size();
+  const bool hybrid = mpi_ && parallel_;
+  auto pattern = [&](const char* name) {
+    for (std::size_t m = 0; m < p.metrics.size(); ++m)
+      if (p.metrics[m].uniq_name == name) {
+        std::vector<double> out(cells);
+        for (std::size_t c = 0; c < p.cnode_count(); ++c)
+          std::memcpy(out.data() + c * p.locations.size(), p.values[m].row(c), p.locations.size() * 8);
+        return out;
+      }
+    return std::vector<double>(cells, 0.0);
+  };
+  std::vector<double> late_sender, late_receiver;
+  if (mpi_) late_sender = pattern("mpi_latesender"), late_receiver = pattern("mpi_latereceiver");
+  auto minus = [&](const std::vector<double>& total, std::size_t m) {
+    std::vector<double> out(cells);
+    for (std::size_t i = 0; i < cells; ++i) out[i] = total[i] - values_[m][i];
+    return out;
+  };
+  std::vector<double> terminal_ls, terminal_lr, direct_ls, direct_lr;
+  if (mpi_) {
+    terminal_ls = minus(late_sender, kPropagatingLs), terminal_lr = minus(late_receiver, kPropagatingLr);
+    direct_ls = minus(late_sender, kIndirectLs), direct_lr = minus(late_receiver, kIndirectLr);
   }
+  struct Node {
+    const char *uniq, *display, *parent, *description;
+    std::vector<const std::vector<double>*> parts;
+    bool shown;
+  };
+  auto v = [&](std::size_t m) { return &values_[m]; };
+  auto pair = [&](std::size_t type) { return std::vector<const std::vector<double>*>{v(2 * type), v(2 * type + 1)}; };
+  std::vector<const std::vector<double>*> mpi_delays, p2p, collective, omp, omp_barrier{v(kOmpBarrier)},
+      omp_idle{v(kOmpIdle)};
+  if (hybrid) omp_barrier.push_back(v(kOmpBarrierLongTerm)), omp_idle.push_back(v(kOmpIdleLongTerm));
+  for (std::size_t type = 0; type < kMpiTypes; ++type)
+    for (auto* x : pair(type)) mpi_delays.push_back(x), (type < kBarrier ? p2p : collective).push_back(x);
+  omp = omp_barrier, omp.insert(omp.end(), omp_idle.begin(), omp_idle.end());
+  std::vector<const std::vector<double>*> delays;
+  if (mpi_) delays = mpi_delays;
+  if (parallel_) delays.insert(delays.end(), omp.begin(), omp.end());
+  const std::vector<Node> tree = {
+      {"delay", "Delay costs", "", "Time that made others wait, where it was spent (the sum of the metrics below)",
+       delays, mpi_ || parallel_},
+      {"delay_mpi", "MPI", "delay", "Time that made MPI operations wait", mpi_delays, mpi_},
+      {"delay_p2p", "Point-to-point", "delay_mpi", "Time that made point-to-point operations wait", p2p, mpi_},
+      {"delay_latesender_aggregate", "Late Sender", "delay_p2p", "Time that made receives wait (Late Sender)",
+       pair(kLs), mpi_},
+      {kMetricText[0].uniq, kMetricText[0].display, "delay_latesender_aggregate", kMetricText[0].description, {v(0)}, mpi_},
+      {kMetricText[1].uniq, kMetricText[1].display, "delay_latesender_aggregate", kMetricText[1].description, {v(1)}, mpi_},
+      {"delay_latereceiver_aggregate", "Late Receiver", "delay_p2p", "Time that made sends wait (Late Receiver)",
+       pair(kLr), mpi_},
+      {kMetricText[2].uniq, kMetricText[2].display, "delay_latereceiver_aggregate", kMetricText[2].description, {v(2)}, mpi_},
+      {kMetricText[3].uniq, kMetricText[3].display, "delay_latereceiver_aggregate", kMetricText[3].description, {v(3)}, mpi_},
+      {"delay_collective", "Collective", "delay_mpi", "Time that made MPI collectives wait", collective, mpi_},
+      {"delay_barrier_aggregate", "Wait at Barrier", "delay_collective", "Time that made others wait at barriers",
+       pair(kBarrier), mpi_},
+      {kMetricText[4].uniq, kMetricText[4].display, "delay_barrier_aggregate", kMetricText[4].description, {v(4)}, mpi_},
+      {kMetricText[5].uniq, kMetricText[5].display, "delay_barrier_aggregate", kMetricText[5].description, {v(5)}, mpi_},
+      {"delay_n21_aggregate", "Early Reduce", "delay_collective", "Time that made roots of N-to-1 collectives wait",
+       pair(kN21), mpi_},
+      {kMetricText[10].uniq, kMetricText[10].display, "delay_n21_aggregate", kMetricText[10].description, {v(10)}, mpi_},
+      {kMetricText[11].uniq, kMetricText[11].display, "delay_n21_aggregate", kMetricText[11].description, {v(11)}, mpi_},
+      {"delay_12n_aggregate", "Late Broadcast", "delay_collective", "Time that made others wait at 1-to-N collectives",
+       pair(k12n), mpi_},
+      {kMetricText[8].uniq, kMetricText[8].display, "delay_12n_aggregate", kMetricText[8].description, {v(8)}, mpi_},
+      {kMetricText[9].uniq, kMetricText[9].display, "delay_12n_aggregate", kMetricText[9].description, {v(9)}, mpi_},
+      {"delay_n2n_aggregate", "Wait at N x N", "delay_collective", "Time that made others wait at N x N collectives",
+       pair(kN2n), mpi_},
+      {kMetricText[6].uniq, kMetricText[6].display, "delay_n2n_aggregate", kMetricText[6].description, {v(6)}, mpi_},
+      {kMetricText[7].uniq, kMetricText[7].display, "delay_n2n_aggregate", kMetricText[7].description, {v(7)}, mpi_},
+      {"delay_omp", "OpenMP", "delay", "Time that made OpenMP threads wait or idle", omp, parallel_},
+      {"delay_ompbarrier_aggregate", "Wait at Barrier", "delay_omp", "Time that made threads wait at OpenMP barriers",
+       omp_barrier, parallel_},
+      {kMetricText[kOmpBarrier].uniq, kMetricText[kOmpBarrier].display, "delay_ompbarrier_aggregate",
+       kMetricText[kOmpBarrier].description, {v(kOmpBarrier)}, parallel_},
+      {kMetricText[kOmpBarrierLongTerm].uniq, kMetricText[kOmpBarrierLongTerm].display, "delay_ompbarrier_aggregate",
+       kMetricText[kOmpBarrierLongTerm].description, {v(kOmpBarrierLongTerm)}, hybrid},
+      {"delay_ompidle_aggregate", "Idleness delay costs", "delay_omp",
+       "Time that left the worker threads of a process idle", omp_idle, parallel_},
+      {kMetricText[kOmpIdle].uniq, kMetricText[kOmpIdle].display, "delay_ompidle_aggregate",
+       kMetricText[kOmpIdle].description, {v(kOmpIdle)}, parallel_},
+      {kMetricText[kOmpIdleLongTerm].uniq, kMetricText[kOmpIdleLongTerm].display, "delay_ompidle_aggregate",
+       kMetricText[kOmpIdleLongTerm].description, {v(kOmpIdleLongTerm)}, hybrid},
+      {"waitstates_propagating_vs_terminal", "MPI point-to-point wait states (propagating vs. terminal)", "",
+       "Late Sender and Late Receiver time, split by whether it made others wait later", {v(kPropagatingLs),
+       v(kPropagatingLr), &terminal_ls, &terminal_lr}, mpi_},
+      {"mpi_wait_propagating", "Propagating wait states", "waitstates_propagating_vs_terminal",
+       "Point-to-point waits that made other processes wait later", {v(kPropagatingLs), v(kPropagatingLr)}, mpi_},
+      {kMetricText[kPropagatingLs].uniq, kMetricText[kPropagatingLs].display, "mpi_wait_propagating",
+       kMetricText[kPropagatingLs].description, {v(kPropagatingLs)}, mpi_},
+      {kMetricText[kPropagatingLr].uniq, kMetricText[kPropagatingLr].display, "mpi_wait_propagating",
+       kMetricText[kPropagatingLr].description, {v(kPropagatingLr)}, mpi_},
+      {"mpi_wait_terminal", "Terminal wait states", "waitstates_propagating_vs_terminal",
+       "Point-to-point waits that made nobody wait later", {&terminal_ls, &terminal_lr}, mpi_},
+      {"mpi_wait_terminal_ls", "Late Sender", "mpi_wait_terminal", "Late Sender time less its propagating part",
+       {&terminal_ls}, mpi_},
+      {"mpi_wait_terminal_lr", "Late Receiver", "mpi_wait_terminal", "Late Receiver time less its propagating part",
+       {&terminal_lr}, mpi_},
+      {"waitstates_direct_vs_indirect", "MPI point-to-point wait states (direct vs. indirect)", "",
+       "Late Sender and Late Receiver time, split by whether waits of the partner caused it",
+       {&direct_ls, &direct_lr, v(kIndirectLs), v(kIndirectLr)}, mpi_},
+      {"mpi_wait_direct", "Direct wait states", "waitstates_direct_vs_indirect",
+       "Point-to-point waits caused by the partner's own time", {&direct_ls, &direct_lr}, mpi_},
+      {"mpi_wait_direct_latesender", "Late Sender", "mpi_wait_direct", "Late Sender time less its indirect part",
+       {&direct_ls}, mpi_},
+      {"mpi_wait_direct_latereceiver", "Late Receiver", "mpi_wait_direct", "Late Receiver time less its indirect part",
+       {&direct_lr}, mpi_},
+      {"mpi_wait_indirect", "Indirect wait states", "waitstates_direct_vs_indirect",
+       "Point-to-point waits caused by the partner's own waiting", {v(kIndirectLs), v(kIndirectLr)}, mpi_},
+      {kMetricText[kIndirectLs].uniq, kMetricText[kIndirectLs].display, "mpi_wait_indirect",
+       kMetricText[kIndirectLs].description, {v(kIndirectLs)}, mpi_},
+      {kMetricText[kIndirectLr].uniq, kMetricText[kIndirectLr].display, "mpi_wait_indirect",
+       kMetricText[kIndirectLr].description, {v(kIndirectLr)}, mpi_},
+  };
+  std::vector<std::pair<std::string, std::uint32_t>> index;
+  for (const auto& node : tree) {
+    if (!node.shown) continue;
+    std::vector<double> sum(cells, 0.0);
+    for (const auto* part : node.parts)
+      if (!part->empty())
+        for (std::size_t i = 0; i < cells; ++i) sum[i] += (*part)[i];
+    auto metric = seconds_metric(node.uniq, node.display, node.description);
+    for (const auto& [name, at] : index)
+      if (name == node.parent) metric.parent = at;
+    index.emplace_back(node.uniq, static_cast<std::uint32_t>(p.metrics.size()));
+    p.metrics.push_back(std::move(metric));
+    p.values.push_back(exclusive_matrix(p.cnode_count(), p.locations.size(), sum));
+  }
+  for (auto& values : values_) std::vector<double>().swap(values);
 }
 }  // namespace
 

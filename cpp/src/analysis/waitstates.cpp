@@ -419,7 +419,8 @@ namespace {
 // `records`: indexable by the records' number (a vector of them, or pointers into lists).
 template <class Records>
 std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                        const Records& records, std::uint32_t stride = 1, const Chunking& chunking = {}) {
+                                        const Records& records, std::uint32_t stride = 1, const Chunking& chunking = {},
+                                        InstanceListings* listings = nullptr) {
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::vector<CollectiveReduction> out(records.size());
@@ -478,10 +479,12 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
   // communicator is looked up above, so that the chunks only read the map.
   const auto bounds =
       whole_chunks(keys.size(), [&](std::size_t a, std::size_t b) { return same(keys[a], keys[b]); }, chunking);
-  run_chunks(bounds, [&](std::size_t, std::size_t begin, std::size_t end) {
+  std::vector<InstanceListings> listed(listings ? bounds.size() - 1 : 0);  // per chunk
+  run_chunks(bounds, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
     std::vector<const CollectiveRecord*> instance;  // the members' records in rank order
     std::vector<std::size_t> number;                // and their numbers in `records`
     std::vector<MemberSync> sync;
+    std::vector<CollectiveReduction*> mine;  // the members' reductions
     for (std::size_t a = begin, b = begin; a < end; a = b) {
       for (b = a + 1; b < end && same(keys[a], keys[b]); ++b) {
       }
@@ -518,14 +521,12 @@ std::vector<CollectiveReduction> reduce(const trace::Trace& trace, const std::ve
                "MPI " + trace::collective_op_name(c->op) + " on " + name(comm) + " meets MPI " +
                    trace::collective_op_name(instance[0]->op) + " of " + group_name(defs, instance[0]->location));
       collective_sync(instance, sync);
-      for (std::size_t i = 0; i < instance.size(); ++i) {
-        auto& mine = out[number[i]];
-        mine.until = sync[i].until;
-        mine.earliest_leave = sync[i].earliest_leave;
-        mine.skip = sync[i].sync ? 0 : 2;
-      }
+      mine.resize(instance.size());
+      for (std::size_t i = 0; i < instance.size(); ++i) mine[i] = &out[number[i]];
+      decide_reductions(instance, sync, mine.data(), listings ? &listed[chunk] : nullptr);
     }
   });
+  for (const auto& part : listed) listings->absorb(part);
   return out;
 }
 
@@ -550,24 +551,26 @@ class ListedCollectives {
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<CollectiveRecord>& records, std::uint32_t stride,
-                                                    const Chunking& chunking) {
-  return reduce(trace, analyzed, records, stride, chunking);
+                                                    const Chunking& chunking, InstanceListings* listings) {
+  return reduce(trace, analyzed, records, stride, chunking, listings);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<LocationRecords>& lists) {
-  return reduce(trace, analyzed, ListedCollectives(lists));
+                                                    const std::vector<LocationRecords>& lists,
+                                                    InstanceListings* listings) {
+  return reduce(trace, analyzed, ListedCollectives(lists), 1, {}, listings);
 }
 
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
                                                     const std::vector<std::vector<RecordRef>>& instances,
-                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided) {
+                                                    std::vector<std::uint32_t>* causers, CollectiveDecisions* decided,
+                                                    InstanceListings* listings) {
   if (causers) causers->clear();
   const auto offset = collective_offsets(lists);
   std::size_t covered = 0;
   for (const auto& i : instances) covered += i.size();
-  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists);  // left out: inconsistent or partial
+  if (covered != offset.back()) return reduce_collectives(trace, analyzed, lists, listings);  // left out: inconsistent or partial
   const auto& defs = trace.definitions();
   const auto world = world_locations(defs);
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> expected;  // communicator -> analyzed members
@@ -579,6 +582,7 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
   std::uint32_t communicator = 0;
   std::vector<const CollectiveRecord*> instance;
   std::vector<MemberSync> sync;
+  std::vector<CollectiveReduction*> mine;  // the members' reductions
   for (const auto& refs : instances) {
     instance.clear();
     for (const auto& r : refs) instance.push_back(&lists[r.list].collectives[r.index]);
@@ -591,23 +595,23 @@ std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, c
         if (fresh) it->second = members(defs, world, analyzed, first.communicator, first.location);
         members_of = &it->second, communicator = first.communicator;
       }
-      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists);
+      if (members_of->size() != instance.size()) return reduce_collectives(trace, analyzed, lists, listings);
       for (std::size_t i = 0; i < instance.size(); ++i)
-        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists);
+        if (instance[i]->location != (*members_of)[i]) return reduce_collectives(trace, analyzed, lists, listings);
     }
     for (const auto* c : instance)
-      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists);
+      if (c->op != first.op) return reduce_collectives(trace, analyzed, lists, listings);
     if (given) continue;
     collective_sync(instance, sync);
+    mine.resize(instance.size());
     for (std::size_t i = 0; i < instance.size(); ++i) {
-      auto& mine = out[offset[refs[i].list] + refs[i].index];
-      mine.until = sync[i].until;
-      mine.earliest_leave = sync[i].earliest_leave;
-      mine.skip = sync[i].sync ? 0 : 2;
+      mine[i] = &out[offset[refs[i].list] + refs[i].index];
       if (causers && sync[i].sync) causer[offset[refs[i].list] + refs[i].index] = sync[i].causer;
     }
+    decide_reductions(instance, sync, mine.data(), listings);
   }
   if (given) {
+    if (listings) listings->absorb(decided->listings);
     out.swap(decided->reductions), causer.swap(decided->causers);
     *decided = {};
   }
@@ -728,15 +732,75 @@ void collective_sync(const std::vector<const CollectiveRecord*>& m, std::vector<
   }
 }
 
+namespace {
+
+// A member's waiting time: until the enter it waits for (or its leave).
+std::uint64_t member_wait(const CollectiveRecord& c, std::uint64_t until) {
+  const auto end = std::min(until, c.leave);
+  return end > c.enter ? end - c.enter : 0;
+}
+
+// A member's time to finish after the first synchronizing member could leave (and after the one
+// waited for entered).
+std::uint64_t member_completion(const CollectiveRecord& c, std::uint64_t until, std::uint64_t earliest_leave) {
+  const auto from = std::max(earliest_leave, std::min(until, c.leave));
+  return c.leave > from ? c.leave - from : 0;
+}
+
+}  // namespace
+
+void decide_reductions(const std::vector<const CollectiveRecord*>& m, const std::vector<MemberSync>& sync,
+                       CollectiveReduction* const* out, InstanceListings* listings) {
+  const auto n = m.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto& r = *out[i];
+    r.until = sync[i].until;
+    r.earliest_leave = sync[i].earliest_leave;
+    r.skip = sync[i].sync ? 0 : 2;
+  }
+  // trace.stat lists a collective instance whole (scout's stat_collective reduces it over the
+  // communicator); Early Reduce has only the root's wait (scout lists it as it is, per member:
+  // collective_severities), MPI_Init and MPI_Finalize are not listed.
+  if (!listings || n == 0) return;
+  const auto cls = collective_class(m[0]->op);
+  const bool completes = cls == CollectiveClass::Barrier || cls == CollectiveClass::NToN;
+  if (!completes && cls != CollectiveClass::OneToN && cls != CollectiveClass::Scan) return;
+  PatternInstance wait{0, ~std::uint64_t(0), 0, 0, 0}, completion = wait;
+  std::uint64_t most_wait = 0, most_completion = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& c = *m[i];
+    // an N x N or scan member moving no data takes no part
+    if ((cls == CollectiveClass::NToN || cls == CollectiveClass::Scan) && !c.sends && !c.receives) continue;
+    wait.enter = std::min(wait.enter, c.enter), wait.leave = std::max(wait.leave, c.leave);
+    if (!sync[i].sync) continue;
+    const bool root = c.location == c.root;
+    const auto w = cls == CollectiveClass::OneToN && root ? 0 : member_wait(c, sync[i].until);
+    const auto k = completes ? member_completion(c, sync[i].until, sync[i].earliest_leave) : 0;
+    wait.ticks += w, completion.ticks += k;
+    // the member that waited longest names the instance (the first in rank order among equals)
+    if (!any || w > most_wait) most_wait = w, wait.cnode = c.cnode, wait.location = c.location;
+    if (!any || k > most_completion) most_completion = k, completion.cnode = c.cnode, completion.location = c.location;
+    any = true;
+  }
+  if (!any) return;
+  completion.enter = wait.enter, completion.leave = wait.leave;
+  const auto pattern = [&](bool waiting) {
+    switch (cls) {
+      case CollectiveClass::Barrier: return waiting ? Pattern::BarrierWait : Pattern::BarrierCompletion;
+      case CollectiveClass::NToN: return waiting ? Pattern::WaitNxN : Pattern::NxNCompletion;
+      case CollectiveClass::OneToN: return Pattern::LateBroadcast;
+      default: return Pattern::EarlyScan;
+    }
+  };
+  listings->add(std::size_t(pattern(true)), wait);
+  if (completes) listings->add(std::size_t(pattern(false)), completion);
+}
+
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out) {
   const bool root = c.location == c.root;
-  auto wait_for = [&](std::uint64_t t) {
-    const auto until = std::min(t, c.leave);
-    return until > c.enter ? until - c.enter : 0;
-  };
-  // Time to finish after the first synchronizing member could leave (and after the one waited for entered).
-  const auto from = std::max(r.earliest_leave, std::min(r.until, c.leave));
-  const std::uint64_t completion = c.leave > from ? c.leave - from : 0;
+  const auto wait = member_wait(c, r.until);
+  const auto completion = member_completion(c, r.until, r.earliest_leave);
   const auto cls = collective_class(c.op);
   if (r.skip == 1) return;  // an instance left out (MPI_Init/Finalize some processes lack)
   // The operations occur (the pattern is present) even where no instance synchronizes.
@@ -751,29 +815,32 @@ void collective_severities(const CollectiveRecord& c, const CollectiveReduction&
     case CollectiveClass::Other: break;
   }
   if (r.skip) return;
+  // A member's share counts in trace.stat; the instance is listed whole where it is reduced
+  // (decide_reductions).
+  constexpr auto kShare = Severities::Listing::Counted;
   switch (cls) {
     case CollectiveClass::Barrier:
-      out.add(Pattern::BarrierWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
-      out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::BarrierWait, c.cnode, c.location, wait, c.enter, c.leave, kShare);
+      out.add(Pattern::BarrierCompletion, c.cnode, c.location, completion, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::NToN:
-      out.add(Pattern::WaitNxN, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
-      out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::WaitNxN, c.cnode, c.location, wait, c.enter, c.leave, kShare);
+      out.add(Pattern::NxNCompletion, c.cnode, c.location, completion, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::OneToN:
-      if (!root) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      if (!root) out.add(Pattern::LateBroadcast, c.cnode, c.location, wait, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::NToOne:
-      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      if (root) out.add(Pattern::EarlyReduce, c.cnode, c.location, wait, c.enter, c.leave);
       break;
     case CollectiveClass::Scan:
-      out.add(Pattern::EarlyScan, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      out.add(Pattern::EarlyScan, c.cnode, c.location, wait, c.enter, c.leave, kShare);
       break;
     case CollectiveClass::Init:
-      out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave);
+      out.add(Pattern::InitCompletion, c.cnode, c.location, completion, c.enter, c.leave, Severities::Listing::None);
       break;
     case CollectiveClass::Finalize:
-      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait_for(r.until), c.enter, c.leave);
+      out.add(Pattern::FinalizeWait, c.cnode, c.location, wait, c.enter, c.leave, Severities::Listing::None);
       break;
     case CollectiveClass::Other: break;
   }
@@ -781,9 +848,35 @@ void collective_severities(const CollectiveRecord& c, const CollectiveReduction&
 
 // --- the report's metric tree ------------------------------------------------------------------
 
+namespace {
+constexpr const char* kScoutPages = "@mirror@scalasca_patterns.html#";
+}  // namespace
+
+std::string scout_url(const std::string& unique_name) { return kScoutPages + unique_name; }
+
+bool measurement_overhead(const cube::Region& r) {
+  if (r.paradigm == "measurement") return r.name == "TRACE BUFFER FLUSH" || r.name == "TRACING";
+  return (r.paradigm == "cuda" || r.paradigm == "opencl") && r.name == "BUFFER FLUSH";
+}
+
+std::vector<std::string> documentation_mirrors(const std::vector<cube::Metric>& metrics) {
+  for (const auto& m : metrics)
+    if (starts_with(m.url, kScoutPages))  // Scalasca 2.6's, in scout's order
+      return {"http://apps.fz-juelich.de/scalasca/releases/scalasca/2.6/help/",
+              "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/scalasca-2.6/patterns/",
+              "http://perftools.pages.jsc.fz-juelich.de/cicd/scalasca/tags/latest/patterns/"};
+  return {};
+}
+
+void link_profile_metrics(profile::LocalProfile& p) {
+  for (auto& m : p.metrics)
+    if ((m.uniq_name == "time" || m.uniq_name == "visits") && m.url.empty()) m.url = scout_url(m.uniq_name);
+}
+
 cube::Metric seconds_metric(const char* name, const char* display, const char* description) {
   cube::Metric m;
   m.uniq_name = name;
+  m.url = scout_url(name);
   m.disp_name = display;
   m.dtype = *cube::parse_data_type("DOUBLE");
   m.kind = cube::MetricKind::Exclusive;  // as scout stores them: on the call path itself
@@ -801,14 +894,44 @@ cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std:
 
 namespace {
 
-// Which MPI calls a time metric of Scalasca's tree covers (by region name, as scalasca.spec's
-// CubePL does).
-enum class Calls { All, Mpi, Synchronization, SyncCollective, Communication, PointToPoint, Collective, InitExit };
+// Which MPI calls a time metric of Scalasca's tree covers, by region name (the classes of
+// Scalasca 2.6's scout.spec; the management classes name the MPI functions themselves).
+enum class Calls {
+  All, Execution, Overhead, Mpi, Management, InitExit, MgmtComm, MgmtFile, MgmtWin, Synchronization, SyncCollective, Communication,
+  PointToPoint, Collective
+};
+
+// MPI's management calls (lower case, without "mpi_"): starting and ending MPI, communicators
+// and their topologies (and the dynamic-process calls that make communicators), files opened
+// and their settings (not their reads and writes), RMA windows made, queried and freed.
+const char* const kStartup[] = {"init", "init_thread", "initialized", "finalize", "finalized"};
+const char* const kCommManagement[] = {
+    "cart_coords", "cart_create", "cart_get", "cart_map", "cart_rank", "cart_shift", "cart_sub", "cartdim_get",
+    "comm_accept", "comm_compare", "comm_connect", "comm_create", "comm_create_group", "comm_create_keyval",
+    "comm_delete_attr", "comm_disconnect", "comm_dup", "comm_dup_with_info", "comm_free", "comm_free_keyval",
+    "comm_get_attr", "comm_get_info", "comm_get_name", "comm_get_parent", "comm_group", "comm_idup", "comm_join",
+    "comm_rank", "comm_remote_group", "comm_remote_size", "comm_set_attr", "comm_set_info", "comm_set_name",
+    "comm_size", "comm_spawn", "comm_spawn_multiple", "comm_split", "comm_split_type", "comm_test_inter",
+    "dims_create", "dist_graph_create", "dist_graph_create_adjacent", "dist_graph_neighbors",
+    "dist_graph_neighbors_count", "graph_create", "graph_get", "graph_map", "graph_neighbors",
+    "graph_neighbors_count", "graphdims_get", "intercomm_create", "intercomm_merge", "topo_test", "close_port",
+    "open_port", "lookup_name", "publish_name", "unpublish_name"};
+const char* const kFileManagement[] = {
+    "file_close", "file_delete", "file_get_amode", "file_get_atomicity", "file_get_byte_offset", "file_get_group",
+    "file_get_info", "file_get_position", "file_get_position_shared", "file_get_size", "file_get_type_extent",
+    "file_get_view", "file_open", "file_preallocate", "file_seek", "file_seek_shared", "file_set_atomicity",
+    "file_set_info", "file_set_size", "file_set_view", "file_sync"};
+const char* const kWinManagement[] = {
+    "win_allocate", "win_allocate_shared", "win_attach", "win_create", "win_create_dynamic", "win_create_keyval",
+    "win_delete_attr", "win_detach", "win_free", "win_free_keyval", "win_get_attr", "win_get_group", "win_get_info",
+    "win_get_name", "win_set_attr", "win_set_info", "win_set_name", "win_shared_query"};
 
 bool covers(Calls calls, const cube::Region& region) {
   const auto name = lower(region.name);
   const bool mpi = region.paradigm == "mpi" || starts_with(name, "mpi_");
   if (calls == Calls::All) return true;
+  if (calls == Calls::Execution) return !measurement_overhead(region);
+  if (calls == Calls::Overhead) return measurement_overhead(region);
   if (!mpi) return false;
   static const char* const kCollectives[] = {
       "mpi_allgather", "mpi_allgatherv", "mpi_allreduce", "mpi_alltoall", "mpi_alltoallv", "mpi_alltoallw",
@@ -817,6 +940,12 @@ bool covers(Calls calls, const cube::Region& region) {
   static const char* const kWinSync[] = {"mpi_win_post", "mpi_win_wait", "mpi_win_start", "mpi_win_complete",
                                          "mpi_win_fence", "mpi_win_lock", "mpi_win_unlock"};
   auto in = [&](const auto& list) { return std::find(std::begin(list), std::end(list), name) != std::end(list); };
+  // the management lists name the calls without their "mpi_"
+  auto managed = [&](const auto& list) {
+    return starts_with(name, "mpi_") && std::find_if(std::begin(list), std::end(list), [&](const char* call) {
+                                          return name.compare(4, std::string::npos, call) == 0;
+                                        }) != std::end(list);
+  };
   auto contains = [&](const char* part) { return name.find(part, 4) != std::string::npos; };
   const bool collective = in(kCollectives);
   const bool p2p = !starts_with(name, "mpi_win") &&
@@ -825,14 +954,27 @@ bool covers(Calls calls, const cube::Region& region) {
                     starts_with(name, "mpi_wait") || contains("start"));
   switch (calls) {
     case Calls::Mpi: return true;
+    case Calls::Management:
+      return managed(kStartup) || managed(kCommManagement) || managed(kFileManagement) || managed(kWinManagement);
+    case Calls::InitExit: return managed(kStartup);
+    case Calls::MgmtComm: return managed(kCommManagement);
+    case Calls::MgmtFile: return managed(kFileManagement);
+    case Calls::MgmtWin: return managed(kWinManagement);
     case Calls::Synchronization: return name == "mpi_barrier" || in(kWinSync);
     case Calls::SyncCollective: return name == "mpi_barrier";
     case Calls::Communication: return p2p || collective || name == "mpi_get" || name == "mpi_put" || name == "mpi_accumulate";
     case Calls::PointToPoint: return p2p;
     case Calls::Collective: return collective;
-    case Calls::InitExit: return name == "mpi_init" || name == "mpi_init_thread" || name == "mpi_finalize";
     default: return false;
   }
+}
+
+// The management classes have no pattern of their own (Init/Finalize's patterns may all be
+// left out): they appear where the MPI tree does and the trace defines a call of their class;
+// `overhead` where `execution` does and the trace defines a measurement region of its.
+bool shown_by_region(Calls calls) {
+  return calls == Calls::InitExit || calls == Calls::MgmtComm || calls == Calls::MgmtFile || calls == Calls::MgmtWin ||
+         calls == Calls::Overhead;
 }
 
 struct TreeMetric {
@@ -845,22 +987,37 @@ struct TreeMetric {
   const char* description;
 };
 
-// Scalasca's tree (unique and display names as scalasca.spec has them), in preorder.
+// Scalasca 2.6's tree (unique and display names and nesting as its scout.spec has them; the
+// descriptions are ours), in preorder.
 const TreeMetric kTree[] = {
-    {"execution", "Execution", "time", false, Calls::All, Pattern::Count, "Execution time"},
-    {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time spent in MPI calls"},
+    {"execution", "Execution", "time", false, Calls::Execution, Pattern::Count, kExecutionDescription},
+    {"mpi", "MPI", "execution", false, Calls::Mpi, Pattern::Count, "Time inside MPI functions"},
+    {"mpi_management", "Management", "mpi", false, Calls::Management, Pattern::Count,
+     "Time inside MPI's setup calls: start and end of MPI, communicators, files opened and windows made"},
+    {"mpi_init_exit", "Init/Finalize", "mpi_management", false, Calls::InitExit, Pattern::Count,
+     "Time inside MPI_Init, MPI_Init_thread, MPI_Finalize and their queries"},
+    {"mpi_init_completion", "Initialization Completion", "mpi_init_exit", true, Calls::All, Pattern::InitCompletion,
+     "Time in MPI initialization after the first process could leave it"},
+    {"mpi_finalize_wait", "Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
+     "Time in MPI_Finalize until the last process entered it"},
+    {"mpi_mgmt_comm", "Communicator", "mpi_management", false, Calls::MgmtComm, Pattern::Count,
+     "Time inside calls that make, query or free communicators and their topologies"},
+    {"mpi_mgmt_file", "File", "mpi_management", false, Calls::MgmtFile, Pattern::Count,
+     "Time inside calls that open, close, query or set MPI files (not their reads and writes)"},
+    {"mpi_mgmt_win", "Window", "mpi_management", false, Calls::MgmtWin, Pattern::Count,
+     "Time inside calls that make, query or free RMA windows"},
     {"mpi_synchronization", "Synchronization", "mpi", false, Calls::Synchronization, Pattern::Count,
-     "Time spent in MPI synchronization calls"},
+     "Time inside MPI calls that only synchronize (barriers, RMA epochs)"},
     {"mpi_sync_collective", "Collective", "mpi_synchronization", false, Calls::SyncCollective, Pattern::Count,
-     "Time spent in MPI barriers"},
+     "Time inside MPI_Barrier"},
     {"mpi_barrier_wait", "Wait at Barrier", "mpi_sync_collective", true, Calls::All, Pattern::BarrierWait,
      "Time in an MPI barrier until the last process entered it"},
     {"mpi_barrier_completion", "Barrier Completion", "mpi_sync_collective", true, Calls::All,
      Pattern::BarrierCompletion, "Time in an MPI barrier after the first process could leave it"},
     {"mpi_communication", "Communication", "mpi", false, Calls::Communication, Pattern::Count,
-     "Time spent in MPI communication calls"},
+     "Time inside MPI calls that move data"},
     {"mpi_point2point", "Point-to-point", "mpi_communication", false, Calls::PointToPoint, Pattern::Count,
-     "Time spent in MPI point-to-point calls"},
+     "Time inside sends, receives and the calls that complete or test them"},
     {"mpi_latesender", "Late Sender", "mpi_point2point", true, Calls::All, Pattern::LateSender,
      "Time a receive waits for its message's send to start"},
     {"mpi_latesender_wo", "Messages in Wrong Order", "mpi_latesender", true, Calls::All,
@@ -872,7 +1029,7 @@ const TreeMetric kTree[] = {
     {"mpi_latereceiver", "Late Receiver", "mpi_point2point", true, Calls::All, Pattern::LateReceiver,
      "Time a blocking send (or the wait completing a non-blocking one) waits for its receive to be posted"},
     {"mpi_collective", "Collective", "mpi_communication", false, Calls::Collective, Pattern::Count,
-     "Time spent in MPI collective communication"},
+     "Time inside MPI collective operations that move data"},
     {"mpi_earlyreduce", "Early Reduce", "mpi_collective", true, Calls::All, Pattern::EarlyReduce,
      "Time the root of an N-to-1 operation waits for the last process to enter it"},
     {"mpi_earlyscan", "Early Scan", "mpi_collective", true, Calls::All, Pattern::EarlyScan,
@@ -883,12 +1040,7 @@ const TreeMetric kTree[] = {
      "Time in an N-to-N operation until the last process entered it"},
     {"mpi_nxn_completion", "N x N Completion", "mpi_collective", true, Calls::All, Pattern::NxNCompletion,
      "Time in an N-to-N operation after the first process could leave it"},
-    {"mpi_init_exit", "Init/Exit", "mpi", false, Calls::InitExit, Pattern::Count,
-     "Time spent in MPI initialization and finalization calls"},
-    {"mpi_init_completion", "MPI Initialization Completion", "mpi_init_exit", true, Calls::All,
-     Pattern::InitCompletion, "Time in MPI initialization after the first process could leave it"},
-    {"mpi_finalize_wait", "MPI Wait at Finalize", "mpi_init_exit", true, Calls::All, Pattern::FinalizeWait,
-     "Time in MPI_Finalize until the last process entered it"},
+    {"overhead", "Overhead", "time", false, Calls::Overhead, Pattern::Count, kOverheadDescription},
 };
 
 cube::Metric tree_metric(const TreeMetric& t) { return seconds_metric(t.name, t.display, t.description); }
@@ -905,27 +1057,13 @@ double read_double(const std::uint8_t* p) {
 // MPI call its parent's region class covers).
 }  // namespace
 
-profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev,
-                                       const std::vector<bool>& present) {
-  std::size_t time = p.metrics.size();
-  for (std::size_t m = 0; m < p.metrics.size(); ++m)
-    if (p.metrics[m].uniq_name == "time") time = m;
-  constexpr std::size_t kCount = std::size(kTree);
-  bool used[kCount] = {};
-  for (std::size_t t = kCount; t-- > 0;) {
-    if (kTree[t].is_pattern) used[t] = present[std::size_t(kTree[t].pattern)];
-    if (!used[t]) continue;
-    for (std::size_t a = 0; a < t; ++a)
-      if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
-  }
-  if (time == p.metrics.size() || !used[0]) return p;
+std::vector<double> exclusive_values(const profile::LocalProfile& p, std::size_t metric) {
   const auto n = p.cnode_count(), cols = p.locations.size();
-  // Exclusive time per call path: its inclusive time less its children's. The children's sum
-  // is taken in ascending order of value: a rank numbers call paths in its own order, and the
-  // report must not depend on how the locations were split (the same bytes for any number of
-  // ranks).
+  // A call path's inclusive value less its children's. The children's sum is taken in
+  // ascending order of value: a rank numbers call paths in its own order, and the report must
+  // not depend on how the locations were split (the same bytes for any number of ranks).
   std::vector<double> own(n * cols);
-  const auto& incl = p.values[time];
+  const auto& incl = p.values[metric];
   std::vector<std::vector<std::uint32_t>> children(n);
   for (std::size_t c = 0; c < n; ++c)
     if (p.cnode_parents[c] != cube::kNoParent) children[p.cnode_parents[c]].push_back(static_cast<std::uint32_t>(c));
@@ -939,6 +1077,36 @@ profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities
       for (double x : parts) sum += x;
       own[c * cols + l] = read_double(incl.row(c) + l * 8) - sum;
     }
+  return own;
+}
+
+profile::LocalProfile with_metric_tree(profile::LocalProfile p, const Severities& sev,
+                                       const std::vector<bool>& present) {
+  std::size_t time = p.metrics.size();
+  for (std::size_t m = 0; m < p.metrics.size(); ++m)
+    if (p.metrics[m].uniq_name == "time") time = m;
+  constexpr std::size_t kCount = std::size(kTree);
+  bool used[kCount] = {};
+  auto mark_parents = [&] {
+    for (std::size_t t = kCount; t-- > 0;) {
+      if (!used[t]) continue;
+      for (std::size_t a = 0; a < t; ++a)
+        if (std::strcmp(kTree[a].name, kTree[t].parent) == 0) used[a] = true;
+    }
+  };
+  for (std::size_t t = 0; t < kCount; ++t)
+    if (kTree[t].is_pattern) used[t] = present[std::size_t(kTree[t].pattern)];
+  mark_parents();
+  // By the trace's region definitions, which every rank of a replay has alike.
+  for (std::size_t t = 0; t < kCount; ++t)
+    if (shown_by_region(kTree[t].calls) && used[kTree[t].calls == Calls::Overhead ? 0 : 1])  // execution, mpi
+      for (const auto& region : p.regions)
+        if (covers(kTree[t].calls, region)) used[t] = true;
+  mark_parents();
+  link_profile_metrics(p);
+  if (time == p.metrics.size() || !used[0]) return p;
+  const auto n = p.cnode_count(), cols = p.locations.size();
+  const auto own = exclusive_values(p, time);
   std::vector<cube::Metric> metrics;
   std::vector<cube::Severity> values;
   std::vector<std::uint32_t> new_index(p.metrics.size());

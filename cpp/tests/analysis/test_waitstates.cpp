@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cubescale/common/format_error.hpp"
+#include "cubescale/cube/dtype.hpp"
 #include "cubescale/trace/synthetic_mpi.hpp"
 #include "trace_files.hpp"
 
@@ -116,4 +117,47 @@ TEST(WaitStates, CommunicatorRanksOrderMembersByRank) {
   EXPECT_FALSE(ranks.before(reversed, 0, 1));
   EXPECT_TRUE(ranks.before(self, 0, 1));  // no rank: location order
   EXPECT_EQ(ranks.rank(reversed, 7), analysis::kNone);
+}
+
+// Scalasca 2.6's execution leaves the measurement's own time out (scout.spec's overhead mask:
+// TRACE BUFFER FLUSH, TRACING, an accelerator's BUFFER FLUSH): it goes to `overhead` beside it
+// (until 2026-11-28 execution was all of time). A profile main (10 s inclusive) > MPI_Barrier
+// (3 s), TRACE BUFFER FLUSH (2 s) on one location.
+TEST(WaitStates, ExecutionLeavesTheMeasurementOverheadOut) {
+  const auto dtype = *cube::parse_data_type("DOUBLE");
+  profile::LocalProfile p;
+  cube::Metric time;
+  time.uniq_name = time.disp_name = "time";
+  time.dtype = dtype, time.kind = cube::MetricKind::Inclusive, time.uom = "sec";
+  p.metrics = {time};
+  for (const auto& [name, paradigm] : {std::pair{"main", "user"}, {"MPI_Barrier", "mpi"},
+                                      {"TRACE BUFFER FLUSH", "measurement"}}) {
+    cube::Region r;
+    r.name = r.mangled_name = name, r.paradigm = paradigm;
+    p.regions.push_back(r);
+  }
+  p.cnode_parents = {cube::kNoParent, 0, 0};
+  p.cnode_regions = {0, 1, 2};
+  p.locations = {{"Master thread", "thread"}};
+  cube::Severity s(dtype, 3, 1);
+  const double inclusive[] = {10, 3, 2};
+  for (std::size_t c = 0; c < 3; ++c) std::memcpy(s.row(c), &inclusive[c], 8);
+  p.values.push_back(std::move(s));
+  analysis::Severities sev(3, {0}, 1);
+  auto present = sev.present;
+  present[std::size_t(analysis::Pattern::BarrierWait)] = true;
+  const auto out = analysis::with_metric_tree(p, sev, present);
+  auto values = [&](const char* name) {
+    for (std::size_t m = 0; m < out.metrics.size(); ++m)
+      if (out.metrics[m].uniq_name == name) {
+        std::vector<double> v(3);
+        for (std::size_t c = 0; c < 3; ++c) std::memcpy(&v[c], out.values[m].row(c), 8);
+        EXPECT_EQ(out.metrics[out.metrics[m].parent].uniq_name, "time") << name;
+        return v;
+      }
+    ADD_FAILURE() << "no " << name;
+    return std::vector<double>(3);
+  };
+  EXPECT_EQ(values("execution"), (std::vector<double>{5, 3, 0}));
+  EXPECT_EQ(values("overhead"), (std::vector<double>{0, 0, 2}));
 }

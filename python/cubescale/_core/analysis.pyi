@@ -33,6 +33,7 @@ class Replay:
     collective_bytes: typing.ClassVar[int] = 56
     extra_bytes: typing.ClassVar[int] = 24
     instance_value_bytes: typing.ClassVar[int] = 32
+    listing_bytes: typing.ClassVar[int] = 40
     message_bytes: typing.ClassVar[int] = 56
     min_rounds: typing.ClassVar[int] = 64
     nonblocking_bytes: typing.ClassVar[int] = 64
@@ -54,6 +55,10 @@ class Replay:
     ) -> None:
         """
         Extracts the records (and the call-path profile) of `mine`; `analyzed`: every rank's locations. `complete`: also everything the one-process analysis computes beside the record patterns (analysis/replay_beside.hpp; `min_latency` in seconds for the clock condition, `min_thread_latency` for its OpenMP checks, None: min_latency); `threads`: `mine` read in as many parts at once, the same records and profile, and the steps after the pass in as many chunks of `chunk_records` records at least (tests make it small), the same report.
+        """
+    def add_idle_threads(self, profile: cubescale._core.profile.LocalProfile) -> None:
+        """
+        Last, after the impact metrics: scout's omp_idle_threads and omp_limited_parallelism of own processes below time, and their values added to time.
         """
     def answer_round(self) -> None:
         """
@@ -211,6 +216,12 @@ class Replay:
         """
         A writable byte view of `records` collective records to receive into (as home).
         """
+    def incoming_listings(
+        self, records: typing.SupportsInt | typing.SupportsIndex
+    ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        A writable byte view of `records` listings to receive into (as owner).
+        """
     def incoming_nonblocking(
         self, n: typing.SupportsInt | typing.SupportsIndex
     ) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
@@ -269,6 +280,10 @@ class Replay:
         """
         The packed collective records as bytes (a view).
         """
+    def outgoing_listings(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
+        """
+        The packed listings as bytes (a view).
+        """
     def outgoing_nonblocking(self) -> numpy.ndarray[typing.Any, numpy.dtype[typing.Any]]:
         """
         The packed non-blocking collective records as bytes (a view).
@@ -284,6 +299,14 @@ class Replay:
     ) -> list[int]:
         """
         Groups own collective records by the home rank of their instance (among `homes`, the ranks owning locations; empty: all); returns records per rank.
+        """
+    def pack_listings(
+        self,
+        owner: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        ranks: typing.SupportsInt | typing.SupportsIndex,
+    ) -> list[int]:
+        """
+        Home, after reduce_collectives: trace.stat's listings of the instances reduced here, grouped by the rank owning the location naming each (owner[location]); returns listings per rank.
         """
     def pack_nonblocking(
         self,
@@ -384,6 +407,10 @@ class Replay:
     def stats(self) -> dict:
         """
         Own events read and message / collective records extracted.
+        """
+    def take_listings(self) -> None:
+        """
+        Own: the listings received into the instance statistics.
         """
     def take_members(self) -> None:
         """

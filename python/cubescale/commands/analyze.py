@@ -10,10 +10,10 @@ Example
 >>> main(["analyze", examples.trace_path(), "-o", out])  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
 traces.otf2 -> scout.cubex: ... metrics, 6 call paths, 4 locations (...)
 pattern             total [s]  most severe call path (s)                 most severe process (s)
-mpi_latesender      1.251e-06  main > solve > MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
-mpi_latereceiver    9.5e-08    main > solve > MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
-mpi_wait_nxn        3.219e-06  main > solve > MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
-mpi_nxn_completion  1.269e-06  main > solve > MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
+mpi_latesender      1.251e-06  main/solve/MPI_Recv (1.251e-06)       MPI Rank 0 (9.13e-07)
+mpi_latereceiver    9.5e-08    main/solve/MPI_Send (9.5e-08)         MPI Rank 0 (8.3e-08)
+mpi_wait_nxn        3.219e-06  main/solve/MPI_Allreduce (3.219e-06)  MPI Rank 0 (1.125e-06)
+mpi_nxn_completion  1.269e-06  main/solve/MPI_Allreduce (1.269e-06)  MPI Rank 3 (1.131e-06)
 no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
 clock condition violations: 77 (MPI Rank 0: 37, MPI Rank 1: 22, MPI Rank 2: 18)
 most severe instances (as scout's trace.stat):
@@ -23,9 +23,9 @@ most severe instances (as scout's trace.stat):
 traces.otf2 -> scout.cubex: ...
 no wait time in mpi_latesender_wo, mpi_lswo_different, mpi_lswo_same
 root cause          total [s]  most severe call path (s)                   most severe process (s)
-delay_latesender    1.098e-06  main > solve > MPI_Allreduce (5.09081e-07)  MPI Rank 3 (9.13e-07)
-delay_latereceiver  9.5e-08    main > solve > MPI_Send (5.65662e-08)       MPI Rank 1 (8.3e-08)
-delay_n2n           3.219e-06  main > solve > MPI_Allreduce (1.09389e-06)  MPI Rank 3 (3.219e-06)
+delay_latesender    1.098e-06  main/solve/MPI_Allreduce (5.09081e-07)  MPI Rank 3 (9.13e-07)
+delay_latereceiver  9.5e-08    main/solve/MPI_Send (5.65662e-08)       MPI Rank 1 (8.3e-08)
+delay_n2n           3.219e-06  main/solve/MPI_Allreduce (1.09389e-06)  MPI Rank 3 (3.219e-06)
 clock condition violations: 77 ...
 0
 >>> main(["analyze", examples.trace_path(), "-o", out, "--time-correct"])  # doctest: +ELLIPSIS

@@ -23,6 +23,7 @@ import numpy as np
 from .. import report as cube
 from ..mpirun import local_environment
 from ..systree import SystemTree
+from ..views import call_path
 
 
 def add_parser(subparsers) -> None:
@@ -192,12 +193,7 @@ def wait_summary(analysis, trace: str, waits: str) -> str:
 
 
 def _path(report, cnode: int) -> str:
-    names = []
-    c: int | None = cnode
-    while c is not None:
-        names.append(report.cnodes[c].region.name)
-        c = report.cnodes[c].parent
-    return " > ".join(reversed(names))
+    return call_path(report, cnode)  # as top, stat, dump and analyze print call paths
 
 
 def summary(report, path: str = "demo.cubex") -> str:

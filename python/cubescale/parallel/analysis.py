@@ -361,6 +361,11 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     exchange(comm, replay.home_reductions(), received, replay.reductions, replay.reduction_bytes, expected=counts)
     peak = max(peak, held())
     _step(comm, replay.collective_severities)
+    # trace.stat lists a collective instance whole, as its home reduced it: to the owner of the
+    # location naming it, which names its call path (a few listings per call path and location)
+    counts = _step(comm, lambda: replay.pack_listings(owner, comm.size))
+    exchange(comm, replay.outgoing_listings(), counts, replay.incoming_listings, replay.listing_bytes)
+    _step(comm, replay.take_listings)
     _step(comm, replay.late_receiver_after)
     peak = max(peak, _nonblocking(comm, replay, homes, held))
     say("critical path")
@@ -370,6 +375,7 @@ def analyze_trace(comm, path: str | os.PathLike, output: str | os.PathLike, comp
     comm.Allreduce(MPI.IN_PLACE, present, op=MPI.MAX)
     local = _step(comm, lambda: _profile(replay.finish_complete([bool(x) for x in present])))
     _impact(comm, local._core, replay)
+    _step(comm, lambda: replay.add_idle_threads(local._core))  # last: the steps before take the time before
     statistics = _instance_statistics(comm, replay, local, trace.location_indices())
     say(f"writing {os.path.basename(str(output))}")
     unified, _ = collate_on_known_machine(comm, local, output, lambda: KnownMachine(trace.system_tree()),
@@ -457,7 +463,9 @@ def _merge_statistics(everyone: list, analyzed: Sequence[int]) -> dict:
         for top in (p["top"] for p in parts):
             for entry in top:
                 old = best.get(entry[3])
-                if old is None or (entry[0], -place[entry[4]]) > (old[0], -place[old[4]]):
+                # among equals the first location's, then the earlier enter (a collective
+                # instance listed by its home: one location's instances may come from several)
+                if old is None or (entry[0], -place[entry[4]], -entry[1]) > (old[0], -place[old[4]], -old[1]):
                     best[entry[3]] = entry
         merged[name] = {"count": sum(p["count"] for p in parts), "sum": sum(p["sum"] for p in parts),
                         "min": min(p["min"] for p in parts), "max": max(p["max"] for p in parts),

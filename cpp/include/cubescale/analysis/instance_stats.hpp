@@ -7,10 +7,16 @@
 // quartiles (estimated from 60 coefficients) are not computed.
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace cubescale::analysis {
 
+// A collective instance (MPI, OpenMP barriers) is listed as scout's trace.stat reduces it over
+// its members: the sum of their waits, the earliest enter, the latest leave, and the member that
+// waited longest (its location and call path).
 struct PatternInstance {
   std::uint64_t ticks = 0;  // the instance's waiting time
   std::uint64_t enter = 0, leave = 0;  // the MPI call's
@@ -28,13 +34,23 @@ class InstanceStats {
   explicit InstanceStats(std::size_t patterns) : stats_(patterns), best_(patterns), squares_(patterns, 0) {}
   // (inline: once per pattern instance, Severities::add's)
   void add(std::size_t pattern, const PatternInstance& instance) {
-    if (pattern >= stats_.size() || instance.ticks == 0) return;
+    count(pattern, instance.ticks);
+    list(pattern, instance);
+  }
+  // Counted only: a member's share of a collective instance, whose whole instance is listed
+  // apart (list), as scout's trace.stat counts members but lists instances.
+  void count(std::size_t pattern, std::uint64_t ticks) {
+    if (pattern >= stats_.size() || ticks == 0) return;
     auto& s = stats_[pattern];
     ++s.count;
-    s.sum += instance.ticks;
-    s.min = std::min(s.min, instance.ticks);
-    s.max = std::max(s.max, instance.ticks);
-    add_square(squares_[pattern], Square(instance.ticks) * instance.ticks);
+    s.sum += ticks;
+    s.min = std::min(s.min, ticks);
+    s.max = std::max(s.max, ticks);
+    add_square(squares_[pattern], Square(ticks) * ticks);
+  }
+  // A candidate for the most severe instances only.
+  void list(std::size_t pattern, const PatternInstance& instance) {
+    if (pattern >= stats_.size() || instance.ticks == 0) return;
     // The most severe instance of each call path (first one on ties: deterministic order).
     auto& best = best_[pattern];
     if (instance.cnode >= best.size()) best.resize(std::size_t(instance.cnode) + 1);
@@ -54,6 +70,32 @@ class InstanceStats {
   std::vector<PatternStatistics> stats_;
   std::vector<std::vector<PatternInstance>> best_;  // per pattern, per cnode: its largest (ticks 0: none)
   std::vector<Square> squares_;
+};
+
+// Collective instances as trace.stat lists them (scout's stat_collective reduces an instance
+// over its members: the sum of their waits, the earliest enter, the latest leave, named by the
+// member that waited longest), kept where the instances are reduced: per pattern, location and
+// call path the most severe (ties: the earlier enter, so that any order of the instances, any
+// split over ranks, keeps the same one). A few entries per call path, not per instance.
+struct Listing {
+  std::uint32_t pattern = 0;
+  PatternInstance instance;
+};
+static_assert(std::is_trivially_copyable_v<Listing> && sizeof(Listing) == 40);  // moved as bytes between ranks
+
+class InstanceListings {
+ public:
+  void add(std::size_t pattern, const PatternInstance& instance);
+  void absorb(const InstanceListings& other);
+  // Sorted by (pattern, location, call path).
+  std::vector<Listing> entries() const;
+  // Each entry as a candidate for `stats`'s most severe instances, in entries() order (so that
+  // among equal times per call path the lowest location is listed).
+  void list_into(InstanceStats& stats) const;
+  bool empty() const { return best_.empty(); }
+
+ private:
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, PatternInstance> best_;
 };
 
 }  // namespace cubescale::analysis

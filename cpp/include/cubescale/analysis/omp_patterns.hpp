@@ -276,4 +276,16 @@ OmpSeverities match_omp(const OmpObserver& omp, const std::vector<std::uint32_t>
 // Inserts the OpenMP tree below `execution` (see above).
 void add_omp_tree(profile::LocalProfile& p, const OmpSeverities& sev);
 
+// Scalasca's idle threads, as `scalasca -examine` adds them (CubeLib's cube_remap2 -s, which
+// Scalasca 2.6's square runs): where the report has OpenMP and no POSIX threads, walking the
+// call tree in preorder, on call paths outside OpenMP parallel regions each worker thread
+// (every CPU thread of a process but its first, the master) idles for the master's exclusive
+// time there; at a parallel region (its outermost call path) a worker idles for what its time
+// in the region's subtree falls short of the master's (omp_limited_parallelism, from 1e-10 s
+// on). Adds omp_idle_threads > omp_limited_parallelism below `time` and their values to
+// `time` (so `execution` = time - idle threads, as 2.6 defines it). `locations`: the dense
+// location of every column. Last: the critical path, the impact and root causes use the time
+// before.
+void add_idle_threads(profile::LocalProfile& p, const trace::Definitions& defs, const std::vector<std::uint32_t>& locations);
+
 }  // namespace cubescale::analysis

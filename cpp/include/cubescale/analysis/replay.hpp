@@ -18,6 +18,9 @@
 //   r.reduce_collectives()                     home: one reduction per incoming record
 //   <Alltoallv home_reductions -> reductions (the reverse of the first exchange)>
 //   r.collective_severities()                  own records with their reductions
+//   r.pack_listings(owner, ranks)              home: the instances as trace.stat lists them, to
+//   <Alltoallv outgoing_listings -> incoming_listings>   the owners of the locations naming them
+//   r.take_listings()                          own: into the instance statistics
 //   r.finish(present)                          the profile with the metric tree of every
 //                                              rank's `present` patterns (OR over ranks)
 //
@@ -211,6 +214,16 @@ class Replay {
   std::vector<CollectiveReduction>& home_reductions() { return home_reductions_; }
   std::vector<CollectiveReduction>& reductions() { return reductions_; }
   void collective_severities();
+  // trace.stat's listings of the instances this rank reduced (InstanceListings: a few per call
+  // path and location, not per instance), grouped by the rank owning the location that names
+  // each (owner[location]); returns listings per rank. The owners name the call paths.
+  std::vector<std::uint64_t> pack_listings(const std::vector<std::uint32_t>& owner, std::size_t ranks);
+  std::vector<Listing>& outgoing_listings() { return outgoing_listings_; }
+  std::vector<Listing>& incoming_listings() { return incoming_listings_; }
+  void take_listings();
+  // Last, on the profile of finish_complete (after the impact metrics): scout's idle threads of
+  // own processes (omp_patterns.hpp, add_idle_threads).
+  void add_idle_threads(profile::LocalProfile& p) const;
   // One process that keeps its records: every step of the collectives on them where they are.
   void own_collectives_keeping_records();
   // The same with the instances collective_instances built of records() (no sort); `causers`,
@@ -286,6 +299,8 @@ class Replay {
   std::vector<CollectiveRecord> outgoing_collectives_, incoming_collectives_;
   std::uint32_t collective_stride_ = 1;  // a home has every stride-th instance (pack_collectives' homes)
   std::vector<CollectiveReduction> home_reductions_, reductions_;
+  InstanceListings listings_;  // home: the instances it reduced, as trace.stat lists them
+  std::vector<Listing> outgoing_listings_, incoming_listings_;
   std::vector<PatternStatistics> pattern_statistics_;
   std::vector<double> program_spans_, local_time_;
   std::vector<std::uint32_t> mine_, position_;  // own locations; dense location -> place in `analyzed`

@@ -214,14 +214,19 @@ struct Severities {
 
   Severities() = default;
   Severities(std::size_t cnodes, const std::vector<std::uint32_t>& locations, std::size_t all_locations);
+  // How trace.stat takes a value: as an instance of its own (counted and listed), as a member's
+  // share of a collective instance (counted; the instance is listed apart), or not at all
+  // (scout's trace.stat has no MPI_Init/Finalize patterns).
+  enum class Listing : std::uint8_t { Instance, Counted, None };
   // `enter`, `leave`: the MPI call of the instance (trace.stat names it).
   // (inline: once per instance of every pattern, in the matching's and the collectives' loops)
   void add(Pattern p, std::uint32_t cnode, std::uint32_t location, std::uint64_t ticks, std::uint64_t enter = 0,
-           std::uint64_t leave = 0) {
+           std::uint64_t leave = 0, Listing listing = Listing::Instance) {
     const auto& columns = shared ? shared->column : column;
     if (ticks == 0 || cnode == kNone || cnode >= cnodes || location >= columns.size() || columns[location] == kNone)
       return;
-    if (instances) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
+    if (instances && listing == Listing::Instance) instances->add(std::size_t(p), {ticks, enter, leave, cnode, location});
+    if (instances && listing == Listing::Counted) instances->count(std::size_t(p), ticks);
     if (shared) pending(p).add(cnode, columns[location], static_cast<double>(ticks));
     else matrix(p)[std::size_t(cnode) * locations + columns[location]] += static_cast<double>(ticks);
   }
@@ -268,11 +273,35 @@ class SeverityChunks {
 // MPI comm_locations group.
 std::vector<std::uint32_t> world_locations(const trace::Definitions& defs);
 
+// `execution`'s (the wait-state tree's and the OpenMP tree's, whichever makes it).
+inline constexpr const char* kExecutionDescription =
+    "Time less the idle time of OpenMP worker threads (omp_idle_threads) and the measurement's overhead";
+
+// `overhead`'s: the measurement's own time, which Scalasca 2.6 takes out of `execution`.
+inline constexpr const char* kOverheadDescription = "Time the measurement spent on itself: flushing its trace buffers";
+// A region of that time (as 2.6's scout.spec classifies them: the measurement system's
+// TRACE BUFFER FLUSH and TRACING, CUDA's and OpenCL's BUFFER FLUSH).
+bool measurement_overhead(const cube::Region& region);
+
+// Scout's link to a metric's description: Scalasca's pattern page at the metric's unique name,
+// below the report's documentation mirrors (Cube puts each mirror in place of "@mirror@").
+std::string scout_url(const std::string& unique_name);
+// The mirrors of Scalasca 2.6's pattern documentation (scout writes them into every report),
+// where some metric links to it; else none.
+std::vector<std::string> documentation_mirrors(const std::vector<cube::Metric>& metrics);
+// Links `time` and `visits` (the trace profile's, which scout's report has too) to their
+// descriptions.
+void link_profile_metrics(profile::LocalProfile& p);
+
 // A metric of the wait-state report as scout stores it: DOUBLE seconds, EXCLUSIVE (its values
-// on the call path itself); and exclusive values [cnode][column] as its DOUBLE matrix. The
-// pattern tree, the OpenMP tree, the critical path and its impact metrics share them.
+// on the call path itself), linked to its description (scout_url); and exclusive values
+// [cnode][column] as its DOUBLE matrix. The pattern tree, the OpenMP tree, the critical path
+// and its impact metrics share them.
 cube::Metric seconds_metric(const char* name, const char* display, const char* description);
 cube::Severity exclusive_matrix(std::size_t cnodes, std::size_t cols, const std::vector<double>& values);
+// The exclusive values [cnode * columns + column] of an INCLUSIVE DOUBLE metric (`time`), the
+// same whatever order a rank numbers its call paths in.
+std::vector<double> exclusive_values(const profile::LocalProfile& p, std::size_t metric);
 
 // A location's rank in a communicator, so that every caller of collective_sync hands it an
 // instance's members in communicator rank order (scans: "the senders ranked up to mine"), as the
@@ -396,6 +425,11 @@ struct MemberSync {
 void collective_sync(const std::vector<const CollectiveRecord*>& members, std::vector<MemberSync>& out,
                      const std::uint64_t* enters = nullptr);
 
+// The members' reductions from collective_sync's decision (`out[i]`: member i's), and the
+// instance as trace.stat lists it into `listings` (when given; InstanceListings).
+void decide_reductions(const std::vector<const CollectiveRecord*>& members, const std::vector<MemberSync>& sync,
+                       CollectiveReduction* const* out, InstanceListings* listings);
+
 // The rank (of `ranks`) that reduces the instance a collective record belongs to: spread by
 // (communicator, instance), so that no rank gathers every instance of a large communicator.
 std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks);
@@ -405,13 +439,15 @@ std::uint32_t collective_home(const CollectiveRecord& c, std::size_t ranks);
 // FormatError on an instance some member lacks or calls as another operation.
 // `stride`: the home has every stride-th instance of a communicator (instance_order.hpp);
 // `chunking`: the instances cut into chunks that run at once (an error is the first in order).
+// `listings`, when given: the instances as trace.stat lists them (decide_reductions).
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<CollectiveRecord>& records, std::uint32_t stride = 1,
-                                                    const Chunking& chunking = {});
+                                                    const Chunking& chunking = {}, InstanceListings* listings = nullptr);
 // The same for one process over its locations' own lists, without copying them: the records
 // in list order (each location's collectives after the previous one's).
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
-                                                    const std::vector<LocationRecords>& lists);
+                                                    const std::vector<LocationRecords>& lists,
+                                                    InstanceListings* listings = nullptr);
 // The same from the instances collective_instances built of the lists (members in rank
 // order), without sorting, when they are what the above would check (every record in one, each
 // with exactly the analyzed members of its communicator and one operation); else the above
@@ -426,12 +462,14 @@ struct RecordRef;
 struct CollectiveDecisions {
   std::vector<CollectiveReduction> reductions;  // per record, list order
   std::vector<std::uint32_t> causers;           // per record, as `causers` below
+  InstanceListings listings;                    // the instances as trace.stat lists them
 };
 std::vector<CollectiveReduction> reduce_collectives(const trace::Trace& trace, const std::vector<bool>& analyzed,
                                                     const std::vector<LocationRecords>& lists,
                                                     const std::vector<std::vector<RecordRef>>& instances,
                                                     std::vector<std::uint32_t>* causers = nullptr,
-                                                    CollectiveDecisions* decided = nullptr);
+                                                    CollectiveDecisions* decided = nullptr,
+                                                    InstanceListings* listings = nullptr);
 
 // Kernel: the collective patterns of one record, from its instance's reduction.
 void collective_severities(const CollectiveRecord& c, const CollectiveReduction& r, Severities& out);
