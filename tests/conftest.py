@@ -42,3 +42,32 @@ def _temporary_files_below_pytests_own(tmp_path_factory):
         os.environ.pop("TMPDIR", None)
     else:
         os.environ["TMPDIR"] = saved_environment
+
+
+# A test that starts MPI in the test process (mpi4py's singleton, as the parallel docstrings do)
+# leaves Open MPI's variables in the process's C environment, which os.environ does not show
+# but every later subprocess inherits: a `cubescale` command started by a later test then
+# believes mpirun launched it. Removed after each test; those present at the start are kept.
+_LAUNCHER_PREFIXES = ("OMPI_", "PMIX_", "PMI_", "OPAL_", "ORTE_")
+_LAUNCHER_AT_START = {k for k in os.environ if k.startswith(_LAUNCHER_PREFIXES)}
+
+
+def _c_environment_names() -> list[str]:
+    """The names in this process's C environment (``environ``), setenv'd ones included."""
+    import ctypes
+
+    entries = ctypes.POINTER(ctypes.c_char_p).in_dll(ctypes.CDLL(None), "environ")
+    names, i = [], 0
+    while entries[i] is not None:
+        names.append(entries[i].split(b"=", 1)[0].decode(errors="replace"))
+        i += 1
+    return names
+
+
+@pytest.fixture(autouse=True)
+def _no_mpi_launcher_variables_after_a_test():
+    yield
+    for name in _c_environment_names():
+        if name.startswith(_LAUNCHER_PREFIXES) and name not in _LAUNCHER_AT_START:
+            os.unsetenv(name)
+            os.environ.pop(name, None)

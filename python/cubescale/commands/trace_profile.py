@@ -53,6 +53,7 @@ def run_trace_profile(args) -> int:
     start = time.perf_counter()
     parallel = launched_by_mpirun() and not args.serial
     comm = communicator(serial=not parallel)
+    parallel = parallel and comm.size > 1  # one rank reads alone, as without mpirun (the same file)
     shown = status_line(args.progress, comm.rank)
     try:
         if parallel:
