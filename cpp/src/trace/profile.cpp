@@ -189,7 +189,9 @@ class ProfileSink final : public EventSink {
       case EventType::ThreadTaskComplete:
         switch_task(task_after(e, current_task_), e.time);
         if (const auto it = tasks_.find(task_key(e)); it != tasks_.end() && task_key(e) != 0) {
-          stats_.unclosed_frames += it->second.frames.size();  // completed with regions open: dropped
+          // completed with regions open: dropped (parameters' frames are not regions)
+          stats_.unclosed_frames += static_cast<std::uint64_t>(std::count_if(
+              it->second.frames.begin(), it->second.frames.end(), [](const Frame& f) { return !f.parameter; }));
           tasks_.erase(it);
         }
         break;
