@@ -72,6 +72,17 @@ py::array byte_view(std::vector<T, Allocator>& v, py::object owner) {
                    {py::ssize_t(1)}, reinterpret_cast<std::uint8_t*>(data), owner);
 }
 
+// The lambda of a Replay method `(n)` that resizes one of its receive buffers (`buffer(replay)`)
+// to n records and returns a writable byte view of it, which the rank's MPI receive fills.
+template <typename Buffer>
+auto receive_view(Buffer buffer) {
+  return [buffer](py::object self, std::size_t n) {
+    auto& v = buffer(self.cast<analysis::Replay&>());
+    v.resize(n);
+    return byte_view(v, self);
+  };
+}
+
 // The time correction's rows of a round (DistributedCorrection::rows, received): ranks x row words.
 py::array_t<std::int64_t> rows_view(std::vector<std::int64_t>& v, std::size_t words, py::object owner) {
   const auto row = static_cast<py::ssize_t>(words);
@@ -194,11 +205,7 @@ void register_replay(py::module_ m) {
           "The packed sends as bytes (a view).")
       .def(
           "incoming_sends",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().incoming_sends();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.incoming_sends(); }),
           py::arg("records"), "A writable byte view of `records` sends to receive into.")
       .def("begin_sends", &Replay::begin_sends, py::arg("owner"), py::arg("ranks"),
            "The message exchange in rounds: checks own sends (FormatError for a receiver nobody analyzes); "
@@ -231,11 +238,7 @@ void register_replay(py::module_ m) {
           "The packed collective records as bytes (a view).")
       .def(
           "incoming_collectives",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().incoming_collectives();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.incoming_collectives(); }),
           py::arg("records"), "A writable byte view of `records` collective records to receive into (as home).")
       .def("reduce_collectives", &Replay::reduce_collectives, py::call_guard<py::gil_scoped_release>(),
            "Home: one reduction per collective record received; FormatError on incomplete instances.")
@@ -244,11 +247,7 @@ void register_replay(py::module_ m) {
           "The reductions computed as home, in the order of the records received (a view).")
       .def(
           "reductions",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().reductions();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.reductions(); }),
           py::arg("records"), "A writable byte view of `records` reductions (one per own packed collective record).")
       .def("collective_severities", &Replay::collective_severities, py::call_guard<py::gil_scoped_release>(),
            "The collective patterns of own records from the reductions received.")
@@ -262,11 +261,7 @@ void register_replay(py::module_ m) {
           "The packed listings as bytes (a view).")
       .def(
           "incoming_listings",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().incoming_listings();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.incoming_listings(); }),
           py::arg("records"), "A writable byte view of `records` listings to receive into (as owner).")
       .def("take_listings", &Replay::take_listings, "Own: the listings received into the instance statistics.")
       .def("add_idle_threads", &Replay::add_idle_threads, py::arg("profile"),
@@ -302,11 +297,7 @@ void register_replay(py::module_ m) {
           "Per send received this round its receive's posting time (8 bytes each, a view).")
       .def(
           "posted",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().posted();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.posted(); }),
           py::arg("n"), "A writable view for `n` posting times returned for the round's own sends (its exchange reversed).")
       .def("late_receiver_round", &Replay::late_receiver_round, py::call_guard<py::gil_scoped_release>(),
            "With the posting times back: Late Receiver of the round's own sends; releases their records.")
@@ -320,11 +311,7 @@ void register_replay(py::module_ m) {
           "The extras computed as home, in the order of the records received (a view).")
       .def(
           "extras",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().extras();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.extras(); }),
           py::arg("n"), "A writable view for `n` extras returned for own collective records.")
       .def("collectives_beside", &Replay::collectives_beside, py::call_guard<py::gil_scoped_release>(),
            "Before collective_severities: collective clock conditions and sync points of own records.")
@@ -345,11 +332,7 @@ void register_replay(py::module_ m) {
           "The packed non-blocking collective records as bytes (a view).")
       .def(
           "incoming_nonblocking",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().incoming_nonblocking();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.incoming_nonblocking(); }),
           py::arg("n"), "A writable view for `n` non-blocking collective records received.")
       .def("reduce_nonblocking", &Replay::reduce_nonblocking, py::call_guard<py::gil_scoped_release>(),
            "Home: per record received its pattern and the time it waits for; FormatError on mixed operations.")
@@ -358,11 +341,7 @@ void register_replay(py::module_ m) {
           "The verdicts computed as home, in the order of the records received (a view).")
       .def(
           "verdicts",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().verdicts();
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.verdicts(); }),
           py::arg("n"), "A writable view for `n` verdicts returned for own non-blocking records.")
       .def("nonblocking_after", &Replay::nonblocking_after, py::call_guard<py::gil_scoped_release>(),
            "After late_receiver_after: the non-blocking collective patterns of own records.")
@@ -376,11 +355,7 @@ void register_replay(py::module_ m) {
           "Own collective records for the homes (a view).")
       .def(
           "correction_incoming_members",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().correction().incoming_members;
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.correction().incoming_members; }),
           py::arg("n"), "A writable view for `n` collective records received as home.")
       .def_property_readonly_static("send_count_bytes", [](py::object) { return sizeof(analysis::SendCount); })
       .def("pack_send_counts", &Replay::pack_send_counts,
@@ -390,11 +365,7 @@ void register_replay(py::module_ m) {
           "Own send counts for the receivers' owners (a view).")
       .def(
           "correction_incoming_counts",
-          [](py::object self, std::size_t n) {
-            auto& v = self.cast<Replay&>().correction().incoming_counts;
-            v.resize(n);
-            return byte_view(v, self);
-          },
+          receive_view([](Replay& r) -> auto& { return r.correction().incoming_counts; }),
           py::arg("n"), "A writable view for `n` send counts received.")
       .def("take_members", &Replay::take_members, "Home: the members of its instances.")
       .def("take_send_counts", &Replay::take_send_counts,
